@@ -1,0 +1,54 @@
+/* ocal — element types of device buffers. */
+#ifndef OCAL_TYPES_H
+#define OCAL_TYPES_H
+
+#include <stddef.h>
+
+#include "ocal/export.h"
+#include "ocal/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(NAME, lower-case name, OpenCL C type, size in bytes) */
+#define OCAL_DTYPE_MAP(X)        \
+  X(F32, "f32", "float", 4)      \
+  X(F64, "f64", "double", 8)     \
+  X(I32, "i32", "int", 4)        \
+  X(U32, "u32", "uint", 4)       \
+  X(I64, "i64", "long", 8)       \
+  X(U64, "u64", "ulong", 8)      \
+  X(U8, "u8", "uchar", 1)        \
+  X(C32, "c32", "float2", 8)     \
+  X(C64, "c64", "double2", 16)
+
+/** Element type of a buffer. C32 and C64 are complex numbers stored as (re, im) pairs of
+ * f32 and f64, the layout of C99 `float complex` and of OpenCL `float2`. */
+typedef enum ocal_dtype {
+#define OCAL__DTYPE_ENUM(name, lname, cltype, size) OCAL_##name,
+  OCAL_DTYPE_MAP(OCAL__DTYPE_ENUM)
+#undef OCAL__DTYPE_ENUM
+  OCAL_DTYPE_COUNT
+} ocal_dtype;
+
+/** Size of one element in bytes.
+ * \param dtype an element type.
+ * \returns the size, or 0 when dtype is not a valid ocal_dtype. */
+OCAL_API size_t ocal_dtype_size(ocal_dtype dtype);
+
+/** Short name of an element type ("f32", "c64").
+ * \returns a static string, or "invalid" when dtype is not a valid ocal_dtype. */
+OCAL_API const char *ocal_dtype_name(ocal_dtype dtype);
+
+/** Parses a short name ("f32", "u8", case-insensitive) into an element type.
+ * \param name the name.
+ * \param dtype receives the type.
+ * \returns OCAL_OK, or OCAL_INVALID_ARGUMENT for an unknown name. */
+OCAL_API ocal_status ocal_dtype_from_name(const char *name, ocal_dtype *dtype);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCAL_TYPES_H */

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs every Debian/Ubuntu package ocal needs to build and test: the OpenCL headers and
+# ICD loader, PoCL (the CPU device the tests run on), CLBlast, clFFT, the VkFFT header, Check,
+# Autotools and pkg-config. Run as root or with sudo available. Safe to run again.
+set -eu
+pkgs="build-essential autoconf automake libtool pkg-config
+  opencl-c-headers opencl-clhpp-headers ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo
+  pocl-opencl-icd
+  libclblast-dev libclfft-dev libvkfft-dev
+  check"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "install-deps: installing:$missing"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+else
+  echo "install-deps: all packages already installed"
+fi

@@ -1,0 +1,295 @@
+/* ocal — typed device buffers, views, transfers, copies and fills. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+ocal_status ocal__check_buffer(ocal_buffer buf, const char *func) {
+  if (!buf) return ocal__fail(OCAL_INVALID_HANDLE, func, "the buffer is NULL");
+  if (buf->magic != OCAL__BUFFER_MAGIC)
+    return ocal__fail(OCAL_INVALID_HANDLE, func,
+                      "the buffer handle is not a live ocal buffer (released already?)");
+  return OCAL_OK;
+}
+
+/* Checks ndim and shape and computes the element count; the byte size must fit size_t. */
+static ocal_status check_shape(const char *func, ocal_dtype dtype, int ndim, const size_t *shape,
+                               size_t *numel) {
+  if (ndim < 1 || ndim > OCAL_MAX_DIMS)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "ndim is %d; a buffer has 1 to %d dimensions (use shape {1} for a scalar)",
+                      ndim, OCAL_MAX_DIMS);
+  if (!shape) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "shape must not be NULL");
+  size_t n = 1, bytes;
+  for (int i = 0; i < ndim; i++) {
+    if (ocal__mul_overflows(n, shape[i], &n))
+      return ocal__fail(OCAL_OVERFLOW, func, "the element count of the shape overflows size_t");
+  }
+  if (ocal__mul_overflows(n, ocal_dtype_size(dtype), &bytes))
+    return ocal__fail(OCAL_OVERFLOW, func,
+                      "%zu elements of %s do not fit in size_t bytes", n, ocal_dtype_name(dtype));
+  *numel = n;
+  return OCAL_OK;
+}
+
+static ocal_status check_dtype(ocal_context ctx, ocal_dtype dtype, const char *func) {
+  if ((unsigned)dtype >= (unsigned)OCAL_DTYPE_COUNT)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "invalid element type %d", (int)dtype);
+  if ((dtype == OCAL_F64 || dtype == OCAL_C64) && !ctx->fp64) {
+    return ocal__fail(OCAL_UNSUPPORTED, func,
+                      "%s needs double precision, which device '%s' %s; use f32/c32 instead",
+                      ocal_dtype_name(dtype), ctx->info.name,
+                      ctx->info.has_fp64 ? "has but the context turned off (fp64 option or "
+                                           "OCAL_FP64=0)"
+                                         : "does not support (no cl_khr_fp64)");
+  }
+  return OCAL_OK;
+}
+
+static ocal_buffer new_handle(ocal_context ctx, ocal_dtype dtype, int ndim, const size_t *shape,
+                              size_t numel) {
+  ocal_buffer buf = calloc(1, sizeof *buf);
+  if (!buf) return NULL;
+  buf->magic = OCAL__BUFFER_MAGIC;
+  atomic_init(&buf->refs, 1);
+  buf->ctx = ctx;
+  buf->dtype = dtype;
+  buf->ndim = ndim;
+  memcpy(buf->shape, shape, (size_t)ndim * sizeof *shape);
+  buf->numel = numel;
+  ocal__context_retain(ctx);
+  return buf;
+}
+
+static void unref(ocal_buffer buf) {
+  if (atomic_fetch_sub(&buf->refs, 1) != 1) return;
+  ocal_context ctx = buf->ctx;
+  if (buf->base)
+    unref(buf->base);
+  else
+    ocal__device_free(ctx, buf->mem);
+  buf->magic = 0;
+  free(buf);
+  ocal__context_unref(ctx);
+}
+
+ocal_status ocal_buffer_create(ocal_context ctx, ocal_dtype dtype, int ndim, const size_t *shape,
+                               ocal_buffer *out) {
+  if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "buf (the out-parameter) must not be NULL");
+  *out = NULL;
+  ocal_status status = ocal__check_context(ctx, __func__);
+  if (status != OCAL_OK) return status;
+  if ((status = check_dtype(ctx, dtype, __func__)) != OCAL_OK) return status;
+  size_t numel;
+  if ((status = check_shape(__func__, dtype, ndim, shape, &numel)) != OCAL_OK) return status;
+
+  cl_mem mem = NULL;
+  /* An empty buffer has no device memory: OpenCL has no zero-byte buffers. */
+  if (numel > 0) {
+    status = ocal__device_alloc(ctx, numel * ocal_dtype_size(dtype), &mem);
+    if (status != OCAL_OK) return status;
+  }
+  ocal_buffer buf = new_handle(ctx, dtype, ndim, shape, numel);
+  if (!buf) {
+    ocal__device_free(ctx, mem);
+    return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the buffer handle");
+  }
+  buf->mem = mem;
+  *out = buf;
+  return OCAL_OK;
+}
+
+ocal_status ocal_buffer_zeros(ocal_context ctx, ocal_dtype dtype, int ndim, const size_t *shape,
+                              ocal_buffer *out) {
+  ocal_status status = ocal_buffer_create(ctx, dtype, ndim, shape, out);
+  if (status != OCAL_OK) return status;
+  static const unsigned char zero[16] = {0}; /* one element of the widest type, c64 */
+  status = ocal_buffer_fill(*out, zero);
+  if (status != OCAL_OK) {
+    ocal_buffer_release(*out);
+    *out = NULL;
+  }
+  return status;
+}
+
+ocal_status ocal_buffer_from_host(ocal_context ctx, ocal_dtype dtype, int ndim,
+                                  const size_t *shape, const void *host, ocal_buffer *out) {
+  ocal_status status = ocal_buffer_create(ctx, dtype, ndim, shape, out);
+  if (status != OCAL_OK) return status;
+  status = ocal_buffer_write(*out, 0, (*out)->numel, host, NULL);
+  if (status != OCAL_OK) {
+    ocal_buffer_release(*out);
+    *out = NULL;
+  }
+  return status;
+}
+
+ocal_status ocal_buffer_release(ocal_buffer buf) {
+  if (!buf) return OCAL_OK;
+  ocal_status status = ocal__check_buffer(buf, __func__);
+  if (status != OCAL_OK) return status;
+  unref(buf);
+  return OCAL_OK;
+}
+
+ocal_status ocal_buffer_view(ocal_buffer buf, size_t offset, int ndim, const size_t *shape,
+                             ocal_buffer *out) {
+  if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "view (the out-parameter) must not be NULL");
+  *out = NULL;
+  ocal_status status = ocal__check_buffer(buf, __func__);
+  if (status != OCAL_OK) return status;
+  size_t numel, end;
+  if ((status = check_shape(__func__, buf->dtype, ndim, shape, &numel)) != OCAL_OK) return status;
+  if (ocal__add_overflows(offset, numel, &end) || end > buf->numel)
+    return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
+                     "a view of %zu elements at offset %zu does not fit in a buffer of %zu "
+                     "elements",
+                     numel, offset, buf->numel);
+  ocal_buffer base = buf->base ? buf->base : buf;
+  ocal_buffer view = new_handle(buf->ctx, buf->dtype, ndim, shape, numel);
+  if (!view) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the view handle");
+  atomic_fetch_add(&base->refs, 1);
+  view->base = base;
+  view->mem = numel > 0 ? base->mem : NULL;
+  view->offset = buf->offset + offset;
+  *out = view;
+  return OCAL_OK;
+}
+
+/* Checks a host transfer's arguments; *bytes and *origin receive its size and byte offset. */
+static ocal_status check_transfer(ocal_buffer buf, size_t offset, size_t count, const void *host,
+                                  const char *func, size_t *bytes, size_t *origin) {
+  ocal_status status = ocal__check_buffer(buf, func);
+  if (status != OCAL_OK) return status;
+  size_t end;
+  if (ocal__add_overflows(offset, count, &end) || end > buf->numel)
+    return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                      "elements [%zu, %zu + %zu) are out of range for a buffer of %zu elements",
+                      offset, offset, count, buf->numel);
+  if (!host && count > 0)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "the host pointer is NULL for %zu elements",
+                      count);
+  size_t esize = ocal_dtype_size(buf->dtype);
+  *bytes = count * esize;
+  *origin = (buf->offset + offset) * esize;
+  return OCAL_OK;
+}
+
+/* A transfer of nothing still owes the caller an event, ordered after earlier commands. */
+static ocal_status empty_transfer(ocal_buffer buf, ocal_event *event) {
+  if (!event) return OCAL_OK;
+  cl_event ev;
+  OCAL_CL_CHECK(buf->ctx->info.name, clEnqueueMarkerWithWaitList(buf->ctx->queue, 0, NULL, &ev));
+  return ocal__event_wrap(ev, event);
+}
+
+ocal_status ocal_buffer_write(ocal_buffer buf, size_t offset, size_t count, const void *src,
+                              ocal_event *event) {
+  if (event) *event = NULL;
+  size_t bytes, origin;
+  ocal_status status = check_transfer(buf, offset, count, src, __func__, &bytes, &origin);
+  if (status != OCAL_OK) return status;
+  if (bytes == 0) return empty_transfer(buf, event);
+  cl_event ev = NULL;
+  OCAL_CL_CHECK(buf->ctx->info.name,
+                clEnqueueWriteBuffer(buf->ctx->queue, buf->mem, event ? CL_FALSE : CL_TRUE,
+                                     origin, bytes, src, 0, NULL, event ? &ev : NULL));
+  return event ? ocal__event_wrap(ev, event) : OCAL_OK;
+}
+
+ocal_status ocal_buffer_read(ocal_buffer buf, size_t offset, size_t count, void *dst,
+                             ocal_event *event) {
+  if (event) *event = NULL;
+  size_t bytes, origin;
+  ocal_status status = check_transfer(buf, offset, count, dst, __func__, &bytes, &origin);
+  if (status != OCAL_OK) return status;
+  if (bytes == 0) return empty_transfer(buf, event);
+  cl_event ev = NULL;
+  OCAL_CL_CHECK(buf->ctx->info.name,
+                clEnqueueReadBuffer(buf->ctx->queue, buf->mem, event ? CL_FALSE : CL_TRUE, origin,
+                                    bytes, dst, 0, NULL, event ? &ev : NULL));
+  return event ? ocal__event_wrap(ev, event) : OCAL_OK;
+}
+
+ocal_status ocal_buffer_copy(ocal_buffer dst, ocal_buffer src) {
+  ocal_status status = ocal__check_buffer(dst, __func__);
+  if (status != OCAL_OK) return status;
+  if ((status = ocal__check_buffer(src, __func__)) != OCAL_OK) return status;
+  if (dst->ctx != src->ctx)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "dst and src belong to different contexts");
+  if (dst->dtype != src->dtype)
+    return OCAL_FAIL(OCAL_TYPE_MISMATCH, "dst is %s but src is %s (convert with a cast)",
+                     ocal_dtype_name(dst->dtype), ocal_dtype_name(src->dtype));
+  if (dst->numel != src->numel)
+    return OCAL_FAIL(OCAL_SHAPE_MISMATCH, "dst has %zu elements but src has %zu", dst->numel,
+                     src->numel);
+  if (dst->numel == 0) return OCAL_OK;
+  if (dst->mem == src->mem && dst->offset < src->offset + src->numel &&
+      src->offset < dst->offset + dst->numel) {
+    if (dst->offset == src->offset) return OCAL_OK; /* the same elements: nothing to move */
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "dst and src are overlapping views of one buffer; copy through a "
+                     "temporary buffer");
+  }
+  size_t esize = ocal_dtype_size(dst->dtype);
+  OCAL_CL_CHECK(dst->ctx->info.name,
+                clEnqueueCopyBuffer(dst->ctx->queue, src->mem, dst->mem, src->offset * esize,
+                                    dst->offset * esize, dst->numel * esize, 0, NULL, NULL));
+  return OCAL_OK;
+}
+
+ocal_status ocal_buffer_fill(ocal_buffer buf, const void *value) {
+  ocal_status status = ocal__check_buffer(buf, __func__);
+  if (status != OCAL_OK) return status;
+  if (!value) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "value must not be NULL");
+  if (buf->numel == 0) return OCAL_OK;
+  ocal_context ctx = buf->ctx;
+  char options[128];
+  ocal__dtype_options(buf->dtype, options, sizeof options);
+  ocal__kernel *k;
+  status = ocal__library_kernel(ctx, "fill", options, "ocal_fill", &k);
+  if (status != OCAL_OK) return status;
+  cl_ulong offset = buf->offset, n = buf->numel;
+  pthread_mutex_lock(&k->lock);
+  cl_int err = clSetKernelArg(k->kernel, 0, sizeof(cl_mem), &buf->mem);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 1, sizeof offset, &offset);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 2, sizeof n, &n);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 3, ocal_dtype_size(buf->dtype), value);
+  status = err == CL_SUCCESS ? ocal__launch_1d(ctx, k, buf->numel, NULL)
+                             : ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", __func__);
+  pthread_mutex_unlock(&k->lock);
+  return status;
+}
+
+/* Facts of a buffer: one shape for all the getters. */
+#define OCAL__BUFFER_GETTER(fn, type, expr)                                    \
+  ocal_status fn(ocal_buffer buf, type *out) {                                 \
+    ocal_status status = ocal__check_buffer(buf, __func__);                    \
+    if (status != OCAL_OK) return status;                                      \
+    if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "out must not be NULL"); \
+    *out = (expr);                                                             \
+    return OCAL_OK;                                                            \
+  }
+OCAL__BUFFER_GETTER(ocal_buffer_dtype, ocal_dtype, buf->dtype)
+OCAL__BUFFER_GETTER(ocal_buffer_numel, size_t, buf->numel)
+OCAL__BUFFER_GETTER(ocal_buffer_nbytes, size_t, buf->numel * ocal_dtype_size(buf->dtype))
+OCAL__BUFFER_GETTER(ocal_buffer_context, ocal_context, buf->ctx)
+
+ocal_status ocal_buffer_shape(ocal_buffer buf, int *ndim, size_t shape[OCAL_MAX_DIMS]) {
+  ocal_status status = ocal__check_buffer(buf, __func__);
+  if (status != OCAL_OK) return status;
+  if (!ndim || !shape) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ndim and shape must not be NULL");
+  *ndim = buf->ndim;
+  for (int i = 0; i < OCAL_MAX_DIMS; i++) shape[i] = i < buf->ndim ? buf->shape[i] : 1;
+  return OCAL_OK;
+}
+
+ocal_status ocal_buffer_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes) {
+  ocal_status status = ocal__check_buffer(buf, __func__);
+  if (status != OCAL_OK) return status;
+  if (!mem) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "mem must not be NULL");
+  *mem = buf->mem;
+  if (offset_bytes) *offset_bytes = buf->offset * ocal_dtype_size(buf->dtype);
+  return OCAL_OK;
+}

@@ -1,0 +1,158 @@
+/* ocal — contexts: creation on the selected device, the queue, escape hatches. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+ocal_status ocal__check_context(ocal_context ctx, const char *func) {
+  if (!ctx) return ocal__fail(OCAL_INVALID_HANDLE, func, "the context is NULL");
+  if (ctx->magic != OCAL__CONTEXT_MAGIC)
+    return ocal__fail(OCAL_INVALID_HANDLE, func,
+                      "the context handle is not a live ocal context (released already?)");
+  return OCAL_OK;
+}
+
+ocal_status ocal_context_options_init(ocal_context_options *options) {
+  if (!options) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options must not be NULL");
+  memset(options, 0, sizeof *options);
+  options->device = NULL;
+  options->profiling = 0;
+  options->disk_cache = -1;
+  options->cache_dir = NULL;
+  options->fp64 = -1;
+  return OCAL_OK;
+}
+
+static void destroy(ocal_context ctx) {
+  if (ctx->queue) clFinish(ctx->queue);
+  ocal__program_cache_clear(ctx);
+  if (ctx->queue) clReleaseCommandQueue(ctx->queue);
+  if (ctx->cl_ctx) clReleaseContext(ctx->cl_ctx);
+  pthread_mutex_destroy(&ctx->lock);
+  free(ctx->cache_dir);
+  ctx->magic = 0;
+  free(ctx);
+}
+
+void ocal__context_retain(ocal_context ctx) { atomic_fetch_add(&ctx->refs, 1); }
+
+void ocal__context_unref(ocal_context ctx) {
+  if (atomic_fetch_sub(&ctx->refs, 1) == 1) destroy(ctx);
+}
+
+static int env_is_zero(const char *name) {
+  const char *v = getenv(name);
+  return v && (strcmp(v, "0") == 0 || strcasecmp(v, "off") == 0 || strcasecmp(v, "no") == 0 ||
+               strcasecmp(v, "false") == 0);
+}
+
+ocal_status ocal_context_create(ocal_context *out, const ocal_context_options *options) {
+  if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ctx (the out-parameter) must not be NULL");
+  *out = NULL;
+  ocal_context_options defaults;
+  ocal_context_options_init(&defaults);
+  if (!options) options = &defaults;
+
+  ocal_context ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the context");
+  if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+    free(ctx);
+    return OCAL_FAIL(OCAL_INTERNAL, "pthread_mutex_init failed");
+  }
+  ctx->magic = OCAL__CONTEXT_MAGIC;
+  atomic_init(&ctx->refs, 1);
+
+  ocal_status status = ocal__device_resolve(__func__, options->device, &ctx->info,
+                                            &ctx->platform, &ctx->device);
+  if (status != OCAL_OK) goto fail;
+
+  cl_int err;
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)ctx->platform, 0};
+  ctx->cl_ctx = clCreateContext(props, 1, &ctx->device, NULL, NULL, &err);
+  if (err != CL_SUCCESS) {
+    status = ocal__cl_fail(ctx->info.name, err, "clCreateContext", __func__);
+    goto fail;
+  }
+  cl_command_queue_properties qprops = options->profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+  ctx->queue = clCreateCommandQueue(ctx->cl_ctx, ctx->device, qprops, &err);
+  if (err != CL_SUCCESS) {
+    status = ocal__cl_fail(ctx->info.name, err, "clCreateCommandQueue", __func__);
+    goto fail;
+  }
+
+  int fp64_wanted = options->fp64 >= 0 ? options->fp64 : !env_is_zero("OCAL_FP64");
+  ctx->fp64 = ctx->info.has_fp64 && fp64_wanted;
+
+  int disk = options->disk_cache >= 0 ? options->disk_cache : !env_is_zero("OCAL_CACHE");
+  if (disk) ctx->cache_dir = ocal__disk_cache_dir(options->cache_dir);
+
+  *out = ctx;
+  return OCAL_OK;
+fail:
+  destroy(ctx);
+  return status;
+}
+
+ocal_status ocal_context_release(ocal_context ctx) {
+  if (!ctx) return OCAL_OK;
+  ocal_status status = ocal__check_context(ctx, __func__);
+  if (status != OCAL_OK) return status;
+  /* Buffers still alive hold their own references: the context goes when the last does. */
+  ocal__context_unref(ctx);
+  return OCAL_OK;
+}
+
+ocal_status ocal_finish(ocal_context ctx) {
+  ocal_status status = ocal__check_context(ctx, __func__);
+  if (status != OCAL_OK) return status;
+  OCAL_CL_CHECK(ctx->info.name, clFinish(ctx->queue));
+  return OCAL_OK;
+}
+
+ocal_status ocal_context_device(ocal_context ctx, ocal_device_info *info) {
+  ocal_status status = ocal__check_context(ctx, __func__);
+  if (status != OCAL_OK) return status;
+  if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
+  *info = ctx->info;
+  return OCAL_OK;
+}
+
+ocal_status ocal_context_has_fp64(ocal_context ctx, int *has_fp64) {
+  ocal_status status = ocal__check_context(ctx, __func__);
+  if (status != OCAL_OK) return status;
+  if (!has_fp64) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "has_fp64 must not be NULL");
+  *has_fp64 = ctx->fp64;
+  return OCAL_OK;
+}
+
+ocal_status ocal_context_cache_stats(ocal_context ctx, ocal_cache_stats *stats) {
+  ocal_status status = ocal__check_context(ctx, __func__);
+  if (status != OCAL_OK) return status;
+  if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");
+  pthread_mutex_lock(&ctx->lock);
+  *stats = ctx->stats;
+  pthread_mutex_unlock(&ctx->lock);
+  return OCAL_OK;
+}
+
+ocal_status ocal_context_cache_dir(ocal_context ctx, const char **dir) {
+  ocal_status status = ocal__check_context(ctx, __func__);
+  if (status != OCAL_OK) return status;
+  if (!dir) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "dir must not be NULL");
+  *dir = ctx->cache_dir;
+  return OCAL_OK;
+}
+
+/* The three escape hatches share one shape: check, then hand out a handle the context owns. */
+#define OCAL__ESCAPE_HATCH(fn, type, field)                                      \
+  ocal_status fn(ocal_context ctx, type *out) {                                  \
+    ocal_status status = ocal__check_context(ctx, __func__);                     \
+    if (status != OCAL_OK) return status;                                        \
+    if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "out must not be NULL");   \
+    *out = ctx->field;                                                           \
+    return OCAL_OK;                                                              \
+  }
+OCAL__ESCAPE_HATCH(ocal_context_cl_context, cl_context, cl_ctx)
+OCAL__ESCAPE_HATCH(ocal_context_cl_device, cl_device_id, device)
+OCAL__ESCAPE_HATCH(ocal_context_cl_queue, cl_command_queue, queue)

@@ -1,0 +1,293 @@
+/* ocal — enumerating OpenCL devices and resolving selectors to one of them. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+const char *ocal_device_type_string(ocal_device_type type) {
+  switch (type) {
+    case OCAL_DEVICE_CPU:
+      return "CPU";
+    case OCAL_DEVICE_GPU:
+      return "GPU";
+    case OCAL_DEVICE_ACCELERATOR:
+      return "accelerator";
+    default:
+      return "other";
+  }
+}
+
+/* One device as enumerated: its facts and handles. */
+typedef struct {
+  ocal_device_info info;
+  cl_platform_id platform;
+  cl_device_id device;
+} device_entry;
+
+static void get_string(cl_device_id dev, cl_device_info what, char *out, size_t size) {
+  out[0] = '\0';
+  if (clGetDeviceInfo(dev, what, size, out, NULL) != CL_SUCCESS) {
+    /* The value may be longer than our field: read it whole and truncate. */
+    size_t need = 0;
+    if (clGetDeviceInfo(dev, what, 0, NULL, &need) == CL_SUCCESS && need > 0) {
+      char *tmp = malloc(need);
+      if (tmp && clGetDeviceInfo(dev, what, need, tmp, NULL) == CL_SUCCESS)
+        snprintf(out, size, "%s", tmp);
+      free(tmp);
+    }
+  }
+  out[size - 1] = '\0';
+}
+
+static void get_platform_string(cl_platform_id p, cl_platform_info what, char *out, size_t size) {
+  out[0] = '\0';
+  if (clGetPlatformInfo(p, what, size, out, NULL) != CL_SUCCESS) out[0] = '\0';
+  out[size - 1] = '\0';
+}
+
+static int has_extension(cl_device_id dev, const char *ext) {
+  size_t need = 0;
+  if (clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, 0, NULL, &need) != CL_SUCCESS || need == 0)
+    return 0;
+  char *list = malloc(need);
+  int found = 0;
+  if (list && clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, need, list, NULL) == CL_SUCCESS) {
+    size_t len = strlen(ext);
+    for (const char *p = list; (p = strstr(p, ext)) != NULL; p += len) {
+      int starts = p == list || p[-1] == ' ';
+      int ends = p[len] == '\0' || p[len] == ' ';
+      if (starts && ends) {
+        found = 1;
+        break;
+      }
+    }
+  }
+  free(list);
+  return found;
+}
+
+static void fill_info(device_entry *e, int pi, int di) {
+  ocal_device_info *info = &e->info;
+  cl_device_id dev = e->device;
+  memset(info, 0, sizeof *info);
+  info->platform_index = pi;
+  info->device_index = di;
+  get_string(dev, CL_DEVICE_NAME, info->name, sizeof info->name);
+  get_string(dev, CL_DEVICE_VENDOR, info->vendor, sizeof info->vendor);
+  get_string(dev, CL_DEVICE_VERSION, info->device_version, sizeof info->device_version);
+  get_string(dev, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
+  get_string(dev, CL_DEVICE_OPENCL_C_VERSION, info->opencl_c_version,
+             sizeof info->opencl_c_version);
+  get_platform_string(e->platform, CL_PLATFORM_NAME, info->platform_name,
+                      sizeof info->platform_name);
+  get_platform_string(e->platform, CL_PLATFORM_VERSION, info->platform_version,
+                      sizeof info->platform_version);
+
+  cl_device_type type = 0;
+  clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  info->type = (type & CL_DEVICE_TYPE_GPU)           ? OCAL_DEVICE_GPU
+               : (type & CL_DEVICE_TYPE_ACCELERATOR) ? OCAL_DEVICE_ACCELERATOR
+               : (type & CL_DEVICE_TYPE_CPU)         ? OCAL_DEVICE_CPU
+                                                     : OCAL_DEVICE_OTHER;
+  cl_ulong u64 = 0;
+  if (clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof u64, &u64, NULL) == CL_SUCCESS)
+    info->global_mem_bytes = u64;
+  if (clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof u64, &u64, NULL) == CL_SUCCESS)
+    info->max_alloc_bytes = u64;
+  if (clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof u64, &u64, NULL) == CL_SUCCESS)
+    info->local_mem_bytes = u64;
+  cl_uint u32 = 0;
+  if (clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof u32, &u32, NULL) == CL_SUCCESS)
+    info->compute_units = u32;
+  if (clGetDeviceInfo(dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof u32, &u32, NULL) == CL_SUCCESS)
+    info->max_clock_mhz = u32;
+  if (clGetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof u32, &u32, NULL) == CL_SUCCESS)
+    info->mem_base_align_bytes = u32 / 8;
+  size_t wg = 0;
+  if (clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
+    info->max_work_group_size = wg;
+  size_t items[3] = {0, 0, 0};
+  if (clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL) ==
+      CL_SUCCESS)
+    memcpy(info->max_work_item_sizes, items, sizeof items);
+  cl_device_fp_config fp = 0;
+  clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL);
+  info->has_fp64 = fp != 0 || has_extension(dev, "cl_khr_fp64");
+}
+
+/* Enumerates all devices of all platforms into a malloc'ed array. */
+static ocal_status enumerate(device_entry **out, size_t *count) {
+  *out = NULL;
+  *count = 0;
+  cl_uint np = 0;
+  cl_int err = clGetPlatformIDs(0, NULL, &np);
+  if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (err == CL_SUCCESS && np == 0))
+    return OCAL_OK;
+  if (err != CL_SUCCESS) return ocal__cl_fail(NULL, err, "clGetPlatformIDs", __func__);
+  cl_platform_id *platforms = calloc(np, sizeof *platforms);
+  if (!platforms) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the platform list");
+  err = clGetPlatformIDs(np, platforms, NULL);
+  if (err != CL_SUCCESS) {
+    free(platforms);
+    return ocal__cl_fail(NULL, err, "clGetPlatformIDs", __func__);
+  }
+  device_entry *list = NULL;
+  size_t n = 0;
+  ocal_status status = OCAL_OK;
+  for (cl_uint p = 0; p < np && status == OCAL_OK; p++) {
+    cl_uint nd = 0;
+    /* A platform without devices answers CL_DEVICE_NOT_FOUND: skip it. */
+    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || nd == 0)
+      continue;
+    cl_device_id *devs = calloc(nd, sizeof *devs);
+    device_entry *grown = realloc(list, (n + nd) * sizeof *list);
+    if (!devs || !grown) {
+      free(devs);
+      if (grown) list = grown;
+      status = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the device list");
+      break;
+    }
+    list = grown;
+    err = clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
+    if (err == CL_SUCCESS) {
+      for (cl_uint d = 0; d < nd; d++) {
+        list[n].platform = platforms[p];
+        list[n].device = devs[d];
+        fill_info(&list[n], (int)p, (int)d);
+        n++;
+      }
+    }
+    free(devs);
+  }
+  free(platforms);
+  if (status != OCAL_OK) {
+    free(list);
+    return status;
+  }
+  *out = list;
+  *count = n;
+  return OCAL_OK;
+}
+
+ocal_status ocal_device_list(ocal_device_info *infos, size_t capacity, size_t *count) {
+  if (!count) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "count must not be NULL");
+  if (!infos && capacity > 0)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "infos is NULL but capacity is %zu", capacity);
+  device_entry *list;
+  size_t n;
+  ocal_status status = enumerate(&list, &n);
+  if (status != OCAL_OK) return status;
+  for (size_t i = 0; i < n && i < capacity; i++) infos[i] = list[i].info;
+  *count = n;
+  free(list);
+  return OCAL_OK;
+}
+
+static int contains_nocase(const char *haystack, const char *needle) {
+  size_t nl = strlen(needle);
+  for (const char *h = haystack; *h; h++) {
+    size_t i = 0;
+    while (i < nl && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i])) i++;
+    if (i == nl) return 1;
+  }
+  return nl == 0;
+}
+
+/* Parses "P:D" with decimal P and D; returns 1 on a match. */
+static int parse_index_pair(const char *s, int *p, int *d) {
+  char *end;
+  if (!isdigit((unsigned char)s[0])) return 0;
+  long a = strtol(s, &end, 10);
+  if (*end != ':' || !isdigit((unsigned char)end[1])) return 0;
+  long b = strtol(end + 1, &end, 10);
+  if (*end != '\0' || a > 100000 || b > 100000) return 0;
+  *p = (int)a;
+  *d = (int)b;
+  return 1;
+}
+
+static long find_type(const device_entry *list, size_t n, ocal_device_type type) {
+  for (size_t i = 0; i < n; i++)
+    if (list[i].info.type == type) return (long)i;
+  return -1;
+}
+
+/* Copies s without leading and trailing blanks into out. */
+static void trim(const char *s, char *out, size_t size) {
+  while (isspace((unsigned char)*s)) s++;
+  snprintf(out, size, "%s", s);
+  size_t len = strlen(out);
+  while (len > 0 && isspace((unsigned char)out[len - 1])) out[--len] = '\0';
+}
+
+static long match(const device_entry *list, size_t n, const char *sel) {
+  int p, d;
+  if (strcasecmp(sel, "gpu") == 0) return find_type(list, n, OCAL_DEVICE_GPU);
+  if (strcasecmp(sel, "cpu") == 0) return find_type(list, n, OCAL_DEVICE_CPU);
+  if (strcasecmp(sel, "accelerator") == 0) return find_type(list, n, OCAL_DEVICE_ACCELERATOR);
+  if (parse_index_pair(sel, &p, &d)) {
+    for (size_t i = 0; i < n; i++)
+      if (list[i].info.platform_index == p && list[i].info.device_index == d) return (long)i;
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (contains_nocase(list[i].info.name, sel) || contains_nocase(list[i].info.platform_name, sel))
+      return (long)i;
+  return -1;
+}
+
+ocal_status ocal__device_resolve(const char *func, const char *selector, ocal_device_info *info,
+                                 cl_platform_id *platform, cl_device_id *device) {
+  const char *origin = "selector";
+  if (!selector || !selector[0]) {
+    selector = getenv("OCAL_DEVICE");
+    origin = "OCAL_DEVICE";
+  }
+  char sel[256] = "";
+  if (selector) trim(selector, sel, sizeof sel);
+
+  device_entry *list;
+  size_t n;
+  ocal_status status = enumerate(&list, &n);
+  if (status != OCAL_OK) return status;
+  if (n == 0) {
+    return ocal__fail(OCAL_NO_DEVICE, func,
+                     "no OpenCL device found: no platform is registered with the ICD loader "
+                     "(install a driver, e.g. pocl-opencl-icd for the CPU, and check "
+                     "/etc/OpenCL/vendors)");
+  }
+  long pick;
+  if (sel[0]) {
+    pick = match(list, n, sel);
+  } else {
+    pick = find_type(list, n, OCAL_DEVICE_GPU);
+    if (pick < 0) pick = find_type(list, n, OCAL_DEVICE_ACCELERATOR);
+    if (pick < 0) pick = find_type(list, n, OCAL_DEVICE_CPU);
+    if (pick < 0) pick = 0;
+  }
+  if (pick < 0) {
+    status = ocal__fail(OCAL_DEVICE_NOT_FOUND, func,
+                       "no OpenCL device matches %s '%s'; use gpu, cpu, accelerator, P:D or a "
+                       "piece of a device or platform name. Devices:",
+                       origin, sel);
+    for (size_t i = 0; i < n; i++)
+      ocal__append_error("\n  %d:%d  %s  (%s, %s)", list[i].info.platform_index,
+                         list[i].info.device_index, list[i].info.name,
+                         ocal_device_type_string(list[i].info.type), list[i].info.platform_name);
+    free(list);
+    return status;
+  }
+  if (info) *info = list[pick].info;
+  if (platform) *platform = list[pick].platform;
+  if (device) *device = list[pick].device;
+  free(list);
+  return OCAL_OK;
+}
+
+ocal_status ocal_device_select(const char *selector, ocal_device_info *info) {
+  if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
+  return ocal__device_resolve(__func__, selector, info, NULL, NULL);
+}

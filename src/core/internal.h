@@ -1,0 +1,186 @@
+/* ocal — declarations shared by the library's source files (never installed).
+ *
+ * Internal non-static names carry the prefix ocal__ so they cannot clash with users' names;
+ * the shared object exports only OCAL_API declarations. */
+#ifndef OCAL_INTERNAL_H
+#define OCAL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ocal.h"
+
+/* ---- errors (status.c) ---------------------------------------------------------------- */
+
+/* Records "func: message" as the calling thread's last error and returns status. */
+ocal_status ocal__fail(ocal_status status, const char *func, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+#define OCAL_FAIL(status, ...) ocal__fail((status), __func__, __VA_ARGS__)
+
+/* Records a failed OpenCL call: its name (the text of `call` up to the first '('), the
+ * error's name, the device; returns the ocal status the error maps to. */
+ocal_status ocal__cl_fail(const char *device_name, cl_int err, const char *call,
+                          const char *func);
+
+/* The one place OpenCL return codes are checked: on failure, returns from the calling
+ * function with the mapped status and a message that quotes the failing call. */
+#define OCAL_CL_CHECK(device_name, expr)                                  \
+  do {                                                                    \
+    cl_int ocal__err = (expr);                                            \
+    if (ocal__err != CL_SUCCESS)                                          \
+      return ocal__cl_fail((device_name), ocal__err, #expr, __func__);    \
+  } while (0)
+
+/* Name of an OpenCL error code ("CL_OUT_OF_RESOURCES"), or "CL_UNKNOWN_ERROR". */
+const char *ocal__cl_error_name(cl_int err);
+
+/* Appends to the thread's last error message (for build logs and device lists). */
+void ocal__append_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* ---- devices (device.c) --------------------------------------------------------------- */
+
+/* Resolves a selector (see ocal/device.h) to a device and its OpenCL handles; NULL or ""
+ * means OCAL_DEVICE, else the default order (GPU, accelerator, CPU). Messages name `func`. */
+ocal_status ocal__device_resolve(const char *func, const char *selector, ocal_device_info *info,
+                                 cl_platform_id *platform, cl_device_id *device);
+
+/* ---- contexts (context.c) ------------------------------------------------------------- */
+
+#define OCAL__CONTEXT_MAGIC 0x6f63616cu /* "ocal" */
+#define OCAL__BUFFER_MAGIC 0x6f627566u  /* "obuf" */
+
+typedef struct ocal__program ocal__program; /* program.c */
+
+struct ocal_context_s {
+  uint32_t magic;
+  atomic_int refs; /* the user's reference plus one per live buffer */
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_context cl_ctx;
+  cl_command_queue queue;
+  ocal_device_info info;
+  int fp64;        /* double precision usable (device has it and it was not turned off) */
+  char *cache_dir; /* disk cache directory, NULL when the disk cache is off */
+  pthread_mutex_t lock; /* guards programs and stats */
+  ocal__program *programs;
+  ocal_cache_stats stats;
+};
+
+/* Validates a context handle; returns OCAL_OK or OCAL_INVALID_HANDLE with a message. */
+ocal_status ocal__check_context(ocal_context ctx, const char *func);
+
+void ocal__context_retain(ocal_context ctx);
+void ocal__context_unref(ocal_context ctx);
+
+/* ---- device memory (alloc.c) ---------------------------------------------------------- */
+
+/* The one function through which ocal allocates device memory, so a caching pool can slot
+ * in later. bytes > 0. */
+ocal_status ocal__device_alloc(ocal_context ctx, size_t bytes, cl_mem *mem);
+/* Returns memory from ocal__device_alloc. Safe while queued commands still use it. */
+void ocal__device_free(ocal_context ctx, cl_mem mem);
+
+/* ---- buffers (buffer.c) --------------------------------------------------------------- */
+
+struct ocal_buffer_s {
+  uint32_t magic;
+  atomic_int refs;      /* the user's reference plus one per live view */
+  ocal_context ctx;
+  ocal_buffer base;     /* the buffer that owns the memory; NULL when this one does */
+  cl_mem mem;           /* the memory (the base's for views); NULL when empty */
+  size_t offset;        /* first element within mem, in elements */
+  ocal_dtype dtype;
+  int ndim;
+  size_t shape[OCAL_MAX_DIMS];
+  size_t numel;
+};
+
+ocal_status ocal__check_buffer(ocal_buffer buf, const char *func);
+
+/* Wraps a cl_event into an ocal_event (event.c); on failure waits for and frees it. */
+ocal_status ocal__event_wrap(cl_event cl, ocal_event *out);
+
+/* ---- embedded .cl sources (generated cl_sources.c) ------------------------------------ */
+
+typedef struct ocal__source {
+  const char *name; /* file name without .cl, e.g. "fill" */
+  const char *text;
+} ocal__source;
+
+extern const ocal__source ocal__sources[];
+extern const size_t ocal__source_count;
+
+/* ---- programs and kernels (program.c, disk_cache.c) ----------------------------------- */
+
+/* A kernel from the context's cache. The cl_kernel is shared: hold `lock` while setting its
+ * arguments and enqueuing it (ocal__kernel_lock / unlock). */
+typedef struct ocal__kernel {
+  struct ocal__kernel *next;
+  char *name;
+  cl_kernel kernel;
+  size_t work_group_size; /* CL_KERNEL_WORK_GROUP_SIZE on this device */
+  size_t preferred_multiple;
+  pthread_mutex_t lock;
+} ocal__kernel;
+
+/* Returns the built program for (source, options), from the memory cache, else the disk
+ * cache, else by compiling it. `source_name` labels messages ("fill.cl"). */
+ocal_status ocal__program_get(ocal_context ctx, const char *source_name, const char *source,
+                              const char *options, ocal__program **program);
+
+/* Returns kernel `kernel_name` of a program (created once, then cached). */
+ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const char *kernel_name,
+                             ocal__kernel **kernel);
+
+/* Shortcut: a kernel of one of the library's embedded cl/ sources. */
+ocal_status ocal__library_kernel(ocal_context ctx, const char *source_name, const char *options,
+                                 const char *kernel_name, ocal__kernel **kernel);
+
+/* Frees every cached program and kernel of a context (at context release). */
+void ocal__program_cache_clear(ocal_context ctx);
+
+/* Build options for element type dtype: "-DT=float -DOCAL_DTYPE_f32" and the fp64 pragma
+ * switch. Writes at most size bytes. */
+void ocal__dtype_options(ocal_dtype dtype, char *out, size_t size);
+
+/* Enqueues a 1-D launch of a grid-stride kernel over n items: the work-group size and the
+ * number of groups come from the kernel's and the device's facts. Caller holds k->lock. */
+ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_event *event);
+
+/* Disk cache of program binaries (disk_cache.c). The key text names everything the binary
+ * depends on; load returns 1 and a malloc'ed binary on a valid hit, 0 otherwise (a corrupt
+ * or foreign file counts in *rejected). Store is atomic and never fails the caller. */
+char *ocal__disk_cache_key(ocal_context ctx, const char *source, const char *options);
+int ocal__disk_cache_load(const char *dir, const char *key, unsigned char **binary,
+                          size_t *size, int *rejected);
+void ocal__disk_cache_store(const char *dir, const char *key, const unsigned char *binary,
+                            size_t size);
+/* The disk cache directory (malloc'ed): dir_option, else $OCAL_CACHE_DIR, else
+ * $XDG_CACHE_HOME/ocal, else $HOME/.cache/ocal; NULL when none can be named. */
+char *ocal__disk_cache_dir(const char *dir_option);
+
+/* 64-bit FNV-1a, for cache keys and file checksums. */
+uint64_t ocal__fnv1a64(const void *data, size_t size, uint64_t seed);
+#define OCAL__FNV_SEED 0xcbf29ce484222325ull
+
+/* Overflow-checked size arithmetic: returns 0 and stores the result, or 1 on overflow. */
+static inline int ocal__mul_overflows(size_t a, size_t b, size_t *out) {
+  return __builtin_mul_overflow(a, b, out);
+}
+static inline int ocal__add_overflows(size_t a, size_t b, size_t *out) {
+  return __builtin_add_overflow(a, b, out);
+}
+
+/* strdup that reports failure through the status rules; returns NULL when out of memory. */
+char *ocal__strdup(const char *s);
+
+#endif /* OCAL_INTERNAL_H */

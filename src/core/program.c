@@ -1,0 +1,239 @@
+/* ocal — compiled programs and kernels: the context's memory cache, then the disk cache,
+ * then the compiler.
+ *
+ * The context lock is held across a build, so two threads asking for the same program build
+ * it once; a thread asking for another program waits for that build. Builds happen once per
+ * program and context, so the simplicity is worth the wait. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct ocal__program {
+  ocal__program *next;
+  char *source; /* a copy: the memory cache compares whole sources, never only hashes */
+  char *options;
+  cl_program program;
+  ocal__kernel *kernels;
+};
+
+static void free_kernels(ocal__kernel *k) {
+  while (k) {
+    ocal__kernel *next = k->next;
+    clReleaseKernel(k->kernel);
+    pthread_mutex_destroy(&k->lock);
+    free(k->name);
+    free(k);
+    k = next;
+  }
+}
+
+void ocal__program_cache_clear(ocal_context ctx) {
+  ocal__program *p = ctx->programs;
+  while (p) {
+    ocal__program *next = p->next;
+    free_kernels(p->kernels);
+    if (p->program) clReleaseProgram(p->program);
+    free(p->source);
+    free(p->options);
+    free(p);
+    p = next;
+  }
+  ctx->programs = NULL;
+}
+
+/* Appends the compiler's log for the context's device to the last error. */
+static void append_build_log(ocal_context ctx, cl_program program) {
+  size_t size = 0;
+  if (clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) !=
+          CL_SUCCESS ||
+      size <= 1) {
+    ocal__append_error("\n(the compiler left no log)");
+    return;
+  }
+  char *log = malloc(size + 1);
+  if (!log) return;
+  if (clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, size, log, NULL) ==
+      CL_SUCCESS) {
+    log[size] = '\0';
+    ocal__append_error("\ncompiler log:\n%s", log);
+  }
+  free(log);
+}
+
+/* Tries the disk cache: 1 and a built program on a valid hit, 0 otherwise. */
+static int load_from_disk(ocal_context ctx, const char *key, cl_program *out) {
+  unsigned char *binary = NULL;
+  size_t size = 0;
+  int rejected = 0;
+  if (!ocal__disk_cache_load(ctx->cache_dir, key, &binary, &size, &rejected)) {
+    if (rejected) ctx->stats.disk_rejects++;
+    return 0;
+  }
+  cl_int err, binary_status = CL_SUCCESS;
+  const unsigned char *bins[1] = {binary};
+  cl_program program = clCreateProgramWithBinary(ctx->cl_ctx, 1, &ctx->device, &size, bins,
+                                                 &binary_status, &err);
+  free(binary);
+  if (err == CL_SUCCESS && binary_status == CL_SUCCESS &&
+      clBuildProgram(program, 1, &ctx->device, NULL, NULL, NULL) == CL_SUCCESS) {
+    *out = program;
+    return 1;
+  }
+  /* The driver refused the binary (a driver update the key missed): rebuild from source. */
+  if (err == CL_SUCCESS) clReleaseProgram(program);
+  ctx->stats.disk_rejects++;
+  return 0;
+}
+
+static void store_to_disk(ocal_context ctx, const char *key, cl_program program) {
+  size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) !=
+          CL_SUCCESS ||
+      size == 0)
+    return;
+  unsigned char *binary = malloc(size);
+  if (!binary) return;
+  unsigned char *bins[1] = {binary};
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
+    ocal__disk_cache_store(ctx->cache_dir, key, binary, size);
+  free(binary);
+}
+
+static ocal_status compile(ocal_context ctx, const char *source_name, const char *source,
+                           const char *options, cl_program *out) {
+  cl_int err;
+  cl_program program = clCreateProgramWithSource(ctx->cl_ctx, 1, &source, NULL, &err);
+  if (err != CL_SUCCESS) return ocal__cl_fail(ctx->info.name, err, "clCreateProgramWithSource", __func__);
+  ctx->stats.compiles++;
+  err = clBuildProgram(program, 1, &ctx->device, options, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    ocal_status status = ocal__fail(
+        err == CL_BUILD_PROGRAM_FAILURE ? OCAL_BUILD_FAILED : OCAL_OPENCL_ERROR, "ocal build",
+        "%s failed to build with options '%s' on device '%s': clBuildProgram returned %s (%d)",
+        source_name, options, ctx->info.name, ocal__cl_error_name(err), (int)err);
+    append_build_log(ctx, program);
+    clReleaseProgram(program);
+    return status;
+  }
+  *out = program;
+  return OCAL_OK;
+}
+
+ocal_status ocal__program_get(ocal_context ctx, const char *source_name, const char *source,
+                              const char *options, ocal__program **out) {
+  if (!options) options = "";
+  ocal_status status = OCAL_OK;
+  pthread_mutex_lock(&ctx->lock);
+  for (ocal__program *p = ctx->programs; p; p = p->next) {
+    if (strcmp(p->options, options) == 0 && strcmp(p->source, source) == 0) {
+      ctx->stats.memory_hits++;
+      *out = p;
+      pthread_mutex_unlock(&ctx->lock);
+      return OCAL_OK;
+    }
+  }
+  ocal__program *entry = calloc(1, sizeof *entry);
+  char *key = NULL;
+  if (!entry || !(entry->source = ocal__strdup(source)) ||
+      !(entry->options = ocal__strdup(options))) {
+    status = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the program cache");
+    goto done;
+  }
+  if (ctx->cache_dir) key = ocal__disk_cache_key(ctx, source, options);
+  if (key && load_from_disk(ctx, key, &entry->program)) {
+    ctx->stats.disk_hits++;
+  } else {
+    status = compile(ctx, source_name, source, options, &entry->program);
+    if (status != OCAL_OK) goto done;
+    if (key) store_to_disk(ctx, key, entry->program);
+  }
+  entry->next = ctx->programs;
+  ctx->programs = entry;
+  *out = entry;
+  entry = NULL;
+done:
+  if (entry) {
+    free(entry->source);
+    free(entry->options);
+    free(entry);
+  }
+  free(key);
+  pthread_mutex_unlock(&ctx->lock);
+  return status;
+}
+
+ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const char *kernel_name,
+                             ocal__kernel **out) {
+  ocal_status status = OCAL_OK;
+  pthread_mutex_lock(&ctx->lock);
+  for (ocal__kernel *k = program->kernels; k; k = k->next) {
+    if (strcmp(k->name, kernel_name) == 0) {
+      *out = k;
+      pthread_mutex_unlock(&ctx->lock);
+      return OCAL_OK;
+    }
+  }
+  ocal__kernel *k = calloc(1, sizeof *k);
+  if (!k || !(k->name = ocal__strdup(kernel_name))) {
+    if (k) free(k);
+    status = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the kernel cache");
+    goto done;
+  }
+  cl_int err;
+  k->kernel = clCreateKernel(program->program, kernel_name, &err);
+  if (err != CL_SUCCESS) {
+    status = ocal__cl_fail(ctx->info.name, err, "clCreateKernel", __func__);
+    ocal__append_error(" for kernel '%s'", kernel_name);
+    free(k->name);
+    free(k);
+    goto done;
+  }
+  size_t wg = 0, multiple = 0;
+  clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+  clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                           sizeof multiple, &multiple, NULL);
+  k->work_group_size = wg ? wg : 1;
+  k->preferred_multiple = multiple ? multiple : 1;
+  pthread_mutex_init(&k->lock, NULL);
+  k->next = program->kernels;
+  program->kernels = k;
+  *out = k;
+done:
+  pthread_mutex_unlock(&ctx->lock);
+  return status;
+}
+
+ocal_status ocal__library_kernel(ocal_context ctx, const char *source_name, const char *options,
+                                 const char *kernel_name, ocal__kernel **kernel) {
+  for (size_t i = 0; i < ocal__source_count; i++) {
+    if (strcmp(ocal__sources[i].name, source_name) == 0) {
+      char label[128];
+      snprintf(label, sizeof label, "cl/%s.cl", source_name);
+      ocal__program *program;
+      ocal_status status = ocal__program_get(ctx, label, ocal__sources[i].text, options, &program);
+      if (status != OCAL_OK) return status;
+      return ocal__kernel_get(ctx, program, kernel_name, kernel);
+    }
+  }
+  return OCAL_FAIL(OCAL_INTERNAL, "the library has no embedded source cl/%s.cl", source_name);
+}
+
+/* Work-items per compute unit to aim for: enough to hide memory latency on GPUs (an H100 SM
+ * keeps 2048 threads in flight), harmless on CPUs, where a work-group runs as a loop. */
+#define OCAL__ITEMS_PER_COMPUTE_UNIT 2048
+
+ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_event *event) {
+  size_t local = k->work_group_size < 256 ? k->work_group_size : 256;
+  if (local > k->preferred_multiple) local -= local % k->preferred_multiple;
+  size_t groups = (n + local - 1) / local;
+  size_t max_groups = (size_t)ctx->info.compute_units * (OCAL__ITEMS_PER_COMPUTE_UNIT / local);
+  if (max_groups == 0) max_groups = 1;
+  if (groups > max_groups) groups = max_groups;
+  if (groups == 0) groups = 1;
+  size_t global = groups * local;
+  OCAL_CL_CHECK(ctx->info.name, clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global,
+                                                       &local, 0, NULL, event));
+  return OCAL_OK;
+}

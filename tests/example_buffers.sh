@@ -1,0 +1,15 @@
+#!/bin/sh
+# Runs the buffers example and the ocal tool as a user would, and checks their exit codes.
+set -eu
+"$OCAL_EXAMPLES/buffers" 1001
+"$OCAL_EXAMPLES/buffers" --help > /dev/null
+if "$OCAL_EXAMPLES/buffers" nonsense 2> /dev/null; then echo "bad argument accepted"; exit 1; fi
+"$OCAL_TOOL" --version
+"$OCAL_TOOL" devices
+"$OCAL_TOOL" info > /dev/null
+"$OCAL_TOOL" demo
+if "$OCAL_TOOL" frobnicate 2> /dev/null; then echo "unknown command accepted"; exit 1; fi
+if "$OCAL_TOOL" info no-such-device-anywhere 2> err.log; then echo "bad selector accepted"; exit 1; fi
+grep -q "matches" err.log
+rm -f err.log
+echo "example and tool checks passed"

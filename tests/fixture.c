@@ -1,0 +1,59 @@
+/* ocal tests — the shared device fixture. */
+#include "fixture.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ocal_context fixture_ctx = NULL;
+
+void fixture_setup(void) {
+  ocal_status s = ocal_context_create(&fixture_ctx, NULL);
+  ck_assert_msg(s == OCAL_OK, "no context on OCAL_DEVICE='%s': %s",
+                getenv("OCAL_DEVICE") ? getenv("OCAL_DEVICE") : "", ocal_last_error());
+}
+
+void fixture_teardown(void) {
+  ocal_context_release(fixture_ctx);
+  fixture_ctx = NULL;
+}
+
+TCase *fixture_tcase(const char *name) {
+  TCase *tc = tcase_create(name);
+  tcase_add_checked_fixture(tc, fixture_setup, fixture_teardown);
+  /* PoCL compiles kernels with LLVM on the first use; under sanitizers that takes a while. */
+  tcase_set_timeout(tc, 120);
+  return tc;
+}
+
+int fixture_run(Suite *suite) {
+  ocal_device_info info;
+  if (ocal_device_select(NULL, &info) == OCAL_OK)
+    printf("device: %s (%s)\n", info.name, info.platform_name);
+  SRunner *runner = srunner_create(suite);
+  srunner_run_all(runner, CK_NORMAL);
+  int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+uint64_t fixture_random(uint64_t *state) {
+  uint64_t x = *state ? *state : 0x9e3779b97f4a7c15ull;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *state = x;
+  return x * 0x2545f4914f6cdd1dull;
+}
+
+void fixture_random_bytes(void *out, size_t bytes, uint64_t seed) {
+  unsigned char *p = out;
+  uint64_t state = seed;
+  while (bytes > 0) {
+    uint64_t r = fixture_random(&state);
+    size_t n = bytes < sizeof r ? bytes : sizeof r;
+    memcpy(p, &r, n);
+    p += n;
+    bytes -= n;
+  }
+}

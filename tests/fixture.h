@@ -1,0 +1,48 @@
+/* ocal tests — the shared device fixture and helpers.
+ *
+ * Every suite runs on the device that OCAL_DEVICE selects (PoCL's CPU device in CI) through
+ * one context created in a checked fixture, so each test (in its own forked process) gets
+ * a fresh context and a failure in one cannot poison the next. */
+#ifndef OCAL_TEST_FIXTURE_H
+#define OCAL_TEST_FIXTURE_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ocal.h>
+
+/* The context of the running test, created by fixture_setup. */
+extern ocal_context fixture_ctx;
+
+void fixture_setup(void);
+void fixture_teardown(void);
+
+/* Adds a test case with the device fixture to a suite. */
+TCase *fixture_tcase(const char *name);
+
+/* Runs a suite and returns the process exit status (0 when every test passed). */
+int fixture_run(Suite *suite);
+
+/* Asserts that an ocal call succeeded, printing ocal_last_error() otherwise. */
+#define ck_assert_ocal(expr)                                                               \
+  do {                                                                                     \
+    ocal_status ck__s = (expr);                                                            \
+    ck_assert_msg(ck__s == OCAL_OK, "%s returned %s: %s", #expr, ocal_status_string(ck__s), \
+                  ocal_last_error());                                                      \
+  } while (0)
+
+/* Asserts that an ocal call failed with the given status and left a message. */
+#define ck_assert_ocal_fails(expr, status)                                                 \
+  do {                                                                                     \
+    ocal_status ck__s = (expr);                                                            \
+    ck_assert_msg(ck__s == (status), "%s returned %s, expected %s (%s)", #expr,            \
+                  ocal_status_string(ck__s), ocal_status_string(status), ocal_last_error()); \
+    ck_assert_msg(ocal_last_error()[0] != '\0', "%s left no error message", #expr);        \
+  } while (0)
+
+/* Deterministic pseudo-random bytes for test data (xorshift64*), seeded per test. */
+uint64_t fixture_random(uint64_t *state);
+void fixture_random_bytes(void *out, size_t bytes, uint64_t seed);
+
+#endif /* OCAL_TEST_FIXTURE_H */
