@@ -27,9 +27,9 @@ TCase *fixture_tcase(const char *name) {
 }
 
 int fixture_run(Suite *suite) {
-  ocal_device_info info;
-  if (ocal_device_select(NULL, &info) == OCAL_OK)
-    printf("device: %s (%s)\n", info.name, info.platform_name);
+  /* No OpenCL call may happen here, before Check forks each test: OpenCL drivers start
+   * threads that a forked child does not inherit, and the child then hangs (PoCL does).
+   * The same holds inside a test: a second process must be exec'ed, not merely forked. */
   SRunner *runner = srunner_create(suite);
   srunner_run_all(runner, CK_NORMAL);
   int failed = srunner_ntests_failed(runner);
