@@ -197,6 +197,48 @@ START_TEST(test_disk_cache_round_trip_and_rejects) {
 }
 END_TEST
 
+static int attachment_destroyed;
+static const int attachment_key = 0;
+static ocal_status attachment_create(ocal_context ctx, void **data) {
+  (void)ctx;
+  *data = malloc(sizeof(int));
+  if (!*data) return OCAL_OUT_OF_HOST_MEMORY;
+  *(int *)*data = 77;
+  return OCAL_OK;
+}
+static ocal_status attachment_refuse(ocal_context ctx, void **data) {
+  (void)ctx;
+  (void)data;
+  return OCAL_FAIL(OCAL_UNSUPPORTED, "refused on purpose");
+}
+static void attachment_destroy(void *data) {
+  ck_assert_int_eq(*(int *)data, 77);
+  attachment_destroyed++;
+  free(data);
+}
+
+START_TEST(test_context_attachment_created_once_and_destroyed) {
+  static const int other_key = 0;
+  ocal_context ctx;
+  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  void *a = NULL, *b = NULL;
+  ck_assert_ocal(ocal__context_attachment(ctx, &attachment_key, attachment_create,
+                                          attachment_destroy, &a));
+  ck_assert_ocal(ocal__context_attachment(ctx, &attachment_key, attachment_create,
+                                          attachment_destroy, &b));
+  ck_assert_ptr_nonnull(a);
+  ck_assert_ptr_eq(a, b);
+  ck_assert_ocal_fails(ocal__context_attachment(ctx, &other_key, attachment_refuse,
+                                                attachment_destroy, &b),
+                       OCAL_UNSUPPORTED);
+  ck_assert_ptr_null(b);
+  ck_assert_msg(strstr(ocal_last_error(), "refused on purpose") != NULL, "%s", ocal_last_error());
+  attachment_destroyed = 0;
+  ck_assert_ocal(ocal_context_release(ctx));
+  ck_assert_int_eq(attachment_destroyed, 1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("program");
   TCase *tc = fixture_tcase("program");
@@ -207,6 +249,7 @@ int main(void) {
   tcase_add_test(tc, test_cl_errors_by_name_and_status);
   tcase_add_test(tc, test_fnv1a64_reference_values);
   tcase_add_test(tc, test_disk_cache_round_trip_and_rejects);
+  tcase_add_test(tc, test_context_attachment_created_once_and_destroyed);
   suite_add_tcase(s, tc);
   return fixture_run(s);
 }

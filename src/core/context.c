@@ -26,6 +26,12 @@ ocal_status ocal_context_options_init(ocal_context_options *options) {
 
 static void destroy(ocal_context ctx) {
   if (ctx->queue) clFinish(ctx->queue);
+  while (ctx->attachments) {
+    ocal__attachment *a = ctx->attachments;
+    ctx->attachments = a->next;
+    a->destroy(a->data);
+    free(a);
+  }
   ocal__program_cache_clear(ctx);
   if (ctx->queue) clReleaseCommandQueue(ctx->queue);
   if (ctx->cl_ctx) clReleaseContext(ctx->cl_ctx);
@@ -33,6 +39,34 @@ static void destroy(ocal_context ctx) {
   free(ctx->cache_dir);
   ctx->magic = 0;
   free(ctx);
+}
+
+ocal_status ocal__context_attachment(ocal_context ctx, const void *key,
+                                     ocal_status (*create)(ocal_context ctx, void **data),
+                                     void (*destroy_data)(void *data), void **data) {
+  ocal_status status = OCAL_OK;
+  pthread_mutex_lock(&ctx->lock);
+  ocal__attachment *a = ctx->attachments;
+  while (a && a->key != key) a = a->next;
+  if (!a) {
+    a = calloc(1, sizeof *a);
+    void *created = NULL;
+    if (!a) {
+      status = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for per-context state");
+    } else if ((status = create(ctx, &created)) != OCAL_OK) {
+      free(a);
+      a = NULL;
+    } else {
+      a->key = key;
+      a->data = created;
+      a->destroy = destroy_data;
+      a->next = ctx->attachments;
+      ctx->attachments = a;
+    }
+  }
+  *data = a ? a->data : NULL;
+  pthread_mutex_unlock(&ctx->lock);
+  return status;
 }
 
 void ocal__context_retain(ocal_context ctx) { atomic_fetch_add(&ctx->refs, 1); }

@@ -60,6 +60,16 @@ ocal_status ocal__device_resolve(const char *func, const char *selector, ocal_de
 
 typedef struct ocal__program ocal__program; /* program.c */
 
+/* State that an area built on the core (BLAS, FFT, ...) keeps per context, so the core needs
+ * to know nothing about operations: found by the address of a static `key` in the area's
+ * file, created on first use, destroyed when the context goes. */
+typedef struct ocal__attachment {
+  struct ocal__attachment *next;
+  const void *key;
+  void *data;
+  void (*destroy)(void *data);
+} ocal__attachment;
+
 struct ocal_context_s {
   uint32_t magic;
   atomic_int refs; /* the user's reference plus one per live buffer */
@@ -73,10 +83,18 @@ struct ocal_context_s {
   pthread_mutex_t lock; /* guards programs and stats */
   ocal__program *programs;
   ocal_cache_stats stats;
+  ocal__attachment *attachments;
 };
 
 /* Validates a context handle; returns OCAL_OK or OCAL_INVALID_HANDLE with a message. */
 ocal_status ocal__check_context(ocal_context ctx, const char *func);
+
+/* Returns the context's attachment for `key`, calling create(ctx, &data) on first use (under
+ * the context lock, so create must not take it; its failure status is returned as is).
+ * destroy(data) runs at context release, after the queue has finished, before it goes. */
+ocal_status ocal__context_attachment(ocal_context ctx, const void *key,
+                                     ocal_status (*create)(ocal_context ctx, void **data),
+                                     void (*destroy)(void *data), void **data);
 
 void ocal__context_retain(ocal_context ctx);
 void ocal__context_unref(ocal_context ctx);

@@ -1,0 +1,4 @@
+# ocal — the fft part of the build, included by the top-level Makefile.am (one non-recursive
+# make). Append to the variables defined there: ocalinclude_HEADERS,
+# src_libocal_core_la_SOURCES, src_libocal_core_la_LIBADD, OCAL_KERNEL_FILES, OCAL_TESTS,
+# noinst_PROGRAMS, EXTRA_DIST.
