@@ -20,5 +20,6 @@
 #include "ocal/device.h"
 #include "ocal/context.h"
 #include "ocal/buffer.h"
+#include "ocal/ops.h"
 
 #endif /* OCAL_H */

@@ -251,15 +251,9 @@ ocal_status ocal_buffer_fill(ocal_buffer buf, const void *value) {
   status = ocal__library_kernel(ctx, "fill", options, "ocal_fill", &k);
   if (status != OCAL_OK) return status;
   cl_ulong offset = buf->offset, n = buf->numel;
-  pthread_mutex_lock(&k->lock);
-  cl_int err = clSetKernelArg(k->kernel, 0, sizeof(cl_mem), &buf->mem);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 1, sizeof offset, &offset);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 2, sizeof n, &n);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 3, ocal_dtype_size(buf->dtype), value);
-  status = err == CL_SUCCESS ? ocal__launch_1d(ctx, k, buf->numel, NULL)
-                             : ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", __func__);
-  pthread_mutex_unlock(&k->lock);
-  return status;
+  const ocal__arg args[] = {OCAL__ARG(buf->mem), OCAL__ARG(offset), OCAL__ARG(n),
+                            {ocal_dtype_size(buf->dtype), value}};
+  return ocal__kernel_run(ctx, k, buf->numel, 4, args);
 }
 
 /* Facts of a buffer: one shape for all the getters. */

@@ -170,6 +170,24 @@ void ocal__program_cache_clear(ocal_context ctx);
  * switch. Writes at most size bytes. */
 void ocal__dtype_options(ocal_dtype dtype, char *out, size_t size);
 
+/* OpenCL C name of an element type ("float", "uchar"), and its kind. */
+const char *ocal__dtype_cl_type(ocal_dtype dtype);
+int ocal__dtype_is_float(ocal_dtype dtype);   /* f32, f64 */
+int ocal__dtype_is_signed(ocal_dtype dtype);  /* i32, i64 (the signed integers) */
+int ocal__dtype_is_complex(ocal_dtype dtype); /* c32, c64 */
+
+/* One kernel argument: its size in bytes and a pointer to its value. */
+typedef struct ocal__arg {
+  size_t size;
+  const void *value;
+} ocal__arg;
+#define OCAL__ARG(v) ((ocal__arg){sizeof(v), &(v)})
+
+/* Sets the arguments of a cached kernel and enqueues a grid-stride launch over n items,
+ * holding the kernel's lock for both (the one way ocal's operations launch kernels). */
+ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t nargs,
+                             const ocal__arg *args);
+
 /* Enqueues a 1-D launch of a grid-stride kernel over n items: the work-group size and the
  * number of groups come from the kernel's and the device's facts. Caller holds k->lock. */
 ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_event *event);

@@ -237,3 +237,19 @@ ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_even
                                                        &local, 0, NULL, event));
   return OCAL_OK;
 }
+
+ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t nargs,
+                             const ocal__arg *args) {
+  ocal_status status = OCAL_OK;
+  pthread_mutex_lock(&k->lock);
+  for (size_t i = 0; i < nargs && status == OCAL_OK; i++) {
+    cl_int err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].value);
+    if (err != CL_SUCCESS) {
+      status = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", __func__);
+      ocal__append_error(" (argument %zu of kernel '%s')", i, k->name);
+    }
+  }
+  if (status == OCAL_OK) status = ocal__launch_1d(ctx, k, n, NULL);
+  pthread_mutex_unlock(&k->lock);
+  return status;
+}

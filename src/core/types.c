@@ -40,3 +40,11 @@ void ocal__dtype_options(ocal_dtype dtype, char *out, size_t size) {
   snprintf(out, size, "-DT=%s -DOCAL_DTYPE_%s%s", dtypes[dtype].cl_type, dtypes[dtype].name,
            fp64 ? " -DOCAL_NEED_FP64" : "");
 }
+
+const char *ocal__dtype_cl_type(ocal_dtype dtype) { return valid(dtype) ? dtypes[dtype].cl_type : "void"; }
+
+int ocal__dtype_is_float(ocal_dtype dtype) { return dtype == OCAL_F32 || dtype == OCAL_F64; }
+
+int ocal__dtype_is_signed(ocal_dtype dtype) { return dtype == OCAL_I32 || dtype == OCAL_I64; }
+
+int ocal__dtype_is_complex(ocal_dtype dtype) { return dtype == OCAL_C32 || dtype == OCAL_C64; }

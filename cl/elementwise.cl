@@ -1,0 +1,338 @@
+/* ocal — elementwise kernels: unary, binary (flat, scalar, broadcast), where, axpby, cast,
+ * arange, linspace. Built per operation and element types with -D options:
+ *   -DT=<input type> -DR=<output type>  OpenCL C types (float, uint, uchar, ...)
+ *   -DOP_<name>                        the operation (OP_exp, OP_add, ...)
+ *   -DT_FLOAT / -DR_FLOAT               the type is floating-point
+ *   -DT_SIGNED                          the input type is a signed integer
+ *   -DVEC4                              offsets are multiples of 4: use 4-wide loads
+ *   -DSCALAR_LEFT                       scalar kernels compute s op x instead of x op s
+ *   -DIDX=uint|ulong                    index type of the broadcast kernels
+ * Element offsets (views) come as arguments, counted in elements. */
+#ifdef OCAL_NEED_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+/* Two levels, so that macro arguments (T, R) expand before they are pasted. */
+#define OCAL_CAT_(a, b) a##b
+#define OCAL_CAT(a, b) OCAL_CAT_(a, b)
+#define OCAL_VEC(t, n) OCAL_CAT(t, n)
+#define T4 OCAL_VEC(T, 4)
+#define R4 OCAL_VEC(R, 4)
+
+/* ---- unary operations, computed in the output type R ---------------------------------- */
+#if defined(OP_neg)
+#define F1(a) (-(a))
+#elif defined(OP_abs)
+#ifdef R_FLOAT
+#define F1(a) fabs(a)
+#else
+#define F1(a) ((a) < (R)0 ? (R)(-(a)) : (a))
+#endif
+#elif defined(OP_sqrt)
+#define F1(a) sqrt(a)
+#elif defined(OP_rsqrt)
+#define F1(a) rsqrt(a)
+#elif defined(OP_exp)
+#define F1(a) exp(a)
+#elif defined(OP_log)
+#define F1(a) log(a)
+#elif defined(OP_log1p)
+#define F1(a) log1p(a)
+#elif defined(OP_expm1)
+#define F1(a) expm1(a)
+#elif defined(OP_sin)
+#define F1(a) sin(a)
+#elif defined(OP_cos)
+#define F1(a) cos(a)
+#elif defined(OP_tanh)
+#define F1(a) tanh(a)
+#elif defined(OP_sigmoid)
+#define F1(a) ((R)1 / ((R)1 + exp(-(a))))
+#elif defined(OP_relu)
+/* a < 0 is false for NaN, so NaN passes through as in PyTorch. */
+#define F1(a) ((a) < (R)0 ? (R)0 : (a))
+#elif defined(OP_gelu)
+/* The exact (erf) form, PyTorch's default. */
+#define F1(a) ((R)0.5 * (a) * ((R)1 + erf((a) * (R)0.70710678118654752440)))
+#elif defined(OP_floor)
+#ifdef R_FLOAT
+#define F1(a) floor(a)
+#else
+#define F1(a) (a)
+#endif
+#elif defined(OP_ceil)
+#ifdef R_FLOAT
+#define F1(a) ceil(a)
+#else
+#define F1(a) (a)
+#endif
+#elif defined(OP_round)
+/* Half to even, like NumPy and PyTorch (rint), not C's round. */
+#ifdef R_FLOAT
+#define F1(a) rint(a)
+#else
+#define F1(a) (a)
+#endif
+#elif defined(OP_sign)
+#ifdef R_FLOAT
+#define F1(a) ((a) > (R)0 ? (R)1 : (a) < (R)0 ? (R)-1 : (a))
+#else
+#define F1(a) ((a) > (R)0 ? (R)1 : (a) < (R)0 ? (R)(-1) : (R)0)
+#endif
+#elif defined(OP_square)
+#define F1(a) ((a) * (a))
+#elif defined(OP_reciprocal)
+#define F1(a) ((R)1 / (a))
+#endif
+
+/* ---- binary operations on T, giving R ------------------------------------------------- */
+#if defined(OP_add)
+#define F2(a, b) ((a) + (b))
+#elif defined(OP_sub)
+#define F2(a, b) ((a) - (b))
+#elif defined(OP_mul)
+#define F2(a, b) ((a) * (b))
+#elif defined(OP_div)
+#ifdef T_FLOAT
+#define F2(a, b) ((a) / (b))
+#else
+#define F2(a, b) ocal_idiv(a, b)
+#endif
+#elif defined(OP_fmod)
+#ifdef T_FLOAT
+#define F2(a, b) fmod(a, b)
+#else
+#define F2(a, b) ocal_imod(a, b)
+#endif
+#elif defined(OP_pow)
+#ifdef T_FLOAT
+#define F2(a, b) pow(a, b)
+#else
+#define F2(a, b) ocal_ipow(a, b)
+#endif
+#elif defined(OP_min)
+/* NaN propagates, as in NumPy's minimum and PyTorch's min. */
+#ifdef T_FLOAT
+#define F2(a, b) ((isnan(a) || (a) < (b)) ? (a) : (b))
+#else
+#define F2(a, b) min(a, b)
+#endif
+#elif defined(OP_max)
+#ifdef T_FLOAT
+#define F2(a, b) ((isnan(a) || (a) > (b)) ? (a) : (b))
+#else
+#define F2(a, b) max(a, b)
+#endif
+#elif defined(OP_atan2)
+#define F2(a, b) atan2(a, b)
+#elif defined(OP_eq)
+#define F2(a, b) ((R)((a) == (b)))
+#elif defined(OP_ne)
+#define F2(a, b) ((R)((a) != (b)))
+#elif defined(OP_lt)
+#define F2(a, b) ((R)((a) < (b)))
+#elif defined(OP_le)
+#define F2(a, b) ((R)((a) <= (b)))
+#elif defined(OP_gt)
+#define F2(a, b) ((R)((a) > (b)))
+#elif defined(OP_ge)
+#define F2(a, b) ((R)((a) >= (b)))
+#endif
+
+#ifndef T_FLOAT
+/* Integer division and remainder never trap: x / 0 gives 0 (NumPy's result), and
+ * MIN / -1 wraps instead of faulting (x86 CPUs raise SIGFPE for both). */
+inline T ocal_idiv(T a, T b) {
+#ifdef T_SIGNED
+  if (b == (T)(-1)) return (T)(0 - a);
+#endif
+  return b == (T)0 ? (T)0 : (T)(a / b);
+}
+inline T ocal_imod(T a, T b) {
+#ifdef T_SIGNED
+  if (b == (T)(-1)) return (T)0;
+#endif
+  return b == (T)0 ? (T)0 : (T)(a % b);
+}
+/* Integer power by squaring; a negative exponent gives 0 unless the base is 1 or -1. */
+inline T ocal_ipow(T a, T b) {
+#ifdef T_SIGNED
+  if (b < (T)0) return a == (T)1 ? (T)1 : a == (T)(-1) ? (((b & (T)1) != (T)0) ? a : (T)1) : (T)0;
+#endif
+  T result = (T)1;
+  while (b != (T)0) {
+    if ((b & (T)1) != (T)0) result = (T)(result * a);
+    a = (T)(a * a);
+    b = (T)(b >> 1);
+  }
+  return result;
+}
+#endif
+
+/* Applies f to the four lanes of a vector, keeping scalar semantics per element. */
+#define MAP4(f, v) ((R4)(f((v).x), f((v).y), f((v).z), f((v).w)))
+#define ZIP4(f, u, v) ((R4)(f((u).x, (v).x), f((u).y, (v).y), f((u).z, (v).z), f((u).w, (v).w)))
+
+#ifdef F1
+#define UNARY(a) F1((R)(a))
+__kernel void ocal_unary(__global const T *x, const ulong xoff, __global R *y, const ulong yoff,
+                         const ulong n) {
+  const ulong gid = get_global_id(0), gsz = get_global_size(0);
+  ulong done = 0;
+#ifdef VEC4
+  __global const T4 *x4 = (__global const T4 *)(x + xoff);
+  __global R4 *y4 = (__global R4 *)(y + yoff);
+  const ulong n4 = n / 4;
+  for (ulong i = gid; i < n4; i += gsz) {
+    const T4 v = x4[i];
+    y4[i] = MAP4(UNARY, v);
+  }
+  done = n4 * 4;
+#endif
+  for (ulong i = done + gid; i < n; i += gsz) y[yoff + i] = UNARY(x[xoff + i]);
+}
+#endif
+
+#ifdef F2
+__kernel void ocal_binary_flat(__global const T *a, const ulong aoff, __global const T *b,
+                               const ulong boff, __global R *y, const ulong yoff, const ulong n) {
+  const ulong gid = get_global_id(0), gsz = get_global_size(0);
+  ulong done = 0;
+#ifdef VEC4
+  __global const T4 *a4 = (__global const T4 *)(a + aoff);
+  __global const T4 *b4 = (__global const T4 *)(b + boff);
+  __global R4 *y4 = (__global R4 *)(y + yoff);
+  const ulong n4 = n / 4;
+  for (ulong i = gid; i < n4; i += gsz) {
+    const T4 u = a4[i], v = b4[i];
+    y4[i] = ZIP4(F2, u, v);
+  }
+  done = n4 * 4;
+#endif
+  for (ulong i = done + gid; i < n; i += gsz) y[yoff + i] = F2(a[aoff + i], b[boff + i]);
+}
+
+#ifdef SCALAR_LEFT
+#define WITH_SCALAR(v) F2(s, v)
+#else
+#define WITH_SCALAR(v) F2(v, s)
+#endif
+__kernel void ocal_binary_scalar(__global const T *x, const ulong xoff, const T s, __global R *y,
+                                 const ulong yoff, const ulong n) {
+  const ulong gid = get_global_id(0), gsz = get_global_size(0);
+  ulong done = 0;
+#ifdef VEC4
+  __global const T4 *x4 = (__global const T4 *)(x + xoff);
+  __global R4 *y4 = (__global R4 *)(y + yoff);
+  const ulong n4 = n / 4;
+  for (ulong i = gid; i < n4; i += gsz) {
+    const T4 v = x4[i];
+    y4[i] = MAP4(WITH_SCALAR, v);
+  }
+  done = n4 * 4;
+#endif
+  for (ulong i = done + gid; i < n; i += gsz) y[yoff + i] = WITH_SCALAR(x[xoff + i]);
+}
+#endif
+
+/* Broadcasting: the output has shape d (4 dims, leading ones for fewer), contiguous; each
+ * input has its own element strides, 0 along broadcast dimensions. */
+#ifndef IDX
+#define IDX ulong
+#endif
+inline IDX ocal_bcast_index(IDX i, const IDX d1, const IDX d2, const IDX d3, const ulong4 st) {
+  IDX i3 = i % d3;
+  i /= d3;
+  IDX i2 = i % d2;
+  i /= d2;
+  IDX i1 = i % d1;
+  IDX i0 = i / d1;
+  return (IDX)(i0 * st.x + i1 * st.y + i2 * st.z + i3 * st.w);
+}
+
+#ifdef F2
+__kernel void ocal_binary_bcast(__global const T *a, const ulong aoff, const ulong4 ast,
+                                __global const T *b, const ulong boff, const ulong4 bst,
+                                __global R *y, const ulong yoff, const ulong4 dims) {
+  const IDX n = (IDX)(dims.x * dims.y * dims.z * dims.w);
+  const IDX d1 = (IDX)dims.y, d2 = (IDX)dims.z, d3 = (IDX)dims.w;
+  for (IDX i = (IDX)get_global_id(0); i < n; i += (IDX)get_global_size(0)) {
+    T va = a[aoff + ocal_bcast_index(i, d1, d2, d3, ast)];
+    T vb = b[boff + ocal_bcast_index(i, d1, d2, d3, bst)];
+    y[yoff + i] = F2(va, vb);
+  }
+}
+#endif
+
+#ifdef OP_where
+__kernel void ocal_where(__global const uchar *m, const ulong moff, const ulong4 mst,
+                         __global const T *a, const ulong aoff, const ulong4 ast,
+                         __global const T *b, const ulong boff, const ulong4 bst,
+                         __global T *y, const ulong yoff, const ulong4 dims) {
+  const IDX n = (IDX)(dims.x * dims.y * dims.z * dims.w);
+  const IDX d1 = (IDX)dims.y, d2 = (IDX)dims.z, d3 = (IDX)dims.w;
+  for (IDX i = (IDX)get_global_id(0); i < n; i += (IDX)get_global_size(0)) {
+    uchar c = m[moff + ocal_bcast_index(i, d1, d2, d3, mst)];
+    y[yoff + i] = c ? a[aoff + ocal_bcast_index(i, d1, d2, d3, ast)]
+                    : b[boff + ocal_bcast_index(i, d1, d2, d3, bst)];
+  }
+}
+#endif
+
+#ifdef OP_axpby
+/* y = alpha * x + beta * y; with -DBETA_ONE the y term is a plain add (axpy). */
+#ifdef BETA_ONE
+#define AXPBY(xv, yv) (alpha * (xv) + (yv))
+#else
+#define AXPBY(xv, yv) (alpha * (xv) + beta * (yv))
+#endif
+__kernel void ocal_axpby(const T alpha, __global const T *x, const ulong xoff, const T beta,
+                         __global T *y, const ulong yoff, const ulong n) {
+  const ulong gid = get_global_id(0), gsz = get_global_size(0);
+  ulong done = 0;
+#ifdef VEC4
+  __global const T4 *x4 = (__global const T4 *)(x + xoff);
+  __global T4 *y4 = (__global T4 *)(y + yoff);
+  const ulong n4 = n / 4;
+  for (ulong i = gid; i < n4; i += gsz) y4[i] = AXPBY(x4[i], y4[i]);
+  done = n4 * 4;
+#endif
+  for (ulong i = done + gid; i < n; i += gsz) y[yoff + i] = AXPBY(x[xoff + i], y[yoff + i]);
+}
+#endif
+
+#ifdef OP_cast
+/* Float to integer truncates toward zero and saturates (NaN gives 0): defined results where
+ * C leaves the conversion undefined. Every other pair converts as C does. */
+#if defined(T_FLOAT) && !defined(R_FLOAT)
+#define CONVERT(v) OCAL_CAT(OCAL_CAT(convert_, R), _sat_rtz)(v)
+#else
+#define CONVERT(v) ((R)(v))
+#endif
+__kernel void ocal_cast(__global const T *x, const ulong xoff, __global R *y, const ulong yoff,
+                        const ulong n) {
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
+    y[yoff + i] = CONVERT(x[xoff + i]);
+}
+#endif
+
+#ifdef OP_arange
+/* y[i] = start + i * step, computed in C (long for integer outputs; double where the device
+ * has fp64, else float, for floating-point ones) and then converted, as NumPy does. */
+__kernel void ocal_arange(__global R *y, const ulong yoff, const C start, const C step,
+                          const ulong n) {
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
+    y[yoff + i] = (R)(start + (C)i * step);
+}
+#endif
+
+#ifdef OP_linspace
+/* n evenly spaced values from start to stop inclusive, computed in the floating-point type C;
+ * the last one is stop exactly. */
+__kernel void ocal_linspace(__global R *y, const ulong yoff, const C start, const C stop,
+                            const ulong n) {
+  const C step = n > 1 ? (stop - start) / (C)(n - 1) : (C)0;
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
+    y[yoff + i] = (R)(i + 1 == n && n > 1 ? stop : start + (C)i * step);
+}
+#endif

@@ -1,0 +1,169 @@
+/* ocal — elementwise operations, fills and random numbers on device buffers.
+ *
+ * Every call checks its arguments, enqueues one kernel on the context's in-order queue and
+ * returns without waiting. Element types: f32, f64, i32, u32, i64, u64, u8 (complex buffers
+ * are not supported here). Inputs and outputs must belong to one context.
+ *
+ * Types. Inputs of a binary operation share one type, and the output has that type too
+ * (comparisons write u8 masks of 0 and 1). Operations marked "float" below need a
+ * floating-point output: their input may be an integer buffer, which is converted (the
+ * output's type chooses the precision), but an integer output is an error, never a silent
+ * conversion. To change types on purpose, use ocal_cast.
+ *
+ * Shapes. A unary operation needs an output with as many elements as its input. Binary
+ * operations and ocal_where broadcast as NumPy does: shapes (of up to 4 dimensions) are
+ * aligned on their last dimension, and each dimension must be equal or 1; the output must
+ * have the broadcast shape (a bias row of shape {n} adds to every row of an {m, n} matrix).
+ *
+ * Aliasing. The output may be one of the inputs (in place), or memory disjoint from them;
+ * a partial overlap (two different views of one range) is an error.
+ *
+ * Scalars are passed as double and converted to the buffers' element type; for an integer
+ * type the scalar must be a whole number within the type's range, else OCAL_INVALID_ARGUMENT. */
+#ifndef OCAL_OPS_H
+#define OCAL_OPS_H
+
+#include <stdint.h>
+
+#include "ocal/buffer.h"
+#include "ocal/export.h"
+#include "ocal/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(NAME, name, needs a floating-point output) */
+#define OCAL_UNARY_OP_MAP(X)                                                              \
+  X(NEG, "neg", 0)                /* -x */                                               \
+  X(ABS, "abs", 0)                /* |x| */                                              \
+  X(SQRT, "sqrt", 1)                                                                     \
+  X(RSQRT, "rsqrt", 1)            /* 1 / sqrt(x) */                                      \
+  X(EXP, "exp", 1)                                                                       \
+  X(LOG, "log", 1)                                                                       \
+  X(LOG1P, "log1p", 1)            /* log(1 + x), accurate near 0 */                       \
+  X(EXPM1, "expm1", 1)            /* exp(x) - 1, accurate near 0 */                       \
+  X(SIN, "sin", 1)                                                                       \
+  X(COS, "cos", 1)                                                                       \
+  X(TANH, "tanh", 1)                                                                     \
+  X(SIGMOID, "sigmoid", 1)        /* 1 / (1 + exp(-x)) */                                \
+  X(RELU, "relu", 0)              /* max(x, 0); NaN stays NaN */                         \
+  X(GELU, "gelu", 1)              /* x * (1 + erf(x / sqrt 2)) / 2, the exact form */    \
+  X(FLOOR, "floor", 0)            /* identity on integers */                             \
+  X(CEIL, "ceil", 0)                                                                     \
+  X(ROUND, "round", 0)            /* to nearest, halves to even (NumPy's rule) */        \
+  X(SIGN, "sign", 0)              /* -1, 0 or 1; NaN stays NaN */                        \
+  X(SQUARE, "square", 0)                                                                 \
+  X(RECIPROCAL, "reciprocal", 1)  /* 1 / x */
+
+typedef enum ocal_unary_op {
+#define OCAL__UNARY_ENUM(name, lname, fl) OCAL_UNARY_##name,
+  OCAL_UNARY_OP_MAP(OCAL__UNARY_ENUM)
+#undef OCAL__UNARY_ENUM
+  OCAL_UNARY_OP_COUNT
+} ocal_unary_op;
+
+/* X(NAME, name, kind): kind 0 arithmetic (any type), 1 float only, 2 comparison (u8 out).
+ * Integer division and fmod by zero give 0 (NumPy's result) rather than trapping; integer
+ * pow with a negative exponent gives 0 unless the base is 1 or -1. min and max propagate
+ * NaN (NumPy's minimum/maximum). fmod takes the sign of the dividend, as C and np.fmod. */
+#define OCAL_BINARY_OP_MAP(X) \
+  X(ADD, "add", 0)            \
+  X(SUB, "sub", 0)            \
+  X(MUL, "mul", 0)            \
+  X(DIV, "div", 0)            \
+  X(POW, "pow", 0)            \
+  X(MIN, "min", 0)            \
+  X(MAX, "max", 0)            \
+  X(ATAN2, "atan2", 1)        \
+  X(FMOD, "fmod", 0)          \
+  X(EQ, "eq", 2)              \
+  X(NE, "ne", 2)              \
+  X(LT, "lt", 2)              \
+  X(LE, "le", 2)              \
+  X(GT, "gt", 2)              \
+  X(GE, "ge", 2)
+
+typedef enum ocal_binary_op {
+#define OCAL__BINARY_ENUM(name, lname, kind) OCAL_BINARY_##name,
+  OCAL_BINARY_OP_MAP(OCAL__BINARY_ENUM)
+#undef OCAL__BINARY_ENUM
+  OCAL_BINARY_OP_COUNT
+} ocal_binary_op;
+
+/** Name of an operation ("exp", "add"), or "invalid". */
+OCAL_API const char *ocal_unary_op_name(ocal_unary_op op);
+OCAL_API const char *ocal_binary_op_name(ocal_binary_op op);
+
+/** out = op(x), elementwise.
+ * \param op the operation.
+ * \param x input buffer.
+ * \param out output with as many elements as x; may be x itself (in place).
+ * \returns OCAL_OK; OCAL_TYPE_MISMATCH (e.g. log into an integer buffer);
+ *          OCAL_SHAPE_MISMATCH (element counts differ); OCAL_INVALID_ARGUMENT (overlap). */
+OCAL_API ocal_status ocal_unary(ocal_unary_op op, ocal_buffer x, ocal_buffer out);
+
+/** out = a op b, elementwise with NumPy broadcasting.
+ * \returns OCAL_OK; OCAL_TYPE_MISMATCH when a and b differ in type or out has the wrong
+ *          type; OCAL_SHAPE_MISMATCH when the shapes do not broadcast or out does not have
+ *          the broadcast shape. */
+OCAL_API ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b,
+                                 ocal_buffer out);
+
+/** out = a op scalar (the scalar on the right). out has a's shape. */
+OCAL_API ocal_status ocal_binary_scalar(ocal_binary_op op, ocal_buffer a, double scalar,
+                                        ocal_buffer out);
+
+/** out = scalar op b (the scalar on the left), e.g. 1 - x or 2 ** x. out has b's shape. */
+OCAL_API ocal_status ocal_scalar_binary(ocal_binary_op op, double scalar, ocal_buffer b,
+                                        ocal_buffer out);
+
+/** out = mask ? a : b, elementwise with broadcasting of all three.
+ * \param mask a u8 buffer (non-zero selects a), e.g. from a comparison.
+ * \param a, b inputs of one type; out has that type and the broadcast shape. */
+OCAL_API ocal_status ocal_where(ocal_buffer mask, ocal_buffer a, ocal_buffer b, ocal_buffer out);
+
+/** y = alpha * x + y (x and y: same type and element count). */
+OCAL_API ocal_status ocal_axpy(double alpha, ocal_buffer x, ocal_buffer y);
+
+/** y = alpha * x + beta * y. */
+OCAL_API ocal_status ocal_axpby(double alpha, ocal_buffer x, double beta, ocal_buffer y);
+
+/** x = alpha * x. */
+OCAL_API ocal_status ocal_scale(double alpha, ocal_buffer x);
+
+/** out = x converted to out's element type (any pair of the real types). Floating-point to
+ * integer truncates toward zero and saturates at the type's limits; NaN becomes 0. Integer to
+ * narrower integer wraps, as C and NumPy's astype do. */
+OCAL_API ocal_status ocal_cast(ocal_buffer x, ocal_buffer out);
+
+/** out[i] = start + i * step for every element (in row-major order). */
+OCAL_API ocal_status ocal_arange(ocal_buffer out, double start, double step);
+
+/** numel(out) evenly spaced values from start to stop, both included (NumPy's linspace). */
+OCAL_API ocal_status ocal_linspace(ocal_buffer out, double start, double stop);
+
+/** Fills a f32 or f64 buffer with uniform random numbers in [low, high).
+ *
+ * The numbers come from the counter-based generator Philox-4x32-10 keyed by \p seed:
+ * element i of out gets number offset + i of the stream, so the same seed and offset give
+ * the same numbers on every device, and a program draws fresh numbers by advancing offset by
+ * the count it used. Uniforms are exact across devices.
+ * \param out f32 or f64 buffer.
+ * \param seed the key of the stream.
+ * \param offset position in the stream of out's first element.
+ * \param low, high bounds, low < high, both finite. */
+OCAL_API ocal_status ocal_random_uniform(ocal_buffer out, uint64_t seed, uint64_t offset,
+                                         double low, double high);
+
+/** Fills a f32 or f64 buffer with normal random numbers (mean, stddev > 0) from the same
+ * stream as ocal_random_uniform, through the Box-Muller transform; they agree across devices
+ * to within the rounding of each device's log, sin and cos. */
+OCAL_API ocal_status ocal_random_normal(ocal_buffer out, uint64_t seed, uint64_t offset,
+                                        double mean, double stddev);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCAL_OPS_H */

@@ -1,0 +1,362 @@
+/* ocal — elementwise operations: argument checks and kernel choice. The kernels are in
+ * cl/elementwise.cl, built per operation and type pair. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops_common.h"
+
+static const struct {
+  const char *name;
+  int float_only;
+} unary_ops[OCAL_UNARY_OP_COUNT] = {
+#define OCAL__UNARY_ROW(name, lname, fl) {lname, fl},
+    OCAL_UNARY_OP_MAP(OCAL__UNARY_ROW)
+#undef OCAL__UNARY_ROW
+};
+
+enum { ARITHMETIC = 0, FLOAT_ONLY = 1, COMPARISON = 2 };
+static const struct {
+  const char *name;
+  int kind;
+} binary_ops[OCAL_BINARY_OP_COUNT] = {
+#define OCAL__BINARY_ROW(name, lname, kind) {lname, kind},
+    OCAL_BINARY_OP_MAP(OCAL__BINARY_ROW)
+#undef OCAL__BINARY_ROW
+};
+
+const char *ocal_unary_op_name(ocal_unary_op op) {
+  return (unsigned)op < OCAL_UNARY_OP_COUNT ? unary_ops[op].name : "invalid";
+}
+
+const char *ocal_binary_op_name(ocal_binary_op op) {
+  return (unsigned)op < OCAL_BINARY_OP_COUNT ? binary_ops[op].name : "invalid";
+}
+
+/* Gets the elementwise kernel for `options` and runs it over n items. */
+static ocal_status run(ocal_context ctx, const char *options, const char *kernel, size_t n,
+                       size_t nargs, const ocal__arg *args) {
+  ocal__kernel *k;
+  ocal_status status = ocal__library_kernel(ctx, "elementwise", options, kernel, &k);
+  if (status != OCAL_OK) return status;
+  return ocal__kernel_run(ctx, k, n, nargs, args);
+}
+
+/* Work-items for n elements: a quarter with 4-wide loads. */
+static size_t items(size_t n, int vec4) { return vec4 ? (n + 3) / 4 : n; }
+
+static void format_shape(const ocal_buffer b, char *out, size_t size) {
+  size_t used = (size_t)snprintf(out, size, "(");
+  for (int i = 0; i < b->ndim && used < size; i++)
+    used += (size_t)snprintf(out + used, size - used, "%s%zu", i ? ", " : "", b->shape[i]);
+  if (used < size) snprintf(out + used, size - used, ")");
+}
+
+static ocal_status check_same_count(ocal_buffer x, ocal_buffer out, const char *func) {
+  if (x->numel == out->numel) return OCAL_OK;
+  char xs[96], os[96];
+  format_shape(x, xs, sizeof xs);
+  format_shape(out, os, sizeof os);
+  return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                    "the output has shape %s (%zu elements) but the input has shape %s (%zu)", os,
+                    out->numel, xs, x->numel);
+}
+
+static ocal_status check_type(ocal_buffer b, ocal_dtype want, const char *role, const char *why,
+                              const char *func) {
+  if (b->dtype == want) return OCAL_OK;
+  return ocal__fail(OCAL_TYPE_MISMATCH, func, "%s is %s but must be %s (%s)", role,
+                    ocal_dtype_name(b->dtype), ocal_dtype_name(want), why);
+}
+
+ocal_status ocal_unary(ocal_unary_op op, ocal_buffer x, ocal_buffer out) {
+  if ((unsigned)op >= OCAL_UNARY_OP_COUNT)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "invalid unary operation %d", (int)op);
+  ocal_status status = ocal__ew_check(x, NULL, "x", __func__);
+  if (status == OCAL_OK) status = ocal__ew_check(out, x->ctx, "out", __func__);
+  if (status == OCAL_OK) status = check_same_count(x, out, __func__);
+  if (status != OCAL_OK) return status;
+  const char *name = unary_ops[op].name;
+  if (unary_ops[op].float_only) {
+    if (!ocal__dtype_is_float(out->dtype))
+      return OCAL_FAIL(OCAL_TYPE_MISMATCH,
+                       "%s needs a floating-point output, but out is %s (x is %s); pass an f32 "
+                       "or f64 output buffer",
+                       name, ocal_dtype_name(out->dtype), ocal_dtype_name(x->dtype));
+    if (ocal__dtype_is_float(x->dtype) && x->dtype != out->dtype)
+      return check_type(out, x->dtype, "out", "the type of x; use ocal_cast to convert", __func__);
+  } else if ((status = check_type(out, x->dtype, "out", "the type of x", __func__)) != OCAL_OK) {
+    return status;
+  }
+  if ((status = ocal__ew_check_alias(x, out, __func__)) != OCAL_OK) return status;
+  if (x->numel == 0) return OCAL_OK;
+
+  const ocal_buffer bufs[] = {x, out};
+  int vec4 = ocal__ew_aligned4(bufs, 2);
+  char options[256];
+  ocal__ew_options(options, sizeof options, x->dtype, out->dtype, name, vec4, NULL);
+  cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
+  const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), OCAL__ARG(out->mem),
+                            OCAL__ARG(yoff), OCAL__ARG(n)};
+  return run(x->ctx, options, "ocal_unary", items(x->numel, vec4), 5, args);
+}
+
+/* Right-aligns a shape into 4 dimensions with leading ones. */
+static void pad4(const ocal_buffer b, cl_ulong p[4]) {
+  for (int d = 0; d < 4; d++) p[d] = 1;
+  for (int i = 0; i < b->ndim; i++) p[4 - b->ndim + i] = b->shape[i];
+}
+
+/* NumPy broadcasting of nin inputs to out: fills the padded output dims and each input's
+ * element strides (0 along broadcast dimensions); *flat says no input is broadcast. */
+static ocal_status broadcast(int nin, const ocal_buffer *in, ocal_buffer out, cl_ulong dims[4],
+                             cl_ulong strides[][4], int *flat, const char *func) {
+  cl_ulong p[3][4], want[4];
+  for (int k = 0; k < nin; k++) pad4(in[k], p[k]);
+  for (int d = 0; d < 4; d++) {
+    want[d] = 1;
+    for (int k = 0; k < nin; k++) {
+      if (p[k][d] == 1) continue;
+      if (want[d] != 1 && want[d] != p[k][d]) {
+        char s0[96], s1[96];
+        format_shape(in[0], s0, sizeof s0);
+        format_shape(in[k], s1, sizeof s1);
+        return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                          "shapes %s and %s do not broadcast: dimension %d (from the end) is %llu "
+                          "against %llu; each must be equal or 1",
+                          s0, s1, 4 - d, (unsigned long long)want[d],
+                          (unsigned long long)p[k][d]);
+      }
+      want[d] = p[k][d];
+    }
+  }
+  pad4(out, dims);
+  for (int d = 0; d < 4; d++) {
+    if (dims[d] != want[d]) {
+      char s[96];
+      format_shape(out, s, sizeof s);
+      return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                        "the output has shape %s but the inputs broadcast to (%llu, %llu, %llu, "
+                        "%llu) (leading ones aside)",
+                        s, (unsigned long long)want[0], (unsigned long long)want[1],
+                        (unsigned long long)want[2], (unsigned long long)want[3]);
+    }
+  }
+  *flat = 1;
+  for (int k = 0; k < nin; k++) {
+    cl_ulong stride = 1;
+    for (int d = 3; d >= 0; d--) {
+      strides[k][d] = p[k][d] == 1 ? 0 : stride;
+      stride *= p[k][d];
+      if (p[k][d] != dims[d]) *flat = 0;
+    }
+  }
+  return OCAL_OK;
+}
+
+/* The index type of the broadcast kernels: 32-bit arithmetic is much faster on GPUs. */
+static const char *index_option(size_t n) {
+  return n < ((size_t)1 << 32) ? "-DIDX=uint" : "-DIDX=ulong";
+}
+
+static ocal_status check_binary_types(ocal_binary_op op, ocal_buffer a, ocal_buffer out,
+                                      const char *func) {
+  const char *name = binary_ops[op].name;
+  if (binary_ops[op].kind == FLOAT_ONLY && !ocal__dtype_is_float(a->dtype))
+    return ocal__fail(OCAL_TYPE_MISMATCH, func,
+                      "%s needs floating-point inputs, but they are %s; convert with ocal_cast",
+                      name, ocal_dtype_name(a->dtype));
+  if (binary_ops[op].kind == COMPARISON)
+    return check_type(out, OCAL_U8, "out", "comparisons write u8 masks", func);
+  return check_type(out, a->dtype, "out", "the type of the inputs", func);
+}
+
+ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b, ocal_buffer out) {
+  if ((unsigned)op >= OCAL_BINARY_OP_COUNT)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "invalid binary operation %d", (int)op);
+  ocal_status status = ocal__ew_check(a, NULL, "a", __func__);
+  if (status == OCAL_OK) status = ocal__ew_check(b, a->ctx, "b", __func__);
+  if (status == OCAL_OK) status = ocal__ew_check(out, a->ctx, "out", __func__);
+  if (status != OCAL_OK) return status;
+  if (a->dtype != b->dtype)
+    return OCAL_FAIL(OCAL_TYPE_MISMATCH, "a is %s but b is %s; convert one with ocal_cast",
+                     ocal_dtype_name(a->dtype), ocal_dtype_name(b->dtype));
+  if ((status = check_binary_types(op, a, out, __func__)) != OCAL_OK) return status;
+  const ocal_buffer in[] = {a, b};
+  cl_ulong dims[4], st[2][4];
+  int flat;
+  if ((status = broadcast(2, in, out, dims, st, &flat, __func__)) != OCAL_OK) return status;
+  if ((status = ocal__ew_check_alias(a, out, __func__)) != OCAL_OK) return status;
+  if ((status = ocal__ew_check_alias(b, out, __func__)) != OCAL_OK) return status;
+  if (out->numel == 0) return OCAL_OK;
+
+  const char *name = binary_ops[op].name;
+  char options[256];
+  cl_ulong aoff = a->offset, boff = b->offset, yoff = out->offset, n = out->numel;
+  if (flat) {
+    const ocal_buffer bufs[] = {a, b, out};
+    int vec4 = ocal__ew_aligned4(bufs, 3);
+    ocal__ew_options(options, sizeof options, a->dtype, out->dtype, name, vec4, NULL);
+    const ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(aoff), OCAL__ARG(b->mem),
+                              OCAL__ARG(boff), OCAL__ARG(out->mem), OCAL__ARG(yoff),
+                              OCAL__ARG(n)};
+    return run(a->ctx, options, "ocal_binary_flat", items(out->numel, vec4), 7, args);
+  }
+  ocal__ew_options(options, sizeof options, a->dtype, out->dtype, name, 0,
+                   index_option(out->numel));
+  cl_ulong4 ast = {{st[0][0], st[0][1], st[0][2], st[0][3]}};
+  cl_ulong4 bst = {{st[1][0], st[1][1], st[1][2], st[1][3]}};
+  cl_ulong4 d4 = {{dims[0], dims[1], dims[2], dims[3]}};
+  const ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(aoff), OCAL__ARG(ast),
+                            OCAL__ARG(b->mem), OCAL__ARG(boff), OCAL__ARG(bst),
+                            OCAL__ARG(out->mem), OCAL__ARG(yoff), OCAL__ARG(d4)};
+  return run(a->ctx, options, "ocal_binary_bcast", out->numel, 9, args);
+}
+
+/* out = x op s (left = 0) or s op x (left = 1). */
+static ocal_status binary_with_scalar(ocal_binary_op op, ocal_buffer x, double scalar, int left,
+                                      ocal_buffer out, const char *func) {
+  if ((unsigned)op >= OCAL_BINARY_OP_COUNT)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "invalid binary operation %d", (int)op);
+  ocal_status status = ocal__ew_check(x, NULL, left ? "b" : "a", func);
+  if (status == OCAL_OK) status = ocal__ew_check(out, x->ctx, "out", func);
+  if (status == OCAL_OK) status = check_binary_types(op, x, out, func);
+  if (status == OCAL_OK) status = check_same_count(x, out, func);
+  if (status == OCAL_OK) status = ocal__ew_check_alias(x, out, func);
+  unsigned char s[8];
+  if (status == OCAL_OK) status = ocal__ew_scalar(scalar, x->dtype, s, func);
+  if (status != OCAL_OK || x->numel == 0) return status;
+
+  const ocal_buffer bufs[] = {x, out};
+  int vec4 = ocal__ew_aligned4(bufs, 2);
+  char options[256];
+  ocal__ew_options(options, sizeof options, x->dtype, out->dtype, binary_ops[op].name, vec4,
+                   left ? "-DSCALAR_LEFT" : NULL);
+  cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
+  const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), {ocal_dtype_size(x->dtype), s},
+                            OCAL__ARG(out->mem), OCAL__ARG(yoff), OCAL__ARG(n)};
+  return run(x->ctx, options, "ocal_binary_scalar", items(x->numel, vec4), 6, args);
+}
+
+ocal_status ocal_binary_scalar(ocal_binary_op op, ocal_buffer a, double scalar, ocal_buffer out) {
+  return binary_with_scalar(op, a, scalar, 0, out, __func__);
+}
+
+ocal_status ocal_scalar_binary(ocal_binary_op op, double scalar, ocal_buffer b, ocal_buffer out) {
+  return binary_with_scalar(op, b, scalar, 1, out, __func__);
+}
+
+ocal_status ocal_where(ocal_buffer mask, ocal_buffer a, ocal_buffer b, ocal_buffer out) {
+  ocal_status status = ocal__ew_check(mask, NULL, "mask", __func__);
+  if (status == OCAL_OK) status = ocal__ew_check(a, mask->ctx, "a", __func__);
+  if (status == OCAL_OK) status = ocal__ew_check(b, mask->ctx, "b", __func__);
+  if (status == OCAL_OK) status = ocal__ew_check(out, mask->ctx, "out", __func__);
+  if (status == OCAL_OK) status = check_type(mask, OCAL_U8, "mask", "a u8 mask", __func__);
+  if (status == OCAL_OK) status = check_type(b, a->dtype, "b", "the type of a", __func__);
+  if (status == OCAL_OK) status = check_type(out, a->dtype, "out", "the type of a", __func__);
+  if (status != OCAL_OK) return status;
+  const ocal_buffer in[] = {mask, a, b};
+  cl_ulong dims[4], st[3][4];
+  int flat;
+  if ((status = broadcast(3, in, out, dims, st, &flat, __func__)) != OCAL_OK) return status;
+  for (int k = 0; k < 3; k++)
+    if ((status = ocal__ew_check_alias(in[k], out, __func__)) != OCAL_OK) return status;
+  if (out->numel == 0) return OCAL_OK;
+
+  char options[256];
+  ocal__ew_options(options, sizeof options, a->dtype, a->dtype, "where", 0,
+                   index_option(out->numel));
+  cl_ulong moff = mask->offset, aoff = a->offset, boff = b->offset, yoff = out->offset;
+  cl_ulong4 mst = {{st[0][0], st[0][1], st[0][2], st[0][3]}};
+  cl_ulong4 ast = {{st[1][0], st[1][1], st[1][2], st[1][3]}};
+  cl_ulong4 bst = {{st[2][0], st[2][1], st[2][2], st[2][3]}};
+  cl_ulong4 d4 = {{dims[0], dims[1], dims[2], dims[3]}};
+  const ocal__arg args[] = {OCAL__ARG(mask->mem), OCAL__ARG(moff), OCAL__ARG(mst),
+                            OCAL__ARG(a->mem),    OCAL__ARG(aoff), OCAL__ARG(ast),
+                            OCAL__ARG(b->mem),    OCAL__ARG(boff), OCAL__ARG(bst),
+                            OCAL__ARG(out->mem),  OCAL__ARG(yoff), OCAL__ARG(d4)};
+  return run(a->ctx, options, "ocal_where", out->numel, 12, args);
+}
+
+static ocal_status axpby(double alpha, ocal_buffer x, double beta, int beta_one, ocal_buffer y,
+                         const char *func) {
+  ocal_status status = ocal__ew_check(x, NULL, "x", func);
+  if (status == OCAL_OK) status = ocal__ew_check(y, x->ctx, "y", func);
+  if (status == OCAL_OK) status = check_type(y, x->dtype, "y", "the type of x", func);
+  if (status == OCAL_OK) status = check_same_count(x, y, func);
+  if (status == OCAL_OK) status = ocal__ew_check_alias(x, y, func);
+  unsigned char a[8], b[8];
+  if (status == OCAL_OK) status = ocal__ew_scalar(alpha, x->dtype, a, func);
+  if (status == OCAL_OK) status = ocal__ew_scalar(beta, x->dtype, b, func);
+  if (status != OCAL_OK || x->numel == 0) return status;
+  const ocal_buffer bufs[] = {x, y};
+  int vec4 = ocal__ew_aligned4(bufs, 2);
+  char options[256];
+  ocal__ew_options(options, sizeof options, x->dtype, x->dtype, "axpby", vec4,
+                   beta_one ? "-DBETA_ONE" : NULL);
+  size_t es = ocal_dtype_size(x->dtype);
+  cl_ulong xoff = x->offset, yoff = y->offset, n = x->numel;
+  const ocal__arg args[] = {{es, a}, OCAL__ARG(x->mem), OCAL__ARG(xoff), {es, b},
+                            OCAL__ARG(y->mem), OCAL__ARG(yoff), OCAL__ARG(n)};
+  return run(x->ctx, options, "ocal_axpby", items(x->numel, vec4), 7, args);
+}
+
+ocal_status ocal_axpy(double alpha, ocal_buffer x, ocal_buffer y) {
+  return axpby(alpha, x, 1.0, 1, y, __func__);
+}
+
+ocal_status ocal_axpby(double alpha, ocal_buffer x, double beta, ocal_buffer y) {
+  return axpby(alpha, x, beta, 0, y, __func__);
+}
+
+ocal_status ocal_scale(double alpha, ocal_buffer x) {
+  return binary_with_scalar(OCAL_BINARY_MUL, x, alpha, 0, x, __func__);
+}
+
+ocal_status ocal_cast(ocal_buffer x, ocal_buffer out) {
+  ocal_status status = ocal__ew_check(x, NULL, "x", __func__);
+  if (status == OCAL_OK) status = ocal__ew_check(out, x->ctx, "out", __func__);
+  if (status == OCAL_OK) status = check_same_count(x, out, __func__);
+  if (status == OCAL_OK) status = ocal__ew_check_alias(x, out, __func__);
+  if (status != OCAL_OK || x->numel == 0) return status;
+  if (x->dtype == out->dtype) return ocal_buffer_copy(out, x);
+  char options[256];
+  ocal__ew_options(options, sizeof options, x->dtype, out->dtype, "cast", 0, NULL);
+  cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
+  const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), OCAL__ARG(out->mem),
+                            OCAL__ARG(yoff), OCAL__ARG(n)};
+  return run(x->ctx, options, "ocal_cast", x->numel, 5, args);
+}
+
+/* arange and linspace: computed in C (long for an integer arange; double where the context
+ * has fp64, else float, otherwise), with the two scalars converted to C. */
+static ocal_status sequence(ocal_buffer out, double first, double second, const char *op,
+                            const char *kernel, const char *func) {
+  ocal_status status = ocal__ew_check(out, NULL, "out", func);
+  if (status != OCAL_OK) return status;
+  int integer = !ocal__dtype_is_float(out->dtype) && strcmp(op, "arange") == 0;
+  ocal_dtype c = integer ? OCAL_I64 : out->ctx->fp64 ? OCAL_F64 : OCAL_F32;
+  if (!integer && (!isfinite(first) || !isfinite(second)))
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "%s needs finite bounds, got %g and %g", op,
+                      first, second);
+  unsigned char a[8], b[8];
+  if ((status = ocal__ew_scalar(first, c, a, func)) != OCAL_OK) return status;
+  if ((status = ocal__ew_scalar(second, c, b, func)) != OCAL_OK) return status;
+  if (out->numel == 0) return OCAL_OK;
+  char extra[64], options[256];
+  snprintf(extra, sizeof extra, "-DC=%s%s", ocal__dtype_cl_type(c),
+           c == OCAL_F64 ? " -DOCAL_NEED_FP64" : "");
+  ocal__ew_options(options, sizeof options, out->dtype, out->dtype, op, 0, extra);
+  size_t cs = ocal_dtype_size(c);
+  cl_ulong yoff = out->offset, n = out->numel;
+  const ocal__arg args[] = {OCAL__ARG(out->mem), OCAL__ARG(yoff), {cs, a}, {cs, b}, OCAL__ARG(n)};
+  return run(out->ctx, options, kernel, out->numel, 5, args);
+}
+
+ocal_status ocal_arange(ocal_buffer out, double start, double step) {
+  return sequence(out, start, step, "arange", "ocal_arange", __func__);
+}
+
+ocal_status ocal_linspace(ocal_buffer out, double start, double stop) {
+  return sequence(out, start, stop, "linspace", "ocal_linspace", __func__);
+}

@@ -1,0 +1,27 @@
+/* ocal — helpers shared by the elementwise operations (never installed). */
+#ifndef OCAL_OPS_COMMON_H
+#define OCAL_OPS_COMMON_H
+
+#include "internal.h"
+
+/* Build options for an elementwise kernel: input type t, output type r, operation `op`
+ * ("exp"), 4-wide loads when vec4, and any extra options. */
+void ocal__ew_options(char *out, size_t size, ocal_dtype t, ocal_dtype r, const char *op,
+                      int vec4, const char *extra);
+
+/* Fails unless buf is a live buffer of ctx (ctx NULL: any) whose type elementwise kernels
+ * take (the real types). `role` names it in messages ("x", "out"). */
+ocal_status ocal__ew_check(ocal_buffer buf, ocal_context ctx, const char *role, const char *func);
+
+/* Fails when in and out share memory in part: the same range (in place) or disjoint
+ * ranges are fine. */
+ocal_status ocal__ew_check_alias(ocal_buffer in, ocal_buffer out, const char *func);
+
+/* Converts a scalar to one element of type t in out (8 bytes); fails for an integer type
+ * unless the value is a whole number in range. */
+ocal_status ocal__ew_scalar(double v, ocal_dtype t, unsigned char out[8], const char *func);
+
+/* True when every buffer's first element sits at a multiple of 4 elements (4-wide loads). */
+int ocal__ew_aligned4(const ocal_buffer *bufs, int count);
+
+#endif /* OCAL_OPS_COMMON_H */
