@@ -264,6 +264,32 @@ __kernel void ocal_binary_bcast(__global const T *a, const ulong aoff, const ulo
 }
 #endif
 
+#ifdef F2
+/* The common broadcasts without index arithmetic. The output is seen as a rows x cols
+ * matrix (cols: its trailing dimensions from some split point on); each input is full
+ * (mode 0), a row repeated down the rows (mode 1, a bias), a column repeated across
+ * (mode 2, e.g. a row maximum), or one element (mode 3). Dimension 0 runs along the
+ * columns, dimension 1 loops over rows (GPUs cap that dimension's size). */
+inline ulong ocal_mode_index(const uint mode, const ulong i, const ulong r, const ulong c) {
+  return mode == 0 ? i : mode == 1 ? c : mode == 2 ? r : 0;
+}
+__kernel void ocal_binary_2d(__global const T *a, const ulong aoff, const uint amode,
+                             __global const T *b, const ulong boff, const uint bmode,
+                             __global R *y, const ulong yoff, const ulong cols,
+                             const ulong rows) {
+  const ulong c = get_global_id(0);
+  if (c >= cols) return;
+  __global const T *pa = a + aoff, *pb = b + boff;
+  __global R *py = y + yoff;
+  for (ulong r = get_global_id(1); r < rows; r += get_global_size(1)) {
+    const ulong i = r * cols + c;
+    const T va = pa[ocal_mode_index(amode, i, r, c)];
+    const T vb = pb[ocal_mode_index(bmode, i, r, c)];
+    py[i] = F2(va, vb);
+  }
+}
+#endif
+
 #ifdef OP_where
 __kernel void ocal_where(__global const uchar *m, const ulong moff, const ulong4 mst,
                          __global const T *a, const ulong aoff, const ulong4 ast,

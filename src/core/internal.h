@@ -188,6 +188,12 @@ typedef struct ocal__arg {
 ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t nargs,
                              const ocal__arg *args);
 
+/* The same over a cols x rows range: dimension 0 covers the columns exactly (the kernel
+ * guards get_global_id(0) < cols); dimension 1 may be smaller than rows (GPUs cap it), so
+ * the kernel loops over rows with stride get_global_size(1). */
+ocal_status ocal__kernel_run_2d(ocal_context ctx, ocal__kernel *k, size_t cols, size_t rows,
+                                size_t nargs, const ocal__arg *args);
+
 /* Enqueues a 1-D launch of a grid-stride kernel over n items: the work-group size and the
  * number of groups come from the kernel's and the device's facts. Caller holds k->lock. */
 ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_event *event);

@@ -220,17 +220,23 @@ ocal_status ocal__library_kernel(ocal_context ctx, const char *source_name, cons
   return OCAL_FAIL(OCAL_INTERNAL, "the library has no embedded source cl/%s.cl", source_name);
 }
 
-/* Work-items per compute unit to aim for: enough to hide memory latency on GPUs (an H100 SM
- * keeps 2048 threads in flight), harmless on CPUs, where a work-group runs as a loop. */
+/* Work-items per compute unit to aim for on GPUs: enough to hide memory latency (an H100 SM
+ * keeps 2048 threads in flight); past that a grid-stride loop gives each item more elements,
+ * which saves launch work and keeps accesses coalesced. */
 #define OCAL__ITEMS_PER_COMPUTE_UNIT 2048
 
 ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_event *event) {
   size_t local = k->work_group_size < 256 ? k->work_group_size : 256;
   if (local > k->preferred_multiple) local -= local % k->preferred_multiple;
   size_t groups = (n + local - 1) / local;
-  size_t max_groups = (size_t)ctx->info.compute_units * (OCAL__ITEMS_PER_COMPUTE_UNIT / local);
-  if (max_groups == 0) max_groups = 1;
-  if (groups > max_groups) groups = max_groups;
+  /* CPU drivers (PoCL) run a work-group as a loop over its items, vectorised across them:
+   * there one item per element is fastest, as a grid-stride loop would make each item jump
+   * through memory and defeat the vectoriser. */
+  if (ctx->info.type != OCAL_DEVICE_CPU) {
+    size_t max_groups = (size_t)ctx->info.compute_units * (OCAL__ITEMS_PER_COMPUTE_UNIT / local);
+    if (max_groups == 0) max_groups = 1;
+    if (groups > max_groups) groups = max_groups;
+  }
   if (groups == 0) groups = 1;
   size_t global = groups * local;
   OCAL_CL_CHECK(ctx->info.name, clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global,
@@ -238,18 +244,56 @@ ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_even
   return OCAL_OK;
 }
 
-ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t nargs,
-                             const ocal__arg *args) {
-  ocal_status status = OCAL_OK;
-  pthread_mutex_lock(&k->lock);
-  for (size_t i = 0; i < nargs && status == OCAL_OK; i++) {
+static ocal_status set_args(ocal_context ctx, ocal__kernel *k, size_t nargs,
+                            const ocal__arg *args) {
+  for (size_t i = 0; i < nargs; i++) {
     cl_int err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].value);
     if (err != CL_SUCCESS) {
-      status = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", __func__);
+      ocal_status status = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", __func__);
       ocal__append_error(" (argument %zu of kernel '%s')", i, k->name);
+      return status;
     }
   }
+  return OCAL_OK;
+}
+
+ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t nargs,
+                             const ocal__arg *args) {
+  pthread_mutex_lock(&k->lock);
+  ocal_status status = set_args(ctx, k, nargs, args);
   if (status == OCAL_OK) status = ocal__launch_1d(ctx, k, n, NULL);
+  pthread_mutex_unlock(&k->lock);
+  return status;
+}
+
+/* GPUs limit the second dimension of a launch (NVIDIA to 65535 groups). */
+#define OCAL__MAX_DIM1 65535
+
+ocal_status ocal__kernel_run_2d(ocal_context ctx, ocal__kernel *k, size_t cols, size_t rows,
+                                size_t nargs, const ocal__arg *args) {
+  size_t local = k->work_group_size < 256 ? k->work_group_size : 256;
+  size_t m = k->preferred_multiple;
+  size_t want = (cols + m - 1) / m * m; /* narrow matrices: no more items than columns */
+  if (want < local) local = want;
+  if (local > m) local -= local % m;
+  if (local == 0) local = 1;
+  size_t global[2] = {(cols + local - 1) / local * local, rows}, lsize[2] = {local, 1};
+  size_t max_rows = OCAL__MAX_DIM1;
+  if (ctx->info.type != OCAL_DEVICE_CPU) {
+    size_t target = (size_t)ctx->info.compute_units * OCAL__ITEMS_PER_COMPUTE_UNIT;
+    size_t by_occupancy = target / global[0] ? target / global[0] : 1;
+    if (by_occupancy < max_rows) max_rows = by_occupancy;
+  }
+  if (global[1] > max_rows) global[1] = max_rows;
+  if (global[1] == 0) global[1] = 1;
+  pthread_mutex_lock(&k->lock);
+  ocal_status status = set_args(ctx, k, nargs, args);
+  if (status == OCAL_OK) {
+    cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 2, NULL, global, lsize, 0, NULL,
+                                        NULL);
+    if (err != CL_SUCCESS)
+      status = ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", __func__);
+  }
   pthread_mutex_unlock(&k->lock);
   return status;
 }

@@ -154,6 +154,36 @@ static ocal_status broadcast(int nin, const ocal_buffer *in, ocal_buffer out, cl
   return OCAL_OK;
 }
 
+/* How an input relates to a split of the output's 4 padded dimensions into rows [0, split)
+ * and columns [split, 4): 0 full, 1 a row repeated (ones before the split, the output's
+ * dimensions after), 2 a column repeated (the output's dimensions before, ones after),
+ * 3 a single element; -1 none of these. */
+static int split_mode(const ocal_buffer in, const cl_ulong dims[4], int split) {
+  cl_ulong p[4];
+  pad4(in, p);
+  int rows_match = 1, rows_one = 1, cols_match = 1, cols_one = 1;
+  for (int d = 0; d < 4; d++) {
+    int match = p[d] == dims[d], one = p[d] == 1;
+    if (d < split) rows_match &= match, rows_one &= one;
+    else cols_match &= match, cols_one &= one;
+  }
+  if (rows_match && cols_match) return 0;
+  if (rows_one && cols_match) return 1;
+  if (rows_match && cols_one) return 2;
+  if (rows_one && cols_one) return 3;
+  return -1;
+}
+
+/* Finds a split where every input has a mode (see split_mode); returns the split, or -1. */
+static int find_split(int nin, const ocal_buffer *in, const cl_ulong dims[4], int modes[]) {
+  for (int split = 3; split >= 1; split--) {
+    int ok = 1;
+    for (int k = 0; k < nin && ok; k++) ok = (modes[k] = split_mode(in[k], dims, split)) >= 0;
+    if (ok) return split;
+  }
+  return -1;
+}
+
 /* The index type of the broadcast kernels: 32-bit arithmetic is much faster on GPUs. */
 static const char *index_option(size_t n) {
   return n < ((size_t)1 << 32) ? "-DIDX=uint" : "-DIDX=ulong";
@@ -201,6 +231,22 @@ ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b, ocal_bu
                               OCAL__ARG(boff), OCAL__ARG(out->mem), OCAL__ARG(yoff),
                               OCAL__ARG(n)};
     return run(a->ctx, options, "ocal_binary_flat", items(out->numel, vec4), 7, args);
+  }
+  int modes[2];
+  int split = find_split(2, in, dims, modes);
+  if (split > 0) {
+    ocal__ew_options(options, sizeof options, a->dtype, out->dtype, name, 0, NULL);
+    cl_uint am = (cl_uint)modes[0], bm = (cl_uint)modes[1];
+    cl_ulong rows = 1, cols = 1;
+    for (int d = 0; d < 4; d++) *(d < split ? &rows : &cols) *= dims[d];
+    const ocal__arg args[] = {OCAL__ARG(a->mem),   OCAL__ARG(aoff), OCAL__ARG(am),
+                              OCAL__ARG(b->mem),   OCAL__ARG(boff), OCAL__ARG(bm),
+                              OCAL__ARG(out->mem), OCAL__ARG(yoff), OCAL__ARG(cols),
+                              OCAL__ARG(rows)};
+    ocal__kernel *k;
+    status = ocal__library_kernel(a->ctx, "elementwise", options, "ocal_binary_2d", &k);
+    if (status != OCAL_OK) return status;
+    return ocal__kernel_run_2d(a->ctx, k, cols, rows, 10, args);
   }
   ocal__ew_options(options, sizeof options, a->dtype, out->dtype, name, 0,
                    index_option(out->numel));
