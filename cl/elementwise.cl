@@ -331,7 +331,8 @@ __kernel void ocal_axpby(const T alpha, __global const T *x, const ulong xoff, c
 /* Float to integer truncates toward zero and saturates (NaN gives 0): defined results where
  * C leaves the conversion undefined. Every other pair converts as C does. */
 #if defined(T_FLOAT) && !defined(R_FLOAT)
-#define CONVERT(v) OCAL_CAT(OCAL_CAT(convert_, R), _sat_rtz)(v)
+/* The explicit NaN test: NVIDIA's driver does not give 0 for NaN as the spec says. */
+#define CONVERT(v) (isnan(v) ? (R)0 : OCAL_CAT(OCAL_CAT(convert_, R), _sat_rtz)(v))
 #else
 #define CONVERT(v) ((R)(v))
 #endif
