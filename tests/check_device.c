@@ -1,12 +1,571 @@
+/* ocal tests — listing devices and resolving selectors.
+ *
+ * Expectations come from ocal_device_list, never from the name of a particular driver, so the
+ * suite passes on PoCL's CPU device and on a GPU machine alike. Tests that need OCAL_DEVICE
+ * set or unset change it themselves: Check forks each test, so the change stays in it. */
 #include "fixture.h"
 
-START_TEST(test_placeholder_device) { ck_assert_ocal(OCAL_OK); }
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+/* Lists every device into a malloc'ed array (at least one device is required). */
+static ocal_device_info *list_devices(size_t *n) {
+  ck_assert_ocal(ocal_device_list(NULL, 0, n));
+  ck_assert_uint_ge(*n, 1);
+  ocal_device_info *infos = calloc(*n, sizeof *infos);
+  ck_assert_ptr_nonnull(infos);
+  size_t again = 0;
+  ck_assert_ocal(ocal_device_list(infos, *n, &again));
+  ck_assert_uint_eq(again, *n);
+  return infos;
+}
+
+/* Index of the first device of a type, or -1. */
+static long first_of_type(const ocal_device_info *list, size_t n, ocal_device_type type) {
+  for (size_t i = 0; i < n; i++)
+    if (list[i].type == type) return (long)i;
+  return -1;
+}
+
+/* The device the default order picks: first GPU, else accelerator, else CPU, else the first. */
+static long default_pick(const ocal_device_info *list, size_t n) {
+  long pick = first_of_type(list, n, OCAL_DEVICE_GPU);
+  if (pick < 0) pick = first_of_type(list, n, OCAL_DEVICE_ACCELERATOR);
+  if (pick < 0) pick = first_of_type(list, n, OCAL_DEVICE_CPU);
+  return pick < 0 ? 0 : pick;
+}
+
+static int same_device(const ocal_device_info *a, const ocal_device_info *b) {
+  return a->platform_index == b->platform_index && a->device_index == b->device_index &&
+         a->type == b->type && strcmp(a->name, b->name) == 0 &&
+         strcmp(a->platform_name, b->platform_name) == 0 &&
+         a->global_mem_bytes == b->global_mem_bytes && a->max_alloc_bytes == b->max_alloc_bytes &&
+         a->compute_units == b->compute_units;
+}
+
+#define ck_assert_same_device(got, want)                                                   \
+  ck_assert_msg(same_device((got), (want)), "picked %d:%d '%s', expected %d:%d '%s'",      \
+                (got)->platform_index, (got)->device_index, (got)->name,                   \
+                (want)->platform_index, (want)->device_index, (want)->name)
+
+/* A failure of device selection lists every device that exists. */
+static void assert_lists_devices(const ocal_device_info *list, size_t n) {
+  const char *msg = ocal_last_error();
+  for (size_t i = 0; i < n; i++) {
+    char pd[32];
+    snprintf(pd, sizeof pd, "%d:%d", list[i].platform_index, list[i].device_index);
+    ck_assert_msg(strstr(msg, list[i].name) != NULL, "message does not list '%s': %s",
+                  list[i].name, msg);
+    ck_assert_msg(strstr(msg, pd) != NULL, "message does not list %s: %s", pd, msg);
+  }
+}
+
+/* Selects with `sel` and checks the result against the device at index `want` (-1: none). */
+static void check_select(const char *sel, const ocal_device_info *list, size_t n, long want) {
+  ocal_device_info got;
+  memset(&got, 0, sizeof got);
+  if (want >= 0) {
+    ocal_status s = ocal_device_select(sel, &got);
+    ck_assert_msg(s == OCAL_OK, "selector '%s' returned %s: %s", sel, ocal_status_string(s),
+                  ocal_last_error());
+    ck_assert_same_device(&got, &list[want]);
+  } else {
+    ocal_status s = ocal_device_select(sel, &got);
+    ck_assert_msg(s == OCAL_DEVICE_NOT_FOUND, "selector '%s' returned %s, expected not found",
+                  sel, ocal_status_string(s));
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_select"));
+    assert_lists_devices(list, n);
+  }
+}
+
+static void lower(char *s) {
+  for (; *s; s++) *s = (char)tolower((unsigned char)*s);
+}
+
+static void upper(char *s) {
+  for (; *s; s++) *s = (char)toupper((unsigned char)*s);
+}
+
+static int contains_nocase(const char *hay, const char *needle) {
+  char h[256], n[256];
+  snprintf(h, sizeof h, "%s", hay);
+  snprintf(n, sizeof n, "%s", needle);
+  lower(h);
+  lower(n);
+  return strstr(h, n) != NULL;
+}
+
+/* A selector that would be taken for a keyword or a "P:D" pair instead of a name piece. */
+static int is_special(const char *piece) {
+  return strcmp(piece, "gpu") == 0 || strcmp(piece, "cpu") == 0 || strchr(piece, ':') != NULL;
+}
+
+/* ---- listing ---------------------------------------------------------------------------- */
+
+START_TEST(test_list_count) {
+  size_t n = 0;
+  ck_assert_ocal(ocal_device_list(NULL, 0, &n));
+  ck_assert_uint_ge(n, 1);
+  /* Listing twice gives the same count. */
+  size_t again = 0;
+  ck_assert_ocal(ocal_device_list(NULL, 0, &again));
+  ck_assert_uint_eq(again, n);
+}
 END_TEST
+
+START_TEST(test_list_facts) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  for (size_t i = 0; i < n; i++) {
+    const ocal_device_info *d = &list[i];
+    ck_assert_msg(d->name[0] != '\0', "device %zu has no name", i);
+    ck_assert_msg(d->platform_name[0] != '\0', "device %zu has no platform name", i);
+    ck_assert_msg(d->driver_version[0] != '\0', "device %zu has no driver version", i);
+    ck_assert_msg(strncmp(d->opencl_c_version, "OpenCL C", 8) == 0,
+                  "device %zu: OpenCL C version '%s'", i, d->opencl_c_version);
+    ck_assert_msg(strncmp(d->device_version, "OpenCL ", 7) == 0, "device %zu: version '%s'", i,
+                  d->device_version);
+    ck_assert_msg(strncmp(d->platform_version, "OpenCL ", 7) == 0,
+                  "device %zu: platform version '%s'", i, d->platform_version);
+    ck_assert_uint_gt(d->global_mem_bytes, 0);
+    ck_assert_uint_gt(d->max_alloc_bytes, 0);
+    ck_assert_uint_le(d->max_alloc_bytes, d->global_mem_bytes);
+    ck_assert_uint_ge(d->compute_units, 1);
+    ck_assert_uint_ge(d->max_work_group_size, 1);
+    ck_assert_uint_ge(d->max_work_item_sizes[0], 1);
+    ck_assert_uint_gt(d->mem_base_align_bytes, 0);
+    ck_assert_msg(d->type >= OCAL_DEVICE_OTHER && d->type <= OCAL_DEVICE_ACCELERATOR,
+                  "device %zu has type %d", i, (int)d->type);
+    ck_assert_msg(d->has_fp64 == 0 || d->has_fp64 == 1, "has_fp64 is %d", d->has_fp64);
+    /* The strings are terminated within their fields. */
+    ck_assert_uint_lt(strlen(d->name), sizeof d->name);
+    ck_assert_uint_lt(strlen(d->vendor), sizeof d->vendor);
+  }
+  free(list);
+}
+END_TEST
+
+START_TEST(test_list_indices_match_position) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  ck_assert_int_ge(list[0].platform_index, 0);
+  ck_assert_int_eq(list[0].device_index, 0);
+  for (size_t i = 1; i < n; i++) {
+    if (list[i].platform_index == list[i - 1].platform_index) {
+      /* Devices of one platform are numbered 0, 1, 2, ... in list order. */
+      ck_assert_int_eq(list[i].device_index, list[i - 1].device_index + 1);
+    } else {
+      ck_assert_int_gt(list[i].platform_index, list[i - 1].platform_index);
+      ck_assert_int_eq(list[i].device_index, 0);
+    }
+  }
+  free(list);
+}
+END_TEST
+
+START_TEST(test_list_matches_select_by_index) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  for (size_t i = 0; i < n; i++) {
+    char sel[32];
+    snprintf(sel, sizeof sel, "%d:%d", list[i].platform_index, list[i].device_index);
+    check_select(sel, list, n, (long)i);
+    /* Blanks around a "P:D" pair are ignored too. */
+    snprintf(sel, sizeof sel, "  %d:%d\t", list[i].platform_index, list[i].device_index);
+    check_select(sel, list, n, (long)i);
+  }
+  free(list);
+}
+END_TEST
+
+START_TEST(test_list_capacity_smaller) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  size_t capacity = n - 1; /* 0 on a one-device machine: nothing may be written */
+  ocal_device_info *infos = malloc((n + 1) * sizeof *infos);
+  ocal_device_info sentinel;
+  ck_assert_ptr_nonnull(infos);
+  memset(infos, 0xa5, (n + 1) * sizeof *infos);
+  memset(&sentinel, 0xa5, sizeof sentinel);
+  size_t count = 12345;
+  ck_assert_ocal(ocal_device_list(infos, capacity, &count));
+  ck_assert_uint_eq(count, n);
+  for (size_t i = 0; i < capacity; i++) ck_assert_same_device(&infos[i], &list[i]);
+  for (size_t i = capacity; i < n + 1; i++)
+    ck_assert_msg(memcmp(&infos[i], &sentinel, sizeof sentinel) == 0,
+                  "entry %zu was written with capacity %zu", i, capacity);
+  free(infos);
+  free(list);
+}
+END_TEST
+
+START_TEST(test_list_capacity_larger) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  size_t capacity = n + 3;
+  ocal_device_info *infos = malloc(capacity * sizeof *infos);
+  ocal_device_info sentinel;
+  ck_assert_ptr_nonnull(infos);
+  memset(infos, 0x5a, capacity * sizeof *infos);
+  memset(&sentinel, 0x5a, sizeof sentinel);
+  size_t count = 0;
+  ck_assert_ocal(ocal_device_list(infos, capacity, &count));
+  ck_assert_uint_eq(count, n);
+  for (size_t i = 0; i < n; i++) ck_assert_same_device(&infos[i], &list[i]);
+  for (size_t i = n; i < capacity; i++)
+    ck_assert_msg(memcmp(&infos[i], &sentinel, sizeof sentinel) == 0,
+                  "entry %zu past the count was written", i);
+  free(infos);
+  free(list);
+}
+END_TEST
+
+START_TEST(test_list_null_arguments) {
+  ocal_device_info info;
+  ck_assert_ocal_fails(ocal_device_list(NULL, 0, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_list"));
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "count"));
+  ck_assert_ocal_fails(ocal_device_list(&info, 1, NULL), OCAL_INVALID_ARGUMENT);
+  size_t count = 777;
+  ck_assert_ocal_fails(ocal_device_list(NULL, 3, &count), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_list"));
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "infos"));
+}
+END_TEST
+
+/* ---- selection -------------------------------------------------------------------------- */
+
+/* Checks one type keyword in several spellings against the list. */
+static void check_type_keyword(const char *keyword, ocal_device_type type) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  long want = first_of_type(list, n, type);
+  char spelled[64];
+  check_select(keyword, list, n, want);
+  snprintf(spelled, sizeof spelled, "%s", keyword);
+  upper(spelled);
+  check_select(spelled, list, n, want);
+  snprintf(spelled, sizeof spelled, " %s ", keyword);
+  check_select(spelled, list, n, want);
+  snprintf(spelled, sizeof spelled, "\t%c%s\n", toupper((unsigned char)keyword[0]), keyword + 1);
+  check_select(spelled, list, n, want);
+  if (want < 0) {
+    ocal_device_info info;
+    ck_assert_ocal_fails(ocal_device_select(keyword, &info), OCAL_DEVICE_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), keyword));
+  }
+  free(list);
+}
+
+START_TEST(test_select_cpu) { check_type_keyword("cpu", OCAL_DEVICE_CPU); }
+END_TEST
+
+START_TEST(test_select_gpu) { check_type_keyword("gpu", OCAL_DEVICE_GPU); }
+END_TEST
+
+START_TEST(test_select_accelerator) { check_type_keyword("accelerator", OCAL_DEVICE_ACCELERATOR); }
+END_TEST
+
+START_TEST(test_select_zero_zero) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  long want = -1;
+  for (size_t i = 0; i < n; i++)
+    if (list[i].platform_index == 0 && list[i].device_index == 0) want = (long)i;
+  check_select("0:0", list, n, want);
+  free(list);
+}
+END_TEST
+
+START_TEST(test_select_index_out_of_range) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  const char *bad[] = {"99:0", "0:99"};
+  for (size_t b = 0; b < 2; b++) {
+    ocal_device_info info;
+    ck_assert_ocal_fails(ocal_device_select(bad[b], &info), OCAL_DEVICE_NOT_FOUND);
+    const char *msg = ocal_last_error();
+    ck_assert_msg(strstr(msg, bad[b]) != NULL, "message does not quote '%s': %s", bad[b], msg);
+    ck_assert_msg(strstr(msg, list[0].name) != NULL, "message does not list '%s': %s",
+                  list[0].name, msg);
+    assert_lists_devices(list, n);
+  }
+  free(list);
+}
+END_TEST
+
+START_TEST(test_select_device_name_piece) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  const char *name = list[0].name;
+  size_t len = strlen(name);
+  char piece[8] = "";
+  if (len <= 4) {
+    snprintf(piece, sizeof piece, "%s", name);
+  } else {
+    /* Four characters from the middle, moved until they have no blank at either end and do
+     * not read as a keyword or a "P:D" pair. */
+    for (size_t k = 0; k + 4 <= len; k++) {
+      size_t start = (len / 2 - 2 + k) % (len - 3);
+      char cand[5];
+      memcpy(cand, name + start, 4);
+      cand[4] = '\0';
+      lower(cand);
+      if (isspace((unsigned char)cand[0]) || isspace((unsigned char)cand[3]) || is_special(cand))
+        continue;
+      snprintf(piece, sizeof piece, "%s", cand);
+      break;
+    }
+  }
+  ck_assert_msg(piece[0] != '\0', "no usable piece of the device name '%s'", name);
+  lower(piece);
+  /* The first device whose name contains the piece is device 0 of the list itself. */
+  check_select(piece, list, n, 0);
+  upper(piece);
+  check_select(piece, list, n, 0);
+  /* The whole name, in upper case, picks it too. */
+  char whole[256];
+  snprintf(whole, sizeof whole, "%s", name);
+  upper(whole);
+  check_select(whole, list, n, 0);
+  free(list);
+}
+END_TEST
+
+START_TEST(test_select_platform_name_piece) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  const char *platform = list[0].platform_name;
+  size_t len = strlen(platform);
+  /* A piece of the platform name that the device name does not contain, so only platform
+   * matching can explain the pick. */
+  char piece[8] = "";
+  for (size_t start = 0; start + 4 <= len; start++) {
+    char cand[5];
+    memcpy(cand, platform + start, 4);
+    cand[4] = '\0';
+    lower(cand);
+    if (isspace((unsigned char)cand[0]) || isspace((unsigned char)cand[3]) || is_special(cand) ||
+        contains_nocase(list[0].name, cand))
+      continue;
+    snprintf(piece, sizeof piece, "%s", cand);
+    break;
+  }
+  if (piece[0] == '\0') {
+    /* The device name contains the whole platform name: still, the platform name picks it. */
+    check_select(platform, list, n, 0);
+  } else {
+    check_select(piece, list, n, 0);
+    upper(piece);
+    check_select(piece, list, n, 0);
+  }
+  char whole[256];
+  snprintf(whole, sizeof whole, "%s", platform);
+  lower(whole);
+  check_select(whole, list, n, 0);
+  free(list);
+}
+END_TEST
+
+START_TEST(test_select_no_match) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  ocal_device_info info;
+  ck_assert_ocal_fails(ocal_device_select("no-such-device-xyz", &info), OCAL_DEVICE_NOT_FOUND);
+  const char *msg = ocal_last_error();
+  ck_assert_ptr_nonnull(strstr(msg, "no-such-device-xyz"));
+  ck_assert_ptr_nonnull(strstr(msg, "selector"));
+  assert_lists_devices(list, n);
+  check_select("no-such-device-xyz", list, n, -1);
+  free(list);
+}
+END_TEST
+
+START_TEST(test_select_null_info) {
+  ck_assert_ocal_fails(ocal_device_select("cpu", NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_device_select(NULL, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_select"));
+}
+END_TEST
+
+START_TEST(test_select_default_order) {
+  ck_assert_int_eq(unsetenv("OCAL_DEVICE"), 0);
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  long want = default_pick(list, n);
+  check_select(NULL, list, n, want);
+  check_select("", list, n, want);
+  /* An empty OCAL_DEVICE counts as unset. */
+  ck_assert_int_eq(setenv("OCAL_DEVICE", "", 1), 0);
+  check_select(NULL, list, n, want);
+  free(list);
+}
+END_TEST
+
+/* OCAL_DEVICE=<keyword> is honoured by ocal_device_select(NULL) and by ocal_context_create. */
+static void check_env_keyword(const char *keyword, ocal_device_type type) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  long want = first_of_type(list, n, type);
+  ck_assert_int_eq(setenv("OCAL_DEVICE", keyword, 1), 0);
+  ocal_device_info got;
+  ocal_context ctx = NULL;
+  if (want >= 0) {
+    ck_assert_ocal(ocal_device_select(NULL, &got));
+    ck_assert_same_device(&got, &list[want]);
+    ck_assert_ocal(ocal_device_select("", &got));
+    ck_assert_same_device(&got, &list[want]);
+    ck_assert_ocal(ocal_context_create(&ctx, NULL));
+    ck_assert_ptr_nonnull(ctx);
+    ck_assert_ocal(ocal_context_device(ctx, &got));
+    ck_assert_same_device(&got, &list[want]);
+    ck_assert_ocal(ocal_context_release(ctx));
+  } else {
+    ck_assert_ocal_fails(ocal_device_select(NULL, &got), OCAL_DEVICE_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
+    ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_DEVICE_NOT_FOUND);
+    ck_assert_ptr_null(ctx);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
+    assert_lists_devices(list, n);
+  }
+  free(list);
+}
+
+START_TEST(test_env_cpu) { check_env_keyword("cpu", OCAL_DEVICE_CPU); }
+END_TEST
+
+/* On a machine without a GPU this shows that OCAL_DEVICE is read at all: the default order
+ * would have succeeded. */
+START_TEST(test_env_gpu) { check_env_keyword("gpu", OCAL_DEVICE_GPU); }
+END_TEST
+
+START_TEST(test_env_index_pairs) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  for (size_t i = 0; i < n; i++) {
+    char sel[32];
+    snprintf(sel, sizeof sel, "%d:%d", list[i].platform_index, list[i].device_index);
+    ck_assert_int_eq(setenv("OCAL_DEVICE", sel, 1), 0);
+    ocal_device_info got;
+    ck_assert_ocal(ocal_device_select(NULL, &got));
+    ck_assert_same_device(&got, &list[i]);
+  }
+  free(list);
+}
+END_TEST
+
+START_TEST(test_env_bad_value) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  ck_assert_int_eq(setenv("OCAL_DEVICE", "no-such-device-xyz", 1), 0);
+  ocal_context ctx = (ocal_context)&ctx; /* must be reset to NULL */
+  ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ptr_null(ctx);
+  const char *msg = ocal_last_error();
+  ck_assert_msg(strstr(msg, "OCAL_DEVICE") != NULL, "message does not mention OCAL_DEVICE: %s",
+                msg);
+  ck_assert_ptr_nonnull(strstr(msg, "ocal_context_create"));
+  ck_assert_ptr_nonnull(strstr(msg, "no-such-device-xyz"));
+  assert_lists_devices(list, n);
+
+  /* Options without a device, and an empty device, fall back to OCAL_DEVICE as well. */
+  ocal_context_options opts;
+  ck_assert_ocal(ocal_context_options_init(&opts));
+  ck_assert_ocal_fails(ocal_context_create(&ctx, &opts), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
+  opts.device = "";
+  ck_assert_ocal_fails(ocal_context_create(&ctx, &opts), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
+  ck_assert_ptr_null(ctx);
+
+  ocal_device_info info;
+  ck_assert_ocal_fails(ocal_device_select(NULL, &info), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
+  free(list);
+}
+END_TEST
+
+START_TEST(test_explicit_selector_overrides_env) {
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  ck_assert_int_eq(setenv("OCAL_DEVICE", "no-such-device-xyz", 1), 0);
+  for (size_t i = 0; i < n; i++) {
+    char sel[32];
+    snprintf(sel, sizeof sel, "%d:%d", list[i].platform_index, list[i].device_index);
+    check_select(sel, list, n, (long)i);
+
+    ocal_context_options opts;
+    ck_assert_ocal(ocal_context_options_init(&opts));
+    opts.device = sel;
+    ocal_context ctx = NULL;
+    ck_assert_ocal(ocal_context_create(&ctx, &opts));
+    ocal_device_info got;
+    ck_assert_ocal(ocal_context_device(ctx, &got));
+    ck_assert_same_device(&got, &list[i]);
+    ck_assert_ocal(ocal_context_release(ctx));
+  }
+  /* A failing explicit selector is reported as the selector, not as OCAL_DEVICE. */
+  ocal_device_info info;
+  ck_assert_ocal_fails(ocal_device_select("also-no-such-device", &info), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "also-no-such-device"));
+  ck_assert_ptr_null(strstr(ocal_last_error(), "OCAL_DEVICE"));
+  free(list);
+}
+END_TEST
+
+START_TEST(test_device_type_string) {
+  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_CPU), "CPU");
+  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_GPU), "GPU");
+  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_ACCELERATOR), "accelerator");
+  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_OTHER), "other");
+  ck_assert_str_eq(ocal_device_type_string((ocal_device_type)42), "other");
+}
+END_TEST
+
+static TCase *plain_tcase(const char *name) {
+  TCase *tc = tcase_create(name);
+  tcase_set_timeout(tc, 120);
+  return tc;
+}
 
 int main(void) {
   Suite *s = suite_create("device");
-  TCase *tc = fixture_tcase("basic");
-  tcase_add_test(tc, test_placeholder_device);
+
+  TCase *tc = plain_tcase("list");
+  tcase_add_test(tc, test_list_count);
+  tcase_add_test(tc, test_list_facts);
+  tcase_add_test(tc, test_list_indices_match_position);
+  tcase_add_test(tc, test_list_matches_select_by_index);
+  tcase_add_test(tc, test_list_capacity_smaller);
+  tcase_add_test(tc, test_list_capacity_larger);
+  tcase_add_test(tc, test_list_null_arguments);
   suite_add_tcase(s, tc);
+
+  tc = plain_tcase("select");
+  tcase_add_test(tc, test_select_cpu);
+  tcase_add_test(tc, test_select_gpu);
+  tcase_add_test(tc, test_select_accelerator);
+  tcase_add_test(tc, test_select_zero_zero);
+  tcase_add_test(tc, test_select_index_out_of_range);
+  tcase_add_test(tc, test_select_device_name_piece);
+  tcase_add_test(tc, test_select_platform_name_piece);
+  tcase_add_test(tc, test_select_no_match);
+  tcase_add_test(tc, test_select_null_info);
+  tcase_add_test(tc, test_device_type_string);
+  suite_add_tcase(s, tc);
+
+  tc = plain_tcase("environment");
+  tcase_add_test(tc, test_select_default_order);
+  tcase_add_test(tc, test_env_cpu);
+  tcase_add_test(tc, test_env_gpu);
+  tcase_add_test(tc, test_env_index_pairs);
+  tcase_add_test(tc, test_env_bad_value);
+  tcase_add_test(tc, test_explicit_selector_overrides_env);
+  suite_add_tcase(s, tc);
+
   return fixture_run(s);
 }
