@@ -1,12 +1,900 @@
+/* ocal tests — the kernel caches: the context's memory cache and the disk cache of program
+ * binaries (src/core/program.c, src/core/disk_cache.c).
+ *
+ * Every test makes its own temporary cache directory and its own contexts, and reads the
+ * public counters of ocal_context_cache_stats. The fill kernel is the library's one kernel,
+ * so its builds are what the caches hold; every fill is checked against host data. */
 #include "fixture.h"
 
-START_TEST(test_placeholder_cache) { ck_assert_ocal(OCAL_OK); }
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- files and directories ----------------------------------------------------------- */
+
+/* The directory of this run, made by main before the tests and removed after them, so that
+ * nothing is left behind when a test fails (Check ends a failed test's process at once). */
+static char run_root[4096];
+
+/* A fresh empty directory of the run; free the result after rm_rf. */
+static char *make_tmpdir(void) {
+  char *path = malloc(strlen(run_root) + 16);
+  ck_assert_ptr_nonnull(path);
+  sprintf(path, "%s/test-XXXXXX", run_root);
+  ck_assert_msg(mkdtemp(path) != NULL, "mkdtemp(%s): %s", path, strerror(errno));
+  return path;
+}
+
+static char *join(const char *a, const char *b) {
+  char *s = malloc(strlen(a) + strlen(b) + 2);
+  ck_assert_ptr_nonnull(s);
+  sprintf(s, "%s/%s", a, b);
+  return s;
+}
+
+/* rm -rf path (best effort: used to clean up). */
+static void rm_rf(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(path);
+    if (d) {
+      struct dirent *e;
+      while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char *child = join(path, e->d_name);
+        rm_rf(child);
+        free(child);
+      }
+      closedir(d);
+    }
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+#define MAX_FILES 16
+
+/* The names of the entries of dir: all of them (suffix NULL) or those ending in suffix.
+ * Returns the count (0 when dir does not exist); names receives up to MAX_FILES. */
+static int list_dir(const char *dir, const char *suffix, char names[MAX_FILES][256]) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int count = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (suffix && !ends_with(e->d_name, suffix)) continue;
+    if (names && count < MAX_FILES) snprintf(names[count], 256, "%s", e->d_name);
+    count++;
+  }
+  closedir(d);
+  return count;
+}
+
+static int count_bins(const char *dir) { return list_dir(dir, ".bin", NULL); }
+
+/* Asserts that dir holds exactly `bins` .bin files and nothing else (no temporary files). */
+static void assert_cache_files(const char *dir, int bins) {
+  char names[MAX_FILES][256];
+  int all = list_dir(dir, NULL, names);
+  int n = count_bins(dir);
+  ck_assert_msg(n == bins, "%s holds %d .bin files, expected %d", dir, n, bins);
+  ck_assert_msg(all == bins, "%s holds %d entries, expected only the %d .bin files (first: %s)",
+                dir, all, bins, all > 0 ? names[0] : "");
+}
+
+/* The path of the one .bin file in dir (asserts there is exactly one). */
+static char *only_bin(const char *dir) {
+  char names[MAX_FILES][256];
+  int n = list_dir(dir, ".bin", names);
+  ck_assert_msg(n == 1, "%s holds %d .bin files, expected 1", dir, n);
+  return join(dir, names[0]);
+}
+
+static unsigned char *slurp(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
+  struct stat st;
+  ck_assert_int_eq(fstat(fileno(f), &st), 0);
+  *size = (size_t)st.st_size;
+  unsigned char *data = malloc(*size ? *size : 1);
+  ck_assert_ptr_nonnull(data);
+  ck_assert_uint_eq(fread(data, 1, *size, f), *size);
+  fclose(f);
+  return data;
+}
+
+static void spit(const char *path, const void *data, size_t size) {
+  FILE *f = fopen(path, "wb");
+  ck_assert_msg(f != NULL, "cannot write %s: %s", path, strerror(errno));
+  if (size) ck_assert_uint_eq(fwrite(data, 1, size, f), size);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+/* ---- contexts, fills, counters -------------------------------------------------------- */
+
+/* A context on the default device with the given disk cache settings. */
+static ocal_context new_context(int disk_cache, const char *cache_dir) {
+  ocal_context_options opt;
+  ck_assert_ocal(ocal_context_options_init(&opt));
+  opt.disk_cache = disk_cache;
+  opt.cache_dir = cache_dir;
+  ocal_context ctx = NULL;
+  ck_assert_ocal(ocal_context_create(&ctx, &opt));
+  return ctx;
+}
+
+static ocal_cache_stats stats_of(ocal_context ctx) {
+  ocal_cache_stats st;
+  memset(&st, 0xff, sizeof st);
+  ck_assert_ocal(ocal_context_cache_stats(ctx, &st));
+  return st;
+}
+
+#define ASSERT_STATS(ctx, c, d, m, r)                                                         \
+  do {                                                                                        \
+    ocal_cache_stats st__ = stats_of(ctx);                                                    \
+    ck_assert_msg(st__.compiles == (c) && st__.disk_hits == (d) && st__.memory_hits == (m) && \
+                      st__.disk_rejects == (r),                                               \
+                  "cache stats: compiles %llu disk_hits %llu memory_hits %llu disk_rejects " \
+                  "%llu; expected %d %d %d %d",                                               \
+                  (unsigned long long)st__.compiles, (unsigned long long)st__.disk_hits,      \
+                  (unsigned long long)st__.memory_hits, (unsigned long long)st__.disk_rejects, \
+                  (int)(c), (int)(d), (int)(m), (int)(r));                                     \
+  } while (0)
+
+/* The value each type is filled with: never all zero bytes, never a repeated byte. */
+static void fill_value(ocal_dtype dtype, unsigned char value[16]) {
+  memset(value, 0, 16);
+  switch (dtype) {
+    case OCAL_F32: { float v = 3.25f; memcpy(value, &v, sizeof v); break; }
+    case OCAL_I32: { int32_t v = -7; memcpy(value, &v, sizeof v); break; }
+    case OCAL_U32: { uint32_t v = 0xdeadbeefu; memcpy(value, &v, sizeof v); break; }
+    case OCAL_I64: { int64_t v = -0x123456789abLL; memcpy(value, &v, sizeof v); break; }
+    case OCAL_U64: { uint64_t v = 0xfedcba9876543210ull; memcpy(value, &v, sizeof v); break; }
+    case OCAL_U8: value[0] = 0xab; break;
+    case OCAL_C32: { float v[2] = {1.5f, -2.5f}; memcpy(value, v, sizeof v); break; }
+    default: { double v[2] = {-2.5e100, 1e200}; memcpy(value, v, sizeof v); break; }
+  }
+}
+
+/* Fills a buffer of n elements that holds random data, reads it back and checks every
+ * element. Returns 0 when all is well, else a short reason (in why, with the ocal error).
+ * Uses no ck_assert, so a forked child can call it. */
+static int fill_verify(ocal_context ctx, ocal_dtype dtype, size_t n, uint64_t seed, char *why,
+                       size_t why_size) {
+  size_t esize = ocal_dtype_size(dtype);
+  unsigned char value[16];
+  fill_value(dtype, value);
+  unsigned char *host = malloc(n * esize), *back = malloc(n * esize);
+  ocal_buffer buf = NULL;
+  int rc = 0;
+  if (!host || !back) {
+    snprintf(why, why_size, "out of host memory");
+    rc = 1;
+    goto done;
+  }
+  fixture_random_bytes(host, n * esize, seed);
+  host[0] ^= value[0] == host[0] ? 1 : 0; /* the first element differs before the fill */
+  ocal_status s = ocal_buffer_from_host(ctx, dtype, 1, &n, host, &buf);
+  if (s == OCAL_OK) s = ocal_buffer_fill(buf, value);
+  if (s == OCAL_OK) s = ocal_buffer_read(buf, 0, n, back, NULL);
+  if (s != OCAL_OK) {
+    snprintf(why, why_size, "%s: %s", ocal_status_string(s), ocal_last_error());
+    rc = 2;
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (memcmp(back + i * esize, value, esize) != 0) {
+      snprintf(why, why_size, "%s fill: element %zu of %zu is wrong", ocal_dtype_name(dtype), i,
+               n);
+      rc = 3;
+      goto done;
+    }
+  }
+done:
+  ocal_buffer_release(buf);
+  free(host);
+  free(back);
+  return rc;
+}
+
+/* fill_verify under ck_assert. */
+static void assert_fill(ocal_context ctx, ocal_dtype dtype, size_t n, uint64_t seed) {
+  char why[1024] = "";
+  int rc = fill_verify(ctx, dtype, n, seed, why, sizeof why);
+  ck_assert_msg(rc == 0, "fill of %zu %s elements failed: %s", n, ocal_dtype_name(dtype), why);
+}
+
+/* ---- other processes ----------------------------------------------------------------- *
+ * A test starts another process by running this program again (fork, then exec) with
+ * --child-fill: a fresh process, as a second run of a user's program would be. (A plain fork
+ * is not enough: an OpenCL driver's worker threads, PoCL's for one, do not survive fork.) */
+
+/* A child's exit codes. */
+enum { CHILD_OK = 0, CHILD_USAGE = 9, CHILD_NO_CONTEXT = 10, CHILD_BAD_FILL = 11,
+       CHILD_COMPILED = 12, CHILD_NO_DISK_HIT = 13, CHILD_BAD_STATS = 14, CHILD_NO_EXEC = 127 };
+
+/* argv[0], to run this program again where /proc/self/exe does not exist. */
+static const char *program_path = "";
+
+/* The child's work: a context on dir, a fill of dtype checked against host data, and the
+ * counters of a first build ("build": compiles 1, no disk hit), of a pure disk hit ("hit":
+ * no compiler) or of either ("any"). Returns a CHILD_ code. */
+static int child_main(const char *dir, const char *dtype_name, const char *seed_text,
+                      const char *expect) {
+  ocal_dtype dtype;
+  int disk_hit = strcmp(expect, "hit") == 0 ? 1 : strcmp(expect, "build") == 0 ? 0 : -1;
+  if (ocal_dtype_from_name(dtype_name, &dtype) != OCAL_OK ||
+      (disk_hit < 0 && strcmp(expect, "any") != 0))
+    return CHILD_USAGE;
+  ocal_context_options opt;
+  ocal_context ctx = NULL;
+  char why[1024];
+  int code = CHILD_OK;
+  ocal_context_options_init(&opt);
+  opt.disk_cache = 1;
+  opt.cache_dir = dir;
+  if (ocal_context_create(&ctx, &opt) != OCAL_OK) {
+    fprintf(stderr, "child: %s\n", ocal_last_error());
+    return CHILD_NO_CONTEXT;
+  }
+  if (fill_verify(ctx, dtype, 100003, strtoull(seed_text, NULL, 10), why, sizeof why) != 0) {
+    fprintf(stderr, "child: %s\n", why);
+    code = CHILD_BAD_FILL;
+  } else {
+    ocal_cache_stats st;
+    if (ocal_context_cache_stats(ctx, &st) != OCAL_OK)
+      code = CHILD_BAD_STATS;
+    else if (disk_hit >= 0 ? st.compiles != (disk_hit ? 0u : 1u) : st.compiles > 1)
+      code = CHILD_COMPILED;
+    else if (st.disk_hits + st.compiles != 1 || st.disk_rejects != 0 || st.memory_hits != 0)
+      code = CHILD_NO_DISK_HIT;
+    if (code != CHILD_OK)
+      fprintf(stderr, "child: compiles %llu disk_hits %llu memory_hits %llu disk_rejects %llu\n",
+              (unsigned long long)st.compiles, (unsigned long long)st.disk_hits,
+              (unsigned long long)st.memory_hits, (unsigned long long)st.disk_rejects);
+  }
+  ocal_context_release(ctx);
+  return code;
+}
+
+/* Starts this program again as a child that runs child_main, expecting a disk hit (1), a
+ * build (0) or either (-1); returns its pid. */
+static pid_t spawn_child(const char *dir, ocal_dtype dtype, uint64_t seed, int disk_hit) {
+  char seed_text[32];
+  snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)seed);
+  const char *expect = disk_hit > 0 ? "hit" : disk_hit == 0 ? "build" : "any";
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    execl("/proc/self/exe", program_path, "--child-fill", dir, ocal_dtype_name(dtype), seed_text,
+          expect, (char *)NULL);
+    execl(program_path, program_path, "--child-fill", dir, ocal_dtype_name(dtype), seed_text,
+          expect, (char *)NULL);
+    _exit(CHILD_NO_EXEC);
+  }
+  return pid;
+}
+
+static const char *child_reason(int code) {
+  switch (code) {
+    case CHILD_OK: return "ok";
+    case CHILD_USAGE: return "bad arguments";
+    case CHILD_NO_EXEC: return "could not run this program again";
+    case CHILD_NO_CONTEXT: return "could not create a context";
+    case CHILD_BAD_FILL: return "the fill failed or gave wrong data";
+    case CHILD_COMPILED: return "compiles is not as expected (see the child's stderr)";
+    case CHILD_NO_DISK_HIT: return "disk_hits, disk_rejects or memory_hits not as expected";
+    case CHILD_BAD_STATS: return "no cache stats";
+    default: return "unexpected exit code (a sanitizer or the driver ended it: see its stderr)";
+  }
+}
+
+/* Waits for a child and asserts that it exited with CHILD_OK. */
+static void assert_child_ok(pid_t pid, const char *what) {
+  int status = 0;
+  pid_t got;
+  do got = waitpid(pid, &status, 0);
+  while (got < 0 && errno == EINTR);
+  ck_assert_int_eq(got, pid);
+  ck_assert_msg(WIFEXITED(status), "%s: the child died (signal %d)", what,
+                WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  ck_assert_msg(WEXITSTATUS(status) == CHILD_OK, "%s: the child reports: %s (exit %d)", what,
+                child_reason(WEXITSTATUS(status)), WEXITSTATUS(status));
+}
+
+/* Saves an environment variable, to put it back with restore_env. */
+typedef struct saved_env {
+  const char *name;
+  char *value; /* NULL when it was unset */
+} saved_env;
+
+static saved_env save_env(const char *name) {
+  saved_env s = {name, NULL};
+  const char *v = getenv(name);
+  if (v) {
+    s.value = strdup(v);
+    ck_assert_ptr_nonnull(s.value);
+  }
+  return s;
+}
+
+static void restore_env(saved_env *s) {
+  if (s->value)
+    setenv(s->name, s->value, 1);
+  else
+    unsetenv(s->name);
+  free(s->value);
+  s->value = NULL;
+}
+
+static void assert_cache_dir(ocal_context ctx, const char *want) {
+  const char *dir = (const char *)&dir; /* anything but NULL */
+  ck_assert_ocal(ocal_context_cache_dir(ctx, &dir));
+  if (!want)
+    ck_assert_msg(dir == NULL, "the disk cache is on, in '%s'", dir);
+  else
+    ck_assert_msg(dir != NULL && strcmp(dir, want) == 0, "the cache dir is '%s', expected '%s'",
+                  dir ? dir : "(null)", want);
+}
+
+/* ---- the tests ----------------------------------------------------------------------- */
+
+START_TEST(test_first_fill_compiles_once) {
+  char *dir = make_tmpdir();
+  ocal_context ctx = new_context(1, dir);
+  assert_cache_dir(ctx, dir);
+  ASSERT_STATS(ctx, 0, 0, 0, 0);
+  assert_cache_files(dir, 0);
+
+  assert_fill(ctx, OCAL_F32, 1001, 1);
+  ASSERT_STATS(ctx, 1, 0, 0, 0);
+  assert_cache_files(dir, 1);
+
+  /* The file is one of ours: the magic, then a key that names the build options. */
+  char *path = only_bin(dir);
+  size_t size;
+  unsigned char *data = slurp(path, &size);
+  ck_assert_uint_gt(size, 8 + 4 + 8 + 8);
+  ck_assert_int_eq(memcmp(data, "OCALBIN1", 8), 0);
+  uint32_t key_len;
+  memcpy(&key_len, data + 8, 4);
+  ck_assert_uint_lt(20 + (size_t)key_len, size);
+  char *key = strndup((const char *)data + 20, key_len);
+  ck_assert_ptr_nonnull(key);
+  ck_assert_msg(strstr(key, "-DT=float") != NULL, "the cache key does not name the build "
+                "options: %s", key);
+  free(key);
+  free(data);
+
+  /* The same type again: the memory cache, no compiler, no new file. */
+  assert_fill(ctx, OCAL_F32, 3, 2);
+  ASSERT_STATS(ctx, 1, 0, 1, 0);
+  ocal_buffer z = NULL;
+  const size_t n = 7;
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, &n, &z)); /* zeros is a fill, too */
+  float back[7];
+  ck_assert_ocal(ocal_buffer_read(z, 0, n, back, NULL));
+  for (size_t i = 0; i < n; i++) ck_assert_msg(back[i] == 0.0f, "zeros gave %g", back[i]);
+  ck_assert_ocal(ocal_buffer_release(z));
+  ASSERT_STATS(ctx, 1, 0, 2, 0);
+  assert_cache_files(dir, 1);
+  ck_assert_ocal(ocal_context_release(ctx));
+
+  /* A second context in this process: the disk cache, not the compiler. */
+  ctx = new_context(1, dir);
+  assert_fill(ctx, OCAL_F32, 1001, 3);
+  ASSERT_STATS(ctx, 0, 1, 0, 0);
+  assert_fill(ctx, OCAL_F32, 5, 4);
+  ASSERT_STATS(ctx, 0, 1, 1, 0);
+  assert_cache_files(dir, 1);
+  ck_assert_ocal(ocal_context_release(ctx));
+
+  free(path);
+  rm_rf(dir);
+  free(dir);
+}
 END_TEST
 
-int main(void) {
+/* Runs a child to its end and asserts that it did what it was asked. */
+static void run_child(const char *dir, ocal_dtype dtype, uint64_t seed, int disk_hit,
+                      const char *what) {
+  assert_child_ok(spawn_child(dir, dtype, seed, disk_hit), what);
+}
+
+START_TEST(test_second_process_skips_compiler) {
+  char *dir = make_tmpdir();
+  run_child(dir, OCAL_F32, 10, 0, "first process (builds)");
+  assert_cache_files(dir, 1);
+  char *path = only_bin(dir);
+  size_t size1, size2;
+  unsigned char *data1 = slurp(path, &size1);
+  run_child(dir, OCAL_F32, 11, 1, "second process (loads, no compiler)");
+  run_child(dir, OCAL_F32, 12, 1, "third process (loads, no compiler)");
+  assert_cache_files(dir, 1);
+  /* A disk hit does not rewrite the file. */
+  unsigned char *data2 = slurp(path, &size2);
+  ck_assert_uint_eq(size1, size2);
+  ck_assert_int_eq(memcmp(data1, data2, size1), 0);
+  free(data1);
+  free(data2);
+
+  /* This process loads it too, and while it holds its context another process adds a
+   * program that this context then loads from the disk as well. */
+  ocal_context ctx = new_context(1, dir);
+  assert_fill(ctx, OCAL_F32, 1001, 13);
+  ASSERT_STATS(ctx, 0, 1, 0, 0);
+  run_child(dir, OCAL_I64, 14, 0, "process adding another type (builds)");
+  assert_cache_files(dir, 2);
+  assert_fill(ctx, OCAL_I64, 1001, 15);
+  ASSERT_STATS(ctx, 0, 2, 0, 0);
+  run_child(dir, OCAL_I64, 16, 1, "process loading the other type (no compiler)");
+  ck_assert_ocal(ocal_context_release(ctx));
+
+  free(path);
+  rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_concurrent_processes) {
+  /* Processes that build the same program into an empty cache at the same time each get a
+   * working kernel, and one whole file remains that later processes load. */
+  char *dir = make_tmpdir();
+  pid_t pids[3];
+  /* Each builds, unless another's file is already complete when it looks; it never sees a
+   * partial file (no rejects). */
+  for (int k = 0; k < 3; k++) pids[k] = spawn_child(dir, OCAL_I32, 20 + (uint64_t)k, -1);
+  for (int k = 0; k < 3; k++) assert_child_ok(pids[k], "concurrent process");
+  assert_cache_files(dir, 1);
+  run_child(dir, OCAL_I32, 23, 1, "process after the concurrent ones (no compiler)");
+  ocal_context ctx = new_context(1, dir);
+  assert_fill(ctx, OCAL_I32, 1001, 24);
+  ASSERT_STATS(ctx, 0, 1, 0, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+  rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+/* FNV-1a 64, as the cache files' checksum. */
+static uint64_t fnv1a64(const unsigned char *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+enum {
+  CORRUPT_FLIP_MIDDLE,
+  CORRUPT_FLIP_KEY,
+  CORRUPT_FLIP_CHECKSUM,
+  CORRUPT_TRUNCATE_HALF,
+  CORRUPT_TRUNCATE_LAST_BYTE,
+  CORRUPT_APPEND,
+  CORRUPT_GARBAGE,
+  CORRUPT_EMPTY,
+  CORRUPT_FOREIGN_KEY,
+  CORRUPT_BAD_BINARY,
+  CORRUPT_COUNT
+};
+
+static const char *const corrupt_names[CORRUPT_COUNT] = {
+    "flipped byte in the middle", "flipped byte in the key", "flipped checksum byte",
+    "truncated to half",          "last byte cut off",       "bytes appended",
+    "garbage of the same length", "zero-length file",        "another program's file",
+    "binary the driver refuses"};
+
+START_TEST(test_corrupt_file_is_rejected) {
+  const int mode = _i;
+  const char *what = corrupt_names[mode];
+  char *dir = make_tmpdir();
+  ocal_context ctx = new_context(1, dir);
+  assert_fill(ctx, OCAL_F32, 1001, 30);
+  ASSERT_STATS(ctx, 1, 0, 0, 0);
+  char *path = only_bin(dir);
+  int bins = 1;
+  if (mode == CORRUPT_FOREIGN_KEY) {
+    /* u64's build options are as long as f32's, so only the key itself tells them apart. */
+    assert_fill(ctx, OCAL_U64, 1001, 31);
+    ASSERT_STATS(ctx, 2, 0, 0, 0);
+    bins = 2;
+  }
+  ck_assert_ocal(ocal_context_release(ctx));
+  assert_cache_files(dir, bins);
+
+  size_t size;
+  unsigned char *data = slurp(path, &size);
+  ck_assert_uint_gt(size, 28);
+  uint32_t key_len;
+  memcpy(&key_len, data + 8, 4);
+  switch (mode) {
+    case CORRUPT_FLIP_MIDDLE:
+      data[size / 2] ^= 0xff;
+      spit(path, data, size);
+      break;
+    case CORRUPT_FLIP_KEY:
+      data[20 + key_len / 2] ^= 0x01;
+      spit(path, data, size);
+      break;
+    case CORRUPT_FLIP_CHECKSUM:
+      data[size - 1] ^= 0x80;
+      spit(path, data, size);
+      break;
+    case CORRUPT_TRUNCATE_HALF:
+      spit(path, data, size / 2);
+      break;
+    case CORRUPT_TRUNCATE_LAST_BYTE:
+      spit(path, data, size - 1);
+      break;
+    case CORRUPT_APPEND: {
+      unsigned char *longer = malloc(size + 64);
+      ck_assert_ptr_nonnull(longer);
+      memcpy(longer, data, size);
+      fixture_random_bytes(longer + size, 64, 32);
+      spit(path, longer, size + 64);
+      free(longer);
+      break;
+    }
+    case CORRUPT_GARBAGE: {
+      unsigned char *garbage = malloc(size);
+      ck_assert_ptr_nonnull(garbage);
+      fixture_random_bytes(garbage, size, 33);
+      spit(path, garbage, size);
+      free(garbage);
+      break;
+    }
+    case CORRUPT_EMPTY:
+      spit(path, data, 0);
+      break;
+    case CORRUPT_FOREIGN_KEY: {
+      char names[MAX_FILES][256];
+      ck_assert_int_eq(list_dir(dir, ".bin", names), 2);
+      char *other = join(dir, strcmp(path + strlen(dir) + 1, names[0]) == 0 ? names[1] : names[0]);
+      size_t other_size;
+      unsigned char *other_data = slurp(other, &other_size);
+      uint32_t other_key_len;
+      memcpy(&other_key_len, other_data + 8, 4);
+      ck_assert_uint_eq(other_key_len, key_len); /* a valid header of the same key length */
+      spit(path, other_data, other_size);
+      free(other_data);
+      free(other);
+      break;
+    }
+    case CORRUPT_BAD_BINARY: {
+      /* A well-formed file with the right key and checksum whose binary is garbage: the
+       * driver must refuse it, and ocal must then build from source. */
+      uint64_t bin_len;
+      memcpy(&bin_len, data + 12, 8);
+      ck_assert_uint_eq(20 + (size_t)key_len + (size_t)bin_len + 8, size);
+      fixture_random_bytes(data + 20 + key_len, (size_t)bin_len, 34);
+      uint64_t h = fnv1a64(data, size - 8);
+      memcpy(data + size - 8, &h, 8);
+      spit(path, data, size);
+      break;
+    }
+    default:
+      ck_abort_msg("unknown corruption %d", mode);
+  }
+  free(data);
+
+  /* A new context rejects the file, builds from source, and the fill is right. */
+  ctx = new_context(1, dir);
+  char why[1024] = "";
+  int rc = fill_verify(ctx, OCAL_F32, 100003, 35, why, sizeof why);
+  ck_assert_msg(rc == 0, "%s: the fill failed: %s", what, why);
+  ocal_cache_stats st = stats_of(ctx);
+  ck_assert_msg(st.disk_rejects >= 1, "%s: the file was not rejected", what);
+  ck_assert_msg(st.compiles == 1, "%s: compiles is %llu, expected 1", what,
+                (unsigned long long)st.compiles);
+  ck_assert_msg(st.disk_hits == 0, "%s: counted as a disk hit", what);
+  ck_assert_ocal(ocal_context_release(ctx));
+  assert_cache_files(dir, bins);
+
+  /* The file was rewritten whole: a third context loads it without the compiler. */
+  ctx = new_context(1, dir);
+  rc = fill_verify(ctx, OCAL_F32, 1001, 36, why, sizeof why);
+  ck_assert_msg(rc == 0, "%s: the fill after the rewrite failed: %s", what, why);
+  ASSERT_STATS(ctx, 0, 1, 0, 0);
+  if (mode == CORRUPT_FOREIGN_KEY) { /* and the other program's file is still good */
+    assert_fill(ctx, OCAL_U64, 1001, 37);
+    ASSERT_STATS(ctx, 0, 2, 0, 0);
+  }
+  ck_assert_ocal(ocal_context_release(ctx));
+
+  free(path);
+  rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_directory_in_the_way) {
+  /* Something that is not a file where the cache file belongs: rejected, never fatal, and
+   * the failed store leaves no temporary file behind. */
+  char *dir = make_tmpdir();
+  ocal_context ctx = new_context(1, dir);
+  assert_fill(ctx, OCAL_U8, 1001, 40);
+  ck_assert_ocal(ocal_context_release(ctx));
+  char *path = only_bin(dir);
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(mkdir(path, 0755), 0);
+
+  for (int round = 0; round < 2; round++) {
+    ctx = new_context(1, dir);
+    assert_fill(ctx, OCAL_U8, 100003, 41 + (uint64_t)round);
+    ocal_cache_stats st = stats_of(ctx);
+    ck_assert_uint_eq(st.compiles, 1);
+    ck_assert_uint_eq(st.disk_hits, 0);
+    ck_assert_uint_ge(st.disk_rejects, 1);
+    ck_assert_ocal(ocal_context_release(ctx));
+    ck_assert_int_eq(list_dir(dir, NULL, NULL), 1); /* only the directory */
+  }
+  free(path);
+  rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_env_cache_off) {
+  static const char *const off_values[] = {"0", "off", "no", "false", "OFF"};
+  saved_env cache_env = save_env("OCAL_CACHE");
+  char *dir = make_tmpdir();
+
+  setenv("OCAL_CACHE", "0", 1);
+  ocal_context ctx = new_context(-1, dir);
+  assert_cache_dir(ctx, NULL);
+  assert_fill(ctx, OCAL_F32, 1001, 50);
+  ASSERT_STATS(ctx, 1, 0, 0, 0);
+  assert_fill(ctx, OCAL_F32, 3, 51); /* the memory cache still works */
+  ASSERT_STATS(ctx, 1, 0, 1, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+  assert_cache_files(dir, 0);
+  /* So a second context compiles again. */
+  ctx = new_context(-1, dir);
+  assert_fill(ctx, OCAL_F32, 1001, 52);
+  ASSERT_STATS(ctx, 1, 0, 0, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+  assert_cache_files(dir, 0);
+
+  for (size_t k = 0; k < sizeof off_values / sizeof off_values[0]; k++) {
+    setenv("OCAL_CACHE", off_values[k], 1);
+    ctx = new_context(-1, dir);
+    assert_cache_dir(ctx, NULL);
+    ck_assert_ocal(ocal_context_release(ctx));
+  }
+  /* The option overrides the environment. */
+  ctx = new_context(1, dir);
+  assert_cache_dir(ctx, dir);
+  ck_assert_ocal(ocal_context_release(ctx));
+  /* Any other value, or none, leaves the cache on. */
+  setenv("OCAL_CACHE", "1", 1);
+  ctx = new_context(-1, dir);
+  assert_cache_dir(ctx, dir);
+  ck_assert_ocal(ocal_context_release(ctx));
+  unsetenv("OCAL_CACHE");
+  ctx = new_context(-1, dir);
+  assert_cache_dir(ctx, dir);
+  assert_fill(ctx, OCAL_F32, 1001, 53);
+  ASSERT_STATS(ctx, 1, 0, 0, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+  assert_cache_files(dir, 1);
+
+  restore_env(&cache_env);
+  rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_option_cache_off) {
+  saved_env cache_env = save_env("OCAL_CACHE");
+  char *dir = make_tmpdir();
+  unsetenv("OCAL_CACHE");
+  ocal_context ctx = new_context(0, dir);
+  assert_cache_dir(ctx, NULL);
+  assert_fill(ctx, OCAL_I32, 1001, 60);
+  ASSERT_STATS(ctx, 1, 0, 0, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+  assert_cache_files(dir, 0);
+
+  /* OCAL_CACHE=1 does not override disk_cache = 0. */
+  setenv("OCAL_CACHE", "1", 1);
+  ctx = new_context(0, dir);
+  assert_cache_dir(ctx, NULL);
+  assert_fill(ctx, OCAL_I32, 1001, 61);
+  ASSERT_STATS(ctx, 1, 0, 0, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+  assert_cache_files(dir, 0);
+
+  restore_env(&cache_env);
+  rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_env_cache_dir) {
+  saved_env dir_env = save_env("OCAL_CACHE_DIR"), xdg_env = save_env("XDG_CACHE_HOME"),
+            home_env = save_env("HOME");
+  char *dir = make_tmpdir();
+  char *nested = join(dir, "not/yet/there"); /* created on the first store */
+  char *other = join(dir, "other");
+
+  setenv("OCAL_CACHE_DIR", nested, 1);
+  ocal_context ctx = new_context(1, NULL);
+  assert_cache_dir(ctx, nested);
+  assert_fill(ctx, OCAL_F32, 1001, 70);
+  ASSERT_STATS(ctx, 1, 0, 0, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+  assert_cache_files(nested, 1);
+  ctx = new_context(1, NULL);
+  assert_fill(ctx, OCAL_F32, 1001, 71);
+  ASSERT_STATS(ctx, 0, 1, 0, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+
+  /* The option wins over the variable. */
+  ctx = new_context(1, other);
+  assert_cache_dir(ctx, other);
+  assert_fill(ctx, OCAL_F32, 1001, 72);
+  ASSERT_STATS(ctx, 1, 0, 0, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+  assert_cache_files(other, 1);
+  assert_cache_files(nested, 1);
+
+  /* Unset or empty: $XDG_CACHE_HOME/ocal, then $HOME/.cache/ocal. */
+  char *xdg_dir = join(dir, "ocal"), *home_dir = join(dir, ".cache/ocal");
+  setenv("OCAL_CACHE_DIR", "", 1);
+  setenv("XDG_CACHE_HOME", dir, 1);
+  ctx = new_context(1, NULL);
+  assert_cache_dir(ctx, xdg_dir);
+  ck_assert_ocal(ocal_context_release(ctx));
+  unsetenv("OCAL_CACHE_DIR");
+  ctx = new_context(1, "");
+  assert_cache_dir(ctx, xdg_dir);
+  ck_assert_ocal(ocal_context_release(ctx));
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", dir, 1);
+  ctx = new_context(1, NULL);
+  assert_cache_dir(ctx, home_dir);
+  assert_fill(ctx, OCAL_U8, 1001, 73);
+  ck_assert_ocal(ocal_context_release(ctx));
+  assert_cache_files(home_dir, 1);
+
+  restore_env(&dir_env);
+  restore_env(&xdg_env);
+  restore_env(&home_env);
+  free(xdg_dir);
+  free(home_dir);
+  free(nested);
+  free(other);
+  rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_unwritable_cache_dir) {
+  char *dir = make_tmpdir();
+  char *file = join(dir, "a-file");
+  spit(file, "not a directory", 15);
+  char *under_file = join(file, "cache");
+  const char *bad_dirs[] = {under_file, file};
+  for (size_t k = 0; k < 2; k++) {
+    for (int round = 0; round < 2; round++) {
+      ocal_context ctx = new_context(1, bad_dirs[k]);
+      assert_cache_dir(ctx, bad_dirs[k]);
+      assert_fill(ctx, OCAL_F32, 100003, 80 + 2 * k + (uint64_t)round);
+      ASSERT_STATS(ctx, 1, 0, 0, 0); /* built, never stored, so every context compiles */
+      ck_assert_ocal(ocal_context_release(ctx));
+    }
+  }
+  /* Nothing was written anywhere, and the file is unchanged. */
+  ck_assert_int_eq(list_dir(dir, NULL, NULL), 1);
+  size_t size;
+  unsigned char *data = slurp(file, &size);
+  ck_assert_uint_eq(size, 15);
+  ck_assert_int_eq(memcmp(data, "not a directory", 15), 0);
+  free(data);
+  free(under_file);
+  free(file);
+  rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_one_file_per_program) {
+  char *dir = make_tmpdir();
+  ocal_context ctx = new_context(1, dir);
+  assert_fill(ctx, OCAL_F32, 1001, 90);
+  assert_fill(ctx, OCAL_I32, 1001, 91);
+  ASSERT_STATS(ctx, 2, 0, 0, 0);
+  assert_cache_files(dir, 2);
+  assert_fill(ctx, OCAL_U8, 1001, 92);
+  assert_fill(ctx, OCAL_F32, 3, 93);
+  ASSERT_STATS(ctx, 3, 0, 1, 0);
+  assert_cache_files(dir, 3);
+  ck_assert_ocal(ocal_context_release(ctx));
+
+  /* Each type finds its own file: the data would be wrong if one loaded another's. */
+  ctx = new_context(1, dir);
+  assert_fill(ctx, OCAL_U8, 100003, 94);
+  assert_fill(ctx, OCAL_I32, 100003, 95);
+  assert_fill(ctx, OCAL_F32, 100003, 96);
+  ASSERT_STATS(ctx, 0, 3, 0, 0);
+  assert_fill(ctx, OCAL_U32, 1001, 97); /* a type not built yet */
+  ASSERT_STATS(ctx, 1, 3, 0, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+  assert_cache_files(dir, 4);
+
+  /* Double precision is built with other options again. */
+  ctx = new_context(1, dir);
+  int fp64 = 0;
+  ck_assert_ocal(ocal_context_has_fp64(ctx, &fp64));
+  if (fp64) {
+    assert_fill(ctx, OCAL_C64, 1001, 98);
+    ASSERT_STATS(ctx, 1, 0, 0, 0);
+    assert_cache_files(dir, 5);
+  }
+  ck_assert_ocal(ocal_context_release(ctx));
+  rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
+static TCase *cache_tcase(const char *name) {
+  /* No device fixture: every test makes its own contexts on its own cache directory. */
+  TCase *tc = tcase_create(name);
+  tcase_set_timeout(tc, 120);
+  return tc;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 6 && strcmp(argv[1], "--child-fill") == 0)
+    return child_main(argv[2], argv[3], argv[4], argv[5]);
+  if (argc > 0) program_path = argv[0];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(run_root, sizeof run_root, "%s/ocal-cache-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  if (!mkdtemp(run_root)) {
+    fprintf(stderr, "check_cache: mkdtemp(%s): %s\n", run_root, strerror(errno));
+    return EXIT_FAILURE;
+  }
   Suite *s = suite_create("cache");
-  TCase *tc = fixture_tcase("basic");
-  tcase_add_test(tc, test_placeholder_cache);
-  suite_add_tcase(s, tc);
-  return fixture_run(s);
+
+  TCase *hits = cache_tcase("hits");
+  tcase_add_test(hits, test_first_fill_compiles_once);
+  tcase_add_test(hits, test_second_process_skips_compiler);
+  tcase_add_test(hits, test_concurrent_processes);
+  tcase_add_test(hits, test_one_file_per_program);
+  suite_add_tcase(s, hits);
+
+  TCase *corrupt = cache_tcase("corruption");
+  tcase_add_loop_test(corrupt, test_corrupt_file_is_rejected, 0, CORRUPT_COUNT);
+  tcase_add_test(corrupt, test_directory_in_the_way);
+  suite_add_tcase(s, corrupt);
+
+  TCase *config = cache_tcase("configuration");
+  tcase_add_test(config, test_env_cache_off);
+  tcase_add_test(config, test_option_cache_off);
+  tcase_add_test(config, test_env_cache_dir);
+  tcase_add_test(config, test_unwritable_cache_dir);
+  suite_add_tcase(s, config);
+
+  int rc = fixture_run(s);
+  rm_rf(run_root);
+  return rc;
 }

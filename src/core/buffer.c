@@ -74,15 +74,16 @@ static void unref(ocal_buffer buf) {
   ocal__context_unref(ctx);
 }
 
-ocal_status ocal_buffer_create(ocal_context ctx, ocal_dtype dtype, int ndim, const size_t *shape,
-                               ocal_buffer *out) {
-  if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "buf (the out-parameter) must not be NULL");
+/* Creates a buffer; messages name `func`, the public call being served. */
+static ocal_status create(ocal_context ctx, ocal_dtype dtype, int ndim, const size_t *shape,
+                          ocal_buffer *out, const char *func) {
+  if (!out) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "buf (the out-parameter) must not be NULL");
   *out = NULL;
-  ocal_status status = ocal__check_context(ctx, __func__);
+  ocal_status status = ocal__check_context(ctx, func);
   if (status != OCAL_OK) return status;
-  if ((status = check_dtype(ctx, dtype, __func__)) != OCAL_OK) return status;
+  if ((status = check_dtype(ctx, dtype, func)) != OCAL_OK) return status;
   size_t numel;
-  if ((status = check_shape(__func__, dtype, ndim, shape, &numel)) != OCAL_OK) return status;
+  if ((status = check_shape(func, dtype, ndim, shape, &numel)) != OCAL_OK) return status;
 
   cl_mem mem = NULL;
   /* An empty buffer has no device memory: OpenCL has no zero-byte buffers. */
@@ -93,16 +94,21 @@ ocal_status ocal_buffer_create(ocal_context ctx, ocal_dtype dtype, int ndim, con
   ocal_buffer buf = new_handle(ctx, dtype, ndim, shape, numel);
   if (!buf) {
     ocal__device_free(ctx, mem);
-    return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the buffer handle");
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for the buffer handle");
   }
   buf->mem = mem;
   *out = buf;
   return OCAL_OK;
 }
 
+ocal_status ocal_buffer_create(ocal_context ctx, ocal_dtype dtype, int ndim, const size_t *shape,
+                               ocal_buffer *out) {
+  return create(ctx, dtype, ndim, shape, out, __func__);
+}
+
 ocal_status ocal_buffer_zeros(ocal_context ctx, ocal_dtype dtype, int ndim, const size_t *shape,
                               ocal_buffer *out) {
-  ocal_status status = ocal_buffer_create(ctx, dtype, ndim, shape, out);
+  ocal_status status = create(ctx, dtype, ndim, shape, out, __func__);
   if (status != OCAL_OK) return status;
   static const unsigned char zero[16] = {0}; /* one element of the widest type, c64 */
   status = ocal_buffer_fill(*out, zero);
@@ -115,7 +121,12 @@ ocal_status ocal_buffer_zeros(ocal_context ctx, ocal_dtype dtype, int ndim, cons
 
 ocal_status ocal_buffer_from_host(ocal_context ctx, ocal_dtype dtype, int ndim,
                                   const size_t *shape, const void *host, ocal_buffer *out) {
-  ocal_status status = ocal_buffer_create(ctx, dtype, ndim, shape, out);
+  ocal_status status = create(ctx, dtype, ndim, shape, out, __func__);
+  if (status == OCAL_OK && !host && (*out)->numel > 0) {
+    ocal_buffer_release(*out);
+    *out = NULL;
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "host is NULL but the shape has elements");
+  }
   if (status != OCAL_OK) return status;
   status = ocal_buffer_write(*out, 0, (*out)->numel, host, NULL);
   if (status != OCAL_OK) {
