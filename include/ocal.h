@@ -21,5 +21,6 @@
 #include "ocal/context.h"
 #include "ocal/buffer.h"
 #include "ocal/ops.h"
+#include "ocal/fft.h"
 
 #endif /* OCAL_H */

@@ -94,6 +94,15 @@ static int cmd_info(const char *selector) {
   printf("base alignment    %u bytes\n", d.mem_base_align_bytes);
   printf("fp64              %s\n", d.has_fp64 ? "yes" : "no");
   printf("ocal version      %s\n", ocal_version_string());
+  int vk = 0, cf = 0;
+  ocal_fft_engine_available(OCAL_FFT_ENGINE_VKFFT, &vk);
+  ocal_fft_engine_available(OCAL_FFT_ENGINE_CLFFT, &cf);
+  ocal_fft_engine fft_default;
+  const char *fft_default_name = "none";
+  if (ocal_fft_engine_default(&fft_default) == OCAL_OK)
+    ocal_fft_engine_name(fft_default, &fft_default_name);
+  printf("FFT engines       %s%s%s (default %s; OCAL_FFT=vkfft|clfft)\n", vk ? "vkfft" : "",
+         vk && cf ? " " : "", cf ? "clfft" : (vk ? "" : "none"), fft_default_name);
   return 0;
 }
 

@@ -2,3 +2,31 @@
 # make). Append to the variables defined there: ocalinclude_HEADERS,
 # src_libocal_core_la_SOURCES, src_libocal_core_la_LIBADD, OCAL_KERNEL_FILES, OCAL_TESTS,
 # noinst_PROGRAMS, EXTRA_DIST.
+
+ocalinclude_HEADERS += include/ocal/fft.h
+src_libocal_core_la_SOURCES += \
+	src/fft/engine.h \
+	src/fft/plan.c
+# VkFFT is one 1.6 MB header: it is compiled in vkfft.c only.
+if HAVE_VKFFT
+src_libocal_core_la_SOURCES += src/fft/vkfft.c
+endif
+if HAVE_CLFFT
+src_libocal_core_la_SOURCES += src/fft/clfft.c
+endif
+src_libocal_core_la_CPPFLAGS += $(CLFFT_CFLAGS)
+src_libocal_core_la_LIBADD += $(CLFFT_LIBS) -lm
+
+# White-box link (the convenience library, no libtool wrapper): the disk-cache test execs
+# this very program as a second process through /proc/self/exe.
+OCAL_TESTS += tests/check_fft
+tests_check_fft_SOURCES = tests/check_fft.c $(FIXTURE_FILES)
+tests_check_fft_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core
+tests_check_fft_LDADD = src/libocal_core.la $(CHECK_LIBS) -lm
+tests_check_fft_CFLAGS = $(FIXTURE_CFLAGS)
+
+# Benchmark: both engines at the issue's shapes; bench/fft_torch.py prints cuFFT's figures.
+noinst_PROGRAMS += bench/fft
+bench_fft_LDADD = src/libocal.la -lm
+
+EXTRA_DIST += bench/fft_torch.py

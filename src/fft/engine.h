@@ -1,0 +1,61 @@
+/* ocal — the table of functions behind which each FFT engine lives (never installed).
+ *
+ * plan.c owns the public API: it validates descriptions and buffers, caches plans per
+ * context, copies C2R inputs, applies the scaling an engine does not, and calls an engine
+ * only through this table. An engine file (vkfft.c, clfft.c) keeps its functions static and
+ * exports one const table; a third engine plugs in by adding a file and a line in plan.c. */
+#ifndef OCAL_FFT_ENGINE_H
+#define OCAL_FFT_ENGINE_H
+
+#include "internal.h"
+#include "ocal/fft.h"
+
+/* A validated, resolved description, as an engine sees it. */
+typedef struct ocal__fft_problem {
+  ocal_context ctx;
+  int ndim;
+  size_t lengths[3];   /* row-major: lengths[ndim - 1] is contiguous; real lengths for R2C/C2R */
+  size_t batch;
+  ocal_fft_kind kind;
+  int dbl;             /* 1: double precision */
+  int in_place;
+  double scale[2];     /* wanted scale of the forward [0] and inverse [1] transform */
+  const char *text;    /* canonical one-line description, for disk cache keys and messages */
+} ocal__fft_problem;
+
+/* What an engine's plan_create hands back. */
+typedef struct ocal__fft_built {
+  void *state;         /* the engine's plan, passed to execute and plan_destroy */
+  double applied[2];   /* the scale the engine applies itself to forward [0] / inverse [1]
+                          (1.0 when it does not scale); plan.c makes up the difference */
+  int from_disk_cache; /* compiled kernels were loaded from ocal's disk cache */
+  int stored_to_disk;  /* compiled kernels were written to ocal's disk cache */
+} ocal__fft_built;
+
+typedef struct ocal__fft_engine {
+  const char *name;
+  /* 1: execute takes byte offsets into the cl_mems; 0: offsets must be 0 (plan.c then passes
+   * sub-buffers for views). */
+  int takes_offsets;
+  /* Creates the engine's plan for problem p (which stays valid while the plan lives). The
+   * message of a failure names the engine and what went wrong. Called without locks held;
+   * an engine that is not thread-safe while planning serialises itself. */
+  ocal_status (*plan_create)(const ocal__fft_problem *p, ocal__fft_built *out);
+  /* Queues one transform on the context's queue. For C2C in place, in == out. Callers hold
+   * the plan's lock, so one engine plan never runs two executes at once. */
+  ocal_status (*execute)(void *state, int direction, cl_mem in, size_t in_offset_bytes,
+                         cl_mem out, size_t out_offset_bytes);
+  void (*plan_destroy)(void *state);
+} ocal__fft_engine;
+
+#ifdef OCAL_HAVE_VKFFT
+extern const ocal__fft_engine ocal__fft_vkfft;
+#endif
+#ifdef OCAL_HAVE_CLFFT
+extern const ocal__fft_engine ocal__fft_clfft;
+#endif
+
+/* Product of a problem's transform lengths (N of the normalisation). */
+size_t ocal__fft_problem_n(const ocal__fft_problem *p);
+
+#endif /* OCAL_FFT_ENGINE_H */

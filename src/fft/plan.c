@@ -1,0 +1,623 @@
+/* ocal — FFT plans: the public API over the engines of engine.h.
+ *
+ * This file validates descriptions and buffers, keeps each context's plans in a cache (an
+ * attachment of the context, with its own lock), and does what is common to all engines:
+ * it copies C2R inputs (the engines overwrite them), passes sub-buffers to engines that take
+ * no offsets, and applies the part of the normalisation an engine does not. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "engine.h"
+
+#define PLAN_MAGIC 0x6f666674u /* "offt" */
+
+struct ocal_fft_plan_s {
+  uint32_t magic;
+  struct ocal_fft_plan_s *next; /* the context's cache list */
+  atomic_int users;             /* references the user holds */
+  int ready;                    /* 0 while an engine builds it (others wait), then 1 */
+  ocal_fft_desc desc;           /* canonical: engine resolved, unused lengths 0 */
+  ocal__fft_problem problem;
+  char text[256];               /* problem.text points here */
+  const ocal__fft_engine *engine;
+  ocal__fft_built built;
+  double create_seconds;
+  ocal_dtype in_dtype, out_dtype;
+  size_t in_numel, out_numel;
+  pthread_mutex_t lock;         /* serialises executions and guards scratch */
+  cl_mem scratch[2];            /* staging copies of the input [0] and output [1] */
+  size_t scratch_bytes[2];
+};
+
+typedef struct fft_cache {
+  pthread_mutex_t lock;
+  pthread_cond_t changed; /* a plan finished building (or failed) */
+  struct ocal_fft_plan_s *plans;
+  ocal_fft_cache_stats stats;
+} fft_cache;
+
+static const int cache_key; /* its address names the context attachment */
+
+/* ---- engines -------------------------------------------------------------------------- */
+
+static const char *const engine_names[OCAL_FFT_ENGINE_COUNT] = {"default", "vkfft", "clfft"};
+
+static const ocal__fft_engine *engine_table(ocal_fft_engine e) {
+  switch (e) {
+#ifdef OCAL_HAVE_VKFFT
+    case OCAL_FFT_ENGINE_VKFFT:
+      return &ocal__fft_vkfft;
+#endif
+#ifdef OCAL_HAVE_CLFFT
+    case OCAL_FFT_ENGINE_CLFFT:
+      return &ocal__fft_clfft;
+#endif
+    default:
+      return NULL;
+  }
+}
+
+ocal_status ocal_fft_engine_name(ocal_fft_engine engine, const char **name) {
+  if (!name) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "name must not be NULL");
+  if ((unsigned)engine >= OCAL_FFT_ENGINE_COUNT)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "unknown FFT engine %d", (int)engine);
+  *name = engine_names[engine];
+  return OCAL_OK;
+}
+
+ocal_status ocal_fft_engine_available(ocal_fft_engine engine, int *available) {
+  if (!available) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "available must not be NULL");
+  if ((unsigned)engine >= OCAL_FFT_ENGINE_COUNT)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "unknown FFT engine %d", (int)engine);
+  if (engine == OCAL_FFT_ENGINE_DEFAULT)
+    *available = engine_table(OCAL_FFT_ENGINE_VKFFT) || engine_table(OCAL_FFT_ENGINE_CLFFT);
+  else
+    *available = engine_table(engine) != NULL;
+  return OCAL_OK;
+}
+
+static ocal_status resolve_engine(const char *func, ocal_fft_engine asked, ocal_fft_engine *out) {
+  const char *why = "asked for by the plan description";
+  if (asked == OCAL_FFT_ENGINE_DEFAULT) {
+    const char *env = getenv("OCAL_FFT");
+    if (env && env[0] && strcasecmp(env, "default") != 0) {
+      why = "named by OCAL_FFT";
+      if (strcasecmp(env, "vkfft") == 0)
+        asked = OCAL_FFT_ENGINE_VKFFT;
+      else if (strcasecmp(env, "clfft") == 0)
+        asked = OCAL_FFT_ENGINE_CLFFT;
+      else
+        return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                          "OCAL_FFT='%s' names no FFT engine (use vkfft or clfft)", env);
+    } else if (engine_table(OCAL_FFT_ENGINE_VKFFT)) {
+      asked = OCAL_FFT_ENGINE_VKFFT;
+    } else if (engine_table(OCAL_FFT_ENGINE_CLFFT)) {
+      asked = OCAL_FFT_ENGINE_CLFFT;
+    } else {
+      return ocal__fail(OCAL_UNSUPPORTED, func,
+                        "this ocal was built without an FFT engine (neither VkFFT nor clFFT "
+                        "was found by configure)");
+    }
+  }
+  if ((unsigned)asked >= OCAL_FFT_ENGINE_COUNT)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "unknown FFT engine %d", (int)asked);
+  if (!engine_table(asked))
+    return ocal__fail(OCAL_UNSUPPORTED, func,
+                      "the FFT engine '%s' (%s) was not built into this ocal: configure did "
+                      "not find it",
+                      engine_names[asked], why);
+  *out = asked;
+  return OCAL_OK;
+}
+
+ocal_status ocal_fft_engine_default(ocal_fft_engine *engine) {
+  if (!engine) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "engine must not be NULL");
+  return resolve_engine(__func__, OCAL_FFT_ENGINE_DEFAULT, engine);
+}
+
+/* ---- descriptions --------------------------------------------------------------------- */
+
+ocal_status ocal_fft_desc_init(ocal_fft_desc *desc) {
+  if (!desc) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "desc must not be NULL");
+  memset(desc, 0, sizeof *desc);
+  desc->ndim = 1;
+  desc->batch = 1;
+  desc->kind = OCAL_FFT_C2C;
+  desc->precision = OCAL_F32;
+  desc->in_place = 0;
+  desc->norm = OCAL_FFT_NORM_BACKWARD;
+  desc->engine = OCAL_FFT_ENGINE_DEFAULT;
+  return OCAL_OK;
+}
+
+size_t ocal__fft_problem_n(const ocal__fft_problem *p) {
+  size_t n = 1;
+  for (int i = 0; i < p->ndim; i++) n *= p->lengths[i]; /* checked at plan creation */
+  return n;
+}
+
+static const char *kind_name(ocal_fft_kind k) {
+  return k == OCAL_FFT_C2C ? "c2c" : k == OCAL_FFT_R2C ? "r2c" : "c2r";
+}
+static const char *norm_name(ocal_fft_norm n) {
+  return n == OCAL_FFT_NORM_BACKWARD ? "backward" : n == OCAL_FFT_NORM_ORTHO ? "ortho" : "forward";
+}
+
+/* Checks a description and brings it to the canonical form that the cache compares. */
+static ocal_status canonical(ocal_context ctx, const ocal_fft_desc *in, ocal_fft_desc *d,
+                             size_t *in_numel, size_t *out_numel) {
+  const char *f = "ocal_fft_plan_create";
+  *d = *in;
+  if (d->ndim < 1 || d->ndim > 3)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, f, "ndim is %d; FFTs have 1 to 3 dimensions",
+                      d->ndim);
+  for (int i = 0; i < 3; i++) {
+    if (i >= d->ndim) {
+      d->lengths[i] = 0;
+    } else if (d->lengths[i] == 0) {
+      return ocal__fail(OCAL_INVALID_ARGUMENT, f, "lengths[%d] is 0; every length must be >= 1",
+                        i);
+    }
+  }
+  if (d->batch == 0) return ocal__fail(OCAL_INVALID_ARGUMENT, f, "batch is 0; it must be >= 1");
+  if (d->kind != OCAL_FFT_C2C && d->kind != OCAL_FFT_R2C && d->kind != OCAL_FFT_C2R)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, f, "unknown FFT kind %d", (int)d->kind);
+  if (d->precision == OCAL_C32) d->precision = OCAL_F32;
+  if (d->precision == OCAL_C64) d->precision = OCAL_F64;
+  if (d->precision != OCAL_F32 && d->precision != OCAL_F64)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, f,
+                      "precision is %s; FFTs are computed in f32 or f64",
+                      ocal_dtype_name(d->precision));
+  if (d->precision == OCAL_F64 && !ctx->fp64)
+    return ocal__fail(OCAL_UNSUPPORTED, f,
+                      "a double-precision FFT needs fp64, which device '%s' %s", ctx->info.name,
+                      ctx->info.has_fp64 ? "has but the context turned off" : "does not have");
+  d->in_place = d->in_place != 0;
+  if (d->in_place && d->kind != OCAL_FFT_C2C)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, f,
+                      "in-place transforms are C2C only: an %s transform changes the element "
+                      "type, so it needs distinct input and output buffers",
+                      d->kind == OCAL_FFT_R2C ? "R2C" : "C2R");
+  if (d->norm != OCAL_FFT_NORM_BACKWARD && d->norm != OCAL_FFT_NORM_ORTHO &&
+      d->norm != OCAL_FFT_NORM_FORWARD)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, f, "unknown normalisation %d", (int)d->norm);
+  ocal_status s = resolve_engine(f, d->engine, &d->engine);
+  if (s != OCAL_OK) return s;
+
+  /* Element counts of the real and complex sides, overflow-checked, and their byte sizes. */
+  size_t real = d->batch, cplx = d->batch;
+  for (int i = 0; i < d->ndim; i++) {
+    size_t c = d->lengths[i];
+    if (i == d->ndim - 1 && d->kind != OCAL_FFT_C2C) c = c / 2 + 1;
+    if (ocal__mul_overflows(real, d->lengths[i], &real) || ocal__mul_overflows(cplx, c, &cplx))
+      return ocal__fail(OCAL_OVERFLOW, f, "the transform's element count overflows size_t");
+  }
+  size_t bytes;
+  if (ocal__mul_overflows(real, 16, &bytes))
+    return ocal__fail(OCAL_OVERFLOW, f, "the transform's byte size overflows size_t");
+  switch (d->kind) {
+    case OCAL_FFT_C2C:
+      *in_numel = *out_numel = real;
+      break;
+    case OCAL_FFT_R2C:
+      *in_numel = real;
+      *out_numel = cplx;
+      break;
+    case OCAL_FFT_C2R:
+      *in_numel = cplx;
+      *out_numel = real;
+      break;
+  }
+  return OCAL_OK;
+}
+
+static int desc_equal(const ocal_fft_desc *a, const ocal_fft_desc *b) {
+  return a->ndim == b->ndim && a->lengths[0] == b->lengths[0] && a->lengths[1] == b->lengths[1] &&
+         a->lengths[2] == b->lengths[2] && a->batch == b->batch && a->kind == b->kind &&
+         a->precision == b->precision && a->in_place == b->in_place && a->norm == b->norm &&
+         a->engine == b->engine;
+}
+
+/* ---- the per-context cache ------------------------------------------------------------ */
+
+static void plan_free(struct ocal_fft_plan_s *p) {
+  if (p->built.state) p->engine->plan_destroy(p->built.state);
+  for (int i = 0; i < 2; i++)
+    if (p->scratch[i]) ocal__device_free(p->problem.ctx, p->scratch[i]);
+  pthread_mutex_destroy(&p->lock);
+  p->magic = 0;
+  free(p);
+}
+
+static ocal_status cache_create(ocal_context ctx, void **data) {
+  (void)ctx;
+  fft_cache *c = calloc(1, sizeof *c);
+  if (!c) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the FFT plan cache");
+  if (pthread_mutex_init(&c->lock, NULL) != 0) {
+    free(c);
+    return OCAL_FAIL(OCAL_INTERNAL, "pthread_mutex_init failed");
+  }
+  if (pthread_cond_init(&c->changed, NULL) != 0) {
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+    return OCAL_FAIL(OCAL_INTERNAL, "pthread_cond_init failed");
+  }
+  *data = c;
+  return OCAL_OK;
+}
+
+/* Runs at context release, after the queue has finished: no plan handle is left then, since
+ * each one holds a reference to the context. */
+static void cache_destroy(void *data) {
+  fft_cache *c = data;
+  while (c->plans) {
+    struct ocal_fft_plan_s *p = c->plans;
+    c->plans = p->next;
+    plan_free(p);
+  }
+  pthread_cond_destroy(&c->changed);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Fills in a new plan's problem from its canonical description. */
+static void plan_setup(struct ocal_fft_plan_s *p, ocal_context ctx) {
+  const ocal_fft_desc *d = &p->desc;
+  ocal__fft_problem *q = &p->problem;
+  q->ctx = ctx;
+  q->ndim = d->ndim;
+  memcpy(q->lengths, d->lengths, sizeof q->lengths);
+  q->batch = d->batch;
+  q->kind = d->kind;
+  q->dbl = d->precision == OCAL_F64;
+  q->in_place = d->in_place;
+  double n = (double)ocal__fft_problem_n(q);
+  q->scale[0] = d->norm == OCAL_FFT_NORM_FORWARD ? 1.0 / n
+                : d->norm == OCAL_FFT_NORM_ORTHO ? 1.0 / sqrt(n)
+                                                 : 1.0;
+  q->scale[1] = d->norm == OCAL_FFT_NORM_BACKWARD ? 1.0 / n
+                : d->norm == OCAL_FFT_NORM_ORTHO  ? 1.0 / sqrt(n)
+                                                  : 1.0;
+  snprintf(p->text, sizeof p->text, "%s %s %zu", kind_name(d->kind),
+           ocal_dtype_name(d->precision), d->lengths[0]);
+  for (int i = 1; i < d->ndim; i++)
+    snprintf(p->text + strlen(p->text), sizeof p->text - strlen(p->text), "x%zu", d->lengths[i]);
+  snprintf(p->text + strlen(p->text), sizeof p->text - strlen(p->text),
+           " batch %zu %s norm=%s", d->batch, d->in_place ? "in-place" : "out-of-place",
+           norm_name(d->norm));
+  q->text = p->text;
+  ocal_dtype r = d->precision, c = r == OCAL_F64 ? OCAL_C64 : OCAL_C32;
+  p->in_dtype = d->kind == OCAL_FFT_R2C ? r : c;
+  p->out_dtype = d->kind == OCAL_FFT_C2R ? r : c;
+}
+
+ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
+                                 ocal_fft_plan *plan) {
+  if (!plan) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "plan (the out-parameter) must not be NULL");
+  *plan = NULL;
+  ocal_status s = ocal__check_context(ctx, __func__);
+  if (s != OCAL_OK) return s;
+  if (!desc) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "desc must not be NULL");
+  ocal_fft_desc d;
+  size_t in_numel = 0, out_numel = 0;
+  if ((s = canonical(ctx, desc, &d, &in_numel, &out_numel)) != OCAL_OK) return s;
+  fft_cache *c;
+  if ((s = ocal__context_attachment(ctx, &cache_key, cache_create, cache_destroy, (void **)&c)) !=
+      OCAL_OK)
+    return s;
+
+  pthread_mutex_lock(&c->lock);
+  struct ocal_fft_plan_s *p;
+  for (;;) {
+    for (p = c->plans; p && !desc_equal(&p->desc, &d); p = p->next) {
+    }
+    if (!p || p->ready) break;
+    /* Another thread is building this very plan: wait for it rather than build it twice. */
+    pthread_cond_wait(&c->changed, &c->lock);
+  }
+  if (p) {
+    c->stats.memory_hits++;
+    atomic_fetch_add(&p->users, 1);
+    ocal__context_retain(ctx);
+    pthread_mutex_unlock(&c->lock);
+    *plan = p;
+    return OCAL_OK;
+  }
+  p = calloc(1, sizeof *p);
+  if (!p || pthread_mutex_init(&p->lock, NULL) != 0) {
+    pthread_mutex_unlock(&c->lock);
+    free(p);
+    return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for an FFT plan");
+  }
+  p->magic = PLAN_MAGIC;
+  p->desc = d;
+  p->in_numel = in_numel;
+  p->out_numel = out_numel;
+  p->engine = engine_table(d.engine);
+  plan_setup(p, ctx);
+  p->next = c->plans;
+  c->plans = p;
+  pthread_mutex_unlock(&c->lock);
+
+  /* Build without the cache lock: an engine may take seconds to compile its kernels, and
+   * other plans of the context stay usable meanwhile. */
+  double t0 = seconds_now();
+  s = p->engine->plan_create(&p->problem, &p->built);
+  p->create_seconds = seconds_now() - t0;
+
+  pthread_mutex_lock(&c->lock);
+  if (s == OCAL_OK) {
+    p->ready = 1;
+    atomic_store(&p->users, 1);
+    ocal__context_retain(ctx);
+    c->stats.plans_built++;
+    c->stats.disk_hits += p->built.from_disk_cache != 0;
+    c->stats.disk_stores += p->built.stored_to_disk != 0;
+    *plan = p;
+  } else {
+    struct ocal_fft_plan_s **link = &c->plans;
+    while (*link != p) link = &(*link)->next;
+    *link = p->next;
+    p->built.state = NULL;
+    plan_free(p);
+  }
+  pthread_cond_broadcast(&c->changed);
+  pthread_mutex_unlock(&c->lock);
+  return s;
+}
+
+static ocal_status check_plan(ocal_fft_plan plan, const char *func) {
+  if (!plan) return ocal__fail(OCAL_INVALID_HANDLE, func, "the plan is NULL");
+  if (plan->magic != PLAN_MAGIC || !plan->ready)
+    return ocal__fail(OCAL_INVALID_HANDLE, func, "the plan handle is not a live ocal FFT plan");
+  if (atomic_load(&plan->users) < 1)
+    return ocal__fail(OCAL_INVALID_HANDLE, func, "the plan has been released already");
+  return OCAL_OK;
+}
+
+ocal_status ocal_fft_plan_release(ocal_fft_plan plan) {
+  if (!plan) return OCAL_OK;
+  ocal_status s = check_plan(plan, __func__);
+  if (s != OCAL_OK) return s;
+  ocal_context ctx = plan->problem.ctx;
+  /* The engine plan stays cached; the context, which owns the cache, may go now. */
+  if (atomic_fetch_sub(&plan->users, 1) < 1) {
+    atomic_fetch_add(&plan->users, 1);
+    return OCAL_FAIL(OCAL_INVALID_HANDLE, "the plan has been released already");
+  }
+  ocal__context_unref(ctx);
+  return OCAL_OK;
+}
+
+ocal_status ocal_fft_plan_info_get(ocal_fft_plan plan, ocal_fft_plan_info *info) {
+  ocal_status s = check_plan(plan, __func__);
+  if (s != OCAL_OK) return s;
+  if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
+  memset(info, 0, sizeof *info);
+  info->engine = plan->desc.engine;
+  info->engine_name = plan->engine->name;
+  info->in_dtype = plan->in_dtype;
+  info->out_dtype = plan->out_dtype;
+  info->in_numel = plan->in_numel;
+  info->out_numel = plan->out_numel;
+  info->from_disk_cache = plan->built.from_disk_cache;
+  info->create_seconds = plan->create_seconds;
+  return OCAL_OK;
+}
+
+ocal_status ocal_fft_cache_stats_get(ocal_context ctx, ocal_fft_cache_stats *stats) {
+  ocal_status s = ocal__check_context(ctx, __func__);
+  if (s != OCAL_OK) return s;
+  if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");
+  fft_cache *c;
+  if ((s = ocal__context_attachment(ctx, &cache_key, cache_create, cache_destroy, (void **)&c)) !=
+      OCAL_OK)
+    return s;
+  pthread_mutex_lock(&c->lock);
+  *stats = c->stats;
+  pthread_mutex_unlock(&c->lock);
+  return OCAL_OK;
+}
+
+/* ---- execution ------------------------------------------------------------------------ */
+
+/* Scales n reals of x, starting at real element `offset`, by s (NumPy's norm= where the
+ * engine does not do it). */
+static const char scale_source[] =
+    "#ifdef OCAL_NEED_FP64\n"
+    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    "#endif\n"
+    "__kernel void ocal_fft_scale(__global T *x, const ulong offset, const ulong n, const T s) {\n"
+    "  __global T *y = x + offset;\n"
+    "  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) y[i] *= s;\n"
+    "}\n";
+
+static ocal_status scale(ocal_fft_plan p, ocal_buffer out, double factor) {
+  ocal_context ctx = p->problem.ctx;
+  ocal_dtype real = p->desc.precision;
+  char options[128];
+  ocal__dtype_options(real, options, sizeof options);
+  ocal__program *prog;
+  ocal__kernel *k;
+  ocal_status s = ocal__program_get(ctx, "fft_scale.cl", scale_source, options, &prog);
+  if (s == OCAL_OK) s = ocal__kernel_get(ctx, prog, "ocal_fft_scale", &k);
+  if (s != OCAL_OK) return s;
+  int cplx = out->dtype == OCAL_C32 || out->dtype == OCAL_C64;
+  cl_ulong offset = (cl_ulong)out->offset * (cplx ? 2 : 1);
+  cl_ulong n = (cl_ulong)out->numel * (cplx ? 2 : 1);
+  float f32 = (float)factor;
+  pthread_mutex_lock(&k->lock);
+  cl_int err = clSetKernelArg(k->kernel, 0, sizeof(cl_mem), &out->mem);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 1, sizeof offset, &offset);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 2, sizeof n, &n);
+  if (err == CL_SUCCESS)
+    err = real == OCAL_F64 ? clSetKernelArg(k->kernel, 3, sizeof factor, &factor)
+                           : clSetKernelArg(k->kernel, 3, sizeof f32, &f32);
+  if (err == CL_SUCCESS)
+    s = ocal__launch_1d(ctx, k, (size_t)n, NULL);
+  else
+    s = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", __func__);
+  pthread_mutex_unlock(&k->lock);
+  return s;
+}
+
+/* A staging buffer of the plan (created on first use, kept). Caller holds p->lock. */
+static ocal_status scratch(ocal_fft_plan p, int which, size_t bytes, cl_mem *mem) {
+  if (p->scratch[which] && p->scratch_bytes[which] < bytes) {
+    ocal__device_free(p->problem.ctx, p->scratch[which]);
+    p->scratch[which] = NULL;
+  }
+  if (!p->scratch[which]) {
+    ocal_status s = ocal__device_alloc(p->problem.ctx, bytes, &p->scratch[which]);
+    if (s != OCAL_OK) return s;
+    p->scratch_bytes[which] = bytes;
+  }
+  *mem = p->scratch[which];
+  return OCAL_OK;
+}
+
+/* A sub-buffer for a view, for engines that take no offsets. NULL *sub when none is needed.
+ * Returns OCAL_UNSUPPORTED (without a message) when the offset is not aligned enough. */
+static ocal_status sub_buffer(ocal_context ctx, cl_mem mem, size_t offset, size_t bytes,
+                              cl_mem *sub) {
+  *sub = NULL;
+  if (offset == 0) return OCAL_OK;
+  size_t align = ctx->info.mem_base_align_bytes ? ctx->info.mem_base_align_bytes : 128;
+  if (offset % align != 0) return OCAL_UNSUPPORTED;
+  cl_buffer_region region = {offset, bytes};
+  cl_int err;
+  *sub = clCreateSubBuffer(mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  if (err != CL_SUCCESS) {
+    *sub = NULL;
+    return ocal__cl_fail(ctx->info.name, err, "clCreateSubBuffer", "ocal_fft_execute");
+  }
+  return OCAL_OK;
+}
+
+static ocal_status check_operand(ocal_fft_plan p, ocal_buffer b, const char *what,
+                                 ocal_dtype want, size_t numel) {
+  const char *f = "ocal_fft_execute";
+  ocal_status s = ocal__check_buffer(b, f);
+  if (s != OCAL_OK) return s;
+  if (b->ctx != p->problem.ctx)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, f,
+                      "the %s buffer belongs to another context than the plan", what);
+  if (b->dtype != want)
+    return ocal__fail(OCAL_TYPE_MISMATCH, f, "the %s buffer is %s; the plan (%s) wants %s", what,
+                      ocal_dtype_name(b->dtype), p->text, ocal_dtype_name(want));
+  if (b->numel != numel)
+    return ocal__fail(OCAL_SHAPE_MISMATCH, f,
+                      "the %s buffer has %zu elements; the plan (%s) wants %zu", what, b->numel,
+                      p->text, numel);
+  return OCAL_OK;
+}
+
+ocal_status ocal_fft_execute(ocal_fft_plan p, ocal_fft_direction direction, ocal_buffer in,
+                             ocal_buffer out) {
+  ocal_status s = check_plan(p, __func__);
+  if (s != OCAL_OK) return s;
+  if (direction != OCAL_FFT_FORWARD && direction != OCAL_FFT_INVERSE)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "direction is %d; use OCAL_FFT_FORWARD (-1) or "
+                     "OCAL_FFT_INVERSE (1)", (int)direction);
+  if (p->desc.kind == OCAL_FFT_R2C && direction != OCAL_FFT_FORWARD)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "an R2C plan only goes forward; create a C2R plan "
+                     "for the inverse");
+  if (p->desc.kind == OCAL_FFT_C2R && direction != OCAL_FFT_INVERSE)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "a C2R plan only goes inverse; create an R2C plan "
+                     "for the forward transform");
+  if ((s = check_operand(p, in, "input", p->in_dtype, p->in_numel)) != OCAL_OK) return s;
+  if ((s = check_operand(p, out, "output", p->out_dtype, p->out_numel)) != OCAL_OK) return s;
+
+  ocal_context ctx = p->problem.ctx;
+  size_t in_size = ocal_dtype_size(in->dtype), out_size = ocal_dtype_size(out->dtype);
+  size_t in_off = in->offset * in_size, in_bytes = in->numel * in_size;
+  size_t out_off = out->offset * out_size, out_bytes = out->numel * out_size;
+  int same_mem = in->mem == out->mem;
+  if (p->desc.in_place) {
+    if (!same_mem || in_off != out_off)
+      return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                       "the plan (%s) is in place: out must be in (or a view of the same "
+                       "elements)", p->text);
+  } else if (same_mem && in_off < out_off + out_bytes && out_off < in_off + in_bytes) {
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "the plan (%s) is out of place, but the input and output buffers overlap "
+                     "(bytes %zu..%zu and %zu..%zu of one allocation); use distinct buffers or "
+                     "an in-place plan", p->text, in_off, in_off + in_bytes, out_off,
+                     out_off + out_bytes);
+  }
+
+  pthread_mutex_lock(&p->lock);
+  cl_mem in_mem = in->mem, out_mem = out->mem, subs[2] = {NULL, NULL};
+  int copy_back = 0; /* the result lands in scratch[1] (or [0] in place) and is copied out */
+  /* C2R engines overwrite their input: work on a copy, so the caller's stays as it was. An
+   * unaligned view for an engine without offsets is staged the same way. */
+  int stage_in = p->desc.kind == OCAL_FFT_C2R;
+  if (!p->engine->takes_offsets && in_off != 0) {
+    s = sub_buffer(ctx, in->mem, in_off, in_bytes, &subs[0]);
+    if (s == OCAL_UNSUPPORTED) {
+      stage_in = 1;
+      s = OCAL_OK;
+    }
+    if (s != OCAL_OK) goto done;
+  }
+  if (stage_in) {
+    cl_mem tmp;
+    if ((s = scratch(p, 0, in_bytes, &tmp)) != OCAL_OK) goto done;
+    cl_int err = clEnqueueCopyBuffer(ctx->queue, in->mem, tmp, in_off, 0, in_bytes, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+      s = ocal__cl_fail(ctx->info.name, err, "clEnqueueCopyBuffer", __func__);
+      goto done;
+    }
+    in_mem = tmp;
+    in_off = 0;
+  } else if (subs[0]) {
+    in_mem = subs[0];
+    in_off = 0;
+  }
+  if (p->desc.in_place) {
+    out_mem = in_mem;
+    copy_back = stage_in;
+    out_off = in_off;
+  } else if (!p->engine->takes_offsets && out_off != 0) {
+    s = sub_buffer(ctx, out->mem, out_off, out_bytes, &subs[1]);
+    if (s == OCAL_UNSUPPORTED) {
+      if ((s = scratch(p, 1, out_bytes, &out_mem)) != OCAL_OK) goto done;
+      copy_back = 1;
+    } else if (s != OCAL_OK) {
+      goto done;
+    } else {
+      out_mem = subs[1];
+    }
+    out_off = 0;
+  }
+
+  s = p->engine->execute(p->built.state, direction, in_mem, in_off, out_mem, out_off);
+  if (s == OCAL_OK && copy_back) {
+    cl_int err = clEnqueueCopyBuffer(ctx->queue, out_mem, out->mem, 0, out->offset * out_size,
+                                     out_bytes, 0, NULL, NULL);
+    if (err != CL_SUCCESS) s = ocal__cl_fail(ctx->info.name, err, "clEnqueueCopyBuffer", __func__);
+  }
+  if (s == OCAL_OK) {
+    int d = direction == OCAL_FFT_FORWARD ? 0 : 1;
+    double rest = p->problem.scale[d] / p->built.applied[d];
+    if (fabs(rest - 1.0) > 1e-15) s = scale(p, out, rest);
+  }
+done:
+  /* OpenCL keeps a released sub-buffer until the commands queued on it have finished. */
+  for (int i = 0; i < 2; i++)
+    if (subs[i]) clReleaseMemObject(subs[i]);
+  pthread_mutex_unlock(&p->lock);
+  return s;
+}

@@ -1,0 +1,348 @@
+/* ocal — the VkFFT engine: VkFFT's OpenCL backend (one header, vkFFT.h, compiled only here).
+ *
+ * VkFFT generates OpenCL C for each plan and compiles it at plan creation, which takes from
+ * 0.1 s to seconds. ocal keeps the compiled programs in its disk cache, so that another
+ * process creates the same plan without the compiler:
+ *
+ * VkFFT's own saveApplicationToString / loadApplicationFromString do not serve for this in
+ * the OpenCL backend of the VkFFT version Debian ships (1.2.26): the save path writes each
+ * program binary with sprintf("%s"), which cuts binaries that contain NUL bytes (PoCL's,
+ * and the ELF binaries of AMD and Intel; only NVIDIA's PTX text survives), and the loader
+ * drops the last byte of each. So ocal takes the two OpenCL calls through which VkFFT makes
+ * its programs instead: clCreateProgramWithSource and clBuildProgram are redirected, in this
+ * file only, to functions that look the source up in ocal's disk cache (keyed by platform,
+ * device, driver, ocal version, VkFFT version and the source's hash, checksummed, written
+ * atomically) and hand VkFFT a program made from the cached binary; after a build from
+ * source they store the binary. Everything else VkFFT does is unchanged. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* ---- the program cache VkFFT's kernels go through ------------------------------------- */
+
+/* What one thread's plan creation is doing: set around initializeVkFFT, so the redirected
+ * OpenCL calls know the context and can count what they did. */
+typedef struct build_session {
+  ocal_context ctx;
+  int use_disk;        /* 0: the disk cache is off, or a cached binary was refused: compile */
+  int loaded, compiled, stored;
+  struct pending {     /* programs made from source, to be stored once built */
+    cl_program program;
+    char *key;
+  } pending[64];
+  int npending;
+} build_session;
+
+static _Thread_local build_session *session;
+
+static cl_program cached_create_program_with_source(cl_context context, cl_uint count,
+                                                    const char **strings, const size_t *lengths,
+                                                    cl_int *errcode_ret);
+static cl_int cached_build_program(cl_program program, cl_uint num_devices,
+                                   const cl_device_id *device_list, const char *options,
+                                   void(CL_CALLBACK *notify)(cl_program, void *), void *user_data);
+
+/* <CL/cl.h> was included (through engine.h) before these defines, so only the calls inside
+ * vkFFT.h are redirected, not the declarations. */
+#define clCreateProgramWithSource cached_create_program_with_source
+#define clBuildProgram cached_build_program
+#define VKFFT_BACKEND 3
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wunused-variable"
+#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#pragma GCC diagnostic ignored "-Wvla"
+#pragma GCC diagnostic ignored "-Wpointer-arith"
+#pragma GCC diagnostic ignored "-Wold-style-declaration"
+#pragma GCC diagnostic ignored "-Wtype-limits"
+#pragma GCC diagnostic ignored "-Wempty-body"
+#endif
+#include <vkFFT.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+#undef clCreateProgramWithSource
+#undef clBuildProgram
+
+/* The key's "options" part: the engine and its version, which change the generated code. */
+static void key_options(char *out, size_t size) {
+  snprintf(out, size, "engine=vkfft vkfft_version=%d", VkFFTGetVersion());
+}
+
+static cl_program cached_create_program_with_source(cl_context context, cl_uint count,
+                                                    const char **strings, const size_t *lengths,
+                                                    cl_int *errcode_ret) {
+  build_session *s = session;
+  if (!s || !s->use_disk || count != 1 || s->npending == 64)
+    return clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+  char options[64];
+  key_options(options, sizeof options);
+  /* VkFFT passes the source's length; the key wants a NUL-terminated string. */
+  char *source = NULL;
+  if (lengths && lengths[0]) {
+    source = malloc(lengths[0] + 1);
+    if (!source) return clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+    memcpy(source, strings[0], lengths[0]);
+    source[lengths[0]] = '\0';
+  }
+  char *key = ocal__disk_cache_key(s->ctx, source ? source : strings[0], options);
+  free(source);
+  if (key) {
+    unsigned char *binary = NULL;
+    size_t size = 0;
+    int rejected = 0;
+    if (ocal__disk_cache_load(s->ctx->cache_dir, key, &binary, &size, &rejected)) {
+      cl_int err, status;
+      const unsigned char *b = binary;
+      cl_program p = clCreateProgramWithBinary(context, 1, &s->ctx->device, &size, &b, &status,
+                                               &err);
+      free(binary);
+      if (err == CL_SUCCESS && status == CL_SUCCESS) {
+        free(key);
+        s->loaded++;
+        if (errcode_ret) *errcode_ret = CL_SUCCESS;
+        return p;
+      }
+      if (p) clReleaseProgram(p);
+    }
+  }
+  cl_program p = clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+  s->compiled++;
+  if (p && key) {
+    s->pending[s->npending].program = p;
+    s->pending[s->npending].key = key;
+    s->npending++;
+  } else {
+    free(key);
+  }
+  return p;
+}
+
+static cl_int cached_build_program(cl_program program, cl_uint num_devices,
+                                   const cl_device_id *device_list, const char *options,
+                                   void(CL_CALLBACK *notify)(cl_program, void *), void *user_data) {
+  cl_int err = clBuildProgram(program, num_devices, device_list, options, notify, user_data);
+  build_session *s = session;
+  if (!s) return err;
+  for (int i = 0; i < s->npending; i++) {
+    if (s->pending[i].program != program) continue;
+    size_t size = 0;
+    if (err == CL_SUCCESS &&
+        clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) ==
+            CL_SUCCESS &&
+        size > 0) {
+      unsigned char *binary = malloc(size);
+      if (binary && clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof binary, &binary,
+                                     NULL) == CL_SUCCESS) {
+        ocal__disk_cache_store(s->ctx->cache_dir, s->pending[i].key, binary, size);
+        s->stored++;
+      }
+      free(binary);
+    }
+    free(s->pending[i].key);
+    s->pending[i] = s->pending[--s->npending];
+    break;
+  }
+  return err;
+}
+
+static void session_end(build_session *s) {
+  for (int i = 0; i < s->npending; i++) free(s->pending[i].key);
+  s->npending = 0;
+}
+
+/* ---- plans ---------------------------------------------------------------------------- */
+
+typedef struct vk_plan {
+  const ocal__fft_problem *p;
+  /* VkFFT keeps pointers to these: they live as long as the plan. */
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_context context;
+  cl_command_queue queue;
+  uint64_t buffer_bytes, input_bytes;
+  VkFFTApplication app;
+} vk_plan;
+
+static const char *result_text(VkFFTResult r) {
+  switch (r) {
+    case VKFFT_ERROR_MALLOC_FAILED: return "out of host memory";
+    case VKFFT_ERROR_FAILED_TO_ALLOCATE: return "device memory allocation failed";
+    case VKFFT_ERROR_FAILED_TO_CREATE_PROGRAM: return "clCreateProgram failed";
+    case VKFFT_ERROR_FAILED_TO_COMPILE_PROGRAM: return "the OpenCL compiler failed";
+    case VKFFT_ERROR_FAILED_TO_CREATE_SHADER_MODULE: return "clCreateKernel failed";
+    case VKFFT_ERROR_UNSUPPORTED_RADIX: return "unsupported radix";
+    case VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH: return "unsupported length";
+    case VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH_R2C: return "unsupported length for R2C/C2R";
+    case VKFFT_ERROR_FAILED_TO_LAUNCH_KERNEL: return "clEnqueueNDRangeKernel failed";
+    case VKFFT_ERROR_FAILED_TO_SET_KERNEL_ARG: return "clSetKernelArg failed";
+    case VKFFT_ERROR_FAILED_TO_GET_ATTRIBUTE: return "clGetDeviceInfo failed";
+    case VKFFT_ERROR_INSUFFICIENT_CODE_BUFFER: return "generated code too long";
+    default: return "VkFFT error";
+  }
+}
+
+static ocal_status result_status(VkFFTResult r) {
+  switch (r) {
+    case VKFFT_ERROR_MALLOC_FAILED: return OCAL_OUT_OF_HOST_MEMORY;
+    case VKFFT_ERROR_FAILED_TO_ALLOCATE: return OCAL_OUT_OF_DEVICE_MEMORY;
+    case VKFFT_ERROR_FAILED_TO_COMPILE_PROGRAM: return OCAL_BUILD_FAILED;
+    case VKFFT_ERROR_UNSUPPORTED_RADIX:
+    case VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH:
+    case VKFFT_ERROR_UNSUPPORTED_FFT_LENGTH_R2C:
+    case VKFFT_ERROR_UNSUPPORTED_FFT_OMIT: return OCAL_UNSUPPORTED;
+    default: return OCAL_OPENCL_ERROR;
+  }
+}
+
+static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *out) {
+  ocal_context ctx = p->ctx;
+  vk_plan *v = calloc(1, sizeof *v);
+  if (!v) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for a VkFFT plan");
+  v->p = p;
+  v->platform = ctx->platform;
+  v->device = ctx->device;
+  v->context = ctx->cl_ctx;
+  v->queue = ctx->queue;
+
+  VkFFTConfiguration c;
+  memset(&c, 0, sizeof c);
+  c.FFTdim = (uint64_t)p->ndim;
+  /* VkFFT counts dimensions from the contiguous one; ocal's lengths are row-major. */
+  for (int i = 0; i < p->ndim; i++) c.size[i] = p->lengths[p->ndim - 1 - i];
+  /* A batch of 1-D and 2-D transforms is one more (untransformed) dimension, the layout
+   * VkFFT is tuned for; 3-D transforms use numberBatches. */
+  if (p->ndim < 3)
+    c.size[p->ndim] = p->batch;
+  else
+    c.numberBatches = p->batch;
+  c.platform = &v->platform;
+  c.device = &v->device;
+  c.context = &v->context;
+  c.commandQueue = &v->queue; /* used at creation by Bluestein's precomputation */
+  c.doublePrecision = (uint64_t)p->dbl;
+  c.specifyOffsetsAtLaunch = 1;
+
+  size_t real = p->batch, cplx = p->batch;
+  for (int i = 0; i < p->ndim; i++) {
+    real *= p->lengths[i];
+    cplx *= i == p->ndim - 1 && p->kind != OCAL_FFT_C2C ? p->lengths[i] / 2 + 1 : p->lengths[i];
+  }
+  size_t rsize = p->dbl ? 8 : 4;
+  if (p->kind == OCAL_FFT_C2C) {
+    v->buffer_bytes = v->input_bytes = real * 2 * rsize;
+    /* Out of place, VkFFT reads the input buffer and computes in the output: the input stays
+     * as it was. */
+    c.isInputFormatted = p->in_place ? 0 : 1;
+  } else {
+    /* The complex side is VkFFT's "buffer", the real side (not padded: NumPy's layout) its
+     * "input buffer"; C2R writes its result back to that input buffer. */
+    v->buffer_bytes = cplx * 2 * rsize;
+    v->input_bytes = real * rsize;
+    c.performR2C = 1;
+    c.isInputFormatted = 1;
+    c.inputBufferStride[0] = c.size[0];
+    if (p->kind == OCAL_FFT_R2C) {
+      c.makeForwardPlanOnly = 1;
+    } else {
+      c.makeInversePlanOnly = 1;
+      c.inverseReturnToInputBuffer = 1;
+    }
+  }
+  c.bufferSize = &v->buffer_bytes;
+  if (c.isInputFormatted) c.inputBufferSize = &v->input_bytes;
+  if (v->buffer_bytes >= ((uint64_t)1 << 31) || v->input_bytes >= ((uint64_t)1 << 31))
+    c.useUint64 = 1;
+
+  /* VkFFT's inverse normalisation is 1/N; anything else plan.c applies. */
+  double n = (double)ocal__fft_problem_n(p);
+  out->applied[0] = 1.0;
+  out->applied[1] = 1.0;
+  if (p->kind != OCAL_FFT_R2C && p->scale[1] == 1.0 / n) {
+    c.normalize = 1;
+    out->applied[1] = 1.0 / n;
+  }
+
+  build_session s;
+  memset(&s, 0, sizeof s);
+  s.ctx = ctx;
+  s.use_disk = ctx->cache_dir != NULL;
+  session = &s;
+  VkFFTResult r = initializeVkFFT(&v->app, c);
+  if (r != VKFFT_SUCCESS && s.loaded > 0) {
+    /* A cached binary the driver took but could not use: compile everything afresh. */
+    session_end(&s);
+    memset(&v->app, 0, sizeof v->app);
+    s.use_disk = 0;
+    s.loaded = s.compiled = s.stored = 0;
+    r = initializeVkFFT(&v->app, c);
+  }
+  session = NULL;
+  session_end(&s);
+  if (r != VKFFT_SUCCESS) {
+    /* initializeVkFFT has freed what it made. */
+    free(v);
+    return OCAL_FAIL(result_status(r), "VkFFT could not create the plan (%s) on device '%s': %s "
+                     "(VkFFTResult %d)", p->text, ctx->info.name, result_text(r), (int)r);
+  }
+  out->state = v;
+  out->from_disk_cache = s.loaded > 0 && s.compiled == 0;
+  out->stored_to_disk = s.stored > 0;
+  return OCAL_OK;
+}
+
+static ocal_status vk_execute(void *state, int direction, cl_mem in, size_t in_offset, cl_mem out,
+                              size_t out_offset) {
+  vk_plan *v = state;
+  const ocal__fft_problem *p = v->p;
+  VkFFTLaunchParams lp;
+  memset(&lp, 0, sizeof lp);
+  lp.commandQueue = &v->queue;
+  if (p->kind == OCAL_FFT_C2C && p->in_place) {
+    lp.buffer = &in;
+    lp.bufferOffset = in_offset;
+  } else if (p->kind == OCAL_FFT_C2R) {
+    lp.buffer = &in;
+    lp.bufferOffset = in_offset;
+    lp.inputBuffer = &out;
+    lp.inputBufferOffset = out_offset;
+  } else { /* C2C out of place and R2C: read the input buffer, write the output */
+    lp.inputBuffer = &in;
+    lp.inputBufferOffset = in_offset;
+    lp.buffer = &out;
+    lp.bufferOffset = out_offset;
+  }
+  VkFFTResult r = VkFFTAppend(&v->app, direction, &lp);
+  if (r != VKFFT_SUCCESS)
+    return OCAL_FAIL(result_status(r), "VkFFT could not run the plan (%s) on device '%s': %s "
+                     "(VkFFTResult %d)", p->text, p->ctx->info.name, result_text(r), (int)r);
+  return OCAL_OK;
+}
+
+static void vk_plan_destroy(void *state) {
+  vk_plan *v = state;
+  deleteVkFFT(&v->app);
+  free(v);
+}
+
+const ocal__fft_engine ocal__fft_vkfft = {
+    .name = "vkfft",
+    .takes_offsets = 1,
+    .plan_create = vk_plan_create,
+    .execute = vk_execute,
+    .plan_destroy = vk_plan_destroy,
+};
