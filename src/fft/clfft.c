@@ -10,6 +10,7 @@
  * refused here with a message rather than by clFFT's BUGCHECK. */
 #include "config.h"
 
+#include "ocal/cl.h" /* first: it sets the OpenCL version clFFT.h would guess */
 #include <clFFT.h>
 #include <stdio.h>
 #include <stdlib.h>
