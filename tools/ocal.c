@@ -16,6 +16,11 @@ static void usage(FILE *out) {
           "  devices            list every OpenCL device; '*' marks the one ocal would pick\n"
           "  info [SELECTOR]    all facts of one device (default: the one ocal would pick)\n"
           "  demo [SELECTOR]    run a short check of transfers and kernels on a device\n"
+          "  tune gemm [--precision 32|64] [--budget SECONDS] [--device SELECTOR] [--size N]\n"
+          "                     [--phases xgemm,direct,switch] [--no-store]\n"
+          "                     search CLBlast's GEMM parameters for a device (default budget\n"
+          "                     60 s) and store the winner in its tuning file, which every\n"
+          "                     later program applies (OCAL_TUNING=0 turns that off)\n"
           "  --version          print the version\n"
           "  --help             print this help\n"
           "\n"
@@ -187,6 +192,73 @@ static int cmd_demo(const char *selector) {
   return failures ? 1 : 0;
 }
 
+static void print_progress(const char *line, void *user) {
+  (void)user;
+  printf("  %s\n", line);
+  fflush(stdout);
+}
+
+static int cmd_tune(int argc, char **argv) {
+  if (argc < 3 || strcmp(argv[2], "gemm") != 0) {
+    fprintf(stderr, "ocal: usage: ocal tune gemm [--precision 32|64] [--budget SECONDS] "
+                    "[--device SELECTOR] [--size N] [--phases xgemm,direct,switch] "
+                    "[--no-store]\n");
+    return 2;
+  }
+  ocal_blas_tune_options o;
+  ocal_blas_tune_options_init(&o);
+  o.progress = print_progress;
+  const char *device = NULL;
+  for (int i = 3; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    char *end = NULL;
+    if (strcmp(argv[i], "--precision") == 0 && v && (!strcmp(v, "32") || !strcmp(v, "64"))) {
+      o.dtype = strcmp(v, "64") == 0 ? OCAL_F64 : OCAL_F32;
+      i++;
+    } else if (strcmp(argv[i], "--budget") == 0 && v && (o.budget_s = strtod(v, &end)) >= 0 &&
+               *end == '\0') {
+      i++;
+    } else if (strcmp(argv[i], "--device") == 0 && v) {
+      device = v;
+      i++;
+    } else if (strcmp(argv[i], "--size") == 0 && v && (o.size = strtoul(v, &end, 10)) > 0 &&
+               *end == '\0') {
+      i++;
+    } else if (strcmp(argv[i], "--phases") == 0 && v) {
+      o.phases = 0;
+      o.phases |= strstr(v, "xgemm") ? OCAL_TUNE_XGEMM : 0;
+      o.phases |= strstr(v, "direct") ? OCAL_TUNE_DIRECT : 0;
+      o.phases |= strstr(v, "switch") ? OCAL_TUNE_SWITCH : 0;
+      if (!o.phases) {
+        fprintf(stderr, "ocal: tune gemm: --phases takes xgemm,direct,switch\n");
+        return 2;
+      }
+      i++;
+    } else if (strcmp(argv[i], "--no-store") == 0) {
+      o.store = 0;
+    } else {
+      fprintf(stderr, "ocal: tune gemm: bad argument '%s' (try 'ocal --help')\n", argv[i]);
+      return 2;
+    }
+  }
+  ocal_context_options co;
+  ocal_context_options_init(&co);
+  co.device = device;
+  ocal_context ctx;
+  ocal_status s = ocal_context_create(&ctx, &co);
+  if (s != OCAL_OK) return fail("creating a context", s);
+  ocal_blas_tuning result;
+  s = ocal_blas_tune(ctx, &o, &result);
+  ocal_context_release(ctx);
+  if (s != OCAL_OK) return fail("tuning GEMM", s);
+  printf("%s\n%s", result.note, result.params);
+  if (result.source == OCAL_TUNING_FILE)
+    printf("stored in %s\n", result.path);
+  else
+    printf("not stored (applies to this process only)\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -201,6 +273,7 @@ int main(int argc, char **argv) {
     printf("ocal %s\n", ocal_version_string());
     return 0;
   }
+  if (strcmp(cmd, "tune") == 0) return cmd_tune(argc, argv);
   if (argc > 3) {
     fprintf(stderr, "ocal: too many arguments for '%s'\n", cmd);
     return 2;

@@ -1,0 +1,195 @@
+/* ocal — matrix multiply and friends through CLBlast, with per-device tuning.
+ *
+ * Matrices are row-major ocal buffers: a 2-D buffer of shape {rows, cols} is a matrix whose
+ * leading dimension is cols. Views work (they carry an element offset), so a sub-range of
+ * rows of a larger matrix is a matrix too. A 3-D buffer {batch, rows, cols} is a batch of
+ * matrices for the strided-batched GEMM.
+ *
+ * Vectors (gemv, dot, nrm2, blas_axpy, blas_scal) are buffers taken as their numel elements in
+ * row-major order, whatever their shape.
+ *
+ * Element types: OCAL_F32 and OCAL_F64 (the latter only where the context has fp64, see
+ * ocal_context_has_fp64). Every operand of one call must have the same type and belong to
+ * the same context. Calls enqueue work on the context's queue and return without waiting;
+ * read the result (ocal_buffer_read) or call ocal_finish to wait.
+ *
+ * Tuning. CLBlast ships tuned kernel parameters for many devices, but not for all (none for
+ * NVIDIA Hopper in 1.5.3). ocal applies better ones at the first BLAS call of a process on a
+ * device and precision, in this order:
+ *   1. the tuning file written by `ocal tune gemm` (ocal_blas_tune) for this device, driver
+ *      and ocal version, in the cache directory (the context's cache_dir, else
+ *      $OCAL_CACHE_DIR, $XDG_CACHE_HOME/ocal or ~/.cache/ocal); a malformed or foreign file
+ *      is ignored with a warning on stderr;
+ *   2. parameters built into ocal for devices its authors measured (an NVIDIA H100);
+ *   3. else CLBlast's own defaults.
+ * OCAL_TUNING=0 in the environment turns 1 and 2 off. Parameters apply to the whole process
+ * (CLBlast keeps them per device), so the first context on a device decides. */
+#ifndef OCAL_BLAS_H
+#define OCAL_BLAS_H
+
+#include <stddef.h>
+
+#include "ocal/buffer.h"
+#include "ocal/context.h"
+#include "ocal/export.h"
+#include "ocal/status.h"
+#include "ocal/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Whether an operand is used as stored or transposed. */
+typedef enum ocal_transpose {
+  OCAL_NO_TRANS = 0, /**< op(X) = X */
+  OCAL_TRANS = 1     /**< op(X) = X^T */
+} ocal_transpose;
+
+/** Matrix multiply: C = alpha * op(A) * op(B) + beta * C.
+ *
+ * 2-D: op(A) is m x k, op(B) is k x n, C is m x n. 3-D (strided-batched, one call to
+ * CLBlast, no host loop): C is {batch, m, n}; A and B are {batch, ...} or 2-D, in which case
+ * the one matrix is used for every batch entry. With k = 0, C = beta * C.
+ * \param ta whether A is transposed: A has shape {m, k}, or {k, m} with OCAL_TRANS.
+ * \param tb whether B is transposed: B has shape {k, n}, or {n, k} with OCAL_TRANS.
+ * \param alpha scale of the product.
+ * \param a the matrix A (or batch of them).
+ * \param b the matrix B (or batch of them).
+ * \param beta scale of C's old contents; with beta = 0 they need not be initialised.
+ * \param c the result, which must not overlap A or B.
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH (the message gives the shapes); OCAL_TYPE_MISMATCH;
+ *          OCAL_UNSUPPORTED (not f32/f64, no fp64, or ocal built without CLBlast);
+ *          OCAL_INVALID_ARGUMENT (different contexts, overlapping C);
+ *          OCAL_OUT_OF_DEVICE_MEMORY when CLBlast cannot allocate its temporary buffers, and
+ *          other statuses translated from CLBlast's (the message names the CLBlast code).
+ *          The context stays usable after a failure. */
+OCAL_API ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha,
+                               ocal_buffer a, ocal_buffer b, double beta, ocal_buffer c);
+
+/** Matrix-vector multiply: y = alpha * op(A) * x + beta * y.
+ * \param ta whether A (2-D, {rows, cols}) is transposed.
+ * \param alpha scale of the product.
+ * \param a the matrix, 2-D.
+ * \param x a vector with as many elements as op(A) has columns.
+ * \param beta scale of y's old contents.
+ * \param y a vector with as many elements as op(A) has rows; must not overlap A or x.
+ * \returns OCAL_OK or an error as for ocal_gemm. */
+OCAL_API ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffer x,
+                               double beta, ocal_buffer y);
+
+/** Dot product, written to the device: result[0] = sum x[i] * y[i]. The result stays on the
+ * device so that it can feed further work without a round trip; read it with
+ * ocal_buffer_read.
+ * \param x a vector.
+ * \param y a vector with as many elements as x.
+ * \param result a buffer of one element (any shape), the same type as x and y.
+ * \returns OCAL_OK or an error as for ocal_gemm. */
+OCAL_API ocal_status ocal_dot(ocal_buffer x, ocal_buffer y, ocal_buffer result);
+
+/** Euclidean norm, written to the device: result[0] = sqrt(sum x[i]^2).
+ * \param x a vector.
+ * \param result a buffer of one element, the same type as x.
+ * \returns OCAL_OK or an error as for ocal_gemm. */
+OCAL_API ocal_status ocal_nrm2(ocal_buffer x, ocal_buffer result);
+
+/** y = alpha * x + y through CLBlast's axpy. ocal_axpy (ocal/ops.h) is the general
+ * elementwise version with ocal's own kernel; bench/gemm times both.
+ * \param alpha the scale.
+ * \param x a vector.
+ * \param y a vector with as many elements as x, not overlapping it.
+ * \returns OCAL_OK or an error as for ocal_gemm. */
+OCAL_API ocal_status ocal_blas_axpy(double alpha, ocal_buffer x, ocal_buffer y);
+
+/** x = alpha * x through CLBlast's scal (ocal_scale in ocal/ops.h is ocal's own kernel).
+ * \param alpha the scale.
+ * \param x a vector.
+ * \returns OCAL_OK or an error as for ocal_gemm. */
+OCAL_API ocal_status ocal_blas_scal(double alpha, ocal_buffer x);
+
+/* ---- tuning ------------------------------------------------------------------------- */
+
+/** Where the GEMM parameters in effect came from. */
+typedef enum ocal_blas_tuning_source {
+  OCAL_TUNING_DEFAULT = 0, /**< CLBlast's own defaults: no tuning file, nothing built in */
+  OCAL_TUNING_DISABLED,    /**< OCAL_TUNING=0: CLBlast's own defaults */
+  OCAL_TUNING_BUILTIN,     /**< parameters built into ocal for this device */
+  OCAL_TUNING_FILE,        /**< this device's tuning file (written by ocal_blas_tune) */
+  OCAL_TUNING_USER         /**< ocal_blas_tuning_apply, or ocal_blas_tune without storing */
+} ocal_blas_tuning_source;
+
+/** The GEMM tuning in effect for one device and precision. */
+typedef struct ocal_blas_tuning {
+  ocal_blas_tuning_source source;
+  char path[1024];   /**< the tuning file for this device (whether or not it exists), "" when
+                          no cache directory can be named */
+  char params[1024]; /**< the parameters in effect, "NAME=VALUE" lines; "" for CLBlast's
+                          defaults */
+  char note[256];    /**< where they come from: the device and driver they were measured on */
+  double gflops;     /**< for ocal_blas_tune: the best GEMM rate it measured; else 0 */
+} ocal_blas_tuning;
+
+/** Reports the GEMM tuning in effect for the context's device (applying the stored tuning
+ * first if no BLAS call has done so yet).
+ * \param ctx the context.
+ * \param dtype OCAL_F32 or OCAL_F64.
+ * \param info receives the facts.
+ * \returns OCAL_OK; OCAL_UNSUPPORTED for other types or without CLBlast. */
+OCAL_API ocal_status ocal_blas_tuning_info(ocal_context ctx, ocal_dtype dtype,
+                                           ocal_blas_tuning *info);
+
+/** Applies GEMM parameters to the context's device for the rest of the process (nothing is
+ * stored). The text has one NAME=VALUE per line for every parameter of CLBlast's Xgemm
+ * (GEMMK KREG KWG KWI MDIMA MDIMC MWG NDIMB NDIMC NWG SA SB STRM STRN VWM VWN), XgemmDirect
+ * (KWID MDIMAD MDIMCD NDIMBD NDIMCD PADA PADB VWMD VWND WGD) and XGEMM_MIN_INDIRECT_SIZE
+ * (the size from which the indirect Xgemm kernel takes over); '#' starts a comment.
+ * \param ctx the context.
+ * \param dtype OCAL_F32 or OCAL_F64.
+ * \param params the text.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for an unknown name, a missing parameter, a value
+ *          out of range or parameters that break CLBlast's constraints or the device's
+ *          limits (the message says which). */
+OCAL_API ocal_status ocal_blas_tuning_apply(ocal_context ctx, ocal_dtype dtype,
+                                            const char *params);
+
+/** Phases of ocal_blas_tune, for ocal_blas_tune_options.phases. */
+#define OCAL_TUNE_XGEMM 1u  /**< CLBlast's Xgemm kernel (the indirect path, large products) */
+#define OCAL_TUNE_DIRECT 2u /**< its XgemmDirect kernel (small and skinny products) */
+#define OCAL_TUNE_SWITCH 4u /**< the size from which the indirect path takes over */
+
+/** Options of ocal_blas_tune. Start from ocal_blas_tune_options_init(). */
+typedef struct ocal_blas_tune_options {
+  ocal_dtype dtype; /**< OCAL_F32 (default) or OCAL_F64 */
+  double budget_s;  /**< time to spend searching, in seconds (default 60); the first
+                         candidate is always measured, however long it takes */
+  int store;        /**< 1 (default): write the winner to the device's tuning file */
+  size_t size;      /**< square size at which the indirect kernel is timed; 0 (default):
+                         4096 on a GPU with room for it, else 512 */
+  unsigned seed;    /**< random seed of the search (default 1) */
+  unsigned phases;  /**< OCAL_TUNE_* bits to search (default all); the parameters of the
+                         other phases stay as they are in effect */
+  void (*progress)(const char *line, void *user); /**< NULL, or called with one line of
+                                                       text per step */
+  void *user;       /**< passed to progress */
+} ocal_blas_tune_options;
+
+/** Fills \p options with the defaults. \returns OCAL_OK, or OCAL_INVALID_ARGUMENT. */
+OCAL_API ocal_status ocal_blas_tune_options_init(ocal_blas_tune_options *options);
+
+/** Searches GEMM parameters for the context's device within a time budget: CLBlast's Xgemm
+ * kernel (at the large size), its XgemmDirect kernel (at a size below the switch point) and
+ * the switch point between them (XGEMM_MIN_INDIRECT_SIZE). Each candidate runs a real GEMM
+ * through CLBlast, checked against a double-precision host reference; the fastest correct
+ * one wins, is applied for the rest of the process and (with store) written atomically to
+ * the device's tuning file, which every later process then applies.
+ * \param ctx the context (its device is tuned).
+ * \param options NULL for the defaults.
+ * \param result receives the winner; may be NULL.
+ * \returns OCAL_OK; OCAL_UNSUPPORTED; OCAL_INTERNAL when no candidate ran correctly. */
+OCAL_API ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *options,
+                                    ocal_blas_tuning *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCAL_BLAS_H */

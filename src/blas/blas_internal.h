@@ -1,0 +1,104 @@
+/* ocal — declarations shared by the BLAS files (src/blas), never installed. */
+#ifndef OCAL_BLAS_INTERNAL_H
+#define OCAL_BLAS_INTERNAL_H
+
+#include "internal.h"
+
+/* The GEMM parameters ocal tunes: CLBlast's Xgemm kernel, its XgemmDirect kernel, and the
+ * GemmRoutine switch point between them. X(index, CLBlast kernel, name, min, max) */
+#define OCAL__GEMM_PARAM_MAP(X)                    \
+  X(GEMMK, "Xgemm", "GEMMK", 0, 1)                 \
+  X(KREG, "Xgemm", "KREG", 1, 32)                  \
+  X(KWG, "Xgemm", "KWG", 1, 128)                   \
+  X(KWI, "Xgemm", "KWI", 1, 32)                    \
+  X(MDIMA, "Xgemm", "MDIMA", 1, 64)                \
+  X(MDIMC, "Xgemm", "MDIMC", 1, 64)                \
+  X(MWG, "Xgemm", "MWG", 1, 256)                   \
+  X(NDIMB, "Xgemm", "NDIMB", 1, 64)                \
+  X(NDIMC, "Xgemm", "NDIMC", 1, 64)                \
+  X(NWG, "Xgemm", "NWG", 1, 256)                   \
+  X(SA, "Xgemm", "SA", 0, 1)                       \
+  X(SB, "Xgemm", "SB", 0, 1)                       \
+  X(STRM, "Xgemm", "STRM", 0, 1)                   \
+  X(STRN, "Xgemm", "STRN", 0, 1)                   \
+  X(VWM, "Xgemm", "VWM", 1, 16)                    \
+  X(VWN, "Xgemm", "VWN", 1, 16)                    \
+  X(KWID, "XgemmDirect", "KWID", 1, 64)            \
+  X(MDIMAD, "XgemmDirect", "MDIMAD", 1, 64)        \
+  X(MDIMCD, "XgemmDirect", "MDIMCD", 1, 64)        \
+  X(NDIMBD, "XgemmDirect", "NDIMBD", 1, 64)        \
+  X(NDIMCD, "XgemmDirect", "NDIMCD", 1, 64)        \
+  X(PADA, "XgemmDirect", "PADA", 0, 1)             \
+  X(PADB, "XgemmDirect", "PADB", 0, 1)             \
+  X(VWMD, "XgemmDirect", "VWMD", 1, 16)            \
+  X(VWND, "XgemmDirect", "VWND", 1, 16)            \
+  X(WGD, "XgemmDirect", "WGD", 1, 256)             \
+  X(MIN_INDIRECT, "GemmRoutine", "XGEMM_MIN_INDIRECT_SIZE", 1, 1 << 20)
+
+enum {
+#define OCAL__GEMM_PARAM_ENUM(id, kernel, name, min, max) OCAL__P_##id,
+  OCAL__GEMM_PARAM_MAP(OCAL__GEMM_PARAM_ENUM)
+#undef OCAL__GEMM_PARAM_ENUM
+  OCAL__GEMM_NPARAMS
+};
+/* The first parameter of each kernel's group and the group's size. */
+#define OCAL__XGEMM_FIRST OCAL__P_GEMMK
+#define OCAL__XGEMM_COUNT (OCAL__P_KWID - OCAL__P_GEMMK)
+#define OCAL__DIRECT_FIRST OCAL__P_KWID
+#define OCAL__DIRECT_COUNT (OCAL__P_MIN_INDIRECT - OCAL__P_KWID)
+
+typedef struct ocal__gemm_params {
+  long v[OCAL__GEMM_NPARAMS];
+} ocal__gemm_params;
+
+typedef struct ocal__gemm_param_def {
+  const char *kernel;
+  const char *name;
+  long min, max;
+} ocal__gemm_param_def;
+extern const ocal__gemm_param_def ocal__gemm_param_defs[OCAL__GEMM_NPARAMS];
+
+/* Tuned parameters shipped with the library (builtin.c). */
+typedef struct ocal__builtin_tuning {
+  const char *device;    /* CL_DEVICE_NAME, matched exactly */
+  int precision;         /* 32 or 64 */
+  const char *params;    /* NAME=VALUE lines, as in a tuning file */
+  const char *note;      /* where and how they were measured */
+} ocal__builtin_tuning;
+extern const ocal__builtin_tuning ocal__builtin_tunings[];
+extern const size_t ocal__builtin_tuning_count;
+
+/* Parses NAME=VALUE text; every parameter must be there once and the set must satisfy
+ * CLBlast's constraints and the device's limits (device may be NULL to skip those). On
+ * failure returns 0 and writes the reason into why. */
+int ocal__gemm_params_parse(const char *text, const ocal_device_info *device, int precision,
+                            ocal__gemm_params *out, char *why, size_t why_size);
+/* Checks constraints and device limits of a full set; 1 when valid. */
+int ocal__gemm_params_valid(const ocal__gemm_params *p, const ocal_device_info *device,
+                            int precision, char *why, size_t why_size);
+/* Writes the set as NAME=VALUE lines. */
+void ocal__gemm_params_format(const ocal__gemm_params *p, char *out, size_t size);
+
+/* Applies the stored tuning for (device, dtype) once per process: called by every BLAS
+ * entry point before it enqueues work. Never fails the caller: problems become warnings. */
+void ocal__blas_prepare(ocal_context ctx, ocal_dtype dtype);
+
+/* The key and directory of the device's tuning file (malloc'ed; NULL when none). */
+char *ocal__blas_tuning_key(ocal_context ctx, int precision);
+char *ocal__blas_tuning_dir(ocal_context ctx);
+/* Applies a valid full set to the context's device for the process; 1, or 0 and a reason. */
+int ocal__blas_apply(ocal_context ctx, int precision, const ocal__gemm_params *p, char *why,
+                     size_t why_size);
+/* Records the set now in effect (for ocal_blas_tuning_info). */
+void ocal__blas_record(ocal_context ctx, int precision, ocal_blas_tuning_source source,
+                       const ocal__gemm_params *p, const char *note, double gflops);
+/* Checks the context and dtype (f32/f64, fp64) of a tuning call. */
+ocal_status ocal__blas_check_tuning_call(ocal_context ctx, ocal_dtype dtype, const char *func);
+
+/* Records a failed CLBlast call ("CLBlastSgemm failed with CLBlastTempBufferAllocFailure
+ * (-4) on <device>") and returns the ocal status it maps to. */
+ocal_status ocal__clblast_fail(ocal_context ctx, int code, const char *call, const char *func);
+/* The name of a CLBlast status code ("CLBlastInvalidBufferSize"). */
+const char *ocal__clblast_status_name(int code);
+
+#endif /* OCAL_BLAS_INTERNAL_H */

@@ -1,0 +1,771 @@
+/* Tests of GEMM, batched GEMM, GEMV and the BLAS-1 calls (through CLBlast) against a
+ * double-precision host reference, of their error reporting, and of GEMM tuning: the
+ * parameter checks, the tuning file (applied by a new process, ignored when malformed or
+ * foreign) and the tuner itself with a tiny budget.
+ *
+ * White-box where it must be: malformed tuning files are written with the library's own
+ * disk-cache writer and key (src/blas/blas_internal.h). A "new process" is this program
+ * exec'ed with --print-tuning DIR: it creates a context whose cache directory is DIR, runs a
+ * small checked GEMM and prints the tuning in effect. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "blas_internal.h"
+#include "fixture.h"
+
+/* ---- helpers -------------------------------------------------------------------------- */
+
+static double *random_doubles(size_t n, uint64_t seed) {
+  double *d = malloc((n ? n : 1) * sizeof *d);
+  ck_assert_ptr_nonnull(d);
+  uint64_t st = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (size_t i = 0; i < n; i++)
+    d[i] = (double)(fixture_random(&st) >> 11) / (double)(1ull << 53) * 2.0 - 1.0;
+  return d;
+}
+
+/* A buffer of dtype dt holding host[] (rounded to f32 in place for f32, so that the host
+ * reference sees exactly what the device does). */
+static ocal_buffer upload(ocal_context ctx, ocal_dtype dt, int ndim, const size_t *shape,
+                          double *host) {
+  size_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  ocal_buffer b;
+  if (dt == OCAL_F32) {
+    float *f = malloc((n ? n : 1) * sizeof *f);
+    ck_assert_ptr_nonnull(f);
+    for (size_t i = 0; i < n; i++) {
+      f[i] = (float)host[i];
+      host[i] = f[i];
+    }
+    ck_assert_ocal(ocal_buffer_from_host(ctx, dt, ndim, shape, f, &b));
+    free(f);
+  } else {
+    ck_assert_ocal(ocal_buffer_from_host(ctx, dt, ndim, shape, host, &b));
+  }
+  return b;
+}
+
+static double *download(ocal_buffer b, size_t offset, size_t n) {
+  ocal_dtype dt;
+  ck_assert_ocal(ocal_buffer_dtype(b, &dt));
+  double *d = malloc((n ? n : 1) * sizeof *d);
+  ck_assert_ptr_nonnull(d);
+  if (dt == OCAL_F32) {
+    float *f = malloc((n ? n : 1) * sizeof *f);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ocal(ocal_buffer_read(b, offset, n, f, NULL));
+    for (size_t i = 0; i < n; i++) d[i] = f[i];
+    free(f);
+  } else {
+    ck_assert_ocal(ocal_buffer_read(b, offset, n, d, NULL));
+  }
+  return d;
+}
+
+/* out = alpha * op(A) * op(B) + beta * c0 in double, with the error bound of each entry. */
+static void ref_gemm(int ta, int tb, size_t m, size_t n, size_t k, double alpha,
+                     const double *a, const double *b, double beta, const double *c0,
+                     double *out, double *bound) {
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < n; j++) {
+      double s = 0, mag = 0;
+      for (size_t p = 0; p < k; p++) {
+        double x = ta ? a[p * m + i] : a[i * k + p];
+        double y = tb ? b[j * k + p] : b[p * n + j];
+        s += x * y;
+        mag += fabs(x * y);
+      }
+      out[i * n + j] = alpha * s + beta * c0[i * n + j];
+      bound[i * n + j] = fabs(alpha) * mag + fabs(beta * c0[i * n + j]);
+    }
+}
+
+static double eps_of(ocal_dtype dt) { return dt == OCAL_F32 ? 1.2e-7 : 2.3e-16; }
+
+/* Compares n values; each may be off by a few roundings per term of its sum. */
+static void assert_close(const double *got, const double *ref, const double *bound, size_t n,
+                         size_t terms, ocal_dtype dt, const char *what) {
+  double tol = 4.0 * (double)(terms + 2) * eps_of(dt);
+  for (size_t i = 0; i < n; i++) {
+    double err = fabs(got[i] - ref[i]);
+    ck_assert_msg(err <= tol * (bound[i] + 1e-30) + 1e-30 || (bound[i] == 0 && got[i] == 0),
+                  "%s: element %zu is %.9g, expected %.9g (error %.3g, allowed %.3g)", what, i,
+                  got[i], ref[i], err, tol * bound[i]);
+  }
+}
+
+/* One checked GEMM C = alpha op(A) op(B) + beta C of shape m x n x k. */
+static void check_gemm(ocal_context ctx, ocal_dtype dt, int ta, int tb, size_t m, size_t n,
+                       size_t k, uint64_t seed) {
+  size_t as[2] = {ta ? k : m, ta ? m : k}, bs[2] = {tb ? n : k, tb ? k : n}, cs[2] = {m, n};
+  double *a = random_doubles(m * k, seed), *b = random_doubles(k * n, seed + 1);
+  double *c0 = random_doubles(m * n, seed + 2);
+  ocal_buffer A = upload(ctx, dt, 2, as, a), B = upload(ctx, dt, 2, bs, b);
+  ocal_buffer C = upload(ctx, dt, 2, cs, c0);
+  double alpha = 1.5, beta = -0.75;
+  ck_assert_ocal(ocal_gemm(ta ? OCAL_TRANS : OCAL_NO_TRANS, tb ? OCAL_TRANS : OCAL_NO_TRANS,
+                           alpha, A, B, beta, C));
+  double *got = download(C, 0, m * n);
+  double *ref = malloc((m * n + 1) * sizeof *ref), *bound = malloc((m * n + 1) * sizeof *bound);
+  ref_gemm(ta, tb, m, n, k, alpha, a, b, beta, c0, ref, bound);
+  char what[128];
+  snprintf(what, sizeof what, "%s gemm %c%c %zux%zux%zu", ocal_dtype_name(dt), ta ? 'T' : 'N',
+           tb ? 'T' : 'N', m, n, k);
+  assert_close(got, ref, bound, m * n, k, dt, what);
+  free(a), free(b), free(c0), free(got), free(ref), free(bound);
+  ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
+}
+
+/* The odd shapes of the issue, m x n x k. */
+static const size_t shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {1000, 1, 1000}, {33, 17, 65}};
+
+static void check_all_shapes(ocal_context ctx, ocal_dtype dt) {
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int t = 0; t < 4; t++)
+      check_gemm(ctx, dt, t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2], 10 * s + t);
+}
+
+/* A valid parameter set for a CPU device with the given switch point. */
+static void cpu_params(long min_indirect, char *out, size_t size) {
+  snprintf(out, size,
+           "# Xgemm\nGEMMK=0\nKREG=1\nKWG=32\nKWI=2\nMDIMA=8\nMDIMC=8\nMWG=32\nNDIMB=16\n"
+           "NDIMC=16\nNWG=32\nSA=1\nSB=1\nSTRM=0\nSTRN=0\nVWM=4\nVWN=2\n"
+           "# XgemmDirect\nKWID=2\nMDIMAD=8\nMDIMCD=8\nNDIMBD=8\nNDIMCD=8\nPADA=1\nPADB=1\n"
+           "VWMD=1\nVWND=1\nWGD=16\n"
+           "XGEMM_MIN_INDIRECT_SIZE=%ld\n",
+           min_indirect);
+}
+
+static char *make_temp_dir(void) {
+  char *dir = strdup("/tmp/ocal-blas-test-XXXXXX");
+  ck_assert_ptr_nonnull(dir);
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  return dir;
+}
+
+static void remove_dir(char *dir) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  free(dir);
+}
+
+static ocal_context context_in(const char *cache_dir) {
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.cache_dir = cache_dir;
+  ocal_context ctx;
+  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  return ctx;
+}
+
+/* Runs this program with --print-tuning dir (a new process, exec'ed), its stdout and stderr
+ * into files; returns their contents (malloc'ed) and the exit status. */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  char *s = calloc(1, 65536);
+  ck_assert_ptr_nonnull(s);
+  size_t n = fread(s, 1, 65535, f);
+  s[n] = '\0';
+  fclose(f);
+  return s;
+}
+
+static int run_self(const char *dir, const char *tuning_env, char **out, char **err) {
+  char out_path[600], err_path[600];
+  snprintf(out_path, sizeof out_path, "%s/stdout.txt", dir);
+  snprintf(err_path, sizeof err_path, "%s/stderr.txt", dir);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fo < 0 || fe < 0) _exit(126);
+    dup2(fo, 1), dup2(fe, 2);
+    if (tuning_env)
+      setenv("OCAL_TUNING", tuning_env, 1);
+    else
+      unsetenv("OCAL_TUNING");
+    execl("/proc/self/exe", "check_blas", "--print-tuning", dir, (char *)NULL);
+    _exit(127);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  *out = slurp(out_path);
+  *err = slurp(err_path);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* The --print-tuning mode (no Check, no fork: a plain program). */
+static int print_tuning(const char *dir) {
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.cache_dir = dir;
+  ocal_context ctx;
+  if (ocal_context_create(&ctx, &o) != OCAL_OK) return 2;
+  /* A real product through the parameters in effect, checked on the host. */
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, -1, 2, 0.5f, -2, 3}, c[4];
+  size_t as[2] = {2, 3}, bs[2] = {3, 2}, cs[2] = {2, 2};
+  ocal_buffer A, B, C;
+  int rc = 0;
+  if (ocal_buffer_from_host(ctx, OCAL_F32, 2, as, a, &A) ||
+      ocal_buffer_from_host(ctx, OCAL_F32, 2, bs, b, &B) ||
+      ocal_buffer_create(ctx, OCAL_F32, 2, cs, &C))
+    return 3;
+  if (ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, A, B, 0.0, C) != OCAL_OK ||
+      ocal_buffer_read(C, 0, 4, c, NULL) != OCAL_OK) {
+    fprintf(stderr, "gemm failed: %s\n", ocal_last_error());
+    rc = 4;
+  } else if (c[0] != -1 || c[1] != 9 || c[2] != 2 || c[3] != 16.5f) {
+    fprintf(stderr, "gemm wrong: %g %g %g %g\n", c[0], c[1], c[2], c[3]);
+    rc = 5;
+  }
+  ocal_blas_tuning info;
+  if (ocal_blas_tuning_info(ctx, OCAL_F32, &info) != OCAL_OK) rc = 6;
+  printf("source=%d\npath=%s\nnote=%s\n%s", (int)info.source, info.path, info.note, info.params);
+  ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
+  ocal_context_release(ctx);
+  return rc;
+}
+
+/* ---- GEMM ----------------------------------------------------------------------------- */
+
+START_TEST(test_gemm_f32_shapes_and_transposes) { check_all_shapes(fixture_ctx, OCAL_F32); }
+END_TEST
+
+/* The same through the indirect path (Xgemm with padding and transposition kernels): a
+ * switch point of 1 sends every product there. */
+START_TEST(test_gemm_f32_indirect_kernel) {
+  char params[1024];
+  cpu_params(1, params, sizeof params);
+  ck_assert_ocal(ocal_blas_tuning_apply(fixture_ctx, OCAL_F32, params));
+  check_all_shapes(fixture_ctx, OCAL_F32);
+  check_gemm(fixture_ctx, OCAL_F32, 0, 0, 64, 64, 64, 99); /* no padding needed */
+}
+END_TEST
+
+START_TEST(test_gemm_f64) {
+  int fp64;
+  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
+  if (!fp64) return;
+  check_all_shapes(fixture_ctx, OCAL_F64);
+}
+END_TEST
+
+/* Views: A and B are row ranges of larger buffers, C a row range whose neighbours must
+ * stay untouched; k = 0 scales C by beta. */
+START_TEST(test_gemm_views_and_empty) {
+  ocal_context ctx = fixture_ctx;
+  size_t m = 9, n = 6, k = 11, pad = 4;
+  size_t big_a[2] = {m + 2 * pad, k}, big_b[2] = {k + pad, n}, big_c[2] = {m + 2 * pad, n};
+  double *a = random_doubles(big_a[0] * k, 1), *b = random_doubles(big_b[0] * n, 2);
+  double *c = random_doubles(big_c[0] * n, 3);
+  ocal_buffer A = upload(ctx, OCAL_F32, 2, big_a, a), B = upload(ctx, OCAL_F32, 2, big_b, b);
+  ocal_buffer C = upload(ctx, OCAL_F32, 2, big_c, c);
+  size_t va[2] = {m, k}, vb[2] = {k, n}, vc[2] = {m, n};
+  ocal_buffer Av, Bv, Cv;
+  ck_assert_ocal(ocal_buffer_view(A, pad * k, 2, va, &Av));
+  ck_assert_ocal(ocal_buffer_view(B, pad * n, 2, vb, &Bv));
+  ck_assert_ocal(ocal_buffer_view(C, pad * n, 2, vc, &Cv));
+  ck_assert_ocal(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 2.0, Av, Bv, 0.5, Cv));
+  double *got = download(C, 0, big_c[0] * n);
+  double ref[9 * 6], bound[9 * 6];
+  ref_gemm(0, 0, m, n, k, 2.0, a + pad * k, b + pad * n, 0.5, c + pad * n, ref, bound);
+  assert_close(got + pad * n, ref, bound, m * n, k, OCAL_F32, "gemm on views");
+  for (size_t i = 0; i < pad * n; i++) {
+    ck_assert_msg(got[i] == c[i], "element %zu before the view changed", i);
+    ck_assert_msg(got[(pad + m) * n + i] == c[(pad + m) * n + i],
+                  "element %zu after the view changed", i);
+  }
+  free(got);
+
+  /* k = 0: C = beta * C (beta = 0 clears it); m = 0: nothing to do. */
+  size_t e0[2] = {m, 0}, e1[2] = {0, n};
+  ocal_buffer E0, E1;
+  ck_assert_ocal(ocal_buffer_create(ctx, OCAL_F32, 2, e0, &E0));
+  ck_assert_ocal(ocal_buffer_create(ctx, OCAL_F32, 2, e1, &E1));
+  ck_assert_ocal(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, E0, E1, 0.0, Cv));
+  got = download(Cv, 0, m * n);
+  for (size_t i = 0; i < m * n; i++) ck_assert_msg(got[i] == 0.0, "k=0, beta=0: %g", got[i]);
+  free(got);
+  size_t z[2] = {0, n}, za[2] = {0, k};
+  ocal_buffer Z, ZA;
+  ck_assert_ocal(ocal_buffer_create(ctx, OCAL_F32, 2, z, &Z));
+  ck_assert_ocal(ocal_buffer_create(ctx, OCAL_F32, 2, za, &ZA));
+  ck_assert_ocal(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, ZA, Bv, 0.0, Z));
+  ocal_buffer_release(Z), ocal_buffer_release(ZA), ocal_buffer_release(E0);
+  ocal_buffer_release(E1);
+  ocal_buffer_release(Av), ocal_buffer_release(Bv), ocal_buffer_release(Cv);
+  ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
+  free(a), free(b), free(c);
+}
+END_TEST
+
+/* Strided-batched: 3-D A, B, C in every transpose combination, and a 2-D B shared by all
+ * batch entries; each entry must equal its own host product. */
+START_TEST(test_gemm_batched) {
+  ocal_context ctx = fixture_ctx;
+  size_t batch = 3, m = 5, n = 7, k = 4;
+  for (int t = 0; t < 5; t++) {
+    int ta = t & 1, tb = (t >> 1) & 1, shared_b = t == 4;
+    size_t as[3] = {batch, ta ? k : m, ta ? m : k}, bs[3] = {batch, tb ? n : k, tb ? k : n};
+    size_t cs[3] = {batch, m, n};
+    double *a = random_doubles(batch * m * k, 20 + t), *b = random_doubles(batch * k * n, 30 + t);
+    double *c = random_doubles(batch * m * n, 40 + t);
+    ocal_buffer A = upload(ctx, OCAL_F32, 3, as, a);
+    ocal_buffer B = shared_b ? upload(ctx, OCAL_F32, 2, bs + 1, b) : upload(ctx, OCAL_F32, 3, bs, b);
+    ocal_buffer C = upload(ctx, OCAL_F32, 3, cs, c);
+    ck_assert_ocal(ocal_gemm(ta ? OCAL_TRANS : OCAL_NO_TRANS, tb ? OCAL_TRANS : OCAL_NO_TRANS,
+                             -1.25, A, B, 2.0, C));
+    double *got = download(C, 0, batch * m * n);
+    for (size_t e = 0; e < batch; e++) {
+      double ref[5 * 7], bound[5 * 7];
+      ref_gemm(ta, tb, m, n, k, -1.25, a + e * m * k, b + (shared_b ? 0 : e * k * n), 2.0,
+               c + e * m * n, ref, bound);
+      char what[96];
+      snprintf(what, sizeof what, "batched %c%c%s entry %zu", ta ? 'T' : 'N', tb ? 'T' : 'N',
+               shared_b ? " (shared B)" : "", e);
+      assert_close(got + e * m * n, ref, bound, m * n, k, OCAL_F32, what);
+    }
+    free(got), free(a), free(b), free(c);
+    ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
+  }
+}
+END_TEST
+
+/* ---- GEMV and BLAS-1 ------------------------------------------------------------------ */
+
+static void check_vector_calls(ocal_context ctx, ocal_dtype dt) {
+  size_t rows = 37, cols = 23, n = 1001, pad = 3;
+  /* gemv in both orientations; x a view into a larger buffer. */
+  for (int ta = 0; ta < 2; ta++) {
+    size_t as[2] = {rows, cols}, xn = (ta ? rows : cols) + pad, yn = ta ? cols : rows;
+    double *a = random_doubles(rows * cols, 50 + ta), *x = random_doubles(xn, 60 + ta);
+    double *y = random_doubles(yn, 70 + ta);
+    ocal_buffer A = upload(ctx, dt, 2, as, a), X = upload(ctx, dt, 1, &xn, x);
+    ocal_buffer Y = upload(ctx, dt, 1, &yn, y), Xv;
+    size_t vn = xn - pad;
+    ck_assert_ocal(ocal_buffer_view(X, pad, 1, &vn, &Xv));
+    ck_assert_ocal(ocal_gemv(ta ? OCAL_TRANS : OCAL_NO_TRANS, 0.5, A, Xv, -2.0, Y));
+    double *got = download(Y, 0, yn), ref[64], bound[64];
+    /* y = op(A) x as a GEMM with n = 1. */
+    ref_gemm(ta, 0, yn, 1, vn, 0.5, a, x + pad, -2.0, y, ref, bound);
+    assert_close(got, ref, bound, yn, vn, dt, ta ? "gemv T" : "gemv N");
+    free(got), free(a), free(x), free(y);
+    ocal_buffer_release(Xv), ocal_buffer_release(A), ocal_buffer_release(X);
+    ocal_buffer_release(Y);
+  }
+  double *x = random_doubles(n, 80), *y = random_doubles(n, 81);
+  size_t shape2[2] = {7, 143}, one = 1;
+  ocal_buffer X = upload(ctx, dt, 2, shape2, x), Y = upload(ctx, dt, 1, &n, y), R;
+  ck_assert_ocal(ocal_buffer_create(ctx, dt, 1, &one, &R));
+  double dot = 0, dmag = 0, nrm = 0;
+  for (size_t i = 0; i < n; i++) {
+    dot += x[i] * y[i];
+    dmag += fabs(x[i] * y[i]);
+    nrm += x[i] * x[i];
+  }
+  nrm = sqrt(nrm);
+  ck_assert_ocal(ocal_dot(X, Y, R));
+  double *got = download(R, 0, 1);
+  assert_close(got, &dot, &dmag, 1, n, dt, "dot");
+  free(got);
+  ck_assert_ocal(ocal_nrm2(X, R));
+  got = download(R, 0, 1);
+  assert_close(got, &nrm, &nrm, 1, n, dt, "nrm2");
+  free(got);
+  ck_assert_ocal(ocal_blas_axpy(-0.5, X, Y));
+  got = download(Y, 0, n);
+  for (size_t i = 0; i < n; i++) {
+    double ref = y[i] - 0.5 * x[i], b = fabs(y[i]) + fabs(0.5 * x[i]);
+    assert_close(got + i, &ref, &b, 1, 1, dt, "axpy");
+  }
+  free(got);
+  ck_assert_ocal(ocal_blas_scal(3.0, X));
+  got = download(X, 0, n);
+  for (size_t i = 0; i < n; i++) {
+    double ref = 3.0 * x[i], b = fabs(ref);
+    assert_close(got + i, &ref, &b, 1, 1, dt, "scal");
+  }
+  free(got);
+  /* Empty vectors: dot and nrm2 write 0, the others do nothing. */
+  size_t zero = 0;
+  ocal_buffer E;
+  ck_assert_ocal(ocal_buffer_create(ctx, dt, 1, &zero, &E));
+  ck_assert_ocal(ocal_dot(E, E, R));
+  got = download(R, 0, 1);
+  ck_assert(got[0] == 0.0);
+  free(got);
+  ck_assert_ocal(ocal_blas_axpy(1.0, E, E));
+  ck_assert_ocal(ocal_blas_scal(2.0, E));
+  ocal_buffer_release(E), ocal_buffer_release(X), ocal_buffer_release(Y);
+  ocal_buffer_release(R);
+  free(x), free(y);
+}
+
+START_TEST(test_gemv_and_blas1) {
+  check_vector_calls(fixture_ctx, OCAL_F32);
+  int fp64;
+  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
+  if (fp64) check_vector_calls(fixture_ctx, OCAL_F64);
+}
+END_TEST
+
+/* ---- errors --------------------------------------------------------------------------- */
+
+static void assert_message_has(const char *needle) {
+  ck_assert_msg(strstr(ocal_last_error(), needle) != NULL, "message lacks \"%s\": %s", needle,
+                ocal_last_error());
+}
+
+START_TEST(test_errors_name_the_shapes) {
+  ocal_context ctx = fixture_ctx;
+  size_t s23[2] = {2, 3}, s43[2] = {4, 3}, s24[2] = {2, 4}, s3[1] = {3}, s5[1] = {5};
+  size_t s1234[4] = {1, 2, 3, 4}, one = 1, two = 2;
+  ocal_buffer a, b, c, d, i32, v3, v5, r, r2, big4;
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 2, s23, &a));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 2, s43, &b));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 2, s24, &c));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 2, s23, &d));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_I32, 2, s23, &i32));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, s3, &v3));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, s5, &v5));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, &one, &r));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, &two, &r2));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 4, s1234, &big4));
+
+  /* a {2,3} x b {4,3}: inner dimensions 3 and 4 differ; with b transposed it fits. */
+  ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1, a, b, 0, c),
+                       OCAL_SHAPE_MISMATCH);
+  assert_message_has("inner dimensions differ");
+  assert_message_has("{2, 3}");
+  assert_message_has("{4, 3}");
+  assert_message_has("{2, 4}");
+  ck_assert_ocal(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, a, b, 0, c));
+  ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, a, b, 0, d), OCAL_SHAPE_MISMATCH);
+  assert_message_has("columns of op(b) and c differ");
+  ck_assert_ocal_fails(ocal_gemm(OCAL_TRANS, OCAL_TRANS, 1, a, b, 0, c), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, a, b, 0, big4),
+                       OCAL_SHAPE_MISMATCH);
+  assert_message_has("{1, 2, 3, 4}");
+  ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, i32, b, 0, c), OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, a, b, 0, i32),
+                       OCAL_TYPE_MISMATCH);
+  assert_message_has("i32");
+  ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, a, NULL, 0, c),
+                       OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_gemm((ocal_transpose)7, OCAL_TRANS, 1, a, b, 0, c),
+                       OCAL_INVALID_ARGUMENT);
+  /* C may not overlap an input. */
+  size_t s22[2] = {2, 2}, s32[2] = {3, 2};
+  ocal_buffer sq, sqv, x32;
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 2, s32, &x32));
+  ck_assert_ocal(ocal_buffer_view(a, 0, 2, s22, &sqv));
+  ck_assert_ocal(ocal_buffer_view(a, 2, 2, s22, &sq)); /* overlaps sqv */
+  ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1, sqv, sqv, 0, sq),
+                       OCAL_INVALID_ARGUMENT);
+  assert_message_has("overlaps");
+  /* Batch sizes must agree. */
+  size_t b3[3] = {3, 2, 3}, b2[3] = {2, 3, 2}, bc[3] = {3, 2, 2};
+  ocal_buffer A3, B3, C3;
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 3, b3, &A3));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 3, b2, &B3));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 3, bc, &C3));
+  ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1, A3, B3, 0, C3),
+                       OCAL_SHAPE_MISMATCH);
+  assert_message_has("batch sizes differ");
+  ck_assert_ocal(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1, A3, x32, 0, C3));
+
+  /* gemv, dot, nrm2, axpy. */
+  ck_assert_ocal_fails(ocal_gemv(OCAL_NO_TRANS, 1, a, v5, 0, r2), OCAL_SHAPE_MISMATCH);
+  assert_message_has("x must have 3 elements");
+  ck_assert_ocal(ocal_gemv(OCAL_NO_TRANS, 1, a, v3, 0, r2));
+  ck_assert_ocal_fails(ocal_gemv(OCAL_NO_TRANS, 1, v3, v3, 0, r2), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_dot(v3, v5, r), OCAL_SHAPE_MISMATCH);
+  assert_message_has("{5}");
+  ck_assert_ocal_fails(ocal_dot(v3, v3, r2), OCAL_SHAPE_MISMATCH);
+  assert_message_has("exactly one element");
+  ck_assert_ocal_fails(ocal_nrm2(i32, r), OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_blas_axpy(1, v3, v5), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_blas_scal(1, NULL), OCAL_INVALID_HANDLE);
+
+  /* Operands of two contexts. */
+  ocal_context other;
+  ck_assert_ocal(ocal_context_create(&other, NULL));
+  ocal_buffer o3;
+  ck_assert_ocal(ocal_buffer_zeros(other, OCAL_F32, 1, s3, &o3));
+  ck_assert_ocal_fails(ocal_blas_axpy(1, v3, o3), OCAL_INVALID_ARGUMENT);
+  assert_message_has("different contexts");
+  ocal_buffer_release(o3);
+  ocal_context_release(other);
+
+  /* f64 where double precision is turned off. */
+  ocal_context_options opt;
+  ocal_context_options_init(&opt);
+  opt.fp64 = 0;
+  ocal_context nofp64;
+  ck_assert_ocal(ocal_context_create(&nofp64, &opt));
+  ocal_blas_tuning info;
+  ck_assert_ocal_fails(ocal_blas_tuning_info(nofp64, OCAL_F64, &info), OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_blas_tuning_info(nofp64, OCAL_I32, &info), OCAL_UNSUPPORTED);
+  ocal_context_release(nofp64);
+
+  ocal_buffer all[] = {a, b, c, d, i32, v3, v5, r, r2, big4, sq, sqv, x32, A3, B3, C3};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) ocal_buffer_release(all[i]);
+}
+END_TEST
+
+/* CLBlast's temporary buffers for an enormous batched product cannot be allocated: the call
+ * must fail with a status and a message, and the context must go on working (CLBlast 1.5.3
+ * would end the process: ocal refuses such products before calling it). The switch point of 1 sends the product to the indirect path, which pads every
+ * batch entry of the shared 1 x 65536 A into its own temporary matrix (hundreds of GB). */
+START_TEST(test_clblast_failure_leaves_context_usable) {
+  ocal_context ctx = fixture_ctx;
+  char params[1024];
+  cpu_params(1, params, sizeof params);
+  ck_assert_ocal(ocal_blas_tuning_apply(ctx, OCAL_F32, params));
+  size_t k = 65536, batch = 65536, as[2] = {1, k}, bs[2] = {k, 1}, cs[3] = {batch, 1, 1};
+  ocal_buffer A, B, C;
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 2, as, &A));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 2, bs, &B));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 3, cs, &C));
+  ocal_status s = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1, A, B, 0, C);
+  ck_assert_msg(s == OCAL_OUT_OF_DEVICE_MEMORY, "enormous batched gemm returned %s: %s",
+                ocal_status_string(s), ocal_last_error());
+  assert_message_has("CLBlast");
+  assert_message_has("temporary buffers");
+  assert_message_has("1x1x65536 (batched)");
+  ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
+  check_gemm(ctx, OCAL_F32, 1, 0, 33, 17, 65, 7);
+  ck_assert_ocal(ocal_finish(ctx));
+}
+END_TEST
+
+/* ---- tuning --------------------------------------------------------------------------- */
+
+START_TEST(test_params_validation) {
+  ocal_device_info info;
+  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  char text[1024], why[256];
+  ocal__gemm_params p;
+  cpu_params(300, text, sizeof text);
+  ck_assert_msg(ocal__gemm_params_parse(text, &info, 32, &p, why, sizeof why), "%s", why);
+  ck_assert_int_eq(p.v[OCAL__P_MIN_INDIRECT], 300);
+  ck_assert_int_eq(p.v[OCAL__P_MWG], 32);
+  /* Round trip through the text form. */
+  char again[1024];
+  ocal__gemm_params q;
+  ocal__gemm_params_format(&p, again, sizeof again);
+  ck_assert(ocal__gemm_params_parse(again, &info, 32, &q, why, sizeof why));
+  ck_assert(memcmp(&p, &q, sizeof p) == 0);
+
+  static const struct {
+    const char *from, *to, *why;
+  } bad[] = {{"MWG=32\n", "MWG=48\n", "multiple of MDIMC*VWM"},
+             {"MWG=32\n", "MWG=1000\n", "out of range"},
+             {"MWG=32\n", "MWG=3x\n", "not an integer"},
+             {"MWG=32\n", "MWX=32\n", "unknown parameter"},
+             {"MWG=32\n", "", "MWG is missing"},
+             {"MWG=32\n", "MWG=32\nMWG=32\n", "given twice"},
+             {"VWM=4\n", "VWM=3\n", "powers of two"},
+             {"KREG=1\n", "KREG=2\n", "KREG must be 1"},
+             {"WGD=16\n", "WGD=20\n", "WGD must be a multiple"},
+             {"MWG=32\n", "MWG 32\n", "not NAME=VALUE"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char t[1100];
+    const char *at = strstr(text, bad[i].from);
+    ck_assert_ptr_nonnull(at);
+    snprintf(t, sizeof t, "%.*s%s%s", (int)(at - text), text, bad[i].to,
+             at + strlen(bad[i].from));
+    ck_assert_msg(!ocal__gemm_params_parse(t, &info, 32, &p, why, sizeof why), "case %zu passed",
+                  i);
+    ck_assert_msg(strstr(why, bad[i].why) != NULL, "case %zu: \"%s\" lacks \"%s\"", i, why,
+                  bad[i].why);
+    ck_assert_ocal_fails(ocal_blas_tuning_apply(fixture_ctx, OCAL_F32, t), OCAL_INVALID_ARGUMENT);
+  }
+  /* Local memory beyond the device's. */
+  ocal_device_info small = info;
+  small.local_mem_bytes = 1024;
+  ck_assert(!ocal__gemm_params_parse(text, &small, 32, &p, why, sizeof why));
+  ck_assert_msg(strstr(why, "local memory") != NULL, "%s", why);
+  /* Every shipped set is valid (without device limits). */
+  for (size_t i = 0; i < ocal__builtin_tuning_count; i++)
+    ck_assert_msg(ocal__gemm_params_parse(ocal__builtin_tunings[i].params, NULL,
+                                          ocal__builtin_tunings[i].precision, &p, why, sizeof why),
+                  "built-in entry %zu: %s", i, why);
+}
+END_TEST
+
+/* Without a tuning file, CLBlast's defaults (PoCL has no built-in entry); OCAL_TUNING=0
+ * turns tuning off; ocal_blas_tuning_apply is reported as the user's. */
+START_TEST(test_tuning_info_sources) {
+  char *dir = make_temp_dir();
+  ocal_context ctx = context_in(dir);
+  ocal_blas_tuning info;
+  ck_assert_ocal(ocal_blas_tuning_info(ctx, OCAL_F32, &info));
+  ocal_device_info d;
+  ck_assert_ocal(ocal_context_device(ctx, &d));
+  int builtin = 0;
+  for (size_t i = 0; i < ocal__builtin_tuning_count; i++)
+    builtin |= strcmp(ocal__builtin_tunings[i].device, d.name) == 0;
+  ck_assert_int_eq(info.source, builtin ? OCAL_TUNING_BUILTIN : OCAL_TUNING_DEFAULT);
+  ck_assert_msg(strncmp(info.path, dir, strlen(dir)) == 0, "path %s not in %s", info.path, dir);
+  char params[1024];
+  cpu_params(1, params, sizeof params);
+  ck_assert_ocal(ocal_blas_tuning_apply(ctx, OCAL_F32, params));
+  ck_assert_ocal(ocal_blas_tuning_info(ctx, OCAL_F32, &info));
+  ck_assert_int_eq(info.source, OCAL_TUNING_USER);
+  ck_assert_msg(strstr(info.params, "XGEMM_MIN_INDIRECT_SIZE=1\n") != NULL, "%s", info.params);
+  check_gemm(ctx, OCAL_F32, 0, 1, 7, 13, 5, 3);
+  ocal_context_release(ctx);
+
+  char *out, *err;
+  ck_assert_int_eq(run_self(dir, "0", &out, &err), 0);
+  ck_assert_msg(strstr(out, "source=1\n") != NULL, "OCAL_TUNING=0 not honoured: %s", out);
+  free(out), free(err);
+  remove_dir(dir);
+}
+END_TEST
+
+/* Writes a tuning file for the fixture's device into dir with the library's own writer. */
+static void write_tuning_file(const char *dir, const char *payload, size_t size) {
+  ocal_context ctx = context_in(dir);
+  char *key = ocal__blas_tuning_key(ctx, 32);
+  ck_assert_ptr_nonnull(key);
+  ocal__disk_cache_store(dir, key, (const unsigned char *)payload, size);
+  free(key);
+  ocal_context_release(ctx);
+}
+
+/* A tuning file is used by a new process; a malformed, corrupt or foreign one is ignored
+ * with a warning, and the GEMM still works. */
+START_TEST(test_tuning_file_checked_before_use) {
+  char *dir = make_temp_dir(), params[1024], *out, *err;
+  cpu_params(1, params, sizeof params);
+  write_tuning_file(dir, params, strlen(params));
+  ck_assert_int_eq(run_self(dir, NULL, &out, &err), 0);
+  ck_assert_msg(strstr(out, "source=3\n") != NULL, "file not applied: %s %s", out, err);
+  ck_assert_msg(strstr(out, "XGEMM_MIN_INDIRECT_SIZE=1\n") != NULL, "%s", out);
+  free(out), free(err);
+
+  /* Valid container, bad payload: an unknown name; a value that breaks a constraint. */
+  for (int i = 0; i < 2; i++) {
+    char text[1200];
+    snprintf(text, sizeof text, "%s%s", params, i == 0 ? "BOGUS=1\n" : "");
+    if (i == 1) memcpy(strstr(text, "WGD=16"), "WGD=99", 6);
+    write_tuning_file(dir, text, strlen(text));
+    ck_assert_int_eq(run_self(dir, NULL, &out, &err), 0);
+    ck_assert_msg(strstr(out, "source=3\n") == NULL, "bad file %d applied: %s", i, out);
+    ck_assert_msg(strstr(err, "warning: ignoring the tuning file") != NULL, "no warning: %s", err);
+    ck_assert_msg(strstr(err, i == 0 ? "BOGUS" : "WGD") != NULL, "warning lacks why: %s", err);
+    free(out), free(err);
+  }
+  /* Corrupt bytes where the file should be (OCAL_TUNING=0 here: only its name is wanted). */
+  setenv("OCAL_TUNING", "0", 1);
+  ocal_context ctx = context_in(dir);
+  ocal_blas_tuning info;
+  ck_assert_ocal(ocal_blas_tuning_info(ctx, OCAL_F32, &info));
+  ocal_context_release(ctx);
+  FILE *f = fopen(info.path, "wb");
+  ck_assert_ptr_nonnull(f);
+  fputs("OCALBIN1 this is not a tuning file", f);
+  fclose(f);
+  ck_assert_int_eq(run_self(dir, NULL, &out, &err), 0);
+  ck_assert_msg(strstr(out, "source=3\n") == NULL, "corrupt file applied: %s", out);
+  ck_assert_msg(strstr(err, "corrupt") != NULL, "no warning: %s", err);
+  free(out), free(err);
+  remove_dir(dir);
+}
+END_TEST
+
+/* The tuner with a tiny budget stores a file, and a new process applies exactly its winner. */
+START_TEST(test_tuner_stores_file_for_new_process) {
+  char *dir = make_temp_dir(), *out, *err;
+  ocal_context ctx = context_in(dir);
+  ocal_blas_tune_options o;
+  ck_assert_ocal(ocal_blas_tune_options_init(&o));
+  o.budget_s = 4;
+  o.size = 128;
+  ocal_blas_tuning result;
+  ck_assert_ocal(ocal_blas_tune(ctx, &o, &result));
+  ck_assert_int_eq(result.source, OCAL_TUNING_FILE);
+  ck_assert(result.gflops > 0);
+  ck_assert_msg(access(result.path, R_OK) == 0, "no tuning file at %s", result.path);
+  check_gemm(ctx, OCAL_F32, 1, 1, 33, 17, 65, 5);
+  ocal_context_release(ctx);
+  ck_assert_int_eq(run_self(dir, NULL, &out, &err), 0);
+  ck_assert_msg(strstr(out, "source=3\n") != NULL, "tuned file not applied: %s %s", out, err);
+  ck_assert_msg(strstr(out, result.params) != NULL, "new process runs other parameters:\n%s\n"
+                "tuner's:\n%s", out, result.params);
+  free(out), free(err);
+  remove_dir(dir);
+}
+END_TEST
+
+/* `ocal tune gemm` does the same from the command line (when the tool is at hand). */
+START_TEST(test_tune_command) {
+  const char *tool = getenv("OCAL_TOOL");
+  if (!tool || access(tool, X_OK) != 0) return;
+  char *dir = make_temp_dir(), cmd[1024], *out, *err;
+  snprintf(cmd, sizeof cmd,
+           "OCAL_CACHE_DIR='%s' '%s' tune gemm --budget 2 --size 128 > '%s/tool.txt' 2>&1", dir,
+           tool, dir);
+  int rc = system(cmd);
+  snprintf(cmd, sizeof cmd, "%s/tool.txt", dir);
+  char *log = slurp(cmd);
+  size_t len = strlen(log);
+  ck_assert_msg(rc == 0, "ocal tune gemm failed (%d):\n%s", rc, log + (len > 1500 ? len - 1500 : 0));
+  ck_assert_msg(strstr(log, "XGEMM_MIN_INDIRECT_SIZE=") != NULL, "no winner printed:\n%s", log);
+  free(log);
+  ck_assert_int_eq(run_self(dir, NULL, &out, &err), 0);
+  ck_assert_msg(strstr(out, "source=3\n") != NULL, "tool's file not applied: %s %s", out, err);
+  free(out), free(err);
+  remove_dir(dir);
+}
+END_TEST
+
+static Suite *blas_suite(void) {
+  Suite *s = suite_create("blas");
+  TCase *tc = fixture_tcase("gemm");
+  tcase_add_test(tc, test_gemm_f32_shapes_and_transposes);
+  tcase_add_test(tc, test_gemm_f32_indirect_kernel);
+  tcase_add_test(tc, test_gemm_f64);
+  tcase_add_test(tc, test_gemm_views_and_empty);
+  tcase_add_test(tc, test_gemm_batched);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("vectors");
+  tcase_add_test(tc, test_gemv_and_blas1);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("errors");
+  tcase_add_test(tc, test_errors_name_the_shapes);
+  tcase_add_test(tc, test_clblast_failure_leaves_context_usable);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("tuning");
+  tcase_add_test(tc, test_params_validation);
+  tcase_add_test(tc, test_tuning_info_sources);
+  tcase_add_test(tc, test_tuning_file_checked_before_use);
+  tcase_add_test(tc, test_tuner_stores_file_for_new_process);
+  tcase_add_test(tc, test_tune_command);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(int argc, char **argv) {
+#ifndef OCAL_HAVE_CLBLAST
+  (void)blas_suite;
+  return 77; /* built without CLBlast: nothing to test (automake's SKIP) */
+#endif
+  if (argc == 3 && strcmp(argv[1], "--print-tuning") == 0) return print_tuning(argv[2]);
+  return fixture_run(blas_suite());
+}
