@@ -1,0 +1,201 @@
+/* ocal — scans: inclusive and exclusive prefix sums and prefix maxima, over a whole buffer or
+ * along one axis.
+ *
+ * Built once per input element type T (-DT=... -DOCAL_DTYPE_<name>). The host views the
+ * input as a row-major (outer, R, inner) block and scans along R; results have type A:
+ * sums of floats are T, sums of integers are 64-bit (the bits of i64 or u64: two's
+ * complement, wrapping), maxima are T.
+ *
+ * Long rows are split into `chunks` pieces and scanned in three launches (reduce then scan):
+ * (1) the total of every piece into P, (2) an exclusive scan of P, in place, by the same
+ * kernels reading A, (3) every piece scanned again starting from its entry of P. With one
+ * piece (chunks == 1) the third launch alone does the work.
+ *   NAME_contig_reduce / NAME_tiles / NAME_tiles_acc    rows of contiguous elements (inner
+ *       == 1): a work-group per piece, walking it in tiles of L * IPT elements staged through
+ *       local memory (coalesced loads and stores), scanned per work-item and then across
+ *       the group;
+ *   NAME_strided_reduce / NAME_strided / NAME_strided_acc   any inner: a work-item per
+ *       (row, piece, column), neighbours on neighbouring columns. */
+#ifdef OCAL_NEED_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#ifndef OCAL_WG_MAX
+#define OCAL_WG_MAX 256
+#endif
+#define IPT 8 /* elements per work-item per tile */
+/* Local memory index with a pad word every 32 entries, against bank conflicts when each
+ * work-item walks IPT consecutive entries. */
+#define PAD(k) ((k) + ((k) >> 5))
+#define TILE_WORDS (OCAL_WG_MAX * IPT + OCAL_WG_MAX * IPT / 32)
+
+#if defined(OCAL_DTYPE_f32) || defined(OCAL_DTYPE_f64)
+#define IS_FLOAT 1
+#endif
+
+#if defined(OCAL_DTYPE_f32)
+#define T_LOWEST (-INFINITY)
+#elif defined(OCAL_DTYPE_f64)
+#define T_LOWEST ((double)-INFINITY)
+#elif defined(OCAL_DTYPE_i32)
+#define IS_SIGNED 1
+#define T_LOWEST INT_MIN
+#elif defined(OCAL_DTYPE_u32)
+#define T_LOWEST 0u
+#elif defined(OCAL_DTYPE_i64)
+#define IS_SIGNED 1
+#define T_LOWEST LONG_MIN
+#elif defined(OCAL_DTYPE_u64)
+#define T_LOWEST 0ul
+#elif defined(OCAL_DTYPE_u8)
+#define T_LOWEST ((uchar)0)
+#else
+#error "scan.cl: unsupported element type"
+#endif
+
+/* ---- the operations: type A, identity, conversion from T, combination ----------------- */
+#ifdef IS_FLOAT
+typedef T sum_A;
+sum_A sum_cvt(T x) { return x; }
+#else
+typedef ulong sum_A;
+#ifdef IS_SIGNED
+sum_A sum_cvt(T x) { return (ulong)(long)x; }
+#else
+sum_A sum_cvt(T x) { return (ulong)x; }
+#endif
+#endif
+#define sum_ID ((sum_A)0)
+sum_A sum_op(sum_A a, sum_A b) { return a + b; }
+sum_A sum_acc_cvt(sum_A x) { return x; }
+
+typedef T maximum_A;
+maximum_A maximum_cvt(T x) { return x; }
+maximum_A maximum_acc_cvt(maximum_A x) { return x; }
+#define maximum_ID ((maximum_A)T_LOWEST)
+#ifdef IS_FLOAT
+/* A NaN propagates to every later element (as NumPy's maximum.accumulate). */
+maximum_A maximum_op(maximum_A a, maximum_A b) { return (isnan(a) || a > b) ? a : b; }
+#else
+maximum_A maximum_op(maximum_A a, maximum_A b) { return max(a, b); }
+#endif
+
+/* ---- contiguous rows ---------------------------------------------------------------- */
+
+/* Launch 1: P[g] = the combination of piece c = g % chunks of row o = g / chunks. */
+#define CONTIG_REDUCE(NAME)                                                                \
+  __kernel void NAME##_contig_reduce(__global const T *x, const ulong xoff, const ulong R, \
+                                     const ulong chunks, const ulong clen,                 \
+                                     __global NAME##_A *P) {                                \
+    __local NAME##_A sums[OCAL_WG_MAX];                                                     \
+    const uint lid = get_local_id(0), L = get_local_size(0);                               \
+    const ulong g = get_group_id(0), o = g / chunks, c = g % chunks;                       \
+    const ulong r0 = c * clen, r1 = r0 + clen < R ? r0 + clen : R;                         \
+    __global const T *row = x + xoff + o * R;                                              \
+    NAME##_A a = NAME##_ID;                                                                \
+    for (ulong r = r0 + lid; r < r1; r += L) a = NAME##_op(a, NAME##_cvt(row[r]));         \
+    sums[lid] = a;                                                                         \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                          \
+    for (uint h = L >> 1; h > 0; h >>= 1) {                                                \
+      if (lid < h) sums[lid] = NAME##_op(sums[lid], sums[lid + h]);                        \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+    }                                                                                      \
+    if (lid == 0) P[g] = sums[0];                                                          \
+  }
+
+/* Launch 3 (and 2, reading A): scans piece c of row o in tiles, starting from P[g] when
+ * chunks > 1. in may equal out (in place) when IN is A. */
+#define CONTIG_TILES(KNAME, NAME, IN, CVT)                                                 \
+  __kernel void KNAME(__global const IN *x, const ulong xoff, __global NAME##_A *out,       \
+                      const ulong ooff, const ulong R, const ulong chunks, const ulong clen, \
+                      __global const NAME##_A *P, const int exclusive) {                    \
+    __local NAME##_A tile[TILE_WORDS];                                                      \
+    __local NAME##_A sums[OCAL_WG_MAX];                                                     \
+    const uint lid = get_local_id(0), L = get_local_size(0);                               \
+    const ulong g = get_group_id(0), o = g / chunks, c = g % chunks;                       \
+    const ulong r0 = c * clen, r1 = r0 + clen < R ? r0 + clen : R;                         \
+    __global const IN *xrow = x + xoff + o * R;                                            \
+    __global NAME##_A *orow = out + ooff + o * R;                                          \
+    NAME##_A carry = chunks > 1 ? P[g] : NAME##_ID;                                         \
+    const uint tile_len = L * IPT;                                                         \
+    for (ulong t0 = r0; t0 < r1; t0 += tile_len) {                                          \
+      const uint m = (uint)(r1 - t0 < tile_len ? r1 - t0 : tile_len);                      \
+      for (uint k = lid; k < tile_len; k += L)                                             \
+        tile[PAD(k)] = k < m ? CVT(xrow[t0 + k]) : NAME##_ID;                               \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+      NAME##_A v[IPT];                                                                     \
+      NAME##_A run = NAME##_ID;                                                             \
+      for (uint k = 0; k < IPT; k++) {                                                     \
+        v[k] = tile[PAD(lid * IPT + k)];                                                   \
+        run = NAME##_op(run, v[k]);                                                        \
+      }                                                                                    \
+      sums[lid] = run;                                                                     \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+      /* Inclusive scan of the work-items' totals (Hillis and Steele). */                  \
+      for (uint off = 1; off < L; off <<= 1) {                                             \
+        NAME##_A left = lid >= off ? sums[lid - off] : NAME##_ID;                           \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                      \
+        if (lid >= off) sums[lid] = NAME##_op(left, sums[lid]);                            \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                      \
+      }                                                                                    \
+      run = NAME##_op(carry, lid > 0 ? sums[lid - 1] : NAME##_ID);                          \
+      const NAME##_A total = sums[L - 1];                                                  \
+      for (uint k = 0; k < IPT; k++) {                                                     \
+        NAME##_A next = NAME##_op(run, v[k]);                                              \
+        tile[PAD(lid * IPT + k)] = exclusive ? run : next;                                 \
+        run = next;                                                                        \
+      }                                                                                    \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+      for (uint k = lid; k < m; k += L) orow[t0 + k] = tile[PAD(k)];                       \
+      carry = NAME##_op(carry, total);                                                     \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+    }                                                                                      \
+  }
+
+/* ---- any inner ------------------------------------------------------------------------ */
+
+#define STRIDED_REDUCE(NAME)                                                                \
+  __kernel void NAME##_strided_reduce(__global const T *x, const ulong xoff, const ulong outer, \
+                                      const ulong R, const ulong inner, const ulong chunks,  \
+                                      const ulong clen, __global NAME##_A *P) {             \
+    const ulong total = outer * chunks * inner;                                             \
+    for (ulong t = get_global_id(0); t < total; t += get_global_size(0)) {                  \
+      const ulong j = t % inner, q = t / inner, s = q % chunks, o = q / chunks;             \
+      const ulong r0 = s * clen, r1 = r0 + clen < R ? r0 + clen : R;                        \
+      ulong p = xoff + (o * R + r0) * inner + j;                                            \
+      NAME##_A a = NAME##_ID;                                                               \
+      for (ulong r = r0; r < r1; r++, p += inner) a = NAME##_op(a, NAME##_cvt(x[p]));       \
+      P[t] = a;                                                                             \
+    }                                                                                       \
+  }
+
+#define STRIDED_SCAN(KNAME, NAME, IN, CVT)                                                  \
+  __kernel void KNAME(__global const IN *x, const ulong xoff, __global NAME##_A *out,        \
+                      const ulong ooff, const ulong outer, const ulong R, const ulong inner, \
+                      const ulong chunks, const ulong clen, __global const NAME##_A *P,     \
+                      const int exclusive) {                                                \
+    const ulong total = outer * chunks * inner;                                             \
+    for (ulong t = get_global_id(0); t < total; t += get_global_size(0)) {                  \
+      const ulong j = t % inner, q = t / inner, s = q % chunks, o = q / chunks;             \
+      const ulong r0 = s * clen, r1 = r0 + clen < R ? r0 + clen : R;                        \
+      const ulong base = (o * R + r0) * inner + j;                                          \
+      ulong p = xoff + base, w = ooff + base;                                               \
+      NAME##_A run = chunks > 1 ? P[t] : NAME##_ID;                                         \
+      for (ulong r = r0; r < r1; r++, p += inner, w += inner) {                             \
+        NAME##_A next = NAME##_op(run, CVT(x[p]));                                          \
+        out[w] = exclusive ? run : next;                                                    \
+        run = next;                                                                         \
+      }                                                                                     \
+    }                                                                                       \
+  }
+
+#define SCAN_KERNELS(NAME)                                             \
+  CONTIG_REDUCE(NAME)                                                  \
+  CONTIG_TILES(NAME##_tiles, NAME, T, NAME##_cvt)                      \
+  CONTIG_TILES(NAME##_tiles_acc, NAME, NAME##_A, NAME##_acc_cvt)       \
+  STRIDED_REDUCE(NAME)                                                 \
+  STRIDED_SCAN(NAME##_strided, NAME, T, NAME##_cvt)                    \
+  STRIDED_SCAN(NAME##_strided_acc, NAME, NAME##_A, NAME##_acc_cvt)
+
+SCAN_KERNELS(sum)
+SCAN_KERNELS(maximum)

@@ -1,0 +1,365 @@
+/* ocal — reductions: argument checks, the launch plan, the public calls.
+ *
+ * The kernels are in cl/reduce.cl. The input is seen as an (outer, R, inner) block reduced
+ * along R; the plan picks
+ *   - inner == 1 (the last axis, or the whole buffer): `contig`, a work-group per row with
+ *     vector loads; long rows with few of them are split into chunks (one work-group each,
+ *     enough to fill the device), whose partial states a second launch merges;
+ *   - otherwise (and for very short rows): `strided`, a work-item per output column, whose
+ *     neighbours read neighbouring addresses; when there are too few outputs to fill the
+ *     device, R is split into chunks and a second launch merges them.
+ * Small inputs are one launch. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce_internal.h"
+
+/* Kernel families of cl/reduce.cl, and the kernels of each. */
+enum {
+  FAM_SUM, FAM_PROD, FAM_MIN, FAM_MAX, FAM_ARGMIN, FAM_ARGMAX, FAM_SUMSQ, FAM_DOT, FAM_VAR,
+  FAM_FSUM
+};
+static const char *const family_names[] = {"sum",    "prod",  "minimum", "maximum", "argmin",
+                                           "argmax", "sumsq", "dotp", "var",   "fsum"};
+enum { K_CONTIG, K_STRIDED, K_MERGE_STRIDED, K_MERGE_GROUP, K_KINDS };
+static const char *const kind_names[K_KINDS] = {"contig", "strided", "merge_strided",
+                                                "merge_group"};
+
+/* Per op: its name in messages, its kernel family, the finishing mode (1: divide by the
+ * count, 2: square root), and whether an empty reduction is an error. */
+static const struct {
+  const char *name;
+  int family;
+  int mode;
+  int needs_elements;
+} ops[OCAL_REDUCE_OP_COUNT] = {
+    [OCAL_REDUCE_SUM] = {"sum", FAM_SUM, 0, 0},
+    [OCAL_REDUCE_PROD] = {"prod", FAM_PROD, 0, 0},
+    [OCAL_REDUCE_MIN] = {"amin", FAM_MIN, 0, 1},
+    [OCAL_REDUCE_MAX] = {"amax", FAM_MAX, 0, 1},
+    [OCAL_REDUCE_ARGMIN] = {"argmin", FAM_ARGMIN, 0, 1},
+    [OCAL_REDUCE_ARGMAX] = {"argmax", FAM_ARGMAX, 0, 1},
+    [OCAL_REDUCE_MEAN] = {"mean", FAM_SUM, 1, 0},
+    [OCAL_REDUCE_VAR] = {"var", FAM_VAR, 0, 0},
+    [OCAL_REDUCE_STD] = {"std", FAM_VAR, 2, 0},
+    [OCAL_REDUCE_NORM2] = {"norm2", FAM_SUMSQ, 2, 0},
+    [OCAL_REDUCE_DOT] = {"dot", FAM_DOT, 0, 0},
+};
+
+const char *ocal_reduce_op_name(ocal_reduce_op op) {
+  return (unsigned)op < OCAL_REDUCE_OP_COUNT ? ops[op].name : "invalid";
+}
+
+/* Whether the op's result is a float computed from the values (integers give f32/f64). */
+static int float_result(ocal_reduce_op op) {
+  return op == OCAL_REDUCE_MEAN || op == OCAL_REDUCE_VAR || op == OCAL_REDUCE_STD ||
+         op == OCAL_REDUCE_NORM2;
+}
+
+ocal_status ocal_reduce_dtype(ocal_reduce_op op, ocal_dtype in, ocal_dtype *out) {
+  if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "out must not be NULL");
+  if ((unsigned)op >= OCAL_REDUCE_OP_COUNT)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "unknown reduction %d", (int)op);
+  if ((unsigned)in >= OCAL_DTYPE_COUNT)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "unknown element type %d", (int)in);
+  if (in == OCAL_C32 || in == OCAL_C64)
+    return OCAL_FAIL(OCAL_UNSUPPORTED, "reductions of %s buffers are not supported",
+                     ocal_dtype_name(in));
+  switch (op) {
+    case OCAL_REDUCE_MIN:
+    case OCAL_REDUCE_MAX:
+      *out = in;
+      break;
+    case OCAL_REDUCE_ARGMIN:
+    case OCAL_REDUCE_ARGMAX:
+      *out = OCAL_I64;
+      break;
+    default:
+      if (ocal__rs_is_float(in))
+        *out = in;
+      else if (float_result(op))
+        *out = OCAL_F64;
+      else
+        *out = ocal__rs_is_signed(in) ? OCAL_I64 : OCAL_U64;
+  }
+  return OCAL_OK;
+}
+
+/* Checks out's dtype and shape against what op on x along g needs. */
+static ocal_status check_out(const char *func, ocal_reduce_op op, ocal_buffer x,
+                             const ocal__rs_geom *g, ocal_buffer out) {
+  ocal_dtype want;
+  ocal_status status = ocal_reduce_dtype(op, x->dtype, &want);
+  if (status != OCAL_OK) return status;
+  int ok = out->dtype == want;
+  if (!ok && float_result(op) && !ocal__rs_is_float(x->dtype)) ok = out->dtype == OCAL_F32;
+  if (!ok) {
+    const char *why = "";
+    if (op == OCAL_REDUCE_ARGMIN || op == OCAL_REDUCE_ARGMAX)
+      why = " (indices are i64)";
+    else if (want == OCAL_I64 || want == OCAL_U64)
+      why = " (integer sums, products and dots are 64-bit, as in NumPy)";
+    else if (float_result(op) && !ocal__rs_is_float(x->dtype))
+      why = " or f32";
+    return ocal__fail(OCAL_TYPE_MISMATCH, func,
+                      "out has dtype %s, but %s of a %s buffer gives %s%s",
+                      ocal_dtype_name(out->dtype), ops[op].name, ocal_dtype_name(x->dtype),
+                      ocal_dtype_name(want), why);
+  }
+  char have[96], need[96], keep[96];
+  ocal__rs_shape_string(out->ndim, out->shape, have, sizeof have);
+  if (g->axis_all) {
+    if (out->numel == 1) return OCAL_OK;
+    return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                      "out has shape %s, but %s over the whole buffer (OCAL_AXIS_ALL) gives "
+                      "one element: out needs shape [1]",
+                      have, ops[op].name);
+  }
+  size_t dropped[OCAL_MAX_DIMS], kept[OCAL_MAX_DIMS];
+  int nd = 0;
+  for (int i = 0; i < x->ndim; i++) {
+    kept[i] = i == g->axis ? 1 : x->shape[i];
+    if (i != g->axis) dropped[nd++] = x->shape[i];
+  }
+  if (nd == 0) dropped[nd++] = 1; /* a 1-D input reduces to shape [1] */
+  int match = out->ndim == nd && memcmp(out->shape, dropped, (size_t)nd * sizeof(size_t)) == 0;
+  if (!match)
+    match = out->ndim == x->ndim &&
+            memcmp(out->shape, kept, (size_t)x->ndim * sizeof(size_t)) == 0;
+  if (match) return OCAL_OK;
+  char xs[96];
+  ocal__rs_shape_string(x->ndim, x->shape, xs, sizeof xs);
+  ocal__rs_shape_string(nd, dropped, need, sizeof need);
+  ocal__rs_shape_string(x->ndim, kept, keep, sizeof keep);
+  return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                    "out has shape %s, but %s of x with shape %s along axis %d gives shape %s "
+                    "(or %s, keeping the axis)",
+                    have, ops[op].name, xs, g->axis, need, keep);
+}
+
+/* Vector width of the contiguous kernels: 16 bytes. */
+static size_t vector_width(ocal_dtype dtype) { return 16 / ocal_dtype_size(dtype); }
+
+/* Enqueues op on x (and y) along g into out; arguments already checked. */
+static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
+                           const ocal__rs_geom *g, long ddof, ocal_buffer out) {
+  ocal_context ctx = x->ctx;
+  const size_t outputs = g->outer * g->inner, R = g->R;
+  const size_t target = ocal__rs_target_items(ctx);
+  const size_t vw = vector_width(x->dtype);
+  /* Means of 64-bit integers: a compensated float sum, as their exact sum may wrap. */
+  const int family = op == OCAL_REDUCE_MEAN && (x->dtype == OCAL_I64 || x->dtype == OCAL_U64)
+                         ? FAM_FSUM
+                         : ops[op].family;
+  ocal__rs *rs;
+  ocal_status status = ocal__rs_get(ctx, &rs);
+  if (status != OCAL_OK) return status;
+
+  pthread_mutex_lock(&rs->lock);
+  ocal__kernel *k1 = NULL, *k2 = NULL;
+  char name[64];
+  /* Plan the first launch: kernel, work-group size, chunks per output. */
+  /* On a CPU a work-group is a loop over its work-items with a pass per barrier: many short
+   * rows go faster as one serial row per work-item (the strided kernel with inner 1). */
+  int contig = g->inner == 1 && R >= 16 &&
+               (ctx->info.type == OCAL_DEVICE_GPU || g->outer < 64 || R >= 65536);
+  size_t chunks = 1, clen = R, local1, global1;
+  snprintf(name, sizeof name, "%s_%s", family_names[family],
+           kind_names[contig ? K_CONTIG : K_STRIDED]);
+  status = ocal__rs_kernel(ctx, rs, OCAL__RS_REDUCE, x->dtype,
+                           family * K_KINDS + (contig ? K_CONTIG : K_STRIDED), name, &k1);
+  if (status != OCAL_OK) goto done;
+  if (contig) {
+    size_t lmax = ocal__rs_local(k1, OCAL__RS_WG_MAX);
+    /* Short rows on a GPU: smaller groups, fewer idle work-items. A CPU runs a group as a
+     * loop, so one size there (every size is a separate compile on PoCL). */
+    local1 = R < 2 * vw * lmax && ctx->info.type == OCAL_DEVICE_GPU ? ocal__rs_local(k1, 64)
+                                                                     : lmax;
+    /* Split rows only when there are too few of them to fill the device, and only into
+     * chunks of at least 16 vectors per work-item. */
+    size_t groups_wanted = ocal__rs_ceil_div(target, local1);
+    if (g->outer < groups_wanted) {
+      size_t most = R / (vw * local1 * 16);
+      chunks = ocal__rs_ceil_div(groups_wanted, g->outer);
+      if (chunks > most) chunks = most;
+      if (chunks < 1) chunks = 1;
+    }
+    global1 = g->outer * chunks * local1;
+    clen = ctx->info.type == OCAL_DEVICE_GPU ? 0 : 1; /* the contig kernel's layout flag */
+  } else {
+    local1 = ocal__rs_local(k1, OCAL__RS_WG_MAX);
+    /* Every work-item runs a long serial loop, so all of them must be resident at once: a
+     * second wave of a few groups would double the time. Aim at half the device's
+     * threads (each keeps eight loads in flight), rounding the chunks down. */
+    size_t strided_target = target / 2;
+    if (outputs < strided_target && R > 64) {
+      chunks = strided_target / outputs;
+      size_t most = ocal__rs_ceil_div(R, 64); /* at least 64 elements per work-item */
+      if (chunks > most) chunks = most;
+      if (outputs >= 256 && chunks > 64) chunks = 64; /* merged serially per output */
+    }
+    clen = ocal__rs_ceil_div(R, chunks);
+    if (clen == 0) clen = 1;
+    chunks = ocal__rs_ceil_div(R, clen);
+    if (chunks < 1) chunks = 1;
+    size_t items = outputs * chunks;
+    if (items > 8 * target) items = 8 * target; /* grid-stride beyond that */
+    global1 = ocal__rs_round_up(items, local1);
+  }
+
+  cl_mem xmem = x->mem ? x->mem : out->mem; /* R == 0: nothing is read */
+  cl_mem ymem = y && y->mem ? y->mem : xmem;
+  cl_ulong xoff = x->offset, yoff = y ? y->offset : x->offset;
+  cl_ulong c_outer = g->outer, c_R = R, c_inner = g->inner, c_chunks = chunks, c_clen = clen;
+  cl_ulong count = R, doff = out->offset, zero = 0;
+  cl_int kind = (cl_int)out->dtype, mode = ops[op].mode;
+  cl_long c_ddof = ddof;
+  cl_mem dst = out->mem;
+  if (chunks > 1) {
+    status = ocal__rs_scratch(ctx, rs, outputs * chunks * OCAL__RS_STATE_BYTES, &dst);
+    if (status != OCAL_OK) goto done;
+  }
+  ocal__rs_arg a1[] = {
+      {sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},       {sizeof(cl_mem), &ymem},
+      {sizeof yoff, &yoff},      {sizeof c_outer, &c_outer}, {sizeof c_R, &c_R},
+      {sizeof c_inner, &c_inner}, {sizeof c_chunks, &c_chunks}, {sizeof c_clen, &c_clen},
+      {sizeof(cl_mem), &dst},    {sizeof(cl_ulong), chunks > 1 ? &zero : &doff},
+      {sizeof kind, &kind},      {sizeof count, &count},     {sizeof c_ddof, &c_ddof},
+      {sizeof mode, &mode},
+  };
+  status = ocal__rs_launch(ctx, k1, a1, (int)(sizeof a1 / sizeof a1[0]), global1, local1);
+  if (status != OCAL_OK || chunks == 1) goto done;
+
+  /* Second launch: merge the chunks of every output. */
+  int by_group = outputs < 256;
+  int k2kind = by_group ? K_MERGE_GROUP : K_MERGE_STRIDED;
+  snprintf(name, sizeof name, "%s_%s", family_names[family], kind_names[k2kind]);
+  status = ocal__rs_kernel(ctx, rs, OCAL__RS_REDUCE, x->dtype, family * K_KINDS + k2kind, name,
+                           &k2);
+  if (status != OCAL_OK) goto done;
+  size_t local2, global2;
+  if (by_group) {
+    local2 = ocal__rs_local(k2, OCAL__RS_WG_MAX);
+    global2 = outputs * local2;
+  } else {
+    local2 = ocal__rs_local(k2, OCAL__RS_WG_MAX);
+    size_t items = outputs < 8 * target ? outputs : 8 * target;
+    global2 = ocal__rs_round_up(items, local2);
+  }
+  /* The merge kernels see (outer, chunks, inner); contig chunks of rows are inner 1. */
+  cl_ulong m_inner = contig ? 1 : g->inner, m_outer = contig ? g->outer : g->outer;
+  cl_mem out_mem = out->mem;
+  ocal__rs_arg a2[] = {
+      {sizeof(cl_mem), &dst},  {sizeof m_outer, &m_outer}, {sizeof c_chunks, &c_chunks},
+      {sizeof m_inner, &m_inner}, {sizeof(cl_mem), &out_mem}, {sizeof doff, &doff},
+      {sizeof kind, &kind},    {sizeof count, &count},     {sizeof c_ddof, &c_ddof},
+      {sizeof mode, &mode},
+  };
+  status = ocal__rs_launch(ctx, k2, a2, (int)(sizeof a2 / sizeof a2[0]), global2, local2);
+done:
+  pthread_mutex_unlock(&rs->lock);
+  return status;
+}
+
+/* Every public reduction comes here. y is NULL except for dot. */
+static ocal_status reduce(const char *func, ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
+                          int axis, long ddof, ocal_buffer out) {
+  if ((unsigned)op >= OCAL_REDUCE_OP_COUNT)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "unknown reduction %d", (int)op);
+  ocal_status status = ocal__rs_check_buffers(func, x, out);
+  if (status != OCAL_OK) return status;
+  if (op == OCAL_REDUCE_DOT) {
+    if (!y)
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "dot needs two buffers: call ocal_vdot or ocal_vdot_to_host");
+    if ((status = ocal__rs_check_buffers(func, x, y)) != OCAL_OK) return status;
+    if (y->dtype != x->dtype)
+      return ocal__fail(OCAL_TYPE_MISMATCH, func,
+                        "dot of an %s buffer and a %s buffer: the types must be the same",
+                        ocal_dtype_name(x->dtype), ocal_dtype_name(y->dtype));
+  }
+  if (ddof < 0)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "ddof is %ld, it must be >= 0", ddof);
+  ocal__rs_geom g;
+  if ((status = ocal__rs_geometry(func, x, axis, &g)) != OCAL_OK) return status;
+  if (y) {
+    int same = g.axis_all ? y->numel == x->numel
+                          : y->ndim == x->ndim &&
+                                memcmp(y->shape, x->shape, (size_t)x->ndim * sizeof(size_t)) == 0;
+    if (!same) {
+      char xs[96], ys[96];
+      ocal__rs_shape_string(x->ndim, x->shape, xs, sizeof xs);
+      ocal__rs_shape_string(y->ndim, y->shape, ys, sizeof ys);
+      return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                        g.axis_all ? "dot of x with shape %s and y with shape %s: they need "
+                                     "the same number of elements"
+                                   : "dot along an axis of x with shape %s and y with shape "
+                                     "%s: they need the same shape",
+                        xs, ys);
+    }
+  }
+  if ((status = check_out(func, op, x, &g, out)) != OCAL_OK) return status;
+  if (g.outer * g.inner == 0) return OCAL_OK; /* no outputs */
+  if (g.R == 0 && ops[op].needs_elements)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "%s of an empty buffer%s has no result (there is no identity to return)",
+                      ops[op].name, g.axis_all ? "" : " along an axis of length 0");
+  return enqueue(op, x, y, &g, ddof, out);
+}
+
+ocal_status ocal_reduce(ocal_reduce_op op, ocal_buffer x, int axis, ocal_buffer out) {
+  return reduce(__func__, op, x, NULL, axis, 0, out);
+}
+
+#define OCAL__REDUCE_SHORTHAND(fn, op)                           \
+  ocal_status fn(ocal_buffer x, int axis, ocal_buffer out) {     \
+    return reduce(__func__, op, x, NULL, axis, 0, out);          \
+  }
+OCAL__REDUCE_SHORTHAND(ocal_sum, OCAL_REDUCE_SUM)
+OCAL__REDUCE_SHORTHAND(ocal_prod, OCAL_REDUCE_PROD)
+OCAL__REDUCE_SHORTHAND(ocal_amin, OCAL_REDUCE_MIN)
+OCAL__REDUCE_SHORTHAND(ocal_amax, OCAL_REDUCE_MAX)
+OCAL__REDUCE_SHORTHAND(ocal_argmin, OCAL_REDUCE_ARGMIN)
+OCAL__REDUCE_SHORTHAND(ocal_argmax, OCAL_REDUCE_ARGMAX)
+OCAL__REDUCE_SHORTHAND(ocal_mean, OCAL_REDUCE_MEAN)
+OCAL__REDUCE_SHORTHAND(ocal_norm2, OCAL_REDUCE_NORM2)
+
+ocal_status ocal_var(ocal_buffer x, int axis, int ddof, ocal_buffer out) {
+  return reduce(__func__, OCAL_REDUCE_VAR, x, NULL, axis, ddof, out);
+}
+
+ocal_status ocal_std(ocal_buffer x, int axis, int ddof, ocal_buffer out) {
+  return reduce(__func__, OCAL_REDUCE_STD, x, NULL, axis, ddof, out);
+}
+
+ocal_status ocal_vdot(ocal_buffer x, ocal_buffer y, int axis, ocal_buffer out) {
+  if (!y) return OCAL_FAIL(OCAL_INVALID_HANDLE, "y is NULL");
+  return reduce(__func__, OCAL_REDUCE_DOT, x, y, axis, 0, out);
+}
+
+static ocal_status to_host(const char *func, ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
+                           ocal_dtype dtype, void *result) {
+  if (!result) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "result must not be NULL");
+  ocal_status status = ocal__rs_check_buffers(func, x, x);
+  if (status != OCAL_OK) return status;
+  if ((unsigned)dtype >= OCAL_DTYPE_COUNT)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "unknown element type %d", (int)dtype);
+  size_t one = 1;
+  ocal_buffer out;
+  if ((status = ocal_buffer_create(x->ctx, dtype, 1, &one, &out)) != OCAL_OK) return status;
+  status = reduce(func, op, x, y, OCAL_AXIS_ALL, 0, out);
+  if (status == OCAL_OK) status = ocal_buffer_read(out, 0, 1, result, NULL);
+  ocal_buffer_release(out);
+  return status;
+}
+
+ocal_status ocal_reduce_to_host(ocal_reduce_op op, ocal_buffer x, ocal_dtype dtype,
+                                void *result) {
+  return to_host(__func__, op, x, NULL, dtype, result);
+}
+
+ocal_status ocal_vdot_to_host(ocal_buffer x, ocal_buffer y, ocal_dtype dtype, void *result) {
+  if (!y) return OCAL_FAIL(OCAL_INVALID_HANDLE, "y is NULL");
+  return to_host(__func__, OCAL_REDUCE_DOT, x, y, dtype, result);
+}

@@ -1,0 +1,158 @@
+/* ocal — shared host code of reductions and scans: per-context state, axes, launches. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce_internal.h"
+
+static const char *const program_names[OCAL__RS_PROGRAMS] = {"reduce", "scan"};
+
+static int rs_key; /* its address names the context attachment */
+
+static ocal_status rs_create(ocal_context ctx, void **data) {
+  (void)ctx;
+  ocal__rs *rs = calloc(1, sizeof *rs);
+  if (!rs) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the reduction state");
+  if (pthread_mutex_init(&rs->lock, NULL) != 0) {
+    free(rs);
+    return OCAL_FAIL(OCAL_INTERNAL, "pthread_mutex_init failed");
+  }
+  *data = rs;
+  return OCAL_OK;
+}
+
+static void rs_destroy(void *data) {
+  ocal__rs *rs = data;
+  /* The kernels belong to the context's program cache, which frees them. */
+  if (rs->scratch) clReleaseMemObject(rs->scratch);
+  pthread_mutex_destroy(&rs->lock);
+  free(rs);
+}
+
+ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs) {
+  void *data = NULL;
+  ocal_status status = ocal__context_attachment(ctx, &rs_key, rs_create, rs_destroy, &data);
+  *rs = data;
+  return status;
+}
+
+ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
+                            int id, const char *name, ocal__kernel **k) {
+  ocal__kernel **slot = &rs->kernels[program][dtype][id];
+  if (*slot) {
+    *k = *slot;
+    return OCAL_OK;
+  }
+  char options[192];
+  ocal__dtype_options(dtype, options, sizeof options);
+  /* Integer inputs compute means, variances and norms in double where the device can. */
+  if (program == OCAL__RS_REDUCE && !ocal__rs_is_float(dtype) && ctx->fp64) {
+    size_t len = strlen(options);
+    snprintf(options + len, sizeof options - len, " -DOCAL_ACC_FP64");
+  }
+  ocal_status status = ocal__library_kernel(ctx, program_names[program], options, name, slot);
+  if (status != OCAL_OK) return status;
+  *k = *slot;
+  return OCAL_OK;
+}
+
+ocal_status ocal__rs_scratch(ocal_context ctx, ocal__rs *rs, size_t bytes, cl_mem *mem) {
+  if (bytes == 0) bytes = 1;
+  if (rs->scratch_bytes < bytes) {
+    /* Grow by half again at least, so a sequence of growing sizes does not reallocate every
+     * time. The old buffer stays alive until the commands queued on it have finished. */
+    size_t want = rs->scratch_bytes + rs->scratch_bytes / 2;
+    if (want < bytes) want = bytes;
+    if (want < 65536) want = 65536;
+    cl_mem fresh;
+    ocal_status status = ocal__device_alloc(ctx, want, &fresh);
+    if (status != OCAL_OK) return status;
+    if (rs->scratch) ocal__device_free(ctx, rs->scratch);
+    rs->scratch = fresh;
+    rs->scratch_bytes = want;
+  }
+  *mem = rs->scratch;
+  return OCAL_OK;
+}
+
+void ocal__rs_shape_string(int ndim, const size_t *shape, char *out, size_t size) {
+  size_t used = 0;
+  used += (size_t)snprintf(out, size, "[");
+  for (int i = 0; i < ndim && used < size; i++)
+    used += (size_t)snprintf(out + used, size - used, i ? ", %zu" : "%zu", shape[i]);
+  if (used < size) snprintf(out + used, size - used, "]");
+}
+
+ocal_status ocal__rs_check_buffers(const char *func, ocal_buffer x, ocal_buffer other) {
+  ocal_status status = ocal__check_buffer(x, func);
+  if (status != OCAL_OK) return status;
+  if (other != x) {
+    if ((status = ocal__check_buffer(other, func)) != OCAL_OK) return status;
+    if (other->ctx != x->ctx)
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "the buffers belong to different contexts");
+  }
+  if (x->dtype == OCAL_C32 || x->dtype == OCAL_C64)
+    return ocal__fail(OCAL_UNSUPPORTED, func,
+                      "%s buffers are not supported (element types: f32, f64, i32, u32, i64, "
+                      "u64, u8)",
+                      ocal_dtype_name(x->dtype));
+  return OCAL_OK;
+}
+
+ocal_status ocal__rs_geometry(const char *func, ocal_buffer x, int axis, ocal__rs_geom *g) {
+  memset(g, 0, sizeof *g);
+  if (axis == OCAL_AXIS_ALL) {
+    g->axis_all = 1;
+    g->outer = 1;
+    g->R = x->numel;
+    g->inner = 1;
+    return OCAL_OK;
+  }
+  int a = axis < 0 ? axis + x->ndim : axis;
+  if (a < 0 || a >= x->ndim)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "axis %d is out of range for a %d-D buffer (valid: %d .. %d, or "
+                      "OCAL_AXIS_ALL for the whole buffer)",
+                      axis, x->ndim, -x->ndim, x->ndim - 1);
+  g->axis = a;
+  g->outer = 1;
+  g->inner = 1;
+  for (int i = 0; i < a; i++) g->outer *= x->shape[i];
+  g->R = x->shape[a];
+  for (int i = a + 1; i < x->ndim; i++) g->inner *= x->shape[i];
+  return OCAL_OK;
+}
+
+ocal_status ocal__rs_launch(ocal_context ctx, ocal__kernel *k, const ocal__rs_arg *args,
+                            int nargs, size_t global, size_t local) {
+  cl_int err = CL_SUCCESS;
+  const char *call = "clSetKernelArg";
+  pthread_mutex_lock(&k->lock);
+  for (int i = 0; i < nargs && err == CL_SUCCESS; i++)
+    err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].value);
+  if (err == CL_SUCCESS) {
+    call = "clEnqueueNDRangeKernel";
+    err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+  }
+  pthread_mutex_unlock(&k->lock);
+  if (err != CL_SUCCESS) {
+    ocal_status status = ocal__cl_fail(ctx->info.name, err, call, "ocal reduce/scan launch");
+    ocal__append_error(" (kernel %s, %zu work-items in groups of %zu)", k->name, global, local);
+    return status;
+  }
+  return OCAL_OK;
+}
+
+size_t ocal__rs_local(const ocal__kernel *k, size_t want) {
+  size_t limit = k->work_group_size < OCAL__RS_WG_MAX ? k->work_group_size : OCAL__RS_WG_MAX;
+  if (want > limit) want = limit;
+  size_t l = 1;
+  while (l * 2 <= want) l *= 2;
+  return l;
+}
+
+size_t ocal__rs_target_items(ocal_context ctx) {
+  size_t cu = ctx->info.compute_units ? ctx->info.compute_units : 1;
+  return cu * 2048;
+}

@@ -1,0 +1,78 @@
+/* ocal — what the reductions (reduce.c) and scans (scan.c) share: per-context state (the
+ * kernel table and a scratch buffer for partial results), the (outer, R, inner) view of an
+ * axis, argument checks and launches. Never installed. */
+#ifndef OCAL_OPS_REDUCE_INTERNAL_H
+#define OCAL_OPS_REDUCE_INTERNAL_H
+
+#include "internal.h"
+
+/* The two embedded programs, built once per input element type. */
+enum { OCAL__RS_REDUCE, OCAL__RS_SCAN, OCAL__RS_PROGRAMS };
+#define OCAL__RS_MAX_KERNELS 48
+
+/* Work-group size the kernels' local arrays are sized for (OCAL_WG_MAX in the .cl files). */
+#define OCAL__RS_WG_MAX 256
+
+/* Bytes of one partial state of a reduction (the largest state type in cl/reduce.cl). */
+#define OCAL__RS_STATE_BYTES 32
+
+/* Per-context state. `lock` is held across everything one operation enqueues: the scratch
+ * buffer holds that operation's partial results until its last launch has read them. */
+typedef struct ocal__rs {
+  pthread_mutex_t lock;
+  cl_mem scratch;
+  size_t scratch_bytes;
+  ocal__kernel *kernels[OCAL__RS_PROGRAMS][OCAL_DTYPE_COUNT][OCAL__RS_MAX_KERNELS];
+} ocal__rs;
+
+/* The context's state, created on first use. */
+ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs);
+
+/* With rs->lock held: kernel `name` (table slot `id`) of program `program` for `dtype`. */
+ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
+                            int id, const char *name, ocal__kernel **k);
+
+/* With rs->lock held: a scratch buffer of at least `bytes` bytes. */
+ocal_status ocal__rs_scratch(ocal_context ctx, ocal__rs *rs, size_t bytes, cl_mem *mem);
+
+/* The axis as a row-major (outer, R, inner) block; axis_all when OCAL_AXIS_ALL. */
+typedef struct ocal__rs_geom {
+  int axis_all;
+  int axis; /* normalised (0 .. ndim-1) unless axis_all */
+  size_t outer, R, inner;
+} ocal__rs_geom;
+
+ocal_status ocal__rs_geometry(const char *func, ocal_buffer x, int axis, ocal__rs_geom *g);
+
+/* Checks that x and other are valid buffers of one context, x of a supported element type
+ * (no complex). Pass other = x to check x alone. */
+ocal_status ocal__rs_check_buffers(const char *func, ocal_buffer x, ocal_buffer other);
+
+/* "[3, 4, 5]" */
+void ocal__rs_shape_string(int ndim, const size_t *shape, char *out, size_t size);
+
+/* A kernel argument. */
+typedef struct ocal__rs_arg {
+  size_t size;
+  const void *value;
+} ocal__rs_arg;
+
+/* Sets the arguments and enqueues global (a multiple of local) work-items, under k->lock. */
+ocal_status ocal__rs_launch(ocal_context ctx, ocal__kernel *k, const ocal__rs_arg *args,
+                            int nargs, size_t global, size_t local);
+
+/* The largest power of two <= want, <= OCAL__RS_WG_MAX and <= what the kernel allows. */
+size_t ocal__rs_local(const ocal__kernel *k, size_t want);
+
+/* Work-items that fill the device: 2048 per compute unit (an H100 SM keeps 2048 threads in
+ * flight; on a CPU a work-group is a loop, so the number only sets how work is split). */
+size_t ocal__rs_target_items(ocal_context ctx);
+
+static inline size_t ocal__rs_ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
+static inline size_t ocal__rs_round_up(size_t a, size_t b) { return ocal__rs_ceil_div(a, b) * b; }
+
+/* Whether a dtype is an integer type, and a signed one. */
+static inline int ocal__rs_is_float(ocal_dtype d) { return d == OCAL_F32 || d == OCAL_F64; }
+static inline int ocal__rs_is_signed(ocal_dtype d) { return d == OCAL_I32 || d == OCAL_I64; }
+
+#endif /* OCAL_OPS_REDUCE_INTERNAL_H */

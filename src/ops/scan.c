@@ -1,0 +1,222 @@
+/* ocal — scans (prefix sums and maxima): argument checks, the launch plan, the public calls.
+ *
+ * The kernels are in cl/scan.cl. The input is seen as an (outer, R, inner) block scanned
+ * along R. Rows of contiguous elements (inner == 1, R not tiny) are scanned by work-groups in
+ * tiles; otherwise a work-item scans one column. When there are too few rows or columns to
+ * fill the device, R is cut into pieces: their totals are computed, scanned, and each piece
+ * is then scanned from its starting value (three launches instead of one). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce_internal.h"
+
+enum { K_CONTIG_REDUCE, K_TILES, K_TILES_ACC, K_STRIDED_REDUCE, K_STRIDED, K_STRIDED_ACC, K_KINDS };
+static const char *const kind_names[K_KINDS] = {"contig_reduce",  "tiles",   "tiles_acc",
+                                                "strided_reduce", "strided", "strided_acc"};
+static const char *const op_names[OCAL_SCAN_OP_COUNT] = {"sum", "maximum"};
+static const char *const op_public_names[OCAL_SCAN_OP_COUNT] = {"cumsum", "cummax"};
+
+#define SCAN_IPT 8 /* IPT in cl/scan.cl */
+
+ocal_status ocal_scan_dtype(ocal_scan_op op, ocal_dtype in, ocal_dtype *out) {
+  if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "out must not be NULL");
+  if ((unsigned)op >= OCAL_SCAN_OP_COUNT)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "unknown scan %d", (int)op);
+  if ((unsigned)in >= OCAL_DTYPE_COUNT)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "unknown element type %d", (int)in);
+  if (in == OCAL_C32 || in == OCAL_C64)
+    return OCAL_FAIL(OCAL_UNSUPPORTED, "scans of %s buffers are not supported",
+                     ocal_dtype_name(in));
+  if (op == OCAL_SCAN_SUM && !ocal__rs_is_float(in))
+    *out = ocal__rs_is_signed(in) ? OCAL_I64 : OCAL_U64;
+  else
+    *out = in;
+  return OCAL_OK;
+}
+
+static ocal_status kernel(ocal_context ctx, ocal__rs *rs, ocal_scan_op op, ocal_dtype dtype,
+                          int kind, ocal__kernel **k) {
+  char name[64];
+  snprintf(name, sizeof name, "%s_%s", op_names[op], kind_names[kind]);
+  return ocal__rs_kernel(ctx, rs, OCAL__RS_SCAN, dtype, (int)op * K_KINDS + kind, name, k);
+}
+
+static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *g, int exclusive,
+                           ocal_buffer out) {
+  ocal_context ctx = x->ctx;
+  const size_t R = g->R, lines = g->outer * g->inner, target = ocal__rs_target_items(ctx);
+  const size_t acc_bytes = ocal_dtype_size(out->dtype);
+  ocal__rs *rs;
+  ocal_status status = ocal__rs_get(ctx, &rs);
+  if (status != OCAL_OK) return status;
+  pthread_mutex_lock(&rs->lock);
+  ocal__kernel *k;
+  cl_mem xmem = x->mem, omem = out->mem, P = x->mem;
+  cl_ulong xoff = x->offset, ooff = out->offset, zero = 0;
+  cl_ulong c_outer = g->outer, c_R = R, c_inner = g->inner;
+  cl_int excl = exclusive ? 1 : 0, one = 1;
+
+  if (g->inner == 1 && R >= 2 * SCAN_IPT * 32) {
+    /* Rows of contiguous elements: work-groups walk them in tiles. */
+    if ((status = kernel(ctx, rs, op, x->dtype, K_TILES, &k)) != OCAL_OK) goto done;
+    size_t local = ocal__rs_local(k, OCAL__RS_WG_MAX);
+    if (ctx->info.type == OCAL_DEVICE_GPU) /* one size on CPUs: each is a compile on PoCL */
+      while (local > 64 && R < 4 * local * SCAN_IPT) local /= 2;
+    size_t tile = local * SCAN_IPT, chunks = 1;
+    size_t groups_wanted = ocal__rs_ceil_div(target, local);
+    if (g->outer < groups_wanted) {
+      chunks = ocal__rs_ceil_div(groups_wanted, g->outer);
+      size_t most = R / (4 * tile); /* at least 4 tiles per piece */
+      if (chunks > most) chunks = most;
+      if (chunks < 1) chunks = 1;
+    }
+    size_t clen = ocal__rs_round_up(ocal__rs_ceil_div(R, chunks), tile);
+    chunks = ocal__rs_ceil_div(R, clen);
+    cl_ulong c_chunks = chunks, c_clen = clen;
+    if (chunks > 1) {
+      /* (1) piece totals, (2) their exclusive scan in place, per row. */
+      if ((status = ocal__rs_scratch(ctx, rs, g->outer * chunks * acc_bytes, &P)) != OCAL_OK)
+        goto done;
+      ocal__kernel *kr;
+      if ((status = kernel(ctx, rs, op, x->dtype, K_CONTIG_REDUCE, &kr)) != OCAL_OK) goto done;
+      size_t lr = ocal__rs_local(kr, local);
+      ocal__rs_arg ar[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
+                           {sizeof c_R, &c_R},         {sizeof c_chunks, &c_chunks},
+                           {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P}};
+      status = ocal__rs_launch(ctx, kr, ar, 6, g->outer * chunks * lr, lr);
+      if (status != OCAL_OK) goto done;
+      ocal__kernel *ka;
+      if ((status = kernel(ctx, rs, op, x->dtype, K_TILES_ACC, &ka)) != OCAL_OK) goto done;
+      size_t la = ocal__rs_local(ka, OCAL__RS_WG_MAX);
+      if (ctx->info.type == OCAL_DEVICE_GPU)
+        while (la > 64 && chunks < la * SCAN_IPT / 2) la /= 2;
+      cl_ulong one_chunk = 1, plen = chunks;
+      ocal__rs_arg aa[] = {{sizeof(cl_mem), &P},         {sizeof zero, &zero},
+                           {sizeof(cl_mem), &P},         {sizeof zero, &zero},
+                           {sizeof plen, &plen},         {sizeof one_chunk, &one_chunk},
+                           {sizeof plen, &plen},         {sizeof(cl_mem), &P},
+                           {sizeof one, &one}};
+      status = ocal__rs_launch(ctx, ka, aa, 9, g->outer * la, la);
+      if (status != OCAL_OK) goto done;
+    }
+    /* (3) every piece from its starting value. */
+    ocal__rs_arg at[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
+                         {sizeof(cl_mem), &omem},   {sizeof ooff, &ooff},
+                         {sizeof c_R, &c_R},         {sizeof c_chunks, &c_chunks},
+                         {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P},
+                         {sizeof excl, &excl}};
+    status = ocal__rs_launch(ctx, k, at, 9, g->outer * chunks * local, local);
+    goto done;
+  }
+
+  /* Columns (or short rows): a work-item per (row, piece, column). */
+  if ((status = kernel(ctx, rs, op, x->dtype, K_STRIDED, &k)) != OCAL_OK) goto done;
+  size_t local = ocal__rs_local(k, OCAL__RS_WG_MAX), chunks = 1;
+  if (lines < target && R > 64) {
+    chunks = ocal__rs_ceil_div(target, lines);
+    size_t most = ocal__rs_ceil_div(R, 32);
+    if (chunks > most) chunks = most;
+    if (chunks > 256) chunks = 256; /* the pieces' totals are scanned serially */
+  }
+  size_t clen = ocal__rs_ceil_div(R, chunks);
+  chunks = ocal__rs_ceil_div(R, clen);
+  cl_ulong c_chunks = chunks, c_clen = clen;
+  size_t items = lines * chunks < 8 * target ? lines * chunks : 8 * target;
+  size_t global = ocal__rs_round_up(items, local);
+  if (chunks > 1) {
+    if ((status = ocal__rs_scratch(ctx, rs, lines * chunks * acc_bytes, &P)) != OCAL_OK) goto done;
+    ocal__kernel *kr, *ka;
+    if ((status = kernel(ctx, rs, op, x->dtype, K_STRIDED_REDUCE, &kr)) != OCAL_OK) goto done;
+    ocal__rs_arg ar[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
+                         {sizeof c_outer, &c_outer}, {sizeof c_R, &c_R},
+                         {sizeof c_inner, &c_inner}, {sizeof c_chunks, &c_chunks},
+                         {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P}};
+    size_t lr = ocal__rs_local(kr, OCAL__RS_WG_MAX);
+    status = ocal__rs_launch(ctx, kr, ar, 8, ocal__rs_round_up(items, lr), lr);
+    if (status != OCAL_OK) goto done;
+    /* The totals as an (outer, chunks, inner) block, scanned along chunks in place. */
+    if ((status = kernel(ctx, rs, op, x->dtype, K_STRIDED_ACC, &ka)) != OCAL_OK) goto done;
+    cl_ulong one_chunk = 1;
+    size_t la = ocal__rs_local(ka, OCAL__RS_WG_MAX);
+    size_t litems = lines < 8 * target ? lines : 8 * target;
+    ocal__rs_arg aa[] = {{sizeof(cl_mem), &P},          {sizeof zero, &zero},
+                         {sizeof(cl_mem), &P},          {sizeof zero, &zero},
+                         {sizeof c_outer, &c_outer},    {sizeof c_chunks, &c_chunks},
+                         {sizeof c_inner, &c_inner},    {sizeof one_chunk, &one_chunk},
+                         {sizeof c_chunks, &c_chunks},  {sizeof(cl_mem), &P},
+                         {sizeof one, &one}};
+    status = ocal__rs_launch(ctx, ka, aa, 11, ocal__rs_round_up(litems, la), la);
+    if (status != OCAL_OK) goto done;
+  }
+  ocal__rs_arg as[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
+                       {sizeof(cl_mem), &omem},   {sizeof ooff, &ooff},
+                       {sizeof c_outer, &c_outer}, {sizeof c_R, &c_R},
+                       {sizeof c_inner, &c_inner}, {sizeof c_chunks, &c_chunks},
+                       {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P},
+                       {sizeof excl, &excl}};
+  status = ocal__rs_launch(ctx, k, as, 11, global, local);
+done:
+  pthread_mutex_unlock(&rs->lock);
+  return status;
+}
+
+static ocal_status scan(const char *func, ocal_scan_op op, ocal_buffer x, int axis,
+                        int exclusive, ocal_buffer out) {
+  if ((unsigned)op >= OCAL_SCAN_OP_COUNT)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "unknown scan %d", (int)op);
+  if (exclusive != 0 && exclusive != 1)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "exclusive is %d: 0 for an inclusive scan, 1 for an exclusive one",
+                      exclusive);
+  ocal_status status = ocal__rs_check_buffers(func, x, out);
+  if (status != OCAL_OK) return status;
+  ocal__rs_geom g;
+  if ((status = ocal__rs_geometry(func, x, axis, &g)) != OCAL_OK) return status;
+  ocal_dtype want;
+  if ((status = ocal_scan_dtype(op, x->dtype, &want)) != OCAL_OK) return status;
+  if (out->dtype != want)
+    return ocal__fail(OCAL_TYPE_MISMATCH, func, "out has dtype %s, but %s of a %s buffer gives %s%s",
+                      ocal_dtype_name(out->dtype), op_public_names[op], ocal_dtype_name(x->dtype),
+                      ocal_dtype_name(want),
+                      want != x->dtype ? " (integer sums are 64-bit, as in NumPy)" : "");
+  int same = g.axis_all ? out->numel == x->numel
+                        : out->ndim == x->ndim &&
+                              memcmp(out->shape, x->shape, (size_t)x->ndim * sizeof(size_t)) == 0;
+  if (!same) {
+    char xs[96], os[96];
+    ocal__rs_shape_string(x->ndim, x->shape, xs, sizeof xs);
+    ocal__rs_shape_string(out->ndim, out->shape, os, sizeof os);
+    if (g.axis_all)
+      return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                        "out has shape %s (%zu elements), but %s of x with shape %s over the "
+                        "whole buffer gives %zu elements",
+                        os, out->numel, op_public_names[op], xs, x->numel);
+    return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                      "out has shape %s, but %s of x along an axis gives x's shape %s", os,
+                      op_public_names[op], xs);
+  }
+  if (x->numel == 0) return OCAL_OK;
+  /* In place is fine (each element is read before it is written); any other overlap is not. */
+  if (out->mem == x->mem && out != x && !(out->offset == x->offset && out->dtype == x->dtype)) {
+    size_t xb = x->offset * ocal_dtype_size(x->dtype), ob = out->offset * ocal_dtype_size(out->dtype);
+    size_t xe = xb + x->numel * ocal_dtype_size(x->dtype), oe = ob + out->numel * ocal_dtype_size(out->dtype);
+    if (xb < oe && ob < xe)
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "out overlaps x without being x: scan in place (out == x) or into "
+                        "separate memory");
+  }
+  return enqueue(op, x, &g, exclusive, out);
+}
+
+ocal_status ocal_scan(ocal_scan_op op, ocal_buffer x, int axis, int exclusive, ocal_buffer out) {
+  return scan(__func__, op, x, axis, exclusive, out);
+}
+
+ocal_status ocal_cumsum(ocal_buffer x, int axis, ocal_buffer out) {
+  return scan(__func__, OCAL_SCAN_SUM, x, axis, 0, out);
+}
+
+ocal_status ocal_cummax(ocal_buffer x, int axis, ocal_buffer out) {
+  return scan(__func__, OCAL_SCAN_MAX, x, axis, 0, out);
+}

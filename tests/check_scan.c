@@ -1,0 +1,389 @@
+/* ocal tests — scans: inclusive and exclusive prefix sums and maxima of every element type
+ * against a plain host reference, on random data, over whole buffers of odd sizes and along
+ * every axis of 1-D to 4-D shapes (shapes chosen to take every launch plan: one launch or
+ * three, tiles of contiguous rows or a work-item per column), in place, and the errors. */
+#include "fixture.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per-element checks: ck_assert records every passing assertion (a write per call in fork
+ * mode), which costs more than the test itself over a million elements. */
+#define EXPECT(cond, ...)                 \
+  do {                                    \
+    if (!(cond)) ck_abort_msg(__VA_ARGS__); \
+  } while (0)
+
+static const ocal_dtype real_dtypes[] = {OCAL_F32, OCAL_F64, OCAL_I32, OCAL_U32,
+                                         OCAL_I64, OCAL_U64, OCAL_U8};
+#define N_REAL ((int)(sizeof real_dtypes / sizeof real_dtypes[0]))
+
+static int is_float(ocal_dtype d) { return d == OCAL_F32 || d == OCAL_F64; }
+
+static int usable(ocal_dtype d) {
+  int h = 0;
+  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &h));
+  return d != OCAL_F64 || h;
+}
+
+static void *xmalloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  ck_assert_ptr_nonnull(p);
+  return p;
+}
+
+static long double get_ld(ocal_dtype d, const void *p, size_t i) {
+  switch (d) {
+    case OCAL_F32: return ((const float *)p)[i];
+    case OCAL_F64: return ((const double *)p)[i];
+    case OCAL_I32: return ((const int32_t *)p)[i];
+    case OCAL_U32: return ((const uint32_t *)p)[i];
+    case OCAL_I64: return ((const int64_t *)p)[i];
+    case OCAL_U64: return ((const uint64_t *)p)[i];
+    case OCAL_U8: return ((const uint8_t *)p)[i];
+    default: ck_abort_msg("bad dtype"); return 0;
+  }
+}
+
+static uint64_t get_bits(ocal_dtype d, const void *p, size_t i) {
+  switch (d) {
+    case OCAL_I32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
+    case OCAL_U32: return ((const uint32_t *)p)[i];
+    case OCAL_I64: return (uint64_t)((const int64_t *)p)[i];
+    case OCAL_U64: return ((const uint64_t *)p)[i];
+    case OCAL_U8: return ((const uint8_t *)p)[i];
+    default: ck_abort_msg("not an integer dtype"); return 0;
+  }
+}
+
+/* Random non-zero data: floats +-(1..2) * 2^(-6..6), integers random bits. */
+static void *make_data(ocal_dtype d, size_t n, uint64_t seed) {
+  size_t es = ocal_dtype_size(d);
+  unsigned char *p = xmalloc(n * es);
+  uint64_t st = seed * 0x9e3779b97f4a7c15ull + 3;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t r = fixture_random(&st);
+    if (is_float(d)) {
+      double u = (double)(r >> 11) / 9007199254740992.0;
+      double v = ((r & 1) ? -1.0 : 1.0) * (1.0 + u) * ldexp(1.0, (int)((r >> 1) % 13) - 6);
+      if (d == OCAL_F32)
+        ((float *)p)[i] = (float)v;
+      else
+        ((double *)p)[i] = v;
+    } else {
+      memcpy(p + i * es, &r, es);
+      if (d == OCAL_U8 && p[i] == 0) p[i] = 7;
+    }
+  }
+  return p;
+}
+
+static size_t numel_of(int ndim, const size_t *shape) {
+  size_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  return n;
+}
+
+static ocal_dtype scan_out(ocal_scan_op op, ocal_dtype d) {
+  ocal_dtype o;
+  ck_assert_ocal(ocal_scan_dtype(op, d, &o));
+  return o;
+}
+
+/* Scans every line (o, j) of x into want (in out_dt), and the running sum of magnitudes that
+ * float errors scale with into mag. */
+static void reference(ocal_scan_op op, ocal_dtype d, const void *x, size_t outer, size_t R,
+                      size_t inner, int exclusive, ocal_dtype out_dt, void *want, double *mag) {
+  for (size_t o = 0; o < outer; o++)
+    for (size_t j = 0; j < inner; j++) {
+      long double run = op == OCAL_SCAN_SUM ? 0 : -INFINITY, amag = 0;
+      uint64_t urun = 0;
+      int started = 0;
+      for (size_t r = 0; r < R; r++) {
+        size_t i = (o * R + r) * inner + j;
+        long double v = get_ld(d, x, i);
+        /* the value before (exclusive) or after (inclusive) this element */
+        for (int phase = 0; phase < 2; phase++) {
+          if (phase == 1) {
+            amag += fabsl(v);
+            if (op == OCAL_SCAN_SUM) {
+              run += v;
+              if (!is_float(d)) urun += get_bits(d, x, i);
+            } else if (!started) {
+              run = v;
+              started = 1;
+            } else if (!isnan(run) && (isnan(v) || v > run)) {
+              run = v; /* a NaN stays from its first appearance on */
+            }
+          }
+          if (phase == (exclusive ? 0 : 1)) {
+            mag[i] = (double)amag;
+            if (op == OCAL_SCAN_SUM && !is_float(d)) {
+              memcpy((char *)want + i * 8, &urun, 8);
+            } else if (op == OCAL_SCAN_MAX && !started) { /* exclusive first: the identity */
+              switch (out_dt) {
+                case OCAL_F32: ((float *)want)[i] = -INFINITY; break;
+                case OCAL_F64: ((double *)want)[i] = -INFINITY; break;
+                case OCAL_I32: ((int32_t *)want)[i] = INT32_MIN; break;
+                case OCAL_U32: ((uint32_t *)want)[i] = 0; break;
+                case OCAL_I64: ((int64_t *)want)[i] = INT64_MIN; break;
+                case OCAL_U64: ((uint64_t *)want)[i] = 0; break;
+                case OCAL_U8: ((uint8_t *)want)[i] = 0; break;
+                default: ck_abort();
+              }
+            } else if (op == OCAL_SCAN_MAX && !is_float(d)) {
+              /* long double holds every 64-bit integer exactly */
+              switch (d) {
+                case OCAL_I32: ((int32_t *)want)[i] = (int32_t)run; break;
+                case OCAL_U32: ((uint32_t *)want)[i] = (uint32_t)run; break;
+                case OCAL_I64: ((int64_t *)want)[i] = (int64_t)run; break;
+                case OCAL_U64: ((uint64_t *)want)[i] = (uint64_t)run; break;
+                case OCAL_U8: ((uint8_t *)want)[i] = (uint8_t)run; break;
+                default: ck_abort();
+              }
+            } else if (out_dt == OCAL_F32) {
+              ((float *)want)[i] = (float)run;
+            } else {
+              ((double *)want)[i] = (double)run;
+            }
+          }
+        }
+      }
+    }
+}
+
+static void compare(const char *what, ocal_scan_op op, ocal_dtype out_dt, const void *got,
+                    const void *want, const double *mag, size_t n) {
+  double tol = out_dt == OCAL_F32 ? 1e-4 : 1e-12;
+  for (size_t i = 0; i < n; i++) {
+    if (is_float(out_dt)) {
+      double g = (double)get_ld(out_dt, got, i), w = (double)get_ld(out_dt, want, i);
+      if (isnan(w)) {
+        EXPECT(isnan(g), "%s: element %zu is %g, expected NaN", what, i, g);
+        continue;
+      }
+      double allowed = op == OCAL_SCAN_MAX ? 0 : tol * mag[i];
+      EXPECT(g == w || fabs(g - w) <= allowed,
+                    "%s: element %zu is %.17g, expected %.17g (allowed error %.3g)", what, i, g,
+                    w, allowed);
+    } else {
+      size_t es = ocal_dtype_size(out_dt);
+      EXPECT(memcmp((const char *)got + i * es, (const char *)want + i * es, es) == 0,
+                    "%s: element %zu is %lld, expected %lld", what, i,
+                    (long long)get_ld(out_dt, got, i), (long long)get_ld(out_dt, want, i));
+    }
+  }
+}
+
+static void check_case(ocal_scan_op op, ocal_dtype d, int ndim, const size_t *shape, int axis,
+                       int exclusive, size_t offset, uint64_t seed) {
+  size_t n = numel_of(ndim, shape), es = ocal_dtype_size(d), total = n + offset;
+  ocal_dtype out_dt = scan_out(op, d);
+  unsigned char *hx = make_data(d, total, seed);
+  ocal_buffer base, x, out;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, d, 1, &total, hx, &base));
+  ck_assert_ocal(ocal_buffer_view(base, offset, ndim, shape, &x));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, out_dt, ndim, shape, &out));
+  ck_assert_ocal(ocal_scan(op, x, axis, exclusive, out));
+  size_t outer = 1, R = n, inner = 1;
+  if (axis != OCAL_AXIS_ALL) {
+    int a = axis < 0 ? axis + ndim : axis;
+    for (int i = 0; i < ndim; i++) {
+      if (i < a) outer *= shape[i];
+      if (i > a) inner *= shape[i];
+    }
+    R = shape[a];
+  }
+  void *got = xmalloc(n * 8), *want = xmalloc(n * 8);
+  double *mag = xmalloc(n * sizeof(double));
+  ck_assert_ocal(ocal_buffer_read(out, 0, n, got, NULL));
+  reference(op, d, hx + offset * es, outer, R, inner, exclusive, out_dt, want, mag);
+  char what[200], sh[64] = "";
+  for (int i = 0; i < ndim; i++)
+    snprintf(sh + strlen(sh), sizeof sh - strlen(sh), i ? "x%zu" : "%zu", shape[i]);
+  snprintf(what, sizeof what, "%s %s of %s [%s] axis %d (offset %zu)",
+           exclusive ? "exclusive" : "inclusive", op == OCAL_SCAN_SUM ? "cumsum" : "cummax",
+           ocal_dtype_name(d), sh, axis == OCAL_AXIS_ALL ? 99 : axis, offset);
+  compare(what, op, out_dt, got, want, mag, n);
+  free(got);
+  free(want);
+  free(mag);
+  free(hx);
+  ocal_buffer_release(x);
+  ocal_buffer_release(base);
+  ocal_buffer_release(out);
+}
+
+/* One test per element type: both ops, inclusive and exclusive, whole buffers of 1, 7 and
+ * 1000003 elements (through misaligned views too). */
+START_TEST(test_whole) {
+  ocal_dtype d = real_dtypes[_i];
+  if (!usable(d)) return;
+  static const size_t sizes[] = {1, 7, 1000003};
+  for (int s = 0; s < 3; s++)
+    for (int op = 0; op < OCAL_SCAN_OP_COUNT; op++)
+      for (int ex = 0; ex < 2; ex++)
+        check_case((ocal_scan_op)op, d, 1, &sizes[s], OCAL_AXIS_ALL, ex, (size_t)(s + ex) % 2,
+                   (uint64_t)(100 * _i + 10 * s + 2 * op + ex));
+}
+END_TEST
+
+typedef struct {
+  int ndim;
+  size_t shape[4];
+} shape_t;
+
+static const shape_t axis_shapes[] = {
+    {2, {37, 1001}},      /* tiles, one launch; columns of 37 */
+    {2, {3, 100003}},     /* few long rows: three launches; columns of 3 */
+    {2, {5000, 300}},     /* long columns: three launches */
+    {2, {1000, 7}},       /* short rows */
+    {3, {5, 6, 7}},       {4, {3, 4, 5, 6}}, {4, {2, 3, 1, 2049}},
+};
+#define N_SHAPES ((int)(sizeof axis_shapes / sizeof axis_shapes[0]))
+
+/* One test per element type: both ops, inclusive and exclusive, along every axis. */
+START_TEST(test_axes) {
+  ocal_dtype d = real_dtypes[_i];
+  if (!usable(d)) return;
+  for (int s = 0; s < N_SHAPES; s++) {
+    const shape_t *sh = &axis_shapes[s];
+    for (int a = 0; a < sh->ndim; a++)
+      for (int op = 0; op < OCAL_SCAN_OP_COUNT; op++) {
+        int ex = (a + s + op) % 2, axis = (a + op) % 2 ? a - sh->ndim : a;
+        check_case((ocal_scan_op)op, d, sh->ndim, sh->shape, axis, ex, (size_t)(a % 2),
+                   (uint64_t)(7000 * _i + 100 * s + 10 * a + op));
+      }
+  }
+}
+END_TEST
+
+START_TEST(test_in_place_and_nan) {
+  size_t n = 300007;
+  float *h = make_data(OCAL_F32, n, 1);
+  h[1234] = NAN;
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &n, h, &x));
+  ck_assert_ocal(ocal_cummax(x, 0, x)); /* in place */
+  float *got = xmalloc(n * sizeof(float));
+  ck_assert_ocal(ocal_buffer_read(x, 0, n, got, NULL));
+  float m = -INFINITY;
+  for (size_t i = 0; i < 1234; i++) {
+    m = h[i] > m ? h[i] : m;
+    EXPECT(got[i] == m, "element %zu: %g vs %g", i, got[i], m);
+  }
+  for (size_t i = 1234; i < n; i++) EXPECT(isnan(got[i]), "element %zu: %g", i, got[i]);
+  /* In-place cumsum of the original data. */
+  h[1234] = 1.0f;
+  ck_assert_ocal(ocal_buffer_write(x, 0, n, h, NULL));
+  ck_assert_ocal(ocal_cumsum(x, OCAL_AXIS_ALL, x));
+  ck_assert_ocal(ocal_buffer_read(x, 0, n, got, NULL));
+  long double s = 0, a = 0;
+  for (size_t i = 0; i < n; i++) {
+    s += h[i];
+    a += fabsl((long double)h[i]);
+    EXPECT(fabs((double)(got[i] - s)) <= 1e-4 * (double)a, "element %zu: %g vs %Lg", i,
+                  got[i], s);
+  }
+  ocal_buffer_release(x);
+  free(got);
+  free(h);
+
+  /* i64 prefix sums are exact where doubles would round. */
+  int64_t v[5] = {(int64_t)1 << 60, 1, (int64_t)1 << 60, -3, INT64_MIN + 5};
+  int64_t r[5];
+  size_t five = 5;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I64, 1, &five, v, &x));
+  ck_assert_ocal(ocal_cumsum(x, 0, x));
+  ck_assert_ocal(ocal_buffer_read(x, 0, 5, r, NULL));
+  ck_assert_int_eq(r[1], ((int64_t)1 << 60) + 1);
+  ck_assert_int_eq(r[3], ((int64_t)1 << 61) - 2);
+  ck_assert_int_eq(r[4], (int64_t)((uint64_t)(((int64_t)1 << 61) - 2) + (uint64_t)(INT64_MIN + 5)));
+  ocal_buffer_release(x);
+}
+END_TEST
+
+START_TEST(test_errors) {
+  size_t shape[2] = {4, 6}, n24 = 24, n23 = 23, zero = 0;
+  ocal_buffer x, xi, o, oi, o24, o23, oc, e, eo;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, shape, &x));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I32, 2, shape, &xi));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, shape, &o));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_I32, 2, shape, &oi));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n24, &o24));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n23, &o23));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_C32, 2, shape, &oc));
+
+  ck_assert_ocal(ocal_cumsum(x, OCAL_AXIS_ALL, o24)); /* flattened: any shape of 24 */
+  ck_assert_ocal_fails(ocal_cumsum(x, OCAL_AXIS_ALL, o23), OCAL_SHAPE_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "24"));
+  ck_assert_ocal_fails(ocal_cumsum(x, 0, o24), OCAL_SHAPE_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "[4, 6]"));
+  ck_assert_ocal_fails(ocal_cumsum(xi, 0, oi), OCAL_TYPE_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "i64"));
+  ck_assert_ocal(ocal_cummax(xi, 1, oi)); /* max keeps the type */
+  ck_assert_ocal_fails(ocal_cummax(x, 1, oi), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_cumsum(x, 2, o), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "axis 2"));
+  ck_assert_ocal_fails(ocal_scan(OCAL_SCAN_SUM, x, 0, 2, o), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_scan((ocal_scan_op)5, x, 0, 0, o), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_cumsum(oc, 0, oc), OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_cumsum(NULL, 0, o), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_cumsum(x, 0, NULL), OCAL_INVALID_HANDLE);
+  ocal_dtype dt;
+  ck_assert_ocal(ocal_scan_dtype(OCAL_SCAN_SUM, OCAL_U8, &dt));
+  ck_assert_int_eq(dt, OCAL_U64);
+  ck_assert_ocal_fails(ocal_scan_dtype(OCAL_SCAN_MAX, OCAL_C64, &dt), OCAL_UNSUPPORTED);
+
+  /* Overlap other than in place. */
+  size_t big = 48, half = 24;
+  ocal_buffer b, v1, v2;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &big, &b));
+  ck_assert_ocal(ocal_buffer_view(b, 0, 1, &half, &v1));
+  ck_assert_ocal(ocal_buffer_view(b, 12, 1, &half, &v2));
+  ck_assert_ocal_fails(ocal_cumsum(v1, 0, v2), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "overlap"));
+  ocal_buffer_release(v2);
+  ck_assert_ocal(ocal_buffer_view(b, 24, 1, &half, &v2));
+  ck_assert_ocal(ocal_cumsum(v1, 0, v2)); /* disjoint views of one buffer are fine */
+
+  /* Empty: nothing to do. */
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &zero, &e));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &zero, &eo));
+  ck_assert_ocal(ocal_cumsum(e, 0, eo));
+  ck_assert_ocal(ocal_finish(fixture_ctx));
+
+  ocal_buffer_release(e);
+  ocal_buffer_release(eo);
+  ocal_buffer_release(v1);
+  ocal_buffer_release(v2);
+  ocal_buffer_release(b);
+  ocal_buffer_release(x);
+  ocal_buffer_release(xi);
+  ocal_buffer_release(o);
+  ocal_buffer_release(oi);
+  ocal_buffer_release(o24);
+  ocal_buffer_release(o23);
+  ocal_buffer_release(oc);
+}
+END_TEST
+
+static Suite *scan_suite(void) {
+  Suite *s = suite_create("scan");
+  TCase *tc = fixture_tcase("whole");
+  tcase_add_loop_test(tc, test_whole, 0, N_REAL);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("axes");
+  tcase_add_loop_test(tc, test_axes, 0, N_REAL);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("semantics");
+  tcase_add_test(tc, test_in_place_and_nan);
+  tcase_add_test(tc, test_errors);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return fixture_run(scan_suite()); }
