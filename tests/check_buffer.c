@@ -46,17 +46,11 @@ static void stale_error(void) {
                   "%s: the message does not name %s: '%s'", #expr, fn, ocal_last_error());   \
   } while (0)
 
-static void *xmalloc(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  ck_assert_ptr_nonnull(p);
-  return p;
-}
-
 /* n elements of dtype from seed: random bytes, with the exponent of every float made that of
  * a finite normal number (so no NaN or infinity, but every magnitude and sign). */
 static void *random_elements(ocal_dtype dtype, size_t n, uint64_t seed) {
   size_t bytes = n * ocal_dtype_size(dtype);
-  unsigned char *p = xmalloc(bytes);
+  unsigned char *p = fixture_malloc(bytes);
   fixture_random_bytes(p, bytes, seed);
   if (dtype == OCAL_F32 || dtype == OCAL_C32) {
     for (size_t i = 0; i + 4 <= bytes; i += 4) {
@@ -102,7 +96,7 @@ static void *read_all(ocal_buffer buf) {
   size_t numel, nbytes;
   ck_assert_ocal(ocal_buffer_numel(buf, &numel));
   ck_assert_ocal(ocal_buffer_nbytes(buf, &nbytes));
-  void *host = xmalloc(nbytes);
+  void *host = fixture_malloc(nbytes);
   ck_assert_ocal(ocal_buffer_read(buf, 0, numel, host, NULL));
   return host;
 }
@@ -461,7 +455,7 @@ START_TEST(test_ranged_transfers) {
   /* Reads of ranges land at the start of the host array and nowhere else. */
   for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
     size_t off = ranges[r][0], cnt = ranges[r][1];
-    int32_t *part = xmalloc((cnt + 1) * sizeof *part);
+    int32_t *part = fixture_malloc((cnt + 1) * sizeof *part);
     part[cnt] = 0x7eadbeef;
     ck_assert_ocal(ocal_buffer_read(buf, off, cnt, part, NULL));
     assert_elements_equal(part, host + off, cnt, sizeof *host, "a ranged read");
@@ -476,7 +470,7 @@ END_TEST
 START_TEST(test_nonblocking_transfers) {
   const size_t n = 100003;
   uint64_t *host = random_elements(OCAL_U64, n, 900);
-  uint64_t *back = xmalloc(n * sizeof *back);
+  uint64_t *back = fixture_malloc(n * sizeof *back);
   ocal_buffer buf = NULL;
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_U64, 1, &n, &buf));
 

@@ -54,24 +54,7 @@ static void to_type(const double *in, size_t n, ocal_dtype t, void *out) {
   }
 }
 
-static double get(const void *p, ocal_dtype t, size_t i) {
-  switch (t) {
-    case OCAL_F32: return ((const float *)p)[i];
-    case OCAL_F64: return ((const double *)p)[i];
-    case OCAL_I32: return ((const int32_t *)p)[i];
-    case OCAL_U32: return ((const uint32_t *)p)[i];
-    case OCAL_I64: return (double)((const int64_t *)p)[i];
-    case OCAL_U64: return (double)((const uint64_t *)p)[i];
-    case OCAL_U8: return ((const uint8_t *)p)[i];
-    default: ck_abort_msg("bad type"); return 0;
-  }
-}
-
-static int has_fp64(void) {
-  int f;
-  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &f));
-  return f;
-}
+static double get(const void *p, ocal_dtype t, size_t i) { return (double)fixture_get(t, p, i); }
 
 /* Compares with a relative tolerance scaled to the type (a few ulps of f32, or f64). */
 static void expect_close(const char *what, const void *got, ocal_dtype t, const double *want,
@@ -163,7 +146,7 @@ START_TEST(test_unary_f32_all_ops) {
 END_TEST
 
 START_TEST(test_unary_f64_all_ops) {
-  if (!has_fp64()) return;
+  if (!fixture_has_fp64()) return;
   for (size_t c = 0; c < NUNARY; c++) check_unary_float(c, OCAL_F64, 1001, c % 2);
 }
 END_TEST
@@ -345,7 +328,7 @@ START_TEST(test_binary_f32) {
 END_TEST
 
 START_TEST(test_binary_f64) {
-  if (has_fp64()) check_binary_float(OCAL_F64, 1001);
+  if (fixture_has_fp64()) check_binary_float(OCAL_F64, 1001);
 }
 END_TEST
 
@@ -493,15 +476,9 @@ static void ref_broadcast(ocal_binary_op op, const float *a, int na, const size_
         }
 }
 
-static size_t count(int n, const size_t *s) {
-  size_t c = 1;
-  for (int i = 0; i < n; i++) c *= s[i];
-  return c;
-}
-
 static void check_broadcast(ocal_binary_op op, int na, const size_t *sa, int nb, const size_t *sb,
                             int ny, const size_t *sy) {
-  size_t ca = count(na, sa), cb = count(nb, sb), cy = count(ny, sy);
+  size_t ca = fixture_numel(na, sa), cb = fixture_numel(nb, sb), cy = fixture_numel(ny, sy);
   float *a = malloc(ca * 4 + 4), *b = malloc(cb * 4 + 4), *want = malloc(cy * 4 + 4);
   double *tmp = malloc((ca > cb ? ca : cb) * 8 + 8);
   random_doubles(tmp, ca, -5, 5, ca + 3);
@@ -729,7 +706,7 @@ START_TEST(test_cast_every_pair) {
   static const ocal_dtype types[] = {OCAL_F32, OCAL_F64, OCAL_I32, OCAL_U32,
                                      OCAL_I64, OCAL_U64, OCAL_U8};
   const size_t n = 257;
-  int fp64 = has_fp64();
+  int fp64 = fixture_has_fp64();
   for (int si = 0; si < 7; si++) {
     ocal_dtype s = types[si];
     if (s == OCAL_F64 && !fp64) continue;
@@ -884,7 +861,7 @@ START_TEST(test_random_normal_moments_and_stream) {
   ocal_buffer i = empty1(OCAL_I32, 3);
   ck_assert_ocal_fails(ocal_random_uniform(i, 1, 0, 0, 1), OCAL_TYPE_MISMATCH);
   ocal_buffer_release(i);
-  if (has_fp64()) {
+  if (fixture_has_fp64()) {
     ocal_buffer d = empty1(OCAL_F64, 1001);
     ck_assert_ocal(ocal_random_uniform(d, 7, 3, 0, 1));
     double *gd = fetch(d);

@@ -28,47 +28,6 @@ static const ocal_dtype real_dtypes[] = {OCAL_F32, OCAL_F64, OCAL_I32, OCAL_U32,
 static int is_float(ocal_dtype d) { return d == OCAL_F32 || d == OCAL_F64; }
 static int is_signed(ocal_dtype d) { return d == OCAL_I32 || d == OCAL_I64; }
 
-static int has_fp64(void) {
-  int h = 0;
-  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &h));
-  return h;
-}
-
-/* Whether the test can use dtype on this context. */
-static int usable(ocal_dtype d) { return d != OCAL_F64 || has_fp64(); }
-
-static void *xmalloc(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  ck_assert_ptr_nonnull(p);
-  return p;
-}
-
-/* Element i of a host array as a long double (exact for every type here). */
-static long double get_ld(ocal_dtype d, const void *p, size_t i) {
-  switch (d) {
-    case OCAL_F32: return ((const float *)p)[i];
-    case OCAL_F64: return ((const double *)p)[i];
-    case OCAL_I32: return ((const int32_t *)p)[i];
-    case OCAL_U32: return ((const uint32_t *)p)[i];
-    case OCAL_I64: return ((const int64_t *)p)[i];
-    case OCAL_U64: return ((const uint64_t *)p)[i];
-    case OCAL_U8: return ((const uint8_t *)p)[i];
-    default: ck_abort_msg("bad dtype"); return 0;
-  }
-}
-
-/* Element i of an integer array as 64-bit two's complement (signed types sign-extended). */
-static uint64_t get_bits(ocal_dtype d, const void *p, size_t i) {
-  switch (d) {
-    case OCAL_I32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
-    case OCAL_U32: return ((const uint32_t *)p)[i];
-    case OCAL_I64: return (uint64_t)((const int64_t *)p)[i];
-    case OCAL_U64: return ((const uint64_t *)p)[i];
-    case OCAL_U8: return ((const uint8_t *)p)[i];
-    default: ck_abort_msg("not an integer dtype"); return 0;
-  }
-}
-
 static void set_ld(ocal_dtype d, void *p, size_t i, long double v) {
   switch (d) {
     case OCAL_F32: ((float *)p)[i] = (float)v; break;
@@ -91,7 +50,7 @@ enum {
 
 static void *make_data(ocal_dtype d, size_t n, int kind, uint64_t seed) {
   size_t es = ocal_dtype_size(d);
-  unsigned char *p = xmalloc(n * es);
+  unsigned char *p = fixture_malloc(n * es);
   uint64_t st = seed * 0x9e3779b97f4a7c15ull + 1;
   for (size_t i = 0; i < n; i++) {
     uint64_t r = fixture_random(&st);
@@ -117,20 +76,14 @@ static void *make_data(ocal_dtype d, size_t n, int kind, uint64_t seed) {
   return p;
 }
 
-static size_t numel_of(int ndim, const size_t *shape) {
-  size_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i];
-  return n;
-}
-
 /* A buffer holding `host` (n elements), seen through a view at `offset` when offset > 0 (so
  * that its first element is not aligned for vector loads). */
 static ocal_buffer upload(ocal_dtype d, int ndim, const size_t *shape, const void *host,
                           size_t offset) {
-  size_t n = numel_of(ndim, shape);
+  size_t n = fixture_numel(ndim, shape);
   size_t total = n + offset;
   ocal_buffer base, view;
-  unsigned char *tmp = xmalloc(total * ocal_dtype_size(d));
+  unsigned char *tmp = fixture_malloc(total * ocal_dtype_size(d));
   memset(tmp, 0x5a, offset * ocal_dtype_size(d));
   memcpy(tmp + offset * ocal_dtype_size(d), host, n * ocal_dtype_size(d));
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, d, 1, &total, tmp, &base));
@@ -163,9 +116,9 @@ static void reference(ocal_reduce_op op, ocal_dtype d, const void *x, const void
         case OCAL_REDUCE_PROD:
           if (!is_float(d) && op != OCAL_REDUCE_MEAN) {
             for (size_t r = 0; r < R; r++) {
-              uint64_t a = get_bits(d, x, IDX(r));
+              uint64_t a = fixture_get_bits(d, x, IDX(r));
               if (op == OCAL_REDUCE_SUM) u += a;
-              if (op == OCAL_REDUCE_DOT) u += a * get_bits(d, y, IDX(r));
+              if (op == OCAL_REDUCE_DOT) u += a * fixture_get_bits(d, y, IDX(r));
               if (op == OCAL_REDUCE_PROD) u *= a;
             }
             if (out_dt == OCAL_I64)
@@ -177,12 +130,12 @@ static void reference(ocal_reduce_op op, ocal_dtype d, const void *x, const void
           }
           if (op == OCAL_REDUCE_PROD) {
             s = 1;
-            for (size_t r = 0; r < R; r++) s *= get_ld(d, x, IDX(r));
+            for (size_t r = 0; r < R; r++) s *= fixture_get(d, x, IDX(r));
             mag = fabsl(s);
           } else {
             for (size_t r = 0; r < R; r++) {
-              v = get_ld(d, x, IDX(r));
-              if (op == OCAL_REDUCE_DOT) v *= get_ld(d, y, IDX(r));
+              v = fixture_get(d, x, IDX(r));
+              if (op == OCAL_REDUCE_DOT) v *= fixture_get(d, y, IDX(r));
               long double t = s + v; /* Neumaier in long double */
               c += fabsl(s) >= fabsl(v) ? (s - t) + v : (v - t) + s;
               s = t;
@@ -199,7 +152,7 @@ static void reference(ocal_reduce_op op, ocal_dtype d, const void *x, const void
           break;
         case OCAL_REDUCE_NORM2:
           for (size_t r = 0; r < R; r++) {
-            v = get_ld(d, x, IDX(r));
+            v = fixture_get(d, x, IDX(r));
             s += v * v;
           }
           set_ld(out_dt, ref, out_i, sqrtl(s));
@@ -208,10 +161,10 @@ static void reference(ocal_reduce_op op, ocal_dtype d, const void *x, const void
         case OCAL_REDUCE_VAR:
         case OCAL_REDUCE_STD: {
           long double m = 0;
-          for (size_t r = 0; r < R; r++) m += get_ld(d, x, IDX(r));
+          for (size_t r = 0; r < R; r++) m += fixture_get(d, x, IDX(r));
           m = R ? m / (long double)R : 0;
           for (size_t r = 0; r < R; r++) {
-            v = get_ld(d, x, IDX(r)) - m;
+            v = fixture_get(d, x, IDX(r)) - m;
             s += v * v;
           }
           long double var = (long double)R - ddof > 0 ? s / ((long double)R - ddof) : NAN;
@@ -228,7 +181,7 @@ static void reference(ocal_reduce_op op, ocal_dtype d, const void *x, const void
         case OCAL_REDUCE_ARGMAX: {
           int want_min = op == OCAL_REDUCE_MIN || op == OCAL_REDUCE_ARGMIN;
           for (size_t r = 0; r < R && !nan; r++) {
-            v = get_ld(d, x, IDX(r));
+            v = fixture_get(d, x, IDX(r));
             if (isnan(v)) {
               nan = 1;
               best = (int64_t)r;
@@ -258,7 +211,7 @@ static void reference(ocal_reduce_op op, ocal_dtype d, const void *x, const void
 /* Relative and absolute (times scale) tolerances. */
 static void tolerance(ocal_reduce_op op, ocal_dtype d, ocal_dtype out_dt, double *rtol,
                       double *atol) {
-  int single = out_dt == OCAL_F32 || (!is_float(d) && !has_fp64());
+  int single = out_dt == OCAL_F32 || (!is_float(d) && !fixture_has_fp64());
   *rtol = 0;
   *atol = 0;
   if (!is_float(out_dt)) return; /* exact */
@@ -291,7 +244,7 @@ static void compare(const char *what, ocal_reduce_op op, ocal_dtype d, ocal_dtyp
   tolerance(op, d, out_dt, &rtol, &atol);
   for (size_t i = 0; i < n; i++) {
     if (is_float(out_dt)) {
-      double g = (double)get_ld(out_dt, got, i), w = (double)get_ld(out_dt, want, i);
+      double g = (double)fixture_get(out_dt, got, i), w = (double)fixture_get(out_dt, want, i);
       if (isnan(w)) {
         EXPECT(isnan(g), "%s: result %zu is %.17g, expected NaN", what, i, g);
         continue;
@@ -304,9 +257,9 @@ static void compare(const char *what, ocal_reduce_op op, ocal_dtype d, ocal_dtyp
       size_t es = ocal_dtype_size(out_dt);
       EXPECT(memcmp((const char *)got + i * es, (const char *)want + i * es, es) == 0,
                     "%s: result %zu is %lld, expected %lld (as 64-bit: %llx vs %llx)", what, i,
-                    (long long)get_ld(out_dt, got, i), (long long)get_ld(out_dt, want, i),
-                    (unsigned long long)get_bits(out_dt == OCAL_F32 ? OCAL_U32 : out_dt, got, i),
-                    (unsigned long long)get_bits(out_dt == OCAL_F32 ? OCAL_U32 : out_dt, want, i));
+                    (long long)fixture_get(out_dt, got, i), (long long)fixture_get(out_dt, want, i),
+                    (unsigned long long)fixture_get_bits(out_dt == OCAL_F32 ? OCAL_U32 : out_dt, got, i),
+                    (unsigned long long)fixture_get_bits(out_dt == OCAL_F32 ? OCAL_U32 : out_dt, want, i));
     }
   }
 }
@@ -314,14 +267,14 @@ static void compare(const char *what, ocal_reduce_op op, ocal_dtype d, ocal_dtyp
 static ocal_dtype default_out(ocal_reduce_op op, ocal_dtype d) {
   ocal_dtype o;
   ck_assert_ocal(ocal_reduce_dtype(op, d, &o));
-  if (o == OCAL_F64 && !has_fp64()) o = OCAL_F32;
+  if (o == OCAL_F64 && !fixture_has_fp64()) o = OCAL_F32;
   return o;
 }
 
 /* Runs op on random data of shape along axis (OCAL_AXIS_ALL allowed) and checks it. */
 static void check_case(ocal_reduce_op op, ocal_dtype d, int ndim, const size_t *shape, int axis,
                        int kind, ocal_dtype out_dt, int ddof, size_t offset, uint64_t seed) {
-  size_t n = numel_of(ndim, shape);
+  size_t n = fixture_numel(ndim, shape);
   void *hx = make_data(d, n, kind, seed);
   void *hy = op == OCAL_REDUCE_DOT ? make_data(d, n, kind, seed + 77) : NULL;
   ocal_buffer x = upload(d, ndim, shape, hx, offset);
@@ -350,8 +303,8 @@ static void check_case(ocal_reduce_op op, ocal_dtype d, int ndim, const size_t *
     ck_assert_ocal(ocal_std(x, axis, ddof, out));
   else
     ck_assert_ocal(ocal_reduce(op, x, axis, out));
-  void *got = xmalloc(nout * 8), *want = xmalloc(nout * 8);
-  double *scale = xmalloc(nout * sizeof(double));
+  void *got = fixture_malloc(nout * 8), *want = fixture_malloc(nout * 8);
+  double *scale = fixture_malloc(nout * sizeof(double));
   ck_assert_ocal(ocal_buffer_read(out, 0, nout, got, NULL));
   reference(op, d, hx, hy, outer, R, inner, ddof, out_dt, want, scale);
   char what[256];
@@ -392,7 +345,7 @@ static int data_for(ocal_reduce_op op) {
  * sizes 1, 7 and 1000003, aligned and through misaligned views. */
 START_TEST(test_whole_every_op) {
   ocal_dtype d = real_dtypes[_i];
-  if (!usable(d)) return;
+  if (!fixture_dtype_usable(d)) return;
   static const size_t sizes[] = {1, 7, 1000003};
   for (int s = 0; s < 3; s++) {
     for (int k = 0; k < N_OPS; k++) {
@@ -418,7 +371,7 @@ START_TEST(test_integer_float_results) {
     for (int k = 0; k < 4; k++) {
       check_case(fops[k], real_dtypes[t], 1, &n, OCAL_AXIS_ALL, DATA_MIXED, OCAL_F32, 1, 0,
                  (uint64_t)(31 * t + k));
-      if (has_fp64())
+      if (fixture_has_fp64())
         check_case(fops[k], real_dtypes[t], 1, &n, OCAL_AXIS_ALL, DATA_MIXED, OCAL_F64, 0, 1,
                    (uint64_t)(37 * t + k));
     }
@@ -448,7 +401,7 @@ static const shape_t axis_shapes[] = {
 /* One test per element type: every op along every axis (negative ones too) of every shape. */
 START_TEST(test_axes_every_op) {
   ocal_dtype d = real_dtypes[_i];
-  if (!usable(d)) return;
+  if (!fixture_dtype_usable(d)) return;
   for (int s = 0; s < N_SHAPES; s++) {
     const shape_t *sh = &axis_shapes[s];
     for (int a = 0; a < sh->ndim; a++) {
@@ -498,7 +451,7 @@ END_TEST
  * must be within 1e-6 (relative) of an exact host sum, where a naive float loop is not. */
 START_TEST(test_float_sum_accuracy_2_24) {
   size_t n = (size_t)1 << 24;
-  float *h = xmalloc(n * sizeof(float));
+  float *h = fixture_malloc(n * sizeof(float));
   uint64_t st = 424242;
   for (size_t i = 0; i < n; i++) {
     uint64_t r = fixture_random(&st);
@@ -546,7 +499,7 @@ END_TEST
 /* Integer sums are exact where a float or 32-bit accumulation would not be. */
 START_TEST(test_integer_sums_exact) {
   size_t n = 1000003;
-  int32_t *a = xmalloc(n * 4);
+  int32_t *a = fixture_malloc(n * 4);
   for (size_t i = 0; i < n; i++) a[i] = i % 3 == 2 ? INT32_MIN : INT32_MAX;
   ocal_buffer x;
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I32, 1, &n, a, &x));
@@ -562,7 +515,7 @@ START_TEST(test_integer_sums_exact) {
   ocal_buffer_release(x);
   free(a);
 
-  uint8_t *b = xmalloc(n);
+  uint8_t *b = fixture_malloc(n);
   memset(b, 255, n);
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_U8, 1, &n, b, &x));
   uint64_t us;
@@ -580,7 +533,7 @@ START_TEST(test_integer_sums_exact) {
   ocal_buffer_release(x);
 
   /* An i64 mean divides the exact sum: 2^62 + 2^62 - 2^62 + 1 over 4. */
-  if (has_fp64()) {
+  if (fixture_has_fp64()) {
     int64_t m[4] = {(int64_t)1 << 62, (int64_t)1 << 62, -((int64_t)1 << 62), 1};
     size_t four = 4;
     ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I64, 1, &four, m, &x));
@@ -596,7 +549,7 @@ END_TEST
  * formula E[x^2] - E[x]^2 loses every digit in float. */
 START_TEST(test_variance_large_mean) {
   size_t n = 100003;
-  float *h = xmalloc(n * sizeof(float));
+  float *h = fixture_malloc(n * sizeof(float));
   uint64_t st = 99;
   for (size_t i = 0; i < n; i++)
     h[i] = 10000.0f + (float)((double)(fixture_random(&st) >> 11) / 9007199254740992.0);

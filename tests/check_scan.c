@@ -23,46 +23,10 @@ static const ocal_dtype real_dtypes[] = {OCAL_F32, OCAL_F64, OCAL_I32, OCAL_U32,
 
 static int is_float(ocal_dtype d) { return d == OCAL_F32 || d == OCAL_F64; }
 
-static int usable(ocal_dtype d) {
-  int h = 0;
-  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &h));
-  return d != OCAL_F64 || h;
-}
-
-static void *xmalloc(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  ck_assert_ptr_nonnull(p);
-  return p;
-}
-
-static long double get_ld(ocal_dtype d, const void *p, size_t i) {
-  switch (d) {
-    case OCAL_F32: return ((const float *)p)[i];
-    case OCAL_F64: return ((const double *)p)[i];
-    case OCAL_I32: return ((const int32_t *)p)[i];
-    case OCAL_U32: return ((const uint32_t *)p)[i];
-    case OCAL_I64: return ((const int64_t *)p)[i];
-    case OCAL_U64: return ((const uint64_t *)p)[i];
-    case OCAL_U8: return ((const uint8_t *)p)[i];
-    default: ck_abort_msg("bad dtype"); return 0;
-  }
-}
-
-static uint64_t get_bits(ocal_dtype d, const void *p, size_t i) {
-  switch (d) {
-    case OCAL_I32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
-    case OCAL_U32: return ((const uint32_t *)p)[i];
-    case OCAL_I64: return (uint64_t)((const int64_t *)p)[i];
-    case OCAL_U64: return ((const uint64_t *)p)[i];
-    case OCAL_U8: return ((const uint8_t *)p)[i];
-    default: ck_abort_msg("not an integer dtype"); return 0;
-  }
-}
-
 /* Random non-zero data: floats +-(1..2) * 2^(-6..6), integers random bits. */
 static void *make_data(ocal_dtype d, size_t n, uint64_t seed) {
   size_t es = ocal_dtype_size(d);
-  unsigned char *p = xmalloc(n * es);
+  unsigned char *p = fixture_malloc(n * es);
   uint64_t st = seed * 0x9e3779b97f4a7c15ull + 3;
   for (size_t i = 0; i < n; i++) {
     uint64_t r = fixture_random(&st);
@@ -79,12 +43,6 @@ static void *make_data(ocal_dtype d, size_t n, uint64_t seed) {
     }
   }
   return p;
-}
-
-static size_t numel_of(int ndim, const size_t *shape) {
-  size_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i];
-  return n;
 }
 
 static ocal_dtype scan_out(ocal_scan_op op, ocal_dtype d) {
@@ -104,14 +62,14 @@ static void reference(ocal_scan_op op, ocal_dtype d, const void *x, size_t outer
       int started = 0;
       for (size_t r = 0; r < R; r++) {
         size_t i = (o * R + r) * inner + j;
-        long double v = get_ld(d, x, i);
+        long double v = fixture_get(d, x, i);
         /* the value before (exclusive) or after (inclusive) this element */
         for (int phase = 0; phase < 2; phase++) {
           if (phase == 1) {
             amag += fabsl(v);
             if (op == OCAL_SCAN_SUM) {
               run += v;
-              if (!is_float(d)) urun += get_bits(d, x, i);
+              if (!is_float(d)) urun += fixture_get_bits(d, x, i);
             } else if (!started) {
               run = v;
               started = 1;
@@ -160,7 +118,7 @@ static void compare(const char *what, ocal_scan_op op, ocal_dtype out_dt, const 
   double tol = out_dt == OCAL_F32 ? 1e-4 : 1e-12;
   for (size_t i = 0; i < n; i++) {
     if (is_float(out_dt)) {
-      double g = (double)get_ld(out_dt, got, i), w = (double)get_ld(out_dt, want, i);
+      double g = (double)fixture_get(out_dt, got, i), w = (double)fixture_get(out_dt, want, i);
       if (isnan(w)) {
         EXPECT(isnan(g), "%s: element %zu is %g, expected NaN", what, i, g);
         continue;
@@ -173,14 +131,14 @@ static void compare(const char *what, ocal_scan_op op, ocal_dtype out_dt, const 
       size_t es = ocal_dtype_size(out_dt);
       EXPECT(memcmp((const char *)got + i * es, (const char *)want + i * es, es) == 0,
                     "%s: element %zu is %lld, expected %lld", what, i,
-                    (long long)get_ld(out_dt, got, i), (long long)get_ld(out_dt, want, i));
+                    (long long)fixture_get(out_dt, got, i), (long long)fixture_get(out_dt, want, i));
     }
   }
 }
 
 static void check_case(ocal_scan_op op, ocal_dtype d, int ndim, const size_t *shape, int axis,
                        int exclusive, size_t offset, uint64_t seed) {
-  size_t n = numel_of(ndim, shape), es = ocal_dtype_size(d), total = n + offset;
+  size_t n = fixture_numel(ndim, shape), es = ocal_dtype_size(d), total = n + offset;
   ocal_dtype out_dt = scan_out(op, d);
   unsigned char *hx = make_data(d, total, seed);
   ocal_buffer base, x, out;
@@ -197,8 +155,8 @@ static void check_case(ocal_scan_op op, ocal_dtype d, int ndim, const size_t *sh
     }
     R = shape[a];
   }
-  void *got = xmalloc(n * 8), *want = xmalloc(n * 8);
-  double *mag = xmalloc(n * sizeof(double));
+  void *got = fixture_malloc(n * 8), *want = fixture_malloc(n * 8);
+  double *mag = fixture_malloc(n * sizeof(double));
   ck_assert_ocal(ocal_buffer_read(out, 0, n, got, NULL));
   reference(op, d, hx + offset * es, outer, R, inner, exclusive, out_dt, want, mag);
   char what[200], sh[64] = "";
@@ -221,7 +179,7 @@ static void check_case(ocal_scan_op op, ocal_dtype d, int ndim, const size_t *sh
  * 1000003 elements (through misaligned views too). */
 START_TEST(test_whole) {
   ocal_dtype d = real_dtypes[_i];
-  if (!usable(d)) return;
+  if (!fixture_dtype_usable(d)) return;
   static const size_t sizes[] = {1, 7, 1000003};
   for (int s = 0; s < 3; s++)
     for (int op = 0; op < OCAL_SCAN_OP_COUNT; op++)
@@ -248,7 +206,7 @@ static const shape_t axis_shapes[] = {
 /* One test per element type: both ops, inclusive and exclusive, along every axis. */
 START_TEST(test_axes) {
   ocal_dtype d = real_dtypes[_i];
-  if (!usable(d)) return;
+  if (!fixture_dtype_usable(d)) return;
   for (int s = 0; s < N_SHAPES; s++) {
     const shape_t *sh = &axis_shapes[s];
     for (int a = 0; a < sh->ndim; a++)
@@ -268,7 +226,7 @@ START_TEST(test_in_place_and_nan) {
   ocal_buffer x;
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &n, h, &x));
   ck_assert_ocal(ocal_cummax(x, 0, x)); /* in place */
-  float *got = xmalloc(n * sizeof(float));
+  float *got = fixture_malloc(n * sizeof(float));
   ck_assert_ocal(ocal_buffer_read(x, 0, n, got, NULL));
   float m = -INFINITY;
   for (size_t i = 0; i < 1234; i++) {

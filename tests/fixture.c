@@ -58,3 +58,47 @@ void fixture_random_bytes(void *out, size_t bytes, uint64_t seed) {
     bytes -= n;
   }
 }
+
+int fixture_has_fp64(void) {
+  int has = 0;
+  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &has));
+  return has;
+}
+
+int fixture_dtype_usable(ocal_dtype d) { return (d != OCAL_F64 && d != OCAL_C64) || fixture_has_fp64(); }
+
+void *fixture_malloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  ck_assert_ptr_nonnull(p);
+  return p;
+}
+
+size_t fixture_numel(int ndim, const size_t *shape) {
+  size_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  return n;
+}
+
+long double fixture_get(ocal_dtype d, const void *p, size_t i) {
+  switch (d) {
+    case OCAL_F32: return ((const float *)p)[i];
+    case OCAL_F64: return ((const double *)p)[i];
+    case OCAL_I32: return ((const int32_t *)p)[i];
+    case OCAL_U32: return ((const uint32_t *)p)[i];
+    case OCAL_I64: return ((const int64_t *)p)[i];
+    case OCAL_U64: return ((const uint64_t *)p)[i];
+    case OCAL_U8: return ((const uint8_t *)p)[i];
+    default: ck_abort_msg("fixture_get: not a real dtype"); return 0;
+  }
+}
+
+uint64_t fixture_get_bits(ocal_dtype d, const void *p, size_t i) {
+  switch (d) {
+    case OCAL_I32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
+    case OCAL_U32: return ((const uint32_t *)p)[i];
+    case OCAL_I64: return (uint64_t)((const int64_t *)p)[i];
+    case OCAL_U64: return ((const uint64_t *)p)[i];
+    case OCAL_U8: return ((const uint8_t *)p)[i];
+    default: ck_abort_msg("fixture_get_bits: not an integer dtype"); return 0;
+  }
+}

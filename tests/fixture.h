@@ -41,6 +41,16 @@ int fixture_run(Suite *suite);
     ck_assert_msg(ocal_last_error()[0] != '\0', "%s left no error message", #expr);        \
   } while (0)
 
+/* Host-side helpers the suites share. */
+int fixture_has_fp64(void);                      /* the running test's context has fp64 */
+int fixture_dtype_usable(ocal_dtype d);          /* d can be used on that context */
+void *fixture_malloc(size_t bytes);              /* fails the test instead of returning NULL */
+size_t fixture_numel(int ndim, const size_t *shape);
+/* Element i of a host array of type d (real types), exactly: long double holds them all. */
+long double fixture_get(ocal_dtype d, const void *p, size_t i);
+/* Element i of an integer array as 64-bit two's complement (signed types sign-extended). */
+uint64_t fixture_get_bits(ocal_dtype d, const void *p, size_t i);
+
 /* Deterministic pseudo-random bytes for test data (xorshift64*), seeded per test. */
 uint64_t fixture_random(uint64_t *state);
 void fixture_random_bytes(void *out, size_t bytes, uint64_t seed);
