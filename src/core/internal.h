@@ -155,6 +155,11 @@ typedef struct ocal__kernel {
 ocal_status ocal__program_get(ocal_context ctx, const char *source_name, const char *source,
                               const char *options, ocal__program **program);
 
+/* The OpenCL program of a cached program, and the source it was built from (both owned by
+ * the context's cache: valid until the context goes). For user kernels (src/gen/). */
+cl_program ocal__program_cl(const ocal__program *program);
+const char *ocal__program_source(const ocal__program *program);
+
 /* Returns kernel `kernel_name` of a program (created once, then cached). */
 ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const char *kernel_name,
                              ocal__kernel **kernel);

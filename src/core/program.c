@@ -164,6 +164,9 @@ done:
   return status;
 }
 
+cl_program ocal__program_cl(const ocal__program *program) { return program->program; }
+const char *ocal__program_source(const ocal__program *program) { return program->source; }
+
 ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const char *kernel_name,
                              ocal__kernel **out) {
   ocal_status status = OCAL_OK;

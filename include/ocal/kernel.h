@@ -1,0 +1,267 @@
+/* ocal — your own kernels: OpenCL C compiled at run time (raw programs and kernels), and
+ * kernels that ocal writes from expressions (elementwise, reduction, scan generators).
+ *
+ * Raw kernels are PyCUDA's SourceModule / CuPy's RawKernel: build a program from a string or
+ * a .cl file, get a kernel by name, set its arguments by type, launch it over a 1-, 2- or
+ * 3-D range. Generated kernels are PyOpenCL's ElementwiseKernel / ReductionKernel /
+ * GenericScanKernel: give an argument list and expressions, ocal writes the kernel, builds
+ * it, caches it and launches it. Both go through the context's memory cache and the disk
+ * cache of program binaries, as ocal's own kernels do. */
+#ifndef OCAL_KERNEL_H
+#define OCAL_KERNEL_H
+
+#include <stddef.h>
+
+#include "ocal/buffer.h"
+#include "ocal/context.h"
+#include "ocal/export.h"
+#include "ocal/reduce.h"
+#include "ocal/status.h"
+#include "ocal/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- raw programs and kernels ------------------------------------------------------- */
+
+/** A built OpenCL program of a context. Its binary lives in the context's cache, so creating
+ * the same (source, options) again costs nothing; the handle holds a reference to the
+ * context. */
+typedef struct ocal_program_s *ocal_program;
+
+/** A kernel of a program with its own argument values: each ocal_kernel is independent (two
+ * handles on one kernel name do not share arguments). Not safe to set arguments of one
+ * handle from two threads at once. Holds a reference to the context. */
+typedef struct ocal_kernel_s *ocal_kernel;
+
+/** Builds a program from OpenCL C source, through the memory and disk caches.
+ * ocal adds `-cl-kernel-arg-info` to the options, so that kernels can check their arguments.
+ * \param ctx the context.
+ * \param source the OpenCL C source (NUL-terminated; copied).
+ * \param options build options ("-DN=4 -cl-fast-relaxed-math"), or NULL.
+ * \param program receives the program; release it with ocal_program_release.
+ * \returns OCAL_OK; OCAL_BUILD_FAILED when the compiler rejects the source: ocal_last_error()
+ *          then holds the compiler's log, whose line numbers are those of `source`;
+ *          OCAL_INVALID_ARGUMENT or OCAL_INVALID_HANDLE for bad arguments. */
+OCAL_API ocal_status ocal_program_create(ocal_context ctx, const char *source,
+                                         const char *options, ocal_program *program);
+
+/** Builds a program from a .cl file (read whole; its name labels messages).
+ * \param ctx the context.
+ * \param path the file.
+ * \param options build options, or NULL.
+ * \param program receives the program.
+ * \returns OCAL_OK; OCAL_IO_ERROR when the file cannot be read; else as ocal_program_create. */
+OCAL_API ocal_status ocal_program_create_from_file(ocal_context ctx, const char *path,
+                                                   const char *options, ocal_program *program);
+
+/** Releases a program handle. Kernels created from it stay valid.
+ * \param program the program, or NULL (nothing happens).
+ * \returns OCAL_OK, or OCAL_INVALID_HANDLE for a handle that is not a program. */
+OCAL_API ocal_status ocal_program_release(ocal_program program);
+
+/** Creates a kernel of a program.
+ * \param program the program.
+ * \param name the kernel function's name.
+ * \param kernel receives the kernel; release it with ocal_kernel_release.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when the program has no kernel of that name (the
+ *          message lists the kernels it has). */
+OCAL_API ocal_status ocal_kernel_create(ocal_program program, const char *name,
+                                        ocal_kernel *kernel);
+
+/** Releases a kernel and the buffer references its arguments hold.
+ * \param kernel the kernel, or NULL.
+ * \returns OCAL_OK, or OCAL_INVALID_HANDLE. */
+OCAL_API ocal_status ocal_kernel_release(ocal_kernel kernel);
+
+/** The number of arguments the kernel function takes.
+ * \param kernel the kernel.
+ * \param count receives the number.
+ * \returns OCAL_OK, or OCAL_INVALID_HANDLE / OCAL_INVALID_ARGUMENT. */
+OCAL_API ocal_status ocal_kernel_num_args(ocal_kernel kernel, int *count);
+
+/** Sets argument `index` to a buffer: the kernel sees a `__global T *` at the buffer's first
+ * element. The kernel keeps a reference to the buffer until the argument is set again or the
+ * kernel is released. A view that starts at an offset is passed as an OpenCL sub-buffer,
+ * which needs the offset in bytes to be a multiple of the device's base address alignment;
+ * otherwise pass the whole buffer and the offset as a scalar.
+ * \param kernel the kernel.
+ * \param index the argument's position (0 is the first).
+ * \param buffer a buffer of the kernel's context.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for an index out of range or an argument that is not
+ *          a `__global` / `__constant` pointer; OCAL_TYPE_MISMATCH when the pointer's
+ *          element type is not the buffer's (checked where the driver reports types). */
+OCAL_API ocal_status ocal_kernel_set_buffer(ocal_kernel kernel, int index, ocal_buffer buffer);
+
+/** Sets argument `index` to a scalar of an ocal element type (float, double, int, uint,
+ * long, ulong, uchar, float2, double2).
+ * \param kernel the kernel.
+ * \param index the argument's position.
+ * \param dtype the scalar's type.
+ * \param value points to the value (ocal_dtype_size(dtype) bytes; copied).
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when the argument is not a by-value scalar;
+ *          OCAL_TYPE_MISMATCH when the kernel declares another type. */
+OCAL_API ocal_status ocal_kernel_set_scalar(ocal_kernel kernel, int index, ocal_dtype dtype,
+                                            const void *value);
+
+/** Sets a `__local` pointer argument to `bytes` bytes of local memory per work-group.
+ * \param kernel the kernel.
+ * \param index the argument's position.
+ * \param bytes the size (> 0).
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when the argument is not `__local` or bytes is 0;
+ *          OCAL_UNSUPPORTED when bytes exceeds the device's local memory. */
+OCAL_API ocal_status ocal_kernel_set_local(ocal_kernel kernel, int index, size_t bytes);
+
+/** Enqueues the kernel over an ndim-D range of work-items.
+ *
+ * `global` is the number of work-items wanted in each dimension. With `local` NULL, ocal
+ * picks the work-group size from the kernel's and the device's limits. Either way each
+ * global size is rounded UP to a multiple of the work-group size, so the kernel may run on
+ * more work-items than asked for: it must pass the true size in as an argument and guard,
+ * e.g. `if (get_global_id(0) >= n) return;`. Every argument must have been set.
+ * \param kernel the kernel.
+ * \param ndim 1, 2 or 3.
+ * \param global ndim sizes, each > 0.
+ * \param local ndim work-group sizes, or NULL to let ocal choose.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for an argument that was not set, a zero size or a
+ *          bad ndim; OCAL_UNSUPPORTED for a work-group larger than the kernel or device
+ *          allows, more local memory than the device has, or a range the device cannot
+ *          address — all found before anything reaches the driver. */
+OCAL_API ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *global,
+                                        const size_t *local);
+
+/** The underlying OpenCL kernel, to mix ocal with your own OpenCL calls.
+ * \param kernel the kernel.
+ * \param out receives the cl_kernel (owned by the ocal_kernel). */
+OCAL_API ocal_status ocal_kernel_cl_kernel(ocal_kernel kernel, cl_kernel *out);
+
+/* ---- generated kernels -------------------------------------------------------------- */
+
+/** A kernel (or a set of kernels) that ocal wrote from expressions: elementwise, reduction
+ * or scan. Holds a reference to its context. One handle may be run from several threads. */
+typedef struct ocal_gen_s *ocal_gen;
+
+/** One argument of a generated kernel's call: a buffer for a pointer argument, or a pointer
+ * to the value for a scalar argument (its type is the one declared in the argument list).
+ * Build them with OCAL_GEN_BUFFER(b) and OCAL_GEN_SCALAR(&v). */
+typedef struct ocal_gen_arg {
+  ocal_buffer buffer;
+  const void *scalar;
+} ocal_gen_arg;
+
+#define OCAL_GEN_BUFFER(b) ((ocal_gen_arg){(b), NULL})
+#define OCAL_GEN_SCALAR(p) ((ocal_gen_arg){NULL, (p)})
+
+/** Run over the length of the first buffer argument (ocal_gen_run's n). */
+#define OCAL_GEN_AUTO ((size_t)-1)
+
+/** Writes an elementwise kernel.
+ *
+ * `arguments` is a C-style parameter list of scalars and pointers of the ocal element types,
+ * spelled as OpenCL C types: "float a, const float *x, float *y" (float, double, int, uint,
+ * long, ulong, uchar, float2, double2; pointers may be const). `body` is one or more C
+ * statements run for every index `i` (a `ulong`, 0 <= i < n), e.g. "y[i] = a * x[i] + y[i]";
+ * `n` is also in scope. A pointer points at its buffer's first element (views included).
+ * `preamble` (or NULL) is OpenCL C placed before the kernel: helper functions, macros.
+ * \param ctx the context.
+ * \param arguments the argument list.
+ * \param body the statements.
+ * \param preamble helpers, or NULL.
+ * \param gen receives the generator; the kernel is built (or loaded from the caches) now.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when the argument list cannot be parsed (the
+ *          message names the column and the offending token); OCAL_BUILD_FAILED when the
+ *          generated kernel does not compile (the message holds the log and the source). */
+OCAL_API ocal_status ocal_gen_elementwise(ocal_context ctx, const char *arguments,
+                                          const char *body, const char *preamble,
+                                          ocal_gen *gen);
+
+/** Writes a reduction: out = reduce over i of map(i), starting from `neutral`.
+ *
+ * `map` is an expression of `i` and the arguments ("x[i] * y[i]") giving a value of type
+ * `dtype`; `reduce` combines two such values named `a` and `b` ("a + b", "max(a, b)") and
+ * must be associative (the order of combination is a tree, not left to right); `neutral` is
+ * its identity ("0", "-INFINITY"). The kernels use the same tree as ocal_sum: one work-group
+ * per row or per chunk of a row, a second pass merging the chunks.
+ *
+ * Accuracy: when dtype is f32 or f64 and `reduce` is a plain sum ("a + b" or "b + a",
+ * spaces ignored), partial sums are compensated (Neumaier) as in ocal_sum, and map products
+ * are rounded before they are added (no contraction into fma); any other reduce expression
+ * is evaluated as written.
+ * \param ctx the context.
+ * \param dtype the type of map's values and of the result (not complex).
+ * \param neutral the identity of reduce.
+ * \param reduce the combining expression of `a` and `b`.
+ * \param map the expression of `i` to reduce.
+ * \param arguments the argument list (as for ocal_gen_elementwise).
+ * \param preamble helpers, or NULL.
+ * \param gen receives the generator.
+ * \returns as ocal_gen_elementwise. */
+OCAL_API ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *neutral,
+                                        const char *reduce, const char *map,
+                                        const char *arguments, const char *preamble,
+                                        ocal_gen *gen);
+
+/** Writes a scan (prefix operation): out[i] = input(0) op input(1) op ... op input(i)
+ * (inclusive), or the same without input(i), starting from `neutral` (exclusive).
+ * `input` is an expression of `i` and the arguments ("x[i]"), `op` an associative
+ * expression of `a` and `b` ("a + b", "max(a, b)"). The scan is the three-pass one of
+ * ocal_cumsum (reduce pieces, scan their totals, rescan the pieces).
+ * \param ctx the context.
+ * \param dtype the type of the values and of out (not complex).
+ * \param neutral the identity of op.
+ * \param op the combining expression of `a` and `b`.
+ * \param input the expression of `i` giving the values to scan.
+ * \param arguments the argument list (as for ocal_gen_elementwise).
+ * \param preamble helpers, or NULL.
+ * \param exclusive 0 for an inclusive scan, 1 for an exclusive one.
+ * \param gen receives the generator.
+ * \returns as ocal_gen_elementwise. */
+OCAL_API ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutral,
+                                   const char *op, const char *input, const char *arguments,
+                                   const char *preamble, int exclusive, ocal_gen *gen);
+
+/** Runs a generated kernel over indices 0 .. n-1.
+ *   - elementwise: out must be NULL;
+ *   - reduction: out gets the one result (a buffer of `dtype` with one element);
+ *   - scan: out gets n results (a buffer of `dtype` with n elements; it may be one of the
+ *     arguments only if input(i) reads nothing but element i of it).
+ * \param gen the generator.
+ * \param n the number of indices, or OCAL_GEN_AUTO for the element count of the first
+ *          buffer argument.
+ * \param nargs the number of arguments (as many as the argument list declares).
+ * \param args the arguments, in the order of the argument list.
+ * \param out the output buffer, as above.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a wrong count or kind of argument, or a buffer
+ *          shorter than n; OCAL_TYPE_MISMATCH for a buffer whose type is not the declared
+ *          one; OCAL_SHAPE_MISMATCH for an out of the wrong size. */
+OCAL_API ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *args,
+                                  ocal_buffer out);
+
+/** Runs a generated reduction along one axis of the first buffer argument's shape. `i` in
+ * the map expression is then the row-major flat index of that shape, so "x[i] * y[i]" still
+ * reads element i of buffers of that shape.
+ * \param gen a reduction generator.
+ * \param axis the axis (negative counts from the end), or OCAL_AXIS_ALL.
+ * \param nargs the number of arguments.
+ * \param args the arguments.
+ * \param out the results: the shape without the axis, or with it as 1 (as ocal_sum).
+ * \returns as ocal_gen_run. */
+OCAL_API ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs,
+                                       const ocal_gen_arg *args, ocal_buffer out);
+
+/** The OpenCL C source that ocal wrote (for debugging).
+ * \param gen the generator.
+ * \param source receives a string owned by gen, valid until it is released. */
+OCAL_API ocal_status ocal_gen_source(ocal_gen gen, const char **source);
+
+/** Releases a generator.
+ * \param gen the generator, or NULL.
+ * \returns OCAL_OK, or OCAL_INVALID_HANDLE. */
+OCAL_API ocal_status ocal_gen_release(ocal_gen gen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCAL_KERNEL_H */

@@ -1,0 +1,991 @@
+/* ocal — kernels generated from the user's expressions: elementwise, reduction, scan.
+ *
+ * Each generator writes one OpenCL C program from the argument list and the expressions,
+ * builds it through the context's caches (memory, then disk, then the compiler) as ocal's
+ * own kernels are built, and keeps its kernels. The reduction and the scan are the same
+ * trees as ocal_sum and ocal_cumsum (cl/reduce.cl, cl/scan.cl) with the user's map and
+ * combining expressions in place of the built-in operations, so they run at the same speed;
+ * the host plans (work-group sizes, chunks per row) are those of src/ops/reduce.c and
+ * src/ops/scan.c.
+ *
+ * Pointer arguments are passed as (memory, offset in elements) and rebased at the top of
+ * every kernel, so views work and the user's expressions index from the view's start. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen_internal.h"
+
+#define GEN_MAGIC 0x6f67656eu /* "ogen" */
+#define WG_MAX 256            /* the generated kernels' local arrays are sized for this */
+#define SCAN_IPT 8            /* scan: elements per work-item per tile */
+
+typedef enum { GEN_ELEMENTWISE, GEN_REDUCTION, GEN_SCAN } gen_kind;
+
+enum { K_EW, K_CONTIG = 0, K_STRIDED, K_MERGE_STRIDED, K_MERGE_GROUP, K_COUNT };
+enum { K_SCAN_REDUCE = 0, K_SCAN_TILES, K_SCAN_TILES_ACC };
+static const char *const reduction_kernels[K_COUNT] = {"ocal_red_contig", "ocal_red_strided",
+                                                       "ocal_red_merge_strided",
+                                                       "ocal_red_merge_group"};
+static const char *const scan_kernels[3] = {"ocal_scan_reduce", "ocal_scan_tiles",
+                                            "ocal_scan_tiles_acc"};
+
+struct ocal_gen_s {
+  uint32_t magic;
+  gen_kind kind;
+  ocal_context ctx;
+  ocal_dtype dtype; /* reduction and scan: the values' type */
+  int exclusive;
+  size_t state_bytes; /* reduction: bytes of one partial state */
+  ocal__gen_param *params;
+  int nparams;
+  char *source;
+  ocal__kernel *kernels[K_COUNT];
+  pthread_mutex_t lock; /* guards scratch across the launches of one run */
+  cl_mem scratch;
+  size_t scratch_bytes;
+};
+
+/* ---- writing source ------------------------------------------------------------------ */
+
+typedef struct {
+  char *text;
+  size_t len, cap;
+  int lines; /* newlines written so far */
+  int failed;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void sb_add(sbuf *b, const char *fmt, ...) {
+  if (b->failed) return;
+  va_list ap;
+  va_start(ap, fmt);
+  va_list ap2;
+  va_copy(ap2, ap);
+  int need = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (need < 0 || b->len + (size_t)need + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (need >= 0 && b->len + (size_t)need + 1 > cap) cap *= 2;
+    char *bigger = need < 0 ? NULL : realloc(b->text, cap);
+    if (!bigger) {
+      b->failed = 1;
+      va_end(ap2);
+      return;
+    }
+    b->text = bigger;
+    b->cap = cap;
+  }
+  vsnprintf(b->text + b->len, b->cap - b->len, fmt, ap2);
+  va_end(ap2);
+  for (size_t k = b->len; k < b->len + (size_t)need; k++)
+    if (b->text[k] == '\n') b->lines++;
+  b->len += (size_t)need;
+}
+
+/* The user's text under its own file name, so that compiler messages name it ("map:1:5:
+ * error: ..."); then back to the generated lines' own numbers. */
+static void sb_user(sbuf *b, const char *label, const char *text) {
+  sb_add(b, "#line 1 \"%s\"\n%s\n", label, text);
+  sb_add(b, "#line %d \"ocal-generated\"\n", b->lines + 2);
+}
+
+static int uses_double(ocal_dtype d) { return d == OCAL_F64 || d == OCAL_C64; }
+
+static void sb_header(sbuf *b, const char *what, const ocal_gen g, const char *preamble) {
+  int fp64 = uses_double(g->dtype) && g->kind != GEN_ELEMENTWISE;
+  for (int k = 0; k < g->nparams; k++) fp64 |= uses_double(g->params[k].dtype);
+  sb_add(b, "/* ocal generated %s kernel */\n", what);
+  if (fp64) sb_add(b, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+  if (preamble && preamble[0]) sb_user(b, "preamble", preamble);
+}
+
+/* The parameter list: "const ulong n, __global const float *x_ocal_base, const ulong
+ * x_ocal_off, const float a, ..." (n is the index count). */
+static void sb_params(sbuf *b, const ocal_gen g) {
+  for (int k = 0; k < g->nparams; k++) {
+    const ocal__gen_param *p = &g->params[k];
+    const char *t = ocal__dtype_cl_type(p->dtype);
+    if (p->pointer)
+      sb_add(b, ", __global %s%s *%s_ocal_base, const ulong %s_ocal_off", p->is_const ? "const " : "",
+             t, p->name, p->name);
+    else
+      sb_add(b, ", const %s %s", t, p->name);
+  }
+}
+
+static void sb_rebase(sbuf *b, const ocal_gen g) {
+  for (int k = 0; k < g->nparams; k++) {
+    const ocal__gen_param *p = &g->params[k];
+    if (p->pointer)
+      sb_add(b, "  __global %s%s *const %s = %s_ocal_base + %s_ocal_off;\n",
+             p->is_const ? "const " : "", ocal__dtype_cl_type(p->dtype), p->name, p->name,
+             p->name);
+  }
+  /* Arguments the expressions do not use are fine: no warnings are errors in OpenCL C. */
+}
+
+/* ---- creation ------------------------------------------------------------------------ */
+
+static ocal_status check_gen(ocal_gen g, const char *func) {
+  if (!g || g->magic != GEN_MAGIC)
+    return ocal__fail(OCAL_INVALID_HANDLE, func, "gen is NULL or not an ocal_gen");
+  return OCAL_OK;
+}
+
+static void gen_free(ocal_gen g) {
+  if (!g) return;
+  if (g->scratch) ocal__device_free(g->ctx, g->scratch);
+  pthread_mutex_destroy(&g->lock);
+  free(g->params);
+  free(g->source);
+  g->magic = 0;
+  if (g->ctx) ocal__context_unref(g->ctx);
+  free(g);
+}
+
+static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, ocal_dtype dtype,
+                           const char *arguments, ocal_gen *out) {
+  if (!out) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "gen (the out-parameter) must not be NULL");
+  *out = NULL;
+  ocal_status status = ocal__check_context(ctx, func);
+  if (status != OCAL_OK) return status;
+  if (kind != GEN_ELEMENTWISE) {
+    if ((unsigned)dtype >= OCAL_DTYPE_COUNT)
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func, "unknown element type %d", (int)dtype);
+    if (ocal__dtype_is_complex(dtype))
+      return ocal__fail(OCAL_UNSUPPORTED, func,
+                        "%s values are not supported (element types: f32, f64, i32, u32, i64, "
+                        "u64, u8)",
+                        ocal_dtype_name(dtype));
+  }
+  ocal_gen g = calloc(1, sizeof *g);
+  if (!g) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for the generator");
+  pthread_mutex_init(&g->lock, NULL);
+  g->kind = kind;
+  g->dtype = dtype;
+  if ((status = ocal__gen_parse_params(func, arguments, &g->params, &g->nparams)) != OCAL_OK) {
+    gen_free(g);
+    return status;
+  }
+  for (int k = 0; k < g->nparams; k++)
+    if (uses_double(g->params[k].dtype) && !ctx->fp64) {
+      gen_free(g);
+      return ocal__fail(OCAL_UNSUPPORTED, func,
+                        "argument '%s' is %s, but device '%s' has no double precision",
+                        g->params[k].name, ocal__dtype_cl_type(g->params[k].dtype),
+                        ctx->info.name);
+    }
+  if (kind != GEN_ELEMENTWISE && uses_double(dtype) && !ctx->fp64) {
+    gen_free(g);
+    return ocal__fail(OCAL_UNSUPPORTED, func, "device '%s' has no double precision",
+                      ctx->info.name);
+  }
+  g->ctx = ctx;
+  ocal__context_retain(ctx);
+  *out = g;
+  return OCAL_OK;
+}
+
+/* Appends the generated source with line numbers to the last error (after a build
+ * failure, whose log counts lines of it). */
+static void append_numbered(const char *src) {
+  ocal__append_error("\ngenerated source:\n");
+  int line = 1;
+  for (const char *p = src; *p;) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    ocal__append_error("%4d| %.*s\n", line++, (int)len, p);
+    p += len + (e ? 1 : 0);
+  }
+}
+
+/* Builds the source and fetches the named kernels. */
+static ocal_status gen_build(const char *func, ocal_gen g, sbuf *b, const char *label,
+                             const char *const *names, int count) {
+  if (b->failed) {
+    free(b->text);
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for the generated source");
+  }
+  g->source = b->text;
+  ocal__program *program;
+  ocal_status status = ocal__program_get(g->ctx, label, g->source, "", &program);
+  if (status == OCAL_BUILD_FAILED) {
+    ocal__append_error("\n(in %s)", func);
+    append_numbered(g->source);
+    return status;
+  }
+  for (int k = 0; k < count && status == OCAL_OK; k++)
+    status = ocal__kernel_get(g->ctx, program, names[k], &g->kernels[k]);
+  return status;
+}
+
+ocal_status ocal_gen_elementwise(ocal_context ctx, const char *arguments, const char *body,
+                                 const char *preamble, ocal_gen *gen) {
+  ocal_gen g;
+  ocal_status status = gen_new(__func__, ctx, GEN_ELEMENTWISE, OCAL_F32, arguments, &g);
+  if (status != OCAL_OK) return status;
+  if (!body || !body[0]) {
+    gen_free(g);
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "body must not be NULL or empty");
+  }
+  sbuf b = {0};
+  sb_header(&b, "elementwise", g, preamble);
+  sb_add(&b, "__kernel void ocal_elementwise(const ulong n");
+  sb_params(&b, g);
+  sb_add(&b, ") {\n");
+  sb_rebase(&b, g);
+  /* One work-item per index, launched as ocal's own elementwise kernels are; the loop keeps
+   * any launch size correct. */
+  sb_add(&b, "  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {\n");
+  sb_user(&b, "body", body);
+  sb_add(&b, "  ;}\n}\n");
+  static const char *const names[] = {"ocal_elementwise"};
+  status = gen_build(__func__, g, &b, "generated elementwise kernel", names, 1);
+  if (status != OCAL_OK) {
+    gen_free(g);
+    return status;
+  }
+  g->magic = GEN_MAGIC;
+  *gen = g;
+  return OCAL_OK;
+}
+
+/* "a + b" or "b + a", spaces and outer parentheses ignored. */
+static int is_plain_sum(const char *expr) {
+  char s[64];
+  size_t n = 0;
+  for (const char *p = expr; *p; p++) {
+    if (*p == ' ' || *p == '\t' || *p == '\n') continue;
+    if (n + 1 >= sizeof s) return 0;
+    s[n++] = *p;
+  }
+  s[n] = '\0';
+  char *t = s;
+  while (n >= 2 && t[0] == '(' && t[n - 1] == ')') {
+    t++;
+    n -= 2;
+    t[n] = '\0';
+  }
+  return strcmp(t, "a+b") == 0 || strcmp(t, "b+a") == 0;
+}
+
+static ocal_status check_expr(const char *func, const char *what, const char *expr) {
+  if (!expr || !expr[0])
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "%s must not be NULL or empty", what);
+  return OCAL_OK;
+}
+
+/* The reduction's state and its four operations. The compensated sum is cl/reduce.cl's
+ * Neumaier step in one lane. */
+static void sb_reduction_state(sbuf *b, ocal_gen g, const char *neutral, const char *reduce,
+                               int compensated) {
+  const char *t = ocal__dtype_cl_type(g->dtype);
+  sb_add(&*b, "typedef %s ocal_T;\n#define OCAL_WG_MAX %d\n", t, WG_MAX);
+  if (compensated) {
+    sb_add(b,
+           "#pragma OPENCL FP_CONTRACT OFF\n"
+           "typedef struct { ocal_T ocal_s; ocal_T ocal_c; } ocal_st;\n"
+           "ocal_st ocal_init(void) { ocal_st a; a.ocal_s = (ocal_T)(\n");
+    sb_user(b, "neutral", neutral);
+    sb_add(b,
+           "); a.ocal_c = 0; return a; }\n"
+           "void ocal_add(ocal_st *a, ocal_T ocal_v) {\n"
+           "  ocal_T ocal_t = a->ocal_s + ocal_v;\n"
+           "  a->ocal_c += fabs(a->ocal_s) >= fabs(ocal_v) ? (a->ocal_s - ocal_t) + ocal_v : (ocal_v - ocal_t) + a->ocal_s;\n"
+           "  a->ocal_s = ocal_t;\n"
+           "}\n"
+           "void ocal_merge(ocal_st *a, ocal_st b) { ocal_add(a, b.ocal_s); a->ocal_c += b.ocal_c; }\n"
+           "/* A non-finite sum stays as it is: no inf - inf = NaN from the compensation. */\n"
+           "ocal_T ocal_final(ocal_st a) { return isfinite(a.ocal_s) ? a.ocal_s + a.ocal_c : a.ocal_s; }\n");
+  } else {
+    sb_add(b, "typedef ocal_T ocal_st;\nocal_T ocal_reduce(ocal_T a, ocal_T b) { return (\n");
+    sb_user(b, "reduce", reduce);
+    sb_add(b, "); }\nocal_st ocal_init(void) { return (ocal_T)(\n");
+    sb_user(b, "neutral", neutral);
+    sb_add(b,
+           "); }\n"
+           "void ocal_add(ocal_st *a, ocal_T ocal_v) { *a = ocal_reduce(*a, ocal_v); }\n"
+           "void ocal_merge(ocal_st *a, ocal_st b) { *a = ocal_reduce(*a, b); }\n"
+           "ocal_T ocal_final(ocal_st a) { return a; }\n");
+  }
+}
+
+/* The map expression at index `idx` into variable `var`, inside its own block so that `i`
+ * is a const ulong there. */
+static void sb_map(sbuf *b, const char *var, const char *idx, const char *map) {
+  sb_add(b, "    { const ulong i = %s; %s = (ocal_T)(\n", idx, var);
+  sb_user(b, "map", map);
+  sb_add(b, "); }\n");
+}
+
+ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *neutral,
+                               const char *reduce, const char *map, const char *arguments,
+                               const char *preamble, ocal_gen *gen) {
+  ocal_status status;
+  if ((status = check_expr(__func__, "neutral", neutral)) != OCAL_OK ||
+      (status = check_expr(__func__, "reduce", reduce)) != OCAL_OK ||
+      (status = check_expr(__func__, "map", map)) != OCAL_OK)
+    return status;
+  ocal_gen g;
+  if ((status = gen_new(__func__, ctx, GEN_REDUCTION, dtype, arguments, &g)) != OCAL_OK)
+    return status;
+  int compensated = ocal__dtype_is_float(dtype) && is_plain_sum(reduce);
+  g->state_bytes = ocal_dtype_size(dtype) * (compensated ? 2 : 1);
+  sbuf b = {0};
+  sb_header(&b, "reduction", g, preamble);
+  sb_reduction_state(&b, g, neutral, reduce, compensated);
+  /* Shared arguments: the user's, then the block (outer, R, inner), the chunks, the output
+   * (states when chunks > 1, else results). */
+  const char *tail =
+      ", const ulong ocal_outer, const ulong ocal_R, const ulong ocal_inner, const ulong ocal_chunks,"
+      " const ulong ocal_clen, __global ocal_st *ocal_part, __global ocal_T *ocal_out,"
+      " const ulong ocal_ooff) {\n";
+  sb_add(&b,
+         "#define OCAL_GROUP_TREE(ocal_sv)                                            \\\n"
+         "  ocal_scratch[ocal_lid] = ocal_sv;                                                   \\\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);                                        \\\n"
+         "  for (uint ocal_h = ocal_L >> 1; ocal_h > 0; ocal_h >>= 1) {                              \\\n"
+         "    if (ocal_lid < ocal_h) {                                                     \\\n"
+         "      ocal_st ocal_t = ocal_scratch[ocal_lid];                                        \\\n"
+         "      ocal_merge(&ocal_t, ocal_scratch[ocal_lid + ocal_h]);                                \\\n"
+         "      ocal_scratch[ocal_lid] = ocal_t;                                                \\\n"
+         "    }                                                                  \\\n"
+         "    barrier(CLK_LOCAL_MEM_FENCE);                                      \\\n"
+         "  }\n");
+  /* contig: rows of R contiguous indices (inner == 1); group g reduces every chunks-th
+   * stretch of L of row g / chunks (GPUs: four loads in flight per work-item, neighbours on
+   * neighbouring elements), or a contiguous range per work-item (CPUs: clen != 0). */
+  sb_add(&b, "__kernel void ocal_red_contig(const ulong n");
+  sb_params(&b, g);
+  sb_add(&b, "%s", tail);
+  sb_rebase(&b, g);
+  sb_add(&b,
+         "  __local ocal_st ocal_scratch[OCAL_WG_MAX];\n"
+         "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
+         "  const ulong ocal_g = get_group_id(0), ocal_o = ocal_g / ocal_chunks, ocal_c = ocal_g %% ocal_chunks;\n"
+         "  const ulong ocal_base = ocal_o * ocal_R, ocal_stride = ocal_chunks * ocal_L;\n"
+         "  ocal_st ocal_state = ocal_init();\n"
+         "  ocal_T ocal_v0, ocal_v1, ocal_v2, ocal_v3;\n"
+         "  if (ocal_clen != 0) {\n"
+         "    const ulong ocal_per = (ocal_R + ocal_stride - 1) / ocal_stride, ocal_r0 = (ocal_c * ocal_L + ocal_lid) * ocal_per;\n"
+         "    const ulong ocal_r1 = ocal_r0 + ocal_per < ocal_R ? ocal_r0 + ocal_per : ocal_R;\n"
+         "    for (ulong ocal_r = ocal_r0; ocal_r < ocal_r1; ocal_r++) {\n");
+  sb_map(&b, "v0", "ocal_base + ocal_r", map);
+  sb_add(&b,
+         "      ocal_add(&ocal_state, ocal_v0);\n"
+         "    }\n"
+         "  } else {\n"
+         "    ulong ocal_r = ocal_c * ocal_L + ocal_lid;\n"
+         "    for (; ocal_r + 3 * ocal_stride < ocal_R; ocal_r += 4 * ocal_stride) {\n");
+  sb_map(&b, "v0", "ocal_base + ocal_r", map);
+  sb_map(&b, "v1", "ocal_base + ocal_r + ocal_stride", map);
+  sb_map(&b, "v2", "ocal_base + ocal_r + 2 * ocal_stride", map);
+  sb_map(&b, "v3", "ocal_base + ocal_r + 3 * ocal_stride", map);
+  sb_add(&b,
+         "      ocal_add(&ocal_state, ocal_v0); ocal_add(&ocal_state, ocal_v1); ocal_add(&ocal_state, ocal_v2); ocal_add(&ocal_state, ocal_v3);\n"
+         "    }\n"
+         "    for (; ocal_r < ocal_R; ocal_r += ocal_stride) {\n");
+  sb_map(&b, "v0", "ocal_base + ocal_r", map);
+  sb_add(&b,
+         "      ocal_add(&ocal_state, ocal_v0);\n"
+         "    }\n"
+         "  }\n"
+         "  OCAL_GROUP_TREE(ocal_state)\n"
+         "  if (ocal_lid == 0) {\n"
+         "    if (ocal_chunks == 1) ocal_out[ocal_ooff + ocal_o] = ocal_final(ocal_scratch[0]);\n"
+         "    else ocal_part[ocal_g] = ocal_scratch[0];\n"
+         "  }\n"
+         "}\n\n");
+  /* strided: one work-item per (row o, chunk s of ocal_clen indices along R, column j). */
+  sb_add(&b, "__kernel void ocal_red_strided(const ulong n");
+  sb_params(&b, g);
+  sb_add(&b, "%s", tail);
+  sb_rebase(&b, g);
+  sb_add(&b,
+         "  const ulong ocal_total = ocal_outer * ocal_chunks * ocal_inner;\n"
+         "  ocal_T ocal_v0, ocal_v1;\n"
+         "  for (ulong ocal_t = get_global_id(0); ocal_t < ocal_total; ocal_t += get_global_size(0)) {\n"
+         "    const ulong ocal_j = ocal_t %% ocal_inner, ocal_q = ocal_t / ocal_inner, ocal_s = ocal_q %% ocal_chunks, ocal_o = ocal_q / ocal_chunks;\n"
+         "    const ulong ocal_r0 = ocal_s * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
+         "    const ulong ocal_p0 = ocal_o * ocal_R * ocal_inner + ocal_j;\n"
+         "    ocal_st ocal_state = ocal_init(), ocal_state2 = ocal_init();\n"
+         "    ulong ocal_r = ocal_r0;\n"
+         "    for (; ocal_r + 2 <= ocal_r1; ocal_r += 2) {\n");
+  sb_map(&b, "v0", "ocal_p0 + ocal_r * ocal_inner", map);
+  sb_map(&b, "v1", "ocal_p0 + (ocal_r + 1) * ocal_inner", map);
+  sb_add(&b,
+         "      ocal_add(&ocal_state, ocal_v0); ocal_add(&ocal_state2, ocal_v1);\n"
+         "    }\n"
+         "    if (ocal_r < ocal_r1) {\n");
+  sb_map(&b, "v0", "ocal_p0 + ocal_r * ocal_inner", map);
+  sb_add(&b,
+         "      ocal_add(&ocal_state, ocal_v0);\n"
+         "    }\n"
+         "    ocal_merge(&ocal_state, ocal_state2);\n"
+         "    if (ocal_chunks == 1) ocal_out[ocal_ooff + ocal_o * ocal_inner + ocal_j] = ocal_final(ocal_state);\n"
+         "    else ocal_part[ocal_t] = ocal_state;\n"
+         "  }\n"
+         "}\n\n");
+  /* The second passes, over states P[(o * S + s) * inner + j]. */
+  sb_add(&b,
+         "__kernel void ocal_red_merge_strided(__global const ocal_st *ocal_P, const ulong ocal_outer,\n"
+         "    const ulong ocal_S, const ulong ocal_inner, __global ocal_T *ocal_out, const ulong ocal_ooff) {\n"
+         "  const ulong ocal_total = ocal_outer * ocal_inner;\n"
+         "  for (ulong ocal_t = get_global_id(0); ocal_t < ocal_total; ocal_t += get_global_size(0)) {\n"
+         "    const ulong ocal_j = ocal_t %% ocal_inner, ocal_o = ocal_t / ocal_inner;\n"
+         "    ocal_st ocal_state = ocal_P[ocal_o * ocal_S * ocal_inner + ocal_j];\n"
+         "    for (ulong ocal_s = 1; ocal_s < ocal_S; ocal_s++) ocal_merge(&ocal_state, ocal_P[(ocal_o * ocal_S + ocal_s) * ocal_inner + ocal_j]);\n"
+         "    ocal_out[ocal_ooff + ocal_t] = ocal_final(ocal_state);\n"
+         "  }\n"
+         "}\n\n"
+         "__kernel void ocal_red_merge_group(__global const ocal_st *ocal_P, const ulong ocal_outer,\n"
+         "    const ulong ocal_S, const ulong ocal_inner, __global ocal_T *ocal_out, const ulong ocal_ooff) {\n"
+         "  __local ocal_st ocal_scratch[OCAL_WG_MAX];\n"
+         "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
+         "  const ulong ocal_t = get_group_id(0), ocal_j = ocal_t %% ocal_inner, ocal_o = ocal_t / ocal_inner;\n"
+         "  ocal_st ocal_state = ocal_init();\n"
+         "  for (ulong ocal_s = ocal_lid; ocal_s < ocal_S; ocal_s += ocal_L) ocal_merge(&ocal_state, ocal_P[(ocal_o * ocal_S + ocal_s) * ocal_inner + ocal_j]);\n"
+         "  OCAL_GROUP_TREE(ocal_state)\n"
+         "  if (ocal_lid == 0) ocal_out[ocal_ooff + ocal_t] = ocal_final(ocal_scratch[0]);\n"
+         "}\n");
+  status = gen_build(__func__, g, &b, "generated reduction kernel", reduction_kernels, K_COUNT);
+  if (status != OCAL_OK) {
+    gen_free(g);
+    return status;
+  }
+  g->magic = GEN_MAGIC;
+  *gen = g;
+  return OCAL_OK;
+}
+
+ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutral,
+                          const char *op, const char *input, const char *arguments,
+                          const char *preamble, int exclusive, ocal_gen *gen) {
+  ocal_status status;
+  if ((status = check_expr(__func__, "neutral", neutral)) != OCAL_OK ||
+      (status = check_expr(__func__, "op", op)) != OCAL_OK ||
+      (status = check_expr(__func__, "input", input)) != OCAL_OK)
+    return status;
+  if (exclusive != 0 && exclusive != 1)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "exclusive is %d: 0 for an inclusive scan, 1 for an exclusive one", exclusive);
+  ocal_gen g;
+  if ((status = gen_new(__func__, ctx, GEN_SCAN, dtype, arguments, &g)) != OCAL_OK) return status;
+  g->exclusive = exclusive;
+  sbuf b = {0};
+  sb_header(&b, "scan", g, preamble);
+  sb_add(&b, "typedef %s ocal_T;\n#define OCAL_WG_MAX %d\n#define ocal_IPT %d\n",
+         ocal__dtype_cl_type(dtype), WG_MAX, SCAN_IPT);
+  sb_add(&b,
+         "#define ocal_PAD(ocal_k) ((ocal_k) + ((ocal_k) >> 5))\n"
+         "#define ocal_TILE_WORDS (OCAL_WG_MAX * ocal_IPT + OCAL_WG_MAX * ocal_IPT / 32)\n"
+         "ocal_T ocal_op(ocal_T a, ocal_T b) { return (\n");
+  sb_user(&b, "op", op);
+  sb_add(&b, "); }\n");
+  /* Macros must be one line: the neutral value and the input are pasted without #line. */
+  if (strchr(neutral, '\n') || strchr(input, '\n')) {
+    free(b.text);
+    gen_free(g);
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "neutral and input must be one line each");
+  }
+  sb_add(&b, "#define OCAL_ID ((ocal_T)(%s))\n", neutral);
+  /* The input at index i, for the reduce and tiles kernels. */
+  sb_add(&b, "#define OCAL_INPUT_AT(ocal_var, ocal_idx) { const ulong i = (ocal_idx); ocal_var = (ocal_T)(\\\n");
+  sb_add(&b, "%s); }\n", input);
+  /* (1) P[c] = the combination of piece c. */
+  sb_add(&b, "__kernel void ocal_scan_reduce(const ulong n");
+  sb_params(&b, g);
+  sb_add(&b, ", const ulong ocal_R, const ulong ocal_chunks, const ulong ocal_clen, __global ocal_T *ocal_P) {\n");
+  sb_rebase(&b, g);
+  sb_add(&b,
+         "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
+         "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
+         "  const ulong ocal_c = get_group_id(0);\n"
+         "  const ulong ocal_r0 = ocal_c * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
+         "  ocal_T ocal_acc = OCAL_ID, ocal_v;\n"
+         "  for (ulong ocal_r = ocal_r0 + ocal_lid; ocal_r < ocal_r1; ocal_r += ocal_L) { OCAL_INPUT_AT(ocal_v, ocal_r) ocal_acc = ocal_op(ocal_acc, ocal_v); }\n"
+         "  ocal_sums[ocal_lid] = ocal_acc;\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  for (uint ocal_h = ocal_L >> 1; ocal_h > 0; ocal_h >>= 1) {\n"
+         "    if (ocal_lid < ocal_h) ocal_sums[ocal_lid] = ocal_op(ocal_sums[ocal_lid], ocal_sums[ocal_lid + ocal_h]);\n"
+         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  }\n"
+         "  if (ocal_lid == 0) ocal_P[ocal_c] = ocal_sums[0];\n"
+         "}\n\n");
+  /* (3) piece c scanned in tiles from P[c]; and (2) the same reading a T array (the pieces'
+   * totals, scanned in place). The tile body is cl/scan.cl's CONTIG_TILES. */
+  static const char tiles_body[] =
+      "  __local ocal_T ocal_tile[ocal_TILE_WORDS];\n"
+      "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
+      "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
+      "  const ulong ocal_c = get_group_id(0);\n"
+      "  const ulong ocal_r0 = ocal_c * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
+      "  ocal_T ocal_carry = ocal_chunks > 1 ? ocal_P[ocal_c] : OCAL_ID;\n"
+      "  const uint ocal_tile_len = ocal_L * ocal_IPT;\n"
+      "  for (ulong ocal_t0 = ocal_r0; ocal_t0 < ocal_r1; ocal_t0 += ocal_tile_len) {\n"
+      "    const uint ocal_m = (uint)(ocal_r1 - ocal_t0 < ocal_tile_len ? ocal_r1 - ocal_t0 : ocal_tile_len);\n"
+      "    for (uint ocal_k = ocal_lid; ocal_k < ocal_tile_len; ocal_k += ocal_L) {\n"
+      "      ocal_T ocal_v = OCAL_ID;\n"
+      "      if (ocal_k < ocal_m) ocal_LOAD(ocal_v, ocal_t0 + ocal_k)\n"
+      "      ocal_tile[ocal_PAD(ocal_k)] = ocal_v;\n"
+      "    }\n"
+      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "    ocal_T ocal_v[ocal_IPT];\n"
+      "    ocal_T ocal_run = OCAL_ID;\n"
+      "    for (uint ocal_k = 0; ocal_k < ocal_IPT; ocal_k++) {\n"
+      "      ocal_v[ocal_k] = ocal_tile[ocal_PAD(ocal_lid * ocal_IPT + ocal_k)];\n"
+      "      ocal_run = ocal_op(ocal_run, ocal_v[ocal_k]);\n"
+      "    }\n"
+      "    ocal_sums[ocal_lid] = ocal_run;\n"
+      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "    for (uint ocal_off = 1; ocal_off < ocal_L; ocal_off <<= 1) {\n"
+      "      ocal_T ocal_left = ocal_lid >= ocal_off ? ocal_sums[ocal_lid - ocal_off] : OCAL_ID;\n"
+      "      barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "      if (ocal_lid >= ocal_off) ocal_sums[ocal_lid] = ocal_op(ocal_left, ocal_sums[ocal_lid]);\n"
+      "      barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "    }\n"
+      "    ocal_run = ocal_op(ocal_carry, ocal_lid > 0 ? ocal_sums[ocal_lid - 1] : OCAL_ID);\n"
+      "    const ocal_T ocal_total = ocal_sums[ocal_L - 1];\n"
+      "    for (uint ocal_k = 0; ocal_k < ocal_IPT; ocal_k++) {\n"
+      "      ocal_T ocal_next = ocal_op(ocal_run, ocal_v[ocal_k]);\n"
+      "      ocal_tile[ocal_PAD(ocal_lid * ocal_IPT + ocal_k)] = ocal_exclusive ? ocal_run : ocal_next;\n"
+      "      ocal_run = ocal_next;\n"
+      "    }\n"
+      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "    for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_out[ocal_ooff + ocal_t0 + ocal_k] = ocal_tile[ocal_PAD(ocal_k)];\n"
+      "    ocal_carry = ocal_op(ocal_carry, ocal_total);\n"
+      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "  }\n"
+      "}\n\n";
+  sb_add(&b, "#define ocal_LOAD(ocal_var, ocal_idx) OCAL_INPUT_AT(ocal_var, ocal_idx)\n");
+  sb_add(&b, "__kernel void ocal_scan_tiles(const ulong n");
+  sb_params(&b, g);
+  sb_add(&b, ", __global ocal_T *ocal_out, const ulong ocal_ooff, const ulong ocal_R, const ulong ocal_chunks,"
+             " const ulong ocal_clen, __global const ocal_T *ocal_P, const int ocal_exclusive) {\n");
+  sb_rebase(&b, g);
+  sb_add(&b, "%s", tiles_body);
+  sb_add(&b, "#undef ocal_LOAD\n#define ocal_LOAD(ocal_var, ocal_idx) { ocal_var = ocal_x[(ocal_idx)]; }\n");
+  sb_add(&b, "__kernel void ocal_scan_tiles_acc(__global const ocal_T *ocal_x, __global ocal_T *ocal_out,"
+             " const ulong ocal_ooff, const ulong ocal_R, const ulong ocal_chunks, const ulong ocal_clen,"
+             " __global const ocal_T *ocal_P, const int ocal_exclusive) {\n");
+  sb_add(&b, "%s", tiles_body);
+  status = gen_build(__func__, g, &b, "generated scan kernel", scan_kernels, 3);
+  if (status != OCAL_OK) {
+    gen_free(g);
+    return status;
+  }
+  g->magic = GEN_MAGIC;
+  *gen = g;
+  return OCAL_OK;
+}
+
+ocal_status ocal_gen_source(ocal_gen gen, const char **source) {
+  ocal_status status = check_gen(gen, __func__);
+  if (status != OCAL_OK) return status;
+  if (!source) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "source must not be NULL");
+  *source = gen->source;
+  return OCAL_OK;
+}
+
+ocal_status ocal_gen_release(ocal_gen gen) {
+  if (!gen) return OCAL_OK;
+  ocal_status status = check_gen(gen, __func__);
+  if (status != OCAL_OK) return status;
+  gen_free(gen);
+  return OCAL_OK;
+}
+
+/* ---- running ------------------------------------------------------------------------- */
+
+#define MAX_CL_ARGS 160
+
+/* The user's arguments as kernel arguments (after `n`): checks their count, kinds, types and
+ * contexts. `first` receives the first buffer argument (NULL if none). */
+typedef struct {
+  ocal__arg a[MAX_CL_ARGS];
+  cl_mem mems[MAX_CL_ARGS / 2];
+  cl_ulong offs[MAX_CL_ARGS / 2];
+  int count;
+} cl_args;
+
+static ocal_status user_args(const char *func, ocal_gen g, int nargs, const ocal_gen_arg *args,
+                             cl_args *out, ocal_buffer *first) {
+  *first = NULL;
+  if (nargs != g->nparams)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "%d argument%s given, but the argument list declares %d", nargs,
+                      nargs == 1 ? "" : "s", g->nparams);
+  if (nargs > 0 && !args) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "args must not be NULL");
+  if (2 * nargs > MAX_CL_ARGS)
+    return ocal__fail(OCAL_UNSUPPORTED, func, "more than %d arguments", MAX_CL_ARGS / 2);
+  out->count = 0;
+  for (int k = 0; k < nargs; k++) {
+    const ocal__gen_param *p = &g->params[k];
+    const char *t = ocal__dtype_cl_type(p->dtype);
+    if (p->pointer) {
+      ocal_buffer buf = args[k].buffer;
+      if (!buf || args[k].scalar)
+        return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                          "argument %d ('%s%s *%s') is a pointer: pass a buffer "
+                          "(OCAL_GEN_BUFFER(buf))",
+                          k, p->is_const ? "const " : "", t, p->name);
+      ocal_status status = ocal__check_buffer(buf, func);
+      if (status != OCAL_OK) return status;
+      if (buf->ctx != g->ctx)
+        return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                          "argument %d ('%s') belongs to another context", k, p->name);
+      if (buf->dtype != p->dtype)
+        return ocal__fail(OCAL_TYPE_MISMATCH, func,
+                          "argument %d ('%s *%s') needs a buffer of %s (%s), but the buffer "
+                          "holds %s",
+                          k, t, p->name, ocal_dtype_name(p->dtype), t,
+                          ocal_dtype_name(buf->dtype));
+      if (!*first) *first = buf;
+      int m = out->count / 2;
+      out->mems[m] = buf->mem;
+      out->offs[m] = buf->offset;
+      out->a[out->count++] = (ocal__arg){sizeof(cl_mem), &out->mems[m]};
+      out->a[out->count++] = (ocal__arg){sizeof(cl_ulong), &out->offs[m]};
+    } else {
+      if (!args[k].scalar || args[k].buffer)
+        return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                          "argument %d ('%s %s') is a scalar: pass a pointer to its value "
+                          "(OCAL_GEN_SCALAR(&value))",
+                          k, t, p->name);
+      out->a[out->count++] = (ocal__arg){ocal_dtype_size(p->dtype), args[k].scalar};
+    }
+  }
+  return OCAL_OK;
+}
+
+/* Sets every argument of k and enqueues global work-items in groups of local. */
+static ocal_status launch(ocal_gen g, ocal__kernel *k, size_t nargs, const ocal__arg *args,
+                          size_t global, size_t local) {
+  ocal_context ctx = g->ctx;
+  cl_int err = CL_SUCCESS;
+  const char *call = "clSetKernelArg";
+  pthread_mutex_lock(&k->lock);
+  for (size_t i = 0; i < nargs && err == CL_SUCCESS; i++)
+    err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].value);
+  if (err == CL_SUCCESS) {
+    call = "clEnqueueNDRangeKernel";
+    err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+  }
+  pthread_mutex_unlock(&k->lock);
+  if (err != CL_SUCCESS) {
+    ocal_status status = ocal__cl_fail(ctx->info.name, err, call, "ocal generated kernel");
+    ocal__append_error(" (kernel %s, %zu work-items in groups of %zu)", k->name, global, local);
+    return status;
+  }
+  return OCAL_OK;
+}
+
+/* Largest power of two <= want, <= WG_MAX and <= what the kernel allows. */
+static size_t pow2_local(const ocal__kernel *k, size_t want) {
+  size_t limit = k->work_group_size < WG_MAX ? k->work_group_size : WG_MAX;
+  if (want > limit) want = limit;
+  size_t l = 1;
+  while (l * 2 <= want) l *= 2;
+  return l;
+}
+
+static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
+static size_t round_up(size_t a, size_t b) { return ceil_div(a, b) * b; }
+
+static ocal_status scratch(ocal_gen g, size_t bytes, cl_mem *mem) {
+  if (bytes == 0) bytes = 1;
+  if (g->scratch_bytes < bytes) {
+    size_t want = g->scratch_bytes + g->scratch_bytes / 2;
+    if (want < bytes) want = bytes;
+    if (want < 65536) want = 65536;
+    cl_mem fresh;
+    ocal_status status = ocal__device_alloc(g->ctx, want, &fresh);
+    if (status != OCAL_OK) return status;
+    if (g->scratch) ocal__device_free(g->ctx, g->scratch);
+    g->scratch = fresh;
+    g->scratch_bytes = want;
+  }
+  *mem = g->scratch;
+  return OCAL_OK;
+}
+
+/* Appends kernel arguments; fails when there are too many. */
+static int push(cl_args *a, size_t size, const void *value) {
+  if (a->count >= MAX_CL_ARGS) return -1;
+  a->a[a->count++] = (ocal__arg){size, value};
+  return 0;
+}
+
+/* The reduction of the (outer, R, inner) block into out at element offset ooff. The plan is
+ * src/ops/reduce.c's (enqueue()), element for element, so the trees match ocal_sum's. */
+static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size_t outer,
+                                 size_t R, size_t inner, ocal_buffer out) {
+  ocal_context ctx = g->ctx;
+  const size_t outputs = outer * inner;
+  const size_t target = (ctx->info.compute_units ? ctx->info.compute_units : 1) * 2048;
+  const size_t vw = 16 / ocal_dtype_size(g->dtype); /* the built-in's vector width */
+  int contig = inner == 1 && R >= 16 &&
+               (ctx->info.type == OCAL_DEVICE_GPU || outer < 64 || R >= 65536);
+  ocal__kernel *k1 = g->kernels[contig ? K_CONTIG : K_STRIDED];
+  size_t chunks = 1, clen = R, local1, global1;
+  if (contig) {
+    size_t lmax = pow2_local(k1, WG_MAX);
+    local1 = R < 2 * vw * lmax && ctx->info.type == OCAL_DEVICE_GPU ? pow2_local(k1, 64) : lmax;
+    size_t groups_wanted = ceil_div(target, local1);
+    if (outer < groups_wanted) {
+      size_t most = R / (vw * local1 * 16);
+      chunks = ceil_div(groups_wanted, outer);
+      if (chunks > most) chunks = most;
+      if (chunks < 1) chunks = 1;
+    }
+    global1 = outer * chunks * local1;
+    clen = ctx->info.type == OCAL_DEVICE_GPU ? 0 : 1;
+  } else {
+    local1 = pow2_local(k1, WG_MAX);
+    size_t strided_target = target / 2;
+    if (outputs < strided_target && R > 64) {
+      chunks = strided_target / outputs;
+      size_t most = ceil_div(R, 64);
+      if (chunks > most) chunks = most;
+      if (outputs >= 256 && chunks > 64) chunks = 64;
+    }
+    if (chunks < 1) chunks = 1;
+    clen = ceil_div(R, chunks);
+    if (clen == 0) clen = 1;
+    chunks = ceil_div(R, clen);
+    if (chunks < 1) chunks = 1;
+    size_t items = outputs * chunks;
+    if (items > 8 * target) items = 8 * target;
+    global1 = round_up(items, local1);
+  }
+  cl_ulong c_n = outer * R * inner, c_outer = outer, c_R = R, c_inner = inner,
+           c_chunks = chunks, c_clen = clen, ooff = out->offset, zero = 0;
+  cl_mem out_mem = out->mem, part = NULL;
+  pthread_mutex_lock(&g->lock);
+  ocal_status status = OCAL_OK;
+  if (chunks > 1) {
+    size_t bytes;
+    if (ocal__mul_overflows(outputs * chunks, g->state_bytes, &bytes))
+      status = ocal__fail(OCAL_OVERFLOW, func, "the partial results do not fit in memory");
+    else
+      status = scratch(g, bytes, &part);
+  }
+  if (status == OCAL_OK) {
+    cl_args a1 = {.count = 0};
+    push(&a1, sizeof c_n, &c_n);
+    int bad = 0;
+    for (int k = 0; k < ua->count; k++) bad |= push(&a1, ua->a[k].size, ua->a[k].value);
+    bad |= push(&a1, sizeof c_outer, &c_outer) | push(&a1, sizeof c_R, &c_R) |
+           push(&a1, sizeof c_inner, &c_inner) | push(&a1, sizeof c_chunks, &c_chunks) |
+           push(&a1, sizeof c_clen, &c_clen) | push(&a1, sizeof(cl_mem), &part) |
+           push(&a1, sizeof(cl_mem), &out_mem) | push(&a1, sizeof(cl_ulong), chunks > 1 ? &zero : &ooff);
+    if (bad)
+      status = ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments");
+    else
+      status = launch(g, k1, (size_t)a1.count, a1.a, global1, local1);
+  }
+  if (status == OCAL_OK && chunks > 1) {
+    int by_group = outputs < 256;
+    ocal__kernel *k2 = g->kernels[by_group ? K_MERGE_GROUP : K_MERGE_STRIDED];
+    size_t local2 = pow2_local(k2, WG_MAX), global2;
+    if (by_group) {
+      global2 = outputs * local2;
+    } else {
+      size_t items = outputs < 8 * target ? outputs : 8 * target;
+      global2 = round_up(items, local2);
+    }
+    cl_ulong m_inner = contig ? 1 : inner;
+    const ocal__arg a2[] = {{sizeof(cl_mem), &part},   {sizeof c_outer, &c_outer},
+                            {sizeof c_chunks, &c_chunks}, {sizeof m_inner, &m_inner},
+                            {sizeof(cl_mem), &out_mem}, {sizeof ooff, &ooff}};
+    status = launch(g, k2, 6, a2, global2, local2);
+  }
+  pthread_mutex_unlock(&g->lock);
+  return status;
+}
+
+/* The scan of indices 0 .. n-1 into out (cl/scan.cl's contiguous plan, one row). */
+static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t n,
+                            ocal_buffer out) {
+  ocal_context ctx = g->ctx;
+  const size_t target = (ctx->info.compute_units ? ctx->info.compute_units : 1) * 2048;
+  ocal__kernel *kt = g->kernels[K_SCAN_TILES];
+  size_t local = pow2_local(kt, WG_MAX);
+  if (ctx->info.type == OCAL_DEVICE_GPU)
+    while (local > 64 && n < 4 * local * SCAN_IPT) local /= 2;
+  size_t tile = local * SCAN_IPT, chunks = 1;
+  size_t groups_wanted = ceil_div(target, local);
+  chunks = groups_wanted;
+  size_t most = n / (4 * tile);
+  if (chunks > most) chunks = most;
+  if (chunks < 1) chunks = 1;
+  size_t clen = round_up(ceil_div(n, chunks), tile);
+  chunks = ceil_div(n, clen);
+  if (chunks < 1) chunks = 1;
+  cl_ulong c_n = n, c_R = n, c_chunks = chunks, c_clen = clen, ooff = out->offset, zero = 0;
+  cl_int excl = g->exclusive, one = 1;
+  cl_mem out_mem = out->mem, P = NULL;
+  ocal_status status = OCAL_OK;
+  pthread_mutex_lock(&g->lock);
+  if (chunks > 1) {
+    status = scratch(g, chunks * ocal_dtype_size(g->dtype), &P);
+    if (status == OCAL_OK) {
+      /* (1) the pieces' totals */
+      ocal__kernel *kr = g->kernels[K_SCAN_REDUCE];
+      size_t lr = pow2_local(kr, local);
+      cl_args a = {.count = 0};
+      int bad = push(&a, sizeof c_n, &c_n);
+      for (int k = 0; k < ua->count; k++) bad |= push(&a, ua->a[k].size, ua->a[k].value);
+      bad |= push(&a, sizeof c_R, &c_R) | push(&a, sizeof c_chunks, &c_chunks) |
+             push(&a, sizeof c_clen, &c_clen) | push(&a, sizeof(cl_mem), &P);
+      status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
+                   : launch(g, kr, (size_t)a.count, a.a, chunks * lr, lr);
+    }
+    if (status == OCAL_OK) {
+      /* (2) their exclusive scan, in place, by one work-group */
+      ocal__kernel *ka = g->kernels[K_SCAN_TILES_ACC];
+      size_t la = pow2_local(ka, WG_MAX);
+      if (ctx->info.type == OCAL_DEVICE_GPU)
+        while (la > 64 && chunks < la * SCAN_IPT / 2) la /= 2;
+      cl_ulong one_chunk = 1, plen = chunks;
+      const ocal__arg aa[] = {{sizeof(cl_mem), &P},        {sizeof(cl_mem), &P},
+                              {sizeof zero, &zero},        {sizeof plen, &plen},
+                              {sizeof one_chunk, &one_chunk}, {sizeof plen, &plen},
+                              {sizeof(cl_mem), &P},        {sizeof one, &one}};
+      status = launch(g, ka, 8, aa, la, la);
+    }
+  }
+  if (status == OCAL_OK) {
+    /* (3) every piece from its starting value */
+    cl_args a = {.count = 0};
+    int bad = push(&a, sizeof c_n, &c_n);
+    for (int k = 0; k < ua->count; k++) bad |= push(&a, ua->a[k].size, ua->a[k].value);
+    bad |= push(&a, sizeof(cl_mem), &out_mem) | push(&a, sizeof ooff, &ooff) |
+           push(&a, sizeof c_R, &c_R) | push(&a, sizeof c_chunks, &c_chunks) |
+           push(&a, sizeof c_clen, &c_clen) | push(&a, sizeof(cl_mem), &P) |
+           push(&a, sizeof excl, &excl);
+    status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
+                 : launch(g, kt, (size_t)a.count, a.a, chunks * local, local);
+  }
+  pthread_mutex_unlock(&g->lock);
+  return status;
+}
+
+static ocal_status check_out(const char *func, ocal_gen g, ocal_buffer out) {
+  if (!out) return ocal__fail(OCAL_INVALID_HANDLE, func, "out is NULL (it receives the results)");
+  ocal_status status = ocal__check_buffer(out, func);
+  if (status != OCAL_OK) return status;
+  if (out->ctx != g->ctx)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "out belongs to another context");
+  if (out->dtype != g->dtype)
+    return ocal__fail(OCAL_TYPE_MISMATCH, func, "out holds %s, but the generator's values are %s",
+                      ocal_dtype_name(out->dtype), ocal_dtype_name(g->dtype));
+  return OCAL_OK;
+}
+
+ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *args,
+                         ocal_buffer out) {
+  ocal_status status = check_gen(gen, __func__);
+  if (status != OCAL_OK) return status;
+  cl_args ua;
+  ocal_buffer first;
+  if ((status = user_args(__func__, gen, nargs, args, &ua, &first)) != OCAL_OK) return status;
+  if (n == OCAL_GEN_AUTO) {
+    if (!first)
+      return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                       "n is OCAL_GEN_AUTO, but there is no buffer argument to take it from");
+    n = first->numel;
+  }
+  if (gen->kind == GEN_ELEMENTWISE) {
+    if (out)
+      return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                       "out must be NULL for an elementwise kernel (it writes through its "
+                       "arguments)");
+    if (n == 0) return OCAL_OK;
+    cl_args a = {.count = 0};
+    cl_ulong c_n = n;
+    int bad = push(&a, sizeof c_n, &c_n);
+    for (int k = 0; k < ua.count; k++) bad |= push(&a, ua.a[k].size, ua.a[k].value);
+    if (bad) return OCAL_FAIL(OCAL_UNSUPPORTED, "too many arguments");
+    return ocal__kernel_run(gen->ctx, gen->kernels[K_EW], n, (size_t)a.count, a.a);
+  }
+  if ((status = check_out(__func__, gen, out)) != OCAL_OK) return status;
+  if (gen->kind == GEN_REDUCTION) {
+    if (out->numel != 1)
+      return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
+                       "out has %zu elements, but a whole reduction gives one", out->numel);
+    return run_reduction(__func__, gen, &ua, 1, n, 1, out);
+  }
+  if (out->numel != n)
+    return OCAL_FAIL(OCAL_SHAPE_MISMATCH, "out has %zu elements, but the scan of n = %zu gives %zu",
+                     out->numel, n, n);
+  if (n == 0) return OCAL_OK;
+  return run_scan(__func__, gen, &ua, n, out);
+}
+
+static void shape_string(int ndim, const size_t *shape, char *out, size_t size) {
+  size_t used = (size_t)snprintf(out, size, "[");
+  for (int i = 0; i < ndim && used < size; i++)
+    used += (size_t)snprintf(out + used, size - used, i ? ", %zu" : "%zu", shape[i]);
+  if (used < size) snprintf(out + used, size - used, "]");
+}
+
+ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs, const ocal_gen_arg *args,
+                              ocal_buffer out) {
+  ocal_status status = check_gen(gen, __func__);
+  if (status != OCAL_OK) return status;
+  if (gen->kind != GEN_REDUCTION)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "only a reduction runs along an axis (use ocal_gen_run for this generator)");
+  cl_args ua;
+  ocal_buffer x;
+  if ((status = user_args(__func__, gen, nargs, args, &ua, &x)) != OCAL_OK) return status;
+  if (!x)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "a reduction along an axis takes the shape of the first buffer argument, "
+                     "and there is none");
+  if ((status = check_out(__func__, gen, out)) != OCAL_OK) return status;
+  if (axis == OCAL_AXIS_ALL) {
+    if (out->numel != 1)
+      return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
+                       "out has %zu elements, but a reduction over the whole buffer gives one",
+                       out->numel);
+    return run_reduction(__func__, gen, &ua, 1, x->numel, 1, out);
+  }
+  int a = axis < 0 ? axis + x->ndim : axis;
+  if (a < 0 || a >= x->ndim)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "axis %d is out of range for the first buffer's %d-D shape (valid: %d .. "
+                     "%d, or OCAL_AXIS_ALL)",
+                     axis, x->ndim, -x->ndim, x->ndim - 1);
+  size_t outer = 1, inner = 1, dropped[OCAL_MAX_DIMS], kept[OCAL_MAX_DIMS];
+  int nd = 0;
+  for (int i = 0; i < x->ndim; i++) {
+    if (i < a) outer *= x->shape[i];
+    if (i > a) inner *= x->shape[i];
+    kept[i] = i == a ? 1 : x->shape[i];
+    if (i != a) dropped[nd++] = x->shape[i];
+  }
+  if (nd == 0) dropped[nd++] = 1;
+  int match = out->ndim == nd && memcmp(out->shape, dropped, (size_t)nd * sizeof(size_t)) == 0;
+  if (!match)
+    match = out->ndim == x->ndim && memcmp(out->shape, kept, (size_t)x->ndim * sizeof(size_t)) == 0;
+  if (!match) {
+    char have[96], xs[96], need[96];
+    shape_string(out->ndim, out->shape, have, sizeof have);
+    shape_string(x->ndim, x->shape, xs, sizeof xs);
+    shape_string(nd, dropped, need, sizeof need);
+    return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
+                     "out has shape %s, but the reduction of shape %s along axis %d gives %s",
+                     have, xs, a, need);
+  }
+  if (outer * inner == 0) return OCAL_OK;
+  return run_reduction(__func__, gen, &ua, outer, x->shape[a], inner, out);
+}

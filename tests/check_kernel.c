@@ -1,0 +1,456 @@
+/* ocal tests — raw kernels (include/ocal/kernel.h, src/gen/kernel.c): programs built from
+ * strings and files, kernels over 1-, 2- and 3-D ranges of odd sizes, scalars of every
+ * element type, local memory, the build log with the user's line numbers, argument and
+ * launch-size errors, and a disk-cache hit in a second (exec'ed) process. */
+#include "fixture.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const scale_src =
+    "__kernel void scale(__global float *y, __global const float *x, const float a,\n"
+    "                    const ulong n) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  if (i < n) y[i] = a * x[i];\n"
+    "}\n";
+
+static void random_floats(float *x, size_t n, uint64_t seed) {
+  uint64_t st = seed;
+  for (size_t i = 0; i < n; i++) x[i] = (float)((double)(fixture_random(&st) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static ocal_kernel make_kernel(const char *src, const char *options, const char *name) {
+  ocal_program p = NULL;
+  ocal_kernel k = NULL;
+  ck_assert_ocal(ocal_program_create(fixture_ctx, src, options, &p));
+  ck_assert_ocal(ocal_kernel_create(p, name, &k));
+  ck_assert_ocal(ocal_program_release(p)); /* the kernel outlives the program handle */
+  return k;
+}
+
+/* y = a * x over n elements, with ocal's local size or the given one. */
+static void check_scale(size_t n, const size_t *local) {
+  float *x = fixture_malloc(n * sizeof *x), *y = fixture_malloc(n * sizeof *y);
+  random_floats(x, n, n + 1);
+  ocal_buffer bx, by;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &n, x, &bx));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &by));
+  ocal_kernel k = make_kernel(scale_src, NULL, "scale");
+  int nargs = 0;
+  ck_assert_ocal(ocal_kernel_num_args(k, &nargs));
+  ck_assert_int_eq(nargs, 4);
+  float a = 2.5f;
+  cl_ulong cn = n;
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 0, by));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 1, bx));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 2, OCAL_F32, &a));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 3, OCAL_U64, &cn));
+  /* The kernel holds its buffers: releasing ours first is fine. */
+  ck_assert_ocal(ocal_buffer_release(bx));
+  ck_assert_ocal(ocal_kernel_launch(k, 1, &n, local));
+  ck_assert_ocal(ocal_buffer_read(by, 0, n, y, NULL));
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(y[i] == a * x[i], "n=%zu: y[%zu] = %g, expected %g", n, i, y[i], a * x[i]);
+  ck_assert_ocal(ocal_kernel_release(k));
+  ck_assert_ocal(ocal_buffer_release(by));
+  free(x);
+  free(y);
+}
+
+START_TEST(test_raw_1d_odd_sizes) {
+  check_scale(1, NULL);
+  check_scale(1001, NULL);
+  check_scale(100003, NULL);
+  size_t local = 64;
+  check_scale(1001, &local); /* rounded up to 1024 work-items; the kernel guards */
+}
+END_TEST
+
+/* Every element of a 2-D or 3-D range writes its coordinates. */
+static const char *const coords_src =
+    "__kernel void coords(__global uint *out, const uint nx, const uint ny, const uint nz) {\n"
+    "  uint x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);\n"
+    "  if (x >= nx || y >= ny || z >= nz) return;\n"
+    "  out[(z * ny + y) * nx + x] = x + 1000u * y + 1000000u * z;\n"
+    "}\n";
+
+static void check_coords(int ndim, const size_t *dims, const size_t *local) {
+  size_t nx = dims[0], ny = ndim > 1 ? dims[1] : 1, nz = ndim > 2 ? dims[2] : 1;
+  size_t n = nx * ny * nz;
+  ocal_buffer out;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_U32, 1, &n, &out));
+  ocal_kernel k = make_kernel(coords_src, NULL, "coords");
+  cl_uint cx = (cl_uint)nx, cy = (cl_uint)ny, cz = (cl_uint)nz;
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 0, out));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 1, OCAL_U32, &cx));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 2, OCAL_U32, &cy));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 3, OCAL_U32, &cz));
+  ck_assert_ocal(ocal_kernel_launch(k, ndim, dims, local));
+  uint32_t *h = fixture_malloc(n * sizeof *h);
+  ck_assert_ocal(ocal_buffer_read(out, 0, n, h, NULL));
+  for (size_t z = 0; z < nz; z++)
+    for (size_t y = 0; y < ny; y++)
+      for (size_t x = 0; x < nx; x++) {
+        uint32_t want = (uint32_t)(x + 1000 * y + 1000000 * z);
+        ck_assert_msg(h[(z * ny + y) * nx + x] == want, "%d-D: (%zu, %zu, %zu) holds %u", ndim, x,
+                      y, z, h[(z * ny + y) * nx + x]);
+      }
+  free(h);
+  ck_assert_ocal(ocal_kernel_release(k));
+  ck_assert_ocal(ocal_buffer_release(out));
+}
+
+START_TEST(test_raw_2d_3d_odd_sizes) {
+  const size_t d2[2] = {101, 37}, d3[3] = {37, 23, 5}, thin[2] = {1, 999};
+  check_coords(2, d2, NULL);
+  check_coords(3, d3, NULL);
+  check_coords(2, thin, NULL);
+  const size_t l2[2] = {8, 4}, l3[3] = {4, 4, 2};
+  check_coords(2, d2, l2);
+  check_coords(3, d3, l3);
+}
+END_TEST
+
+/* A scalar of every element type goes in and comes back out bit for bit. */
+START_TEST(test_every_scalar_type) {
+  for (int d = 0; d < OCAL_DTYPE_COUNT; d++) {
+    ocal_dtype t = (ocal_dtype)d;
+    if (!fixture_dtype_usable(t)) continue;
+    char options[64];
+    const char *cl = t == OCAL_F32 ? "float" : t == OCAL_F64 ? "double" : t == OCAL_I32 ? "int"
+                   : t == OCAL_U32 ? "uint" : t == OCAL_I64 ? "long" : t == OCAL_U64 ? "ulong"
+                   : t == OCAL_U8 ? "uchar" : t == OCAL_C32 ? "float2" : "double2";
+    snprintf(options, sizeof options, "-DT=%s", cl);
+    const char *src =
+        "#ifdef cl_khr_fp64\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n"
+        "__kernel void put(__global T *out, const T v, const uint n) {\n"
+        "  if (get_global_id(0) < n) out[get_global_id(0)] = v;\n"
+        "}\n";
+    ocal_kernel k = make_kernel(src, options, "put");
+    size_t n = 3, es = ocal_dtype_size(t);
+    unsigned char value[16], back[48];
+    fixture_random_bytes(value, sizeof value, 100 + (uint64_t)d);
+    if (t == OCAL_F32 || t == OCAL_C32) {
+      float f[2] = {1.25f + (float)d, -3.5f};
+      memcpy(value, f, sizeof f);
+    } else if (t == OCAL_F64 || t == OCAL_C64) {
+      double f[2] = {1.0 / 3.0, -7.25};
+      memcpy(value, f, sizeof f);
+    }
+    ocal_buffer out;
+    ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, t, 1, &n, &out));
+    cl_uint cn = (cl_uint)n;
+    ck_assert_ocal(ocal_kernel_set_buffer(k, 0, out));
+    ck_assert_ocal(ocal_kernel_set_scalar(k, 1, t, value));
+    ck_assert_ocal(ocal_kernel_set_scalar(k, 2, OCAL_U32, &cn));
+    ck_assert_ocal(ocal_kernel_launch(k, 1, &n, NULL));
+    ck_assert_ocal(ocal_buffer_read(out, 0, n, back, NULL));
+    for (size_t i = 0; i < n; i++)
+      ck_assert_msg(memcmp(back + i * es, value, es) == 0, "%s: element %zu differs",
+                    ocal_dtype_name(t), i);
+    /* Another type for that argument is refused before the driver sees it. */
+    ocal_dtype other = t == OCAL_I32 ? OCAL_U32 : OCAL_I32;
+    ck_assert_ocal_fails(ocal_kernel_set_scalar(k, 1, other, value), OCAL_TYPE_MISMATCH);
+    ck_assert_ocal(ocal_kernel_release(k));
+    ck_assert_ocal(ocal_buffer_release(out));
+  }
+}
+END_TEST
+
+/* Each work-group reverses its piece through local memory given as an argument. */
+START_TEST(test_local_memory) {
+  const char *src =
+      "__kernel void rev(__global const float *x, __global float *y, __local float *tmp,\n"
+      "                  const uint n) {\n"
+      "  uint g = get_global_id(0), l = get_local_id(0), L = get_local_size(0);\n"
+      "  tmp[l] = g < n ? x[g] : 0.0f;\n"
+      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "  uint base = g - l, src = base + (L - 1 - l);\n"
+      "  if (g < n) y[g] = tmp[L - 1 - l] + (src < n ? 0.0f : 1000.0f);\n"
+      "}\n";
+  const size_t n = 64 * 7 + 13, local = 64;
+  float *x = fixture_malloc(n * sizeof *x), *y = fixture_malloc(n * sizeof *y);
+  random_floats(x, n, 7);
+  ocal_buffer bx, by;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &n, x, &bx));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &by));
+  ocal_kernel k = make_kernel(src, NULL, "rev");
+  cl_uint cn = (cl_uint)n;
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 0, bx));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 1, by));
+  ck_assert_ocal(ocal_kernel_set_local(k, 2, local * sizeof(float)));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 3, OCAL_U32, &cn));
+  ck_assert_ocal(ocal_kernel_launch(k, 1, &n, &local));
+  ck_assert_ocal(ocal_buffer_read(by, 0, n, y, NULL));
+  for (size_t g = 0; g < n; g++) {
+    size_t l = g % local, src_i = g - l + (local - 1 - l);
+    float want = src_i < n ? x[src_i] : 1000.0f;
+    ck_assert_msg(y[g] == want, "y[%zu] = %g, expected %g", g, y[g], want);
+  }
+  ck_assert_ocal(ocal_kernel_release(k));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  ck_assert_ocal(ocal_buffer_release(by));
+  free(x);
+  free(y);
+}
+END_TEST
+
+START_TEST(test_from_file) {
+  char path[] = "/tmp/ocal-check-kernel-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq((int)write(fd, scale_src, strlen(scale_src)), (int)strlen(scale_src));
+  close(fd);
+  ocal_program p;
+  ck_assert_ocal(ocal_program_create_from_file(fixture_ctx, path, NULL, &p));
+  ocal_kernel k;
+  ck_assert_ocal(ocal_kernel_create(p, "scale", &k));
+  ck_assert_ocal(ocal_kernel_release(k));
+  ck_assert_ocal(ocal_program_release(p));
+  unlink(path);
+  ck_assert_ocal_fails(ocal_program_create_from_file(fixture_ctx, path, NULL, &p), OCAL_IO_ERROR);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), path));
+}
+END_TEST
+
+/* The compiler's log comes back with the line numbers of the user's source. */
+START_TEST(test_build_error_line) {
+  const char *src =
+      "__kernel void broken(__global float *y) {\n"
+      "  size_t i = get_global_id(0);\n"
+      "  y[i] = undeclared_thing * 2.0f;\n"
+      "}\n";
+  ocal_program p = NULL;
+  ck_assert_ocal_fails(ocal_program_create(fixture_ctx, src, NULL, &p), OCAL_BUILD_FAILED);
+  ck_assert_ptr_null(p);
+  const char *msg = ocal_last_error();
+  ck_assert_msg(strstr(msg, "undeclared_thing") != NULL, "no compiler log: %s", msg);
+  ck_assert_msg(strstr(msg, ":3:") != NULL, "the log does not point at line 3: %s", msg);
+}
+END_TEST
+
+START_TEST(test_argument_errors) {
+  ocal_kernel k = make_kernel(scale_src, NULL, "scale");
+  const size_t n = 16;
+  ocal_buffer f, i32;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &f));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I32, 1, &n, &i32));
+  float a = 1.0f;
+  ck_assert_ocal_fails(ocal_kernel_set_buffer(k, 4, f), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "takes 4 arguments"));
+  ck_assert_ocal_fails(ocal_kernel_set_buffer(k, -1, f), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_kernel_set_buffer(k, 2, f), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "scalar"));
+  ck_assert_ocal_fails(ocal_kernel_set_scalar(k, 0, OCAL_F32, &a), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_kernel_set_buffer"));
+  ck_assert_ocal_fails(ocal_kernel_set_local(k, 0, 64), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_kernel_set_buffer(k, 0, i32), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_kernel_set_scalar(k, 2, OCAL_I32, &a), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_kernel_set_scalar(k, 2, OCAL_F32, NULL), OCAL_INVALID_ARGUMENT);
+  /* Launch with arguments missing: named before the driver is asked. */
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 0, f));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 1, f));
+  ck_assert_ocal_fails(ocal_kernel_launch(k, 1, &n, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "argument 2 ('a')") != NULL, "%s", ocal_last_error());
+  /* A kernel that is not there: the message lists those that are. */
+  ocal_program p;
+  ocal_kernel k2 = NULL;
+  ck_assert_ocal(ocal_program_create(fixture_ctx, scale_src, NULL, &p));
+  ck_assert_ocal_fails(ocal_kernel_create(p, "scael", &k2), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "scale") != NULL, "%s", ocal_last_error());
+  ck_assert_ptr_null(k2);
+  ck_assert_ocal(ocal_program_release(p));
+  ck_assert_ocal_fails(ocal_kernel_create(NULL, "scale", &k2), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_program_create(fixture_ctx, NULL, NULL, &p), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_program_create(NULL, scale_src, NULL, &p), OCAL_INVALID_HANDLE);
+  ck_assert_ocal(ocal_kernel_release(k));
+  ck_assert_ocal(ocal_buffer_release(f));
+  ck_assert_ocal(ocal_buffer_release(i32));
+}
+END_TEST
+
+START_TEST(test_launch_limits) {
+  ocal_kernel k = make_kernel(scale_src, NULL, "scale");
+  const size_t n = 16;
+  ocal_buffer f;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &f));
+  float a = 1.0f;
+  cl_ulong cn = n;
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 0, f));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 1, f));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 2, OCAL_F32, &a));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 3, OCAL_U64, &cn));
+  size_t huge_local = (size_t)1 << 20, zero = 0;
+  ck_assert_ocal_fails(ocal_kernel_launch(k, 1, &n, &huge_local), OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_kernel_launch(k, 1, &zero, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_kernel_launch(k, 4, &n, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_kernel_launch(k, 0, &n, NULL), OCAL_INVALID_ARGUMENT);
+  /* A work-group whose every dimension fits but whose product does not. */
+  ocal_device_info info;
+  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  const size_t g3[3] = {64, 64, 64}, l3[3] = {64, 64, 64};
+  ocal_kernel k3 = make_kernel(coords_src, NULL, "coords");
+  cl_uint one = 1;
+  ocal_buffer u;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_U32, 1, &n, &u));
+  ck_assert_ocal(ocal_kernel_set_buffer(k3, 0, u));
+  ck_assert_ocal(ocal_buffer_release(u));
+  for (int i = 1; i < 4; i++) ck_assert_ocal(ocal_kernel_set_scalar(k3, i, OCAL_U32, &one));
+  ck_assert_ocal_fails(ocal_kernel_launch(k3, 3, g3, l3), OCAL_UNSUPPORTED);
+  ck_assert_ocal(ocal_kernel_release(k3));
+  /* More local memory than the device has. */
+  const char *src = "__kernel void l(__local float *t, __global float *y) { t[0] = 1; y[0] = t[0]; }\n";
+  ocal_kernel kl = make_kernel(src, NULL, "l");
+  ck_assert_ocal_fails(ocal_kernel_set_local(kl, 0, (size_t)1 << 40), OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_kernel_set_local(kl, 0, 0), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal(ocal_kernel_set_local(kl, 0, 16));
+  ck_assert_ocal(ocal_kernel_set_buffer(kl, 1, f));
+  const size_t one_item = 1;
+  ck_assert_ocal(ocal_kernel_launch(kl, 1, &one_item, NULL));
+  ck_assert_ocal(ocal_kernel_release(kl));
+  ck_assert_ocal(ocal_kernel_release(k));
+  ck_assert_ocal(ocal_buffer_release(f));
+  ck_assert_ocal(ocal_finish(fixture_ctx));
+}
+END_TEST
+
+/* A view is passed at its first element (as a sub-buffer) where the device allows it. */
+START_TEST(test_views) {
+  cl_device_id dev;
+  ck_assert_ocal(ocal_context_cl_device(fixture_ctx, &dev));
+  cl_uint bits = 0;
+  ck_assert_int_eq(clGetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL),
+                   CL_SUCCESS);
+  size_t align = bits / 8 / sizeof(float); /* in floats */
+  const size_t n = 4 * align + 100, m = 50;
+  float *x = fixture_malloc(n * sizeof *x), y[50];
+  random_floats(x, n, 3);
+  ocal_buffer bx, vx, vy, bad, by;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &n, x, &bx));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &by));
+  ck_assert_ocal(ocal_buffer_view(bx, align, 1, &m, &vx));
+  ck_assert_ocal(ocal_buffer_view(by, 2 * align, 1, &m, &vy));
+  ocal_kernel k = make_kernel(scale_src, NULL, "scale");
+  float a = -1.0f;
+  cl_ulong cm = m;
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 0, vy));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 1, vx));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 2, OCAL_F32, &a));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 3, OCAL_U64, &cm));
+  ck_assert_ocal(ocal_kernel_launch(k, 1, &m, NULL));
+  ck_assert_ocal(ocal_buffer_read(by, 2 * align, m, y, NULL));
+  for (size_t i = 0; i < m; i++) ck_assert_msg(y[i] == -x[align + i], "y[%zu] = %g", i, y[i]);
+  if (align > 1) {
+    ck_assert_ocal(ocal_buffer_view(bx, 1, 1, &m, &bad));
+    ck_assert_ocal_fails(ocal_kernel_set_buffer(k, 1, bad), OCAL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "offset as a scalar"));
+    ck_assert_ocal(ocal_buffer_release(bad));
+  }
+  ck_assert_ocal(ocal_kernel_release(k));
+  ck_assert_ocal(ocal_buffer_release(vx));
+  ck_assert_ocal(ocal_buffer_release(vy));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  ck_assert_ocal(ocal_buffer_release(by));
+  free(x);
+}
+END_TEST
+
+/* ---- the disk cache, seen from a second process ------------------------------------- */
+
+static const char *program_path = "";
+
+/* The child: builds scale_src in a context on dir; expects a disk hit (no compiler) when
+ * `expect_hit`; runs it, and checks that argument checks still work on a loaded binary. */
+static int child_main(const char *dir, int expect_hit) {
+  ocal_context_options opt;
+  ocal_context_options_init(&opt);
+  opt.disk_cache = 1;
+  opt.cache_dir = dir;
+  ocal_context ctx;
+  if (ocal_context_create(&ctx, &opt) != OCAL_OK) return 10;
+  int code = 0;
+  ocal_program p = NULL;
+  ocal_kernel k = NULL;
+  ocal_buffer b = NULL;
+  ocal_cache_stats st;
+  const size_t n = 33;
+  float h[33], a = 3.0f;
+  cl_ulong cn = n;
+  for (size_t i = 0; i < n; i++) h[i] = (float)i;
+  if (ocal_program_create(ctx, scale_src, NULL, &p) != OCAL_OK ||
+      ocal_kernel_create(p, "scale", &k) != OCAL_OK)
+    code = 11;
+  else if (ocal_context_cache_stats(ctx, &st) != OCAL_OK ||
+           (expect_hit ? st.compiles != 0 || st.disk_hits != 1 : st.compiles != 1))
+    code = 12;
+  else if (ocal_buffer_from_host(ctx, OCAL_F32, 1, &n, h, &b) != OCAL_OK ||
+           ocal_kernel_set_buffer(k, 0, b) != OCAL_OK || ocal_kernel_set_buffer(k, 1, b) != OCAL_OK ||
+           ocal_kernel_set_scalar(k, 2, OCAL_F32, &a) != OCAL_OK ||
+           ocal_kernel_set_scalar(k, 3, OCAL_U64, &cn) != OCAL_OK ||
+           ocal_kernel_launch(k, 1, &n, NULL) != OCAL_OK || ocal_buffer_read(b, 0, n, h, NULL) != OCAL_OK)
+    code = 13;
+  else if (ocal_kernel_set_scalar(k, 2, OCAL_I32, &a) != OCAL_TYPE_MISMATCH ||
+           ocal_kernel_set_scalar(k, 0, OCAL_F32, &a) != OCAL_INVALID_ARGUMENT)
+    code = 14; /* the checks read the source when the binary has no argument info */
+  for (size_t i = 0; code == 0 && i < n; i++)
+    if (h[i] != 3.0f * (float)i) code = 15;
+  if (code) fprintf(stderr, "child: code %d: %s\n", code, ocal_last_error());
+  ocal_buffer_release(b);
+  ocal_kernel_release(k);
+  ocal_program_release(p);
+  ocal_context_release(ctx);
+  return code;
+}
+
+static void run_child(const char *dir, int expect_hit) {
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    const char *hit = expect_hit ? "1" : "0";
+    execl("/proc/self/exe", program_path, "--child", dir, hit, (char *)NULL);
+    execl(program_path, program_path, "--child", dir, hit, (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "child (expecting %s) failed: exit %d (see its stderr)",
+                expect_hit ? "a disk hit" : "a build", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+START_TEST(test_disk_cache_second_process) {
+  char dir[] = "/tmp/ocal-check-kernel-cache-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  run_child(dir, 0);
+  run_child(dir, 1);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "--child") == 0) return child_main(argv[2], atoi(argv[3]));
+  program_path = argv[0];
+  Suite *s = suite_create("kernel");
+  TCase *tc = fixture_tcase("raw");
+  tcase_add_test(tc, test_raw_1d_odd_sizes);
+  tcase_add_test(tc, test_raw_2d_3d_odd_sizes);
+  tcase_add_test(tc, test_every_scalar_type);
+  tcase_add_test(tc, test_local_memory);
+  tcase_add_test(tc, test_from_file);
+  tcase_add_test(tc, test_build_error_line);
+  tcase_add_test(tc, test_argument_errors);
+  tcase_add_test(tc, test_launch_limits);
+  tcase_add_test(tc, test_views);
+  tcase_add_test(tc, test_disk_cache_second_process);
+  suite_add_tcase(s, tc);
+  return fixture_run(s);
+}
