@@ -377,22 +377,22 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
          "    const ulong ocal_per = (ocal_R + ocal_stride - 1) / ocal_stride, ocal_r0 = (ocal_c * ocal_L + ocal_lid) * ocal_per;\n"
          "    const ulong ocal_r1 = ocal_r0 + ocal_per < ocal_R ? ocal_r0 + ocal_per : ocal_R;\n"
          "    for (ulong ocal_r = ocal_r0; ocal_r < ocal_r1; ocal_r++) {\n");
-  sb_map(&b, "v0", "ocal_base + ocal_r", map);
+  sb_map(&b, "ocal_v0", "ocal_base + ocal_r", map);
   sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0);\n"
          "    }\n"
          "  } else {\n"
          "    ulong ocal_r = ocal_c * ocal_L + ocal_lid;\n"
          "    for (; ocal_r + 3 * ocal_stride < ocal_R; ocal_r += 4 * ocal_stride) {\n");
-  sb_map(&b, "v0", "ocal_base + ocal_r", map);
-  sb_map(&b, "v1", "ocal_base + ocal_r + ocal_stride", map);
-  sb_map(&b, "v2", "ocal_base + ocal_r + 2 * ocal_stride", map);
-  sb_map(&b, "v3", "ocal_base + ocal_r + 3 * ocal_stride", map);
+  sb_map(&b, "ocal_v0", "ocal_base + ocal_r", map);
+  sb_map(&b, "ocal_v1", "ocal_base + ocal_r + ocal_stride", map);
+  sb_map(&b, "ocal_v2", "ocal_base + ocal_r + 2 * ocal_stride", map);
+  sb_map(&b, "ocal_v3", "ocal_base + ocal_r + 3 * ocal_stride", map);
   sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0); ocal_add(&ocal_state, ocal_v1); ocal_add(&ocal_state, ocal_v2); ocal_add(&ocal_state, ocal_v3);\n"
          "    }\n"
          "    for (; ocal_r < ocal_R; ocal_r += ocal_stride) {\n");
-  sb_map(&b, "v0", "ocal_base + ocal_r", map);
+  sb_map(&b, "ocal_v0", "ocal_base + ocal_r", map);
   sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0);\n"
          "    }\n"
@@ -418,13 +418,13 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
          "    ocal_st ocal_state = ocal_init(), ocal_state2 = ocal_init();\n"
          "    ulong ocal_r = ocal_r0;\n"
          "    for (; ocal_r + 2 <= ocal_r1; ocal_r += 2) {\n");
-  sb_map(&b, "v0", "ocal_p0 + ocal_r * ocal_inner", map);
-  sb_map(&b, "v1", "ocal_p0 + (ocal_r + 1) * ocal_inner", map);
+  sb_map(&b, "ocal_v0", "ocal_p0 + ocal_r * ocal_inner", map);
+  sb_map(&b, "ocal_v1", "ocal_p0 + (ocal_r + 1) * ocal_inner", map);
   sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0); ocal_add(&ocal_state2, ocal_v1);\n"
          "    }\n"
          "    if (ocal_r < ocal_r1) {\n");
-  sb_map(&b, "v0", "ocal_p0 + ocal_r * ocal_inner", map);
+  sb_map(&b, "ocal_v0", "ocal_p0 + ocal_r * ocal_inner", map);
   sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0);\n"
          "    }\n"

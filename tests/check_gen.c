@@ -1,0 +1,561 @@
+/* ocal tests — generated kernels (src/gen/gen.c): elementwise, reduction (whole and along
+ * an axis) and scan, against double-precision host references on random data of odd sizes;
+ * argument-list parse errors; run-time argument errors; build errors in the user's
+ * expressions; and the disk-cache hit of a generated kernel in a second (exec'ed) process. */
+#include "fixture.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static double *random_doubles(size_t n, uint64_t seed) {
+  double *x = fixture_malloc(n * sizeof *x);
+  uint64_t st = seed;
+  for (size_t i = 0; i < n; i++)
+    x[i] = (double)(fixture_random(&st) >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+  return x;
+}
+
+static ocal_buffer f32_buffer(const double *x, int ndim, const size_t *shape) {
+  size_t n = fixture_numel(ndim, shape);
+  float *f = fixture_malloc(n * sizeof *f);
+  for (size_t i = 0; i < n; i++) f[i] = (float)x[i];
+  ocal_buffer b;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, ndim, shape, f, &b));
+  free(f);
+  return b;
+}
+
+static float *read_f32(ocal_buffer b, size_t n) {
+  float *f = fixture_malloc(n * sizeof *f);
+  ck_assert_ocal(ocal_buffer_read(b, 0, n, f, NULL));
+  return f;
+}
+
+/* ---- elementwise ----------------------------------------------------------------------- */
+
+static void check_axpy(size_t n) {
+  double *x = random_doubles(n, n), *y = random_doubles(n, n + 1);
+  ocal_buffer bx = f32_buffer(x, 1, &n), by = f32_buffer(y, 1, &n);
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, "float a, const float *x, float *y",
+                                      "y[i] = a * x[i] + y[i]", NULL, &g));
+  float a = 1.5f;
+  const ocal_gen_arg args[] = {OCAL_GEN_SCALAR(&a), OCAL_GEN_BUFFER(bx), OCAL_GEN_BUFFER(by)};
+  ck_assert_ocal(ocal_gen_run(g, OCAL_GEN_AUTO, 3, args, NULL));
+  float *out = read_f32(by, n);
+  for (size_t i = 0; i < n; i++) {
+    float want = a * (float)x[i] + (float)y[i];
+    ck_assert_msg(fabsf(out[i] - want) <= 1e-6f * (fabsf(want) + 1), "n=%zu y[%zu] = %g, want %g",
+                  n, i, out[i], want);
+  }
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  ck_assert_ocal(ocal_buffer_release(by));
+  free(out);
+  free(x);
+  free(y);
+}
+
+START_TEST(test_elementwise_axpy) {
+  check_axpy(1);
+  check_axpy(1001);
+  check_axpy(100003);
+}
+END_TEST
+
+/* Every real type as scalars and pointers, a preamble, views, an explicit n. */
+START_TEST(test_elementwise_types_preamble_views) {
+  const size_t n = 777, m = 500;
+  int fp64 = fixture_has_fp64();
+  int32_t *a = fixture_malloc(n * 4);
+  uint8_t *b = fixture_malloc(n);
+  for (size_t i = 0; i < n; i++) {
+    a[i] = (int32_t)i - 300;
+    b[i] = (uint8_t)(i * 7);
+  }
+  ocal_buffer ba, bb, out, va, vo;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I32, 1, &n, a, &ba));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_U8, 1, &n, b, &bb));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, fp64 ? OCAL_F64 : OCAL_F32, 1, &n, &out));
+  ck_assert_ocal(ocal_buffer_view(ba, 5, 1, &m, &va));
+  ck_assert_ocal(ocal_buffer_view(out, 3, 1, &m, &vo));
+  const char *args = fp64 ? "const int *a, const uchar *b, double *out, long k, uint u, ulong w, float f, double d"
+                          : "const int *a, const uchar *b, float *out, long k, uint u, ulong w, float f, float d";
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_elementwise(
+      fixture_ctx, args, "out[i] = twice(a[i]) + b[i] + k + u + (long)w + f + d",
+      "long twice(int v) { return 2 * (long)v; }", &g));
+  int64_t k = -1000000;
+  uint32_t u = 7;
+  uint64_t w = 11;
+  float f = 0.5f;
+  double d = 0.25;
+  float df = 0.25f;
+  const ocal_gen_arg gargs[] = {OCAL_GEN_BUFFER(va), OCAL_GEN_BUFFER(bb), OCAL_GEN_BUFFER(vo),
+                                OCAL_GEN_SCALAR(&k), OCAL_GEN_SCALAR(&u), OCAL_GEN_SCALAR(&w),
+                                OCAL_GEN_SCALAR(&f), fp64 ? OCAL_GEN_SCALAR(&d) : OCAL_GEN_SCALAR(&df)};
+  ck_assert_ocal(ocal_gen_run(g, 400, 8, gargs, NULL));
+  double *h = fixture_malloc(n * sizeof *h);
+  if (fp64) {
+    ck_assert_ocal(ocal_buffer_read(out, 0, n, h, NULL));
+  } else {
+    float *hf = read_f32(out, n);
+    for (size_t i = 0; i < n; i++) h[i] = hf[i];
+    free(hf);
+  }
+  for (size_t i = 0; i < n; i++) {
+    double want = 0;
+    if (i >= 3 && i < 403) {
+      size_t j = i - 3;
+      want = 2.0 * a[5 + j] + b[j] + (double)k + u + (double)w + 0.5 + 0.25;
+    }
+    ck_assert_msg(fabs(h[i] - want) <= (fp64 ? 0 : 1e-7 * fabs(want) + 0.5), "out[%zu] = %.17g, want %.17g", i, h[i], want);
+  }
+  const char *src;
+  ck_assert_ocal(ocal_gen_source(g, &src));
+  ck_assert_ptr_nonnull(strstr(src, "twice(a[i])"));
+  ck_assert_ptr_nonnull(strstr(src, "long twice"));
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(va));
+  ck_assert_ocal(ocal_buffer_release(vo));
+  ck_assert_ocal(ocal_buffer_release(ba));
+  ck_assert_ocal(ocal_buffer_release(bb));
+  ck_assert_ocal(ocal_buffer_release(out));
+  free(a);
+  free(b);
+  free(h);
+}
+END_TEST
+
+/* ---- parse and run errors ---------------------------------------------------------------- */
+
+static void assert_parse_error(const char *list, const char *column, const char *token) {
+  ocal_gen g = NULL;
+  ck_assert_ocal_fails(ocal_gen_elementwise(fixture_ctx, list, "i", NULL, &g),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_null(g);
+  const char *msg = ocal_last_error();
+  ck_assert_msg(strstr(msg, column) != NULL, "'%s': no '%s' in: %s", list, column, msg);
+  ck_assert_msg(strstr(msg, token) != NULL, "'%s': no '%s' in: %s", list, token, msg);
+}
+
+START_TEST(test_parse_errors) {
+  assert_parse_error("float a, cnst float *x", "column 10", "'cnst'");
+  assert_parse_error("float a float *x", "column 9", "'float'");
+  assert_parse_error("float a, float *", "column 17", "the end of the list");
+  assert_parse_error("float a, const float *x,", "column 25", "the end of the list");
+  assert_parse_error("float a, float **x", "column 17", "pointers to pointers");
+  assert_parse_error("float i", "column 7", "reserved");
+  assert_parse_error("float n", "column 7", "reserved");
+  assert_parse_error("float ocal_x", "column 7", "reserved");
+  assert_parse_error("float a, int a", "column 14", "declared before");
+  assert_parse_error("half a", "column 1", "'half'");
+  assert_parse_error("float a; int b", "column 8", "';");
+  assert_parse_error("float 1a", "column 7", "'1a'");
+  /* The caret line under the list. */
+  ocal_gen g = NULL;
+  ck_assert_ocal_fails(ocal_gen_elementwise(fixture_ctx, "float a, cnst float *x", "i", NULL, &g),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "float a, cnst float *x\n           ^"));
+}
+END_TEST
+
+START_TEST(test_run_errors) {
+  const size_t n = 10;
+  ocal_buffer f, d;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &f));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I32, 1, &n, &d));
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, "float a, float *y", "y[i] = a", NULL, &g));
+  float a = 1;
+  const ocal_gen_arg ok[] = {OCAL_GEN_SCALAR(&a), OCAL_GEN_BUFFER(f)};
+  const ocal_gen_arg swapped[] = {OCAL_GEN_BUFFER(f), OCAL_GEN_SCALAR(&a)};
+  const ocal_gen_arg wrong_type[] = {OCAL_GEN_SCALAR(&a), OCAL_GEN_BUFFER(d)};
+  ck_assert_ocal_fails(ocal_gen_run(g, n, 1, ok, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "declares 2"));
+  ck_assert_ocal_fails(ocal_gen_run(g, n, 2, swapped, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_gen_run(g, n, 2, wrong_type, NULL), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_gen_run(g, n, 2, ok, f), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, 0, 2, ok, f), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_gen_run(NULL, n, 2, ok, NULL), OCAL_INVALID_HANDLE);
+  ck_assert_ocal(ocal_gen_run(g, 0, 2, ok, NULL));
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, "", "(void)i", NULL, &g));
+  ck_assert_ocal_fails(ocal_gen_run(g, OCAL_GEN_AUTO, 0, NULL, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal(ocal_gen_release(g));
+  /* Reductions: out of the wrong type or size. */
+  ck_assert_ocal(ocal_gen_reduction(fixture_ctx, OCAL_F32, "0", "a + b", "x[i]",
+                                    "const float *x", NULL, &g));
+  const ocal_gen_arg rx[] = {OCAL_GEN_BUFFER(f)};
+  ck_assert_ocal_fails(ocal_gen_run(g, n, 1, rx, f), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_gen_run(g, n, 1, rx, d), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_gen_run(g, n, 1, rx, NULL), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, 1, 1, rx, f), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal_fails(ocal_gen_reduction(fixture_ctx, OCAL_C32, "0", "a + b", "x[i]",
+                                          "const float *x", NULL, &g), OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_gen_reduction(fixture_ctx, OCAL_F32, NULL, "a + b", "x[i]",
+                                          "const float *x", NULL, &g), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_gen_scan(fixture_ctx, OCAL_F32, "0", "a + b", "x[i]",
+                                     "const float *x", NULL, 2, &g), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal(ocal_buffer_release(f));
+  ck_assert_ocal(ocal_buffer_release(d));
+}
+END_TEST
+
+/* A mistake in the user's expression: the build log names the user's text by its label. */
+START_TEST(test_build_error_in_body) {
+  ocal_gen g = NULL;
+  ck_assert_ocal_fails(ocal_gen_elementwise(fixture_ctx, "float *y", "y[i] = no_such_name", NULL,
+                                            &g), OCAL_BUILD_FAILED);
+  ck_assert_ptr_null(g);
+  const char *msg = ocal_last_error();
+  ck_assert_msg(strstr(msg, "no_such_name") != NULL, "%s", msg);
+  ck_assert_msg(strstr(msg, "body:1:") != NULL, "the log does not name the body's line: %s", msg);
+  ck_assert_msg(strstr(msg, "generated source:") != NULL, "%s", msg);
+  ck_assert_ocal_fails(ocal_gen_reduction(fixture_ctx, OCAL_F32, "0", "a +* b", "x[i]",
+                                          "const float *x", NULL, &g), OCAL_BUILD_FAILED);
+  ck_assert_msg(strstr(ocal_last_error(), "reduce:1:") != NULL, "%s", ocal_last_error());
+}
+END_TEST
+
+/* ---- reductions ------------------------------------------------------------------------- */
+
+/* dot = sum x[i] * y[i] over n floats, against double and against ocal_vdot. */
+static void check_dot(size_t n) {
+  double *x = random_doubles(n, 2 * n), *y = random_doubles(n, 2 * n + 1);
+  ocal_buffer bx = f32_buffer(x, 1, &n), by = f32_buffer(y, 1, &n), out, ref;
+  const size_t one = 1;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &one, &out));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &one, &ref));
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_reduction(fixture_ctx, OCAL_F32, "0", "a + b", "x[i] * y[i]",
+                                    "const float *x, const float *y", NULL, &g));
+  const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(bx), OCAL_GEN_BUFFER(by)};
+  ck_assert_ocal(ocal_gen_run(g, n, 2, args, out));
+  ck_assert_ocal(ocal_vdot(bx, by, OCAL_AXIS_ALL, ref));
+  float got, builtin;
+  ck_assert_ocal(ocal_buffer_read(out, 0, 1, &got, NULL));
+  ck_assert_ocal(ocal_buffer_read(ref, 0, 1, &builtin, NULL));
+  double want = 0, mag = 0;
+  for (size_t i = 0; i < n; i++) {
+    double p = (double)(float)x[i] * (double)(float)y[i];
+    want += (double)(float)p; /* the products are rounded to float, then summed exactly */
+    mag += fabs(p);
+  }
+  /* Compensated: within a few roundings of the result, whatever n is. */
+  double tol = 4 * 1.2e-7 * fabs(want) + 1e-7 * mag / sqrt((double)n + 1) + 1e-30;
+  ck_assert_msg(fabs(got - want) <= tol, "n=%zu: generated dot %.9g, want %.9g (tol %.3g)", n,
+                got, want, tol);
+  ck_assert_msg(fabs(got - builtin) <= tol, "n=%zu: generated dot %.9g, ocal_vdot %.9g", n, got,
+                builtin);
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  ck_assert_ocal(ocal_buffer_release(by));
+  ck_assert_ocal(ocal_buffer_release(out));
+  ck_assert_ocal(ocal_buffer_release(ref));
+  free(x);
+  free(y);
+}
+
+START_TEST(test_reduction_dot) {
+  check_dot(1);
+  check_dot(17);
+  check_dot(1001);
+  check_dot((1u << 20) + 3); /* two passes */
+}
+END_TEST
+
+/* The compensated sum: 1 followed by many values below half an ulp of it. */
+START_TEST(test_reduction_compensated) {
+  const size_t n = 1u << 18;
+  float *h = fixture_malloc(n * sizeof *h);
+  h[0] = 1.0f;
+  for (size_t i = 1; i < n; i++) h[i] = 1e-8f;
+  ocal_buffer bx, out;
+  const size_t one = 1;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &n, h, &bx));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &one, &out));
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_reduction(fixture_ctx, OCAL_F32, "0", " ( b+a ) ", "x[i]",
+                                    "const float *x", NULL, &g));
+  const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(bx)};
+  ck_assert_ocal(ocal_gen_run(g, OCAL_GEN_AUTO, 1, args, out));
+  float got;
+  ck_assert_ocal(ocal_buffer_read(out, 0, 1, &got, NULL));
+  double want = 1.0 + (double)(n - 1) * (double)1e-8f;
+  ck_assert_msg(fabs(got - want) <= 1.2e-7 * want, "sum %.9g, want %.9g", got, want);
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  ck_assert_ocal(ocal_buffer_release(out));
+  free(h);
+}
+END_TEST
+
+/* max(|x|) with a user function, and an exact 64-bit integer sum of i32 products. */
+START_TEST(test_reduction_other_ops) {
+  const size_t n = 100003, one = 1;
+  double *x = random_doubles(n, 5);
+  ocal_buffer bx = f32_buffer(x, 1, &n), out;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &one, &out));
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_reduction(fixture_ctx, OCAL_F32, "0", "fmax(a, b)", "absval(x[i])",
+                                    "const float *x", "float absval(float v) { return fabs(v); }",
+                                    &g));
+  const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(bx)};
+  ck_assert_ocal(ocal_gen_run(g, n, 1, args, out));
+  float got;
+  ck_assert_ocal(ocal_buffer_read(out, 0, 1, &got, NULL));
+  float want = 0;
+  for (size_t i = 0; i < n; i++) want = fmaxf(want, fabsf((float)x[i]));
+  ck_assert_msg(got == want, "max |x| = %g, want %g", got, want);
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(out));
+  ck_assert_ocal(ocal_buffer_release(bx));
+
+  int32_t *a = fixture_malloc(n * 4);
+  uint64_t st = 9;
+  for (size_t i = 0; i < n; i++) a[i] = (int32_t)(fixture_random(&st) >> 33) - (1 << 30);
+  ocal_buffer ba;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I32, 1, &n, a, &ba));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I64, 1, &one, &out));
+  ck_assert_ocal(ocal_gen_reduction(fixture_ctx, OCAL_I64, "0", "a + b", "(long)a[i] * k",
+                                    "const int *a, int k", NULL, &g));
+  int32_t k = -3;
+  const ocal_gen_arg iargs[] = {OCAL_GEN_BUFFER(ba), OCAL_GEN_SCALAR(&k)};
+  ck_assert_ocal(ocal_gen_run(g, OCAL_GEN_AUTO, 2, iargs, out));
+  int64_t igot, iwant = 0;
+  for (size_t i = 0; i < n; i++) iwant += (int64_t)a[i] * k;
+  ck_assert_ocal(ocal_buffer_read(out, 0, 1, &igot, NULL));
+  ck_assert_msg(igot == iwant, "integer sum %lld, want %lld", (long long)igot, (long long)iwant);
+  /* An empty reduction gives the neutral value. */
+  ck_assert_ocal(ocal_gen_run(g, 0, 2, iargs, out));
+  ck_assert_ocal(ocal_buffer_read(out, 0, 1, &igot, NULL));
+  ck_assert_int_eq(igot, 0);
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(ba));
+  ck_assert_ocal(ocal_buffer_release(out));
+  free(a);
+  free(x);
+}
+END_TEST
+
+/* sum over an axis of x * y for shapes that exercise every kernel (short and long rows,
+ * columns, chunks), against double. */
+static void check_axis(int ndim, const size_t *shape, int axis, int keep) {
+  size_t n = fixture_numel(ndim, shape);
+  double *x = random_doubles(n, n + (uint64_t)axis + 40), *y = random_doubles(n, n + 7);
+  ocal_buffer bx = f32_buffer(x, ndim, shape), by = f32_buffer(y, ndim, shape), out;
+  int all = axis == OCAL_AXIS_ALL, a = all ? 0 : axis < 0 ? axis + ndim : axis;
+  size_t outer = 1, inner = 1, R = all ? n : shape[a], oshape[4];
+  int ond = 0;
+  for (int i = 0; i < ndim && !all; i++) {
+    if (i < a) outer *= shape[i];
+    if (i > a) inner *= shape[i];
+    if (i != a || keep) oshape[ond++] = i == a ? 1 : shape[i];
+  }
+  if (ond == 0) oshape[ond++] = 1;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, ond, oshape, &out));
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_reduction(fixture_ctx, OCAL_F32, "0", "a + b", "x[i] * y[i]",
+                                    "const float *x, const float *y", NULL, &g));
+  const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(bx), OCAL_GEN_BUFFER(by)};
+  ck_assert_ocal(ocal_gen_run_axis(g, axis, 2, args, out));
+  float *got = read_f32(out, outer * inner);
+  for (size_t o = 0; o < outer; o++)
+    for (size_t j = 0; j < inner; j++) {
+      double want = 0, mag = 0;
+      for (size_t r = 0; r < R; r++) {
+        size_t i = (o * R + r) * inner + j;
+        double p = (double)(float)x[i] * (double)(float)y[i];
+        want += p;
+        mag += fabs(p);
+      }
+      float v = got[o * inner + j];
+      ck_assert_msg(fabs(v - want) <= 4e-7 * mag + 1e-30, "axis %d: out[%zu] = %.9g, want %.9g",
+                    axis, o * inner + j, v, want);
+    }
+  free(got);
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  ck_assert_ocal(ocal_buffer_release(by));
+  ck_assert_ocal(ocal_buffer_release(out));
+  free(x);
+  free(y);
+}
+
+START_TEST(test_reduction_axis) {
+  const size_t s3[3] = {7, 33, 5};
+  check_axis(3, s3, 0, 0);
+  check_axis(3, s3, 1, 1);
+  check_axis(3, s3, 2, 0);
+  check_axis(3, s3, -1, 1);
+  const size_t rows[2] = {3, 100001}; /* long rows: chunks and a second pass */
+  check_axis(2, rows, 1, 0);
+  const size_t cols[2] = {20001, 3}; /* long columns: chunks along R */
+  check_axis(2, cols, 0, 0);
+  const size_t many[2] = {300, 70}; /* many short rows */
+  check_axis(2, many, 1, 0);
+  check_axis(1, &s3[1], 0, 0);
+  check_axis(3, s3, OCAL_AXIS_ALL, 0);
+}
+END_TEST
+
+/* ---- scans -------------------------------------------------------------------------- */
+
+static void check_scan_sum(size_t n, int exclusive) {
+  int32_t *a = fixture_malloc((n ? n : 1) * 4);
+  uint64_t st = n + 3;
+  for (size_t i = 0; i < n; i++) a[i] = (int32_t)(fixture_random(&st) >> 40) - (1 << 23);
+  ocal_buffer ba, out;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I32, 1, &n, a, &ba));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I64, 1, &n, &out));
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_scan(fixture_ctx, OCAL_I64, "0", "a + b", "(long)x[i]", "const int *x",
+                               NULL, exclusive, &g));
+  const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(ba)};
+  ck_assert_ocal(ocal_gen_run(g, n, 1, args, out));
+  int64_t *h = fixture_malloc((n ? n : 1) * 8), run = 0;
+  ck_assert_ocal(ocal_buffer_read(out, 0, n, h, NULL));
+  for (size_t i = 0; i < n; i++) {
+    int64_t next = run + a[i];
+    int64_t want = exclusive ? run : next;
+    ck_assert_msg(h[i] == want, "n=%zu %s: out[%zu] = %lld, want %lld", n,
+                  exclusive ? "exclusive" : "inclusive", i, (long long)h[i], (long long)want);
+    run = next;
+  }
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(ba));
+  ck_assert_ocal(ocal_buffer_release(out));
+  free(a);
+  free(h);
+}
+
+START_TEST(test_scan_sum) {
+  check_scan_sum(1, 0);
+  check_scan_sum(1, 1);
+  check_scan_sum(1000, 0);
+  check_scan_sum(100003, 0); /* several pieces: three launches */
+  check_scan_sum(100003, 1);
+}
+END_TEST
+
+/* A running maximum of x[i] * s (a user operator and a scalar), in place. */
+START_TEST(test_scan_max_in_place) {
+  const size_t n = 54321;
+  double *x = random_doubles(n, 77);
+  ocal_buffer bx = f32_buffer(x, 1, &n);
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_scan(fixture_ctx, OCAL_F32, "-INFINITY", "fmax(a, b)", "x[i] * s",
+                               "const float *x, float s", NULL, 0, &g));
+  float s = 2.0f;
+  const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(bx), OCAL_GEN_SCALAR(&s)};
+  ck_assert_ocal(ocal_gen_run(g, OCAL_GEN_AUTO, 2, args, bx));
+  float *h = read_f32(bx, n), run = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    run = fmaxf(run, (float)x[i] * s);
+    ck_assert_msg(h[i] == run, "out[%zu] = %g, want %g", i, h[i], run);
+  }
+  const char *src;
+  ck_assert_ocal(ocal_gen_source(g, &src));
+  ck_assert_ptr_nonnull(strstr(src, "fmax(a, b)"));
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  free(h);
+  free(x);
+}
+END_TEST
+
+/* ---- the disk cache, seen from a second process --------------------------------------- */
+
+static const char *program_path = "";
+
+static int child_main(const char *dir, int expect_hit) {
+  ocal_context_options opt;
+  ocal_context_options_init(&opt);
+  opt.disk_cache = 1;
+  opt.cache_dir = dir;
+  ocal_context ctx;
+  if (ocal_context_create(&ctx, &opt) != OCAL_OK) return 10;
+  int code = 0;
+  ocal_gen g = NULL;
+  ocal_buffer b = NULL, out = NULL;
+  ocal_cache_stats st;
+  const size_t n = 1000, one = 1;
+  float h[1000], sum = 0;
+  for (size_t i = 0; i < n; i++) h[i] = (float)(i % 10);
+  if (ocal_gen_reduction(ctx, OCAL_F32, "0", "a + b", "x[i] * x[i]", "const float *x", NULL,
+                         &g) != OCAL_OK)
+    code = 11;
+  else if (ocal_context_cache_stats(ctx, &st) != OCAL_OK ||
+           (expect_hit ? st.compiles != 0 || st.disk_hits != 1 : st.compiles != 1))
+    code = 12;
+  else if (ocal_buffer_from_host(ctx, OCAL_F32, 1, &n, h, &b) != OCAL_OK ||
+           ocal_buffer_zeros(ctx, OCAL_F32, 1, &one, &out) != OCAL_OK ||
+           ocal_gen_run(g, n, 1, (const ocal_gen_arg[]){OCAL_GEN_BUFFER(b)}, out) != OCAL_OK ||
+           ocal_buffer_read(out, 0, 1, &sum, NULL) != OCAL_OK)
+    code = 13;
+  else if (sum != 28500.0f) /* 100 * (0 + 1 + 4 + ... + 81) */
+    code = 14;
+  if (code) fprintf(stderr, "child: code %d: %s\n", code, ocal_last_error());
+  ocal_buffer_release(b);
+  ocal_buffer_release(out);
+  ocal_gen_release(g);
+  ocal_context_release(ctx);
+  return code;
+}
+
+static void run_child(const char *dir, int expect_hit) {
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    const char *hit = expect_hit ? "1" : "0";
+    execl("/proc/self/exe", program_path, "--child", dir, hit, (char *)NULL);
+    execl(program_path, program_path, "--child", dir, hit, (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "child (expecting %s) failed: exit %d (see its stderr)",
+                expect_hit ? "a disk hit" : "a build", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+START_TEST(test_disk_cache_second_process) {
+  char dir[] = "/tmp/ocal-check-gen-cache-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  run_child(dir, 0);
+  run_child(dir, 1);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "--child") == 0) return child_main(argv[2], atoi(argv[3]));
+  program_path = argv[0];
+  Suite *s = suite_create("gen");
+  TCase *tc = fixture_tcase("gen");
+  tcase_add_test(tc, test_elementwise_axpy);
+  tcase_add_test(tc, test_elementwise_types_preamble_views);
+  tcase_add_test(tc, test_parse_errors);
+  tcase_add_test(tc, test_run_errors);
+  tcase_add_test(tc, test_build_error_in_body);
+  tcase_add_test(tc, test_reduction_dot);
+  tcase_add_test(tc, test_reduction_compensated);
+  tcase_add_test(tc, test_reduction_other_ops);
+  tcase_add_test(tc, test_reduction_axis);
+  tcase_add_test(tc, test_scan_sum);
+  tcase_add_test(tc, test_scan_max_in_place);
+  tcase_add_test(tc, test_disk_cache_second_process);
+  suite_add_tcase(s, tc);
+  return fixture_run(s);
+}
