@@ -35,12 +35,21 @@ static double now(void) {
     }                                                                                   \
   } while (0)
 
-enum { OP_AXPY, OP_GEN_AXPY, OP_DOT, OP_GEN_DOT };
-static const char *const op_names[] = {"axpy", "gen_axpy", "dot", "gen_dot"};
+enum { OP_AXPY, OP_GEN_AXPY, OP_DOT, OP_GEN_DOT, OP_RAW_AXPY };
+static const char *const op_names[] = {"axpy", "gen_axpy", "dot", "gen_dot", "raw_axpy"};
+
+/* The same axpy as a raw kernel: one work-item per element, no loop. */
+static const char *const raw_src =
+    "__kernel void axpy(const float a, __global const float *x, __global float *y,\n"
+    "                   const ulong n) {\n"
+    "  const size_t i = get_global_id(0);\n"
+    "  if (i < n) y[i] = a * x[i] + y[i];\n"
+    "}\n";
 
 typedef struct {
   ocal_context ctx;
   ocal_gen axpy, dot;
+  ocal_kernel raw;
   ocal_buffer x, y, out;
   size_t n;
 } state;
@@ -61,7 +70,8 @@ static void run_op(state *b, int op) {
     case OP_AXPY: CHECK(ocal_axpy(a, b->x, b->y)); break;
     case OP_GEN_AXPY: CHECK(ocal_gen_run(b->axpy, b->n, 3, axpy, NULL)); break;
     case OP_DOT: CHECK(ocal_vdot(b->x, b->y, OCAL_AXIS_ALL, b->out)); break;
-    default: CHECK(ocal_gen_run(b->dot, b->n, 2, dot, b->out)); break;
+    case OP_GEN_DOT: CHECK(ocal_gen_run(b->dot, b->n, 2, dot, b->out)); break;
+    default: CHECK(ocal_kernel_launch(b->raw, 1, &b->n, NULL)); break;
   }
 }
 
@@ -172,6 +182,10 @@ int main(int argc, char **argv) {
   dev[k] = '\0';
   CHECK(ocal_gen_elementwise(b.ctx, axpy_args, axpy_body, NULL, &b.axpy));
   CHECK(make_dot(b.ctx, &b.dot));
+  ocal_program prog;
+  CHECK(ocal_program_create(b.ctx, raw_src, NULL, &prog));
+  CHECK(ocal_kernel_create(prog, "axpy", &b.raw));
+  CHECK(ocal_program_release(prog));
   const size_t one = 1;
   CHECK(ocal_buffer_create(b.ctx, OCAL_F32, 1, &one, &b.out));
 
@@ -183,6 +197,12 @@ int main(int argc, char **argv) {
     float v = 0.5f, w = -0.25f;
     CHECK(ocal_buffer_fill(b.x, &v));
     CHECK(ocal_buffer_fill(b.y, &w));
+    float a = 1e-3f;
+    cl_ulong cn = n;
+    CHECK(ocal_kernel_set_scalar(b.raw, 0, OCAL_F32, &a));
+    CHECK(ocal_kernel_set_buffer(b.raw, 1, b.x));
+    CHECK(ocal_kernel_set_buffer(b.raw, 2, b.y));
+    CHECK(ocal_kernel_set_scalar(b.raw, 3, OCAL_U64, &cn));
     /* Interleaved pairs, so that a drifting clock or a warming device hits both alike. */
     for (int pair = 0; pair < 2; pair++) {
       int builtin = pair == 0 ? OP_AXPY : OP_DOT, gen = builtin + 1;
@@ -198,6 +218,12 @@ int main(int argc, char **argv) {
       printf("{\"bench\":\"gen\",\"device\":\"%s\",\"op\":\"%s\",\"dtype\":\"f32\",\"n\":%zu,"
              "\"us\":%.2f,\"gbps\":%.1f,\"builtin_gbps\":%.1f,\"ratio\":%.3f}\n",
              dev, op_names[gen], n, tg * 1e6, gg, gb, gg / gb);
+      if (pair == 0) {
+        double tr = time_op(&b, OP_RAW_AXPY, target), gr = bytes / tr / 1e9;
+        printf("{\"bench\":\"gen\",\"device\":\"%s\",\"op\":\"raw_axpy\",\"dtype\":\"f32\","
+               "\"n\":%zu,\"us\":%.2f,\"gbps\":%.1f,\"builtin_gbps\":%.1f,\"ratio\":%.3f}\n",
+               dev, n, tr * 1e6, gr, gb, gr / gb);
+      }
     }
     fflush(stdout);
     ocal_buffer_release(b.x);
@@ -221,6 +247,7 @@ int main(int argc, char **argv) {
   if (system(cmd) != 0) fprintf(stderr, "bench/gen: could not remove %s\n", dir);
 
   ocal_buffer_release(b.out);
+  ocal_kernel_release(b.raw);
   ocal_gen_release(b.axpy);
   ocal_gen_release(b.dot);
   ocal_context_release(b.ctx);
