@@ -132,6 +132,52 @@ START_TEST(test_elementwise_types_preamble_views) {
 }
 END_TEST
 
+
+/* The GPU form of the elementwise kernel (four indices per work-item, restrict pointers),
+ * run here through the raw-kernel interface from the generated source, whatever the device. */
+START_TEST(test_elementwise_wide_form) {
+  const size_t n = 100003;
+  double *x = random_doubles(n, 11), *y = random_doubles(n, 12);
+  ocal_buffer bx = f32_buffer(x, 1, &n), by = f32_buffer(y, 1, &n);
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, "float a, const float *x, float *y",
+                                      "y[i] = a * x[i] + y[i]", NULL, &g));
+  const char *src;
+  ck_assert_ocal(ocal_gen_source(g, &src));
+  ocal_program p;
+  ocal_kernel k;
+  ck_assert_ocal(ocal_program_create(fixture_ctx, src, NULL, &p));
+  ck_assert_ocal(ocal_kernel_create(p, "ocal_elementwise_wide", &k));
+  cl_ulong cn = n, zero = 0;
+  float a = -0.75f;
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 0, OCAL_U64, &cn));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 1, OCAL_F32, &a));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 2, bx));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 3, OCAL_U64, &zero));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 4, by));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 5, OCAL_U64, &zero));
+  const size_t items[] = {n / 4 + 1, 1000, 1};
+  for (int round = 0; round < 3; round++) {
+    ck_assert_ocal(ocal_kernel_launch(k, 1, &items[round], NULL));
+    float *out = read_f32(by, n);
+    for (size_t i = 0; i < n; i++) {
+      double want = (double)(float)y[i];
+      for (int r = 0; r <= round; r++) want = (double)(a * (float)x[i] + (float)want);
+      ck_assert_msg(fabs(out[i] - want) <= 1e-6 * (fabs(want) + 1), "round %d: y[%zu] = %g, want %g",
+                    round, i, out[i], want);
+    }
+    free(out);
+  }
+  ck_assert_ocal(ocal_kernel_release(k));
+  ck_assert_ocal(ocal_program_release(p));
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  ck_assert_ocal(ocal_buffer_release(by));
+  free(x);
+  free(y);
+}
+END_TEST
+
 /* ---- parse and run errors ---------------------------------------------------------------- */
 
 static void assert_parse_error(const char *list, const char *column, const char *token) {
@@ -546,6 +592,7 @@ int main(int argc, char **argv) {
   TCase *tc = fixture_tcase("gen");
   tcase_add_test(tc, test_elementwise_axpy);
   tcase_add_test(tc, test_elementwise_types_preamble_views);
+  tcase_add_test(tc, test_elementwise_wide_form);
   tcase_add_test(tc, test_parse_errors);
   tcase_add_test(tc, test_run_errors);
   tcase_add_test(tc, test_build_error_in_body);

@@ -164,6 +164,11 @@ typedef struct ocal_gen_arg {
  * statements run for every index `i` (a `ulong`, 0 <= i < n), e.g. "y[i] = a * x[i] + y[i]";
  * `n` is also in scope. A pointer points at its buffer's first element (views included).
  * `preamble` (or NULL) is OpenCL C placed before the kernel: helper functions, macros.
+ * The body for index i should touch element i of the buffers it writes (the elementwise
+ * contract): on GPUs each work-item runs it for four indices with the pointers declared
+ * `restrict`, so that their loads can all be in flight before the stores. The same buffer
+ * may be passed for two arguments ("y[i] = a * x[i] + y[i]" with x = y) when the body
+ * reads element i before it writes it.
  * \param ctx the context.
  * \param arguments the argument list.
  * \param body the statements.
