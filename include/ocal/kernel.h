@@ -176,7 +176,17 @@ typedef struct ocal_gen_arg {
  * \param gen receives the generator; the kernel is built (or loaded from the caches) now.
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when the argument list cannot be parsed (the
  *          message names the column and the offending token); OCAL_BUILD_FAILED when the
- *          generated kernel does not compile (the message holds the log and the source). */
+ *          generated kernel does not compile: the message holds the log and the generated
+ *          source with numbered lines. The user's texts sit under #line directives, so
+ *          drivers that honour them (PoCL) report "body:1:8: error ..."; others (NVIDIA)
+ *          report the line of the numbered source.
+ *
+ * On GPUs, when every argument has one type and the body uses only arithmetic, assignments,
+ * `p[i]` subscripts, scalar arguments, literals (float ones with the f suffix) and
+ * componentwise built-in functions, ocal also builds a 4-wide form of the kernel (each
+ * `p[i]` a 4-vector) and runs it when every buffer starts at a multiple of 4 elements: the
+ * generated `y[i] = a * x[i] + y[i]` then streams as fast as ocal_axpy. The source of both
+ * forms is in ocal_gen_source. */
 OCAL_API ocal_status ocal_gen_elementwise(ocal_context ctx, const char *arguments,
                                           const char *body, const char *preamble,
                                           ocal_gen *gen);
