@@ -9,8 +9,8 @@
  *     neighbours read neighbouring addresses; when there are too few outputs to fill the
  *     device, R is split into chunks and a second launch merges them. Where the columns
  *     allow aligned vector loads, `strided_v` takes a vector of neighbouring columns per
- *     work-item: on an H100 that lifts a column sum of a 16384^2 float matrix from 0.70 to
- *     XXX of copy bandwidth.
+ *     work-item: on an H200 that lifts a column sum of a 16384^2 float matrix from 0.54 to
+ *     0.88 of copy bandwidth (max: 1.02).
  * Small inputs are one launch. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,8 +198,11 @@ static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
     local1 = ocal__rs_local(k1, OCAL__RS_WG_MAX);
     /* Every work-item runs a long serial loop, so all of them must be resident at once: a
      * second wave of a few groups would double the time. Aim at half the device's
-     * threads (each keeps eight loads in flight), rounding the chunks down. */
-    size_t strided_target = target / 2, columns = outputs / cols_per_item;
+     * threads (each keeps eight loads in flight), rounding the chunks down. A work-item of
+     * vector columns keeps VW times the bytes in flight and needs more registers: a quarter
+     * of the threads (on an H200, a 16384^2 column sum: 0.84 of copy at a half, 0.88 at a
+     * quarter, 0.56 at an eighth; max 0.83, 1.02, 0.78). */
+    size_t strided_target = target / (vcols ? 4 : 2), columns = outputs / cols_per_item;
     if (columns < strided_target && R > 64) {
       chunks = strided_target / columns;
       size_t most = ocal__rs_ceil_div(R, 64); /* at least 64 elements per work-item */
