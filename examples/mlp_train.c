@@ -43,7 +43,7 @@
 
 typedef struct options {
   const char *device, *idx_images, *idx_labels;
-  size_t epochs, batch, hidden, train, test, check_steps, bench_steps;
+  size_t epochs, batch, hidden, train, test, check_steps, bench_steps, profile_steps;
   double lr, min_accuracy;
   uint64_t seed;
 } options;
@@ -53,6 +53,33 @@ static double now(void) {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
+
+/* --profile-steps: every operation of a step waits for the device, and its time (launch and
+ * run) is added up under its name. Slower than a free-running step, but it shows which
+ * operation dominates. */
+static ocal_context profile_ctx; /* NULL unless profiling */
+static struct {
+  const char *name;
+  double seconds;
+} profile[32];
+static double profile_last;
+
+static void profile_mark(const char *name) {
+  ocal_finish(profile_ctx);
+  double t = now();
+  int i = 0;
+  while (i < 31 && profile[i].name && strcmp(profile[i].name, name) != 0) i++;
+  profile[i].name = name;
+  profile[i].seconds += t - profile_last;
+  profile_last = t;
+}
+
+/* An operation of the training step: TRY, and a mark in the profile when profiling. */
+#define OP(call)                                 \
+  do {                                           \
+    TRY(call);                                   \
+    if (profile_ctx) profile_mark(#call);        \
+  } while (0)
 
 /* ---- data ------------------------------------------------------------------------------ */
 
@@ -217,11 +244,11 @@ static void pass_release(pass *p) {
 
 /* h = relu(x W1 + b1), z = h W2 + b2. */
 static ocal_status forward(const net *m, ocal_buffer x, pass *p) {
-  TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, x, m->w1, 0.0, p->h));
-  TRY(ocal_binary(OCAL_BINARY_ADD, p->h, m->b1, p->h)); /* b1 broadcast over the rows */
-  TRY(ocal_unary(OCAL_UNARY_RELU, p->h, p->h));
-  TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, p->h, m->w2, 0.0, p->z));
-  TRY(ocal_binary(OCAL_BINARY_ADD, p->z, m->b2, p->z));
+  OP(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, x, m->w1, 0.0, p->h));
+  OP(ocal_binary(OCAL_BINARY_ADD, p->h, m->b1, p->h)); /* b1 broadcast over the rows */
+  OP(ocal_unary(OCAL_UNARY_RELU, p->h, p->h));
+  OP(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, p->h, m->w2, 0.0, p->z));
+  OP(ocal_binary(OCAL_BINARY_ADD, p->z, m->b2, p->z));
   return OCAL_OK;
 }
 
@@ -231,19 +258,19 @@ static ocal_status sgd_step(net *m, ocal_buffer x, ocal_buffer y, pass *p, doubl
   double step = lr / (double)p->rows;
   TRY(forward(m, x, p));
   /* Per-sample losses, and dz = softmax(z) - onehot(y), which replaces z. */
-  TRY(ocal_softmax_cross_entropy(p->z, y, p->loss, p->z));
+  OP(ocal_softmax_cross_entropy(p->z, y, p->loss, p->z));
   /* Layer 2: dh = dz W2^T with the old W2, then W2 -= step * h^T dz, b2 -= step * sum(dz). */
-  TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1.0, p->z, m->w2, 0.0, p->dh));
-  TRY(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, -step, p->h, p->z, 1.0, m->w2));
-  TRY(ocal_sum(p->z, 0, p->db2));
-  TRY(ocal_axpy(-step, p->db2, m->b2));
+  OP(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1.0, p->z, m->w2, 0.0, p->dh));
+  OP(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, -step, p->h, p->z, 1.0, m->w2));
+  OP(ocal_sum(p->z, 0, p->db2));
+  OP(ocal_axpy(-step, p->db2, m->b2));
   /* Through the ReLU: the gradient passes where the unit was active (h > 0). */
-  TRY(ocal_binary_scalar(OCAL_BINARY_GT, p->h, 0.0, p->mask));
-  TRY(ocal_where(p->mask, p->dh, m->zero, p->dh));
+  OP(ocal_binary_scalar(OCAL_BINARY_GT, p->h, 0.0, p->mask));
+  OP(ocal_where(p->mask, p->dh, m->zero, p->dh));
   /* Layer 1: W1 -= step * x^T dh, b1 -= step * sum(dh). */
-  TRY(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, -step, x, p->dh, 1.0, m->w1));
-  TRY(ocal_sum(p->dh, 0, p->db1));
-  TRY(ocal_axpy(-step, p->db1, m->b1));
+  OP(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, -step, x, p->dh, 1.0, m->w1));
+  OP(ocal_sum(p->dh, 0, p->db1));
+  OP(ocal_axpy(-step, p->db1, m->b1));
   return OCAL_OK;
 }
 
@@ -429,6 +456,7 @@ static ocal_status run(ocal_context ctx, dataset *train, dataset *test, const op
   TRY(ocal_finish(ctx));
   ocal_cache_stats cs;
   TRY(ocal_context_cache_stats(ctx, &cs));
+  /* CLBlast builds its GEMM kernels itself, outside ocal's cache (drivers may cache them). */
   printf("first SGD step: %.1f ms (ocal's kernels: %llu compiled, %llu from the disk cache)\n",
          1e3 * (now() - t0), (unsigned long long)cs.compiles, (unsigned long long)cs.disk_hits);
 
@@ -476,9 +504,28 @@ static ocal_status run(ocal_context ctx, dataset *train, dataset *test, const op
     TRY(ocal_finish(ctx));
     double b0 = now();
     for (size_t t = 0; t < o->bench_steps; t++) TRY(sgd_step(&m, xb, yb, &p, o->lr));
+    double queued = now();
     TRY(ocal_finish(ctx));
     double us = 1e6 * (now() - b0) / (double)o->bench_steps;
-    printf("SGD step time: %.1f us per step at batch %zu (%zu steps)\n", us, B, o->bench_steps);
+    printf("SGD step time: %.1f us per step at batch %zu (%zu steps; the host queued a step in "
+           "%.1f us)\n",
+           us, B, o->bench_steps, 1e6 * (queued - b0) / (double)o->bench_steps);
+  }
+  if (o->profile_steps > 0) {
+    TRY(ocal_finish(ctx));
+    profile_ctx = ctx;
+    for (size_t t = 0; t < o->profile_steps; t++) {
+      profile_last = now();
+      TRY(sgd_step(&m, xb, yb, &p, o->lr));
+    }
+    profile_ctx = NULL;
+    double total = 0;
+    for (int i = 0; i < 32 && profile[i].name; i++) total += profile[i].seconds;
+    printf("profile of %zu steps, each operation waited for: %.1f us per step\n",
+           o->profile_steps, 1e6 * total / (double)o->profile_steps);
+    for (int i = 0; i < 32 && profile[i].name; i++)
+      printf("  %8.1f us  %.70s\n", 1e6 * profile[i].seconds / (double)o->profile_steps,
+             profile[i].name);
   }
 
   free(tmp);
@@ -514,6 +561,7 @@ static void usage(FILE *f) {
           "  --min-accuracy P    exit 1 when the final held-out accuracy is below P percent\n"
           "                      (default 95 on the synthetic problem, 0 with IDX files)\n"
           "  --bench-steps N     after training, time N SGD steps and print us per step\n"
+          "  --profile-steps N   then time each operation of N steps (waiting for each)\n"
           "Exit status: 0 when every check passed, 1 when one failed, 2 for bad arguments.\n");
 }
 
@@ -542,7 +590,7 @@ static int parse_double(const char *opt, const char *arg, double min, double *ou
 }
 
 int main(int argc, char **argv) {
-  options o = {NULL, NULL, NULL, 5, 256, 512, 10240, 0, 2, 0, 0.1, -1, 1};
+  options o = {NULL, NULL, NULL, 5, 256, 512, 10240, 0, 2, 0, 0, 0.1, -1, 1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     size_t seed;
@@ -573,6 +621,8 @@ int main(int argc, char **argv) {
       bad = parse_size(a, v, 0, &o.check_steps);
     } else if (strcmp(a, "--bench-steps") == 0) {
       bad = parse_size(a, v, 0, &o.bench_steps);
+    } else if (strcmp(a, "--profile-steps") == 0) {
+      bad = parse_size(a, v, 0, &o.profile_steps);
     } else if (strcmp(a, "--lr") == 0) {
       bad = parse_double(a, v, 0, &o.lr);
     } else if (strcmp(a, "--min-accuracy") == 0) {
