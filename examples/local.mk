@@ -6,6 +6,11 @@ examples_vector_dot_LDADD = src/libocal.la -lm
 examples_array_sum_LDADD = src/libocal.la -lm
 examples_mlp_train_LDADD = src/libocal.la -lm
 examples_fft_filter_LDADD = src/libocal.la -lm
+# Your own kernels: the PyCUDA-style program (a kernel from a string) and a generated
+# reduction; tests/example_kernels.sh (src/gen/local.mk) runs them.
+noinst_PROGRAMS += examples/raw_kernel examples/gen_reduction
+examples_raw_kernel_LDADD = src/libocal.la
+examples_gen_reduction_LDADD = src/libocal.la -lm
 
 TESTS += tests/examples.sh
 EXTRA_DIST += examples/local.mk tests/examples.sh bench/mlp_torch.py

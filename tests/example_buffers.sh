@@ -10,7 +10,7 @@ if "$OCAL_EXAMPLES/buffers" nonsense 2> /dev/null; then echo "bad argument accep
 "$OCAL_TOOL" demo > demo.log
 cat demo.log
 # Every capability has its checked line, and none failed.
-for what in transfer "kernel cache" elementwise reduction gemm fft; do
+for what in transfer "kernel cache" elementwise reduction gemm fft "generated kernel"; do
   grep -q "^  $what  *ok " demo.log || { echo "ocal demo: no passing '$what' line"; exit 1; }
 done
 if grep -q FAIL demo.log; then echo "ocal demo reported a failure"; exit 1; fi

@@ -18,11 +18,9 @@ tests_check_gen_SOURCES = tests/check_gen.c $(FIXTURE_FILES)
 tests_check_gen_LDADD = $(FIXTURE_LDADD) -lm
 tests_check_gen_CFLAGS = $(FIXTURE_CFLAGS)
 
-# Examples: the PyCUDA-style program and a generated reduction; run at small sizes in
-# `make check`, with the benchmark's quick run.
-noinst_PROGRAMS += examples/raw_kernel examples/gen_reduction bench/gen
-examples_raw_kernel_LDADD = src/libocal.la
-examples_gen_reduction_LDADD = src/libocal.la -lm
+# The benchmark (generated against built-in kernels); tests/example_kernels.sh runs its
+# quick form with the two run-time-kernel examples (examples/local.mk).
+noinst_PROGRAMS += bench/gen
 bench_gen_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
 TESTS += tests/example_kernels.sh
 EXTRA_DIST += tests/example_kernels.sh
