@@ -232,7 +232,7 @@ class Bench:
             self.add("gemm", op, "f32", n, n, "bandwidth", g, "GB/s", g / copy, t * 1e6)
 
     def fft(self):
-        shapes = ([(1, (256,), 64), (2, (64, 64), 2)] if self.quick else
+        shapes = ([(1, (256,), 64), (1, (1024,), 16), (2, (64, 64), 2)] if self.quick else
                   [(1, (1024,), 65536), (1, (4096,), 32768), (1, (1 << 20,), 128),
                    (1, (1 << 24,), 8), (2, (4096, 4096), 1)])
         for ndim, lens, batch in shapes:

@@ -260,7 +260,7 @@ int bench_suite_fft(bench_run *r) {
                                    {1, {1u << 20, 0}, 128},
                                    {1, {1u << 24, 0}, 8},
                                    {2, {4096, 4096}, 1}};
-  static const fft_shape quick[] = {{1, {256, 0}, 64}, {2, {64, 64}, 2}};
+  static const fft_shape quick[] = {{1, {256, 0}, 64}, {1, {1024, 0}, 16}, {2, {64, 64}, 2}};
   const fft_shape *shapes = r->quick ? quick : full;
   size_t count = r->quick ? sizeof quick / sizeof quick[0] : sizeof full / sizeof full[0];
   ocal_fft_engine def;

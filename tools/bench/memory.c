@@ -17,6 +17,46 @@
 
 static double target(const bench_run *r) { return r->quick ? 0.002 : 0.02; }
 
+/* Times operations 0..count-1 at n floats (run(arg) after *op = each), each in GB/s of
+ * traffic[op] floats moved per element, beside the copy of n floats. */
+static int sweep(bench_run *r, const char *suite, size_t n, int count, const char *const *names,
+                 const int *traffic, const char *const *notes, bench_fn run, void *arg, int *op) {
+  double copy = bench_copy_gbps(r, n);
+  if (copy < 0) return 1;
+  char size[48];
+  snprintf(size, sizeof size, "%zu", n);
+  for (*op = 0; *op < count; (*op)++) {
+    double t = bench_time(r, run, arg, target(r));
+    if (t < 0) return 1;
+    double gbps = traffic[*op] * 4.0 * (double)n / t / 1e9;
+    bench_add(r, suite, names[*op], "f32", size, (double)n, "bandwidth", gbps, "GB/s",
+              gbps / copy, t * 1e6, notes ? notes[*op] : "");
+  }
+  return 0;
+}
+
+/* The cost of one small call: queued back to back (the enqueue rate) and waited for each time
+ * (the round trip a user sees). */
+static int small_call(bench_run *r, const char *suite, const char *name, bench_fn run,
+                      void *arg) {
+  double queued = bench_time(r, run, arg, r->quick ? 0.002 : 0.05), best = INFINITY;
+  ocal_status s = OCAL_OK;
+  for (int i = 0; i < (r->quick ? 20 : 200) && s == OCAL_OK; i++) {
+    double t0 = bench_now();
+    s = run(arg);
+    if (s == OCAL_OK) s = ocal_finish(r->ctx);
+    double t = bench_now() - t0;
+    if (t < best) best = t;
+  }
+  if (queued < 0) return 1;
+  if (s != OCAL_OK) return bench_fail("small call", s);
+  bench_add(r, suite, name, "f32", "1024", 1024, "call_queued", queued * 1e6, "us", -1, -1,
+            "calls back to back");
+  bench_add(r, suite, name, "f32", "1024", 1024, "call_roundtrip", best * 1e6, "us", -1, -1,
+            "one call and ocal_finish, best");
+  return 0;
+}
+
 /* ---- bandwidth: the device copy at every size, and host<->device transfers ------------ */
 
 typedef struct xfer_arg {
@@ -73,6 +113,7 @@ static const char *const ew_names[EW_COUNT] = {"add", "mul_scalar", "relu",
                                                "exp", "axpy",       "bias_add"};
 /* Elements moved per element of the output (reads + writes). */
 static const int ew_traffic[EW_COUNT] = {3, 2, 2, 2, 3, 2};
+static const char *const ew_notes[EW_COUNT] = {"", "", "", "", "", "{n/1024,1024} + {1024}"};
 
 typedef struct ew_arg {
   int op;
@@ -116,7 +157,6 @@ int bench_suite_elementwise(bench_run *r) {
   if (s == OCAL_OK) s = ocal_random_uniform(whole[1], 2, 0, -1, 1);
   if (s == OCAL_OK) s = ocal_random_uniform(bias, 3, 0, -1, 1);
   int rc = s != OCAL_OK ? bench_fail("elementwise buffers", s) : 0;
-  char size[48];
   FOR_SIZES(r, lg) {
     if (rc) break;
     size_t n = (size_t)1 << lg, mshape[2] = {n / row, row};
@@ -126,27 +166,14 @@ int bench_suite_elementwise(bench_run *r) {
     if (s == OCAL_OK) s = ocal_buffer_view(whole[0], 0, 2, mshape, &a.xm);
     if (s == OCAL_OK) s = ocal_buffer_view(whole[1], 0, 2, mshape, &a.ym);
     a.x = v[0], a.y = v[1], a.z = v[2];
-    double copy = s == OCAL_OK ? bench_copy_gbps(r, n) : -1;
-    if (s != OCAL_OK) rc = bench_fail("views", s);
-    if (copy < 0) rc = 1;
-    snprintf(size, sizeof size, "%zu", n);
-    for (int op = 0; op < EW_COUNT && !rc; op++) {
-      a.op = op;
-      double t = bench_time(r, run_ew, &a, target(r));
-      if (t < 0) {
-        rc = 1;
-        break;
-      }
-      double gbps = ew_traffic[op] * 4.0 * (double)n / t / 1e9;
-      bench_add(r, "elementwise", ew_names[op], "f32", size, (double)n, "bandwidth", gbps,
-                "GB/s", gbps / copy, t * 1e6, op == EW_BIAS_ADD ? "{n/1024,1024} + {1024}" : "");
-    }
+    rc = s != OCAL_OK ? bench_fail("views", s)
+                      : sweep(r, "elementwise", n, EW_COUNT, ew_names, ew_traffic, ew_notes,
+                              run_ew, &a, &a.op);
     release_all(v, 3);
     ocal_buffer_release(a.xm);
     ocal_buffer_release(a.ym);
   }
-  /* Small calls: the cost of one 1024-element operation, queued back to back (the enqueue
-   * rate) and waited for each time (the round trip a user sees). */
+  /* Small calls: 1024-element operations. */
   static const int small_ops[] = {EW_ADD, EW_RELU, EW_AXPY};
   ew_arg a = {0, NULL, NULL, NULL, NULL, NULL, bias};
   ocal_buffer v[3] = {NULL, NULL, NULL};
@@ -154,23 +181,7 @@ int bench_suite_elementwise(bench_run *r) {
   a.x = v[0], a.y = v[1], a.z = v[2];
   for (size_t k = 0; k < sizeof small_ops / sizeof small_ops[0] && !rc; k++) {
     a.op = small_ops[k];
-    double queued = bench_time(r, run_ew, &a, r->quick ? 0.002 : 0.05);
-    double best = INFINITY;
-    for (int i = 0; i < (r->quick ? 20 : 200) && s == OCAL_OK; i++) {
-      double t0 = bench_now();
-      s = run_ew(&a);
-      if (s == OCAL_OK) s = ocal_finish(r->ctx);
-      double t = bench_now() - t0;
-      if (t < best) best = t;
-    }
-    if (queued < 0 || s != OCAL_OK) {
-      rc = queued < 0 ? 1 : bench_fail("small call", s);
-      break;
-    }
-    bench_add(r, "elementwise", ew_names[a.op], "f32", "1024", 1024, "call_queued",
-              queued * 1e6, "us", -1, -1, "calls back to back");
-    bench_add(r, "elementwise", ew_names[a.op], "f32", "1024", 1024, "call_roundtrip",
-              best * 1e6, "us", -1, -1, "one call and ocal_finish, best");
+    rc = small_call(r, "elementwise", ew_names[a.op], run_ew, &a);
   }
   release_all(v, 3);
   release_all(whole, 3);
@@ -258,27 +269,15 @@ int bench_suite_reduce(bench_run *r) {
   if (s == OCAL_OK) s = ocal_buffer_fill(whole[0], &half);
   if (s == OCAL_OK) s = ocal_buffer_fill(whole[1], &quarter);
   int rc = s != OCAL_OK ? bench_fail("reduction buffers", s) : 0;
-  char size[48];
   FOR_SIZES(r, lg) {
     if (rc) break;
     size_t n = (size_t)1 << lg;
     ocal_buffer v[3] = {NULL, NULL, NULL};
+    rd_arg a = {0, OCAL_AXIS_ALL, NULL, NULL, out, index_out, NULL};
     if ((s = views(whole, v, 3, n)) != OCAL_OK) rc = bench_fail("views", s);
-    rd_arg a = {0, OCAL_AXIS_ALL, v[0], v[1], out, index_out, v[2]};
-    double copy = rc ? -1 : bench_copy_gbps(r, n);
-    if (copy < 0) rc = 1;
-    snprintf(size, sizeof size, "%zu", n);
-    for (int op = 0; op < RD_COUNT && !rc; op++) {
-      a.op = op;
-      double t = bench_time(r, run_rd, &a, target(r));
-      if (t < 0) {
-        rc = 1;
-        break;
-      }
-      double gbps = rd_traffic[op] * 4.0 * (double)n / t / 1e9;
-      bench_add(r, "reduce", rd_names[op], "f32", size, (double)n, "bandwidth", gbps, "GB/s",
-                gbps / copy, t * 1e6, "");
-    }
+    a.x = v[0], a.y = v[1], a.scan_out = v[2];
+    if (!rc)
+      rc = sweep(r, "reduce", n, RD_COUNT, rd_names, rd_traffic, NULL, run_rd, &a, &a.op);
     release_all(v, 3);
   }
   if (!rc) rc = reduce_axes(r, whole);
@@ -287,23 +286,7 @@ int bench_suite_reduce(bench_run *r) {
   ocal_buffer v[3] = {NULL, NULL, NULL};
   if (!rc && (s = views(whole, v, 3, 1024)) != OCAL_OK) rc = bench_fail("views", s);
   rd_arg a = {RD_SUM, OCAL_AXIS_ALL, v[0], v[1], out, index_out, v[2]};
-  if (!rc) {
-    double queued = bench_time(r, run_rd, &a, r->quick ? 0.002 : 0.05), best = INFINITY;
-    for (int i = 0; i < (r->quick ? 20 : 200) && s == OCAL_OK; i++) {
-      double t0 = bench_now();
-      s = run_rd(&a);
-      if (s == OCAL_OK) s = ocal_finish(r->ctx);
-      if (bench_now() - t0 < best) best = bench_now() - t0;
-    }
-    if (queued < 0 || s != OCAL_OK) {
-      rc = queued < 0 ? 1 : bench_fail("small sum", s);
-    } else {
-      bench_add(r, "reduce", "sum", "f32", "1024", 1024, "call_queued", queued * 1e6, "us", -1,
-                -1, "calls back to back");
-      bench_add(r, "reduce", "sum", "f32", "1024", 1024, "call_roundtrip", best * 1e6, "us",
-                -1, -1, "one call and ocal_finish, best");
-    }
-  }
+  if (!rc) rc = small_call(r, "reduce", "sum", run_rd, &a);
   release_all(v, 3);
 
   /* A single-threaded C loop on the host against ocal's sum of the same size. */
@@ -319,6 +302,7 @@ int bench_suite_reduce(bench_run *r) {
       if (bench_now() - t0 < best) best = bench_now() - t0;
     }
     (void)sink;
+    char size[48];
     snprintf(size, sizeof size, "%zu", hn);
     bench_add(r, "reduce", "host_loop_sum", "f32", size, (double)hn, "bandwidth",
               4.0 * (double)hn / best / 1e9, "GB/s", -1, best * 1e6,

@@ -165,11 +165,11 @@ static int parse_number(parser *ps, double *v) {
 
 static int parse_value(parser *ps, int depth);
 
-static int parse_container(parser *ps, int depth, char open, char close, int keyed) {
-  if (depth > 32) {
-    ps->error = "nested too deep";
-    return 0;
-  }
+/* Reads a list ('[' items ']') or an object ('{' "key": items '}'): item() reads one element
+ * (key is NULL in a list) and returns 1, 0 on an error, or -1 to have the value skipped. */
+typedef int (*item_fn)(parser *ps, const char *key, void *ctx);
+
+static int parse_seq(parser *ps, char open, char close, item_fn item, void *ctx) {
   if (!expect(ps, open)) return 0;
   skip_ws(ps);
   if (ps->p < ps->end && *ps->p == close) {
@@ -177,8 +177,10 @@ static int parse_container(parser *ps, int depth, char open, char close, int key
     return 1;
   }
   for (;;) {
-    if (keyed && (!parse_string(ps, NULL, 0) || !expect(ps, ':'))) return 0;
-    if (!parse_value(ps, depth + 1)) return 0;
+    char key[32];
+    if (open == '{' && (!parse_string(ps, key, sizeof key) || !expect(ps, ':'))) return 0;
+    int got = item(ps, open == '{' ? key : NULL, ctx);
+    if (got == 0 || (got < 0 && !parse_value(ps, 2))) return 0;
     skip_ws(ps);
     if (ps->p < ps->end && *ps->p == ',') {
       ps->p++;
@@ -188,6 +190,11 @@ static int parse_container(parser *ps, int depth, char open, char close, int key
   }
 }
 
+static int skip_item(parser *ps, const char *key, void *ctx) {
+  (void)key;
+  return parse_value(ps, *(int *)ctx + 1);
+}
+
 /* Skips any value, checking its syntax. */
 static int parse_value(parser *ps, int depth) {
   skip_ws(ps);
@@ -195,9 +202,13 @@ static int parse_value(parser *ps, int depth) {
     ps->error = "unexpected end";
     return 0;
   }
+  if (depth > 32) {
+    ps->error = "nested too deep";
+    return 0;
+  }
   char c = *ps->p;
-  if (c == '{') return parse_container(ps, depth, '{', '}', 1);
-  if (c == '[') return parse_container(ps, depth, '[', ']', 0);
+  if (c == '{') return parse_seq(ps, '{', '}', skip_item, &depth);
+  if (c == '[') return parse_seq(ps, '[', ']', skip_item, &depth);
   if (c == '"') return parse_string(ps, NULL, 0);
   static const char *words[] = {"true", "false", "null"};
   for (int i = 0; i < 3; i++) {
@@ -211,121 +222,88 @@ static int parse_value(parser *ps, int depth) {
   return parse_number(ps, &v);
 }
 
-/* One record object: known keys are kept, others skipped. */
-static int parse_record(parser *ps, bench_record *rec) {
-  memset(rec, 0, sizeof *rec);
-  rec->ratio_to_copy = rec->us = -1;
-  if (!expect(ps, '{')) return 0;
-  skip_ws(ps);
-  if (ps->p < ps->end && *ps->p == '}') {
-    ps->p++;
-    return 1;
-  }
-  for (;;) {
-    char key[32];
-    if (!parse_string(ps, key, sizeof key) || !expect(ps, ':')) return 0;
-    struct {
-      const char *name;
-      char *text;
-      size_t cap;
-      double *num;
-    } fields[] = {{"suite", rec->suite, sizeof rec->suite, NULL},
-                  {"op", rec->op, sizeof rec->op, NULL},
-                  {"dtype", rec->dtype, sizeof rec->dtype, NULL},
-                  {"size", rec->size, sizeof rec->size, NULL},
-                  {"metric", rec->metric, sizeof rec->metric, NULL},
-                  {"unit", rec->unit, sizeof rec->unit, NULL},
-                  {"note", rec->note, sizeof rec->note, NULL},
-                  {"n", NULL, 0, &rec->n},
-                  {"value", NULL, 0, &rec->value},
-                  {"ratio_to_copy", NULL, 0, &rec->ratio_to_copy},
-                  {"us", NULL, 0, &rec->us}};
-    int done = 0;
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !done; i++) {
-      if (strcmp(key, fields[i].name) != 0) continue;
-      done = 1;
-      if (fields[i].text ? !parse_string(ps, fields[i].text, fields[i].cap)
-                         : !parse_number(ps, fields[i].num))
-        return 0;
-    }
-    if (!done && !parse_value(ps, 2)) return 0;
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == ',') {
-      ps->p++;
-      continue;
-    }
-    if (!expect(ps, '}')) return 0;
-    break;
-  }
-  if (!rec->suite[0] || !rec->op[0] || !rec->metric[0]) {
+/* A known key: text into a fixed buffer, or a number. */
+typedef struct field {
+  const char *name;
+  char *text;
+  size_t cap;
+  double *num;
+} field;
+
+static int parse_field(parser *ps, const char *key, const field *fields, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    if (strcmp(key, fields[i].name) == 0)
+      return fields[i].text ? parse_string(ps, fields[i].text, fields[i].cap)
+                            : parse_number(ps, fields[i].num);
+  return -1;
+}
+
+static int record_member(parser *ps, const char *key, void *ctx) {
+  bench_record *rec = ctx;
+  const field fields[] = {{"suite", rec->suite, sizeof rec->suite, NULL},
+                          {"op", rec->op, sizeof rec->op, NULL},
+                          {"dtype", rec->dtype, sizeof rec->dtype, NULL},
+                          {"size", rec->size, sizeof rec->size, NULL},
+                          {"metric", rec->metric, sizeof rec->metric, NULL},
+                          {"unit", rec->unit, sizeof rec->unit, NULL},
+                          {"note", rec->note, sizeof rec->note, NULL},
+                          {"n", NULL, 0, &rec->n},
+                          {"value", NULL, 0, &rec->value},
+                          {"ratio_to_copy", NULL, 0, &rec->ratio_to_copy},
+                          {"us", NULL, 0, &rec->us}};
+  return parse_field(ps, key, fields, sizeof fields / sizeof fields[0]);
+}
+
+/* One element of the records list: an object with at least suite, op and metric. */
+static int record_item(parser *ps, const char *key, void *ctx) {
+  (void)key;
+  bench_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.ratio_to_copy = rec.us = -1;
+  if (!parse_seq(ps, '{', '}', record_member, &rec)) return 0;
+  if (!rec.suite[0] || !rec.op[0] || !rec.metric[0]) {
     ps->error = "a record lacks suite, op or metric";
+    return 0;
+  }
+  if (bench_results_push(ctx, &rec)) {
+    ps->error = "out of memory";
     return 0;
   }
   return 1;
 }
 
-static int parse_results(parser *ps, bench_results *res) {
-  int have_records = 0;
-  if (!expect(ps, '{')) return 0;
-  for (;;) {
-    char key[32];
-    if (!parse_string(ps, key, sizeof key) || !expect(ps, ':')) return 0;
-    struct {
-      const char *name;
-      char *text;
-      size_t cap;
-    } fields[] = {{"impl", res->impl, sizeof res->impl},
-                  {"ocal_version", res->version, sizeof res->version},
-                  {"device", res->device, sizeof res->device},
-                  {"platform", res->platform, sizeof res->platform},
-                  {"driver", res->driver, sizeof res->driver},
-                  {"date", res->date, sizeof res->date}};
-    int done = 0;
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !done; i++)
-      if (strcmp(key, fields[i].name) == 0) {
-        done = 1;
-        if (!parse_string(ps, fields[i].text, fields[i].cap)) return 0;
-      }
-    if (!done && strcmp(key, "quick") == 0) {
-      skip_ws(ps);
-      res->quick = ps->p < ps->end && *ps->p == 't';
-    }
-    if (!done && strcmp(key, "records") == 0) {
-      done = have_records = 1;
-      if (!expect(ps, '[')) return 0;
-      skip_ws(ps);
-      if (ps->p < ps->end && *ps->p == ']') {
-        ps->p++;
-      } else {
-        for (;;) {
-          bench_record rec;
-          if (!parse_record(ps, &rec)) return 0;
-          if (bench_results_push(res, &rec)) {
-            ps->error = "out of memory";
-            return 0;
-          }
-          skip_ws(ps);
-          if (ps->p < ps->end && *ps->p == ',') {
-            ps->p++;
-            continue;
-          }
-          if (!expect(ps, ']')) return 0;
-          break;
-        }
-      }
-    }
-    if (!done && !parse_value(ps, 1)) return 0;
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == ',') {
-      ps->p++;
-      continue;
-    }
-    if (!expect(ps, '}')) return 0;
-    break;
+typedef struct results_ctx {
+  bench_results *res;
+  int have_records;
+} results_ctx;
+
+static int results_member(parser *ps, const char *key, void *ctx) {
+  results_ctx *c = ctx;
+  bench_results *res = c->res;
+  const field fields[] = {{"impl", res->impl, sizeof res->impl, NULL},
+                          {"ocal_version", res->version, sizeof res->version, NULL},
+                          {"device", res->device, sizeof res->device, NULL},
+                          {"platform", res->platform, sizeof res->platform, NULL},
+                          {"driver", res->driver, sizeof res->driver, NULL},
+                          {"date", res->date, sizeof res->date, NULL}};
+  if (strcmp(key, "records") == 0) {
+    c->have_records = 1;
+    return parse_seq(ps, '[', ']', record_item, res);
   }
+  if (strcmp(key, "quick") == 0) {
+    skip_ws(ps);
+    res->quick = ps->p < ps->end && *ps->p == 't';
+    return -1; /* the value itself is checked by the skipper */
+  }
+  return parse_field(ps, key, fields, sizeof fields / sizeof fields[0]);
+}
+
+static int parse_results(parser *ps, bench_results *res) {
+  results_ctx c = {res, 0};
+  if (!parse_seq(ps, '{', '}', results_member, &c)) return 0;
   skip_ws(ps);
   if (ps->p != ps->end) ps->error = "text after the results object";
-  if (!have_records && !ps->error) ps->error = "no \"records\" list";
+  if (!c.have_records && !ps->error) ps->error = "no \"records\" list";
   return ps->error == NULL;
 }
 
@@ -471,7 +449,7 @@ static int chart_takes(const chart *c, const bench_record *r) {
   return 1;
 }
 
-/* Whether op has at least two sizes on the chart in res (a line, not a dot). */
+/* How many sizes op has on the chart in res. */
 static int series_points(const bench_results *res, const chart *c, const char *op) {
   int n = 0;
   for (size_t i = 0; i < res->count; i++) {
@@ -490,7 +468,7 @@ static int emit_series(FILE *gp, const bench_results *res, const chart *c, const
     int first = 1;
     for (size_t j = 0; j < i; j++)
       if (chart_takes(c, &res->recs[j]) && !strcmp(res->recs[j].op, r->op)) first = 0;
-    if (!first || series_points(res, c, r->op) < 2) continue;
+    if (!first || series_points(res, c, r->op) < 2) continue; /* lines, not lone dots */
     fprintf(gp, "$%s%d << EOD\n", tag, count);
     for (size_t j = i; j < res->count; j++) {
       const bench_record *q = &res->recs[j];
@@ -591,23 +569,27 @@ int bench_plot(const bench_results *res, const bench_results *peer, const char *
               first ? "" : ", ", label_of(peer));
       first = 0;
     }
-    /* Line colours 1..7 and 9..: gnuplot's 8th is the ceiling's black. */
+    /* One colour per operation, the same for its peer's dashed line; black is the ceiling's. */
+    static const char *const colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                         "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                         "#bcbd22", "#17becf", "#393b79", "#ad494a"};
+    const int ncolors = (int)(sizeof colors / sizeof colors[0]);
     for (int i = 0; i < nm; i++, first = 0)
-      fprintf(gp, "%s$%s%d with linespoints lw 2 lc %d title '%s'", first ? "" : ", ", tag, i,
-              i + 1 + (i >= 7), mine[i]);
+      fprintf(gp, "%s$%s%d with linespoints lw 2 lc rgb '%s' title '%s'", first ? "" : ", ",
+              tag, i, colors[i % ncolors], mine[i]);
     for (int i = 0; i < np; i++, first = 0) {
-      int color = i + 1 + (i >= 7);
+      int color = nm + i;
       for (int k = 0; k < nm; k++)
-        if (!strcmp(mine[k], theirs[i])) color = k + 1 + (k >= 7);
-      fprintf(gp, "%s$%s%d with linespoints lw 2 dt 2 lc %d title '%s (%s)'", first ? "" : ", ",
-              ptag, i, color, theirs[i], label_of(peer));
+        if (!strcmp(mine[k], theirs[i])) color = k;
+      fprintf(gp, "%s$%s%d with linespoints lw 2 dt 2 lc rgb '%s' title '%s (%s)'",
+              first ? "" : ", ", ptag, i, colors[color % ncolors], theirs[i], label_of(peer));
     }
     fprintf(gp, "\n");
     drawn++;
   }
   fclose(gp);
   if (drawn == 0) {
-    fprintf(stderr, "ocal bench: --plot: no series with two sizes or more to draw\n");
+    fprintf(stderr, "ocal bench: --plot: nothing to draw (no GB/s or GFLOP/s figure at two sizes)\n");
     return 1;
   }
   char cmd[8192];
