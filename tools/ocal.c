@@ -9,6 +9,7 @@
 
 #include <ocal.h>
 
+#include "bench.h"
 #include "tool.h"
 
 static void usage(FILE *out) {
@@ -24,6 +25,8 @@ static void usage(FILE *out) {
           "                     search CLBlast's GEMM parameters for a device (default budget\n"
           "                     60 s) and store the winner in its tuning file, which every\n"
           "                     later program applies (OCAL_TUNING=0 turns that off)\n"
+          "  bench [--quick] [--suite LIST] [--json F] [--markdown F] [--compare F] [--plot DIR]\n"
+          "                     run the benchmark suites (ocal bench --help for all options)\n"
           "  --version          print the version\n"
           "  --help             print this help\n"
           "\n"
@@ -196,6 +199,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(cmd, "tune") == 0) return cmd_tune(argc, argv);
+  if (strcmp(cmd, "bench") == 0) return bench_command(argc, argv);
   if (argc > 3) {
     fprintf(stderr, "ocal: too many arguments for '%s'\n", cmd);
     return 2;

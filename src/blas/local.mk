@@ -16,15 +16,9 @@ src_libocal_core_la_CPPFLAGS += $(CLBLAST_CFLAGS)
 src_libocal_core_la_LIBADD += $(CLBLAST_LIBS)
 endif
 
-# GFLOP/s of GEMM (square and neural-network shapes) and of the BLAS-1/2 calls, as JSON lines.
-noinst_PROGRAMS += bench/gemm
-bench_gemm_LDADD = src/libocal.la -lm
-
 # White-box: the tuning file and parameter checks through src/blas/blas_internal.h.
 OCAL_TESTS += tests/check_blas
 tests_check_blas_SOURCES = tests/check_blas.c $(FIXTURE_FILES)
 tests_check_blas_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core -I$(top_srcdir)/src/blas
 tests_check_blas_LDADD = src/libocal_core.la $(CHECK_LIBS) -lm
 tests_check_blas_CFLAGS = $(FIXTURE_CFLAGS)
-
-EXTRA_DIST += bench/gemm_torch.py bench/gemm_table.py

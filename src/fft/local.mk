@@ -24,9 +24,3 @@ tests_check_fft_SOURCES = tests/check_fft.c $(FIXTURE_FILES)
 tests_check_fft_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core
 tests_check_fft_LDADD = src/libocal_core.la $(CHECK_LIBS) -lm
 tests_check_fft_CFLAGS = $(FIXTURE_CFLAGS)
-
-# Benchmark: both engines at the issue's shapes; bench/fft_torch.py prints cuFFT's figures.
-noinst_PROGRAMS += bench/fft
-bench_fft_LDADD = src/libocal.la -lm
-
-EXTRA_DIST += bench/fft_torch.py

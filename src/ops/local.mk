@@ -15,8 +15,3 @@ OCAL_TESTS += tests/check_elementwise
 tests_check_elementwise_SOURCES = tests/check_elementwise.c $(FIXTURE_FILES)
 tests_check_elementwise_LDADD = $(FIXTURE_LDADD)
 tests_check_elementwise_CFLAGS = $(FIXTURE_CFLAGS)
-
-noinst_PROGRAMS += bench/elementwise
-bench_elementwise_LDADD = src/libocal.la -lm
-TESTS += tests/bench_elementwise_quick.sh
-EXTRA_DIST += tests/bench_elementwise_quick.sh bench/elementwise_torch.py

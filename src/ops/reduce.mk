@@ -18,9 +18,3 @@ tests_check_reduce_CFLAGS = $(FIXTURE_CFLAGS)
 tests_check_scan_SOURCES = tests/check_scan.c $(FIXTURE_FILES)
 tests_check_scan_LDADD = $(FIXTURE_LDADD) -lm
 tests_check_scan_CFLAGS = $(FIXTURE_CFLAGS)
-
-# The benchmark, and a run of it at small sizes in `make check` so that it cannot rot.
-noinst_PROGRAMS += bench/reduce
-bench_reduce_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
-TESTS += tests/bench_reduce_quick.sh
-EXTRA_DIST += tests/bench_reduce_quick.sh bench/reduce_torch.py
