@@ -470,9 +470,11 @@ END_TEST
 START_TEST(test_staged) {
   setenv("OCAL_STAGING_CHUNK", "12288", 1);
   setenv("OCAL_STAGING_MIN", "1", 1);
+  setenv("OCAL_STAGING_THREADS", "3", 1); /* uneven parts of whole chunks */
   ocal_context ctx = make_ctx(-1, -1, -1, 1);
   unsetenv("OCAL_STAGING_CHUNK");
   unsetenv("OCAL_STAGING_MIN");
+  unsetenv("OCAL_STAGING_THREADS");
   const size_t chunk = 12288;
   const size_t sizes[] = {1, 4095, chunk, chunk + 1, 4 * chunk + 7, 9 * chunk + 13, 100003};
   const size_t cap = 9 * chunk + 13 + 64;

@@ -18,12 +18,14 @@
  * created with CL_MEM_ALLOC_HOST_PTR and mapped, the portable way). ocal_buffer_write and
  * ocal_buffer_read move data from and to it at the bus's speed; pass any pointer inside it.
  *
- * Staging. Blocking writes and reads of ordinary (pageable) host memory above a threshold go
- * through a small ring of pinned staging buffers, copying one chunk on the host while the
- * previous one crosses the bus. Where this is faster is decided per device (on by default for
- * discrete GPUs, off for CPU devices, whose memory is host memory anyway); OCAL_STAGING=0/1 or
- * the staging option override it, OCAL_STAGING_MIN sets the threshold in bytes and
- * OCAL_STAGING_CHUNK the chunk size.
+ * Staging. Blocking writes and reads of ordinary (pageable) host memory of 16 MiB or more go
+ * through small pinned staging buffers: several host threads (half the processors, at most 8)
+ * each copy 1 MiB chunks of their part while their previous chunk crosses the bus. Where this
+ * is faster is decided per device: on by default for discrete GPUs (on an NVIDIA H200 it moves
+ * 256 MiB to 1 GiB at 43-46 GB/s, against 10-18 GB/s for the driver's pageable path), off for
+ * CPU devices, whose memory is host memory anyway. OCAL_STAGING=0/1 or the staging option
+ * override it; OCAL_STAGING_MIN (bytes), OCAL_STAGING_CHUNK (bytes) and OCAL_STAGING_THREADS
+ * tune it.
  *
  * Overlap. ocal_transfer_write / ocal_transfer_read run on transfer queues of the context (one
  * in-order queue for writes, one for reads, so uploads and downloads need not wait for each

@@ -17,3 +17,5 @@ tests_check_memory_CFLAGS = $(FIXTURE_CFLAGS)
 noinst_PROGRAMS += bench/memory
 bench_memory_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
 EXTRA_DIST += bench/memory_torch.py
+TESTS += tests/bench_memory_quick.sh
+EXTRA_DIST += tests/bench_memory_quick.sh

@@ -7,7 +7,7 @@
 /* Size classes: 512 bytes, then four per power of two (see class_of in pool.c). 64-bit sizes
  * need 1 + 4 * 55 of them. */
 #define OCAL__POOL_CLASSES 224
-#define OCAL__STAGE_SLOTS 4
+#define OCAL__STAGE_THREADS 16 /* staging threads at most; two slots each */
 
 /* One device allocation (a whole cl_mem) known to the pool: in use (in the hash table) or
  * cached (in its class list and the LRU list). */
@@ -49,8 +49,9 @@ struct ocal__memory {
   int staging;        /* 1: blocking pageable transfers of >= staging_min bytes are staged */
   size_t staging_min; /* threshold in bytes */
   size_t chunk;       /* bytes per staging slot */
-  cl_mem stage_mem[OCAL__STAGE_SLOTS];
-  void *stage_ptr[OCAL__STAGE_SLOTS];
+  int staging_threads; /* host threads that copy at once, 1 to OCAL__STAGE_THREADS */
+  cl_mem stage_mem[2 * OCAL__STAGE_THREADS];
+  void *stage_ptr[2 * OCAL__STAGE_THREADS];
 };
 
 /* The pool behind ocal__device_alloc / ocal__device_free (alloc.c checks the request first). */

@@ -107,10 +107,95 @@ ocal_status ocal_pinned_query(ocal_context ctx, const void *ptr, int *pinned, cl
 
 /* ---- staged transfers ------------------------------------------------------------------ */
 
-/* Allocates the staging ring on first use; staging_lock held. */
-static int staging_ready(ocal_context ctx) {
+/* A transfer is split into one contiguous part per thread; each thread moves its part chunk by
+ * chunk through its own two pinned slots: it copies chunk i on the host while chunk i-1
+ * crosses the bus. The host copy is what limits a single thread (about 10 GB/s, below the
+ * driver's own pageable path on NVIDIA), so several threads copy at once; the DMA engine
+ * serves them in turn on the in-order main queue. */
+typedef struct stage_part {
+  ocal_context ctx;
+  int write;
+  cl_mem mem;
+  size_t origin;        /* byte offset of the part in mem */
+  unsigned char *host;  /* the part in host memory */
+  size_t bytes;
+  cl_mem *smem;         /* two slots */
+  void **sptr;
+  size_t chunk;
+  cl_int err;
+  const char *call;
+} stage_part;
+
+static void *stage_run(void *arg) {
+  stage_part *p = arg;
+  cl_command_queue q = p->ctx->queue;
+  const size_t nchunks = (p->bytes + p->chunk - 1) / p->chunk;
+  cl_event ev[2] = {NULL, NULL};
+  cl_int err = CL_SUCCESS;
+  const char *call = NULL;
+  if (p->write) {
+    for (size_t i = 0; i < nchunks && err == CL_SUCCESS; i++) {
+      int s = (int)(i % 2);
+      size_t off = i * p->chunk, n = p->bytes - off < p->chunk ? p->bytes - off : p->chunk;
+      if (ev[s]) {
+        err = clWaitForEvents(1, &ev[s]);
+        clReleaseEvent(ev[s]);
+        ev[s] = NULL;
+        if (err != CL_SUCCESS) {
+          call = "clWaitForEvents";
+          break;
+        }
+      }
+      memcpy(p->sptr[s], p->host + off, n);
+      err = clEnqueueWriteBuffer(q, p->mem, CL_FALSE, p->origin + off, n, p->sptr[s], 0, NULL,
+                                 &ev[s]);
+      if (err != CL_SUCCESS) call = "clEnqueueWriteBuffer";
+      else if ((err = clFlush(q)) != CL_SUCCESS) call = "clFlush";
+    }
+  } else {
+    size_t queued = 0;
+    for (size_t i = 0; i < nchunks && err == CL_SUCCESS; i++) {
+      while (queued < nchunks && queued < i + 2 && err == CL_SUCCESS) {
+        int s = (int)(queued % 2);
+        size_t off = queued * p->chunk, n = p->bytes - off < p->chunk ? p->bytes - off : p->chunk;
+        err = clEnqueueReadBuffer(q, p->mem, CL_FALSE, p->origin + off, n, p->sptr[s], 0, NULL,
+                                  &ev[s]);
+        if (err != CL_SUCCESS) call = "clEnqueueReadBuffer";
+        else if ((err = clFlush(q)) != CL_SUCCESS) call = "clFlush";
+        queued++;
+      }
+      if (err != CL_SUCCESS) break;
+      int s = (int)(i % 2);
+      size_t off = i * p->chunk, n = p->bytes - off < p->chunk ? p->bytes - off : p->chunk;
+      err = clWaitForEvents(1, &ev[s]);
+      clReleaseEvent(ev[s]);
+      ev[s] = NULL;
+      if (err != CL_SUCCESS) {
+        call = "clWaitForEvents";
+        break;
+      }
+      memcpy(p->host + off, p->sptr[s], n);
+    }
+  }
+  /* A blocking transfer is complete when every chunk is. */
+  for (int i = 0; i < 2; i++) {
+    if (!ev[i]) continue;
+    cl_int e = clWaitForEvents(1, &ev[i]);
+    if (e != CL_SUCCESS && err == CL_SUCCESS) {
+      err = e;
+      call = "clWaitForEvents";
+    }
+    clReleaseEvent(ev[i]);
+  }
+  p->err = err;
+  p->call = call;
+  return NULL;
+}
+
+/* Allocates the staging slots of `threads` threads on first use; staging_lock held. */
+static int staging_ready(ocal_context ctx, int threads) {
   struct ocal__memory *m = ctx->memory;
-  for (int i = 0; i < OCAL__STAGE_SLOTS; i++) {
+  for (int i = 0; i < 2 * threads; i++) {
     if (m->stage_mem[i]) continue;
     if (pin(ctx, m->chunk, &m->stage_mem[i], &m->stage_ptr[i], "staged transfer") != OCAL_OK) {
       /* Pinned memory is scarce on some systems: transfer directly instead. */
@@ -121,80 +206,46 @@ static int staging_ready(ocal_context ctx) {
   return 1;
 }
 
-static void wait_all(cl_event *ev, int n) {
-  for (int i = 0; i < n; i++) {
-    if (ev[i]) {
-      clWaitForEvents(1, &ev[i]);
-      clReleaseEvent(ev[i]);
-      ev[i] = NULL;
-    }
-  }
-}
-
 int ocal__staged_transfer(ocal_context ctx, int write, cl_mem mem, size_t origin, size_t bytes,
                           void *host, ocal_status *status) {
   struct ocal__memory *m = ctx->memory;
   *status = OCAL_OK;
   if (!m->staging || bytes < m->staging_min) return 0;
   if (pinned_find(ctx, host, bytes, NULL, NULL)) return 0; /* the driver copies it directly */
+  const size_t chunk = m->chunk;
+  size_t nchunks = (bytes + chunk - 1) / chunk;
+  int threads = m->staging_threads;
+  if ((size_t)threads > nchunks) threads = (int)nchunks;
   pthread_mutex_lock(&m->staging_lock);
-  if (!staging_ready(ctx)) {
+  if (!staging_ready(ctx, threads)) {
     pthread_mutex_unlock(&m->staging_lock);
     return 0;
   }
-  const size_t chunk = m->chunk;
-  const size_t nchunks = (bytes + chunk - 1) / chunk;
-  cl_event ev[OCAL__STAGE_SLOTS] = {0};
+  /* Parts of whole chunks, as even as can be; the first runs on this thread. */
+  stage_part parts[OCAL__STAGE_THREADS];
+  pthread_t tid[OCAL__STAGE_THREADS];
+  int started[OCAL__STAGE_THREADS] = {0};
+  size_t first = 0;
+  for (int t = 0; t < threads; t++) {
+    size_t count = nchunks / (size_t)threads + ((size_t)t < nchunks % (size_t)threads);
+    size_t off = first * chunk, len = count * chunk;
+    if (off + len > bytes) len = bytes - off;
+    first += count;
+    parts[t] = (stage_part){ctx, write, mem, origin + off, (unsigned char *)host + off, len,
+                            &m->stage_mem[2 * t], &m->stage_ptr[2 * t], chunk, CL_SUCCESS, NULL};
+    if (t > 0) started[t] = pthread_create(&tid[t], NULL, stage_run, &parts[t]) == 0;
+  }
+  for (int t = 1; t < threads; t++)
+    if (!started[t]) stage_run(&parts[t]); /* no thread to be had: do it here */
+  stage_run(&parts[0]);
   cl_int err = CL_SUCCESS;
   const char *call = NULL;
-  unsigned char *h = host;
-  if (write) {
-    /* Copy chunk i into a free slot on the host while chunk i-1 crosses the bus. */
-    for (size_t i = 0; i < nchunks && err == CL_SUCCESS; i++) {
-      int s = (int)(i % OCAL__STAGE_SLOTS);
-      size_t off = i * chunk, n = bytes - off < chunk ? bytes - off : chunk;
-      wait_all(&ev[s], 1);
-      memcpy(m->stage_ptr[s], h + off, n);
-      err = clEnqueueWriteBuffer(ctx->queue, mem, CL_FALSE, origin + off, n, m->stage_ptr[s], 0,
-                                 NULL, &ev[s]);
-      if (err != CL_SUCCESS) call = "clEnqueueWriteBuffer";
-      else if ((err = clFlush(ctx->queue)) != CL_SUCCESS) call = "clFlush";
+  for (int t = 0; t < threads; t++) {
+    if (t > 0 && started[t]) pthread_join(tid[t], NULL);
+    if (parts[t].err != CL_SUCCESS && err == CL_SUCCESS) {
+      err = parts[t].err;
+      call = parts[t].call;
     }
-  } else {
-    /* Keep every slot busy: reads of the next chunks run while one is copied out. */
-    size_t queued = 0;
-    for (size_t i = 0; i < nchunks && err == CL_SUCCESS; i++) {
-      while (queued < nchunks && queued < i + OCAL__STAGE_SLOTS && err == CL_SUCCESS) {
-        int s = (int)(queued % OCAL__STAGE_SLOTS);
-        size_t off = queued * chunk, n = bytes - off < chunk ? bytes - off : chunk;
-        err = clEnqueueReadBuffer(ctx->queue, mem, CL_FALSE, origin + off, n, m->stage_ptr[s],
-                                  0, NULL, &ev[s]);
-        if (err != CL_SUCCESS) call = "clEnqueueReadBuffer";
-        else if ((err = clFlush(ctx->queue)) != CL_SUCCESS) call = "clFlush";
-        queued++;
-      }
-      if (err != CL_SUCCESS) break;
-      int s = (int)(i % OCAL__STAGE_SLOTS);
-      size_t off = i * chunk, n = bytes - off < chunk ? bytes - off : chunk;
-      err = clWaitForEvents(1, &ev[s]);
-      clReleaseEvent(ev[s]);
-      ev[s] = NULL;
-      if (err != CL_SUCCESS) {
-        call = "clWaitForEvents";
-        break;
-      }
-      memcpy(h + off, m->stage_ptr[s], n);
-    }
-  }
-  /* A blocking transfer is complete when every chunk is. */
-  for (int i = 0; i < OCAL__STAGE_SLOTS; i++) {
-    if (!ev[i]) continue;
-    cl_int e = clWaitForEvents(1, &ev[i]);
-    if (e != CL_SUCCESS && err == CL_SUCCESS) {
-      err = e;
-      call = "clWaitForEvents";
-    }
-    clReleaseEvent(ev[i]);
   }
   pthread_mutex_unlock(&m->staging_lock);
   if (err != CL_SUCCESS)
@@ -361,7 +412,7 @@ void ocal__transfer_destroy(ocal_context ctx) {
     clReleaseCommandQueue(m->xfer[i]);
     m->xfer[i] = NULL;
   }
-  for (int i = 0; i < OCAL__STAGE_SLOTS; i++) {
+  for (int i = 0; i < 2 * OCAL__STAGE_THREADS; i++) {
     if (m->stage_mem[i]) unpin(ctx, m->stage_mem[i], m->stage_ptr[i]);
     m->stage_mem[i] = NULL;
   }
