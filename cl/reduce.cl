@@ -12,11 +12,12 @@
  *   NAME_add1/add4/addv         fold in 1, 4 or VW consecutive elements (indices i, i+1, ...),
  *   NAME_merge(&a, b)           combine two states (associative; ties resolved by index),
  *   NAME_final(dst, i, ...)     write the finished result to the output buffer,
- * and REDUCE_KERNELS(NAME) instantiates four kernels from them:
+ * and REDUCE_ALL_KERNELS(NAME) instantiates five kernels from them:
  *   NAME_contig         inner == 1: one work-group (or `chunks` groups) per row, vector loads
  *                       (clen != 0 asks for a contiguous range per work-item: CPUs);
  *   NAME_strided        any inner: one work-item per (row, chunk of R, column); coalesced
  *                       across columns;
+ *   NAME_strided_v      the same with VW neighbouring columns per work-item (vector loads);
  *   NAME_merge_strided  second pass: one work-item per output merges its chunks' states;
  *   NAME_merge_group    second pass: one work-group per output (few outputs, many chunks).
  * A first pass with chunks > 1 writes states to a scratch buffer; with chunks == 1 it writes
@@ -685,13 +686,72 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
     if (lid == 0) NAME##_final(dst, doff + t, kind, scratch[0], count, ddof, mode);          \
   }
 
-REDUCE_KERNELS(sum)
-REDUCE_KERNELS(prod)
-REDUCE_KERNELS(minimum)
-REDUCE_KERNELS(maximum)
-REDUCE_KERNELS(argmin)
-REDUCE_KERNELS(argmax)
-REDUCE_KERNELS(sumsq)
-REDUCE_KERNELS(dotp)
-REDUCE_KERNELS(var)
-REDUCE_KERNELS(fsum)
+/* NAME_strided_v: the strided kernel with VW neighbouring columns per work-item, read as one
+ * vector per row, so that a row's read is VW times wider per work-item (GPUs fetch whole
+ * 32-byte sectors; scalar column reads leave the memory system fewer, smaller requests in
+ * flight). The host uses it when VW <= 4, inner % VW == 0 and the offsets are multiples of
+ * VW (aligned vector loads); work-item t covers columns (t % (inner / VW)) * VW + 0..VW-1. */
+#if VW == 2
+#define FOR_LANES_OF(X, NAME) X(NAME, s0, 0) X(NAME, s1, 1)
+#elif VW == 4
+#define FOR_LANES_OF(X, NAME) X(NAME, s0, 0) X(NAME, s1, 1) X(NAME, s2, 2) X(NAME, s3, 3)
+#endif
+#define SV_INIT(NAME, cmp, k) NAME##_st st##k = NAME##_init();
+#define SV_ADD4(NAME, cmp, k) \
+  NAME##_add4(&st##k, a0.cmp, a1.cmp, a2.cmp, a3.cmp, b0.cmp, b1.cmp, b2.cmp, b3.cmp, r);
+#define SV_ADD4_HI(NAME, cmp, k) \
+  NAME##_add4(&st##k, a4.cmp, a5.cmp, a6.cmp, a7.cmp, b4.cmp, b5.cmp, b6.cmp, b7.cmp, r + 4);
+#define SV_ADD1(NAME, cmp, k) NAME##_add1(&st##k, a0.cmp, b0.cmp, r);
+#define SV_STORE(NAME, cmp, k)                                                      \
+  if (chunks == 1)                                                                  \
+    NAME##_final(dst, doff + o * inner + j + k, kind, st##k, count, ddof, mode);   \
+  else                                                                              \
+    ((__global NAME##_st *)dst)[(o * chunks + s) * inner + j + k] = st##k;
+
+#ifdef FOR_LANES_OF
+#define REDUCE_STRIDED_V(NAME)                                                                 \
+  __kernel void NAME##_strided_v(REDUCE_KERNEL_ARGS) {                                       \
+    const ulong iv = inner / VW, total = outer * chunks * iv;                                \
+    for (ulong t = get_global_id(0); t < total; t += get_global_size(0)) {                   \
+      const ulong jv = t % iv, q = t / iv, s = q % chunks, o = q / chunks, j = jv * VW;      \
+      const ulong r0 = s * clen;                                                             \
+      const ulong r1 = r0 + clen < R ? r0 + clen : R;                                        \
+      __global const TV *xp = (__global const TV *)(x + xoff + (o * R + r0) * inner + j);    \
+      __global const TV *yp = (__global const TV *)(y + yoff + (o * R + r0) * inner + j);    \
+      FOR_LANES_OF(SV_INIT, NAME)                                                            \
+      ulong r = r0;                                                                          \
+      for (; r + 8 <= r1; r += 8) {                                                          \
+        TV a0 = xp[0], a1 = xp[iv], a2 = xp[2 * iv], a3 = xp[3 * iv];                        \
+        TV a4 = xp[4 * iv], a5 = xp[5 * iv], a6 = xp[6 * iv], a7 = xp[7 * iv];               \
+        TV b0 = yp[0], b1 = yp[iv], b2 = yp[2 * iv], b3 = yp[3 * iv];                        \
+        TV b4 = yp[4 * iv], b5 = yp[5 * iv], b6 = yp[6 * iv], b7 = yp[7 * iv];               \
+        FOR_LANES_OF(SV_ADD4, NAME)                                                          \
+        FOR_LANES_OF(SV_ADD4_HI, NAME)                                                       \
+        xp += 8 * iv;                                                                        \
+        yp += 8 * iv;                                                                        \
+      }                                                                                      \
+      for (; r < r1; r++) {                                                                  \
+        TV a0 = xp[0], b0 = yp[0];                                                           \
+        FOR_LANES_OF(SV_ADD1, NAME)                                                          \
+        xp += iv;                                                                            \
+        yp += iv;                                                                            \
+      }                                                                                      \
+      FOR_LANES_OF(SV_STORE, NAME)                                                           \
+    }                                                                                        \
+  }
+#else
+#define REDUCE_STRIDED_V(NAME) /* u8: VW is 16, too many states per work-item */
+#endif
+
+#define REDUCE_ALL_KERNELS(NAME) REDUCE_KERNELS(NAME) REDUCE_STRIDED_V(NAME)
+
+REDUCE_ALL_KERNELS(sum)
+REDUCE_ALL_KERNELS(prod)
+REDUCE_ALL_KERNELS(minimum)
+REDUCE_ALL_KERNELS(maximum)
+REDUCE_ALL_KERNELS(argmin)
+REDUCE_ALL_KERNELS(argmax)
+REDUCE_ALL_KERNELS(sumsq)
+REDUCE_ALL_KERNELS(dotp)
+REDUCE_ALL_KERNELS(var)
+REDUCE_ALL_KERNELS(fsum)

@@ -25,5 +25,6 @@
 #include "ocal/blas.h"
 #include "ocal/ops.h"
 #include "ocal/fft.h"
+#include "ocal/nn.h"
 
 #endif /* OCAL_H */

@@ -7,9 +7,16 @@ if "$OCAL_EXAMPLES/buffers" nonsense 2> /dev/null; then echo "bad argument accep
 "$OCAL_TOOL" --version
 "$OCAL_TOOL" devices
 "$OCAL_TOOL" info > /dev/null
-"$OCAL_TOOL" demo
+"$OCAL_TOOL" demo > demo.log
+cat demo.log
+# Every capability has its checked line, and none failed.
+for what in transfer "kernel cache" elementwise reduction gemm fft; do
+  grep -q "^  $what  *ok " demo.log || { echo "ocal demo: no passing '$what' line"; exit 1; }
+done
+if grep -q FAIL demo.log; then echo "ocal demo reported a failure"; exit 1; fi
+if "$OCAL_TOOL" demo no-such-device-anywhere 2> /dev/null; then echo "demo: bad selector accepted"; exit 1; fi
 if "$OCAL_TOOL" frobnicate 2> /dev/null; then echo "unknown command accepted"; exit 1; fi
 if "$OCAL_TOOL" info no-such-device-anywhere 2> err.log; then echo "bad selector accepted"; exit 1; fi
 grep -q "matches" err.log
-rm -f err.log
+rm -f err.log demo.log
 echo "example and tool checks passed"

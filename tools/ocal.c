@@ -1,4 +1,5 @@
-/* ocal — the command-line tool: list devices, show one device's facts, run a short demo. */
+/* ocal — the command-line tool: list devices, show one device's facts; the other commands
+ * live in a file each (demo.c, ...). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,6 +8,8 @@
 #include <time.h>
 
 #include <ocal.h>
+
+#include "tool.h"
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -29,7 +32,7 @@ static void usage(FILE *out) {
           "default. With nothing set, the first GPU wins, then an accelerator, then a CPU.\n");
 }
 
-static int fail(const char *what, ocal_status s) {
+int tool_fail(const char *what, ocal_status s) {
   fprintf(stderr, "ocal: %s: %s\n%s\n", what, ocal_status_string(s), ocal_last_error());
   return 1;
 }
@@ -39,17 +42,17 @@ static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 static int cmd_devices(void) {
   size_t n = 0;
   ocal_status s = ocal_device_list(NULL, 0, &n);
-  if (s != OCAL_OK) return fail("listing devices", s);
+  if (s != OCAL_OK) return tool_fail("listing devices", s);
   if (n == 0) {
     printf("no OpenCL devices found (is an OpenCL driver installed? try pocl-opencl-icd)\n");
     return 1;
   }
   ocal_device_info *list = calloc(n, sizeof *list);
-  if (!list) return fail("listing devices", OCAL_OUT_OF_HOST_MEMORY);
+  if (!list) return tool_fail("listing devices", OCAL_OUT_OF_HOST_MEMORY);
   s = ocal_device_list(list, n, &n);
   if (s != OCAL_OK) {
     free(list);
-    return fail("listing devices", s);
+    return tool_fail("listing devices", s);
   }
   ocal_device_info picked;
   int have_pick = ocal_device_select(NULL, &picked) == OCAL_OK;
@@ -101,7 +104,7 @@ static void print_pool(const char *selector) {
 static int cmd_info(const char *selector) {
   ocal_device_info d;
   ocal_status s = ocal_device_select(selector, &d);
-  if (s != OCAL_OK) return fail("selecting a device", s);
+  if (s != OCAL_OK) return tool_fail("selecting a device", s);
   printf("device            %s\n", d.name);
   printf("index (P:D)       %d:%d\n", d.platform_index, d.device_index);
   printf("type              %s\n", ocal_device_type_string(d.type));
@@ -134,87 +137,6 @@ static int cmd_info(const char *selector) {
          vk && cf ? " " : "", cf ? "clfft" : (vk ? "" : "none"), fft_default_name);
   print_pool(selector);
   return 0;
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* One demo line: name, verdict, time. */
-static void report(const char *what, int ok, double ms, const char *detail) {
-  printf("  %-28s %-4s %10.3f ms  %s\n", what, ok ? "ok" : "FAIL", ms, detail);
-}
-
-static int cmd_demo(const char *selector) {
-  ocal_context_options opts;
-  ocal_context_options_init(&opts);
-  opts.device = selector;
-  ocal_context ctx;
-  double t0 = now_ms();
-  ocal_status s = ocal_context_create(&ctx, &opts);
-  if (s != OCAL_OK) return fail("creating a context", s);
-  ocal_device_info d;
-  ocal_context_device(ctx, &d);
-  printf("ocal %s demo on %s (%s, %s)\n", ocal_version_string(), d.name,
-         ocal_device_type_string(d.type), d.platform_name);
-  report("context", 1, now_ms() - t0, "");
-
-  int failures = 0;
-  const size_t n = 1000003; /* odd on purpose: no power-of-two luck */
-  float *host = malloc(n * sizeof *host), *back = malloc(n * sizeof *back);
-  if (!host || !back) {
-    free(host);
-    free(back);
-    ocal_context_release(ctx);
-    return fail("allocating host memory", OCAL_OUT_OF_HOST_MEMORY);
-  }
-  srand(12345);
-  for (size_t i = 0; i < n; i++) host[i] = (float)rand() / (float)RAND_MAX * 2.0f - 1.0f;
-
-  ocal_buffer buf = NULL;
-  char detail[128];
-  t0 = now_ms();
-  s = ocal_buffer_from_host(ctx, OCAL_F32, 1, &n, host, &buf);
-  if (s == OCAL_OK) s = ocal_buffer_read(buf, 0, n, back, NULL);
-  double ms = now_ms() - t0;
-  int ok = s == OCAL_OK && memcmp(host, back, n * sizeof *host) == 0;
-  snprintf(detail, sizeof detail, "%zu floats there and back, %.2f GB/s", n,
-           2.0 * n * sizeof(float) / (ms * 1e6));
-  report("transfer", ok, ms, ok ? detail : ocal_last_error());
-  failures += !ok;
-
-  /* The first fill builds the kernel (or loads it from the disk cache); the second reuses it. */
-  ocal_cache_stats before, after;
-  ocal_context_cache_stats(ctx, &before);
-  for (int round = 0; round < 2 && buf; round++) {
-    float value = 0.5f + (float)round;
-    t0 = now_ms();
-    s = ocal_buffer_fill(buf, &value);
-    if (s == OCAL_OK) s = ocal_finish(ctx);
-    ms = now_ms() - t0;
-    ok = s == OCAL_OK && ocal_buffer_read(buf, 0, n, back, NULL) == OCAL_OK;
-    for (size_t i = 0; ok && i < n; i++) ok = back[i] == value;
-    ocal_context_cache_stats(ctx, &after);
-    if (round == 0)
-      snprintf(detail, sizeof detail, "%s", after.compiles > before.compiles ? "kernel compiled"
-                                            : after.disk_hits > before.disk_hits
-                                                ? "kernel from the disk cache"
-                                                : "kernel from memory");
-    else
-      snprintf(detail, sizeof detail, "kernel from memory, %.2f GB/s written",
-               n * sizeof(float) / (ms * 1e6));
-    report(round == 0 ? "fill (first call)" : "fill (second call)", ok, ms,
-           ok ? detail : ocal_last_error());
-    failures += !ok;
-  }
-  ocal_buffer_release(buf);
-  free(host);
-  free(back);
-  ocal_context_release(ctx);
-  printf("%s\n", failures ? "demo FAILED" : "all checks passed");
-  return failures ? 1 : 0;
 }
 
 static void print_progress(const char *line, void *user) {
@@ -271,11 +193,11 @@ static int cmd_tune(int argc, char **argv) {
   co.device = device;
   ocal_context ctx;
   ocal_status s = ocal_context_create(&ctx, &co);
-  if (s != OCAL_OK) return fail("creating a context", s);
+  if (s != OCAL_OK) return tool_fail("creating a context", s);
   ocal_blas_tuning result;
   s = ocal_blas_tune(ctx, &o, &result);
   ocal_context_release(ctx);
-  if (s != OCAL_OK) return fail("tuning GEMM", s);
+  if (s != OCAL_OK) return tool_fail("tuning GEMM", s);
   printf("%s\n%s", result.note, result.params);
   if (result.source == OCAL_TUNING_FILE)
     printf("stored in %s\n", result.path);
@@ -306,7 +228,7 @@ int main(int argc, char **argv) {
   const char *arg = argc == 3 ? argv[2] : NULL;
   if (strcmp(cmd, "devices") == 0 && !arg) return cmd_devices();
   if (strcmp(cmd, "info") == 0) return cmd_info(arg);
-  if (strcmp(cmd, "demo") == 0) return cmd_demo(arg);
+  if (strcmp(cmd, "demo") == 0) return tool_demo(arg);
   if (strcmp(cmd, "devices") == 0) {
     fprintf(stderr, "ocal: 'devices' takes no argument\n");
     return 2;

@@ -8,7 +8,7 @@
 
 /* The two embedded programs, built once per input element type. */
 enum { OCAL__RS_REDUCE, OCAL__RS_SCAN, OCAL__RS_PROGRAMS };
-#define OCAL__RS_MAX_KERNELS 48
+#define OCAL__RS_MAX_KERNELS 64
 
 /* Work-group size the kernels' local arrays are sized for (OCAL_WG_MAX in the .cl files). */
 #define OCAL__RS_WG_MAX 256

@@ -1,0 +1,11 @@
+# ocal — the example programs (each one does one real job; a user copies them), included by
+# the top-level Makefile.am. Built by `make`; tests/examples.sh runs each at small sizes.
+
+noinst_PROGRAMS += examples/vector_dot examples/array_sum examples/mlp_train examples/fft_filter
+examples_vector_dot_LDADD = src/libocal.la -lm
+examples_array_sum_LDADD = src/libocal.la -lm
+examples_mlp_train_LDADD = src/libocal.la -lm
+examples_fft_filter_LDADD = src/libocal.la -lm
+
+TESTS += tests/examples.sh
+EXTRA_DIST += examples/local.mk tests/examples.sh bench/mlp_torch.py

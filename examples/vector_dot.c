@@ -1,0 +1,126 @@
+/* vector_dot — two random vectors on the device, their elementwise product and their dot
+ * product, checked against the host.
+ *
+ * The vectors are drawn on the device (ocal_random_uniform), multiplied there (ocal_binary),
+ * and reduced there twice: with ocal's compensated dot (ocal_vdot) and with CLBlast's
+ * (ocal_dot). The host reads the vectors back and checks both results in double precision.
+ *
+ *   ./vector_dot [--device SELECTOR] [--n N] [--seed S]
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ocal.h>
+
+#define TRY(call)                                                                        \
+  do {                                                                                   \
+    ocal_status s_ = (call);                                                             \
+    if (s_ != OCAL_OK) {                                                                 \
+      fprintf(stderr, "vector_dot: %s failed: %s\n%s\n", #call, ocal_status_string(s_),  \
+              ocal_last_error());                                                        \
+      return 1;                                                                          \
+    }                                                                                    \
+  } while (0)
+
+static int usage(FILE *f, int status) {
+  fprintf(f,
+          "usage: vector_dot [--device SELECTOR] [--n N] [--seed S]\n"
+          "Draws two random vectors of N floats (default 1000000) on the device, multiplies\n"
+          "them elementwise and takes their dot product there, and checks both on the host.\n"
+          "--device picks the device (gpu, cpu, pocl, P:D, ...; default OCAL_DEVICE, else the\n"
+          "first GPU, accelerator, CPU). Exit status 1 when a check fails, 2 for bad arguments.\n");
+  return status;
+}
+
+static int parse_u64(const char *arg, uint64_t min, uint64_t *out) {
+  char *end;
+  if (!arg || !*arg || arg[0] == '-') return -1;
+  unsigned long long v = strtoull(arg, &end, 10);
+  if (*end || v < min) return -1;
+  *out = v;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *device = NULL;
+  uint64_t n = 1000000, seed = 7;
+  for (int i = 1; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(argv[i], "--help") == 0) return usage(stdout, 0);
+    if (strcmp(argv[i], "--device") == 0 && v) {
+      device = v;
+    } else if (strcmp(argv[i], "--n") == 0 && parse_u64(v, 1, &n) == 0) {
+    } else if (strcmp(argv[i], "--seed") == 0 && parse_u64(v, 0, &seed) == 0) {
+    } else {
+      fprintf(stderr, "vector_dot: bad argument '%s'%s\n", argv[i],
+              v ? "" : " (or its value is missing)");
+      return usage(stderr, 2);
+    }
+    i++;
+  }
+
+  ocal_context_options opts;
+  ocal_context_options_init(&opts);
+  opts.device = device;
+  ocal_context ctx;
+  TRY(ocal_context_create(&ctx, &opts));
+  ocal_device_info info;
+  TRY(ocal_context_device(ctx, &info));
+  printf("device: %s (%s)\n", info.name, info.platform_name);
+
+  /* x, y uniform in [-1, 1) from one random stream: y continues where x ends. */
+  size_t len = (size_t)n, one = 1;
+  ocal_buffer x, y, prod, dot;
+  TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &len, &x));
+  TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &len, &y));
+  TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &len, &prod));
+  TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &one, &dot));
+  TRY(ocal_random_uniform(x, seed, 0, -1.0, 1.0));
+  TRY(ocal_random_uniform(y, seed, n, -1.0, 1.0));
+
+  TRY(ocal_binary(OCAL_BINARY_MUL, x, y, prod)); /* prod = x * y */
+  float vdot, blas_dot;
+  TRY(ocal_vdot_to_host(x, y, OCAL_F32, &vdot)); /* ocal's compensated dot */
+  TRY(ocal_dot(x, y, dot));                      /* CLBlast's sdot, left on the device */
+  TRY(ocal_buffer_read(dot, 0, 1, &blas_dot, NULL));
+
+  float *hx = malloc(len * sizeof *hx), *hy = malloc(len * sizeof *hy);
+  float *hp = malloc(len * sizeof *hp);
+  if (!hx || !hy || !hp) {
+    fprintf(stderr, "vector_dot: out of host memory\n");
+    return 1;
+  }
+  TRY(ocal_buffer_read(x, 0, len, hx, NULL));
+  TRY(ocal_buffer_read(y, 0, len, hy, NULL));
+  TRY(ocal_buffer_read(prod, 0, len, hp, NULL));
+
+  /* Each product is one correctly rounded float multiplication: it must match exactly. The
+   * dot products are judged against the double sum, relative to the sum of |x*y| (the size
+   * of the rounding errors a float sum can make). */
+  size_t wrong = 0;
+  double want = 0, mag = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (hp[i] != hx[i] * hy[i]) wrong++;
+    want += (double)hx[i] * hy[i];
+    mag += fabs((double)hx[i] * hy[i]);
+  }
+  double err_vdot = fabs(vdot - want) / mag, err_blas = fabs(blas_dot - want) / mag;
+  int ok = wrong == 0 && err_vdot <= 1e-6 && err_blas <= 1e-5;
+  printf("x * y: %zu products, %zu differ from the host's\n", len, wrong);
+  printf("x . y: %.6f (ocal_vdot), %.6f (ocal_dot), %.6f (host, double)\n", vdot, blas_dot, want);
+  printf("relative errors: %.1e and %.1e (limits 1e-6 and 1e-5): %s\n", err_vdot, err_blas,
+         ok ? "ok" : "FAILED");
+
+  free(hx);
+  free(hy);
+  free(hp);
+  ocal_buffer_release(x);
+  ocal_buffer_release(y);
+  ocal_buffer_release(prod);
+  ocal_buffer_release(dot);
+  ocal_context_release(ctx);
+  return ok ? 0 : 1;
+}
