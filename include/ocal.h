@@ -20,6 +20,7 @@
 #include "ocal/device.h"
 #include "ocal/context.h"
 #include "ocal/buffer.h"
+#include "ocal/memory.h"
 #include "ocal/reduce.h"
 #include "ocal/blas.h"
 #include "ocal/ops.h"

@@ -80,6 +80,30 @@ static int cmd_devices(void) {
   return have_pick ? 0 : 1;
 }
 
+/* The memory pool's counters after a small run: four sizes created and released twice, so
+ * the second round is served from the pool. */
+static void print_pool(const char *selector) {
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.device = selector;
+  ocal_context ctx;
+  if (ocal_context_create(&ctx, &o) != OCAL_OK) return;
+  for (int round = 0; round < 2; round++) {
+    for (size_t n = 1000; n <= 1000000; n *= 10) {
+      ocal_buffer b;
+      if (ocal_buffer_create(ctx, OCAL_U8, 1, &n, &b) == OCAL_OK) ocal_buffer_release(b);
+    }
+  }
+  ocal_memory_stats m;
+  if (ocal_memory_stats_get(ctx, &m) == OCAL_OK)
+    printf("memory pool       %s, cache limit %.0f MiB (OCAL_POOL, OCAL_POOL_LIMIT); small run: "
+           "%" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " device allocations, %" PRIu64
+           " bytes cached, peak %" PRIu64 " in use\n",
+           m.pool_enabled ? "on" : "off", mib(m.pool_limit), m.hits, m.misses, m.device_allocs,
+           m.bytes_cached, m.peak_bytes_in_use);
+  ocal_context_release(ctx);
+}
+
 static int cmd_info(const char *selector) {
   ocal_device_info d;
   ocal_status s = ocal_device_select(selector, &d);
@@ -114,6 +138,7 @@ static int cmd_info(const char *selector) {
     ocal_fft_engine_name(fft_default, &fft_default_name);
   printf("FFT engines       %s%s%s (default %s; OCAL_FFT=vkfft|clfft)\n", vk ? "vkfft" : "",
          vk && cf ? " " : "", cf ? "clfft" : (vk ? "" : "none"), fft_default_name);
+  print_pool(selector);
   return 0;
 }
 

@@ -6,7 +6,8 @@
  *
  * All commands go to the context's in-order queue. Transfers block unless the caller asks
  * for an event: then they return at once, and the host memory must stay valid and untouched
- * until the event has completed (ocal_event_wait). */
+ * until the event has completed (ocal_event_wait). ocal/memory.h adds transfers on separate
+ * queues that overlap with kernels, and pinned host memory. */
 #ifndef OCAL_BUFFER_H
 #define OCAL_BUFFER_H
 
@@ -95,7 +96,8 @@ OCAL_API ocal_status ocal_buffer_nbytes(ocal_buffer buf, size_t *nbytes);
 OCAL_API ocal_status ocal_buffer_context(ocal_buffer buf, ocal_context *ctx);
 
 /** Escape hatch: the cl_mem that holds the buffer and the byte offset of its first element
- * in it (non-zero for views). The cl_mem stays owned by ocal; *mem is NULL for an empty
+ * in it (non-zero for views). The cl_mem stays owned by ocal and may be larger than the
+ * buffer (the memory pool rounds sizes up, see ocal/memory.h); *mem is NULL for an empty
  * buffer, which has no device memory. */
 OCAL_API ocal_status ocal_buffer_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes);
 

@@ -32,6 +32,17 @@ typedef struct ocal_context_options {
   int fp64;               /**< 1 use fp64 where the device has it, 0 act as if the device had
                                none (to test a program's fallback on a machine that has fp64),
                                -1 (default): on unless OCAL_FP64=0 */
+  int pool;               /**< caching device allocator (see ocal/memory.h): 1 on, 0 off,
+                               -1 (default): on unless OCAL_POOL=0 */
+  int64_t pool_limit;     /**< most bytes the pool keeps cached (freed, not yet reused);
+                               -1 (default): $OCAL_POOL_LIMIT, else half the device's global
+                               memory */
+  int64_t memory_limit;   /**< most device bytes the context's buffers may hold, in use and
+                               cached together (like a per-process memory fraction); -1
+                               (default): $OCAL_MEMORY_LIMIT, else the device's global memory */
+  int staging;            /**< blocking transfers of pageable host memory through pinned
+                               staging buffers: 1 on, 0 off, -1 (default): $OCAL_STAGING, else
+                               decided per device (see ocal/memory.h) */
 } ocal_context_options;
 
 /** Counters of the kernel caches of one context. */

@@ -1,8 +1,8 @@
 /* ocal — device memory: the one place ocal allocates and frees it.
  *
- * Every buffer's memory comes from ocal__device_alloc, so a caching pool can take over here
- * without touching the callers. */
-#include "internal.h"
+ * Every buffer's memory comes from ocal__device_alloc, so the context's caching pool
+ * (pool.c) serves all of it without the callers knowing. */
+#include "memory_internal.h"
 
 /* Messages say what failed rather than naming this internal function. */
 static const char func[] = "device memory allocation";
@@ -18,17 +18,11 @@ ocal_status ocal__device_alloc(ocal_context ctx, size_t bytes, cl_mem *mem) {
                      bytes, ctx->info.name, (unsigned long long)ctx->info.max_alloc_bytes,
                      (unsigned long long)ctx->info.global_mem_bytes);
   }
-  cl_int err;
-  *mem = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
-  if (err != CL_SUCCESS) {
-    *mem = NULL;
-    return ocal__cl_fail(ctx->info.name, err, "clCreateBuffer", func);
-  }
-  return OCAL_OK;
+  return ocal__pool_alloc(ctx, bytes, mem);
 }
 
 void ocal__device_free(ocal_context ctx, cl_mem mem) {
-  (void)ctx;
-  /* OpenCL keeps the memory until the commands queued on it have finished. */
-  if (mem) clReleaseMemObject(mem);
+  /* OpenCL keeps the memory until the commands queued on it have finished, and the pool
+   * hands it out again only to commands ordered after them. */
+  if (mem) ocal__pool_free(ctx, mem);
 }

@@ -168,9 +168,8 @@ ocal_status ocal_buffer_view(ocal_buffer buf, size_t offset, int ndim, const siz
   return OCAL_OK;
 }
 
-/* Checks a host transfer's arguments; *bytes and *origin receive its size and byte offset. */
-static ocal_status check_transfer(ocal_buffer buf, size_t offset, size_t count, const void *host,
-                                  const char *func, size_t *bytes, size_t *origin) {
+ocal_status ocal__check_transfer(ocal_buffer buf, size_t offset, size_t count, const void *host,
+                                 const char *func, size_t *bytes, size_t *origin) {
   ocal_status status = ocal__check_buffer(buf, func);
   if (status != OCAL_OK) return status;
   size_t end;
@@ -199,9 +198,12 @@ ocal_status ocal_buffer_write(ocal_buffer buf, size_t offset, size_t count, cons
                               ocal_event *event) {
   if (event) *event = NULL;
   size_t bytes, origin;
-  ocal_status status = check_transfer(buf, offset, count, src, __func__, &bytes, &origin);
+  ocal_status status = ocal__check_transfer(buf, offset, count, src, __func__, &bytes, &origin);
   if (status != OCAL_OK) return status;
   if (bytes == 0) return empty_transfer(buf, event);
+  /* Large blocking copies of pageable memory may go faster through pinned staging. */
+  if (!event && ocal__staged_transfer(buf->ctx, 1, buf->mem, origin, bytes, (void *)src, &status))
+    return status;
   cl_event ev = NULL;
   OCAL_CL_CHECK(buf->ctx->info.name,
                 clEnqueueWriteBuffer(buf->ctx->queue, buf->mem, event ? CL_FALSE : CL_TRUE,
@@ -213,9 +215,11 @@ ocal_status ocal_buffer_read(ocal_buffer buf, size_t offset, size_t count, void 
                              ocal_event *event) {
   if (event) *event = NULL;
   size_t bytes, origin;
-  ocal_status status = check_transfer(buf, offset, count, dst, __func__, &bytes, &origin);
+  ocal_status status = ocal__check_transfer(buf, offset, count, dst, __func__, &bytes, &origin);
   if (status != OCAL_OK) return status;
   if (bytes == 0) return empty_transfer(buf, event);
+  if (!event && ocal__staged_transfer(buf->ctx, 0, buf->mem, origin, bytes, dst, &status))
+    return status;
   cl_event ev = NULL;
   OCAL_CL_CHECK(buf->ctx->info.name,
                 clEnqueueReadBuffer(buf->ctx->queue, buf->mem, event ? CL_FALSE : CL_TRUE, origin,

@@ -21,6 +21,10 @@ ocal_status ocal_context_options_init(ocal_context_options *options) {
   options->disk_cache = -1;
   options->cache_dir = NULL;
   options->fp64 = -1;
+  options->pool = -1;
+  options->pool_limit = -1;
+  options->memory_limit = -1;
+  options->staging = -1;
   return OCAL_OK;
 }
 
@@ -33,6 +37,7 @@ static void destroy(ocal_context ctx) {
     free(a);
   }
   ocal__program_cache_clear(ctx);
+  ocal__memory_destroy(ctx); /* last: the attachments above may return memory to the pool */
   if (ctx->queue) clReleaseCommandQueue(ctx->queue);
   if (ctx->cl_ctx) clReleaseContext(ctx->cl_ctx);
   pthread_mutex_destroy(&ctx->lock);
@@ -120,6 +125,8 @@ ocal_status ocal_context_create(ocal_context *out, const ocal_context_options *o
 
   int disk = options->disk_cache >= 0 ? options->disk_cache : !env_is_zero("OCAL_CACHE");
   if (disk) ctx->cache_dir = ocal__disk_cache_dir(options->cache_dir);
+
+  if ((status = ocal__memory_init(ctx, options)) != OCAL_OK) goto fail;
 
   *out = ctx;
   return OCAL_OK;

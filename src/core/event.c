@@ -39,3 +39,20 @@ ocal_status ocal_event_cl_event(ocal_event event, cl_event *out) {
   *out = event->event;
   return OCAL_OK;
 }
+
+ocal_status ocal_event_from_cl(cl_event cl, ocal_event *event) {
+  if (!event) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "event must not be NULL");
+  *event = NULL;
+  if (!cl) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "cl must not be NULL");
+  /* Not through ocal__event_wrap: a user event must never be waited for here. */
+  ocal_event ev = malloc(sizeof *ev);
+  if (!ev) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for an event");
+  cl_int err = clRetainEvent(cl);
+  if (err != CL_SUCCESS) {
+    free(ev);
+    return ocal__cl_fail(NULL, err, "clRetainEvent", __func__);
+  }
+  ev->event = cl;
+  *event = ev;
+  return OCAL_OK;
+}

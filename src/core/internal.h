@@ -84,6 +84,7 @@ struct ocal_context_s {
   ocal__program *programs;
   ocal_cache_stats stats;
   ocal__attachment *attachments;
+  struct ocal__memory *memory; /* pool, pinned blocks, transfer queue, staging (memory.c) */
 };
 
 /* Validates a context handle; returns OCAL_OK or OCAL_INVALID_HANDLE with a message. */
@@ -101,11 +102,20 @@ void ocal__context_unref(ocal_context ctx);
 
 /* ---- device memory (alloc.c) ---------------------------------------------------------- */
 
-/* The one function through which ocal allocates device memory, so a caching pool can slot
- * in later. bytes > 0. */
+/* The one function through which ocal allocates device memory: served by the context's
+ * caching pool (pool.c), which may hand out a cl_mem larger than asked. bytes > 0. */
 ocal_status ocal__device_alloc(ocal_context ctx, size_t bytes, cl_mem *mem);
-/* Returns memory from ocal__device_alloc. Safe while queued commands still use it. */
+/* Returns memory from ocal__device_alloc. Safe while queued commands still use it: the pool
+ * hands it out again only to commands that are ordered after them. */
 void ocal__device_free(ocal_context ctx, cl_mem mem);
+
+/* ---- memory: pool, pinned host memory, transfer queue (pool.c, transfer.c) ----------- */
+
+/* Sets up the context's memory state from its options (at context creation). */
+ocal_status ocal__memory_init(ocal_context ctx, const ocal_context_options *options);
+/* Finishes the transfer queue and frees everything the memory state holds (at release,
+ * after the main queue has finished and the attachments are gone). */
+void ocal__memory_destroy(ocal_context ctx);
 
 /* ---- buffers (buffer.c) --------------------------------------------------------------- */
 
@@ -123,6 +133,16 @@ struct ocal_buffer_s {
 };
 
 ocal_status ocal__check_buffer(ocal_buffer buf, const char *func);
+
+/* Checks a host transfer's arguments; *bytes and *origin receive its size and byte offset. */
+ocal_status ocal__check_transfer(ocal_buffer buf, size_t offset, size_t count, const void *host,
+                                 const char *func, size_t *bytes, size_t *origin);
+
+/* A blocking transfer of pageable host memory through the pinned staging ring (transfer.c),
+ * when the context stages transfers of that size: returns 1 with *status set when it did
+ * the transfer, 0 when the caller should transfer directly. */
+int ocal__staged_transfer(ocal_context ctx, int write, cl_mem mem, size_t origin, size_t bytes,
+                          void *host, ocal_status *status);
 
 /* Wraps a cl_event into an ocal_event (event.c); on failure waits for and frees it. */
 ocal_status ocal__event_wrap(cl_event cl, ocal_event *out);
