@@ -32,4 +32,4 @@ bench_kernel_cache_LDADD = $(BENCH_LDADD)
 TESTS += tests/bench_tool.sh
 EXTRA_DIST += tests/bench_tool.sh bench/pytorch_reference.py docs/benchmarks.md \
 	docs/bench-elementwise.png docs/bench-reduce.png docs/bench-gemm.png docs/bench-fft.png \
-	docs/bench-h200.json docs/bench-h200-torch.json
+	docs/bench-h100.json docs/bench-h100-torch.json docs/bench-h200.json docs/bench-h200-torch.json
