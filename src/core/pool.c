@@ -415,9 +415,9 @@ void ocal__memory_destroy(ocal_context ctx) {
   if (!m) return;
   ocal__transfer_destroy(ctx); /* the transfer queue, staging and pinned blocks */
   cache_shrink(m, 0);
-  /* Memory still in use here is scratch memory of the areas' per-context state, whose
-   * destroy functions (run just before) release their cl_mem themselves: only the records
-   * go. (Buffers and pinned blocks keep the context alive, so none is left.) */
+  /* Blocks still in use here belong to areas that released their cl_mem themselves instead
+   * of through ocal__device_free (none of ocal's do): only the records go. Buffers and
+   * pinned blocks keep the context alive, so none of theirs is left. */
   for (size_t i = 0; i < m->nbuckets; i++) {
     for (ocal__block *b = m->buckets[i], *next; b; b = next) {
       next = b->hnext;

@@ -10,13 +10,13 @@ static const char *const program_names[OCAL__RS_PROGRAMS] = {"reduce", "scan"};
 static int rs_key; /* its address names the context attachment */
 
 static ocal_status rs_create(ocal_context ctx, void **data) {
-  (void)ctx;
   ocal__rs *rs = calloc(1, sizeof *rs);
   if (!rs) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the reduction state");
   if (pthread_mutex_init(&rs->lock, NULL) != 0) {
     free(rs);
     return OCAL_FAIL(OCAL_INTERNAL, "pthread_mutex_init failed");
   }
+  rs->ctx = ctx;
   *data = rs;
   return OCAL_OK;
 }
@@ -24,7 +24,9 @@ static ocal_status rs_create(ocal_context ctx, void **data) {
 static void rs_destroy(void *data) {
   ocal__rs *rs = data;
   /* The kernels belong to the context's program cache, which frees them. */
-  if (rs->scratch) clReleaseMemObject(rs->scratch);
+  /* The scratch goes back through the allocator like every buffer's memory: the pool, which
+   * the context destroys after its attachments, then frees it. */
+  if (rs->scratch) ocal__device_free(rs->ctx, rs->scratch);
   pthread_mutex_destroy(&rs->lock);
   free(rs);
 }

@@ -19,6 +19,7 @@ enum { OCAL__RS_REDUCE, OCAL__RS_SCAN, OCAL__RS_PROGRAMS };
 /* Per-context state. `lock` is held across everything one operation enqueues: the scratch
  * buffer holds that operation's partial results until its last launch has read them. */
 typedef struct ocal__rs {
+  ocal_context ctx; /* the owner (no reference: the state dies with it) */
   pthread_mutex_t lock;
   cl_mem scratch;
   size_t scratch_bytes;
