@@ -1,7 +1,8 @@
-/* ocal tests — generated kernels (src/gen/gen.c): elementwise, reduction (whole and along
- * an axis) and scan, against double-precision host references on random data of odd sizes;
- * argument-list parse errors; run-time argument errors; build errors in the user's
- * expressions; and the disk-cache hit of a generated kernel in a second (exec'ed) process. */
+/* ocal tests — generated kernels (src/gen/gen.c): elementwise, reduction and scan (whole
+ * and along an axis; scans also against ocal_scan), against double-precision host
+ * references on random data of odd sizes; argument-list parse errors; run-time argument
+ * errors; build errors in the user's expressions; and the disk-cache hit of a generated
+ * kernel in a second (exec'ed) process. */
 #include "fixture.h"
 
 #include <errno.h>
@@ -555,6 +556,197 @@ START_TEST(test_scan_max_in_place) {
 }
 END_TEST
 
+/* ---- scans along an axis -------------------------------------------------------------- */
+
+/* A generated cumsum ("a + b" over "x[i]") or running maximum ("max(a, b)") of an f32
+ * buffer along `axis`, inclusive or exclusive, against a double-precision host reference and
+ * against the built-in ocal_scan, which must agree to the bit: the generated scan runs the
+ * same plan and the same kernels' order of combination. With `view`, x and out are views at
+ * odd offsets of larger buffers; with `in_place`, out is x. */
+static void check_scan_axis(int ndim, const size_t *shape, int axis, int is_max, int exclusive,
+                            int view, int in_place) {
+  const size_t n = fixture_numel(ndim, shape), xoff = view ? 5 : 0, ooff = view ? 3 : 0;
+  const size_t xn = n + xoff + 2, on = n + ooff + 1;
+  double *x = random_doubles(xn, n * 4 + (uint64_t)(axis + 8) * 2 + (uint64_t)is_max);
+  float *hx = fixture_malloc(xn * sizeof *hx);
+  for (size_t i = 0; i < xn; i++) hx[i] = (float)x[i];
+  ocal_buffer bxall, boall, bx, out, ref;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &xn, hx, &bxall));
+  ck_assert_ocal(ocal_buffer_view(bxall, xoff, ndim, shape, &bx));
+  if (in_place) {
+    out = bx;
+    boall = NULL;
+  } else {
+    ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &on, &boall));
+    ck_assert_ocal(ocal_buffer_view(boall, ooff, ndim, shape, &out));
+  }
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, ndim, shape, &ref));
+  /* The built-in first (before an in-place run overwrites x). */
+  ck_assert_ocal(ocal_scan(is_max ? OCAL_SCAN_MAX : OCAL_SCAN_SUM, bx, axis, exclusive, ref));
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_scan(fixture_ctx, OCAL_F32, is_max ? "-INFINITY" : "0",
+                               is_max ? "max(a, b)" : "a + b", "x[i]", "const float *x", NULL,
+                               exclusive, &g));
+  const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(bx)};
+  ck_assert_ocal(ocal_gen_run_axis(g, axis, 1, args, out));
+  float *got = read_f32(out, n), *want_bi = read_f32(ref, n);
+  const float *xv = hx + xoff;
+  int a = axis < 0 ? axis + ndim : axis;
+  size_t outer = 1, inner = 1, R = shape[a];
+  for (int i = 0; i < ndim; i++) {
+    if (i < a) outer *= shape[i];
+    if (i > a) inner *= shape[i];
+  }
+  for (size_t o = 0; o < outer; o++)
+    for (size_t j = 0; j < inner; j++) {
+      double run = is_max ? -INFINITY : 0, mag = 0;
+      for (size_t r = 0; r < R; r++) {
+        size_t i = (o * R + r) * inner + j;
+        double next = is_max ? fmax(run, (double)xv[i]) : run + (double)xv[i];
+        double want = exclusive ? run : next;
+        mag += fabs((double)xv[i]);
+        ck_assert_msg(is_max ? got[i] == want : fabs(got[i] - want) <= 1e-6 * mag,
+                      "%s %s, shape %zux%zux%zu axis %d: out[%zu] = %.9g, want %.9g",
+                      is_max ? "max" : "sum", exclusive ? "exclusive" : "inclusive", outer, R,
+                      inner, axis, i, got[i], want);
+        ck_assert_msg(memcmp(&got[i], &want_bi[i], sizeof(float)) == 0,
+                      "%s %s, shape %zux%zux%zu axis %d: out[%zu] = %.9g, ocal_scan %.9g",
+                      is_max ? "max" : "sum", exclusive ? "exclusive" : "inclusive", outer, R,
+                      inner, axis, i, got[i], want_bi[i]);
+        run = next;
+      }
+    }
+  if (view && !in_place) {
+    /* Nothing written outside the view. */
+    float edge[3];
+    ck_assert_ocal(ocal_buffer_read(boall, 0, 3, edge, NULL));
+    ck_assert(edge[0] == 0 && edge[1] == 0 && edge[2] == 0);
+    ck_assert_ocal(ocal_buffer_read(boall, on - 1, 1, edge, NULL));
+    ck_assert(edge[0] == 0);
+  }
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  if (!in_place) ck_assert_ocal(ocal_buffer_release(out));
+  ck_assert_ocal(ocal_buffer_release(ref));
+  ck_assert_ocal(ocal_buffer_release(bxall));
+  if (boall) ck_assert_ocal(ocal_buffer_release(boall));
+  free(got);
+  free(want_bi);
+  free(hx);
+  free(x);
+}
+
+/* Every axis (and a negative one) of odd 2-D and 3-D shapes, both operations, inclusive and
+ * exclusive: short rows, columns and long columns cut into pieces (the strided kernels). */
+START_TEST(test_scan_axis_small) {
+  const size_t s2[2] = {37, 101}, s3[3] = {5, 6, 7};
+  for (int is_max = 0; is_max <= 1; is_max++)
+    for (int excl = 0; excl <= 1; excl++) {
+      for (int axis = -1; axis < 2; axis++) check_scan_axis(2, s2, axis, is_max, excl, 0, 0);
+      for (int axis = -3; axis < 3; axis += axis == -3 ? 3 : 1)
+        check_scan_axis(3, s3, axis, is_max, excl, 0, 0);
+    }
+}
+END_TEST
+
+/* Long contiguous rows (the tile kernels; with several pieces per row: three launches), long
+ * columns in pieces, views at odd offsets, and in place. */
+START_TEST(test_scan_axis_long_views) {
+  const size_t rows[2] = {3, 701}, long_rows[2] = {2, 40001}, cols[2] = {1500, 3};
+  const size_t s3[3] = {5, 6, 7};
+  check_scan_axis(2, rows, -1, 0, 1, 0, 0);
+  check_scan_axis(2, rows, 1, 1, 0, 0, 0);
+  check_scan_axis(2, long_rows, 1, 0, 0, 0, 0);
+  check_scan_axis(2, long_rows, -1, 1, 1, 0, 0);
+  check_scan_axis(2, cols, 0, 0, 1, 0, 0);
+  check_scan_axis(2, cols, 0, 1, 0, 0, 0);
+  check_scan_axis(3, s3, 1, 0, 0, 1, 0);
+  check_scan_axis(3, s3, -1, 1, 1, 1, 0);
+  check_scan_axis(2, rows, 0, 0, 0, 1, 1);
+  check_scan_axis(2, cols, 0, 1, 1, 0, 1);
+}
+END_TEST
+
+START_TEST(test_scan_axis_errors) {
+  const size_t s2[2] = {37, 101}, t2[2] = {101, 37}, r1 = 37, n = 37 * 101, z2[2] = {0, 5};
+  ocal_buffer x, out, wrong, flat, dropped, xi, zx, zo;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, s2, &x));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, s2, &out));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, t2, &wrong));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &flat));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &r1, &dropped));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I32, 2, s2, &xi));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, z2, &zx));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, z2, &zo));
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_scan(fixture_ctx, OCAL_F32, "0", "a + b", "x[i]", "const float *x",
+                               NULL, 0, &g));
+  const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(x)};
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, 2, 1, args, out), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "axis 2 is out of range"));
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, -3, 1, args, out), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, 1, 1, args, wrong), OCAL_SHAPE_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "out has shape [101, 37]"));
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, 0, 1, args, flat), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, 1, 1, args, dropped), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, 1, 1, args, xi), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, 1, 1, args, NULL), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, OCAL_AXIS_ALL, 1, args, dropped),
+                       OCAL_SHAPE_MISMATCH);
+  const ocal_gen_arg iargs[] = {OCAL_GEN_BUFFER(xi)};
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, 1, 1, iargs, out), OCAL_TYPE_MISMATCH);
+  /* The whole buffer (any out of as many elements) and empty shapes are fine. */
+  ck_assert_ocal(ocal_gen_run_axis(g, OCAL_AXIS_ALL, 1, args, flat));
+  const ocal_gen_arg zargs[] = {OCAL_GEN_BUFFER(zx)};
+  ck_assert_ocal(ocal_gen_run_axis(g, 1, 1, zargs, zo));
+  ck_assert_ocal(ocal_gen_run_axis(g, 0, 1, zargs, zo));
+  ck_assert_ocal(ocal_gen_release(g));
+  /* No buffer argument to take a shape from. */
+  ck_assert_ocal(ocal_gen_scan(fixture_ctx, OCAL_F32, "0", "a + b", "k", "float k", NULL, 0, &g));
+  float k = 1;
+  const ocal_gen_arg kargs[] = {OCAL_GEN_SCALAR(&k)};
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, 0, 1, kargs, out), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "first buffer argument"));
+  ck_assert_ocal(ocal_gen_release(g));
+  ocal_buffer all[] = {x, out, wrong, flat, dropped, xi, zx, zo};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) ck_assert_ocal(ocal_buffer_release(all[i]));
+}
+END_TEST
+
+/* The whole buffer through ocal_gen_run_axis(OCAL_AXIS_ALL) and ocal_gen_run agree with
+ * ocal_cumsum over the whole buffer, to the bit (short: the strided kernel; long: tiles). */
+static void check_scan_whole(size_t n) {
+  double *x = random_doubles(n, n + 91);
+  const size_t shape[2] = {n / 7, 7};
+  ocal_buffer bx = f32_buffer(x, 2, shape), o1, o2, ref;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &o1));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, shape, &o2));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, shape, &ref));
+  ck_assert_ocal(ocal_cumsum(bx, OCAL_AXIS_ALL, ref));
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_scan(fixture_ctx, OCAL_F32, "0", "a + b", "x[i]", "const float *x",
+                               NULL, 0, &g));
+  const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(bx)};
+  ck_assert_ocal(ocal_gen_run_axis(g, OCAL_AXIS_ALL, 1, args, o1));
+  ck_assert_ocal(ocal_gen_run(g, OCAL_GEN_AUTO, 1, args, o2));
+  float *h1 = read_f32(o1, n), *h2 = read_f32(o2, n), *hr = read_f32(ref, n);
+  ck_assert_msg(memcmp(h1, hr, n * sizeof(float)) == 0, "n=%zu: axis-all scan differs from ocal_cumsum", n);
+  ck_assert_msg(memcmp(h2, hr, n * sizeof(float)) == 0, "n=%zu: whole scan differs from ocal_cumsum", n);
+  ck_assert_ocal(ocal_gen_release(g));
+  ocal_buffer all[] = {bx, o1, o2, ref};
+  for (size_t i = 0; i < 4; i++) ck_assert_ocal(ocal_buffer_release(all[i]));
+  free(h1);
+  free(h2);
+  free(hr);
+  free(x);
+}
+
+START_TEST(test_scan_whole_matches_builtin) {
+  check_scan_whole(7 * 61);
+  check_scan_whole(7 * 11113);
+}
+END_TEST
+
 /* ---- the disk cache, seen from a second process --------------------------------------- */
 
 static const char *program_path = "";
@@ -640,6 +832,10 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, test_reduction_axis);
   tcase_add_test(tc, test_scan_sum);
   tcase_add_test(tc, test_scan_max_in_place);
+  tcase_add_test(tc, test_scan_axis_small);
+  tcase_add_test(tc, test_scan_axis_long_views);
+  tcase_add_test(tc, test_scan_axis_errors);
+  tcase_add_test(tc, test_scan_whole_matches_builtin);
   tcase_add_test(tc, test_disk_cache_second_process);
   suite_add_tcase(s, tc);
   return fixture_run(s);

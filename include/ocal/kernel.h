@@ -220,8 +220,16 @@ OCAL_API ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, cons
 /** Writes a scan (prefix operation): out[i] = input(0) op input(1) op ... op input(i)
  * (inclusive), or the same without input(i), starting from `neutral` (exclusive).
  * `input` is an expression of `i` and the arguments ("x[i]"), `op` an associative
- * expression of `a` and `b` ("a + b", "max(a, b)"). The scan is the three-pass one of
- * ocal_cumsum (reduce pieces, scan their totals, rescan the pieces).
+ * expression of `a` and `b` ("a + b", "max(a, b)") with `neutral` as its identity; `a` is
+ * always the earlier part, but the totals of the pieces of a long row are combined in a
+ * tree that does not keep their order, so `op` must also be commutative. Run it over
+ * indices 0 .. n-1 with ocal_gen_run, or along an axis of the first buffer's shape with
+ * ocal_gen_run_axis. The kernels and the plan are those of ocal_scan / ocal_cumsum: rows
+ * of contiguous indices are scanned by work-groups in tiles, other axes by a work-item per
+ * column, and long rows or columns that would not fill the device are cut into pieces
+ * (reduce the pieces, scan their totals, rescan the pieces). So the accuracy is the
+ * built-in's (sums are not compensated), and "a + b" over "x[i]" adds in ocal_cumsum's
+ * order.
  * \param ctx the context.
  * \param dtype the type of the values and of out (not complex).
  * \param neutral the identity of op.
@@ -254,15 +262,25 @@ OCAL_API ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const cha
 OCAL_API ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *args,
                                   ocal_buffer out);
 
-/** Runs a generated reduction along one axis of the first buffer argument's shape. `i` in
- * the map expression is then the row-major flat index of that shape, so "x[i] * y[i]" still
- * reads element i of buffers of that shape.
- * \param gen a reduction generator.
- * \param axis the axis (negative counts from the end), or OCAL_AXIS_ALL.
+/** Runs a generated reduction or scan along one axis of the first buffer argument's shape.
+ * `i` in the map or input expression is then the row-major flat index of that shape, so
+ * "x[i] * y[i]" still reads element i of buffers of that shape (views included: their own
+ * shape, from their first element).
+ *   - reduction: out gets one result per position of the other axes;
+ *   - scan: out[i] is the scan of input along the axis up to i (inclusive or exclusive as
+ *     created), for every i of the shape; out may be x itself under ocal_gen_run's rule.
+ * \param gen a reduction or scan generator (not elementwise).
+ * \param axis the axis (negative counts from the end), or OCAL_AXIS_ALL: the whole first
+ *        buffer as one row (a scan over its element count, as ocal_gen_run with
+ *        OCAL_GEN_AUTO).
  * \param nargs the number of arguments.
  * \param args the arguments.
- * \param out the results: the shape without the axis, or with it as 1 (as ocal_sum).
- * \returns as ocal_gen_run. */
+ * \param out reduction: the shape without the axis, or with it as 1 (as ocal_sum), one
+ *        element for OCAL_AXIS_ALL; scan: the first buffer's shape (as ocal_cumsum), any
+ *        shape of as many elements for OCAL_AXIS_ALL. Its type is the generator's dtype.
+ * \returns as ocal_gen_run; OCAL_INVALID_ARGUMENT for an elementwise generator, an axis out
+ *          of range or no buffer argument; OCAL_SHAPE_MISMATCH for an out of another
+ *          shape (the message names both shapes). */
 OCAL_API ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs,
                                        const ocal_gen_arg *args, ocal_buffer out);
 

@@ -26,12 +26,17 @@
 typedef enum { GEN_ELEMENTWISE, GEN_REDUCTION, GEN_SCAN } gen_kind;
 
 enum { K_EW_FLAT, K_EW_WIDE, K_CONTIG = 0, K_STRIDED, K_MERGE_STRIDED, K_MERGE_GROUP, K_COUNT };
-enum { K_SCAN_REDUCE = 0, K_SCAN_TILES, K_SCAN_TILES_ACC };
+/* The scan's kernels: cl/scan.cl's six (contiguous rows in tiles, and a work-item per
+ * column), the user's input in place of the element loads. */
+enum { K_SCAN_REDUCE = 0, K_SCAN_TILES, K_SCAN_TILES_ACC, K_SCAN_STRIDED_REDUCE, K_SCAN_STRIDED,
+       K_SCAN_STRIDED_ACC, K_SCAN_COUNT };
+#define K_MAX ((int)K_COUNT > (int)K_SCAN_COUNT ? (int)K_COUNT : (int)K_SCAN_COUNT)
 static const char *const reduction_kernels[K_COUNT] = {"ocal_red_contig", "ocal_red_strided",
                                                        "ocal_red_merge_strided",
                                                        "ocal_red_merge_group"};
-static const char *const scan_kernels[3] = {"ocal_scan_reduce", "ocal_scan_tiles",
-                                            "ocal_scan_tiles_acc"};
+static const char *const scan_kernels[K_SCAN_COUNT] = {
+    "ocal_scan_reduce",         "ocal_scan_tiles",   "ocal_scan_tiles_acc",
+    "ocal_scan_strided_reduce", "ocal_scan_strided", "ocal_scan_strided_acc"};
 
 struct ocal_gen_s {
   uint32_t magic;
@@ -45,7 +50,7 @@ struct ocal_gen_s {
   char *source;
   char *full_source;   /* source plus the vector form, for ocal_gen_source */
   ocal__kernel *vec;   /* elementwise: the 4-wide form, NULL when the body has none */
-  ocal__kernel *kernels[K_COUNT];
+  ocal__kernel *kernels[K_MAX];
   pthread_mutex_t lock; /* guards scratch across the launches of one run */
   cl_mem scratch;
   size_t scratch_bytes;
@@ -751,10 +756,16 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "neutral and input must be one line each");
   }
   sb_add(&b, "#define OCAL_ID ((ocal_T)(%s))\n", neutral);
-  /* The input at index i, for the reduce and tiles kernels. */
+  /* The input at index i, for every kernel that reads it. */
   sb_add(&b, "#define OCAL_INPUT_AT(ocal_var, ocal_idx) { const ulong i = (ocal_idx); ocal_var = (ocal_T)(\\\n");
   sb_add(&b, "%s); }\n", input);
-  /* (1) P[c] = the combination of piece c. */
+  /* The input is an (outer, R, inner) block scanned along R (outer = inner = 1 for
+   * ocal_gen_run); `i` is the flat row-major index. As in cl/scan.cl, long rows are cut into
+   * `chunks` pieces: (1) the pieces' totals into P, (2) their exclusive scan in place, (3)
+   * every piece scanned from its entry of P; with one piece only (3) runs.
+   * Contiguous rows (inner == 1), cl/scan.cl's NAME_contig_reduce / NAME_tiles /
+   * NAME_tiles_acc: a work-group per (row o, piece c), group g = o * chunks + c.
+   * (1) P[g] = the combination of piece c of row o. */
   sb_add(&b, "__kernel void ocal_scan_reduce(const ulong n");
   sb_params(&b, g);
   sb_add(&b, ", const ulong ocal_R, const ulong ocal_chunks, const ulong ocal_clen, __global ocal_T *ocal_P) {\n");
@@ -762,33 +773,36 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
   sb_add(&b,
          "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
          "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
-         "  const ulong ocal_c = get_group_id(0);\n"
+         "  const ulong ocal_g = get_group_id(0), ocal_o = ocal_g / ocal_chunks, ocal_c = ocal_g %% ocal_chunks;\n"
          "  const ulong ocal_r0 = ocal_c * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
+         "  const ulong ocal_base = ocal_o * ocal_R;\n"
          "  ocal_T ocal_acc = OCAL_ID, ocal_v;\n"
-         "  for (ulong ocal_r = ocal_r0 + ocal_lid; ocal_r < ocal_r1; ocal_r += ocal_L) { OCAL_INPUT_AT(ocal_v, ocal_r) ocal_acc = ocal_op(ocal_acc, ocal_v); }\n"
+         "  for (ulong ocal_r = ocal_r0 + ocal_lid; ocal_r < ocal_r1; ocal_r += ocal_L) { OCAL_INPUT_AT(ocal_v, ocal_base + ocal_r) ocal_acc = ocal_op(ocal_acc, ocal_v); }\n"
          "  ocal_sums[ocal_lid] = ocal_acc;\n"
          "  barrier(CLK_LOCAL_MEM_FENCE);\n"
          "  for (uint ocal_h = ocal_L >> 1; ocal_h > 0; ocal_h >>= 1) {\n"
          "    if (ocal_lid < ocal_h) ocal_sums[ocal_lid] = ocal_op(ocal_sums[ocal_lid], ocal_sums[ocal_lid + ocal_h]);\n"
          "    barrier(CLK_LOCAL_MEM_FENCE);\n"
          "  }\n"
-         "  if (ocal_lid == 0) ocal_P[ocal_c] = ocal_sums[0];\n"
+         "  if (ocal_lid == 0) ocal_P[ocal_g] = ocal_sums[0];\n"
          "}\n\n");
-  /* (3) piece c scanned in tiles from P[c]; and (2) the same reading a T array (the pieces'
-   * totals, scanned in place). The tile body is cl/scan.cl's CONTIG_TILES. */
+  /* (3) piece c of row o scanned in tiles from P[g]; and (2) the same reading a T array
+   * (the pieces' totals, one row of `chunks` per row o, scanned in place). The tile body is
+   * cl/scan.cl's CONTIG_TILES. */
   static const char tiles_body[] =
       "  __local ocal_T ocal_tile[ocal_TILE_WORDS];\n"
       "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
       "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
-      "  const ulong ocal_c = get_group_id(0);\n"
+      "  const ulong ocal_g = get_group_id(0), ocal_o = ocal_g / ocal_chunks, ocal_c = ocal_g % ocal_chunks;\n"
       "  const ulong ocal_r0 = ocal_c * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
-      "  ocal_T ocal_carry = ocal_chunks > 1 ? ocal_P[ocal_c] : OCAL_ID;\n"
+      "  const ulong ocal_base = ocal_o * ocal_R;\n"
+      "  ocal_T ocal_carry = ocal_chunks > 1 ? ocal_P[ocal_g] : OCAL_ID;\n"
       "  const uint ocal_tile_len = ocal_L * ocal_IPT;\n"
       "  for (ulong ocal_t0 = ocal_r0; ocal_t0 < ocal_r1; ocal_t0 += ocal_tile_len) {\n"
       "    const uint ocal_m = (uint)(ocal_r1 - ocal_t0 < ocal_tile_len ? ocal_r1 - ocal_t0 : ocal_tile_len);\n"
       "    for (uint ocal_k = ocal_lid; ocal_k < ocal_tile_len; ocal_k += ocal_L) {\n"
       "      ocal_T ocal_v = OCAL_ID;\n"
-      "      if (ocal_k < ocal_m) ocal_LOAD(ocal_v, ocal_t0 + ocal_k)\n"
+      "      if (ocal_k < ocal_m) ocal_LOAD(ocal_v, ocal_base + ocal_t0 + ocal_k)\n"
       "      ocal_tile[ocal_PAD(ocal_k)] = ocal_v;\n"
       "    }\n"
       "    barrier(CLK_LOCAL_MEM_FENCE);\n"
@@ -814,7 +828,7 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
       "      ocal_run = ocal_next;\n"
       "    }\n"
       "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "    for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_out[ocal_ooff + ocal_t0 + ocal_k] = ocal_tile[ocal_PAD(ocal_k)];\n"
+      "    for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_out[ocal_ooff + ocal_base + ocal_t0 + ocal_k] = ocal_tile[ocal_PAD(ocal_k)];\n"
       "    ocal_carry = ocal_op(ocal_carry, ocal_total);\n"
       "    barrier(CLK_LOCAL_MEM_FENCE);\n"
       "  }\n"
@@ -831,7 +845,52 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
              " const ulong ocal_ooff, const ulong ocal_R, const ulong ocal_chunks, const ulong ocal_clen,"
              " __global const ocal_T *ocal_P, const int ocal_exclusive) {\n");
   sb_add(&b, "%s", tiles_body);
-  status = gen_build(__func__, g, &b, "generated scan kernel", scan_kernels, 3);
+  /* Any inner, cl/scan.cl's NAME_strided_reduce / NAME_strided / NAME_strided_acc: a
+   * work-item per (row o, piece s, column j), t = (o * chunks + s) * inner + j, neighbours
+   * on neighbouring columns. */
+  static const char strided_head[] =
+      "  const ulong ocal_total = ocal_outer * ocal_chunks * ocal_inner;\n"
+      "  for (ulong ocal_t = get_global_id(0); ocal_t < ocal_total; ocal_t += get_global_size(0)) {\n"
+      "    const ulong ocal_j = ocal_t % ocal_inner, ocal_q = ocal_t / ocal_inner, ocal_s = ocal_q % ocal_chunks, ocal_o = ocal_q / ocal_chunks;\n"
+      "    const ulong ocal_r0 = ocal_s * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
+      "    ulong ocal_p = (ocal_o * ocal_R + ocal_r0) * ocal_inner + ocal_j;\n";
+  static const char strided_scan_body[] =
+      "    ocal_T ocal_run = ocal_chunks > 1 ? ocal_P[ocal_t] : OCAL_ID, ocal_v;\n"
+      "    for (ulong ocal_r = ocal_r0; ocal_r < ocal_r1; ocal_r++, ocal_p += ocal_inner) {\n"
+      "      ocal_LOAD(ocal_v, ocal_p)\n"
+      "      const ocal_T ocal_next = ocal_op(ocal_run, ocal_v);\n"
+      "      ocal_out[ocal_ooff + ocal_p] = ocal_exclusive ? ocal_run : ocal_next;\n"
+      "      ocal_run = ocal_next;\n"
+      "    }\n"
+      "  }\n"
+      "}\n\n";
+  static const char block_args[] =
+      ", const ulong ocal_outer, const ulong ocal_R, const ulong ocal_inner, const ulong ocal_chunks,"
+      " const ulong ocal_clen";
+  sb_add(&b, "__kernel void ocal_scan_strided_reduce(const ulong n");
+  sb_params(&b, g);
+  sb_add(&b, "%s, __global ocal_T *ocal_P) {\n", block_args);
+  sb_rebase(&b, g);
+  sb_add(&b, "%s", strided_head);
+  sb_add(&b,
+         "    ocal_T ocal_acc = OCAL_ID, ocal_v;\n"
+         "    for (ulong ocal_r = ocal_r0; ocal_r < ocal_r1; ocal_r++, ocal_p += ocal_inner) { OCAL_INPUT_AT(ocal_v, ocal_p) ocal_acc = ocal_op(ocal_acc, ocal_v); }\n"
+         "    ocal_P[ocal_t] = ocal_acc;\n"
+         "  }\n"
+         "}\n\n");
+  sb_add(&b, "#undef ocal_LOAD\n#define ocal_LOAD(ocal_var, ocal_idx) OCAL_INPUT_AT(ocal_var, ocal_idx)\n");
+  sb_add(&b, "__kernel void ocal_scan_strided(const ulong n");
+  sb_params(&b, g);
+  sb_add(&b, ", __global ocal_T *ocal_out, const ulong ocal_ooff%s, __global const ocal_T *ocal_P,"
+             " const int ocal_exclusive) {\n", block_args);
+  sb_rebase(&b, g);
+  sb_add(&b, "%s%s", strided_head, strided_scan_body);
+  sb_add(&b, "#undef ocal_LOAD\n#define ocal_LOAD(ocal_var, ocal_idx) { ocal_var = ocal_x[(ocal_idx)]; }\n");
+  sb_add(&b, "__kernel void ocal_scan_strided_acc(__global const ocal_T *ocal_x, __global ocal_T *ocal_out,"
+             " const ulong ocal_ooff%s, __global const ocal_T *ocal_P, const int ocal_exclusive) {\n",
+         block_args);
+  sb_add(&b, "%s%s", strided_head, strided_scan_body);
+  status = gen_build(__func__, g, &b, "generated scan kernel", scan_kernels, K_SCAN_COUNT);
   if (status != OCAL_OK) {
     gen_free(g);
     return status;
@@ -1066,68 +1125,131 @@ static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size
   return status;
 }
 
-/* The scan of indices 0 .. n-1 into out (cl/scan.cl's contiguous plan, one row). */
-static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t n,
-                            ocal_buffer out) {
+/* Builds a launch's arguments: `n`, the user's arguments, then `count` more. */
+static int push_user(cl_args *a, const cl_ulong *c_n, const cl_args *ua) {
+  a->count = 0;
+  int bad = push(a, sizeof *c_n, c_n);
+  for (int k = 0; k < ua->count; k++) bad |= push(a, ua->a[k].size, ua->a[k].value);
+  return bad;
+}
+
+/* The scan of the (outer, R, inner) block along R into out (same shape, at out->offset).
+ * The plan is src/ops/scan.c's (enqueue()), decision for decision, so that a generated
+ * "a + b" over "x[i]" combines the elements in the same order as ocal_cumsum. */
+static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t outer, size_t R,
+                            size_t inner, ocal_buffer out) {
   ocal_context ctx = g->ctx;
+  const size_t lines = outer * inner;
   const size_t target = (ctx->info.compute_units ? ctx->info.compute_units : 1) * 2048;
-  ocal__kernel *kt = g->kernels[K_SCAN_TILES];
-  size_t local = pow2_local(kt, WG_MAX);
-  if (ctx->info.type == OCAL_DEVICE_GPU)
-    while (local > 64 && n < 4 * local * SCAN_IPT) local /= 2;
-  size_t tile = local * SCAN_IPT, chunks = 1;
-  size_t groups_wanted = ceil_div(target, local);
-  chunks = groups_wanted;
-  size_t most = n / (4 * tile);
-  if (chunks > most) chunks = most;
-  if (chunks < 1) chunks = 1;
-  size_t clen = round_up(ceil_div(n, chunks), tile);
-  chunks = ceil_div(n, clen);
-  if (chunks < 1) chunks = 1;
-  cl_ulong c_n = n, c_R = n, c_chunks = chunks, c_clen = clen, ooff = out->offset, zero = 0;
+  const size_t bytes = ocal_dtype_size(g->dtype);
+  cl_ulong c_n = outer * R * inner, c_outer = outer, c_R = R, c_inner = inner,
+           ooff = out->offset, zero = 0, one_chunk = 1;
   cl_int excl = g->exclusive, one = 1;
   cl_mem out_mem = out->mem, P = NULL;
   ocal_status status = OCAL_OK;
+  cl_args a;
+  int bad = 0;
   pthread_mutex_lock(&g->lock);
-  if (chunks > 1) {
-    status = scratch(g, chunks * ocal_dtype_size(g->dtype), &P);
-    if (status == OCAL_OK) {
-      /* (1) the pieces' totals */
-      ocal__kernel *kr = g->kernels[K_SCAN_REDUCE];
-      size_t lr = pow2_local(kr, local);
-      cl_args a = {.count = 0};
-      int bad = push(&a, sizeof c_n, &c_n);
-      for (int k = 0; k < ua->count; k++) bad |= push(&a, ua->a[k].size, ua->a[k].value);
-      bad |= push(&a, sizeof c_R, &c_R) | push(&a, sizeof c_chunks, &c_chunks) |
-             push(&a, sizeof c_clen, &c_clen) | push(&a, sizeof(cl_mem), &P);
-      status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                   : launch(g, kr, (size_t)a.count, a.a, chunks * lr, lr);
+  if (inner == 1 && R >= 2 * SCAN_IPT * 32) {
+    /* Rows of contiguous indices: work-groups walk them in tiles. */
+    ocal__kernel *kt = g->kernels[K_SCAN_TILES];
+    size_t local = pow2_local(kt, WG_MAX);
+    if (ctx->info.type == OCAL_DEVICE_GPU) /* one size on CPUs: each is a compile on PoCL */
+      while (local > 64 && R < 4 * local * SCAN_IPT) local /= 2;
+    size_t tile = local * SCAN_IPT, chunks = 1;
+    size_t groups_wanted = ceil_div(target, local);
+    if (outer < groups_wanted) {
+      chunks = ceil_div(groups_wanted, outer);
+      size_t most = R / (4 * tile); /* at least 4 tiles per piece */
+      if (chunks > most) chunks = most;
+      if (chunks < 1) chunks = 1;
+    }
+    size_t clen = round_up(ceil_div(R, chunks), tile);
+    chunks = ceil_div(R, clen);
+    cl_ulong c_chunks = chunks, c_clen = clen;
+    if (chunks > 1) {
+      /* (1) piece totals, (2) their exclusive scan in place, per row. */
+      status = scratch(g, outer * chunks * bytes, &P);
+      if (status == OCAL_OK) {
+        ocal__kernel *kr = g->kernels[K_SCAN_REDUCE];
+        size_t lr = pow2_local(kr, local);
+        bad = push_user(&a, &c_n, ua) | push(&a, sizeof c_R, &c_R) |
+              push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
+              push(&a, sizeof(cl_mem), &P);
+        status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
+                     : launch(g, kr, (size_t)a.count, a.a, outer * chunks * lr, lr);
+      }
+      if (status == OCAL_OK) {
+        ocal__kernel *ka = g->kernels[K_SCAN_TILES_ACC];
+        size_t la = pow2_local(ka, WG_MAX);
+        if (ctx->info.type == OCAL_DEVICE_GPU)
+          while (la > 64 && chunks < la * SCAN_IPT / 2) la /= 2;
+        const ocal__arg aa[] = {{sizeof(cl_mem), &P},           {sizeof(cl_mem), &P},
+                                {sizeof zero, &zero},           {sizeof c_chunks, &c_chunks},
+                                {sizeof one_chunk, &one_chunk}, {sizeof c_chunks, &c_chunks},
+                                {sizeof(cl_mem), &P},           {sizeof one, &one}};
+        status = launch(g, ka, 8, aa, outer * la, la);
+      }
     }
     if (status == OCAL_OK) {
-      /* (2) their exclusive scan, in place, by one work-group */
-      ocal__kernel *ka = g->kernels[K_SCAN_TILES_ACC];
+      /* (3) every piece from its starting value. */
+      bad = push_user(&a, &c_n, ua) | push(&a, sizeof(cl_mem), &out_mem) |
+            push(&a, sizeof ooff, &ooff) | push(&a, sizeof c_R, &c_R) |
+            push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
+            push(&a, sizeof(cl_mem), &P) | push(&a, sizeof excl, &excl);
+      status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
+                   : launch(g, kt, (size_t)a.count, a.a, outer * chunks * local, local);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return status;
+  }
+
+  /* Columns (or short rows): a work-item per (row, piece, column). */
+  ocal__kernel *ks = g->kernels[K_SCAN_STRIDED];
+  size_t local = pow2_local(ks, WG_MAX), chunks = 1;
+  if (lines < target && R > 64) {
+    chunks = ceil_div(target, lines);
+    size_t most = ceil_div(R, 32);
+    if (chunks > most) chunks = most;
+    if (chunks > 256) chunks = 256; /* the pieces' totals are scanned serially */
+  }
+  size_t clen = ceil_div(R, chunks);
+  chunks = ceil_div(R, clen);
+  cl_ulong c_chunks = chunks, c_clen = clen;
+  size_t items = lines * chunks < 8 * target ? lines * chunks : 8 * target;
+  if (chunks > 1) {
+    status = scratch(g, lines * chunks * bytes, &P);
+    if (status == OCAL_OK) {
+      ocal__kernel *kr = g->kernels[K_SCAN_STRIDED_REDUCE];
+      size_t lr = pow2_local(kr, WG_MAX);
+      bad = push_user(&a, &c_n, ua) | push(&a, sizeof c_outer, &c_outer) |
+            push(&a, sizeof c_R, &c_R) | push(&a, sizeof c_inner, &c_inner) |
+            push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
+            push(&a, sizeof(cl_mem), &P);
+      status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
+                   : launch(g, kr, (size_t)a.count, a.a, round_up(items, lr), lr);
+    }
+    if (status == OCAL_OK) {
+      /* The totals as an (outer, chunks, inner) block, scanned along chunks in place. */
+      ocal__kernel *ka = g->kernels[K_SCAN_STRIDED_ACC];
       size_t la = pow2_local(ka, WG_MAX);
-      if (ctx->info.type == OCAL_DEVICE_GPU)
-        while (la > 64 && chunks < la * SCAN_IPT / 2) la /= 2;
-      cl_ulong one_chunk = 1, plen = chunks;
-      const ocal__arg aa[] = {{sizeof(cl_mem), &P},        {sizeof(cl_mem), &P},
-                              {sizeof zero, &zero},        {sizeof plen, &plen},
-                              {sizeof one_chunk, &one_chunk}, {sizeof plen, &plen},
-                              {sizeof(cl_mem), &P},        {sizeof one, &one}};
-      status = launch(g, ka, 8, aa, la, la);
+      size_t litems = lines < 8 * target ? lines : 8 * target;
+      const ocal__arg aa[] = {{sizeof(cl_mem), &P},           {sizeof(cl_mem), &P},
+                              {sizeof zero, &zero},           {sizeof c_outer, &c_outer},
+                              {sizeof c_chunks, &c_chunks},   {sizeof c_inner, &c_inner},
+                              {sizeof one_chunk, &one_chunk}, {sizeof c_chunks, &c_chunks},
+                              {sizeof(cl_mem), &P},           {sizeof one, &one}};
+      status = launch(g, ka, 10, aa, round_up(litems, la), la);
     }
   }
   if (status == OCAL_OK) {
-    /* (3) every piece from its starting value */
-    cl_args a = {.count = 0};
-    int bad = push(&a, sizeof c_n, &c_n);
-    for (int k = 0; k < ua->count; k++) bad |= push(&a, ua->a[k].size, ua->a[k].value);
-    bad |= push(&a, sizeof(cl_mem), &out_mem) | push(&a, sizeof ooff, &ooff) |
-           push(&a, sizeof c_R, &c_R) | push(&a, sizeof c_chunks, &c_chunks) |
-           push(&a, sizeof c_clen, &c_clen) | push(&a, sizeof(cl_mem), &P) |
-           push(&a, sizeof excl, &excl);
+    bad = push_user(&a, &c_n, ua) | push(&a, sizeof(cl_mem), &out_mem) |
+          push(&a, sizeof ooff, &ooff) | push(&a, sizeof c_outer, &c_outer) |
+          push(&a, sizeof c_R, &c_R) | push(&a, sizeof c_inner, &c_inner) |
+          push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
+          push(&a, sizeof(cl_mem), &P) | push(&a, sizeof excl, &excl);
     status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                 : launch(g, kt, (size_t)a.count, a.a, chunks * local, local);
+                 : launch(g, ks, (size_t)a.count, a.a, round_up(items, local), local);
   }
   pthread_mutex_unlock(&g->lock);
   return status;
@@ -1192,7 +1314,7 @@ ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *
     return OCAL_FAIL(OCAL_SHAPE_MISMATCH, "out has %zu elements, but the scan of n = %zu gives %zu",
                      out->numel, n, n);
   if (n == 0) return OCAL_OK;
-  return run_scan(__func__, gen, &ua, n, out);
+  return run_scan(__func__, gen, &ua, 1, n, 1, out);
 }
 
 static void shape_string(int ndim, const size_t *shape, char *out, size_t size) {
@@ -1206,18 +1328,31 @@ ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs, const ocal_gen_
                               ocal_buffer out) {
   ocal_status status = check_gen(gen, __func__);
   if (status != OCAL_OK) return status;
-  if (gen->kind != GEN_REDUCTION)
+  if (gen->kind == GEN_ELEMENTWISE)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
-                     "only a reduction runs along an axis (use ocal_gen_run for this generator)");
+                     "an elementwise kernel does not run along an axis (use ocal_gen_run; "
+                     "reductions and scans run along axes)");
+  const int scan = gen->kind == GEN_SCAN;
+  const char *what = scan ? "scan" : "reduction";
   cl_args ua;
   ocal_buffer x;
   if ((status = user_args(__func__, gen, nargs, args, &ua, &x)) != OCAL_OK) return status;
   if (!x)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
-                     "a reduction along an axis takes the shape of the first buffer argument, "
-                     "and there is none");
+                     "a %s along an axis takes the shape of the first buffer argument, and "
+                     "there is none",
+                     what);
   if ((status = check_out(__func__, gen, out)) != OCAL_OK) return status;
   if (axis == OCAL_AXIS_ALL) {
+    if (scan) {
+      if (out->numel != x->numel)
+        return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
+                         "out has %zu elements, but a scan over the whole first buffer gives "
+                         "%zu",
+                         out->numel, x->numel);
+      if (x->numel == 0) return OCAL_OK;
+      return run_scan(__func__, gen, &ua, 1, x->numel, 1, out);
+    }
     if (out->numel != 1)
       return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
                        "out has %zu elements, but a reduction over the whole buffer gives one",
@@ -1237,6 +1372,21 @@ ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs, const ocal_gen_
     if (i > a) inner *= x->shape[i];
     kept[i] = i == a ? 1 : x->shape[i];
     if (i != a) dropped[nd++] = x->shape[i];
+  }
+  if (scan) {
+    /* A scan keeps the shape: out is the first buffer's shape. */
+    if (out->ndim != x->ndim ||
+        memcmp(out->shape, x->shape, (size_t)x->ndim * sizeof(size_t)) != 0) {
+      char have[96], xs[96];
+      shape_string(out->ndim, out->shape, have, sizeof have);
+      shape_string(x->ndim, x->shape, xs, sizeof xs);
+      return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
+                       "out has shape %s, but the scan of shape %s along axis %d gives the "
+                       "same shape %s",
+                       have, xs, a, xs);
+    }
+    if (x->numel == 0) return OCAL_OK;
+    return run_scan(__func__, gen, &ua, outer, x->shape[a], inner, out);
   }
   if (nd == 0) dropped[nd++] = 1;
   int match = out->ndim == nd && memcmp(out->shape, dropped, (size_t)nd * sizeof(size_t)) == 0;
