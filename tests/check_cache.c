@@ -279,17 +279,9 @@ static pid_t spawn_child(const char *dir, ocal_dtype dtype, uint64_t seed, int d
   char seed_text[32];
   snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)seed);
   const char *expect = disk_hit > 0 ? "hit" : disk_hit == 0 ? "build" : "any";
-  fflush(NULL);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    execl("/proc/self/exe", program_path, "--child-fill", dir, ocal_dtype_name(dtype), seed_text,
-          expect, (char *)NULL);
-    execl(program_path, program_path, "--child-fill", dir, ocal_dtype_name(dtype), seed_text,
-          expect, (char *)NULL);
-    _exit(CHILD_NO_EXEC);
-  }
-  return pid;
+  char *args[] = {"--child-fill", (char *)dir, (char *)ocal_dtype_name(dtype), seed_text,
+                  (char *)expect, NULL};
+  return fixture_spawn_self(program_path, args);
 }
 
 static const char *child_reason(int code) {
@@ -308,15 +300,10 @@ static const char *child_reason(int code) {
 
 /* Waits for a child and asserts that it exited with CHILD_OK. */
 static void assert_child_ok(pid_t pid, const char *what) {
-  int status = 0;
-  pid_t got;
-  do got = waitpid(pid, &status, 0);
-  while (got < 0 && errno == EINTR);
-  ck_assert_int_eq(got, pid);
-  ck_assert_msg(WIFEXITED(status), "%s: the child died (signal %d)", what,
-                WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  ck_assert_msg(WEXITSTATUS(status) == CHILD_OK, "%s: the child reports: %s (exit %d)", what,
-                child_reason(WEXITSTATUS(status)), WEXITSTATUS(status));
+  int sig = 0, code = fixture_wait_child(pid, &sig);
+  ck_assert_msg(code >= 0, "%s: the child died (signal %d)", what, sig);
+  ck_assert_msg(code == CHILD_OK, "%s: the child reports: %s (exit %d)", what,
+                child_reason(code), code);
 }
 
 /* Saves an environment variable, to put it back with restore_env. */

@@ -787,21 +787,10 @@ static int child_main(const char *dir, int expect_hit) {
 }
 
 static void run_child(const char *dir, int expect_hit) {
-  fflush(NULL);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    const char *hit = expect_hit ? "1" : "0";
-    execl("/proc/self/exe", program_path, "--child", dir, hit, (char *)NULL);
-    execl(program_path, program_path, "--child", dir, hit, (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                "child (expecting %s) failed: exit %d (see its stderr)",
-                expect_hit ? "a disk hit" : "a build", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  char *args[] = {"--child", (char *)dir, expect_hit ? "1" : "0", NULL};
+  int code = fixture_wait_child(fixture_spawn_self(program_path, args), NULL);
+  ck_assert_msg(code == 0, "child (expecting %s) failed: exit %d (see its stderr)",
+                expect_hit ? "a disk hit" : "a build", code);
 }
 
 START_TEST(test_disk_cache_second_process) {

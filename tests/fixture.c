@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 ocal_context fixture_ctx = NULL;
 
@@ -101,4 +104,34 @@ uint64_t fixture_get_bits(ocal_dtype d, const void *p, size_t i) {
     case OCAL_U8: return ((const uint8_t *)p)[i];
     default: ck_abort_msg("fixture_get_bits: not an integer dtype"); return 0;
   }
+}
+
+pid_t fixture_spawn_self(const char *self, char *const args[]) {
+  char *argv[16];
+  int n = 0;
+  argv[n++] = (char *)self;
+  while (args[n - 1] && n < 15) {
+    argv[n] = args[n - 1];
+    n++;
+  }
+  argv[n] = NULL;
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    execv("/proc/self/exe", argv);
+    execv(self, argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+int fixture_wait_child(pid_t pid, int *signal_out) {
+  int status = 0;
+  pid_t got;
+  do got = waitpid(pid, &status, 0);
+  while (got < 0 && errno == EINTR);
+  ck_assert_int_eq(got, pid);
+  if (signal_out) *signal_out = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

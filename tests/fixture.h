@@ -9,6 +9,7 @@
 #include <check.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <ocal.h>
 
@@ -50,6 +51,13 @@ size_t fixture_numel(int ndim, const size_t *shape);
 long double fixture_get(ocal_dtype d, const void *p, size_t i);
 /* Element i of an integer array as 64-bit two's complement (signed types sign-extended). */
 uint64_t fixture_get_bits(ocal_dtype d, const void *p, size_t i);
+
+/* A second process: runs the test program `self` again with `args` (NULL-terminated, after
+ * argv[0]) through exec, never only fork (a forked child of a process that has started
+ * OpenCL can hang); returns its pid. fixture_wait_child waits for it and returns its exit
+ * status, or -1 with the signal in *signal_out when it died (exit 127: exec failed). */
+pid_t fixture_spawn_self(const char *self, char *const args[]);
+int fixture_wait_child(pid_t pid, int *signal_out);
 
 /* Deterministic pseudo-random bytes for test data (xorshift64*), seeded per test. */
 uint64_t fixture_random(uint64_t *state);
