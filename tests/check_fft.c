@@ -793,6 +793,70 @@ START_TEST(test_disk_cache_across_processes) {
 }
 END_TEST
 
+/* OCAL_VKFFT_TUNE: a setting changes the plan's disk cache key (a plan made with it does not
+ * load the kernels of one made without it, nor the other way round), the transforms stay
+ * right, and a bad setting fails the plan creation. */
+static int tuned_plan_from_disk(const char *dir, const char *tune, const fft_case *c) {
+  if (tune)
+    setenv("OCAL_VKFFT_TUNE", tune, 1);
+  else
+    unsetenv("OCAL_VKFFT_TUNE");
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.cache_dir = dir;
+  o.disk_cache = 1;
+  ocal_context ctx;
+  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ocal_fft_desc d;
+  describe(c, OCAL_FFT_C2C, &d);
+  ocal_fft_plan plan;
+  ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
+  ocal_fft_plan_info info;
+  ck_assert_ocal(ocal_fft_plan_info_get(plan, &info));
+  ocal_fft_plan_release(plan);
+  ocal_context_release(ctx);
+  return info.from_disk_cache;
+}
+
+START_TEST(test_vkfft_tune) {
+  if (!have_engine(OCAL_FFT_ENGINE_VKFFT)) return;
+  fft_case c = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_C2C, 1, {512, 0, 0}, 4, 0, 0,
+                OCAL_FFT_NORM_BACKWARD};
+  char dir[] = "/tmp/ocal-check-fft-tune-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  ck_assert_int_eq(tuned_plan_from_disk(dir, NULL, &c), 0);
+  ck_assert_int_eq(tuned_plan_from_disk(dir, NULL, &c), 1);
+  /* aimThreads leaves these kernels' text as it was: the key changes all the same. */
+  ck_assert_int_eq(tuned_plan_from_disk(dir, "aimThreads=64", &c), 0);
+  ck_assert_int_eq(tuned_plan_from_disk(dir, " aimThreads=64 ,", &c), 1);
+  ck_assert_int_eq(tuned_plan_from_disk(dir, "coalescedMemory=64,aimThreads=64", &c), 0);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+
+  /* Transforms with settings (fixture_ctx: no plan of this test is in its cache). */
+  setenv("OCAL_VKFFT_TUNE", "coalescedMemory=128,numSharedBanks=64,useLUT=1", 1);
+  run_case(&c);
+  fft_case odd = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_C2C, 1, {97, 0, 0}, 2, 0, 0,
+                  OCAL_FFT_NORM_BACKWARD};
+  run_case(&odd);
+
+  const char *bad[] = {"noSuchField=1", "coalescedMemory", "coalescedMemory=x",
+                       "aimThreads=64;", "disableReorderFourStep=1"};
+  ocal_fft_desc d;
+  ocal_fft_plan plan;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("OCAL_VKFFT_TUNE", bad[i], 1);
+    c.lens[0] = 40 + i; /* not in the context's plan cache */
+    describe(&c, OCAL_FFT_C2C, &d);
+    ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &d, &plan), OCAL_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ocal_last_error(), "OCAL_VKFFT_TUNE") != NULL, "%s: %s", bad[i],
+                  ocal_last_error());
+  }
+  unsetenv("OCAL_VKFFT_TUNE");
+}
+END_TEST
+
 /* clFFT 2.12 deletes its plan actions through a base-class pointer of another size (a bug
  * of clFFT's, harmless with the system allocator): AddressSanitizer would abort on it. This
  * hook is read by AddressSanitizer only; other builds never call it. */
@@ -819,6 +883,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tp, test_plan_cache_reuses_plans);
   tcase_add_test(tp, test_plan_cache_threads);
   tcase_add_test(tp, test_disk_cache_across_processes);
+  tcase_add_test(tp, test_vkfft_tune);
   suite_add_tcase(s, tp);
   return fixture_run(s);
 }

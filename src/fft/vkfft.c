@@ -16,6 +16,7 @@
  * source they store the binary. Everything else VkFFT does is unchanged. */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
  * OpenCL calls know the context and can count what they did. */
 typedef struct build_session {
   ocal_context ctx;
+  const char *tune;    /* the tuning fields applied, as text: part of the cache key */
   int use_disk;        /* 0: the disk cache is off, or a cached binary was refused: compile */
   int loaded, compiled, stored;
   struct pending {     /* programs made from source, to be stored once built */
@@ -78,9 +80,13 @@ static cl_int cached_build_program(cl_program program, cl_uint num_devices,
 #undef clCreateProgramWithSource
 #undef clBuildProgram
 
-/* The key's "options" part: the engine and its version, which change the generated code. */
-static void key_options(char *out, size_t size) {
-  snprintf(out, size, "engine=vkfft vkfft_version=%d", VkFFTGetVersion());
+/* The key's "options" part: the engine and its version, which change the generated code, and
+ * the configuration fields ocal sets beyond the problem (tune_text below). The source's hash
+ * already differs whenever a field changes the generated code; naming the fields as well
+ * keeps two configurations apart even where VkFFT would print the same text. */
+static void key_options(char *out, size_t size, const char *tune) {
+  snprintf(out, size, "engine=vkfft vkfft_version=%d tune=%s", VkFFTGetVersion(),
+           tune ? tune : "");
 }
 
 static cl_program cached_create_program_with_source(cl_context context, cl_uint count,
@@ -89,8 +95,8 @@ static cl_program cached_create_program_with_source(cl_context context, cl_uint 
   build_session *s = session;
   if (!s || !s->use_disk || count != 1 || s->npending == 64)
     return clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
-  char options[64];
-  key_options(options, sizeof options);
+  char options[384];
+  key_options(options, sizeof options, s->tune);
   /* VkFFT passes the source's length; the key wants a NUL-terminated string. */
   char *source = NULL;
   if (lengths && lengths[0]) {
@@ -163,6 +169,118 @@ static cl_int cached_build_program(cl_program program, cl_uint num_devices,
 static void session_end(build_session *s) {
   for (int i = 0; i < s->npending; i++) free(s->pending[i].key);
   s->npending = 0;
+}
+
+/* ---- tuning ---------------------------------------------------------------------------- */
+
+/* VkFFTConfiguration fields that change how VkFFT splits and codes a transform but not what it
+ * computes, which ocal may set (tune_builtin) and OCAL_VKFFT_TUNE may override, for measuring
+ * other settings without a rebuild: OCAL_VKFFT_TUNE="coalescedMemory=128,aimThreads=256".
+ * It is read at plan creation (plans already in a context's cache keep theirs); an unknown
+ * field or a value that is not a number fails the plan creation. A value of 0 means VkFFT's
+ * own default, as in VkFFTConfiguration ("coalescedMemory=0" undoes what tune_builtin sets).
+ * bench/fft_tune.sh times the fft suite's shapes under a list of such settings. Fields that change the output's layout
+ * (disableReorderFourStep) or the precision are left out. */
+static const struct tune_field {
+  const char *name;
+  size_t offset;
+} tune_fields[] = {
+#define TUNE_FIELD(f) {#f, offsetof(VkFFTConfiguration, f)}
+    TUNE_FIELD(coalescedMemory),      TUNE_FIELD(aimThreads),
+    TUNE_FIELD(numSharedBanks),       TUNE_FIELD(registerBoost),
+    TUNE_FIELD(registerBoostNonPow2), TUNE_FIELD(registerBoost4Step),
+    TUNE_FIELD(performBandwidthBoost), TUNE_FIELD(useLUT),
+    TUNE_FIELD(swapTo3Stage4Step),    TUNE_FIELD(considerAllAxesStrided),
+    TUNE_FIELD(fixMaxRadixBluestein),
+#undef TUNE_FIELD
+};
+#define NTUNE (sizeof tune_fields / sizeof tune_fields[0])
+
+static uint64_t *tune_slot(VkFFTConfiguration *c, size_t i) {
+  return (uint64_t *)(void *)((char *)c + tune_fields[i].offset);
+}
+
+/* Applies "field=value,..." to c. Returns OCAL_OK, or fails naming what it could not read. */
+static ocal_status tune_parse(VkFFTConfiguration *c, const char *text) {
+  const char *q = text;
+  while (*q) {
+    if (*q == ',' || *q == ' ') {
+      q++;
+      continue;
+    }
+    size_t len = strcspn(q, "=, ");
+    size_t i = 0;
+    while (i < NTUNE && !(strlen(tune_fields[i].name) == len &&
+                          strncmp(tune_fields[i].name, q, len) == 0))
+      i++;
+    if (i == NTUNE || q[len] != '=')
+      return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_VKFFT_TUNE: '%.*s' is not a field ocal lets "
+                       "you set (coalescedMemory, aimThreads, numSharedBanks, registerBoost, "
+                       "registerBoostNonPow2, registerBoost4Step, performBandwidthBoost, useLUT, "
+                       "swapTo3Stage4Step, considerAllAxesStrided, fixMaxRadixBluestein), or "
+                       "lacks '=value'", (int)len, q);
+    char *end;
+    long long v = strtoll(q + len + 1, &end, 0);
+    if (end == q + len + 1 || (*end && *end != ',' && *end != ' '))
+      return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_VKFFT_TUNE: the value of %s is not a "
+                       "number", tune_fields[i].name);
+    *tune_slot(c, i) = (uint64_t)v; /* performBandwidthBoost takes -1 */
+    q = end;
+  }
+  return OCAL_OK;
+}
+
+/* What ocal sets beyond VkFFT's own defaults, from facts about the device and the problem.
+ *
+ * Long 1-D transforms on NVIDIA. VkFFT 1.2.26 splits a power-of-two length N that does not fit
+ * one work-group into uploads (kernels) of at most S = L / coalescedMemory points each, with
+ * L the local memory rounded down to a power of two (32 KiB of NVIDIA's 48 KiB) and
+ * coalescedMemory 32 bytes on NVIDIA: S = 1024, so every N above 2^20 takes three uploads,
+ * which VkFFT then shapes 64 x 512 x 512 (2^24), 64 x 512 x 128 (2^22): the strided uploads
+ * read 4 complex values (32 bytes) per row. With coalescedMemory = 128 it shapes them
+ * 256 x 256 x 256 and 256 x 256 x 64 with 16 values (128 bytes) per row. Measured on an
+ * NVIDIA H100 (OpenCL, driver 580, bench/fft_tune.sh, 2026-11-21), c64 forward, out of
+ * place, the time per batch:
+ *     2^24 x 8   2447 -> 2275 us   (cuFFT through torch.fft: 1911 us)
+ *     2^22 x 32  2336 -> 2212 us
+ *     2^21 x 64  2293 -> 2206 us
+ * Three uploads read and write the whole array three times: at the H100's copy bandwidth
+ * (3.0 TB/s) that alone is 2145 us for 2^24 x 8, so no VkFFT setting brings this shape to
+ * 0.9x cuFFT (which needs <= 2124 us); fewer uploads would need the 128 KiB work-group
+ * memory OpenCL does not give. coalescedMemory = 8 does make it two uploads, but
+ * one value per row: 8318 us. The other fields (aimThreads, numSharedBanks, registerBoost*,
+ * performBandwidthBoost, swapTo3Stage4Step) generate the same kernels for these lengths or
+ * were slower (useLUT = 1: 2894 us). The shapes of two uploads or fewer (2^20 x 128,
+ * 4096 x 4096, ...) keep VkFFT's default: there coalescedMemory = 128 makes more uploads.
+ * Only what was measured is changed: single-precision C2C 1-D, N in (S^2, (L/128)^3]
+ * (beyond that VkFFT would need four uploads and refuses). */
+static void tune_builtin(ocal_context ctx, const ocal__fft_problem *p, VkFFTConfiguration *c) {
+  cl_uint vendor = 0;
+  if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl ||
+      clGetDeviceInfo(ctx->device, CL_DEVICE_VENDOR_ID, sizeof vendor, &vendor, NULL) !=
+          CL_SUCCESS ||
+      vendor != 0x10DE)
+    return;
+  uint64_t n = p->lengths[0];
+  if (n & (n - 1)) return;
+  /* VkFFT keeps 16 bytes of NVIDIA's local memory for the system, then rounds down. */
+  uint64_t local = ctx->info.local_mem_bytes > 16 ? ctx->info.local_mem_bytes - 16 : 0, pow2 = 1;
+  while (pow2 * 2 <= local) pow2 *= 2;
+  uint64_t s_default = pow2 / 32, s_wide = pow2 / 128;
+  if (s_wide < 2 || n <= s_default * s_default || n > s_wide * s_wide * s_wide) return;
+  c->coalescedMemory = 128;
+}
+
+/* The fields set, as "name=value,...": part of the disk cache key. */
+static void tune_text(VkFFTConfiguration *c, char *out, size_t size) {
+  size_t n = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < NTUNE && n < size; i++) {
+    uint64_t v = *tune_slot(c, i);
+    if (v)
+      n += (size_t)snprintf(out + n, size - n, "%s%s=%lld", n ? "," : "", tune_fields[i].name,
+                            (long long)v);
+  }
 }
 
 /* ---- plans ---------------------------------------------------------------------------- */
@@ -277,9 +395,22 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     out->applied[1] = 1.0 / n;
   }
 
+  tune_builtin(ctx, p, &c);
+  const char *env = getenv("OCAL_VKFFT_TUNE");
+  if (env && *env) {
+    ocal_status st = tune_parse(&c, env);
+    if (st != OCAL_OK) {
+      free(v);
+      return st;
+    }
+  }
+  char tune[384];
+  tune_text(&c, tune, sizeof tune);
+
   build_session s;
   memset(&s, 0, sizeof s);
   s.ctx = ctx;
+  s.tune = tune;
   s.use_disk = ctx->cache_dir != NULL;
   session = &s;
   VkFFTResult r = initializeVkFFT(&v->app, c);
