@@ -9,8 +9,10 @@ src_libocal_core_la_SOURCES += \
 	src/blas/blas.c \
 	src/blas/builtin.c \
 	src/blas/params.c \
+	src/blas/splitk.c \
 	src/blas/tune.c \
 	src/blas/tuning.c
+OCAL_KERNEL_FILES += cl/blas_splitk.cl
 if HAVE_CLBLAST
 src_libocal_core_la_CPPFLAGS += $(CLBLAST_CFLAGS)
 src_libocal_core_la_LIBADD += $(CLBLAST_LIBS)
