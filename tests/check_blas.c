@@ -396,7 +396,7 @@ START_TEST(test_gemm_splitk_auto) {
   check_gemm(fixture_ctx, OCAL_F32, 0, 1, 32, 32, 2048, 101);
   setenv("OCAL_GEMM_SPLITK", "0", 1);
   ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 32, 32, 2048), 0);
-  /* A switch point above the slices' size keeps them off the direct kernel: no split. */
+  /* Below the switch point the plain call runs the direct kernel: no split. */
   unsetenv("OCAL_GEMM_SPLITK");
   cpu_params(512, params, sizeof params);
   ck_assert_ocal(ocal_blas_tuning_apply(fixture_ctx, OCAL_F32, params));

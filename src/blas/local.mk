@@ -24,3 +24,7 @@ tests_check_blas_SOURCES = tests/check_blas.c $(FIXTURE_FILES)
 tests_check_blas_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core -I$(top_srcdir)/src/blas
 tests_check_blas_LDADD = src/libocal_core.la $(CHECK_LIBS) -lm
 tests_check_blas_CFLAGS = $(FIXTURE_CFLAGS)
+
+# Split-K measured: off, automatic and forced, at several direct/indirect switch points.
+noinst_PROGRAMS += bench/gemm_splitk
+bench_gemm_splitk_LDADD = src/libocal.la -lm

@@ -11,9 +11,27 @@
  * parameter set per device, so this is the one way to get more parallelism per call
  * without switching sets (which would rebuild its programs).
  *
- * The batched call picks its kernel per batch entry: slices of m n (k/S) below
- * XGEMM_MIN_INDIRECT_SIZE^3 run the direct kernel, which is not starved for work-groups,
- * so the automatic rule only splits when the slices still reach the indirect kernel.
+ * When it pays (measured on an NVIDIA H200, driver 580.159.04, built-in Hopper set with
+ * XGEMM_MIN_INDIRECT_SIZE=1536, bench/gemm_splitk, GFLOP/s; PyTorch FP32 in the same run):
+ *   shape            plain   split S=2/4/8          PyTorch
+ *   512^3            11715   10148/9518/8634        17260
+ *   1024^3           15476   14374/13963/12701      38296
+ *   1536^3           17917   15693/15132/13991
+ *   2048^3           31055   26486/15636/14848      50440
+ *   1024x1024x4096   12078   15327/15607/15470
+ *   MLP 256x512x784   7963    5459/5408/5302        15568 (every MLP shape: split slower)
+ * Products below the switch point already run CLBlast's direct kernel, which is not starved
+ * for work-groups (1024^3: 1024 groups of 128 threads): splitting them only adds the sum
+ * pass, so they are never split. What wins is a product whose volume sends it to the
+ * indirect kernel while its output has few tiles (1024x1024x4096: 128 tiles, 1.29x with
+ * S=4, whose slices run the direct kernel). With the switch point lowered to 512 the
+ * slices run the indirect kernel and gain more (1024x1024x4096 23390, 1.9x; 1536^3 S=8
+ * 24210 vs 17917), but the lower switch point makes every unsplit product between 512^3
+ * and 1536^3 slower (1024^3: 8737, 512^3: 2438), and CLBlast has one set per device, so
+ * the shipped switch point stays at 1536. The rule: split when the plain call would run the
+ * indirect kernel (m n k >= XGEMM_MIN_INDIRECT_SIZE^3) with fewer than half the
+ * work-groups the device holds well (OCAL__SPLITK_WG_PER_CU per compute unit); S fills
+ * them, at most 16, slices of at least 256.
  *
  * OCAL_GEMM_SPLITK: unset or 1 = the automatic rule, 0 = never, N >= 2 = always N slices
  * for every non-batched product with k >= N (tests use it to exercise the path on PoCL,
@@ -60,6 +78,9 @@ static size_t auto_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n
   /* ocal calls CLBlast column-major with the operands swapped: its m is our n. */
   size_t mwg = (size_t)p.v[OCAL__P_MWG], nwg = (size_t)p.v[OCAL__P_NWG];
   size_t kwg = (size_t)p.v[OCAL__P_KWG], t = (size_t)p.v[OCAL__P_MIN_INDIRECT];
+  /* Below the switch point the plain call runs the direct kernel: never starved. */
+  double vol = (double)m * (double)n * (double)k;
+  if (vol < (double)t * (double)t * (double)t) return 0;
   size_t tiles = ceil_div(n, mwg) * ceil_div(m, nwg);
   size_t full = (size_t)ctx->info.compute_units * OCAL__SPLITK_WG_PER_CU;
   if (tiles * 2 > full) return 0;
@@ -73,9 +94,6 @@ static size_t auto_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n
       s = d;
       break;
     }
-  /* Slices below the direct/indirect switch would run the direct kernel: nothing gained. */
-  double vol = (double)m * (double)n * (double)(k / s);
-  if (vol < (double)t * (double)t * (double)t) return 0;
   return s;
 }
 
