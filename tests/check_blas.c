@@ -533,6 +533,53 @@ static void check_vector_calls(ocal_context ctx, ocal_dtype dt) {
   free(x), free(y);
 }
 
+/* ocal's GEMV kernels (src/blas/gemv.c): 4-wide and scalar paths (cols and x's offset
+ * multiples of 4 or not), tall and wide shapes, both orientations, f32 and f64, beta = 0
+ * over NaNs in y; OCAL_GEMV=clblast gives the same answers through CLBlast. */
+static void check_gemv_one(ocal_context ctx, ocal_dtype dt, int ta, size_t rows, size_t cols,
+                           size_t pad, double beta, uint64_t seed) {
+  size_t as[2] = {rows, cols}, vn = ta ? rows : cols, xn = vn + pad, yn = ta ? cols : rows;
+  double *a = random_doubles(rows * cols, seed), *x = random_doubles(xn, seed + 1);
+  double *y = random_doubles(yn, seed + 2);
+  if (beta == 0.0)
+    for (size_t i = 0; i < yn; i++) y[i] = NAN;
+  ocal_buffer A = upload(ctx, dt, 2, as, a), X = upload(ctx, dt, 1, &xn, x);
+  ocal_buffer Y = upload(ctx, dt, 1, &yn, y), Xv;
+  ck_assert_ocal(ocal_buffer_view(X, pad, 1, &vn, &Xv));
+  ck_assert_ocal(ocal_gemv(ta ? OCAL_TRANS : OCAL_NO_TRANS, -1.5, A, Xv, beta, Y));
+  double *got = download(Y, 0, yn);
+  double *ref = malloc(yn * sizeof *ref), *bound = malloc(yn * sizeof *bound);
+  double *y0 = malloc(yn * sizeof *y0);
+  for (size_t i = 0; i < yn; i++) y0[i] = beta == 0.0 ? 0.0 : y[i];
+  ref_gemm(ta, 0, yn, 1, vn, -1.5, a, x + pad, beta, y0, ref, bound);
+  char what[96];
+  snprintf(what, sizeof what, "%s gemv %c %zux%zu pad %zu beta %g%s", ocal_dtype_name(dt),
+           ta ? 'T' : 'N', rows, cols, pad, beta, getenv("OCAL_GEMV") ? " (CLBlast)" : "");
+  assert_close(got, ref, bound, yn, vn, dt, what);
+  free(got), free(ref), free(bound), free(y0), free(a), free(x), free(y);
+  ocal_buffer_release(Xv), ocal_buffer_release(A), ocal_buffer_release(X);
+  ocal_buffer_release(Y);
+}
+
+START_TEST(test_gemv_own_kernels) {
+  static const size_t sh[][3] = {{37, 23, 3}, {40, 64, 4}, {40, 64, 1}, {3, 1000, 0},
+                                 {1000, 3, 0}, {1, 1, 0}, {300, 700, 8}};
+  int fp64;
+  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) setenv("OCAL_GEMV", "clblast", 1);
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+      for (int ta = 0; ta < 2; ta++) {
+        check_gemv_one(fixture_ctx, OCAL_F32, ta, sh[i][0], sh[i][1], sh[i][2],
+                       i % 2 ? 0.0 : 0.25, 200 + 10 * i + ta);
+        if (fp64 && !pass)
+          check_gemv_one(fixture_ctx, OCAL_F64, ta, sh[i][0], sh[i][1], sh[i][2],
+                         i % 2 ? 0.25 : 0.0, 300 + 10 * i + ta);
+      }
+  }
+}
+END_TEST
+
 START_TEST(test_gemv_and_blas1) {
   check_vector_calls(fixture_ctx, OCAL_F32);
   int fp64;
@@ -870,6 +917,7 @@ static Suite *blas_suite(void) {
   suite_add_tcase(s, tc);
   tc = fixture_tcase("vectors");
   tcase_add_test(tc, test_gemv_and_blas1);
+  tcase_add_test(tc, test_gemv_own_kernels);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("errors");
   tcase_add_test(tc, test_errors_name_the_shapes);

@@ -105,6 +105,13 @@ int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, oca
 size_t ocal__gemm_splitk_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n,
                                 size_t k);
 
+/* GEMV through ocal's kernels (gemv.c): y = alpha op(A) x + beta y, A rows x cols, all
+ * checked and non-empty. ocal__gemv_use_own: 0 when OCAL_GEMV=clblast. */
+int ocal__gemv_use_own(void);
+ocal_status ocal__gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t rows,
+                           size_t cols, double alpha, ocal_buffer a, ocal_buffer x,
+                           double beta, ocal_buffer y);
+
 /* The key and directory of the device's tuning file (malloc'ed; NULL when none). */
 char *ocal__blas_tuning_key(ocal_context ctx, int precision);
 char *ocal__blas_tuning_dir(ocal_context ctx);
