@@ -344,6 +344,125 @@ START_TEST(test_gemm_batched) {
 }
 END_TEST
 
+/* ---- split-K (src/blas/splitk.c) ------------------------------------------------------ */
+
+/* OCAL_GEMM_SPLITK=N forces N slices: odd shapes (k not a multiple of N, so the remainder
+ * call runs too), every transpose combination, alpha and beta, f32 and f64. */
+START_TEST(test_gemm_splitk_forced) {
+  static const size_t sk[][3] = {{7, 13, 5}, {33, 17, 65}, {1000, 1, 1000}, {20, 24, 64},
+                                 {1, 1, 1}};
+  int fp64;
+  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
+  setenv("OCAL_GEMM_SPLITK", "3", 1);
+  ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 33, 17, 65), 3);
+  ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 1, 1, 1), 0);
+  for (size_t s = 0; s < sizeof sk / sizeof sk[0]; s++)
+    for (int t = 0; t < 4; t++) {
+      check_gemm(fixture_ctx, OCAL_F32, t & 1, t >> 1, sk[s][0], sk[s][1], sk[s][2], 70 + t);
+      if (fp64 && s < 2)
+        check_gemm(fixture_ctx, OCAL_F64, t & 1, t >> 1, sk[s][0], sk[s][1], sk[s][2], 80 + t);
+    }
+  /* Slices through the indirect kernel (padding and transposition kernels per slice). */
+  char params[1024];
+  cpu_params(1, params, sizeof params);
+  ck_assert_ocal(ocal_blas_tuning_apply(fixture_ctx, OCAL_F32, params));
+  setenv("OCAL_GEMM_SPLITK", "4", 1);
+  for (int t = 0; t < 4; t++) {
+    check_gemm(fixture_ctx, OCAL_F32, t & 1, t >> 1, 33, 17, 65, 90 + t);
+    check_gemm(fixture_ctx, OCAL_F32, t & 1, t >> 1, 64, 64, 128, 95 + t);
+  }
+  setenv("OCAL_GEMM_SPLITK", "0", 1);
+  ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 33, 17, 65), 0);
+}
+END_TEST
+
+/* The automatic rule: a small output with a long k splits (with a known parameter set),
+ * a large output or a short k does not, OCAL_GEMM_SPLITK=0 turns it off; the split
+ * product is right. */
+START_TEST(test_gemm_splitk_auto) {
+  unsetenv("OCAL_GEMM_SPLITK");
+  char params[1024];
+  cpu_params(1, params, sizeof params);
+  ck_assert_ocal(ocal_blas_tuning_apply(fixture_ctx, OCAL_F32, params));
+  ocal_device_info info;
+  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  /* 32 x 32 tiles: one tile, k long enough for at least two slices of 256. */
+  size_t s = ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 32, 32, 2048);
+  ck_assert_uint_ge(s, 2);
+  ck_assert_uint_eq(2048 % s, 0);
+  ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 32, 32, 300), 0);
+  size_t big = 32 * (size_t)info.compute_units * 4;
+  ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, big, big, 4096), 0);
+  check_gemm(fixture_ctx, OCAL_F32, 0, 1, 32, 32, 2048, 101);
+  setenv("OCAL_GEMM_SPLITK", "0", 1);
+  ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 32, 32, 2048), 0);
+  /* Below the switch point the plain call runs the direct kernel: no split. */
+  unsetenv("OCAL_GEMM_SPLITK");
+  cpu_params(512, params, sizeof params);
+  ck_assert_ocal(ocal_blas_tuning_apply(fixture_ctx, OCAL_F32, params));
+  ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 32, 32, 2048), 0);
+}
+END_TEST
+
+/* Views in and out (neighbours untouched), beta = 0 over NaNs in C, and batched products,
+ * which split-K leaves to CLBlast's batched call, all with split-K forced. */
+START_TEST(test_gemm_splitk_views_nan_batched) {
+  ocal_context ctx = fixture_ctx;
+  setenv("OCAL_GEMM_SPLITK", "2", 1);
+  size_t m = 9, n = 6, k = 11, pad = 4;
+  size_t big_a[2] = {k + pad, m}, big_b[2] = {n + pad, k}, big_c[2] = {m + 2 * pad, n};
+  double *a = random_doubles(big_a[0] * m, 5), *b = random_doubles(big_b[0] * k, 6);
+  double *c = random_doubles(big_c[0] * n, 7);
+  ocal_buffer A = upload(ctx, OCAL_F32, 2, big_a, a), B = upload(ctx, OCAL_F32, 2, big_b, b);
+  ocal_buffer C = upload(ctx, OCAL_F32, 2, big_c, c);
+  size_t va[2] = {k, m}, vb[2] = {n, k}, vc[2] = {m, n};
+  ocal_buffer Av, Bv, Cv;
+  ck_assert_ocal(ocal_buffer_view(A, pad * m, 2, va, &Av));
+  ck_assert_ocal(ocal_buffer_view(B, pad * k, 2, vb, &Bv));
+  ck_assert_ocal(ocal_buffer_view(C, pad * n, 2, vc, &Cv));
+  ck_assert_ocal(ocal_gemm(OCAL_TRANS, OCAL_TRANS, -2.0, Av, Bv, 0.5, Cv));
+  double *got = download(C, 0, big_c[0] * n);
+  double ref[9 * 6], bound[9 * 6];
+  ref_gemm(1, 1, m, n, k, -2.0, a + pad * m, b + pad * k, 0.5, c + pad * n, ref, bound);
+  assert_close(got + pad * n, ref, bound, m * n, k, OCAL_F32, "split-K gemm on views");
+  for (size_t i = 0; i < pad * n; i++) {
+    ck_assert_msg(got[i] == c[i], "element %zu before the view changed", i);
+    ck_assert_msg(got[(pad + m) * n + i] == c[(pad + m) * n + i],
+                  "element %zu after the view changed", i);
+  }
+  free(got);
+  /* beta = 0: NaNs in C must not survive. */
+  float nan = NAN;
+  ck_assert_ocal(ocal_buffer_fill(Cv, &nan));
+  ck_assert_ocal(ocal_gemm(OCAL_TRANS, OCAL_TRANS, 1.0, Av, Bv, 0.0, Cv));
+  got = download(Cv, 0, m * n);
+  double zero[9 * 6] = {0};
+  ref_gemm(1, 1, m, n, k, 1.0, a + pad * m, b + pad * k, 0.0, zero, ref, bound);
+  assert_close(got, ref, bound, m * n, k, OCAL_F32, "split-K gemm, beta 0 over NaN");
+  free(got);
+  ocal_buffer_release(Av), ocal_buffer_release(Bv), ocal_buffer_release(Cv);
+  ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
+  free(a), free(b), free(c);
+
+  size_t batch = 3, bm = 5, bn = 7, bk = 8;
+  size_t as[3] = {batch, bm, bk}, bs[3] = {batch, bk, bn}, cs[3] = {batch, bm, bn};
+  a = random_doubles(batch * bm * bk, 8), b = random_doubles(batch * bk * bn, 9);
+  c = random_doubles(batch * bm * bn, 10);
+  A = upload(ctx, OCAL_F32, 3, as, a), B = upload(ctx, OCAL_F32, 3, bs, b);
+  C = upload(ctx, OCAL_F32, 3, cs, c);
+  ck_assert_ocal(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.5, A, B, -1.0, C));
+  got = download(C, 0, batch * bm * bn);
+  for (size_t e = 0; e < batch; e++) {
+    double r[5 * 7], bd[5 * 7];
+    ref_gemm(0, 0, bm, bn, bk, 1.5, a + e * bm * bk, b + e * bk * bn, -1.0, c + e * bm * bn,
+             r, bd);
+    assert_close(got + e * bm * bn, r, bd, bm * bn, bk, OCAL_F32, "batched with split-K on");
+  }
+  free(got), free(a), free(b), free(c);
+  ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
+}
+END_TEST
+
 /* ---- GEMV and BLAS-1 ------------------------------------------------------------------ */
 
 static void check_vector_calls(ocal_context ctx, ocal_dtype dt) {
@@ -413,6 +532,53 @@ static void check_vector_calls(ocal_context ctx, ocal_dtype dt) {
   ocal_buffer_release(R);
   free(x), free(y);
 }
+
+/* ocal's GEMV kernels (src/blas/gemv.c): 4-wide and scalar paths (cols and x's offset
+ * multiples of 4 or not), tall and wide shapes, both orientations, f32 and f64, beta = 0
+ * over NaNs in y; OCAL_GEMV=clblast gives the same answers through CLBlast. */
+static void check_gemv_one(ocal_context ctx, ocal_dtype dt, int ta, size_t rows, size_t cols,
+                           size_t pad, double beta, uint64_t seed) {
+  size_t as[2] = {rows, cols}, vn = ta ? rows : cols, xn = vn + pad, yn = ta ? cols : rows;
+  double *a = random_doubles(rows * cols, seed), *x = random_doubles(xn, seed + 1);
+  double *y = random_doubles(yn, seed + 2);
+  if (beta == 0.0)
+    for (size_t i = 0; i < yn; i++) y[i] = NAN;
+  ocal_buffer A = upload(ctx, dt, 2, as, a), X = upload(ctx, dt, 1, &xn, x);
+  ocal_buffer Y = upload(ctx, dt, 1, &yn, y), Xv;
+  ck_assert_ocal(ocal_buffer_view(X, pad, 1, &vn, &Xv));
+  ck_assert_ocal(ocal_gemv(ta ? OCAL_TRANS : OCAL_NO_TRANS, -1.5, A, Xv, beta, Y));
+  double *got = download(Y, 0, yn);
+  double *ref = malloc(yn * sizeof *ref), *bound = malloc(yn * sizeof *bound);
+  double *y0 = malloc(yn * sizeof *y0);
+  for (size_t i = 0; i < yn; i++) y0[i] = beta == 0.0 ? 0.0 : y[i];
+  ref_gemm(ta, 0, yn, 1, vn, -1.5, a, x + pad, beta, y0, ref, bound);
+  char what[96];
+  snprintf(what, sizeof what, "%s gemv %c %zux%zu pad %zu beta %g%s", ocal_dtype_name(dt),
+           ta ? 'T' : 'N', rows, cols, pad, beta, getenv("OCAL_GEMV") ? " (CLBlast)" : "");
+  assert_close(got, ref, bound, yn, vn, dt, what);
+  free(got), free(ref), free(bound), free(y0), free(a), free(x), free(y);
+  ocal_buffer_release(Xv), ocal_buffer_release(A), ocal_buffer_release(X);
+  ocal_buffer_release(Y);
+}
+
+START_TEST(test_gemv_own_kernels) {
+  static const size_t sh[][3] = {{37, 23, 3}, {40, 64, 4}, {40, 64, 1}, {3, 1000, 0},
+                                 {1000, 3, 0}, {1, 1, 0}, {300, 700, 8}};
+  int fp64;
+  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) setenv("OCAL_GEMV", "clblast", 1);
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+      for (int ta = 0; ta < 2; ta++) {
+        check_gemv_one(fixture_ctx, OCAL_F32, ta, sh[i][0], sh[i][1], sh[i][2],
+                       i % 2 ? 0.0 : 0.25, 200 + 10 * i + ta);
+        if (fp64 && !pass)
+          check_gemv_one(fixture_ctx, OCAL_F64, ta, sh[i][0], sh[i][1], sh[i][2],
+                         i % 2 ? 0.25 : 0.0, 300 + 10 * i + ta);
+      }
+  }
+}
+END_TEST
 
 START_TEST(test_gemv_and_blas1) {
   check_vector_calls(fixture_ctx, OCAL_F32);
@@ -744,8 +910,14 @@ static Suite *blas_suite(void) {
   tcase_add_test(tc, test_gemm_views_and_empty);
   tcase_add_test(tc, test_gemm_batched);
   suite_add_tcase(s, tc);
+  tc = fixture_tcase("splitk");
+  tcase_add_test(tc, test_gemm_splitk_forced);
+  tcase_add_test(tc, test_gemm_splitk_auto);
+  tcase_add_test(tc, test_gemm_splitk_views_nan_batched);
+  suite_add_tcase(s, tc);
   tc = fixture_tcase("vectors");
   tcase_add_test(tc, test_gemv_and_blas1);
+  tcase_add_test(tc, test_gemv_own_kernels);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("errors");
   tcase_add_test(tc, test_errors_name_the_shapes);

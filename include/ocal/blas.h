@@ -23,7 +23,12 @@
  *   2. parameters built into ocal for devices its authors measured (an NVIDIA H100);
  *   3. else CLBlast's own defaults.
  * OCAL_TUNING=0 in the environment turns 1 and 2 off. Parameters apply to the whole process
- * (CLBlast keeps them per device), so the first context on a device decides. */
+ * (CLBlast keeps them per device), so the first context on a device decides.
+ *
+ * A GEMM whose output has too few tiles to fill the device while its size sends it to
+ * CLBlast's indirect kernel is split along k into partial products (one batched CLBlast
+ * call) summed by an ocal kernel; OCAL_GEMM_SPLITK=0 turns that off. ocal_gemv runs ocal's
+ * own kernels (faster than CLBlast's Xgemv); OCAL_GEMV=clblast goes back to CLBlast. */
 #ifndef OCAL_BLAS_H
 #define OCAL_BLAS_H
 

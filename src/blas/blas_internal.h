@@ -83,6 +83,35 @@ void ocal__gemm_params_format(const ocal__gemm_params *p, char *out, size_t size
  * entry point before it enqueues work. Never fails the caller: problems become warnings. */
 void ocal__blas_prepare(ocal_context ctx, ocal_dtype dtype);
 
+/* The parameter set in effect for (device, dtype), applying the stored tuning first: 1 and
+ * *out, or 0 when CLBlast runs on its own defaults (which ocal does not know). */
+int ocal__blas_params_in_effect(ocal_context ctx, ocal_dtype dtype, ocal__gemm_params *out);
+
+/* Refuses a GEMM whose CLBlast temporary buffers the device cannot allocate (blas.c): m,
+ * n, k of the product as ocal_gemm sees it, batch entries of it. */
+ocal_status ocal__gemm_check_temp(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta,
+                                  ocal_transpose tb, size_t m, size_t n, size_t k,
+                                  ocal_buffer a, ocal_buffer b, ocal_buffer c, size_t batch);
+
+/* Split-K GEMM (splitk.c): returns 1 and enqueues C = alpha op(A) op(B) + beta C (2-D C,
+ * no batch) as S partial products summed by an ocal kernel, with *status its outcome; 0
+ * when the decision rule (or OCAL_GEMM_SPLITK) says a plain call is the better one. */
+int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, ocal_transpose tb,
+                      size_t m, size_t n, size_t k, double alpha, ocal_buffer a,
+                      ocal_buffer b, double beta, ocal_buffer c, ocal_status *status);
+
+/* The number of slices ocal_gemm will split a non-batched m x n x k product into (0 = a
+ * plain call), after OCAL_GEMM_SPLITK and the automatic rule. */
+size_t ocal__gemm_splitk_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n,
+                                size_t k);
+
+/* GEMV through ocal's kernels (gemv.c): y = alpha op(A) x + beta y, A rows x cols, all
+ * checked and non-empty. ocal__gemv_use_own: 0 when OCAL_GEMV=clblast. */
+int ocal__gemv_use_own(void);
+ocal_status ocal__gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t rows,
+                           size_t cols, double alpha, ocal_buffer a, ocal_buffer x,
+                           double beta, ocal_buffer y);
+
 /* The key and directory of the device's tuning file (malloc'ed; NULL when none). */
 char *ocal__blas_tuning_key(ocal_context ctx, int precision);
 char *ocal__blas_tuning_dir(ocal_context ctx);

@@ -8,9 +8,12 @@ src_libocal_core_la_SOURCES += \
 	src/blas/blas_internal.h \
 	src/blas/blas.c \
 	src/blas/builtin.c \
+	src/blas/gemv.c \
 	src/blas/params.c \
+	src/blas/splitk.c \
 	src/blas/tune.c \
 	src/blas/tuning.c
+OCAL_KERNEL_FILES += cl/blas_splitk.cl cl/blas_gemv.cl
 if HAVE_CLBLAST
 src_libocal_core_la_CPPFLAGS += $(CLBLAST_CFLAGS)
 src_libocal_core_la_LIBADD += $(CLBLAST_LIBS)
@@ -22,3 +25,10 @@ tests_check_blas_SOURCES = tests/check_blas.c $(FIXTURE_FILES)
 tests_check_blas_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core -I$(top_srcdir)/src/blas
 tests_check_blas_LDADD = src/libocal_core.la $(CHECK_LIBS) -lm
 tests_check_blas_CFLAGS = $(FIXTURE_CFLAGS)
+
+# Split-K measured: off, automatic and forced, at several direct/indirect switch points.
+noinst_PROGRAMS += bench/gemm_splitk
+bench_gemm_splitk_LDADD = src/libocal.la -lm
+# gemv: CLBlast's Xgemv against two plain kernels ocal could own (measurement only).
+noinst_PROGRAMS += bench/gemv_own
+bench_gemv_own_LDADD = src/libocal.la -lm

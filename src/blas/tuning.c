@@ -27,6 +27,8 @@ typedef struct applied {
   cl_device_id device;
   int precision;
   ocal_blas_tuning info;
+  int has_params;            /* params holds the set in effect (not CLBlast's defaults) */
+  ocal__gemm_params params;  /* for the split-K decision (splitk.c) */
 } applied;
 
 /* Entries live for the whole process, like CLBlast's own parameter cache. */
@@ -132,6 +134,13 @@ static void fill_info(ocal_blas_tuning *info, ocal_blas_tuning_source source,
   info->gflops = gflops;
 }
 
+static void fill_entry(applied *e, ocal_blas_tuning_source source, const ocal__gemm_params *p,
+                       const char *note, double gflops) {
+  fill_info(&e->info, source, p, note, gflops);
+  e->has_params = p != NULL;
+  if (p) e->params = *p;
+}
+
 /* Applies the file, else the built-in entry, else nothing, for a new table entry. */
 static void apply_stored_locked(ocal_context ctx, int precision, applied *e) {
   e->info.path[0] = '\0';
@@ -139,7 +148,7 @@ static void apply_stored_locked(ocal_context ctx, int precision, applied *e) {
   char *key = ocal__blas_tuning_key(ctx, precision);
   if (dir && key) tuning_path(dir, key, e->info.path, sizeof e->info.path);
   if (tuning_disabled()) {
-    fill_info(&e->info, OCAL_TUNING_DISABLED, NULL, "OCAL_TUNING=0: CLBlast's defaults", 0);
+    fill_entry(e, OCAL_TUNING_DISABLED, NULL, "OCAL_TUNING=0: CLBlast's defaults", 0);
     free(dir);
     free(key);
     return;
@@ -163,7 +172,7 @@ static void apply_stored_locked(ocal_context ctx, int precision, applied *e) {
           char note[256];
           snprintf(note, sizeof note, "tuning file (ocal tune gemm) for %.100s, driver %.60s",
                    ctx->info.name, ctx->info.driver_version);
-          fill_info(&e->info, OCAL_TUNING_FILE, &p, note, 0);
+          fill_entry(e, OCAL_TUNING_FILE, &p, note, 0);
           done = 1;
         }
         if (!done)
@@ -184,14 +193,14 @@ static void apply_stored_locked(ocal_context ctx, int precision, applied *e) {
     if (b->precision != precision || strcmp(b->device, ctx->info.name) != 0) continue;
     if (ocal__gemm_params_parse(b->params, &ctx->info, precision, &p, why, sizeof why) &&
         apply_locked(ctx, precision, &p, why, sizeof why)) {
-      fill_info(&e->info, OCAL_TUNING_BUILTIN, &p, b->note, 0);
+      fill_entry(e, OCAL_TUNING_BUILTIN, &p, b->note, 0);
       done = 1;
     } else {
       fprintf(stderr, "ocal: warning: built-in GEMM tuning for %s not applied: %s\n",
               ctx->info.name, why);
     }
   }
-  if (!done) fill_info(&e->info, OCAL_TUNING_DEFAULT, NULL, "CLBlast's defaults", 0);
+  if (!done) fill_entry(e, OCAL_TUNING_DEFAULT, NULL, "CLBlast's defaults", 0);
   free(dir);
   free(key);
 }
@@ -202,6 +211,19 @@ void ocal__blas_prepare(ocal_context ctx, ocal_dtype dtype) {
   applied *e = entry_locked(ctx, precision, &created);
   if (e && created) apply_stored_locked(ctx, precision, e);
   pthread_mutex_unlock(&table_lock);
+}
+
+int ocal__blas_params_in_effect(ocal_context ctx, ocal_dtype dtype, ocal__gemm_params *out) {
+  int precision = precision_of(dtype), created, known = 0;
+  pthread_mutex_lock(&table_lock);
+  applied *e = entry_locked(ctx, precision, &created);
+  if (e && created) apply_stored_locked(ctx, precision, e);
+  if (e && e->has_params) {
+    *out = e->params;
+    known = 1;
+  }
+  pthread_mutex_unlock(&table_lock);
+  return known;
 }
 
 int ocal__blas_apply(ocal_context ctx, int precision, const ocal__gemm_params *p, char *why,
@@ -227,7 +249,7 @@ void ocal__blas_record(ocal_context ctx, int precision, ocal_blas_tuning_source 
       free(dir);
       free(key);
     }
-    fill_info(&e->info, source, p, note, gflops);
+    fill_entry(e, source, p, note, gflops);
   }
   pthread_mutex_unlock(&table_lock);
 }
