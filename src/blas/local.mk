@@ -29,6 +29,3 @@ tests_check_blas_CFLAGS = $(FIXTURE_CFLAGS)
 # Split-K measured: off, automatic and forced, at several direct/indirect switch points.
 noinst_PROGRAMS += bench/gemm_splitk
 bench_gemm_splitk_LDADD = src/libocal.la -lm
-# gemv: CLBlast's Xgemv against two plain kernels ocal could own (measurement only).
-noinst_PROGRAMS += bench/gemv_own
-bench_gemv_own_LDADD = src/libocal.la -lm
