@@ -786,21 +786,8 @@ static int child_main(const char *dir, int expect_hit) {
   return code;
 }
 
-static void run_child(const char *dir, int expect_hit) {
-  char *args[] = {"--child", (char *)dir, expect_hit ? "1" : "0", NULL};
-  int code = fixture_wait_child(fixture_spawn_self(program_path, args), NULL);
-  ck_assert_msg(code == 0, "child (expecting %s) failed: exit %d (see its stderr)",
-                expect_hit ? "a disk hit" : "a build", code);
-}
-
 START_TEST(test_disk_cache_second_process) {
-  char dir[] = "/tmp/ocal-check-gen-cache-XXXXXX";
-  ck_assert_ptr_nonnull(mkdtemp(dir));
-  run_child(dir, 0);
-  run_child(dir, 1);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  ck_assert_int_eq(system(cmd), 0);
+  fixture_check_cache_children(program_path, "gen");
 }
 END_TEST
 

@@ -135,3 +135,21 @@ int fixture_wait_child(pid_t pid, int *signal_out) {
   if (signal_out) *signal_out = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+static void run_cache_child(const char *self, const char *dir, int expect_hit) {
+  char *args[] = {"--child", (char *)dir, expect_hit ? "1" : "0", NULL};
+  int code = fixture_wait_child(fixture_spawn_self(self, args), NULL);
+  ck_assert_msg(code == 0, "child (expecting %s) failed: exit %d (see its stderr)",
+                expect_hit ? "a disk hit" : "a build", code);
+}
+
+void fixture_check_cache_children(const char *self, const char *suite) {
+  char dir[96];
+  snprintf(dir, sizeof dir, "/tmp/ocal-check-%s-cache-XXXXXX", suite);
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  run_cache_child(self, dir, 0);
+  run_cache_child(self, dir, 1);
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}

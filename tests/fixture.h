@@ -59,6 +59,11 @@ uint64_t fixture_get_bits(ocal_dtype d, const void *p, size_t i);
 pid_t fixture_spawn_self(const char *self, char *const args[]);
 int fixture_wait_child(pid_t pid, int *signal_out);
 
+/* The second-process cache test of a suite whose main runs `self --child DIR HIT` as a
+ * child (HIT 1: it must find its kernels in the disk cache DIR; 0: it builds them): runs a
+ * building child, then a loading one, in a fresh directory, and fails unless both exit 0. */
+void fixture_check_cache_children(const char *self, const char *suite);
+
 /* Deterministic pseudo-random bytes for test data (xorshift64*), seeded per test. */
 uint64_t fixture_random(uint64_t *state);
 void fixture_random_bytes(void *out, size_t bytes, uint64_t seed);
