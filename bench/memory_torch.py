@@ -82,10 +82,11 @@ def main():
         us = {}
         for mode, empty in (("pooled", False), ("unpooled", True)):
             alloc_pass(ops, touch, empty, max_log2)
-            t = alloc_pass(ops, touch, empty, max_log2)
+            # The best of 5 passes, as bench/memory takes.
+            t = min(alloc_pass(ops, touch, empty, max_log2) for _ in range(5))
             us[mode] = t / ops * 1e6
             line(bench="alloc", mode=mode + ("_touch" if touch else ""), buffers=ops,
-                 us_per_alloc_release=round(us[mode], 3), total_ms=round(t * 1e3, 2))
+                 us_per_alloc_release=round(us[mode], 3), best_pass_ms=round(t * 1e3, 2))
         line(bench="alloc_speedup", mode="touch" if touch else "plain",
              pooled_vs_unpooled=round(us["unpooled"] / us["pooled"], 1))
 

@@ -242,9 +242,7 @@ ocal_status ocal__pool_alloc(ocal_context ctx, size_t bytes, cl_mem *mem) {
     size = class_of(bytes, &cls);
     if ((uint64_t)size > ctx->info.max_alloc_bytes) size = bytes; /* still class cls */
   }
-  ocal__block *b = calloc(1, sizeof *b);
-  if (!b) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for a pool block");
-
+  ocal__block *b = NULL;
   pthread_mutex_lock(&m->lock);
   if (m->enabled) {
     for (ocal__block *c = m->classes[cls]; c; c = c->cnext) {
@@ -256,15 +254,18 @@ ocal_status ocal__pool_alloc(ocal_context ctx, size_t bytes, cl_mem *mem) {
       drop_event(&c->fence_xfer[1]);
       if (c->fence_main && event_done(c->fence_main)) drop_event(&c->fence_main);
       cache_remove(m, c);
-      free(b);
       b = c;
       break;
     }
   }
   ocal_status status = OCAL_OK;
-  if (b->mem) {
+  if (b) {
     m->stats.hits++;
+  } else if (!(b = malloc(sizeof *b))) {
+    /* A record is made only on a miss: a hit, the common case, allocates nothing. */
+    status = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for a pool block");
   } else {
+    *b = (ocal__block){0};
     m->stats.misses++;
     cl_int err;
     status = try_create(ctx, m, size, &b->mem, &err);
