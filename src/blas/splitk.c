@@ -97,8 +97,8 @@ static size_t auto_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n
   return s;
 }
 
-static ocal_status sum_slices(ocal_context ctx, ocal_dtype dtype, cl_mem w, size_t mn,
-                              size_t slices, double beta, ocal_buffer c) {
+ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, size_t mn,
+                                  size_t slices, double beta, ocal_buffer c) {
   char options[128];
   ocal__dtype_options(dtype, options, sizeof options);
   ocal__kernel *k;
@@ -189,7 +189,7 @@ int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, oca
   if (s != CLBlastSuccess)
     *status = ocal__clblast_fail(ctx, s, call, "ocal_gemm");
   else
-    *status = sum_slices(ctx, dtype, w, mn, slices, beta, c);
+    *status = ocal__gemm_splitk_sum(ctx, dtype, w, mn, slices, beta, c);
   ocal__device_free(ctx, w);
   return 1;
 }
