@@ -6,7 +6,8 @@
  * maxdiff: the largest difference from CLBlast's C for the same product (relative to the
  * largest |C|), a sanity check of the kernel on the device.
  *
- *   bench/gemm_own [TILE ...]   (default: a fixed list; TILE is BMxBNxBKxTMxTN) */
+ *   bench/gemm_own [TILE ... | -]   (default: a fixed list; TILE is BMxBNxBKxTMxTN; "-":
+ *                                    no sweep, only CLBlast and the automatic choice) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ static ocal_buffer matrix(ocal_context ctx, size_t r, size_t c, unsigned seed) {
   return b;
 }
 
-/* Seconds per call, best of 3 rounds of ~0.08 s; -1 on failure. */
+/* Seconds per call, best of 3 rounds of ~0.05 s; -1 on failure. */
 static double time_gemm(ocal_context ctx, int ta, int tb, ocal_buffer a, ocal_buffer b,
                         ocal_buffer c) {
   ocal_transpose A = ta ? OCAL_TRANS : OCAL_NO_TRANS, B = tb ? OCAL_TRANS : OCAL_NO_TRANS;
@@ -40,7 +41,7 @@ static double time_gemm(ocal_context ctx, int ta, int tb, ocal_buffer a, ocal_bu
   double t0 = now();
   if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK || ocal_finish(ctx) != OCAL_OK) return -1;
   double one = now() - t0, best = one;
-  long reps = (long)(0.08 / (one > 1e-6 ? one : 1e-6));
+  long reps = (long)(0.05 / (one > 1e-6 ? one : 1e-6));
   if (reps < 3) reps = 3;
   if (reps > 20000) reps = 20000;
   for (int r = 0; r < 3; r++) {
@@ -80,12 +81,13 @@ int main(int argc, char **argv) {
                 {1536, 1536, 1536, 0, 0}, {2048, 2048, 2048, 0, 0}, {4096, 4096, 4096, 0, 0},
                 {8192, 8192, 8192, 0, 0}, {256, 512, 784, 0, 0},    {256, 10, 512, 0, 0},
                 {784, 512, 256, 1, 0},    {256, 784, 512, 0, 1},    {1024, 1024, 4096, 0, 0}};
-  static const char *default_tiles[] = {"64x64x16x8x4", "64x64x8x8x4",  "64x64x16x4x4",
-                                        "128x64x8x8x8", "64x128x8x8x8", "128x128x8x8x8",
-                                        "128x128x16x8x8", "128x64x16x8x4"};
+  static const char *default_tiles[] = {"64x64x16x8x4",  "64x64x16x4x4",   "64x128x8x8x8",
+                                        "64x128x16x8x8", "128x64x16x8x4",  "128x128x8x8x8",
+                                        "128x128x16x8x8"};
   const char **tiles = default_tiles;
   int ntiles = (int)(sizeof default_tiles / sizeof default_tiles[0]);
   if (argc > 1) tiles = (const char **)argv + 1, ntiles = argc - 1;
+  if (argc == 2 && strcmp(argv[1], "-") == 0) ntiles = 0; /* engines only, no tile sweep */
   ocal_context ctx;
   if (ocal_context_create(&ctx, NULL) != OCAL_OK) {
     fprintf(stderr, "context: %s\n", ocal_last_error());
@@ -127,9 +129,9 @@ int main(int argc, char **argv) {
     for (int t = 0; t < ntiles; t++) {
       if (big && strstr(tiles[t], "128x128") != tiles[t]) continue;
       setenv("OCAL_GEMM_OWN_TILE", tiles[t], 1);
-      static const char *splits[] = {"1", "2", "4"};
-      for (int sp = 0; sp < 3; sp++) {
-        if (sp && (m * n > (size_t)1024 * 1024 || k < 512)) break;
+      static const char *splits[] = {"1", "2", "4", "8"};
+      for (int sp = 0; sp < 4; sp++) {
+        if (sp && (m * n > (size_t)2048 * 2048 || k < 512 || n < 64)) break;
         setenv("OCAL_GEMM_OWN_SPLITK", splits[sp], 1);
         double tm = time_gemm(ctx, ta, tb, a, b, c);
         float *got = fetch(c, m * n);
@@ -146,6 +148,8 @@ int main(int argc, char **argv) {
     }
     unsetenv("OCAL_GEMM_OWN_TILE");
     unsetenv("OCAL_GEMM");
+    /* The automatic choice of engine, tile and split. */
+    emit(m, n, k, ta, tb, "auto", "-", "-", time_gemm(ctx, ta, tb, a, b, c), 0);
     free(ref);
     ocal_buffer_release(a), ocal_buffer_release(b), ocal_buffer_release(c);
   }

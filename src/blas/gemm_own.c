@@ -6,6 +6,22 @@
  * 38.5). ocal's kernel picks its tile per call. Which engine runs is decided per call by
  * ocal__gemm_use_own (the rule and the figures it rests on are beside it).
  *
+ * Measured on an NVIDIA H100 80GB HBM3, driver 580.159.04, bench/gemm_own beside PyTorch
+ * FP32 (TF32 off) in the same call, TFLOP/s, best tile/split of ocal's kernel:
+ *   shape              ocal kernel         CLBlast  CLBlast, A pre-transposed  PyTorch
+ *   512^3              18.8 (64x64, S=4)   11.8      9.9                        17.8
+ *   1024^3             36.0 (128x128, S=2) 15.6     15.0                        38.2
+ *   1536^3             37.7 (64x128, S=4)  17.2     22.9                        38.6
+ *   2048^3             43.9 (128x128)      27.4     39.7                        50.4
+ *   4096^3             44.9 (128x128)      43.0     45.3                        51.7
+ *   8192^3             45.0 (128x128)      46.0     46.8                        51.6
+ *   1024x1024x4096     41.7 (128x128, S=4) 15.6     15.7                        47.5
+ *   256x512x784        13.7 (128x64, S=8)   7.7      5.6                        15.4
+ *   784x512x256 TN     13.4 (64x64)        10.4      -                          17.0
+ *   256x784x512 NT     11.6 (64x128, S=4)   8.9      7.4                        12.2
+ *   256x10x512          0.10 (64x64)        0.07     0.09                        0.21
+ * (CLBlast pre-transposed: see ocal__gemm_pretranspose.)
+ *
  * OCAL_GEMM: unset or "auto" = the rule, "ocal" = ocal's kernel for every product,
  * "clblast" = CLBlast for every product. OCAL_GEMM_OWN_TILE=BMxBNxBKxTMxTN and
  * OCAL_GEMM_OWN_SPLITK=S override the tile and the split of k (benches use them). */
@@ -50,20 +66,52 @@ static int parse_tile(const char *v, own_tile *t) {
   return v && sscanf(v, "%ux%ux%ux%ux%u", &t->bm, &t->bn, &t->bk, &t->tm, &t->tn) == 5;
 }
 
-/* The tile for a product: 64 x 64 blocks keep a mid-size output in enough work-groups
- * (1024^3: 256 of them on 132 SMs), 128 x 128 feed each multiply-add from fewer loads. */
-static own_tile choose_tile(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n) {
-  own_tile t;
-  if (parse_tile(getenv("OCAL_GEMM_OWN_TILE"), &t) && tile_fits(&t, ctx, dtype)) return t;
+typedef struct own_plan {
+  own_tile tile;
+  size_t slices; /* split of k: 1 = none */
+} own_plan;
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* The tile and split of k for a product, from the H100 figures at the top of this file
+ * (bench/gemm_own; the device holds two 256-thread 128 x 128 work-groups per SM):
+ *  - an output of at least ~2 work-groups per SM in 128 x 128 tiles (2048^2 and up) runs
+ *    them unsplit: 43.9 TFLOP/s at 2048^3, where every split was slower;
+ *  - a smaller output of at least 1024^2 keeps 128 x 128 tiles and splits k until there
+ *    are 4 work-groups per SM, no slice under 256: 1024^3 S=4 35.4 (S=2 36.0),
+ *    1536^3 S=4 34.4, 1024x1024x4096 S=8 39.9 (S=4 41.7); unsplit they reached 20.7,
+ *    25.1, 17.3;
+ *  - below that, 64 x 64 tiles (128 work-items), split the same way when k >= 512, no
+ *    slice under 64: 512^3 S=8 18.3, 256x512x784 S=8 13.0, 256x784x512 (NT) S=8 10.9
+ *    (unsplit 9.9, 5.2, 6.4). Outputs under 64 wide are never split (not measured).
+ * f64 (not measured on the H100) takes 64 x 64 tiles of 4 x 4, unsplit. */
+static own_plan choose_plan(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
+                            size_t batch) {
+  own_plan p = {{128, 128, 8, 8, 8}, 1};
+  size_t cu = ctx->info.compute_units ? ctx->info.compute_units : 1;
   if (dtype == OCAL_F64) {
-    t = (own_tile){64, 64, 8, 4, 4};
-  } else if (m * n >= (size_t)2048 * 2048) {
-    t = (own_tile){128, 128, 8, 8, 8};
+    p.tile = (own_tile){64, 64, 8, 4, 4};
+  } else if (ceil_div(m, 128) * ceil_div(n, 128) * batch * 10 >= cu * 2 * 9) {
+    /* unsplit 128 x 128 */
   } else {
-    t = (own_tile){64, 64, 16, 8, 4};
+    size_t min_kc = 256;
+    if (m * n < (size_t)1024 * 1024) p.tile = (own_tile){64, 64, 16, 8, 4}, min_kc = 64;
+    size_t tiles = ceil_div(m, p.tile.bm) * ceil_div(n, p.tile.bn);
+    int may_split = batch == 1 && m >= 64 && n >= 64 && (min_kc == 256 || k >= 512);
+    while (may_split && p.slices < 8 && tiles * p.slices < 4 * cu &&
+           k / (p.slices * 2) >= min_kc)
+      p.slices *= 2;
   }
-  if (tile_fits(&t, ctx, dtype)) return t;
-  return (own_tile){32, 32, 8, 4, 4};
+  own_tile t;
+  if (parse_tile(getenv("OCAL_GEMM_OWN_TILE"), &t) && tile_fits(&t, ctx, dtype)) p.tile = t;
+  if (!tile_fits(&p.tile, ctx, dtype)) p.tile = (own_tile){32, 32, 8, 4, 4};
+  const char *sv = getenv("OCAL_GEMM_OWN_SPLITK");
+  if (sv && *sv) {
+    long s = atol(sv);
+    p.slices = s > 1 ? (size_t)s : 1;
+  }
+  if (batch != 1 || k < 2) p.slices = 1;
+  return p;
 }
 
 int ocal__gemm_use_own(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
@@ -72,8 +120,12 @@ int ocal__gemm_use_own(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, s
   if (m > 0x7fffffffu || n > 0x7fffffffu || k > 0x7fffffffu) return 0;
   int mode = engine_mode();
   if (mode >= 0) return mode;
-  (void)ctx, (void)dtype, (void)batch;
-  return 0;
+  /* The rule measured on an H100 (figures at the top of this file): f32 products smaller
+   * than 4096^3 run here; at 4096^3 and above CLBlast with A pre-transposed was ahead
+   * (45.3 against 44.9 TFLOP/s; 8192^3 46.8 against 45.0). Batched products and f64 were
+   * not measured and stay with CLBlast, as do CPUs and other devices. */
+  return ctx->info.type == OCAL_DEVICE_GPU && dtype == OCAL_F32 && batch == 1 &&
+         (double)m * (double)n * (double)k < 4096.0 * 4096.0 * 4096.0;
 }
 
 int ocal__gemm_pretranspose(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n,
@@ -82,7 +134,12 @@ int ocal__gemm_pretranspose(ocal_context ctx, ocal_dtype dtype, size_t m, size_t
   if (v && strcmp(v, "0") == 0) return 0;
   if (m > 0x7fffffffu || k > 0x7fffffffu) return 0;
   if (v && strcmp(v, "1") == 0) return 1;
-  /* Only the indirect kernel transposes A; below the switch point nothing would be saved. */
+  /* CLBlast's indirect kernel wants ocal's A rotated and, through the C API, transposes it
+   * into a buffer created and released on every call; ocal's transpose into pooled scratch
+   * followed by CLBlast on the transposed A measured faster on an H100 (4096^3 45.3
+   * TFLOP/s against 43.0, 8192^3 46.8 against 46.0; A supplied transposed: 45.9, 47.1).
+   * Below the switch point CLBlast's direct kernel reads A in place and the extra pass only
+   * costs (512^3: 9.9 against 11.8), so only products that run the indirect kernel. */
   ocal__gemm_params p;
   if (!ocal__blas_params_in_effect(ctx, dtype, &p)) return 0;
   double t = (double)p.v[OCAL__P_MIN_INDIRECT];
@@ -109,26 +166,19 @@ static ocal_status launch(ocal_context ctx, ocal__kernel *k, const size_t *globa
   return status;
 }
 
-static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
-
 ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, size_t m,
                            size_t n, size_t k, size_t batch, double alpha, ocal_buffer a,
                            ocal_buffer b, double beta, ocal_buffer c) {
-  own_tile t = choose_tile(ctx, dtype, m, n);
+  own_plan plan = choose_plan(ctx, dtype, m, n, k, batch);
+  own_tile t = plan.tile;
   size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1], ldc = n;
   size_t a_stride = a->ndim == 3 ? a->shape[1] * lda : 0;
   size_t b_stride = b->ndim == 3 ? b->shape[1] * ldb : 0;
-
-  /* Split-K: only forced (OCAL_GEMM_OWN_SPLITK), for a non-batched product; slices of
-   * whole BK steps. */
+  /* Slices of whole BK steps; the last may be shorter. */
   size_t slices = 1, kc = k;
-  const char *sv = getenv("OCAL_GEMM_OWN_SPLITK");
-  if (sv && batch == 1) {
-    long s = atol(sv);
-    if (s > 1) {
-      kc = ceil_div(ceil_div(k, (size_t)s), t.bk) * t.bk;
-      slices = ceil_div(k, kc);
-    }
+  if (plan.slices > 1) {
+    kc = ceil_div(ceil_div(k, plan.slices), t.bk) * t.bk;
+    slices = ceil_div(k, kc);
   }
   if (slices < 2) slices = 1, kc = k;
 
