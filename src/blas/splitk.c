@@ -33,6 +33,10 @@
  * work-groups the device holds well (OCAL__SPLITK_WG_PER_CU per compute unit); S fills
  * them, at most 16, slices of at least 256.
  *
+ * Since ocal's own GEMM kernel (gemm_own.c) takes f32 products below 4096^3 on GPUs, with
+ * a split of k of its own, this path serves the products left to CLBlast (f64, batched
+ * entries are never split, OCAL_GEMM=clblast).
+ *
  * OCAL_GEMM_SPLITK: unset or 1 = the automatic rule, 0 = never, N >= 2 = always N slices
  * for every non-batched product with k >= N (tests use it to exercise the path on PoCL,
  * benches to measure it). */
