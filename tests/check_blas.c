@@ -241,7 +241,19 @@ static int print_tuning(const char *dir) {
 
 /* ---- GEMM ----------------------------------------------------------------------------- */
 
-START_TEST(test_gemm_f32_shapes_and_transposes) { check_all_shapes(fixture_ctx, OCAL_F32); }
+/* Loop tests run twice: _i = 0 with the default engine choice, _i = 1 with ocal's own
+ * GEMM kernel forced (src/blas/gemm_own.c). */
+static void set_engine(int own) {
+  if (own)
+    setenv("OCAL_GEMM", "ocal", 1);
+  else
+    unsetenv("OCAL_GEMM");
+}
+
+START_TEST(test_gemm_f32_shapes_and_transposes) {
+  set_engine(_i);
+  check_all_shapes(fixture_ctx, OCAL_F32);
+}
 END_TEST
 
 /* The same through the indirect path (Xgemm with padding and transposition kernels): a
@@ -256,6 +268,7 @@ START_TEST(test_gemm_f32_indirect_kernel) {
 END_TEST
 
 START_TEST(test_gemm_f64) {
+  set_engine(_i);
   int fp64;
   ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
   if (!fp64) return;
@@ -266,6 +279,7 @@ END_TEST
 /* Views: A and B are row ranges of larger buffers, C a row range whose neighbours must
  * stay untouched; k = 0 scales C by beta. */
 START_TEST(test_gemm_views_and_empty) {
+  set_engine(_i);
   ocal_context ctx = fixture_ctx;
   size_t m = 9, n = 6, k = 11, pad = 4;
   size_t big_a[2] = {m + 2 * pad, k}, big_b[2] = {k + pad, n}, big_c[2] = {m + 2 * pad, n};
@@ -315,6 +329,7 @@ END_TEST
 /* Strided-batched: 3-D A, B, C in every transpose combination, and a 2-D B shared by all
  * batch entries; each entry must equal its own host product. */
 START_TEST(test_gemm_batched) {
+  set_engine(_i);
   ocal_context ctx = fixture_ctx;
   size_t batch = 3, m = 5, n = 7, k = 4;
   for (int t = 0; t < 5; t++) {
@@ -341,6 +356,88 @@ START_TEST(test_gemm_batched) {
     free(got), free(a), free(b), free(c);
     ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
   }
+}
+END_TEST
+
+/* ---- ocal's own GEMM kernel (src/blas/gemm_own.c) ------------------------------------- */
+
+/* Whole tiles (the unchecked fast path, 4-wide and not), several tiles, split-K over the
+ * kernel, beta = 0 over NaN, f64, a batched product with a shared 2-D A; and the
+ * pre-transposition of A ahead of CLBlast (blas.c). */
+START_TEST(test_gemm_own_kernel_paths) {
+  ocal_context ctx = fixture_ctx;
+  setenv("OCAL_GEMM", "ocal", 1);
+  int fp64;
+  ck_assert_ocal(ocal_context_has_fp64(ctx, &fp64));
+  static const char *const tiles[] = {"64x64x16x8x4", "32x32x8x4x4", "128x64x8x8x8"};
+  for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+    setenv("OCAL_GEMM_OWN_TILE", tiles[i], 1);
+    for (int t = 0; t < 4; t++) {
+      check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 128, 64, 48, 200 + t); /* whole tiles */
+      check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 130, 66, 21, 210 + t); /* edges */
+    }
+    check_gemm(ctx, OCAL_F32, 0, 0, 64, 129, 32, 220); /* whole row tiles, ld not 4-aligned */
+  }
+  unsetenv("OCAL_GEMM_OWN_TILE");
+  setenv("OCAL_GEMM_OWN_SPLITK", "3", 1);
+  for (int t = 0; t < 4; t++) {
+    check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 64, 64, 96, 230 + t);
+    check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 33, 17, 65, 234 + t);
+    if (fp64) check_gemm(ctx, OCAL_F64, t & 1, t >> 1, 64, 64, 40, 238 + t);
+  }
+  unsetenv("OCAL_GEMM_OWN_SPLITK");
+
+  /* beta = 0 over NaN, on whole tiles and on edges. */
+  for (int e = 0; e < 2; e++) {
+    size_t m = e ? 70 : 64, n = 64, k = 32;
+    size_t as[2] = {m, k}, bs[2] = {k, n}, cs[2] = {m, n};
+    double *a = random_doubles(m * k, 240 + e), *b = random_doubles(k * n, 242 + e);
+    double *z = calloc(m * n, sizeof *z);
+    ocal_buffer A = upload(ctx, OCAL_F32, 2, as, a), B = upload(ctx, OCAL_F32, 2, bs, b), C;
+    ck_assert_ocal(ocal_buffer_create(ctx, OCAL_F32, 2, cs, &C));
+    float nan = NAN;
+    ck_assert_ocal(ocal_buffer_fill(C, &nan));
+    ck_assert_ocal(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 0.5, A, B, 0.0, C));
+    double *got = download(C, 0, m * n);
+    double *ref = malloc(m * n * sizeof *ref), *bound = malloc(m * n * sizeof *bound);
+    ref_gemm(0, 0, m, n, k, 0.5, a, b, 0.0, z, ref, bound);
+    assert_close(got, ref, bound, m * n, k, OCAL_F32, "own kernel, beta 0 over NaN");
+    free(a), free(b), free(z), free(got), free(ref), free(bound);
+    ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
+  }
+
+  /* Batched with a shared 2-D A, and a batched f64 product. */
+  for (int d = 0; d < 1 + fp64; d++) {
+    ocal_dtype dt = d ? OCAL_F64 : OCAL_F32;
+    size_t batch = 3, m = 20, n = 12, k = 9;
+    size_t as[2] = {k, m}, bs[3] = {batch, k, n}, cs[3] = {batch, m, n};
+    double *a = random_doubles(m * k, 250), *b = random_doubles(batch * k * n, 251);
+    double *c = random_doubles(batch * m * n, 252);
+    ocal_buffer A = upload(ctx, dt, 2, as, a), B = upload(ctx, dt, 3, bs, b);
+    ocal_buffer C = upload(ctx, dt, 3, cs, c);
+    ck_assert_ocal(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 0.75, A, B, -0.5, C));
+    double *got = download(C, 0, batch * m * n);
+    for (size_t e = 0; e < batch; e++) {
+      double r[20 * 12], bd[20 * 12];
+      ref_gemm(1, 0, m, n, k, 0.75, a, b + e * k * n, -0.5, c + e * m * n, r, bd);
+      assert_close(got + e * m * n, r, bd, m * n, k, dt, "own kernel, batched, shared A");
+    }
+    free(got), free(a), free(b), free(c);
+    ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
+  }
+
+  /* CLBlast with A transposed by ocal first, forced, through the indirect kernel. */
+  setenv("OCAL_GEMM", "clblast", 1);
+  setenv("OCAL_GEMM_PRETRANSPOSE", "1", 1);
+  char params[1024];
+  cpu_params(1, params, sizeof params);
+  ck_assert_ocal(ocal_blas_tuning_apply(ctx, OCAL_F32, params));
+  for (int t = 0; t < 4; t++) {
+    check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 33, 17, 65, 260 + t);
+    check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 64, 64, 64, 264 + t);
+  }
+  unsetenv("OCAL_GEMM_PRETRANSPOSE");
+  unsetenv("OCAL_GEMM");
 }
 END_TEST
 
@@ -904,13 +1001,14 @@ END_TEST
 static Suite *blas_suite(void) {
   Suite *s = suite_create("blas");
   TCase *tc = fixture_tcase("gemm");
-  tcase_add_test(tc, test_gemm_f32_shapes_and_transposes);
+  tcase_add_loop_test(tc, test_gemm_f32_shapes_and_transposes, 0, 2);
   tcase_add_test(tc, test_gemm_f32_indirect_kernel);
-  tcase_add_test(tc, test_gemm_f64);
-  tcase_add_test(tc, test_gemm_views_and_empty);
-  tcase_add_test(tc, test_gemm_batched);
+  tcase_add_loop_test(tc, test_gemm_f64, 0, 2);
+  tcase_add_loop_test(tc, test_gemm_views_and_empty, 0, 2);
+  tcase_add_loop_test(tc, test_gemm_batched, 0, 2);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("splitk");
+  tcase_add_test(tc, test_gemm_own_kernel_paths);
   tcase_add_test(tc, test_gemm_splitk_forced);
   tcase_add_test(tc, test_gemm_splitk_auto);
   tcase_add_test(tc, test_gemm_splitk_views_nan_batched);

@@ -298,6 +298,10 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
   cl_command_queue q = ctx->queue;
   CLBlastStatusCode s;
   const char *call;
+  /* ocal's own kernel where it measured faster than CLBlast (gemm_own.c). */
+  if (ocal__gemm_use_own(ctx, dtype, m, n, k, batch))
+    return ocal__gemm_own(ctx, dtype, ta == OCAL_TRANS, tb == OCAL_TRANS, m, n, k, batch, alpha,
+                          a, b, beta, c);
   /* Split-K for outputs too small to fill the device (splitk.c). */
   if (batch == 1) {
     ocal_status split_status;
@@ -310,15 +314,32 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
    * rotated in column-major terms, so this form needs at most one pre-processing pass (over
    * A) where the row-major call would also transpose C in and out. */
   if (batch == 1) {
+    /* That pass is CLBlast's own transposition of A into a buffer it creates and releases
+     * on every call (its C API takes no temporary buffer); ocal can do it into pooled
+     * scratch instead and hand CLBlast the transposed A, which it then reads as is. */
+    cl_mem a_mem = a->mem, at = NULL;
+    size_t a_off = a->offset, a_ld = a_cols;
+    ocal_transpose a_t = ta;
+    if (ta == OCAL_NO_TRANS && ocal__gemm_pretranspose(ctx, dtype, m, n, k)) {
+      size_t es = dtype == OCAL_F32 ? 4 : 8;
+      OCAL__CHECK(ocal__device_alloc(ctx, m * k * es, &at));
+      ocal_status ts = ocal__gemm_transpose(ctx, dtype, a, m, k, at);
+      if (ts != OCAL_OK) {
+        ocal__device_free(ctx, at);
+        return ts;
+      }
+      a_mem = at, a_off = 0, a_ld = m, a_t = OCAL_TRANS;
+    }
     call = dtype == OCAL_F32 ? "CLBlastSgemm" : "CLBlastDgemm";
     if (dtype == OCAL_F32)
-      s = CLBlastSgemm(CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(ta), n, m, k,
-                       (float)alpha, b->mem, b->offset, b_cols, a->mem, a->offset, a_cols,
+      s = CLBlastSgemm(CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(a_t), n, m, k,
+                       (float)alpha, b->mem, b->offset, b_cols, a_mem, a_off, a_ld,
                        (float)beta, c->mem, c->offset, n, &q, NULL);
     else
-      s = CLBlastDgemm(CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(ta), n, m, k,
-                       alpha, b->mem, b->offset, b_cols, a->mem, a->offset, a_cols, beta,
+      s = CLBlastDgemm(CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(a_t), n, m, k,
+                       alpha, b->mem, b->offset, b_cols, a_mem, a_off, a_ld, beta,
                        c->mem, c->offset, n, &q, NULL);
+    if (at) ocal__device_free(ctx, at);
   } else {
     /* A 2-D operand of a batched product is shared: stride 0. */
     size_t a_stride = an == 3 ? a_rows * a_cols : 0, b_stride = bn == 3 ? b_rows * b_cols : 0;

@@ -105,6 +105,27 @@ int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, oca
 size_t ocal__gemm_splitk_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n,
                                 size_t k);
 
+/* The second pass of a split-K product: c = sum of the slices of w ({slices, m, n}, alpha
+ * applied) + beta c, mn = m n (splitk.c). */
+ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, size_t mn,
+                                  size_t slices, double beta, ocal_buffer c);
+
+/* GEMM through ocal's own kernels (gemm_own.c). ocal__gemm_use_own: 1 when an m x n x k
+ * product (batch entries of it) should run there, after OCAL_GEMM and the measured rule.
+ * ocal__gemm_own: C = alpha op(A) op(B) + beta C, all checked and non-empty (2-D, or 3-D
+ * batched with 2-D A or B shared). ocal__gemm_transpose: out (cols x rows, contiguous) =
+ * the rows x cols matrix a (from its offset), transposed. */
+int ocal__gemm_use_own(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
+                       size_t batch);
+ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, size_t m,
+                           size_t n, size_t k, size_t batch, double alpha, ocal_buffer a,
+                           ocal_buffer b, double beta, ocal_buffer c);
+ocal_status ocal__gemm_transpose(ocal_context ctx, ocal_dtype dtype, ocal_buffer a,
+                                 size_t rows, size_t cols, cl_mem out);
+/* 1 when a non-batched CLBlast product with A as stored (ta = no) should get A transposed
+ * by ocal first (blas.c, OCAL_GEMM_PRETRANSPOSE). */
+int ocal__gemm_pretranspose(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k);
+
 /* GEMV through ocal's kernels (gemv.c): y = alpha op(A) x + beta y, A rows x cols, all
  * checked and non-empty. ocal__gemv_use_own: 0 when OCAL_GEMV=clblast. */
 int ocal__gemv_use_own(void);

@@ -8,12 +8,13 @@ src_libocal_core_la_SOURCES += \
 	src/blas/blas_internal.h \
 	src/blas/blas.c \
 	src/blas/builtin.c \
+	src/blas/gemm_own.c \
 	src/blas/gemv.c \
 	src/blas/params.c \
 	src/blas/splitk.c \
 	src/blas/tune.c \
 	src/blas/tuning.c
-OCAL_KERNEL_FILES += cl/blas_splitk.cl cl/blas_gemv.cl
+OCAL_KERNEL_FILES += cl/blas_splitk.cl cl/blas_gemv.cl cl/blas_gemm.cl
 if HAVE_CLBLAST
 src_libocal_core_la_CPPFLAGS += $(CLBLAST_CFLAGS)
 src_libocal_core_la_LIBADD += $(CLBLAST_LIBS)
@@ -29,3 +30,7 @@ tests_check_blas_CFLAGS = $(FIXTURE_CFLAGS)
 # Split-K measured: off, automatic and forced, at several direct/indirect switch points.
 noinst_PROGRAMS += bench/gemm_splitk
 bench_gemm_splitk_LDADD = src/libocal.la -lm
+
+# ocal's own GEMM kernel beside CLBlast, over several tiles; CLBlast with A pre-transposed.
+noinst_PROGRAMS += bench/gemm_own
+bench_gemm_own_LDADD = src/libocal.la -lm

@@ -33,6 +33,10 @@
  * work-groups the device holds well (OCAL__SPLITK_WG_PER_CU per compute unit); S fills
  * them, at most 16, slices of at least 256.
  *
+ * Since ocal's own GEMM kernel (gemm_own.c) takes f32 products below 4096^3 on GPUs, with
+ * a split of k of its own, this path serves the products left to CLBlast (f64, batched
+ * entries are never split, OCAL_GEMM=clblast).
+ *
  * OCAL_GEMM_SPLITK: unset or 1 = the automatic rule, 0 = never, N >= 2 = always N slices
  * for every non-batched product with k >= N (tests use it to exercise the path on PoCL,
  * benches to measure it). */
@@ -97,8 +101,8 @@ static size_t auto_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n
   return s;
 }
 
-static ocal_status sum_slices(ocal_context ctx, ocal_dtype dtype, cl_mem w, size_t mn,
-                              size_t slices, double beta, ocal_buffer c) {
+ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, size_t mn,
+                                  size_t slices, double beta, ocal_buffer c) {
   char options[128];
   ocal__dtype_options(dtype, options, sizeof options);
   ocal__kernel *k;
@@ -189,7 +193,7 @@ int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, oca
   if (s != CLBlastSuccess)
     *status = ocal__clblast_fail(ctx, s, call, "ocal_gemm");
   else
-    *status = sum_slices(ctx, dtype, w, mn, slices, beta, c);
+    *status = ocal__gemm_splitk_sum(ctx, dtype, w, mn, slices, beta, c);
   ocal__device_free(ctx, w);
   return 1;
 }

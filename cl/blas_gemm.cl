@@ -1,0 +1,298 @@
+/* ocal — ocal's own GEMM kernels (src/blas/gemm_own.c): C = alpha op(A) op(B) + beta C on
+ * row-major matrices, for the sizes where CLBlast's kernels are weak on a given device.
+ *
+ * Build options: -DT=float|double -DT4=float4|double4, the tile -DBM -DBN (block tile of C),
+ * -DBK (k step), -DTM -DTN (each work-item's micro-tile, multiples of 4), -DFULL=1 when m,
+ * n and every slice of k are whole tiles (no bounds checks at all), -DVEC=1 when every
+ * leading dimension and offset is a multiple of 4 (4-wide global loads and stores).
+ *
+ * Design (why): a work-group of (BM/TM) x (BN/TN) work-items computes one BM x BN block of C;
+ * each work-item keeps a TM x TN block of accumulators in registers, so every value read
+ * from local memory feeds TM or TN multiply-adds. The A tile is stored k-major (As[k][m]):
+ * the inner loop then reads 4-wide runs of A and B from local memory. A work-item's rows
+ * are 4-row groups spaced DY*4 apart (and its columns likewise), so neighbouring work-items
+ * read neighbouring 16-byte words: no bank conflicts on the reads, and the stores of C are
+ * coalesced. Transposed operands are handled in the load stage: each layout is read along
+ * its contiguous dimension. The next tile is loaded into registers while the current one is
+ * multiplied (two local buffers, one barrier per k step). A z index of the launch selects
+ * a batch entry (strides a_stride, b_stride) and, for split-K, a slice of k whose partial
+ * product goes to its own block of C. */
+#ifdef OCAL_NEED_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#ifdef BM /* the GEMM kernels; the transposition below needs no tile */
+
+#define DX (BN / TN)
+#define DY (BM / TM)
+#define NT (DX * DY)
+/* Padding keeps 16-byte alignment and moves the transposed stores of the two k halves of
+ * a warp onto different banks. */
+#define LAS (BM + 4)
+#define LBS (BN + 4)
+#define NLA (BM * BK / 4 / NT)
+#define NLB (BN * BK / 4 / NT)
+
+#if FULL && VEC
+#define LOAD4(p, i) (*(__global const T4 *)((p) + (i)))
+#else
+#define LOAD4(p, i) vload4(0, (p) + (i))
+#endif
+
+/* The next A tile (BM rows of op(A) x BK values of k from kb) into registers. */
+inline void load_a(__global const T *a, const uint lda, const int ta, const uint row0,
+                   const uint kb, const uint m, const uint kend, const uint lid, T4 *ra) {
+#pragma unroll
+  for (int i = 0; i < NLA; i++) {
+    const uint e = lid + (uint)i * NT;
+    if (!ta) {
+      const uint r = e / (BK / 4), kk = (e % (BK / 4)) * 4;
+      const ulong idx = (ulong)(row0 + r) * lda + kb + kk;
+#if FULL
+      ra[i] = LOAD4(a, idx);
+#else
+      T4 v = (T4)(0);
+      if (row0 + r < m) {
+        if (kb + kk + 3 < kend) v = LOAD4(a, idx);
+        else {
+          if (kb + kk < kend) v.s0 = a[idx];
+          if (kb + kk + 1 < kend) v.s1 = a[idx + 1];
+          if (kb + kk + 2 < kend) v.s2 = a[idx + 2];
+        }
+      }
+      ra[i] = v;
+#endif
+    } else {
+      const uint kk = e / (BM / 4), r = (e % (BM / 4)) * 4;
+      const ulong idx = (ulong)(kb + kk) * lda + row0 + r;
+#if FULL
+      ra[i] = LOAD4(a, idx);
+#else
+      T4 v = (T4)(0);
+      if (kb + kk < kend) {
+        if (row0 + r + 3 < m) v = LOAD4(a, idx);
+        else {
+          if (row0 + r < m) v.s0 = a[idx];
+          if (row0 + r + 1 < m) v.s1 = a[idx + 1];
+          if (row0 + r + 2 < m) v.s2 = a[idx + 2];
+        }
+      }
+      ra[i] = v;
+#endif
+    }
+  }
+}
+
+inline void store_a(__local T *as, const int ta, const uint lid, const T4 *ra) {
+#pragma unroll
+  for (int i = 0; i < NLA; i++) {
+    const uint e = lid + (uint)i * NT;
+    if (!ta) {
+      const uint r = e / (BK / 4), kk = (e % (BK / 4)) * 4;
+      as[(kk + 0) * LAS + r] = ra[i].s0;
+      as[(kk + 1) * LAS + r] = ra[i].s1;
+      as[(kk + 2) * LAS + r] = ra[i].s2;
+      as[(kk + 3) * LAS + r] = ra[i].s3;
+    } else {
+      const uint kk = e / (BM / 4), r = (e % (BM / 4)) * 4;
+      *(__local T4 *)(as + kk * LAS + r) = ra[i];
+    }
+  }
+}
+
+/* The next B tile (BK values of k from kb x BN columns of op(B)). */
+inline void load_b(__global const T *b, const uint ldb, const int tb, const uint col0,
+                   const uint kb, const uint n, const uint kend, const uint lid, T4 *rb) {
+#pragma unroll
+  for (int i = 0; i < NLB; i++) {
+    const uint e = lid + (uint)i * NT;
+    if (!tb) {
+      const uint kk = e / (BN / 4), c = (e % (BN / 4)) * 4;
+      const ulong idx = (ulong)(kb + kk) * ldb + col0 + c;
+#if FULL
+      rb[i] = LOAD4(b, idx);
+#else
+      T4 v = (T4)(0);
+      if (kb + kk < kend) {
+        if (col0 + c + 3 < n) v = LOAD4(b, idx);
+        else {
+          if (col0 + c < n) v.s0 = b[idx];
+          if (col0 + c + 1 < n) v.s1 = b[idx + 1];
+          if (col0 + c + 2 < n) v.s2 = b[idx + 2];
+        }
+      }
+      rb[i] = v;
+#endif
+    } else {
+      const uint c = e / (BK / 4), kk = (e % (BK / 4)) * 4;
+      const ulong idx = (ulong)(col0 + c) * ldb + kb + kk;
+#if FULL
+      rb[i] = LOAD4(b, idx);
+#else
+      T4 v = (T4)(0);
+      if (col0 + c < n) {
+        if (kb + kk + 3 < kend) v = LOAD4(b, idx);
+        else {
+          if (kb + kk < kend) v.s0 = b[idx];
+          if (kb + kk + 1 < kend) v.s1 = b[idx + 1];
+          if (kb + kk + 2 < kend) v.s2 = b[idx + 2];
+        }
+      }
+      rb[i] = v;
+#endif
+    }
+  }
+}
+
+inline void store_b(__local T *bs, const int tb, const uint lid, const T4 *rb) {
+#pragma unroll
+  for (int i = 0; i < NLB; i++) {
+    const uint e = lid + (uint)i * NT;
+    if (!tb) {
+      const uint kk = e / (BN / 4), c = (e % (BN / 4)) * 4;
+      *(__local T4 *)(bs + kk * LBS + c) = rb[i];
+    } else {
+      const uint c = e / (BK / 4), kk = (e % (BK / 4)) * 4;
+      bs[(kk + 0) * LBS + c] = rb[i].s0;
+      bs[(kk + 1) * LBS + c] = rb[i].s1;
+      bs[(kk + 2) * LBS + c] = rb[i].s2;
+      bs[(kk + 3) * LBS + c] = rb[i].s3;
+    }
+  }
+}
+
+inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, const ulong a_stride,
+                      __global const T *b, const ulong b_off, const uint ldb, const ulong b_stride,
+                      __global T *c, const ulong c_off, const uint ldc, const ulong c_stride,
+                      const uint m, const uint n, const uint k, const uint kc, const uint slices,
+                      const T alpha, const T beta, const int read_c, const int ta, const int tb,
+                      __local T *as, __local T *bs) {
+  const uint lid = get_local_id(0);
+  const uint tx = lid % DX, ty = lid / DX;
+  const uint col0 = get_group_id(0) * BN, row0 = get_group_id(1) * BM;
+  const uint z = get_group_id(2), entry = z / slices, slice = z % slices;
+  a += a_off + entry * a_stride;
+  b += b_off + entry * b_stride;
+  c += c_off + z * c_stride;
+  const uint kbeg = slice * kc, kend = min(k, kbeg + kc);
+  const uint ntiles = kend > kbeg ? (kend - kbeg + BK - 1) / BK : 0;
+
+  T acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; i++)
+#pragma unroll
+    for (int j = 0; j < TN; j++) acc[i][j] = 0;
+
+  T4 ra[NLA], rb[NLB];
+  if (ntiles > 0) {
+    load_a(a, lda, ta, row0, kbeg, m, kend, lid, ra);
+    load_b(b, ldb, tb, col0, kbeg, n, kend, lid, rb);
+    store_a(as, ta, lid, ra);
+    store_b(bs, tb, lid, rb);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint t = 0; t < ntiles; t++) {
+    const uint cur = t & 1;
+    if (t + 1 < ntiles) {
+      load_a(a, lda, ta, row0, kbeg + (t + 1) * BK, m, kend, lid, ra);
+      load_b(b, ldb, tb, col0, kbeg + (t + 1) * BK, n, kend, lid, rb);
+    }
+    __local const T *ac = as + cur * (BK * LAS);
+    __local const T *bc = bs + cur * (BK * LBS);
+#pragma unroll
+    for (int kk = 0; kk < BK; kk++) {
+      T av[TM], bv[TN];
+#pragma unroll
+      for (int i4 = 0; i4 < TM / 4; i4++) {
+        const T4 v = *(__local const T4 *)(ac + kk * LAS + i4 * (DY * 4) + ty * 4);
+        av[i4 * 4 + 0] = v.s0;
+        av[i4 * 4 + 1] = v.s1;
+        av[i4 * 4 + 2] = v.s2;
+        av[i4 * 4 + 3] = v.s3;
+      }
+#pragma unroll
+      for (int j4 = 0; j4 < TN / 4; j4++) {
+        const T4 v = *(__local const T4 *)(bc + kk * LBS + j4 * (DX * 4) + tx * 4);
+        bv[j4 * 4 + 0] = v.s0;
+        bv[j4 * 4 + 1] = v.s1;
+        bv[j4 * 4 + 2] = v.s2;
+        bv[j4 * 4 + 3] = v.s3;
+      }
+#pragma unroll
+      for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+    }
+    if (t + 1 < ntiles) {
+      store_a(as + (cur ^ 1) * (BK * LAS), ta, lid, ra);
+      store_b(bs + (cur ^ 1) * (BK * LBS), tb, lid, rb);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+
+#pragma unroll
+  for (int i4 = 0; i4 < TM / 4; i4++)
+#pragma unroll
+    for (int ii = 0; ii < 4; ii++) {
+      const uint row = row0 + i4 * (DY * 4) + ty * 4 + ii;
+#pragma unroll
+      for (int j4 = 0; j4 < TN / 4; j4++) {
+        const uint col = col0 + j4 * (DX * 4) + tx * 4;
+        __global T *out = c + (ulong)row * ldc + col;
+        T4 v = alpha * (T4)(acc[i4 * 4 + ii][j4 * 4 + 0], acc[i4 * 4 + ii][j4 * 4 + 1],
+                            acc[i4 * 4 + ii][j4 * 4 + 2], acc[i4 * 4 + ii][j4 * 4 + 3]);
+#if FULL && VEC
+        if (read_c) v += beta * *(__global T4 *)out;
+        *(__global T4 *)out = v;
+#elif FULL
+        if (read_c) v += beta * vload4(0, out);
+        vstore4(v, 0, out);
+#else
+        if (row < m) {
+          if (col < n) out[0] = read_c ? v.s0 + beta * out[0] : v.s0;
+          if (col + 1 < n) out[1] = read_c ? v.s1 + beta * out[1] : v.s1;
+          if (col + 2 < n) out[2] = read_c ? v.s2 + beta * out[2] : v.s2;
+          if (col + 3 < n) out[3] = read_c ? v.s3 + beta * out[3] : v.s3;
+        }
+#endif
+      }
+    }
+}
+
+/* One kernel per transpose combination, so that the layout branches fold away. */
+#define OCAL_GEMM_KERNEL(name, ta, tb)                                                       \
+  __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void name(                        \
+      __global const T *a, const ulong a_off, const uint lda, const ulong a_stride,          \
+      __global const T *b, const ulong b_off, const uint ldb, const ulong b_stride,          \
+      __global T *c, const ulong c_off, const uint ldc, const ulong c_stride, const uint m,  \
+      const uint n, const uint k, const uint kc, const uint slices, const T alpha,          \
+      const T beta, const int read_c) {                                                      \
+    __local T4 as[2 * BK * LAS / 4], bs[2 * BK * LBS / 4];                                   \
+    gemm_body(a, a_off, lda, a_stride, b, b_off, ldb, b_stride, c, c_off, ldc, c_stride, m, \
+              n, k, kc, slices, alpha, beta, read_c, ta, tb, (__local T *)as,               \
+              (__local T *)bs);                                                              \
+  }
+
+OCAL_GEMM_KERNEL(ocal_gemm_nn, 0, 0)
+OCAL_GEMM_KERNEL(ocal_gemm_nt, 0, 1)
+OCAL_GEMM_KERNEL(ocal_gemm_tn, 1, 0)
+OCAL_GEMM_KERNEL(ocal_gemm_tt, 1, 1)
+
+#endif /* BM */
+
+/* out (cols x rows) = in^T (in: rows x cols, row-major, from in_off): the pre-transposition
+ * of A before a CLBlast call (blas.c), through a 32 x 32 local tile so both sides are
+ * coalesced. Launched as 32 x 8 work-groups, each covering a 32 x 32 tile. */
+__kernel __attribute__((reqd_work_group_size(32, 8, 1))) void ocal_gemm_transpose(
+    __global const T *in, const ulong in_off, const uint rows, const uint cols,
+    __global T *out) {
+  __local T tile[32][33];
+  const uint lx = get_local_id(0), ly = get_local_id(1);
+  const uint c0 = get_group_id(0) * 32, r0 = get_group_id(1) * 32;
+  in += in_off;
+  for (uint j = ly; j < 32; j += 8)
+    if (r0 + j < rows && c0 + lx < cols) tile[j][lx] = in[(ulong)(r0 + j) * cols + c0 + lx];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint j = ly; j < 32; j += 8)
+    if (c0 + j < cols && r0 + lx < rows) out[(ulong)(c0 + j) * rows + r0 + lx] = tile[lx][j];
+}

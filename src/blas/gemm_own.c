@@ -1,0 +1,246 @@
+/* ocal — GEMM through ocal's own kernels (cl/blas_gemm.cl) where CLBlast's are weak.
+ *
+ * Why: CLBlast 1.5.3 keeps one Xgemm parameter set and one direct/indirect switch point per
+ * device for the whole process (see splitk.c). On Hopper the set tuned for 4096^3 leaves
+ * mid-size products to its direct kernel (1024^3: 15.6 TFLOP/s on an H100, PyTorch FP32
+ * 38.5). ocal's kernel picks its tile per call. Which engine runs is decided per call by
+ * ocal__gemm_use_own (the rule and the figures it rests on are beside it).
+ *
+ * Measured on an NVIDIA H100 80GB HBM3, driver 580.159.04, bench/gemm_own beside PyTorch
+ * FP32 (TF32 off) in the same call, TFLOP/s, best tile/split of ocal's kernel:
+ *   shape              ocal kernel         CLBlast  CLBlast, A pre-transposed  PyTorch
+ *   512^3              18.8 (64x64, S=4)   11.8      9.9                        17.8
+ *   1024^3             36.0 (128x128, S=2) 15.6     15.0                        38.2
+ *   1536^3             37.7 (64x128, S=4)  17.2     22.9                        38.6
+ *   2048^3             43.9 (128x128)      27.4     39.7                        50.4
+ *   4096^3             44.9 (128x128)      43.0     45.3                        51.7
+ *   8192^3             45.0 (128x128)      46.0     46.8                        51.6
+ *   1024x1024x4096     41.7 (128x128, S=4) 15.6     15.7                        47.5
+ *   256x512x784        13.7 (128x64, S=8)   7.7      5.6                        15.4
+ *   784x512x256 TN     13.4 (64x64)        10.4      -                          17.0
+ *   256x784x512 NT     11.6 (64x128, S=4)   8.9      7.4                        12.2
+ *   256x10x512          0.10 (64x64)        0.07     0.09                        0.21
+ * (CLBlast pre-transposed: see ocal__gemm_pretranspose.)
+ *
+ * OCAL_GEMM: unset or "auto" = the rule, "ocal" = ocal's kernel for every product,
+ * "clblast" = CLBlast for every product. OCAL_GEMM_OWN_TILE=BMxBNxBKxTMxTN and
+ * OCAL_GEMM_OWN_SPLITK=S override the tile and the split of k (benches use them). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "blas_internal.h"
+
+#ifdef OCAL_HAVE_CLBLAST
+
+typedef struct own_tile {
+  unsigned bm, bn, bk, tm, tn;
+} own_tile;
+
+/* -1 auto, 0 CLBlast, 1 ocal. */
+static int engine_mode(void) {
+  const char *v = getenv("OCAL_GEMM");
+  if (!v || !*v || strcasecmp(v, "auto") == 0) return -1;
+  if (strcasecmp(v, "ocal") == 0 || strcasecmp(v, "own") == 0) return 1;
+  if (strcasecmp(v, "clblast") == 0) return 0;
+  return -1;
+}
+
+static int tile_fits(const own_tile *t, ocal_context ctx, ocal_dtype dtype) {
+  if (!t->bm || !t->bn || !t->bk || !t->tm || !t->tn) return 0;
+  if (t->tm % 4 || t->tn % 4 || t->bk % 4 || t->bm % t->tm || t->bn % t->tn) return 0;
+  size_t nt = (size_t)(t->bm / t->tm) * (t->bn / t->tn);
+  if (nt > ctx->info.max_work_group_size || nt > ctx->info.max_work_item_sizes[0]) return 0;
+  /* Every work-item loads whole 4-wide pieces of both tiles. */
+  if ((t->bm * t->bk / 4) % nt || (t->bn * t->bk / 4) % nt) return 0;
+  if ((t->bm * t->bk / 4) < nt || (t->bn * t->bk / 4) < nt) return 0;
+  size_t es = dtype == OCAL_F32 ? 4 : 8;
+  size_t local = 2 * (size_t)t->bk * ((t->bm + 4) + (t->bn + 4)) * es;
+  return local <= ctx->info.local_mem_bytes;
+}
+
+static int parse_tile(const char *v, own_tile *t) {
+  return v && sscanf(v, "%ux%ux%ux%ux%u", &t->bm, &t->bn, &t->bk, &t->tm, &t->tn) == 5;
+}
+
+typedef struct own_plan {
+  own_tile tile;
+  size_t slices; /* split of k: 1 = none */
+} own_plan;
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* The tile and split of k for a product, from the H100 figures at the top of this file
+ * (bench/gemm_own; the device holds two 256-thread 128 x 128 work-groups per SM):
+ *  - an output of at least ~2 work-groups per SM in 128 x 128 tiles (2048^2 and up) runs
+ *    them unsplit: 43.9 TFLOP/s at 2048^3, where every split was slower;
+ *  - a smaller output of at least 1024^2 keeps 128 x 128 tiles and splits k until there
+ *    are 4 work-groups per SM, no slice under 256: 1024^3 S=4 35.4 (S=2 36.0),
+ *    1536^3 S=4 34.4, 1024x1024x4096 S=8 39.9 (S=4 41.7); unsplit they reached 20.7,
+ *    25.1, 17.3;
+ *  - below that, 64 x 64 tiles (128 work-items), split the same way when k >= 512, no
+ *    slice under 64: 512^3 S=8 18.3, 256x512x784 S=8 13.0, 256x784x512 (NT) S=8 10.9
+ *    (unsplit 9.9, 5.2, 6.4). Outputs under 64 wide are never split (not measured).
+ * f64 (not measured on the H100) takes 64 x 64 tiles of 4 x 4, unsplit. */
+static own_plan choose_plan(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
+                            size_t batch) {
+  own_plan p = {{128, 128, 8, 8, 8}, 1};
+  size_t cu = ctx->info.compute_units ? ctx->info.compute_units : 1;
+  if (dtype == OCAL_F64) {
+    p.tile = (own_tile){64, 64, 8, 4, 4};
+  } else if (ceil_div(m, 128) * ceil_div(n, 128) * batch * 10 >= cu * 2 * 9) {
+    /* unsplit 128 x 128 */
+  } else {
+    size_t min_kc = 256;
+    if (m * n < (size_t)1024 * 1024) p.tile = (own_tile){64, 64, 16, 8, 4}, min_kc = 64;
+    size_t tiles = ceil_div(m, p.tile.bm) * ceil_div(n, p.tile.bn);
+    int may_split = batch == 1 && m >= 64 && n >= 64 && (min_kc == 256 || k >= 512);
+    while (may_split && p.slices < 8 && tiles * p.slices < 4 * cu &&
+           k / (p.slices * 2) >= min_kc)
+      p.slices *= 2;
+  }
+  own_tile t;
+  if (parse_tile(getenv("OCAL_GEMM_OWN_TILE"), &t) && tile_fits(&t, ctx, dtype)) p.tile = t;
+  if (!tile_fits(&p.tile, ctx, dtype)) p.tile = (own_tile){32, 32, 8, 4, 4};
+  const char *sv = getenv("OCAL_GEMM_OWN_SPLITK");
+  if (sv && *sv) {
+    long s = atol(sv);
+    p.slices = s > 1 ? (size_t)s : 1;
+  }
+  if (batch != 1 || k < 2) p.slices = 1;
+  return p;
+}
+
+int ocal__gemm_use_own(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
+                       size_t batch) {
+  /* The kernel indexes with 32-bit counts. */
+  if (m > 0x7fffffffu || n > 0x7fffffffu || k > 0x7fffffffu) return 0;
+  int mode = engine_mode();
+  if (mode >= 0) return mode;
+  /* The rule measured on an H100 (figures at the top of this file): f32 products smaller
+   * than 4096^3 run here; at 4096^3 and above CLBlast with A pre-transposed was ahead
+   * (45.3 against 44.9 TFLOP/s; 8192^3 46.8 against 45.0). Batched products and f64 were
+   * not measured and stay with CLBlast, as do CPUs and other devices. */
+  return ctx->info.type == OCAL_DEVICE_GPU && dtype == OCAL_F32 && batch == 1 &&
+         (double)m * (double)n * (double)k < 4096.0 * 4096.0 * 4096.0;
+}
+
+int ocal__gemm_pretranspose(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n,
+                            size_t k) {
+  const char *v = getenv("OCAL_GEMM_PRETRANSPOSE");
+  if (v && strcmp(v, "0") == 0) return 0;
+  if (m > 0x7fffffffu || k > 0x7fffffffu) return 0;
+  if (v && strcmp(v, "1") == 0) return 1;
+  /* CLBlast's indirect kernel wants ocal's A rotated and, through the C API, transposes it
+   * into a buffer created and released on every call; ocal's transpose into pooled scratch
+   * followed by CLBlast on the transposed A measured faster on an H100 (4096^3 45.3
+   * TFLOP/s against 43.0, 8192^3 46.8 against 46.0; A supplied transposed: 45.9, 47.1).
+   * Below the switch point CLBlast's direct kernel reads A in place and the extra pass only
+   * costs (512^3: 9.9 against 11.8), so only products that run the indirect kernel. */
+  ocal__gemm_params p;
+  if (!ocal__blas_params_in_effect(ctx, dtype, &p)) return 0;
+  double t = (double)p.v[OCAL__P_MIN_INDIRECT];
+  return (double)m * (double)n * (double)k >= t * t * t;
+}
+
+/* Sets the arguments and enqueues one 3-D launch, holding the kernel's lock. */
+static ocal_status launch(ocal_context ctx, ocal__kernel *k, const size_t *global,
+                          const size_t *local, size_t nargs, const ocal__arg *args) {
+  ocal_status status = OCAL_OK;
+  pthread_mutex_lock(&k->lock);
+  for (size_t i = 0; i < nargs && status == OCAL_OK; i++) {
+    cl_int err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].value);
+    if (err != CL_SUCCESS)
+      status = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", "ocal_gemm");
+  }
+  if (status == OCAL_OK) {
+    cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 3, NULL, global, local, 0, NULL,
+                                        NULL);
+    if (err != CL_SUCCESS)
+      status = ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", "ocal_gemm");
+  }
+  pthread_mutex_unlock(&k->lock);
+  return status;
+}
+
+ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, size_t m,
+                           size_t n, size_t k, size_t batch, double alpha, ocal_buffer a,
+                           ocal_buffer b, double beta, ocal_buffer c) {
+  own_plan plan = choose_plan(ctx, dtype, m, n, k, batch);
+  own_tile t = plan.tile;
+  size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1], ldc = n;
+  size_t a_stride = a->ndim == 3 ? a->shape[1] * lda : 0;
+  size_t b_stride = b->ndim == 3 ? b->shape[1] * ldb : 0;
+  /* Slices of whole BK steps; the last may be shorter. */
+  size_t slices = 1, kc = k;
+  if (plan.slices > 1) {
+    kc = ceil_div(ceil_div(k, plan.slices), t.bk) * t.bk;
+    slices = ceil_div(k, kc);
+  }
+  if (slices < 2) slices = 1, kc = k;
+
+  int full = m % t.bm == 0 && n % t.bn == 0 && k % t.bk == 0 && kc % t.bk == 0;
+  int vec = lda % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0 && a->offset % 4 == 0 &&
+            b->offset % 4 == 0 && c->offset % 4 == 0;
+  char options[320];
+  ocal__dtype_options(dtype, options, sizeof options);
+  size_t used = strlen(options);
+  snprintf(options + used, sizeof options - used,
+           " -DT4=%s -DBM=%u -DBN=%u -DBK=%u -DTM=%u -DTN=%u -DFULL=%d -DVEC=%d",
+           dtype == OCAL_F32 ? "float4" : "double4", t.bm, t.bn, t.bk, t.tm, t.tn, full, vec);
+  static const char *const names[4] = {"ocal_gemm_nn", "ocal_gemm_nt", "ocal_gemm_tn",
+                                       "ocal_gemm_tt"};
+  ocal__kernel *kern;
+  ocal_status s = ocal__library_kernel(ctx, "blas_gemm", options, names[ta * 2 + tb], &kern);
+  if (s != OCAL_OK) return s;
+
+  size_t es = dtype == OCAL_F32 ? 4 : 8;
+  cl_mem w = NULL, out = c->mem;
+  cl_ulong c_off = c->offset, c_stride = (cl_ulong)m * n;
+  cl_int read_c = beta != 0.0;
+  if (slices > 1) {
+    s = ocal__device_alloc(ctx, m * n * slices * es, &w);
+    if (s != OCAL_OK) return s;
+    out = w, c_off = 0, read_c = 0;
+  }
+  cl_ulong a_off = a->offset, b_off = b->offset, as = a_stride, bs = b_stride;
+  cl_uint ulda = (cl_uint)lda, uldb = (cl_uint)ldb, uldc = (cl_uint)ldc;
+  cl_uint um = (cl_uint)m, un = (cl_uint)n, uk = (cl_uint)k, ukc = (cl_uint)kc;
+  cl_uint us = (cl_uint)slices;
+  float alpha_f = (float)alpha, beta_f = (float)beta;
+  ocal__arg alpha_arg = dtype == OCAL_F32 ? OCAL__ARG(alpha_f) : OCAL__ARG(alpha);
+  ocal__arg beta_arg = dtype == OCAL_F32 ? OCAL__ARG(beta_f) : OCAL__ARG(beta);
+  ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(a_off), OCAL__ARG(ulda), OCAL__ARG(as),
+                      OCAL__ARG(b->mem), OCAL__ARG(b_off), OCAL__ARG(uldb), OCAL__ARG(bs),
+                      OCAL__ARG(out),    OCAL__ARG(c_off), OCAL__ARG(uldc), OCAL__ARG(c_stride),
+                      OCAL__ARG(um),     OCAL__ARG(un),    OCAL__ARG(uk),   OCAL__ARG(ukc),
+                      OCAL__ARG(us),     alpha_arg,        beta_arg,        OCAL__ARG(read_c)};
+  size_t nt = (size_t)(t.bm / t.tm) * (t.bn / t.tn);
+  size_t local[3] = {nt, 1, 1};
+  size_t global[3] = {ceil_div(n, t.bn) * nt, ceil_div(m, t.bm), batch * slices};
+  s = launch(ctx, kern, global, local, sizeof args / sizeof args[0], args);
+  if (s == OCAL_OK && slices > 1) s = ocal__gemm_splitk_sum(ctx, dtype, w, m * n, slices, beta, c);
+  if (w) ocal__device_free(ctx, w);
+  return s;
+}
+
+ocal_status ocal__gemm_transpose(ocal_context ctx, ocal_dtype dtype, ocal_buffer a,
+                                 size_t rows, size_t cols, cl_mem out) {
+  char options[128];
+  ocal__dtype_options(dtype, options, sizeof options);
+  ocal__kernel *kern;
+  ocal_status s = ocal__library_kernel(ctx, "blas_gemm", options, "ocal_gemm_transpose", &kern);
+  if (s != OCAL_OK) return s;
+  cl_ulong off = a->offset;
+  cl_uint r = (cl_uint)rows, cc = (cl_uint)cols;
+  ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(off), OCAL__ARG(r), OCAL__ARG(cc),
+                      OCAL__ARG(out)};
+  size_t local[3] = {32, 8, 1};
+  size_t global[3] = {ceil_div(cols, 32) * 32, ceil_div(rows, 32) * 8, 1};
+  return launch(ctx, kern, global, local, sizeof args / sizeof args[0], args);
+}
+
+#endif /* OCAL_HAVE_CLBLAST */
