@@ -8,14 +8,16 @@
  * cuFFT. These kernels do it in two: each work-group keeps a few whole 4096-point columns in
  * registers and exchanges them through local memory one column at a time.
  *
- * The default engine (VkFFT, else clFFT) hands these shapes to this engine by the rule in
- * ocal__fft_fourstep_wanted (device properties, never names); OCAL_FFT_FOURSTEP=0 or 1
- * turns it off or on for every shape it supports (tests force it on PoCL). Batches are done
- * one transform after another through one transform's worth of scratch memory.
+ * The default engine (VkFFT, else clFFT) would hand these shapes to this engine by the rule in
+ * fourstep_rule (device properties, never names), but so far the kernels measure slower than
+ * VkFFT's three passes (numbers there), so the rule is off: OCAL_FFT_FOURSTEP=1 turns the
+ * engine on for every shape it supports (tests force it on PoCL), 0 off, auto (or unset) the
+ * rule. Batches are done one transform after another through one transform's worth of
+ * scratch memory.
  *
  * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks the split, the columns per work-group (1,
  * 2, 4) and the points per work-item (4, 8, 16) at plan creation, for the benchmarks and the
- * tests. */
+ * tests; skip=1 or skip=2 leaves pass 1 or 2 out, to time the other alone (wrong output). */
 #include "config.h"
 
 #include <math.h>
@@ -27,14 +29,15 @@
 #include "engine.h"
 
 /* Columns per work-group and log2 points per work-item when OCAL_FFT_FOURSTEP_TUNE does not
- * say: measured on an H100 (bench/fft_tune, 2026-11), see fourstep_rule below. */
-#define DEFAULT_C 2
+ * say: the fastest for 2^24 x 8 on an H100 (c=4,r=16 4037 us; c=4,r=8 4461; c=4,r=4 5381;
+ * c=2,r=16 5711; c=2,r=8 6028; c=1,r=16 8995). */
+#define DEFAULT_C 4
 #define DEFAULT_LOGR 4
 
 typedef struct fs_plan {
   const ocal__fft_problem *p;
   size_t n, n1, n2;
-  int c, logr;
+  int c, logr, skip;
   cl_mem scratch;          /* one transform: pass 1 writes it, pass 2 reads it */
   cl_mem tw;               /* twiddle tables: W_N1^i (N1), W_N2^i (N2), W_N^l (l < N1) */
   ocal__kernel *k[2];      /* pass 1, pass 2 */
@@ -53,6 +56,7 @@ static size_t lds_bytes(size_t l) { return ((l - 1) + ((l - 1) >> 4) + 1) * 8; }
 typedef struct fs_tune {
   size_t n1; /* 0: the default split */
   int c, logr;
+  int skip;  /* 1 or 2: leave that pass out (timing each pass only: the output is wrong) */
 } fs_tune;
 
 /* Reads OCAL_FFT_FOURSTEP_TUNE ("n1=1024,c=4,r=8"); fails on anything it does not know. */
@@ -60,6 +64,7 @@ static ocal_status read_tune(fs_tune *t) {
   t->n1 = 0;
   t->c = DEFAULT_C;
   t->logr = DEFAULT_LOGR;
+  t->skip = 0;
   const char *env = getenv("OCAL_FFT_FOURSTEP_TUNE");
   if (!env || !env[0]) return OCAL_OK;
   char buf[128];
@@ -79,6 +84,8 @@ static ocal_status read_tune(fs_tune *t) {
       t->c = (int)v;
     else if (strcmp(tok, "r") == 0 && (v == 4 || v == 8 || v == 16))
       t->logr = log2_exact((size_t)v);
+    else if (strcmp(tok, "skip") == 0 && (v == 1 || v == 2))
+      t->skip = (int)v;
     else
       goto bad;
   }
@@ -86,7 +93,7 @@ static ocal_status read_tune(fs_tune *t) {
 bad:
   return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                    "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..4096 (a power of two), "
-                   "c=1|2|4, r=4|8|16, separated by commas",
+                   "c=1|2|4, r=4|8|16, skip=1|2, separated by commas",
                    env);
 }
 
@@ -112,13 +119,22 @@ static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t)
   return ctx->info.local_mem_bytes >= lds_bytes(big);
 }
 
-/* The default rule: where VkFFT needs three passes over the array and this engine two. VkFFT
- * puts S = 2^floor(log2(local memory - 16)) / 32 points of a column in one work-group, so it
- * does lengths up to S^2 in two passes (S = 1024 with NVIDIA's 48 KiB); above that this
- * engine's two passes move a third less memory. Only on GPUs (on a CPU, PoCL, nothing was
- * measured). */
+/* The default rule, on device properties: use these kernels where VkFFT needs three passes
+ * over the array and they need two. VkFFT puts S = 2^floor(log2(local memory - 16)) / 32
+ * points of a column in one work-group, so it does lengths up to S^2 in two passes (S = 1024
+ * with NVIDIA's 48 KiB), and above that these kernels would move a third less memory.
+ *
+ * But they are not yet faster: measured on an H100 (bench/fft_fourstep.sh, 2026-11-22, us per
+ * batch, forward, out of place; VkFFT with its tuned three passes; cuFFT = torch.fft):
+ *              four-step (best c, r)  VkFFT   cuFFT
+ *   2^24 x 8        4037 (c=4,r=16)    2275    1909
+ *   2^22 x 32       4006 (c=4,r=8)     2211    1752
+ *   2^21 x 64       4230 (c=4,r=8)     2207    1596
+ * so the rule stays off (FOURSTEP_AUTO 0) until a kernel beats VkFFT there; then set it to 1.
+ * Only GPUs were considered (nothing was measured with PoCL). */
+#define FOURSTEP_AUTO 0
 static int fourstep_rule(ocal_context ctx, size_t n) {
-  if (ctx->info.type != OCAL_DEVICE_GPU) return 0;
+  if (!FOURSTEP_AUTO || ctx->info.type != OCAL_DEVICE_GPU) return 0;
   uint64_t local = ctx->info.local_mem_bytes > 16 ? ctx->info.local_mem_bytes - 16 : 0, p2 = 1;
   while (p2 * 2 <= local) p2 *= 2;
   uint64_t s = p2 / 32;
@@ -204,6 +220,7 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   f->n = p->lengths[0];
   f->c = t.c;
   f->logr = t.logr;
+  f->skip = t.skip;
   if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || !split(f->n, &t, &f->n1, &f->n2) ||
       !device_fits(ctx, f->n1, f->n2, &t)) {
     free(f);
@@ -274,9 +291,10 @@ static ocal_status fs_execute(void *state, int direction, cl_mem in, size_t in_o
    * of a transform into the scratch before pass 2 writes it back). */
   for (size_t b = 0; b < f->p->batch && s == OCAL_OK; b++) {
     cl_ulong off = (cl_ulong)(b * f->n);
-    s = launch(f, f->k[0], f->n2 / (size_t)f->c, f->n1 >> f->logr, in, off, f->scratch, 0,
-               (cl_uint)f->n2, dir, 1, 1.0f);
-    if (s == OCAL_OK)
+    if (f->skip != 1)
+      s = launch(f, f->k[0], f->n2 / (size_t)f->c, f->n1 >> f->logr, in, off, f->scratch, 0,
+                 (cl_uint)f->n2, dir, 1, 1.0f);
+    if (s == OCAL_OK && f->skip != 2)
       s = launch(f, f->k[1], f->n1 / (size_t)f->c, f->n2 >> f->logr, f->scratch, 0, out, off,
                  (cl_uint)f->n1, dir, 2, scale);
   }
