@@ -55,6 +55,14 @@ extern const ocal__fft_engine ocal__fft_vkfft;
 extern const ocal__fft_engine ocal__fft_clfft;
 #endif
 
+/* ocal's own two-pass four-step FFT (fourstep.c): long 1-D f32 C2C power-of-two lengths,
+ * used in place of the default engine where ocal__fft_fourstep_wanted says so. */
+extern const ocal__fft_engine ocal__fft_fourstep;
+/* Sets *use to 1 when a plan of canonical description d, which asked for the default engine,
+ * should run on ocal__fft_fourstep (OCAL_FFT_FOURSTEP=0|1|auto, else the device rule).
+ * Fails only on a bad OCAL_FFT_FOURSTEP or OCAL_FFT_FOURSTEP_TUNE. */
+ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, int *use);
+
 /* Product of a problem's transform lengths (N of the normalisation). */
 size_t ocal__fft_problem_n(const ocal__fft_problem *p);
 

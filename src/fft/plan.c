@@ -318,10 +318,21 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
       OCAL_OK)
     return s;
 
+  /* The default engine hands the shapes where ocal's own four-step kernels are faster to
+   * them (not when the description or OCAL_FFT names an engine). */
+  const ocal__fft_engine *eng = engine_table(d.engine);
+  const char *named = getenv("OCAL_FFT");
+  if (desc->engine == OCAL_FFT_ENGINE_DEFAULT &&
+      (!named || !named[0] || strcasecmp(named, "default") == 0)) {
+    int use;
+    if ((s = ocal__fft_fourstep_wanted(ctx, &d, &use)) != OCAL_OK) return s;
+    if (use) eng = &ocal__fft_fourstep;
+  }
+
   pthread_mutex_lock(&c->lock);
   struct ocal_fft_plan_s *p;
   for (;;) {
-    for (p = c->plans; p && !desc_equal(&p->desc, &d); p = p->next) {
+    for (p = c->plans; p && !(desc_equal(&p->desc, &d) && p->engine == eng); p = p->next) {
     }
     if (!p || p->ready) break;
     /* Another thread is building this very plan: wait for it rather than build it twice. */
@@ -345,7 +356,7 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   p->desc = d;
   p->in_numel = in_numel;
   p->out_numel = out_numel;
-  p->engine = engine_table(d.engine);
+  p->engine = eng;
   plan_setup(p, ctx);
   p->next = c->plans;
   c->plans = p;

@@ -1,0 +1,325 @@
+/* ocal — the two passes of the four-step FFT (src/fft/fourstep.c) for one long 1-D
+ * single-precision C2C transform of N = N1 * N2 points, decimation in time:
+ *
+ *   n = N2 n1 + n2,  k = k1 + N1 k2,
+ *   X[k1 + N1 k2] = sum_n2 W_N2^(n2 k2) * ( W_N^(n2 k1) * sum_n1 x[N2 n1 + n2] W_N1^(n1 k1) )
+ *
+ * Pass 1 (FS_L = N1): one work-group takes FS_C adjacent columns n2, does their
+ * N1-point FFTs over n1 (stride N2), multiplies by W_N^(n2 k1) and writes T[N2 k1 + n2]. Each
+ * row it reads and writes is FS_C complex values in a row (one float4 / float8).
+ * Pass 2 (FS_L = N2): one work-group takes FS_C adjacent rows k1 of T (contiguous:
+ * the warp reads consecutive addresses), does their N2-point FFTs and writes X[k1 + N1 k2]:
+ * FS_C values in a row per k2, scaled by `scale` (the plan's normalisation).
+ *
+ * So each pass reads and writes the array once: two passes where VkFFT through OpenCL makes
+ * three for N > 2^20 (its 48 KiB of local memory per work-group).
+ *
+ * Inside a work-group of FS_L / FS_R items each item holds FS_R points of every column, as
+ * vectors whose FS_C lanes are the columns (the arithmetic is the same for all of them). The
+ * FFT is a Stockham autosort of radix-FS_R stages (the last of a smaller radix when FS_R does
+ * not divide log2 FS_L evenly), each a radix-2 FFT in registers, with the points exchanged
+ * through local memory between stages one column at a time (FS_C columns of 4096 points would
+ * not fit in 48 KiB).
+ *
+ * Options: FS_LOGL (log2 of the FFT length, 6..12), FS_LOGR (log2 points per item, 2..4),
+ * FS_C (1, 2, 4 columns). Both passes of one length live in one program, and the direction is
+ * an argument (dir: -1 forward, 1 inverse), so a 4096 x 4096 plan compiles one program.
+ * Twiddles come from tables the host computes in double (exact to float rounding), read
+ * through the cache: sinpi/cospi per point cost as much as the memory traffic on an H100. */
+
+#define FS_L (1 << FS_LOGL)
+#define FS_R (1 << FS_LOGR)
+#define FS_T (FS_L / FS_R)                /* work-items per group */
+#define FS_NFULL (FS_LOGL / FS_LOGR)      /* stages of radix FS_R */
+#define FS_LOGLAST (FS_LOGL % FS_LOGR)    /* log2 radix of a last, smaller stage (0: none) */
+#define FS_NSTAGES (FS_NFULL + (FS_LOGLAST > 0))
+
+#if FS_C == 1
+typedef float vt;
+typedef float2 vt2;
+#elif FS_C == 2
+typedef float2 vt;
+typedef float4 vt2;
+#elif FS_C == 4
+typedef float4 vt;
+typedef float8 vt2;
+#else
+#error "FS_C must be 1, 2 or 4"
+#endif
+
+typedef struct {
+  vt re, im;
+} cx;
+
+static inline cx cx_from(vt2 v) {
+  cx r;
+  r.re = v.even;
+  r.im = v.odd;
+  return r;
+}
+
+static inline vt2 cx_to(cx a) {
+#if FS_C == 1
+  return (vt2)(a.re, a.im);
+#elif FS_C == 2
+  return (vt2)(a.re.s0, a.im.s0, a.re.s1, a.im.s1);
+#else
+  return (vt2)(a.re.s0, a.im.s0, a.re.s1, a.im.s1, a.re.s2, a.im.s2, a.re.s3, a.im.s3);
+#endif
+}
+
+static inline float lane(vt x, int c) {
+#if FS_C == 1
+  return x;
+#elif FS_C == 2
+  return c ? x.s1 : x.s0;
+#else
+  return c == 0 ? x.s0 : c == 1 ? x.s1 : c == 2 ? x.s2 : x.s3;
+#endif
+}
+
+static inline vt set_lane(vt x, int c, float v) {
+#if FS_C == 1
+  return v;
+#elif FS_C == 2
+  if (c) x.s1 = v; else x.s0 = v;
+  return x;
+#else
+  if (c == 0) x.s0 = v;
+  else if (c == 1) x.s1 = v;
+  else if (c == 2) x.s2 = v;
+  else x.s3 = v;
+  return x;
+#endif
+}
+
+static inline cx cx_add(cx a, cx b) {
+  cx r;
+  r.re = a.re + b.re;
+  r.im = a.im + b.im;
+  return r;
+}
+
+static inline cx cx_sub(cx a, cx b) {
+  cx r;
+  r.re = a.re - b.re;
+  r.im = a.im - b.im;
+  return r;
+}
+
+/* a times (wr + i wi), the same twiddle for every column */
+static inline cx cx_mul1(cx a, float wr, float wi) {
+  cx r;
+  r.re = a.re * wr - a.im * wi;
+  r.im = a.re * wi + a.im * wr;
+  return r;
+}
+
+/* a times one twiddle per column */
+static inline cx cx_mulv(cx a, vt wr, vt wi) {
+  cx r;
+  r.re = a.re * wr - a.im * wi;
+  r.im = a.re * wi + a.im * wr;
+  return r;
+}
+
+/* cos and sin of 2 pi k / 16, for the radix-2 steps in registers */
+__constant float c16[16] = {1.0f, 0.92387953251128674f, 0.70710678118654752f,
+                            0.38268343236508977f, 0.0f, -0.38268343236508977f,
+                            -0.70710678118654752f, -0.92387953251128674f, -1.0f,
+                            -0.92387953251128674f, -0.70710678118654752f,
+                            -0.38268343236508977f, 0.0f, 0.38268343236508977f,
+                            0.70710678118654752f, 0.92387953251128674f};
+
+/* a times W_16^i (dir: -1 forward, 1 inverse); i is a constant once the loops are unrolled, so the trivial
+ * ones cost nothing */
+static inline cx tw16(cx a, int i, const float dir) {
+  if (i == 0) return a;
+  cx r;
+  if (i == 4) { /* (0, dir) */
+    r.re = -dir * a.im;
+    r.im = dir * a.re;
+    return r;
+  }
+  return cx_mul1(a, c16[i], dir * c16[(i + 12) & 15]);
+}
+
+/* In-register FFT of 2^logr points a[0 .. 2^logr - 1] (logr <= 4), natural order in and out:
+ * radix-2 Stockham steps. */
+static inline void fft_reg(cx *a, const int logr, const float dir) {
+  const int r = 1 << logr;
+  cx b[16];
+#pragma unroll
+  for (int s = 0; s < logr; s++) {
+    const int ns = 1 << s;
+#pragma unroll
+    for (int j = 0; j < r / 2; j++) {
+      const int k = j & (ns - 1);
+      cx x0 = a[j], x1 = tw16(a[j + r / 2], k * (8 >> s), dir);
+      const int o = ((j >> s) << (s + 1)) + k;
+      b[o] = cx_add(x0, x1);
+      b[o + ns] = cx_sub(x0, x1);
+    }
+#pragma unroll
+    for (int j = 0; j < r; j++) a[j] = b[j];
+  }
+}
+
+#define PAD(i) ((i) + ((i) >> 4)) /* spreads strided local-memory accesses over the banks */
+
+/* One Stockham stage `st` (a literal at each call, so every index below is a constant once
+ * the small loops are unrolled). In: v[q r + m] is element j + m FS_L / r, j = t + q FS_T.
+ * Butterfly j multiplies its inputs by W_(ns r)^(k m) (k = j mod ns; from the table tw of
+ * W_L^i: index k m L / (ns r)), does its radix-r FFT in registers and, unless it is the last
+ * stage, sends output m to element (j / ns) ns r + k + m ns through local memory, from where
+ * the next stage reads its inputs; one column at a time. */
+static inline void fs_stage(cx *v, const int t, __local float2 *lds, __global const float2 *tw,
+                            const float dir, const int st) {
+  const int logr = st < FS_NFULL ? FS_LOGR : FS_LOGLAST;
+  const int r = 1 << logr, nq = FS_R / r, logns = st * FS_LOGR, ns = 1 << logns;
+#pragma unroll
+  for (int q = 0; q < nq; q++) {
+    const int j = t + q * FS_T, k = j & (ns - 1);
+    if (st > 0) {
+      const int step = FS_L >> (logns + logr);
+#pragma unroll
+      for (int m = 1; m < r; m++) {
+        const float2 w = tw[k * m * step];
+        v[q * r + m] = cx_mul1(v[q * r + m], w.x, dir * w.y);
+      }
+    }
+    fft_reg(v + q * r, logr, dir);
+  }
+  if (st + 1 < FS_NSTAGES) {
+    const int logr2 = st + 1 < FS_NFULL ? FS_LOGR : FS_LOGLAST;
+    const int r2 = 1 << logr2;
+#pragma unroll
+    for (int c = 0; c < FS_C; c++) {
+      if (st > 0 || c > 0) barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+      for (int q = 0; q < nq; q++) {
+        const int j = t + q * FS_T, k = j & (ns - 1);
+        const int base = ((j >> logns) << (logns + logr)) + k;
+#pragma unroll
+        for (int m = 0; m < r; m++) {
+          const int i = base + m * ns;
+          lds[PAD(i)] = (float2)(lane(v[q * r + m].re, c), lane(v[q * r + m].im, c));
+        }
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+      for (int q = 0; q < FS_R / r2; q++) {
+#pragma unroll
+        for (int m = 0; m < r2; m++) {
+          const int i = t + q * FS_T + m * (FS_L / r2);
+          float2 y = lds[PAD(i)];
+          v[q * r2 + m].re = set_lane(v[q * r2 + m].re, c, y.x);
+          v[q * r2 + m].im = set_lane(v[q * r2 + m].im, c, y.y);
+        }
+      }
+    }
+  }
+}
+
+/* The whole FFT of the group's FS_C columns, stage by stage (at most 6: 2^12 in radix 4).
+ * In: v[m] is element t + m FS_T. Out: v[q r + m] is element t + q FS_T + m FS_L / r, r the
+ * last stage's radix. */
+static inline void fft_group(cx *v, const int t, __local float2 *lds, __global const float2 *tw,
+                             const float dir) {
+  fs_stage(v, t, lds, tw, dir, 0);
+#if FS_NSTAGES > 1
+  fs_stage(v, t, lds, tw, dir, 1);
+#endif
+#if FS_NSTAGES > 2
+  fs_stage(v, t, lds, tw, dir, 2);
+#endif
+#if FS_NSTAGES > 3
+  fs_stage(v, t, lds, tw, dir, 3);
+#endif
+#if FS_NSTAGES > 4
+  fs_stage(v, t, lds, tw, dir, 4);
+#endif
+#if FS_NSTAGES > 5
+  fs_stage(v, t, lds, tw, dir, 5);
+#endif
+#if FS_NSTAGES > 6
+#error "more than 6 stages"
+#endif
+}
+
+#define FS_LOGLASTR (FS_LOGLAST > 0 ? FS_LOGLAST : FS_LOGR)
+#define FS_LASTR (1 << FS_LOGLASTR)
+
+/* Pass 1. src, dst: offsets in complex elements (multiples of FS_C); n2: the row length N2
+ * (a multiple of FS_C); tw: the plan's twiddle tables (src/fft/fourstep.c), W_N1^i at
+ * o_stage, W_N^l (l < N1) at o_lo, W_N2^h = W_N^(h N1) at o_hi, each (cos, sin) of the
+ * positive angle. One group per FS_C columns. */
+__kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourstep_pass1(
+    __global const float *src, const ulong src_off, __global float *dst, const ulong dst_off,
+    const uint n2, const float dir, __global const float2 *tw, const uint o_stage,
+    const uint o_lo, const uint o_hi) {
+  __local float2 lds[PAD(FS_L - 1) + 1];
+  const int t = (int)get_local_id(0);
+  const uint c0 = (uint)get_group_id(0) * FS_C;
+  __global const vt2 *s = (__global const vt2 *)(src + 2 * src_off);
+  __global vt2 *d = (__global vt2 *)(dst + 2 * dst_off);
+  const uint rows = n2 / FS_C;
+  cx v[FS_R];
+#pragma unroll
+  for (int m = 0; m < FS_R; m++) v[m] = cx_from(s[(uint)(t + m * FS_T) * rows + c0 / FS_C]);
+  fft_group(v, t, lds, tw + o_stage, dir);
+  /* W_N^(n2 k1), n2 k1 < N exactly in integers, = W_N^(e mod N1) W_N2^(e / N1) */
+  __global const float2 *lo = tw + o_lo, *hi = tw + o_hi;
+#pragma unroll
+  for (int q = 0; q < FS_R / FS_LASTR; q++) {
+#pragma unroll
+    for (int m = 0; m < FS_LASTR; m++) {
+      const uint k1 = (uint)(t + q * FS_T + m * (FS_L / FS_LASTR));
+      vt wr = 0.0f, wi = 0.0f;
+#pragma unroll
+      for (int c = 0; c < FS_C; c++) {
+        const uint e = (c0 + (uint)c) * k1;
+        const float2 a = lo[e & (FS_L - 1)], b = hi[e >> FS_LOGL];
+        wr = set_lane(wr, c, a.x * b.x - a.y * b.y);
+        wi = set_lane(wi, c, dir * (a.x * b.y + a.y * b.x));
+      }
+      d[k1 * rows + c0 / FS_C] = cx_to(cx_mulv(v[q * FS_LASTR + m], wr, wi));
+    }
+  }
+}
+
+/* Pass 2. src: T, rows of FS_L points; dst: X, k1 + n1 k2; offsets in complex elements; tw +
+ * o_stage: W_N2^i. One group per FS_C rows. */
+__kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourstep_pass2(
+    __global const float *src, const ulong src_off, __global float *dst, const ulong dst_off,
+    const uint n1, const float dir, __global const float2 *tw, const uint o_stage,
+    const float scale) {
+  __local float2 lds[PAD(FS_L - 1) + 1];
+  const int t = (int)get_local_id(0);
+  const uint r0 = (uint)get_group_id(0) * FS_C;
+  __global const float2 *s = (__global const float2 *)(src + 2 * src_off) + (size_t)r0 * FS_L;
+  __global vt2 *d = (__global vt2 *)(dst + 2 * dst_off);
+  cx v[FS_R];
+#pragma unroll
+  for (int c = 0; c < FS_C; c++) {
+#pragma unroll
+    for (int m = 0; m < FS_R; m++) {
+      float2 y = s[c * FS_L + t + m * FS_T];
+      v[m].re = set_lane(v[m].re, c, y.x);
+      v[m].im = set_lane(v[m].im, c, y.y);
+    }
+  }
+  fft_group(v, t, lds, tw + o_stage, dir);
+  const uint cols = n1 / FS_C;
+#pragma unroll
+  for (int q = 0; q < FS_R / FS_LASTR; q++) {
+#pragma unroll
+    for (int m = 0; m < FS_LASTR; m++) {
+      const uint k2 = (uint)(t + q * FS_T + m * (FS_L / FS_LASTR));
+      cx y = v[q * FS_LASTR + m];
+      y.re *= scale;
+      y.im *= scale;
+      d[k2 * cols + r0 / FS_C] = cx_to(y);
+    }
+  }
+}

@@ -1,0 +1,305 @@
+/* ocal — ocal's own two-pass four-step FFT (cl/fft_fourstep.cl), for long 1-D
+ * single-precision C2C transforms of a power-of-two length N = N1 * N2 (N1, N2 from 64 to
+ * 4096, so N from 2^12 to 2^24).
+ *
+ * Why: VkFFT 1.2.26 through OpenCL has 48 KiB of local memory per work-group on NVIDIA, so it
+ * reads and writes the whole array three times for every power-of-two length above 2^20; at
+ * an H100's copy bandwidth three passes over 2^24 x 8 points already take longer than 0.9x
+ * cuFFT. These kernels do it in two: each work-group keeps a few whole 4096-point columns in
+ * registers and exchanges them through local memory one column at a time.
+ *
+ * The default engine (VkFFT, else clFFT) would hand these shapes to this engine by the rule in
+ * fourstep_rule (device properties, never names), but so far the kernels measure slower than
+ * VkFFT's three passes (numbers there), so the rule is off: OCAL_FFT_FOURSTEP=1 turns the
+ * engine on for every shape it supports (tests force it on PoCL), 0 off, auto (or unset) the
+ * rule. Batches are done one transform after another through one transform's worth of
+ * scratch memory.
+ *
+ * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks the split, the columns per work-group (1,
+ * 2, 4) and the points per work-item (4, 8, 16) at plan creation, for the benchmarks and the
+ * tests; skip=1 or skip=2 leaves pass 1 or 2 out, to time the other alone (wrong output). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "engine.h"
+
+/* Columns per work-group and log2 points per work-item when OCAL_FFT_FOURSTEP_TUNE does not
+ * say: the fastest for 2^24 x 8 on an H100 (c=4,r=16 4037 us; c=4,r=8 4461; c=4,r=4 5381;
+ * c=2,r=16 5711; c=2,r=8 6028; c=1,r=16 8995). */
+#define DEFAULT_C 4
+#define DEFAULT_LOGR 4
+
+typedef struct fs_plan {
+  const ocal__fft_problem *p;
+  size_t n, n1, n2;
+  int c, logr, skip;
+  cl_mem scratch;          /* one transform: pass 1 writes it, pass 2 reads it */
+  cl_mem tw;               /* twiddle tables: W_N1^i (N1), W_N2^i (N2), W_N^l (l < N1) */
+  ocal__kernel *k[2];      /* pass 1, pass 2 */
+} fs_plan;
+
+static int log2_exact(size_t n) {
+  int l = 0;
+  if (n == 0 || (n & (n - 1))) return -1;
+  while (((size_t)1 << l) < n) l++;
+  return l;
+}
+
+/* Local memory one work-group of an FFT of length l needs (PAD in the .cl). */
+static size_t lds_bytes(size_t l) { return ((l - 1) + ((l - 1) >> 4) + 1) * 8; }
+
+typedef struct fs_tune {
+  size_t n1; /* 0: the default split */
+  int c, logr;
+  int skip;  /* 1 or 2: leave that pass out (timing each pass only: the output is wrong) */
+} fs_tune;
+
+/* Reads OCAL_FFT_FOURSTEP_TUNE ("n1=1024,c=4,r=8"); fails on anything it does not know. */
+static ocal_status read_tune(fs_tune *t) {
+  t->n1 = 0;
+  t->c = DEFAULT_C;
+  t->logr = DEFAULT_LOGR;
+  t->skip = 0;
+  const char *env = getenv("OCAL_FFT_FOURSTEP_TUNE");
+  if (!env || !env[0]) return OCAL_OK;
+  char buf[128];
+  if (strlen(env) >= sizeof buf)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_FFT_FOURSTEP_TUNE is too long");
+  strcpy(buf, env);
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(tok, '='), *end;
+    if (!eq) goto bad;
+    *eq = '\0';
+    long v = strtol(eq + 1, &end, 10);
+    if (*end || end == eq + 1) goto bad;
+    if (strcmp(tok, "n1") == 0 && v >= 64 && v <= 4096 && log2_exact((size_t)v) > 0)
+      t->n1 = (size_t)v;
+    else if (strcmp(tok, "c") == 0 && (v == 1 || v == 2 || v == 4))
+      t->c = (int)v;
+    else if (strcmp(tok, "r") == 0 && (v == 4 || v == 8 || v == 16))
+      t->logr = log2_exact((size_t)v);
+    else if (strcmp(tok, "skip") == 0 && (v == 1 || v == 2))
+      t->skip = (int)v;
+    else
+      goto bad;
+  }
+  return OCAL_OK;
+bad:
+  return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                   "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..4096 (a power of two), "
+                   "c=1|2|4, r=4|8|16, skip=1|2, separated by commas",
+                   env);
+}
+
+/* The split of n: N1 from the tuning, else the larger half of the bits (N1 >= N2). Returns 0
+ * when n cannot be split into two lengths of 64..4096. */
+static int split(size_t n, const fs_tune *t, size_t *n1, size_t *n2) {
+  int l = log2_exact(n);
+  if (l < 12 || l > 24) return 0;
+  size_t a = t->n1 ? t->n1 : (size_t)1 << ((l + 1) / 2);
+  if (a > n || n / a < 64 || n / a > 4096 || a < 64 || a > 4096) return 0;
+  *n1 = a;
+  *n2 = n / a;
+  return 1;
+}
+
+/* Whether the device can run the kernels of lengths n1 and n2. */
+static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t) {
+  size_t big = n1 > n2 ? n1 : n2, small = n1 < n2 ? n1 : n2;
+  if ((size_t)1 << t->logr > small) return 0;
+  if (big >> t->logr > ctx->info.max_work_group_size ||
+      big >> t->logr > ctx->info.max_work_item_sizes[0])
+    return 0;
+  return ctx->info.local_mem_bytes >= lds_bytes(big);
+}
+
+/* The default rule, on device properties: use these kernels where VkFFT needs three passes
+ * over the array and they need two. VkFFT puts S = 2^floor(log2(local memory - 16)) / 32
+ * points of a column in one work-group, so it does lengths up to S^2 in two passes (S = 1024
+ * with NVIDIA's 48 KiB), and above that these kernels would move a third less memory.
+ *
+ * But they are not yet faster: measured on an H100 (bench/fft_fourstep.sh, 2026-11-22, us per
+ * batch, forward, out of place; VkFFT with its tuned three passes; cuFFT = torch.fft):
+ *              four-step (best c, r)  VkFFT   cuFFT
+ *   2^24 x 8        4037 (c=4,r=16)    2275    1909
+ *   2^22 x 32       4006 (c=4,r=8)     2211    1752
+ *   2^21 x 64       4230 (c=4,r=8)     2207    1596
+ * so the rule stays off (FOURSTEP_AUTO 0) until a kernel beats VkFFT there; then set it to 1.
+ * Only GPUs were considered (nothing was measured with PoCL). */
+#define FOURSTEP_AUTO 0
+static int fourstep_rule(ocal_context ctx, size_t n) {
+  if (!FOURSTEP_AUTO || ctx->info.type != OCAL_DEVICE_GPU) return 0;
+  uint64_t local = ctx->info.local_mem_bytes > 16 ? ctx->info.local_mem_bytes - 16 : 0, p2 = 1;
+  while (p2 * 2 <= local) p2 *= 2;
+  uint64_t s = p2 / 32;
+  return (uint64_t)n > s * s;
+}
+
+ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, int *use) {
+  *use = 0;
+  const char *env = getenv("OCAL_FFT_FOURSTEP");
+  int force = -1;
+  if (env && env[0] && strcasecmp(env, "auto") != 0) {
+    if (strcmp(env, "0") == 0)
+      force = 0;
+    else if (strcmp(env, "1") == 0)
+      force = 1;
+    else
+      return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_FFT_FOURSTEP='%s': use 0, 1 or auto", env);
+  }
+  if (force == 0 || d->ndim != 1 || d->kind != OCAL_FFT_C2C || d->precision != OCAL_F32)
+    return OCAL_OK;
+  fs_tune t;
+  ocal_status s = read_tune(&t);
+  if (s != OCAL_OK) return s;
+  size_t n1, n2;
+  if (!split(d->lengths[0], &t, &n1, &n2) || !device_fits(ctx, n1, n2, &t)) return OCAL_OK;
+  *use = force == 1 || fourstep_rule(ctx, d->lengths[0]);
+  return OCAL_OK;
+}
+
+/* One program per (length, points per item, columns) holds both passes' kernels, so a plan
+ * of N1 = N2 compiles one program (which matters on PoCL, where it takes seconds). */
+static ocal_status get_kernel(fs_plan *f, int pass) {
+  char opts[96];
+  size_t l = pass == 1 ? f->n1 : f->n2;
+  snprintf(opts, sizeof opts, "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d", log2_exact(l), f->logr,
+           f->c);
+  return ocal__library_kernel(f->p->ctx, "fft_fourstep", opts,
+                              pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2",
+                              &f->k[pass - 1]);
+}
+
+/* The twiddle tables, (cos, sin) of 2 pi i / L in double, rounded once: W_N1^i, W_N2^i and
+ * W_N^l for l < N1 (with W_N2^h = W_N^(h N1), pass 1's W_N^e is two table entries). */
+static ocal_status make_twiddles(fs_plan *f) {
+  ocal_context ctx = f->p->ctx;
+  size_t count = f->n1 + f->n2 + f->n1;
+  float *h = malloc(count * 2 * sizeof *h);
+  if (!h) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for FFT twiddles");
+  size_t at = 0;
+  const size_t len[3] = {f->n1, f->n2, f->n}, cnt[3] = {f->n1, f->n2, f->n1};
+  for (int t = 0; t < 3; t++)
+    for (size_t i = 0; i < cnt[t]; i++, at++) {
+      double a = 2.0 * M_PI * (double)i / (double)len[t];
+      h[2 * at] = (float)cos(a);
+      h[2 * at + 1] = (float)sin(a);
+    }
+  ocal_status s = ocal__device_alloc(ctx, count * 2 * sizeof *h, &f->tw);
+  if (s == OCAL_OK) {
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, f->tw, CL_TRUE, 0, count * 2 * sizeof *h, h, 0,
+                                      NULL, NULL);
+    if (err != CL_SUCCESS) s = ocal__cl_fail(ctx->info.name, err, "clEnqueueWriteBuffer", __func__);
+  }
+  free(h);
+  return s;
+}
+
+static void fs_plan_destroy(void *state) {
+  fs_plan *f = state;
+  if (!f) return;
+  if (f->scratch) ocal__device_free(f->p->ctx, f->scratch);
+  if (f->tw) ocal__device_free(f->p->ctx, f->tw);
+  free(f);
+}
+
+static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *out) {
+  ocal_context ctx = p->ctx;
+  fs_tune t;
+  ocal_status s = read_tune(&t);
+  if (s != OCAL_OK) return s;
+  fs_plan *f = calloc(1, sizeof *f);
+  if (!f) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for a four-step FFT plan");
+  f->p = p;
+  f->n = p->lengths[0];
+  f->c = t.c;
+  f->logr = t.logr;
+  f->skip = t.skip;
+  if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || !split(f->n, &t, &f->n1, &f->n2) ||
+      !device_fits(ctx, f->n1, f->n2, &t)) {
+    free(f);
+    return OCAL_FAIL(OCAL_UNSUPPORTED,
+                     "the four-step FFT does 1-D single-precision C2C lengths 2^12..2^24 only "
+                     "(%s)", p->text);
+  }
+  pthread_mutex_lock(&ctx->lock);
+  uint64_t compiles = ctx->stats.compiles, hits = ctx->stats.disk_hits;
+  pthread_mutex_unlock(&ctx->lock);
+  for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass);
+  if (s == OCAL_OK) s = ocal__device_alloc(ctx, f->n * 8, &f->scratch);
+  if (s == OCAL_OK) s = make_twiddles(f);
+  if (s != OCAL_OK) {
+    fs_plan_destroy(f);
+    return s;
+  }
+  pthread_mutex_lock(&ctx->lock);
+  out->from_disk_cache = ctx->stats.compiles == compiles && ctx->stats.disk_hits > hits;
+  out->stored_to_disk = ctx->stats.compiles > compiles && ctx->cache_dir != NULL;
+  pthread_mutex_unlock(&ctx->lock);
+  out->state = f;
+  /* pass 2 scales its output: the whole normalisation is done here */
+  out->applied[0] = p->scale[0];
+  out->applied[1] = p->scale[1];
+  return OCAL_OK;
+}
+
+static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t local, cl_mem src,
+                          cl_ulong src_off, cl_mem dst, cl_ulong dst_off, cl_uint stride,
+                          float dir, int pass, float scale) {
+  cl_uint o_stage = pass == 1 ? 0 : (cl_uint)f->n1, o_lo = (cl_uint)(f->n1 + f->n2),
+          o_hi = (cl_uint)f->n1;
+  ocal_context ctx = f->p->ctx;
+  size_t global = groups * local;
+  pthread_mutex_lock(&k->lock);
+  cl_int err = clSetKernelArg(k->kernel, 0, sizeof src, &src);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 1, sizeof src_off, &src_off);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 2, sizeof dst, &dst);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 3, sizeof dst_off, &dst_off);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 4, sizeof stride, &stride);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 5, sizeof dir, &dir);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 6, sizeof f->tw, &f->tw);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 7, sizeof o_stage, &o_stage);
+  if (err == CL_SUCCESS && pass == 1) err = clSetKernelArg(k->kernel, 8, sizeof o_lo, &o_lo);
+  if (err == CL_SUCCESS && pass == 1) err = clSetKernelArg(k->kernel, 9, sizeof o_hi, &o_hi);
+  if (err == CL_SUCCESS && pass == 2) err = clSetKernelArg(k->kernel, 8, sizeof scale, &scale);
+  if (err != CL_SUCCESS) {
+    pthread_mutex_unlock(&k->lock);
+    return ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", "ocal_fft_execute");
+  }
+  err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+  pthread_mutex_unlock(&k->lock);
+  if (err != CL_SUCCESS)
+    return ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", "ocal_fft_execute");
+  return OCAL_OK;
+}
+
+static ocal_status fs_execute(void *state, int direction, cl_mem in, size_t in_offset_bytes,
+                              cl_mem out, size_t out_offset_bytes) {
+  fs_plan *f = state;
+  int inv = direction == OCAL_FFT_INVERSE;
+  (void)in_offset_bytes; /* takes_offsets is 0: always 0 */
+  (void)out_offset_bytes;
+  float scale = (float)f->p->scale[inv], dir = inv ? 1.0f : -1.0f;
+  ocal_status s = OCAL_OK;
+  /* One transform at a time through the scratch buffer (in place works: pass 1 moves all
+   * of a transform into the scratch before pass 2 writes it back). */
+  for (size_t b = 0; b < f->p->batch && s == OCAL_OK; b++) {
+    cl_ulong off = (cl_ulong)(b * f->n);
+    if (f->skip != 1)
+      s = launch(f, f->k[0], f->n2 / (size_t)f->c, f->n1 >> f->logr, in, off, f->scratch, 0,
+                 (cl_uint)f->n2, dir, 1, 1.0f);
+    if (s == OCAL_OK && f->skip != 2)
+      s = launch(f, f->k[1], f->n1 / (size_t)f->c, f->n2 >> f->logr, f->scratch, 0, out, off,
+                 (cl_uint)f->n1, dir, 2, scale);
+  }
+  return s;
+}
+
+const ocal__fft_engine ocal__fft_fourstep = {"fourstep", 0, fs_plan_create, fs_execute,
+                                             fs_plan_destroy};

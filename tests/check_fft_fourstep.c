@@ -1,0 +1,261 @@
+/* Tests of ocal's own four-step FFT (src/fft/fourstep.c, cl/fft_fourstep.cl), forced on with
+ * OCAL_FFT_FOURSTEP=1 at small sizes (on PoCL the default rule never picks it): against a
+ * double-precision host DFT (every bin at 2^12, a random subset of bins above), several
+ * N1 x N2 splits, columns per work-group and points per work-item, batch 3, forward and
+ * inverse, in and out of place, the three normalisations, round trips; the engine choice
+ * (OCAL_FFT_FOURSTEP=0, named engines, unsupported shapes, bad settings) and the disk cache
+ * of its kernels. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fixture.h"
+
+typedef struct fs_case {
+  size_t n, batch;
+  const char *tune; /* OCAL_FFT_FOURSTEP_TUNE */
+  int in_place;
+  ocal_fft_norm norm;
+  size_t bins; /* bins checked per transform; 0: all */
+} fs_case;
+
+static double norm_scale(ocal_fft_norm norm, size_t n, int forward) {
+  if (norm == OCAL_FFT_NORM_ORTHO) return 1.0 / sqrt((double)n);
+  if (norm == OCAL_FFT_NORM_BACKWARD) return forward ? 1.0 : 1.0 / (double)n;
+  return forward ? 1.0 / (double)n : 1.0;
+}
+
+/* Bin k of the DFT (sign -1 forward, +1 inverse) of x (n complex floats), in double, with a
+ * table of cos/sin(2 pi i / n): the phase index (j k) mod n is exact. */
+static void dft_bin(const float *x, size_t n, const double *cs, size_t k, int sign, double *re,
+                    double *im) {
+  double sr = 0, si = 0;
+  for (size_t j = 0, p = 0; j < n; j++, p = (p + k) & (n - 1)) {
+    double c = cs[2 * p], s = sign * cs[2 * p + 1];
+    sr += x[2 * j] * c - x[2 * j + 1] * s;
+    si += x[2 * j] * s + x[2 * j + 1] * c;
+  }
+  *re = sr;
+  *im = si;
+}
+
+/* Relative 2-norm error of direction `sign` of y = F(x) over the checked bins of each
+ * transform (all, or c->bins of them chosen at random, always 0 and n - 1). */
+static double check_bins(const fs_case *c, const float *x, const float *y, const double *cs,
+                         int sign, uint64_t seed) {
+  double num = 0, den = 0, sc = norm_scale(c->norm, c->n, sign < 0);
+  size_t count = c->bins ? c->bins : c->n;
+  for (size_t b = 0; b < c->batch; b++) {
+    for (size_t i = 0; i < count; i++) {
+      size_t k = c->bins ? (i == 0 ? 0 : i == 1 ? c->n - 1 : fixture_random(&seed) % c->n) : i;
+      double re, im;
+      dft_bin(x + 2 * b * c->n, c->n, cs, k, sign, &re, &im);
+      re *= sc;
+      im *= sc;
+      const float *g = y + 2 * (b * c->n + k);
+      num += (g[0] - re) * (g[0] - re) + (g[1] - im) * (g[1] - im);
+      den += re * re + im * im;
+    }
+  }
+  return sqrt(num / den);
+}
+
+static void run_case(const fs_case *c) {
+  setenv("OCAL_FFT_FOURSTEP", "1", 1);
+  setenv("OCAL_FFT_FOURSTEP_TUNE", c->tune, 1);
+  unsetenv("OCAL_FFT");
+  size_t total = c->n * c->batch;
+  float *x = fixture_malloc(2 * total * sizeof *x), *y = fixture_malloc(2 * total * sizeof *y);
+  double *cs = fixture_malloc(2 * c->n * sizeof *cs);
+  for (size_t i = 0; i < c->n; i++) {
+    cs[2 * i] = cos(2.0 * M_PI * (double)i / (double)c->n);
+    cs[2 * i + 1] = sin(2.0 * M_PI * (double)i / (double)c->n);
+  }
+  uint64_t st = 77 + c->n + c->batch;
+  for (size_t i = 0; i < 2 * total; i++)
+    x[i] = (float)((double)(fixture_random(&st) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.lengths[0] = c->n;
+  d.batch = c->batch;
+  d.in_place = c->in_place;
+  d.norm = c->norm;
+  ocal_fft_plan plan;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
+  ocal_fft_plan_info info;
+  ck_assert_ocal(ocal_fft_plan_info_get(plan, &info));
+  ck_assert_str_eq(info.engine_name, "fourstep");
+
+  ocal_buffer in, out;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_C32, 1, &total, x, &in));
+  out = in;
+  if (!c->in_place) ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_C32, 1, &total, &out));
+  /* forward against the DFT */
+  ck_assert_ocal(ocal_fft_execute(plan, OCAL_FFT_FORWARD, in, out));
+  ck_assert_ocal(ocal_buffer_read(out, 0, total, y, NULL));
+  double err = check_bins(c, x, y, cs, -1, st);
+  ck_assert_msg(err < 1e-5, "n %zu tune '%s' forward: relative error %.3g", c->n, c->tune, err);
+  if (!c->in_place) {
+    float *x2 = fixture_malloc(2 * total * sizeof *x2);
+    ck_assert_ocal(ocal_buffer_read(in, 0, total, x2, NULL));
+    ck_assert_msg(memcmp(x, x2, 2 * total * sizeof *x) == 0, "the input changed");
+    free(x2);
+  }
+  /* the round trip: the inverse of y gives x back */
+  ocal_buffer back = in;
+  if (!c->in_place) ck_assert_ocal(ocal_buffer_fill(in, (float[2]){0, 0}));
+  ck_assert_ocal(ocal_fft_execute(plan, OCAL_FFT_INVERSE, out, back));
+  float *z = fixture_malloc(2 * total * sizeof *z);
+  ck_assert_ocal(ocal_buffer_read(back, 0, total, z, NULL));
+  double num = 0, den = 0, rs = norm_scale(c->norm, c->n, 1) * norm_scale(c->norm, c->n, 0) *
+                                    (double)c->n;
+  for (size_t i = 0; i < 2 * total; i++) {
+    num += (z[i] - x[i] * rs) * (z[i] - x[i] * rs);
+    den += x[i] * rs * x[i] * rs;
+  }
+  ck_assert_msg(sqrt(num / den) < 1e-5, "n %zu tune '%s' round trip: relative error %.3g",
+                c->n, c->tune, sqrt(num / den));
+  /* the inverse on its own, of x, against the DFT */
+  ck_assert_ocal(ocal_buffer_write(in, 0, total, x, NULL));
+  ck_assert_ocal(ocal_fft_execute(plan, OCAL_FFT_INVERSE, in, out));
+  ck_assert_ocal(ocal_buffer_read(out, 0, total, y, NULL));
+  err = check_bins(c, x, y, cs, 1, st + 1);
+  ck_assert_msg(err < 1e-5, "n %zu tune '%s' inverse: relative error %.3g", c->n, c->tune, err);
+
+  if (!c->in_place) ocal_buffer_release(out);
+  ocal_buffer_release(in);
+  ck_assert_ocal(ocal_fft_plan_release(plan));
+  free(x);
+  free(y);
+  free(z);
+  free(cs);
+  unsetenv("OCAL_FFT_FOURSTEP");
+  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+}
+
+/* Few distinct (length, points per item, columns) kernels: each is a PoCL compile. */
+static const fs_case cases[] = {
+    /* 64 x 64, radix 4 (3 stages), one column per group: every bin */
+    {4096, 3, "n1=64,c=1,r=4", 0, OCAL_FFT_NORM_BACKWARD, 0},
+    {4096, 3, "n1=64,c=1,r=4", 1, OCAL_FFT_NORM_ORTHO, 0},
+    /* 256 x 64, radix 16 then a radix-16 / radix-4 mix, two columns */
+    {1 << 14, 3, "n1=256,c=2,r=16", 1, OCAL_FFT_NORM_FORWARD, 48},
+    /* 256 x 256, radix 8 (8 x 8 x 4), four columns */
+    {1 << 16, 3, "n1=256,c=4,r=8", 0, OCAL_FFT_NORM_BACKWARD, 32},
+};
+
+START_TEST(test_fourstep_against_dft) { run_case(&cases[_i]); }
+END_TEST
+
+static const char *engine_of(size_t n, ocal_fft_engine e) {
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.lengths[0] = n;
+  d.engine = e;
+  ocal_fft_plan plan;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
+  ocal_fft_plan_info info;
+  ck_assert_ocal(ocal_fft_plan_info_get(plan, &info));
+  ck_assert_int_ne(info.engine, OCAL_FFT_ENGINE_DEFAULT);
+  ck_assert_ocal(ocal_fft_plan_release(plan));
+  return info.engine_name;
+}
+
+START_TEST(test_fourstep_choice) {
+  int vk = 0;
+  ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_VKFFT, &vk));
+  unsetenv("OCAL_FFT");
+  setenv("OCAL_FFT_FOURSTEP_TUNE", "n1=64,c=1,r=4", 1);
+  /* the rule: not on a CPU device */
+  unsetenv("OCAL_FFT_FOURSTEP");
+  ocal_device_info di;
+  ck_assert_ocal(ocal_context_device(fixture_ctx, &di));
+  if (di.type != OCAL_DEVICE_GPU)
+    ck_assert_str_ne(engine_of(4096, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+  setenv("OCAL_FFT_FOURSTEP", "1", 1);
+  ck_assert_str_eq(engine_of(4096, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+  /* forced on, but: a named engine, or a shape it does not do */
+  if (vk) ck_assert_str_eq(engine_of(4096, OCAL_FFT_ENGINE_VKFFT), "vkfft");
+  ck_assert_str_ne(engine_of(2048, OCAL_FFT_ENGINE_DEFAULT), "fourstep");  /* < 2^12 */
+  ck_assert_str_ne(engine_of(6144, OCAL_FFT_ENGINE_DEFAULT), "fourstep");  /* not 2^k */
+  /* the same description with it off is another plan, of the default engine */
+  setenv("OCAL_FFT_FOURSTEP", "0", 1);
+  ck_assert_str_ne(engine_of(4096, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+  setenv("OCAL_FFT_FOURSTEP", "auto", 1);
+  engine_of(4096, OCAL_FFT_ENGINE_DEFAULT);
+  /* bad settings fail plan creation */
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.lengths[0] = 4096;
+  ocal_fft_plan plan;
+  setenv("OCAL_FFT_FOURSTEP", "yes", 1);
+  ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &d, &plan), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_null(plan);
+  ck_assert_msg(strstr(ocal_last_error(), "OCAL_FFT_FOURSTEP") != NULL, "%s", ocal_last_error());
+  setenv("OCAL_FFT_FOURSTEP", "1", 1);
+  const char *bad[] = {"c=3", "r=32", "n1=100", "n1=8192", "x=1", "c", "c=2,"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("OCAL_FFT_FOURSTEP_TUNE", bad[i], 1);
+    if (strcmp(bad[i], "c=2,") == 0) { /* an empty item is skipped */
+      ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
+      ck_assert_ocal(ocal_fft_plan_release(plan));
+      continue;
+    }
+    ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &d, &plan), OCAL_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ocal_last_error(), "OCAL_FFT_FOURSTEP_TUNE") != NULL, "%s: %s", bad[i],
+                  ocal_last_error());
+  }
+  unsetenv("OCAL_FFT_FOURSTEP");
+  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+}
+END_TEST
+
+/* A second context with the same disk cache directory loads the compiled kernels. */
+START_TEST(test_fourstep_disk_cache) {
+  char dir[] = "/tmp/ocal-check-fft4s-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  setenv("OCAL_FFT_FOURSTEP", "1", 1);
+  setenv("OCAL_FFT_FOURSTEP_TUNE", "n1=64,c=1,r=4", 1);
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.cache_dir = dir;
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.lengths[0] = 4096;
+  d.batch = 2;
+  for (int round = 0; round < 2; round++) {
+    ocal_context ctx;
+    ck_assert_ocal(ocal_context_create(&ctx, &o));
+    ocal_fft_plan plan;
+    ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
+    ocal_fft_plan_info info;
+    ck_assert_ocal(ocal_fft_plan_info_get(plan, &info));
+    ck_assert_str_eq(info.engine_name, "fourstep");
+    ck_assert_int_eq(info.from_disk_cache, round);
+    ocal_fft_cache_stats cs;
+    ck_assert_ocal(ocal_fft_cache_stats_get(ctx, &cs));
+    ck_assert_uint_eq(cs.disk_hits, (uint64_t)round);
+    ck_assert_uint_eq(cs.disk_stores, (uint64_t)(1 - round));
+    ck_assert_ocal(ocal_fft_plan_release(plan));
+    ck_assert_ocal(ocal_context_release(ctx));
+  }
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  unsetenv("OCAL_FFT_FOURSTEP");
+  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("fft_fourstep");
+  TCase *tc = fixture_tcase("fourstep");
+  tcase_add_loop_test(tc, test_fourstep_against_dft, 0, (int)(sizeof cases / sizeof cases[0]));
+  tcase_add_test(tc, test_fourstep_choice);
+  tcase_add_test(tc, test_fourstep_disk_cache);
+  suite_add_tcase(s, tc);
+  return fixture_run(s);
+}
