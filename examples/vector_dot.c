@@ -2,8 +2,9 @@
  * product, checked against the host.
  *
  * The vectors are drawn on the device (ocal_random_uniform), multiplied there (ocal_binary),
- * and reduced there twice: with ocal's compensated dot (ocal_vdot) and with CLBlast's
- * (ocal_dot). The host reads the vectors back and checks both results in double precision.
+ * and reduced there twice: with ocal_vdot_to_host, which brings the result to the host, and
+ * with the BLAS call ocal_dot, which leaves it in a device buffer for further work (both run
+ * ocal's compensated reduction kernel). The host reads the vectors back and checks both results in double precision.
  *
  *   ./vector_dot [--device SELECTOR] [--n N] [--seed S]
  */
@@ -84,7 +85,7 @@ int main(int argc, char **argv) {
   TRY(ocal_binary(OCAL_BINARY_MUL, x, y, prod)); /* prod = x * y */
   float vdot, blas_dot;
   TRY(ocal_vdot_to_host(x, y, OCAL_F32, &vdot)); /* ocal's compensated dot */
-  TRY(ocal_dot(x, y, dot));                      /* CLBlast's sdot, left on the device */
+  TRY(ocal_dot(x, y, dot));                      /* the BLAS form, left on the device */
   TRY(ocal_buffer_read(dot, 0, 1, &blas_dot, NULL));
 
   float *hx = malloc(len * sizeof *hx), *hy = malloc(len * sizeof *hy);

@@ -28,7 +28,9 @@
  * A GEMM whose output has too few tiles to fill the device while its size sends it to
  * CLBlast's indirect kernel is split along k into partial products (one batched CLBlast
  * call) summed by an ocal kernel; OCAL_GEMM_SPLITK=0 turns that off. ocal_gemv runs ocal's
- * own kernels (faster than CLBlast's Xgemv); OCAL_GEMV=clblast goes back to CLBlast. */
+ * own kernels (faster than CLBlast's Xgemv); OCAL_GEMV=clblast goes back to CLBlast. ocal_dot
+ * and ocal_nrm2 run ocal's reductions (ocal/reduce.h), faster than CLBlast's Xdot and Xnrm2.
+ * GEMMs below 4096^3 in f32 run ocal's own tiled kernel on GPUs (OCAL_GEMM=clblast|ocal). */
 #ifndef OCAL_BLAS_H
 #define OCAL_BLAS_H
 

@@ -127,7 +127,7 @@ OCAL_API ocal_status ocal_std(ocal_buffer x, int axis, int ddof, ocal_buffer out
 
 /** Dot product: the sum of x[i] * y[i] (NumPy's vdot for real data), with ocal's own kernel:
  * every element type, compensated for floats, exact for integers, along an axis too
- * (ocal_dot in ocal/blas.h is CLBlast's f32/f64 vector dot). Over OCAL_AXIS_ALL x and
+ * (ocal_dot in ocal/blas.h is the BLAS form, f32/f64 only, and runs this kernel). Over OCAL_AXIS_ALL x and
  * y need the same number of elements; along an axis, the same shape (then out[...] is the dot
  * product of matching lines). Same dtype for x and y; result type as for sum. */
 OCAL_API ocal_status ocal_vdot(ocal_buffer x, ocal_buffer y, int axis, ocal_buffer out);
