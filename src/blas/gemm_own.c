@@ -146,26 +146,6 @@ int ocal__gemm_pretranspose(ocal_context ctx, ocal_dtype dtype, size_t m, size_t
   return (double)m * (double)n * (double)k >= t * t * t;
 }
 
-/* Sets the arguments and enqueues one 3-D launch, holding the kernel's lock. */
-static ocal_status launch(ocal_context ctx, ocal__kernel *k, const size_t *global,
-                          const size_t *local, size_t nargs, const ocal__arg *args) {
-  ocal_status status = OCAL_OK;
-  pthread_mutex_lock(&k->lock);
-  for (size_t i = 0; i < nargs && status == OCAL_OK; i++) {
-    cl_int err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].value);
-    if (err != CL_SUCCESS)
-      status = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", "ocal_gemm");
-  }
-  if (status == OCAL_OK) {
-    cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 3, NULL, global, local, 0, NULL,
-                                        NULL);
-    if (err != CL_SUCCESS)
-      status = ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", "ocal_gemm");
-  }
-  pthread_mutex_unlock(&k->lock);
-  return status;
-}
-
 ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, size_t m,
                            size_t n, size_t k, size_t batch, double alpha, ocal_buffer a,
                            ocal_buffer b, double beta, ocal_buffer c) {
@@ -221,7 +201,8 @@ ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, s
   size_t nt = (size_t)(t.bm / t.tm) * (t.bn / t.tn);
   size_t local[3] = {nt, 1, 1};
   size_t global[3] = {ceil_div(n, t.bn) * nt, ceil_div(m, t.bm), batch * slices};
-  s = launch(ctx, kern, global, local, sizeof args / sizeof args[0], args);
+  s = ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args,
+                          "ocal_gemm");
   if (s == OCAL_OK && slices > 1) s = ocal__gemm_splitk_sum(ctx, dtype, w, m * n, slices, beta, c);
   if (w) ocal__device_free(ctx, w);
   return s;
@@ -240,7 +221,8 @@ ocal_status ocal__gemm_transpose(ocal_context ctx, ocal_dtype dtype, ocal_buffer
                       OCAL__ARG(out)};
   size_t local[3] = {32, 8, 1};
   size_t global[3] = {ceil_div(cols, 32) * 32, ceil_div(rows, 32) * 8, 1};
-  return launch(ctx, kern, global, local, sizeof args / sizeof args[0], args);
+  return ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args,
+                          "ocal_gemm");
 }
 
 #endif /* OCAL_HAVE_CLBLAST */

@@ -19,27 +19,6 @@ int ocal__gemv_use_own(void) {
   return !(v && strcasecmp(v, "clblast") == 0);
 }
 
-/* Sets the arguments and enqueues one launch with the given local size (NULL: any),
- * holding the kernel's lock. */
-static ocal_status launch(ocal_context ctx, ocal__kernel *k, cl_uint dims, const size_t *global,
-                          const size_t *local, size_t nargs, const ocal__arg *args) {
-  ocal_status status = OCAL_OK;
-  pthread_mutex_lock(&k->lock);
-  for (size_t i = 0; i < nargs && status == OCAL_OK; i++) {
-    cl_int err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].value);
-    if (err != CL_SUCCESS)
-      status = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", "ocal_gemv");
-  }
-  if (status == OCAL_OK) {
-    cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, dims, NULL, global, local, 0,
-                                        NULL, NULL);
-    if (err != CL_SUCCESS)
-      status = ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", "ocal_gemv");
-  }
-  pthread_mutex_unlock(&k->lock);
-  return status;
-}
-
 ocal_status ocal__gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t rows,
                            size_t cols, double alpha, ocal_buffer a, ocal_buffer x,
                            double beta, ocal_buffer y) {
@@ -66,7 +45,8 @@ ocal_status ocal__gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t
     ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(a_off), OCAL__ARG(x->mem),
                         OCAL__ARG(x_off), OCAL__ARG(y->mem), OCAL__ARG(y_off),
                         OCAL__ARG(ncols), alpha_arg, beta_arg};
-    return launch(ctx, k, 1, &global, &wg, sizeof args / sizeof args[0], args);
+    return ocal__kernel_run_nd(ctx, k, 1, &global, &wg, sizeof args / sizeof args[0], args,
+                               "ocal_gemv");
   }
   /* About a million work-items in the first pass (the measured 16384 columns x 64 chunks),
    * at most 256 chunks. */
@@ -87,7 +67,8 @@ ocal_status ocal__gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t
     ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(a_off), OCAL__ARG(x->mem),
                         OCAL__ARG(x_off), OCAL__ARG(p), OCAL__ARG(nrows),
                         OCAL__ARG(ncols), OCAL__ARG(nchunk)};
-    s = launch(ctx, k, 2, global, NULL, sizeof args / sizeof args[0], args);
+    s = ocal__kernel_run_nd(ctx, k, 2, global, NULL, sizeof args / sizeof args[0], args,
+                            "ocal_gemv");
   }
   if (s == OCAL_OK) s = ocal__library_kernel(ctx, "blas_gemv", options, "ocal_gemv_t_sum", &k);
   if (s == OCAL_OK) {
@@ -95,7 +76,8 @@ ocal_status ocal__gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t
     size_t global = cols;
     ocal__arg args[] = {OCAL__ARG(p), OCAL__ARG(y->mem), OCAL__ARG(y_off), OCAL__ARG(ncols),
                         OCAL__ARG(nparts), alpha_arg, beta_arg};
-    s = launch(ctx, k, 1, &global, NULL, sizeof args / sizeof args[0], args);
+    s = ocal__kernel_run_nd(ctx, k, 1, &global, NULL, sizeof args / sizeof args[0], args,
+                            "ocal_gemv");
   }
   ocal__device_free(ctx, p);
   return s;

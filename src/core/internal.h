@@ -219,6 +219,13 @@ ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t
 ocal_status ocal__kernel_run_2d(ocal_context ctx, ocal__kernel *k, size_t cols, size_t rows,
                                 size_t nargs, const ocal__arg *args);
 
+/* Sets the arguments and enqueues one launch over an explicit range: `dims` dimensions,
+ * `global` items, `local` items per work-group (NULL: the driver's choice), holding the
+ * kernel's lock; a failure names `func`, the public call being served. */
+ocal_status ocal__kernel_run_nd(ocal_context ctx, ocal__kernel *k, cl_uint dims,
+                                const size_t *global, const size_t *local, size_t nargs,
+                                const ocal__arg *args, const char *func);
+
 /* Enqueues a 1-D launch of a grid-stride kernel over n items: the work-group size and the
  * number of groups come from the kernel's and the device's facts. Caller holds k->lock. */
 ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_event *event);

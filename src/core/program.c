@@ -240,11 +240,11 @@ ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_even
 }
 
 static ocal_status set_args(ocal_context ctx, ocal__kernel *k, size_t nargs,
-                            const ocal__arg *args) {
+                            const ocal__arg *args, const char *func) {
   for (size_t i = 0; i < nargs; i++) {
     cl_int err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].value);
     if (err != CL_SUCCESS) {
-      ocal_status status = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", __func__);
+      ocal_status status = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", func);
       ocal__append_error(" (argument %zu of kernel '%s')", i, k->name);
       return status;
     }
@@ -255,8 +255,26 @@ static ocal_status set_args(ocal_context ctx, ocal__kernel *k, size_t nargs,
 ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t nargs,
                              const ocal__arg *args) {
   pthread_mutex_lock(&k->lock);
-  ocal_status status = set_args(ctx, k, nargs, args);
+  ocal_status status = set_args(ctx, k, nargs, args, "ocal kernel launch");
   if (status == OCAL_OK) status = ocal__launch_1d(ctx, k, n, NULL);
+  pthread_mutex_unlock(&k->lock);
+  return status;
+}
+
+ocal_status ocal__kernel_run_nd(ocal_context ctx, ocal__kernel *k, cl_uint dims,
+                                const size_t *global, const size_t *local, size_t nargs,
+                                const ocal__arg *args, const char *func) {
+  pthread_mutex_lock(&k->lock);
+  ocal_status status = set_args(ctx, k, nargs, args, func);
+  if (status == OCAL_OK) {
+    cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, dims, NULL, global, local, 0,
+                                        NULL, NULL);
+    if (err != CL_SUCCESS) {
+      status = ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", func);
+      ocal__append_error(" (kernel %s, %zu work-items along dimension 0 in groups of %zu)",
+                         k->name, global[0], local ? local[0] : (size_t)0);
+    }
+  }
   pthread_mutex_unlock(&k->lock);
   return status;
 }
@@ -275,14 +293,5 @@ ocal_status ocal__kernel_run_2d(ocal_context ctx, ocal__kernel *k, size_t cols, 
   size_t global[2] = {(cols + local - 1) / local * local, rows}, lsize[2] = {local, 1};
   if (global[1] > OCAL__MAX_DIM1) global[1] = OCAL__MAX_DIM1;
   if (global[1] == 0) global[1] = 1;
-  pthread_mutex_lock(&k->lock);
-  ocal_status status = set_args(ctx, k, nargs, args);
-  if (status == OCAL_OK) {
-    cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 2, NULL, global, lsize, 0, NULL,
-                                        NULL);
-    if (err != CL_SUCCESS)
-      status = ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", __func__);
-  }
-  pthread_mutex_unlock(&k->lock);
-  return status;
+  return ocal__kernel_run_nd(ctx, k, 2, global, lsize, nargs, args, __func__);
 }

@@ -982,23 +982,8 @@ static ocal_status user_args(const char *func, ocal_gen g, int nargs, const ocal
 /* Sets every argument of k and enqueues global work-items in groups of local. */
 static ocal_status launch(ocal_gen g, ocal__kernel *k, size_t nargs, const ocal__arg *args,
                           size_t global, size_t local) {
-  ocal_context ctx = g->ctx;
-  cl_int err = CL_SUCCESS;
-  const char *call = "clSetKernelArg";
-  pthread_mutex_lock(&k->lock);
-  for (size_t i = 0; i < nargs && err == CL_SUCCESS; i++)
-    err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].value);
-  if (err == CL_SUCCESS) {
-    call = "clEnqueueNDRangeKernel";
-    err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
-  }
-  pthread_mutex_unlock(&k->lock);
-  if (err != CL_SUCCESS) {
-    ocal_status status = ocal__cl_fail(ctx->info.name, err, call, "ocal generated kernel");
-    ocal__append_error(" (kernel %s, %zu work-items in groups of %zu)", k->name, global, local);
-    return status;
-  }
-  return OCAL_OK;
+  return ocal__kernel_run_nd(g->ctx, k, 1, &global, &local, nargs, args,
+                             "ocal generated kernel");
 }
 
 /* Largest power of two <= want, <= WG_MAX and <= what the kernel allows. */

@@ -230,7 +230,7 @@ static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
     status = ocal__rs_scratch(ctx, rs, outputs * chunks * OCAL__RS_STATE_BYTES, &dst);
     if (status != OCAL_OK) goto done;
   }
-  ocal__rs_arg a1[] = {
+  ocal__arg a1[] = {
       {sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},       {sizeof(cl_mem), &ymem},
       {sizeof yoff, &yoff},      {sizeof c_outer, &c_outer}, {sizeof c_R, &c_R},
       {sizeof c_inner, &c_inner}, {sizeof c_chunks, &c_chunks}, {sizeof c_clen, &c_clen},
@@ -260,7 +260,7 @@ static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
   /* The merge kernels see (outer, chunks, inner); contig chunks of rows are inner 1. */
   cl_ulong m_inner = contig ? 1 : g->inner, m_outer = contig ? g->outer : g->outer;
   cl_mem out_mem = out->mem;
-  ocal__rs_arg a2[] = {
+  ocal__arg a2[] = {
       {sizeof(cl_mem), &dst},  {sizeof m_outer, &m_outer}, {sizeof c_chunks, &c_chunks},
       {sizeof m_inner, &m_inner}, {sizeof(cl_mem), &out_mem}, {sizeof doff, &doff},
       {sizeof kind, &kind},    {sizeof count, &count},     {sizeof c_ddof, &c_ddof},

@@ -126,24 +126,10 @@ ocal_status ocal__rs_geometry(const char *func, ocal_buffer x, int axis, ocal__r
   return OCAL_OK;
 }
 
-ocal_status ocal__rs_launch(ocal_context ctx, ocal__kernel *k, const ocal__rs_arg *args,
+ocal_status ocal__rs_launch(ocal_context ctx, ocal__kernel *k, const ocal__arg *args,
                             int nargs, size_t global, size_t local) {
-  cl_int err = CL_SUCCESS;
-  const char *call = "clSetKernelArg";
-  pthread_mutex_lock(&k->lock);
-  for (int i = 0; i < nargs && err == CL_SUCCESS; i++)
-    err = clSetKernelArg(k->kernel, (cl_uint)i, args[i].size, args[i].value);
-  if (err == CL_SUCCESS) {
-    call = "clEnqueueNDRangeKernel";
-    err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
-  }
-  pthread_mutex_unlock(&k->lock);
-  if (err != CL_SUCCESS) {
-    ocal_status status = ocal__cl_fail(ctx->info.name, err, call, "ocal reduce/scan launch");
-    ocal__append_error(" (kernel %s, %zu work-items in groups of %zu)", k->name, global, local);
-    return status;
-  }
-  return OCAL_OK;
+  return ocal__kernel_run_nd(ctx, k, 1, &global, &local, (size_t)nargs, args,
+                             "ocal reduce/scan launch");
 }
 
 size_t ocal__rs_local(const ocal__kernel *k, size_t want) {

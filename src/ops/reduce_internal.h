@@ -52,14 +52,9 @@ ocal_status ocal__rs_check_buffers(const char *func, ocal_buffer x, ocal_buffer 
 /* "[3, 4, 5]" */
 void ocal__rs_shape_string(int ndim, const size_t *shape, char *out, size_t size);
 
-/* A kernel argument. */
-typedef struct ocal__rs_arg {
-  size_t size;
-  const void *value;
-} ocal__rs_arg;
 
 /* Sets the arguments and enqueues global (a multiple of local) work-items, under k->lock. */
-ocal_status ocal__rs_launch(ocal_context ctx, ocal__kernel *k, const ocal__rs_arg *args,
+ocal_status ocal__rs_launch(ocal_context ctx, ocal__kernel *k, const ocal__arg *args,
                             int nargs, size_t global, size_t local);
 
 /* The largest power of two <= want, <= OCAL__RS_WG_MAX and <= what the kernel allows. */

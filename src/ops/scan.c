@@ -81,7 +81,7 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
       ocal__kernel *kr;
       if ((status = kernel(ctx, rs, op, x->dtype, K_CONTIG_REDUCE, &kr)) != OCAL_OK) goto done;
       size_t lr = ocal__rs_local(kr, local);
-      ocal__rs_arg ar[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
+      ocal__arg ar[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
                            {sizeof c_R, &c_R},         {sizeof c_chunks, &c_chunks},
                            {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P}};
       status = ocal__rs_launch(ctx, kr, ar, 6, g->outer * chunks * lr, lr);
@@ -92,7 +92,7 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
       if (ctx->info.type == OCAL_DEVICE_GPU)
         while (la > 64 && chunks < la * SCAN_IPT / 2) la /= 2;
       cl_ulong one_chunk = 1, plen = chunks;
-      ocal__rs_arg aa[] = {{sizeof(cl_mem), &P},         {sizeof zero, &zero},
+      ocal__arg aa[] = {{sizeof(cl_mem), &P},         {sizeof zero, &zero},
                            {sizeof(cl_mem), &P},         {sizeof zero, &zero},
                            {sizeof plen, &plen},         {sizeof one_chunk, &one_chunk},
                            {sizeof plen, &plen},         {sizeof(cl_mem), &P},
@@ -101,7 +101,7 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
       if (status != OCAL_OK) goto done;
     }
     /* (3) every piece from its starting value. */
-    ocal__rs_arg at[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
+    ocal__arg at[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
                          {sizeof(cl_mem), &omem},   {sizeof ooff, &ooff},
                          {sizeof c_R, &c_R},         {sizeof c_chunks, &c_chunks},
                          {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P},
@@ -128,7 +128,7 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
     if ((status = ocal__rs_scratch(ctx, rs, lines * chunks * acc_bytes, &P)) != OCAL_OK) goto done;
     ocal__kernel *kr, *ka;
     if ((status = kernel(ctx, rs, op, x->dtype, K_STRIDED_REDUCE, &kr)) != OCAL_OK) goto done;
-    ocal__rs_arg ar[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
+    ocal__arg ar[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
                          {sizeof c_outer, &c_outer}, {sizeof c_R, &c_R},
                          {sizeof c_inner, &c_inner}, {sizeof c_chunks, &c_chunks},
                          {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P}};
@@ -140,7 +140,7 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
     cl_ulong one_chunk = 1;
     size_t la = ocal__rs_local(ka, OCAL__RS_WG_MAX);
     size_t litems = lines < 8 * target ? lines : 8 * target;
-    ocal__rs_arg aa[] = {{sizeof(cl_mem), &P},          {sizeof zero, &zero},
+    ocal__arg aa[] = {{sizeof(cl_mem), &P},          {sizeof zero, &zero},
                          {sizeof(cl_mem), &P},          {sizeof zero, &zero},
                          {sizeof c_outer, &c_outer},    {sizeof c_chunks, &c_chunks},
                          {sizeof c_inner, &c_inner},    {sizeof one_chunk, &one_chunk},
@@ -149,7 +149,7 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
     status = ocal__rs_launch(ctx, ka, aa, 11, ocal__rs_round_up(litems, la), la);
     if (status != OCAL_OK) goto done;
   }
-  ocal__rs_arg as[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
+  ocal__arg as[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
                        {sizeof(cl_mem), &omem},   {sizeof ooff, &ooff},
                        {sizeof c_outer, &c_outer}, {sizeof c_R, &c_R},
                        {sizeof c_inner, &c_inner}, {sizeof c_chunks, &c_chunks},
