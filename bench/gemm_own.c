@@ -16,44 +16,10 @@
 
 #include <ocal.h>
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "gemm_timing.h"
 
-static ocal_buffer matrix(ocal_context ctx, size_t r, size_t c, unsigned seed) {
-  size_t shape[2] = {r, c}, n = r * c;
-  float *h = malloc(n * sizeof *h);
-  for (size_t i = 0; i < n; i++)
-    h[i] = (float)(((i + seed) * 2654435761u) % 1000) / 1000.0f - 0.5f;
-  ocal_buffer b = NULL;
-  if (ocal_buffer_from_host(ctx, OCAL_F32, 2, shape, h, &b) != OCAL_OK) b = NULL;
-  free(h);
-  return b;
-}
-
-/* Seconds per call, best of 3 rounds of ~0.05 s; -1 on failure. */
-static double time_gemm(ocal_context ctx, int ta, int tb, ocal_buffer a, ocal_buffer b,
-                        ocal_buffer c) {
-  ocal_transpose A = ta ? OCAL_TRANS : OCAL_NO_TRANS, B = tb ? OCAL_TRANS : OCAL_NO_TRANS;
-  if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK || ocal_finish(ctx) != OCAL_OK) return -1;
-  double t0 = now();
-  if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK || ocal_finish(ctx) != OCAL_OK) return -1;
-  double one = now() - t0, best = one;
-  long reps = (long)(0.05 / (one > 1e-6 ? one : 1e-6));
-  if (reps < 3) reps = 3;
-  if (reps > 20000) reps = 20000;
-  for (int r = 0; r < 3; r++) {
-    t0 = now();
-    for (long i = 0; i < reps; i++)
-      if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK) return -1;
-    if (ocal_finish(ctx) != OCAL_OK) return -1;
-    double each = (now() - t0) / (double)reps;
-    if (each < best) best = each;
-  }
-  return best;
-}
+/* Seconds of back-to-back calls per timing round. */
+#define ROUND 0.05
 
 static float *fetch(ocal_buffer c, size_t n) {
   float *h = malloc(n * sizeof *h);
@@ -108,19 +74,20 @@ int main(int argc, char **argv) {
      * with A supplied transposed (TN), for the square NN shapes. */
     setenv("OCAL_GEMM", "clblast", 1);
     setenv("OCAL_GEMM_PRETRANSPOSE", "0", 1);
-    emit(m, n, k, ta, tb, "clblast", "-", "pretranspose=0", time_gemm(ctx, ta, tb, a, b, c), 0);
+    emit(m, n, k, ta, tb, "clblast", "-", "pretranspose=0",
+         time_gemm(ctx, ta, tb, a, b, c, ROUND), 0);
     float *ref = fetch(c, m * n);
     double cmax = 0;
     for (size_t i = 0; ref && i < m * n; i++) cmax = fmax(cmax, fabs(ref[i]));
     if (!ta) {
       setenv("OCAL_GEMM_PRETRANSPOSE", "1", 1);
-      emit(m, n, k, ta, tb, "clblast", "-", "pretranspose=1", time_gemm(ctx, ta, tb, a, b, c),
-           0);
+      emit(m, n, k, ta, tb, "clblast", "-", "pretranspose=1",
+           time_gemm(ctx, ta, tb, a, b, c, ROUND), 0);
       unsetenv("OCAL_GEMM_PRETRANSPOSE");
       if (m == n && n == k && !tb && m >= 2048) {
         ocal_buffer at = matrix(ctx, k, m, 1);
         emit(m, n, k, 1, tb, "clblast", "-", "A supplied transposed",
-             time_gemm(ctx, 1, tb, at, b, c), 0);
+             time_gemm(ctx, 1, tb, at, b, c, ROUND), 0);
         ocal_buffer_release(at);
       }
     }
@@ -133,7 +100,7 @@ int main(int argc, char **argv) {
       for (int sp = 0; sp < 4; sp++) {
         if (sp && (m * n > (size_t)2048 * 2048 || k < 512 || n < 64)) break;
         setenv("OCAL_GEMM_OWN_SPLITK", splits[sp], 1);
-        double tm = time_gemm(ctx, ta, tb, a, b, c);
+        double tm = time_gemm(ctx, ta, tb, a, b, c, ROUND);
         float *got = fetch(c, m * n);
         double md = -1;
         if (got && ref) {
@@ -149,7 +116,7 @@ int main(int argc, char **argv) {
     unsetenv("OCAL_GEMM_OWN_TILE");
     unsetenv("OCAL_GEMM");
     /* The automatic choice of engine, tile and split. */
-    emit(m, n, k, ta, tb, "auto", "-", "-", time_gemm(ctx, ta, tb, a, b, c), 0);
+    emit(m, n, k, ta, tb, "auto", "-", "-", time_gemm(ctx, ta, tb, a, b, c, ROUND), 0);
     free(ref);
     ocal_buffer_release(a), ocal_buffer_release(b), ocal_buffer_release(c);
   }

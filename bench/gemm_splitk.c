@@ -12,43 +12,7 @@
 
 #include <ocal.h>
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static ocal_buffer matrix(ocal_context ctx, size_t r, size_t c) {
-  size_t shape[2] = {r, c}, n = r * c;
-  float *h = malloc(n * sizeof *h);
-  for (size_t i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
-  ocal_buffer b = NULL;
-  if (ocal_buffer_from_host(ctx, OCAL_F32, 2, shape, h, &b) != OCAL_OK) b = NULL;
-  free(h);
-  return b;
-}
-
-/* Seconds per call, best of 3 rounds of ~0.1 s; -1 on failure. */
-static double time_gemm(ocal_context ctx, int ta, int tb, ocal_buffer a, ocal_buffer b,
-                        ocal_buffer c) {
-  ocal_transpose A = ta ? OCAL_TRANS : OCAL_NO_TRANS, B = tb ? OCAL_TRANS : OCAL_NO_TRANS;
-  if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK || ocal_finish(ctx) != OCAL_OK) return -1;
-  double t0 = now();
-  if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK || ocal_finish(ctx) != OCAL_OK) return -1;
-  double one = now() - t0, best = one;
-  long reps = (long)(0.1 / (one > 1e-6 ? one : 1e-6));
-  if (reps < 3) reps = 3;
-  if (reps > 20000) reps = 20000;
-  for (int r = 0; r < 3; r++) {
-    t0 = now();
-    for (long i = 0; i < reps; i++)
-      if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK) return -1;
-    if (ocal_finish(ctx) != OCAL_OK) return -1;
-    double each = (now() - t0) / (double)reps;
-    if (each < best) best = each;
-  }
-  return best;
-}
+#include "gemm_timing.h"
 
 /* The tuning text in effect with XGEMM_MIN_INDIRECT_SIZE replaced. */
 static int with_min_indirect(const char *params, long v, char *out, size_t size) {
@@ -98,13 +62,13 @@ int main(int argc, char **argv) {
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
       size_t m = shapes[s].m, n = shapes[s].n, k = shapes[s].k;
       int ta = shapes[s].ta, tb = shapes[s].tb;
-      ocal_buffer a = ta ? matrix(ctx, k, m) : matrix(ctx, m, k);
-      ocal_buffer b = tb ? matrix(ctx, n, k) : matrix(ctx, k, n);
-      ocal_buffer c = matrix(ctx, m, n);
+      ocal_buffer a = ta ? matrix(ctx, k, m, 0) : matrix(ctx, m, k, 0);
+      ocal_buffer b = tb ? matrix(ctx, n, k, 0) : matrix(ctx, k, n, 0);
+      ocal_buffer c = matrix(ctx, m, n, 0);
       for (size_t md = 0; md < sizeof modes / sizeof modes[0] && a && b && c; md++) {
         if (m * n >= 4096 * 4096 && md > 2) continue;
         setenv("OCAL_GEMM_SPLITK", modes[md], 1);
-        double t = time_gemm(ctx, ta, tb, a, b, c);
+        double t = time_gemm(ctx, ta, tb, a, b, c, 0.1);
         printf("{\"shape\":\"%zux%zux%zu\",\"ta\":%d,\"tb\":%d,\"min_indirect\":%ld,"
                "\"splitk\":\"%s\",\"gflops\":%.1f,\"us\":%.2f}\n",
                m, n, k, ta, tb, min_now, md == 1 ? "auto" : modes[md],
