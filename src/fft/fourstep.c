@@ -37,7 +37,7 @@
 typedef struct fs_plan {
   const ocal__fft_problem *p;
   size_t n, n1, n2;
-  int c, logr, skip;
+  int c, logr, skip, maxreg, cr;
   cl_mem scratch;          /* one transform: pass 1 writes it, pass 2 reads it */
   cl_mem tw;               /* twiddle tables: W_N1^i (N1), W_N2^i (N2), W_N^l (l < N1) */
   ocal__kernel *k[2];      /* pass 1, pass 2 */
@@ -57,6 +57,8 @@ typedef struct fs_tune {
   size_t n1; /* 0: the default split */
   int c, logr;
   int skip;  /* 1 or 2: leave that pass out (timing each pass only: the output is wrong) */
+  int maxreg; /* registers per work-item the NVIDIA compiler may use (0: its choice) */
+  int cr;     /* at most this many columns exchanged at once (0: as many as fit) */
 } fs_tune;
 
 /* Reads OCAL_FFT_FOURSTEP_TUNE ("n1=1024,c=4,r=8"); fails on anything it does not know. */
@@ -65,6 +67,8 @@ static ocal_status read_tune(fs_tune *t) {
   t->c = DEFAULT_C;
   t->logr = DEFAULT_LOGR;
   t->skip = 0;
+  t->maxreg = 0;
+  t->cr = 0;
   const char *env = getenv("OCAL_FFT_FOURSTEP_TUNE");
   if (!env || !env[0]) return OCAL_OK;
   char buf[128];
@@ -86,6 +90,10 @@ static ocal_status read_tune(fs_tune *t) {
       t->logr = log2_exact((size_t)v);
     else if (strcmp(tok, "skip") == 0 && (v == 1 || v == 2))
       t->skip = (int)v;
+    else if (strcmp(tok, "reg") == 0 && v >= 0 && v <= 255)
+      t->maxreg = (int)v;
+    else if (strcmp(tok, "cr") == 0 && (v == 1 || v == 2 || v == 4))
+      t->cr = (int)v;
     else
       goto bad;
   }
@@ -93,7 +101,7 @@ static ocal_status read_tune(fs_tune *t) {
 bad:
   return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                    "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..4096 (a power of two), "
-                   "c=1|2|4, r=4|8|16, skip=1|2, separated by commas",
+                   "c=1|2|4, r=4|8|16, skip=1|2, reg=0..255, cr=1|2|4, separated by commas",
                    env);
 }
 
@@ -164,28 +172,70 @@ ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, 
   return OCAL_OK;
 }
 
+/* Whether the device's compiler takes NVIDIA's options (cl_nv_compiler_options), such as
+ * -cl-nv-maxrregcount, which trades registers for more work-groups per multiprocessor. */
+static int has_nv_options(ocal_context ctx) {
+  size_t len = 0;
+  if (clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, 0, NULL, &len) != CL_SUCCESS || !len)
+    return 0;
+  char *ext = malloc(len + 1);
+  int yes = 0;
+  if (ext && clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, len, ext, NULL) == CL_SUCCESS) {
+    ext[len] = '\0';
+    yes = strstr(ext, "cl_nv_compiler_options") != NULL;
+  }
+  free(ext);
+  return yes;
+}
+
 /* One program per (length, points per item, columns) holds both passes' kernels, so a plan
  * of N1 = N2 compiles one program (which matters on PoCL, where it takes seconds). */
 static ocal_status get_kernel(fs_plan *f, int pass) {
-  char opts[96];
+  char opts[128];
   size_t l = pass == 1 ? f->n1 : f->n2;
-  snprintf(opts, sizeof opts, "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d", log2_exact(l), f->logr,
-           f->c);
+  /* columns exchanged at once: as many as local memory holds (all at 1024 points and below
+   * on 48 KiB; one at a time at 4096), each round costing two barriers */
+  int cr = f->cr && f->cr < f->c ? f->cr : f->c;
+  while (cr > 1 && (uint64_t)cr * lds_bytes(l) > f->p->ctx->info.local_mem_bytes) cr /= 2;
+  int n = snprintf(opts, sizeof opts, "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d",
+                   log2_exact(l), f->logr, f->c, cr);
+  if (f->maxreg > 0 && has_nv_options(f->p->ctx))
+    snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
   return ocal__library_kernel(f->p->ctx, "fft_fourstep", opts,
                               pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2",
                               &f->k[pass - 1]);
 }
 
-/* The twiddle tables, (cos, sin) of 2 pi i / L in double, rounded once: W_N1^i, W_N2^i and
- * W_N^l for l < N1 (with W_N2^h = W_N^(h N1), pass 1's W_N^e is two table entries). */
+/* Stage tables of an FFT of length 2^logl in radix-2^logr stages (cl/fft_fourstep.cl):
+ * stage s >= 1 (ns = 2^(s logr) butterflies apart, radix r, the last one smaller when logr
+ * does not divide logl) holds W_(ns r)^k for k < ns, after those of stages 1 .. s-1; fewer
+ * than 2^logl entries in all. */
+static void stage_tables(float *h, int logl, int logr) {
+  int nfull = logl / logr, nst = nfull + (logl % logr > 0);
+  size_t at = 0;
+  for (int s = 1; s < nst; s++) {
+    size_t ns = (size_t)1 << (s * logr), r = (size_t)1 << (s < nfull ? logr : logl % logr);
+    for (size_t k = 0; k < ns; k++, at++) {
+      double a = 2.0 * M_PI * (double)k / (double)(ns * r);
+      h[2 * at] = (float)cos(a);
+      h[2 * at + 1] = (float)sin(a);
+    }
+  }
+}
+
+/* The twiddle tables, (cos, sin) of the positive angle in double, rounded once: the stage
+ * tables of length N1 (N1 entries reserved) and of N2 (N2), then W_N^l for l < N1 and
+ * W_N2^h for h < N2 (pass 1's W_N^e is the product of two of these). */
 static ocal_status make_twiddles(fs_plan *f) {
   ocal_context ctx = f->p->ctx;
-  size_t count = f->n1 + f->n2 + f->n1;
-  float *h = malloc(count * 2 * sizeof *h);
+  size_t count = 2 * (f->n1 + f->n2);
+  float *h = calloc(count * 2, sizeof *h);
   if (!h) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for FFT twiddles");
-  size_t at = 0;
-  const size_t len[3] = {f->n1, f->n2, f->n}, cnt[3] = {f->n1, f->n2, f->n1};
-  for (int t = 0; t < 3; t++)
+  stage_tables(h, log2_exact(f->n1), f->logr);
+  stage_tables(h + 2 * f->n1, log2_exact(f->n2), f->logr);
+  size_t at = f->n1 + f->n2;
+  const size_t len[2] = {f->n, f->n2}, cnt[2] = {f->n1, f->n2};
+  for (int t = 0; t < 2; t++)
     for (size_t i = 0; i < cnt[t]; i++, at++) {
       double a = 2.0 * M_PI * (double)i / (double)len[t];
       h[2 * at] = (float)cos(a);
@@ -221,6 +271,8 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   f->c = t.c;
   f->logr = t.logr;
   f->skip = t.skip;
+  f->maxreg = t.maxreg;
+  f->cr = t.cr;
   if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || !split(f->n, &t, &f->n1, &f->n2) ||
       !device_fits(ctx, f->n1, f->n2, &t)) {
     free(f);
@@ -253,7 +305,7 @@ static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t loc
                           cl_ulong src_off, cl_mem dst, cl_ulong dst_off, cl_uint stride,
                           float dir, int pass, float scale) {
   cl_uint o_stage = pass == 1 ? 0 : (cl_uint)f->n1, o_lo = (cl_uint)(f->n1 + f->n2),
-          o_hi = (cl_uint)f->n1;
+          o_hi = (cl_uint)(2 * f->n1 + f->n2);
   ocal_context ctx = f->p->ctx;
   size_t global = groups * local;
   pthread_mutex_lock(&k->lock);
