@@ -170,9 +170,54 @@ static inline void fft_reg(cx *a, const int logr, const float dir) {
 #ifndef FS_CR
 #define FS_CR 1 /* columns exchanged at once (as many as local memory holds) */
 #endif
+#ifndef FS_PLANE
+#define FS_PLANE 0 /* 1: exchange real and imaginary parts in separate rounds (one column) */
+#endif
+#if FS_PLANE
+typedef float lt;
+#if FS_CR != 1
+#error "FS_PLANE needs FS_CR 1"
+#endif
+#else
+typedef float2 lt;
+#endif
+#ifndef FS_TT
+#define FS_TT 1 /* 1: pass 1 writes T transposed, T'[n2][k1] (contiguous); 0: T[k1][n2] */
+#endif
 #if FS_C % FS_CR || FS_C / FS_CR > 4
 #error "FS_CR must divide FS_C"
 #endif
+
+/* One column (rd) through local memory in two rounds, its real parts (part 0) then its imaginary
+ * parts (part 1), for lengths whose complex column does not fit in local memory. */
+static inline void exchange_plane(cx *v, const int t, __local float *lds, const int st,
+                                  const int rd, const int part) {
+  const int logr = st < FS_NFULL ? FS_LOGR : FS_LOGLAST;
+  const int r = 1 << logr, nq = FS_R / r, logns = st * FS_LOGR, ns = 1 << logns;
+  const int logr2 = st + 1 < FS_NFULL ? FS_LOGR : FS_LOGLAST;
+  const int r2 = 1 << logr2;
+  if (st > 0 || rd > 0 || part > 0) barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+  for (int q = 0; q < nq; q++) {
+    const int j = t + q * FS_T, k = j & (ns - 1);
+    const int base = ((j >> logns) << (logns + logr)) + k;
+#pragma unroll
+    for (int m = 0; m < r; m++)
+      lds[PAD(base + m * ns)] = lane(part ? v[q * r + m].im : v[q * r + m].re, rd);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+  for (int q = 0; q < FS_R / r2; q++) {
+#pragma unroll
+    for (int m = 0; m < r2; m++) {
+      const float y = lds[PAD(t + q * FS_T + m * (FS_L / r2))];
+      if (part)
+        v[q * r2 + m].im = set_lane(v[q * r2 + m].im, rd, y);
+      else
+        v[q * r2 + m].re = set_lane(v[q * r2 + m].re, rd, y);
+    }
+  }
+}
 
 /* Offset of stage st's twiddle table (st >= 1) in the stage tables: R + R^2 + ... + R^(st-1)
  * entries come before it (the table of stage s holds W_(ns r)^k for k < ns = R^s). */
@@ -197,7 +242,8 @@ static inline void powers(float *pr, float *pi, const float wr, const float wi, 
  * literal, like st, so the lanes picked are constants) go through local memory, each in its
  * own FS_LDS-entry part; the barrier before the writes waits for the previous round's (or
  * stage's) reads. */
-static inline void exchange_round(cx *v, const int t, __local float2 *lds, const int st,
+#if !FS_PLANE
+static inline void exchange_round(cx *v, const int t, __local lt *lds, const int st,
                                   const int rd) {
   const int logr = st < FS_NFULL ? FS_LOGR : FS_LOGLAST;
   const int r = 1 << logr, nq = FS_R / r, logns = st * FS_LOGR, ns = 1 << logns;
@@ -234,6 +280,7 @@ static inline void exchange_round(cx *v, const int t, __local float2 *lds, const
     }
   }
 }
+#endif
 
 /* One Stockham stage `st` (a literal at each call, so every index below is a constant once
  * the small loops are unrolled). In: v[q r + m] is element j + m FS_L / r, j = t + q FS_T.
@@ -242,7 +289,7 @@ static inline void exchange_round(cx *v, const int t, __local float2 *lds, const
  * does its radix-r FFT in registers and, unless it is the last stage, sends output m to
  * element (j / ns) ns r + k + m ns through local memory, from where the next stage reads its
  * inputs; one column at a time. */
-static inline void fs_stage(cx *v, const int t, __local float2 *lds, __global const float2 *tw,
+static inline void fs_stage(cx *v, const int t, __local lt *lds, __global const float2 *tw,
                             const float dir, const int st) {
   const int logr = st < FS_NFULL ? FS_LOGR : FS_LOGLAST;
   const int r = 1 << logr, nq = FS_R / r, logns = st * FS_LOGR, ns = 1 << logns;
@@ -259,6 +306,20 @@ static inline void fs_stage(cx *v, const int t, __local float2 *lds, __global co
     fft_reg(v + q * r, logr, dir);
   }
   if (st + 1 < FS_NSTAGES) {
+#if FS_PLANE
+    exchange_plane(v, t, lds, st, 0, 0);
+    exchange_plane(v, t, lds, st, 0, 1);
+#if FS_C > 1
+    exchange_plane(v, t, lds, st, 1, 0);
+    exchange_plane(v, t, lds, st, 1, 1);
+#endif
+#if FS_C > 2
+    exchange_plane(v, t, lds, st, 2, 0);
+    exchange_plane(v, t, lds, st, 2, 1);
+    exchange_plane(v, t, lds, st, 3, 0);
+    exchange_plane(v, t, lds, st, 3, 1);
+#endif
+#else
     exchange_round(v, t, lds, st, 0);
 #if FS_C / FS_CR > 1
     exchange_round(v, t, lds, st, 1);
@@ -267,13 +328,14 @@ static inline void fs_stage(cx *v, const int t, __local float2 *lds, __global co
     exchange_round(v, t, lds, st, 2);
     exchange_round(v, t, lds, st, 3);
 #endif
+#endif
   }
 }
 
 /* The whole FFT of the group's FS_C columns, stage by stage (at most 6: 2^12 in radix 4).
  * In: v[m] is element t + m FS_T. Out: v[q r + m] is element t + q FS_T + m FS_L / r, r the
  * last stage's radix. */
-static inline void fft_group(cx *v, const int t, __local float2 *lds, __global const float2 *tw,
+static inline void fft_group(cx *v, const int t, __local lt *lds, __global const float2 *tw,
                              const float dir) {
   fs_stage(v, t, lds, tw, dir, 0);
 #if FS_NSTAGES > 1
@@ -307,11 +369,11 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
     __global const float *src, const ulong src_off, __global float *dst, const ulong dst_off,
     const uint n2, const float dir, __global const float2 *tw, const uint o_stage,
     const uint o_lo, const uint o_hi) {
-  __local float2 lds[FS_CR * FS_LDS];
+  __local lt lds[FS_CR * FS_LDS];
   const int t = (int)get_local_id(0);
   const uint c0 = (uint)get_group_id(0) * FS_C;
-  __global const vt2 *s = (__global const vt2 *)(src + 2 * src_off);
-  __global vt2 *d = (__global vt2 *)(dst + 2 * dst_off);
+  const ulong bo = (ulong)get_group_id(1) * FS_L * n2; /* transform of the launch */
+  __global const vt2 *s = (__global const vt2 *)(src + 2 * (src_off + bo));
   const uint rows = n2 / FS_C;
   cx v[FS_R];
 #pragma unroll
@@ -347,7 +409,16 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
     if (i > 0 && (i & 3) == 0) blk = cx_mulv(blk, s4.re, s4.im);
     const cx w = (i & 3) ? cx_mulv(blk, sp[i & 3].re, sp[i & 3].im) : blk;
     const uint k1 = (uint)(t + i * FS_T);
-    d[k1 * rows + c0 / FS_C] = cx_to(cx_mulv(v[q * FS_LASTR + m], w.re, w.im));
+    const cx y = cx_mulv(v[q * FS_LASTR + m], w.re, w.im);
+#if FS_TT
+    /* T'[n2][k1]: consecutive items write consecutive addresses */
+    __global float2 *d = (__global float2 *)(dst + 2 * (dst_off + bo));
+#pragma unroll
+    for (int c = 0; c < FS_C; c++) d[(c0 + (uint)c) * FS_L + k1] = (float2)(lane(y.re, c), lane(y.im, c));
+#else
+    __global vt2 *d = (__global vt2 *)(dst + 2 * (dst_off + bo));
+    d[k1 * rows + c0 / FS_C] = cx_to(y);
+#endif
   }
 }
 
@@ -357,12 +428,19 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
     __global const float *src, const ulong src_off, __global float *dst, const ulong dst_off,
     const uint n1, const float dir, __global const float2 *tw, const uint o_stage,
     const float scale) {
-  __local float2 lds[FS_CR * FS_LDS];
+  __local lt lds[FS_CR * FS_LDS];
   const int t = (int)get_local_id(0);
   const uint r0 = (uint)get_group_id(0) * FS_C;
-  __global const float2 *s = (__global const float2 *)(src + 2 * src_off) + (size_t)r0 * FS_L;
-  __global vt2 *d = (__global vt2 *)(dst + 2 * dst_off);
+  const ulong bo = (ulong)get_group_id(1) * FS_L * n1; /* transform of the launch */
+  __global vt2 *d = (__global vt2 *)(dst + 2 * (dst_off + bo));
   cx v[FS_R];
+#if FS_TT
+  /* T'[n2][k1]: FS_C values in a row at a stride of N1 */
+  __global const vt2 *s = (__global const vt2 *)(src + 2 * (src_off + bo));
+#pragma unroll
+  for (int m = 0; m < FS_R; m++) v[m] = cx_from(s[(uint)(t + m * FS_T) * (n1 / FS_C) + r0 / FS_C]);
+#else
+  __global const float2 *s = (__global const float2 *)(src + 2 * (src_off + bo)) + (size_t)r0 * FS_L;
 #pragma unroll
   for (int c = 0; c < FS_C; c++) {
 #pragma unroll
@@ -372,6 +450,7 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
       v[m].im = set_lane(v[m].im, c, y.y);
     }
   }
+#endif
   fft_group(v, t, lds, tw + o_stage, dir);
   const uint cols = n1 / FS_C;
 #pragma unroll

@@ -37,7 +37,8 @@
 typedef struct fs_plan {
   const ocal__fft_problem *p;
   size_t n, n1, n2;
-  int c, logr, skip, maxreg, cr;
+  int c, c2, logr, skip, maxreg, regeq, cr, tt, plane;
+  size_t group;            /* transforms per launch (the scratch holds that many) */
   cl_mem scratch;          /* one transform: pass 1 writes it, pass 2 reads it */
   cl_mem tw;               /* twiddle tables: W_N1^i (N1), W_N2^i (N2), W_N^l (l < N1) */
   ocal__kernel *k[2];      /* pass 1, pass 2 */
@@ -58,7 +59,13 @@ typedef struct fs_tune {
   int c, logr;
   int skip;  /* 1 or 2: leave that pass out (timing each pass only: the output is wrong) */
   int maxreg; /* registers per work-item the NVIDIA compiler may use (0: its choice) */
+  int regeq;  /* the same, given as -cl-nv-maxrregcount=N rather than "-cl-nv-maxrregcount N" */
   int cr;     /* at most this many columns exchanged at once (0: as many as fit) */
+  int c2;     /* columns per work-group of pass 2 (0: c) */
+  int tt;     /* 1: pass 1 writes the intermediate transposed (contiguous), 0: row-major */
+  size_t group; /* transforms per launch (0: enough for about 2^23 points) */
+  int plane;    /* 1: real and imaginary parts exchanged in separate rounds even where
+                 * local memory holds a whole column (for the tests) */
 } fs_tune;
 
 /* Reads OCAL_FFT_FOURSTEP_TUNE ("n1=1024,c=4,r=8"); fails on anything it does not know. */
@@ -69,6 +76,11 @@ static ocal_status read_tune(fs_tune *t) {
   t->skip = 0;
   t->maxreg = 0;
   t->cr = 0;
+  t->c2 = 0;
+  t->tt = 1;
+  t->regeq = 0;
+  t->group = 0;
+  t->plane = 0;
   const char *env = getenv("OCAL_FFT_FOURSTEP_TUNE");
   if (!env || !env[0]) return OCAL_OK;
   char buf[128];
@@ -82,7 +94,7 @@ static ocal_status read_tune(fs_tune *t) {
     *eq = '\0';
     long v = strtol(eq + 1, &end, 10);
     if (*end || end == eq + 1) goto bad;
-    if (strcmp(tok, "n1") == 0 && v >= 64 && v <= 4096 && log2_exact((size_t)v) > 0)
+    if (strcmp(tok, "n1") == 0 && v >= 64 && v <= 8192 && log2_exact((size_t)v) > 0)
       t->n1 = (size_t)v;
     else if (strcmp(tok, "c") == 0 && (v == 1 || v == 2 || v == 4))
       t->c = (int)v;
@@ -94,24 +106,35 @@ static ocal_status read_tune(fs_tune *t) {
       t->maxreg = (int)v;
     else if (strcmp(tok, "cr") == 0 && (v == 1 || v == 2 || v == 4))
       t->cr = (int)v;
+    else if (strcmp(tok, "c2") == 0 && (v == 1 || v == 2 || v == 4))
+      t->c2 = (int)v;
+    else if (strcmp(tok, "tt") == 0 && (v == 0 || v == 1))
+      t->tt = (int)v;
+    else if (strcmp(tok, "regeq") == 0 && v >= 0 && v <= 255)
+      t->regeq = (int)v;
+    else if (strcmp(tok, "g") == 0 && v >= 1 && v <= 4096)
+      t->group = (size_t)v;
+    else if (strcmp(tok, "plane") == 0 && (v == 0 || v == 1))
+      t->plane = (int)v;
     else
       goto bad;
   }
   return OCAL_OK;
 bad:
   return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
-                   "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..4096 (a power of two), "
-                   "c=1|2|4, r=4|8|16, skip=1|2, reg=0..255, cr=1|2|4, separated by commas",
+                   "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
+                   "c=1|2|4, c2=1|2|4, r=4|8|16, skip=1|2, reg=0..255, regeq=0..255, "
+                   "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, separated by commas",
                    env);
 }
 
 /* The split of n: N1 from the tuning, else the larger half of the bits (N1 >= N2). Returns 0
- * when n cannot be split into two lengths of 64..4096. */
+ * when n cannot be split into two lengths of 64..8192. */
 static int split(size_t n, const fs_tune *t, size_t *n1, size_t *n2) {
   int l = log2_exact(n);
   if (l < 12 || l > 24) return 0;
   size_t a = t->n1 ? t->n1 : (size_t)1 << ((l + 1) / 2);
-  if (a > n || n / a < 64 || n / a > 4096 || a < 64 || a > 4096) return 0;
+  if (a > n || n / a < 64 || n / a > 8192 || a < 64 || a > 8192) return 0;
   *n1 = a;
   *n2 = n / a;
   return 1;
@@ -124,7 +147,8 @@ static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t)
   if (big >> t->logr > ctx->info.max_work_group_size ||
       big >> t->logr > ctx->info.max_work_item_sizes[0])
     return 0;
-  return ctx->info.local_mem_bytes >= lds_bytes(big);
+  /* a column too long for local memory goes through in two halves (real, imaginary) */
+  return ctx->info.local_mem_bytes >= lds_bytes(big) / 2;
 }
 
 /* The default rule, on device properties: use these kernels where VkFFT needs three passes
@@ -191,16 +215,25 @@ static int has_nv_options(ocal_context ctx) {
 /* One program per (length, points per item, columns) holds both passes' kernels, so a plan
  * of N1 = N2 compiles one program (which matters on PoCL, where it takes seconds). */
 static ocal_status get_kernel(fs_plan *f, int pass) {
-  char opts[128];
+  char opts[192];
   size_t l = pass == 1 ? f->n1 : f->n2;
+  int c = pass == 1 ? f->c : f->c2;
+  uint64_t local = f->p->ctx->info.local_mem_bytes;
   /* columns exchanged at once: as many as local memory holds (all at 1024 points and below
-   * on 48 KiB; one at a time at 4096), each round costing two barriers */
-  int cr = f->cr && f->cr < f->c ? f->cr : f->c;
-  while (cr > 1 && (uint64_t)cr * lds_bytes(l) > f->p->ctx->info.local_mem_bytes) cr /= 2;
-  int n = snprintf(opts, sizeof opts, "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d",
-                   log2_exact(l), f->logr, f->c, cr);
-  if (f->maxreg > 0 && has_nv_options(f->p->ctx))
-    snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
+   * on 48 KiB; one at a time at 4096), each round costing two barriers; a column that does
+   * not fit (8192 points) goes in two rounds, real parts then imaginary parts */
+  int cr = f->cr && f->cr < c ? f->cr : c, plane = f->plane || lds_bytes(l) > local;
+  while (cr > 1 && (uint64_t)cr * lds_bytes(l) > local) cr /= 2;
+  if (plane) cr = 1;
+  int n = snprintf(opts, sizeof opts,
+                   "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d -DFS_PLANE=%d -DFS_TT=%d",
+                   log2_exact(l), f->logr, c, cr, plane, f->tt);
+  if ((f->maxreg > 0 || f->regeq > 0) && has_nv_options(f->p->ctx)) {
+    if (f->maxreg > 0)
+      snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount %d", f->maxreg);
+    else
+      snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->regeq);
+  }
   return ocal__library_kernel(f->p->ctx, "fft_fourstep", opts,
                               pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2",
                               &f->k[pass - 1]);
@@ -273,6 +306,10 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   f->skip = t.skip;
   f->maxreg = t.maxreg;
   f->cr = t.cr;
+  f->c2 = t.c2 ? t.c2 : t.c;
+  f->tt = t.tt;
+  f->plane = t.plane;
+  f->regeq = t.regeq;
   if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || !split(f->n, &t, &f->n1, &f->n2) ||
       !device_fits(ctx, f->n1, f->n2, &t)) {
     free(f);
@@ -284,7 +321,11 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   uint64_t compiles = ctx->stats.compiles, hits = ctx->stats.disk_hits;
   pthread_mutex_unlock(&ctx->lock);
   for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass);
-  if (s == OCAL_OK) s = ocal__device_alloc(ctx, f->n * 8, &f->scratch);
+  /* transforms per launch: short ones together, so that a launch has enough work-groups */
+  f->group = t.group ? t.group : ((size_t)1 << 23) / f->n;
+  if (f->group < 1) f->group = 1;
+  if (f->group > p->batch) f->group = p->batch;
+  if (s == OCAL_OK) s = ocal__device_alloc(ctx, f->group * f->n * 8, &f->scratch);
   if (s == OCAL_OK) s = make_twiddles(f);
   if (s != OCAL_OK) {
     fs_plan_destroy(f);
@@ -301,13 +342,13 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   return OCAL_OK;
 }
 
-static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t local, cl_mem src,
+static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t count, size_t local, cl_mem src,
                           cl_ulong src_off, cl_mem dst, cl_ulong dst_off, cl_uint stride,
                           float dir, int pass, float scale) {
   cl_uint o_stage = pass == 1 ? 0 : (cl_uint)f->n1, o_lo = (cl_uint)(f->n1 + f->n2),
           o_hi = (cl_uint)(2 * f->n1 + f->n2);
   ocal_context ctx = f->p->ctx;
-  size_t global = groups * local;
+  size_t global[2] = {groups * local, count}, lsz[2] = {local, 1};
   pthread_mutex_lock(&k->lock);
   cl_int err = clSetKernelArg(k->kernel, 0, sizeof src, &src);
   if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 1, sizeof src_off, &src_off);
@@ -324,7 +365,7 @@ static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t loc
     pthread_mutex_unlock(&k->lock);
     return ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", "ocal_fft_execute");
   }
-  err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+  err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 2, NULL, global, lsz, 0, NULL, NULL);
   pthread_mutex_unlock(&k->lock);
   if (err != CL_SUCCESS)
     return ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", "ocal_fft_execute");
@@ -339,16 +380,17 @@ static ocal_status fs_execute(void *state, int direction, cl_mem in, size_t in_o
   (void)out_offset_bytes;
   float scale = (float)f->p->scale[inv], dir = inv ? 1.0f : -1.0f;
   ocal_status s = OCAL_OK;
-  /* One transform at a time through the scratch buffer (in place works: pass 1 moves all
-   * of a transform into the scratch before pass 2 writes it back). */
-  for (size_t b = 0; b < f->p->batch && s == OCAL_OK; b++) {
+  /* f->group transforms at a time through the scratch buffer (in place works: pass 1 moves
+   * all of them into the scratch before pass 2 writes them back) */
+  for (size_t b = 0; b < f->p->batch && s == OCAL_OK; b += f->group) {
+    size_t count = f->p->batch - b < f->group ? f->p->batch - b : f->group;
     cl_ulong off = (cl_ulong)(b * f->n);
     if (f->skip != 1)
-      s = launch(f, f->k[0], f->n2 / (size_t)f->c, f->n1 >> f->logr, in, off, f->scratch, 0,
-                 (cl_uint)f->n2, dir, 1, 1.0f);
+      s = launch(f, f->k[0], f->n2 / (size_t)f->c, count, f->n1 >> f->logr, in, off, f->scratch,
+                 0, (cl_uint)f->n2, dir, 1, 1.0f);
     if (s == OCAL_OK && f->skip != 2)
-      s = launch(f, f->k[1], f->n1 / (size_t)f->c, f->n2 >> f->logr, f->scratch, 0, out, off,
-                 (cl_uint)f->n1, dir, 2, scale);
+      s = launch(f, f->k[1], f->n1 / (size_t)f->c2, count, f->n2 >> f->logr, f->scratch, 0, out,
+                 off, (cl_uint)f->n1, dir, 2, scale);
   }
   return s;
 }
