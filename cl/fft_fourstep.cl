@@ -1,15 +1,17 @@
-/* ocal — the two passes of the four-step FFT (src/fft/fourstep.c) for one long 1-D
- * single-precision C2C transform of N = N1 * N2 points, decimation in time:
+/* ocal — the two passes of the four-step FFT (src/fft/fourstep.c) for long 1-D
+ * single-precision C2C transforms of N = N1 * N2 points, decimation in time:
  *
  *   n = N2 n1 + n2,  k = k1 + N1 k2,
  *   X[k1 + N1 k2] = sum_n2 W_N2^(n2 k2) * ( W_N^(n2 k1) * sum_n1 x[N2 n1 + n2] W_N1^(n1 k1) )
  *
- * Pass 1 (FS_L = N1): one work-group takes FS_C adjacent columns n2, does their
- * N1-point FFTs over n1 (stride N2), multiplies by W_N^(n2 k1) and writes T[N2 k1 + n2]. Each
- * row it reads and writes is FS_C complex values in a row (one float4 / float8).
- * Pass 2 (FS_L = N2): one work-group takes FS_C adjacent rows k1 of T (contiguous:
- * the warp reads consecutive addresses), does their N2-point FFTs and writes X[k1 + N1 k2]:
- * FS_C values in a row per k2, scaled by `scale` (the plan's normalisation).
+ * Pass 1 (FS_L = N1): one work-group takes FS_C adjacent columns n2, does their N1-point FFTs
+ * over n1 (stride N2: FS_C values in a row, one float2 / float4 / float8), multiplies by
+ * W_N^(n2 k1) and writes the intermediate transposed, T'[n2][k1] (FS_TT 1: consecutive items
+ * write consecutive addresses) or row-major, T[k1][n2] (FS_TT 0: FS_C values in a row).
+ * Pass 2 (FS_L = N2): one work-group takes FS_C adjacent k1, reads their N2 values (at a stride
+ * of N1 from T', contiguous rows from T), does their N2-point FFTs and writes X[k1 + N1 k2]:
+ * FS_C values in a row per k2, scaled by `scale` (the plan's normalisation). The second
+ * launch dimension is the transform within the launch (N points apart in every buffer).
  *
  * So each pass reads and writes the array once: two passes where VkFFT through OpenCL makes
  * three for N > 2^20 (its 48 KiB of local memory per work-group).
@@ -18,14 +20,20 @@
  * vectors whose FS_C lanes are the columns (the arithmetic is the same for all of them). The
  * FFT is a Stockham autosort of radix-FS_R stages (the last of a smaller radix when FS_R does
  * not divide log2 FS_L evenly), each a radix-2 FFT in registers, with the points exchanged
- * through local memory between stages one column at a time (FS_C columns of 4096 points would
- * not fit in 48 KiB).
+ * through local memory between stages, FS_CR columns at a time (as many as local memory
+ * holds: 4 of 1024 points, 1 of 4096 in 48 KiB), or with FS_PLANE a column's real parts then
+ * its imaginary parts (8192 points). Every private array index is a constant once the loops
+ * are unrolled (checked in NVIDIA's PTX: no local-memory stack, no spills).
  *
- * Options: FS_LOGL (log2 of the FFT length, 6..12), FS_LOGR (log2 points per item, 2..4),
- * FS_C (1, 2, 4 columns). Both passes of one length live in one program, and the direction is
- * an argument (dir: -1 forward, 1 inverse), so a 4096 x 4096 plan compiles one program.
- * Twiddles come from tables the host computes in double (exact to float rounding), read
- * through the cache: sinpi/cospi per point cost as much as the memory traffic on an H100. */
+ * Options: FS_LOGL (log2 of the FFT length, 6..13), FS_LOGR (log2 points per item, 2..4),
+ * FS_C (1, 2, 4 columns), FS_CR, FS_PLANE, FS_TT. Both passes of one length live in one
+ * program, and the direction is an argument (dir: -1 forward, 1 inverse), so a 4096 x 4096 plan
+ * compiles one program. Twiddles come from tables the host computes in double (exact to float
+ * rounding): per stage a table of W_(ns r)^k that consecutive items read at consecutive
+ * addresses, its powers taken in registers (a few roundings); for pass 1's W_N^(n2 k1) two
+ * table reads per column and item and powers of a per-group factor. (Scattered table reads of
+ * every twiddle, as before, cost L1 bandwidth; sinpi/cospi per point cost as much as the
+ * memory traffic on an H100.) */
 
 #define FS_L (1 << FS_LOGL)
 #define FS_R (1 << FS_LOGR)

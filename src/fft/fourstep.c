@@ -1,23 +1,43 @@
 /* ocal — ocal's own two-pass four-step FFT (cl/fft_fourstep.cl), for long 1-D
  * single-precision C2C transforms of a power-of-two length N = N1 * N2 (N1, N2 from 64 to
- * 4096, so N from 2^12 to 2^24).
+ * 8192, so N from 2^12 to 2^24).
  *
  * Why: VkFFT 1.2.26 through OpenCL has 48 KiB of local memory per work-group on NVIDIA, so it
  * reads and writes the whole array three times for every power-of-two length above 2^20; at
  * an H100's copy bandwidth three passes over 2^24 x 8 points already take longer than 0.9x
- * cuFFT. These kernels do it in two: each work-group keeps a few whole 4096-point columns in
- * registers and exchanges them through local memory one column at a time.
+ * cuFFT. These kernels do it in two: each work-group keeps a few whole columns in registers
+ * and exchanges them through local memory (all at once where they fit, else one at a time,
+ * else a column's real and imaginary parts in separate rounds). Pass 1 writes the
+ * intermediate transposed, so that its writes are contiguous; pass 2 reads it at a stride.
+ *
+ * Why they are still slower than VkFFT on an H100 (measured, bench/fft_fourstep_probe): not
+ * the kernels' registers (no spills, no stack: every private index is a constant), but the
+ * memory pattern of the last pass. A two-pass FFT must write its output at a row stride of
+ * N1 points with only C adjacent values per row and work-group (C * N1 points of registers
+ * per group), and an H100 writes such rows slowly: as plain copies of 2^24 complex floats
+ * (256 MiB moved, us): contiguous 100; strided reads of 32-byte pieces + contiguous writes
+ * 118; contiguous reads + strided writes of 32-byte pieces per item at a 32 KiB stride 213
+ * (4096 rows; also 64-byte and 128-byte pieces per item, or 4 items side by side, 221-239),
+ * at 64 KiB 207, 128 KiB 203; fast only where the stride is 64 KiB or more AND each store
+ * instruction covers 64+ bytes of a row (2 items side by side at 64 KiB: 132; 4 at 128 KiB:
+ * 106). Pass 2 alone takes as long as that slow copy (2^24 x 8: 2292 us of the 3616). A
+ * split that allows the fast pattern (N1 >= 8192 with 8+ columns per group of pass 2) leaves
+ * pass 1 reading 8-byte pieces of 8192- or 16384-point columns (171 us as a copy), so even at
+ * copy speed two passes would take about as long as VkFFT's three.
  *
  * The default engine (VkFFT, else clFFT) would hand these shapes to this engine by the rule in
- * fourstep_rule (device properties, never names), but so far the kernels measure slower than
+ * fourstep_rule (device properties, never names), but the kernels measure slower than
  * VkFFT's three passes (numbers there), so the rule is off: OCAL_FFT_FOURSTEP=1 turns the
  * engine on for every shape it supports (tests force it on PoCL), 0 off, auto (or unset) the
- * rule. Batches are done one transform after another through one transform's worth of
- * scratch memory.
+ * rule. Batches go through scratch memory a few transforms per launch (about 2^23 points).
  *
- * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks the split, the columns per work-group (1,
- * 2, 4) and the points per work-item (4, 8, 16) at plan creation, for the benchmarks and the
- * tests; skip=1 or skip=2 leaves pass 1 or 2 out, to time the other alone (wrong output). */
+ * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks at plan creation, for the benchmarks and the
+ * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4) and of pass 2 (c2,
+ * default c), the points per work-item (r: 4, 8, 16), at most cr columns exchanged at once,
+ * tt=0 for the row-major intermediate (pass 1 writes at a stride, pass 2 reads rows), plane=1
+ * to exchange real and imaginary parts separately even where a column fits, g transforms per
+ * launch, reg=N registers per item on NVIDIA (-cl-nv-maxrregcount), skip=1 or skip=2 to leave
+ * pass 1 or 2 out, to time the other alone (wrong output). */
 #include "config.h"
 
 #include <math.h>
@@ -29,15 +49,16 @@
 #include "engine.h"
 
 /* Columns per work-group and log2 points per work-item when OCAL_FFT_FOURSTEP_TUNE does not
- * say: the fastest for 2^24 x 8 on an H100 (c=4,r=16 4037 us; c=4,r=8 4461; c=4,r=4 5381;
- * c=2,r=16 5711; c=2,r=8 6028; c=1,r=16 8995). */
+ * say: the fastest for 2^24 x 8 on an H100 (bench/fft_fourstep.sh, 2026-11-22, us: c=4,r=16
+ * 3616; c=4,r=16,reg=128 3596; n1=8192,c=1,c2=4,r=16 3750; c=4,r=8 3983; c=2,r=16 4129;
+ * c=4,c2=2,r=16 4316; c=4,r=16,tt=0 4089). */
 #define DEFAULT_C 4
 #define DEFAULT_LOGR 4
 
 typedef struct fs_plan {
   const ocal__fft_problem *p;
   size_t n, n1, n2;
-  int c, c2, logr, skip, maxreg, regeq, cr, tt, plane;
+  int c, c2, logr, skip, maxreg, cr, tt, plane;
   size_t group;            /* transforms per launch (the scratch holds that many) */
   cl_mem scratch;          /* one transform: pass 1 writes it, pass 2 reads it */
   cl_mem tw;               /* twiddle tables: W_N1^i (N1), W_N2^i (N2), W_N^l (l < N1) */
@@ -59,7 +80,6 @@ typedef struct fs_tune {
   int c, logr;
   int skip;  /* 1 or 2: leave that pass out (timing each pass only: the output is wrong) */
   int maxreg; /* registers per work-item the NVIDIA compiler may use (0: its choice) */
-  int regeq;  /* the same, given as -cl-nv-maxrregcount=N rather than "-cl-nv-maxrregcount N" */
   int cr;     /* at most this many columns exchanged at once (0: as many as fit) */
   int c2;     /* columns per work-group of pass 2 (0: c) */
   int tt;     /* 1: pass 1 writes the intermediate transposed (contiguous), 0: row-major */
@@ -78,7 +98,6 @@ static ocal_status read_tune(fs_tune *t) {
   t->cr = 0;
   t->c2 = 0;
   t->tt = 1;
-  t->regeq = 0;
   t->group = 0;
   t->plane = 0;
   const char *env = getenv("OCAL_FFT_FOURSTEP_TUNE");
@@ -110,8 +129,6 @@ static ocal_status read_tune(fs_tune *t) {
       t->c2 = (int)v;
     else if (strcmp(tok, "tt") == 0 && (v == 0 || v == 1))
       t->tt = (int)v;
-    else if (strcmp(tok, "regeq") == 0 && v >= 0 && v <= 255)
-      t->regeq = (int)v;
     else if (strcmp(tok, "g") == 0 && v >= 1 && v <= 4096)
       t->group = (size_t)v;
     else if (strcmp(tok, "plane") == 0 && (v == 0 || v == 1))
@@ -123,7 +140,7 @@ static ocal_status read_tune(fs_tune *t) {
 bad:
   return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                    "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
-                   "c=1|2|4, c2=1|2|4, r=4|8|16, skip=1|2, reg=0..255, regeq=0..255, "
+                   "c=1|2|4, c2=1|2|4, r=4|8|16, skip=1|2, reg=0..255, "
                    "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, separated by commas",
                    env);
 }
@@ -156,14 +173,18 @@ static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t)
  * points of a column in one work-group, so it does lengths up to S^2 in two passes (S = 1024
  * with NVIDIA's 48 KiB), and above that these kernels would move a third less memory.
  *
- * But they are not yet faster: measured on an H100 (bench/fft_fourstep.sh, 2026-11-22, us per
- * batch, forward, out of place; VkFFT with its tuned three passes; cuFFT = torch.fft):
- *              four-step (best c, r)  VkFFT   cuFFT
- *   2^24 x 8        4037 (c=4,r=16)    2275    1909
- *   2^22 x 32       4006 (c=4,r=8)     2211    1752
- *   2^21 x 64       4230 (c=4,r=8)     2207    1596
- * so the rule stays off (FOURSTEP_AUTO 0) until a kernel beats VkFFT there; then set it to 1.
- * Only GPUs were considered (nothing was measured with PoCL). */
+ * But they are not faster: measured on an H100 (bench/fft_fourstep.sh, 2026-11-22, us per
+ * batch, forward, out of place, one session; VkFFT with its three passes; cuFFT = torch.fft):
+ *              four-step (c=4,r=16)   VkFFT   cuFFT
+ *   2^24 x 8        3616               2276    1923
+ *   2^22 x 32       3408               2212    1760
+ *   2^20 x 128      3113               1648    1574
+ * (the kernels before: 4037 and 4006 us at 2^24 x 8 and 2^22 x 32; this file's twiddles alone
+ * with the row-major intermediate and one transform per launch: 4195, 4139, 4560 us; the
+ * gain came from the transposed intermediate and, for the shorter lengths, from several
+ * transforms per launch), so the rule stays off (FOURSTEP_AUTO 0) until a kernel beats
+ * VkFFT there (the top of this file says why pass 2 cannot at 2^24); then set it to 1. Only
+ * GPUs were considered (nothing was measured with PoCL). */
 #define FOURSTEP_AUTO 0
 static int fourstep_rule(ocal_context ctx, size_t n) {
   if (!FOURSTEP_AUTO || ctx->info.type != OCAL_DEVICE_GPU) return 0;
@@ -228,12 +249,9 @@ static ocal_status get_kernel(fs_plan *f, int pass) {
   int n = snprintf(opts, sizeof opts,
                    "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d -DFS_PLANE=%d -DFS_TT=%d",
                    log2_exact(l), f->logr, c, cr, plane, f->tt);
-  if ((f->maxreg > 0 || f->regeq > 0) && has_nv_options(f->p->ctx)) {
-    if (f->maxreg > 0)
-      snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount %d", f->maxreg);
-    else
-      snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->regeq);
-  }
+  /* the form with '=' (NVIDIA's compiler rejects "-cl-nv-maxrregcount N") */
+  if (f->maxreg > 0 && has_nv_options(f->p->ctx))
+    snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
   return ocal__library_kernel(f->p->ctx, "fft_fourstep", opts,
                               pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2",
                               &f->k[pass - 1]);
@@ -309,7 +327,6 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   f->c2 = t.c2 ? t.c2 : t.c;
   f->tt = t.tt;
   f->plane = t.plane;
-  f->regeq = t.regeq;
   if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || !split(f->n, &t, &f->n1, &f->n2) ||
       !device_fits(ctx, f->n1, f->n2, &t)) {
     free(f);
