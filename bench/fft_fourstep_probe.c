@@ -8,7 +8,8 @@
  * program binary (PTX on NVIDIA) to OUTDIR with counts of its local-memory (stack) accesses.
  * Then times copies with the access patterns of the two passes (2^24 complex floats: rows of
  * C values at a stride, and contiguous rows written at a stride), to separate the memory
- * pattern's own speed from the kernels'. One JSON object per line. */
+ * pattern's own speed from the kernels' (on a GPU only, or anywhere with PROBE_CPU set). One
+ * JSON object per line; a configuration that does not build is reported and skipped. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
@@ -131,14 +132,12 @@ int main(int argc, char **argv) {
     int logl, logr, c, maxreg = 0;
     if (sscanf(argv[i], "%d,%d,%d,%d", &logl, &logr, &c, &maxreg) < 3) DIE("bad config %s", argv[i]);
     char opts[256];
-    /* maxreg < 0: the option as "-cl-nv-maxrregcount N", > 0: "-cl-nv-maxrregcount=N" */
+    /* maxreg: -cl-nv-maxrregcount=N (NVIDIA's compiler rejects the form with a space) */
     int n = snprintf(opts, sizeof opts, "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_PLANE=%d", logl,
                      logr, c, logl >= 13);
     if (nv) n += snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-verbose");
     if (nv && maxreg > 0)
       snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", maxreg);
-    if (nv && maxreg < 0)
-      snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount %d", -maxreg);
     char *log;
     cl_program p = build(src, opts, &log);
     if (!p) {
