@@ -1,15 +1,17 @@
-/* ocal — the two passes of the four-step FFT (src/fft/fourstep.c) for one long 1-D
- * single-precision C2C transform of N = N1 * N2 points, decimation in time:
+/* ocal — the two passes of the four-step FFT (src/fft/fourstep.c) for long 1-D
+ * single-precision C2C transforms of N = N1 * N2 points, decimation in time:
  *
  *   n = N2 n1 + n2,  k = k1 + N1 k2,
  *   X[k1 + N1 k2] = sum_n2 W_N2^(n2 k2) * ( W_N^(n2 k1) * sum_n1 x[N2 n1 + n2] W_N1^(n1 k1) )
  *
- * Pass 1 (FS_L = N1): one work-group takes FS_C adjacent columns n2, does their
- * N1-point FFTs over n1 (stride N2), multiplies by W_N^(n2 k1) and writes T[N2 k1 + n2]. Each
- * row it reads and writes is FS_C complex values in a row (one float4 / float8).
- * Pass 2 (FS_L = N2): one work-group takes FS_C adjacent rows k1 of T (contiguous:
- * the warp reads consecutive addresses), does their N2-point FFTs and writes X[k1 + N1 k2]:
- * FS_C values in a row per k2, scaled by `scale` (the plan's normalisation).
+ * Pass 1 (FS_L = N1): one work-group takes FS_C adjacent columns n2, does their N1-point FFTs
+ * over n1 (stride N2: FS_C values in a row, one float2 / float4 / float8), multiplies by
+ * W_N^(n2 k1) and writes the intermediate transposed, T'[n2][k1] (FS_TT 1: consecutive items
+ * write consecutive addresses) or row-major, T[k1][n2] (FS_TT 0: FS_C values in a row).
+ * Pass 2 (FS_L = N2): one work-group takes FS_C adjacent k1, reads their N2 values (at a stride
+ * of N1 from T', contiguous rows from T), does their N2-point FFTs and writes X[k1 + N1 k2]:
+ * FS_C values in a row per k2, scaled by `scale` (the plan's normalisation). The second
+ * launch dimension is the transform within the launch (N points apart in every buffer).
  *
  * So each pass reads and writes the array once: two passes where VkFFT through OpenCL makes
  * three for N > 2^20 (its 48 KiB of local memory per work-group).
@@ -18,14 +20,20 @@
  * vectors whose FS_C lanes are the columns (the arithmetic is the same for all of them). The
  * FFT is a Stockham autosort of radix-FS_R stages (the last of a smaller radix when FS_R does
  * not divide log2 FS_L evenly), each a radix-2 FFT in registers, with the points exchanged
- * through local memory between stages one column at a time (FS_C columns of 4096 points would
- * not fit in 48 KiB).
+ * through local memory between stages, FS_CR columns at a time (as many as local memory
+ * holds: 4 of 1024 points, 1 of 4096 in 48 KiB), or with FS_PLANE a column's real parts then
+ * its imaginary parts (8192 points). Every private array index is a constant once the loops
+ * are unrolled (checked in NVIDIA's PTX: no local-memory stack, no spills).
  *
- * Options: FS_LOGL (log2 of the FFT length, 6..12), FS_LOGR (log2 points per item, 2..4),
- * FS_C (1, 2, 4 columns). Both passes of one length live in one program, and the direction is
- * an argument (dir: -1 forward, 1 inverse), so a 4096 x 4096 plan compiles one program.
- * Twiddles come from tables the host computes in double (exact to float rounding), read
- * through the cache: sinpi/cospi per point cost as much as the memory traffic on an H100. */
+ * Options: FS_LOGL (log2 of the FFT length, 6..13), FS_LOGR (log2 points per item, 2..4),
+ * FS_C (1, 2, 4 columns), FS_CR, FS_PLANE, FS_TT. Both passes of one length live in one
+ * program, and the direction is an argument (dir: -1 forward, 1 inverse), so a 4096 x 4096 plan
+ * compiles one program. Twiddles come from tables the host computes in double (exact to float
+ * rounding): per stage a table of W_(ns r)^k that consecutive items read at consecutive
+ * addresses, its powers taken in registers (a few roundings); for pass 1's W_N^(n2 k1) two
+ * table reads per column and item and powers of a per-group factor. (Scattered table reads of
+ * every twiddle, as before, cost L1 bandwidth; sinpi/cospi per point cost as much as the
+ * memory traffic on an H100.) */
 
 #define FS_L (1 << FS_LOGL)
 #define FS_R (1 << FS_LOGR)
@@ -166,14 +174,130 @@ static inline void fft_reg(cx *a, const int logr, const float dir) {
 }
 
 #define PAD(i) ((i) + ((i) >> 4)) /* spreads strided local-memory accesses over the banks */
+#define FS_LDS (PAD(FS_L - 1) + 1)  /* local-memory entries of one column */
+#ifndef FS_CR
+#define FS_CR 1 /* columns exchanged at once (as many as local memory holds) */
+#endif
+#ifndef FS_PLANE
+#define FS_PLANE 0 /* 1: exchange real and imaginary parts in separate rounds (one column) */
+#endif
+#if FS_PLANE
+typedef float lt;
+#if FS_CR != 1
+#error "FS_PLANE needs FS_CR 1"
+#endif
+#else
+typedef float2 lt;
+#endif
+#ifndef FS_TT
+#define FS_TT 1 /* 1: pass 1 writes T transposed, T'[n2][k1] (contiguous); 0: T[k1][n2] */
+#endif
+#if FS_C % FS_CR || FS_C / FS_CR > 4
+#error "FS_CR must divide FS_C"
+#endif
+
+/* One column (rd) through local memory in two rounds, its real parts (part 0) then its imaginary
+ * parts (part 1), for lengths whose complex column does not fit in local memory. */
+static inline void exchange_plane(cx *v, const int t, __local float *lds, const int st,
+                                  const int rd, const int part) {
+  const int logr = st < FS_NFULL ? FS_LOGR : FS_LOGLAST;
+  const int r = 1 << logr, nq = FS_R / r, logns = st * FS_LOGR, ns = 1 << logns;
+  const int logr2 = st + 1 < FS_NFULL ? FS_LOGR : FS_LOGLAST;
+  const int r2 = 1 << logr2;
+  if (st > 0 || rd > 0 || part > 0) barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+  for (int q = 0; q < nq; q++) {
+    const int j = t + q * FS_T, k = j & (ns - 1);
+    const int base = ((j >> logns) << (logns + logr)) + k;
+#pragma unroll
+    for (int m = 0; m < r; m++)
+      lds[PAD(base + m * ns)] = lane(part ? v[q * r + m].im : v[q * r + m].re, rd);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+  for (int q = 0; q < FS_R / r2; q++) {
+#pragma unroll
+    for (int m = 0; m < r2; m++) {
+      const float y = lds[PAD(t + q * FS_T + m * (FS_L / r2))];
+      if (part)
+        v[q * r2 + m].im = set_lane(v[q * r2 + m].im, rd, y);
+      else
+        v[q * r2 + m].re = set_lane(v[q * r2 + m].re, rd, y);
+    }
+  }
+}
+
+/* Offset of stage st's twiddle table (st >= 1) in the stage tables: R + R^2 + ... + R^(st-1)
+ * entries come before it (the table of stage s holds W_(ns r)^k for k < ns = R^s). */
+#define FS_TOFF(st) (((1 << ((st) * FS_LOGR)) - FS_R) / (FS_R - 1))
+
+/* p[m] = w^m for 0 < m < r, each a product of two earlier ones, at most 5 roundings deep
+ * (w^2 = w w, w^3 = w^2 w, w^4 = w^2 w^2, w^(4a) = w^(4a-4) w^4, w^(4a+b) = w^(4a) w^b), all
+ * in registers: m is a constant once unrolled. */
+static inline void powers(float *pr, float *pi, const float wr, const float wi, const int r) {
+  pr[1] = wr;
+  pi[1] = wi;
+#pragma unroll
+  for (int m = 2; m < r; m++) {
+    const int a = m < 4 ? m - 1 : m == 4 ? 2 : (m & 3) == 0 ? m - 4 : m & ~3;
+    const int b = m - a;
+    pr[m] = pr[a] * pr[b] - pi[a] * pi[b];
+    pi[m] = pr[a] * pi[b] + pi[a] * pr[b];
+  }
+}
+
+/* One round of the exchange after stage st: columns rd FS_CR .. rd FS_CR + FS_CR - 1 (rd a
+ * literal, like st, so the lanes picked are constants) go through local memory, each in its
+ * own FS_LDS-entry part; the barrier before the writes waits for the previous round's (or
+ * stage's) reads. */
+#if !FS_PLANE
+static inline void exchange_round(cx *v, const int t, __local lt *lds, const int st,
+                                  const int rd) {
+  const int logr = st < FS_NFULL ? FS_LOGR : FS_LOGLAST;
+  const int r = 1 << logr, nq = FS_R / r, logns = st * FS_LOGR, ns = 1 << logns;
+  const int logr2 = st + 1 < FS_NFULL ? FS_LOGR : FS_LOGLAST;
+  const int r2 = 1 << logr2;
+  if (st > 0 || rd > 0) barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+  for (int cc = 0; cc < FS_CR; cc++) {
+    const int c = rd * FS_CR + cc;
+#pragma unroll
+    for (int q = 0; q < nq; q++) {
+      const int j = t + q * FS_T, k = j & (ns - 1);
+      const int base = ((j >> logns) << (logns + logr)) + k;
+#pragma unroll
+      for (int m = 0; m < r; m++) {
+        const int i = base + m * ns;
+        lds[cc * FS_LDS + PAD(i)] = (float2)(lane(v[q * r + m].re, c), lane(v[q * r + m].im, c));
+      }
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+  for (int cc = 0; cc < FS_CR; cc++) {
+    const int c = rd * FS_CR + cc;
+#pragma unroll
+    for (int q = 0; q < FS_R / r2; q++) {
+#pragma unroll
+      for (int m = 0; m < r2; m++) {
+        const int i = t + q * FS_T + m * (FS_L / r2);
+        float2 y = lds[cc * FS_LDS + PAD(i)];
+        v[q * r2 + m].re = set_lane(v[q * r2 + m].re, c, y.x);
+        v[q * r2 + m].im = set_lane(v[q * r2 + m].im, c, y.y);
+      }
+    }
+  }
+}
+#endif
 
 /* One Stockham stage `st` (a literal at each call, so every index below is a constant once
  * the small loops are unrolled). In: v[q r + m] is element j + m FS_L / r, j = t + q FS_T.
- * Butterfly j multiplies its inputs by W_(ns r)^(k m) (k = j mod ns; from the table tw of
- * W_L^i: index k m L / (ns r)), does its radix-r FFT in registers and, unless it is the last
- * stage, sends output m to element (j / ns) ns r + k + m ns through local memory, from where
- * the next stage reads its inputs; one column at a time. */
-static inline void fs_stage(cx *v, const int t, __local float2 *lds, __global const float2 *tw,
+ * Butterfly j multiplies its inputs by W_(ns r)^(k m) (k = j mod ns: one load from the stage's
+ * table, which consecutive items read at consecutive addresses, and its powers in registers),
+ * does its radix-r FFT in registers and, unless it is the last stage, sends output m to
+ * element (j / ns) ns r + k + m ns through local memory, from where the next stage reads its
+ * inputs; one column at a time. */
+static inline void fs_stage(cx *v, const int t, __local lt *lds, __global const float2 *tw,
                             const float dir, const int st) {
   const int logr = st < FS_NFULL ? FS_LOGR : FS_LOGLAST;
   const int r = 1 << logr, nq = FS_R / r, logns = st * FS_LOGR, ns = 1 << logns;
@@ -181,50 +305,45 @@ static inline void fs_stage(cx *v, const int t, __local float2 *lds, __global co
   for (int q = 0; q < nq; q++) {
     const int j = t + q * FS_T, k = j & (ns - 1);
     if (st > 0) {
-      const int step = FS_L >> (logns + logr);
+      const float2 w = tw[FS_TOFF(st) + k];
+      float pr[16], pi[16];
+      powers(pr, pi, w.x, dir * w.y, r);
 #pragma unroll
-      for (int m = 1; m < r; m++) {
-        const float2 w = tw[k * m * step];
-        v[q * r + m] = cx_mul1(v[q * r + m], w.x, dir * w.y);
-      }
+      for (int m = 1; m < r; m++) v[q * r + m] = cx_mul1(v[q * r + m], pr[m], pi[m]);
     }
     fft_reg(v + q * r, logr, dir);
   }
   if (st + 1 < FS_NSTAGES) {
-    const int logr2 = st + 1 < FS_NFULL ? FS_LOGR : FS_LOGLAST;
-    const int r2 = 1 << logr2;
-#pragma unroll
-    for (int c = 0; c < FS_C; c++) {
-      if (st > 0 || c > 0) barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-      for (int q = 0; q < nq; q++) {
-        const int j = t + q * FS_T, k = j & (ns - 1);
-        const int base = ((j >> logns) << (logns + logr)) + k;
-#pragma unroll
-        for (int m = 0; m < r; m++) {
-          const int i = base + m * ns;
-          lds[PAD(i)] = (float2)(lane(v[q * r + m].re, c), lane(v[q * r + m].im, c));
-        }
-      }
-      barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-      for (int q = 0; q < FS_R / r2; q++) {
-#pragma unroll
-        for (int m = 0; m < r2; m++) {
-          const int i = t + q * FS_T + m * (FS_L / r2);
-          float2 y = lds[PAD(i)];
-          v[q * r2 + m].re = set_lane(v[q * r2 + m].re, c, y.x);
-          v[q * r2 + m].im = set_lane(v[q * r2 + m].im, c, y.y);
-        }
-      }
-    }
+#if FS_PLANE
+    exchange_plane(v, t, lds, st, 0, 0);
+    exchange_plane(v, t, lds, st, 0, 1);
+#if FS_C > 1
+    exchange_plane(v, t, lds, st, 1, 0);
+    exchange_plane(v, t, lds, st, 1, 1);
+#endif
+#if FS_C > 2
+    exchange_plane(v, t, lds, st, 2, 0);
+    exchange_plane(v, t, lds, st, 2, 1);
+    exchange_plane(v, t, lds, st, 3, 0);
+    exchange_plane(v, t, lds, st, 3, 1);
+#endif
+#else
+    exchange_round(v, t, lds, st, 0);
+#if FS_C / FS_CR > 1
+    exchange_round(v, t, lds, st, 1);
+#endif
+#if FS_C / FS_CR > 2
+    exchange_round(v, t, lds, st, 2);
+    exchange_round(v, t, lds, st, 3);
+#endif
+#endif
   }
 }
 
 /* The whole FFT of the group's FS_C columns, stage by stage (at most 6: 2^12 in radix 4).
  * In: v[m] is element t + m FS_T. Out: v[q r + m] is element t + q FS_T + m FS_L / r, r the
  * last stage's radix. */
-static inline void fft_group(cx *v, const int t, __local float2 *lds, __global const float2 *tw,
+static inline void fft_group(cx *v, const int t, __local lt *lds, __global const float2 *tw,
                              const float dir) {
   fs_stage(v, t, lds, tw, dir, 0);
 #if FS_NSTAGES > 1
@@ -251,55 +370,85 @@ static inline void fft_group(cx *v, const int t, __local float2 *lds, __global c
 #define FS_LASTR (1 << FS_LOGLASTR)
 
 /* Pass 1. src, dst: offsets in complex elements (multiples of FS_C); n2: the row length N2
- * (a multiple of FS_C); tw: the plan's twiddle tables (src/fft/fourstep.c), W_N1^i at
- * o_stage, W_N^l (l < N1) at o_lo, W_N2^h = W_N^(h N1) at o_hi, each (cos, sin) of the
- * positive angle. One group per FS_C columns. */
+ * (a multiple of FS_C); tw: the plan's twiddle tables (src/fft/fourstep.c), the stage tables
+ * of length N1 at o_stage, W_N^l (l < N1) at o_lo, W_N2^h = W_N^(h N1) at o_hi, each (cos,
+ * sin) of the positive angle. One group per FS_C columns. */
 __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourstep_pass1(
     __global const float *src, const ulong src_off, __global float *dst, const ulong dst_off,
     const uint n2, const float dir, __global const float2 *tw, const uint o_stage,
     const uint o_lo, const uint o_hi) {
-  __local float2 lds[PAD(FS_L - 1) + 1];
+  __local lt lds[FS_CR * FS_LDS];
   const int t = (int)get_local_id(0);
   const uint c0 = (uint)get_group_id(0) * FS_C;
-  __global const vt2 *s = (__global const vt2 *)(src + 2 * src_off);
-  __global vt2 *d = (__global vt2 *)(dst + 2 * dst_off);
+  const ulong bo = (ulong)get_group_id(1) * FS_L * n2; /* transform of the launch */
+  __global const vt2 *s = (__global const vt2 *)(src + 2 * (src_off + bo));
   const uint rows = n2 / FS_C;
   cx v[FS_R];
 #pragma unroll
   for (int m = 0; m < FS_R; m++) v[m] = cx_from(s[(uint)(t + m * FS_T) * rows + c0 / FS_C]);
   fft_group(v, t, lds, tw + o_stage, dir);
-  /* W_N^(n2 k1), n2 k1 < N exactly in integers, = W_N^(e mod N1) W_N2^(e / N1) */
+  /* W_N^(n2 k1) for k1 = t + FS_T i (i = q + m FS_R / FS_LASTR < FS_R) is
+   * W_N^(n2 t) (W_N^(n2 FS_T))^i: two scattered table reads per column and item, the second
+   * factor's base the same for the whole group, its powers in registers (a table entry is
+   * W_N^e = W_N^(e mod N1) W_N2^(e / N1), with n2 k1 < N exactly in integers). */
   __global const float2 *lo = tw + o_lo, *hi = tw + o_hi;
+  cx base, s1;
+  base.re = base.im = s1.re = s1.im = (vt)0.0f;
 #pragma unroll
-  for (int q = 0; q < FS_R / FS_LASTR; q++) {
+  for (int c = 0; c < FS_C; c++) {
+    const uint n2c = c0 + (uint)c, e = n2c * (uint)t, eT = n2c * (uint)FS_T;
+    float2 a = lo[e & (FS_L - 1)], b = hi[e >> FS_LOGL];
+    base.re = set_lane(base.re, c, a.x * b.x - a.y * b.y);
+    base.im = set_lane(base.im, c, dir * (a.x * b.y + a.y * b.x));
+    a = lo[eT & (FS_L - 1)];
+    b = hi[eT >> FS_LOGL];
+    s1.re = set_lane(s1.re, c, a.x * b.x - a.y * b.y);
+    s1.im = set_lane(s1.im, c, dir * (a.x * b.y + a.y * b.x));
+  }
+  /* s^b for b < 4 and the running s^(4a), so twiddle i = base s^(4a) s^b, few roundings */
+  cx sp[4], blk = base;
+  sp[1] = s1;
+  sp[2] = cx_mulv(s1, s1.re, s1.im);
+  sp[3] = cx_mulv(sp[2], s1.re, s1.im);
+  const cx s4 = cx_mulv(sp[2], sp[2].re, sp[2].im);
 #pragma unroll
-    for (int m = 0; m < FS_LASTR; m++) {
-      const uint k1 = (uint)(t + q * FS_T + m * (FS_L / FS_LASTR));
-      vt wr = 0.0f, wi = 0.0f;
+  for (int i = 0; i < FS_R; i++) {
+    const int q = i % (FS_R / FS_LASTR), m = i / (FS_R / FS_LASTR);
+    if (i > 0 && (i & 3) == 0) blk = cx_mulv(blk, s4.re, s4.im);
+    const cx w = (i & 3) ? cx_mulv(blk, sp[i & 3].re, sp[i & 3].im) : blk;
+    const uint k1 = (uint)(t + i * FS_T);
+    const cx y = cx_mulv(v[q * FS_LASTR + m], w.re, w.im);
+#if FS_TT
+    /* T'[n2][k1]: consecutive items write consecutive addresses */
+    __global float2 *d = (__global float2 *)(dst + 2 * (dst_off + bo));
 #pragma unroll
-      for (int c = 0; c < FS_C; c++) {
-        const uint e = (c0 + (uint)c) * k1;
-        const float2 a = lo[e & (FS_L - 1)], b = hi[e >> FS_LOGL];
-        wr = set_lane(wr, c, a.x * b.x - a.y * b.y);
-        wi = set_lane(wi, c, dir * (a.x * b.y + a.y * b.x));
-      }
-      d[k1 * rows + c0 / FS_C] = cx_to(cx_mulv(v[q * FS_LASTR + m], wr, wi));
-    }
+    for (int c = 0; c < FS_C; c++) d[(c0 + (uint)c) * FS_L + k1] = (float2)(lane(y.re, c), lane(y.im, c));
+#else
+    __global vt2 *d = (__global vt2 *)(dst + 2 * (dst_off + bo));
+    d[k1 * rows + c0 / FS_C] = cx_to(y);
+#endif
   }
 }
 
 /* Pass 2. src: T, rows of FS_L points; dst: X, k1 + n1 k2; offsets in complex elements; tw +
- * o_stage: W_N2^i. One group per FS_C rows. */
+ * o_stage: the stage tables of length N2. One group per FS_C rows. */
 __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourstep_pass2(
     __global const float *src, const ulong src_off, __global float *dst, const ulong dst_off,
     const uint n1, const float dir, __global const float2 *tw, const uint o_stage,
     const float scale) {
-  __local float2 lds[PAD(FS_L - 1) + 1];
+  __local lt lds[FS_CR * FS_LDS];
   const int t = (int)get_local_id(0);
   const uint r0 = (uint)get_group_id(0) * FS_C;
-  __global const float2 *s = (__global const float2 *)(src + 2 * src_off) + (size_t)r0 * FS_L;
-  __global vt2 *d = (__global vt2 *)(dst + 2 * dst_off);
+  const ulong bo = (ulong)get_group_id(1) * FS_L * n1; /* transform of the launch */
+  __global vt2 *d = (__global vt2 *)(dst + 2 * (dst_off + bo));
   cx v[FS_R];
+#if FS_TT
+  /* T'[n2][k1]: FS_C values in a row at a stride of N1 */
+  __global const vt2 *s = (__global const vt2 *)(src + 2 * (src_off + bo));
+#pragma unroll
+  for (int m = 0; m < FS_R; m++) v[m] = cx_from(s[(uint)(t + m * FS_T) * (n1 / FS_C) + r0 / FS_C]);
+#else
+  __global const float2 *s = (__global const float2 *)(src + 2 * (src_off + bo)) + (size_t)r0 * FS_L;
 #pragma unroll
   for (int c = 0; c < FS_C; c++) {
 #pragma unroll
@@ -309,6 +458,7 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
       v[m].im = set_lane(v[m].im, c, y.y);
     }
   }
+#endif
   fft_group(v, t, lds, tw + o_stage, dir);
   const uint cols = n1 / FS_C;
 #pragma unroll

@@ -145,6 +145,12 @@ static const fs_case cases[] = {
     {1 << 14, 3, "n1=256,c=2,r=16", 1, OCAL_FFT_NORM_FORWARD, 48},
     /* 256 x 256, radix 8 (8 x 8 x 4), four columns */
     {1 << 16, 3, "n1=256,c=4,r=8", 0, OCAL_FFT_NORM_BACKWARD, 32},
+    /* the row-major intermediate, one column exchanged at a time, 2 transforms per launch
+     * (a last launch of one), pass 2 with other columns per group than pass 1 */
+    {1 << 13, 5, "n1=128,c=4,c2=2,r=4,cr=1,tt=0,g=2", 0, OCAL_FFT_NORM_BACKWARD, 24},
+    /* real and imaginary parts exchanged in separate rounds (forced: PoCL's local memory
+     * holds whole columns), 128 x 256, radix 8, one and two columns */
+    {1 << 15, 2, "n1=128,c=1,c2=2,r=8,plane=1", 1, OCAL_FFT_NORM_ORTHO, 32},
 };
 
 START_TEST(test_fourstep_against_dft) { run_case(&cases[_i]); }
@@ -196,7 +202,7 @@ START_TEST(test_fourstep_choice) {
   ck_assert_ptr_null(plan);
   ck_assert_msg(strstr(ocal_last_error(), "OCAL_FFT_FOURSTEP") != NULL, "%s", ocal_last_error());
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
-  const char *bad[] = {"c=3", "r=32", "n1=100", "n1=8192", "x=1", "c", "c=2,"};
+  const char *bad[] = {"c=3", "r=32", "n1=100", "n1=16384", "x=1", "c", "c=2,"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_FFT_FOURSTEP_TUNE", bad[i], 1);
     if (strcmp(bad[i], "c=2,") == 0) { /* an empty item is skipped */

@@ -1,23 +1,43 @@
 /* ocal — ocal's own two-pass four-step FFT (cl/fft_fourstep.cl), for long 1-D
  * single-precision C2C transforms of a power-of-two length N = N1 * N2 (N1, N2 from 64 to
- * 4096, so N from 2^12 to 2^24).
+ * 8192, so N from 2^12 to 2^24).
  *
  * Why: VkFFT 1.2.26 through OpenCL has 48 KiB of local memory per work-group on NVIDIA, so it
  * reads and writes the whole array three times for every power-of-two length above 2^20; at
  * an H100's copy bandwidth three passes over 2^24 x 8 points already take longer than 0.9x
- * cuFFT. These kernels do it in two: each work-group keeps a few whole 4096-point columns in
- * registers and exchanges them through local memory one column at a time.
+ * cuFFT. These kernels do it in two: each work-group keeps a few whole columns in registers
+ * and exchanges them through local memory (all at once where they fit, else one at a time,
+ * else a column's real and imaginary parts in separate rounds). Pass 1 writes the
+ * intermediate transposed, so that its writes are contiguous; pass 2 reads it at a stride.
+ *
+ * Why they are still slower than VkFFT on an H100 (measured, bench/fft_fourstep_probe): not
+ * the kernels' registers (no spills, no stack: every private index is a constant), but the
+ * memory pattern of the last pass. A two-pass FFT must write its output at a row stride of
+ * N1 points with only C adjacent values per row and work-group (C * N1 points of registers
+ * per group), and an H100 writes such rows slowly: as plain copies of 2^24 complex floats
+ * (256 MiB moved, us): contiguous 100; strided reads of 32-byte pieces + contiguous writes
+ * 118; contiguous reads + strided writes of 32-byte pieces per item at a 32 KiB stride 213
+ * (4096 rows; also 64-byte and 128-byte pieces per item, or 4 items side by side, 221-239),
+ * at 64 KiB 207, 128 KiB 203; fast only where the stride is 64 KiB or more AND each store
+ * instruction covers 64+ bytes of a row (2 items side by side at 64 KiB: 132; 4 at 128 KiB:
+ * 106). Pass 2 alone takes as long as that slow copy (2^24 x 8: 2292 us of the 3616). A
+ * split that allows the fast pattern (N1 >= 8192 with 8+ columns per group of pass 2) leaves
+ * pass 1 reading 8-byte pieces of 8192- or 16384-point columns (171 us as a copy), so even at
+ * copy speed two passes would take about as long as VkFFT's three.
  *
  * The default engine (VkFFT, else clFFT) would hand these shapes to this engine by the rule in
- * fourstep_rule (device properties, never names), but so far the kernels measure slower than
+ * fourstep_rule (device properties, never names), but the kernels measure slower than
  * VkFFT's three passes (numbers there), so the rule is off: OCAL_FFT_FOURSTEP=1 turns the
  * engine on for every shape it supports (tests force it on PoCL), 0 off, auto (or unset) the
- * rule. Batches are done one transform after another through one transform's worth of
- * scratch memory.
+ * rule. Batches go through scratch memory a few transforms per launch (about 2^23 points).
  *
- * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks the split, the columns per work-group (1,
- * 2, 4) and the points per work-item (4, 8, 16) at plan creation, for the benchmarks and the
- * tests; skip=1 or skip=2 leaves pass 1 or 2 out, to time the other alone (wrong output). */
+ * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks at plan creation, for the benchmarks and the
+ * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4) and of pass 2 (c2,
+ * default c), the points per work-item (r: 4, 8, 16), at most cr columns exchanged at once,
+ * tt=0 for the row-major intermediate (pass 1 writes at a stride, pass 2 reads rows), plane=1
+ * to exchange real and imaginary parts separately even where a column fits, g transforms per
+ * launch, reg=N registers per item on NVIDIA (-cl-nv-maxrregcount), skip=1 or skip=2 to leave
+ * pass 1 or 2 out, to time the other alone (wrong output). */
 #include "config.h"
 
 #include <math.h>
@@ -29,15 +49,17 @@
 #include "engine.h"
 
 /* Columns per work-group and log2 points per work-item when OCAL_FFT_FOURSTEP_TUNE does not
- * say: the fastest for 2^24 x 8 on an H100 (c=4,r=16 4037 us; c=4,r=8 4461; c=4,r=4 5381;
- * c=2,r=16 5711; c=2,r=8 6028; c=1,r=16 8995). */
+ * say: the fastest for 2^24 x 8 on an H100 (bench/fft_fourstep.sh, 2026-11-22, us: c=4,r=16
+ * 3616; c=4,r=16,reg=128 3596; n1=8192,c=1,c2=4,r=16 3750; c=4,r=8 3983; c=2,r=16 4129;
+ * c=4,c2=2,r=16 4316; c=4,r=16,tt=0 4089). */
 #define DEFAULT_C 4
 #define DEFAULT_LOGR 4
 
 typedef struct fs_plan {
   const ocal__fft_problem *p;
   size_t n, n1, n2;
-  int c, logr, skip;
+  int c, c2, logr, skip, maxreg, cr, tt, plane;
+  size_t group;            /* transforms per launch (the scratch holds that many) */
   cl_mem scratch;          /* one transform: pass 1 writes it, pass 2 reads it */
   cl_mem tw;               /* twiddle tables: W_N1^i (N1), W_N2^i (N2), W_N^l (l < N1) */
   ocal__kernel *k[2];      /* pass 1, pass 2 */
@@ -57,6 +79,13 @@ typedef struct fs_tune {
   size_t n1; /* 0: the default split */
   int c, logr;
   int skip;  /* 1 or 2: leave that pass out (timing each pass only: the output is wrong) */
+  int maxreg; /* registers per work-item the NVIDIA compiler may use (0: its choice) */
+  int cr;     /* at most this many columns exchanged at once (0: as many as fit) */
+  int c2;     /* columns per work-group of pass 2 (0: c) */
+  int tt;     /* 1: pass 1 writes the intermediate transposed (contiguous), 0: row-major */
+  size_t group; /* transforms per launch (0: enough for about 2^23 points) */
+  int plane;    /* 1: real and imaginary parts exchanged in separate rounds even where
+                 * local memory holds a whole column (for the tests) */
 } fs_tune;
 
 /* Reads OCAL_FFT_FOURSTEP_TUNE ("n1=1024,c=4,r=8"); fails on anything it does not know. */
@@ -65,6 +94,12 @@ static ocal_status read_tune(fs_tune *t) {
   t->c = DEFAULT_C;
   t->logr = DEFAULT_LOGR;
   t->skip = 0;
+  t->maxreg = 0;
+  t->cr = 0;
+  t->c2 = 0;
+  t->tt = 1;
+  t->group = 0;
+  t->plane = 0;
   const char *env = getenv("OCAL_FFT_FOURSTEP_TUNE");
   if (!env || !env[0]) return OCAL_OK;
   char buf[128];
@@ -78,7 +113,7 @@ static ocal_status read_tune(fs_tune *t) {
     *eq = '\0';
     long v = strtol(eq + 1, &end, 10);
     if (*end || end == eq + 1) goto bad;
-    if (strcmp(tok, "n1") == 0 && v >= 64 && v <= 4096 && log2_exact((size_t)v) > 0)
+    if (strcmp(tok, "n1") == 0 && v >= 64 && v <= 8192 && log2_exact((size_t)v) > 0)
       t->n1 = (size_t)v;
     else if (strcmp(tok, "c") == 0 && (v == 1 || v == 2 || v == 4))
       t->c = (int)v;
@@ -86,24 +121,37 @@ static ocal_status read_tune(fs_tune *t) {
       t->logr = log2_exact((size_t)v);
     else if (strcmp(tok, "skip") == 0 && (v == 1 || v == 2))
       t->skip = (int)v;
+    else if (strcmp(tok, "reg") == 0 && v >= 0 && v <= 255)
+      t->maxreg = (int)v;
+    else if (strcmp(tok, "cr") == 0 && (v == 1 || v == 2 || v == 4))
+      t->cr = (int)v;
+    else if (strcmp(tok, "c2") == 0 && (v == 1 || v == 2 || v == 4))
+      t->c2 = (int)v;
+    else if (strcmp(tok, "tt") == 0 && (v == 0 || v == 1))
+      t->tt = (int)v;
+    else if (strcmp(tok, "g") == 0 && v >= 1 && v <= 4096)
+      t->group = (size_t)v;
+    else if (strcmp(tok, "plane") == 0 && (v == 0 || v == 1))
+      t->plane = (int)v;
     else
       goto bad;
   }
   return OCAL_OK;
 bad:
   return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
-                   "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..4096 (a power of two), "
-                   "c=1|2|4, r=4|8|16, skip=1|2, separated by commas",
+                   "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
+                   "c=1|2|4, c2=1|2|4, r=4|8|16, skip=1|2, reg=0..255, "
+                   "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, separated by commas",
                    env);
 }
 
 /* The split of n: N1 from the tuning, else the larger half of the bits (N1 >= N2). Returns 0
- * when n cannot be split into two lengths of 64..4096. */
+ * when n cannot be split into two lengths of 64..8192. */
 static int split(size_t n, const fs_tune *t, size_t *n1, size_t *n2) {
   int l = log2_exact(n);
   if (l < 12 || l > 24) return 0;
   size_t a = t->n1 ? t->n1 : (size_t)1 << ((l + 1) / 2);
-  if (a > n || n / a < 64 || n / a > 4096 || a < 64 || a > 4096) return 0;
+  if (a > n || n / a < 64 || n / a > 8192 || a < 64 || a > 8192) return 0;
   *n1 = a;
   *n2 = n / a;
   return 1;
@@ -116,7 +164,8 @@ static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t)
   if (big >> t->logr > ctx->info.max_work_group_size ||
       big >> t->logr > ctx->info.max_work_item_sizes[0])
     return 0;
-  return ctx->info.local_mem_bytes >= lds_bytes(big);
+  /* a column too long for local memory goes through in two halves (real, imaginary) */
+  return ctx->info.local_mem_bytes >= lds_bytes(big) / 2;
 }
 
 /* The default rule, on device properties: use these kernels where VkFFT needs three passes
@@ -124,14 +173,18 @@ static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t)
  * points of a column in one work-group, so it does lengths up to S^2 in two passes (S = 1024
  * with NVIDIA's 48 KiB), and above that these kernels would move a third less memory.
  *
- * But they are not yet faster: measured on an H100 (bench/fft_fourstep.sh, 2026-11-22, us per
- * batch, forward, out of place; VkFFT with its tuned three passes; cuFFT = torch.fft):
- *              four-step (best c, r)  VkFFT   cuFFT
- *   2^24 x 8        4037 (c=4,r=16)    2275    1909
- *   2^22 x 32       4006 (c=4,r=8)     2211    1752
- *   2^21 x 64       4230 (c=4,r=8)     2207    1596
- * so the rule stays off (FOURSTEP_AUTO 0) until a kernel beats VkFFT there; then set it to 1.
- * Only GPUs were considered (nothing was measured with PoCL). */
+ * But they are not faster: measured on an H100 (bench/fft_fourstep.sh, 2026-11-22, us per
+ * batch, forward, out of place, one session; VkFFT with its three passes; cuFFT = torch.fft):
+ *              four-step (c=4,r=16)   VkFFT   cuFFT
+ *   2^24 x 8        3616               2276    1923
+ *   2^22 x 32       3408               2212    1760
+ *   2^20 x 128      3113               1648    1574
+ * (the kernels before: 4037 and 4006 us at 2^24 x 8 and 2^22 x 32; this file's twiddles alone
+ * with the row-major intermediate and one transform per launch: 4195, 4139, 4560 us; the
+ * gain came from the transposed intermediate and, for the shorter lengths, from several
+ * transforms per launch), so the rule stays off (FOURSTEP_AUTO 0) until a kernel beats
+ * VkFFT there (the top of this file says why pass 2 cannot at 2^24); then set it to 1. Only
+ * GPUs were considered (nothing was measured with PoCL). */
 #define FOURSTEP_AUTO 0
 static int fourstep_rule(ocal_context ctx, size_t n) {
   if (!FOURSTEP_AUTO || ctx->info.type != OCAL_DEVICE_GPU) return 0;
@@ -164,28 +217,76 @@ ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, 
   return OCAL_OK;
 }
 
+/* Whether the device's compiler takes NVIDIA's options (cl_nv_compiler_options), such as
+ * -cl-nv-maxrregcount, which trades registers for more work-groups per multiprocessor. */
+static int has_nv_options(ocal_context ctx) {
+  size_t len = 0;
+  if (clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, 0, NULL, &len) != CL_SUCCESS || !len)
+    return 0;
+  char *ext = malloc(len + 1);
+  int yes = 0;
+  if (ext && clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, len, ext, NULL) == CL_SUCCESS) {
+    ext[len] = '\0';
+    yes = strstr(ext, "cl_nv_compiler_options") != NULL;
+  }
+  free(ext);
+  return yes;
+}
+
 /* One program per (length, points per item, columns) holds both passes' kernels, so a plan
  * of N1 = N2 compiles one program (which matters on PoCL, where it takes seconds). */
 static ocal_status get_kernel(fs_plan *f, int pass) {
-  char opts[96];
+  char opts[192];
   size_t l = pass == 1 ? f->n1 : f->n2;
-  snprintf(opts, sizeof opts, "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d", log2_exact(l), f->logr,
-           f->c);
+  int c = pass == 1 ? f->c : f->c2;
+  uint64_t local = f->p->ctx->info.local_mem_bytes;
+  /* columns exchanged at once: as many as local memory holds (all at 1024 points and below
+   * on 48 KiB; one at a time at 4096), each round costing two barriers; a column that does
+   * not fit (8192 points) goes in two rounds, real parts then imaginary parts */
+  int cr = f->cr && f->cr < c ? f->cr : c, plane = f->plane || lds_bytes(l) > local;
+  while (cr > 1 && (uint64_t)cr * lds_bytes(l) > local) cr /= 2;
+  if (plane) cr = 1;
+  int n = snprintf(opts, sizeof opts,
+                   "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d -DFS_PLANE=%d -DFS_TT=%d",
+                   log2_exact(l), f->logr, c, cr, plane, f->tt);
+  /* the form with '=' (NVIDIA's compiler rejects "-cl-nv-maxrregcount N") */
+  if (f->maxreg > 0 && has_nv_options(f->p->ctx))
+    snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
   return ocal__library_kernel(f->p->ctx, "fft_fourstep", opts,
                               pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2",
                               &f->k[pass - 1]);
 }
 
-/* The twiddle tables, (cos, sin) of 2 pi i / L in double, rounded once: W_N1^i, W_N2^i and
- * W_N^l for l < N1 (with W_N2^h = W_N^(h N1), pass 1's W_N^e is two table entries). */
+/* Stage tables of an FFT of length 2^logl in radix-2^logr stages (cl/fft_fourstep.cl):
+ * stage s >= 1 (ns = 2^(s logr) butterflies apart, radix r, the last one smaller when logr
+ * does not divide logl) holds W_(ns r)^k for k < ns, after those of stages 1 .. s-1; fewer
+ * than 2^logl entries in all. */
+static void stage_tables(float *h, int logl, int logr) {
+  int nfull = logl / logr, nst = nfull + (logl % logr > 0);
+  size_t at = 0;
+  for (int s = 1; s < nst; s++) {
+    size_t ns = (size_t)1 << (s * logr), r = (size_t)1 << (s < nfull ? logr : logl % logr);
+    for (size_t k = 0; k < ns; k++, at++) {
+      double a = 2.0 * M_PI * (double)k / (double)(ns * r);
+      h[2 * at] = (float)cos(a);
+      h[2 * at + 1] = (float)sin(a);
+    }
+  }
+}
+
+/* The twiddle tables, (cos, sin) of the positive angle in double, rounded once: the stage
+ * tables of length N1 (N1 entries reserved) and of N2 (N2), then W_N^l for l < N1 and
+ * W_N2^h for h < N2 (pass 1's W_N^e is the product of two of these). */
 static ocal_status make_twiddles(fs_plan *f) {
   ocal_context ctx = f->p->ctx;
-  size_t count = f->n1 + f->n2 + f->n1;
-  float *h = malloc(count * 2 * sizeof *h);
+  size_t count = 2 * (f->n1 + f->n2);
+  float *h = calloc(count * 2, sizeof *h);
   if (!h) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for FFT twiddles");
-  size_t at = 0;
-  const size_t len[3] = {f->n1, f->n2, f->n}, cnt[3] = {f->n1, f->n2, f->n1};
-  for (int t = 0; t < 3; t++)
+  stage_tables(h, log2_exact(f->n1), f->logr);
+  stage_tables(h + 2 * f->n1, log2_exact(f->n2), f->logr);
+  size_t at = f->n1 + f->n2;
+  const size_t len[2] = {f->n, f->n2}, cnt[2] = {f->n1, f->n2};
+  for (int t = 0; t < 2; t++)
     for (size_t i = 0; i < cnt[t]; i++, at++) {
       double a = 2.0 * M_PI * (double)i / (double)len[t];
       h[2 * at] = (float)cos(a);
@@ -221,6 +322,11 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   f->c = t.c;
   f->logr = t.logr;
   f->skip = t.skip;
+  f->maxreg = t.maxreg;
+  f->cr = t.cr;
+  f->c2 = t.c2 ? t.c2 : t.c;
+  f->tt = t.tt;
+  f->plane = t.plane;
   if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || !split(f->n, &t, &f->n1, &f->n2) ||
       !device_fits(ctx, f->n1, f->n2, &t)) {
     free(f);
@@ -232,7 +338,11 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   uint64_t compiles = ctx->stats.compiles, hits = ctx->stats.disk_hits;
   pthread_mutex_unlock(&ctx->lock);
   for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass);
-  if (s == OCAL_OK) s = ocal__device_alloc(ctx, f->n * 8, &f->scratch);
+  /* transforms per launch: short ones together, so that a launch has enough work-groups */
+  f->group = t.group ? t.group : ((size_t)1 << 23) / f->n;
+  if (f->group < 1) f->group = 1;
+  if (f->group > p->batch) f->group = p->batch;
+  if (s == OCAL_OK) s = ocal__device_alloc(ctx, f->group * f->n * 8, &f->scratch);
   if (s == OCAL_OK) s = make_twiddles(f);
   if (s != OCAL_OK) {
     fs_plan_destroy(f);
@@ -249,13 +359,13 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   return OCAL_OK;
 }
 
-static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t local, cl_mem src,
+static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t count, size_t local, cl_mem src,
                           cl_ulong src_off, cl_mem dst, cl_ulong dst_off, cl_uint stride,
                           float dir, int pass, float scale) {
   cl_uint o_stage = pass == 1 ? 0 : (cl_uint)f->n1, o_lo = (cl_uint)(f->n1 + f->n2),
-          o_hi = (cl_uint)f->n1;
+          o_hi = (cl_uint)(2 * f->n1 + f->n2);
   ocal_context ctx = f->p->ctx;
-  size_t global = groups * local;
+  size_t global[2] = {groups * local, count}, lsz[2] = {local, 1};
   pthread_mutex_lock(&k->lock);
   cl_int err = clSetKernelArg(k->kernel, 0, sizeof src, &src);
   if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 1, sizeof src_off, &src_off);
@@ -272,7 +382,7 @@ static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t loc
     pthread_mutex_unlock(&k->lock);
     return ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", "ocal_fft_execute");
   }
-  err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+  err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 2, NULL, global, lsz, 0, NULL, NULL);
   pthread_mutex_unlock(&k->lock);
   if (err != CL_SUCCESS)
     return ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", "ocal_fft_execute");
@@ -287,16 +397,17 @@ static ocal_status fs_execute(void *state, int direction, cl_mem in, size_t in_o
   (void)out_offset_bytes;
   float scale = (float)f->p->scale[inv], dir = inv ? 1.0f : -1.0f;
   ocal_status s = OCAL_OK;
-  /* One transform at a time through the scratch buffer (in place works: pass 1 moves all
-   * of a transform into the scratch before pass 2 writes it back). */
-  for (size_t b = 0; b < f->p->batch && s == OCAL_OK; b++) {
+  /* f->group transforms at a time through the scratch buffer (in place works: pass 1 moves
+   * all of them into the scratch before pass 2 writes them back) */
+  for (size_t b = 0; b < f->p->batch && s == OCAL_OK; b += f->group) {
+    size_t count = f->p->batch - b < f->group ? f->p->batch - b : f->group;
     cl_ulong off = (cl_ulong)(b * f->n);
     if (f->skip != 1)
-      s = launch(f, f->k[0], f->n2 / (size_t)f->c, f->n1 >> f->logr, in, off, f->scratch, 0,
-                 (cl_uint)f->n2, dir, 1, 1.0f);
+      s = launch(f, f->k[0], f->n2 / (size_t)f->c, count, f->n1 >> f->logr, in, off, f->scratch,
+                 0, (cl_uint)f->n2, dir, 1, 1.0f);
     if (s == OCAL_OK && f->skip != 2)
-      s = launch(f, f->k[1], f->n1 / (size_t)f->c, f->n2 >> f->logr, f->scratch, 0, out, off,
-                 (cl_uint)f->n1, dir, 2, scale);
+      s = launch(f, f->k[1], f->n1 / (size_t)f->c2, count, f->n2 >> f->logr, f->scratch, 0, out,
+                 off, (cl_uint)f->n1, dir, 2, scale);
   }
   return s;
 }
