@@ -1,5 +1,5 @@
-/* Tests of GEMM, batched GEMM, GEMV and the BLAS-1 calls (through CLBlast) against a
- * double-precision host reference, of their error reporting, and of GEMM tuning: the
+/* Tests of GEMM, batched GEMM, GEMV and the BLAS-1 calls (CLBlast's and ocal's kernels)
+ * against a double-precision host reference, of their error reporting, and of GEMM tuning: the
  * parameter checks, the tuning file (applied by a new process, ignored when malformed or
  * foreign) and the tuner itself with a tiny budget.
  *

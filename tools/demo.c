@@ -191,7 +191,7 @@ static int demo_gemm(ocal_context ctx, step *st) {
   if (s != OCAL_OK) return step_fail(st, s);
   st->ok = worst < 1e-5;
   snprintf(st->detail, sizeof st->detail,
-           "%dx%dx%d through CLBlast, largest error %.1e (of the sum of |terms|)", M, N, K,
+           "%dx%dx%d through ocal_gemm, largest error %.1e (of the sum of |terms|)", M, N, K,
            worst);
   return st->ok;
 }
