@@ -763,6 +763,28 @@ START_TEST(test_errors_name_the_shapes) {
   ck_assert_ocal_fails(ocal_blas_axpy(1, v3, v5), OCAL_SHAPE_MISMATCH);
   ck_assert_ocal_fails(ocal_blas_scal(1, NULL), OCAL_INVALID_HANDLE);
 
+  /* Engine settings the library does not know are refused, not taken for "auto"; known
+   * ones (any case) still work, and the context stays usable. */
+  static const struct {
+    const char *name, *bad, *good;
+  } settings[] = {{"OCAL_GEMM", "clbast", "CLBlast"},
+                  {"OCAL_GEMM_PRETRANSPOSE", "yes", "auto"},
+                  {"OCAL_GEMV", "own", "ocal"},
+                  {"OCAL_GEMM_SPLITK", "four", "4"},
+                  {"OCAL_GEMM_SPLITK", "-2", "off"}};
+  for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+    setenv(settings[i].name, settings[i].bad, 1);
+    ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, a, b, 0, c),
+                         OCAL_INVALID_ARGUMENT);
+    assert_message_has(settings[i].name);
+    assert_message_has(settings[i].bad);
+    ck_assert_ocal_fails(ocal_gemv(OCAL_NO_TRANS, 1, a, v3, 0, r2), OCAL_INVALID_ARGUMENT);
+    setenv(settings[i].name, settings[i].good, 1);
+    ck_assert_ocal(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, a, b, 0, c));
+    ck_assert_ocal(ocal_gemv(OCAL_NO_TRANS, 1, a, v3, 0, r2));
+    unsetenv(settings[i].name);
+  }
+
   /* Operands of two contexts. */
   ocal_context other;
   ck_assert_ocal(ocal_context_create(&other, NULL));

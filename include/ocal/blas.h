@@ -30,7 +30,9 @@
  * call) summed by an ocal kernel; OCAL_GEMM_SPLITK=0 turns that off. ocal_gemv runs ocal's
  * own kernels (faster than CLBlast's Xgemv); OCAL_GEMV=clblast goes back to CLBlast. ocal_dot
  * and ocal_nrm2 run ocal's reductions (ocal/reduce.h), faster than CLBlast's Xdot and Xnrm2.
- * GEMMs below 4096^3 in f32 run ocal's own tiled kernel on GPUs (OCAL_GEMM=clblast|ocal). */
+ * GEMMs below 4096^3 in f32 run ocal's own tiled kernel on GPUs (OCAL_GEMM=clblast|ocal).
+ * A value of OCAL_GEMM, OCAL_GEMM_SPLITK, OCAL_GEMM_PRETRANSPOSE or OCAL_GEMV that ocal does
+ * not know makes ocal_gemm and ocal_gemv fail with OCAL_INVALID_ARGUMENT, naming it. */
 #ifndef OCAL_BLAS_H
 #define OCAL_BLAS_H
 

@@ -8,7 +8,9 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "blas_internal.h"
 
@@ -247,6 +249,49 @@ ocal_status ocal__gemm_check_temp(ocal_context ctx, ocal_dtype dtype, ocal_trans
   return OCAL_OK;
 }
 
+/* 1 when v (case-insensitive) is one of the '|'-separated words of `words`. */
+static int one_of(const char *v, const char *words) {
+  size_t n = strlen(v);
+  for (const char *w = words; *w;) {
+    const char *end = strchr(w, '|');
+    size_t len = end ? (size_t)(end - w) : strlen(w);
+    if (len == n && strncasecmp(v, w, n) == 0) return 1;
+    if (!end) break;
+    w = end + 1;
+  }
+  return 0;
+}
+
+/* The settings that choose engines and paths are read at every call (tests and benches
+ * switch them at run time); a value the library does not know is refused rather than taken
+ * for the automatic choice, so a typing error cannot pass unseen. */
+static ocal_status check_engine_settings(const char *func) {
+  static const struct {
+    const char *name, *words;
+  } settings[] = {
+      {"OCAL_GEMM", "auto|ocal|own|clblast"},
+      {"OCAL_GEMM_PRETRANSPOSE", "auto|0|1"},
+      {"OCAL_GEMV", "auto|ocal|clblast"},
+  };
+  for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+    const char *v = getenv(settings[i].name);
+    if (v && *v && !one_of(v, settings[i].words))
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func, "%s='%s' is not one of %s (or unset)",
+                        settings[i].name, v, settings[i].words);
+  }
+  const char *v = getenv("OCAL_GEMM_SPLITK");
+  if (v && *v && !one_of(v, "auto|off|no")) {
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 0)
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "OCAL_GEMM_SPLITK='%s' is not auto, 0 (off), 1 (auto) or a number of "
+                        "slices >= 2 (or unset)",
+                        v);
+  }
+  return OCAL_OK;
+}
+
 ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_buffer a,
                       ocal_buffer b, double beta, ocal_buffer c) {
   static const char *const names[] = {"a", "b", "c"};
@@ -254,6 +299,7 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
   ocal_context ctx;
   ocal_dtype dtype;
   OCAL__CHECK(check_operands(__func__, 3, bufs, names, &ctx, &dtype));
+  OCAL__CHECK(check_engine_settings(__func__));
   if ((ta != OCAL_NO_TRANS && ta != OCAL_TRANS) || (tb != OCAL_NO_TRANS && tb != OCAL_TRANS))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ta and tb must be OCAL_NO_TRANS or OCAL_TRANS");
 
@@ -368,6 +414,7 @@ ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffe
   ocal_context ctx;
   ocal_dtype dtype;
   OCAL__CHECK(check_operands(__func__, 3, bufs, names, &ctx, &dtype));
+  OCAL__CHECK(check_engine_settings(__func__));
   if (ta != OCAL_NO_TRANS && ta != OCAL_TRANS)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ta must be OCAL_NO_TRANS or OCAL_TRANS");
   char sa[96], sx[96], sy[96];
