@@ -71,8 +71,6 @@ typedef struct own_plan {
   size_t slices; /* split of k: 1 = none */
 } own_plan;
 
-static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
-
 /* The tile and split of k for a product, from the H100 figures at the top of this file
  * (bench/gemm_own; the device holds two 256-thread 128 x 128 work-groups per SM):
  *  - an output of at least ~2 work-groups per SM in 128 x 128 tiles (2048^2 and up) runs
@@ -91,12 +89,12 @@ static own_plan choose_plan(ocal_context ctx, ocal_dtype dtype, size_t m, size_t
   size_t cu = ctx->info.compute_units ? ctx->info.compute_units : 1;
   if (dtype == OCAL_F64) {
     p.tile = (own_tile){64, 64, 8, 4, 4};
-  } else if (ceil_div(m, 128) * ceil_div(n, 128) * batch * 10 >= cu * 2 * 9) {
+  } else if (ocal__ceil_div(m, 128) * ocal__ceil_div(n, 128) * batch * 10 >= cu * 2 * 9) {
     /* unsplit 128 x 128 */
   } else {
     size_t min_kc = 256;
     if (m * n < (size_t)1024 * 1024) p.tile = (own_tile){64, 64, 16, 8, 4}, min_kc = 64;
-    size_t tiles = ceil_div(m, p.tile.bm) * ceil_div(n, p.tile.bn);
+    size_t tiles = ocal__ceil_div(m, p.tile.bm) * ocal__ceil_div(n, p.tile.bn);
     int may_split = batch == 1 && m >= 64 && n >= 64 && (min_kc == 256 || k >= 512);
     while (may_split && p.slices < 8 && tiles * p.slices < 4 * cu &&
            k / (p.slices * 2) >= min_kc)
@@ -157,8 +155,8 @@ ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, s
   /* Slices of whole BK steps; the last may be shorter. */
   size_t slices = 1, kc = k;
   if (plan.slices > 1) {
-    kc = ceil_div(ceil_div(k, plan.slices), t.bk) * t.bk;
-    slices = ceil_div(k, kc);
+    kc = ocal__round_up(ocal__ceil_div(k, plan.slices), t.bk);
+    slices = ocal__ceil_div(k, kc);
   }
   if (slices < 2) slices = 1, kc = k;
 
@@ -200,7 +198,7 @@ ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, s
                       OCAL__ARG(us),     alpha_arg,        beta_arg,        OCAL__ARG(read_c)};
   size_t nt = (size_t)(t.bm / t.tm) * (t.bn / t.tn);
   size_t local[3] = {nt, 1, 1};
-  size_t global[3] = {ceil_div(n, t.bn) * nt, ceil_div(m, t.bm), batch * slices};
+  size_t global[3] = {ocal__ceil_div(n, t.bn) * nt, ocal__ceil_div(m, t.bm), batch * slices};
   s = ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args,
                           "ocal_gemm");
   if (s == OCAL_OK && slices > 1) s = ocal__gemm_splitk_sum(ctx, dtype, w, m * n, slices, beta, c);
@@ -220,9 +218,9 @@ ocal_status ocal__gemm_transpose(ocal_context ctx, ocal_dtype dtype, ocal_buffer
   ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(off), OCAL__ARG(r), OCAL__ARG(cc),
                       OCAL__ARG(out)};
   size_t local[3] = {32, 8, 1};
-  size_t global[3] = {ceil_div(cols, 32) * 32, ceil_div(rows, 32) * 8, 1};
+  size_t global[3] = {ocal__round_up(cols, 32), ocal__ceil_div(rows, 32) * 8, 1};
   return ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args,
-                          "ocal_gemm");
+                             "ocal_gemm");
 }
 
 #endif /* OCAL_HAVE_CLBLAST */

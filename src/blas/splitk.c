@@ -73,8 +73,6 @@ static long splitk_mode(void) {
   return n > 1024 ? 1024 : n;
 }
 
-static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
-
 /* The automatic rule: the number of slices, or 0 for a plain call. */
 static size_t auto_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k) {
   ocal__gemm_params p;
@@ -85,10 +83,10 @@ static size_t auto_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n
   /* Below the switch point the plain call runs the direct kernel: never starved. */
   double vol = (double)m * (double)n * (double)k;
   if (vol < (double)t * (double)t * (double)t) return 0;
-  size_t tiles = ceil_div(n, mwg) * ceil_div(m, nwg);
+  size_t tiles = ocal__ceil_div(n, mwg) * ocal__ceil_div(m, nwg);
   size_t full = (size_t)ctx->info.compute_units * OCAL__SPLITK_WG_PER_CU;
   if (tiles * 2 > full) return 0;
-  size_t s = ceil_div(full, tiles);
+  size_t s = ocal__ceil_div(full, tiles);
   if (s > OCAL__SPLITK_MAX_SLICES) s = OCAL__SPLITK_MAX_SLICES;
   if (s > k / OCAL__SPLITK_MIN_KC) s = k / OCAL__SPLITK_MIN_KC;
   if (s < 2) return 0;

@@ -254,6 +254,10 @@ static inline int ocal__add_overflows(size_t a, size_t b, size_t *out) {
   return __builtin_add_overflow(a, b, out);
 }
 
+/* a / b rounded up, and a rounded up to a multiple of b (b > 0; no overflow for a + b). */
+static inline size_t ocal__ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
+static inline size_t ocal__round_up(size_t a, size_t b) { return ocal__ceil_div(a, b) * b; }
+
 /* strdup that reports failure through the status rules; returns NULL when out of memory. */
 char *ocal__strdup(const char *s);
 

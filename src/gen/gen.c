@@ -995,9 +995,6 @@ static size_t pow2_local(const ocal__kernel *k, size_t want) {
   return l;
 }
 
-static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
-static size_t round_up(size_t a, size_t b) { return ceil_div(a, b) * b; }
-
 static ocal_status scratch(ocal_gen g, size_t bytes, cl_mem *mem) {
   if (bytes == 0) bytes = 1;
   if (g->scratch_bytes < bytes) {
@@ -1037,10 +1034,10 @@ static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size
   if (contig) {
     size_t lmax = pow2_local(k1, WG_MAX);
     local1 = R < 2 * vw * lmax && ctx->info.type == OCAL_DEVICE_GPU ? pow2_local(k1, 64) : lmax;
-    size_t groups_wanted = ceil_div(target, local1);
+    size_t groups_wanted = ocal__ceil_div(target, local1);
     if (outer < groups_wanted) {
       size_t most = R / (vw * local1 * 16);
-      chunks = ceil_div(groups_wanted, outer);
+      chunks = ocal__ceil_div(groups_wanted, outer);
       if (chunks > most) chunks = most;
       if (chunks < 1) chunks = 1;
     }
@@ -1051,18 +1048,18 @@ static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size
     size_t strided_target = target / 2;
     if (outputs < strided_target && R > 64) {
       chunks = strided_target / outputs;
-      size_t most = ceil_div(R, 64);
+      size_t most = ocal__ceil_div(R, 64);
       if (chunks > most) chunks = most;
       if (outputs >= 256 && chunks > 64) chunks = 64;
     }
     if (chunks < 1) chunks = 1;
-    clen = ceil_div(R, chunks);
+    clen = ocal__ceil_div(R, chunks);
     if (clen == 0) clen = 1;
-    chunks = ceil_div(R, clen);
+    chunks = ocal__ceil_div(R, clen);
     if (chunks < 1) chunks = 1;
     size_t items = outputs * chunks;
     if (items > 8 * target) items = 8 * target;
-    global1 = round_up(items, local1);
+    global1 = ocal__round_up(items, local1);
   }
   cl_ulong c_n = outer * R * inner, c_outer = outer, c_R = R, c_inner = inner,
            c_chunks = chunks, c_clen = clen, ooff = out->offset, zero = 0;
@@ -1098,7 +1095,7 @@ static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size
       global2 = outputs * local2;
     } else {
       size_t items = outputs < 8 * target ? outputs : 8 * target;
-      global2 = round_up(items, local2);
+      global2 = ocal__round_up(items, local2);
     }
     cl_ulong m_inner = contig ? 1 : inner;
     const ocal__arg a2[] = {{sizeof(cl_mem), &part},   {sizeof c_outer, &c_outer},
@@ -1142,15 +1139,15 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
     if (ctx->info.type == OCAL_DEVICE_GPU) /* one size on CPUs: each is a compile on PoCL */
       while (local > 64 && R < 4 * local * SCAN_IPT) local /= 2;
     size_t tile = local * SCAN_IPT, chunks = 1;
-    size_t groups_wanted = ceil_div(target, local);
+    size_t groups_wanted = ocal__ceil_div(target, local);
     if (outer < groups_wanted) {
-      chunks = ceil_div(groups_wanted, outer);
+      chunks = ocal__ceil_div(groups_wanted, outer);
       size_t most = R / (4 * tile); /* at least 4 tiles per piece */
       if (chunks > most) chunks = most;
       if (chunks < 1) chunks = 1;
     }
-    size_t clen = round_up(ceil_div(R, chunks), tile);
-    chunks = ceil_div(R, clen);
+    size_t clen = ocal__round_up(ocal__ceil_div(R, chunks), tile);
+    chunks = ocal__ceil_div(R, clen);
     cl_ulong c_chunks = chunks, c_clen = clen;
     if (chunks > 1) {
       /* (1) piece totals, (2) their exclusive scan in place, per row. */
@@ -1193,13 +1190,13 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
   ocal__kernel *ks = g->kernels[K_SCAN_STRIDED];
   size_t local = pow2_local(ks, WG_MAX), chunks = 1;
   if (lines < target && R > 64) {
-    chunks = ceil_div(target, lines);
-    size_t most = ceil_div(R, 32);
+    chunks = ocal__ceil_div(target, lines);
+    size_t most = ocal__ceil_div(R, 32);
     if (chunks > most) chunks = most;
     if (chunks > 256) chunks = 256; /* the pieces' totals are scanned serially */
   }
-  size_t clen = ceil_div(R, chunks);
-  chunks = ceil_div(R, clen);
+  size_t clen = ocal__ceil_div(R, chunks);
+  chunks = ocal__ceil_div(R, clen);
   cl_ulong c_chunks = chunks, c_clen = clen;
   size_t items = lines * chunks < 8 * target ? lines * chunks : 8 * target;
   if (chunks > 1) {
@@ -1212,7 +1209,7 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
             push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
             push(&a, sizeof(cl_mem), &P);
       status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                   : launch(g, kr, (size_t)a.count, a.a, round_up(items, lr), lr);
+                   : launch(g, kr, (size_t)a.count, a.a, ocal__round_up(items, lr), lr);
     }
     if (status == OCAL_OK) {
       /* The totals as an (outer, chunks, inner) block, scanned along chunks in place. */
@@ -1224,7 +1221,7 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
                               {sizeof c_chunks, &c_chunks},   {sizeof c_inner, &c_inner},
                               {sizeof one_chunk, &one_chunk}, {sizeof c_chunks, &c_chunks},
                               {sizeof(cl_mem), &P},           {sizeof one, &one}};
-      status = launch(g, ka, 10, aa, round_up(litems, la), la);
+      status = launch(g, ka, 10, aa, ocal__round_up(litems, la), la);
     }
   }
   if (status == OCAL_OK) {
@@ -1234,7 +1231,7 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
           push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
           push(&a, sizeof(cl_mem), &P) | push(&a, sizeof excl, &excl);
     status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                 : launch(g, ks, (size_t)a.count, a.a, round_up(items, local), local);
+                 : launch(g, ks, (size_t)a.count, a.a, ocal__round_up(items, local), local);
   }
   pthread_mutex_unlock(&g->lock);
   return status;

@@ -185,10 +185,10 @@ static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
                                                                      : lmax;
     /* Split rows only when there are too few of them to fill the device, and only into
      * chunks of at least 16 vectors per work-item. */
-    size_t groups_wanted = ocal__rs_ceil_div(target, local1);
+    size_t groups_wanted = ocal__ceil_div(target, local1);
     if (g->outer < groups_wanted) {
       size_t most = R / (vw * local1 * 16);
-      chunks = ocal__rs_ceil_div(groups_wanted, g->outer);
+      chunks = ocal__ceil_div(groups_wanted, g->outer);
       if (chunks > most) chunks = most;
       if (chunks < 1) chunks = 1;
     }
@@ -205,17 +205,17 @@ static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
     size_t strided_target = target / (vcols ? 4 : 2), columns = outputs / cols_per_item;
     if (columns < strided_target && R > 64) {
       chunks = strided_target / columns;
-      size_t most = ocal__rs_ceil_div(R, 64); /* at least 64 elements per work-item */
+      size_t most = ocal__ceil_div(R, 64); /* at least 64 elements per work-item */
       if (chunks > most) chunks = most;
       if (outputs >= 256 && chunks > 64) chunks = 64; /* merged serially per output */
     }
-    clen = ocal__rs_ceil_div(R, chunks);
+    clen = ocal__ceil_div(R, chunks);
     if (clen == 0) clen = 1;
-    chunks = ocal__rs_ceil_div(R, clen);
+    chunks = ocal__ceil_div(R, clen);
     if (chunks < 1) chunks = 1;
     size_t items = columns * chunks;
     if (items > 8 * target) items = 8 * target; /* grid-stride beyond that */
-    global1 = ocal__rs_round_up(items, local1);
+    global1 = ocal__round_up(items, local1);
   }
 
   cl_mem xmem = x->mem ? x->mem : out->mem; /* R == 0: nothing is read */
@@ -255,7 +255,7 @@ static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
   } else {
     local2 = ocal__rs_local(k2, OCAL__RS_WG_MAX);
     size_t items = outputs < 8 * target ? outputs : 8 * target;
-    global2 = ocal__rs_round_up(items, local2);
+    global2 = ocal__round_up(items, local2);
   }
   /* The merge kernels see (outer, chunks, inner); contig chunks of rows are inner 1. */
   cl_ulong m_inner = contig ? 1 : g->inner, m_outer = contig ? g->outer : g->outer;

@@ -64,9 +64,6 @@ size_t ocal__rs_local(const ocal__kernel *k, size_t want);
  * flight; on a CPU a work-group is a loop, so the number only sets how work is split). */
 size_t ocal__rs_target_items(ocal_context ctx);
 
-static inline size_t ocal__rs_ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
-static inline size_t ocal__rs_round_up(size_t a, size_t b) { return ocal__rs_ceil_div(a, b) * b; }
-
 /* Whether a dtype is an integer type, and a signed one. */
 static inline int ocal__rs_is_float(ocal_dtype d) { return d == OCAL_F32 || d == OCAL_F64; }
 static inline int ocal__rs_is_signed(ocal_dtype d) { return d == OCAL_I32 || d == OCAL_I64; }

@@ -64,15 +64,15 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
     if (ctx->info.type == OCAL_DEVICE_GPU) /* one size on CPUs: each is a compile on PoCL */
       while (local > 64 && R < 4 * local * SCAN_IPT) local /= 2;
     size_t tile = local * SCAN_IPT, chunks = 1;
-    size_t groups_wanted = ocal__rs_ceil_div(target, local);
+    size_t groups_wanted = ocal__ceil_div(target, local);
     if (g->outer < groups_wanted) {
-      chunks = ocal__rs_ceil_div(groups_wanted, g->outer);
+      chunks = ocal__ceil_div(groups_wanted, g->outer);
       size_t most = R / (4 * tile); /* at least 4 tiles per piece */
       if (chunks > most) chunks = most;
       if (chunks < 1) chunks = 1;
     }
-    size_t clen = ocal__rs_round_up(ocal__rs_ceil_div(R, chunks), tile);
-    chunks = ocal__rs_ceil_div(R, clen);
+    size_t clen = ocal__round_up(ocal__ceil_div(R, chunks), tile);
+    chunks = ocal__ceil_div(R, clen);
     cl_ulong c_chunks = chunks, c_clen = clen;
     if (chunks > 1) {
       /* (1) piece totals, (2) their exclusive scan in place, per row. */
@@ -114,16 +114,16 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
   if ((status = kernel(ctx, rs, op, x->dtype, K_STRIDED, &k)) != OCAL_OK) goto done;
   size_t local = ocal__rs_local(k, OCAL__RS_WG_MAX), chunks = 1;
   if (lines < target && R > 64) {
-    chunks = ocal__rs_ceil_div(target, lines);
-    size_t most = ocal__rs_ceil_div(R, 32);
+    chunks = ocal__ceil_div(target, lines);
+    size_t most = ocal__ceil_div(R, 32);
     if (chunks > most) chunks = most;
     if (chunks > 256) chunks = 256; /* the pieces' totals are scanned serially */
   }
-  size_t clen = ocal__rs_ceil_div(R, chunks);
-  chunks = ocal__rs_ceil_div(R, clen);
+  size_t clen = ocal__ceil_div(R, chunks);
+  chunks = ocal__ceil_div(R, clen);
   cl_ulong c_chunks = chunks, c_clen = clen;
   size_t items = lines * chunks < 8 * target ? lines * chunks : 8 * target;
-  size_t global = ocal__rs_round_up(items, local);
+  size_t global = ocal__round_up(items, local);
   if (chunks > 1) {
     if ((status = ocal__rs_scratch(ctx, rs, lines * chunks * acc_bytes, &P)) != OCAL_OK) goto done;
     ocal__kernel *kr, *ka;
@@ -133,7 +133,7 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
                          {sizeof c_inner, &c_inner}, {sizeof c_chunks, &c_chunks},
                          {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P}};
     size_t lr = ocal__rs_local(kr, OCAL__RS_WG_MAX);
-    status = ocal__rs_launch(ctx, kr, ar, 8, ocal__rs_round_up(items, lr), lr);
+    status = ocal__rs_launch(ctx, kr, ar, 8, ocal__round_up(items, lr), lr);
     if (status != OCAL_OK) goto done;
     /* The totals as an (outer, chunks, inner) block, scanned along chunks in place. */
     if ((status = kernel(ctx, rs, op, x->dtype, K_STRIDED_ACC, &ka)) != OCAL_OK) goto done;
@@ -146,7 +146,7 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
                          {sizeof c_inner, &c_inner},    {sizeof one_chunk, &one_chunk},
                          {sizeof c_chunks, &c_chunks},  {sizeof(cl_mem), &P},
                          {sizeof one, &one}};
-    status = ocal__rs_launch(ctx, ka, aa, 11, ocal__rs_round_up(litems, la), la);
+    status = ocal__rs_launch(ctx, ka, aa, 11, ocal__round_up(litems, la), la);
     if (status != OCAL_OK) goto done;
   }
   ocal__arg as[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
