@@ -16,6 +16,7 @@
 
 #include <ocal.h>
 
+#define BENCH_NAME "bench/gemm_own"
 #include "gemm_timing.h"
 
 /* Seconds of back-to-back calls per timing round. */

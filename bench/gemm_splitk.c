@@ -12,6 +12,7 @@
 
 #include <ocal.h>
 
+#define BENCH_NAME "bench/gemm_splitk"
 #include "gemm_timing.h"
 
 /* The tuning text in effect with XGEMM_MIN_INDIRECT_SIZE replaced. */

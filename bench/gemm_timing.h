@@ -1,18 +1,14 @@
 /* What bench/gemm_own and bench/gemm_splitk share: a deterministic test matrix and the
- * timing of one ocal_gemm shape. Header-only, each program includes it once. */
+ * timing of one ocal_gemm shape. Header-only, each program includes it once (after
+ * defining BENCH_NAME, for common.h). */
 #ifndef OCAL_BENCH_GEMM_TIMING_H
 #define OCAL_BENCH_GEMM_TIMING_H
 
 #include <stdlib.h>
-#include <time.h>
 
 #include <ocal.h>
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "common.h"
 
 /* An r x c f32 matrix of values in [-0.5, 0.5) that depend on seed; NULL on failure. */
 static ocal_buffer matrix(ocal_context ctx, size_t r, size_t c, unsigned seed) {

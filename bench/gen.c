@@ -19,21 +19,8 @@
 
 #include <ocal.h>
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-#define CHECK(expr)                                                                     \
-  do {                                                                                  \
-    ocal_status s_ = (expr);                                                            \
-    if (s_ != OCAL_OK) {                                                                \
-      fprintf(stderr, "bench/gen: %s failed: %s: %s\n", #expr, ocal_status_string(s_),   \
-              ocal_last_error());                                                       \
-      exit(1);                                                                          \
-    }                                                                                   \
-  } while (0)
+#define BENCH_NAME "bench/gen"
+#include "common.h"
 
 enum { OP_AXPY, OP_GEN_AXPY, OP_DOT, OP_GEN_DOT, OP_RAW_AXPY };
 static const char *const op_names[] = {"axpy", "gen_axpy", "dot", "gen_dot", "raw_axpy"};

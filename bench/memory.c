@@ -28,21 +28,8 @@
 
 #include <ocal.h>
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-#define CHECK(expr)                                                                     \
-  do {                                                                                  \
-    ocal_status s_ = (expr);                                                            \
-    if (s_ != OCAL_OK) {                                                                \
-      fprintf(stderr, "bench/memory: %s failed: %s: %s\n", #expr, ocal_status_string(s_), \
-              ocal_last_error());                                                       \
-      exit(1);                                                                          \
-    }                                                                                   \
-  } while (0)
+#define BENCH_NAME "bench/memory"
+#include "common.h"
 
 static ocal_context make_ctx(int pool, int staging) {
   ocal_context_options o;
