@@ -16,7 +16,7 @@ torch() {
   python3 - "$all" <<'PY' 2>/dev/null
 import json, sys, time
 import torch
-lens = {2: (1 << 20, 128), 3: (1 << 24, 8), 5: (1 << 22, 32), 6: (1 << 21, 64)}
+lens = {2: (1 << 20, 128), 3: (1 << 24, 8), 5: (1 << 22, 32), 6: (1 << 21, 64), 9: (1 << 23, 16)}
 for s in sys.argv[1].split(","):
     if int(s) not in lens:
         continue

@@ -47,7 +47,9 @@ static const shape shapes[] = {{1, {1024, 0}, 65536},
                                {1, {1u << 21, 0}, 64},
                                /* small ones, to check this program on a CPU */
                                {1, {4096, 0}, 4},
-                               {2, {64, 128}, 3}};
+                               {2, {64, 128}, 3},
+                               /* and one more long length (9) */
+                               {1, {1u << 23, 0}, 16}};
 #define NSHAPES (int)(sizeof shapes / sizeof shapes[0])
 
 /* Bin k (row-major index for 2-D) of the forward DFT of x (points values), in double. */

@@ -10,26 +10,22 @@
  * else a column's real and imaginary parts in separate rounds). Pass 1 writes the
  * intermediate transposed, so that its writes are contiguous; pass 2 reads it at a stride.
  *
- * Why they are still slower than VkFFT on an H100 (measured, bench/fft_fourstep_probe): not
- * the kernels' registers (no spills, no stack: every private index is a constant), but the
- * memory pattern of the last pass. A two-pass FFT must write its output at a row stride of
- * N1 points with only C adjacent values per row and work-group (C * N1 points of registers
- * per group), and an H100 writes such rows slowly: as plain copies of 2^24 complex floats
- * (256 MiB moved, us): contiguous 100; strided reads of 32-byte pieces + contiguous writes
- * 118; contiguous reads + strided writes of 32-byte pieces per item at a 32 KiB stride 213
- * (4096 rows; also 64-byte and 128-byte pieces per item, or 4 items side by side, 221-239),
- * at 64 KiB 207, 128 KiB 203; fast only where the stride is 64 KiB or more AND each store
- * instruction covers 64+ bytes of a row (2 items side by side at 64 KiB: 132; 4 at 128 KiB:
- * 106). Pass 2 alone takes as long as that slow copy (2^24 x 8: 2292 us of the 3616). A
- * split that allows the fast pattern (N1 >= 8192 with 8+ columns per group of pass 2) leaves
- * pass 1 reading 8-byte pieces of 8192- or 16384-point columns (171 us as a copy), so even at
- * copy speed two passes would take about as long as VkFFT's three.
+ * What made them fast (measured on an H100, bench/fft_fourstep.sh, 2^24 x 8): how a group
+ * touches global memory. Each item used to read and write all C columns of its own rows as
+ * one vector (32 bytes, split by the hardware into two 16-byte accesses, so every 32-byte
+ * piece of a row was touched by two instructions): the kernels took 3616 us, and pass 1's
+ * reads and writes as a plain copy 1860 us. Staged through local memory, with consecutive
+ * items on consecutive columns, that copy takes 976 us and the FFT 2291 us; with
+ * 4 transforms per launch instead of 1 (so that no launch ends with a part-empty wave of
+ * groups, at one group per multiprocessor) 2032 us, against VkFFT's 2276 and cuFFT's 1910.
+ * Plain copies of 2^24 x 8 points take 729 us, and VkFFT's three passes, as copies with its
+ * access patterns, 2249 us: VkFFT runs at its memory floor, and only fewer passes beat it.
  *
- * The default engine (VkFFT, else clFFT) would hand these shapes to this engine by the rule in
- * fourstep_rule (device properties, never names), but the kernels measure slower than
- * VkFFT's three passes (numbers there), so the rule is off: OCAL_FFT_FOURSTEP=1 turns the
- * engine on for every shape it supports (tests force it on PoCL), 0 off, auto (or unset) the
- * rule. Batches go through scratch memory a few transforms per launch (about 2^23 points).
+ * The default engine (VkFFT, else clFFT) hands the shapes of fourstep_rule (device properties,
+ * never names) to this engine: only 2^24 on an H100 (the numbers are there).
+ * OCAL_FFT_FOURSTEP=1 turns the engine on for every shape it supports (tests force it on PoCL),
+ * 0 off, auto (or unset) the rule. Batches go through scratch memory, 2^26 points per launch
+ * (fewer where the device has not the memory for that).
  *
  * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks at plan creation, for the benchmarks and the
  * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4) and of pass 2 (c2,
@@ -49,9 +45,9 @@
 #include "engine.h"
 
 /* Columns per work-group and log2 points per work-item when OCAL_FFT_FOURSTEP_TUNE does not
- * say: the fastest for 2^24 x 8 on an H100 (bench/fft_fourstep.sh, 2026-11-22, us: c=4,r=16
- * 3616; c=4,r=16,reg=128 3596; n1=8192,c=1,c2=4,r=16 3750; c=4,r=8 3983; c=2,r=16 4129;
- * c=4,c2=2,r=16 4316; c=4,r=16,tt=0 4089). */
+ * say: the fastest for 2^24 x 8 on an H100 (bench/fft_fourstep.sh, 2026-11-22, us, staged
+ * global access: c=4,r=16 2032 (g=4), 2000 (g=8), 2291 (g=1); c=4,r=16,tt=0 2157 (g=8);
+ * c=4,r=8 2321 (g=8); c=2,r=16,tt=0 5206; c=4,r=16,plane=1 2539 (g=1)). */
 #define DEFAULT_C 4
 #define DEFAULT_LOGR 4
 
@@ -169,29 +165,35 @@ static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t)
 }
 
 /* The default rule, on device properties: use these kernels where VkFFT needs three passes
- * over the array and they need two. VkFFT puts S = 2^floor(log2(local memory - 16)) / 32
- * points of a column in one work-group, so it does lengths up to S^2 in two passes (S = 1024
- * with NVIDIA's 48 KiB), and above that these kernels would move a third less memory.
+ * over the array and they need two, each of them on columns as long as local memory holds (so
+ * both passes exchange one whole column at a time, and the 4 columns of a group give 32-byte
+ * pieces of every row). VkFFT puts S = 2^floor(log2(local memory - 16)) / 32 points of a column
+ * in one work-group, so it takes three passes above S^2 (S = 1024 with NVIDIA's 48 KiB); the
+ * longest column here is 4096 points there, so the rule picks N = 4096^2 = 2^24.
  *
- * But they are not faster: measured on an H100 (bench/fft_fourstep.sh, 2026-11-22, us per
- * batch, forward, out of place, one session; VkFFT with its three passes; cuFFT = torch.fft):
- *              four-step (c=4,r=16)   VkFFT   cuFFT
- *   2^24 x 8        3616               2276    1923
- *   2^22 x 32       3408               2212    1760
- *   2^20 x 128      3113               1648    1574
- * (the kernels before: 4037 and 4006 us at 2^24 x 8 and 2^22 x 32; this file's twiddles alone
- * with the row-major intermediate and one transform per launch: 4195, 4139, 4560 us; the
- * gain came from the transposed intermediate and, for the shorter lengths, from several
- * transforms per launch), so the rule stays off (FOURSTEP_AUTO 0) until a kernel beats
- * VkFFT there (the top of this file says why pass 2 cannot at 2^24); then set it to 1. Only
- * GPUs were considered (nothing was measured with PoCL). */
-#define FOURSTEP_AUTO 0
+ * Measured on an H100 (bench/fft_fourstep.sh, 2026-11-22, us per batch, forward, out of place,
+ * one session; cuFFT = torch.fft; c=4,r=16, 2^26 points per launch):
+ *              four-step   VkFFT   cuFFT
+ *   2^24 x 8     2032       2276    1910
+ *   2^23 x 16    2347       2229    1790
+ *   2^22 x 32    2317       2211    1766
+ *   2^21 x 64    2403       2207    1594
+ * so only 2^24 is given to them: shorter columns (2048 x 2048, 4096 x 2048, ...) lose to
+ * VkFFT. Only GPUs were considered, and only an H100 measured (nothing with PoCL). */
+/* The longest power-of-two column whose exchange fits in local memory. */
+static size_t longest_column(ocal_context ctx) {
+  size_t l = 64;
+  while (l < 8192 && lds_bytes(2 * l) <= ctx->info.local_mem_bytes) l *= 2;
+  return l;
+}
+
 static int fourstep_rule(ocal_context ctx, size_t n) {
-  if (!FOURSTEP_AUTO || ctx->info.type != OCAL_DEVICE_GPU) return 0;
+  if (ctx->info.type != OCAL_DEVICE_GPU) return 0;
   uint64_t local = ctx->info.local_mem_bytes > 16 ? ctx->info.local_mem_bytes - 16 : 0, p2 = 1;
   while (p2 * 2 <= local) p2 *= 2;
   uint64_t s = p2 / 32;
-  return (uint64_t)n > s * s;
+  size_t l = longest_column(ctx);
+  return (uint64_t)n > s * s && n == l * l;
 }
 
 ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, int *use) {
@@ -246,9 +248,13 @@ static ocal_status get_kernel(fs_plan *f, int pass) {
   int cr = f->cr && f->cr < c ? f->cr : c, plane = f->plane || lds_bytes(l) > local;
   while (cr > 1 && (uint64_t)cr * lds_bytes(l) > local) cr /= 2;
   if (plane) cr = 1;
+  /* rows staged at a time on the way in and out (cl/fft_fourstep.cl): all that fit */
+  int sr = 1;
+  while (sr < (1 << f->logr) && (uint64_t)c * (l / (size_t)sr + 8) * 8 > local) sr *= 2;
   int n = snprintf(opts, sizeof opts,
-                   "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d -DFS_PLANE=%d -DFS_TT=%d",
-                   log2_exact(l), f->logr, c, cr, plane, f->tt);
+                   "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d -DFS_PLANE=%d -DFS_TT=%d "
+                   "-DFS_SR=%d",
+                   log2_exact(l), f->logr, c, cr, plane, f->tt, sr);
   /* the form with '=' (NVIDIA's compiler rejects "-cl-nv-maxrregcount N") */
   if (f->maxreg > 0 && has_nv_options(f->p->ctx))
     snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
@@ -338,11 +344,18 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   uint64_t compiles = ctx->stats.compiles, hits = ctx->stats.disk_hits;
   pthread_mutex_unlock(&ctx->lock);
   for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass);
-  /* transforms per launch: short ones together, so that a launch has enough work-groups */
-  f->group = t.group ? t.group : ((size_t)1 << 23) / f->n;
+  /* transforms per launch: 2^26 points, so that a launch has enough work-groups to keep every
+   * multiprocessor busy to the end (2^24 x 8 on an H100: 2291 us one transform per launch, 2128
+   * two, 2040 four, 2000 eight); the scratch holds that many, and where it cannot be had, fewer */
+  f->group = t.group ? t.group : ((size_t)1 << 26) / f->n;
   if (f->group < 1) f->group = 1;
   if (f->group > p->batch) f->group = p->batch;
-  if (s == OCAL_OK) s = ocal__device_alloc(ctx, f->group * f->n * 8, &f->scratch);
+  while (s == OCAL_OK) {
+    s = ocal__device_alloc(ctx, f->group * f->n * 8, &f->scratch);
+    if (s != OCAL_OUT_OF_DEVICE_MEMORY || f->group == 1 || t.group) break;
+    f->group /= 2;
+    s = OCAL_OK;
+  }
   if (s == OCAL_OK) s = make_twiddles(f);
   if (s != OCAL_OK) {
     fs_plan_destroy(f);
