@@ -109,8 +109,9 @@ typedef struct ocal_fft_plan_info {
   ocal_fft_engine engine;   /**< the engine chosen (never OCAL_FFT_ENGINE_DEFAULT) */
   const char *engine_name;  /**< "vkfft" or "clfft" (static string); "fourstep" when the
                                  default engine runs ocal's own two-pass kernels for this
-                                 shape (OCAL_FFT_FOURSTEP=1; engine then names the engine
-                                 the plan would otherwise have had) */
+                                 shape (1-D f32 C2C 2^24 on GPUs, or any power of two from
+                                 2^12 to 2^24 with OCAL_FFT_FOURSTEP=1; engine then names
+                                 the engine the plan would otherwise have had) */
   ocal_dtype in_dtype;      /**< element type execute wants for the forward direction's
                                  input (c32 for C2C f32, f32 for R2C f32, c32 for C2R f32) */
   ocal_dtype out_dtype;     /**< element type of the forward direction's output */
