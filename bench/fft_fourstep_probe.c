@@ -6,15 +6,19 @@
  * -cl-nv-verbose where the compiler takes NVIDIA's options, so the build log has ptxas's
  * registers and spills), prints the kernels' private and local memory sizes, and writes the
  * program binary (PTX on NVIDIA) to OUTDIR with counts of its local-memory (stack) accesses.
- * Then times copies with the access patterns of the two passes (2^24 complex floats: rows of
- * C values at a stride, and contiguous rows written at a stride), to separate the memory
- * pattern's own speed from the kernels' (on a GPU only, or anywhere with PROBE_CPU set). One
- * JSON object per line; a configuration that does not build is reported and skipped. */
+ * Then times plain copies of 2^24 x 8 complex floats (1 GiB each way) with the access patterns
+ * of FFT passes, to separate a pattern's own speed from the kernels' (on a GPU only, or anywhere
+ * with PROBE_CPU set): a contiguous copy; VkFFT's three passes over 2^24 = 256^3 (16 columns a
+ * row); ocal's pass 1 (4 columns of 4096 rows at a stride of 4096 points, written back the same
+ * way) with each item moving all four columns of its rows as one float8, and staged, with
+ * consecutive items on consecutive columns; and reads and writes of C columns at a stride
+ * (C = 1 .. 16) in groups of 4096 points. One JSON object per line; a configuration that does not build is reported and skipped. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DIE(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), exit(1))
 #define OK(x)                                                   \
@@ -73,38 +77,124 @@ static void json_str(const char *s) {
   putchar('"');
 }
 
-/* Copies with the passes' access patterns: each item moves R chunks (VT) in rows
- * lr + m T / LPR, LPR items side by side in a row (the group covers LPR chunks of each row);
- * mode bit 1: read at a stride (rows of CPR chunks), else contiguously; bit 2: write so. */
+/* Copies with FFT passes' access patterns. tile: a group moves C = 2^lc columns x 4096 / C rows,
+ * element e = t + 256 i of it being row e / C, column e % C (rm/wm 0: columns fast) or row
+ * e % P, column e / P (1: rows fast); the group's origin is g0 sb0 + g1 sb1 (g = g0 + G1 g1).
+ * vec and staged: pass 1 of a 4096 x 4096 split at 4 columns per group, by float8 per item
+ * (rows t + 256 m) or by float2 with consecutive items on consecutive columns. */
 static const char *copy_src =
-    "__kernel __attribute__((reqd_work_group_size(T, 1, 1))) void strided(__global const VT *s,\n"
-    "    __global VT *d, const uint cpr, const int mode) {\n"
-    "  const uint t = get_local_id(0), g = get_group_id(0);\n"
-    "  const uint col = g * LPR + t % LPR, lr = t / LPR;\n"
-    "  VT v[R];\n"
-    "  #pragma unroll\n"
-    "  for (int m = 0; m < R; m++)\n"
-    "    v[m] = (mode & 1) ? s[(size_t)(lr + m * (T / LPR)) * cpr + col] : s[(size_t)g * T * R + t + m * T];\n"
-    "  #pragma unroll\n"
-    "  for (int m = 0; m < R; m++) {\n"
-    "    if (mode & 2) d[(size_t)(lr + m * (T / LPR)) * cpr + col] = v[m];\n"
-    "    else d[(size_t)g * T * R + t + m * T] = v[m];\n"
+    "__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void tile(__global const float2 *s,\n"
+    "    __global float2 *d, uint lc, uint G1, ulong sb0, ulong sb1, ulong db0, ulong db1,\n"
+    "    ulong scs, ulong sps, ulong dcs, ulong dps, int rm, int wm) {\n"
+    "  __local float2 l[4096 + 64];\n"
+    "  uint g = get_group_id(0), t = get_local_id(0), lp = 12 - lc, C = 1u << lc, P = 1u << lp;\n"
+    "  ulong sb = (g % G1) * sb0 + (g / G1) * sb1, db = (g % G1) * db0 + (g / G1) * db1;\n"
+    "  for (int i = 0; i < 16; i++) {\n"
+    "    uint e = t + 256 * i, j = rm ? e >> lp : e & (C - 1), n = rm ? e & (P - 1) : e >> lc;\n"
+    "    l[j * (P + 1) + n] = s[sb + j * scs + n * sps];\n"
+    "  }\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  for (int i = 0; i < 16; i++) {\n"
+    "    uint e = t + 256 * i, j = wm ? e >> lp : e & (C - 1), n = wm ? e & (P - 1) : e >> lc;\n"
+    "    d[db + j * dcs + n * dps] = l[j * (P + 1) + n];\n"
+    "  }\n"
+    "}\n"
+    "__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void vec(__global const float8 *s,\n"
+    "    __global float8 *d) {\n"
+    "  uint g = get_group_id(0), t = get_local_id(0);\n"
+    "  ulong o = (ulong)get_group_id(1) * (1 << 22) + g;\n"
+    "  float8 v[16];\n"
+    "  for (int m = 0; m < 16; m++) v[m] = s[o + (ulong)(t + 256 * m) * 1024];\n"
+    "  for (int m = 0; m < 16; m++) d[o + (ulong)(t + 256 * m) * 1024] = v[15 - m] * 1.0001f;\n"
+    "}\n"
+    "__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void staged(__global const float2 *s,\n"
+    "    __global float2 *d) {\n"
+    "  uint g = get_group_id(0), t = get_local_id(0);\n"
+    "  ulong o = (ulong)get_group_id(1) * (1 << 24) + 4 * g;\n"
+    "  float2 v[64];\n"
+    "  for (int i = 0; i < 64; i++) {\n"
+    "    uint e = t + 256 * i;\n"
+    "    v[i] = s[o + (ulong)(e >> 2) * 4096 + (e & 3)];\n"
+    "  }\n"
+    "  for (int i = 0; i < 64; i++) {\n"
+    "    uint e = t + 256 * i;\n"
+    "    d[o + (ulong)(e >> 2) * 4096 + (e & 3)] = v[63 - i] * 1.0001f;\n"
     "  }\n"
     "}\n";
 
-static double time_kernel(cl_kernel k, size_t global, size_t local) {
+#define PN ((cl_ulong)1 << 24) /* points per transform */
+#define PB 8                   /* transforms */
+static cl_mem pa, pb;
+static cl_kernel ktile, kvec, kstaged;
+
+static void set_args(cl_kernel k, const cl_ulong *a, int na) {
+  OK(clSetKernelArg(k, 0, sizeof pa, &pa));
+  OK(clSetKernelArg(k, 1, sizeof pb, &pb));
+  for (int i = 0; i < na; i++) OK(clSetKernelArg(k, 2 + i, 8, &a[i]));
+}
+
+static void tile(cl_uint lc, cl_uint g1, cl_ulong sb0, cl_ulong sb1, cl_ulong db0, cl_ulong db1,
+                 cl_ulong scs, cl_ulong sps, cl_ulong dcs, cl_ulong dps, cl_int rm, cl_int wm) {
+  cl_ulong a[] = {sb0, sb1, db0, db1, scs, sps, dcs, dps};
+  OK(clSetKernelArg(ktile, 0, sizeof pa, &pa));
+  OK(clSetKernelArg(ktile, 1, sizeof pb, &pb));
+  OK(clSetKernelArg(ktile, 2, 4, &lc));
+  OK(clSetKernelArg(ktile, 3, 4, &g1));
+  for (int i = 0; i < 8; i++) OK(clSetKernelArg(ktile, 4 + i, 8, &a[i]));
+  OK(clSetKernelArg(ktile, 12, 4, &rm));
+  OK(clSetKernelArg(ktile, 13, 4, &wm));
+  size_t gl = (size_t)(PN * PB / 4096) * 256, lo = 256;
+  OK(clEnqueueNDRangeKernel(q, ktile, 1, NULL, &gl, &lo, 0, NULL, NULL));
+}
+
+static int pc, plogn; /* columns and log2 rows of the strided side */
+static void pat_copy(void) { tile(4, 1, 0, 4096, 0, 4096, 256, 1, 256, 1, 1, 1); }
+/* VkFFT's uploads for 2^24 = 256 x 256 x 256, 16 columns a row: strides 65536, 256, 1 */
+static void pat_vkfft(void) {
+  /* group g: column block and b (16 (g % 16) + 256 ((g / 16) % 256) = 16 (g % 4096)), then the
+   * transform; a and the transform in the second (65536 a + 2^24 b = 65536 (256 b + a)) */
+  tile(4, 16 * 256, 16, PN, 16, PN, 1, 65536, 1, 65536, 0, 0);
+  tile(4, 16, 16, 65536, 16, 65536, 1, 256, 1, 256, 0, 0);
+  tile(4, 1, 0, 4096, 0, 4096, 256, 1, 256, 1, 1, 1);
+}
+/* reads of pc columns at a row stride of 2^(24 - plogn) points, contiguous writes */
+static void pat_read(void) {
+  cl_ulong n2 = (cl_ulong)1 << (24 - plogn), c = (cl_ulong)pc, rows = 4096 / c;
+  cl_uint lc = (cl_uint)__builtin_ctzll(c);
+  tile(lc, (cl_uint)(n2 / c), c, rows * n2, 4096, 4096 * (n2 / c), 1, n2, rows, 1, 0, 1);
+}
+/* contiguous reads, writes of pc columns at a row stride of 2^plogn points */
+static void pat_write(void) {
+  cl_ulong n1 = (cl_ulong)1 << plogn, c = (cl_ulong)pc, rows = 4096 / c;
+  cl_uint lc = (cl_uint)__builtin_ctzll(c);
+  tile(lc, (cl_uint)(n1 / c), 4096, 4096 * (n1 / c), c, rows * n1, rows, 1, 1, n1, 1, 0);
+}
+static void pass1(cl_kernel k) {
+  set_args(k, NULL, 0);
+  size_t gl[2] = {1024 * 256, PB}, lo[2] = {256, 1};
+  OK(clEnqueueNDRangeKernel(q, k, 2, NULL, gl, lo, 0, NULL, NULL));
+}
+static void pat_vec(void) { pass1(kvec); }
+static void pat_staged(void) { pass1(kstaged); }
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* best of 5 after a warm-up, in us */
+static double time_pattern(void (*f)(void)) {
+  f();
+  OK(clFinish(q));
   double best = 1e30;
-  for (int rep = 0; rep < 6; rep++) {
-    cl_event ev;
-    OK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, &ev));
-    OK(clWaitForEvents(1, &ev));
-    cl_ulong a, b;
-    OK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL));
-    OK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL));
-    clReleaseEvent(ev);
-    if (rep > 0 && (double)(b - a) * 1e-3 < best) best = (double)(b - a) * 1e-3;
+  for (int r = 0; r < 5; r++) {
+    double t0 = now();
+    f();
+    OK(clFinish(q));
+    if (now() - t0 < best) best = now() - t0;
   }
-  return best;
+  return best * 1e6;
 }
 
 int main(int argc, char **argv) {
@@ -128,13 +218,20 @@ int main(int argc, char **argv) {
   clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
   int nv = strstr(ext, "cl_nv_compiler_options") != NULL;
   char *src = slurp(argv[1]);
+  cl_ulong local = 0;
+  OK(clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL));
   for (int i = 3; i < argc; i++) {
     int logl, logr, c, maxreg = 0;
     if (sscanf(argv[i], "%d,%d,%d,%d", &logl, &logr, &c, &maxreg) < 3) DIE("bad config %s", argv[i]);
     char opts[256];
     /* maxreg: -cl-nv-maxrregcount=N (NVIDIA's compiler rejects the form with a space) */
-    int n = snprintf(opts, sizeof opts, "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_PLANE=%d", logl,
-                     logr, c, logl >= 13);
+    /* staging rounds as src/fft/fourstep.c picks them */
+    int sr = 1;
+    while (sr < (1 << logr) && (cl_ulong)c * (((cl_ulong)1 << logl) / (cl_ulong)sr + 8) * 8 > local)
+      sr *= 2;
+    int n = snprintf(opts, sizeof opts,
+                     "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_PLANE=%d -DFS_SR=%d", logl, logr, c,
+                     logl >= 13, sr);
     if (nv) n += snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-verbose");
     if (nv && maxreg > 0)
       snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", maxreg);
@@ -179,50 +276,35 @@ int main(int argc, char **argv) {
     clReleaseProgram(p);
   }
   if (!gpu && !getenv("PROBE_CPU")) return 0;
-  /* access patterns over 2^24 complex floats (128 MiB each way) */
-  size_t bytes = (size_t)8 << 24;
-  cl_mem a = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+  size_t bytes = (size_t)(PN * PB * 8);
+  pa = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
   OK(e);
-  cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+  pb = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
   OK(e);
-  char zero = 0;
-  OK(clEnqueueFillBuffer(q, a, &zero, 1, 0, bytes, 0, NULL, NULL));
-  OK(clEnqueueFillBuffer(q, b, &zero, 1, 0, bytes, 0, NULL, NULL));
-  static const struct {
-    int cb, r, t, lpr, mode;
-  } cfg[] = {{32, 16, 256, 1, 0}, {32, 16, 256, 1, 1}, {32, 16, 256, 1, 2}, {32, 16, 256, 1, 3},
-             {8, 16, 512, 1, 1},  {16, 16, 256, 1, 1}, {8, 16, 512, 1, 3},
-             {32, 16, 128, 1, 2}, {32, 8, 256, 1, 2},  {32, 16, 16, 1, 2},
-             {32, 16, 64, 1, 2},  {32, 16, 256, 2, 2}, {32, 16, 256, 4, 2}, {32, 16, 1024, 4, 2},
-             {64, 16, 256, 1, 2}, {16, 16, 256, 1, 2}, {128, 4, 256, 1, 2}, {32, 16, 512, 8, 2},
-             {64, 16, 256, 2, 2}, {32, 4, 256, 4, 2},  {32, 4, 1024, 1, 2}, {8, 16, 512, 1, 0}};
-  for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
-    const char *vt = cfg[ci].cb == 8 ? "float2" : cfg[ci].cb == 16 ? "float4" :
-                     cfg[ci].cb == 32 ? "float8" : cfg[ci].cb == 64 ? "float16" : "double16";
-    int r = cfg[ci].r, t = cfg[ci].t, lpr = cfg[ci].lpr;
-    size_t rows = (size_t)r * t / lpr, chunks = bytes / cfg[ci].cb, cpr = chunks / rows;
-    char opts[128], *log;
-    snprintf(opts, sizeof opts, "-DVT=%s -DR=%d -DT=%d -DLPR=%d", vt, r, t, lpr);
-    cl_program p = build(copy_src, opts, &log);
-    free(log);
-    if (!p) continue;
-    cl_kernel k = clCreateKernel(p, "strided", &e);
-    OK(e);
-    cl_uint cp = (cl_uint)cpr;
-    cl_int md = cfg[ci].mode;
-    OK(clSetKernelArg(k, 0, sizeof a, &a));
-    OK(clSetKernelArg(k, 1, sizeof b, &b));
-    OK(clSetKernelArg(k, 2, sizeof cp, &cp));
-    OK(clSetKernelArg(k, 3, sizeof md, &md));
-    size_t groups = cpr / (size_t)lpr;
-    double us = time_kernel(k, groups * (size_t)t, (size_t)t);
-    printf("{\"copy\": \"%s%s\", \"chunk\": %d, \"r\": %d, \"t\": %d, \"lpr\": %d, "
-           "\"rows\": %zu, \"stride_kib\": %zu, \"us\": %.1f, \"gbs\": %.0f}\n",
-           md & 1 ? "SR" : "CR", md & 2 ? "+SW" : "+CW", cfg[ci].cb, r, t, lpr, rows,
-           cpr * (size_t)cfg[ci].cb / 1024, us, 2.0 * (double)bytes / us * 1e-3);
-    fflush(stdout);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-  }
+  float one = 1.0f;
+  OK(clEnqueueFillBuffer(q, pa, &one, sizeof one, 0, bytes, 0, NULL, NULL));
+  OK(clEnqueueFillBuffer(q, pb, &one, sizeof one, 0, bytes, 0, NULL, NULL));
+  char *log;
+  cl_program cp = build(copy_src, "", &log);
+  free(log);
+  if (!cp) return 1;
+  ktile = clCreateKernel(cp, "tile", &e);
+  OK(e);
+  kvec = clCreateKernel(cp, "vec", &e);
+  OK(e);
+  kstaged = clCreateKernel(cp, "staged", &e);
+  OK(e);
+  printf("{\"copy\": \"contiguous\", \"us\": %.1f}\n", time_pattern(pat_copy));
+  printf("{\"copy\": \"vkfft 256^3, three passes\", \"us\": %.1f}\n", time_pattern(pat_vkfft));
+  printf("{\"copy\": \"pass 1 4096 x 4096, float8 per item\", \"us\": %.1f}\n",
+         time_pattern(pat_vec));
+  printf("{\"copy\": \"pass 1 4096 x 4096, staged\", \"us\": %.1f}\n", time_pattern(pat_staged));
+  for (pc = 1; pc <= 16; pc *= 2)
+    for (plogn = 10; plogn <= 14; plogn += 2) {
+      printf("{\"copy\": \"strided reads\", \"columns\": %d, \"stride\": %d, \"us\": %.1f}\n", pc,
+             1 << (24 - plogn), time_pattern(pat_read));
+      printf("{\"copy\": \"strided writes\", \"columns\": %d, \"stride\": %d, \"us\": %.1f}\n", pc,
+             1 << plogn, time_pattern(pat_write));
+    }
   return 0;
 }

@@ -10,7 +10,8 @@
  * else a column's real and imaginary parts in separate rounds). Pass 1 writes the
  * intermediate transposed, so that its writes are contiguous; pass 2 reads it at a stride.
  *
- * What made them fast (measured on an H100, bench/fft_fourstep.sh, 2^24 x 8): how a group
+ * What made them fast (measured on an H100, 2^24 x 8, bench/fft_fourstep.sh for the FFTs and
+ * bench/fft_fourstep_probe for the access patterns as plain copies): how a group
  * touches global memory. Each item used to read and write all C columns of its own rows as
  * one vector (32 bytes, split by the hardware into two 16-byte accesses, so every 32-byte
  * piece of a row was touched by two instructions): the kernels took 3616 us, and pass 1's
