@@ -143,11 +143,12 @@ static const fs_case cases[] = {
     {4096, 3, "n1=64,c=1,r=4", 1, OCAL_FFT_NORM_ORTHO, 0},
     /* 256 x 64, radix 16 then a radix-16 / radix-4 mix, two columns */
     {1 << 14, 3, "n1=256,c=2,r=16", 1, OCAL_FFT_NORM_FORWARD, 48},
-    /* 256 x 256, radix 8 (8 x 8 x 4), four columns */
-    {1 << 16, 3, "n1=256,c=4,r=8", 0, OCAL_FFT_NORM_BACKWARD, 32},
+    /* 256 x 256, radix 8 (8 x 8 x 4), four columns, global memory staged in 4 rounds (as on a
+     * GPU, where local memory holds a quarter of a group's 4096 x 4 points) */
+    {1 << 16, 3, "n1=256,c=4,r=8,sr=4", 0, OCAL_FFT_NORM_BACKWARD, 32},
     /* the row-major intermediate, one column exchanged at a time, 2 transforms per launch
      * (a last launch of one), pass 2 with other columns per group than pass 1 */
-    {1 << 13, 5, "n1=128,c=4,c2=2,r=4,cr=1,tt=0,g=2", 0, OCAL_FFT_NORM_BACKWARD, 24},
+    {1 << 13, 5, "n1=128,c=4,c2=2,r=4,cr=1,tt=0,g=2,sr=2", 0, OCAL_FFT_NORM_BACKWARD, 24},
     /* real and imaginary parts exchanged in separate rounds (forced: PoCL's local memory
      * holds whole columns), 128 x 256, radix 8, one and two columns */
     {1 << 15, 2, "n1=128,c=1,c2=2,r=8,plane=1", 1, OCAL_FFT_NORM_ORTHO, 32},
@@ -181,6 +182,14 @@ START_TEST(test_fourstep_choice) {
   ck_assert_ocal(ocal_context_device(fixture_ctx, &di));
   if (di.type != OCAL_DEVICE_GPU)
     ck_assert_str_ne(engine_of(4096, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+  if (di.type == OCAL_DEVICE_GPU && di.local_mem_bytes >= 48 * 1024 &&
+      di.local_mem_bytes < 69624) { /* 8192-point columns do not fit */
+    /* 2^24: the longest column local memory holds (4096 points), squared; 2^23: VkFFT */
+    unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+    ck_assert_str_eq(engine_of((size_t)1 << 24, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+    ck_assert_str_ne(engine_of((size_t)1 << 23, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+    setenv("OCAL_FFT_FOURSTEP_TUNE", "n1=64,c=1,r=4", 1);
+  }
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
   ck_assert_str_eq(engine_of(4096, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
   /* forced on, but: a named engine, or a shape it does not do */
@@ -202,7 +211,8 @@ START_TEST(test_fourstep_choice) {
   ck_assert_ptr_null(plan);
   ck_assert_msg(strstr(ocal_last_error(), "OCAL_FFT_FOURSTEP") != NULL, "%s", ocal_last_error());
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
-  const char *bad[] = {"c=3", "r=32", "n1=100", "n1=16384", "x=1", "c", "c=2,"};
+  const char *bad[] = {"c=3", "r=32", "n1=100", "n1=16384", "x=1", "c", "sr=3", "r=4,sr=8",
+                       "c=2,"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_FFT_FOURSTEP_TUNE", bad[i], 1);
     if (strcmp(bad[i], "c=2,") == 0) { /* an empty item is skipped */

@@ -33,8 +33,9 @@
  * default c), the points per work-item (r: 4, 8, 16), at most cr columns exchanged at once,
  * tt=0 for the row-major intermediate (pass 1 writes at a stride, pass 2 reads rows), plane=1
  * to exchange real and imaginary parts separately even where a column fits, g transforms per
- * launch, reg=N registers per item on NVIDIA (-cl-nv-maxrregcount), skip=1 or skip=2 to leave
- * pass 1 or 2 out, to time the other alone (wrong output). */
+ * launch, reg=N registers per item on NVIDIA (-cl-nv-maxrregcount), sr=N at least N rounds
+ * of staging global memory (for the tests: PoCL's local memory holds a whole group in one),
+ * skip=1 or skip=2 to leave pass 1 or 2 out, to time the other alone (wrong output). */
 #include "config.h"
 
 #include <math.h>
@@ -55,7 +56,7 @@
 typedef struct fs_plan {
   const ocal__fft_problem *p;
   size_t n, n1, n2;
-  int c, c2, logr, skip, maxreg, cr, tt, plane;
+  int c, c2, logr, skip, maxreg, cr, tt, plane, sr;
   size_t group;            /* transforms per launch (the scratch holds that many) */
   cl_mem scratch;          /* one transform: pass 1 writes it, pass 2 reads it */
   cl_mem tw;               /* twiddle tables: W_N1^i (N1), W_N2^i (N2), W_N^l (l < N1) */
@@ -81,6 +82,7 @@ typedef struct fs_tune {
   int c2;     /* columns per work-group of pass 2 (0: c) */
   int tt;     /* 1: pass 1 writes the intermediate transposed (contiguous), 0: row-major */
   size_t group; /* transforms per launch (0: enough for about 2^23 points) */
+  int sr;       /* at least this many staging rounds (0: as few as local memory allows) */
   int plane;    /* 1: real and imaginary parts exchanged in separate rounds even where
                  * local memory holds a whole column (for the tests) */
 } fs_tune;
@@ -97,6 +99,7 @@ static ocal_status read_tune(fs_tune *t) {
   t->tt = 1;
   t->group = 0;
   t->plane = 0;
+  t->sr = 0;
   const char *env = getenv("OCAL_FFT_FOURSTEP_TUNE");
   if (!env || !env[0]) return OCAL_OK;
   char buf[128];
@@ -128,17 +131,20 @@ static ocal_status read_tune(fs_tune *t) {
       t->tt = (int)v;
     else if (strcmp(tok, "g") == 0 && v >= 1 && v <= 4096)
       t->group = (size_t)v;
+    else if (strcmp(tok, "sr") == 0 && v >= 1 && v <= 16 && log2_exact((size_t)v) >= 0)
+      t->sr = (int)v;
     else if (strcmp(tok, "plane") == 0 && (v == 0 || v == 1))
       t->plane = (int)v;
     else
       goto bad;
   }
-  return OCAL_OK;
+  if (t->sr <= 1 << t->logr) return OCAL_OK; /* a round holds at least one row per item */
 bad:
   return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                    "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
                    "c=1|2|4, c2=1|2|4, r=4|8|16, skip=1|2, reg=0..255, "
-                   "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, separated by commas",
+                   "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), separated by "
+                   "commas",
                    env);
 }
 
@@ -250,7 +256,7 @@ static ocal_status get_kernel(fs_plan *f, int pass) {
   while (cr > 1 && (uint64_t)cr * lds_bytes(l) > local) cr /= 2;
   if (plane) cr = 1;
   /* rows staged at a time on the way in and out (cl/fft_fourstep.cl): all that fit */
-  int sr = 1;
+  int sr = f->sr ? f->sr : 1;
   while (sr < (1 << f->logr) && (uint64_t)c * (l / (size_t)sr + 8) * 8 > local) sr *= 2;
   int n = snprintf(opts, sizeof opts,
                    "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d -DFS_PLANE=%d -DFS_TT=%d "
@@ -334,6 +340,7 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   f->c2 = t.c2 ? t.c2 : t.c;
   f->tt = t.tt;
   f->plane = t.plane;
+  f->sr = t.sr;
   if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || !split(f->n, &t, &f->n1, &f->n2) ||
       !device_fits(ctx, f->n1, f->n2, &t)) {
     free(f);
