@@ -247,7 +247,8 @@ static ocal_status tune_parse(VkFFTConfiguration *c, const char *text) {
  * Three uploads read and write the whole array three times: at the H100's copy bandwidth
  * (3.0 TB/s) that alone is 2145 us for 2^24 x 8, so no VkFFT setting brings this shape to
  * 0.9x cuFFT (which needs <= 2124 us); fewer uploads would need the 128 KiB work-group
- * memory OpenCL does not give. coalescedMemory = 8 does make it two uploads, but
+ * memory OpenCL does not give. (ocal's own two-pass kernels, src/fft/fourstep.c, keep that
+ * much in registers and now take 2^24 on GPUs: 2032 us.) coalescedMemory = 8 does make it two uploads, but
  * one value per row: 8318 us. The other fields (aimThreads, numSharedBanks, registerBoost*,
  * performBandwidthBoost, swapTo3Stage4Step) generate the same kernels for these lengths or
  * were slower (useLUT = 1: 2894 us). The shapes of two uploads or fewer (2^20 x 128,
