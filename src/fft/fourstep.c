@@ -81,7 +81,7 @@ typedef struct fs_tune {
   int cr;     /* at most this many columns exchanged at once (0: as many as fit) */
   int c2;     /* columns per work-group of pass 2 (0: c) */
   int tt;     /* 1: pass 1 writes the intermediate transposed (contiguous), 0: row-major */
-  size_t group; /* transforms per launch (0: enough for about 2^23 points) */
+  size_t group; /* transforms per launch (0: enough for 2^26 points) */
   int sr;       /* at least this many staging rounds (0: as few as local memory allows) */
   int plane;    /* 1: real and imaginary parts exchanged in separate rounds even where
                  * local memory holds a whole column (for the tests) */
