@@ -1,0 +1,571 @@
+/* ocal tests — sparse matrices: SpMV/SpMM (and with the transpose) against a double host
+ * reference on random matrices (empty rows, a dense row, n = 1, nnz = 0, unsorted COO with
+ * duplicates, both index types, both precisions, every SpMV kernel), the Matrix Market
+ * reader (through the file and on memory buffers), CG on SPD matrices, LOBPCG against the
+ * analytic eigenvalues of Laplacians, and a table of bad inputs. */
+#include "fixture.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sparse_internal.h"
+
+#define EXPECT(cond, ...)                   \
+  do {                                      \
+    if (!(cond)) ck_abort_msg(__VA_ARGS__); \
+  } while (0)
+
+/* ---- a host matrix in double precision with int64 indices ------------------------------ */
+
+typedef struct hmat {
+  size_t rows, cols, nnz;
+  int64_t *rp, *ci;
+  double *v;
+} hmat;
+
+static void hmat_free(hmat *m) {
+  free(m->rp);
+  free(m->ci);
+  free(m->v);
+}
+
+static double urand(uint64_t *st) { return (double)(fixture_random(st) >> 11) / 9007199254740992.0; }
+
+/* A random matrix: about `per_row` entries per row at random columns (sorted, distinct),
+ * every `empty_every`-th row empty (0: none), row `dense_row` full (SIZE_MAX: none). */
+static hmat random_hmat(size_t rows, size_t cols, double per_row, size_t empty_every,
+                        size_t dense_row, uint64_t seed) {
+  hmat m = {rows, cols, 0, NULL, NULL, NULL};
+  uint64_t st = seed * 0x9e3779b97f4a7c15ull + 7;
+  m.rp = fixture_malloc((rows + 1) * sizeof *m.rp);
+  size_t cap = (size_t)(rows * (per_row * 2 + 2)) + cols + 16;
+  m.ci = fixture_malloc(cap * sizeof *m.ci);
+  m.v = fixture_malloc(cap * sizeof *m.v);
+  unsigned char *mark = calloc(cols, 1);
+  m.rp[0] = 0;
+  for (size_t r = 0; r < rows; r++) {
+    size_t want;
+    if (r == dense_row)
+      want = cols;
+    else if (empty_every && r % empty_every == 0)
+      want = 0;
+    else
+      want = (size_t)(urand(&st) * 2 * per_row + 0.5);
+    if (want > cols) want = cols;
+    memset(mark, 0, cols);
+    if (want == cols)
+      memset(mark, 1, cols);
+    else
+      for (size_t k = 0; k < want; k++) mark[fixture_random(&st) % cols] = 1;
+    for (size_t c = 0; c < cols; c++)
+      if (mark[c]) {
+        m.ci[m.nnz] = (int64_t)c;
+        m.v[m.nnz++] = urand(&st) * 2 - 1;
+      }
+    m.rp[r + 1] = (int64_t)m.nnz;
+  }
+  free(mark);
+  return m;
+}
+
+/* Host arrays of the given types. */
+static void *idx_array(ocal_dtype it, const int64_t *src, size_t n) {
+  void *p = fixture_malloc((n ? n : 1) * ocal_dtype_size(it));
+  for (size_t i = 0; i < n; i++) {
+    if (it == OCAL_I32)
+      ((int32_t *)p)[i] = (int32_t)src[i];
+    else
+      ((int64_t *)p)[i] = src[i];
+  }
+  return p;
+}
+
+static void *val_array(ocal_dtype vt, const double *src, size_t n) {
+  void *p = fixture_malloc((n ? n : 1) * ocal_dtype_size(vt));
+  for (size_t i = 0; i < n; i++) {
+    if (vt == OCAL_F32)
+      ((float *)p)[i] = (float)src[i];
+    else
+      ((double *)p)[i] = src[i];
+  }
+  return p;
+}
+
+/* The values as the device sees them (rounded to f32 where it holds f32). */
+static double vround(ocal_dtype vt, double v) { return vt == OCAL_F32 ? (double)(float)v : v; }
+
+static ocal_csr upload(const hmat *m, ocal_dtype vt, ocal_dtype it) {
+  void *rp = idx_array(it, m->rp, m->rows + 1), *ci = idx_array(it, m->ci, m->nnz);
+  void *v = val_array(vt, m->v, m->nnz);
+  ocal_csr a;
+  ck_assert_ocal(ocal_csr_from_host(fixture_ctx, vt, it, m->rows, m->cols, rp, ci, v, &a));
+  free(rp);
+  free(ci);
+  free(v);
+  return a;
+}
+
+static ocal_buffer make_block(ocal_dtype vt, size_t rows, size_t k, double *host, uint64_t seed) {
+  uint64_t st = seed;
+  for (size_t i = 0; i < rows * k; i++) host[i] = vround(vt, urand(&st) * 2 - 1);
+  void *p = val_array(vt, host, rows * k);
+  size_t shape[2] = {rows, k};
+  ocal_buffer b;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, vt, k == 1 ? 1 : 2, shape, p, &b));
+  free(p);
+  return b;
+}
+
+static void read_block(ocal_buffer b, ocal_dtype vt, size_t n, double *out) {
+  void *p = fixture_malloc((n ? n : 1) * 8);
+  ck_assert_ocal(ocal_buffer_read(b, 0, n, p, NULL));
+  for (size_t i = 0; i < n; i++) out[i] = vt == OCAL_F32 ? ((float *)p)[i] : ((double *)p)[i];
+  free(p);
+}
+
+/* Checks Y = alpha op(A) X + beta Y0 against the host, in double, with a bound relative to
+ * the sum of the magnitudes of the terms (so that cancellation does not fail f32). */
+static void check_product(const hmat *m, ocal_dtype vt, ocal_csr a, int trans, size_t k,
+                          double alpha, double beta, uint64_t seed) {
+  size_t in = trans ? m->rows : m->cols, out = trans ? m->cols : m->rows;
+  double *xh = fixture_malloc(in * k * 8), *y0 = fixture_malloc(out * k * 8);
+  double *ref = calloc(out * k, 8), *mag = calloc(out * k, 8), *got = fixture_malloc(out * k * 8);
+  ocal_buffer x = make_block(vt, in, k, xh, seed), y = make_block(vt, out, k, y0, seed + 1);
+  for (size_t r = 0; r < m->rows; r++)
+    for (int64_t j = m->rp[r]; j < m->rp[r + 1]; j++) {
+      size_t c = (size_t)m->ci[j];
+      double v = vround(vt, m->v[j]);
+      size_t row = trans ? c : r, col = trans ? r : c;
+      for (size_t q = 0; q < k; q++) {
+        ref[row * k + q] += v * xh[col * k + q];
+        mag[row * k + q] += fabs(v * xh[col * k + q]);
+      }
+    }
+  if (k == 1)
+    ck_assert_ocal(ocal_spmv(trans ? OCAL_TRANS : OCAL_NO_TRANS, alpha, a, x, beta, y));
+  else
+    ck_assert_ocal(ocal_spmm(trans ? OCAL_TRANS : OCAL_NO_TRANS, alpha, a, x, beta, y));
+  read_block(y, vt, out * k, got);
+  double tol = vt == OCAL_F32 ? 2e-6 : 1e-14;
+  for (size_t i = 0; i < out * k; i++) {
+    double want = alpha * ref[i] + beta * y0[i];
+    double bound = tol * (fabs(alpha) * mag[i] + fabs(beta * y0[i]) + 1e-30) * 4;
+    EXPECT(fabs(got[i] - want) <= bound,
+           "%s k=%zu trans=%d element %zu (row %zu): got %.17g, want %.17g (bound %.3g)",
+           ocal_dtype_name(vt), k, trans, i, i / k, got[i], want, bound);
+  }
+  ocal_buffer_release(x);
+  ocal_buffer_release(y);
+  free(xh);
+  free(y0);
+  free(ref);
+  free(mag);
+  free(got);
+}
+
+static const ocal_dtype vtypes[] = {OCAL_F32, OCAL_F64};
+static const ocal_dtype itypes[] = {OCAL_I32, OCAL_I64};
+
+/* Every product shape of one matrix. */
+static void check_all_products(const hmat *m, ocal_dtype vt, ocal_dtype it, uint64_t seed) {
+  ocal_csr a = upload(m, vt, it);
+  check_product(m, vt, a, 0, 1, 1.0, 0.0, seed);
+  check_product(m, vt, a, 0, 1, -0.75, 0.5, seed + 2);
+  check_product(m, vt, a, 1, 1, 1.25, -1.0, seed + 4);
+  check_product(m, vt, a, 0, 3, 0.5, 2.0, seed + 6);
+  check_product(m, vt, a, 1, 8, 1.0, 0.0, seed + 8);
+  check_product(m, vt, a, 0, 64, 1.0, 1.0, seed + 10);
+  ck_assert_ocal(ocal_csr_release(a));
+}
+
+/* Random irregular matrices of sizes that are not powers of two, every type pair. */
+START_TEST(test_spmv_random_types) {
+  for (int vi = 0; vi < 2; vi++) {
+    if (!fixture_dtype_usable(vtypes[vi])) continue;
+    for (int ii = 0; ii < 2; ii++) {
+      hmat m = random_hmat(517, 389, 6.0, 7, 100, (uint64_t)(vi * 2 + ii + 1));
+      check_all_products(&m, vtypes[vi], itypes[ii], 11 + (uint64_t)vi);
+      hmat_free(&m);
+    }
+  }
+}
+END_TEST
+
+/* Each SpMV kernel (forced through OCAL_SPMV) on matrices that suit it and that do not. */
+START_TEST(test_spmv_kernels) {
+  static const char *kinds[] = {"scalar", "vector", "vector2", "vector32", "adaptive"};
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  hmat short_rows = random_hmat(1000, 1000, 1.0, 5, SIZE_MAX, 21);
+  hmat long_rows = random_hmat(301, 3001, 5.0, 0, 7, 22);
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    setenv("OCAL_SPMV", kinds[i], 1);
+    for (int which = 0; which < 2; which++) {
+      const hmat *m = which ? &long_rows : &short_rows;
+      ocal_csr a = upload(m, vt, OCAL_I32);
+      const char *name;
+      ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
+      ck_assert_msg(strncmp(name, kinds[i], strlen(name)) == 0, "asked %s, got %s", kinds[i],
+                    name);
+      check_product(m, vt, a, 0, 1, 1.0, 0.5, 30 + i);
+      check_product(m, vt, a, 1, 1, 2.0, 0.0, 40 + i);
+      ocal_csr_release(a);
+    }
+  }
+  unsetenv("OCAL_SPMV");
+  /* The automatic choice: long rows make a matrix adaptive, very short ones scalar. */
+  const char *name;
+  ocal_csr a = upload(&long_rows, vt, OCAL_I64);
+  ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
+  ck_assert_str_eq(name, "adaptive");
+  ocal_csr_release(a);
+  a = upload(&short_rows, vt, OCAL_I64);
+  ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
+  ck_assert_str_eq(name, "scalar");
+  ocal_csr_release(a);
+  hmat mid = random_hmat(500, 500, 12.0, 0, SIZE_MAX, 23);
+  a = upload(&mid, vt, OCAL_I64);
+  ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
+  ck_assert_str_eq(name, "vector");
+  check_product(&mid, vt, a, 0, 1, 1.0, 0.0, 50);
+  ocal_csr_release(a);
+  hmat_free(&mid);
+  hmat_free(&short_rows);
+  hmat_free(&long_rows);
+}
+END_TEST
+
+/* n = 1 and nnz = 0 (a matrix of zeros), in both precisions. */
+START_TEST(test_spmv_degenerate) {
+  for (int vi = 0; vi < 2; vi++) {
+    ocal_dtype vt = vtypes[vi];
+    if (!fixture_dtype_usable(vt)) continue;
+    hmat one = random_hmat(1, 1, 1.0, 0, 0, 3);
+    check_all_products(&one, vt, OCAL_I32, 60);
+    hmat_free(&one);
+    hmat zero = random_hmat(37, 23, 1.0, 1, SIZE_MAX, 4); /* every row empty */
+    ck_assert_uint_eq(zero.nnz, 0);
+    check_all_products(&zero, vt, OCAL_I64, 61);
+    hmat_free(&zero);
+  }
+}
+END_TEST
+
+/* COO in shuffled order with duplicates equals the summed CSR. */
+START_TEST(test_coo_unsorted_duplicates) {
+  for (int vi = 0; vi < 2; vi++) {
+    ocal_dtype vt = vtypes[vi];
+    if (!fixture_dtype_usable(vt)) continue;
+    for (int ii = 0; ii < 2; ii++) {
+      ocal_dtype it = itypes[ii];
+      hmat m = random_hmat(211, 157, 4.0, 9, 5, 70 + (uint64_t)ii);
+      /* Each entry split in two halves (a duplicate pair), some in three, then shuffled. */
+      size_t n = 0, cap = m.nnz * 3 + 1;
+      int64_t *ri = fixture_malloc(cap * 8), *cj = fixture_malloc(cap * 8);
+      double *val = fixture_malloc(cap * 8);
+      uint64_t st = 99;
+      for (size_t r = 0; r < m.rows; r++)
+        for (int64_t j = m.rp[r]; j < m.rp[r + 1]; j++) {
+          /* Values that f32 sums exactly: the reference keeps the f32 rounding. */
+          m.v[j] = vround(vt, m.v[j]);
+          int parts = 1 + (int)(fixture_random(&st) % 3);
+          double piece = m.v[j] / 4;
+          for (int p = 0; p < parts; p++) {
+            ri[n] = (int64_t)r;
+            cj[n] = m.ci[j];
+            val[n++] = p == parts - 1 ? m.v[j] - piece * (parts - 1) : piece;
+          }
+        }
+      for (size_t i = n; i > 1; i--) {
+        size_t j = fixture_random(&st) % i;
+        int64_t t = ri[i - 1]; ri[i - 1] = ri[j]; ri[j] = t;
+        t = cj[i - 1]; cj[i - 1] = cj[j]; cj[j] = t;
+        double d = val[i - 1]; val[i - 1] = val[j]; val[j] = d;
+      }
+      void *rip = idx_array(it, ri, n), *cjp = idx_array(it, cj, n), *vp = val_array(vt, val, n);
+      ocal_csr a;
+      ck_assert_ocal(ocal_csr_from_coo(fixture_ctx, vt, it, m.rows, m.cols, n, rip, cjp, vp, &a));
+      size_t nnz;
+      ck_assert_ocal(ocal_csr_nnz(a, &nnz));
+      ck_assert_uint_eq(nnz, m.nnz);
+      check_product(&m, vt, a, 0, 1, 1.0, 0.0, 80);
+      check_product(&m, vt, a, 1, 5, 1.0, 1.0, 81);
+      ocal_csr_release(a);
+      free(rip); free(cjp); free(vp); free(ri); free(cj); free(val);
+      hmat_free(&m);
+    }
+  }
+}
+END_TEST
+
+/* From device buffers, and the queries. */
+START_TEST(test_from_buffers_and_queries) {
+  hmat m = random_hmat(100, 120, 3.0, 4, 10, 90);
+  ocal_dtype vt = OCAL_F32;
+  void *rp = idx_array(OCAL_I64, m.rp, m.rows + 1), *ci = idx_array(OCAL_I64, m.ci, m.nnz);
+  void *v = val_array(vt, m.v, m.nnz);
+  size_t nr = m.rows + 1, nz = m.nnz;
+  ocal_buffer brp, bci, bv;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I64, 1, &nr, rp, &brp));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I64, 1, &nz, ci, &bci));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, vt, 1, &nz, v, &bv));
+  ocal_csr a;
+  ck_assert_ocal(ocal_csr_from_buffers(brp, bci, bv, m.cols, &a));
+  size_t rows, cols, nnz;
+  ocal_dtype qv, qi;
+  ocal_context c;
+  ck_assert_ocal(ocal_csr_shape(a, &rows, &cols));
+  ck_assert_ocal(ocal_csr_nnz(a, &nnz));
+  ck_assert_ocal(ocal_csr_dtypes(a, &qv, &qi));
+  ck_assert_ocal(ocal_csr_context(a, &c));
+  ck_assert_uint_eq(rows, 100);
+  ck_assert_uint_eq(cols, 120);
+  ck_assert_uint_eq(nnz, m.nnz);
+  ck_assert_int_eq(qv, OCAL_F32);
+  ck_assert_int_eq(qi, OCAL_I64);
+  ck_assert_ptr_eq(c, fixture_ctx);
+  /* The caller's buffers stay theirs: released before the matrix is used. */
+  ocal_buffer_release(brp);
+  ocal_buffer_release(bci);
+  ocal_buffer_release(bv);
+  check_product(&m, vt, a, 0, 1, 1.0, 0.0, 91);
+  ocal_csr_release(a);
+  free(rp); free(ci); free(v);
+  hmat_free(&m);
+}
+END_TEST
+
+/* ---- Matrix Market ------------------------------------------------------------------- */
+
+static char tmpdir[256];
+
+static const char *write_tmp(const char *name, const char *text) {
+  static char path[512];
+  if (!tmpdir[0]) {
+    snprintf(tmpdir, sizeof tmpdir, "%s/ocal-sparse-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+  }
+  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+static void remove_tmp(const char *path) {
+  unlink(path);
+  rmdir(tmpdir);
+}
+
+START_TEST(test_mtx_read) {
+  /* A symmetric real file with comments and a duplicate; and a pattern general one. */
+  const char *sym = "%%MatrixMarket matrix coordinate real symmetric\n"
+                    "% a comment\n"
+                    "%\n"
+                    "3 3 5\n"
+                    "1 1 4.0\n"
+                    "2 1 -1.5\n"
+                    "2 2 4\n"
+                    "3 2 -1e0\n"
+                    "3 3 2.5\n";
+  const char *path = write_tmp("sym.mtx", sym);
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  ocal_csr a;
+  ck_assert_ocal(ocal_csr_read_mtx(fixture_ctx, path, vt, OCAL_I32, &a));
+  remove_tmp(path);
+  size_t nnz;
+  ck_assert_ocal(ocal_csr_nnz(a, &nnz));
+  ck_assert_uint_eq(nnz, 7);
+  hmat m = {3, 3, 7, NULL, NULL, NULL};
+  int64_t rp[] = {0, 2, 5, 7}, ci[] = {0, 1, 0, 1, 2, 1, 2};
+  double v[] = {4, -1.5, -1.5, 4, -1, -1, 2.5};
+  m.rp = rp; m.ci = ci; m.v = v;
+  check_product(&m, vt, a, 0, 1, 1.0, 0.0, 100);
+  check_product(&m, vt, a, 0, 2, 1.0, 0.0, 101);
+  ocal_csr_release(a);
+
+  const char *pat = "%%MatrixMarket matrix coordinate pattern general\r\n"
+                    "2 4 3\r\n"
+                    "1 4\r\n"
+                    "2 1\r\n"
+                    "1 4\r\n";
+  ocal__mtx mm;
+  ck_assert_ocal(ocal__mtx_parse(pat, strlen(pat), &mm, "test"));
+  ck_assert_uint_eq(mm.rows, 2);
+  ck_assert_uint_eq(mm.cols, 4);
+  ck_assert_uint_eq(mm.nnz, 3);
+  ck_assert_int_eq(mm.ri[0], 0);
+  ck_assert_int_eq(mm.cj[0], 3);
+  ck_assert(mm.val[2] == 1.0);
+  ocal__mtx_free(&mm);
+  ck_assert_ocal(ocal_csr_from_coo(fixture_ctx, OCAL_F32, OCAL_I32, 2, 4, 0, NULL, NULL, NULL, &a));
+  ocal_csr_release(a);
+}
+END_TEST
+
+/* Malformed files: each an OCAL_INVALID_ARGUMENT naming the line. Parsed from memory
+ * without a terminating NUL (a copy of exactly len bytes), as a fuzzer would. */
+START_TEST(test_mtx_malformed) {
+  static const struct {
+    const char *text;
+    const char *line; /* what the message must contain */
+  } bad[] = {
+      {"", "line 1"},
+      {"hello\n", "line 1"},
+      {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "line 1"},
+      {"%%MatrixMarket matrix coordinate complex general\n", "line 1"},
+      {"%%MatrixMarket matrix coordinate real hermitian\n", "line 1"},
+      {"%%MatrixMarket matrix coordinate real general\n% only comments\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n2 x 1\n1 1 1\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n0 1 1\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1 7\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 abc\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 2\n", "line 4"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 999999999999\n1 1 1\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n-2 2 1\n1 1 1\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 99999999999999999999 1\n",
+       "line 3"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    size_t len = strlen(bad[i].text);
+    char *copy = fixture_malloc(len + 1);
+    memcpy(copy, bad[i].text, len);
+    ocal__mtx m;
+    ocal_status s = ocal__mtx_parse(copy, len, &m, "ocal_csr_read_mtx");
+    free(copy);
+    ck_assert_msg(s == OCAL_INVALID_ARGUMENT, "case %zu: %s", i, ocal_status_string(s));
+    ck_assert_msg(strstr(ocal_last_error(), bad[i].line) != NULL, "case %zu: message \"%s\"", i,
+                  ocal_last_error());
+  }
+  /* Through the file too: the path is named, and the context still works after. */
+  const char *path = write_tmp("bad.mtx", bad[10].text);
+  ocal_csr a = (ocal_csr)1;
+  ck_assert_ocal_fails(ocal_csr_read_mtx(fixture_ctx, path, OCAL_F32, OCAL_I32, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_null(a);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "bad.mtx"));
+  remove_tmp(path);
+  ck_assert_ocal_fails(ocal_csr_read_mtx(fixture_ctx, "/nonexistent/x.mtx", OCAL_F32, OCAL_I32, &a),
+                       OCAL_IO_ERROR);
+  hmat m = random_hmat(20, 20, 3.0, 0, SIZE_MAX, 5);
+  check_all_products(&m, OCAL_F32, OCAL_I32, 5);
+  hmat_free(&m);
+}
+END_TEST
+
+/* ---- bad arguments ----------------------------------------------------------------- */
+
+START_TEST(test_bad_inputs) {
+  ocal_context ctx = fixture_ctx;
+  int32_t rp[] = {0, 2, 1, 3}, ci[] = {0, 1, 2}, ci_bad[] = {0, 1, 5};
+  int32_t rp_ok[] = {0, 1, 2, 3};
+  float v[] = {1, 2, 3};
+  ocal_csr a = NULL;
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 3, 3, rp, ci, v, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "row 1"));
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 3, 3, rp_ok, ci_bad, v, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "entry 2 (row 2)"));
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_I32, OCAL_I32, 3, 3, rp_ok, ci, v, &a),
+                       OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_F32, 3, 3, rp_ok, ci, v, &a),
+                       OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 0, 3, rp_ok, ci, v, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 3, 3, NULL, ci, v, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_csr_from_host(NULL, OCAL_F32, OCAL_I32, 3, 3, rp_ok, ci, v, &a),
+                       OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 3, 3, rp_ok, ci, v, NULL),
+                       OCAL_INVALID_ARGUMENT);
+  int32_t ri[] = {0, 3}, cj[] = {0, 0};
+  ck_assert_ocal_fails(ocal_csr_from_coo(ctx, OCAL_F32, OCAL_I32, 3, 3, 2, ri, cj, v, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "entry 1"));
+
+  /* Products: shapes, types, handles, the transpose flag. */
+  ocal_csr rect;
+  int32_t rrp[] = {0, 1, 2}, rci[] = {0, 2};
+  ck_assert_ocal(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 2, 3, rrp, rci, v, &rect));
+  size_t n2 = 2, n3 = 3;
+  ocal_buffer x2, x3, i3;
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, &n2, &x2));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, &n3, &x3));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_I32, 1, &n3, &i3));
+  ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1, rect, x2, 0, x2), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1, rect, i3, 0, x2), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_spmv((ocal_transpose)7, 1, rect, x3, 0, x2), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1, NULL, x3, 0, x2), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1, rect, NULL, 0, x2), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_spmm(OCAL_NO_TRANS, 1, rect, x2, 0, x3), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal(ocal_spmv(OCAL_TRANS, 1, rect, x2, 0, x3));
+  /* Non-square: no operator, no diagonal. */
+  ocal_operator op;
+  ck_assert_ocal_fails(ocal_operator_from_csr(rect, &op), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_csr_diagonal(rect, x2), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_csr_shape(rect, NULL, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_csr_nnz(NULL, NULL), OCAL_INVALID_HANDLE);
+  ck_assert_ocal(ocal_csr_release(NULL));
+  ck_assert_ocal(ocal_csr_release(rect));
+  ocal_buffer_release(x2);
+  ocal_buffer_release(x3);
+  ocal_buffer_release(i3);
+
+  /* The context is usable after all of that. */
+  hmat m = random_hmat(50, 50, 3.0, 0, SIZE_MAX, 6);
+  check_all_products(&m, OCAL_F32, OCAL_I32, 6);
+  hmat_free(&m);
+}
+END_TEST
+
+/* The diagonal of a matrix with a duplicate-free diagonal and missing diagonal entries. */
+START_TEST(test_diagonal) {
+  hmat m = random_hmat(300, 300, 5.0, 11, 3, 7);
+  ocal_csr a = upload(&m, OCAL_F32, OCAL_I32);
+  size_t n = 300;
+  ocal_buffer d;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &d));
+  ck_assert_ocal(ocal_csr_diagonal(a, d));
+  double got[300];
+  read_block(d, OCAL_F32, 300, got);
+  for (size_t r = 0; r < 300; r++) {
+    double want = 0;
+    for (int64_t j = m.rp[r]; j < m.rp[r + 1]; j++)
+      if (m.ci[j] == (int64_t)r) want += (double)(float)m.v[j];
+    EXPECT(got[r] == want, "row %zu: %g, want %g", r, got[r], want);
+  }
+  ocal_buffer_release(d);
+  ocal_csr_release(a);
+  hmat_free(&m);
+}
+END_TEST
+
+Suite *sparse_suite(void);
+Suite *sparse_suite(void) {
+  Suite *s = suite_create("sparse");
+  TCase *tc = fixture_tcase("spmv");
+  tcase_add_test(tc, test_spmv_random_types);
+  tcase_add_test(tc, test_spmv_kernels);
+  tcase_add_test(tc, test_spmv_degenerate);
+  tcase_add_test(tc, test_coo_unsorted_duplicates);
+  tcase_add_test(tc, test_from_buffers_and_queries);
+  tcase_add_test(tc, test_diagonal);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("mtx");
+  tcase_add_test(tc, test_mtx_read);
+  tcase_add_test(tc, test_mtx_malformed);
+  tcase_add_test(tc, test_bad_inputs);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return fixture_run(sparse_suite()); }
