@@ -549,6 +549,245 @@ START_TEST(test_diagonal) {
 }
 END_TEST
 
+
+/* ---- conjugate gradients --------------------------------------------------------------- */
+
+/* The 2-D 5-point Laplacian of an nx x ny grid (Dirichlet), with int64 indices. */
+static hmat laplacian_2d(size_t nx, size_t ny) {
+  size_t n = nx * ny;
+  hmat m = {n, n, 0, NULL, NULL, NULL};
+  m.rp = fixture_malloc((n + 1) * 8);
+  m.ci = fixture_malloc(5 * n * 8);
+  m.v = fixture_malloc(5 * n * 8);
+  m.rp[0] = 0;
+  for (size_t i = 0; i < nx; i++)
+    for (size_t j = 0; j < ny; j++) {
+      size_t r = i * ny + j;
+      if (i > 0) { m.ci[m.nnz] = (int64_t)(r - ny); m.v[m.nnz++] = -1; }
+      if (j > 0) { m.ci[m.nnz] = (int64_t)(r - 1); m.v[m.nnz++] = -1; }
+      m.ci[m.nnz] = (int64_t)r; m.v[m.nnz++] = 4;
+      if (j + 1 < ny) { m.ci[m.nnz] = (int64_t)(r + 1); m.v[m.nnz++] = -1; }
+      if (i + 1 < nx) { m.ci[m.nnz] = (int64_t)(r + ny); m.v[m.nnz++] = -1; }
+      m.rp[r + 1] = (int64_t)m.nnz;
+    }
+  return m;
+}
+
+/* A random SPD matrix: B + B^T with a dominant diagonal of widely varying size (so that
+ * Jacobi helps). */
+static hmat random_spd(size_t n, uint64_t seed) {
+  hmat b = random_hmat(n, n, 3.0, 0, SIZE_MAX, seed);
+  /* Dense host copy is fine at the test sizes. */
+  double *d = calloc(n * n, 8);
+  for (size_t r = 0; r < n; r++)
+    for (int64_t j = b.rp[r]; j < b.rp[r + 1]; j++) {
+      d[r * n + (size_t)b.ci[j]] += b.v[j];
+      d[(size_t)b.ci[j] * n + r] += b.v[j];
+    }
+  uint64_t st = seed;
+  for (size_t r = 0; r < n; r++) {
+    double off = 0;
+    for (size_t c = 0; c < n; c++)
+      if (c != r) off += fabs(d[r * n + c]);
+    d[r * n + r] = (off + 0.5) * (1 + 99 * urand(&st));
+  }
+  hmat m = {n, n, 0, fixture_malloc((n + 1) * 8), NULL, NULL};
+  size_t cnt = 0;
+  for (size_t i = 0; i < n * n; i++) cnt += d[i] != 0;
+  m.ci = fixture_malloc(cnt * 8);
+  m.v = fixture_malloc(cnt * 8);
+  m.rp[0] = 0;
+  for (size_t r = 0; r < n; r++) {
+    for (size_t c = 0; c < n; c++)
+      if (d[r * n + c] != 0) {
+        m.ci[m.nnz] = (int64_t)c;
+        m.v[m.nnz++] = d[r * n + c];
+      }
+    m.rp[r + 1] = (int64_t)m.nnz;
+  }
+  free(d);
+  hmat_free(&b);
+  return m;
+}
+
+/* Solves A x = A u for a random u and checks x against u through the true residual. */
+static size_t check_cg(const hmat *m, ocal_dtype vt, ocal_cg_precond pc, double rtol,
+                       int use_operator_diag) {
+  ocal_csr a = upload(m, vt, OCAL_I32);
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  size_t n = m->rows;
+  double *u = fixture_malloc(n * 8), *bh = calloc(n, 8), *xh = fixture_malloc(n * 8);
+  uint64_t st = 5;
+  for (size_t i = 0; i < n; i++) u[i] = urand(&st) * 2 - 1;
+  for (size_t r = 0; r < n; r++)
+    for (int64_t j = m->rp[r]; j < m->rp[r + 1]; j++) bh[r] += vround(vt, m->v[j]) * u[m->ci[j]];
+  void *bp = val_array(vt, bh, n);
+  ocal_buffer b, x, diag = NULL;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, vt, 1, &n, bp, &b));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 1, &n, &x));
+  ocal_cg_options o;
+  ck_assert_ocal(ocal_cg_options_init(&o));
+  o.rtol = rtol;
+  o.precond = pc;
+  if (pc == OCAL_PRECOND_JACOBI && !use_operator_diag) {
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 1, &n, &diag));
+    ck_assert_ocal(ocal_csr_diagonal(a, diag));
+    o.diagonal = diag;
+  }
+  ocal_cg_result res;
+  ck_assert_ocal(ocal_cg(&op, b, x, &o, &res));
+  ck_assert_int_eq(res.converged, 1);
+  read_block(x, vt, n, xh);
+  double rn = 0, bn = 0;
+  for (size_t r = 0; r < n; r++) {
+    double ax = 0;
+    for (int64_t j = m->rp[r]; j < m->rp[r + 1]; j++) ax += vround(vt, m->v[j]) * xh[m->ci[j]];
+    rn += (bh[r] - ax) * (bh[r] - ax);
+    bn += bh[r] * bh[r];
+  }
+  rn = sqrt(rn);
+  bn = sqrt(bn);
+  /* The recurrence's residual drifts from the true one by rounding; f32 gets room for it. */
+  double slack = vt == OCAL_F32 ? 1e-5 * 30 : 1e-12;
+  EXPECT(rn <= rtol * bn * 2 + slack * bn, "%s: true residual %g, ||b|| %g, rtol %g",
+         ocal_dtype_name(vt), rn, bn, rtol);
+  EXPECT(fabs(res.b_norm - bn) <= 1e-5 * bn, "b_norm %g vs %g", res.b_norm, bn);
+  EXPECT(res.residual_norm <= rtol * bn * 1.0001, "reported residual %g", res.residual_norm);
+  ocal_buffer_release(b);
+  ocal_buffer_release(x);
+  ocal_buffer_release(diag);
+  ocal_csr_release(a);
+  free(bp); free(u); free(bh); free(xh);
+  return res.iterations;
+}
+
+START_TEST(test_cg_spd) {
+  hmat lap = laplacian_2d(23, 17);
+  hmat spd = random_spd(301, 8);
+  for (int vi = 0; vi < 2; vi++) {
+    ocal_dtype vt = vtypes[vi];
+    if (!fixture_dtype_usable(vt)) continue;
+    double rtol = vt == OCAL_F32 ? 1e-5 : 1e-10;
+    size_t it_lap = check_cg(&lap, vt, OCAL_PRECOND_NONE, rtol, 0);
+    EXPECT(it_lap > 5 && it_lap < 200, "Laplacian: %zu iterations", it_lap);
+    size_t it_none = check_cg(&spd, vt, OCAL_PRECOND_NONE, rtol, 0);
+    size_t it_jac = check_cg(&spd, vt, OCAL_PRECOND_JACOBI, rtol, vi);
+    /* The diagonal varies 100-fold: Jacobi must help. */
+    EXPECT(it_jac < it_none, "Jacobi %zu iterations, none %zu", it_jac, it_none);
+  }
+  hmat_free(&lap);
+  hmat_free(&spd);
+}
+END_TEST
+
+/* A user callback as the operator: y = 2 A x through ocal_spmm, counted. */
+typedef struct twice {
+  ocal_csr a;
+  int calls;
+} twice;
+
+static ocal_status twice_apply(void *user, ocal_buffer x, ocal_buffer y) {
+  twice *t = user;
+  t->calls++;
+  return ocal_spmm(OCAL_NO_TRANS, 2.0, t->a, x, 0.0, y);
+}
+
+START_TEST(test_cg_callback_and_failures) {
+  hmat lap = laplacian_2d(15, 15);
+  ocal_csr a = upload(&lap, OCAL_F32, OCAL_I64);
+  twice t = {a, 0};
+  ocal_operator op = {lap.rows, OCAL_F32, twice_apply, &t, NULL};
+  size_t n = lap.rows;
+  ocal_buffer b, x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &b));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &x));
+  ck_assert_ocal(ocal_random_uniform(b, 3, 0, -1, 1));
+  ocal_cg_result res;
+  ck_assert_ocal(ocal_cg(&op, b, x, NULL, &res));
+  ck_assert_int_eq(res.converged, 1);
+  ck_assert_int_eq(t.calls, (int)res.iterations);
+  /* 2 A x = b: check A x = b / 2 with ocal_spmv. */
+  float *xh = fixture_malloc(n * 4), *bh = fixture_malloc(n * 4), *ax = fixture_malloc(n * 4);
+  ocal_buffer y;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &y));
+  ck_assert_ocal(ocal_spmv(OCAL_NO_TRANS, 2.0, a, x, 0.0, y));
+  ck_assert_ocal(ocal_buffer_read(y, 0, n, ax, NULL));
+  ck_assert_ocal(ocal_buffer_read(b, 0, n, bh, NULL));
+  double rn = 0, bn = 0;
+  for (size_t i = 0; i < n; i++) {
+    rn += (double)(ax[i] - bh[i]) * (ax[i] - bh[i]);
+    bn += (double)bh[i] * bh[i];
+  }
+  EXPECT(sqrt(rn) <= 3e-5 * sqrt(bn), "residual %g of %g", sqrt(rn), sqrt(bn));
+
+  /* Too few iterations: OCAL_NOT_CONVERGED, the last iterate in x (from x0 = 0: not 0). */
+  ocal_cg_options o;
+  ocal_cg_options_init(&o);
+  o.max_iter = 3;
+  ck_assert_ocal_fails(ocal_cg(&op, b, x, &o, &res), OCAL_NOT_CONVERGED);
+  ck_assert_uint_eq(res.iterations, 3);
+  ck_assert_int_eq(res.converged, 0);
+  ck_assert(res.residual_norm > 0);
+  ck_assert_ocal(ocal_buffer_read(x, 0, n, xh, NULL));
+  double xn = 0;
+  for (size_t i = 0; i < n; i++) xn += fabs(xh[i]);
+  ck_assert(xn > 0);
+  /* Starting from that iterate (use_x0) finishes the job. */
+  o.max_iter = 0;
+  o.use_x0 = 1;
+  ck_assert_ocal(ocal_cg(&op, b, x, &o, &res));
+
+  /* A negative definite operator, bad options, mismatched vectors. */
+  ocal_csr neg;
+  hmat m = lap;
+  double *nv = fixture_malloc(lap.nnz * 8);
+  for (size_t i = 0; i < lap.nnz; i++) nv[i] = -lap.v[i];
+  m.v = nv;
+  neg = upload(&m, OCAL_F32, OCAL_I32);
+  ocal_operator nop;
+  ck_assert_ocal(ocal_operator_from_csr(neg, &nop));
+  ck_assert_ocal_fails(ocal_cg(&nop, b, x, NULL, &res), OCAL_NOT_CONVERGED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "positive definite"));
+  ocal_cg_options_init(&o);
+  o.precond = OCAL_PRECOND_JACOBI;
+  ck_assert_ocal_fails(ocal_cg(&nop, b, x, &o, &res), OCAL_NOT_CONVERGED);
+  ck_assert_ocal_fails(ocal_cg(&op, b, x, &o, &res), OCAL_INVALID_ARGUMENT); /* no diagonal */
+  ocal_cg_options_init(&o);
+  o.struct_size = 3;
+  ck_assert_ocal_fails(ocal_cg(&op, b, x, &o, &res), OCAL_INVALID_ARGUMENT);
+  o.struct_size = sizeof o;
+  o.rtol = -1;
+  ck_assert_ocal_fails(ocal_cg(&op, b, x, &o, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_cg(NULL, b, x, NULL, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_cg(&op, b, NULL, NULL, &res), OCAL_INVALID_HANDLE);
+  size_t n2 = n - 1;
+  ocal_buffer shortb;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n2, &shortb));
+  ck_assert_ocal_fails(ocal_cg(&op, shortb, x, NULL, &res), OCAL_SHAPE_MISMATCH);
+  if (fixture_has_fp64()) {
+    ocal_buffer bd;
+    ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F64, 1, &n, &bd));
+    ck_assert_ocal_fails(ocal_cg(&op, bd, x, NULL, &res), OCAL_TYPE_MISMATCH);
+    ocal_buffer_release(bd);
+  }
+  /* b = 0 gives x = 0 at once; the context still works. */
+  ocal_buffer_release(y);
+  ocal_buffer zb;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &zb));
+  ck_assert_ocal(ocal_cg(&op, zb, x, NULL, &res));
+  ck_assert_uint_eq(res.iterations, 0);
+  ocal_buffer_release(zb);
+  ocal_buffer_release(shortb);
+  ocal_buffer_release(b);
+  ocal_buffer_release(x);
+  ocal_csr_release(neg);
+  ocal_csr_release(a);
+  free(nv); free(xh); free(bh); free(ax);
+  hmat_free(&lap);
+}
+END_TEST
+
 Suite *sparse_suite(void);
 Suite *sparse_suite(void) {
   Suite *s = suite_create("sparse");
@@ -559,6 +798,10 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_coo_unsorted_duplicates);
   tcase_add_test(tc, test_from_buffers_and_queries);
   tcase_add_test(tc, test_diagonal);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("cg");
+  tcase_add_test(tc, test_cg_spd);
+  tcase_add_test(tc, test_cg_callback_and_failures);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("mtx");
   tcase_add_test(tc, test_mtx_read);

@@ -74,6 +74,9 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
 /* The transposed copy of a, built on first use. */
 ocal_status ocal__csr_transposed(ocal_csr a, const char *func, ocal_csr *t);
 
+/* Checks an operator's fields (apply set, n > 0, a float type); `role` names it ("A"). */
+ocal_status ocal__check_operator(const ocal_operator *a, const char *role, const char *func);
+
 /* Build options "-DT=... -DIDX=..." (and the fp64 switch) for a matrix's types. */
 void ocal__csr_options(ocal_dtype vt, ocal_dtype it, const char *extra, char *out, size_t size);
 
