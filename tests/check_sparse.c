@@ -788,6 +788,252 @@ START_TEST(test_cg_callback_and_failures) {
 }
 END_TEST
 
+/* ---- LOBPCG ---------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The eigenvalues of the nx x ny Dirichlet Laplacian (ny = 0: 1-D), sorted ascending. */
+static double *laplacian_eigenvalues(size_t nx, size_t ny) {
+  const double pi = 3.14159265358979323846;
+  size_t cnt = nx * (ny ? ny : 1);
+  double *e = fixture_malloc(cnt * 8);
+  for (size_t i = 0; i < nx; i++)
+    for (size_t j = 0; j < (ny ? ny : 1); j++) {
+      double a = sin(pi * (double)(i + 1) / (2.0 * (double)(nx + 1)));
+      double v = 4 * a * a;
+      if (ny) {
+        double b = sin(pi * (double)(j + 1) / (2.0 * (double)(ny + 1)));
+        v += 4 * b * b;
+      }
+      e[i * (ny ? ny : 1) + j] = v;
+    }
+  qsort(e, cnt, 8, cmp_double);
+  return e;
+}
+
+static hmat laplacian_1d(size_t n) {
+  hmat m = {n, n, 0, fixture_malloc((n + 1) * 8), fixture_malloc(3 * n * 8), fixture_malloc(3 * n * 8)};
+  m.rp[0] = 0;
+  for (size_t r = 0; r < n; r++) {
+    if (r > 0) { m.ci[m.nnz] = (int64_t)r - 1; m.v[m.nnz++] = -1; }
+    m.ci[m.nnz] = (int64_t)r; m.v[m.nnz++] = 2;
+    if (r + 1 < n) { m.ci[m.nnz] = (int64_t)r + 1; m.v[m.nnz++] = -1; }
+    m.rp[r + 1] = (int64_t)m.nnz;
+  }
+  return m;
+}
+
+/* Runs LOBPCG for k pairs and checks the eigenvalues against want (k values), the residual
+ * norms it reports against a host recomputation, and the B-orthonormality of the vectors. */
+static void check_lobpcg(const hmat *m, ocal_dtype vt, size_t k, int largest, const double *want,
+                         double rel, const double *bdiag, size_t max_iter) {
+  ocal_csr a = upload(m, vt, OCAL_I32);
+  ocal_operator op, bop;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  size_t n = m->rows;
+  ocal_csr bm = NULL;
+  ocal_lobpcg_options o;
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  o.largest = largest;
+  o.max_iter = max_iter;
+  o.seed = 42;
+  o.tol = vt == OCAL_F32 ? 1e-3 : 1e-7;
+  if (bdiag) {
+    int64_t *rp = fixture_malloc((n + 1) * 8), *ci = fixture_malloc(n * 8);
+    for (size_t i = 0; i <= n; i++) rp[i] = (int64_t)i;
+    for (size_t i = 0; i < n; i++) ci[i] = (int64_t)i;
+    hmat b = {n, n, n, rp, ci, (double *)bdiag};
+    bm = upload(&b, vt, OCAL_I32);
+    ck_assert_ocal(ocal_operator_from_csr(bm, &bop));
+    o.b = &bop;
+    free(rp);
+    free(ci);
+  }
+  size_t shape[2] = {n, k};
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, shape, &x));
+  double ev[64], rn[64];
+  ocal_lobpcg_result res;
+  ck_assert_ocal(ocal_lobpcg(&op, x, ev, rn, &o, &res));
+  ck_assert_uint_eq(res.converged, k);
+  for (size_t i = 0; i < k; i++)
+    EXPECT(fabs(ev[i] - want[i]) <= rel * fabs(want[i]),
+           "%s %s eigenvalue %zu: %.15g, want %.15g (rel %.3g, %zu iterations)",
+           ocal_dtype_name(vt), largest ? "largest" : "smallest", i, ev[i], want[i],
+           fabs(ev[i] - want[i]) / fabs(want[i]), res.iterations);
+  /* Host check of the vectors: A x - lambda B x and X^T B X = I. */
+  double *xh = fixture_malloc(n * k * 8);
+  read_block(x, vt, n * k, xh);
+  for (size_t q = 0; q < k; q++) {
+    double r2 = 0;
+    for (size_t r = 0; r < n; r++) {
+      double ax = 0;
+      for (int64_t j = m->rp[r]; j < m->rp[r + 1]; j++) ax += vround(vt, m->v[j]) * xh[(size_t)m->ci[j] * k + q];
+      double bx = (bdiag ? vround(vt, bdiag[r]) : 1.0) * xh[r * k + q];
+      r2 += (ax - ev[q] * bx) * (ax - ev[q] * bx);
+    }
+    EXPECT(fabs(sqrt(r2) - rn[q]) <= 1e-2 * rn[q] + (vt == OCAL_F32 ? 1e-4 : 1e-10),
+           "residual %zu: host %g, reported %g", q, sqrt(r2), rn[q]);
+    for (size_t p = 0; p < k; p++) {
+      double d = 0;
+      for (size_t r = 0; r < n; r++) d += xh[r * k + q] * (bdiag ? bdiag[r] : 1.0) * xh[r * k + p];
+      EXPECT(fabs(d - (p == q)) <= (vt == OCAL_F32 ? 1e-3 : 1e-8), "X^T B X [%zu, %zu] = %g", q, p, d);
+    }
+  }
+  free(xh);
+  ocal_buffer_release(x);
+  ocal_csr_release(a);
+  ocal_csr_release(bm);
+}
+
+/* 1-D and 2-D Laplacians, smallest and largest, both precisions. */
+START_TEST(test_lobpcg_laplacian) {
+  hmat l1 = laplacian_1d(60);
+  double *e1 = laplacian_eigenvalues(60, 0);
+  hmat l2 = laplacian_2d(23, 19);
+  double *e2 = laplacian_eigenvalues(23, 19);
+  double want[8];
+  for (int vi = 0; vi < 2; vi++) {
+    ocal_dtype vt = vtypes[vi];
+    if (!fixture_dtype_usable(vt)) continue;
+    double rel = vt == OCAL_F32 ? 1e-4 : 1e-8;
+    /* 2-D, the 6 smallest and the 4 largest. */
+    check_lobpcg(&l2, vt, 6, 0, e2, rel, NULL, 200);
+    for (int i = 0; i < 4; i++) want[i] = e2[23 * 19 - 1 - i];
+    check_lobpcg(&l2, vt, 4, 1, want, rel, NULL, 200);
+    /* 1-D: the 3 largest (well separated). */
+    for (int i = 0; i < 3; i++) want[i] = e1[59 - i];
+    check_lobpcg(&l1, vt, 3, 1, want, rel, NULL, 400);
+  }
+  hmat_free(&l1);
+  hmat_free(&l2);
+  free(e1);
+  free(e2);
+}
+END_TEST
+
+/* Generalised: A x = lambda B x with B = diag(b) and A = diag(b) L: then the eigenvalues are
+ * the Laplacian's (L x = lambda x) when A is symmetric, so take A = D L D and B = D^2 with
+ * y = D x: D L D x = lambda D^2 x  <=>  L y = lambda y. */
+START_TEST(test_lobpcg_generalised) {
+  hmat l = laplacian_2d(17, 13);
+  size_t n = l.rows;
+  double *e = laplacian_eigenvalues(17, 13), *d = fixture_malloc(n * 8), *b = fixture_malloc(n * 8);
+  uint64_t st = 3;
+  for (size_t i = 0; i < n; i++) {
+    d[i] = 0.5 + urand(&st);
+    b[i] = d[i] * d[i];
+  }
+  hmat a = l;
+  a.v = fixture_malloc(l.nnz * 8);
+  for (size_t r = 0; r < n; r++)
+    for (int64_t j = l.rp[r]; j < l.rp[r + 1]; j++) a.v[j] = d[r] * l.v[j] * d[l.ci[j]];
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  check_lobpcg(&a, vt, 5, 0, e, vt == OCAL_F64 ? 1e-8 : 1e-4, b, 300);
+  free(a.v);
+  free(d);
+  free(b);
+  free(e);
+  hmat_free(&l);
+}
+END_TEST
+
+/* A callback preconditioner (Jacobi: x / 4) and constraints: with the first eigenvector of
+ * the 1-D Laplacian as Y, the smallest eigenvalues found are the 2nd, 3rd, ... */
+typedef struct diag_scale {
+  double s;
+} diag_scale;
+
+static ocal_status scale_apply(void *user, ocal_buffer x, ocal_buffer y) {
+  ocal_status s = ocal_buffer_copy(y, x);
+  return s == OCAL_OK ? ocal_scale(((diag_scale *)user)->s, y) : s;
+}
+
+START_TEST(test_lobpcg_precond_constraints) {
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  size_t n = 120;
+  hmat l = laplacian_1d(n);
+  double *e = laplacian_eigenvalues(n, 0);
+  ocal_csr a = upload(&l, vt, OCAL_I64);
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  diag_scale ds = {0.25};
+  ocal_operator m = {n, vt, scale_apply, &ds, NULL};
+  /* Y: the exact first eigenvector sin(pi i / (n + 1)). */
+  double *yh = fixture_malloc(n * 8);
+  for (size_t i = 0; i < n; i++) yh[i] = sin(3.14159265358979323846 * (double)(i + 1) / (double)(n + 1));
+  void *yp = val_array(vt, yh, n);
+  size_t yshape[2] = {n, 1}, xshape[2] = {n, 3};
+  ocal_buffer y, x;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, vt, 2, yshape, yp, &y));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, xshape, &x));
+  ocal_lobpcg_options o;
+  ocal_lobpcg_options_init(&o);
+  o.m = &m;
+  o.y = y;
+  o.max_iter = 500;
+  o.tol = vt == OCAL_F64 ? 1e-9 : 1e-4;
+  double ev[3], rn[3];
+  ocal_lobpcg_result res;
+  ck_assert_ocal(ocal_lobpcg(&op, x, ev, rn, &o, &res));
+  double rel = vt == OCAL_F64 ? 1e-8 : 1e-4;
+  for (int i = 0; i < 3; i++)
+    EXPECT(fabs(ev[i] - e[i + 1]) <= rel * e[i + 1], "constrained eigenvalue %d: %.15g, want %.15g",
+           i, ev[i], e[i + 1]);
+  /* The initial block given (use_x0): the result of the first run converges at once. */
+  o.use_x0 = 1;
+  ck_assert_ocal(ocal_lobpcg(&op, x, ev, rn, &o, &res));
+  ck_assert_uint_le(res.iterations, 2);
+
+  /* Bad inputs: k too large for n, mismatched types and shapes, linearly dependent block,
+   * bad options; the context works after. */
+  size_t big[2] = {n, 30};
+  ocal_buffer xb;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, big, &xb));
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, NULL, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "too many"));
+  ocal_buffer_release(xb);
+  ocal_dtype other = vt == OCAL_F64 ? OCAL_F32 : OCAL_I32;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, other, 2, xshape, &xb));
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, NULL, &res), OCAL_TYPE_MISMATCH);
+  ocal_buffer_release(xb);
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 1, &n, &xb));
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, NULL, &res), OCAL_SHAPE_MISMATCH);
+  ocal_buffer_release(xb);
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, vt, 2, xshape, &xb));
+  ocal_lobpcg_options_init(&o);
+  o.use_x0 = 1; /* all zeros: dependent */
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, &o, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "linearly dependent"));
+  o.struct_size = 1;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, &o, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, NULL, rn, NULL, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_lobpcg(NULL, xb, ev, rn, NULL, &res), OCAL_INVALID_ARGUMENT);
+  /* Too few iterations: OCAL_NOT_CONVERGED with the best block and its eigenvalues. */
+  ocal_lobpcg_options_init(&o);
+  o.max_iter = 2;
+  o.tol = 1e-12;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, &o, &res), OCAL_NOT_CONVERGED);
+  ck_assert_msg(ev[0] >= e[0] * (1 - 1e-6) && ev[0] <= 4.0, "ev[0] = %g", ev[0]);
+  ck_assert_uint_lt(res.converged, 3);
+  ck_assert(res.max_residual > 1e-12);
+  ocal_buffer_release(xb);
+  hmat m2 = random_hmat(40, 40, 3.0, 0, SIZE_MAX, 9);
+  check_all_products(&m2, OCAL_F32, OCAL_I32, 9);
+  hmat_free(&m2);
+  ocal_buffer_release(x);
+  ocal_buffer_release(y);
+  ocal_csr_release(a);
+  free(yp);
+  free(yh);
+  free(e);
+  hmat_free(&l);
+}
+END_TEST
+
 Suite *sparse_suite(void);
 Suite *sparse_suite(void) {
   Suite *s = suite_create("sparse");
@@ -802,6 +1048,11 @@ Suite *sparse_suite(void) {
   tc = fixture_tcase("cg");
   tcase_add_test(tc, test_cg_spd);
   tcase_add_test(tc, test_cg_callback_and_failures);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("lobpcg");
+  tcase_add_test(tc, test_lobpcg_laplacian);
+  tcase_add_test(tc, test_lobpcg_generalised);
+  tcase_add_test(tc, test_lobpcg_precond_constraints);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("mtx");
   tcase_add_test(tc, test_mtx_read);

@@ -22,4 +22,22 @@ grep -q "converged in" "$tmp/cg.log"
 grep -q ": ok" "$tmp/cg.log"
 "$ex/poisson_cg" --n 40 --f32 --jacobi | grep -q ": ok"
 
+"$ex/laplacian_eigs" --help | grep -q usage
+refuses "$ex/laplacian_eigs" --dim 4
+refuses "$ex/laplacian_eigs" --k 0
+refuses "$ex/laplacian_eigs" --n 3 --k 8
+"$ex/laplacian_eigs" --dim 2 --n 30 --k 4 | tee "$tmp/eigs.log"
+grep -q "check: ok" "$tmp/eigs.log"
+"$ex/laplacian_eigs" --dim 3 --n 9 --k 3 --f32 | grep -q "check: ok"
+# A Matrix Market file: the 1-D Laplacian of 50 points, symmetric (lower triangle only).
+{ echo "%%MatrixMarket matrix coordinate real symmetric"; echo "% 1-D Laplacian"
+  echo "50 50 99"; i=1
+  while [ $i -le 50 ]; do echo "$i $i 2.0"; [ $i -lt 50 ] && echo "$((i + 1)) $i -1"; i=$((i + 1)); done
+} > "$tmp/lap1.mtx"
+"$ex/laplacian_eigs" --mtx "$tmp/lap1.mtx" --k 2 | tee "$tmp/mtx.log"
+grep -q "check: ok" "$tmp/mtx.log"
+grep -q "lambda\[0\] = 0.00379" "$tmp/mtx.log"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 1\n9 9 1\n' > "$tmp/bad.mtx"
+refuses "$ex/laplacian_eigs" --mtx "$tmp/bad.mtx"
+
 echo "sparse example checks passed"

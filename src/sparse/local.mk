@@ -8,7 +8,8 @@ src_libocal_core_la_SOURCES += \
 	src/sparse/mtx.c \
 	src/sparse/spmv.c \
 	src/sparse/operator.c \
-	src/sparse/cg.c
+	src/sparse/cg.c \
+	src/sparse/lobpcg.c
 OCAL_KERNEL_FILES += cl/sparse_spmv.cl cl/sparse_solve.cl
 src_libocal_core_la_CPPFLAGS += $(LAPACKE_CFLAGS)
 src_libocal_core_la_LIBADD += $(LAPACKE_LIBS)
@@ -21,8 +22,9 @@ tests_check_sparse_LDADD = src/libocal_core.la $(CHECK_LIBS) $(OPENCL_LIBS) -lm
 tests_check_sparse_CFLAGS = $(FIXTURE_CFLAGS)
 
 # The sparse examples: tests/example_sparse.sh runs them at small sizes.
-noinst_PROGRAMS += examples/poisson_cg
+noinst_PROGRAMS += examples/poisson_cg examples/laplacian_eigs
 examples_poisson_cg_LDADD = src/libocal.la -lm
+examples_laplacian_eigs_LDADD = src/libocal.la -lm
 TESTS += tests/example_sparse.sh
 
 EXTRA_DIST += src/sparse/local.mk tests/example_sparse.sh
