@@ -215,11 +215,15 @@ START_TEST(test_spmv_kernels) {
     }
   }
   unsetenv("OCAL_SPMV");
-  /* The automatic choice: long rows make a matrix adaptive, very short ones scalar. */
+  /* The automatic choice on GPUs: long rows make a matrix adaptive, very short ones
+   * scalar, the rest vector; CPUs take scalar. */
+  ocal_device_info info;
+  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  int cpu = info.type == OCAL_DEVICE_CPU;
   const char *name;
   ocal_csr a = upload(&long_rows, vt, OCAL_I64);
   ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
-  ck_assert_str_eq(name, "adaptive");
+  ck_assert_str_eq(name, cpu ? "scalar" : "adaptive");
   ocal_csr_release(a);
   a = upload(&short_rows, vt, OCAL_I64);
   ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
@@ -228,10 +232,15 @@ START_TEST(test_spmv_kernels) {
   hmat mid = random_hmat(500, 500, 12.0, 0, SIZE_MAX, 23);
   a = upload(&mid, vt, OCAL_I64);
   ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
-  ck_assert_str_eq(name, "vector");
+  ck_assert_str_eq(name, cpu ? "scalar" : "vector");
   check_product(&mid, vt, a, 0, 1, 1.0, 0.0, 50);
   ocal_csr_release(a);
   hmat_free(&mid);
+  /* The rule itself, for the devices this run does not have. */
+  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 0), OCAL__SPMV_VECTOR);
+  ck_assert_int_eq(ocal__spmv_rule(0, 1.5, 0), OCAL__SPMV_SCALAR);
+  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 3), OCAL__SPMV_ADAPTIVE);
+  ck_assert_int_eq(ocal__spmv_rule(1, 50.0, 3), OCAL__SPMV_SCALAR);
   hmat_free(&short_rows);
   hmat_free(&long_rows);
 }

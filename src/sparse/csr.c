@@ -113,6 +113,16 @@ static unsigned lanes_for(double mean) {
   return l;
 }
 
+ocal__spmv_kind ocal__spmv_rule(int cpu, double mean_len, size_t n_long) {
+  /* On CPU devices (PoCL) one work-item per row wins at every row length measured: the
+   * runtime vectorises across work-items, and the vector kernels' work-group barriers cost
+   * more than they save (docs/sparse.md). */
+  if (cpu) return OCAL__SPMV_SCALAR;
+  if (n_long > 0) return OCAL__SPMV_ADAPTIVE;
+  if (mean_len < SCALAR_MAX_MEAN) return OCAL__SPMV_SCALAR;
+  return OCAL__SPMV_VECTOR;
+}
+
 /* Gathers row-length statistics and chooses the kernel (and the row lists of "adaptive"). */
 static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   size_t rows = a->rows, maxl = 0;
@@ -126,13 +136,7 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   size_t n_long = 0;
   for (size_t r = 0; r < rows; r++)
     if ((double)(get_idx(a->it, rp, r + 1) - get_idx(a->it, rp, r)) > long_min) n_long++;
-  ocal__spmv_kind kind;
-  if (n_long > 0)
-    kind = OCAL__SPMV_ADAPTIVE;
-  else if (a->mean_len < SCALAR_MAX_MEAN)
-    kind = OCAL__SPMV_SCALAR;
-  else
-    kind = OCAL__SPMV_VECTOR;
+  ocal__spmv_kind kind = ocal__spmv_rule(a->ctx->info.type == OCAL_DEVICE_CPU, a->mean_len, n_long);
   unsigned lanes = lanes_for(a->mean_len);
   spmv_override(&kind, &lanes);
   a->kind = kind;

@@ -35,6 +35,10 @@ struct ocal_csr_s {
   struct ocal_csr_s *t;  /* the transposed copy, built on the first OCAL_TRANS product */
 };
 
+/* The SpMV kernel for a matrix on a CPU (cpu = 1) or another device, from its mean row
+ * length and its number of long rows (csr.c; OCAL_SPMV overrides it). */
+ocal__spmv_kind ocal__spmv_rule(int cpu, double mean_len, size_t n_long);
+
 /* Validates a CSR handle; messages name func. */
 ocal_status ocal__csr_check(ocal_csr a, const char *func);
 
