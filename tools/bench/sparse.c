@@ -222,7 +222,9 @@ static int one_lobpcg(bench_run *r, size_t g) {
     double t0 = bench_now();
     st = ocal_lobpcg(&op, x, ev, rn, &o, &res);
     double t = bench_now() - t0;
-    if (st != OCAL_OK) {
+    /* Soft locking can leave a pair a hair above the tolerance after the final Rayleigh-Ritz
+     * step (SciPy then warns); that is still a timed run, and the note says so. */
+    if (st != OCAL_OK && st != OCAL_NOT_CONVERGED) {
       bench_fail("lobpcg", st);
       goto done;
     }
@@ -230,7 +232,8 @@ static int one_lobpcg(bench_run *r, size_t g) {
   }
   char size[48], note[64];
   snprintf(size, sizeof size, "lap2d:%zux%zu:k8", g, g);
-  snprintf(note, sizeof note, "%zu iterations; lambda0 %.10f", res.iterations, ev[0]);
+  snprintf(note, sizeof note, "%zu iterations; lambda0 %.10f; max res %.1e", res.iterations,
+           ev[0], res.max_residual);
   bench_add(r, "sparse", "lobpcg", "f64", size, (double)n, "time", best * 1e3, "ms", -1,
             best * 1e6, note);
   bench_add(r, "sparse", "lobpcg", "f64", size, (double)n, "iterations",
