@@ -168,10 +168,14 @@ int main(int argc, char **argv) {
   TRY(st);
   printf("LOBPCG: %zu iterations, %zu of %ld pairs within the tolerance %g\n", res.iterations,
          res.converged, k, res.tolerance);
-  int ok = st == OCAL_OK;
+  /* Soft locking stops iterating on a pair once its residual is below the tolerance; the
+   * final Rayleigh-Ritz step can then leave it slightly above (SciPy warns in that case,
+   * ocal_lobpcg returns OCAL_NOT_CONVERGED). The check allows twice the tolerance. */
+  int ok = st == OCAL_OK || st == OCAL_NOT_CONVERGED;
   double rel_allowed = f32 ? 1e-4 : 1e-8;
   for (long i = 0; i < k; i++) {
     printf("  lambda[%ld] = %.12f  ||A x - lambda x|| = %.2e", i, ev[i], rn[i]);
+    if (!(rn[i] <= 2 * res.tolerance)) ok = 0;
     if (exact) {
       double rel = fabs(ev[i] - exact[i]) / exact[i];
       printf("  exact %.12f  rel. error %.1e", exact[i], rel);
