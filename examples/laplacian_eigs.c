@@ -99,6 +99,7 @@ int main(int argc, char **argv) {
     ocal_status s = ocal_csr_read_mtx(ctx, mtx, vt, OCAL_I32, &a);
     if (s != OCAL_OK) {
       fprintf(stderr, "laplacian_eigs: %s\n", ocal_last_error());
+      ocal_context_release(ctx);
       return s == OCAL_IO_ERROR || s == OCAL_INVALID_ARGUMENT ? 2 : 1;
     }
     size_t cols;
@@ -151,6 +152,9 @@ int main(int argc, char **argv) {
   }
   if ((size_t)k * 5 > N) {
     fprintf(stderr, "laplacian_eigs: k = %ld is too large for %zu unknowns (need 5 k <= n)\n", k, N);
+    free(exact);
+    ocal_csr_release(a);
+    ocal_context_release(ctx);
     return 2;
   }
   ocal_operator op;
