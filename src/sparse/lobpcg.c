@@ -103,6 +103,39 @@ static ocal_status gram(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t
   return s;
 }
 
+/* A small host matrix (a x b, row-major doubles) on the device, in the block's type. One
+ * upload serves every product of a step that takes the matrix or a band of its rows. */
+static ocal_status upload_small(lob *L, const double *c, size_t a, size_t b, ocal_buffer *out) {
+  size_t shape[2] = {a, b};
+  if (L->vt == OCAL_F64) return ocal_buffer_from_host(L->ctx, OCAL_F64, 2, shape, c, out);
+  float *f = malloc(a * b * sizeof *f);
+  if (f == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  for (size_t i = 0; i < a * b; i++) f[i] = (float)c[i];
+  ocal_status s = ocal_buffer_from_host(L->ctx, OCAL_F32, 2, shape, f, out);
+  free(f);
+  return s;
+}
+
+/* Rows [r0, r0 + rows) of a device matrix of `cols` columns, as a view. */
+static ocal_status rows_view(ocal_buffer cb, size_t r0, size_t rows, size_t cols,
+                             ocal_buffer *out) {
+  size_t shape[2] = {rows, cols};
+  return ocal_buffer_view(cb, r0 * cols, 2, shape, out);
+}
+
+/* X C for a device matrix C with b columns, as a new {n, b} buffer. */
+static ocal_status times_dev(lob *L, ocal_buffer xb, ocal_buffer cb, size_t b, ocal_buffer *out) {
+  ocal_buffer y = NULL;
+  ocal_status s = blk(L, b, &y);
+  if (s == OCAL_OK) s = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, xb, cb, 0.0, y);
+  if (s != OCAL_OK) {
+    ocal_buffer_release(y);
+    return s;
+  }
+  *out = y;
+  return OCAL_OK;
+}
+
 /* Y = alpha X C + beta Y with C a small host matrix (a x b, row-major doubles). */
 static ocal_status mul_small(lob *L, ocal_buffer xb, const double *c, size_t a, size_t b,
                              double alpha, double beta, ocal_buffer yb) {
@@ -239,15 +272,14 @@ done:
   return s;
 }
 
-/* The columns of an {n, k} block where mask is set, as a new {n, m} buffer (a GEMM with a
- * selection matrix: no kernel of its own, and the block stays row-major). */
-static ocal_status select_columns(lob *L, ocal_buffer xb, const int *mask, size_t k, size_t m,
-                                  ocal_buffer *out) {
+/* The k x m 0/1 matrix that selects the columns of an {n, k} block where mask is set: X S
+ * is a GEMM (no kernel of its own, and the blocks stay row-major). */
+static ocal_status selection(lob *L, const int *mask, size_t k, size_t m, ocal_buffer *out) {
   double *sel = calloc(k * m, sizeof *sel);
   if (sel == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
   for (size_t i = 0, c = 0; i < k; i++)
     if (mask[i]) sel[i * m + c++] = 1;
-  ocal_status s = times(L, xb, sel, k, m, out);
+  ocal_status s = upload_small(L, sel, k, m, out);
   free(sel);
   return s;
 }
@@ -363,6 +395,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   ocal_buffer X = NULL, AX = NULL, BX = NULL, P = NULL, AP = NULL, BP = NULL, R = NULL;
   ocal_buffer bestX = NULL, Y = o.y, BY = NULL, aR = NULL, aBR = NULL, aAR = NULL;
   ocal_buffer aP = NULL, aAP = NULL, aBP = NULL, pp = NULL, app = NULL, bpp = NULL, nx = NULL;
+  ocal_buffer sel = NULL, cb = NULL, cxv = NULL, crv = NULL, cpv = NULL;
   size_t maxn = 3 * k;
   double *lambda = calloc(k, sizeof *lambda), *res = calloc(k, sizeof *res);
   double *ga = calloc(maxn * maxn, sizeof(double)), *gb = calloc(maxn * maxn, sizeof(double));
@@ -472,14 +505,16 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     if (m == 0) break;
 
     replace(&aR, NULL);
-    CK(select_columns(&L, R, mask, k, m, &aR));
+    replace(&sel, NULL);
+    CK(selection(&L, mask, k, m, &sel));
+    CK(times_dev(&L, R, sel, m, &aR));
     if (it > 0) {
       replace(&aP, NULL);
       replace(&aAP, NULL);
       replace(&aBP, NULL);
-      CK(select_columns(&L, P, mask, k, m, &aP));
-      CK(select_columns(&L, AP, mask, k, m, &aAP));
-      if (hasb) CK(select_columns(&L, BP, mask, k, m, &aBP));
+      CK(times_dev(&L, P, sel, m, &aP));
+      CK(times_dev(&L, AP, sel, m, &aAP));
+      if (hasb) CK(times_dev(&L, BP, sel, m, &aBP));
     }
     if (o.m) {
       CK(apply(&L, o.m, aR, m, &nx));
@@ -592,31 +627,39 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
       lambda[i] = w[p];
       for (size_t r = 0; r < nn; r++) c[r * k + i] = ga[r * nn + p];
     }
-    const double *cx = c, *cr = c + k * k, *cp = c + (k + m) * k;
+    /* One upload of the coefficients; cx, cr and cp are bands of its rows. */
+    replace(&cb, NULL);
+    replace(&cxv, NULL);
+    replace(&crv, NULL);
+    replace(&cpv, NULL);
+    CK(upload_small(&L, c, nn, k, &cb));
+    CK(rows_view(cb, 0, k, k, &cxv));
+    CK(rows_view(cb, k, m, k, &crv));
+    if (!restart) CK(rows_view(cb, k + m, m, k, &cpv));
     replace(&pp, NULL);
     replace(&app, NULL);
     replace(&bpp, NULL);
-    CK(times(&L, aR, cr, m, k, &pp));
-    CK(times(&L, aAR, cr, m, k, &app));
-    if (hasb) CK(times(&L, aBR, cr, m, k, &bpp));
+    CK(times_dev(&L, aR, crv, k, &pp));
+    CK(times_dev(&L, aAR, crv, k, &app));
+    if (hasb) CK(times_dev(&L, aBR, crv, k, &bpp));
     if (!restart) {
-      CK(mul_small(&L, aP, cp, m, k, 1.0, 1.0, pp));
-      CK(mul_small(&L, aAP, cp, m, k, 1.0, 1.0, app));
-      if (hasb) CK(mul_small(&L, aBP, cp, m, k, 1.0, 1.0, bpp));
+      CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, aP, cpv, 1.0, pp));
+      CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, aAP, cpv, 1.0, app));
+      if (hasb) CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, aBP, cpv, 1.0, bpp));
     }
     /* X = X cx + pp, and the same for AX and BX; then P = pp. */
     CK(blk(&L, k, &nx));
     CK(ocal_buffer_copy(nx, pp));
-    CK(mul_small(&L, X, cx, k, k, 1.0, 1.0, nx));
+    CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, X, cxv, 1.0, nx));
     replace(&X, nx);
     CK(blk(&L, k, &nx));
     CK(ocal_buffer_copy(nx, app));
-    CK(mul_small(&L, AX, cx, k, k, 1.0, 1.0, nx));
+    CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, AX, cxv, 1.0, nx));
     replace(&AX, nx);
     if (hasb) {
       CK(blk(&L, k, &nx));
       CK(ocal_buffer_copy(nx, bpp));
-      CK(mul_small(&L, BX, cx, k, k, 1.0, 1.0, nx));
+      CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, BX, cxv, 1.0, nx));
       replace(&BX, nx);
     }
     nx = NULL;
@@ -719,6 +762,11 @@ done:
   ocal_buffer_release(app);
   ocal_buffer_release(bpp);
   ocal_buffer_release(nx);
+  ocal_buffer_release(sel);
+  ocal_buffer_release(cxv);
+  ocal_buffer_release(crv);
+  ocal_buffer_release(cpv);
+  ocal_buffer_release(cb);
   free(lambda); free(res); free(ga); free(gb); free(w); free(c); free(t); free(ybyf);
   free(gXAR); free(gRAR); free(gXAX); free(gXBX); free(gRBR); free(gXBR);
   free(gXAP); free(gRAP); free(gPAP); free(gXBP); free(gRBP); free(gPBP); free(mask);
