@@ -136,6 +136,55 @@ static ocal_status times_dev(lob *L, ocal_buffer xb, ocal_buffer cb, size_t b, o
   return OCAL_OK;
 }
 
+/* The Gram matrices of one Rayleigh-Ritz step, computed into bands of one device buffer and
+ * read back together: one blocking read per step instead of one per matrix. */
+typedef struct gram_batch {
+  ocal_buffer buf; /* room for 12 k^2 elements */
+  size_t used;
+  int count;
+  struct {
+    double *dst;
+    size_t off, n;
+  } e[12];
+} gram_batch;
+
+/* Queues dst = X^T Y (a x b) into the batch. */
+static ocal_status batch_gram(gram_batch *g, ocal_buffer xb, size_t a, ocal_buffer yb, size_t b,
+                              double *dst) {
+  size_t shape[2] = {a, b};
+  ocal_buffer v;
+  ocal_status s = ocal_buffer_view(g->buf, g->used, 2, shape, &v);
+  if (s != OCAL_OK) return s;
+  s = ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, v);
+  ocal_buffer_release(v);
+  if (s != OCAL_OK) return s;
+  g->e[g->count].dst = dst;
+  g->e[g->count].off = g->used;
+  g->e[g->count++].n = a * b;
+  g->used += a * b;
+  return OCAL_OK;
+}
+
+/* Reads the queued matrices and hands each to its destination; empties the batch. */
+static ocal_status batch_read(lob *L, gram_batch *g) {
+  ocal_status s = OCAL_OK;
+  if (g->used > 0) {
+    size_t es = ocal_dtype_size(L->vt);
+    unsigned char *h = malloc(g->used * es);
+    if (h == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+    s = ocal_buffer_read(g->buf, 0, g->used, h, NULL);
+    for (int i = 0; s == OCAL_OK && i < g->count; i++)
+      for (size_t j = 0; j < g->e[i].n; j++) {
+        size_t o = g->e[i].off + j;
+        g->e[i].dst[j] = L->vt == OCAL_F64 ? ((double *)h)[o] : (double)((float *)h)[o];
+      }
+    free(h);
+  }
+  g->used = 0;
+  g->count = 0;
+  return s;
+}
+
 /* Y = alpha X C + beta Y with C a small host matrix (a x b, row-major doubles). */
 static ocal_status mul_small(lob *L, ocal_buffer xb, const double *c, size_t a, size_t b,
                              double alpha, double beta, ocal_buffer yb) {
@@ -396,6 +445,8 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   ocal_buffer bestX = NULL, Y = o.y, BY = NULL, aR = NULL, aBR = NULL, aAR = NULL;
   ocal_buffer aP = NULL, aAP = NULL, aBP = NULL, pp = NULL, app = NULL, bpp = NULL, nx = NULL;
   ocal_buffer sel = NULL, cb = NULL, cxv = NULL, crv = NULL, cpv = NULL;
+  gram_batch gbat;
+  memset(&gbat, 0, sizeof gbat);
   size_t maxn = 3 * k;
   double *lambda = calloc(k, sizeof *lambda), *res = calloc(k, sizeof *res);
   double *ga = calloc(maxn * maxn, sizeof(double)), *gb = calloc(maxn * maxn, sizeof(double));
@@ -472,6 +523,10 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   double smallest = DBL_MAX;
   int restart = 1, forced = 0, explicit_gram = 0;
   CK(blk(&L, k, &bestX));
+  {
+    size_t gshape = 12 * k * k;
+    CK(ocal_buffer_create(L.ctx, L.vt, 1, &gshape, &gbat.buf));
+  }
   size_t m = k;
 
   while (it < (long)o.max_iter) {
@@ -548,17 +603,13 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     explicit_gram = !(rmax > myeps && !explicit_gram);
 
     ocal_buffer bxv = hasb ? BX : X, brv = hasb ? aBR : aR, bpv = hasb ? aBP : aP;
-    CK(gram(&L, X, k, aAR, m, gXAR));
-    CK(gram(&L, aR, m, aAR, m, gRAR));
+    CK(batch_gram(&gbat, X, k, aAR, m, gXAR));
+    CK(batch_gram(&gbat, aR, m, aAR, m, gRAR));
     if (explicit_gram) {
-      symmetrise(gRAR, m);
-      CK(gram(&L, X, k, AX, k, gXAX));
-      symmetrise(gXAX, k);
-      CK(gram(&L, X, k, bxv, k, gXBX));
-      symmetrise(gXBX, k);
-      CK(gram(&L, aR, m, brv, m, gRBR));
-      symmetrise(gRBR, m);
-      CK(gram(&L, X, k, brv, m, gXBR));
+      CK(batch_gram(&gbat, X, k, AX, k, gXAX));
+      CK(batch_gram(&gbat, X, k, bxv, k, gXBX));
+      CK(batch_gram(&gbat, aR, m, brv, m, gRBR));
+      CK(batch_gram(&gbat, X, k, brv, m, gXBR));
     } else {
       memset(gXAX, 0, k * k * 8);
       memset(gXBX, 0, k * k * 8);
@@ -572,14 +623,23 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     }
     size_t nn = 0;
     if (!restart) {
-      CK(gram(&L, X, k, aAP, m, gXAP));
-      CK(gram(&L, aR, m, aAP, m, gRAP));
-      CK(gram(&L, aP, m, aAP, m, gPAP));
-      CK(gram(&L, X, k, bpv, m, gXBP));
-      CK(gram(&L, aR, m, bpv, m, gRBP));
+      CK(batch_gram(&gbat, X, k, aAP, m, gXAP));
+      CK(batch_gram(&gbat, aR, m, aAP, m, gRAP));
+      CK(batch_gram(&gbat, aP, m, aAP, m, gPAP));
+      CK(batch_gram(&gbat, X, k, bpv, m, gXBP));
+      CK(batch_gram(&gbat, aR, m, bpv, m, gRBP));
+      if (explicit_gram) CK(batch_gram(&gbat, aP, m, bpv, m, gPBP));
+    }
+    CK(batch_read(&L, &gbat));
+    if (explicit_gram) {
+      symmetrise(gRAR, m);
+      symmetrise(gXAX, k);
+      symmetrise(gXBX, k);
+      symmetrise(gRBR, m);
+    }
+    if (!restart) {
       if (explicit_gram) {
         symmetrise(gPAP, m);
-        CK(gram(&L, aP, m, bpv, m, gPBP));
         symmetrise(gPBP, m);
       } else {
         memset(gPBP, 0, m * m * 8);
@@ -763,6 +823,7 @@ done:
   ocal_buffer_release(bpp);
   ocal_buffer_release(nx);
   ocal_buffer_release(sel);
+  ocal_buffer_release(gbat.buf);
   ocal_buffer_release(cxv);
   ocal_buffer_release(crv);
   ocal_buffer_release(cpv);
