@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "sparse_internal.h"
 
 #define EXPECT(cond, ...)                   \
@@ -1043,6 +1044,27 @@ START_TEST(test_lobpcg_precond_constraints) {
 }
 END_TEST
 
+#ifndef OCAL_HAVE_LAPACKE
+/* Built without LAPACKE: ocal_lobpcg says so, and the context still works. */
+START_TEST(test_lobpcg_unsupported) {
+  hmat l = laplacian_1d(50);
+  ocal_csr a = upload(&l, OCAL_F32, OCAL_I32);
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  size_t shape[2] = {50, 2};
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, shape, &x));
+  double ev[2];
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, ev, NULL, NULL, NULL), OCAL_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "LAPACKE"));
+  check_product(&l, OCAL_F32, a, 0, 1, 1.0, 0.0, 3);
+  ocal_buffer_release(x);
+  ocal_csr_release(a);
+  hmat_free(&l);
+}
+END_TEST
+#endif
+
 Suite *sparse_suite(void);
 Suite *sparse_suite(void) {
   Suite *s = suite_create("sparse");
@@ -1059,9 +1081,13 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_cg_callback_and_failures);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("lobpcg");
+#ifdef OCAL_HAVE_LAPACKE
   tcase_add_test(tc, test_lobpcg_laplacian);
   tcase_add_test(tc, test_lobpcg_generalised);
   tcase_add_test(tc, test_lobpcg_precond_constraints);
+#else
+  tcase_add_test(tc, test_lobpcg_unsupported);
+#endif
   suite_add_tcase(s, tc);
   tc = fixture_tcase("mtx");
   tcase_add_test(tc, test_mtx_read);
