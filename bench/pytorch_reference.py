@@ -13,7 +13,10 @@ rounds of back-to-back calls, each round about as long as ocal's.
     python3 bench/pytorch_reference.py [--quick] [--suite LIST] [--device cuda|cpu]
                                        [--json FILE] [--max-log2 N] [--gemm-max N]
 
-Suites: bandwidth, elementwise, reduce, gemm, fft (ocal's cache suite has no PyTorch peer).
+Suites: bandwidth, elementwise, reduce, gemm, fft, sparse (ocal's cache suite has no PyTorch
+peer). The sparse suite builds the matrices of tools/bench/sparse.c (the same hash for the
+irregular one; it needs NumPy) and times torch.sparse CSR products (cuSPARSE), a CG loop
+written with PyTorch operations and torch.lobpcg.
 """
 import argparse
 import datetime
@@ -27,7 +30,7 @@ try:
 except ImportError:  # an optional script: say so plainly
     sys.exit("pytorch_reference.py: PyTorch is not installed (pip install torch)")
 
-SUITES = ("bandwidth", "elementwise", "reduce", "gemm", "fft")
+SUITES = ("bandwidth", "elementwise", "reduce", "gemm", "fft", "sparse")
 
 
 class Bench:
@@ -247,6 +250,159 @@ class Bench:
             del x
             if self.cuda:
                 torch.cuda.empty_cache()
+
+    # ---- sparse (tools/bench/sparse.c builds the same matrices) -------------------------
+
+    @staticmethod
+    def _unit(x):
+        import numpy as np
+        with np.errstate(over="ignore"):
+            z = x + np.uint64(0x9E3779B97F4A7C15)
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            z = z ^ (z >> np.uint64(31))
+        return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+
+    def _laplacian(self, d, g, dtype=torch.float32):
+        """The d-D Laplacian of side g as a CSR tensor with int32 indices."""
+        import numpy as np
+        n = g ** d
+        p = np.arange(n, dtype=np.int64)
+        rows, cols, vals = [p], [p], [np.full(n, 2.0 * d)]
+        stride = 1
+        for _ in range(d):
+            c = (p // stride) % g
+            for sgn, ok in ((-1, c > 0), (1, c + 1 < g)):
+                rows.append(p[ok])
+                cols.append(p[ok] + sgn * stride)
+                vals.append(np.full(int(ok.sum()), -1.0))
+            stride *= g
+        r = torch.from_numpy(np.concatenate(rows))
+        c = torch.from_numpy(np.concatenate(cols))
+        v = torch.from_numpy(np.concatenate(vals)).to(dtype)
+        a = torch.sparse_coo_tensor(torch.stack([r, c]), v, (n, n)).coalesce()
+        a = a.to(self.dev).to_sparse_csr()
+        return torch.sparse_csr_tensor(a.crow_indices().to(torch.int32),
+                                       a.col_indices().to(torch.int32), a.values(), (n, n))
+
+    def _powerlaw(self, rows):
+        import numpy as np
+        u = self._unit(np.arange(rows, dtype=np.uint64))
+        lens = np.minimum(np.floor(4.0 / np.power(1.0 - u, 1.0 / 1.6)), rows // 8).astype(np.int64)
+        crow = np.zeros(rows + 1, dtype=np.int64)
+        np.cumsum(lens, out=crow[1:])
+        nnz = int(crow[-1])
+        e = np.arange(nnz, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            col = (self._unit_raw(e ^ np.uint64(0x5BD1E995)) % np.uint64(rows)).astype(np.int32)
+        del e
+        val = (self._unit(np.arange(nnz, dtype=np.uint64) + np.uint64(0x1234567)) - 0.5).astype(np.float32)
+        return torch.sparse_csr_tensor(torch.from_numpy(crow.astype(np.int32)).to(self.dev),
+                                       torch.from_numpy(col).to(self.dev),
+                                       torch.from_numpy(val).to(self.dev), (rows, rows))
+
+    @staticmethod
+    def _unit_raw(x):
+        import numpy as np
+        with np.errstate(over="ignore"):
+            z = x + np.uint64(0x9E3779B97F4A7C15)
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            return z ^ (z >> np.uint64(31))
+
+    def _spmv(self, name, a):
+        n = a.shape[0]
+        nnz = a.values().numel()
+        x = torch.rand(n, device=self.dev) * 2 - 1
+        t = self.time(lambda: torch.mv(a, x), 0.005 if self.quick else 0.2)
+        byts = 4.0 * (n + 1) + 8.0 * nnz + 8.0 * n
+        g = byts / t / 1e9
+        copy = self.copy_gbps(int(byts / 8))
+        self.add("sparse", "spmv", "f32", "%s:%d" % (name, n), nnz, "bandwidth", g, "GB/s",
+                 g / copy, t * 1e6, "torch.sparse CSR (cuSPARSE); nnz %d" % nnz)
+
+    def _cg(self, a):
+        n = a.shape[0]
+        b = torch.rand(n, device=self.dev) * 2 - 1
+        iters = 20 if self.quick else 200
+
+        def cg():
+            # The same work per iteration as ocal_cg: A p, two dot products, three updates,
+            # one scalar brought to the host for the stopping test.
+            x = torch.zeros_like(b)
+            r = b.clone()
+            p = r.clone()
+            rr = torch.dot(r, r)
+            for _ in range(iters):
+                q = torch.mv(a, p)
+                alpha = rr / torch.dot(p, q)
+                x.add_(alpha * p)
+                r.sub_(alpha * q)
+                rr_new = torch.dot(r, r)
+                if math.sqrt(rr_new.item()) <= 1e-30:
+                    break
+                p = r + (rr_new / rr) * p
+                rr = rr_new
+            return x
+        cg()
+        best = 1e30
+        for _ in range(3):
+            self.sync()
+            t0 = time.perf_counter()
+            cg()
+            self.sync()
+            best = min(best, time.perf_counter() - t0)
+        self.add("sparse", "cg_iteration", "f32", "lap2d:%d" % n, n, "time", best / iters * 1e6,
+                 "us", us=best / iters * 1e6, note="CG loop of torch ops on cuSPARSE")
+
+    def _lobpcg(self, g):
+        import numpy as np
+        a = self._laplacian(2, g, torch.float64)
+        n = g * g
+        x0 = torch.from_numpy((self._unit(np.arange(n * 8, dtype=np.uint64)) * 2 - 1)
+                              .reshape(n, 8)).to(self.dev)
+        steps = [0]
+
+        def tracker(worker):
+            steps[0] = int(worker.ivars["istep"])
+
+        def run():
+            try:
+                return torch.lobpcg(a, k=8, X=x0.clone(), largest=False, tol=1e-7, niter=1000,
+                                    tracker=tracker)
+            except Exception:  # older PyTorch without CSR support here: COO
+                return torch.lobpcg(a.to_sparse_coo(), k=8, X=x0.clone(), largest=False,
+                                    tol=1e-7, niter=1000, tracker=tracker)
+        run()
+        best = 1e30
+        for _ in range(1 if self.quick else 2):
+            self.sync()
+            t0 = time.perf_counter()
+            e, v = run()
+            self.sync()
+            best = min(best, time.perf_counter() - t0)
+        r = torch.sparse.mm(a, v) if a.layout == torch.sparse_coo else a @ v
+        res = (r - v * e).norm(dim=0).max().item()
+        size = "lap2d:%dx%d:k8" % (g, g)
+        self.add("sparse", "lobpcg", "f64", size, n, "time", best * 1e3, "ms", us=best * 1e6,
+                 note="torch.lobpcg; %d steps; lambda0 %.10f; max res %.1e"
+                 % (steps[0], e[0].item(), res))
+        self.add("sparse", "lobpcg", "f64", size, n, "iterations", steps[0], "iter",
+                 note="torch.lobpcg istep (tol 1e-7 relative)")
+
+    def sparse(self):
+        g2, g3 = (64, 16) if self.quick else (4096, 256)
+        prow = 4096 if self.quick else 9 << 20
+        a = self._laplacian(2, g2)
+        self._spmv("lap2d", a)
+        self._cg(a)
+        del a
+        self._spmv("lap3d", self._laplacian(3, g3))
+        self._spmv("powerlaw", self._powerlaw(prow))
+        if self.cuda:
+            torch.cuda.empty_cache()
+        for g in ((20,) if self.quick else (64, 100)):
+            self._lobpcg(g)
 
 
 def main():

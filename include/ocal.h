@@ -27,5 +27,6 @@
 #include "ocal/fft.h"
 #include "ocal/kernel.h"
 #include "ocal/nn.h"
+#include "ocal/sparse.h"
 
 #endif /* OCAL_H */

@@ -20,7 +20,7 @@ echo "== ocal bench --quick"
 "$tool" bench --quick --json "$tmp/run.json" --markdown "$tmp/run.md" 2> "$tmp/progress.log" ||
   { cat "$tmp/progress.log"; fail "ocal bench --quick failed"; }
 cat "$tmp/progress.log"
-for suite in bandwidth elementwise reduce gemm fft cache; do
+for suite in bandwidth elementwise reduce gemm fft cache sparse; do
   grep -q "ocal bench: $suite done" "$tmp/progress.log" || fail "no progress line for $suite"
 done
 
@@ -44,7 +44,7 @@ for r in recs:
     if "ratio_to_copy" in r:
         assert r["ratio_to_copy"] > 0 and r["unit"] == "GB/s", r
 suites = {r["suite"] for r in recs}
-assert suites == {"bandwidth", "elementwise", "reduce", "gemm", "fft", "cache"}, suites
+assert suites == {"bandwidth", "elementwise", "reduce", "gemm", "fft", "cache", "sparse"}, suites
 keys = [(r["suite"], r["op"], r["dtype"], r["size"], r["metric"]) for r in recs]
 assert len(keys) == len(set(keys)), "two records share a key"
 assert any(r["op"] == "copy" and r["suite"] == "bandwidth" for r in recs)

@@ -30,7 +30,8 @@ extern "C" {
   X(BUILD_FAILED, 11, "OpenCL program failed to build")                                 \
   X(OPENCL_ERROR, 12, "OpenCL call failed")                                             \
   X(IO_ERROR, 13, "file input/output failed")                                           \
-  X(INTERNAL, 14, "internal error (please report it)")
+  X(INTERNAL, 14, "internal error (please report it)")                                 \
+  X(NOT_CONVERGED, 15, "iterative method did not converge")
 
 typedef enum ocal_status {
 #define OCAL__STATUS_ENUM(name, value, text) OCAL_##name = value,

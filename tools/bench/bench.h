@@ -59,7 +59,8 @@ enum {
   BENCH_GEMM = 1 << 3,
   BENCH_FFT = 1 << 4,
   BENCH_CACHE = 1 << 5,
-  BENCH_ALL = (1 << 6) - 1
+  BENCH_SPARSE = 1 << 6,
+  BENCH_ALL = (1 << 7) - 1
 };
 
 typedef struct bench_run {
@@ -89,6 +90,7 @@ int bench_suite_reduce(bench_run *r);
 int bench_suite_gemm(bench_run *r);
 int bench_suite_fft(bench_run *r);
 int bench_suite_cache(bench_run *r);
+int bench_suite_sparse(bench_run *r); /* tools/bench/sparse.c */
 /* The kernel-cache suite's second process: one fill from the disk cache in `dir`, printing
  * "milliseconds compiles" on stdout. */
 int bench_cache_child(const char *device, const char *dir);

@@ -17,7 +17,8 @@ static const char usage_text[] =
     "\n"
     "  --device SEL      the device (as OCAL_DEVICE: gpu, cpu, P:D, a piece of its name)\n"
     "  --quick           CI sizes: a few seconds a suite on a CPU\n"
-    "  --suite LIST      comma-separated, from bandwidth,elementwise,reduce,gemm,fft,cache\n"
+    "  --suite LIST      comma-separated, from bandwidth,elementwise,reduce,gemm,fft,cache,\n"
+    "                    sparse\n"
     "                    (default: all)\n"
     "  --json FILE       write the results file (format ocal-bench-1; '-' for stdout)\n"
     "  --markdown FILE   write a Markdown table (with --compare: the other file beside)\n"
@@ -34,13 +35,14 @@ static const char usage_text[] =
     "Without --json, --markdown, --compare or --plot, the Markdown table goes to stdout.\n";
 
 static int parse_suites(const char *list, unsigned *out) {
-  static const char *names[] = {"bandwidth", "elementwise", "reduce", "gemm", "fft", "cache"};
+  static const char *names[] = {"bandwidth", "elementwise", "reduce", "gemm", "fft", "cache",
+                                "sparse"};
   *out = 0;
   const char *p = list;
   while (*p) {
     size_t len = strcspn(p, ",");
     int found = 0;
-    for (unsigned i = 0; i < 6; i++)
+    for (unsigned i = 0; i < 7; i++)
       if (len == strlen(names[i]) && strncmp(p, names[i], len) == 0) {
         *out |= 1u << i;
         found = 1;
@@ -51,7 +53,7 @@ static int parse_suites(const char *list, unsigned *out) {
     }
     if (!found) {
       fprintf(stderr, "ocal bench: unknown suite '%.*s' (suites: bandwidth, elementwise, "
-                      "reduce, gemm, fft, cache)\n", (int)len, p);
+                      "reduce, gemm, fft, cache, sparse)\n", (int)len, p);
       return 1;
     }
     p += len;

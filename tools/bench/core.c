@@ -146,7 +146,8 @@ int bench_run_suites(bench_run *r, unsigned suites) {
              {BENCH_REDUCE, "reduce", bench_suite_reduce},
              {BENCH_GEMM, "gemm", bench_suite_gemm},
              {BENCH_FFT, "fft", bench_suite_fft},
-             {BENCH_CACHE, "cache", bench_suite_cache}};
+             {BENCH_CACHE, "cache", bench_suite_cache},
+             {BENCH_SPARSE, "sparse", bench_suite_sparse}};
   int rc = 0;
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     if (!(suites & all[i].bit)) continue;

@@ -1,0 +1,50 @@
+/* ocal — the vector updates of the sparse solvers, fused so that each CG iteration reads
+ * and writes every vector as few times as it can. Built per value type: -DT=float|double.
+ * The step lengths come from dot products that stay on the device (s[] holds them), so
+ * the host does not wait for them. Offsets of views come as element counts. */
+#ifdef OCAL_NEED_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+/* alpha = s[irz] / s[ipq]; x += alpha p; r -= alpha q. */
+__kernel void cg_update_xr(const ulong n, __global T *x, const ulong xo, __global T *r,
+                           const ulong ro, __global const T *p, const ulong po,
+                           __global const T *q, const ulong qo, __global const T *s,
+                           const ulong so, const uint irz, const uint ipq) {
+  const T alpha = s[so + irz] / s[so + ipq];
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+    x[xo + i] += alpha * p[po + i];
+    r[ro + i] -= alpha * q[qo + i];
+  }
+}
+
+/* p = z + (s[inew] / s[iold]) p, or p = z on the first iteration. */
+__kernel void cg_update_p(const ulong n, __global T *p, const ulong po, __global const T *z,
+                          const ulong zo, __global const T *s, const ulong so, const uint inew,
+                          const uint iold, const int first) {
+  const T beta = first ? (T)0 : s[so + inew] / s[so + iold];
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
+    p[po + i] = first ? z[zo + i] : z[zo + i] + beta * p[po + i];
+}
+
+/* The Jacobi preconditioner: z = r * dinv (dinv = 1 / diag(A), computed once). */
+__kernel void cg_jacobi(const ulong n, __global T *z, const ulong zo, __global const T *r,
+                        const ulong ro, __global const T *dinv, const ulong dofs) {
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
+    z[zo + i] = r[ro + i] * dinv[dofs + i];
+}
+
+/* dinv = 1 / d; a zero or negative diagonal entry is written as 0 and counted in bad[0] (A
+ * is not positive definite then). */
+__kernel void cg_invert_diag(const ulong n, __global T *dinv, __global const T *d,
+                             const ulong dofs, __global int *bad) {
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+    const T v = d[dofs + i];
+    if (v > (T)0) {
+      dinv[i] = (T)1 / v;
+    } else {
+      dinv[i] = (T)0;
+      atomic_inc(bad);
+    }
+  }
+}

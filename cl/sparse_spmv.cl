@@ -1,0 +1,133 @@
+/* ocal — sparse CSR products. Built per value and index type with -D options:
+ *   -DT=float|double   value type (OCAL_NEED_FP64 for double)
+ *   -DIDX=int|long     index type of the row pointers and column indices
+ *   -DVL=<lanes>       spmv_vector: work-items per row (a power of two, 2..64)
+ *   -DWG=<size>        spmv_vector, spmv_long: the work-group size (a power of two)
+ *   -DROWLIST          spmv_vector: rows come from a list (the short rows of an irregular
+ *                      matrix, whose long rows go to spmv_long)
+ * Every kernel writes y[row] = alpha * (A x)[row] + beta * y[row], each row exactly once and
+ * by one work-item, so results do not depend on timing. With beta = 0 the old y is not read
+ * (BLAS semantics: NaNs in an uninitialised y must not leak through). Offsets of views come
+ * as element counts. */
+#ifdef OCAL_NEED_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#define FINISH(yv, sum) (beta == (T)0 ? alpha * (sum) : alpha * (sum) + beta * (yv))
+
+/* One work-item per row: the best for very short rows (a few entries), where lanes of a
+ * vector kernel would idle. */
+__kernel void spmv_scalar(const IDX rows, __global const IDX *rp, __global const IDX *ci,
+                          __global const T *v, __global const T *x, const ulong xoff,
+                          __global T *y, const ulong yoff, const T alpha, const T beta) {
+  x += xoff;
+  y += yoff;
+  for (IDX row = get_global_id(0); row < rows; row += get_global_size(0)) {
+    T sum = 0;
+    const IDX end = rp[row + 1];
+    for (IDX j = rp[row]; j < end; j++) sum += v[j] * x[ci[j]];
+    y[row] = FINISH(y[row], sum);
+  }
+}
+
+#ifdef VL
+/* VL consecutive work-items per row: their loads of a row's indices and values are
+ * contiguous, and a tree in local memory sums their partial sums. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void spmv_vector(const IDX nrows, __global const IDX *rows, __global const IDX *rp,
+                 __global const IDX *ci, __global const T *v, __global const T *x,
+                 const ulong xoff, __global T *y, const ulong yoff, const T alpha,
+                 const T beta) {
+  __local T part[WG];
+  const uint lid = get_local_id(0);
+  const uint lane = lid % VL, slot = lid / VL;
+  const IDX per_group = WG / VL;
+  x += xoff;
+  y += yoff;
+  for (IDX base = get_group_id(0) * per_group; base < nrows;
+       base += get_num_groups(0) * per_group) {
+    const IDX i = base + slot;
+    T sum = 0;
+    IDX row = 0;
+    if (i < nrows) {
+#ifdef ROWLIST
+      row = rows[i];
+#else
+      row = i;
+#endif
+      const IDX end = rp[row + 1];
+      for (IDX j = rp[row] + lane; j < end; j += VL) sum += v[j] * x[ci[j]];
+    }
+    part[lid] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = VL / 2; s > 0; s >>= 1) {
+      if (lane < s) part[lid] += part[lid + s];
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lane == 0 && i < nrows) y[row] = FINISH(y[row], part[lid]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+#endif
+
+#ifdef WG
+/* A whole work-group per row: the long rows of an irregular matrix, which would otherwise
+ * keep one slice busy while the rest of the device waits. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void spmv_long(const IDX nrows, __global const IDX *rows, __global const IDX *rp,
+               __global const IDX *ci, __global const T *v, __global const T *x,
+               const ulong xoff, __global T *y, const ulong yoff, const T alpha,
+               const T beta) {
+  __local T part[WG];
+  const uint lid = get_local_id(0);
+  x += xoff;
+  y += yoff;
+  for (IDX i = get_group_id(0); i < nrows; i += get_num_groups(0)) {
+    const IDX row = rows[i];
+    const IDX end = rp[row + 1];
+    T sum = 0;
+    for (IDX j = rp[row] + lid; j < end; j += WG) sum += v[j] * x[ci[j]];
+    part[lid] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+      if (lid < s) part[lid] += part[lid + s];
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) y[row] = FINISH(y[row], part[0]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+#endif
+
+/* Y = alpha A X + beta Y for a row-major block of k columns: one work-item per (row,
+ * column), columns fastest, so neighbouring work-items read neighbouring elements of X's
+ * rows and share the row's indices and values through the cache. */
+__kernel void spmm_rowcol(const IDX rows, const ulong k, __global const IDX *rp,
+                          __global const IDX *ci, __global const T *v, __global const T *x,
+                          const ulong xoff, __global T *y, const ulong yoff, const T alpha,
+                          const T beta) {
+  x += xoff;
+  y += yoff;
+  const ulong total = (ulong)rows * k;
+  for (ulong g = get_global_id(0); g < total; g += get_global_size(0)) {
+    const IDX row = (IDX)(g / k);
+    const ulong c = g % k;
+    T sum = 0;
+    const IDX end = rp[row + 1];
+    for (IDX j = rp[row]; j < end; j++) sum += v[j] * x[(ulong)ci[j] * k + c];
+    y[g] = FINISH(y[g], sum);
+  }
+}
+
+/* d[row] = the sum of the row's stored diagonal entries. */
+__kernel void csr_diagonal(const IDX rows, __global const IDX *rp, __global const IDX *ci,
+                           __global const T *v, __global T *d, const ulong doff) {
+  d += doff;
+  for (IDX row = get_global_id(0); row < rows; row += get_global_size(0)) {
+    T sum = 0;
+    const IDX end = rp[row + 1];
+    for (IDX j = rp[row]; j < end; j++)
+      if (ci[j] == row) sum += v[j];
+    d[row] = sum;
+  }
+}

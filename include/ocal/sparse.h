@@ -1,0 +1,302 @@
+/* ocal — sparse matrices on the device: CSR matrices, sparse products, linear operators,
+ * conjugate gradients and LOBPCG eigenpairs.
+ *
+ * A CSR matrix (ocal_csr) holds rows + 1 row pointers, nnz column indices and nnz values in
+ * device memory. Values are OCAL_F32 or OCAL_F64 (the latter needs a context with fp64),
+ * indices OCAL_I32 or OCAL_I64. Every creation validates the structure (row pointers start
+ * at 0, never decrease and end at nnz; column indices lie in [0, cols)) and names the first
+ * bad row or entry in the error message. Column indices within a row need not be sorted.
+ * The handle owns its device memory; ocal_csr_release frees it. A CSR matrix keeps a
+ * reference to its context (release the matrix before the context, as for buffers).
+ *
+ * Products (ocal_spmv, ocal_spmm) enqueue work on the context's queue and return without
+ * waiting, like every ocal operation. The product with the transpose (OCAL_TRANS) runs on a
+ * transposed copy that is built on the first such call and cached in the handle (nnz more
+ * indices and values of device memory): no atomics, so every result is deterministic.
+ *
+ * Solvers take a linear operator (ocal_operator): a callback that applies a square matrix to
+ * a block of vectors. ocal_operator_from_csr makes one from a CSR matrix; a stencil or a
+ * distributed matrix can be given as a callback without building a CSR matrix. */
+#ifndef OCAL_SPARSE_H
+#define OCAL_SPARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ocal/blas.h"
+#include "ocal/buffer.h"
+#include "ocal/context.h"
+#include "ocal/export.h"
+#include "ocal/status.h"
+#include "ocal/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque handle to a CSR matrix on the device. Freed by ocal_csr_release. */
+typedef struct ocal_csr_s *ocal_csr;
+
+/** Creates a CSR matrix from host arrays (copied; the caller keeps them).
+ * \param ctx the context.
+ * \param value_type OCAL_F32 or OCAL_F64: the type of \p values and of the matrix.
+ * \param index_type OCAL_I32 or OCAL_I64: the type of \p row_ptr and \p col_idx.
+ * \param rows number of rows (>= 1).
+ * \param cols number of columns (>= 1).
+ * \param row_ptr rows + 1 row pointers.
+ * \param col_idx row_ptr[rows] column indices (may be NULL when that is 0).
+ * \param values row_ptr[rows] values (may be NULL when that is 0).
+ * \param out receives the matrix; NULL on failure.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a bad structure (the message names the first
+ *          bad row or entry); OCAL_UNSUPPORTED for other types or f64 without fp64;
+ *          OCAL_OVERFLOW when nnz does not fit the index type. */
+OCAL_API ocal_status ocal_csr_from_host(ocal_context ctx, ocal_dtype value_type,
+                                        ocal_dtype index_type, size_t rows, size_t cols,
+                                        const void *row_ptr, const void *col_idx,
+                                        const void *values, ocal_csr *out);
+
+/** Creates a CSR matrix from COO triplets (row[i], col[i], values[i]) in any order;
+ * entries with the same row and column are summed (in double precision). The arrays are
+ * read, not kept.
+ * \param ctx the context.
+ * \param value_type OCAL_F32 or OCAL_F64: the type of \p values.
+ * \param index_type OCAL_I32 or OCAL_I64: the type of \p row_idx and \p col_idx, and of
+ *        the matrix's indices.
+ * \param rows number of rows (>= 1).
+ * \param cols number of columns (>= 1).
+ * \param nnz number of triplets (0 is allowed: an all-zero matrix).
+ * \param row_idx nnz row indices.
+ * \param col_idx nnz column indices.
+ * \param values nnz values.
+ * \param out receives the matrix.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT naming the first entry out of range; as
+ *          ocal_csr_from_host otherwise. */
+OCAL_API ocal_status ocal_csr_from_coo(ocal_context ctx, ocal_dtype value_type,
+                                       ocal_dtype index_type, size_t rows, size_t cols,
+                                       size_t nnz, const void *row_idx, const void *col_idx,
+                                       const void *values, ocal_csr *out);
+
+/** Creates a CSR matrix from device buffers: \p row_ptr (rows + 1 indices), \p col_idx and
+ * \p values (nnz each). Their contents are read back to validate the structure and gather
+ * the row-length statistics, then copied: the buffers stay the caller's.
+ * \param cols number of columns (>= 1); rows is row_ptr's element count minus one.
+ * \param out receives the matrix.
+ * \returns as ocal_csr_from_host; OCAL_TYPE_MISMATCH when col_idx's type is not row_ptr's,
+ *          OCAL_SHAPE_MISMATCH when col_idx and values do not hold nnz elements. */
+OCAL_API ocal_status ocal_csr_from_buffers(ocal_buffer row_ptr, ocal_buffer col_idx,
+                                           ocal_buffer values, size_t cols, ocal_csr *out);
+
+/** Reads a Matrix Market file (the `coordinate` format SuiteSparse ships: `real`, `integer`
+ * or `pattern` values, `general` or `symmetric`; symmetric files are expanded to both
+ * triangles, pattern entries are 1). Duplicate entries are summed.
+ * \param ctx the context.
+ * \param path the file.
+ * \param value_type OCAL_F32 or OCAL_F64 for the matrix.
+ * \param index_type OCAL_I32 or OCAL_I64 for the matrix.
+ * \param out receives the matrix.
+ * \returns OCAL_OK; OCAL_IO_ERROR when the file cannot be read; OCAL_INVALID_ARGUMENT for a
+ *          malformed file (the message names the line and what is wrong) or a format ocal
+ *          does not read (array, complex, hermitian, skew-symmetric). */
+OCAL_API ocal_status ocal_csr_read_mtx(ocal_context ctx, const char *path, ocal_dtype value_type,
+                                       ocal_dtype index_type, ocal_csr *out);
+
+/** Releases a CSR matrix and its device memory (after the commands queued on it have
+ * finished). NULL is accepted (no-op). */
+OCAL_API ocal_status ocal_csr_release(ocal_csr a);
+
+/** Facts of a CSR matrix. Each takes a valid matrix and non-NULL out pointers.
+ * \param a the matrix.
+ * \param rows receives the number of rows.
+ * \param cols receives the number of columns.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
+OCAL_API ocal_status ocal_csr_shape(ocal_csr a, size_t *rows, size_t *cols);
+/** \param a the matrix. \param nnz receives the number of stored entries.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
+OCAL_API ocal_status ocal_csr_nnz(ocal_csr a, size_t *nnz);
+/** \param a the matrix. \param value_type receives the value type (may be NULL).
+ * \param index_type receives the index type (may be NULL).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE. */
+OCAL_API ocal_status ocal_csr_dtypes(ocal_csr a, ocal_dtype *value_type, ocal_dtype *index_type);
+/** \param a the matrix. \param ctx receives its context (not a new reference).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
+OCAL_API ocal_status ocal_csr_context(ocal_csr a, ocal_context *ctx);
+
+/** Names the SpMV kernel chosen for the matrix from its row-length statistics at creation:
+ * "scalar" (one work-item per row), "vector" (a slice of a work-group per row) or
+ * "adaptive" (vector slices for ordinary rows, whole work-groups for long rows). The
+ * environment variable OCAL_SPMV=scalar|vector|adaptive, read at creation, overrides the
+ * choice (for measurements); docs/sparse.md gives the rule and the figures behind it.
+ * \param a the matrix.
+ * \param name receives a static string.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
+OCAL_API ocal_status ocal_csr_spmv_kernel(ocal_csr a, const char **name);
+
+/** Writes the diagonal of a square matrix (the sum of the stored diagonal entries of each
+ * row; 0 where there is none) into \p out, a buffer of rows elements of the value type.
+ * \param a the matrix.
+ * \param out the diagonal.
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH; OCAL_TYPE_MISMATCH. */
+OCAL_API ocal_status ocal_csr_diagonal(ocal_csr a, ocal_buffer out);
+
+/** Sparse matrix-vector product: y = alpha * op(A) * x + beta * y.
+ * \param trans OCAL_NO_TRANS or OCAL_TRANS (A^T, through the cached transposed copy).
+ * \param alpha scale of the product.
+ * \param a the matrix.
+ * \param x a buffer of op(A)'s column count of elements (any shape), A's value type.
+ * \param beta scale of y's old contents (with beta = 0 they are not read: NaNs vanish).
+ * \param y a buffer of op(A)'s row count of elements, A's value type; must not overlap x.
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH; OCAL_TYPE_MISMATCH; OCAL_INVALID_ARGUMENT. */
+OCAL_API ocal_status ocal_spmv(ocal_transpose trans, double alpha, ocal_csr a, ocal_buffer x,
+                               double beta, ocal_buffer y);
+
+/** Sparse matrix times dense block: Y = alpha * op(A) * X + beta * Y, with X a row-major
+ * block of k columns: shape {op(A) cols, k} and Y {op(A) rows, k} (a 1-D X and Y count as
+ * k = 1). Every k >= 1 works; the kernel is made for the narrow blocks of block solvers
+ * (LOBPCG: k up to 64).
+ * \param trans OCAL_NO_TRANS or OCAL_TRANS.
+ * \param alpha scale of the product.
+ * \param a the matrix.
+ * \param x the dense block.
+ * \param beta scale of Y's old contents.
+ * \param y the result, which must not overlap X.
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH; OCAL_TYPE_MISMATCH; OCAL_INVALID_ARGUMENT. */
+OCAL_API ocal_status ocal_spmm(ocal_transpose trans, double alpha, ocal_csr a, ocal_buffer x,
+                               double beta, ocal_buffer y);
+
+/* ---- linear operators ----------------------------------------------------------------- */
+
+/** Applies an n x n operator to a block: y = A x, with x and y buffers of shape {n, k}
+ * (row-major, k >= 1; the solvers pass 2-D buffers) of the operator's value type. Returns
+ * OCAL_OK, or a failure status that the solver returns as is (set the error message with
+ * any failing ocal call, or leave the one that call set). */
+typedef ocal_status (*ocal_operator_fn)(void *user, ocal_buffer x, ocal_buffer y);
+
+/** A square linear operator. Fill it by hand for a callback, or with
+ * ocal_operator_from_csr. Plain data: nothing to release (the CSR matrix stays yours). */
+typedef struct ocal_operator {
+  size_t n;            /**< the operator is n x n */
+  ocal_dtype dtype;    /**< OCAL_F32 or OCAL_F64: the type of the vectors it takes */
+  ocal_operator_fn apply; /**< y = A x */
+  void *user;          /**< passed to apply */
+  ocal_csr csr;        /**< the CSR matrix behind it (ocal_operator_from_csr), else NULL:
+                            ocal_cg's Jacobi preconditioner takes the diagonal from it */
+} ocal_operator;
+
+/** Makes an operator that applies \p a with ocal_spmm (the matrix must be square).
+ * \param a the matrix; it must outlive the operator.
+ * \param op receives the operator.
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH for a non-square matrix; OCAL_INVALID_HANDLE. */
+OCAL_API ocal_status ocal_operator_from_csr(ocal_csr a, ocal_operator *op);
+
+/* ---- conjugate gradients -------------------------------------------------------------- */
+
+/** Preconditioners of ocal_cg. */
+typedef enum ocal_cg_precond {
+  OCAL_PRECOND_NONE = 0,  /**< plain CG */
+  OCAL_PRECOND_JACOBI = 1 /**< z = r / diag(A): the diagonal comes from options.diagonal,
+                               else from the CSR matrix behind the operator */
+} ocal_cg_precond;
+
+/** Options of ocal_cg. Start from ocal_cg_options_init(), which sets struct_size; a caller
+ * compiled against an older, shorter struct keeps working (fields it lacks take defaults). */
+typedef struct ocal_cg_options {
+  size_t struct_size;      /**< sizeof(ocal_cg_options), set by ocal_cg_options_init */
+  double rtol;             /**< relative tolerance on ||b - A x||, default 1e-5 (SciPy's) */
+  double atol;             /**< absolute tolerance, default 0; stop when
+                                ||r|| <= max(rtol * ||b||, atol) */
+  size_t max_iter;         /**< iteration limit; 0 (default) means 10 * n, as SciPy */
+  ocal_cg_precond precond; /**< default OCAL_PRECOND_NONE */
+  ocal_buffer diagonal;    /**< Jacobi: the diagonal of A (n elements), or NULL */
+  int use_x0;              /**< 1: x holds the initial guess; 0 (default): start from 0 */
+} ocal_cg_options;
+
+/** What ocal_cg did. */
+typedef struct ocal_cg_result {
+  size_t iterations;    /**< iterations run */
+  double residual_norm; /**< ||b - A x|| of the returned x, as the recurrence computes it */
+  double b_norm;        /**< ||b|| */
+  int converged;        /**< 1 when the tolerance was met */
+} ocal_cg_result;
+
+/** Fills \p options with the defaults. \param options the struct.
+ * \returns OCAL_OK, or OCAL_INVALID_ARGUMENT for NULL. */
+OCAL_API ocal_status ocal_cg_options_init(ocal_cg_options *options);
+
+/** Solves A x = b for symmetric positive definite A with (preconditioned) conjugate
+ * gradients, on the device. Each iteration applies A once, runs three fused vector updates
+ * and ocal's dot products, and reads one residual norm back to the host (the stopping test).
+ * \param a the operator.
+ * \param b the right-hand side, n elements of the operator's type.
+ * \param x receives the solution (n elements; its input is the initial guess with use_x0).
+ *        When the method does not converge, x holds the last iterate.
+ * \param options NULL for the defaults.
+ * \param result receives the iteration count and the residual norm; may be NULL.
+ * \returns OCAL_OK; OCAL_NOT_CONVERGED when the iteration limit was reached first, or when
+ *          A or the preconditioner turned out not to be positive definite (the message says
+ *          which); argument errors as for ocal_spmv. */
+OCAL_API ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
+                             const ocal_cg_options *options, ocal_cg_result *result);
+
+/* ---- LOBPCG ---------------------------------------------------------------------------- */
+
+/** Options of ocal_lobpcg. Start from ocal_lobpcg_options_init(). */
+typedef struct ocal_lobpcg_options {
+  size_t struct_size;     /**< sizeof(ocal_lobpcg_options), set by ocal_lobpcg_options_init */
+  int largest;            /**< 0 (default): the k smallest eigenvalues; 1: the k largest */
+  double tol;             /**< residual tolerance; <= 0 (default): sqrt(eps) * n, as SciPy */
+  size_t max_iter;        /**< iteration limit, default 20 (SciPy's) */
+  const ocal_operator *b; /**< NULL, or B of the generalised problem A x = lambda B x
+                               (symmetric positive definite) */
+  const ocal_operator *m; /**< NULL, or a preconditioner (approximating A^-1) */
+  ocal_buffer y;          /**< NULL, or constraints {n, j}: eigenvectors are sought
+                               B-orthogonal to Y's columns */
+  int use_x0;             /**< 1: x holds the initial block; 0 (default): a random one */
+  uint64_t seed;          /**< seed of the random initial block (default 0) */
+  int restart_control;    /**< restart when the residual grows 2^restart_control times
+                               over the best (default 20, SciPy's) */
+} ocal_lobpcg_options;
+
+/** What ocal_lobpcg did. */
+typedef struct ocal_lobpcg_result {
+  size_t iterations;      /**< iterations run (SciPy's iteration count) */
+  size_t best_iteration;  /**< the iteration whose block was returned */
+  size_t converged;       /**< eigenpairs whose residual norm is within the tolerance */
+  double tolerance;       /**< the residual tolerance used */
+  double max_residual;    /**< the largest residual norm of the returned pairs */
+} ocal_lobpcg_result;
+
+/** Fills \p options with the defaults. \param options the struct.
+ * \returns OCAL_OK, or OCAL_INVALID_ARGUMENT for NULL. */
+OCAL_API ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options);
+
+/** The k smallest (or largest) eigenpairs of a symmetric operator A, optionally of the
+ * generalised problem A x = lambda B x, by the locally optimal block preconditioned
+ * conjugate gradient method, following SciPy's lobpcg step by step: Cholesky
+ * B-orthonormalisation, soft locking of converged vectors, implicit Gram matrices early and
+ * explicit symmetrised ones near convergence, a restart without P when orthonormalisation
+ * fails, the best iterate returned after a final Rayleigh-Ritz step. The block products run
+ * on the device through ocal_gemm; the small dense eigenproblems (at most 3k x 3k) run on the
+ * host through LAPACK. Needs n - j >= 5 k (j constraints), as SciPy's iterations do.
+ * \param a the operator A.
+ * \param x the block {n, k} (1 <= k): with use_x0 its contents are the initial vectors; on
+ *        return, the eigenvectors (B-orthonormal columns), in the order of \p eigenvalues.
+ * \param eigenvalues receives k eigenvalues (host memory), ascending for the smallest,
+ *        descending for the largest.
+ * \param residual_norms receives the k residual norms ||A x - lambda B x|| (host memory), or
+ *        NULL.
+ * \param options NULL for the defaults.
+ * \param result receives the facts of the run, or NULL.
+ * \returns OCAL_OK when every pair met the tolerance; OCAL_NOT_CONVERGED when some did not
+ *          within max_iter (the best block found is still returned); OCAL_UNSUPPORTED when
+ *          ocal was built without LAPACKE; OCAL_INVALID_ARGUMENT for k too large for n, or
+ *          linearly dependent initial vectors or constraints; argument errors as for
+ *          ocal_spmm. */
+OCAL_API ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalues,
+                                 double *residual_norms, const ocal_lobpcg_options *options,
+                                 ocal_lobpcg_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCAL_SPARSE_H */

@@ -1,0 +1,160 @@
+/* ocal — sparse products: argument checks, and the host side of the kernels in
+ * cl/sparse_spmv.cl (which one runs is decided per matrix in csr.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "sparse_internal.h"
+
+/* A value-type scalar as a kernel argument. */
+typedef struct scalar {
+  float f;
+  double d;
+} scalar;
+
+static ocal__arg scalar_arg(ocal_dtype vt, const scalar *s) {
+  return vt == OCAL_F32 ? OCAL__ARG(s->f) : OCAL__ARG(s->d);
+}
+
+static ocal_status launch(ocal_csr a, const char *kernel, const char *extra, size_t global,
+                          size_t local, ocal__arg *args, size_t nargs, const char *func) {
+  char opt[160];
+  ocal__csr_options(a->vt, a->it, extra, opt, sizeof opt);
+  ocal__kernel *k;
+  ocal_status s = ocal__library_kernel(a->ctx, "sparse_spmv", opt, kernel, &k);
+  if (s != OCAL_OK) return s;
+  if (local == 0) return ocal__kernel_run(a->ctx, k, global, nargs, args);
+  return ocal__kernel_run_nd(a->ctx, k, 1, &global, &local, nargs, args, func);
+}
+
+/* The number of work-groups for `items` rows handled `per_group` at a time, capped so that
+ * the grid-stride loops in the kernels take the rest. */
+static size_t groups_for(size_t items, size_t per_group) {
+  size_t g = ocal__ceil_div(items, per_group);
+  if (g > 65536 * 8) g = 65536 * 8;
+  return g ? g : 1;
+}
+
+ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_buffer x,
+                           double beta, ocal_buffer y, size_t k, const char *func) {
+  ocal_status s;
+  if (trans == OCAL_TRANS) {
+    s = ocal__csr_transposed(a, func, &a);
+    if (s != OCAL_OK) return s;
+  }
+  scalar al = {(float)alpha, alpha}, be = {(float)beta, beta};
+  int64_t rows64 = (int64_t)a->rows;
+  int32_t rows32 = (int32_t)a->rows;
+  cl_ulong xoff = x->offset, yoff = y->offset;
+  ocal__arg rows_arg = a->it == OCAL_I64 ? OCAL__ARG(rows64) : OCAL__ARG(rows32);
+  if (k > 1) {
+    cl_ulong kk = k;
+    ocal__arg args[] = {rows_arg,         OCAL__ARG(kk),   OCAL__ARG(a->rp->mem),
+                        OCAL__ARG(a->ci->mem), OCAL__ARG(a->v->mem), OCAL__ARG(x->mem),
+                        OCAL__ARG(xoff),  OCAL__ARG(y->mem), OCAL__ARG(yoff),
+                        scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
+    return launch(a, "spmm_rowcol", NULL, a->rows * k, 0, args, 11, func);
+  }
+  if (a->kind == OCAL__SPMV_SCALAR) {
+    ocal__arg args[] = {rows_arg,          OCAL__ARG(a->rp->mem), OCAL__ARG(a->ci->mem),
+                        OCAL__ARG(a->v->mem), OCAL__ARG(x->mem), OCAL__ARG(xoff),
+                        OCAL__ARG(y->mem), OCAL__ARG(yoff), scalar_arg(a->vt, &al),
+                        scalar_arg(a->vt, &be)};
+    return launch(a, "spmv_scalar", NULL, a->rows, 0, args, 10, func);
+  }
+  char extra[96];
+  const size_t wg = OCAL__SPMV_WG;
+  if (a->kind == OCAL__SPMV_VECTOR) {
+    snprintf(extra, sizeof extra, "-DVL=%u -DWG=%zu", a->lanes, wg);
+    ocal__arg args[] = {rows_arg,          OCAL__ARG(a->rp->mem), OCAL__ARG(a->rp->mem),
+                        OCAL__ARG(a->ci->mem), OCAL__ARG(a->v->mem), OCAL__ARG(x->mem),
+                        OCAL__ARG(xoff),   OCAL__ARG(y->mem),  OCAL__ARG(yoff),
+                        scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
+    size_t global = groups_for(a->rows, wg / a->lanes) * wg;
+    return launch(a, "spmv_vector", extra, global, wg, args, 11, func);
+  }
+  /* Adaptive: the short rows through the vector kernel, the long ones a group each. The
+   * two launches write disjoint rows. */
+  int64_t ns64 = (int64_t)a->n_short, nl64 = (int64_t)a->n_long;
+  int32_t ns32 = (int32_t)a->n_short, nl32 = (int32_t)a->n_long;
+  if (a->n_short > 0) {
+    snprintf(extra, sizeof extra, "-DVL=%u -DWG=%zu -DROWLIST", a->lanes, wg);
+    ocal__arg args[] = {a->it == OCAL_I64 ? OCAL__ARG(ns64) : OCAL__ARG(ns32),
+                        OCAL__ARG(a->short_rows->mem), OCAL__ARG(a->rp->mem),
+                        OCAL__ARG(a->ci->mem), OCAL__ARG(a->v->mem), OCAL__ARG(x->mem),
+                        OCAL__ARG(xoff), OCAL__ARG(y->mem), OCAL__ARG(yoff),
+                        scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
+    size_t global = groups_for(a->n_short, wg / a->lanes) * wg;
+    s = launch(a, "spmv_vector", extra, global, wg, args, 11, func);
+    if (s != OCAL_OK) return s;
+  }
+  snprintf(extra, sizeof extra, "-DWG=%zu", wg);
+  ocal__arg args[] = {a->it == OCAL_I64 ? OCAL__ARG(nl64) : OCAL__ARG(nl32),
+                      OCAL__ARG(a->long_rows->mem), OCAL__ARG(a->rp->mem),
+                      OCAL__ARG(a->ci->mem), OCAL__ARG(a->v->mem), OCAL__ARG(x->mem),
+                      OCAL__ARG(xoff), OCAL__ARG(y->mem), OCAL__ARG(yoff),
+                      scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
+  return launch(a, "spmv_long", extra, groups_for(a->n_long, 1) * wg, wg, args, 11, func);
+}
+
+/* Fails when x and y share memory and their ranges overlap. */
+static ocal_status check_overlap(ocal_buffer x, ocal_buffer y, const char *func) {
+  if (x->mem == NULL || x->mem != y->mem) return OCAL_OK;
+  size_t xs = x->offset, xe = xs + x->numel, ys = y->offset, ye = ys + y->numel;
+  if (xs < ye && ys < xe)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "the input and the output overlap; the product cannot run in place");
+  return OCAL_OK;
+}
+
+static ocal_status check_product(ocal_transpose trans, ocal_csr a, ocal_buffer x, ocal_buffer y,
+                                 int block, size_t *k_out, const char *func) {
+  ocal_status s = ocal__csr_check(a, func);
+  if (s == OCAL_OK) s = ocal__check_buffer(x, func);
+  if (s == OCAL_OK) s = ocal__check_buffer(y, func);
+  if (s != OCAL_OK) return s;
+  if (trans != OCAL_NO_TRANS && trans != OCAL_TRANS)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "trans is %d; use OCAL_NO_TRANS or OCAL_TRANS",
+                      (int)trans);
+  if (x->ctx != a->ctx || y->ctx != a->ctx)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "x or y belongs to another context than the matrix");
+  if (x->dtype != a->vt || y->dtype != a->vt)
+    return ocal__fail(OCAL_TYPE_MISMATCH, func,
+                      "the matrix holds %s but x is %s and y is %s; all three must match",
+                      ocal_dtype_name(a->vt), ocal_dtype_name(x->dtype), ocal_dtype_name(y->dtype));
+  size_t in = trans == OCAL_TRANS ? a->rows : a->cols;
+  size_t outn = trans == OCAL_TRANS ? a->cols : a->rows;
+  size_t k = 1;
+  if (block) {
+    if (x->ndim == 2) k = x->shape[1];
+    size_t yk = y->ndim == 2 ? y->shape[1] : 1;
+    if ((x->ndim != 1 && x->ndim != 2) || (y->ndim != 1 && y->ndim != 2) || k == 0 ||
+        yk != k || x->numel != in * k || y->numel != outn * k)
+      return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                        "op(A) is %zu x %zu, so X must be {%zu, k} and Y {%zu, k} (row-major, "
+                        "k >= 1, 1-D for k = 1); X has %zu elements in %d dimensions, Y %zu in %d",
+                        outn, in, in, outn, x->numel, x->ndim, y->numel, y->ndim);
+  } else if (x->numel != in || y->numel != outn) {
+    return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                      "op(A) is %zu x %zu, so x needs %zu elements and y %zu; they have %zu and %zu",
+                      outn, in, in, outn, x->numel, y->numel);
+  }
+  *k_out = k;
+  return check_overlap(x, y, func);
+}
+
+ocal_status ocal_spmv(ocal_transpose trans, double alpha, ocal_csr a, ocal_buffer x, double beta,
+                      ocal_buffer y) {
+  size_t k;
+  ocal_status s = check_product(trans, a, x, y, 0, &k, __func__);
+  if (s != OCAL_OK) return s;
+  return ocal__spmm_run(a, trans, alpha, x, beta, y, 1, __func__);
+}
+
+ocal_status ocal_spmm(ocal_transpose trans, double alpha, ocal_csr a, ocal_buffer x, double beta,
+                      ocal_buffer y) {
+  size_t k;
+  ocal_status s = check_product(trans, a, x, y, 1, &k, __func__);
+  if (s != OCAL_OK) return s;
+  return ocal__spmm_run(a, trans, alpha, x, beta, y, k, __func__);
+}

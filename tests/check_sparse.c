@@ -1,0 +1,1100 @@
+/* ocal tests — sparse matrices: SpMV/SpMM (and with the transpose) against a double host
+ * reference on random matrices (empty rows, a dense row, n = 1, nnz = 0, unsorted COO with
+ * duplicates, both index types, both precisions, every SpMV kernel), the Matrix Market
+ * reader (through the file and on memory buffers), CG on SPD matrices, LOBPCG against the
+ * analytic eigenvalues of Laplacians, and a table of bad inputs. */
+#include "fixture.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "sparse_internal.h"
+
+#define EXPECT(cond, ...)                   \
+  do {                                      \
+    if (!(cond)) ck_abort_msg(__VA_ARGS__); \
+  } while (0)
+
+/* ---- a host matrix in double precision with int64 indices ------------------------------ */
+
+typedef struct hmat {
+  size_t rows, cols, nnz;
+  int64_t *rp, *ci;
+  double *v;
+} hmat;
+
+static void hmat_free(hmat *m) {
+  free(m->rp);
+  free(m->ci);
+  free(m->v);
+}
+
+static double urand(uint64_t *st) { return (double)(fixture_random(st) >> 11) / 9007199254740992.0; }
+
+/* A random matrix: about `per_row` entries per row at random columns (sorted, distinct),
+ * every `empty_every`-th row empty (0: none), row `dense_row` full (SIZE_MAX: none). */
+static hmat random_hmat(size_t rows, size_t cols, double per_row, size_t empty_every,
+                        size_t dense_row, uint64_t seed) {
+  hmat m = {rows, cols, 0, NULL, NULL, NULL};
+  uint64_t st = seed * 0x9e3779b97f4a7c15ull + 7;
+  m.rp = fixture_malloc((rows + 1) * sizeof *m.rp);
+  size_t cap = (size_t)(rows * (per_row * 2 + 2)) + cols + 16;
+  m.ci = fixture_malloc(cap * sizeof *m.ci);
+  m.v = fixture_malloc(cap * sizeof *m.v);
+  unsigned char *mark = calloc(cols, 1);
+  m.rp[0] = 0;
+  for (size_t r = 0; r < rows; r++) {
+    size_t want;
+    if (r == dense_row)
+      want = cols;
+    else if (empty_every && r % empty_every == 0)
+      want = 0;
+    else
+      want = (size_t)(urand(&st) * 2 * per_row + 0.5);
+    if (want > cols) want = cols;
+    memset(mark, 0, cols);
+    if (want == cols)
+      memset(mark, 1, cols);
+    else
+      for (size_t k = 0; k < want; k++) mark[fixture_random(&st) % cols] = 1;
+    for (size_t c = 0; c < cols; c++)
+      if (mark[c]) {
+        m.ci[m.nnz] = (int64_t)c;
+        m.v[m.nnz++] = urand(&st) * 2 - 1;
+      }
+    m.rp[r + 1] = (int64_t)m.nnz;
+  }
+  free(mark);
+  return m;
+}
+
+/* Host arrays of the given types. */
+static void *idx_array(ocal_dtype it, const int64_t *src, size_t n) {
+  void *p = fixture_malloc((n ? n : 1) * ocal_dtype_size(it));
+  for (size_t i = 0; i < n; i++) {
+    if (it == OCAL_I32)
+      ((int32_t *)p)[i] = (int32_t)src[i];
+    else
+      ((int64_t *)p)[i] = src[i];
+  }
+  return p;
+}
+
+static void *val_array(ocal_dtype vt, const double *src, size_t n) {
+  void *p = fixture_malloc((n ? n : 1) * ocal_dtype_size(vt));
+  for (size_t i = 0; i < n; i++) {
+    if (vt == OCAL_F32)
+      ((float *)p)[i] = (float)src[i];
+    else
+      ((double *)p)[i] = src[i];
+  }
+  return p;
+}
+
+/* The values as the device sees them (rounded to f32 where it holds f32). */
+static double vround(ocal_dtype vt, double v) { return vt == OCAL_F32 ? (double)(float)v : v; }
+
+static ocal_csr upload(const hmat *m, ocal_dtype vt, ocal_dtype it) {
+  void *rp = idx_array(it, m->rp, m->rows + 1), *ci = idx_array(it, m->ci, m->nnz);
+  void *v = val_array(vt, m->v, m->nnz);
+  ocal_csr a;
+  ck_assert_ocal(ocal_csr_from_host(fixture_ctx, vt, it, m->rows, m->cols, rp, ci, v, &a));
+  free(rp);
+  free(ci);
+  free(v);
+  return a;
+}
+
+static ocal_buffer make_block(ocal_dtype vt, size_t rows, size_t k, double *host, uint64_t seed) {
+  uint64_t st = seed;
+  for (size_t i = 0; i < rows * k; i++) host[i] = vround(vt, urand(&st) * 2 - 1);
+  void *p = val_array(vt, host, rows * k);
+  size_t shape[2] = {rows, k};
+  ocal_buffer b;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, vt, k == 1 ? 1 : 2, shape, p, &b));
+  free(p);
+  return b;
+}
+
+static void read_block(ocal_buffer b, ocal_dtype vt, size_t n, double *out) {
+  void *p = fixture_malloc((n ? n : 1) * 8);
+  ck_assert_ocal(ocal_buffer_read(b, 0, n, p, NULL));
+  for (size_t i = 0; i < n; i++) out[i] = vt == OCAL_F32 ? ((float *)p)[i] : ((double *)p)[i];
+  free(p);
+}
+
+/* Checks Y = alpha op(A) X + beta Y0 against the host, in double, with a bound relative to
+ * the sum of the magnitudes of the terms (so that cancellation does not fail f32). */
+static void check_product(const hmat *m, ocal_dtype vt, ocal_csr a, int trans, size_t k,
+                          double alpha, double beta, uint64_t seed) {
+  size_t in = trans ? m->rows : m->cols, out = trans ? m->cols : m->rows;
+  double *xh = fixture_malloc(in * k * 8), *y0 = fixture_malloc(out * k * 8);
+  double *ref = calloc(out * k, 8), *mag = calloc(out * k, 8), *got = fixture_malloc(out * k * 8);
+  ocal_buffer x = make_block(vt, in, k, xh, seed), y = make_block(vt, out, k, y0, seed + 1);
+  for (size_t r = 0; r < m->rows; r++)
+    for (int64_t j = m->rp[r]; j < m->rp[r + 1]; j++) {
+      size_t c = (size_t)m->ci[j];
+      double v = vround(vt, m->v[j]);
+      size_t row = trans ? c : r, col = trans ? r : c;
+      for (size_t q = 0; q < k; q++) {
+        ref[row * k + q] += v * xh[col * k + q];
+        mag[row * k + q] += fabs(v * xh[col * k + q]);
+      }
+    }
+  if (k == 1)
+    ck_assert_ocal(ocal_spmv(trans ? OCAL_TRANS : OCAL_NO_TRANS, alpha, a, x, beta, y));
+  else
+    ck_assert_ocal(ocal_spmm(trans ? OCAL_TRANS : OCAL_NO_TRANS, alpha, a, x, beta, y));
+  read_block(y, vt, out * k, got);
+  double tol = vt == OCAL_F32 ? 2e-6 : 1e-14;
+  for (size_t i = 0; i < out * k; i++) {
+    double want = alpha * ref[i] + beta * y0[i];
+    double bound = tol * (fabs(alpha) * mag[i] + fabs(beta * y0[i]) + 1e-30) * 4;
+    EXPECT(fabs(got[i] - want) <= bound,
+           "%s k=%zu trans=%d element %zu (row %zu): got %.17g, want %.17g (bound %.3g)",
+           ocal_dtype_name(vt), k, trans, i, i / k, got[i], want, bound);
+  }
+  ocal_buffer_release(x);
+  ocal_buffer_release(y);
+  free(xh);
+  free(y0);
+  free(ref);
+  free(mag);
+  free(got);
+}
+
+static const ocal_dtype vtypes[] = {OCAL_F32, OCAL_F64};
+static const ocal_dtype itypes[] = {OCAL_I32, OCAL_I64};
+
+/* Every product shape of one matrix. */
+static void check_all_products(const hmat *m, ocal_dtype vt, ocal_dtype it, uint64_t seed) {
+  ocal_csr a = upload(m, vt, it);
+  check_product(m, vt, a, 0, 1, 1.0, 0.0, seed);
+  check_product(m, vt, a, 0, 1, -0.75, 0.5, seed + 2);
+  check_product(m, vt, a, 1, 1, 1.25, -1.0, seed + 4);
+  check_product(m, vt, a, 0, 3, 0.5, 2.0, seed + 6);
+  check_product(m, vt, a, 1, 8, 1.0, 0.0, seed + 8);
+  check_product(m, vt, a, 0, 64, 1.0, 1.0, seed + 10);
+  ck_assert_ocal(ocal_csr_release(a));
+}
+
+/* Random irregular matrices of sizes that are not powers of two, every type pair. */
+START_TEST(test_spmv_random_types) {
+  for (int vi = 0; vi < 2; vi++) {
+    if (!fixture_dtype_usable(vtypes[vi])) continue;
+    for (int ii = 0; ii < 2; ii++) {
+      hmat m = random_hmat(517, 389, 6.0, 7, 100, (uint64_t)(vi * 2 + ii + 1));
+      check_all_products(&m, vtypes[vi], itypes[ii], 11 + (uint64_t)vi);
+      hmat_free(&m);
+    }
+  }
+}
+END_TEST
+
+/* Each SpMV kernel (forced through OCAL_SPMV) on matrices that suit it and that do not. */
+START_TEST(test_spmv_kernels) {
+  static const char *kinds[] = {"scalar", "vector", "vector2", "vector32", "adaptive"};
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  hmat short_rows = random_hmat(1000, 1000, 1.0, 5, SIZE_MAX, 21);
+  hmat long_rows = random_hmat(301, 3001, 5.0, 0, 7, 22);
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    setenv("OCAL_SPMV", kinds[i], 1);
+    for (int which = 0; which < 2; which++) {
+      const hmat *m = which ? &long_rows : &short_rows;
+      ocal_csr a = upload(m, vt, OCAL_I32);
+      const char *name;
+      ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
+      ck_assert_msg(strncmp(name, kinds[i], strlen(name)) == 0, "asked %s, got %s", kinds[i],
+                    name);
+      check_product(m, vt, a, 0, 1, 1.0, 0.5, 30 + i);
+      check_product(m, vt, a, 1, 1, 2.0, 0.0, 40 + i);
+      ocal_csr_release(a);
+    }
+  }
+  unsetenv("OCAL_SPMV");
+  /* The automatic choice on GPUs: long rows make a matrix adaptive, very short ones
+   * scalar, the rest vector; CPUs take scalar. */
+  ocal_device_info info;
+  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  int cpu = info.type == OCAL_DEVICE_CPU;
+  const char *name;
+  ocal_csr a = upload(&long_rows, vt, OCAL_I64);
+  ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
+  ck_assert_str_eq(name, cpu ? "scalar" : "adaptive");
+  ocal_csr_release(a);
+  a = upload(&short_rows, vt, OCAL_I64);
+  ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
+  ck_assert_str_eq(name, "scalar");
+  ocal_csr_release(a);
+  hmat mid = random_hmat(500, 500, 12.0, 0, SIZE_MAX, 23);
+  a = upload(&mid, vt, OCAL_I64);
+  ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
+  ck_assert_str_eq(name, cpu ? "scalar" : "vector");
+  check_product(&mid, vt, a, 0, 1, 1.0, 0.0, 50);
+  ocal_csr_release(a);
+  hmat_free(&mid);
+  /* The rule itself, for the devices this run does not have. */
+  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 0), OCAL__SPMV_VECTOR);
+  ck_assert_int_eq(ocal__spmv_rule(0, 1.5, 0), OCAL__SPMV_SCALAR);
+  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 3), OCAL__SPMV_ADAPTIVE);
+  ck_assert_int_eq(ocal__spmv_rule(1, 50.0, 3), OCAL__SPMV_SCALAR);
+  hmat_free(&short_rows);
+  hmat_free(&long_rows);
+}
+END_TEST
+
+/* n = 1 and nnz = 0 (a matrix of zeros), in both precisions. */
+START_TEST(test_spmv_degenerate) {
+  for (int vi = 0; vi < 2; vi++) {
+    ocal_dtype vt = vtypes[vi];
+    if (!fixture_dtype_usable(vt)) continue;
+    hmat one = random_hmat(1, 1, 1.0, 0, 0, 3);
+    check_all_products(&one, vt, OCAL_I32, 60);
+    hmat_free(&one);
+    hmat zero = random_hmat(37, 23, 1.0, 1, SIZE_MAX, 4); /* every row empty */
+    ck_assert_uint_eq(zero.nnz, 0);
+    check_all_products(&zero, vt, OCAL_I64, 61);
+    hmat_free(&zero);
+  }
+}
+END_TEST
+
+/* COO in shuffled order with duplicates equals the summed CSR. */
+START_TEST(test_coo_unsorted_duplicates) {
+  for (int vi = 0; vi < 2; vi++) {
+    ocal_dtype vt = vtypes[vi];
+    if (!fixture_dtype_usable(vt)) continue;
+    for (int ii = 0; ii < 2; ii++) {
+      ocal_dtype it = itypes[ii];
+      hmat m = random_hmat(211, 157, 4.0, 9, 5, 70 + (uint64_t)ii);
+      /* Each entry split in two halves (a duplicate pair), some in three, then shuffled. */
+      size_t n = 0, cap = m.nnz * 3 + 1;
+      int64_t *ri = fixture_malloc(cap * 8), *cj = fixture_malloc(cap * 8);
+      double *val = fixture_malloc(cap * 8);
+      uint64_t st = 99;
+      for (size_t r = 0; r < m.rows; r++)
+        for (int64_t j = m.rp[r]; j < m.rp[r + 1]; j++) {
+          /* Values that f32 sums exactly: the reference keeps the f32 rounding. */
+          m.v[j] = vround(vt, m.v[j]);
+          int parts = 1 + (int)(fixture_random(&st) % 3);
+          double piece = m.v[j] / 4;
+          for (int p = 0; p < parts; p++) {
+            ri[n] = (int64_t)r;
+            cj[n] = m.ci[j];
+            val[n++] = p == parts - 1 ? m.v[j] - piece * (parts - 1) : piece;
+          }
+        }
+      for (size_t i = n; i > 1; i--) {
+        size_t j = fixture_random(&st) % i;
+        int64_t t = ri[i - 1]; ri[i - 1] = ri[j]; ri[j] = t;
+        t = cj[i - 1]; cj[i - 1] = cj[j]; cj[j] = t;
+        double d = val[i - 1]; val[i - 1] = val[j]; val[j] = d;
+      }
+      void *rip = idx_array(it, ri, n), *cjp = idx_array(it, cj, n), *vp = val_array(vt, val, n);
+      ocal_csr a;
+      ck_assert_ocal(ocal_csr_from_coo(fixture_ctx, vt, it, m.rows, m.cols, n, rip, cjp, vp, &a));
+      size_t nnz;
+      ck_assert_ocal(ocal_csr_nnz(a, &nnz));
+      ck_assert_uint_eq(nnz, m.nnz);
+      check_product(&m, vt, a, 0, 1, 1.0, 0.0, 80);
+      check_product(&m, vt, a, 1, 5, 1.0, 1.0, 81);
+      ocal_csr_release(a);
+      free(rip); free(cjp); free(vp); free(ri); free(cj); free(val);
+      hmat_free(&m);
+    }
+  }
+}
+END_TEST
+
+/* From device buffers, and the queries. */
+START_TEST(test_from_buffers_and_queries) {
+  hmat m = random_hmat(100, 120, 3.0, 4, 10, 90);
+  ocal_dtype vt = OCAL_F32;
+  void *rp = idx_array(OCAL_I64, m.rp, m.rows + 1), *ci = idx_array(OCAL_I64, m.ci, m.nnz);
+  void *v = val_array(vt, m.v, m.nnz);
+  size_t nr = m.rows + 1, nz = m.nnz;
+  ocal_buffer brp, bci, bv;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I64, 1, &nr, rp, &brp));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I64, 1, &nz, ci, &bci));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, vt, 1, &nz, v, &bv));
+  ocal_csr a;
+  ck_assert_ocal(ocal_csr_from_buffers(brp, bci, bv, m.cols, &a));
+  size_t rows, cols, nnz;
+  ocal_dtype qv, qi;
+  ocal_context c;
+  ck_assert_ocal(ocal_csr_shape(a, &rows, &cols));
+  ck_assert_ocal(ocal_csr_nnz(a, &nnz));
+  ck_assert_ocal(ocal_csr_dtypes(a, &qv, &qi));
+  ck_assert_ocal(ocal_csr_context(a, &c));
+  ck_assert_uint_eq(rows, 100);
+  ck_assert_uint_eq(cols, 120);
+  ck_assert_uint_eq(nnz, m.nnz);
+  ck_assert_int_eq(qv, OCAL_F32);
+  ck_assert_int_eq(qi, OCAL_I64);
+  ck_assert_ptr_eq(c, fixture_ctx);
+  /* The caller's buffers stay theirs: released before the matrix is used. */
+  ocal_buffer_release(brp);
+  ocal_buffer_release(bci);
+  ocal_buffer_release(bv);
+  check_product(&m, vt, a, 0, 1, 1.0, 0.0, 91);
+  ocal_csr_release(a);
+  free(rp); free(ci); free(v);
+  hmat_free(&m);
+}
+END_TEST
+
+/* ---- Matrix Market ------------------------------------------------------------------- */
+
+static char tmpdir[256];
+
+static const char *write_tmp(const char *name, const char *text) {
+  static char path[512];
+  if (!tmpdir[0]) {
+    snprintf(tmpdir, sizeof tmpdir, "%s/ocal-sparse-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+  }
+  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+static void remove_tmp(const char *path) {
+  unlink(path);
+  rmdir(tmpdir);
+}
+
+START_TEST(test_mtx_read) {
+  /* A symmetric real file with comments and a duplicate; and a pattern general one. */
+  const char *sym = "%%MatrixMarket matrix coordinate real symmetric\n"
+                    "% a comment\n"
+                    "%\n"
+                    "3 3 5\n"
+                    "1 1 4.0\n"
+                    "2 1 -1.5\n"
+                    "2 2 4\n"
+                    "3 2 -1e0\n"
+                    "3 3 2.5\n";
+  const char *path = write_tmp("sym.mtx", sym);
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  ocal_csr a;
+  ck_assert_ocal(ocal_csr_read_mtx(fixture_ctx, path, vt, OCAL_I32, &a));
+  remove_tmp(path);
+  size_t nnz;
+  ck_assert_ocal(ocal_csr_nnz(a, &nnz));
+  ck_assert_uint_eq(nnz, 7);
+  hmat m = {3, 3, 7, NULL, NULL, NULL};
+  int64_t rp[] = {0, 2, 5, 7}, ci[] = {0, 1, 0, 1, 2, 1, 2};
+  double v[] = {4, -1.5, -1.5, 4, -1, -1, 2.5};
+  m.rp = rp; m.ci = ci; m.v = v;
+  check_product(&m, vt, a, 0, 1, 1.0, 0.0, 100);
+  check_product(&m, vt, a, 0, 2, 1.0, 0.0, 101);
+  ocal_csr_release(a);
+
+  const char *pat = "%%MatrixMarket matrix coordinate pattern general\r\n"
+                    "2 4 3\r\n"
+                    "1 4\r\n"
+                    "2 1\r\n"
+                    "1 4\r\n";
+  ocal__mtx mm;
+  ck_assert_ocal(ocal__mtx_parse(pat, strlen(pat), &mm, "test"));
+  ck_assert_uint_eq(mm.rows, 2);
+  ck_assert_uint_eq(mm.cols, 4);
+  ck_assert_uint_eq(mm.nnz, 3);
+  ck_assert_int_eq(mm.ri[0], 0);
+  ck_assert_int_eq(mm.cj[0], 3);
+  ck_assert(mm.val[2] == 1.0);
+  ocal__mtx_free(&mm);
+  ck_assert_ocal(ocal_csr_from_coo(fixture_ctx, OCAL_F32, OCAL_I32, 2, 4, 0, NULL, NULL, NULL, &a));
+  ocal_csr_release(a);
+}
+END_TEST
+
+/* Malformed files: each an OCAL_INVALID_ARGUMENT naming the line. Parsed from memory
+ * without a terminating NUL (a copy of exactly len bytes), as a fuzzer would. */
+START_TEST(test_mtx_malformed) {
+  static const struct {
+    const char *text;
+    const char *line; /* what the message must contain */
+  } bad[] = {
+      {"", "line 1"},
+      {"hello\n", "line 1"},
+      {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "line 1"},
+      {"%%MatrixMarket matrix coordinate complex general\n", "line 1"},
+      {"%%MatrixMarket matrix coordinate real hermitian\n", "line 1"},
+      {"%%MatrixMarket matrix coordinate real general\n% only comments\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n2 x 1\n1 1 1\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n0 1 1\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1 7\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 abc\n", "line 3"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 2\n", "line 4"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 999999999999\n1 1 1\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n-2 2 1\n1 1 1\n", "line 2"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 99999999999999999999 1\n",
+       "line 3"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    size_t len = strlen(bad[i].text);
+    char *copy = fixture_malloc(len + 1);
+    memcpy(copy, bad[i].text, len);
+    ocal__mtx m;
+    ocal_status s = ocal__mtx_parse(copy, len, &m, "ocal_csr_read_mtx");
+    free(copy);
+    ck_assert_msg(s == OCAL_INVALID_ARGUMENT, "case %zu: %s", i, ocal_status_string(s));
+    ck_assert_msg(strstr(ocal_last_error(), bad[i].line) != NULL, "case %zu: message \"%s\"", i,
+                  ocal_last_error());
+  }
+  /* Through the file too: the path is named, and the context still works after. */
+  const char *path = write_tmp("bad.mtx", bad[10].text);
+  ocal_csr a = (ocal_csr)1;
+  ck_assert_ocal_fails(ocal_csr_read_mtx(fixture_ctx, path, OCAL_F32, OCAL_I32, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_null(a);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "bad.mtx"));
+  remove_tmp(path);
+  ck_assert_ocal_fails(ocal_csr_read_mtx(fixture_ctx, "/nonexistent/x.mtx", OCAL_F32, OCAL_I32, &a),
+                       OCAL_IO_ERROR);
+  hmat m = random_hmat(20, 20, 3.0, 0, SIZE_MAX, 5);
+  check_all_products(&m, OCAL_F32, OCAL_I32, 5);
+  hmat_free(&m);
+}
+END_TEST
+
+/* ---- bad arguments ----------------------------------------------------------------- */
+
+START_TEST(test_bad_inputs) {
+  ocal_context ctx = fixture_ctx;
+  int32_t rp[] = {0, 2, 1, 3}, ci[] = {0, 1, 2}, ci_bad[] = {0, 1, 5};
+  int32_t rp_ok[] = {0, 1, 2, 3};
+  float v[] = {1, 2, 3};
+  ocal_csr a = NULL;
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 3, 3, rp, ci, v, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "row 1"));
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 3, 3, rp_ok, ci_bad, v, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "entry 2 (row 2)"));
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_I32, OCAL_I32, 3, 3, rp_ok, ci, v, &a),
+                       OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_F32, 3, 3, rp_ok, ci, v, &a),
+                       OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 0, 3, rp_ok, ci, v, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 3, 3, NULL, ci, v, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_csr_from_host(NULL, OCAL_F32, OCAL_I32, 3, 3, rp_ok, ci, v, &a),
+                       OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 3, 3, rp_ok, ci, v, NULL),
+                       OCAL_INVALID_ARGUMENT);
+  int32_t ri[] = {0, 3}, cj[] = {0, 0};
+  ck_assert_ocal_fails(ocal_csr_from_coo(ctx, OCAL_F32, OCAL_I32, 3, 3, 2, ri, cj, v, &a),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "entry 1"));
+
+  /* Products: shapes, types, handles, the transpose flag. */
+  ocal_csr rect;
+  int32_t rrp[] = {0, 1, 2}, rci[] = {0, 2};
+  ck_assert_ocal(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, 2, 3, rrp, rci, v, &rect));
+  size_t n2 = 2, n3 = 3;
+  ocal_buffer x2, x3, i3;
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, &n2, &x2));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, &n3, &x3));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_I32, 1, &n3, &i3));
+  ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1, rect, x2, 0, x2), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1, rect, i3, 0, x2), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_spmv((ocal_transpose)7, 1, rect, x3, 0, x2), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1, NULL, x3, 0, x2), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1, rect, NULL, 0, x2), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_spmm(OCAL_NO_TRANS, 1, rect, x2, 0, x3), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal(ocal_spmv(OCAL_TRANS, 1, rect, x2, 0, x3));
+  /* Non-square: no operator, no diagonal. */
+  ocal_operator op;
+  ck_assert_ocal_fails(ocal_operator_from_csr(rect, &op), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_csr_diagonal(rect, x2), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_csr_shape(rect, NULL, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_csr_nnz(NULL, NULL), OCAL_INVALID_HANDLE);
+  ck_assert_ocal(ocal_csr_release(NULL));
+  ck_assert_ocal(ocal_csr_release(rect));
+  ocal_buffer_release(x2);
+  ocal_buffer_release(x3);
+  ocal_buffer_release(i3);
+
+  /* The context is usable after all of that. */
+  hmat m = random_hmat(50, 50, 3.0, 0, SIZE_MAX, 6);
+  check_all_products(&m, OCAL_F32, OCAL_I32, 6);
+  hmat_free(&m);
+}
+END_TEST
+
+/* The diagonal of a matrix with a duplicate-free diagonal and missing diagonal entries. */
+START_TEST(test_diagonal) {
+  hmat m = random_hmat(300, 300, 5.0, 11, 3, 7);
+  ocal_csr a = upload(&m, OCAL_F32, OCAL_I32);
+  size_t n = 300;
+  ocal_buffer d;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &d));
+  ck_assert_ocal(ocal_csr_diagonal(a, d));
+  double got[300];
+  read_block(d, OCAL_F32, 300, got);
+  for (size_t r = 0; r < 300; r++) {
+    double want = 0;
+    for (int64_t j = m.rp[r]; j < m.rp[r + 1]; j++)
+      if (m.ci[j] == (int64_t)r) want += (double)(float)m.v[j];
+    EXPECT(got[r] == want, "row %zu: %g, want %g", r, got[r], want);
+  }
+  ocal_buffer_release(d);
+  ocal_csr_release(a);
+  hmat_free(&m);
+}
+END_TEST
+
+
+/* ---- conjugate gradients --------------------------------------------------------------- */
+
+/* The 2-D 5-point Laplacian of an nx x ny grid (Dirichlet), with int64 indices. */
+static hmat laplacian_2d(size_t nx, size_t ny) {
+  size_t n = nx * ny;
+  hmat m = {n, n, 0, NULL, NULL, NULL};
+  m.rp = fixture_malloc((n + 1) * 8);
+  m.ci = fixture_malloc(5 * n * 8);
+  m.v = fixture_malloc(5 * n * 8);
+  m.rp[0] = 0;
+  for (size_t i = 0; i < nx; i++)
+    for (size_t j = 0; j < ny; j++) {
+      size_t r = i * ny + j;
+      if (i > 0) { m.ci[m.nnz] = (int64_t)(r - ny); m.v[m.nnz++] = -1; }
+      if (j > 0) { m.ci[m.nnz] = (int64_t)(r - 1); m.v[m.nnz++] = -1; }
+      m.ci[m.nnz] = (int64_t)r; m.v[m.nnz++] = 4;
+      if (j + 1 < ny) { m.ci[m.nnz] = (int64_t)(r + 1); m.v[m.nnz++] = -1; }
+      if (i + 1 < nx) { m.ci[m.nnz] = (int64_t)(r + ny); m.v[m.nnz++] = -1; }
+      m.rp[r + 1] = (int64_t)m.nnz;
+    }
+  return m;
+}
+
+/* A random SPD matrix: B + B^T with a dominant diagonal of widely varying size (so that
+ * Jacobi helps). */
+static hmat random_spd(size_t n, uint64_t seed) {
+  hmat b = random_hmat(n, n, 3.0, 0, SIZE_MAX, seed);
+  /* Dense host copy is fine at the test sizes. */
+  double *d = calloc(n * n, 8);
+  for (size_t r = 0; r < n; r++)
+    for (int64_t j = b.rp[r]; j < b.rp[r + 1]; j++) {
+      d[r * n + (size_t)b.ci[j]] += b.v[j];
+      d[(size_t)b.ci[j] * n + r] += b.v[j];
+    }
+  uint64_t st = seed;
+  for (size_t r = 0; r < n; r++) {
+    double off = 0;
+    for (size_t c = 0; c < n; c++)
+      if (c != r) off += fabs(d[r * n + c]);
+    d[r * n + r] = (off + 0.5) * (1 + 99 * urand(&st));
+  }
+  hmat m = {n, n, 0, fixture_malloc((n + 1) * 8), NULL, NULL};
+  size_t cnt = 0;
+  for (size_t i = 0; i < n * n; i++) cnt += d[i] != 0;
+  m.ci = fixture_malloc(cnt * 8);
+  m.v = fixture_malloc(cnt * 8);
+  m.rp[0] = 0;
+  for (size_t r = 0; r < n; r++) {
+    for (size_t c = 0; c < n; c++)
+      if (d[r * n + c] != 0) {
+        m.ci[m.nnz] = (int64_t)c;
+        m.v[m.nnz++] = d[r * n + c];
+      }
+    m.rp[r + 1] = (int64_t)m.nnz;
+  }
+  free(d);
+  hmat_free(&b);
+  return m;
+}
+
+/* Solves A x = A u for a random u and checks x against u through the true residual. */
+static size_t check_cg(const hmat *m, ocal_dtype vt, ocal_cg_precond pc, double rtol,
+                       int use_operator_diag) {
+  ocal_csr a = upload(m, vt, OCAL_I32);
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  size_t n = m->rows;
+  double *u = fixture_malloc(n * 8), *bh = calloc(n, 8), *xh = fixture_malloc(n * 8);
+  uint64_t st = 5;
+  for (size_t i = 0; i < n; i++) u[i] = urand(&st) * 2 - 1;
+  for (size_t r = 0; r < n; r++)
+    for (int64_t j = m->rp[r]; j < m->rp[r + 1]; j++) bh[r] += vround(vt, m->v[j]) * u[m->ci[j]];
+  void *bp = val_array(vt, bh, n);
+  ocal_buffer b, x, diag = NULL;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, vt, 1, &n, bp, &b));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 1, &n, &x));
+  ocal_cg_options o;
+  ck_assert_ocal(ocal_cg_options_init(&o));
+  o.rtol = rtol;
+  o.precond = pc;
+  if (pc == OCAL_PRECOND_JACOBI && !use_operator_diag) {
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 1, &n, &diag));
+    ck_assert_ocal(ocal_csr_diagonal(a, diag));
+    o.diagonal = diag;
+  }
+  ocal_cg_result res;
+  ck_assert_ocal(ocal_cg(&op, b, x, &o, &res));
+  ck_assert_int_eq(res.converged, 1);
+  read_block(x, vt, n, xh);
+  double rn = 0, bn = 0;
+  for (size_t r = 0; r < n; r++) {
+    double ax = 0;
+    for (int64_t j = m->rp[r]; j < m->rp[r + 1]; j++) ax += vround(vt, m->v[j]) * xh[m->ci[j]];
+    rn += (bh[r] - ax) * (bh[r] - ax);
+    bn += bh[r] * bh[r];
+  }
+  rn = sqrt(rn);
+  bn = sqrt(bn);
+  /* The recurrence's residual drifts from the true one by rounding; f32 gets room for it. */
+  double slack = vt == OCAL_F32 ? 1e-5 * 30 : 1e-12;
+  EXPECT(rn <= rtol * bn * 2 + slack * bn, "%s: true residual %g, ||b|| %g, rtol %g",
+         ocal_dtype_name(vt), rn, bn, rtol);
+  EXPECT(fabs(res.b_norm - bn) <= 1e-5 * bn, "b_norm %g vs %g", res.b_norm, bn);
+  EXPECT(res.residual_norm <= rtol * bn * 1.0001, "reported residual %g", res.residual_norm);
+  ocal_buffer_release(b);
+  ocal_buffer_release(x);
+  ocal_buffer_release(diag);
+  ocal_csr_release(a);
+  free(bp); free(u); free(bh); free(xh);
+  return res.iterations;
+}
+
+START_TEST(test_cg_spd) {
+  hmat lap = laplacian_2d(23, 17);
+  hmat spd = random_spd(301, 8);
+  for (int vi = 0; vi < 2; vi++) {
+    ocal_dtype vt = vtypes[vi];
+    if (!fixture_dtype_usable(vt)) continue;
+    double rtol = vt == OCAL_F32 ? 1e-5 : 1e-10;
+    size_t it_lap = check_cg(&lap, vt, OCAL_PRECOND_NONE, rtol, 0);
+    EXPECT(it_lap > 5 && it_lap < 200, "Laplacian: %zu iterations", it_lap);
+    size_t it_none = check_cg(&spd, vt, OCAL_PRECOND_NONE, rtol, 0);
+    size_t it_jac = check_cg(&spd, vt, OCAL_PRECOND_JACOBI, rtol, vi);
+    /* The diagonal varies 100-fold: Jacobi must help. */
+    EXPECT(it_jac < it_none, "Jacobi %zu iterations, none %zu", it_jac, it_none);
+  }
+  hmat_free(&lap);
+  hmat_free(&spd);
+}
+END_TEST
+
+/* A user callback as the operator: y = 2 A x through ocal_spmm, counted. */
+typedef struct twice {
+  ocal_csr a;
+  int calls;
+} twice;
+
+static ocal_status twice_apply(void *user, ocal_buffer x, ocal_buffer y) {
+  twice *t = user;
+  t->calls++;
+  return ocal_spmm(OCAL_NO_TRANS, 2.0, t->a, x, 0.0, y);
+}
+
+START_TEST(test_cg_callback_and_failures) {
+  hmat lap = laplacian_2d(15, 15);
+  ocal_csr a = upload(&lap, OCAL_F32, OCAL_I64);
+  twice t = {a, 0};
+  ocal_operator op = {lap.rows, OCAL_F32, twice_apply, &t, NULL};
+  size_t n = lap.rows;
+  ocal_buffer b, x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &b));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &x));
+  ck_assert_ocal(ocal_random_uniform(b, 3, 0, -1, 1));
+  ocal_cg_result res;
+  ck_assert_ocal(ocal_cg(&op, b, x, NULL, &res));
+  ck_assert_int_eq(res.converged, 1);
+  ck_assert_int_eq(t.calls, (int)res.iterations);
+  /* 2 A x = b: check A x = b / 2 with ocal_spmv. */
+  float *xh = fixture_malloc(n * 4), *bh = fixture_malloc(n * 4), *ax = fixture_malloc(n * 4);
+  ocal_buffer y;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &y));
+  ck_assert_ocal(ocal_spmv(OCAL_NO_TRANS, 2.0, a, x, 0.0, y));
+  ck_assert_ocal(ocal_buffer_read(y, 0, n, ax, NULL));
+  ck_assert_ocal(ocal_buffer_read(b, 0, n, bh, NULL));
+  double rn = 0, bn = 0;
+  for (size_t i = 0; i < n; i++) {
+    rn += (double)(ax[i] - bh[i]) * (ax[i] - bh[i]);
+    bn += (double)bh[i] * bh[i];
+  }
+  EXPECT(sqrt(rn) <= 3e-5 * sqrt(bn), "residual %g of %g", sqrt(rn), sqrt(bn));
+
+  /* Too few iterations: OCAL_NOT_CONVERGED, the last iterate in x (from x0 = 0: not 0). */
+  ocal_cg_options o;
+  ocal_cg_options_init(&o);
+  o.max_iter = 3;
+  ck_assert_ocal_fails(ocal_cg(&op, b, x, &o, &res), OCAL_NOT_CONVERGED);
+  ck_assert_uint_eq(res.iterations, 3);
+  ck_assert_int_eq(res.converged, 0);
+  ck_assert(res.residual_norm > 0);
+  ck_assert_ocal(ocal_buffer_read(x, 0, n, xh, NULL));
+  double xn = 0;
+  for (size_t i = 0; i < n; i++) xn += fabs(xh[i]);
+  ck_assert(xn > 0);
+  /* Starting from that iterate (use_x0) finishes the job. */
+  o.max_iter = 0;
+  o.use_x0 = 1;
+  ck_assert_ocal(ocal_cg(&op, b, x, &o, &res));
+
+  /* A negative definite operator, bad options, mismatched vectors. */
+  ocal_csr neg;
+  hmat m = lap;
+  double *nv = fixture_malloc(lap.nnz * 8);
+  for (size_t i = 0; i < lap.nnz; i++) nv[i] = -lap.v[i];
+  m.v = nv;
+  neg = upload(&m, OCAL_F32, OCAL_I32);
+  ocal_operator nop;
+  ck_assert_ocal(ocal_operator_from_csr(neg, &nop));
+  ck_assert_ocal_fails(ocal_cg(&nop, b, x, NULL, &res), OCAL_NOT_CONVERGED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "positive definite"));
+  ocal_cg_options_init(&o);
+  o.precond = OCAL_PRECOND_JACOBI;
+  ck_assert_ocal_fails(ocal_cg(&nop, b, x, &o, &res), OCAL_NOT_CONVERGED);
+  ck_assert_ocal_fails(ocal_cg(&op, b, x, &o, &res), OCAL_INVALID_ARGUMENT); /* no diagonal */
+  ocal_cg_options_init(&o);
+  o.struct_size = 3;
+  ck_assert_ocal_fails(ocal_cg(&op, b, x, &o, &res), OCAL_INVALID_ARGUMENT);
+  o.struct_size = sizeof o;
+  o.rtol = -1;
+  ck_assert_ocal_fails(ocal_cg(&op, b, x, &o, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_cg(NULL, b, x, NULL, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_cg(&op, b, NULL, NULL, &res), OCAL_INVALID_HANDLE);
+  size_t n2 = n - 1;
+  ocal_buffer shortb;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n2, &shortb));
+  ck_assert_ocal_fails(ocal_cg(&op, shortb, x, NULL, &res), OCAL_SHAPE_MISMATCH);
+  if (fixture_has_fp64()) {
+    ocal_buffer bd;
+    ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F64, 1, &n, &bd));
+    ck_assert_ocal_fails(ocal_cg(&op, bd, x, NULL, &res), OCAL_TYPE_MISMATCH);
+    ocal_buffer_release(bd);
+  }
+  /* b = 0 gives x = 0 at once; the context still works. */
+  ocal_buffer_release(y);
+  ocal_buffer zb;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &zb));
+  ck_assert_ocal(ocal_cg(&op, zb, x, NULL, &res));
+  ck_assert_uint_eq(res.iterations, 0);
+  ocal_buffer_release(zb);
+  ocal_buffer_release(shortb);
+  ocal_buffer_release(b);
+  ocal_buffer_release(x);
+  ocal_csr_release(neg);
+  ocal_csr_release(a);
+  free(nv); free(xh); free(bh); free(ax);
+  hmat_free(&lap);
+}
+END_TEST
+
+/* ---- LOBPCG ---------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The eigenvalues of the nx x ny Dirichlet Laplacian (ny = 0: 1-D), sorted ascending. */
+static double *laplacian_eigenvalues(size_t nx, size_t ny) {
+  const double pi = 3.14159265358979323846;
+  size_t cnt = nx * (ny ? ny : 1);
+  double *e = fixture_malloc(cnt * 8);
+  for (size_t i = 0; i < nx; i++)
+    for (size_t j = 0; j < (ny ? ny : 1); j++) {
+      double a = sin(pi * (double)(i + 1) / (2.0 * (double)(nx + 1)));
+      double v = 4 * a * a;
+      if (ny) {
+        double b = sin(pi * (double)(j + 1) / (2.0 * (double)(ny + 1)));
+        v += 4 * b * b;
+      }
+      e[i * (ny ? ny : 1) + j] = v;
+    }
+  qsort(e, cnt, 8, cmp_double);
+  return e;
+}
+
+static hmat laplacian_1d(size_t n) {
+  hmat m = {n, n, 0, fixture_malloc((n + 1) * 8), fixture_malloc(3 * n * 8), fixture_malloc(3 * n * 8)};
+  m.rp[0] = 0;
+  for (size_t r = 0; r < n; r++) {
+    if (r > 0) { m.ci[m.nnz] = (int64_t)r - 1; m.v[m.nnz++] = -1; }
+    m.ci[m.nnz] = (int64_t)r; m.v[m.nnz++] = 2;
+    if (r + 1 < n) { m.ci[m.nnz] = (int64_t)r + 1; m.v[m.nnz++] = -1; }
+    m.rp[r + 1] = (int64_t)m.nnz;
+  }
+  return m;
+}
+
+/* Runs LOBPCG for k pairs and checks the eigenvalues against want (k values), the residual
+ * norms it reports against a host recomputation, and the B-orthonormality of the vectors. */
+static void check_lobpcg(const hmat *m, ocal_dtype vt, size_t k, int largest, const double *want,
+                         double rel, const double *bdiag, size_t max_iter) {
+  ocal_csr a = upload(m, vt, OCAL_I32);
+  ocal_operator op, bop;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  size_t n = m->rows;
+  ocal_csr bm = NULL;
+  ocal_lobpcg_options o;
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  o.largest = largest;
+  o.max_iter = max_iter;
+  o.seed = 42;
+  o.tol = vt == OCAL_F32 ? 1e-3 : 1e-7;
+  if (bdiag) {
+    int64_t *rp = fixture_malloc((n + 1) * 8), *ci = fixture_malloc(n * 8);
+    for (size_t i = 0; i <= n; i++) rp[i] = (int64_t)i;
+    for (size_t i = 0; i < n; i++) ci[i] = (int64_t)i;
+    hmat b = {n, n, n, rp, ci, (double *)bdiag};
+    bm = upload(&b, vt, OCAL_I32);
+    ck_assert_ocal(ocal_operator_from_csr(bm, &bop));
+    o.b = &bop;
+    free(rp);
+    free(ci);
+  }
+  size_t shape[2] = {n, k};
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, shape, &x));
+  double ev[64], rn[64];
+  ocal_lobpcg_result res;
+  ck_assert_ocal(ocal_lobpcg(&op, x, ev, rn, &o, &res));
+  ck_assert_uint_eq(res.converged, k);
+  for (size_t i = 0; i < k; i++)
+    EXPECT(fabs(ev[i] - want[i]) <= rel * fabs(want[i]),
+           "%s %s eigenvalue %zu: %.15g, want %.15g (rel %.3g, %zu iterations)",
+           ocal_dtype_name(vt), largest ? "largest" : "smallest", i, ev[i], want[i],
+           fabs(ev[i] - want[i]) / fabs(want[i]), res.iterations);
+  /* Host check of the vectors: A x - lambda B x and X^T B X = I. */
+  double *xh = fixture_malloc(n * k * 8);
+  read_block(x, vt, n * k, xh);
+  for (size_t q = 0; q < k; q++) {
+    double r2 = 0;
+    for (size_t r = 0; r < n; r++) {
+      double ax = 0;
+      for (int64_t j = m->rp[r]; j < m->rp[r + 1]; j++) ax += vround(vt, m->v[j]) * xh[(size_t)m->ci[j] * k + q];
+      double bx = (bdiag ? vround(vt, bdiag[r]) : 1.0) * xh[r * k + q];
+      r2 += (ax - ev[q] * bx) * (ax - ev[q] * bx);
+    }
+    EXPECT(fabs(sqrt(r2) - rn[q]) <= 1e-2 * rn[q] + (vt == OCAL_F32 ? 1e-4 : 1e-10),
+           "residual %zu: host %g, reported %g", q, sqrt(r2), rn[q]);
+    for (size_t p = 0; p < k; p++) {
+      double d = 0;
+      for (size_t r = 0; r < n; r++) d += xh[r * k + q] * (bdiag ? bdiag[r] : 1.0) * xh[r * k + p];
+      EXPECT(fabs(d - (p == q)) <= (vt == OCAL_F32 ? 1e-3 : 1e-8), "X^T B X [%zu, %zu] = %g", q, p, d);
+    }
+  }
+  free(xh);
+  ocal_buffer_release(x);
+  ocal_csr_release(a);
+  ocal_csr_release(bm);
+}
+
+/* 1-D and 2-D Laplacians, smallest and largest, both precisions. */
+START_TEST(test_lobpcg_laplacian) {
+  hmat l1 = laplacian_1d(60);
+  double *e1 = laplacian_eigenvalues(60, 0);
+  hmat l2 = laplacian_2d(23, 19);
+  double *e2 = laplacian_eigenvalues(23, 19);
+  double want[8];
+  for (int vi = 0; vi < 2; vi++) {
+    ocal_dtype vt = vtypes[vi];
+    if (!fixture_dtype_usable(vt)) continue;
+    double rel = vt == OCAL_F32 ? 1e-4 : 1e-8;
+    /* 2-D, the 6 smallest and the 4 largest. */
+    check_lobpcg(&l2, vt, 6, 0, e2, rel, NULL, 200);
+    for (int i = 0; i < 4; i++) want[i] = e2[23 * 19 - 1 - i];
+    check_lobpcg(&l2, vt, 4, 1, want, rel, NULL, 200);
+    /* 1-D: the 3 largest (well separated). */
+    for (int i = 0; i < 3; i++) want[i] = e1[59 - i];
+    check_lobpcg(&l1, vt, 3, 1, want, rel, NULL, 400);
+  }
+  hmat_free(&l1);
+  hmat_free(&l2);
+  free(e1);
+  free(e2);
+}
+END_TEST
+
+/* Generalised: A x = lambda B x with B = diag(b) and A = diag(b) L: then the eigenvalues are
+ * the Laplacian's (L x = lambda x) when A is symmetric, so take A = D L D and B = D^2 with
+ * y = D x: D L D x = lambda D^2 x  <=>  L y = lambda y. */
+START_TEST(test_lobpcg_generalised) {
+  hmat l = laplacian_2d(17, 13);
+  size_t n = l.rows;
+  double *e = laplacian_eigenvalues(17, 13), *d = fixture_malloc(n * 8), *b = fixture_malloc(n * 8);
+  uint64_t st = 3;
+  for (size_t i = 0; i < n; i++) {
+    d[i] = 0.5 + urand(&st);
+    b[i] = d[i] * d[i];
+  }
+  hmat a = l;
+  a.v = fixture_malloc(l.nnz * 8);
+  for (size_t r = 0; r < n; r++)
+    for (int64_t j = l.rp[r]; j < l.rp[r + 1]; j++) a.v[j] = d[r] * l.v[j] * d[l.ci[j]];
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  check_lobpcg(&a, vt, 5, 0, e, vt == OCAL_F64 ? 1e-8 : 1e-4, b, 300);
+  free(a.v);
+  free(d);
+  free(b);
+  free(e);
+  hmat_free(&l);
+}
+END_TEST
+
+/* A callback preconditioner (Jacobi: x / 4) and constraints: with the first eigenvector of
+ * the 1-D Laplacian as Y, the smallest eigenvalues found are the 2nd, 3rd, ... */
+typedef struct diag_scale {
+  double s;
+} diag_scale;
+
+static ocal_status scale_apply(void *user, ocal_buffer x, ocal_buffer y) {
+  ocal_status s = ocal_buffer_copy(y, x);
+  return s == OCAL_OK ? ocal_scale(((diag_scale *)user)->s, y) : s;
+}
+
+START_TEST(test_lobpcg_precond_constraints) {
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  size_t n = 120;
+  hmat l = laplacian_1d(n);
+  double *e = laplacian_eigenvalues(n, 0);
+  ocal_csr a = upload(&l, vt, OCAL_I64);
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  diag_scale ds = {0.25};
+  ocal_operator m = {n, vt, scale_apply, &ds, NULL};
+  /* Y: the exact first eigenvector sin(pi i / (n + 1)). */
+  double *yh = fixture_malloc(n * 8);
+  for (size_t i = 0; i < n; i++) yh[i] = sin(3.14159265358979323846 * (double)(i + 1) / (double)(n + 1));
+  void *yp = val_array(vt, yh, n);
+  size_t yshape[2] = {n, 1}, xshape[2] = {n, 3};
+  ocal_buffer y, x;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, vt, 2, yshape, yp, &y));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, xshape, &x));
+  ocal_lobpcg_options o;
+  ocal_lobpcg_options_init(&o);
+  o.m = &m;
+  o.y = y;
+  o.max_iter = 500;
+  o.tol = vt == OCAL_F64 ? 1e-9 : 1e-4;
+  double ev[3], rn[3];
+  ocal_lobpcg_result res;
+  ck_assert_ocal(ocal_lobpcg(&op, x, ev, rn, &o, &res));
+  double rel = vt == OCAL_F64 ? 1e-8 : 1e-4;
+  for (int i = 0; i < 3; i++)
+    EXPECT(fabs(ev[i] - e[i + 1]) <= rel * e[i + 1], "constrained eigenvalue %d: %.15g, want %.15g",
+           i, ev[i], e[i + 1]);
+  /* The initial block given (use_x0): the result of the first run converges at once. */
+  o.use_x0 = 1;
+  ck_assert_ocal(ocal_lobpcg(&op, x, ev, rn, &o, &res));
+  ck_assert_uint_le(res.iterations, 2);
+
+  /* Bad inputs: k too large for n, mismatched types and shapes, linearly dependent block,
+   * bad options; the context works after. */
+  size_t big[2] = {n, 30};
+  ocal_buffer xb;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, big, &xb));
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, NULL, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "too many"));
+  ocal_buffer_release(xb);
+  ocal_dtype other = vt == OCAL_F64 ? OCAL_F32 : OCAL_I32;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, other, 2, xshape, &xb));
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, NULL, &res), OCAL_TYPE_MISMATCH);
+  ocal_buffer_release(xb);
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 1, &n, &xb));
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, NULL, &res), OCAL_SHAPE_MISMATCH);
+  ocal_buffer_release(xb);
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, vt, 2, xshape, &xb));
+  ocal_lobpcg_options_init(&o);
+  o.use_x0 = 1; /* all zeros: dependent */
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, &o, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "linearly dependent"));
+  o.struct_size = 1;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, &o, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, NULL, rn, NULL, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_lobpcg(NULL, xb, ev, rn, NULL, &res), OCAL_INVALID_ARGUMENT);
+  /* Too few iterations: OCAL_NOT_CONVERGED with the best block and its eigenvalues. */
+  ocal_lobpcg_options_init(&o);
+  o.max_iter = 2;
+  o.tol = 1e-12;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, &o, &res), OCAL_NOT_CONVERGED);
+  ck_assert_msg(ev[0] >= e[0] * (1 - 1e-6) && ev[0] <= 4.0, "ev[0] = %g", ev[0]);
+  ck_assert_uint_lt(res.converged, 3);
+  ck_assert(res.max_residual > 1e-12);
+  ocal_buffer_release(xb);
+  hmat m2 = random_hmat(40, 40, 3.0, 0, SIZE_MAX, 9);
+  check_all_products(&m2, OCAL_F32, OCAL_I32, 9);
+  hmat_free(&m2);
+  ocal_buffer_release(x);
+  ocal_buffer_release(y);
+  ocal_csr_release(a);
+  free(yp);
+  free(yh);
+  free(e);
+  hmat_free(&l);
+}
+END_TEST
+
+#ifndef OCAL_HAVE_LAPACKE
+/* Built without LAPACKE: ocal_lobpcg says so, and the context still works. */
+START_TEST(test_lobpcg_unsupported) {
+  hmat l = laplacian_1d(50);
+  ocal_csr a = upload(&l, OCAL_F32, OCAL_I32);
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  size_t shape[2] = {50, 2};
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, shape, &x));
+  double ev[2];
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, ev, NULL, NULL, NULL), OCAL_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "LAPACKE"));
+  check_product(&l, OCAL_F32, a, 0, 1, 1.0, 0.0, 3);
+  ocal_buffer_release(x);
+  ocal_csr_release(a);
+  hmat_free(&l);
+}
+END_TEST
+#endif
+
+Suite *sparse_suite(void);
+Suite *sparse_suite(void) {
+  Suite *s = suite_create("sparse");
+  TCase *tc = fixture_tcase("spmv");
+  tcase_add_test(tc, test_spmv_random_types);
+  tcase_add_test(tc, test_spmv_kernels);
+  tcase_add_test(tc, test_spmv_degenerate);
+  tcase_add_test(tc, test_coo_unsorted_duplicates);
+  tcase_add_test(tc, test_from_buffers_and_queries);
+  tcase_add_test(tc, test_diagonal);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("cg");
+  tcase_add_test(tc, test_cg_spd);
+  tcase_add_test(tc, test_cg_callback_and_failures);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("lobpcg");
+#ifdef OCAL_HAVE_LAPACKE
+  tcase_add_test(tc, test_lobpcg_laplacian);
+  tcase_add_test(tc, test_lobpcg_generalised);
+  tcase_add_test(tc, test_lobpcg_precond_constraints);
+#else
+  tcase_add_test(tc, test_lobpcg_unsupported);
+#endif
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("mtx");
+  tcase_add_test(tc, test_mtx_read);
+  tcase_add_test(tc, test_mtx_malformed);
+  tcase_add_test(tc, test_bad_inputs);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return fixture_run(sparse_suite()); }
