@@ -34,7 +34,7 @@ MPI_PROG_LDADD = src/libocal-mpi.la src/libocal.la $(MPI_LIBS) $(OPENCL_LIBS) -l
 noinst_PROGRAMS += examples/mpi_sum examples/mlp_train_mpi
 examples_mpi_sum_CFLAGS = $(MPI_PROG_CFLAGS)
 examples_mpi_sum_LDADD = $(MPI_PROG_LDADD)
-examples_mlp_train_mpi_SOURCES = examples/mlp_train_mpi.c
+examples_mlp_train_mpi_SOURCES = examples/mlp_train_mpi.c examples/mlp_common.c examples/mlp_common.h
 examples_mlp_train_mpi_CFLAGS = $(MPI_PROG_CFLAGS)
 examples_mlp_train_mpi_LDADD = $(MPI_PROG_LDADD)
 
