@@ -148,11 +148,13 @@ OCAL_API ocal_status ocal_mpi_allgather(ocal_mpi mpi, ocal_buffer send, ocal_buf
 OCAL_API ocal_status ocal_mpi_reduce_scatter(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv,
                                              ocal_mpi_op op);
 
-/** Non-blocking forms of the four collectives: they check their arguments, queue the
- * collective and return at once. Collectives run in the order they were called, which must
- * be the same on every rank. \param req receives the request (NULL on failure); finish it
- * with ocal_mpi_wait or ocal_mpi_test. Other parameters and errors as the blocking forms;
- * errors found by the ranks' common check come back from ocal_mpi_wait. */
+/** Non-blocking forms of the four collectives: they queue the collective and return at once.
+ * Collectives run in the order they were called, which must be the same on every rank.
+ * \param req receives the request (NULL on failure); finish it with ocal_mpi_wait or
+ * ocal_mpi_test. Other parameters as the blocking forms. Only a bad handle or a NULL req fails
+ * the call itself; every other error (this rank's wrong buffer, type or root, or calls that
+ * differ across ranks) comes back from ocal_mpi_wait, on every rank, because every rank must
+ * take part in the ranks' common check. */
 OCAL_API ocal_status ocal_mpi_iallreduce(ocal_mpi mpi, ocal_buffer buf, ocal_mpi_op op,
                                          ocal_mpi_request *req);
 /** Non-blocking ocal_mpi_broadcast (see ocal_mpi_iallreduce). */

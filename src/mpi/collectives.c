@@ -435,7 +435,7 @@ static int common_check(req *r) {
             "MPI_Allreduce");
   if (r->status != OCAL_OK) return 0;
   if (!r->valid) {
-    fail(r, OCAL_INVALID_ARGUMENT, "%s", r->invalid_msg);
+    fail(r, r->invalid_status, "%s", r->invalid_msg);
     return 0;
   }
   if (-v[NF + 1] == 0) {
@@ -460,7 +460,7 @@ void ocal_mpi__run(req *r) {
   ocal_mpi m = r->m;
   if (r->kind != JOB_EXCHANGE && !common_check(r)) return;
   if (r->kind == JOB_EXCHANGE && !r->valid) {
-    fail(r, OCAL_INVALID_ARGUMENT, "%s", r->invalid_msg);
+    fail(r, r->invalid_status, "%s", r->invalid_msg);
     return;
   }
   /* Nothing libocal-mpi queues may run before the work queued on the main queue before the

@@ -419,13 +419,12 @@ static void invalid(req *r, ocal_status st, const char *fmt, ...)
 #endif
     ;
 static void invalid(req *r, ocal_status st, const char *fmt, ...) {
-  (void)st;
-  if (!r->valid) return;
+  if (!r->valid) return; /* the first problem is the one reported */
   r->valid = 0;
-  int n = snprintf(r->invalid_msg, sizeof r->invalid_msg, "%s", "");
+  r->invalid_status = st;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(r->invalid_msg + n, sizeof r->invalid_msg - (size_t)n, fmt, ap);
+  vsnprintf(r->invalid_msg, sizeof r->invalid_msg, fmt, ap);
   va_end(ap);
 }
 

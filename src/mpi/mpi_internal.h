@@ -71,6 +71,7 @@ struct ocal_mpi_request_s {
   int root;
   size_t count;   /* elements: of buf (allreduce, broadcast), send (allgather), recv (r-s) */
   int valid;      /* 0 when this rank's arguments were wrong: every rank then fails */
+  ocal_status invalid_status; /* ... this rank with this status and message */
   char invalid_msg[512];
   ocal_buffer a, b; /* views held for the collective's lifetime (a: buf or send; b: recv) */
   ocal_buffer tmp;  /* reduce-scatter's working copy of send */
