@@ -1,7 +1,7 @@
 #!/bin/sh
-# libocal-mpi under mpirun on the default device (PoCL in CI): the collectives' tests with 2
-# ranks and with 3 (more ranks than cores: --oversubscribe), then the examples, whose results
-# must equal a single rank's.
+# libocal-mpi under mpirun on the default device (PoCL in CI): the collectives' tests with 1,
+# 2 and 3 ranks (more ranks than cores: --oversubscribe), then the examples, whose results
+# must equal a single rank's, and the benchmark's quick form.
 #
 # Each rank gets its own POCL_CACHE_DIR: PoCL crashes when processes share its kernel cache
 # (ocal's own disk cache, OCAL_CACHE_DIR, is shared: its writes are atomic). CI runs as root,

@@ -43,7 +43,7 @@ noinst_PROGRAMS += bench/mpi_allreduce
 bench_mpi_allreduce_CFLAGS = $(MPI_PROG_CFLAGS)
 bench_mpi_allreduce_LDADD = $(MPI_PROG_LDADD)
 
-# Tests: a program run by tests/mpi.sh under mpirun with 2 and 3 ranks.
+# Tests: a program run by tests/mpi.sh under mpirun with 1, 2 and 3 ranks.
 check_PROGRAMS += tests/mpi_collectives
 tests_mpi_collectives_CFLAGS = $(MPI_PROG_CFLAGS)
 tests_mpi_collectives_LDADD = $(MPI_PROG_LDADD)
