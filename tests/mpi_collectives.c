@@ -427,6 +427,15 @@ int main(void) {
   test_mismatch();
   test_exchange();
 
+  /* Release refuses while a request is unfinished, and leaves everything usable. */
+  size_t one = 1;
+  ocal_buffer last;
+  ocal_mpi_request lr;
+  OK(ocal_buffer_zeros(ctx, OCAL_I64, 1, &one, &last));
+  OK(ocal_mpi_iallreduce(mpi, last, OCAL_MPI_SUM, &lr));
+  CHECK(ocal_mpi_release(mpi) == OCAL_INVALID_ARGUMENT, "release with a request in flight");
+  OK(ocal_mpi_wait(&lr));
+  ocal_buffer_release(last);
   OK(ocal_mpi_release(mpi));
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

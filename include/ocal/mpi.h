@@ -98,11 +98,13 @@ typedef struct ocal_mpi_transfer {
 OCAL_API ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options,
                                      ocal_mpi *mpi);
 
-/** Waits for every request still in flight, then frees the handle, its context, staging
- * memory and communicator. Every buffer of the context must have been released. Collective
- * over the communicator (it frees a duplicated communicator). NULL is accepted (no-op).
+/** Frees the handle, its context, staging memory and communicator. Every request must have
+ * been finished (ocal_mpi_wait, or ocal_mpi_test reporting it done) and every buffer of the
+ * context released. Collective over the communicator (it frees a duplicated communicator).
+ * NULL is accepted (no-op).
  * \param mpi the handle.
- * \returns OCAL_OK, or the first error of a request nobody waited for. */
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT, releasing nothing, while a
+ *          request is unfinished. */
 OCAL_API ocal_status ocal_mpi_release(ocal_mpi mpi);
 
 /** The ocal context of this rank's device, owned by \p mpi (do not release it).

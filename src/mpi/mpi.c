@@ -334,6 +334,13 @@ ocal_status ocal_mpi_release(ocal_mpi mpi) {
   if (!mpi) return OCAL_OK;
   ocal_status st = check_mpi(mpi, __func__);
   if (st != OCAL_OK) return st;
+  pthread_mutex_lock(&mpi->lock);
+  int left = mpi->outstanding;
+  pthread_mutex_unlock(&mpi->lock);
+  if (left > 0)
+    return ocal_error_set(OCAL_INVALID_ARGUMENT, __func__,
+                          "%d request(s) not finished: call ocal_mpi_wait on each first "
+                          "(nothing was released)", left);
   if (mpi->async) {
     pthread_mutex_lock(&mpi->lock);
     mpi->stop = 1;
@@ -508,6 +515,9 @@ static ocal_status submit(req *r, ocal_mpi_request *out) {
   ocal_event_release(marker);
   if (!r->start || !r->user_event)
     invalid(r, OCAL_OPENCL_ERROR, "no OpenCL event for the collective: %s", ocal_last_error());
+  pthread_mutex_lock(&m->lock);
+  m->outstanding++;
+  pthread_mutex_unlock(&m->lock);
   if (m->async) {
     pthread_mutex_lock(&m->lock);
     if (m->tail) m->tail->next = r;
@@ -673,6 +683,10 @@ static ocal_status check_req(ocal_mpi_request *req_p, const char *func) {
 /* Ends a finished request on the calling thread: its status and message become the thread's. */
 static ocal_status conclude(ocal_mpi_request *req_p) {
   req *r = *req_p;
+  ocal_mpi m = r->m;
+  pthread_mutex_lock(&m->lock);
+  m->outstanding--;
+  pthread_mutex_unlock(&m->lock);
   ocal_status st = r->status;
   if (st != OCAL_OK) ocal_error_set(st, r->func, "%s", r->msg);
   req_free(r);

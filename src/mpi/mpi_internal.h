@@ -57,7 +57,8 @@ struct ocal_mpi_s {
   pthread_cond_t done_cond; /* a collective finished */
   int stop;
   struct ocal_mpi_request_s *head, *tail;
-  int pending; /* requests queued or running */
+  int pending;     /* requests queued or running */
+  int outstanding; /* requests handed out and not yet finished by ocal_mpi_wait/test */
 };
 
 struct ocal_mpi_request_s {
