@@ -4,6 +4,7 @@
 noinst_PROGRAMS += examples/vector_dot examples/array_sum examples/mlp_train examples/fft_filter
 examples_vector_dot_LDADD = src/libocal.la -lm
 examples_array_sum_LDADD = src/libocal.la -lm
+examples_mlp_train_SOURCES = examples/mlp_train.c examples/mlp_common.c examples/mlp_common.h
 examples_mlp_train_LDADD = src/libocal.la -lm
 examples_fft_filter_LDADD = src/libocal.la -lm
 # Your own kernels: the PyCUDA-style program (a kernel from a string) and a generated

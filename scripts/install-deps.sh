@@ -2,15 +2,16 @@
 # Installs every Debian/Ubuntu package ocal needs to build and test: the OpenCL headers and
 # ICD loader, PoCL (the CPU device the tests run on), CLBlast, clFFT, the VkFFT header, Check,
 # LAPACKE (the dense steps of ocal_lobpcg), Autotools, pkg-config, CMake (to test the installed
-# CMake package), and gnuplot (charts of `ocal bench --plot`). Run as root or with sudo
-# available. Safe to run again.
+# CMake package), gnuplot (charts of `ocal bench --plot`), and Open MPI (libocal-mpi and its
+# tests under mpirun). Run as root or with sudo available. Safe to run again.
 set -eu
 pkgs="build-essential autoconf automake libtool pkg-config
   opencl-c-headers opencl-clhpp-headers ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo
   pocl-opencl-icd gnuplot-nox
   libclblast-dev libclfft-dev libvkfft-dev
   liblapacke-dev
-  check cmake"
+  check cmake
+  libopenmpi-dev openmpi-bin"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=""

@@ -219,6 +219,21 @@ START_TEST(test_message_names_function) {
 }
 END_TEST
 
+/* ocal_error_set is how libraries built on ocal (libocal-mpi) report errors: the message reads
+ * as ocal's own, and the status comes back as given. */
+START_TEST(test_error_set) {
+  ck_assert_int_eq(ocal_error_set(OCAL_SHAPE_MISMATCH, "my_call", "count %d differs", 7),
+                   OCAL_SHAPE_MISMATCH);
+  ck_assert_str_eq(ocal_last_error(), "my_call: count 7 differs");
+  ck_assert_int_eq(ocal_error_set(OCAL_INTERNAL, NULL, "plain"), OCAL_INTERNAL);
+  ck_assert_str_eq(ocal_last_error(), "plain");
+  ck_assert_int_eq(ocal_error_set(OCAL_INTERNAL, "only_func", NULL), OCAL_INTERNAL);
+  ck_assert_str_eq(ocal_last_error(), "only_func");
+  ck_assert_str_eq(ocal_cl_error_name(CL_OUT_OF_RESOURCES), "CL_OUT_OF_RESOURCES");
+  ck_assert_str_eq(ocal_cl_error_name(12345), "CL_UNKNOWN_ERROR");
+}
+END_TEST
+
 /* ---- element types ---------------------------------------------------------------------- */
 
 typedef struct {
@@ -347,6 +362,7 @@ int main(void) {
   tc = fixture_tcase("messages");
   tcase_add_test(tc, test_last_error_success_keeps_message_failure_replaces_it);
   tcase_add_test(tc, test_message_names_function);
+  tcase_add_test(tc, test_error_set);
   suite_add_tcase(s, tc);
 
   tc = plain_tcase("dtype");

@@ -54,6 +54,25 @@ OCAL_API const char *ocal_status_description(ocal_status status);
  *          "" when no ocal call in this thread has failed yet. Success does not clear it. */
 OCAL_API const char *ocal_last_error(void);
 
+/** Records a failure as the calling thread's last error, as ocal's own calls do: for
+ * libraries built on ocal (libocal-mpi), so that their errors read the same way.
+ * \param status the status to return; any value.
+ * \param func the public call that failed, put before the message ("my_call: ..."); NULL
+ *        leaves it out.
+ * \param fmt a printf format for the message (what was wrong and how to fix it); NULL
+ *        records func alone.
+ * \returns status. */
+OCAL_API ocal_status ocal_error_set(ocal_status status, const char *func, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/** Names an OpenCL error code, for messages of code that calls OpenCL itself.
+ * \param err a cl_int returned by an OpenCL call.
+ * \returns a static string such as "CL_OUT_OF_RESOURCES", or "CL_UNKNOWN_ERROR". */
+OCAL_API const char *ocal_cl_error_name(int err);
+
 #ifdef __cplusplus
 }
 #endif

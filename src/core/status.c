@@ -45,6 +45,21 @@ ocal_status ocal__fail(ocal_status status, const char *func, const char *fmt, ..
   return status;
 }
 
+ocal_status ocal_error_set(ocal_status status, const char *func, const char *fmt, ...) {
+  int n = func ? snprintf(last_error, sizeof last_error, "%s%s", func, fmt ? ": " : "") : 0;
+  if (n < 0 || (size_t)n >= sizeof last_error) n = 0;
+  last_error[n] = '\0';
+  if (fmt) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error + n, sizeof last_error - (size_t)n, fmt, ap);
+    va_end(ap);
+  }
+  return status;
+}
+
+const char *ocal_cl_error_name(int err) { return ocal__cl_error_name((cl_int)err); }
+
 void ocal__append_error(const char *fmt, ...) {
   size_t used = strlen(last_error);
   if (used + 1 >= sizeof last_error) return;

@@ -1,0 +1,159 @@
+/* bench/mpi_allreduce — allreduce of f32 device buffers across MPI ranks, 1 MiB to 1 GiB:
+ * libocal-mpi's pipelined ring (ocal_mpi_allreduce) against the obvious way (download,
+ * MPI_Allreduce of host memory, upload), beside the pinned copy speeds of the same device and
+ * MPI_Allreduce of host memory alone. One JSON record per size on rank 0's stdout; every
+ * result is checked (each rank contributes rank + 1, so every element must be P(P+1)/2).
+ *
+ *   mpirun -np 2 bench/mpi_allreduce [--quick] [--max-mib N] [--repeat R]
+ *
+ * GB/s are algorithm bandwidth (the buffer's bytes over the time); NCCL's "bus bandwidth" is
+ * that times 2(P-1)/P. Times are the slowest rank's, median of R runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ocal/mpi.h>
+
+#define BENCH_NAME "mpi_allreduce"
+#include "common.h"
+
+static int rank, nranks;
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median over runs of the slowest rank's time. */
+static double median(double *t, int n) {
+  MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  qsort(t, (size_t)n, sizeof *t, cmp);
+  return t[n / 2];
+}
+
+#define TRYB(call)                                                                       \
+  do {                                                                                   \
+    ocal_status s_ = (call);                                                             \
+    if (s_ != OCAL_OK) {                                                                 \
+      fprintf(stderr, "mpi_allreduce: rank %d: %s: %s\n", rank, #call, ocal_last_error()); \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                      \
+    }                                                                                    \
+  } while (0)
+
+static int check(ocal_buffer b, float *host, size_t n, const char *what) {
+  TRYB(ocal_buffer_read(b, 0, n, host, NULL));
+  float want = (float)nranks * (float)(nranks + 1) / 2;
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) bad += host[i] != want;
+  if (bad) fprintf(stderr, "mpi_allreduce: rank %d: %s: %zu of %zu elements wrong\n", rank, what, bad, n);
+  return bad == 0;
+}
+
+int main(int argc, char **argv) {
+  int level;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  int quick = 0, repeat = 5;
+  size_t max_mib = 1024;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--max-mib") && i + 1 < argc) max_mib = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
+    else {
+      if (rank == 0) fprintf(stderr, "usage: mpirun -np P mpi_allreduce [--quick] [--max-mib N] [--repeat R]\n");
+      MPI_Finalize();
+      return 2;
+    }
+  }
+  if (quick) {
+    max_mib = 4;
+    repeat = 3;
+  }
+  if (repeat < 1 || repeat > 100) repeat = 5;
+  ocal_mpi mpi;
+  ocal_context ctx;
+  TRYB(ocal_mpi_create(MPI_COMM_WORLD, NULL, &mpi));
+  TRYB(ocal_mpi_context(mpi, &ctx));
+  ocal_mpi_info info;
+  ocal_device_info dev;
+  TRYB(ocal_mpi_get_info(mpi, &info));
+  TRYB(ocal_context_device(ctx, &dev));
+  int ok = 1;
+  double *t = calloc((size_t)repeat, sizeof *t);
+  for (size_t mib = 1; mib <= max_mib; mib *= 4) {
+    size_t bytes = mib << 20, n = bytes / 4;
+    ocal_buffer b;
+    float *host = malloc(bytes), *pinned = NULL, mine = (float)(rank + 1);
+    TRYB(ocal_buffer_create(ctx, OCAL_F32, 1, &n, &b));
+    TRYB(ocal_pinned_alloc(ctx, bytes, (void **)&pinned));
+    if (!host || !t) MPI_Abort(MPI_COMM_WORLD, 1);
+    /* Ours, after one run that builds the kernel. */
+    for (int r = -1; r < repeat; r++) {
+      TRYB(ocal_buffer_fill(b, &mine));
+      TRYB(ocal_finish(ctx));
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = now();
+      TRYB(ocal_mpi_allreduce(mpi, b, OCAL_MPI_SUM));
+      if (r >= 0) t[r] = now() - t0;
+    }
+    ok &= check(b, host, n, "ocal_mpi_allreduce");
+    double ours = median(t, repeat);
+    /* The obvious way: download, MPI_Allreduce on the host, upload. */
+    for (int r = -1; r < repeat; r++) {
+      TRYB(ocal_buffer_fill(b, &mine));
+      TRYB(ocal_finish(ctx));
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = now();
+      TRYB(ocal_buffer_read(b, 0, n, host, NULL));
+      MPI_Allreduce(MPI_IN_PLACE, host, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      TRYB(ocal_buffer_write(b, 0, n, host, NULL));
+      if (r >= 0) t[r] = now() - t0;
+    }
+    ok &= check(b, host, n, "download + MPI_Allreduce + upload");
+    double naive = median(t, repeat);
+    /* MPI_Allreduce of host memory alone. */
+    for (int r = -1; r < repeat; r++) {
+      for (size_t i = 0; i < n; i++) host[i] = mine;
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = now();
+      MPI_Allreduce(MPI_IN_PLACE, host, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      if (r >= 0) t[r] = now() - t0;
+    }
+    double mpi_host = median(t, repeat);
+    /* Pinned copies, every rank at once (as during a collective). */
+    for (int r = -1; r < repeat; r++) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = now();
+      TRYB(ocal_buffer_read(b, 0, n, pinned, NULL));
+      if (r >= 0) t[r] = now() - t0;
+    }
+    double d2h = median(t, repeat);
+    for (int r = -1; r < repeat; r++) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = now();
+      TRYB(ocal_buffer_write(b, 0, n, pinned, NULL));
+      if (r >= 0) t[r] = now() - t0;
+    }
+    double h2d = median(t, repeat);
+    if (rank == 0) {
+      printf("{\"bench\": \"mpi_allreduce\", \"device\": \"%s\", \"ranks\": %d, \"sharers\": %d, "
+             "\"bytes\": %zu, \"ours_gbps\": %.3f, \"naive_gbps\": %.3f, \"speedup\": %.2f, "
+             "\"mpi_host_gbps\": %.3f, \"d2h_pinned_gbps\": %.3f, \"h2d_pinned_gbps\": %.3f, "
+             "\"chunk\": %zu, \"slots\": %d, \"async\": %d}\n",
+             dev.name, nranks, info.device_sharers, bytes, bytes / ours * 1e-9,
+             bytes / naive * 1e-9, naive / ours, bytes / mpi_host * 1e-9, bytes / d2h * 1e-9,
+             bytes / h2d * 1e-9, info.chunk_bytes, info.slots, info.async);
+      fflush(stdout);
+    }
+    TRYB(ocal_pinned_free(ctx, pinned));
+    ocal_buffer_release(b);
+    free(host);
+  }
+  free(t);
+  TRYB(ocal_mpi_release(mpi));
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return all ? 0 : 1;
+}

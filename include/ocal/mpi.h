@@ -1,0 +1,210 @@
+/* ocal — collectives over MPI on ocal buffers (the optional library libocal-mpi).
+ *
+ * Include this header yourself (ocal.h does not: libocal never depends on MPI) and link with
+ * `pkg-config --cflags --libs ocal-mpi`. MPI must be initialised before ocal_mpi_create; for
+ * non-blocking calls that progress while your program computes, initialise it with
+ * MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...): libocal-mpi then runs its collectives on a
+ * thread of its own. With a lower thread level every call runs to completion before it returns
+ * (correct, without overlap); ocal_mpi_get_info says which.
+ *
+ * One ocal_mpi per rank holds an ocal context on the rank's device. The ranks of one node
+ * (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) take different devices among those the
+ * selector allows (GPUs by default): local rank i gets candidate i modulo their number. When
+ * two ranks of a node end up on the same GPU (more ranks than GPUs), this is detected from the
+ * device's PCI bus id (cl_khr_pci_bus_info) or UUID (cl_khr_device_uuid), reported once on
+ * stderr by the node's first rank and in ocal_mpi_info; it is not an error. Where there is no
+ * GPU, every rank uses the CPU device.
+ *
+ * Collectives move bytes with MPI and do their arithmetic on the device: a buffer is cut into
+ * chunks (OCAL_MPI_CHUNK bytes, default 4 MiB) that go device -> pinned host memory -> MPI ->
+ * pinned host memory -> device, several chunks in flight at once (OCAL_MPI_SLOTS, default 4),
+ * on two command queues of libocal-mpi's own beside the context's main queue. Allreduce is a
+ * ring reduce-scatter then a ring allgather; received partial sums are added into the buffer by
+ * a device kernel. Every collective first checks, with one small MPI_Allreduce, that all ranks
+ * called the same collective with the same element type, element count, operation and root:
+ * when they did not, every rank returns the same error instead of hanging.
+ *
+ * Ordering with device work: a collective starts after every command queued on the context's
+ * main queue before the call (it waits for a marker). Its results are in the buffer when a
+ * blocking call returns, or when ocal_mpi_wait returns, or, for device work, once the event of
+ * ocal_mpi_request_event has completed (pass it to ocal_context_wait). Until then do not touch
+ * the buffers it uses, and do not release them.
+ *
+ * Environment: OCAL_MPI_CHUNK (bytes, at least 4096), OCAL_MPI_SLOTS (1 to 16), OCAL_MPI_ASYNC
+ * (0: never use the progress thread). With PoCL, give each rank its own POCL_CACHE_DIR: PoCL
+ * crashes when ranks share its kernel cache (ocal's own disk cache is safe to share, its writes
+ * are atomic). */
+#ifndef OCAL_MPI_H
+#define OCAL_MPI_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "ocal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque handle to one rank's state: its communicator, device context and staging memory.
+ * Created by ocal_mpi_create, freed by ocal_mpi_release. */
+typedef struct ocal_mpi_s *ocal_mpi;
+
+/** Opaque handle to a non-blocking collective in flight. Finished (and freed) by ocal_mpi_wait,
+ * or by ocal_mpi_test once it reports completion. */
+typedef struct ocal_mpi_request_s *ocal_mpi_request;
+
+/** The reduction of allreduce and reduce-scatter. */
+typedef enum ocal_mpi_op {
+  OCAL_MPI_SUM = 0,
+  OCAL_MPI_MAX = 1,
+  OCAL_MPI_MIN = 2
+} ocal_mpi_op;
+
+/** Facts of one rank's ocal_mpi. */
+typedef struct ocal_mpi_info {
+  int rank;             /**< rank in the communicator */
+  int size;             /**< number of ranks */
+  int local_rank;       /**< rank among the ranks of this node */
+  int local_size;       /**< number of ranks on this node */
+  int device_sharers;   /**< ranks of this node on this rank's device, itself included (1:
+                             the device is this rank's alone) */
+  int async;            /**< 1 when non-blocking calls progress on libocal-mpi's thread */
+  size_t chunk_bytes;   /**< bytes per pipelined chunk */
+  int slots;            /**< chunks in flight */
+  char device_id[128];  /**< how the device was told apart: "pci:DDDD:BB:DD.F", "uuid:...",
+                             or "cl:P:D" (platform and device index) without either extension */
+} ocal_mpi_info;
+
+/** One transfer of ocal_mpi_iexchange: count elements of buf from element offset, to or from
+ * rank peer, matched by tag (0 to 32767). */
+typedef struct ocal_mpi_transfer {
+  ocal_buffer buf;
+  size_t offset;
+  size_t count;
+  int peer;
+  int tag;
+} ocal_mpi_transfer;
+
+/** Creates this rank's ocal_mpi: duplicates \p comm (libocal-mpi's messages never meet
+ * yours), picks this rank's device and creates an ocal context on it. Collective over comm.
+ * \param comm the communicator; MPI must be initialised.
+ * \param options context options (NULL: defaults). Their device selector (else OCAL_DEVICE)
+ *        names the candidates ("gpu", "cpu", a piece of a name; "P:D" is one device for
+ *        every rank); local rank i takes candidate i modulo their number.
+ * \param mpi receives the handle; NULL on failure.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT (MPI not initialised, NULL mpi); the statuses of
+ *          ocal_context_create; an error on one rank is not reported to the others. */
+OCAL_API ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options,
+                                     ocal_mpi *mpi);
+
+/** Frees the handle, its context, staging memory and communicator. Every request must have
+ * been finished (ocal_mpi_wait, or ocal_mpi_test reporting it done) and every buffer of the
+ * context released. Collective over the communicator (it frees a duplicated communicator).
+ * NULL is accepted (no-op).
+ * \param mpi the handle.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT, releasing nothing, while a
+ *          request is unfinished. */
+OCAL_API ocal_status ocal_mpi_release(ocal_mpi mpi);
+
+/** The ocal context of this rank's device, owned by \p mpi (do not release it).
+ * \param mpi the handle. \param ctx receives the context.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
+OCAL_API ocal_status ocal_mpi_context(ocal_mpi mpi, ocal_context *ctx);
+
+/** Facts of this rank: ranks, device sharing, staging settings.
+ * \param mpi the handle. \param info receives them.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
+OCAL_API ocal_status ocal_mpi_get_info(ocal_mpi mpi, ocal_mpi_info *info);
+
+/** Name of a reduction ("sum", "max", "min"), or "unknown". */
+OCAL_API const char *ocal_mpi_op_name(ocal_mpi_op op);
+
+/** Reduces \p buf over all ranks, in place: afterwards every rank holds the elementwise sum
+ * (max, min) of every rank's buf. Blocking. Types f32, f64, i32, i64; every rank passes the
+ * same type and element count (shapes may differ).
+ * \param mpi the handle. \param buf the buffer (or view), of mpi's context. \param op the
+ * reduction.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT, OCAL_INVALID_HANDLE, OCAL_TYPE_MISMATCH (a type
+ *          other than those four); OCAL_SHAPE_MISMATCH / OCAL_TYPE_MISMATCH on every rank when
+ *          the ranks' calls differ; an OpenCL error. */
+OCAL_API ocal_status ocal_mpi_allreduce(ocal_mpi mpi, ocal_buffer buf, ocal_mpi_op op);
+
+/** Copies \p buf of rank \p root into \p buf of every other rank. Blocking. Any element type.
+ * \param mpi the handle. \param buf the buffer. \param root the rank that sends.
+ * \returns as ocal_mpi_allreduce. */
+OCAL_API ocal_status ocal_mpi_broadcast(ocal_mpi mpi, ocal_buffer buf, int root);
+
+/** Gathers every rank's \p send (n elements) into \p recv (size * n elements, rank r's at
+ * r * n) on every rank. Blocking. Any element type; send and recv of one type, not
+ * overlapping.
+ * \param mpi the handle. \param send n elements. \param recv size * n elements.
+ * \returns as ocal_mpi_allreduce; OCAL_SHAPE_MISMATCH when recv is not size * n long. */
+OCAL_API ocal_status ocal_mpi_allgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv);
+
+/** Reduces every rank's \p send (size * n elements) elementwise and leaves block r (elements
+ * r * n to r * n + n - 1 of the result) in rank r's \p recv (n elements). Blocking.
+ * \param mpi the handle. \param send size * n elements (left unchanged). \param recv n
+ * elements. \param op the reduction.
+ * \returns as ocal_mpi_allreduce. */
+OCAL_API ocal_status ocal_mpi_reduce_scatter(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv,
+                                             ocal_mpi_op op);
+
+/** Non-blocking forms of the four collectives: they queue the collective and return at once.
+ * Collectives run in the order they were called, which must be the same on every rank.
+ * \param req receives the request (NULL on failure); finish it with ocal_mpi_wait or
+ * ocal_mpi_test. Other parameters as the blocking forms. Only a bad handle or a NULL req fails
+ * the call itself; every other error (this rank's wrong buffer, type or root, or calls that
+ * differ across ranks) comes back from ocal_mpi_wait, on every rank, because every rank must
+ * take part in the ranks' common check. */
+OCAL_API ocal_status ocal_mpi_iallreduce(ocal_mpi mpi, ocal_buffer buf, ocal_mpi_op op,
+                                         ocal_mpi_request *req);
+/** Non-blocking ocal_mpi_broadcast (see ocal_mpi_iallreduce). */
+OCAL_API ocal_status ocal_mpi_ibroadcast(ocal_mpi mpi, ocal_buffer buf, int root,
+                                         ocal_mpi_request *req);
+/** Non-blocking ocal_mpi_allgather (see ocal_mpi_iallreduce). */
+OCAL_API ocal_status ocal_mpi_iallgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv,
+                                         ocal_mpi_request *req);
+/** Non-blocking ocal_mpi_reduce_scatter (see ocal_mpi_iallreduce). */
+OCAL_API ocal_status ocal_mpi_ireduce_scatter(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv,
+                                              ocal_mpi_op op, ocal_mpi_request *req);
+
+/** Point-to-point transfers of parts of ocal buffers (a halo exchange): every receive is
+ * posted, every send staged and sent, every received part written into its buffer. Queued
+ * in order with the collectives; ranks that exchange with each other must queue their
+ * exchanges in the same order relative to their collectives. Not a collective: each rank
+ * names its own peers, and ranks without peers need not call it.
+ * \param mpi the handle. \param nsend number of sends. \param sends what to send (may be
+ * NULL when nsend is 0). \param nrecv number of receives. \param recvs where to receive.
+ * \param req receives the request.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT (a peer or tag out of range), OCAL_SHAPE_MISMATCH
+ *          (a range outside its buffer); an MPI failure comes back from ocal_mpi_wait. */
+OCAL_API ocal_status ocal_mpi_iexchange(ocal_mpi mpi, size_t nsend, const ocal_mpi_transfer *sends,
+                                        size_t nrecv, const ocal_mpi_transfer *recvs,
+                                        ocal_mpi_request *req);
+
+/** Blocks until the request's collective has finished, frees the request and sets *req to
+ * NULL. The buffers then hold their results, for the host and for any later device work.
+ * \param req the request; NULL or *req NULL is OCAL_INVALID_ARGUMENT.
+ * \returns the collective's status (on every rank the same for the ranks' common check). */
+OCAL_API ocal_status ocal_mpi_wait(ocal_mpi_request *req);
+
+/** Tells whether the request has finished, without blocking. When it has, frees it, sets
+ * *req to NULL and returns the collective's status, as ocal_mpi_wait.
+ * \param req the request. \param done receives 1 when finished, else 0.
+ * \returns OCAL_OK while it runs; else as ocal_mpi_wait. */
+OCAL_API ocal_status ocal_mpi_test(ocal_mpi_request *req, int *done);
+
+/** An event that completes when the request's collective has finished on the device, to
+ * order device work after it without blocking the host: ocal_context_wait(ctx, 1, &event).
+ * The event fails (an OpenCL error status) when the collective does; release it with
+ * ocal_event_release, whether or not the request is still alive.
+ * \param req the request. \param event receives the event.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT; an OpenCL error. */
+OCAL_API ocal_status ocal_mpi_request_event(ocal_mpi_request req, ocal_event *event);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCAL_MPI_H */

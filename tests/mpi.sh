@@ -1,0 +1,80 @@
+#!/bin/sh
+# libocal-mpi under mpirun on the default device (PoCL in CI): the collectives' tests with 1,
+# 2 and 3 ranks (more ranks than cores: --oversubscribe), then the examples, whose results
+# must equal a single rank's, and the benchmark's quick form.
+#
+# Each rank gets its own POCL_CACHE_DIR: PoCL crashes when processes share its kernel cache
+# (ocal's own disk cache, OCAL_CACHE_DIR, is shared: its writes are atomic). CI runs as root,
+# which Open MPI refuses unless told twice. A small OCAL_MPI_CHUNK makes the test sizes span
+# many pipelined chunks.
+set -eu
+tmp="${TMPDIR:-/tmp}/ocal-mpi.$$"
+mkdir -p "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Shared-memory transport only, no network probing; no warnings about a missing high-speed
+# network on a CI machine.
+OMPI_MCA_btl=self,vader OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_btl \
+  OMPI_MCA_btl_base_warn_component_unused OMPI_MCA_rmaps_base_oversubscribe
+# Under the sanitizers, LeakSanitizer reports allocations Open MPI keeps until exit inside
+# libmpi, PMIx, hwloc and libevent. Those libraries are built without frame pointers, so the
+# fast unwinder records no frames for their allocations and no suppression (tests/lsan.supp
+# names those libraries) can match them; the slow unwinder finds the frames but makes PoCL's
+# compiler (LLVM allocates a great deal) take many minutes per kernel. So leak checking is off
+# for every MPI run but the last, which runs with the slow unwinder once every kernel is in
+# the caches. (Without ASan these variables are ignored.)
+base_asan="${ASAN_OPTIONS:-}"
+ASAN_OPTIONS="${base_asan:+$base_asan:}detect_leaks=0"
+export ASAN_OPTIONS
+mpirun="${MPIRUN:-mpirun}"
+top=$(cd "$(dirname "$0")/.." && pwd)
+build="${OCAL_EXAMPLES:-$top/examples}/.."
+
+# Runs "$@" on N ranks, each with its own PoCL cache, kept beside ocal's (in the build tree)
+# so that later runs find their kernels compiled.
+pocl="${OCAL_CACHE_DIR:-$tmp}/pocl-rank"
+run() {
+  n=$1
+  shift
+  "$mpirun" -np "$n" --oversubscribe sh -c \
+    'POCL_CACHE_DIR="$0.${OMPI_COMM_WORLD_RANK:-0}"; export POCL_CACHE_DIR; exec "$@"' \
+    "$pocl" "$@"
+}
+
+# One rank first: it compiles every kernel once (on a shared 2-core machine, compiling in
+# several processes at once is what takes the time), then the other ranks start from a copy
+# of its PoCL cache. One rank is also a case of its own (nothing to send).
+export OCAL_MPI_CHUNK=4096 OCAL_MPI_SLOTS=3
+run 1 "$build/tests/mpi_collectives"
+run 1 "$build/examples/mlp_train_mpi" --check 1 --train 1536 --batch 64 --hidden 64 --epochs 1 \
+  --min-accuracy 0 > /dev/null
+for r in 1 2; do [ -d "$pocl.$r" ] || cp -r "$pocl.0" "$pocl.$r"; done
+run 2 "$build/tests/mpi_collectives"
+OCAL_MPI_SLOTS=4 run 3 "$build/tests/mpi_collectives"
+# Without the progress thread (every call runs to its end before returning).
+OCAL_MPI_ASYNC=0 run 2 "$build/tests/mpi_collectives"
+unset OCAL_MPI_CHUNK OCAL_MPI_SLOTS
+
+# The distributed sum: exact on 1, 2 and 3 ranks.
+for n in 1 2 3; do
+  run $n "$build/examples/mpi_sum" --n 1000003 | tee "$tmp/sum.log"
+  grep -q "over $n ranks = 500002500003 (exact)" "$tmp/sum.log"
+done
+
+# Data-parallel training: its first steps' losses equal one rank's with the same global batch.
+run 2 "$build/examples/mlp_train_mpi" --check 3 --train 1536 --batch 128 --hidden 64 \
+  --epochs 2 --min-accuracy 60 | tee "$tmp/mlp.log"
+grep -q "check: 3 steps on 2 ranks equal one rank's" "$tmp/mlp.log"
+run 3 "$build/examples/mlp_train_mpi" --check 2 --train 1536 --batch 192 --hidden 64 \
+  --epochs 1 --min-accuracy 0 | tee "$tmp/mlp3.log"
+grep -q "check: 2 steps on 3 ranks equal one rank's" "$tmp/mlp3.log"
+
+# The benchmark's quick form runs and its results check.
+run 2 "$build/bench/mpi_allreduce" --quick | tee "$tmp/bench.log"
+grep -q '"bench": "mpi_allreduce"' "$tmp/bench.log"
+
+# Leaks: the collectives' tests once more, with LeakSanitizer on (see the top).
+ASAN_OPTIONS="${base_asan:+$base_asan:}fast_unwind_on_malloc=0" OCAL_MPI_CHUNK=4096 \
+  run 2 "$build/tests/mpi_collectives"
+echo "mpi checks passed"
