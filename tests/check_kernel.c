@@ -340,6 +340,18 @@ START_TEST(test_launch_limits) {
   ck_assert_ocal(ocal_buffer_release(u));
   for (int i = 1; i < 4; i++) ck_assert_ocal(ocal_kernel_set_scalar(k3, i, OCAL_U32, &one));
   ck_assert_ocal_fails(ocal_kernel_launch(k3, 3, g3, l3), OCAL_UNSUPPORTED);
+  /* A range whose every dimension is addressable but whose product is not (issue 19, bug
+   * 7): refused, where the driver ran nothing (2^96 items) or aborted at ocal_finish (2^64). */
+  if (sizeof(size_t) == 8) {
+    const size_t big[3] = {(size_t)1 << 32, (size_t)1 << 32, (size_t)1 << 32};
+    for (int dims = 2; dims <= 3; dims++) {
+      ck_assert_ocal_fails(ocal_kernel_launch(k3, dims, big, NULL), OCAL_UNSUPPORTED);
+      ck_assert_ptr_nonnull(strstr(ocal_last_error(), "can address"));
+    }
+    const size_t wide[2] = {(size_t)1 << 40, (size_t)1 << 30};
+    ck_assert_ocal_fails(ocal_kernel_launch(k3, 2, wide, NULL), OCAL_UNSUPPORTED);
+  }
+  ck_assert_ocal(ocal_finish(fixture_ctx));
   ck_assert_ocal(ocal_kernel_release(k3));
   /* More local memory than the device has. */
   const char *src = "__kernel void l(__local float *t, __global float *y) { t[0] = 1; y[0] = t[0]; }\n";

@@ -592,6 +592,17 @@ ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *globa
                        d, g[d], kernel->ctx->info.name, kernel->address_bits);
     g[d] = rounded;
   }
+  /* Each dimension may be addressable while their product is not: a range of 2^32 x 2^32
+   * work-items overflows a 64-bit size_t (get_global_linear_id, the driver's own loop
+   * counters), and drivers then run nothing or abort later at ocal_finish. */
+  size_t total = 1;
+  for (int d = 0; d < ndim; d++)
+    if (ocal__mul_overflows(total, g[d], &total) || total > max_index)
+      return OCAL_FAIL(OCAL_UNSUPPORTED,
+                       "the launch range %zu x %zu x %zu (rounded to the work-group size) has "
+                       "more work-items than device '%s' can address (%u-bit addresses); "
+                       "split the work into several launches",
+                       g[0], g[1], g[2], kernel->ctx->info.name, kernel->address_bits);
   cl_ulong local_total = kernel->kernel_local;
   for (int i = 0; i < kernel->nargs; i++) local_total += kernel->args[i].local_bytes;
   if (local_total > kernel->device_local)
