@@ -7,6 +7,7 @@
 #include "fixture.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -843,6 +844,226 @@ START_TEST(test_one_file_per_program) {
 }
 END_TEST
 
+/* ---- hostile files ------------------------------------------------------------------ *
+ * Whatever sits where a cache file or the GEMM tuning file belongs, or where the cache
+ * directory belongs, ocal must neither hang (a FIFO blocks open and read), nor read without
+ * end (/dev/zero), nor trust it: it builds from source (or uses CLBlast's defaults) and the
+ * results stay right. Each test arms an alarm, so a hang ends the test with SIGALRM. */
+
+enum {
+  HOSTILE_FIFO,
+  HOSTILE_LINK_DEV_ZERO,
+  HOSTILE_LINK_DANGLING,
+  HOSTILE_LINK_TO_GOOD_FILE,
+  HOSTILE_DIRECTORY,
+  HOSTILE_HUGE_SPARSE,
+  HOSTILE_HEADER_ONLY,
+  HOSTILE_COUNT
+};
+
+static const char *const hostile_names[HOSTILE_COUNT] = {
+    "a FIFO",          "a link to /dev/zero", "a dangling link", "a link to a good file elsewhere",
+    "a directory",     "a 4 GiB sparse file", "a file cut after the magic"};
+
+/* Puts hostile thing `mode` at path (which holds a good file, or nothing). */
+static void place_hostile(int mode, const char *path, const char *spare_dir) {
+  char *copy = NULL;
+  if (mode == HOSTILE_LINK_TO_GOOD_FILE) {
+    /* The good file itself, moved away: a link must not be followed even to a valid file,
+     * since the next store would replace the link, not write through it. */
+    copy = join(spare_dir, "moved.bin");
+    ck_assert_int_eq(rename(path, copy), 0);
+  }
+  unlink(path);
+  switch (mode) {
+    case HOSTILE_FIFO:
+      ck_assert_msg(mkfifo(path, 0644) == 0, "mkfifo(%s): %s", path, strerror(errno));
+      break;
+    case HOSTILE_LINK_DEV_ZERO:
+      ck_assert_int_eq(symlink("/dev/zero", path), 0);
+      break;
+    case HOSTILE_LINK_DANGLING:
+      ck_assert_int_eq(symlink("/nonexistent/ocal/cache.bin", path), 0);
+      break;
+    case HOSTILE_LINK_TO_GOOD_FILE:
+      ck_assert_int_eq(symlink(copy, path), 0);
+      break;
+    case HOSTILE_DIRECTORY:
+      ck_assert_int_eq(mkdir(path, 0755), 0);
+      break;
+    case HOSTILE_HUGE_SPARSE: {
+      FILE *f = fopen(path, "wb");
+      ck_assert_ptr_nonnull(f);
+      ck_assert_int_eq(ftruncate(fileno(f), (off_t)4 << 30), 0);
+      fputs("OCALBIN1", f);
+      ck_assert_int_eq(fclose(f), 0);
+      break;
+    }
+    case HOSTILE_HEADER_ONLY:
+      spit(path, "OCALBIN1", 8);
+      break;
+    default:
+      ck_abort_msg("unknown hostile file %d", mode);
+  }
+  free(copy);
+}
+
+START_TEST(test_hostile_cache_file) {
+  const int mode = _i;
+  const char *what = hostile_names[mode];
+  alarm(60);
+  char *dir = make_tmpdir(), *spare = make_tmpdir();
+  ocal_context ctx = new_context(1, dir);
+  assert_fill(ctx, OCAL_F32, 1001, 100);
+  ck_assert_ocal(ocal_context_release(ctx));
+  char *path = only_bin(dir);
+  place_hostile(mode, path, spare);
+
+  for (int round = 0; round < 2; round++) {
+    ctx = new_context(1, dir);
+    char why[1024] = "";
+    int rc = fill_verify(ctx, OCAL_F32, 100003, 101 + (uint64_t)round, why, sizeof why);
+    ck_assert_msg(rc == 0, "%s in place of the cache file (round %d): %s", what, round, why);
+    ocal_cache_stats st = stats_of(ctx);
+    ck_assert_uint_eq(st.memory_hits, 0);
+    if (round == 0 || mode == HOSTILE_DIRECTORY) {
+      /* Refused and rebuilt; a directory stays in the way, so every context rebuilds. */
+      ck_assert_msg(st.compiles == 1 && st.disk_hits == 0 && st.disk_rejects >= 1,
+                    "%s: compiles %llu disk_hits %llu disk_rejects %llu, expected 1, 0, >= 1",
+                    what, (unsigned long long)st.compiles, (unsigned long long)st.disk_hits,
+                    (unsigned long long)st.disk_rejects);
+    } else {
+      /* The store replaced the thing (not what it pointed to) with a good file. */
+      struct stat lst;
+      ck_assert_int_eq(lstat(path, &lst), 0);
+      ck_assert_msg(S_ISREG(lst.st_mode), "%s: the store left no regular file", what);
+      ck_assert_msg(st.compiles == 0 && st.disk_hits == 1,
+                    "%s: after the rewrite compiles %llu disk_hits %llu, expected 0 and 1", what,
+                    (unsigned long long)st.compiles, (unsigned long long)st.disk_hits);
+    }
+    ck_assert_ocal(ocal_context_release(ctx));
+  }
+  /* /dev/zero and the moved good file are untouched by the store. */
+  if (mode == HOSTILE_LINK_TO_GOOD_FILE) {
+    char *copy = join(spare, "moved.bin");
+    size_t size;
+    unsigned char *data = slurp(copy, &size);
+    ck_assert_int_eq(memcmp(data, "OCALBIN1", 8), 0);
+    free(data);
+    free(copy);
+  }
+  alarm(0);
+  free(path);
+  rm_rf(dir);
+  rm_rf(spare);
+  free(dir);
+  free(spare);
+}
+END_TEST
+
+enum {
+  BADDIR_MISSING,
+  BADDIR_REGULAR_FILE,
+  BADDIR_FIFO,
+  BADDIR_LINK_DEV_ZERO,
+  BADDIR_READ_ONLY,
+  BADDIR_COUNT
+};
+
+static const char *const baddir_names[BADDIR_COUNT] = {
+    "a missing directory (made on the first store)", "a regular file", "a FIFO",
+    "a link to /dev/zero", "a read-only directory"};
+
+START_TEST(test_hostile_cache_dir) {
+  const int mode = _i;
+  const char *what = baddir_names[mode];
+  alarm(60);
+  char *root = make_tmpdir();
+  char *dir = join(root, "cache");
+  switch (mode) {
+    case BADDIR_MISSING: break;
+    case BADDIR_REGULAR_FILE: spit(dir, "x", 1); break;
+    case BADDIR_FIFO: ck_assert_int_eq(mkfifo(dir, 0644), 0); break;
+    case BADDIR_LINK_DEV_ZERO: ck_assert_int_eq(symlink("/dev/zero", dir), 0); break;
+    case BADDIR_READ_ONLY: ck_assert_int_eq(mkdir(dir, 0555), 0); break;
+    default: ck_abort_msg("unknown cache directory %d", mode);
+  }
+  /* root may write into a read-only directory anyway: then the row is an ordinary one. */
+  int stores = mode == BADDIR_MISSING || (mode == BADDIR_READ_ONLY && access(dir, W_OK) == 0);
+  for (int round = 0; round < 2; round++) {
+    ocal_context ctx = new_context(1, dir);
+    char why[1024] = "";
+    int rc = fill_verify(ctx, OCAL_I32, 100003, 110 + (uint64_t)round, why, sizeof why);
+    ck_assert_msg(rc == 0, "a cache directory that is %s (round %d): %s", what, round, why);
+    ocal_cache_stats st = stats_of(ctx);
+    if (stores && round == 1)
+      ck_assert_msg(st.compiles == 0 && st.disk_hits == 1, "%s: no disk hit after a store",
+                    what);
+    else
+      ck_assert_msg(st.compiles == 1 && st.disk_hits == 0, "%s: compiles %llu disk_hits %llu",
+                    what, (unsigned long long)st.compiles, (unsigned long long)st.disk_hits);
+    ck_assert_ocal(ocal_context_release(ctx));
+  }
+  alarm(0);
+  chmod(dir, 0755);
+  rm_rf(root);
+  free(dir);
+  free(root);
+}
+END_TEST
+
+/* The GEMM tuning file is read once per device and process, at the first BLAS call: a child
+ * process (--child-tuning DIR) reads it. Exit 0: ocal_blas_tuning_info answered, and not
+ * from the file; 1: it failed; 2: it says it used the file; 3: this ocal has no CLBlast. */
+static int child_tuning(const char *dir) {
+  alarm(60);
+  ocal_context_options opt;
+  ocal_context ctx = NULL;
+  ocal_context_options_init(&opt);
+  opt.disk_cache = 1;
+  opt.cache_dir = dir;
+  if (ocal_context_create(&ctx, &opt) != OCAL_OK) return 1;
+  ocal_blas_tuning info;
+  ocal_status s = ocal_blas_tuning_info(ctx, OCAL_F32, &info);
+  int code = s == OCAL_UNSUPPORTED ? 3 : s != OCAL_OK ? 1 : info.source == OCAL_TUNING_FILE ? 2 : 0;
+  if (s != OCAL_OK && s != OCAL_UNSUPPORTED) fprintf(stderr, "child: %s\n", ocal_last_error());
+  ocal_context_release(ctx);
+  return code;
+}
+
+START_TEST(test_hostile_tuning_file) {
+  const int mode = _i;
+  const char *what = hostile_names[mode];
+  char *dir = make_tmpdir(), *spare = make_tmpdir();
+  /* This process learns the file's path (and reads nothing: there is no file yet). */
+  ocal_context ctx = new_context(1, dir);
+  ocal_blas_tuning info;
+  ocal_status s = ocal_blas_tuning_info(ctx, OCAL_F32, &info);
+  ck_assert_ocal(ocal_context_release(ctx));
+  if (s == OCAL_UNSUPPORTED) { /* built without CLBlast: no tuning file to read */
+    rm_rf(dir);
+    rm_rf(spare);
+    free(dir);
+    free(spare);
+    return;
+  }
+  ck_assert_msg(s == OCAL_OK, "ocal_blas_tuning_info: %s", ocal_last_error());
+  ck_assert_msg(strncmp(info.path, dir, strlen(dir)) == 0, "the tuning file %s is not in %s",
+                info.path, dir);
+  if (mode == HOSTILE_LINK_TO_GOOD_FILE) spit(info.path, "OCALBIN1", 8);
+  place_hostile(mode, info.path, spare);
+  char *args[] = {"--child-tuning", dir, NULL};
+  int sig = 0, code = fixture_wait_child(fixture_spawn_self(program_path, args), &sig);
+  ck_assert_msg(code >= 0, "%s in place of the tuning file: the child died (signal %d%s)", what,
+                sig, sig == SIGALRM ? ": it hung" : "");
+  ck_assert_msg(code == 0, "%s in place of the tuning file: the child exited %d", what, code);
+  rm_rf(dir);
+  rm_rf(spare);
+  free(dir);
+  free(spare);
+}
+END_TEST
+
 static TCase *cache_tcase(const char *name) {
   /* No device fixture: every test makes its own contexts on its own cache directory. */
   TCase *tc = tcase_create(name);
@@ -853,6 +1074,7 @@ static TCase *cache_tcase(const char *name) {
 int main(int argc, char **argv) {
   if (argc == 6 && strcmp(argv[1], "--child-fill") == 0)
     return child_main(argv[2], argv[3], argv[4], argv[5]);
+  if (argc == 3 && strcmp(argv[1], "--child-tuning") == 0) return child_tuning(argv[2]);
   if (argc > 0) program_path = argv[0];
   const char *tmp = getenv("TMPDIR");
   snprintf(run_root, sizeof run_root, "%s/ocal-cache-test-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
@@ -873,6 +1095,12 @@ int main(int argc, char **argv) {
   tcase_add_loop_test(corrupt, test_corrupt_file_is_rejected, 0, CORRUPT_COUNT);
   tcase_add_test(corrupt, test_directory_in_the_way);
   suite_add_tcase(s, corrupt);
+
+  TCase *hostile = cache_tcase("hostile files");
+  tcase_add_loop_test(hostile, test_hostile_cache_file, 0, HOSTILE_COUNT);
+  tcase_add_loop_test(hostile, test_hostile_cache_dir, 0, BADDIR_COUNT);
+  tcase_add_loop_test(hostile, test_hostile_tuning_file, 0, HOSTILE_COUNT);
+  suite_add_tcase(s, hostile);
 
   TCase *config = cache_tcase("configuration");
   tcase_add_test(config, test_env_cache_off);

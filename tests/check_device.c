@@ -1,11 +1,14 @@
 /* ocal tests — listing devices and resolving selectors.
  *
  * Expectations come from ocal_device_list, never from the name of a particular driver, so the
- * suite passes on PoCL's CPU device and on a GPU machine alike. Tests that need OCAL_DEVICE
+ * suite passes on PoCL's CPU device and on a GPU machine alike. White-box: the failure tests
+ * replace the OpenCL query pointers of src/core/device.c. Tests that need OCAL_DEVICE
  * set or unset change it themselves: Check forks each test, so the change stays in it. */
 #include "fixture.h"
+#include "internal.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,6 +395,217 @@ START_TEST(test_select_null_info) {
 }
 END_TEST
 
+/* Every selector example that README.md and ocal/device.h give, checked against what the
+ * list says they should pick (or, where nothing fits, a "not found" that lists the devices).
+ * The short names are the documented ones: "pocl" must find PoCL, whose platform calls
+ * itself "Portable Computing Language" and whose devices are "pthread-..." or "cpu-...". */
+static long expected_pick(const ocal_device_info *list, size_t n, const char *sel) {
+  static const struct {
+    const char *short_name, *piece;
+  } aliases[] = {{"pocl", "Portable Computing Language"},
+                 {"amd", "Advanced Micro Devices"},
+                 {"mesa", "Clover"},
+                 {"mesa", "rusticl"}};
+  if (strcmp(sel, "gpu") == 0) return first_of_type(list, n, OCAL_DEVICE_GPU);
+  if (strcmp(sel, "cpu") == 0) return first_of_type(list, n, OCAL_DEVICE_CPU);
+  if (strcmp(sel, "accelerator") == 0) return first_of_type(list, n, OCAL_DEVICE_ACCELERATOR);
+  if (strcmp(sel, "0:0") == 0) {
+    for (size_t i = 0; i < n; i++)
+      if (list[i].platform_index == 0 && list[i].device_index == 0) return (long)i;
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (contains_nocase(list[i].name, sel) || contains_nocase(list[i].platform_name, sel))
+      return (long)i;
+    for (size_t k = 0; k < sizeof aliases / sizeof aliases[0]; k++)
+      if (strcmp(sel, aliases[k].short_name) == 0 &&
+          (contains_nocase(list[i].platform_name, aliases[k].piece) ||
+           contains_nocase(list[i].vendor, aliases[k].piece)))
+        return (long)i;
+  }
+  return -1;
+}
+
+START_TEST(test_select_documented_examples) {
+  static const char *const examples[] = {"gpu",   "cpu",     "accelerator", "0:0",
+                                         "nvidia", "h100",   "pocl",        "intel",
+                                         "amd",   "rusticl", "oclgrind",    "mesa"};
+  size_t n;
+  ocal_device_info *list = list_devices(&n);
+  for (size_t k = 0; k < sizeof examples / sizeof examples[0]; k++) {
+    check_select(examples[k], list, n, expected_pick(list, n, examples[k]));
+    char up[32];
+    snprintf(up, sizeof up, "%s", examples[k]);
+    upper(up);
+    check_select(up, list, n, expected_pick(list, n, examples[k]));
+  }
+  /* The case the docs promised and ocal missed: PoCL by its short name. */
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(list[i].platform_name, "Portable Computing Language") != 0) continue;
+    ocal_device_info got;
+    ck_assert_msg(ocal_device_select("pocl", &got) == OCAL_OK, "'pocl' finds no PoCL device: %s",
+                  ocal_last_error());
+    ck_assert_str_eq(got.platform_name, "Portable Computing Language");
+    break;
+  }
+  free(list);
+}
+END_TEST
+
+/* ---- failing queries (white-box: device.c calls OpenCL through replaceable pointers) --- */
+
+static long fail_at = -1, calls = 0;
+static cl_int fail_with = CL_OUT_OF_HOST_MEMORY;
+
+static cl_int failing_device_info(cl_device_id d, cl_device_info w, size_t size, void *v,
+                                  size_t *ret) {
+  if (calls++ == fail_at) return fail_with;
+  return clGetDeviceInfo(d, w, size, v, ret);
+}
+
+static cl_int failing_device_ids(cl_platform_id p, cl_device_type t, cl_uint num,
+                                 cl_device_id *devs, cl_uint *ret) {
+  if (calls++ == fail_at) return fail_with;
+  return clGetDeviceIDs(p, t, num, devs, ret);
+}
+
+/* Bug 8: any clGetDeviceInfo failing inside ocal_context_create fails the creation with that
+ * error, for each query in turn; never a context with a zero among its facts. */
+START_TEST(test_failed_device_query_fails_creation) {
+  ocal__cl_get_device_info = failing_device_info;
+  fail_at = -1;
+  calls = 0;
+  ocal_context ctx = NULL;
+  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_release(ctx));
+  const long total = calls;
+  ck_assert_int_ge(total, 15); /* every fact of at least one device */
+  for (long k = 0; k < total; k++) {
+    fail_at = k;
+    calls = 0;
+    ctx = (ocal_context)&ctx;
+    ocal_status s = ocal_context_create(&ctx, NULL);
+    ck_assert_msg(s == OCAL_OUT_OF_HOST_MEMORY,
+                  "query %ld of %ld failing: ocal_context_create returned %s (%s)", k, total,
+                  ocal_status_string(s), ocal_last_error());
+    ck_assert_ptr_null(ctx);
+    const char *msg = ocal_last_error();
+    ck_assert_msg(strstr(msg, "ocal_context_create") && strstr(msg, "clGetDeviceInfo") &&
+                      strstr(msg, "CL_OUT_OF_HOST_MEMORY") && strstr(msg, "querying CL_"),
+                  "query %ld: %s", k, msg);
+  }
+  ocal__cl_get_device_info = clGetDeviceInfo;
+  fail_at = -1;
+  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ocal_device_info info;
+  ck_assert_ocal(ocal_context_device(ctx, &info));
+  ck_assert_uint_gt(info.max_work_group_size, 0);
+  ck_assert_uint_gt(info.max_alloc_bytes, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+}
+END_TEST
+
+/* Bug 9: clGetDeviceIDs failing for a reason other than "no devices" is reported by its
+ * name (not as "no platform is registered"), and the list grown so far is freed (the
+ * sanitizer build's LeakSanitizer sees a leak otherwise). */
+START_TEST(test_failed_device_enumeration_named) {
+  ocal__cl_get_device_ids = failing_device_ids;
+  fail_at = -1;
+  calls = 0;
+  size_t count = 0;
+  ck_assert_ocal(ocal_device_list(NULL, 0, &count));
+  const long total = calls; /* two calls per platform with devices, one per platform without */
+  ck_assert_int_ge(total, 2);
+  fail_with = CL_OUT_OF_RESOURCES;
+  for (long k = 0; k < total; k++) {
+    fail_at = k;
+    calls = 0;
+    ocal_status s = ocal_device_list(NULL, 0, &count);
+    ck_assert_msg(s == OCAL_OPENCL_ERROR, "call %ld: ocal_device_list returned %s (%s)", k,
+                  ocal_status_string(s), ocal_last_error());
+    ck_assert_msg(strstr(ocal_last_error(), "clGetDeviceIDs") &&
+                      strstr(ocal_last_error(), "CL_OUT_OF_RESOURCES") &&
+                      strstr(ocal_last_error(), "ocal_device_list"),
+                  "%s", ocal_last_error());
+    calls = 0;
+    ocal_context ctx = (ocal_context)&ctx;
+    s = ocal_context_create(&ctx, NULL);
+    ck_assert_msg(s == OCAL_OPENCL_ERROR && ctx == NULL, "call %ld: creation returned %s (%s)",
+                  k, ocal_status_string(s), ocal_last_error());
+    ck_assert_ptr_null(strstr(ocal_last_error(), "no platform"));
+  }
+  /* "No devices" is not an error: a platform answering so is skipped. */
+  fail_with = CL_DEVICE_NOT_FOUND;
+  fail_at = 0;
+  calls = 0;
+  ck_assert_ocal(ocal_device_list(NULL, 0, &count));
+  ocal__cl_get_device_ids = clGetDeviceIDs;
+  fail_with = CL_OUT_OF_HOST_MEMORY;
+  fail_at = -1;
+}
+END_TEST
+
+/* Bug 4: eight threads creating their contexts at once as the process's first OpenCL use
+ * (a fresh process: this program run again with --child-threads) all succeed. */
+#define FIRST_THREADS 8
+static pthread_barrier_t first_barrier;
+static ocal_status first_status[FIRST_THREADS];
+static char first_error[FIRST_THREADS][512];
+
+static void *first_thread(void *arg) {
+  long t = (long)arg;
+  ocal_context ctx = NULL;
+  pthread_barrier_wait(&first_barrier);
+  first_status[t] = ocal_context_create(&ctx, NULL);
+  snprintf(first_error[t], sizeof first_error[t], "%s", ocal_last_error());
+  if (first_status[t] == OCAL_OK) {
+    const size_t n = 1000 + (size_t)t;
+    ocal_buffer b = NULL;
+    int32_t host[1007];
+    ocal_status s = ocal_buffer_zeros(ctx, OCAL_I32, 1, &n, &b);
+    if (s == OCAL_OK) s = ocal_buffer_read(b, 0, n, host, NULL);
+    for (size_t i = 0; s == OCAL_OK && i < n; i++)
+      if (host[i] != 0) s = OCAL_INTERNAL;
+    if (s != OCAL_OK) {
+      first_status[t] = s;
+      snprintf(first_error[t], sizeof first_error[t], "zeros: %s", ocal_last_error());
+    }
+    ocal_buffer_release(b);
+    ocal_context_release(ctx);
+  }
+  return NULL;
+}
+
+static int child_threads(void) {
+  pthread_t threads[FIRST_THREADS];
+  pthread_barrier_init(&first_barrier, NULL, FIRST_THREADS);
+  for (long t = 0; t < FIRST_THREADS; t++)
+    if (pthread_create(&threads[t], NULL, first_thread, (void *)t) != 0) return 2;
+  int bad = 0;
+  for (long t = 0; t < FIRST_THREADS; t++) {
+    pthread_join(threads[t], NULL);
+    if (first_status[t] != OCAL_OK) {
+      fprintf(stderr, "thread %ld: %s: %s\n", t, ocal_status_string(first_status[t]),
+              first_error[t]);
+      bad = 1;
+    }
+  }
+  pthread_barrier_destroy(&first_barrier);
+  return bad;
+}
+
+static const char *program_path = "";
+
+START_TEST(test_concurrent_first_contexts) {
+  for (int round = 0; round < 3; round++) {
+    char *args[] = {"--child-threads", NULL};
+    int sig = 0, code = fixture_wait_child(fixture_spawn_self(program_path, args), &sig);
+    ck_assert_msg(code == 0, "round %d: the child %s %d (its stderr says which thread failed)",
+                  round, code < 0 ? "died of signal" : "exited", code < 0 ? sig : code);
+  }
+}
+END_TEST
+
 START_TEST(test_select_default_order) {
   ck_assert_int_eq(unsetenv("OCAL_DEVICE"), 0);
   size_t n;
@@ -532,7 +746,9 @@ static TCase *plain_tcase(const char *name) {
   return tc;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--child-threads") == 0) return child_threads();
+  if (argc > 0) program_path = argv[0];
   Suite *s = suite_create("device");
 
   TCase *tc = plain_tcase("list");
@@ -555,6 +771,7 @@ int main(void) {
   tcase_add_test(tc, test_select_platform_name_piece);
   tcase_add_test(tc, test_select_no_match);
   tcase_add_test(tc, test_select_null_info);
+  tcase_add_test(tc, test_select_documented_examples);
   tcase_add_test(tc, test_device_type_string);
   suite_add_tcase(s, tc);
 
@@ -565,6 +782,12 @@ int main(void) {
   tcase_add_test(tc, test_env_index_pairs);
   tcase_add_test(tc, test_env_bad_value);
   tcase_add_test(tc, test_explicit_selector_overrides_env);
+  suite_add_tcase(s, tc);
+
+  tc = plain_tcase("failures");
+  tcase_add_test(tc, test_failed_device_query_fails_creation);
+  tcase_add_test(tc, test_failed_device_enumeration_named);
+  tcase_add_test(tc, test_concurrent_first_contexts);
   suite_add_tcase(s, tc);
 
   return fixture_run(s);

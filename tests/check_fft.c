@@ -863,6 +863,194 @@ END_TEST
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "new_delete_type_mismatch=0"; }
 
+/* ---- lengths the default engine must take (issue 19, bugs 1 and 2) ---------------------- *
+ * Long odd lengths go through Bluestein's algorithm in VkFFT, whose work-groups once overflowed
+ * the stacks of PoCL's threads (SIGSEGV inside the driver after OCAL_OK); length 1, a
+ * dimension of 1 and R2C f64 of some odd lengths were refused. A naive DFT of 65536 points
+ * would take the host minutes, so the forward result is checked at 48 bins (the first,
+ * the last and random ones) against a double-precision DFT of those bins, and the inverse
+ * brings the whole array back to the input. */
+
+/* X[k] = sum_j x[j] e^(-2 pi i jk/n) for one bin of a 1-D complex signal. */
+static cd dft_bin(const cd *x, size_t n, size_t k) {
+  double re = 0, im = 0;
+  for (size_t j = 0; j < n; j++) {
+    double a = -2.0 * M_PI * (double)((j * k) % n) / (double)n;
+    double c = cos(a), s = sin(a);
+    re += x[j].re * c - x[j].im * s;
+    im += x[j].re * s + x[j].im * c;
+  }
+  return (cd){re, im};
+}
+
+static void check_long_1d(ocal_fft_kind kind, size_t n, int dbl) {
+  if (dbl && !fixture_has_fp64()) return;
+  char label[96];
+  snprintf(label, sizeof label, "default engine %s %s n=%zu", kind == OCAL_FFT_C2C ? "c2c" : "r2c",
+           dbl ? "f64" : "f32", n);
+  const int cplx = kind == OCAL_FFT_C2C;
+  const size_t out_n = cplx ? n : n / 2 + 1;
+  double *x = random_reals(cplx ? 2 * n : n, 4242 + n);
+  cd *xc = malloc(n * sizeof *xc);
+  ck_assert_ptr_nonnull(xc);
+  for (size_t j = 0; j < n; j++) xc[j] = cplx ? (cd){x[2 * j], x[2 * j + 1]} : (cd){x[j], 0};
+
+  ocal_fft_desc d;
+  ck_assert_ocal(ocal_fft_desc_init(&d));
+  d.lengths[0] = n;
+  d.kind = kind;
+  d.precision = dbl ? OCAL_F64 : OCAL_F32;
+  ocal_fft_plan fwd, inv;
+  if (!cplx && n % 2 == 1) {
+    /* R2C of a long odd length: taken, or refused as ocal/fft.h documents (VkFFT does odd
+     * R2C within one work-group only, clFFT only for factors <= 13), never a crash. */
+    ocal_status st = ocal_fft_plan_create(fixture_ctx, &d, &fwd);
+    if (st != OCAL_OK) {
+      ck_assert_msg(st == OCAL_UNSUPPORTED && strstr(ocal_last_error(), "R2C"),
+                    "%s: %s (%s)", label, ocal_status_string(st), ocal_last_error());
+      free(xc);
+      free(x);
+      return;
+    }
+  } else {
+    ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &fwd));
+  }
+  d.kind = cplx ? OCAL_FFT_C2C : OCAL_FFT_C2R;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &inv));
+  ocal_buffer in = upload(x, cplx ? 2 * n : n, cplx, dbl), spec, back;
+  size_t sn = out_n, bn = n;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, dbl ? OCAL_C64 : OCAL_C32, 1, &sn, &spec));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, cplx ? (dbl ? OCAL_C64 : OCAL_C32)
+                                                     : (dbl ? OCAL_F64 : OCAL_F32), 1, &bn, &back));
+  ck_assert_ocal(ocal_fft_execute(fwd, OCAL_FFT_FORWARD, in, spec));
+  ck_assert_ocal(ocal_fft_execute(inv, OCAL_FFT_INVERSE, spec, back));
+  ck_assert_ocal(ocal_finish(fixture_ctx));
+
+  double *y = download(spec, 2 * out_n, dbl);
+  /* Bins: 0, the last, and random ones; the error relative to the spectrum's RMS. */
+  double num = 0, den = 0;
+  uint64_t st = n;
+  for (int b = 0; b < 48; b++) {
+    size_t k = b == 0 ? 0 : b == 1 ? out_n - 1 : (size_t)(fixture_random(&st) % out_n);
+    cd want = dft_bin(xc, n, k);
+    num += (y[2 * k] - want.re) * (y[2 * k] - want.re) +
+           (y[2 * k + 1] - want.im) * (y[2 * k + 1] - want.im);
+    den += want.re * want.re + want.im * want.im;
+  }
+  double tol = dbl ? 1e-10 : 2e-4;
+  double err = sqrt(num / den);
+  ck_assert_msg(err < tol, "%s forward: relative error %.3g at 48 bins (tolerance %.g)", label,
+                err, tol);
+  double *z = download(back, cplx ? 2 * n : n, dbl);
+  err = rel_error(z, x, cplx ? 2 * n : n);
+  ck_assert_msg(err < tol, "%s round trip: relative error %.3g", label, err);
+  free(z);
+  free(y);
+  free(xc);
+  free(x);
+  ocal_buffer_release(in);
+  ocal_buffer_release(spec);
+  ocal_buffer_release(back);
+  ck_assert_ocal(ocal_fft_plan_release(fwd));
+  ck_assert_ocal(ocal_fft_plan_release(inv));
+}
+
+static const struct {
+  ocal_fft_kind kind;
+  size_t n;
+  int dbl;
+} long_cases[] = {
+    {OCAL_FFT_C2C, 16385, 0}, {OCAL_FFT_C2C, 16385, 1}, {OCAL_FFT_C2C, 32769, 0},
+    {OCAL_FFT_R2C, 65536, 1}, {OCAL_FFT_R2C, 32769, 0}, /* bug 1: crashed PoCL's threads */
+    {OCAL_FFT_R2C, 32769, 1}, {OCAL_FFT_R2C, 65535, 1}, {OCAL_FFT_R2C, 65537, 1}, /* bug 2 */
+};
+#define LONG_CASES (int)(sizeof long_cases / sizeof long_cases[0])
+
+START_TEST(test_default_engine_long_lengths) {
+  check_long_1d(long_cases[_i].kind, long_cases[_i].n, long_cases[_i].dbl);
+}
+END_TEST
+
+/* Length 1 and a dimension of 1 (bug 2), on the default engine and on each engine by name:
+ * the transform of one point is the point itself (times the normalisation). */
+START_TEST(test_unit_lengths) {
+  int vk = 0, cl = 0;
+  ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_VKFFT, &vk));
+  ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_CLFFT, &cl));
+  if (vk) {
+    /* VkFFT by name refuses them (no radix for 1), with a message; the default engine hands
+     * them to clFFT. */
+    ocal_fft_desc d;
+    ck_assert_ocal(ocal_fft_desc_init(&d));
+    d.lengths[0] = 1;
+    d.engine = OCAL_FFT_ENGINE_VKFFT;
+    ocal_fft_plan p;
+    ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &d, &p), OCAL_UNSUPPORTED);
+  }
+  if (vk && !cl) return; /* the default engine is VkFFT alone: refused as above */
+  for (int e = -1; e < 2; e++) {
+    ocal_fft_engine eng = e < 0 ? OCAL_FFT_ENGINE_DEFAULT : engines[e];
+    if (eng == OCAL_FFT_ENGINE_VKFFT || (e >= 0 && !have_engine(eng))) continue;
+    fft_case one = {eng, OCAL_FFT_C2C, 1, {1, 0, 0}, 3, 0, 0, OCAL_FFT_NORM_BACKWARD};
+    run_case(&one);
+    fft_case one_ortho = {eng, OCAL_FFT_C2C, 1, {1, 0, 0}, 2, 1, 0, OCAL_FFT_NORM_ORTHO};
+    run_case(&one_ortho);
+    fft_case flat = {eng, OCAL_FFT_C2C, 2, {1, 16, 0}, 2, 0, 0, OCAL_FFT_NORM_BACKWARD};
+    run_case(&flat);
+    fft_case flat_t = {eng, OCAL_FFT_C2C, 2, {16, 1, 0}, 1, 0, 0, OCAL_FFT_NORM_BACKWARD};
+    run_case(&flat_t);
+    fft_case r1 = {eng, OCAL_FFT_R2C, 1, {1, 0, 0}, 2, 0, 0, OCAL_FFT_NORM_BACKWARD};
+    run_case(&r1);
+    fft_case r3 = {eng, OCAL_FFT_R2C, 3, {1, 4, 1}, 1, 0, 0, OCAL_FFT_NORM_BACKWARD};
+    run_case(&r3);
+  }
+}
+END_TEST
+
+/* Bug 10: a VkFFT kernel that fails to build (forced through a white-box hook that adds an
+ * #error line to the next program VkFFT makes) fails the plan with OCAL_BUILD_FAILED and the
+ * compiler's log in ocal_last_error; nothing is printed to standard output (VkFFT printed
+ * the log, read past its end, and the generated source). */
+extern int ocal__vkfft_break_next_build;
+
+START_TEST(test_vkfft_build_failure) {
+  if (!have_engine(OCAL_FFT_ENGINE_VKFFT)) return;
+  ocal_fft_desc d;
+  ck_assert_ocal(ocal_fft_desc_init(&d));
+  d.lengths[0] = 48;
+  d.batch = 5; /* a shape no other test builds, so the plan cache has none */
+  d.engine = OCAL_FFT_ENGINE_VKFFT;
+  char path[] = "/tmp/ocal-check-fft-stdout-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  fflush(stdout);
+  int saved = dup(1);
+  ck_assert_int_ge(saved, 0);
+  ck_assert_int_ge(dup2(fd, 1), 0);
+  ocal__vkfft_break_next_build = 1;
+  ocal_fft_plan p = (ocal_fft_plan)&p;
+  ocal_status st = ocal_fft_plan_create(fixture_ctx, &d, &p);
+  fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  off_t printed = lseek(fd, 0, SEEK_END);
+  close(fd);
+  unlink(path);
+  ck_assert_msg(st == OCAL_BUILD_FAILED, "returned %s: %s", ocal_status_string(st),
+                ocal_last_error());
+  ck_assert_ptr_null(p);
+  ck_assert_msg(strstr(ocal_last_error(), "build log") &&
+                    strstr(ocal_last_error(), "a forced VkFFT build failure"),
+                "the message lacks the compiler's log: %s", ocal_last_error());
+  ck_assert_msg(printed == 0, "the library wrote %lld bytes to standard output",
+                (long long)printed);
+  /* The next creation builds normally and computes the right thing. */
+  fft_case c = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_C2C, 1, {48, 0, 0}, 5, 0, 0,
+                OCAL_FFT_NORM_BACKWARD};
+  run_case(&c);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   /* The exec'ed second process of test_disk_cache_across_processes. */
   if (argc == 3 && strcmp(argv[1], "--disk-cache-child") == 0) return disk_cache_child(argv[2]);
@@ -885,5 +1073,10 @@ int main(int argc, char **argv) {
   tcase_add_test(tp, test_disk_cache_across_processes);
   tcase_add_test(tp, test_vkfft_tune);
   suite_add_tcase(s, tp);
+  TCase *tl = fixture_tcase("lengths");
+  tcase_add_loop_test(tl, test_default_engine_long_lengths, 0, LONG_CASES);
+  tcase_add_test(tl, test_unit_lengths);
+  tcase_add_test(tl, test_vkfft_build_failure);
+  suite_add_tcase(s, tl);
   return fixture_run(s);
 }

@@ -530,6 +530,101 @@ START_TEST(test_scan_sum) {
 }
 END_TEST
 
+/* ---- creation errors (issue 19, bugs 5, 6, 13) ---------------------------------------- */
+
+static unsigned long long compiles_of(ocal_context ctx) {
+  ocal_cache_stats st;
+  ck_assert_ocal(ocal_context_cache_stats(ctx, &st));
+  return (unsigned long long)st.compiles + st.disk_hits + st.memory_hits;
+}
+
+/* A NULL out-parameter is refused before anything is generated or built. */
+START_TEST(test_gen_null_out) {
+  unsigned long long before = compiles_of(fixture_ctx);
+  ck_assert_ocal_fails(ocal_gen_elementwise(fixture_ctx, "float *y", "y[i] = 1.0f", NULL, NULL),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_gen_elementwise"));
+  ck_assert_ocal_fails(ocal_gen_reduction(fixture_ctx, OCAL_F32, "0", "a + b", "x[i]",
+                                          "const float *x", NULL, NULL),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_gen_reduction"));
+  ck_assert_ocal_fails(ocal_gen_scan(fixture_ctx, OCAL_F32, "0", "a + b", "x[i]",
+                                     "const float *x", NULL, 0, NULL),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_gen_scan"));
+  ck_assert_uint_eq(compiles_of(fixture_ctx), before);
+}
+END_TEST
+
+/* A double argument on a context with fp64 turned off: refused, and the message (formatted
+ * from the parsed parameter, which AddressSanitizer once caught being read after free)
+ * names the argument. */
+START_TEST(test_gen_double_without_fp64) {
+  ocal_context_options opt;
+  ck_assert_ocal(ocal_context_options_init(&opt));
+  opt.fp64 = 0;
+  ocal_context ctx;
+  ck_assert_ocal(ocal_context_create(&ctx, &opt));
+  ocal_gen g = (ocal_gen)&g;
+  ck_assert_ocal_fails(ocal_gen_elementwise(ctx, "double alpha_d, float *y", "y[i] = 1.0f", NULL,
+                                            &g), OCAL_UNSUPPORTED);
+  ck_assert_ptr_null(g);
+  ck_assert_msg(strstr(ocal_last_error(), "'alpha_d'") && strstr(ocal_last_error(), "double"),
+                "%s", ocal_last_error());
+  ck_assert_ocal_fails(ocal_gen_reduction(ctx, OCAL_F32, "0", "a + b", "x[i] * (float)sc_d",
+                                          "const float *x, double sc_d", NULL, &g),
+                       OCAL_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "'sc_d'"));
+  ck_assert_ocal_fails(ocal_gen_scan(ctx, OCAL_F32, "0", "a + b", "x[i]",
+                                     "const float *x, double sc_d", NULL, 0, &g),
+                       OCAL_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "'sc_d'"));
+  ck_assert_ocal(ocal_context_release(ctx));
+}
+END_TEST
+
+/* OCAL_GEN_MAX_ARGS arguments are taken (and run, checked against the host); one more is
+ * refused at creation, not at every run. */
+START_TEST(test_gen_too_many_args) {
+  char list[4096], body[256];
+  int len = snprintf(list, sizeof list, "float *y");
+  for (int k = 1; k < OCAL_GEN_MAX_ARGS; k++)
+    len += snprintf(list + len, sizeof list - (size_t)len, ", const float *a%d", k);
+  snprintf(body, sizeof body, "y[i] = a1[i] + 2.0f * a%d[i]", OCAL_GEN_MAX_ARGS - 1);
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, list, body, NULL, &g));
+  const size_t n = 1001;
+  double *x = random_doubles(n, 77);
+  ocal_buffer bx = f32_buffer(x, 1, &n), by;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &by));
+  ocal_gen_arg args[OCAL_GEN_MAX_ARGS];
+  args[0] = OCAL_GEN_BUFFER(by);
+  for (int k = 1; k < OCAL_GEN_MAX_ARGS; k++) args[k] = OCAL_GEN_BUFFER(bx);
+  ck_assert_ocal(ocal_gen_run(g, OCAL_GEN_AUTO, OCAL_GEN_MAX_ARGS, args, NULL));
+  float *out = read_f32(by, n);
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(fabsf(out[i] - 3.0f * (float)x[i]) <= 1e-6f, "y[%zu] = %g, want %g", i, out[i],
+                  3.0 * x[i]);
+  free(out);
+  free(x);
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  ck_assert_ocal(ocal_buffer_release(by));
+
+  snprintf(list + len, sizeof list - (size_t)len, ", const float *a%d", OCAL_GEN_MAX_ARGS);
+  unsigned long long before = compiles_of(fixture_ctx);
+  g = (ocal_gen)&g;
+  ck_assert_ocal_fails(ocal_gen_elementwise(fixture_ctx, list, body, NULL, &g), OCAL_UNSUPPORTED);
+  ck_assert_ptr_null(g);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "at most 64"));
+  ck_assert_ocal_fails(ocal_gen_reduction(fixture_ctx, OCAL_F32, "0", "a + b", "a1[i]", list,
+                                          NULL, &g), OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_gen_scan(fixture_ctx, OCAL_F32, "0", "a + b", "a1[i]", list, NULL,
+                                     0, &g), OCAL_UNSUPPORTED);
+  ck_assert_uint_eq(compiles_of(fixture_ctx), before);
+}
+END_TEST
+
 /* A running maximum of x[i] * s (a user operator and a scalar), in place. */
 START_TEST(test_scan_max_in_place) {
   const size_t n = 54321;
@@ -813,6 +908,9 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, test_scan_axis_errors);
   tcase_add_test(tc, test_scan_whole_matches_builtin);
   tcase_add_test(tc, test_disk_cache_second_process);
+  tcase_add_test(tc, test_gen_null_out);
+  tcase_add_test(tc, test_gen_double_without_fp64);
+  tcase_add_test(tc, test_gen_too_many_args);
   suite_add_tcase(s, tc);
   return fixture_run(s);
 }

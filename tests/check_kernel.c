@@ -5,10 +5,12 @@
 #include "fixture.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -218,6 +220,42 @@ START_TEST(test_from_file) {
 }
 END_TEST
 
+/* What is not a regular source file of sane size is refused unread, without blocking. */
+START_TEST(test_from_file_hostile) {
+  alarm(30); /* a FIFO used to block the open for ever */
+  char dir[] = "/tmp/ocal-check-kernel-dir-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char fifo[128], big[128];
+  snprintf(fifo, sizeof fifo, "%s/fifo.cl", dir);
+  snprintf(big, sizeof big, "%s/big.cl", dir);
+  ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+  /* A sparse file just over the bound: refused by its size, not read. */
+  int fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, (off_t)OCAL_PROGRAM_FILE_MAX + 1), 0);
+  close(fd);
+  const char *const paths[] = {fifo, "/dev/zero", dir, big};
+  const char *const words[] = {"FIFO", "character device", "directory", "bytes"};
+  for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+    ocal_program p = (ocal_program)&p;
+    ck_assert_ocal_fails(ocal_program_create_from_file(fixture_ctx, paths[i], NULL, &p),
+                         OCAL_IO_ERROR);
+    ck_assert_ptr_null(p);
+    ck_assert_msg(strstr(ocal_last_error(), paths[i]) && strstr(ocal_last_error(), words[i]),
+                  "%s: the message does not say what is wrong: %s", paths[i], ocal_last_error());
+  }
+  /* At the bound itself the file is read (and then refused as text with NUL bytes). */
+  ck_assert_int_eq(truncate(big, (off_t)OCAL_PROGRAM_FILE_MAX), 0);
+  ocal_program p;
+  ck_assert_ocal_fails(ocal_program_create_from_file(fixture_ctx, big, NULL, &p),
+                       OCAL_INVALID_ARGUMENT);
+  alarm(0);
+  unlink(fifo);
+  unlink(big);
+  rmdir(dir);
+}
+END_TEST
+
 /* The compiler's log comes back with the line numbers of the user's source. */
 START_TEST(test_build_error_line) {
   const char *src =
@@ -302,6 +340,18 @@ START_TEST(test_launch_limits) {
   ck_assert_ocal(ocal_buffer_release(u));
   for (int i = 1; i < 4; i++) ck_assert_ocal(ocal_kernel_set_scalar(k3, i, OCAL_U32, &one));
   ck_assert_ocal_fails(ocal_kernel_launch(k3, 3, g3, l3), OCAL_UNSUPPORTED);
+  /* A range whose every dimension is addressable but whose product is not (issue 19, bug
+   * 7): refused, where the driver ran nothing (2^96 items) or aborted at ocal_finish (2^64). */
+  if (sizeof(size_t) == 8) {
+    const size_t big[3] = {(size_t)1 << 32, (size_t)1 << 32, (size_t)1 << 32};
+    for (int dims = 2; dims <= 3; dims++) {
+      ck_assert_ocal_fails(ocal_kernel_launch(k3, dims, big, NULL), OCAL_UNSUPPORTED);
+      ck_assert_ptr_nonnull(strstr(ocal_last_error(), "can address"));
+    }
+    const size_t wide[2] = {(size_t)1 << 40, (size_t)1 << 30};
+    ck_assert_ocal_fails(ocal_kernel_launch(k3, 2, wide, NULL), OCAL_UNSUPPORTED);
+  }
+  ck_assert_ocal(ocal_finish(fixture_ctx));
   ck_assert_ocal(ocal_kernel_release(k3));
   /* More local memory than the device has. */
   const char *src = "__kernel void l(__local float *t, __global float *y) { t[0] = 1; y[0] = t[0]; }\n";
@@ -422,6 +472,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, test_every_scalar_type);
   tcase_add_test(tc, test_local_memory);
   tcase_add_test(tc, test_from_file);
+  tcase_add_test(tc, test_from_file_hostile);
   tcase_add_test(tc, test_build_error_line);
   tcase_add_test(tc, test_argument_errors);
   tcase_add_test(tc, test_launch_limits);

@@ -98,7 +98,11 @@ OCAL_API ocal_status ocal_buffer_context(ocal_buffer buf, ocal_context *ctx);
 /** Escape hatch: the cl_mem that holds the buffer and the byte offset of its first element
  * in it (non-zero for views). The cl_mem stays owned by ocal and may be larger than the
  * buffer (the memory pool rounds sizes up, see ocal/memory.h); *mem is NULL for an empty
- * buffer, which has no device memory. */
+ * buffer, which has no device memory.
+ * \param buf the buffer.
+ * \param mem receives the cl_mem (not NULL).
+ * \param offset_bytes receives the byte offset; may be NULL when it is not wanted.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT for bad arguments. */
 OCAL_API ocal_status ocal_buffer_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes);
 
 /** Blocks until the command behind \p event has finished.

@@ -4,7 +4,10 @@
  *   "gpu", "cpu", "accelerator"  the first device of that type;
  *   "P:D"                         device D of platform P (both 0-based, as `ocal devices` shows);
  *   anything else                 the first device whose device or platform name contains it
- *                                 ("nvidia", "h100", "pocl").
+ *                                 ("nvidia", "h100", "intel", "rusticl", "oclgrind"), or
+ *                                 whose platform goes by that short name: "pocl" (PoCL's
+ *                                 platform is "Portable Computing Language"), "amd"
+ *                                 ("Advanced Micro Devices"), "mesa" (Clover, rusticl).
  * A NULL or empty selector means: the OCAL_DEVICE environment variable if it is set, else the
  * first GPU, else the first accelerator, else the first CPU. */
 #ifndef OCAL_DEVICE_H

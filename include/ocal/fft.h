@@ -29,11 +29,22 @@
  *   - Precision comes from the description: OCAL_F32 plans take f32 and c32 buffers, OCAL_F64
  *     plans f64 and c64 (needs a context with fp64).
  *
- * Engines: VkFFT (the default where ocal was built with it: fast, any length through
+ * Engines: VkFFT (the default where ocal was built with it: fast, any C2C length through
  * Bluestein's algorithm, compiled kernels kept in ocal's disk cache so a second process
  * creates the same plan quickly) and clFFT (lengths whose prime factors are 2, 3, 5, 7, 11 and
  * 13 only). The description's engine field, else the OCAL_FFT environment variable
- * ("vkfft" or "clfft"), else the default chooses.
+ * ("vkfft" or "clfft"), else the default chooses. Where the default engine is VkFFT and it
+ * refuses a shape, the plan is made with clFFT if that takes it: length 1 and dimensions of
+ * length 1 (VkFFT 1.2.26 has no radix for them) go to clFFT so.
+ *
+ * What the default engine refuses (OCAL_UNSUPPORTED, naming both engines' reasons): R2C and
+ * C2R whose last (contiguous) length is odd and too long for one VkFFT work-group, unless
+ * its prime factors are all <= 13. VkFFT 1.2.26 does odd R2C only within one work-group's
+ * local memory; on CPU devices ocal gives VkFFT the local memory and work-group size of a
+ * GPU (32 KiB, 256 work-items), because larger work-groups overflowed the stacks of PoCL's
+ * threads: there odd lengths up to 4095 in single precision are taken (4097 is not), in
+ * double precision up to 1023 (1025 is not); on GPUs the bound is the local memory.
+ * Even lengths, C2C of any length and lengths with factors <= 13 are not affected.
  *
  * Plans are cached per context: creating a plan with a description equal to one created
  * before returns the same plan again (at once) with one more reference. Plans may be created,
@@ -143,7 +154,8 @@ OCAL_API ocal_status ocal_fft_desc_init(ocal_fft_desc *desc);
  *          batch, in-place R2C/C2R, unknown kind, norm, engine or OCAL_FFT value);
  *          OCAL_OVERFLOW when the sizes overflow; OCAL_UNSUPPORTED when the engine asked for
  *          was not built in, when clFFT is asked for a length with a prime factor above 13,
- *          or when f64 is asked for on a context without fp64; OCAL_BUILD_FAILED or
+ *          for the R2C/C2R odd lengths described at the top of this header, or when f64 is
+ *          asked for on a context without fp64; OCAL_BUILD_FAILED or
  *          OCAL_OPENCL_ERROR when the engine fails (the message says what it said). */
 OCAL_API ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
                                           ocal_fft_plan *plan);

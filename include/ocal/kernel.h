@@ -47,12 +47,17 @@ typedef struct ocal_kernel_s *ocal_kernel;
 OCAL_API ocal_status ocal_program_create(ocal_context ctx, const char *source,
                                          const char *options, ocal_program *program);
 
+/** The largest source file ocal_program_create_from_file reads: 16 MiB. */
+#define OCAL_PROGRAM_FILE_MAX ((unsigned long long)16 << 20)
+
 /** Builds a program from a .cl file (read whole; its name labels messages).
  * \param ctx the context.
- * \param path the file.
+ * \param path the file: a regular file (or a link to one) of at most OCAL_PROGRAM_FILE_MAX
+ *        bytes; a directory, FIFO, device (/dev/zero) or larger file is refused unread.
  * \param options build options, or NULL.
  * \param program receives the program.
- * \returns OCAL_OK; OCAL_IO_ERROR when the file cannot be read; else as ocal_program_create. */
+ * \returns OCAL_OK; OCAL_IO_ERROR when the file cannot be read, is not a regular file or is
+ *          larger than OCAL_PROGRAM_FILE_MAX; else as ocal_program_create. */
 OCAL_API ocal_status ocal_program_create_from_file(ocal_context ctx, const char *path,
                                                    const char *options, ocal_program *program);
 
@@ -156,6 +161,9 @@ typedef struct ocal_gen_arg {
 /** Run over the length of the first buffer argument (ocal_gen_run's n). */
 #define OCAL_GEN_AUTO ((size_t)-1)
 
+/** The most arguments a generator's argument list may declare (more are refused at creation). */
+#define OCAL_GEN_MAX_ARGS 64
+
 /** Writes an elementwise kernel.
  *
  * `arguments` is a C-style parameter list of scalars and pointers of the ocal element types,
@@ -175,7 +183,9 @@ typedef struct ocal_gen_arg {
  * \param preamble helpers, or NULL.
  * \param gen receives the generator; the kernel is built (or loaded from the caches) now.
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when the argument list cannot be parsed (the
- *          message names the column and the offending token); OCAL_BUILD_FAILED when the
+ *          message names the column and the offending token) or gen is NULL (checked before
+ *          anything is built); OCAL_UNSUPPORTED for more than OCAL_GEN_MAX_ARGS arguments or
+ *          a double argument on a context without fp64; OCAL_BUILD_FAILED when the
  *          generated kernel does not compile: the message holds the log and the generated
  *          source with numbered lines. The user's texts sit under #line directives, so
  *          drivers that honour them (PoCL) report "body:1:8: error ..."; others (NVIDIA)

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "blas_internal.h"
 
@@ -645,9 +646,10 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
     if (s != OCAL_OK) return s;
     if (o->store && source == OCAL_TUNING_FILE) {
       /* The store never fails the caller; say when the file is not there. */
-      FILE *f = fopen(result->path, "rb");
-      if (!f) return OCAL_FAIL(OCAL_IO_ERROR, "could not write the tuning file %s", result->path);
-      fclose(f);
+      /* stat, not fopen: whatever is at the path (a FIFO, say) must not block this call. */
+      struct stat st;
+      if (lstat(result->path, &st) != 0 || !S_ISREG(st.st_mode))
+        return OCAL_FAIL(OCAL_IO_ERROR, "could not write the tuning file %s", result->path);
     }
   }
   return OCAL_OK;

@@ -27,136 +27,220 @@ typedef struct {
   cl_device_id device;
 } device_entry;
 
-static void get_string(cl_device_id dev, cl_device_info what, char *out, size_t size) {
-  out[0] = '\0';
-  if (clGetDeviceInfo(dev, what, size, out, NULL) != CL_SUCCESS) {
-    /* The value may be longer than our field: read it whole and truncate. */
-    size_t need = 0;
-    if (clGetDeviceInfo(dev, what, 0, NULL, &need) == CL_SUCCESS && need > 0) {
-      char *tmp = malloc(need);
-      if (tmp && clGetDeviceInfo(dev, what, need, tmp, NULL) == CL_SUCCESS)
-        snprintf(out, size, "%s", tmp);
-      free(tmp);
-    }
-  }
-  out[size - 1] = '\0';
+/* The OpenCL calls of enumeration, through pointers so that a white-box test can make one
+ * of them fail (tests/check_device.c): a query that fails must fail the enumeration, never
+ * leave a zero or an empty name in a context's facts. */
+ocal__cl_get_device_ids_fn ocal__cl_get_device_ids = clGetDeviceIDs;
+ocal__cl_get_device_info_fn ocal__cl_get_device_info = clGetDeviceInfo;
+
+/* The public call an enumeration serves, for messages (set under enumerate_lock). */
+static const char *enum_func = "ocal_device_list";
+
+/* Records a failed query of device or platform facts; returns the mapped status. */
+static ocal_status query_fail(cl_int err, const char *call, const char *what) {
+  ocal_status status = ocal__cl_fail(NULL, err, call, enum_func);
+  ocal__append_error(" querying %s while enumerating devices", what);
+  return status;
 }
 
-static void get_platform_string(cl_platform_id p, cl_platform_info what, char *out, size_t size) {
+/* Reads a string fact, truncated to the field's size. */
+static ocal_status get_string(cl_device_id dev, cl_device_info what, const char *label,
+                              char *out, size_t size) {
   out[0] = '\0';
-  if (clGetPlatformInfo(p, what, size, out, NULL) != CL_SUCCESS) out[0] = '\0';
-  out[size - 1] = '\0';
-}
-
-static int has_extension(cl_device_id dev, const char *ext) {
   size_t need = 0;
-  if (clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, 0, NULL, &need) != CL_SUCCESS || need == 0)
-    return 0;
+  cl_int err = ocal__cl_get_device_info(dev, what, 0, NULL, &need);
+  if (err != CL_SUCCESS) return query_fail(err, "clGetDeviceInfo", label);
+  if (need == 0) return OCAL_OK;
+  char *tmp = need <= size ? out : malloc(need);
+  if (!tmp) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, enum_func, "no memory for a device's %s", label);
+  err = ocal__cl_get_device_info(dev, what, need, tmp, NULL);
+  if (err == CL_SUCCESS && tmp != out) snprintf(out, size, "%.*s", (int)(need - 1), tmp);
+  if (tmp != out) free(tmp);
+  out[size - 1] = '\0';
+  if (err != CL_SUCCESS) {
+    out[0] = '\0';
+    return query_fail(err, "clGetDeviceInfo", label);
+  }
+  return OCAL_OK;
+}
+
+static ocal_status get_fixed(cl_device_id dev, cl_device_info what, const char *label,
+                             size_t size, void *out) {
+  cl_int err = ocal__cl_get_device_info(dev, what, size, out, NULL);
+  return err == CL_SUCCESS ? OCAL_OK : query_fail(err, "clGetDeviceInfo", label);
+}
+
+static ocal_status get_platform_string(cl_platform_id p, cl_platform_info what,
+                                       const char *label, char *out, size_t size) {
+  out[0] = '\0';
+  size_t need = 0;
+  cl_int err = clGetPlatformInfo(p, what, 0, NULL, &need);
+  char *tmp = NULL;
+  if (err == CL_SUCCESS && need > 0) {
+    tmp = malloc(need);
+    if (!tmp)
+      return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, enum_func, "no memory for a platform's %s", label);
+    err = clGetPlatformInfo(p, what, need, tmp, NULL);
+    if (err == CL_SUCCESS) snprintf(out, size, "%.*s", (int)(need - 1), tmp);
+    free(tmp);
+  }
+  if (err != CL_SUCCESS) return query_fail(err, "clGetPlatformInfo", label);
+  return OCAL_OK;
+}
+
+static ocal_status has_extension(cl_device_id dev, const char *ext, int *found) {
+  *found = 0;
+  size_t need = 0;
+  cl_int err = ocal__cl_get_device_info(dev, CL_DEVICE_EXTENSIONS, 0, NULL, &need);
+  if (err != CL_SUCCESS) return query_fail(err, "clGetDeviceInfo", "CL_DEVICE_EXTENSIONS");
+  if (need == 0) return OCAL_OK;
   char *list = malloc(need);
-  int found = 0;
-  if (list && clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, need, list, NULL) == CL_SUCCESS) {
-    size_t len = strlen(ext);
-    for (const char *p = list; (p = strstr(p, ext)) != NULL; p += len) {
-      int starts = p == list || p[-1] == ' ';
-      int ends = p[len] == '\0' || p[len] == ' ';
-      if (starts && ends) {
-        found = 1;
-        break;
-      }
+  if (!list)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, enum_func, "no memory for a device's extensions");
+  err = ocal__cl_get_device_info(dev, CL_DEVICE_EXTENSIONS, need, list, NULL);
+  if (err != CL_SUCCESS) {
+    free(list);
+    return query_fail(err, "clGetDeviceInfo", "CL_DEVICE_EXTENSIONS");
+  }
+  list[need - 1] = '\0';
+  size_t len = strlen(ext);
+  for (const char *p = list; (p = strstr(p, ext)) != NULL; p += len) {
+    int starts = p == list || p[-1] == ' ';
+    int ends = p[len] == '\0' || p[len] == ' ';
+    if (starts && ends) {
+      *found = 1;
+      break;
     }
   }
   free(list);
-  return found;
+  return OCAL_OK;
 }
 
-static void fill_info(device_entry *e, int pi, int di) {
+/* Fills in a device's facts; every query must succeed. */
+static ocal_status fill_info(device_entry *e, int pi, int di) {
   ocal_device_info *info = &e->info;
   cl_device_id dev = e->device;
   memset(info, 0, sizeof *info);
   info->platform_index = pi;
   info->device_index = di;
-  get_string(dev, CL_DEVICE_NAME, info->name, sizeof info->name);
-  get_string(dev, CL_DEVICE_VENDOR, info->vendor, sizeof info->vendor);
-  get_string(dev, CL_DEVICE_VERSION, info->device_version, sizeof info->device_version);
-  get_string(dev, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
-  get_string(dev, CL_DEVICE_OPENCL_C_VERSION, info->opencl_c_version,
-             sizeof info->opencl_c_version);
-  get_platform_string(e->platform, CL_PLATFORM_NAME, info->platform_name,
-                      sizeof info->platform_name);
-  get_platform_string(e->platform, CL_PLATFORM_VERSION, info->platform_version,
-                      sizeof info->platform_version);
+  ocal_status s;
+#define OCAL__Q(call) \
+  if ((s = (call)) != OCAL_OK) return s
+  OCAL__Q(get_string(dev, CL_DEVICE_NAME, "CL_DEVICE_NAME", info->name, sizeof info->name));
+  OCAL__Q(get_string(dev, CL_DEVICE_VENDOR, "CL_DEVICE_VENDOR", info->vendor,
+                     sizeof info->vendor));
+  OCAL__Q(get_string(dev, CL_DEVICE_VERSION, "CL_DEVICE_VERSION", info->device_version,
+                     sizeof info->device_version));
+  OCAL__Q(get_string(dev, CL_DRIVER_VERSION, "CL_DRIVER_VERSION", info->driver_version,
+                     sizeof info->driver_version));
+  OCAL__Q(get_string(dev, CL_DEVICE_OPENCL_C_VERSION, "CL_DEVICE_OPENCL_C_VERSION",
+                     info->opencl_c_version, sizeof info->opencl_c_version));
+  OCAL__Q(get_platform_string(e->platform, CL_PLATFORM_NAME, "CL_PLATFORM_NAME",
+                              info->platform_name, sizeof info->platform_name));
+  OCAL__Q(get_platform_string(e->platform, CL_PLATFORM_VERSION, "CL_PLATFORM_VERSION",
+                              info->platform_version, sizeof info->platform_version));
 
   cl_device_type type = 0;
-  clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  OCAL__Q(get_fixed(dev, CL_DEVICE_TYPE, "CL_DEVICE_TYPE", sizeof type, &type));
   info->type = (type & CL_DEVICE_TYPE_GPU)           ? OCAL_DEVICE_GPU
                : (type & CL_DEVICE_TYPE_ACCELERATOR) ? OCAL_DEVICE_ACCELERATOR
                : (type & CL_DEVICE_TYPE_CPU)         ? OCAL_DEVICE_CPU
                                                      : OCAL_DEVICE_OTHER;
   cl_ulong u64 = 0;
-  if (clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof u64, &u64, NULL) == CL_SUCCESS)
-    info->global_mem_bytes = u64;
-  if (clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof u64, &u64, NULL) == CL_SUCCESS)
-    info->max_alloc_bytes = u64;
-  if (clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof u64, &u64, NULL) == CL_SUCCESS)
-    info->local_mem_bytes = u64;
+  OCAL__Q(get_fixed(dev, CL_DEVICE_GLOBAL_MEM_SIZE, "CL_DEVICE_GLOBAL_MEM_SIZE", sizeof u64,
+                    &u64));
+  info->global_mem_bytes = u64;
+  OCAL__Q(get_fixed(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
+                    sizeof u64, &u64));
+  info->max_alloc_bytes = u64;
+  OCAL__Q(get_fixed(dev, CL_DEVICE_LOCAL_MEM_SIZE, "CL_DEVICE_LOCAL_MEM_SIZE", sizeof u64,
+                    &u64));
+  info->local_mem_bytes = u64;
   cl_uint u32 = 0;
-  if (clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof u32, &u32, NULL) == CL_SUCCESS)
-    info->compute_units = u32;
-  if (clGetDeviceInfo(dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof u32, &u32, NULL) == CL_SUCCESS)
-    info->max_clock_mhz = u32;
-  if (clGetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof u32, &u32, NULL) == CL_SUCCESS)
-    info->mem_base_align_bytes = u32 / 8;
+  OCAL__Q(get_fixed(dev, CL_DEVICE_MAX_COMPUTE_UNITS, "CL_DEVICE_MAX_COMPUTE_UNITS", sizeof u32,
+                    &u32));
+  info->compute_units = u32;
+  OCAL__Q(get_fixed(dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, "CL_DEVICE_MAX_CLOCK_FREQUENCY",
+                    sizeof u32, &u32));
+  info->max_clock_mhz = u32;
+  OCAL__Q(get_fixed(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, "CL_DEVICE_MEM_BASE_ADDR_ALIGN",
+                    sizeof u32, &u32));
+  info->mem_base_align_bytes = u32 / 8;
   size_t wg = 0;
-  if (clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
-    info->max_work_group_size = wg;
+  OCAL__Q(get_fixed(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, "CL_DEVICE_MAX_WORK_GROUP_SIZE",
+                    sizeof wg, &wg));
+  info->max_work_group_size = wg;
   size_t items[3] = {0, 0, 0};
-  if (clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL) ==
-      CL_SUCCESS)
-    memcpy(info->max_work_item_sizes, items, sizeof items);
+  OCAL__Q(get_fixed(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, "CL_DEVICE_MAX_WORK_ITEM_SIZES",
+                    sizeof items, items));
+  memcpy(info->max_work_item_sizes, items, sizeof items);
+  /* OpenCL 1.0 and 1.1 devices without double precision may answer CL_INVALID_VALUE for
+   * this query (the value was added to the core in 1.2): that means no fp64, not an error. */
   cl_device_fp_config fp = 0;
-  clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL);
-  info->has_fp64 = fp != 0 || has_extension(dev, "cl_khr_fp64");
+  cl_int err = ocal__cl_get_device_info(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL);
+  if (err == CL_INVALID_VALUE)
+    fp = 0;
+  else if (err != CL_SUCCESS)
+    return query_fail(err, "clGetDeviceInfo", "CL_DEVICE_DOUBLE_FP_CONFIG");
+  int ext = 0;
+  OCAL__Q(has_extension(dev, "cl_khr_fp64", &ext));
+  info->has_fp64 = fp != 0 || ext;
+#undef OCAL__Q
+  return OCAL_OK;
 }
 
+/* The first enumeration of a process initialises the ICD loader and the drivers, which are
+ * not safe to enter from several threads at once (eight threads creating their first
+ * contexts together saw "no platform" and crashes inside clGetDeviceInfo): every
+ * enumeration runs under this lock. It is short next to creating a context. */
+static pthread_mutex_t enumerate_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Enumerates all devices of all platforms into a malloc'ed array. */
-static ocal_status enumerate(device_entry **out, size_t *count) {
+static ocal_status enumerate_locked(device_entry **out, size_t *count) {
   *out = NULL;
   *count = 0;
   cl_uint np = 0;
   cl_int err = clGetPlatformIDs(0, NULL, &np);
   if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (err == CL_SUCCESS && np == 0))
     return OCAL_OK;
-  if (err != CL_SUCCESS) return ocal__cl_fail(NULL, err, "clGetPlatformIDs", __func__);
+  if (err != CL_SUCCESS) return ocal__cl_fail(NULL, err, "clGetPlatformIDs", enum_func);
   cl_platform_id *platforms = calloc(np, sizeof *platforms);
-  if (!platforms) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the platform list");
+  if (!platforms)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, enum_func, "no memory for the platform list");
   err = clGetPlatformIDs(np, platforms, NULL);
   if (err != CL_SUCCESS) {
     free(platforms);
-    return ocal__cl_fail(NULL, err, "clGetPlatformIDs", __func__);
+    return ocal__cl_fail(NULL, err, "clGetPlatformIDs", enum_func);
   }
   device_entry *list = NULL;
   size_t n = 0;
   ocal_status status = OCAL_OK;
   for (cl_uint p = 0; p < np && status == OCAL_OK; p++) {
     cl_uint nd = 0;
-    /* A platform without devices answers CL_DEVICE_NOT_FOUND: skip it. */
-    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || nd == 0)
-      continue;
-    cl_device_id *devs = calloc(nd, sizeof *devs);
-    device_entry *grown = realloc(list, (n + nd) * sizeof *list);
-    if (!devs || !grown) {
-      free(devs);
-      if (grown) list = grown;
-      status = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the device list");
+    /* A platform without devices answers CL_DEVICE_NOT_FOUND: skip it. Any other error is
+     * one (out of host memory, a broken driver), reported by its name. */
+    err = ocal__cl_get_device_ids(platforms[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+    if (err == CL_DEVICE_NOT_FOUND || (err == CL_SUCCESS && nd == 0)) continue;
+    if (err != CL_SUCCESS) {
+      status = ocal__cl_fail(NULL, err, "clGetDeviceIDs", enum_func);
       break;
     }
-    list = grown;
-    err = clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
-    if (err == CL_SUCCESS) {
-      for (cl_uint d = 0; d < nd; d++) {
+    cl_device_id *devs = calloc(nd, sizeof *devs);
+    device_entry *grown = realloc(list, (n + nd) * sizeof *list);
+    if (grown) list = grown;
+    if (!devs || !grown) {
+      free(devs);
+      status = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, enum_func, "no memory for the device list");
+      break;
+    }
+    err = ocal__cl_get_device_ids(platforms[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
+    if (err != CL_SUCCESS) {
+      status = ocal__cl_fail(NULL, err, "clGetDeviceIDs", enum_func);
+    } else {
+      for (cl_uint d = 0; d < nd && status == OCAL_OK; d++) {
         list[n].platform = platforms[p];
         list[n].device = devs[d];
-        fill_info(&list[n], (int)p, (int)d);
+        status = fill_info(&list[n], (int)p, (int)d);
         n++;
       }
     }
@@ -172,13 +256,21 @@ static ocal_status enumerate(device_entry **out, size_t *count) {
   return OCAL_OK;
 }
 
+static ocal_status enumerate(const char *func, device_entry **out, size_t *count) {
+  pthread_mutex_lock(&enumerate_lock);
+  enum_func = func;
+  ocal_status status = enumerate_locked(out, count);
+  pthread_mutex_unlock(&enumerate_lock);
+  return status;
+}
+
 ocal_status ocal_device_list(ocal_device_info *infos, size_t capacity, size_t *count) {
   if (!count) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "count must not be NULL");
   if (!infos && capacity > 0)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "infos is NULL but capacity is %zu", capacity);
   device_entry *list;
   size_t n;
-  ocal_status status = enumerate(&list, &n);
+  ocal_status status = enumerate(__func__, &list, &n);
   if (status != OCAL_OK) return status;
   for (size_t i = 0; i < n && i < capacity; i++) infos[i] = list[i].info;
   *count = n;
@@ -223,6 +315,28 @@ static void trim(const char *s, char *out, size_t size) {
   while (len > 0 && isspace((unsigned char)out[len - 1])) out[--len] = '\0';
 }
 
+/* Short names users know platforms by, where the platform's own name does not contain them:
+ * PoCL calls itself "Portable Computing Language" (its devices "pthread-..." or "cpu-..."),
+ * AMD's platform and devices may say "Advanced Micro Devices", Mesa's are "Clover" and
+ * "rusticl". (nvidia, intel, rusticl and oclgrind are in their platforms' names already.) */
+static const struct {
+  const char *short_name, *platform_piece;
+} short_names[] = {
+    {"pocl", "Portable Computing Language"},
+    {"amd", "Advanced Micro Devices"},
+    {"mesa", "Clover"},
+    {"mesa", "rusticl"},
+};
+
+static int matches_short_name(const ocal_device_info *info, const char *sel) {
+  for (size_t k = 0; k < sizeof short_names / sizeof short_names[0]; k++)
+    if (strcasecmp(sel, short_names[k].short_name) == 0 &&
+        (contains_nocase(info->platform_name, short_names[k].platform_piece) ||
+         contains_nocase(info->vendor, short_names[k].platform_piece)))
+      return 1;
+  return 0;
+}
+
 static long match(const device_entry *list, size_t n, const char *sel) {
   int p, d;
   if (strcasecmp(sel, "gpu") == 0) return find_type(list, n, OCAL_DEVICE_GPU);
@@ -234,7 +348,9 @@ static long match(const device_entry *list, size_t n, const char *sel) {
     return -1;
   }
   for (size_t i = 0; i < n; i++)
-    if (contains_nocase(list[i].info.name, sel) || contains_nocase(list[i].info.platform_name, sel))
+    if (contains_nocase(list[i].info.name, sel) ||
+        contains_nocase(list[i].info.platform_name, sel) ||
+        matches_short_name(&list[i].info, sel))
       return (long)i;
   return -1;
 }
@@ -251,7 +367,7 @@ ocal_status ocal__device_resolve(const char *func, const char *selector, ocal_de
 
   device_entry *list;
   size_t n;
-  ocal_status status = enumerate(&list, &n);
+  ocal_status status = enumerate(func, &list, &n);
   if (status != OCAL_OK) return status;
   if (n == 0) {
     return ocal__fail(OCAL_NO_DEVICE, func,

@@ -23,8 +23,9 @@
 #include "internal.h"
 
 static const char magic[8] = {'O', 'C', 'A', 'L', 'B', 'I', 'N', '1'};
-/* Larger files are not ours: no compiled OpenCL program is near this size. */
-#define OCAL__MAX_CACHE_FILE ((size_t)1 << 30)
+/* Larger files are not ours: no compiled OpenCL program is near this size (the largest ocal
+ * makes, VkFFT's on PoCL, are a few MiB). */
+#define OCAL__MAX_CACHE_FILE ((uint64_t)256 << 20)
 
 uint64_t ocal__fnv1a64(const void *data, size_t size, uint64_t seed) {
   const unsigned char *p = data;
@@ -78,23 +79,41 @@ static char *file_path(const char *dir, const char *key) {
   return join(dir, name);
 }
 
-/* Reads a whole regular file of at most OCAL__MAX_CACHE_FILE bytes; 0 when there is none. */
+/* Reads a whole regular file of at most OCAL__MAX_CACHE_FILE bytes; 0 when there is none.
+ *
+ * The cache directory is shared with whatever else the user's account runs, so the file may
+ * be anything: a FIFO would block fopen for ever (until a writer comes), a link to /dev/zero
+ * or a device would read without end. So the file is opened without following a final
+ * symbolic link and without blocking (O_NONBLOCK only matters for FIFOs and devices, which
+ * are then refused), and only a regular file of sane size is read, with read() looping over
+ * short reads and stopping at the size fstat gave: a file that shrinks meanwhile is
+ * refused, one that grows is read only to that size and then fails the checksum. */
 static int read_file(const char *path, unsigned char **data, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return 0;
+  *data = NULL;
+  *size = 0;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return 0;
   struct stat st;
   int ok = 0;
-  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-      (size_t)st.st_size <= OCAL__MAX_CACHE_FILE) {
-    *size = (size_t)st.st_size;
-    *data = malloc(*size);
-    if (*data && fread(*data, 1, *size, f) == *size) ok = 1;
-    if (!ok) {
-      free(*data);
-      *data = NULL;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      (uint64_t)st.st_size <= OCAL__MAX_CACHE_FILE) {
+    size_t want = (size_t)st.st_size, got = 0;
+    unsigned char *buf = malloc(want);
+    while (buf && got < want) {
+      ssize_t r = read(fd, buf + got, want - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break; /* an error, or the file shrank */
+      got += (size_t)r;
+    }
+    if (buf && got == want) {
+      *data = buf;
+      *size = want;
+      ok = 1;
+    } else {
+      free(buf);
     }
   }
-  fclose(f);
+  close(fd);
   return ok;
 }
 
@@ -107,7 +126,8 @@ int ocal__disk_cache_load(const char *dir, const char *key, unsigned char **bina
   if (!path) return 0;
   unsigned char *data = NULL;
   size_t n = 0;
-  int exists = access(path, F_OK) == 0;
+  struct stat st;
+  int exists = lstat(path, &st) == 0; /* a dangling link counts as a file in the way */
   int ok = read_file(path, &data, &n);
   free(path);
   if (!ok) {

@@ -53,6 +53,15 @@ void ocal__append_error(const char *fmt, ...)
 ocal_status ocal__device_resolve(const char *func, const char *selector, ocal_device_info *info,
                                  cl_platform_id *platform, cl_device_id *device);
 
+/* The OpenCL calls through which device.c enumerates, as pointers a white-box test may
+ * replace to make one fail (they default to the real calls; tests/check_device.c). */
+typedef cl_int (*ocal__cl_get_device_ids_fn)(cl_platform_id, cl_device_type, cl_uint,
+                                             cl_device_id *, cl_uint *);
+typedef cl_int (*ocal__cl_get_device_info_fn)(cl_device_id, cl_device_info, size_t, void *,
+                                              size_t *);
+extern ocal__cl_get_device_ids_fn ocal__cl_get_device_ids;
+extern ocal__cl_get_device_info_fn ocal__cl_get_device_info;
+
 /* ---- contexts (context.c) ------------------------------------------------------------- */
 
 #define OCAL__CONTEXT_MAGIC 0x6f63616cu /* "ocal" */

@@ -167,8 +167,28 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     if (st == CLFFT_SUCCESS) st = clfftSetPlanScale(c->handle, CLFFT_BACKWARD,
                                                     (cl_float)out->applied[1]);
     if (st == CLFFT_SUCCESS) {
+      /* clfftBakePlan 2.12 ignores the result of its write of the plan's constant buffer
+       * (twiddles): when that write fails it reports success and leaves a plan whose state
+       * corrupts the heap later. The write fails only with the queue or the device memory:
+       * so the queue is drained first, and a queue in error fails here instead (what
+       * cannot be guarded, an allocation failing inside the bake itself, README states). */
+      cl_int qerr = clFinish(c->queue);
+      if (qerr != CL_SUCCESS) {
+        clfftDestroyPlan(&c->handle);
+        pthread_mutex_unlock(&clfft_lock);
+        free(c);
+        return ocal__cl_fail(ctx->info.name, qerr, "clFinish", "ocal_fft_plan_create");
+      }
       call = "clfftBakePlan";
       st = clfftBakePlan(c->handle, 1, &c->queue, NULL, NULL);
+      /* The write was enqueued on the queue: a failure shows at the next clFinish. */
+      if (st == CLFFT_SUCCESS && (qerr = clFinish(c->queue)) != CL_SUCCESS) {
+        clfftDestroyPlan(&c->handle);
+        pthread_mutex_unlock(&clfft_lock);
+        free(c);
+        return ocal__cl_fail(ctx->info.name, qerr, "clFinish (after clfftBakePlan)",
+                             "ocal_fft_plan_create");
+      }
     }
     if (st != CLFFT_SUCCESS) clfftDestroyPlan(&c->handle);
   }

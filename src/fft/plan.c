@@ -25,7 +25,9 @@ struct ocal_fft_plan_s {
   ocal_fft_desc desc;           /* canonical: engine resolved, unused lengths 0 */
   ocal__fft_problem problem;
   char text[256];               /* problem.text points here */
-  const ocal__fft_engine *engine;
+  const ocal__fft_engine *engine; /* the engine that built it */
+  const ocal__fft_engine *asked;  /* the engine the cache lookup wanted (see fallback below) */
+  ocal_fft_engine engine_id;      /* the public name of `engine` */
   ocal__fft_built built;
   double create_seconds;
   ocal_dtype in_dtype, out_dtype;
@@ -332,7 +334,7 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   pthread_mutex_lock(&c->lock);
   struct ocal_fft_plan_s *p;
   for (;;) {
-    for (p = c->plans; p && !(desc_equal(&p->desc, &d) && p->engine == eng); p = p->next) {
+    for (p = c->plans; p && !(desc_equal(&p->desc, &d) && p->asked == eng); p = p->next) {
     }
     if (!p || p->ready) break;
     /* Another thread is building this very plan: wait for it rather than build it twice. */
@@ -356,7 +358,8 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   p->desc = d;
   p->in_numel = in_numel;
   p->out_numel = out_numel;
-  p->engine = eng;
+  p->engine = p->asked = eng;
+  p->engine_id = d.engine;
   plan_setup(p, ctx);
   p->next = c->plans;
   c->plans = p;
@@ -366,6 +369,26 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
    * other plans of the context stay usable meanwhile. */
   double t0 = seconds_now();
   s = p->engine->plan_create(&p->problem, &p->built);
+#if defined(OCAL_HAVE_VKFFT) && defined(OCAL_HAVE_CLFFT)
+  /* The default engine falls back to clFFT where VkFFT refuses a shape clFFT takes (length
+   * 1, a dimension of 1: VkFFT 1.2.26 has no radix for them); what both refuse keeps
+   * VkFFT's message, with clFFT's after it. */
+  if (s == OCAL_UNSUPPORTED && p->engine == &ocal__fft_vkfft &&
+      desc->engine == OCAL_FFT_ENGINE_DEFAULT && (!named || !named[0] ||
+                                                  strcasecmp(named, "default") == 0)) {
+    char first[1024];
+    snprintf(first, sizeof first, "%s", ocal_last_error());
+    p->engine = &ocal__fft_clfft;
+    p->engine_id = OCAL_FFT_ENGINE_CLFFT;
+    memset(&p->built, 0, sizeof p->built);
+    s = p->engine->plan_create(&p->problem, &p->built);
+    if (s != OCAL_OK) {
+      char second[1024];
+      snprintf(second, sizeof second, "%s", ocal_last_error());
+      ocal__fail(s, __func__, "no FFT engine takes this transform: %s; then %s", first, second);
+    }
+  }
+#endif
   p->create_seconds = seconds_now() - t0;
 
   pthread_mutex_lock(&c->lock);
@@ -417,7 +440,7 @@ ocal_status ocal_fft_plan_info_get(ocal_fft_plan plan, ocal_fft_plan_info *info)
   if (s != OCAL_OK) return s;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
   memset(info, 0, sizeof *info);
-  info->engine = plan->desc.engine;
+  info->engine = plan->engine_id;
   info->engine_name = plan->engine->name;
   info->in_dtype = plan->in_dtype;
   info->out_dtype = plan->out_dtype;

@@ -37,6 +37,7 @@ typedef struct build_session {
     char *key;
   } pending[64];
   int npending;
+  char *build_log;     /* the compiler's log of the first failed build (bounded, NUL-ended) */
 } build_session;
 
 static _Thread_local build_session *session;
@@ -48,10 +49,24 @@ static cl_int cached_build_program(cl_program program, cl_uint num_devices,
                                    const cl_device_id *device_list, const char *options,
                                    void(CL_CALLBACK *notify)(cl_program, void *), void *user_data);
 
+static cl_int vk_get_device_info(cl_device_id device, cl_device_info what, size_t size,
+                                 void *value, size_t *size_ret);
+static cl_int vk_get_program_build_info(cl_program program, cl_device_id device,
+                                        cl_program_build_info what, size_t size, void *value,
+                                        size_t *size_ret);
+static int vk_printf(const char *format, ...);
+
 /* <CL/cl.h> was included (through engine.h) before these defines, so only the calls inside
- * vkFFT.h are redirected, not the declarations. */
+ * vkFFT.h are redirected, not the declarations. Beside the two program calls: the device
+ * queries (see vk_get_device_info), the build log and printf, with which VkFFT's OpenCL
+ * backend prints a failed build's log (read past its end: VkFFT allocates it without room
+ * for a NUL) and the whole generated source to standard output. A library must not print;
+ * ocal captures the log in cached_build_program and puts it into ocal_last_error. */
 #define clCreateProgramWithSource cached_create_program_with_source
 #define clBuildProgram cached_build_program
+#define clGetDeviceInfo vk_get_device_info
+#define clGetProgramBuildInfo vk_get_program_build_info
+#define printf(...) vk_printf(__VA_ARGS__)
 #define VKFFT_BACKEND 3
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
@@ -79,6 +94,106 @@ static cl_int cached_build_program(cl_program program, cl_uint num_devices,
 #endif
 #undef clCreateProgramWithSource
 #undef clBuildProgram
+#undef clGetDeviceInfo
+#undef clGetProgramBuildInfo
+#undef printf
+
+static int vk_printf(const char *format, ...) {
+  (void)format;
+  return 0;
+}
+
+/* Test hook (white-box, tests/check_fft.c): when set, the next VkFFT program built from
+ * source gets a line the compiler rejects, so that the build-failure path runs for real. */
+int ocal__vkfft_break_next_build;
+
+/* The longest build log kept for ocal_last_error (which holds 16 KiB in all). */
+#define BUILD_LOG_MAX 8192
+
+/* VkFFT's OpenCL backend sizes its work-groups from the device's limits: on a GPU each
+ * work-item is a hardware thread; on a CPU driver such as PoCL a whole work-group runs on
+ * one thread, whose stack holds every work-item's private values that live across a
+ * barrier. A Bluestein upload of 2187 or 4096 work-items (C2C 16385, R2C f64 65536, ...) then
+ * overflowed PoCL's thread stacks (8 MiB by default): SIGSEGV inside the driver after
+ * OCAL_OK. So on devices of type CL_DEVICE_TYPE_CPU ocal answers VkFFT's queries with a
+ * smaller work-group (CPU_MAX_THREADS) and local memory (CPU_LOCAL_BYTES, which bounds the
+ * points one upload holds, and so the private values), the sizes of a GPU: VkFFT then splits
+ * long transforms into more uploads instead. The other queries VkFFT makes of the limits are
+ * answered from the context's facts (all read when it was created), so none can fail
+ * halfway through VkFFT's initialisation (where a failed query leaked VkFFT's list). */
+#define CPU_MAX_THREADS 256
+#define CPU_LOCAL_BYTES 32768
+
+static cl_int answer(const void *v, size_t bytes, size_t size, void *value, size_t *size_ret) {
+  if (size_ret) *size_ret = bytes;
+  if (value) {
+    if (size < bytes) return CL_INVALID_VALUE;
+    memcpy(value, v, bytes);
+  }
+  return CL_SUCCESS;
+}
+
+static cl_int vk_get_device_info(cl_device_id device, cl_device_info what, size_t size,
+                                 void *value, size_t *size_ret) {
+  build_session *s = session;
+  if (!s || device != s->ctx->device) return clGetDeviceInfo(device, what, size, value, size_ret);
+  const ocal_device_info *info = &s->ctx->info;
+  int cpu = info->type == OCAL_DEVICE_CPU;
+  switch (what) {
+    case CL_DEVICE_MAX_WORK_GROUP_SIZE: {
+      size_t v = info->max_work_group_size;
+      if (cpu && v > CPU_MAX_THREADS) v = CPU_MAX_THREADS;
+      return answer(&v, sizeof v, size, value, size_ret);
+    }
+    case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS: {
+      cl_uint v = 3; /* the three sizes below (OpenCL devices have at least three) */
+      return answer(&v, sizeof v, size, value, size_ret);
+    }
+    case CL_DEVICE_MAX_WORK_ITEM_SIZES: {
+      size_t v[3];
+      for (int i = 0; i < 3; i++) {
+        v[i] = info->max_work_item_sizes[i];
+        if (cpu && v[i] > CPU_MAX_THREADS) v[i] = CPU_MAX_THREADS;
+      }
+      return answer(v, sizeof v, size, value, size_ret);
+    }
+    case CL_DEVICE_LOCAL_MEM_SIZE: {
+      cl_ulong v = info->local_mem_bytes;
+      if (cpu && v > CPU_LOCAL_BYTES) v = CPU_LOCAL_BYTES;
+      return answer(&v, sizeof v, size, value, size_ret);
+    }
+    default:
+      return clGetDeviceInfo(device, what, size, value, size_ret);
+  }
+}
+
+/* VkFFT reads a failed build's log into a buffer of the reported size and prints it: ocal has
+ * the log already (cached_build_program), so VkFFT gets an empty one. */
+static cl_int vk_get_program_build_info(cl_program program, cl_device_id device,
+                                        cl_program_build_info what, size_t size, void *value,
+                                        size_t *size_ret) {
+  if (what != CL_PROGRAM_BUILD_LOG)
+    return clGetProgramBuildInfo(program, device, what, size, value, size_ret);
+  static const char empty = '\0';
+  return answer(&empty, 1, size, value, size_ret);
+}
+
+/* The build log of program, bounded and NUL-terminated (malloc'ed), or NULL. */
+static char *read_build_log(cl_program program, cl_device_id device) {
+  size_t n = 0;
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) != CL_SUCCESS ||
+      n == 0)
+    return NULL;
+  char *log = malloc(n + 1);
+  if (!log) return NULL;
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, n, log, NULL) != CL_SUCCESS) {
+    free(log);
+    return NULL;
+  }
+  log[n] = '\0';
+  if (strlen(log) > BUILD_LOG_MAX) strcpy(log + BUILD_LOG_MAX - 4, "...");
+  return log;
+}
 
 /* The key's "options" part: the engine and its version, which change the generated code, and
  * the configuration fields ocal sets beyond the problem (tune_text below). The source's hash
@@ -93,6 +208,12 @@ static cl_program cached_create_program_with_source(cl_context context, cl_uint 
                                                     const char **strings, const size_t *lengths,
                                                     cl_int *errcode_ret) {
   build_session *s = session;
+  if (s && ocal__vkfft_break_next_build && count == 1) {
+    ocal__vkfft_break_next_build = 0;
+    const char *broken[2] = {strings[0], "\n#error ocal test: a forced VkFFT build failure\n"};
+    size_t lens[2] = {lengths ? lengths[0] : strlen(strings[0]), strlen(broken[1])};
+    return clCreateProgramWithSource(context, 2, broken, lens, errcode_ret);
+  }
   if (!s || !s->use_disk || count != 1 || s->npending == 64)
     return clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
   char options[384];
@@ -144,6 +265,8 @@ static cl_int cached_build_program(cl_program program, cl_uint num_devices,
   cl_int err = clBuildProgram(program, num_devices, device_list, options, notify, user_data);
   build_session *s = session;
   if (!s) return err;
+  if (err != CL_SUCCESS && !s->build_log)
+    s->build_log = read_build_log(program, num_devices ? device_list[0] : s->ctx->device);
   for (int i = 0; i < s->npending; i++) {
     if (s->pending[i].program != program) continue;
     size_t size = 0;
@@ -169,6 +292,8 @@ static cl_int cached_build_program(cl_program program, cl_uint num_devices,
 static void session_end(build_session *s) {
   for (int i = 0; i < s->npending; i++) free(s->pending[i].key);
   s->npending = 0;
+  free(s->build_log);
+  s->build_log = NULL;
 }
 
 /* ---- tuning ---------------------------------------------------------------------------- */
@@ -424,13 +549,17 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     r = initializeVkFFT(&v->app, c);
   }
   session = NULL;
-  session_end(&s);
   if (r != VKFFT_SUCCESS) {
     /* initializeVkFFT has freed what it made. */
     free(v);
-    return OCAL_FAIL(result_status(r), "VkFFT could not create the plan (%s) on device '%s': %s "
-                     "(VkFFTResult %d)", p->text, ctx->info.name, result_text(r), (int)r);
+    ocal_status st = OCAL_FAIL(result_status(r), "VkFFT could not create the plan (%s) on device "
+                               "'%s': %s (VkFFTResult %d)", p->text, ctx->info.name,
+                               result_text(r), (int)r);
+    if (s.build_log) ocal__append_error("\nbuild log:\n%s", s.build_log);
+    session_end(&s);
+    return st;
   }
+  session_end(&s);
   out->state = v;
   out->from_disk_cache = s.loaded > 0 && s.compiled == 0;
   out->stored_to_disk = s.stored > 0;

@@ -162,9 +162,16 @@ static void gen_free(ocal_gen g) {
   free(g);
 }
 
+/* The public creators check their `gen` out-parameter (check_gen_out) before anything else, so
+ * that nothing is built for a result that has nowhere to go; `out` here is their local. */
+static ocal_status check_gen_out(const char *func, ocal_gen *gen) {
+  if (!gen) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "gen (the out-parameter) must not be NULL");
+  *gen = NULL;
+  return OCAL_OK;
+}
+
 static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, ocal_dtype dtype,
                            const char *arguments, ocal_gen *out) {
-  if (!out) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "gen (the out-parameter) must not be NULL");
   *out = NULL;
   ocal_status status = ocal__check_context(ctx, func);
   if (status != OCAL_OK) return status;
@@ -186,13 +193,27 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
     gen_free(g);
     return status;
   }
+  if (g->nparams > OCAL_GEN_MAX_ARGS) {
+    /* Refused here, not at every run: each pointer takes two kernel arguments (the buffer
+     * and its offset) beside the generated kernels' own, within MAX_CL_ARGS. */
+    status = ocal__fail(OCAL_UNSUPPORTED, func,
+                        "the argument list declares %d arguments; a generator takes at most %d "
+                        "(OCAL_GEN_MAX_ARGS): pass more data in fewer buffers",
+                        g->nparams, OCAL_GEN_MAX_ARGS);
+    gen_free(g);
+    return status;
+  }
   for (int k = 0; k < g->nparams; k++)
     if (uses_double(g->params[k].dtype) && !ctx->fp64) {
+      /* The message quotes the parameter: format it before the generator is freed. */
+      status = ocal__fail(OCAL_UNSUPPORTED, func,
+                          "argument '%s' is %s, but device '%s' has %s", g->params[k].name,
+                          ocal__dtype_cl_type(g->params[k].dtype), ctx->info.name,
+                          ctx->info.has_fp64 ? "double precision turned off (OCAL_FP64=0 or "
+                                               "the context's fp64 option)"
+                                             : "no double precision");
       gen_free(g);
-      return ocal__fail(OCAL_UNSUPPORTED, func,
-                        "argument '%s' is %s, but device '%s' has no double precision",
-                        g->params[k].name, ocal__dtype_cl_type(g->params[k].dtype),
-                        ctx->info.name);
+      return status;
     }
   if (kind != GEN_ELEMENTWISE && uses_double(dtype) && !ctx->fp64) {
     gen_free(g);
@@ -434,8 +455,10 @@ static void build_vector_form(ocal_gen g, const char *body, const char *preamble
 ocal_status ocal_gen_elementwise(ocal_context ctx, const char *arguments, const char *body,
                                  const char *preamble, ocal_gen *gen) {
   ocal_gen g;
-  ocal_status status = gen_new(__func__, ctx, GEN_ELEMENTWISE, OCAL_F32, arguments, &g);
+  ocal_status status = check_gen_out(__func__, gen);
   if (status != OCAL_OK) return status;
+  if ((status = gen_new(__func__, ctx, GEN_ELEMENTWISE, OCAL_F32, arguments, &g)) != OCAL_OK)
+    return status;
   if (!body || !body[0]) {
     gen_free(g);
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "body must not be NULL or empty");
@@ -556,7 +579,8 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
                                const char *reduce, const char *map, const char *arguments,
                                const char *preamble, ocal_gen *gen) {
   ocal_status status;
-  if ((status = check_expr(__func__, "neutral", neutral)) != OCAL_OK ||
+  if ((status = check_gen_out(__func__, gen)) != OCAL_OK ||
+      (status = check_expr(__func__, "neutral", neutral)) != OCAL_OK ||
       (status = check_expr(__func__, "reduce", reduce)) != OCAL_OK ||
       (status = check_expr(__func__, "map", map)) != OCAL_OK)
     return status;
@@ -729,7 +753,8 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
                           const char *op, const char *input, const char *arguments,
                           const char *preamble, int exclusive, ocal_gen *gen) {
   ocal_status status;
-  if ((status = check_expr(__func__, "neutral", neutral)) != OCAL_OK ||
+  if ((status = check_gen_out(__func__, gen)) != OCAL_OK ||
+      (status = check_expr(__func__, "neutral", neutral)) != OCAL_OK ||
       (status = check_expr(__func__, "op", op)) != OCAL_OK ||
       (status = check_expr(__func__, "input", input)) != OCAL_OK)
     return status;
@@ -918,7 +943,9 @@ ocal_status ocal_gen_release(ocal_gen gen) {
 
 /* ---- running ------------------------------------------------------------------------- */
 
-#define MAX_CL_ARGS 160
+/* Kernel arguments a run passes: two per user argument at most (a pointer's buffer and
+ * offset), plus the generated kernels' own (fewer than 32). */
+#define MAX_CL_ARGS (2 * OCAL_GEN_MAX_ARGS + 32)
 
 /* The user's arguments as kernel arguments (after `n`): checks their count, kinds, types and
  * contexts. `first` receives the first buffer argument (NULL if none). */

@@ -7,9 +7,12 @@
  * persist between calls (set, launch, set one, launch again), so another handle or ocal's
  * own use of the same kernel must not see them. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gen_internal.h"
 
@@ -112,26 +115,46 @@ ocal_status ocal_program_create_from_file(ocal_context ctx, const char *path,
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!path) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "path must not be NULL");
-  FILE *f = fopen(path, "rb");
-  if (!f) return OCAL_FAIL(OCAL_IO_ERROR, "cannot open '%s': %s", path, strerror(errno));
-  size_t cap = 4096, len = 0;
-  char *text = malloc(cap);
-  while (text) {
-    size_t got = fread(text + len, 1, cap - len - 1, f);
-    len += got;
-    if (len + 1 < cap) break;
-    cap *= 2;
-    char *bigger = realloc(text, cap);
-    if (!bigger) {
-      free(text);
-      text = NULL;
-    } else {
-      text = bigger;
-    }
+  /* Only a regular file of bounded size: /dev/zero, a FIFO or a huge file would read until
+   * memory runs out or block for ever. O_NONBLOCK keeps the open of a FIFO from waiting for
+   * a writer; it is refused right after. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return OCAL_FAIL(OCAL_IO_ERROR, "cannot open '%s': %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return OCAL_FAIL(OCAL_IO_ERROR, "cannot stat '%s': %s", path, strerror(e));
   }
-  int failed = ferror(f);
-  fclose(f);
-  if (!text) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory to read '%s'", path);
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return OCAL_FAIL(OCAL_IO_ERROR, "'%s' is not a regular file (a %s); give the path of a .cl "
+                     "source file", path, S_ISDIR(st.st_mode) ? "directory"
+                     : S_ISFIFO(st.st_mode) ? "FIFO" : S_ISCHR(st.st_mode) ? "character device"
+                     : "special file");
+  }
+  if ((uint64_t)st.st_size > OCAL_PROGRAM_FILE_MAX) {
+    close(fd);
+    return OCAL_FAIL(OCAL_IO_ERROR, "'%s' holds %lld bytes, more than the %d MiB ocal reads as a "
+                     "program source (OCAL_PROGRAM_FILE_MAX)", path, (long long)st.st_size,
+                     (int)(OCAL_PROGRAM_FILE_MAX >> 20));
+  }
+  size_t len = 0, cap = (size_t)st.st_size + 1;
+  char *text = malloc(cap);
+  if (!text) {
+    close(fd);
+    return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory to read '%s'", path);
+  }
+  int failed = 0;
+  /* Read to the size fstat gave (a file growing meanwhile is cut there). */
+  while (len < cap - 1) {
+    ssize_t r = read(fd, text + len, cap - 1 - len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) failed = 1;
+    if (r <= 0) break;
+    len += (size_t)r;
+  }
+  close(fd);
   if (failed) {
     free(text);
     return OCAL_FAIL(OCAL_IO_ERROR, "cannot read '%s'", path);
@@ -569,6 +592,17 @@ ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *globa
                        d, g[d], kernel->ctx->info.name, kernel->address_bits);
     g[d] = rounded;
   }
+  /* Each dimension may be addressable while their product is not: a range of 2^32 x 2^32
+   * work-items overflows a 64-bit size_t (get_global_linear_id, the driver's own loop
+   * counters), and drivers then run nothing or abort later at ocal_finish. */
+  size_t total = 1;
+  for (int d = 0; d < ndim; d++)
+    if (ocal__mul_overflows(total, g[d], &total) || total > max_index)
+      return OCAL_FAIL(OCAL_UNSUPPORTED,
+                       "the launch range %zu x %zu x %zu (rounded to the work-group size) has "
+                       "more work-items than device '%s' can address (%u-bit addresses); "
+                       "split the work into several launches",
+                       g[0], g[1], g[2], kernel->ctx->info.name, kernel->address_bits);
   cl_ulong local_total = kernel->kernel_local;
   for (int i = 0; i < kernel->nargs; i++) local_total += kernel->args[i].local_bytes;
   if (local_total > kernel->device_local)
