@@ -1,0 +1,43 @@
+/* Fuzz target: the parsers of ocal's settings — byte counts (ocal__parse_bytes:
+ * OCAL_POOL_LIMIT, OCAL_MEMORY_LIMIT, OCAL_STAGING_*), on/off flags (ocal__env_flag:
+ * OCAL_POOL, OCAL_STAGING, ...) and the four-step FFT's tuning string
+ * (OCAL_FFT_FOURSTEP_TUNE, read_tune, static in src/fft/fourstep.c, which this file
+ * includes). Invariants: a byte count parses only when it is digits with an optional
+ * binary suffix, and to the value those digits say. */
+#include "../../src/fft/fourstep.c"
+
+#include <ctype.h>
+
+#include "fuzz.h"
+#include "memory_internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *text = fuzz_string(data, size);
+  uint64_t v = 0;
+  if (ocal__parse_bytes(text, &v) == 0) {
+    const char *p = text;
+    while (isspace((unsigned char)*p)) p++;
+    FUZZ_ASSERT(isdigit((unsigned char)*p));
+    char *end;
+    unsigned long long digits = strtoull(p, &end, 10);
+    if (*end == '\0') FUZZ_ASSERT(v == digits); /* no suffix: the number itself */
+    else FUZZ_ASSERT(v >= digits);              /* a suffix only multiplies */
+  }
+  if (setenv("OCAL_FUZZ_FLAG", text, 1) == 0) {
+    int f = ocal__env_flag("OCAL_FUZZ_FLAG");
+    FUZZ_ASSERT(f == -1 || f == 0 || f == 1);
+    FUZZ_ASSERT((f == -1) == (text[0] == '\0'));
+  }
+  if (setenv("OCAL_FFT_FOURSTEP_TUNE", text, 1) == 0) {
+    fs_tune t;
+    if (read_tune(&t) == OCAL_OK) {
+      FUZZ_ASSERT(t.c == 1 || t.c == 2 || t.c == 4);
+      FUZZ_ASSERT(t.logr >= 2 && t.logr <= 4);
+      FUZZ_ASSERT(t.n1 == 0 || (t.n1 >= 64 && t.n1 <= 8192 && (t.n1 & (t.n1 - 1)) == 0));
+    } else {
+      FUZZ_ASSERT(ocal_last_error()[0] != '\0');
+    }
+  }
+  free(text);
+  return 0;
+}
