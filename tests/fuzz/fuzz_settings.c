@@ -15,13 +15,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = fuzz_string(data, size);
   uint64_t v = 0;
   if (ocal__parse_bytes(text, &v) == 0) {
-    const char *p = text;
-    while (isspace((unsigned char)*p)) p++;
-    FUZZ_ASSERT(isdigit((unsigned char)*p));
+    FUZZ_ASSERT(isdigit((unsigned char)text[0]));
     char *end;
-    unsigned long long digits = strtoull(p, &end, 10);
+    unsigned long long digits = strtoull(text, &end, 10);
     if (*end == '\0') FUZZ_ASSERT(v == digits); /* no suffix: the number itself */
     else FUZZ_ASSERT(v >= digits);              /* a suffix only multiplies */
+    /* The suffix is [KMGT][i][B], any case, each part optional, the i only after a unit. */
+    const char *s = end;
+    int unit = *s && strchr("kKmMgGtT", *s);
+    if (unit) s++;
+    if (unit && (*s == 'i' || *s == 'I')) s++;
+    if (*s == 'b' || *s == 'B') s++;
+    FUZZ_ASSERT(*s == '\0');
   }
   if (setenv("OCAL_FUZZ_FLAG", text, 1) == 0) {
     int f = ocal__env_flag("OCAL_FUZZ_FLAG");
