@@ -1,14 +1,15 @@
 #!/bin/sh
 # Installs every Debian/Ubuntu package ocal needs to build and test: the OpenCL headers and
 # ICD loader, PoCL (the CPU device the tests run on), CLBlast, clFFT, the VkFFT header, Check,
-# Autotools, pkg-config, and gnuplot (charts of `ocal bench --plot`). Run as root or with sudo
-# available. Safe to run again.
+# Autotools, pkg-config, gnuplot (charts of `ocal bench --plot`), and clang 14 with its
+# sanitizer runtimes (libFuzzer, ThreadSanitizer) for tests/defences.sh. Run as root or with
+# sudo available. Safe to run again.
 set -eu
 pkgs="build-essential autoconf automake libtool pkg-config
   opencl-c-headers opencl-clhpp-headers ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo
   pocl-opencl-icd gnuplot-nox
   libclblast-dev libclfft-dev libvkfft-dev
-  check"
+  check clang-14 libclang-rt-14-dev"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=""

@@ -16,12 +16,21 @@ static const char key[] = "fuzz: platform|device|driver|ocal|source-hash|options
 static char dir[64];
 static char path[128];
 
+static void cleanup(void) {
+  unlink(path);
+  rmdir(dir);
+}
+
+/* In /dev/shm where there is one: the writer syncs every file it stores, which costs a disk
+ * write per input elsewhere. */
 static void setup(void) {
   if (dir[0]) return;
-  snprintf(dir, sizeof dir, "/tmp/ocal-fuzz-cache.XXXXXX");
+  snprintf(dir, sizeof dir, "%s/ocal-fuzz-cache.XXXXXX",
+           access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
   if (!mkdtemp(dir)) abort();
   snprintf(path, sizeof path, "%s/%016llx.bin", dir,
            (unsigned long long)ocal__fnv1a64(key, strlen(key), OCAL__FNV_SEED));
+  atexit(cleanup);
 }
 
 static void write_file(const uint8_t *a, size_t na, const uint8_t *b, size_t nb,

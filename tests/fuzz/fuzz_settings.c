@@ -11,7 +11,16 @@
 #include "fuzz.h"
 #include "memory_internal.h"
 
+/* Sets NAME=text through putenv on a buffer of its own, rewritten in place every time: setenv
+ * would keep every value it replaced, and the fuzzer's memory would grow without end. */
+static int put(char *buf, size_t cap, const char *name, const char *text) {
+  if (strlen(name) + 1 + strlen(text) + 1 > cap) return -1;
+  snprintf(buf, cap, "%s=%s", name, text);
+  return putenv(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static char flag_env[4200], tune_env[4200];
   char *text = fuzz_string(data, size);
   uint64_t v = 0;
   if (ocal__parse_bytes(text, &v) == 0) {
@@ -28,12 +37,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (*s == 'b' || *s == 'B') s++;
     FUZZ_ASSERT(*s == '\0');
   }
-  if (setenv("OCAL_FUZZ_FLAG", text, 1) == 0) {
+  if (put(flag_env, sizeof flag_env, "OCAL_FUZZ_FLAG", text) == 0) {
     int f = ocal__env_flag("OCAL_FUZZ_FLAG");
     FUZZ_ASSERT(f == -1 || f == 0 || f == 1);
     FUZZ_ASSERT((f == -1) == (text[0] == '\0'));
   }
-  if (setenv("OCAL_FFT_FOURSTEP_TUNE", text, 1) == 0) {
+  if (put(tune_env, sizeof tune_env, "OCAL_FFT_FOURSTEP_TUNE", text) == 0) {
     fs_tune t;
     if (read_tune(&t) == OCAL_OK) {
       FUZZ_ASSERT(t.c == 1 || t.c == 2 || t.c == 4);
