@@ -12,4 +12,4 @@ tests_fault_fault_program_SOURCES = \
 tests_fault_fault_program_LDADD = src/libocal_core.la $(OPENCL_LIBS) -ldl -lm
 tests_fault_fault_program_LDFLAGS = -Wl,--export-dynamic \
 	-Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
-EXTRA_DIST += tests/fault/local.mk tests/fault/run.sh
+EXTRA_DIST += tests/fault/local.mk tests/fault/run.sh tests/defences.sh tests/sanitizer-ignorelist.txt

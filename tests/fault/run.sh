@@ -40,13 +40,17 @@ exclusions=(
   # "no devices" (ocal_device_list answers OCAL_OK with no device, context creation says
   # "no platform is registered") and the partly grown device list leaks.
   "* clGetDeviceIDs *"
+  # Issue 19, bug 11 (being guarded beside this sweep): clfftBakePlan swallows its failed
+  # constant-buffer upload (the 1st and 3rd writes of the section are the two plans'),
+  # reports success, computes wrong results and leaves the heap corrupt.
+  "fft-clfft clEnqueueWriteBuffer [13]"
 )
 excluded() { # $1: n
-  local e
+  local e s f k
   for e in "${exclusions[@]}"; do
-    set -- "$1" $e
+    read -r s f k <<< "$e" # no word splitting into file names: the patterns hold '*'
     # shellcheck disable=SC2053
-    [[ $sec == $2 && $entry == $3 && $1 == $4 ]] && return 0
+    [[ $sec == $s && $entry == $f && $1 == $k ]] && return 0
   done
   return 1
 }
