@@ -244,12 +244,12 @@ ocal_status ocal__gemm_check_temp(ocal_context ctx, ocal_dtype dtype, ocal_trans
   size_t co = batch == 1 ? c->offset : 0;
   CLBlastStatusCode s =
       dtype == OCAL_F32
-          ? CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, clblast_trans(tb),
-                                       clblast_trans(ta), n, m, k, bo, ldb, ao, lda, co, n, &q,
-                                       &bytes)
-          : CLBlastDGemmTempBufferSize(CLBlastLayoutColMajor, clblast_trans(tb),
-                                       clblast_trans(ta), n, m, k, bo, ldb, ao, lda, co, n, &q,
-                                       &bytes);
+          ? OCAL__CLBLAST(CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, clblast_trans(tb),
+                                                     clblast_trans(ta), n, m, k, bo, ldb, ao,
+                                                     lda, co, n, &q, &bytes))
+          : OCAL__CLBLAST(CLBlastDGemmTempBufferSize(CLBlastLayoutColMajor, clblast_trans(tb),
+                                                     clblast_trans(ta), n, m, k, bo, ldb, ao,
+                                                     lda, co, n, &q, &bytes));
   const char *call = dtype == OCAL_F32 ? "CLBlastSGemmTempBufferSize" : "CLBlastDGemmTempBufferSize";
   if (s != CLBlastSuccess) return ocal__clblast_fail(ctx, s, call, "ocal_gemm");
   size_t total;
