@@ -14,6 +14,10 @@
 #                   middle one on fails (a lasting shortage); default 0
 #   FAULT_TIMEOUT   seconds one run may take before it counts as a hang (default 180)
 #   FAULT_LOG_DIR   where the logs of failed runs are kept (default a temporary directory)
+#   FAULT_ALL_SETUP 1: sweep the entry points only context creation calls (platform and
+#                   device enumeration, clCreateContext) in every
+#                   section; default 0: only in the `context` section, which creates two
+#                   contexts, since every section starts with the same creation
 # First, each section runs with OCAL_FAULT_COUNT to learn how often it calls each entry
 # point (calls from libocal, CLBlast and clFFT only); the sweep then draws its n from that.
 set -u
@@ -22,6 +26,7 @@ prog=${FAULT_PROGRAM:-tests/fault/fault_program}
 max_n=${FAULT_MAX_N:-6}
 lasting=${FAULT_LASTING:-0}
 limit=${FAULT_TIMEOUT:-180}
+all_setup=${FAULT_ALL_SETUP:-0}
 logs=${FAULT_LOG_DIR:-$(mktemp -d)}
 mkdir -p "$logs"
 [ -x "$prog" ] || { echo "fault: $prog is not built (make tests/fault/fault_program)"; exit 2; }
@@ -153,6 +158,12 @@ for sec in "${sections[@]}"; do
   fi
   n_sec=0
   while read -r entry count; do
+    if [ "$all_setup" != 1 ] && [ "$sec" != context ]; then
+      case $entry in
+        clGetPlatformIDs | clGetPlatformInfo | clGetDeviceIDs | clCreateContext)
+          continue ;;
+      esac
+    fi
     if [ "$max_n" -eq 0 ] || [ "$count" -le "$max_n" ]; then
       ns=$(seq 1 "$count")
     else
