@@ -13,6 +13,7 @@
 #   FAULT_LASTING   1: also one run per section and entry point where every call from the
 #                   middle one on fails (a lasting shortage); default 0
 #   FAULT_TIMEOUT   seconds one run may take before it counts as a hang (default 180)
+#   FAULT_JOBS      runs at a time (default: the number of processors)
 #   FAULT_LOG_DIR   where the logs of failed runs are kept (default a temporary directory)
 #   FAULT_ALL_SETUP 1: sweep the entry points only context creation calls (platform and
 #                   device enumeration, clCreateContext) in every
@@ -27,6 +28,7 @@ max_n=${FAULT_MAX_N:-6}
 lasting=${FAULT_LASTING:-0}
 limit=${FAULT_TIMEOUT:-180}
 all_setup=${FAULT_ALL_SETUP:-0}
+jobs=${FAULT_JOBS:-$(nproc)}
 logs=${FAULT_LOG_DIR:-$(mktemp -d)}
 mkdir -p "$logs"
 [ -x "$prog" ] || { echo "fault: $prog is not built (make tests/fault/fault_program)"; exit 2; }
@@ -75,16 +77,16 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 runs=0 passed=0 reported=0 failures=0 skipped=0 known=0
 declare -A tried
 
-# One run; sets $rc and leaves its output in $out. LeakSanitizer's tracer sometimes
+# One run of task $1 (NAME:N) into $tmpd/$2.log and .rc. LeakSanitizer's tracer sometimes
 # crashes while it stops the driver's threads at exit (see tests/lsan-retry.sh): such a
 # run, and only such a run, is repeated once.
-run_one() {
-  local try
+run_task() {
+  local try log="$tmpd/$2.log"
   for try in 1 2; do
-    timeout -k 10 "$limit" "$prog" "$sec" > "$out" 2>&1
-    rc=$?
-    grep -q "LeakSanitizer has encountered a fatal error" "$out" &&
-      ! grep -q "detected memory leaks" "$out" || return 0
+    OCAL_FAULT=$1 timeout -k 10 "$limit" "$prog" "$sec" > "$log" 2>&1
+    echo $? > "$tmpd/$2.rc"
+    grep -q "LeakSanitizer has encountered a fatal error" "$log" &&
+      ! grep -q "detected memory leaks" "$log" || return 0
   done
 }
 
@@ -142,11 +144,13 @@ judge() { # $1: what was injected
   fi
 }
 
-out=$(mktemp)
+scratch=$(mktemp)
+tmpd=$(mktemp -d)
 start=$SECONDS
 for sec in "${sections[@]}"; do
   counts="$logs/$sec.counts"
   # Twice: the first run fills the kernel cache, the second counts what a warm run calls.
+  out=$scratch
   "$prog" "$sec" > "$out" 2>&1
   OCAL_FAULT_COUNT=$counts "$prog" "$sec" > "$out" 2>&1
   rc=$?
@@ -156,7 +160,7 @@ for sec in "${sections[@]}"; do
     failures=$((failures + 1))
     continue
   fi
-  n_sec=0
+  tasks=()
   while read -r entry count; do
     if [ "$all_setup" != 1 ] && [ "$sec" != context ]; then
       case $entry in
@@ -166,6 +170,8 @@ for sec in "${sections[@]}"; do
     fi
     if [ "$max_n" -eq 0 ] || [ "$count" -le "$max_n" ]; then
       ns=$(seq 1 "$count")
+    elif [ "$max_n" -lt 4 ]; then
+      ns=$(printf '%s\n' 1 "$count" $(((count + 1) / 2)) | head -n "$max_n" | sort -nu)
     else
       ns=$( { echo 1; echo 2; echo $((count - 1)); echo "$count"
               for ((k = 1; k <= max_n - 4; k++)); do echo $((1 + k * (count - 1) / (max_n - 3))); done
@@ -177,15 +183,25 @@ for sec in "${sections[@]}"; do
         skipped=$((skipped + 1))
         continue
       fi
-      OCAL_FAULT="$entry:$n" run_one
-      judge "$entry:$n"
-      n_sec=$((n_sec + 1))
+      tasks+=("$entry:$n")
     done
     tried[$sec]="${tried[$sec]:-} $entry:$count"
   done < "$counts"
+  # The section's runs, $jobs at a time; then each is judged in order.
+  for ((i = 0; i < ${#tasks[@]}; i++)); do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || :; done
+    run_task "${tasks[$i]}" "$i" &
+  done
+  wait
+  for ((i = 0; i < ${#tasks[@]}; i++)); do
+    out="$tmpd/$i.log"
+    rc=$(cat "$tmpd/$i.rc")
+    judge "${tasks[$i]}"
+  done
+  n_sec=${#tasks[@]}
   echo "fault: $sec: $n_sec runs over$(echo "${tried[$sec]:-}" | wc -w) entry points (calls per entry point:${tried[$sec]:-})"
 done
-rm -f "$out"
-rm -rf "$cache"
+rm -f "$scratch"
+rm -rf "$cache" "$tmpd"
 echo "fault: $runs runs in $((SECONDS - start)) s: $passed correct results, $reported errors reported and recovered from, $failures failures, $skipped excluded runs, $known runs where only VkFFT leaked"
 [ "$failures" -eq 0 ]
