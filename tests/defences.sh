@@ -5,7 +5,7 @@
 #   2. ThreadSanitizer: tests/tsan/stress in a clang --enable-tsan build;
 #   3. fuzzing: each libFuzzer target of tests/fuzz/ for FUZZ_SECONDS from its seed corpus.
 # Builds from a clone of the repository's HEAD in a temporary directory, as .ci/run does.
-# Environment: FUZZ_SECONDS (default 30), FAULT_MAX_N (default 4: n per section and entry
+# Environment: FUZZ_SECONDS (default 30), FAULT_MAX_N (default 3: n per section and entry
 # point, see tests/fault/run.sh), TSAN_ITERATIONS and TSAN_THREADS (default 2 and 3),
 # DEFENCES_KEEP=1 keeps the temporary directory (logs, fuzz artifacts).
 set -euo pipefail
@@ -36,7 +36,7 @@ stamp "built the fault-injection program and the fuzz targets (clang, ASan + UBS
 echo "=== fault injection"
 (
   cd "$work/asan"
-  FAULT_MAX_N=${FAULT_MAX_N:-4} FAULT_LOG_DIR="$work/fault-logs" tests/fault/run.sh
+  FAULT_MAX_N=${FAULT_MAX_N:-3} FAULT_LOG_DIR="$work/fault-logs" tests/fault/run.sh
 )
 stamp "fault injection done"
 
