@@ -2,8 +2,9 @@
 # Installs every Debian/Ubuntu package ocal needs to build and test: the OpenCL headers and
 # ICD loader, PoCL (the CPU device the tests run on), CLBlast, clFFT, the VkFFT header, Check,
 # LAPACKE (the dense steps of ocal_lobpcg), Autotools, pkg-config, CMake (to test the installed
-# CMake package), gnuplot (charts of `ocal bench --plot`), and Open MPI (libocal-mpi and its
-# tests under mpirun). Run as root or with sudo available. Safe to run again.
+# CMake package), gnuplot (charts of `ocal bench --plot`), Open MPI (libocal-mpi and its tests
+# under mpirun), and clang 14 with its sanitizer runtimes (libFuzzer, ThreadSanitizer) for
+# tests/defences.sh. Run as root or with sudo available. Safe to run again.
 set -eu
 pkgs="build-essential autoconf automake libtool pkg-config
   opencl-c-headers opencl-clhpp-headers ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo
@@ -12,6 +13,7 @@ pkgs="build-essential autoconf automake libtool pkg-config
   liblapacke-dev
   check cmake
   libopenmpi-dev openmpi-bin"
+  check clang-14 libclang-rt-14-dev"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=""

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -837,6 +838,65 @@ START_TEST(test_clblast_failure_leaves_context_usable) {
 }
 END_TEST
 
+/* Several threads make the process's first CLBlast calls at the same moment (each test runs
+ * in a fresh process, before any other CLBlast call). CLBlast fills its parameter database
+ * on first use without a lock; ocal makes those first calls one at a time (OCAL__CLBLAST).
+ * ThreadSanitizer saw the race in tests/tsan/stress; here the results must be right and
+ * AddressSanitizer (CI's sanitizer build) must see no double free. */
+enum { FIRST_THREADS = 6 };
+static pthread_barrier_t first_barrier;
+typedef struct {
+  int seed, ok;
+  char message[256];
+} first_job;
+
+static void *first_gemm(void *arg) {
+  first_job *j = arg;
+  enum { M = 19, K = 23, N = 17 };
+  float a[M * K], b[K * N], c[M * N];
+  for (int i = 0; i < M * K; i++) a[i] = (float)((i * 7 + j->seed) % 11) - 5.0f;
+  for (int i = 0; i < K * N; i++) b[i] = (float)((i * 3 + j->seed) % 13) - 6.0f;
+  ocal_buffer A = NULL, B = NULL, C = NULL;
+  ocal_status s = ocal_buffer_from_host(fixture_ctx, OCAL_F32, 2, (size_t[]){M, K}, a, &A);
+  if (s == OCAL_OK) s = ocal_buffer_from_host(fixture_ctx, OCAL_F32, 2, (size_t[]){K, N}, b, &B);
+  if (s == OCAL_OK) s = ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, (size_t[]){M, N}, &C);
+  pthread_barrier_wait(&first_barrier);
+  if (s == OCAL_OK) s = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, A, B, 0.0, C);
+  if (s == OCAL_OK) s = ocal_buffer_read(C, 0, M * N, c, NULL);
+  j->ok = s == OCAL_OK;
+  if (!j->ok) snprintf(j->message, sizeof j->message, "%s", ocal_last_error());
+  for (int i = 0; j->ok && i < M; i++)
+    for (int n = 0; n < N; n++) {
+      double want = 0; /* small integers: exact in f32 */
+      for (int k = 0; k < K; k++) want += (double)a[i * K + k] * b[k * N + n];
+      if (c[i * N + n] != (float)want) {
+        j->ok = 0;
+        snprintf(j->message, sizeof j->message, "C[%d][%d] = %g, want %g", i, n, c[i * N + n],
+                 want);
+        break;
+      }
+    }
+  ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
+  return NULL;
+}
+
+START_TEST(test_first_clblast_calls_from_threads) {
+  setenv("OCAL_GEMM", "clblast", 1);
+  pthread_t t[FIRST_THREADS];
+  first_job jobs[FIRST_THREADS];
+  ck_assert_int_eq(pthread_barrier_init(&first_barrier, NULL, FIRST_THREADS), 0);
+  for (int i = 0; i < FIRST_THREADS; i++) {
+    jobs[i] = (first_job){.seed = i};
+    ck_assert_int_eq(pthread_create(&t[i], NULL, first_gemm, &jobs[i]), 0);
+  }
+  for (int i = 0; i < FIRST_THREADS; i++) pthread_join(t[i], NULL);
+  pthread_barrier_destroy(&first_barrier);
+  unsetenv("OCAL_GEMM");
+  for (int i = 0; i < FIRST_THREADS; i++)
+    ck_assert_msg(jobs[i].ok, "thread %d: %s", i, jobs[i].message);
+}
+END_TEST
+
 /* ---- tuning --------------------------------------------------------------------------- */
 
 START_TEST(test_params_validation) {
@@ -1038,6 +1098,7 @@ static Suite *blas_suite(void) {
   tc = fixture_tcase("vectors");
   tcase_add_test(tc, test_gemv_and_blas1);
   tcase_add_test(tc, test_gemv_own_kernels);
+  tcase_add_test(tc, test_first_clblast_calls_from_threads);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("errors");
   tcase_add_test(tc, test_errors_name_the_shapes);

@@ -326,6 +326,17 @@ START_TEST(test_limit_and_trim) {
   ck_assert_ocal(ocal_context_release(ctx));
   setenv("OCAL_POOL_LIMIT", "-5", 1);
   ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_INVALID_ARGUMENT);
+  /* Found by tests/fuzz (fuzz_settings): strtoull skips blanks and negates after a minus,
+   * so " -5" was taken for 2^64 - 5 bytes; "+5" and "5i" were taken too. */
+  static const char *const bad[] = {" -5", "+5", " 5", "5i", "k"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("OCAL_POOL_LIMIT", bad[i], 1);
+    ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_INVALID_ARGUMENT);
+  }
+  setenv("OCAL_POOL_LIMIT", "3KiB", 1);
+  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_uint_eq(stats_of(ctx).pool_limit, 3 * 1024);
+  ck_assert_ocal(ocal_context_release(ctx));
   unsetenv("OCAL_POOL_LIMIT");
 
   ck_assert_ocal_fails(ocal_memory_trim(NULL), OCAL_INVALID_HANDLE);

@@ -7,6 +7,8 @@
  * CLBlast's offset argument. */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +106,27 @@ static ocal_status clblast_status(int code) {
   }
 }
 
+static pthread_mutex_t first_use = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int database_filled;
+static _Thread_local int holds_first_use;
+
+void ocal__clblast_begin(void) {
+  holds_first_use = 0;
+  if (atomic_load_explicit(&database_filled, memory_order_acquire)) return;
+  pthread_mutex_lock(&first_use);
+  holds_first_use = 1;
+}
+
+int ocal__clblast_end(int status) {
+  if (holds_first_use) {
+    if (status == CLBlastSuccess)
+      atomic_store_explicit(&database_filled, 1, memory_order_release);
+    holds_first_use = 0;
+    pthread_mutex_unlock(&first_use);
+  }
+  return status;
+}
+
 ocal_status ocal__clblast_fail(ocal_context ctx, int code, const char *call, const char *func) {
   ocal_status status = clblast_status(code);
   if (status == OCAL_OK) status = OCAL_INTERNAL;
@@ -184,8 +207,8 @@ static ocal_status scale(ocal_context ctx, ocal_dtype dtype, double alpha, cl_me
                          size_t offset, size_t n, const char *func) {
   cl_command_queue q = ctx->queue;
   CLBlastStatusCode s = dtype == OCAL_F32
-                            ? CLBlastSscal(n, (float)alpha, mem, offset, 1, &q, NULL)
-                            : CLBlastDscal(n, alpha, mem, offset, 1, &q, NULL);
+                            ? OCAL__CLBLAST(CLBlastSscal(n, (float)alpha, mem, offset, 1, &q, NULL))
+                            : OCAL__CLBLAST(CLBlastDscal(n, alpha, mem, offset, 1, &q, NULL));
   if (s != CLBlastSuccess)
     return ocal__clblast_fail(ctx, s, dtype == OCAL_F32 ? "CLBlastSscal" : "CLBlastDscal", func);
   return OCAL_OK;
@@ -221,12 +244,12 @@ ocal_status ocal__gemm_check_temp(ocal_context ctx, ocal_dtype dtype, ocal_trans
   size_t co = batch == 1 ? c->offset : 0;
   CLBlastStatusCode s =
       dtype == OCAL_F32
-          ? CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, clblast_trans(tb),
-                                       clblast_trans(ta), n, m, k, bo, ldb, ao, lda, co, n, &q,
-                                       &bytes)
-          : CLBlastDGemmTempBufferSize(CLBlastLayoutColMajor, clblast_trans(tb),
-                                       clblast_trans(ta), n, m, k, bo, ldb, ao, lda, co, n, &q,
-                                       &bytes);
+          ? OCAL__CLBLAST(CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, clblast_trans(tb),
+                                                     clblast_trans(ta), n, m, k, bo, ldb, ao,
+                                                     lda, co, n, &q, &bytes))
+          : OCAL__CLBLAST(CLBlastDGemmTempBufferSize(CLBlastLayoutColMajor, clblast_trans(tb),
+                                                     clblast_trans(ta), n, m, k, bo, ldb, ao,
+                                                     lda, co, n, &q, &bytes));
   const char *call = dtype == OCAL_F32 ? "CLBlastSGemmTempBufferSize" : "CLBlastDGemmTempBufferSize";
   if (s != CLBlastSuccess) return ocal__clblast_fail(ctx, s, call, "ocal_gemm");
   size_t total;
@@ -378,28 +401,28 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
     }
     call = dtype == OCAL_F32 ? "CLBlastSgemm" : "CLBlastDgemm";
     if (dtype == OCAL_F32)
-      s = CLBlastSgemm(CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(a_t), n, m, k,
-                       (float)alpha, b->mem, b->offset, b_cols, a_mem, a_off, a_ld,
-                       (float)beta, c->mem, c->offset, n, &q, NULL);
+      s = OCAL__CLBLAST(CLBlastSgemm(CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(a_t),
+                                     n, m, k, (float)alpha, b->mem, b->offset, b_cols, a_mem,
+                                     a_off, a_ld, (float)beta, c->mem, c->offset, n, &q, NULL));
     else
-      s = CLBlastDgemm(CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(a_t), n, m, k,
-                       alpha, b->mem, b->offset, b_cols, a_mem, a_off, a_ld, beta,
-                       c->mem, c->offset, n, &q, NULL);
+      s = OCAL__CLBLAST(CLBlastDgemm(CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(a_t),
+                                     n, m, k, alpha, b->mem, b->offset, b_cols, a_mem, a_off,
+                                     a_ld, beta, c->mem, c->offset, n, &q, NULL));
     if (at) ocal__device_free(ctx, at);
   } else {
     /* A 2-D operand of a batched product is shared: stride 0. */
     size_t a_stride = an == 3 ? a_rows * a_cols : 0, b_stride = bn == 3 ? b_rows * b_cols : 0;
     call = dtype == OCAL_F32 ? "CLBlastSgemmStridedBatched" : "CLBlastDgemmStridedBatched";
     if (dtype == OCAL_F32)
-      s = CLBlastSgemmStridedBatched(CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(ta),
-                                     n, m, k, (float)alpha, b->mem, b->offset, b_cols, b_stride,
-                                     a->mem, a->offset, a_cols, a_stride, (float)beta, c->mem,
-                                     c->offset, n, m * n, batch, &q, NULL);
+      s = OCAL__CLBLAST(CLBlastSgemmStridedBatched(
+          CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(ta), n, m, k, (float)alpha,
+          b->mem, b->offset, b_cols, b_stride, a->mem, a->offset, a_cols, a_stride, (float)beta,
+          c->mem, c->offset, n, m * n, batch, &q, NULL));
     else
-      s = CLBlastDgemmStridedBatched(CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(ta),
-                                     n, m, k, alpha, b->mem, b->offset, b_cols, b_stride, a->mem,
-                                     a->offset, a_cols, a_stride, beta, c->mem, c->offset, n,
-                                     m * n, batch, &q, NULL);
+      s = OCAL__CLBLAST(CLBlastDgemmStridedBatched(
+          CLBlastLayoutColMajor, clblast_trans(tb), clblast_trans(ta), n, m, k, alpha, b->mem,
+          b->offset, b_cols, b_stride, a->mem, a->offset, a_cols, a_stride, beta, c->mem,
+          c->offset, n, m * n, batch, &q, NULL));
   }
   if (s != CLBlastSuccess) return ocal__clblast_fail(ctx, s, call, __func__);
   return OCAL_OK;
@@ -442,12 +465,12 @@ ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffe
   cl_command_queue q = ctx->queue;
   CLBlastStatusCode s =
       dtype == OCAL_F32
-          ? CLBlastSgemv(CLBlastLayoutRowMajor, clblast_trans(ta), rows, cols, (float)alpha,
-                         a->mem, a->offset, cols, x->mem, x->offset, 1, (float)beta, y->mem,
-                         y->offset, 1, &q, NULL)
-          : CLBlastDgemv(CLBlastLayoutRowMajor, clblast_trans(ta), rows, cols, alpha, a->mem,
-                         a->offset, cols, x->mem, x->offset, 1, beta, y->mem, y->offset, 1, &q,
-                         NULL);
+          ? OCAL__CLBLAST(CLBlastSgemv(CLBlastLayoutRowMajor, clblast_trans(ta), rows, cols,
+                                       (float)alpha, a->mem, a->offset, cols, x->mem, x->offset,
+                                       1, (float)beta, y->mem, y->offset, 1, &q, NULL))
+          : OCAL__CLBLAST(CLBlastDgemv(CLBlastLayoutRowMajor, clblast_trans(ta), rows, cols,
+                                       alpha, a->mem, a->offset, cols, x->mem, x->offset, 1, beta,
+                                       y->mem, y->offset, 1, &q, NULL));
   if (s != CLBlastSuccess)
     return ocal__clblast_fail(ctx, s, dtype == OCAL_F32 ? "CLBlastSgemv" : "CLBlastDgemv",
                               __func__);
@@ -519,10 +542,10 @@ ocal_status ocal_blas_axpy(double alpha, ocal_buffer x, ocal_buffer y) {
   ocal__blas_prepare(ctx, dtype);
   cl_command_queue q = ctx->queue;
   CLBlastStatusCode s =
-      dtype == OCAL_F32 ? CLBlastSaxpy(x->numel, (float)alpha, x->mem, x->offset, 1, y->mem,
-                                       y->offset, 1, &q, NULL)
-                        : CLBlastDaxpy(x->numel, alpha, x->mem, x->offset, 1, y->mem,
-                                       y->offset, 1, &q, NULL);
+      dtype == OCAL_F32 ? OCAL__CLBLAST(CLBlastSaxpy(x->numel, (float)alpha, x->mem, x->offset, 1,
+                                                     y->mem, y->offset, 1, &q, NULL))
+                        : OCAL__CLBLAST(CLBlastDaxpy(x->numel, alpha, x->mem, x->offset, 1,
+                                                     y->mem, y->offset, 1, &q, NULL));
   if (s != CLBlastSuccess)
     return ocal__clblast_fail(ctx, s, dtype == OCAL_F32 ? "CLBlastSaxpy" : "CLBlastDaxpy",
                               __func__);

@@ -151,4 +151,14 @@ ocal_status ocal__clblast_fail(ocal_context ctx, int code, const char *call, con
 /* The name of a CLBlast status code ("CLBlastInvalidBufferSize"). */
 const char *ocal__clblast_status_name(int code);
 
+/* Every CLBlast call ocal makes goes through OCAL__CLBLAST(call), which evaluates to the
+ * call's status. CLBlast 1.5 fills its static parameter database on first use without a lock
+ * (Database::Database: `if (database.size() == 0) database = {...}`), so two threads making
+ * their first CLBlast calls at once write the same vector (ThreadSanitizer found it with
+ * tests/tsan/stress; the heap can be corrupted). Until one call has succeeded, and so has
+ * filled it, the calls are made one at a time; after that they run freely. */
+void ocal__clblast_begin(void);
+int ocal__clblast_end(int status);
+#define OCAL__CLBLAST(call) (ocal__clblast_begin(), (CLBlastStatusCode)ocal__clblast_end(call))
+
 #endif /* OCAL_BLAS_INTERNAL_H */

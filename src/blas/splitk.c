@@ -167,13 +167,13 @@ int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, oca
   CLBlastTranspose ctb = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
   /* Column-major C^T = op(B)^T op(A)^T, as in ocal_gemm (blas.c). */
   if (dtype == OCAL_F32)
-    s = CLBlastSgemmStridedBatched(CLBlastLayoutColMajor, ctb, cta, n, m, kc, (float)alpha,
-                                   b->mem, b->offset, b_cols, b_stride, a->mem, a->offset,
-                                   a_cols, a_stride, 0.0f, w, 0, n, mn, slices, &q, NULL);
+    s = OCAL__CLBLAST(CLBlastSgemmStridedBatched(
+        CLBlastLayoutColMajor, ctb, cta, n, m, kc, (float)alpha, b->mem, b->offset, b_cols,
+        b_stride, a->mem, a->offset, a_cols, a_stride, 0.0f, w, 0, n, mn, slices, &q, NULL));
   else
-    s = CLBlastDgemmStridedBatched(CLBlastLayoutColMajor, ctb, cta, n, m, kc, alpha, b->mem,
-                                   b->offset, b_cols, b_stride, a->mem, a->offset, a_cols,
-                                   a_stride, 0.0, w, 0, n, mn, slices, &q, NULL);
+    s = OCAL__CLBLAST(CLBlastDgemmStridedBatched(
+        CLBlastLayoutColMajor, ctb, cta, n, m, kc, alpha, b->mem, b->offset, b_cols, b_stride,
+        a->mem, a->offset, a_cols, a_stride, 0.0, w, 0, n, mn, slices, &q, NULL));
   const char *call = dtype == OCAL_F32 ? "CLBlastSgemmStridedBatched (split-K)"
                                        : "CLBlastDgemmStridedBatched (split-K)";
   /* The last k mod S columns of op(A) (rows of op(B)) go into slice 0 with beta 1. */
@@ -182,11 +182,12 @@ int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, oca
     call = dtype == OCAL_F32 ? "CLBlastSgemm (split-K remainder)"
                              : "CLBlastDgemm (split-K remainder)";
     if (dtype == OCAL_F32)
-      s = CLBlastSgemm(CLBlastLayoutColMajor, ctb, cta, n, m, rem, (float)alpha, b->mem, bo,
-                       b_cols, a->mem, ao, a_cols, 1.0f, w, 0, n, &q, NULL);
+      s = OCAL__CLBLAST(CLBlastSgemm(CLBlastLayoutColMajor, ctb, cta, n, m, rem, (float)alpha,
+                                     b->mem, bo, b_cols, a->mem, ao, a_cols, 1.0f, w, 0, n, &q,
+                                     NULL));
     else
-      s = CLBlastDgemm(CLBlastLayoutColMajor, ctb, cta, n, m, rem, alpha, b->mem, bo, b_cols,
-                       a->mem, ao, a_cols, 1.0, w, 0, n, &q, NULL);
+      s = OCAL__CLBLAST(CLBlastDgemm(CLBlastLayoutColMajor, ctb, cta, n, m, rem, alpha, b->mem,
+                                     bo, b_cols, a->mem, ao, a_cols, 1.0, w, 0, n, &q, NULL));
   }
   if (s != CLBlastSuccess)
     *status = ocal__clblast_fail(ctx, s, call, "ocal_gemm");

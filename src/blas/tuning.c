@@ -85,8 +85,8 @@ static CLBlastStatusCode override(cl_device_id device, int precision, const char
     names[i] = ocal__gemm_param_defs[first + i].name;
     values[i] = (size_t)p->v[first + i];
   }
-  return CLBlastOverrideParameters(device, kernel, clblast_precision(precision), (size_t)count,
-                                   names, values);
+  return OCAL__CLBLAST(CLBlastOverrideParameters(device, kernel, clblast_precision(precision),
+                                                 (size_t)count, names, values));
 }
 
 /* Applies a full set to the device (valid already). Returns 1, or 0 with a reason. */

@@ -17,6 +17,7 @@
  * Cached bytes are bounded by the pool limit (the oldest blocks go first), and everything the
  * context holds by the memory limit; when an allocation fails for lack of memory (or would
  * pass the memory limit), the cache is freed and the allocation tried once more. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,11 +45,13 @@ static size_t class_of(size_t n, int *cls) {
 /* ---- environment ------------------------------------------------------------------------ */
 
 int ocal__parse_bytes(const char *text, uint64_t *out) {
-  if (!text || !*text) return -1;
+  /* strtoull alone would also take leading blanks and a sign, and negate what follows a
+   * minus after a blank: " -1" would be 2^64 - 1 bytes. A count starts with a digit. */
+  if (!text || !isdigit((unsigned char)text[0])) return -1;
   errno = 0;
   char *end;
   unsigned long long v = strtoull(text, &end, 10);
-  if (errno || end == text || text[0] == '-') return -1;
+  if (errno || end == text) return -1;
   unsigned shift = 0;
   switch (*end) {
     case 'k': case 'K': shift = 10; end++; break;
@@ -57,7 +60,7 @@ int ocal__parse_bytes(const char *text, uint64_t *out) {
     case 't': case 'T': shift = 40; end++; break;
     default: break;
   }
-  if (*end == 'i' || *end == 'I') end++;
+  if (shift && (*end == 'i' || *end == 'I')) end++; /* KiB, MiB, ...: "5i" is no count */
   if (*end == 'b' || *end == 'B') end++;
   if (*end) return -1;
   if (shift && v > (~0ull >> shift)) return -1;

@@ -70,6 +70,10 @@ static int vk_printf(const char *format, ...);
 #define VKFFT_BACKEND 3
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
+#if defined(__clang__)
+/* Clang (the ThreadSanitizer and fuzzing builds) does not know some of GCC's groups below. */
+#pragma clang diagnostic ignored "-Wunknown-warning-option"
+#endif
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wunused-variable"
 #pragma GCC diagnostic ignored "-Wunused-but-set-variable"
