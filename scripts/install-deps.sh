@@ -12,8 +12,8 @@ pkgs="build-essential autoconf automake libtool pkg-config
   libclblast-dev libclfft-dev libvkfft-dev
   liblapacke-dev
   check cmake
-  libopenmpi-dev openmpi-bin"
-  check clang-14 libclang-rt-14-dev"
+  libopenmpi-dev openmpi-bin
+  clang-14 libclang-rt-14-dev"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=""
