@@ -255,6 +255,16 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 2;
   }
+  /* The CSR arrays use 32-bit indices: each rank's nonzeros (and, with --check, the whole
+   * matrix's on rank 0) must fit. */
+  long most = (n + d.size - 1) / d.size + 2;
+  if (5 * most * n >= INT32_MAX || (check && 5 * n * n >= INT32_MAX)) {
+    if (d.rank == 0)
+      fprintf(stderr, "poisson_cg_mpi: N = %ld is too large for 32-bit indices on %d ranks%s\n",
+              n, d.size, check ? " with --check (one rank solves the whole matrix)" : "");
+    MPI_Finalize();
+    return 2;
+  }
   if (max_iter < 0) max_iter = 10 * n * n;
   d.n = n;
   d.r0 = n * d.rank / d.size;
