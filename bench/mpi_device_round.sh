@@ -26,3 +26,11 @@ timeout 90 mpirun -np 1 --bind-to none examples/mlp_train_mpi --hidden 4096 --ba
 timeout 120 $R examples/mlp_train_mpi --hidden 4096 --batch 8192 --train 16384 --test 500 --epochs 0 --check 0 --min-accuracy 0 --bench-steps 20 2>&1 | tail -2
 echo "== torch peer (needs 2 GPUs)"
 timeout 60 python3 bench/mpi_allreduce_torch.py --quick 2>&1 | tail -2
+echo "== distributed CG: check on 2 ranks, then the benchmark at 8192^2 unknowns per rank"
+timeout 120 $R examples/poisson_cg_mpi --n 512 --check 2>&1 | tail -3
+# 1 rank on 8192^2, 2 ranks sharing the GPU on the same grid (strong scaling), and 2 ranks
+# with 8192^2 unknowns each (N = 11586: the per-GPU size of the 64M-unknown target).
+# --max-iter 0 skips the solve; --bench 100 times 100 iterations and the breakdown.
+timeout 150 mpirun -np 1 --bind-to none examples/poisson_cg_mpi --n 8192 --max-iter 0 --bench 100 2>&1 | tail -3
+timeout 150 $R examples/poisson_cg_mpi --n 8192 --max-iter 0 --bench 100 2>&1 | tail -4
+timeout 200 $R examples/poisson_cg_mpi --n 11586 --max-iter 0 --bench 100 2>&1 | tail -4

@@ -1,7 +1,8 @@
 #!/bin/sh
 # libocal-mpi under mpirun on the default device (PoCL in CI): the collectives' tests with 1,
-# 2 and 3 ranks (more ranks than cores: --oversubscribe), then the examples, whose results
-# must equal a single rank's, and the benchmark's quick form.
+# 2 and 3 ranks (more ranks than cores: --oversubscribe), then the examples (distributed sum,
+# data-parallel training, distributed CG), whose results must equal a single rank's, and the
+# benchmarks' quick forms.
 #
 # Each rank gets its own POCL_CACHE_DIR: PoCL crashes when processes share its kernel cache
 # (ocal's own disk cache, OCAL_CACHE_DIR, is shared: its writes are atomic). CI runs as root,
@@ -49,6 +50,8 @@ export OCAL_MPI_CHUNK=4096 OCAL_MPI_SLOTS=3
 run 1 "$build/tests/mpi_collectives"
 run 1 "$build/examples/mlp_train_mpi" --check 1 --train 1536 --batch 64 --hidden 64 --epochs 1 \
   --min-accuracy 0 > /dev/null
+run 1 "$build/examples/poisson_cg_mpi" --n 41 --check | tee "$tmp/cg.log"
+grep -q "check: 1 ranks equal one rank's" "$tmp/cg.log"
 for r in 1 2; do [ -d "$pocl.$r" ] || cp -r "$pocl.0" "$pocl.$r"; done
 run 2 "$build/tests/mpi_collectives"
 OCAL_MPI_SLOTS=4 run 3 "$build/tests/mpi_collectives"
@@ -69,6 +72,19 @@ grep -q "check: 3 steps on 2 ranks equal one rank's" "$tmp/mlp.log"
 run 3 "$build/examples/mlp_train_mpi" --check 2 --train 1536 --batch 192 --hidden 64 \
   --epochs 1 --min-accuracy 0 | tee "$tmp/mlp3.log"
 grep -q "check: 2 steps on 3 ranks equal one rank's" "$tmp/mlp3.log"
+
+# Distributed CG: on 2 and 3 ranks (uneven blocks of grid rows with 3), as on 1 above, the
+# iteration count, residual and solution equal one rank's ocal_cg on the whole matrix, and the
+# error against the known solution is within the tolerance; N = 3 on 3 ranks leaves one grid
+# row per rank (no interior rows). The benchmark mode runs once.
+for n in 2 3; do
+  run $n "$build/examples/poisson_cg_mpi" --n 41 --check | tee "$tmp/cg.log"
+  grep -q "check: $n ranks equal one rank's" "$tmp/cg.log"
+done
+run 3 "$build/examples/poisson_cg_mpi" --n 3 --check | tee "$tmp/cg3.log"
+grep -q "check: 3 ranks equal one rank's" "$tmp/cg3.log"
+run 2 "$build/examples/poisson_cg_mpi" --n 64 --max-iter 0 --bench 5 | tee "$tmp/cgb.log"
+grep -q '"bench": "poisson_cg_mpi"' "$tmp/cgb.log"
 
 # The benchmark's quick form runs and its results check.
 run 2 "$build/bench/mpi_allreduce" --quick | tee "$tmp/bench.log"

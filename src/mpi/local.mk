@@ -30,13 +30,17 @@ CLEANFILES += src/mpi/mpi_cl.c
 MPI_PROG_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 MPI_PROG_LDADD = src/libocal-mpi.la src/libocal.la $(MPI_LIBS) $(OPENCL_LIBS) -lm
 
-# Examples: the smallest (a distributed sum) and data-parallel MLP training.
+# Examples: the smallest (a distributed sum), data-parallel MLP training and distributed CG.
 noinst_PROGRAMS += examples/mpi_sum examples/mlp_train_mpi
 examples_mpi_sum_CFLAGS = $(MPI_PROG_CFLAGS)
 examples_mpi_sum_LDADD = $(MPI_PROG_LDADD)
 examples_mlp_train_mpi_SOURCES = examples/mlp_train_mpi.c examples/mlp_common.c examples/mlp_common.h
 examples_mlp_train_mpi_CFLAGS = $(MPI_PROG_CFLAGS)
 examples_mlp_train_mpi_LDADD = $(MPI_PROG_LDADD)
+# Distributed CG on the 2-D Poisson matrix, the halo exchange overlapped with the SpMV.
+noinst_PROGRAMS += examples/poisson_cg_mpi
+examples_poisson_cg_mpi_CFLAGS = $(MPI_PROG_CFLAGS)
+examples_poisson_cg_mpi_LDADD = $(MPI_PROG_LDADD)
 
 # The benchmark: ours against download + MPI_Allreduce + upload and the pinned copy speed.
 noinst_PROGRAMS += bench/mpi_allreduce
