@@ -197,25 +197,41 @@ END_TEST
 
 /* Each SpMV kernel (forced through OCAL_SPMV) on matrices that suit it and that do not. */
 START_TEST(test_spmv_kernels) {
-  static const char *kinds[] = {"scalar", "vector", "vector2", "vector32", "adaptive"};
+  static const char *kinds[] = {"scalar", "vector",   "vector2",    "vector32",
+                                "adaptive", "stream", "stream256", "stream4096"};
   ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
   hmat short_rows = random_hmat(1000, 1000, 1.0, 5, SIZE_MAX, 21);
   hmat long_rows = random_hmat(301, 3001, 5.0, 0, 7, 22);
+  /* Rows of 5 (a stream block of 256 rows) with one row longer than every staging size. */
+  hmat regular = random_hmat(2999, 5003, 2.5, 0, 1500, 24);
+  hmat one = random_hmat(1, 1, 1.0, 0, 0, 25);
+  hmat zero = random_hmat(37, 23, 1.0, 1, SIZE_MAX, 26);
+  const hmat *mats[] = {&short_rows, &long_rows, &regular, &one, &zero};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     setenv("OCAL_SPMV", kinds[i], 1);
-    for (int which = 0; which < 2; which++) {
-      const hmat *m = which ? &long_rows : &short_rows;
-      ocal_csr a = upload(m, vt, OCAL_I32);
-      const char *name;
-      ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
-      ck_assert_msg(strncmp(name, kinds[i], strlen(name)) == 0, "asked %s, got %s", kinds[i],
-                    name);
-      check_product(m, vt, a, 0, 1, 1.0, 0.5, 30 + i);
-      check_product(m, vt, a, 1, 1, 2.0, 0.0, 40 + i);
-      ocal_csr_release(a);
+    for (size_t which = 0; which < sizeof mats / sizeof mats[0]; which++) {
+      const hmat *m = mats[which];
+      for (int t = 0; t < 4; t++) {
+        /* Both index types in both precisions where the device has doubles; the
+         * transposed product goes through the transposed copy's own kernel choice. */
+        ocal_dtype tv = (t & 1) && fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+        ocal_dtype ti = (t & 2) ? OCAL_I64 : OCAL_I32;
+        ocal_csr a = upload(m, tv, ti);
+        const char *name;
+        ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
+        ck_assert_msg(strncmp(name, kinds[i], strlen(name)) == 0, "asked %s, got %s", kinds[i],
+                      name);
+        check_product(m, tv, a, 0, 1, 1.0, 0.5, 30 + i);
+        check_product(m, tv, a, 0, 1, -1.5, 0.0, 35 + i);
+        check_product(m, tv, a, 1, 1, 2.0, 0.0, 40 + i);
+        ocal_csr_release(a);
+      }
     }
   }
   unsetenv("OCAL_SPMV");
+  hmat_free(&regular);
+  hmat_free(&one);
+  hmat_free(&zero);
   /* The automatic choice on GPUs: long rows make a matrix adaptive, very short ones
    * scalar, the rest vector; CPUs take scalar. */
   ocal_device_info info;
@@ -224,13 +240,13 @@ START_TEST(test_spmv_kernels) {
   const char *name;
   ocal_csr a = upload(&long_rows, vt, OCAL_I64);
   ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
-  ck_assert_str_eq(name, cpu ? "scalar" : "adaptive");
+  ck_assert_str_eq(name, cpu ? "scalar" : "stream");
   ocal_csr_release(a);
   a = upload(&short_rows, vt, OCAL_I64);
   ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
-  ck_assert_str_eq(name, "scalar");
+  ck_assert_str_eq(name, cpu ? "scalar" : "stream");
   ocal_csr_release(a);
-  hmat mid = random_hmat(500, 500, 12.0, 0, SIZE_MAX, 23);
+  hmat mid = random_hmat(500, 500, 40.0, 0, SIZE_MAX, 23);
   a = upload(&mid, vt, OCAL_I64);
   ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
   ck_assert_str_eq(name, cpu ? "scalar" : "vector");
@@ -238,9 +254,11 @@ START_TEST(test_spmv_kernels) {
   ocal_csr_release(a);
   hmat_free(&mid);
   /* The rule itself, for the devices this run does not have. */
-  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 0), OCAL__SPMV_VECTOR);
-  ck_assert_int_eq(ocal__spmv_rule(0, 1.5, 0), OCAL__SPMV_SCALAR);
-  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 3), OCAL__SPMV_ADAPTIVE);
+  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 0), OCAL__SPMV_STREAM);
+  ck_assert_int_eq(ocal__spmv_rule(0, 1.5, 0), OCAL__SPMV_STREAM);
+  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 3), OCAL__SPMV_STREAM);
+  ck_assert_int_eq(ocal__spmv_rule(0, 50.0, 0), OCAL__SPMV_VECTOR);
+  ck_assert_int_eq(ocal__spmv_rule(0, 50.0, 3), OCAL__SPMV_ADAPTIVE);
   ck_assert_int_eq(ocal__spmv_rule(1, 50.0, 3), OCAL__SPMV_SCALAR);
   hmat_free(&short_rows);
   hmat_free(&long_rows);

@@ -10,8 +10,14 @@
 typedef enum ocal__spmv_kind {
   OCAL__SPMV_SCALAR = 0,
   OCAL__SPMV_VECTOR = 1,
-  OCAL__SPMV_ADAPTIVE = 2
+  OCAL__SPMV_ADAPTIVE = 2,
+  OCAL__SPMV_STREAM = 3
 } ocal__spmv_kind;
+
+/* The work-group size of the stream kernel, and the default number of entries one of its
+ * row blocks stages in local memory (OCAL_SPMV=streamN sets another power of two). */
+#define OCAL__SPMV_STREAM_WG 256
+#define OCAL__SPMV_STREAM_CAP 1024
 
 /* The work-group size of the vector and long-row kernels. */
 #define OCAL__SPMV_WG 128
@@ -29,6 +35,9 @@ struct ocal_csr_s {
   ocal_buffer short_rows; /* adaptive: the rows of ordinary length, and the long ones */
   ocal_buffer long_rows;
   size_t n_short, n_long;
+  ocal_buffer blocks;     /* stream: nblocks + 1 first rows of the row blocks */
+  size_t nblocks;
+  unsigned cap;           /* stream: the entries a block stages in local memory */
   double mean_len;       /* row-length statistics gathered at creation */
   size_t max_len;
   pthread_mutex_t lock;  /* guards t */
