@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -946,6 +947,52 @@ END_TEST
 /* Generalised: A x = lambda B x with B = diag(b) and A = diag(b) L: then the eigenvalues are
  * the Laplacian's (L x = lambda x) when A is symmetric, so take A = D L D and B = D^2 with
  * y = D x: D L D x = lambda D^2 x  <=>  L y = lambda y. */
+/* The host-side profile of one run (ocal__lobpcg_prof): every device call is counted, the
+ * counts are per iteration, and the line it prints is the overhead figure of docs/sparse.md
+ * (per iteration: GEMMs, blocking reads, uploads, buffer allocations, and their times). */
+START_TEST(test_lobpcg_profile) {
+  if (!fixture_dtype_usable(OCAL_F64)) return;
+  hmat l2 = laplacian_2d(40, 40);
+  ocal_csr a = upload(&l2, OCAL_F64, OCAL_I32);
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  ocal_lobpcg_options o;
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  o.seed = 7;
+  o.tol = 1e-6;
+  o.max_iter = 400;
+  size_t shape[2] = {l2.rows, 8};
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F64, 2, shape, &x));
+  double ev[8], rn[8];
+  ocal_lobpcg_result res;
+  memset(&ocal__lobpcg_prof, 0, sizeof ocal__lobpcg_prof);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ocal_status st = ocal_lobpcg(&op, x, ev, rn, &o, &res);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  ck_assert(st == OCAL_OK || st == OCAL_NOT_CONVERGED);
+  const ocal__lobpcg_profile *p = &ocal__lobpcg_prof;
+  /* The loop's last pass only finds that every pair has converged. */
+  ck_assert(p->iterations == (long)res.iterations || p->iterations == (long)res.iterations + 1);
+  ck_assert_int_gt(p->gemm, p->iterations);
+  ck_assert_int_gt(p->reads, p->iterations);
+  double it = (double)(p->iterations ? p->iterations : 1);
+  double total = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  fprintf(stderr,
+          "lobpcg profile 40x40 k8 f64: %ld its, %.3f ms/it; per it: gemm %.1f (%.3f ms), "
+          "reads %.1f (%.3f ms), uploads %.1f (%.3f ms), allocs %.1f (%.3f ms), applies %.1f "
+          "(%.3f ms), reduces %.1f (%.3f ms), copies %.1f (%.3f ms)\n",
+          p->iterations, 1e3 * total / it, p->gemm / it, 1e3 * p->gemm_s / it, p->reads / it,
+          1e3 * p->reads_s / it, p->uploads / it, 1e3 * p->uploads_s / it, p->allocs / it,
+          1e3 * p->allocs_s / it, p->applies / it, 1e3 * p->applies_s / it, p->reduces / it,
+          1e3 * p->reduces_s / it, p->copies / it, 1e3 * p->copies_s / it);
+  ocal_buffer_release(x);
+  ocal_csr_release(a);
+  hmat_free(&l2);
+}
+END_TEST
+
 START_TEST(test_lobpcg_generalised) {
   hmat l = laplacian_2d(17, 13);
   size_t n = l.rows;
@@ -1102,6 +1149,7 @@ Suite *sparse_suite(void) {
 #ifdef OCAL_HAVE_LAPACKE
   tcase_add_test(tc, test_lobpcg_laplacian);
   tcase_add_test(tc, test_lobpcg_generalised);
+  tcase_add_test(tc, test_lobpcg_profile);
   tcase_add_test(tc, test_lobpcg_precond_constraints);
 #else
   tcase_add_test(tc, test_lobpcg_unsupported);

@@ -15,9 +15,13 @@
 #include "config.h"
 #include "sparse_internal.h"
 
+#include <time.h>
+
 #ifdef OCAL_HAVE_LAPACKE
 #include <lapacke.h>
 #endif
+
+ocal__lobpcg_profile ocal__lobpcg_prof;
 
 ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options) {
   if (options == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options is NULL");
@@ -56,6 +60,30 @@ typedef struct lob {
     if ((s = (expr)) != OCAL_OK) goto done; \
   } while (0)
 
+static double prof_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Every device call of this file goes through these counters (ocal__lobpcg_prof), so that
+ * the per-iteration overhead can be read off a run. */
+#define PROF(cnt, sec, expr)                  \
+  ({                                          \
+    double t0_ = prof_now();                  \
+    ocal_status s_ = (expr);                  \
+    ocal__lobpcg_prof.cnt++;                  \
+    ocal__lobpcg_prof.sec += prof_now() - t0_; \
+    s_;                                       \
+  })
+#define ocal_gemm(...) PROF(gemm, gemm_s, (ocal_gemm)(__VA_ARGS__))
+#define ocal_buffer_read(...) PROF(reads, reads_s, (ocal_buffer_read)(__VA_ARGS__))
+#define ocal_buffer_from_host(...) PROF(uploads, uploads_s, (ocal_buffer_from_host)(__VA_ARGS__))
+#define ocal_buffer_create(...) PROF(allocs, allocs_s, (ocal_buffer_create)(__VA_ARGS__))
+#define ocal_buffer_copy(...) PROF(copies, copies_s, (ocal_buffer_copy)(__VA_ARGS__))
+#define ocal_vdot(...) PROF(reduces, reduces_s, (ocal_vdot)(__VA_ARGS__))
+#define ocal_amax(...) PROF(reduces, reduces_s, (ocal_amax)(__VA_ARGS__))
+
 static ocal_status blk(lob *L, size_t m, ocal_buffer *out) {
   size_t shape[2] = {L->n, m};
   return ocal_buffer_create(L->ctx, L->vt, 2, shape, out);
@@ -72,7 +100,7 @@ static ocal_status apply(lob *L, const ocal_operator *op, ocal_buffer xb, size_t
                          ocal_buffer *out) {
   ocal_buffer y = NULL;
   ocal_status s = blk(L, m, &y);
-  if (s == OCAL_OK) s = op->apply(op->user, xb, y);
+  if (s == OCAL_OK) s = PROF(applies, applies_s, op->apply(op->user, xb, y));
   if (s != OCAL_OK) {
     ocal_buffer_release(y);
     return s;
@@ -531,6 +559,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
 
   while (it < (long)o.max_iter) {
     it++;
+    ocal__lobpcg_prof.iterations++;
     replace(&R, NULL);
     CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res));
     double rnorm = 0, rmax = 0;

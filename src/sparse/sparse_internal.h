@@ -44,6 +44,16 @@ struct ocal_csr_s {
   struct ocal_csr_s *t;  /* the transposed copy, built on the first OCAL_TRANS product */
 };
 
+/* What ocal_lobpcg spent its host time on, summed over every run in the process (never
+ * reset by the library; callers zero it). For measuring the per-iteration overhead from a
+ * test or bench program; not thread-safe, not public. */
+typedef struct ocal__lobpcg_profile {
+  long iterations;
+  long gemm, reads, uploads, allocs, applies, reduces, copies;
+  double gemm_s, reads_s, uploads_s, allocs_s, applies_s, reduces_s, copies_s;
+} ocal__lobpcg_profile;
+extern ocal__lobpcg_profile ocal__lobpcg_prof;
+
 /* The SpMV kernel for a matrix on a CPU (cpu = 1) or another device, from its mean row
  * length and its number of long rows (csr.c; OCAL_SPMV overrides it). */
 ocal__spmv_kind ocal__spmv_rule(int cpu, double mean_len, size_t n_long);
