@@ -53,6 +53,14 @@ typedef struct lob {
   size_t n;
   const ocal_operator *a, *b, *m;
   const char *func;
+  /* The small matrices of a step (coefficients, selections, T factors) go up without
+   * blocking: each is converted into the host arena wsh and written to the same offset of
+   * the device workspace ws, and the step's GEMMs read it through a view. The queue is in
+   * order, so after any blocking read every earlier write is done and both can be reused
+   * from the start (ws_used = 0). */
+  ocal_buffer ws;
+  unsigned char *wsh;
+  size_t ws_cap, ws_used;
 } lob;
 
 #define CK(expr)                          \
@@ -78,6 +86,8 @@ static double prof_now(void) {
   })
 #define ocal_gemm(...) PROF(gemm, gemm_s, (ocal_gemm)(__VA_ARGS__))
 #define ocal_buffer_read(...) PROF(reads, reads_s, (ocal_buffer_read)(__VA_ARGS__))
+/* A blocking read of lob L: afterwards the upload workspace is free again. */
+#define read_sync(L, ...) (((L)->ws_used = 0), ocal_buffer_read(__VA_ARGS__))
 #define ocal_buffer_from_host(...) PROF(uploads, uploads_s, (ocal_buffer_from_host)(__VA_ARGS__))
 #define ocal_buffer_create(...) PROF(allocs, allocs_s, (ocal_buffer_create)(__VA_ARGS__))
 #define ocal_buffer_copy(...) PROF(copies, copies_s, (ocal_buffer_copy)(__VA_ARGS__))
@@ -118,11 +128,11 @@ static ocal_status gram(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t
   s = ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, gb);
   if (s == OCAL_OK) {
     if (L->vt == OCAL_F64) {
-      s = ocal_buffer_read(gb, 0, a * b, g, NULL);
+      s = read_sync(L, gb, 0, a * b, g, NULL);
     } else {
       float *f = malloc(a * b * sizeof *f);
       if (f == NULL) s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
-      if (s == OCAL_OK) s = ocal_buffer_read(gb, 0, a * b, f, NULL);
+      if (s == OCAL_OK) s = read_sync(L, gb, 0, a * b, f, NULL);
       for (size_t i = 0; s == OCAL_OK && i < a * b; i++) g[i] = f[i];
       free(f);
     }
@@ -134,11 +144,27 @@ static ocal_status gram(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t
 /* A small host matrix (a x b, row-major doubles) on the device, in the block's type. One
  * upload serves every product of a step that takes the matrix or a band of its rows. */
 static ocal_status upload_small(lob *L, const double *c, size_t a, size_t b, ocal_buffer *out) {
-  size_t shape[2] = {a, b};
+  size_t shape[2] = {a, b}, n = a * b, es = ocal_dtype_size(L->vt);
+  if (L->ws && n > 0 && L->ws_used + n <= L->ws_cap) {
+    unsigned char *h = L->wsh + L->ws_used * es;
+    for (size_t i = 0; i < n; i++) {
+      if (L->vt == OCAL_F64)
+        ((double *)h)[i] = c[i];
+      else
+        ((float *)h)[i] = (float)c[i];
+    }
+    ocal_event ev = NULL;
+    ocal_status s = PROF(uploads, uploads_s, ocal_buffer_write(L->ws, L->ws_used, n, h, &ev));
+    if (s != OCAL_OK) return s;
+    ocal_event_release(ev);
+    s = ocal_buffer_view(L->ws, L->ws_used, 2, shape, out);
+    if (s == OCAL_OK) L->ws_used += n;
+    return s;
+  }
   if (L->vt == OCAL_F64) return ocal_buffer_from_host(L->ctx, OCAL_F64, 2, shape, c, out);
-  float *f = malloc(a * b * sizeof *f);
+  float *f = malloc(n * sizeof *f);
   if (f == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
-  for (size_t i = 0; i < a * b; i++) f[i] = (float)c[i];
+  for (size_t i = 0; i < n; i++) f[i] = (float)c[i];
   ocal_status s = ocal_buffer_from_host(L->ctx, OCAL_F32, 2, shape, f, out);
   free(f);
   return s;
@@ -200,7 +226,7 @@ static ocal_status batch_read(lob *L, gram_batch *g) {
     size_t es = ocal_dtype_size(L->vt);
     unsigned char *h = malloc(g->used * es);
     if (h == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
-    s = ocal_buffer_read(g->buf, 0, g->used, h, NULL);
+    s = read_sync(L, g->buf, 0, g->used, h, NULL);
     for (int i = 0; s == OCAL_OK && i < g->count; i++)
       for (size_t j = 0; j < g->e[i].n; j++) {
         size_t o = g->e[i].off + j;
@@ -216,18 +242,8 @@ static ocal_status batch_read(lob *L, gram_batch *g) {
 /* Y = alpha X C + beta Y with C a small host matrix (a x b, row-major doubles). */
 static ocal_status mul_small(lob *L, ocal_buffer xb, const double *c, size_t a, size_t b,
                              double alpha, double beta, ocal_buffer yb) {
-  size_t shape[2] = {a, b};
   ocal_buffer cb;
-  ocal_status s;
-  if (L->vt == OCAL_F64) {
-    s = ocal_buffer_from_host(L->ctx, OCAL_F64, 2, shape, c, &cb);
-  } else {
-    float *f = malloc(a * b * sizeof *f);
-    if (f == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
-    for (size_t i = 0; i < a * b; i++) f[i] = (float)c[i];
-    s = ocal_buffer_from_host(L->ctx, OCAL_F32, 2, shape, f, &cb);
-    free(f);
-  }
+  ocal_status s = upload_small(L, c, a, b, &cb);
   if (s != OCAL_OK) return s;
   s = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, alpha, xb, cb, beta, yb);
   ocal_buffer_release(cb);
@@ -257,12 +273,12 @@ static ocal_status column_reduce(lob *L, ocal_buffer xb, size_t m, int max, doub
   s = max ? ocal_amax(xb, 0, r) : ocal_vdot(xb, xb, 0, r);
   if (s == OCAL_OK) {
     if (L->vt == OCAL_F64) {
-      s = ocal_buffer_read(r, 0, m, out, NULL);
+      s = read_sync(L, r, 0, m, out, NULL);
     } else {
       float f[64];
       for (size_t o = 0; s == OCAL_OK && o < m; o += 64) {
         size_t c = m - o < 64 ? m - o : 64;
-        s = ocal_buffer_read(r, o, c, f, NULL);
+        s = read_sync(L, r, o, c, f, NULL);
         for (size_t i = 0; i < c; i++) out[o + i] = f[i];
       }
     }
@@ -554,6 +570,15 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   {
     size_t gshape = 12 * k * k;
     CK(ocal_buffer_create(L.ctx, L.vt, 1, &gshape, &gbat.buf));
+    /* Between two blocking reads a step uploads at most the coefficients (3k x k), a
+     * selection, a T factor and a residual diagonal: 16 k^2 is ample. */
+    L.ws_cap = 16 * k * k + 16;
+    L.wsh = malloc(L.ws_cap * ocal_dtype_size(L.vt));
+    if (L.wsh == NULL) {
+      s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+      goto done;
+    }
+    CK(ocal_buffer_create(L.ctx, L.vt, 1, &L.ws_cap, &L.ws));
   }
   size_t m = k;
 
@@ -853,6 +878,10 @@ done:
   ocal_buffer_release(nx);
   ocal_buffer_release(sel);
   ocal_buffer_release(gbat.buf);
+  /* Pending uploads read the host arena: let them finish before it goes. */
+  if (L.ws) ocal_finish(L.ctx);
+  ocal_buffer_release(L.ws);
+  free(L.wsh);
   ocal_buffer_release(cxv);
   ocal_buffer_release(crv);
   ocal_buffer_release(cpv);
