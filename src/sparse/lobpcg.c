@@ -287,6 +287,36 @@ static ocal_status column_reduce(lob *L, ocal_buffer xb, size_t m, int max, doub
   return s;
 }
 
+/* The column maxima of V (m doubles into amax) and V^T BV (m x m into g), computed into one
+ * device buffer and read back together. */
+static ocal_status amax_and_gram(lob *L, ocal_buffer v, ocal_buffer bv, size_t m, double *amax,
+                                 double *g) {
+  size_t tot = m + m * m, gshape[2] = {m, m}, es = ocal_dtype_size(L->vt);
+  ocal_buffer r = NULL, rv = NULL, gv = NULL;
+  unsigned char *h = malloc(tot * es);
+  ocal_status s = OCAL_OK;
+  if (h == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  CK(ocal_buffer_create(L->ctx, L->vt, 1, &tot, &r));
+  CK(ocal_buffer_view(r, 0, 1, &m, &rv));
+  CK(ocal_buffer_view(r, m, 2, gshape, &gv));
+  CK(ocal_amax(v, 0, rv));
+  CK(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, v, bv, 0.0, gv));
+  CK(read_sync(L, r, 0, tot, h, NULL));
+  for (size_t i = 0; i < tot; i++) {
+    double d = L->vt == OCAL_F64 ? ((double *)h)[i] : (double)((float *)h)[i];
+    if (i < m)
+      amax[i] = d;
+    else
+      g[i - m] = d;
+  }
+done:
+  ocal_buffer_release(gv);
+  ocal_buffer_release(rv);
+  ocal_buffer_release(r);
+  free(h);
+  return s;
+}
+
 static void symmetrise(double *g, size_t m) {
   for (size_t i = 0; i < m; i++)
     for (size_t j = i + 1; j < m; j++) g[i * m + j] = g[j * m + i] = (g[i * m + j] + g[j * m + i]) / 2;
@@ -323,9 +353,6 @@ static ocal_status b_orthonormalize(lob *L, ocal_buffer *v, ocal_buffer *bv, int
     s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
     goto done;
   }
-  CK(column_reduce(L, *v, m, 1, norm));
-  double eps = L->vt == OCAL_F32 ? FLT_EPSILON : DBL_EPSILON;
-  for (size_t i = 0; i < m; i++) norm[i] += eps;
   ocal_buffer bvb = *v;
   if (L->b) {
     if (bv_given) {
@@ -335,7 +362,10 @@ static ocal_status b_orthonormalize(lob *L, ocal_buffer *v, ocal_buffer *bv, int
       bvb = bvn;
     }
   }
-  CK(gram(L, *v, m, bvb, m, g));
+  /* The column maxima and the Gram matrix come back in one blocking read. */
+  CK(amax_and_gram(L, *v, bvb, m, norm, g));
+  double eps = L->vt == OCAL_F32 ? FLT_EPSILON : DBL_EPSILON;
+  for (size_t i = 0; i < m; i++) norm[i] += eps;
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < m; j++) g[i * m + j] /= norm[i] * norm[j];
   if (!all_finite(g, m * m) ||
