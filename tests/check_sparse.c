@@ -925,7 +925,10 @@ START_TEST(test_lobpcg_laplacian) {
   hmat l2 = laplacian_2d(23, 19);
   double *e2 = laplacian_eigenvalues(23, 19);
   double want[8];
-  for (int vi = 0; vi < 2; vi++) {
+  /* Both ways of forming the Gram matrices: ocal_gemm and the dedicated kernel. */
+  for (int gi = 0; gi < 4; gi++) {
+    ocal__lobpcg_gram_kernel = gi / 2;
+    int vi = gi % 2;
     ocal_dtype vt = vtypes[vi];
     if (!fixture_dtype_usable(vt)) continue;
     double rel = vt == OCAL_F32 ? 1e-4 : 1e-8;
@@ -937,6 +940,7 @@ START_TEST(test_lobpcg_laplacian) {
     for (int i = 0; i < 3; i++) want[i] = e1[59 - i];
     check_lobpcg(&l1, vt, 3, 1, want, rel, NULL, 400);
   }
+  ocal__lobpcg_gram_kernel = -1;
   hmat_free(&l1);
   hmat_free(&l2);
   free(e1);
@@ -966,6 +970,8 @@ START_TEST(test_lobpcg_profile) {
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F64, 2, shape, &x));
   double ev[8], rn[8];
   ocal_lobpcg_result res;
+  for (int gk = 0; gk < 2; gk++) {
+  ocal__lobpcg_gram_kernel = gk;
   memset(&ocal__lobpcg_prof, 0, sizeof ocal__lobpcg_prof);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -980,13 +986,15 @@ START_TEST(test_lobpcg_profile) {
   double it = (double)(p->iterations ? p->iterations : 1);
   double total = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   fprintf(stderr,
-          "lobpcg profile 40x40 k8 f64: %ld its, %.3f ms/it; per it: gemm %.1f (%.3f ms), "
+          "lobpcg profile 40x40 k8 f64 (gram %s): %ld its, %.3f ms/it; per it: gemm %.1f (%.3f ms), "
           "reads %.1f (%.3f ms), uploads %.1f (%.3f ms), allocs %.1f (%.3f ms), applies %.1f "
           "(%.3f ms), reduces %.1f (%.3f ms), copies %.1f (%.3f ms)\n",
-          p->iterations, 1e3 * total / it, p->gemm / it, 1e3 * p->gemm_s / it, p->reads / it,
+          gk ? "kernel" : "gemm", p->iterations, 1e3 * total / it, p->gemm / it, 1e3 * p->gemm_s / it, p->reads / it,
           1e3 * p->reads_s / it, p->uploads / it, 1e3 * p->uploads_s / it, p->allocs / it,
           1e3 * p->allocs_s / it, p->applies / it, 1e3 * p->applies_s / it, p->reduces / it,
           1e3 * p->reduces_s / it, p->copies / it, 1e3 * p->copies_s / it);
+  }
+  ocal__lobpcg_gram_kernel = -1;
   ocal_buffer_release(x);
   ocal_csr_release(a);
   hmat_free(&l2);

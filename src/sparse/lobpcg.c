@@ -22,6 +22,7 @@
 #endif
 
 ocal__lobpcg_profile ocal__lobpcg_prof;
+int ocal__lobpcg_gram_kernel = -1;
 
 ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options) {
   if (options == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options is NULL");
@@ -94,6 +95,33 @@ static double prof_now(void) {
 #define ocal_vdot(...) PROF(reduces, reduces_s, (ocal_vdot)(__VA_ARGS__))
 #define ocal_amax(...) PROF(reduces, reduces_s, (ocal_amax)(__VA_ARGS__))
 
+/* G = X^T Y into the {a, b} buffer gb: the dedicated kernel of cl/sparse_solve.cl on
+ * devices other than CPUs (where many small GEMM launches cost more than the flops), else
+ * ocal_gemm; ocal__lobpcg_gram_kernel (0 or 1) overrides that for tests. */
+static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t b,
+                             ocal_buffer gb) {
+  int own = ocal__lobpcg_gram_kernel >= 0 ? ocal__lobpcg_gram_kernel
+                                          : L->ctx->info.type != OCAL_DEVICE_CPU;
+  if (!own) return ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, gb);
+  char opt[96];
+  ocal__dtype_options(L->vt, opt, sizeof opt);
+  ocal__kernel *k;
+  ocal_status s = ocal__library_kernel(L->ctx, "sparse_solve", opt, "lobpcg_gram", &k);
+  if (s != OCAL_OK) return s;
+  cl_ulong nn = L->n, xo = xb->offset, yo = yb->offset, go = gb->offset;
+  cl_uint aa = (cl_uint)a, bb = (cl_uint)b;
+  ocal__arg args[] = {OCAL__ARG(nn), OCAL__ARG(aa), OCAL__ARG(bb), OCAL__ARG(xb->mem),
+                      OCAL__ARG(xo), OCAL__ARG(yb->mem), OCAL__ARG(yo), OCAL__ARG(gb->mem),
+                      OCAL__ARG(go)};
+  size_t local = 128, global = a * b * local;
+  if (global == 0) return OCAL_OK;
+  double t0 = prof_now();
+  s = ocal__kernel_run_nd(L->ctx, k, 1, &global, &local, 9, args, L->func);
+  ocal__lobpcg_prof.gemm++;
+  ocal__lobpcg_prof.gemm_s += prof_now() - t0;
+  return s;
+}
+
 static ocal_status blk(lob *L, size_t m, ocal_buffer *out) {
   size_t shape[2] = {L->n, m};
   return ocal_buffer_create(L->ctx, L->vt, 2, shape, out);
@@ -125,7 +153,7 @@ static ocal_status gram(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t
   ocal_buffer gb;
   ocal_status s = ocal_buffer_create(L->ctx, L->vt, 2, shape, &gb);
   if (s != OCAL_OK) return s;
-  s = ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, gb);
+  s = gram_into(L, xb, a, yb, b, gb);
   if (s == OCAL_OK) {
     if (L->vt == OCAL_F64) {
       s = read_sync(L, gb, 0, a * b, g, NULL);
@@ -203,13 +231,13 @@ typedef struct gram_batch {
 } gram_batch;
 
 /* Queues dst = X^T Y (a x b) into the batch. */
-static ocal_status batch_gram(gram_batch *g, ocal_buffer xb, size_t a, ocal_buffer yb, size_t b,
+static ocal_status batch_gram(lob *L, gram_batch *g, ocal_buffer xb, size_t a, ocal_buffer yb, size_t b,
                               double *dst) {
   size_t shape[2] = {a, b};
   ocal_buffer v;
   ocal_status s = ocal_buffer_view(g->buf, g->used, 2, shape, &v);
   if (s != OCAL_OK) return s;
-  s = ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, v);
+  s = gram_into(L, xb, a, yb, b, v);
   ocal_buffer_release(v);
   if (s != OCAL_OK) return s;
   g->e[g->count].dst = dst;
@@ -300,7 +328,7 @@ static ocal_status amax_and_gram(lob *L, ocal_buffer v, ocal_buffer bv, size_t m
   CK(ocal_buffer_view(r, 0, 1, &m, &rv));
   CK(ocal_buffer_view(r, m, 2, gshape, &gv));
   CK(ocal_amax(v, 0, rv));
-  CK(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, v, bv, 0.0, gv));
+  CK(gram_into(L, v, m, bv, m, gv));
   CK(read_sync(L, r, 0, tot, h, NULL));
   for (size_t i = 0; i < tot; i++) {
     double d = L->vt == OCAL_F64 ? ((double *)h)[i] : (double)((float *)h)[i];
@@ -687,13 +715,13 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     explicit_gram = !(rmax > myeps && !explicit_gram);
 
     ocal_buffer bxv = hasb ? BX : X, brv = hasb ? aBR : aR, bpv = hasb ? aBP : aP;
-    CK(batch_gram(&gbat, X, k, aAR, m, gXAR));
-    CK(batch_gram(&gbat, aR, m, aAR, m, gRAR));
+    CK(batch_gram(&L, &gbat, X, k, aAR, m, gXAR));
+    CK(batch_gram(&L, &gbat, aR, m, aAR, m, gRAR));
     if (explicit_gram) {
-      CK(batch_gram(&gbat, X, k, AX, k, gXAX));
-      CK(batch_gram(&gbat, X, k, bxv, k, gXBX));
-      CK(batch_gram(&gbat, aR, m, brv, m, gRBR));
-      CK(batch_gram(&gbat, X, k, brv, m, gXBR));
+      CK(batch_gram(&L, &gbat, X, k, AX, k, gXAX));
+      CK(batch_gram(&L, &gbat, X, k, bxv, k, gXBX));
+      CK(batch_gram(&L, &gbat, aR, m, brv, m, gRBR));
+      CK(batch_gram(&L, &gbat, X, k, brv, m, gXBR));
     } else {
       memset(gXAX, 0, k * k * 8);
       memset(gXBX, 0, k * k * 8);
@@ -707,12 +735,12 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     }
     size_t nn = 0;
     if (!restart) {
-      CK(batch_gram(&gbat, X, k, aAP, m, gXAP));
-      CK(batch_gram(&gbat, aR, m, aAP, m, gRAP));
-      CK(batch_gram(&gbat, aP, m, aAP, m, gPAP));
-      CK(batch_gram(&gbat, X, k, bpv, m, gXBP));
-      CK(batch_gram(&gbat, aR, m, bpv, m, gRBP));
-      if (explicit_gram) CK(batch_gram(&gbat, aP, m, bpv, m, gPBP));
+      CK(batch_gram(&L, &gbat, X, k, aAP, m, gXAP));
+      CK(batch_gram(&L, &gbat, aR, m, aAP, m, gRAP));
+      CK(batch_gram(&L, &gbat, aP, m, aAP, m, gPAP));
+      CK(batch_gram(&L, &gbat, X, k, bpv, m, gXBP));
+      CK(batch_gram(&L, &gbat, aR, m, bpv, m, gRBP));
+      if (explicit_gram) CK(batch_gram(&L, &gbat, aP, m, bpv, m, gPBP));
     }
     CK(batch_read(&L, &gbat));
     if (explicit_gram) {
