@@ -8,7 +8,7 @@
 # BUILD_DIR (default: the current directory) is an in-tree build (static or not) with
 # tools/ocal, tests/check_sparse and bench/pytorch_reference.py. "quick" runs the suites
 # at CI sizes (to try the script on PoCL). OUT_DIR receives at most seven files:
-#   check.log      the last lines of tests/check_sparse
+#   check.log      the LOBPCG profile lines and the summary of tests/check_sparse
 #   variants.json  every variant's SpMV records in one ocal-bench-1 file, the variant
 #                  in each record's "size" ("lap2d:16777216@stream")
 #   ocal.json      the full sparse suite with the default rule
@@ -29,7 +29,7 @@ ocal="$b/tools/ocal"
 echo "== tests/check_sparse"
 timeout 180 "$b/tests/check_sparse" >"$tmp/check.log" 2>&1
 echo "rc $?"
-tail -n 5 "$tmp/check.log" | tee "$out/check.log"
+{ grep 'lobpcg profile' "$tmp/check.log"; tail -n 3 "$tmp/check.log"; } | tee "$out/check.log"
 
 # The variants: the existing kernels (scalar, CSR-vector with the lanes from the mean and
 # with 4 and 8 lanes, the two-bin adaptive split) and CSR-stream with its default staging

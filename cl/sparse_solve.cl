@@ -71,3 +71,20 @@ void lobpcg_gram(const ulong n, const uint a, const uint b, __global const T *x,
   }
   if (lid == 0) g[go + (ulong)i * b + j] = part[0];
 }
+
+/* LOBPCG's block updates Y = alpha X C + beta Y (X {n, a}, C {a, b}, Y {n, b} row-major, a
+ * and b small): one work-item per element of Y, the a terms summed in order. One launch,
+ * where a GEMM library would tile and pad for sizes it is not made for. With beta = 0 the
+ * old Y is not read. */
+__kernel void lobpcg_times(const ulong n, const uint a, const uint b, const T alpha,
+                           __global const T *x, const ulong xo, __global const T *c,
+                           const ulong co, const T beta, __global T *y, const ulong yo) {
+  const ulong total = n * b;
+  for (ulong g = get_global_id(0); g < total; g += get_global_size(0)) {
+    const ulong r = g / b;
+    const uint j = (uint)(g % b);
+    T sum = 0;
+    for (uint q = 0; q < a; q++) sum += x[xo + r * a + q] * c[co + (ulong)q * b + j];
+    y[yo + g] = beta == (T)0 ? alpha * sum : alpha * sum + beta * y[yo + g];
+  }
+}

@@ -62,7 +62,14 @@ typedef struct lob {
   ocal_buffer ws;
   unsigned char *wsh;
   size_t ws_cap, ws_used;
+  /* The Gram products and the small-matrix updates through the kernels of
+   * cl/sparse_solve.cl (1) or ocal_gemm (0): the kernels for blocks of at most OWN_MAX_K
+   * columns, where every product is a few thousand flops per row and launch and tiling
+   * overhead, not arithmetic, sets the time (PoCL 40 x 40, k = 8: 2.3 ms per iteration
+   * against 4.5 through ocal_gemm; docs/sparse.md). */
+  int own;
 } lob;
+#define OWN_MAX_K 16
 
 #define CK(expr)                          \
   do {                                    \
@@ -95,13 +102,12 @@ static double prof_now(void) {
 #define ocal_vdot(...) PROF(reduces, reduces_s, (ocal_vdot)(__VA_ARGS__))
 #define ocal_amax(...) PROF(reduces, reduces_s, (ocal_amax)(__VA_ARGS__))
 
-/* G = X^T Y into the {a, b} buffer gb: the dedicated kernel of cl/sparse_solve.cl on
- * devices other than CPUs (where many small GEMM launches cost more than the flops), else
- * ocal_gemm; ocal__lobpcg_gram_kernel (0 or 1) overrides that for tests. */
+/* G = X^T Y into the {a, b} buffer gb: the dedicated kernel of cl/sparse_solve.cl for
+ * small blocks (L->own), else ocal_gemm; ocal__lobpcg_gram_kernel (0 or 1) overrides that
+ * for tests. */
 static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t b,
                              ocal_buffer gb) {
-  int own = ocal__lobpcg_gram_kernel >= 0 ? ocal__lobpcg_gram_kernel
-                                          : L->ctx->info.type != OCAL_DEVICE_CPU;
+  int own = ocal__lobpcg_gram_kernel >= 0 ? ocal__lobpcg_gram_kernel : L->own;
   if (!own) return ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, gb);
   char opt[96];
   ocal__dtype_options(L->vt, opt, sizeof opt);
@@ -117,6 +123,32 @@ static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, s
   if (global == 0) return OCAL_OK;
   double t0 = prof_now();
   s = ocal__kernel_run_nd(L->ctx, k, 1, &global, &local, 9, args, L->func);
+  ocal__lobpcg_prof.gemm++;
+  ocal__lobpcg_prof.gemm_s += prof_now() - t0;
+  return s;
+}
+
+/* Y = alpha X C + beta Y for a small C {a, b}: the dedicated kernel (lobpcg_times) where
+ * gram_into uses its own, else ocal_gemm. */
+static ocal_status small_gemm(lob *L, double alpha, ocal_buffer xb, ocal_buffer cb, double beta,
+                              ocal_buffer yb) {
+  int own = ocal__lobpcg_gram_kernel >= 0 ? ocal__lobpcg_gram_kernel : L->own;
+  if (!own) return ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, alpha, xb, cb, beta, yb);
+  char opt[96];
+  ocal__dtype_options(L->vt, opt, sizeof opt);
+  ocal__kernel *k;
+  ocal_status s = ocal__library_kernel(L->ctx, "sparse_solve", opt, "lobpcg_times", &k);
+  if (s != OCAL_OK) return s;
+  cl_ulong nn = L->n, xo = xb->offset, co = cb->offset, yo = yb->offset;
+  cl_uint aa = (cl_uint)cb->shape[0], bb = (cl_uint)cb->shape[1];
+  float af = (float)alpha, bf = (float)beta;
+  ocal__arg aarg = L->vt == OCAL_F64 ? OCAL__ARG(alpha) : OCAL__ARG(af);
+  ocal__arg barg = L->vt == OCAL_F64 ? OCAL__ARG(beta) : OCAL__ARG(bf);
+  ocal__arg args[] = {OCAL__ARG(nn),     OCAL__ARG(aa), OCAL__ARG(bb),      aarg,
+                      OCAL__ARG(xb->mem), OCAL__ARG(xo), OCAL__ARG(cb->mem), OCAL__ARG(co),
+                      barg,              OCAL__ARG(yb->mem), OCAL__ARG(yo)};
+  double t0 = prof_now();
+  s = ocal__kernel_run(L->ctx, k, L->n * bb, 11, args);
   ocal__lobpcg_prof.gemm++;
   ocal__lobpcg_prof.gemm_s += prof_now() - t0;
   return s;
@@ -209,7 +241,7 @@ static ocal_status rows_view(ocal_buffer cb, size_t r0, size_t rows, size_t cols
 static ocal_status times_dev(lob *L, ocal_buffer xb, ocal_buffer cb, size_t b, ocal_buffer *out) {
   ocal_buffer y = NULL;
   ocal_status s = blk(L, b, &y);
-  if (s == OCAL_OK) s = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, xb, cb, 0.0, y);
+  if (s == OCAL_OK) s = small_gemm(L, 1.0, xb, cb, 0.0, y);
   if (s != OCAL_OK) {
     ocal_buffer_release(y);
     return s;
@@ -273,7 +305,7 @@ static ocal_status mul_small(lob *L, ocal_buffer xb, const double *c, size_t a, 
   ocal_buffer cb;
   ocal_status s = upload_small(L, c, a, b, &cb);
   if (s != OCAL_OK) return s;
-  s = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, alpha, xb, cb, beta, yb);
+  s = small_gemm(L, alpha, xb, cb, beta, yb);
   ocal_buffer_release(cb);
   return s;
 }
@@ -517,6 +549,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
                      "x must be a {n, k} block with n = %zu (the operator's size) and k >= 1",
                      n);
   size_t k = x->shape[1];
+  L.own = k <= OWN_MAX_K;
   if (o.b && (s = ocal__check_operator(o.b, "B", func)) != OCAL_OK) return s;
   if (o.m && (s = ocal__check_operator(o.m, "M", func)) != OCAL_OK) return s;
   if ((o.b && (o.b->n != n || o.b->dtype != a->dtype)) ||
@@ -815,23 +848,23 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     CK(times_dev(&L, aAR, crv, k, &app));
     if (hasb) CK(times_dev(&L, aBR, crv, k, &bpp));
     if (!restart) {
-      CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, aP, cpv, 1.0, pp));
-      CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, aAP, cpv, 1.0, app));
-      if (hasb) CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, aBP, cpv, 1.0, bpp));
+      CK(small_gemm(&L, 1.0, aP, cpv, 1.0, pp));
+      CK(small_gemm(&L, 1.0, aAP, cpv, 1.0, app));
+      if (hasb) CK(small_gemm(&L, 1.0, aBP, cpv, 1.0, bpp));
     }
     /* X = X cx + pp, and the same for AX and BX; then P = pp. */
     CK(blk(&L, k, &nx));
     CK(ocal_buffer_copy(nx, pp));
-    CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, X, cxv, 1.0, nx));
+    CK(small_gemm(&L, 1.0, X, cxv, 1.0, nx));
     replace(&X, nx);
     CK(blk(&L, k, &nx));
     CK(ocal_buffer_copy(nx, app));
-    CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, AX, cxv, 1.0, nx));
+    CK(small_gemm(&L, 1.0, AX, cxv, 1.0, nx));
     replace(&AX, nx);
     if (hasb) {
       CK(blk(&L, k, &nx));
       CK(ocal_buffer_copy(nx, bpp));
-      CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, BX, cxv, 1.0, nx));
+      CK(small_gemm(&L, 1.0, BX, cxv, 1.0, nx));
       replace(&BX, nx);
     }
     nx = NULL;

@@ -53,8 +53,8 @@ typedef struct ocal__lobpcg_profile {
   double gemm_s, reads_s, uploads_s, allocs_s, applies_s, reduces_s, copies_s;
 } ocal__lobpcg_profile;
 extern ocal__lobpcg_profile ocal__lobpcg_prof;
-/* LOBPCG's Gram products: -1 (the default) picks by device type, 1 the dedicated kernel,
- * 0 ocal_gemm; tests set it to run both. */
+/* LOBPCG's Gram products and small-matrix updates: -1 (the default) picks by block size,
+ * 1 the dedicated kernels, 0 ocal_gemm; tests set it to run both. */
 extern int ocal__lobpcg_gram_kernel;
 
 /* The SpMV kernel for a matrix on a CPU (cpu = 1) or another device, from its mean row
