@@ -971,28 +971,28 @@ START_TEST(test_lobpcg_profile) {
   double ev[8], rn[8];
   ocal_lobpcg_result res;
   for (int gk = 0; gk < 2; gk++) {
-  ocal__lobpcg_gram_kernel = gk;
-  memset(&ocal__lobpcg_prof, 0, sizeof ocal__lobpcg_prof);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  ocal_status st = ocal_lobpcg(&op, x, ev, rn, &o, &res);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  ck_assert(st == OCAL_OK || st == OCAL_NOT_CONVERGED);
-  const ocal__lobpcg_profile *p = &ocal__lobpcg_prof;
-  /* The loop's last pass only finds that every pair has converged. */
-  ck_assert(p->iterations == (long)res.iterations || p->iterations == (long)res.iterations + 1);
-  ck_assert_int_gt(p->gemm, p->iterations);
-  ck_assert_int_gt(p->reads, p->iterations);
-  double it = (double)(p->iterations ? p->iterations : 1);
-  double total = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-  fprintf(stderr,
-          "lobpcg profile 40x40 k8 f64 (gram %s): %ld its, %.3f ms/it; per it: gemm %.1f (%.3f ms), "
-          "reads %.1f (%.3f ms), uploads %.1f (%.3f ms), allocs %.1f (%.3f ms), applies %.1f "
-          "(%.3f ms), reduces %.1f (%.3f ms), copies %.1f (%.3f ms)\n",
-          gk ? "kernel" : "gemm", p->iterations, 1e3 * total / it, p->gemm / it, 1e3 * p->gemm_s / it, p->reads / it,
-          1e3 * p->reads_s / it, p->uploads / it, 1e3 * p->uploads_s / it, p->allocs / it,
-          1e3 * p->allocs_s / it, p->applies / it, 1e3 * p->applies_s / it, p->reduces / it,
-          1e3 * p->reduces_s / it, p->copies / it, 1e3 * p->copies_s / it);
+    ocal__lobpcg_gram_kernel = gk;
+    memset(&ocal__lobpcg_prof, 0, sizeof ocal__lobpcg_prof);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ocal_status st = ocal_lobpcg(&op, x, ev, rn, &o, &res);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ck_assert(st == OCAL_OK || st == OCAL_NOT_CONVERGED);
+    const ocal__lobpcg_profile *p = &ocal__lobpcg_prof;
+    /* The loop's last pass only finds that every pair has converged. */
+    ck_assert(p->iterations == (long)res.iterations || p->iterations == (long)res.iterations + 1);
+    ck_assert_int_gt(p->gemm, p->iterations);
+    ck_assert_int_gt(p->reads, p->iterations);
+    double it = (double)(p->iterations ? p->iterations : 1);
+    double total = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    fprintf(stderr,
+            "lobpcg profile 40x40 k8 f64 (gram %s): %ld its, %.3f ms/it; per it: gemm %.1f (%.3f ms), "
+            "reads %.1f (%.3f ms), uploads %.1f (%.3f ms), allocs %.1f (%.3f ms), applies %.1f "
+            "(%.3f ms), reduces %.1f (%.3f ms), copies %.1f (%.3f ms)\n",
+            gk ? "kernel" : "gemm", p->iterations, 1e3 * total / it, p->gemm / it, 1e3 * p->gemm_s / it, p->reads / it,
+            1e3 * p->reads_s / it, p->uploads / it, 1e3 * p->uploads_s / it, p->allocs / it,
+            1e3 * p->allocs_s / it, p->applies / it, 1e3 * p->applies_s / it, p->reduces / it,
+            1e3 * p->reduces_s / it, p->copies / it, 1e3 * p->copies_s / it);
   }
   ocal__lobpcg_gram_kernel = -1;
   ocal_buffer_release(x);
