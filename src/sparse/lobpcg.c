@@ -102,12 +102,17 @@ static double prof_now(void) {
 #define ocal_vdot(...) PROF(reduces, reduces_s, (ocal_vdot)(__VA_ARGS__))
 #define ocal_amax(...) PROF(reduces, reduces_s, (ocal_amax)(__VA_ARGS__))
 
+/* Whether the LOBPCG kernels run (L->own, unless a test overrides it). */
+static int own_kernels(const lob *L) {
+  return ocal__lobpcg_gram_kernel >= 0 ? ocal__lobpcg_gram_kernel : L->own;
+}
+
 /* G = X^T Y into the {a, b} buffer gb: the dedicated kernel of cl/sparse_solve.cl for
  * small blocks (L->own), else ocal_gemm; ocal__lobpcg_gram_kernel (0 or 1) overrides that
  * for tests. */
 static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t b,
                              ocal_buffer gb) {
-  int own = ocal__lobpcg_gram_kernel >= 0 ? ocal__lobpcg_gram_kernel : L->own;
+  int own = own_kernels(L);
   if (!own) return ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, gb);
   char opt[96];
   ocal__dtype_options(L->vt, opt, sizeof opt);
@@ -132,7 +137,7 @@ static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, s
  * gram_into uses its own, else ocal_gemm. */
 static ocal_status small_gemm(lob *L, double alpha, ocal_buffer xb, ocal_buffer cb, double beta,
                               ocal_buffer yb) {
-  int own = ocal__lobpcg_gram_kernel >= 0 ? ocal__lobpcg_gram_kernel : L->own;
+  int own = own_kernels(L);
   if (!own) return ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, alpha, xb, cb, beta, yb);
   char opt[96];
   ocal__dtype_options(L->vt, opt, sizeof opt);
@@ -347,10 +352,10 @@ static ocal_status column_reduce(lob *L, ocal_buffer xb, size_t m, int max, doub
   return s;
 }
 
-/* The column maxima of V (m doubles into amax) and V^T BV (m x m into g), computed into one
- * device buffer and read back together. */
-static ocal_status amax_and_gram(lob *L, ocal_buffer v, ocal_buffer bv, size_t m, double *amax,
-                                 double *g) {
+/* The column maxima (max) or sums of squares of V (m doubles into amax) and gl^T gr (m x m
+ * into g), computed into one device buffer and read back together. */
+static ocal_status reduce_and_gram(lob *L, int max, ocal_buffer v, ocal_buffer gl,
+                                   ocal_buffer gr, size_t m, double *amax, double *g) {
   size_t tot = m + m * m, gshape[2] = {m, m}, es = ocal_dtype_size(L->vt);
   ocal_buffer r = NULL, rv = NULL, gv = NULL;
   unsigned char *h = malloc(tot * es);
@@ -359,8 +364,8 @@ static ocal_status amax_and_gram(lob *L, ocal_buffer v, ocal_buffer bv, size_t m
   CK(ocal_buffer_create(L->ctx, L->vt, 1, &tot, &r));
   CK(ocal_buffer_view(r, 0, 1, &m, &rv));
   CK(ocal_buffer_view(r, m, 2, gshape, &gv));
-  CK(ocal_amax(v, 0, rv));
-  CK(gram_into(L, v, m, bv, m, gv));
+  CK(max ? ocal_amax(v, 0, rv) : ocal_vdot(v, v, 0, rv));
+  CK(gram_into(L, gl, m, gr, m, gv));
   CK(read_sync(L, r, 0, tot, h, NULL));
   for (size_t i = 0; i < tot; i++) {
     double d = L->vt == OCAL_F64 ? ((double *)h)[i] : (double)((float *)h)[i];
@@ -375,6 +380,16 @@ done:
   ocal_buffer_release(r);
   free(h);
   return s;
+}
+
+static ocal_status amax_and_gram(lob *L, ocal_buffer v, ocal_buffer bv, size_t m, double *amax,
+                                 double *g) {
+  return reduce_and_gram(L, 1, v, v, bv, m, amax, g);
+}
+
+/* Sums of squares of R's columns and gx^T R, packed [k | k x k] into both. */
+static ocal_status vdot_and_gram(lob *L, ocal_buffer r, ocal_buffer gx, size_t k, double *both) {
+  return reduce_and_gram(L, 0, r, gx, r, k, both, both + k);
 }
 
 static void symmetrise(double *g, size_t m) {
@@ -500,9 +515,11 @@ static ocal_status apply_constraints(lob *L, ocal_buffer v, size_t m, ocal_buffe
   return s;
 }
 
-/* Residuals R = AX - BX diag(lambda) and their column norms. */
+/* Residuals R = AX - BX diag(lambda) and their column norms; with gx, also gxr = gx^T R
+ * (k x k), read back in the same blocking read as the norms. */
 static ocal_status residuals(lob *L, ocal_buffer ax, ocal_buffer bx, const double *lambda,
-                             size_t k, ocal_buffer *r_out, double *norms) {
+                             size_t k, ocal_buffer *r_out, double *norms, ocal_buffer gx,
+                             double *gxr) {
   ocal_buffer r = NULL;
   double *d = calloc(k * k, sizeof *d);
   ocal_status s = OCAL_OK;
@@ -511,7 +528,20 @@ static ocal_status residuals(lob *L, ocal_buffer ax, ocal_buffer bx, const doubl
   CK(blk(L, k, &r));
   CK(ocal_buffer_copy(r, ax));
   CK(mul_small(L, bx, d, k, k, -1.0, 1.0, r));
-  CK(column_reduce(L, r, k, 0, norms));
+  if (gx) {
+    double *both = malloc((k + k * k) * sizeof *both);
+    if (both == NULL) {
+      s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+      goto done;
+    }
+    s = vdot_and_gram(L, r, gx, k, both);
+    for (size_t i = 0; s == OCAL_OK && i < k; i++) norms[i] = both[i];
+    for (size_t i = 0; s == OCAL_OK && i < k * k; i++) gxr[i] = both[k + i];
+    free(both);
+    if (s != OCAL_OK) goto done;
+  } else {
+    CK(column_reduce(L, r, k, 0, norms));
+  }
   for (size_t i = 0; i < k; i++) norms[i] = sqrt(fabs(norms[i]));
   *r_out = r;
   r = NULL;
@@ -591,12 +621,14 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   double *gXBX = calloc(k * k, 8), *gRBR = calloc(k * k, 8), *gXBR = calloc(k * k, 8);
   double *gXAP = calloc(k * k, 8), *gRAP = calloc(k * k, 8), *gPAP = calloc(k * k, 8);
   double *gXBP = calloc(k * k, 8), *gRBP = calloc(k * k, 8), *gPBP = calloc(k * k, 8);
+  double *gXRall = calloc(k * k, 8);
   int *mask = calloc(k, sizeof *mask);
   size_t iter = 0, best_iter = 0;
   long it = -1;
   int failed = 0;
   if (!lambda || !res || !ga || !gb || !w || !c || !t || !gXAR || !gRAR || !gXAX || !gXBX ||
-      !gRBR || !gXBR || !gXAP || !gRAP || !gPAP || !gXBP || !gRBP || !gPBP || !mask) {
+      !gRBR || !gXBR || !gXAP || !gRAP || !gPAP || !gXBP || !gRBP || !gPBP || !mask ||
+      !gXRall) {
     s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory for the Rayleigh-Ritz matrices");
     goto done;
   }
@@ -677,7 +709,13 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     it++;
     ocal__lobpcg_prof.iterations++;
     replace(&R, NULL);
-    CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res));
+    /* With the LOBPCG kernels and neither preconditioner nor constraints, (BX)^T R comes
+     * back with the residual norms: each Gram element is summed on its own in a fixed
+     * order, and selecting R's active columns is exact, so the columns of this product are
+     * bit for bit those of (BX)^T R_active below, one blocking read earlier. */
+    int early = own_kernels(&L) && !o.m && !Y;
+    CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, early ? (hasb ? BX : X) : NULL,
+                 gXRall));
     double rnorm = 0, rmax = 0;
     for (size_t i = 0; i < k; i++) {
       rnorm += res[i];
@@ -723,7 +761,13 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     }
     if (Y) CK(apply_constraints(&L, aR, m, Y, BY, nj, ybyf));
     /* B-orthogonalise the residuals to X: R -= X (BX^T R). */
-    CK(gram(&L, hasb ? BX : X, k, aR, m, gXBR));
+    if (early) {
+      for (size_t i = 0; i < k; i++)
+        for (size_t q = 0, col = 0; q < k; q++)
+          if (mask[q]) gXBR[i * m + col++] = gXRall[i * k + q];
+    } else {
+      CK(gram(&L, hasb ? BX : X, k, aR, m, gXBR));
+    }
     CK(mul_small(&L, X, gXBR, k, m, -1.0, 1.0, aR));
     replace(&aBR, NULL);
     CK(b_orthonormalize(&L, &aR, &aBR, 0, m, t, &ok));
@@ -877,7 +921,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   if (!failed && m != 0) {
     /* The loop ran out: one more residual check of the last block (SciPy does it too). */
     replace(&R, NULL);
-    CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res));
+    CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, NULL, NULL));
     double rnorm = 0;
     for (size_t i = 0; i < k; i++) rnorm += res[i];
     rnorm /= (double)k;
@@ -923,7 +967,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   }
   nx = NULL;
   replace(&R, NULL);
-  CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res));
+  CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, NULL, NULL));
   CK(ocal_buffer_copy(x, X));
   size_t conv = 0;
   double rmax = 0;
@@ -980,6 +1024,7 @@ done:
   free(lambda); free(res); free(ga); free(gb); free(w); free(c); free(t); free(ybyf);
   free(gXAR); free(gRAR); free(gXAX); free(gXBX); free(gRBR); free(gXBR);
   free(gXAP); free(gRAP); free(gPAP); free(gXBP); free(gRBP); free(gPBP); free(mask);
+  free(gXRall);
   return s;
 }
 
