@@ -5,6 +5,7 @@
  *   -DWG=<size>        spmv_vector, spmv_long: the work-group size (a power of two)
  *   -DROWLIST          spmv_vector: rows come from a list (the short rows of an irregular
  *                      matrix, whose long rows go to spmv_long)
+ *   -DCAP=<entries>    spmv_stream: the entries one work-group stages in local memory
  * Every kernel writes y[row] = alpha * (A x)[row] + beta * y[row], each row exactly once and
  * by one work-item, so results do not depend on timing. With beta = 0 the old y is not read
  * (BLAS semantics: NaNs in an uninitialised y must not leak through). Offsets of views come
@@ -94,6 +95,60 @@ void spmv_long(const IDX nrows, __global const IDX *rows, __global const IDX *rp
       barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0) y[row] = FINISH(y[row], part[0]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+#endif
+
+#ifdef CAP
+/* CSR-stream ("row blocks"): the host cut the rows into blocks of at most WG rows holding at
+ * most CAP entries together, or of one longer row. A work-group reads its block's entries
+ * with contiguous (coalesced) loads across all its work-items, whatever the row lengths,
+ * and stages the products v[j] * x[ci[j]] in local memory; then work-item i sums row i of
+ * the block from there. This keeps every lane busy on rows of a few entries (Laplacians),
+ * where the vector kernel idles lanes and the scalar kernel's loads are strided. A block of
+ * one row longer than CAP is summed by the whole group instead. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void spmv_stream(const IDX nblocks, __global const IDX *restrict blocks,
+                 __global const IDX *restrict rp, __global const IDX *restrict ci,
+                 __global const T *restrict v, __global const T *restrict x, const ulong xoff,
+                 __global T *restrict y, const ulong yoff, const T alpha, const T beta) {
+  __local T part[CAP];
+  __local IDX lrp[WG + 1];
+  const uint lid = get_local_id(0);
+  x += xoff;
+  y += yoff;
+  for (IDX b = get_group_id(0); b < nblocks; b += get_num_groups(0)) {
+    const IDX r0 = blocks[b], r1 = blocks[b + 1];
+    const IDX nr = r1 - r0;
+    /* The block's row pointers (nr <= WG), loaded once and contiguously. */
+    for (uint i = lid; i <= (uint)nr; i += WG) lrp[i] = rp[r0 + i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const IDX start = lrp[0], end = lrp[nr];
+    /* The branches hold no barrier (the condition is the same for the whole group, but
+     * some compilers, PoCL's among them, need barriers outside conditionals). */
+    const int staged = end - start <= CAP;
+    if (staged) {
+      for (IDX j = start + lid; j < end; j += WG) part[j - start] = v[j] * x[ci[j]];
+    } else {
+      T sum = 0;
+      for (IDX j = start + lid; j < end; j += WG) sum += v[j] * x[ci[j]];
+      part[lid] = sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (staged) {
+      if ((IDX)lid < nr) {
+        const uint e = (uint)(lrp[lid + 1] - start);
+        T sum = 0;
+        for (uint j = (uint)(lrp[lid] - start); j < e; j++) sum += part[j];
+        y[r0 + lid] = FINISH(y[r0 + lid], sum);
+      }
+    } else if (lid == 0) {
+      /* A long row (rare): one work-item adds the group's WG partial sums, in order. */
+      T sum = 0;
+      for (uint i = 0; i < WG; i++) sum += part[i];
+      y[r0] = FINISH(y[r0], sum);
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -197,25 +198,41 @@ END_TEST
 
 /* Each SpMV kernel (forced through OCAL_SPMV) on matrices that suit it and that do not. */
 START_TEST(test_spmv_kernels) {
-  static const char *kinds[] = {"scalar", "vector", "vector2", "vector32", "adaptive"};
+  static const char *kinds[] = {"scalar", "vector",   "vector2",    "vector32",
+                                "adaptive", "stream", "stream256", "stream4096"};
   ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
   hmat short_rows = random_hmat(1000, 1000, 1.0, 5, SIZE_MAX, 21);
   hmat long_rows = random_hmat(301, 3001, 5.0, 0, 7, 22);
+  /* Rows of 5 (a stream block of 256 rows) with one row longer than every staging size. */
+  hmat regular = random_hmat(2999, 5003, 2.5, 0, 1500, 24);
+  hmat one = random_hmat(1, 1, 1.0, 0, 0, 25);
+  hmat zero = random_hmat(37, 23, 1.0, 1, SIZE_MAX, 26);
+  const hmat *mats[] = {&short_rows, &long_rows, &regular, &one, &zero};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     setenv("OCAL_SPMV", kinds[i], 1);
-    for (int which = 0; which < 2; which++) {
-      const hmat *m = which ? &long_rows : &short_rows;
-      ocal_csr a = upload(m, vt, OCAL_I32);
-      const char *name;
-      ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
-      ck_assert_msg(strncmp(name, kinds[i], strlen(name)) == 0, "asked %s, got %s", kinds[i],
-                    name);
-      check_product(m, vt, a, 0, 1, 1.0, 0.5, 30 + i);
-      check_product(m, vt, a, 1, 1, 2.0, 0.0, 40 + i);
-      ocal_csr_release(a);
+    for (size_t which = 0; which < sizeof mats / sizeof mats[0]; which++) {
+      const hmat *m = mats[which];
+      for (int t = 0; t < 4; t++) {
+        /* Both index types in both precisions where the device has doubles; the
+         * transposed product goes through the transposed copy's own kernel choice. */
+        ocal_dtype tv = (t & 1) && fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+        ocal_dtype ti = (t & 2) ? OCAL_I64 : OCAL_I32;
+        ocal_csr a = upload(m, tv, ti);
+        const char *name;
+        ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
+        ck_assert_msg(strncmp(name, kinds[i], strlen(name)) == 0, "asked %s, got %s", kinds[i],
+                      name);
+        check_product(m, tv, a, 0, 1, 1.0, 0.5, 30 + i);
+        check_product(m, tv, a, 0, 1, -1.5, 0.0, 35 + i);
+        check_product(m, tv, a, 1, 1, 2.0, 0.0, 40 + i);
+        ocal_csr_release(a);
+      }
     }
   }
   unsetenv("OCAL_SPMV");
+  hmat_free(&regular);
+  hmat_free(&one);
+  hmat_free(&zero);
   /* The automatic choice on GPUs: long rows make a matrix adaptive, very short ones
    * scalar, the rest vector; CPUs take scalar. */
   ocal_device_info info;
@@ -224,13 +241,13 @@ START_TEST(test_spmv_kernels) {
   const char *name;
   ocal_csr a = upload(&long_rows, vt, OCAL_I64);
   ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
-  ck_assert_str_eq(name, cpu ? "scalar" : "adaptive");
+  ck_assert_str_eq(name, cpu ? "scalar" : "stream");
   ocal_csr_release(a);
   a = upload(&short_rows, vt, OCAL_I64);
   ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
-  ck_assert_str_eq(name, "scalar");
+  ck_assert_str_eq(name, cpu ? "scalar" : "stream");
   ocal_csr_release(a);
-  hmat mid = random_hmat(500, 500, 12.0, 0, SIZE_MAX, 23);
+  hmat mid = random_hmat(500, 500, 40.0, 0, SIZE_MAX, 23);
   a = upload(&mid, vt, OCAL_I64);
   ck_assert_ocal(ocal_csr_spmv_kernel(a, &name));
   ck_assert_str_eq(name, cpu ? "scalar" : "vector");
@@ -238,9 +255,11 @@ START_TEST(test_spmv_kernels) {
   ocal_csr_release(a);
   hmat_free(&mid);
   /* The rule itself, for the devices this run does not have. */
-  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 0), OCAL__SPMV_VECTOR);
-  ck_assert_int_eq(ocal__spmv_rule(0, 1.5, 0), OCAL__SPMV_SCALAR);
-  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 3), OCAL__SPMV_ADAPTIVE);
+  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 0), OCAL__SPMV_STREAM);
+  ck_assert_int_eq(ocal__spmv_rule(0, 1.5, 0), OCAL__SPMV_STREAM);
+  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 3), OCAL__SPMV_STREAM);
+  ck_assert_int_eq(ocal__spmv_rule(0, 50.0, 0), OCAL__SPMV_VECTOR);
+  ck_assert_int_eq(ocal__spmv_rule(0, 50.0, 3), OCAL__SPMV_ADAPTIVE);
   ck_assert_int_eq(ocal__spmv_rule(1, 50.0, 3), OCAL__SPMV_SCALAR);
   hmat_free(&short_rows);
   hmat_free(&long_rows);
@@ -906,7 +925,10 @@ START_TEST(test_lobpcg_laplacian) {
   hmat l2 = laplacian_2d(23, 19);
   double *e2 = laplacian_eigenvalues(23, 19);
   double want[8];
-  for (int vi = 0; vi < 2; vi++) {
+  /* Both ways of forming the Gram matrices: ocal_gemm and the dedicated kernel. */
+  for (int gi = 0; gi < 4; gi++) {
+    ocal__lobpcg_gram_kernel = gi / 2;
+    int vi = gi % 2;
     ocal_dtype vt = vtypes[vi];
     if (!fixture_dtype_usable(vt)) continue;
     double rel = vt == OCAL_F32 ? 1e-4 : 1e-8;
@@ -918,6 +940,7 @@ START_TEST(test_lobpcg_laplacian) {
     for (int i = 0; i < 3; i++) want[i] = e1[59 - i];
     check_lobpcg(&l1, vt, 3, 1, want, rel, NULL, 400);
   }
+  ocal__lobpcg_gram_kernel = -1;
   hmat_free(&l1);
   hmat_free(&l2);
   free(e1);
@@ -928,6 +951,56 @@ END_TEST
 /* Generalised: A x = lambda B x with B = diag(b) and A = diag(b) L: then the eigenvalues are
  * the Laplacian's (L x = lambda x) when A is symmetric, so take A = D L D and B = D^2 with
  * y = D x: D L D x = lambda D^2 x  <=>  L y = lambda y. */
+/* The host-side profile of one run (ocal__lobpcg_prof): every device call is counted, the
+ * counts are per iteration, and the line it prints is the overhead figure of docs/sparse.md
+ * (per iteration: GEMMs, blocking reads, uploads, buffer allocations, and their times). */
+START_TEST(test_lobpcg_profile) {
+  if (!fixture_dtype_usable(OCAL_F64)) return;
+  hmat l2 = laplacian_2d(40, 40);
+  ocal_csr a = upload(&l2, OCAL_F64, OCAL_I32);
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  ocal_lobpcg_options o;
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  o.seed = 7;
+  o.tol = 1e-6;
+  o.max_iter = 400;
+  size_t shape[2] = {l2.rows, 8};
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F64, 2, shape, &x));
+  double ev[8], rn[8];
+  ocal_lobpcg_result res;
+  for (int gk = 0; gk < 2; gk++) {
+    ocal__lobpcg_gram_kernel = gk;
+    memset(&ocal__lobpcg_prof, 0, sizeof ocal__lobpcg_prof);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ocal_status st = ocal_lobpcg(&op, x, ev, rn, &o, &res);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ck_assert(st == OCAL_OK || st == OCAL_NOT_CONVERGED);
+    const ocal__lobpcg_profile *p = &ocal__lobpcg_prof;
+    /* The loop's last pass only finds that every pair has converged. */
+    ck_assert(p->iterations == (long)res.iterations || p->iterations == (long)res.iterations + 1);
+    ck_assert_int_gt(p->gemm, p->iterations);
+    ck_assert_int_gt(p->reads, p->iterations);
+    double it = (double)(p->iterations ? p->iterations : 1);
+    double total = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    fprintf(stderr,
+            "lobpcg profile 40x40 k8 f64 (gram %s): %ld its, %.3f ms/it; per it: gemm %.1f (%.3f ms), "
+            "reads %.1f (%.3f ms), uploads %.1f (%.3f ms), allocs %.1f (%.3f ms), applies %.1f "
+            "(%.3f ms), reduces %.1f (%.3f ms), copies %.1f (%.3f ms)\n",
+            gk ? "kernel" : "gemm", p->iterations, 1e3 * total / it, p->gemm / it, 1e3 * p->gemm_s / it, p->reads / it,
+            1e3 * p->reads_s / it, p->uploads / it, 1e3 * p->uploads_s / it, p->allocs / it,
+            1e3 * p->allocs_s / it, p->applies / it, 1e3 * p->applies_s / it, p->reduces / it,
+            1e3 * p->reduces_s / it, p->copies / it, 1e3 * p->copies_s / it);
+  }
+  ocal__lobpcg_gram_kernel = -1;
+  ocal_buffer_release(x);
+  ocal_csr_release(a);
+  hmat_free(&l2);
+}
+END_TEST
+
 START_TEST(test_lobpcg_generalised) {
   hmat l = laplacian_2d(17, 13);
   size_t n = l.rows;
@@ -1084,6 +1157,7 @@ Suite *sparse_suite(void) {
 #ifdef OCAL_HAVE_LAPACKE
   tcase_add_test(tc, test_lobpcg_laplacian);
   tcase_add_test(tc, test_lobpcg_generalised);
+  tcase_add_test(tc, test_lobpcg_profile);
   tcase_add_test(tc, test_lobpcg_precond_constraints);
 #else
   tcase_add_test(tc, test_lobpcg_unsupported);

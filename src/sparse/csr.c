@@ -11,8 +11,8 @@
  * whole work-group in the adaptive kernel. docs/sparse.md has the measurements. */
 #define LONG_ROW_MIN 1024
 #define LONG_FACTOR 16
-/* Mean row lengths below this take the scalar kernel. */
-#define SCALAR_MAX_MEAN 2.0
+/* Mean row lengths up to this take the stream kernel on GPUs. */
+#define STREAM_MAX_MEAN 32.0
 
 static int64_t get_idx(ocal_dtype it, const void *p, size_t i) {
   return it == OCAL_I32 ? (int64_t)((const int32_t *)p)[i] : ((const int64_t *)p)[i];
@@ -86,8 +86,9 @@ static ocal_status validate(ocal_dtype it, size_t rows, size_t cols, const void 
   return OCAL_OK;
 }
 
-/* Reads OCAL_SPMV (scalar|vector|vectorN|adaptive) to override the rule; 0 when unset. */
-static int spmv_override(ocal__spmv_kind *kind, unsigned *lanes) {
+/* Reads OCAL_SPMV (scalar|vector|vectorN|adaptive|stream|streamN) to override the rule; 0
+ * when unset. */
+static int spmv_override(ocal__spmv_kind *kind, unsigned *lanes, unsigned *cap) {
   const char *e = getenv("OCAL_SPMV");
   if (e == NULL || *e == '\0' || strcmp(e, "auto") == 0) return 0;
   if (strcmp(e, "scalar") == 0) {
@@ -96,6 +97,12 @@ static int spmv_override(ocal__spmv_kind *kind, unsigned *lanes) {
   }
   if (strcmp(e, "adaptive") == 0) {
     *kind = OCAL__SPMV_ADAPTIVE;
+    return 1;
+  }
+  if (strncmp(e, "stream", 6) == 0) {
+    *kind = OCAL__SPMV_STREAM;
+    unsigned c = (unsigned)atoi(e + 6);
+    if (c >= OCAL__SPMV_STREAM_WG && c <= 4096 && (c & (c - 1)) == 0) *cap = c;
     return 1;
   }
   if (strncmp(e, "vector", 6) == 0) {
@@ -118,9 +125,42 @@ ocal__spmv_kind ocal__spmv_rule(int cpu, double mean_len, size_t n_long) {
    * runtime vectorises across work-items, and the vector kernels' work-group barriers cost
    * more than they save (docs/sparse.md). */
   if (cpu) return OCAL__SPMV_SCALAR;
+  /* Placeholder until the H100 comparison of docs/sparse.md: the stream kernel reads every
+   * entry coalesced whatever the row lengths, and gives rows longer than its staging
+   * capacity a whole group, so it suits short rows (Laplacians, mean 5-7) and power-law
+   * matrices alike; rows averaging more than a sub-group's width are the vector kernel's. */
+  if (mean_len <= STREAM_MAX_MEAN) return OCAL__SPMV_STREAM;
   if (n_long > 0) return OCAL__SPMV_ADAPTIVE;
-  if (mean_len < SCALAR_MAX_MEAN) return OCAL__SPMV_SCALAR;
   return OCAL__SPMV_VECTOR;
+}
+
+/* Cuts the rows into the stream kernel's blocks: consecutive rows while the block has fewer
+ * than its work-group size of rows and at most `cap` entries; a row longer than `cap` is a
+ * block of its own (summed by the whole group). Stores the blocks' first rows, plus `rows`
+ * at the end. */
+static ocal_status stream_blocks(ocal_csr a, const void *rp, const char *func) {
+  size_t rows = a->rows, es = ocal_dtype_size(a->it), n = 0;
+  /* At most one block per row, plus the closing entry. */
+  unsigned char *bl = malloc((rows + 1) * es);
+  if (bl == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no host memory for the row blocks");
+  size_t r = 0;
+  while (r < rows) {
+    size_t r0 = r, nnz = 0;
+    set_idx(a->it, bl, n++, (int64_t)r0);
+    while (r < rows && r - r0 < OCAL__SPMV_STREAM_WG) {
+      size_t l = (size_t)(get_idx(a->it, rp, r + 1) - get_idx(a->it, rp, r));
+      if (r > r0 && nnz + l > a->cap) break;
+      nnz += l;
+      r++;
+      if (nnz > a->cap) break; /* one long row: a block of its own */
+    }
+  }
+  set_idx(a->it, bl, n, (int64_t)rows);
+  a->nblocks = n;
+  size_t len = n + 1;
+  ocal_status s = ocal_buffer_from_host(a->ctx, a->it, 1, &len, bl, &a->blocks);
+  free(bl);
+  return s;
 }
 
 /* Gathers row-length statistics and chooses the kernel (and the row lists of "adaptive"). */
@@ -137,10 +177,12 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   for (size_t r = 0; r < rows; r++)
     if ((double)(get_idx(a->it, rp, r + 1) - get_idx(a->it, rp, r)) > long_min) n_long++;
   ocal__spmv_kind kind = ocal__spmv_rule(a->ctx->info.type == OCAL_DEVICE_CPU, a->mean_len, n_long);
-  unsigned lanes = lanes_for(a->mean_len);
-  spmv_override(&kind, &lanes);
+  unsigned lanes = lanes_for(a->mean_len), cap = OCAL__SPMV_STREAM_CAP;
+  spmv_override(&kind, &lanes, &cap);
   a->kind = kind;
   a->lanes = lanes;
+  a->cap = cap;
+  if (kind == OCAL__SPMV_STREAM) return stream_blocks(a, rp, func);
   if (kind != OCAL__SPMV_ADAPTIVE) return OCAL_OK;
 
   /* The short rows' mean decides the vector width of the adaptive kernel's first part. */
@@ -181,6 +223,7 @@ static void csr_free(ocal_csr a) {
   ocal_buffer_release(a->v);
   ocal_buffer_release(a->short_rows);
   ocal_buffer_release(a->long_rows);
+  ocal_buffer_release(a->blocks);
   if (a->t) csr_free(a->t);
   pthread_mutex_destroy(&a->lock);
   free(a);
@@ -479,7 +522,7 @@ ocal_status ocal_csr_spmv_kernel(ocal_csr a, const char **name) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (name == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "name is NULL");
-  static const char *names[] = {"scalar", "vector", "adaptive"};
+  static const char *names[] = {"scalar", "vector", "adaptive", "stream"};
   *name = names[a->kind];
   return OCAL_OK;
 }

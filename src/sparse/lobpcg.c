@@ -15,9 +15,14 @@
 #include "config.h"
 #include "sparse_internal.h"
 
+#include <time.h>
+
 #ifdef OCAL_HAVE_LAPACKE
 #include <lapacke.h>
 #endif
+
+ocal__lobpcg_profile ocal__lobpcg_prof;
+int ocal__lobpcg_gram_kernel = -1;
 
 ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options) {
   if (options == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options is NULL");
@@ -49,12 +54,110 @@ typedef struct lob {
   size_t n;
   const ocal_operator *a, *b, *m;
   const char *func;
+  /* The small matrices of a step (coefficients, selections, T factors) go up without
+   * blocking: each is converted into the host arena wsh and written to the same offset of
+   * the device workspace ws, and the step's GEMMs read it through a view. The queue is in
+   * order, so after any blocking read every earlier write is done and both can be reused
+   * from the start (ws_used = 0). */
+  ocal_buffer ws;
+  unsigned char *wsh;
+  size_t ws_cap, ws_used;
+  /* The Gram products and the small-matrix updates through the kernels of
+   * cl/sparse_solve.cl (1) or ocal_gemm (0): the kernels for blocks of at most OWN_MAX_K
+   * columns, where every product is a few thousand flops per row and launch and tiling
+   * overhead, not arithmetic, sets the time (PoCL 40 x 40, k = 8: 2.3 ms per iteration
+   * against 4.5 through ocal_gemm; docs/sparse.md). */
+  int own;
 } lob;
+#define OWN_MAX_K 16
 
 #define CK(expr)                          \
   do {                                    \
     if ((s = (expr)) != OCAL_OK) goto done; \
   } while (0)
+
+static double prof_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Every device call of this file goes through these counters (ocal__lobpcg_prof), so that
+ * the per-iteration overhead can be read off a run. */
+#define PROF(cnt, sec, expr)                  \
+  ({                                          \
+    double t0_ = prof_now();                  \
+    ocal_status s_ = (expr);                  \
+    ocal__lobpcg_prof.cnt++;                  \
+    ocal__lobpcg_prof.sec += prof_now() - t0_; \
+    s_;                                       \
+  })
+#define ocal_gemm(...) PROF(gemm, gemm_s, (ocal_gemm)(__VA_ARGS__))
+#define ocal_buffer_read(...) PROF(reads, reads_s, (ocal_buffer_read)(__VA_ARGS__))
+/* A blocking read of lob L: afterwards the upload workspace is free again. */
+#define read_sync(L, ...) (((L)->ws_used = 0), ocal_buffer_read(__VA_ARGS__))
+#define ocal_buffer_from_host(...) PROF(uploads, uploads_s, (ocal_buffer_from_host)(__VA_ARGS__))
+#define ocal_buffer_create(...) PROF(allocs, allocs_s, (ocal_buffer_create)(__VA_ARGS__))
+#define ocal_buffer_copy(...) PROF(copies, copies_s, (ocal_buffer_copy)(__VA_ARGS__))
+#define ocal_vdot(...) PROF(reduces, reduces_s, (ocal_vdot)(__VA_ARGS__))
+#define ocal_amax(...) PROF(reduces, reduces_s, (ocal_amax)(__VA_ARGS__))
+
+/* Whether the LOBPCG kernels run (L->own, unless a test overrides it). */
+static int own_kernels(const lob *L) {
+  return ocal__lobpcg_gram_kernel >= 0 ? ocal__lobpcg_gram_kernel : L->own;
+}
+
+/* G = X^T Y into the {a, b} buffer gb: the dedicated kernel of cl/sparse_solve.cl for
+ * small blocks (L->own), else ocal_gemm; ocal__lobpcg_gram_kernel (0 or 1) overrides that
+ * for tests. */
+static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t b,
+                             ocal_buffer gb) {
+  int own = own_kernels(L);
+  if (!own) return ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, gb);
+  char opt[96];
+  ocal__dtype_options(L->vt, opt, sizeof opt);
+  ocal__kernel *k;
+  ocal_status s = ocal__library_kernel(L->ctx, "sparse_solve", opt, "lobpcg_gram", &k);
+  if (s != OCAL_OK) return s;
+  cl_ulong nn = L->n, xo = xb->offset, yo = yb->offset, go = gb->offset;
+  cl_uint aa = (cl_uint)a, bb = (cl_uint)b;
+  ocal__arg args[] = {OCAL__ARG(nn), OCAL__ARG(aa), OCAL__ARG(bb), OCAL__ARG(xb->mem),
+                      OCAL__ARG(xo), OCAL__ARG(yb->mem), OCAL__ARG(yo), OCAL__ARG(gb->mem),
+                      OCAL__ARG(go)};
+  size_t local = 128, global = a * b * local;
+  if (global == 0) return OCAL_OK;
+  double t0 = prof_now();
+  s = ocal__kernel_run_nd(L->ctx, k, 1, &global, &local, 9, args, L->func);
+  ocal__lobpcg_prof.gemm++;
+  ocal__lobpcg_prof.gemm_s += prof_now() - t0;
+  return s;
+}
+
+/* Y = alpha X C + beta Y for a small C {a, b}: the dedicated kernel (lobpcg_times) where
+ * gram_into uses its own, else ocal_gemm. */
+static ocal_status small_gemm(lob *L, double alpha, ocal_buffer xb, ocal_buffer cb, double beta,
+                              ocal_buffer yb) {
+  int own = own_kernels(L);
+  if (!own) return ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, alpha, xb, cb, beta, yb);
+  char opt[96];
+  ocal__dtype_options(L->vt, opt, sizeof opt);
+  ocal__kernel *k;
+  ocal_status s = ocal__library_kernel(L->ctx, "sparse_solve", opt, "lobpcg_times", &k);
+  if (s != OCAL_OK) return s;
+  cl_ulong nn = L->n, xo = xb->offset, co = cb->offset, yo = yb->offset;
+  cl_uint aa = (cl_uint)cb->shape[0], bb = (cl_uint)cb->shape[1];
+  float af = (float)alpha, bf = (float)beta;
+  ocal__arg aarg = L->vt == OCAL_F64 ? OCAL__ARG(alpha) : OCAL__ARG(af);
+  ocal__arg barg = L->vt == OCAL_F64 ? OCAL__ARG(beta) : OCAL__ARG(bf);
+  ocal__arg args[] = {OCAL__ARG(nn),     OCAL__ARG(aa), OCAL__ARG(bb),      aarg,
+                      OCAL__ARG(xb->mem), OCAL__ARG(xo), OCAL__ARG(cb->mem), OCAL__ARG(co),
+                      barg,              OCAL__ARG(yb->mem), OCAL__ARG(yo)};
+  double t0 = prof_now();
+  s = ocal__kernel_run(L->ctx, k, L->n * bb, 11, args);
+  ocal__lobpcg_prof.gemm++;
+  ocal__lobpcg_prof.gemm_s += prof_now() - t0;
+  return s;
+}
 
 static ocal_status blk(lob *L, size_t m, ocal_buffer *out) {
   size_t shape[2] = {L->n, m};
@@ -72,7 +175,7 @@ static ocal_status apply(lob *L, const ocal_operator *op, ocal_buffer xb, size_t
                          ocal_buffer *out) {
   ocal_buffer y = NULL;
   ocal_status s = blk(L, m, &y);
-  if (s == OCAL_OK) s = op->apply(op->user, xb, y);
+  if (s == OCAL_OK) s = PROF(applies, applies_s, op->apply(op->user, xb, y));
   if (s != OCAL_OK) {
     ocal_buffer_release(y);
     return s;
@@ -87,14 +190,14 @@ static ocal_status gram(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t
   ocal_buffer gb;
   ocal_status s = ocal_buffer_create(L->ctx, L->vt, 2, shape, &gb);
   if (s != OCAL_OK) return s;
-  s = ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, gb);
+  s = gram_into(L, xb, a, yb, b, gb);
   if (s == OCAL_OK) {
     if (L->vt == OCAL_F64) {
-      s = ocal_buffer_read(gb, 0, a * b, g, NULL);
+      s = read_sync(L, gb, 0, a * b, g, NULL);
     } else {
       float *f = malloc(a * b * sizeof *f);
       if (f == NULL) s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
-      if (s == OCAL_OK) s = ocal_buffer_read(gb, 0, a * b, f, NULL);
+      if (s == OCAL_OK) s = read_sync(L, gb, 0, a * b, f, NULL);
       for (size_t i = 0; s == OCAL_OK && i < a * b; i++) g[i] = f[i];
       free(f);
     }
@@ -106,11 +209,27 @@ static ocal_status gram(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t
 /* A small host matrix (a x b, row-major doubles) on the device, in the block's type. One
  * upload serves every product of a step that takes the matrix or a band of its rows. */
 static ocal_status upload_small(lob *L, const double *c, size_t a, size_t b, ocal_buffer *out) {
-  size_t shape[2] = {a, b};
+  size_t shape[2] = {a, b}, n = a * b, es = ocal_dtype_size(L->vt);
+  if (L->ws && n > 0 && L->ws_used + n <= L->ws_cap) {
+    unsigned char *h = L->wsh + L->ws_used * es;
+    for (size_t i = 0; i < n; i++) {
+      if (L->vt == OCAL_F64)
+        ((double *)h)[i] = c[i];
+      else
+        ((float *)h)[i] = (float)c[i];
+    }
+    ocal_event ev = NULL;
+    ocal_status s = PROF(uploads, uploads_s, ocal_buffer_write(L->ws, L->ws_used, n, h, &ev));
+    if (s != OCAL_OK) return s;
+    ocal_event_release(ev);
+    s = ocal_buffer_view(L->ws, L->ws_used, 2, shape, out);
+    if (s == OCAL_OK) L->ws_used += n;
+    return s;
+  }
   if (L->vt == OCAL_F64) return ocal_buffer_from_host(L->ctx, OCAL_F64, 2, shape, c, out);
-  float *f = malloc(a * b * sizeof *f);
+  float *f = malloc(n * sizeof *f);
   if (f == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
-  for (size_t i = 0; i < a * b; i++) f[i] = (float)c[i];
+  for (size_t i = 0; i < n; i++) f[i] = (float)c[i];
   ocal_status s = ocal_buffer_from_host(L->ctx, OCAL_F32, 2, shape, f, out);
   free(f);
   return s;
@@ -127,7 +246,7 @@ static ocal_status rows_view(ocal_buffer cb, size_t r0, size_t rows, size_t cols
 static ocal_status times_dev(lob *L, ocal_buffer xb, ocal_buffer cb, size_t b, ocal_buffer *out) {
   ocal_buffer y = NULL;
   ocal_status s = blk(L, b, &y);
-  if (s == OCAL_OK) s = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, xb, cb, 0.0, y);
+  if (s == OCAL_OK) s = small_gemm(L, 1.0, xb, cb, 0.0, y);
   if (s != OCAL_OK) {
     ocal_buffer_release(y);
     return s;
@@ -149,13 +268,13 @@ typedef struct gram_batch {
 } gram_batch;
 
 /* Queues dst = X^T Y (a x b) into the batch. */
-static ocal_status batch_gram(gram_batch *g, ocal_buffer xb, size_t a, ocal_buffer yb, size_t b,
+static ocal_status batch_gram(lob *L, gram_batch *g, ocal_buffer xb, size_t a, ocal_buffer yb, size_t b,
                               double *dst) {
   size_t shape[2] = {a, b};
   ocal_buffer v;
   ocal_status s = ocal_buffer_view(g->buf, g->used, 2, shape, &v);
   if (s != OCAL_OK) return s;
-  s = ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, v);
+  s = gram_into(L, xb, a, yb, b, v);
   ocal_buffer_release(v);
   if (s != OCAL_OK) return s;
   g->e[g->count].dst = dst;
@@ -172,7 +291,7 @@ static ocal_status batch_read(lob *L, gram_batch *g) {
     size_t es = ocal_dtype_size(L->vt);
     unsigned char *h = malloc(g->used * es);
     if (h == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
-    s = ocal_buffer_read(g->buf, 0, g->used, h, NULL);
+    s = read_sync(L, g->buf, 0, g->used, h, NULL);
     for (int i = 0; s == OCAL_OK && i < g->count; i++)
       for (size_t j = 0; j < g->e[i].n; j++) {
         size_t o = g->e[i].off + j;
@@ -188,20 +307,10 @@ static ocal_status batch_read(lob *L, gram_batch *g) {
 /* Y = alpha X C + beta Y with C a small host matrix (a x b, row-major doubles). */
 static ocal_status mul_small(lob *L, ocal_buffer xb, const double *c, size_t a, size_t b,
                              double alpha, double beta, ocal_buffer yb) {
-  size_t shape[2] = {a, b};
   ocal_buffer cb;
-  ocal_status s;
-  if (L->vt == OCAL_F64) {
-    s = ocal_buffer_from_host(L->ctx, OCAL_F64, 2, shape, c, &cb);
-  } else {
-    float *f = malloc(a * b * sizeof *f);
-    if (f == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
-    for (size_t i = 0; i < a * b; i++) f[i] = (float)c[i];
-    s = ocal_buffer_from_host(L->ctx, OCAL_F32, 2, shape, f, &cb);
-    free(f);
-  }
+  ocal_status s = upload_small(L, c, a, b, &cb);
   if (s != OCAL_OK) return s;
-  s = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, alpha, xb, cb, beta, yb);
+  s = small_gemm(L, alpha, xb, cb, beta, yb);
   ocal_buffer_release(cb);
   return s;
 }
@@ -229,18 +338,58 @@ static ocal_status column_reduce(lob *L, ocal_buffer xb, size_t m, int max, doub
   s = max ? ocal_amax(xb, 0, r) : ocal_vdot(xb, xb, 0, r);
   if (s == OCAL_OK) {
     if (L->vt == OCAL_F64) {
-      s = ocal_buffer_read(r, 0, m, out, NULL);
+      s = read_sync(L, r, 0, m, out, NULL);
     } else {
       float f[64];
       for (size_t o = 0; s == OCAL_OK && o < m; o += 64) {
         size_t c = m - o < 64 ? m - o : 64;
-        s = ocal_buffer_read(r, o, c, f, NULL);
+        s = read_sync(L, r, o, c, f, NULL);
         for (size_t i = 0; i < c; i++) out[o + i] = f[i];
       }
     }
   }
   ocal_buffer_release(r);
   return s;
+}
+
+/* The column maxima (max) or sums of squares of V (m doubles into amax) and gl^T gr (m x m
+ * into g), computed into one device buffer and read back together. */
+static ocal_status reduce_and_gram(lob *L, int max, ocal_buffer v, ocal_buffer gl,
+                                   ocal_buffer gr, size_t m, double *amax, double *g) {
+  size_t tot = m + m * m, gshape[2] = {m, m}, es = ocal_dtype_size(L->vt);
+  ocal_buffer r = NULL, rv = NULL, gv = NULL;
+  unsigned char *h = malloc(tot * es);
+  ocal_status s = OCAL_OK;
+  if (h == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  CK(ocal_buffer_create(L->ctx, L->vt, 1, &tot, &r));
+  CK(ocal_buffer_view(r, 0, 1, &m, &rv));
+  CK(ocal_buffer_view(r, m, 2, gshape, &gv));
+  CK(max ? ocal_amax(v, 0, rv) : ocal_vdot(v, v, 0, rv));
+  CK(gram_into(L, gl, m, gr, m, gv));
+  CK(read_sync(L, r, 0, tot, h, NULL));
+  for (size_t i = 0; i < tot; i++) {
+    double d = L->vt == OCAL_F64 ? ((double *)h)[i] : (double)((float *)h)[i];
+    if (i < m)
+      amax[i] = d;
+    else
+      g[i - m] = d;
+  }
+done:
+  ocal_buffer_release(gv);
+  ocal_buffer_release(rv);
+  ocal_buffer_release(r);
+  free(h);
+  return s;
+}
+
+static ocal_status amax_and_gram(lob *L, ocal_buffer v, ocal_buffer bv, size_t m, double *amax,
+                                 double *g) {
+  return reduce_and_gram(L, 1, v, v, bv, m, amax, g);
+}
+
+/* Sums of squares of R's columns and gx^T R, packed [k | k x k] into both. */
+static ocal_status vdot_and_gram(lob *L, ocal_buffer r, ocal_buffer gx, size_t k, double *both) {
+  return reduce_and_gram(L, 0, r, gx, r, k, both, both + k);
 }
 
 static void symmetrise(double *g, size_t m) {
@@ -279,9 +428,6 @@ static ocal_status b_orthonormalize(lob *L, ocal_buffer *v, ocal_buffer *bv, int
     s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
     goto done;
   }
-  CK(column_reduce(L, *v, m, 1, norm));
-  double eps = L->vt == OCAL_F32 ? FLT_EPSILON : DBL_EPSILON;
-  for (size_t i = 0; i < m; i++) norm[i] += eps;
   ocal_buffer bvb = *v;
   if (L->b) {
     if (bv_given) {
@@ -291,7 +437,10 @@ static ocal_status b_orthonormalize(lob *L, ocal_buffer *v, ocal_buffer *bv, int
       bvb = bvn;
     }
   }
-  CK(gram(L, *v, m, bvb, m, g));
+  /* The column maxima and the Gram matrix come back in one blocking read. */
+  CK(amax_and_gram(L, *v, bvb, m, norm, g));
+  double eps = L->vt == OCAL_F32 ? FLT_EPSILON : DBL_EPSILON;
+  for (size_t i = 0; i < m; i++) norm[i] += eps;
   for (size_t i = 0; i < m; i++)
     for (size_t j = 0; j < m; j++) g[i * m + j] /= norm[i] * norm[j];
   if (!all_finite(g, m * m) ||
@@ -366,9 +515,11 @@ static ocal_status apply_constraints(lob *L, ocal_buffer v, size_t m, ocal_buffe
   return s;
 }
 
-/* Residuals R = AX - BX diag(lambda) and their column norms. */
+/* Residuals R = AX - BX diag(lambda) and their column norms; with gx, also gxr = gx^T R
+ * (k x k), read back in the same blocking read as the norms. */
 static ocal_status residuals(lob *L, ocal_buffer ax, ocal_buffer bx, const double *lambda,
-                             size_t k, ocal_buffer *r_out, double *norms) {
+                             size_t k, ocal_buffer *r_out, double *norms, ocal_buffer gx,
+                             double *gxr) {
   ocal_buffer r = NULL;
   double *d = calloc(k * k, sizeof *d);
   ocal_status s = OCAL_OK;
@@ -377,7 +528,20 @@ static ocal_status residuals(lob *L, ocal_buffer ax, ocal_buffer bx, const doubl
   CK(blk(L, k, &r));
   CK(ocal_buffer_copy(r, ax));
   CK(mul_small(L, bx, d, k, k, -1.0, 1.0, r));
-  CK(column_reduce(L, r, k, 0, norms));
+  if (gx) {
+    double *both = malloc((k + k * k) * sizeof *both);
+    if (both == NULL) {
+      s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+      goto done;
+    }
+    s = vdot_and_gram(L, r, gx, k, both);
+    for (size_t i = 0; s == OCAL_OK && i < k; i++) norms[i] = both[i];
+    for (size_t i = 0; s == OCAL_OK && i < k * k; i++) gxr[i] = both[k + i];
+    free(both);
+    if (s != OCAL_OK) goto done;
+  } else {
+    CK(column_reduce(L, r, k, 0, norms));
+  }
   for (size_t i = 0; i < k; i++) norms[i] = sqrt(fabs(norms[i]));
   *r_out = r;
   r = NULL;
@@ -415,6 +579,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
                      "x must be a {n, k} block with n = %zu (the operator's size) and k >= 1",
                      n);
   size_t k = x->shape[1];
+  L.own = k <= OWN_MAX_K;
   if (o.b && (s = ocal__check_operator(o.b, "B", func)) != OCAL_OK) return s;
   if (o.m && (s = ocal__check_operator(o.m, "M", func)) != OCAL_OK) return s;
   if ((o.b && (o.b->n != n || o.b->dtype != a->dtype)) ||
@@ -456,12 +621,14 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   double *gXBX = calloc(k * k, 8), *gRBR = calloc(k * k, 8), *gXBR = calloc(k * k, 8);
   double *gXAP = calloc(k * k, 8), *gRAP = calloc(k * k, 8), *gPAP = calloc(k * k, 8);
   double *gXBP = calloc(k * k, 8), *gRBP = calloc(k * k, 8), *gPBP = calloc(k * k, 8);
+  double *gXRall = calloc(k * k, 8);
   int *mask = calloc(k, sizeof *mask);
   size_t iter = 0, best_iter = 0;
   long it = -1;
   int failed = 0;
   if (!lambda || !res || !ga || !gb || !w || !c || !t || !gXAR || !gRAR || !gXAX || !gXBX ||
-      !gRBR || !gXBR || !gXAP || !gRAP || !gPAP || !gXBP || !gRBP || !gPBP || !mask) {
+      !gRBR || !gXBR || !gXAP || !gRAP || !gPAP || !gXBP || !gRBP || !gPBP || !mask ||
+      !gXRall) {
     s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory for the Rayleigh-Ritz matrices");
     goto done;
   }
@@ -526,13 +693,29 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   {
     size_t gshape = 12 * k * k;
     CK(ocal_buffer_create(L.ctx, L.vt, 1, &gshape, &gbat.buf));
+    /* Between two blocking reads a step uploads at most the coefficients (3k x k), a
+     * selection, a T factor and a residual diagonal: 16 k^2 is ample. */
+    L.ws_cap = 16 * k * k + 16;
+    L.wsh = malloc(L.ws_cap * ocal_dtype_size(L.vt));
+    if (L.wsh == NULL) {
+      s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+      goto done;
+    }
+    CK(ocal_buffer_create(L.ctx, L.vt, 1, &L.ws_cap, &L.ws));
   }
   size_t m = k;
 
   while (it < (long)o.max_iter) {
     it++;
+    ocal__lobpcg_prof.iterations++;
     replace(&R, NULL);
-    CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res));
+    /* With the LOBPCG kernels and neither preconditioner nor constraints, (BX)^T R comes
+     * back with the residual norms: each Gram element is summed on its own in a fixed
+     * order, and selecting R's active columns is exact, so the columns of this product are
+     * bit for bit those of (BX)^T R_active below, one blocking read earlier. */
+    int early = own_kernels(&L) && !o.m && !Y;
+    CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, early ? (hasb ? BX : X) : NULL,
+                 gXRall));
     double rnorm = 0, rmax = 0;
     for (size_t i = 0; i < k; i++) {
       rnorm += res[i];
@@ -578,7 +761,13 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     }
     if (Y) CK(apply_constraints(&L, aR, m, Y, BY, nj, ybyf));
     /* B-orthogonalise the residuals to X: R -= X (BX^T R). */
-    CK(gram(&L, hasb ? BX : X, k, aR, m, gXBR));
+    if (early) {
+      for (size_t i = 0; i < k; i++)
+        for (size_t q = 0, col = 0; q < k; q++)
+          if (mask[q]) gXBR[i * m + col++] = gXRall[i * k + q];
+    } else {
+      CK(gram(&L, hasb ? BX : X, k, aR, m, gXBR));
+    }
     CK(mul_small(&L, X, gXBR, k, m, -1.0, 1.0, aR));
     replace(&aBR, NULL);
     CK(b_orthonormalize(&L, &aR, &aBR, 0, m, t, &ok));
@@ -603,13 +792,13 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     explicit_gram = !(rmax > myeps && !explicit_gram);
 
     ocal_buffer bxv = hasb ? BX : X, brv = hasb ? aBR : aR, bpv = hasb ? aBP : aP;
-    CK(batch_gram(&gbat, X, k, aAR, m, gXAR));
-    CK(batch_gram(&gbat, aR, m, aAR, m, gRAR));
+    CK(batch_gram(&L, &gbat, X, k, aAR, m, gXAR));
+    CK(batch_gram(&L, &gbat, aR, m, aAR, m, gRAR));
     if (explicit_gram) {
-      CK(batch_gram(&gbat, X, k, AX, k, gXAX));
-      CK(batch_gram(&gbat, X, k, bxv, k, gXBX));
-      CK(batch_gram(&gbat, aR, m, brv, m, gRBR));
-      CK(batch_gram(&gbat, X, k, brv, m, gXBR));
+      CK(batch_gram(&L, &gbat, X, k, AX, k, gXAX));
+      CK(batch_gram(&L, &gbat, X, k, bxv, k, gXBX));
+      CK(batch_gram(&L, &gbat, aR, m, brv, m, gRBR));
+      CK(batch_gram(&L, &gbat, X, k, brv, m, gXBR));
     } else {
       memset(gXAX, 0, k * k * 8);
       memset(gXBX, 0, k * k * 8);
@@ -623,12 +812,12 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     }
     size_t nn = 0;
     if (!restart) {
-      CK(batch_gram(&gbat, X, k, aAP, m, gXAP));
-      CK(batch_gram(&gbat, aR, m, aAP, m, gRAP));
-      CK(batch_gram(&gbat, aP, m, aAP, m, gPAP));
-      CK(batch_gram(&gbat, X, k, bpv, m, gXBP));
-      CK(batch_gram(&gbat, aR, m, bpv, m, gRBP));
-      if (explicit_gram) CK(batch_gram(&gbat, aP, m, bpv, m, gPBP));
+      CK(batch_gram(&L, &gbat, X, k, aAP, m, gXAP));
+      CK(batch_gram(&L, &gbat, aR, m, aAP, m, gRAP));
+      CK(batch_gram(&L, &gbat, aP, m, aAP, m, gPAP));
+      CK(batch_gram(&L, &gbat, X, k, bpv, m, gXBP));
+      CK(batch_gram(&L, &gbat, aR, m, bpv, m, gRBP));
+      if (explicit_gram) CK(batch_gram(&L, &gbat, aP, m, bpv, m, gPBP));
     }
     CK(batch_read(&L, &gbat));
     if (explicit_gram) {
@@ -703,23 +892,23 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     CK(times_dev(&L, aAR, crv, k, &app));
     if (hasb) CK(times_dev(&L, aBR, crv, k, &bpp));
     if (!restart) {
-      CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, aP, cpv, 1.0, pp));
-      CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, aAP, cpv, 1.0, app));
-      if (hasb) CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, aBP, cpv, 1.0, bpp));
+      CK(small_gemm(&L, 1.0, aP, cpv, 1.0, pp));
+      CK(small_gemm(&L, 1.0, aAP, cpv, 1.0, app));
+      if (hasb) CK(small_gemm(&L, 1.0, aBP, cpv, 1.0, bpp));
     }
     /* X = X cx + pp, and the same for AX and BX; then P = pp. */
     CK(blk(&L, k, &nx));
     CK(ocal_buffer_copy(nx, pp));
-    CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, X, cxv, 1.0, nx));
+    CK(small_gemm(&L, 1.0, X, cxv, 1.0, nx));
     replace(&X, nx);
     CK(blk(&L, k, &nx));
     CK(ocal_buffer_copy(nx, app));
-    CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, AX, cxv, 1.0, nx));
+    CK(small_gemm(&L, 1.0, AX, cxv, 1.0, nx));
     replace(&AX, nx);
     if (hasb) {
       CK(blk(&L, k, &nx));
       CK(ocal_buffer_copy(nx, bpp));
-      CK(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, BX, cxv, 1.0, nx));
+      CK(small_gemm(&L, 1.0, BX, cxv, 1.0, nx));
       replace(&BX, nx);
     }
     nx = NULL;
@@ -732,7 +921,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   if (!failed && m != 0) {
     /* The loop ran out: one more residual check of the last block (SciPy does it too). */
     replace(&R, NULL);
-    CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res));
+    CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, NULL, NULL));
     double rnorm = 0;
     for (size_t i = 0; i < k; i++) rnorm += res[i];
     rnorm /= (double)k;
@@ -778,7 +967,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   }
   nx = NULL;
   replace(&R, NULL);
-  CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res));
+  CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, NULL, NULL));
   CK(ocal_buffer_copy(x, X));
   size_t conv = 0;
   double rmax = 0;
@@ -824,6 +1013,10 @@ done:
   ocal_buffer_release(nx);
   ocal_buffer_release(sel);
   ocal_buffer_release(gbat.buf);
+  /* Pending uploads read the host arena: let them finish before it goes. */
+  if (L.ws) ocal_finish(L.ctx);
+  ocal_buffer_release(L.ws);
+  free(L.wsh);
   ocal_buffer_release(cxv);
   ocal_buffer_release(crv);
   ocal_buffer_release(cpv);
@@ -831,6 +1024,7 @@ done:
   free(lambda); free(res); free(ga); free(gb); free(w); free(c); free(t); free(ybyf);
   free(gXAR); free(gRAR); free(gXAX); free(gXBX); free(gRBR); free(gXBR);
   free(gXAP); free(gRAP); free(gPAP); free(gXBP); free(gRBP); free(gPBP); free(mask);
+  free(gXRall);
   return s;
 }
 

@@ -10,8 +10,14 @@
 typedef enum ocal__spmv_kind {
   OCAL__SPMV_SCALAR = 0,
   OCAL__SPMV_VECTOR = 1,
-  OCAL__SPMV_ADAPTIVE = 2
+  OCAL__SPMV_ADAPTIVE = 2,
+  OCAL__SPMV_STREAM = 3
 } ocal__spmv_kind;
+
+/* The work-group size of the stream kernel, and the default number of entries one of its
+ * row blocks stages in local memory (OCAL_SPMV=streamN sets another power of two). */
+#define OCAL__SPMV_STREAM_WG 256
+#define OCAL__SPMV_STREAM_CAP 1024
 
 /* The work-group size of the vector and long-row kernels. */
 #define OCAL__SPMV_WG 128
@@ -29,11 +35,27 @@ struct ocal_csr_s {
   ocal_buffer short_rows; /* adaptive: the rows of ordinary length, and the long ones */
   ocal_buffer long_rows;
   size_t n_short, n_long;
+  ocal_buffer blocks;     /* stream: nblocks + 1 first rows of the row blocks */
+  size_t nblocks;
+  unsigned cap;           /* stream: the entries a block stages in local memory */
   double mean_len;       /* row-length statistics gathered at creation */
   size_t max_len;
   pthread_mutex_t lock;  /* guards t */
   struct ocal_csr_s *t;  /* the transposed copy, built on the first OCAL_TRANS product */
 };
+
+/* What ocal_lobpcg spent its host time on, summed over every run in the process (never
+ * reset by the library; callers zero it). For measuring the per-iteration overhead from a
+ * test or bench program; not thread-safe, not public. */
+typedef struct ocal__lobpcg_profile {
+  long iterations;
+  long gemm, reads, uploads, allocs, applies, reduces, copies;
+  double gemm_s, reads_s, uploads_s, allocs_s, applies_s, reduces_s, copies_s;
+} ocal__lobpcg_profile;
+extern ocal__lobpcg_profile ocal__lobpcg_prof;
+/* LOBPCG's Gram products and small-matrix updates: -1 (the default) picks by block size,
+ * 1 the dedicated kernels, 0 ocal_gemm; tests set it to run both. */
+extern int ocal__lobpcg_gram_kernel;
 
 /* The SpMV kernel for a matrix on a CPU (cpu = 1) or another device, from its mean row
  * length and its number of long rows (csr.c; OCAL_SPMV overrides it). */

@@ -62,6 +62,18 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
     return launch(a, "spmv_scalar", NULL, a->rows, 0, args, 10, func);
   }
   char extra[96];
+  if (a->kind == OCAL__SPMV_STREAM) {
+    const size_t swg = OCAL__SPMV_STREAM_WG;
+    snprintf(extra, sizeof extra, "-DWG=%zu -DCAP=%u", swg, a->cap);
+    int64_t nb64 = (int64_t)a->nblocks;
+    int32_t nb32 = (int32_t)a->nblocks;
+    ocal__arg args[] = {a->it == OCAL_I64 ? OCAL__ARG(nb64) : OCAL__ARG(nb32),
+                        OCAL__ARG(a->blocks->mem), OCAL__ARG(a->rp->mem),
+                        OCAL__ARG(a->ci->mem), OCAL__ARG(a->v->mem), OCAL__ARG(x->mem),
+                        OCAL__ARG(xoff), OCAL__ARG(y->mem), OCAL__ARG(yoff),
+                        scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
+    return launch(a, "spmv_stream", extra, groups_for(a->nblocks, 1) * swg, swg, args, 11, func);
+  }
   const size_t wg = OCAL__SPMV_WG;
   if (a->kind == OCAL__SPMV_VECTOR) {
     snprintf(extra, sizeof extra, "-DVL=%u -DWG=%zu", a->lanes, wg);
