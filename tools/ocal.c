@@ -105,9 +105,16 @@ static void print_pool(const char *selector) {
 }
 
 static int cmd_info(const char *selector) {
+  /* The facts as a context sees them: OCAL_LIMITS may make the device look smaller. */
   ocal_device_info d;
-  ocal_status s = ocal_device_select(selector, &d);
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.device = selector;
+  ocal_context ctx;
+  ocal_status s = ocal_context_create(&ctx, &o);
   if (s != OCAL_OK) return tool_fail("selecting a device", s);
+  ocal_context_device(ctx, &d);
+  ocal_context_release(ctx);
   printf("device            %s\n", d.name);
   printf("index (P:D)       %d:%d\n", d.platform_index, d.device_index);
   printf("type              %s\n", ocal_device_type_string(d.type));
@@ -128,6 +135,8 @@ static int cmd_info(const char *selector) {
          d.max_work_item_sizes[0], d.max_work_item_sizes[1], d.max_work_item_sizes[2]);
   printf("base alignment    %u bytes\n", d.mem_base_align_bytes);
   printf("fp64              %s\n", d.has_fp64 ? "yes" : "no");
+  const char *limits = getenv("OCAL_LIMITS");
+  if (limits && limits[0]) printf("emulated limits   OCAL_LIMITS=%s\n", limits);
   printf("ocal version      %s\n", ocal_version_string());
   int vk = 0, cf = 0;
   ocal_fft_engine_available(OCAL_FFT_ENGINE_VKFFT, &vk);
