@@ -49,6 +49,8 @@ static int engine_mode(void) {
   return -1;
 }
 
+int ocal__gemm_clblast_named(void) { return engine_mode() == 0; }
+
 static int tile_fits(const own_tile *t, ocal_context ctx, ocal_dtype dtype) {
   if (!t->bm || !t->bn || !t->bk || !t->tm || !t->tn) return 0;
   if (t->tm % 4 || t->tn % 4 || t->bk % 4 || t->bm % t->tm || t->bn % t->tn) return 0;

@@ -366,6 +366,32 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
    * other plans of the context stay usable meanwhile. */
   double t0 = seconds_now();
   s = p->engine->plan_create(&p->problem, &p->built);
+  /* The default engine: where the one picked cannot build the plan on this device (its
+   * kernels do not compile there, or it refuses the shape), the next engine takes it, and the
+   * plan's info names the one that runs. A plan that names its engine fails instead. */
+  if (s != OCAL_OK && (s == OCAL_BUILD_FAILED || s == OCAL_UNSUPPORTED) &&
+      desc->engine == OCAL_FFT_ENGINE_DEFAULT && (!named || !named[0] || strcasecmp(named, "default") == 0)) {
+    char first[1024];
+    snprintf(first, sizeof first, "%s", ocal_last_error());
+    ocal_status first_status = s;
+    const ocal__fft_engine *tried = p->engine;
+    static const ocal_fft_engine order[] = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_ENGINE_CLFFT};
+    for (size_t i = 0; i < sizeof order / sizeof order[0] && s != OCAL_OK; i++) {
+      const ocal__fft_engine *next = engine_table(order[i]);
+      if (!next || next == tried) continue;
+      pthread_mutex_lock(&c->lock);
+      p->engine = next;
+      p->desc.engine = order[i];
+      pthread_mutex_unlock(&c->lock);
+      s = next->plan_create(&p->problem, &p->built);
+    }
+    if (s != OCAL_OK) {
+      char last[1024];
+      snprintf(last, sizeof last, "%s", ocal_last_error());
+      s = OCAL_FAIL(first_status, "%s (no other FFT engine could take the plan either; the "
+                    "last said: %s)", first, last);
+    }
+  }
   p->create_seconds = seconds_now() - t0;
 
   pthread_mutex_lock(&c->lock);

@@ -47,11 +47,14 @@ static cl_program cached_create_program_with_source(cl_context context, cl_uint 
 static cl_int cached_build_program(cl_program program, cl_uint num_devices,
                                    const cl_device_id *device_list, const char *options,
                                    void(CL_CALLBACK *notify)(cl_program, void *), void *user_data);
+static cl_int limited_device_info(cl_device_id device, cl_device_info what, size_t size,
+                                  void *value, size_t *size_ret);
 
 /* <CL/cl.h> was included (through engine.h) before these defines, so only the calls inside
  * vkFFT.h are redirected, not the declarations. */
 #define clCreateProgramWithSource cached_create_program_with_source
 #define clBuildProgram cached_build_program
+#define clGetDeviceInfo limited_device_info
 #define VKFFT_BACKEND 3
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
@@ -79,6 +82,30 @@ static cl_int cached_build_program(cl_program program, cl_uint num_devices,
 #endif
 #undef clCreateProgramWithSource
 #undef clBuildProgram
+#undef clGetDeviceInfo
+
+/* VkFFT sizes its work-groups and its use of local memory from the device's limits, which it
+ * reads itself: it is given the context's limits (limits.c, OCAL_LIMITS included), so an
+ * emulated smaller device gets the kernels VkFFT would make for such a device. */
+static cl_int limited_device_info(cl_device_id device, cl_device_info what, size_t size,
+                                  void *value, size_t *size_ret) {
+  cl_int err = clGetDeviceInfo(device, what, size, value, size_ret);
+  build_session *s = session;
+  if (err != CL_SUCCESS || !s || !value || device != s->ctx->device) return err;
+  const ocal_device_info *d = &s->ctx->info;
+  if (what == CL_DEVICE_MAX_WORK_GROUP_SIZE && size >= sizeof(size_t)) {
+    size_t *v = value;
+    if (*v > d->max_work_group_size) *v = d->max_work_group_size;
+  } else if (what == CL_DEVICE_LOCAL_MEM_SIZE && size >= sizeof(cl_ulong)) {
+    cl_ulong *v = value;
+    if (*v > d->local_mem_bytes) *v = d->local_mem_bytes;
+  } else if (what == CL_DEVICE_MAX_WORK_ITEM_SIZES) {
+    size_t *v = value;
+    for (size_t i = 0; i < 3 && (i + 1) * sizeof(size_t) <= size; i++)
+      if (v[i] > d->max_work_item_sizes[i]) v[i] = d->max_work_item_sizes[i];
+  }
+  return err;
+}
 
 /* The key's "options" part: the engine and its version, which change the generated code, and
  * the configuration fields ocal sets beyond the problem (tune_text below). The source's hash
@@ -97,6 +124,8 @@ static cl_program cached_create_program_with_source(cl_context context, cl_uint 
     return clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
   char options[384];
   key_options(options, sizeof options, s->tune);
+  size_t used = strlen(options);
+  snprintf(options + used, sizeof options - used, " %s", s->ctx->limits.build_options);
   /* VkFFT passes the source's length; the key wants a NUL-terminated string. */
   char *source = NULL;
   if (lengths && lengths[0]) {
@@ -141,8 +170,14 @@ static cl_program cached_create_program_with_source(cl_context context, cl_uint 
 static cl_int cached_build_program(cl_program program, cl_uint num_devices,
                                    const cl_device_id *device_list, const char *options,
                                    void(CL_CALLBACK *notify)(cl_program, void *), void *user_data) {
-  cl_int err = clBuildProgram(program, num_devices, device_list, options, notify, user_data);
   build_session *s = session;
+  /* An emulated lower OpenCL version: VkFFT's kernels are compiled for it too (limits.c). */
+  char both[512];
+  if (s && s->ctx->limits.build_options[0] && (!options || !strstr(options, "-cl-std"))) {
+    snprintf(both, sizeof both, "%s %s", options ? options : "", s->ctx->limits.build_options);
+    options = both;
+  }
+  cl_int err = clBuildProgram(program, num_devices, device_list, options, notify, user_data);
   if (!s) return err;
   for (int i = 0; i < s->npending; i++) {
     if (s->pending[i].program != program) continue;
