@@ -20,6 +20,9 @@ static void usage(FILE *out) {
           "  devices            list every OpenCL device; '*' marks the one ocal would pick\n"
           "  info [SELECTOR]    all facts of one device (default: the one ocal would pick)\n"
           "  demo [SELECTOR]    run a short check of transfers and kernels on a device\n"
+          "  doctor             check the OpenCL setup (ICD loader, .icd files, drivers,\n"
+          "                     devices, cache directory, engines): one line per problem,\n"
+          "                     with its fix; exits 1 when no device works\n"
           "  tune gemm [--precision 32|64] [--budget SECONDS] [--device SELECTOR] [--size N]\n"
           "                     [--phases xgemm,direct,switch] [--no-store]\n"
           "                     search CLBlast's GEMM parameters for a device (default budget\n"
@@ -242,6 +245,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "devices") == 0 && !arg) return cmd_devices();
   if (strcmp(cmd, "info") == 0) return cmd_info(arg);
   if (strcmp(cmd, "demo") == 0) return tool_demo(arg);
+  if (strcmp(cmd, "doctor") == 0 && !arg) return tool_doctor();
   if (strcmp(cmd, "devices") == 0) {
     fprintf(stderr, "ocal: 'devices' takes no argument\n");
     return 2;
