@@ -32,8 +32,10 @@ fi
 # network to PyPI) leaves the other implementations; make check then skips Intel's.
 py=python3
 if command -v "$py" > /dev/null; then
-  if ! "$py" -c 'import sys, site, os; d=[sys.prefix, site.USER_BASE]; sys.exit(0 if any(os.path.exists(os.path.join(p, "lib", "libintelocl.so")) for p in d) else 1)'; then
+  if ! "$py" -c 'import sys, site, os, sysconfig; d=[sysconfig.get_path("data"), sys.prefix, site.USER_BASE]; sys.exit(0 if any(os.path.exists(os.path.join(p, "lib", "libintelocl.so")) for p in d) else 1)'; then
     echo "install-deps: installing Intel's CPU OpenCL runtime (pip: intel-opencl-rt intel-cmplr-lib-rt)"
+    # Debian's own Python installs into /usr/local (root's); another one (pyenv, a virtual
+    # environment) into its own prefix, as the user.
     pipsudo=""
     if [ "$("$py" -c 'import sys; print(sys.prefix)')" = /usr ]; then pipsudo="$sudo"; fi
     $pipsudo "$py" -m pip install --quiet intel-opencl-rt intel-cmplr-lib-rt ||

@@ -29,12 +29,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # Intel's CPU runtime from PyPI (intel-opencl-rt) puts libintelocl.so in the lib directory of
-# the Python prefix it was installed into (or the user base for --user installs).
+# the Python installation it was installed into (or the user base for --user installs);
+# OCAL_INTEL_OCL_LIB names it directly.
 find_intel() {
   if [ -n "${OCAL_INTEL_OCL_LIB:-}" ]; then echo "$OCAL_INTEL_OCL_LIB"; return; fi
   command -v python3 > /dev/null || return
-  for d in $(python3 -c 'import sys, site; print(sys.prefix, site.USER_BASE)' 2> /dev/null) \
-           /opt/intel/oneapi/lib /opt/intel/oclcpuexp; do
+  # sysconfig's data path is where pip puts a wheel's data files (/usr/local for Debian's
+  # own Python, the prefix of a virtual environment or pyenv).
+  for d in $(python3 -c 'import sys, site, sysconfig; print(sysconfig.get_path("data"), sys.prefix, site.USER_BASE)' 2> /dev/null) \
+           /usr/local /opt/intel/oneapi/lib /opt/intel/oclcpuexp; do
     if [ -f "$d/lib/libintelocl.so" ]; then echo "$d/lib/libintelocl.so"; return; fi
     if [ -f "$d/libintelocl.so" ]; then echo "$d/libintelocl.so"; return; fi
   done
