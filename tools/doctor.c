@@ -24,6 +24,12 @@
 
 static int problems;
 
+/* clFFT 2.12 deletes its plan actions through a base-class pointer of another size (a bug of
+ * clFFT's, harmless with the system allocator; tests/check_fft.c says the same): the doctor
+ * makes a clFFT plan, so AddressSanitizer must not abort on it. Other builds never call it. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "new_delete_type_mismatch=0"; }
+
 static void ok(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void ok(const char *what, const char *fmt, ...) {
   va_list ap;
