@@ -282,17 +282,21 @@ OCAL_GEMM_KERNEL(ocal_gemm_tt, 1, 1)
 
 /* out (cols x rows) = in^T (in: rows x cols, row-major, from in_off): the pre-transposition
  * of A before a CLBlast call (blas.c), through a 32 x 32 local tile so both sides are
- * coalesced. Launched as 32 x 8 work-groups, each covering a 32 x 32 tile. */
-__kernel __attribute__((reqd_work_group_size(32, 8, 1))) void ocal_gemm_transpose(
+ * coalesced. Launched as 32 x TR_Y work-groups, each covering a 32 x 32 tile: TR_Y is 8 (256
+ * items), or less where the device's work-groups are smaller (gemm_own.c picks it). */
+#ifndef TR_Y
+#define TR_Y 8
+#endif
+__kernel __attribute__((reqd_work_group_size(32, TR_Y, 1))) void ocal_gemm_transpose(
     __global const T *in, const ulong in_off, const uint rows, const uint cols,
     __global T *out) {
   __local T tile[32][33];
   const uint lx = get_local_id(0), ly = get_local_id(1);
   const uint c0 = get_group_id(0) * 32, r0 = get_group_id(1) * 32;
   in += in_off;
-  for (uint j = ly; j < 32; j += 8)
+  for (uint j = ly; j < 32; j += TR_Y)
     if (r0 + j < rows && c0 + lx < cols) tile[j][lx] = in[(ulong)(r0 + j) * cols + c0 + lx];
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (uint j = ly; j < 32; j += 8)
+  for (uint j = ly; j < 32; j += TR_Y)
     if (c0 + j < cols && r0 + lx < rows) out[(ulong)(c0 + j) * rows + r0 + lx] = tile[lx][j];
 }

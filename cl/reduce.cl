@@ -247,16 +247,54 @@ void sum_final(__global void *d, ulong i, int kind, sum_st a, ulong count, long 
 }
 #endif
 
+/* 64-bit integers on a device without doubles: their values and deviations (up to 2^64) squared would
+ * overflow float (2^128) long before the variance does, giving inf - inf = NaN. Values are
+ * taken scaled by 2^-32 (a power of two: exact) and the result scaled back, so it overflows
+ * only where the variance or norm itself exceeds float's range. */
+#if !defined(OCAL_ACC_FP64) && (defined(OCAL_DTYPE_i64) || defined(OCAL_DTYPE_u64))
+#define WIDE_SCALE 0x1p32f
+#else
+#define WIDE_SCALE 1
+#endif
+
+/* The same case for sums (the mean): a 64-bit integer is taken as two floats, hi = (float)x
+ * and lo = x - hi (exact as an integer), both summed with compensation, so the rounding of
+ * each conversion to float (up to 2^39 for values near 2^63) does not add up. */
+#if !defined(OCAL_ACC_FP64) && defined(OCAL_DTYPE_i64)
+#define WIDE_LO(x, hi) ((ACCF)(long)((ulong)(x) - (ulong)convert_long_sat(hi)))
+#elif !defined(OCAL_ACC_FP64) && defined(OCAL_DTYPE_u64)
+#define WIDE_LO(x, hi) ((ACCF)(long)((x) - convert_ulong_sat(hi)))
+#endif
+
 /* ---- float sum of any type (the mean of 64-bit integers, whose exact sum can leave the
  * 64-bit range: NumPy too sums them in float64) ----------------------------------------- */
 typedef nsum_st fsum_st;
 fsum_st fsum_init(void) { return nsum_init(); }
+#ifdef WIDE_LO
+void fsum_add1(fsum_st *a, T x, T y, ulong i) {
+  ACCF hi = (ACCF)x;
+  nsum_add1(a, hi);
+  nsum_add1(a, WIDE_LO(x, hi));
+}
+void fsum_add4(fsum_st *a, T x0, T x1, T x2, T x3, T y0, T y1, T y2, T y3, ulong i) {
+  fsum_add1(a, x0, y0, i);
+  fsum_add1(a, x1, y1, i);
+  fsum_add1(a, x2, y2, i);
+  fsum_add1(a, x3, y3, i);
+}
+#define FSUM_LANE(cmp, k) fsum_add1(a, x.cmp, x.cmp, i + k);
+void fsum_addv(fsum_st *a, TV x, TV y, ulong i) { FOR_LANES(FSUM_LANE) }
+#undef FSUM_LANE
+#else
 void fsum_add1(fsum_st *a, T x, T y, ulong i) { nsum_add1(a, (ACCF)x); }
 void fsum_add4(fsum_st *a, T x0, T x1, T x2, T x3, T y0, T y1, T y2, T y3, ulong i) {
   nsum_add4(a, (ACCF)x0, (ACCF)x1, (ACCF)x2, (ACCF)x3);
 }
+#endif
 #if IS_FLOAT
 void fsum_addv(fsum_st *a, TV x, TV y, ulong i) { nsum_addv(a, x); }
+#elif defined(WIDE_LO)
+/* fsum_addv: above */
 #else
 void fsum_addv(fsum_st *a, TV x, TV y, ulong i) {
 #define FSUM_PAIR(c0, c1, k) nsum_addv(a, (ACCV)((ACCF)x.c0, (ACCF)x.c1));
@@ -409,11 +447,12 @@ DEFINE_ARG(argmax, ARG_GT)
 typedef nsum_st sumsq_st;
 sumsq_st sumsq_init(void) { return nsum_init(); }
 void sumsq_add1(sumsq_st *a, T x, T y, ulong i) {
-  ACCF f = (ACCF)x;
+  ACCF f = (ACCF)x / (ACCF)WIDE_SCALE;
   nsum_add1(a, f * f);
 }
 void sumsq_add4(sumsq_st *a, T x0, T x1, T x2, T x3, T y0, T y1, T y2, T y3, ulong i) {
-  ACCF f0 = (ACCF)x0, f1 = (ACCF)x1, f2 = (ACCF)x2, f3 = (ACCF)x3;
+  const ACCF s = (ACCF)WIDE_SCALE;
+  ACCF f0 = (ACCF)x0 / s, f1 = (ACCF)x1 / s, f2 = (ACCF)x2 / s, f3 = (ACCF)x3 / s;
   nsum_add4(a, f0 * f0, f1 * f1, f2 * f2, f3 * f3);
 }
 #if IS_FLOAT
@@ -422,7 +461,7 @@ void sumsq_addv(sumsq_st *a, TV x, TV y, ulong i) { nsum_addv(a, x * x); }
 void sumsq_addv(sumsq_st *a, TV x, TV y, ulong i) {
 #define SUMSQ_PAIR(c0, c1, k)                          \
   {                                                    \
-    ACCV f = (ACCV)((ACCF)x.c0, (ACCF)x.c1);           \
+    ACCV f = (ACCV)((ACCF)x.c0, (ACCF)x.c1) / (ACCF)WIDE_SCALE; \
     nsum_addv(a, f * f);                               \
   }
   FOR_PAIRS(SUMSQ_PAIR)
@@ -433,7 +472,8 @@ void sumsq_merge(sumsq_st *a, sumsq_st b) { nsum_merge(a, b); }
 void sumsq_final(__global void *d, ulong i, int kind, sumsq_st a, ulong count, long ddof,
                  int mode) {
   ACCF r = nsum_fold(a);
-  if (mode == 2) r = sqrt(r);
+  if (mode == 2) r = sqrt(r) * (ACCF)WIDE_SCALE;
+  else r = r * (ACCF)WIDE_SCALE * (ACCF)WIDE_SCALE;
   store_f(d, i, kind, r);
 }
 
@@ -498,6 +538,7 @@ typedef struct {
   ACCF s2;
 } var_st;
 
+
 var_st var_init(void) {
   var_st a;
   a.n = 0;
@@ -507,7 +548,7 @@ var_st var_init(void) {
   return a;
 }
 void var_add1(var_st *a, T x, T y, ulong i) {
-  ACCF f = (ACCF)x;
+  ACCF f = (ACCF)x / (ACCF)WIDE_SCALE;
   if (a->n == 0) a->k = f;
   ACCF d = f - a->k;
   a->s1 += d;
@@ -545,7 +586,8 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
   } else {
     ACCF m2 = a.s2 - a.s1 * (a.s1 / (ACCF)a.n);
     r = (m2 < 0 ? (ACCF)0 : m2) / (ACCF)((long)a.n - ddof); /* NaN stays NaN */
-    if (mode == 2) r = sqrt(r);
+    if (mode == 2) r = sqrt(r) * (ACCF)WIDE_SCALE;
+    else r = r * (ACCF)WIDE_SCALE * (ACCF)WIDE_SCALE;
   }
   store_f(d, i, kind, r);
 }

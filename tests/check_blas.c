@@ -897,6 +897,35 @@ START_TEST(test_first_clblast_calls_from_threads) {
 }
 END_TEST
 
+/* CLBlast compiles its kernels at the first product: where they do not build on the device,
+ * ocal's own kernel computes the product unless OCAL_GEMM named CLBlast, which then fails
+ * with CLBlast's build error. On PoCL a build failure of CLBlast's GEMM kernels alone is
+ * made with POCL_EXTRA_BUILD_FLAGS (read at each build), which defines their kernel names
+ * to a number; ocal's kernels do not use those names. */
+START_TEST(test_gemm_falls_back_when_clblast_does_not_build) {
+  ocal_device_info info;
+  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  if (!strstr(info.platform_name, "Portable Computing Language")) return;
+  setenv("POCL_EXTRA_BUILD_FLAGS",
+         "-DXgemm=1 -DXgemmDirectNN=1 -DXgemmDirectNT=1 -DXgemmDirectTN=1 -DXgemmDirectTT=1", 1);
+  unsetenv("OCAL_GEMM");
+  check_gemm(fixture_ctx, OCAL_F32, 0, 1, 37, 19, 23, 5);
+  check_gemm(fixture_ctx, OCAL_F32, 1, 0, 64, 64, 64, 6);
+  setenv("OCAL_GEMM", "clblast", 1);
+  size_t as[2] = {5, 7}, bs[2] = {7, 3}, cs[2] = {5, 3};
+  ocal_buffer A, B, C;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, as, &A));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, bs, &B));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, cs, &C));
+  ocal_status st = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1, A, B, 0, C);
+  ck_assert_msg(st != OCAL_OK, "a CLBlast that cannot build its kernels computed a product");
+  assert_message_has("CLBlast");
+  ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
+  unsetenv("OCAL_GEMM");
+  unsetenv("POCL_EXTRA_BUILD_FLAGS");
+}
+END_TEST
+
 /* ---- tuning --------------------------------------------------------------------------- */
 
 START_TEST(test_params_validation) {
@@ -1103,6 +1132,7 @@ static Suite *blas_suite(void) {
   tc = fixture_tcase("errors");
   tcase_add_test(tc, test_errors_name_the_shapes);
   tcase_add_test(tc, test_clblast_failure_leaves_context_usable);
+  tcase_add_test(tc, test_gemm_falls_back_when_clblast_does_not_build);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("tuning");
   tcase_add_test(tc, test_params_validation);

@@ -343,11 +343,91 @@ START_TEST(test_context_device_matches_select) {
   ck_assert_str_eq(ctx_info.platform_name, selected.platform_name);
   ck_assert_str_eq(ctx_info.driver_version, selected.driver_version);
   ck_assert_str_eq(ctx_info.opencl_c_version, selected.opencl_c_version);
-  ck_assert_uint_eq(ctx_info.global_mem_bytes, selected.global_mem_bytes);
-  ck_assert_uint_eq(ctx_info.max_alloc_bytes, selected.max_alloc_bytes);
   ck_assert_uint_eq(ctx_info.compute_units, selected.compute_units);
-  ck_assert_uint_eq(ctx_info.max_work_group_size, selected.max_work_group_size);
-  ck_assert_int_eq(ctx_info.has_fp64, selected.has_fp64);
+  /* OCAL_LIMITS (tests/implementations.sh runs the suite under profiles) may make the
+   * context's device smaller than the one selected, never larger. */
+  const char *limits = getenv("OCAL_LIMITS");
+  if (limits && limits[0]) {
+    ck_assert_uint_le(ctx_info.global_mem_bytes, selected.global_mem_bytes);
+    ck_assert_uint_le(ctx_info.max_alloc_bytes, selected.max_alloc_bytes);
+    ck_assert_uint_le(ctx_info.max_work_group_size, selected.max_work_group_size);
+    ck_assert_uint_le(ctx_info.local_mem_bytes, selected.local_mem_bytes);
+    ck_assert_int_le(ctx_info.has_fp64, selected.has_fp64);
+  } else {
+    ck_assert_uint_eq(ctx_info.global_mem_bytes, selected.global_mem_bytes);
+    ck_assert_uint_eq(ctx_info.max_alloc_bytes, selected.max_alloc_bytes);
+    ck_assert_uint_eq(ctx_info.max_work_group_size, selected.max_work_group_size);
+    ck_assert_uint_eq(ctx_info.local_mem_bytes, selected.local_mem_bytes);
+    ck_assert_int_eq(ctx_info.has_fp64, selected.has_fp64);
+  }
+}
+END_TEST
+
+/* The limits option shrinks the device (never grows it), rejects what it does not know
+ * naming where it came from, and a smaller device still runs kernels. */
+START_TEST(test_context_limits_option) {
+  ocal_device_info real;
+  ck_assert_ocal(ocal_device_select(NULL, &real));
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  ck_assert_ptr_null(o.limits);
+  o.limits = "local_mem=16k,max_work_group=64,max_items=64x8x4,fp64=0,max_alloc=1m,"
+             "cl_version=1.1";
+  ocal_context ctx = NULL;
+  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ocal_device_info d;
+  ck_assert_ocal(ocal_context_device(ctx, &d));
+  ck_assert_uint_eq(d.local_mem_bytes, real.local_mem_bytes < 16384 ? real.local_mem_bytes : 16384);
+  ck_assert_uint_eq(d.max_work_group_size, real.max_work_group_size < 64 ? real.max_work_group_size : 64);
+  ck_assert_uint_le(d.max_work_item_sizes[1], 8);
+  ck_assert_uint_le(d.max_work_item_sizes[2], 4);
+  ck_assert_uint_eq(d.max_alloc_bytes, 1u << 20);
+  ck_assert_int_eq(d.has_fp64, 0);
+  int fp64 = 1;
+  ck_assert_ocal(ocal_context_has_fp64(ctx, &fp64));
+  ck_assert_int_eq(fp64, 0);
+  /* A buffer above the emulated largest allocation is refused; one below it works, and a
+   * kernel (fill) runs on it, compiled as OpenCL C 1.1. */
+  size_t big = (1u << 20) / 4 + 1, small = 1000;
+  ocal_buffer b = NULL;
+  ck_assert_int_ne(ocal_buffer_create(ctx, OCAL_F32, 1, &big, &b), OCAL_OK);
+  ck_assert_ocal(ocal_buffer_create(ctx, OCAL_F32, 1, &small, &b));
+  float v = 2.5f, back[1000];
+  ck_assert_ocal(ocal_buffer_fill(b, &v));
+  ck_assert_ocal(ocal_buffer_read(b, 0, small, back, NULL));
+  for (size_t i = 0; i < small; i++) ck_assert_float_eq(back[i], 2.5f);
+  ck_assert_ocal(ocal_buffer_release(b));
+  ck_assert_ocal(ocal_context_release(ctx));
+
+  /* Larger than the device: clamped to what it has. */
+  o.limits = "local_mem=1g,max_work_group=1000000";
+  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_device(ctx, &d));
+  ck_assert_uint_eq(d.local_mem_bytes, real.local_mem_bytes);
+  ck_assert_uint_eq(d.max_work_group_size, real.max_work_group_size);
+  ck_assert_ocal(ocal_context_release(ctx));
+
+  static const char *const bad[] = {"local_mem=abc", "frobnicate=1", "fp64=2", "cl_version=x",
+                                    "max_items=4x4", "nosuchprofile", "local_mem=0"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    o.limits = bad[i];
+    ctx = (ocal_context)1;
+    ck_assert_int_eq(ocal_context_create(&ctx, &o), OCAL_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ctx);
+    ck_assert_msg(strstr(ocal_last_error(), "limits option") != NULL, "%s", ocal_last_error());
+  }
+  /* The variable, when the option leaves it to the environment. */
+  o.limits = NULL;
+  setenv("OCAL_LIMITS", "mobile,bogus=1", 1);
+  ck_assert_int_eq(ocal_context_create(&ctx, &o), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "OCAL_LIMITS") != NULL, "%s", ocal_last_error());
+  setenv("OCAL_LIMITS", "mobile", 1);
+  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_device(ctx, &d));
+  ck_assert_uint_le(d.local_mem_bytes, 32768);
+  ck_assert_uint_le(d.max_work_group_size, 128);
+  ck_assert_ocal(ocal_context_release(ctx));
+  unsetenv("OCAL_LIMITS");
 }
 END_TEST
 
@@ -687,6 +767,7 @@ int main(void) {
 
   tc = fixture_tcase("queries");
   tcase_add_test(tc, test_context_device_matches_select);
+  tcase_add_test(tc, test_context_limits_option);
   tcase_add_test(tc, test_finish);
   tcase_add_test(tc, test_null_context);
   tcase_add_test(tc, test_null_out_pointers);

@@ -15,14 +15,33 @@
 /* Loop index of the engine tests: 0 VkFFT, 1 clFFT. */
 static const ocal_fft_engine engines[] = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_ENGINE_CLFFT};
 
-/* Returns 0 (and the test passes as skipped) when the engine was not built in. */
+/* Whether the engine's kernels build on this device: a small plan naming it fails at creation
+ * with OCAL_BUILD_FAILED where they do not (clFFT's on Intel's CPU runtime); test_build_failure
+ * checks that failure itself. */
+static int engine_builds(ocal_fft_engine e) {
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.engine = e;
+  d.lengths[0] = 8; /* out of place: a plan clFFT's kernels fail for on Intel's runtime */
+  ocal_fft_plan plan;
+  ocal_status s = ocal_fft_plan_create(fixture_ctx, &d, &plan);
+  if (s == OCAL_OK) ocal_fft_plan_release(plan);
+  return s != OCAL_BUILD_FAILED;
+}
+
+/* Returns 0 (and the test passes as skipped) when the engine was not built in, or its kernels
+ * do not compile on this device. */
 static int have_engine(ocal_fft_engine e) {
   int available = 0;
   ck_assert_ocal(ocal_fft_engine_available(e, &available));
+  const char *name;
+  ocal_fft_engine_name(e, &name);
   if (!available) {
-    const char *name;
-    ocal_fft_engine_name(e, &name);
     fprintf(stderr, "check_fft: engine %s not built in, its tests are skipped\n", name);
+  } else if (!engine_builds(e)) {
+    fprintf(stderr, "check_fft: engine %s does not build on this device, its tests are skipped "
+                    "(test_build_failure checks how that is reported)\n", name);
+    available = 0;
   }
   return available;
 }
@@ -563,7 +582,7 @@ START_TEST(test_engine_choice) {
   ocal_fft_plan plan;
   ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &d, &plan), OCAL_INVALID_ARGUMENT);
   ck_assert_msg(strstr(ocal_last_error(), "OCAL_FFT") != NULL, "%s", ocal_last_error());
-  if (cl) {
+  if (cl && engine_builds(OCAL_FFT_ENGINE_CLFFT)) {
     /* OCAL_FFT picks the engine of a default plan; the description's choice wins over it. */
     setenv("OCAL_FFT", "CLFFT", 1);
     ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
@@ -857,6 +876,109 @@ START_TEST(test_vkfft_tune) {
 }
 END_TEST
 
+/* A plan whose engine's kernels do not compile fails at creation, not at its first execute:
+ * clFFT's generated kernels on Intel's CPU runtime, or on PoCL told to treat incompatible
+ * pointer types as errors, as Intel's compiler does (POCL_EXTRA_BUILD_FLAGS, read at each
+ * build). A plan that names clFFT then fails with the compiler's log; a default plan falls
+ * back to the next engine and says which one runs. Elsewhere clFFT builds and runs. */
+START_TEST(test_build_failure) {
+  int cl = 0;
+  ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_CLFFT, &cl));
+  if (!cl) return;
+  ocal_device_info info;
+  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  if (strstr(info.platform_name, "Portable Computing Language"))
+    setenv("POCL_EXTRA_BUILD_FLAGS", "-Werror=incompatible-pointer-types", 1);
+  unsetenv("OCAL_FFT");
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.engine = OCAL_FFT_ENGINE_CLFFT;
+  d.lengths[0] = 24; /* a shape no other test planned in this process */
+  d.batch = 3;
+  ocal_fft_plan plan = NULL;
+  ocal_status s = ocal_fft_plan_create(fixture_ctx, &d, &plan);
+  if (s == OCAL_OK) {
+    /* clFFT's kernels build here (not PoCL, not Intel): nothing more to show. */
+    fprintf(stderr, "check_fft: clFFT's kernels build on '%s'; the failure path is not run\n",
+            info.name);
+    ocal_fft_plan_release(plan);
+    unsetenv("POCL_EXTRA_BUILD_FLAGS");
+    return;
+  }
+  ck_assert_int_eq(s, OCAL_BUILD_FAILED);
+  ck_assert_ptr_null(plan);
+  const char *msg = ocal_last_error();
+  /* Intel's runtime leaves the compiler's log, which clFFT prints; PoCL's clFFT path prints
+   * only that compileKernels failed. Either is in the message. */
+  ck_assert_msg(strstr(msg, "do not build") && strstr(msg, "vkfft") &&
+                (strstr(msg, "incompatible pointer types") || strstr(msg, "compileKernels failed")),
+                "%s", msg);
+  /* The same shape on the default engine: where VkFFT builds (Intel's runtime) it runs the
+   * plan and is named; where it does not either (PoCL with that flag: VkFFT's kernels have
+   * incompatible pointer types of another kind, which Intel's compiler accepts), creation
+   * fails, naming both engines' failures. */
+  int vk = 0;
+  ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_VKFFT, &vk));
+  if (vk) {
+    d.engine = OCAL_FFT_ENGINE_VKFFT;
+    ocal_status vs = ocal_fft_plan_create(fixture_ctx, &d, &plan);
+    if (vs == OCAL_OK) ocal_fft_plan_release(plan);
+    d.engine = OCAL_FFT_ENGINE_DEFAULT;
+    s = ocal_fft_plan_create(fixture_ctx, &d, &plan);
+    if (vs == OCAL_OK) {
+      ck_assert_ocal(s);
+      ocal_fft_plan_info pi;
+      ck_assert_ocal(ocal_fft_plan_info_get(plan, &pi));
+      ck_assert_str_eq(pi.engine_name, "vkfft");
+      ocal_fft_plan_release(plan);
+    } else {
+      ck_assert_int_eq(s, OCAL_BUILD_FAILED);
+      msg = ocal_last_error();
+      ck_assert_msg(strstr(msg, "VkFFT") && strstr(msg, "clFFT's kernels"), "%s", msg);
+    }
+  }
+  unsetenv("POCL_EXTRA_BUILD_FLAGS");
+}
+END_TEST
+
+/* A default plan that its first engine refuses goes to the next one, which computes it: a
+ * length of 1 (which VkFFT 1.2 refuses) batched, the identity, checked against the input. */
+START_TEST(test_default_falls_back) {
+  int vk = 0, cl = 0;
+  ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_VKFFT, &vk));
+  ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_CLFFT, &cl));
+  if (!vk || !cl || !engine_builds(OCAL_FFT_ENGINE_CLFFT)) return;
+  unsetenv("OCAL_FFT");
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.lengths[0] = 1;
+  d.batch = 5;
+  d.engine = OCAL_FFT_ENGINE_VKFFT;
+  ocal_fft_plan plan = NULL;
+  ocal_status named = ocal_fft_plan_create(fixture_ctx, &d, &plan);
+  if (named == OCAL_OK) ocal_fft_plan_release(plan);
+  d.engine = OCAL_FFT_ENGINE_DEFAULT;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
+  ocal_fft_plan_info pi;
+  ck_assert_ocal(ocal_fft_plan_info_get(plan, &pi));
+  if (named != OCAL_OK) {
+    /* VkFFT refused it: clFFT took it, and the info says so. */
+    ck_assert_str_eq(pi.engine_name, "clfft");
+    ck_assert_int_eq(pi.engine, OCAL_FFT_ENGINE_CLFFT);
+  }
+  double *x = random_reals(10, 77);
+  ocal_buffer in = upload(x, 10, 1, 0), out = upload(x, 10, 1, 0);
+  ck_assert_ocal(ocal_fft_execute(plan, OCAL_FFT_FORWARD, in, out));
+  double *y = download(out, 10, 0);
+  ck_assert_msg(rel_error(y, x, 10) < 1e-6, "a length-1 FFT is the identity");
+  free(x);
+  free(y);
+  ocal_buffer_release(in);
+  ocal_buffer_release(out);
+  ocal_fft_plan_release(plan);
+}
+END_TEST
+
 /* clFFT 2.12 deletes its plan actions through a base-class pointer of another size (a bug
  * of clFFT's, harmless with the system allocator): AddressSanitizer would abort on it. This
  * hook is read by AddressSanitizer only; other builds never call it. */
@@ -1068,6 +1190,8 @@ int main(int argc, char **argv) {
   TCase *tp = fixture_tcase("plans");
   tcase_add_test(tp, test_clfft_refuses_large_prime_factors);
   tcase_add_test(tp, test_engine_choice);
+  tcase_add_test(tp, test_build_failure);
+  tcase_add_test(tp, test_default_falls_back);
   tcase_add_test(tp, test_plan_cache_reuses_plans);
   tcase_add_test(tp, test_plan_cache_threads);
   tcase_add_test(tp, test_disk_cache_across_processes);

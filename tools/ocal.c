@@ -20,6 +20,9 @@ static void usage(FILE *out) {
           "  devices            list every OpenCL device; '*' marks the one ocal would pick\n"
           "  info [SELECTOR]    all facts of one device (default: the one ocal would pick)\n"
           "  demo [SELECTOR]    run a short check of transfers and kernels on a device\n"
+          "  doctor             check the OpenCL setup (ICD loader, .icd files, drivers,\n"
+          "                     devices, cache directory, engines): one line per problem,\n"
+          "                     with its fix; exits 1 when no device works\n"
           "  tune gemm [--precision 32|64] [--budget SECONDS] [--device SELECTOR] [--size N]\n"
           "                     [--phases xgemm,direct,switch] [--no-store]\n"
           "                     search CLBlast's GEMM parameters for a device (default budget\n"
@@ -105,9 +108,16 @@ static void print_pool(const char *selector) {
 }
 
 static int cmd_info(const char *selector) {
+  /* The facts as a context sees them: OCAL_LIMITS may make the device look smaller. */
   ocal_device_info d;
-  ocal_status s = ocal_device_select(selector, &d);
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.device = selector;
+  ocal_context ctx;
+  ocal_status s = ocal_context_create(&ctx, &o);
   if (s != OCAL_OK) return tool_fail("selecting a device", s);
+  ocal_context_device(ctx, &d);
+  ocal_context_release(ctx);
   printf("device            %s\n", d.name);
   printf("index (P:D)       %d:%d\n", d.platform_index, d.device_index);
   printf("type              %s\n", ocal_device_type_string(d.type));
@@ -128,6 +138,8 @@ static int cmd_info(const char *selector) {
          d.max_work_item_sizes[0], d.max_work_item_sizes[1], d.max_work_item_sizes[2]);
   printf("base alignment    %u bytes\n", d.mem_base_align_bytes);
   printf("fp64              %s\n", d.has_fp64 ? "yes" : "no");
+  const char *limits = getenv("OCAL_LIMITS");
+  if (limits && limits[0]) printf("emulated limits   OCAL_LIMITS=%s\n", limits);
   printf("ocal version      %s\n", ocal_version_string());
   int vk = 0, cf = 0;
   ocal_fft_engine_available(OCAL_FFT_ENGINE_VKFFT, &vk);
@@ -233,6 +245,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "devices") == 0 && !arg) return cmd_devices();
   if (strcmp(cmd, "info") == 0) return cmd_info(arg);
   if (strcmp(cmd, "demo") == 0) return tool_demo(arg);
+  if (strcmp(cmd, "doctor") == 0 && !arg) return tool_doctor();
   if (strcmp(cmd, "devices") == 0) {
     fprintf(stderr, "ocal: 'devices' takes no argument\n");
     return 2;

@@ -10,4 +10,7 @@ int tool_fail(const char *what, ocal_status s);
 /* `ocal demo [SELECTOR]`: one checked line per capability; returns the exit status. */
 int tool_demo(const char *selector);
 
+/* `ocal doctor`: checks the OpenCL setup, one line per problem; returns the exit status. */
+int tool_doctor(void);
+
 #endif /* OCAL_TOOL_H */

@@ -43,6 +43,12 @@ typedef struct ocal_context_options {
   int staging;            /**< blocking transfers of pageable host memory through pinned
                                staging buffers: 1 on, 0 off, -1 (default): $OCAL_STAGING, else
                                decided per device (see ocal/memory.h) */
+  const char *limits;     /**< make the device look smaller than it is, to run the paths a
+                               smaller GPU takes: "key=value,..." with keys local_mem,
+                               max_work_group, max_items (AxBxC), fp64 (0), cl_version (1.2),
+                               max_alloc, global_mem (sizes take k, m, g), or a profile (amd,
+                               intel-igpu, mobile); values only ever shrink the device's own.
+                               NULL (default): $OCAL_LIMITS; "" none. docs/portability.md */
 } ocal_context_options;
 
 /** Counters of the kernel caches of one context. */

@@ -424,6 +424,15 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
           b->offset, b_cols, b_stride, a->mem, a->offset, a_cols, a_stride, beta, c->mem,
           c->offset, n, m * n, batch, &q, NULL));
   }
+  /* CLBlast compiles its kernels on first use: where they do not build on this device (or
+   * do not fit its local memory), ocal's own kernel does the product, unless OCAL_GEMM named
+   * CLBlast. Nothing ran, so C is as it was. */
+  if ((s == CLBlastOpenCLBuildProgramFailure || s == CLBlastInvalidProgram ||
+       s == CLBlastInvalidBinary || s == CLBlastInvalidKernel ||
+       s == CLBlastInvalidLocalMemUsage || s == CLBlastOpenCLCompilerNotAvailable) &&
+      !ocal__gemm_clblast_named())
+    return ocal__gemm_own(ctx, dtype, ta == OCAL_TRANS, tb == OCAL_TRANS, m, n, k, batch, alpha,
+                          a, b, beta, c);
   if (s != CLBlastSuccess) return ocal__clblast_fail(ctx, s, call, __func__);
   return OCAL_OK;
 }

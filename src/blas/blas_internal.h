@@ -115,6 +115,8 @@ ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, 
  * ocal__gemm_own: C = alpha op(A) op(B) + beta C, all checked and non-empty (2-D, or 3-D
  * batched with 2-D A or B shared). ocal__gemm_transpose: out (cols x rows, contiguous) =
  * the rows x cols matrix a (from its offset), transposed. */
+/* 1 when OCAL_GEMM names CLBlast (then a CLBlast failure is not covered by ocal's kernel). */
+int ocal__gemm_clblast_named(void);
 int ocal__gemm_use_own(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
                        size_t batch);
 ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, size_t m,

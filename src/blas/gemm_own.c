@@ -49,6 +49,8 @@ static int engine_mode(void) {
   return -1;
 }
 
+int ocal__gemm_clblast_named(void) { return engine_mode() == 0; }
+
 static int tile_fits(const own_tile *t, ocal_context ctx, ocal_dtype dtype) {
   if (!t->bm || !t->bn || !t->bk || !t->tm || !t->tn) return 0;
   if (t->tm % 4 || t->tn % 4 || t->bk % 4 || t->bm % t->tm || t->bn % t->tn) return 0;
@@ -149,6 +151,8 @@ ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, s
                            ocal_buffer b, double beta, ocal_buffer c) {
   own_plan plan = choose_plan(ctx, dtype, m, n, k, batch);
   own_tile t = plan.tile;
+  const own_tile smallest = {32, 32, 8, 4, 4};
+retry:;
   size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1], ldc = n;
   size_t a_stride = a->ndim == 3 ? a->shape[1] * lda : 0;
   size_t b_stride = b->ndim == 3 ? b->shape[1] * ldb : 0;
@@ -173,6 +177,15 @@ ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, s
                                        "ocal_gemm_tt"};
   ocal__kernel *kern;
   ocal_status s = ocal__library_kernel(ctx, "blas_gemm", options, names[ta * 2 + tb], &kern);
+  size_t nt = (size_t)(t.bm / t.tm) * (t.bn / t.tn);
+  /* The driver's figures for the built kernel rule: where it needs more local memory than
+   * the device has (rusticl's llvmpipe counts twice what PoCL does) or takes fewer items
+   * than the tile needs, the smallest tile runs instead. */
+  if ((s == OCAL_UNSUPPORTED || (s == OCAL_OK && kern->work_group_size < nt)) &&
+      memcmp(&t, &smallest, sizeof t) != 0) {
+    t = smallest;
+    goto retry;
+  }
   if (s != OCAL_OK) return s;
 
   size_t es = dtype == OCAL_F32 ? 4 : 8;
@@ -196,7 +209,6 @@ ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, s
                       OCAL__ARG(out),    OCAL__ARG(c_off), OCAL__ARG(uldc), OCAL__ARG(c_stride),
                       OCAL__ARG(um),     OCAL__ARG(un),    OCAL__ARG(uk),   OCAL__ARG(ukc),
                       OCAL__ARG(us),     alpha_arg,        beta_arg,        OCAL__ARG(read_c)};
-  size_t nt = (size_t)(t.bm / t.tm) * (t.bn / t.tn);
   size_t local[3] = {nt, 1, 1};
   size_t global[3] = {ocal__ceil_div(n, t.bn) * nt, ocal__ceil_div(m, t.bm), batch * slices};
   s = ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args,
@@ -208,17 +220,28 @@ ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, s
 
 ocal_status ocal__gemm_transpose(ocal_context ctx, ocal_dtype dtype, ocal_buffer a,
                                  size_t rows, size_t cols, cl_mem out) {
-  char options[128];
-  ocal__dtype_options(dtype, options, sizeof options);
-  ocal__kernel *kern;
-  ocal_status s = ocal__library_kernel(ctx, "blas_gemm", options, "ocal_gemm_transpose", &kern);
-  if (s != OCAL_OK) return s;
+  /* 32 x 8 work-groups, or 32 x 4, 2, 1 where the device or the built kernel takes fewer
+   * items (a mobile GPU's 128, rusticl's llvmpipe 32). */
+  size_t ty = 8;
+  ocal__kernel *kern = NULL;
+  ocal_status s;
+  for (;;) {
+    while (ty > 1 && 32 * ty > ctx->info.max_work_group_size) ty /= 2;
+    char options[160];
+    ocal__dtype_options(dtype, options, sizeof options);
+    size_t used = strlen(options);
+    snprintf(options + used, sizeof options - used, " -DTR_Y=%zu", ty);
+    s = ocal__library_kernel(ctx, "blas_gemm", options, "ocal_gemm_transpose", &kern);
+    if (s != OCAL_OK) return s;
+    if (32 * ty <= kern->work_group_size || ty == 1) break;
+    ty /= 2;
+  }
   cl_ulong off = a->offset;
   cl_uint r = (cl_uint)rows, cc = (cl_uint)cols;
   ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(off), OCAL__ARG(r), OCAL__ARG(cc),
                       OCAL__ARG(out)};
-  size_t local[3] = {32, 8, 1};
-  size_t global[3] = {ocal__round_up(cols, 32), ocal__ceil_div(rows, 32) * 8, 1};
+  size_t local[3] = {32, ty, 1};
+  size_t global[3] = {ocal__round_up(cols, 32), ocal__ceil_div(rows, 32) * ty, 1};
   return ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args,
                              "ocal_gemm");
 }

@@ -23,7 +23,7 @@ ocal_status ocal__gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t
                            size_t cols, double alpha, ocal_buffer a, ocal_buffer x,
                            double beta, ocal_buffer y) {
   size_t wg = 256;
-  while (wg > ctx->info.max_work_group_size) wg /= 2;
+  while (wg > 1 && wg > ctx->info.max_work_group_size) wg /= 2;
   int vec4 = !trans && cols % 4 == 0 && a->offset % 4 == 0 && x->offset % 4 == 0;
   char options[256];
   size_t used;
@@ -39,8 +39,17 @@ ocal_status ocal__gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t
   ocal__kernel *k;
   ocal_status s;
   if (!trans) {
-    s = ocal__library_kernel(ctx, "blas_gemv", options, "ocal_gemv_n", &k);
-    if (s != OCAL_OK) return s;
+    /* The kernel is built for exactly wg items (reqd_work_group_size): where the built
+     * kernel takes fewer (rusticl's llvmpipe: 32), build it again for that many. */
+    for (;;) {
+      s = ocal__library_kernel(ctx, "blas_gemv", options, "ocal_gemv_n", &k);
+      if (s != OCAL_OK) return s;
+      if (wg <= k->work_group_size || wg == 1) break;
+      while (wg > 1 && wg > k->work_group_size) wg /= 2;
+      snprintf(options + used, sizeof options - used, " -DOCAL_WG=%zu -DT4=%s%s -DOCAL_READ_Y=%d",
+               wg, dtype == OCAL_F32 ? "float4" : "double4", vec4 ? " -DOCAL_VEC4" : "",
+               beta != 0.0);
+    }
     size_t global = rows * wg;
     ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(a_off), OCAL__ARG(x->mem),
                         OCAL__ARG(x_off), OCAL__ARG(y->mem), OCAL__ARG(y_off),

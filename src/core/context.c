@@ -120,8 +120,8 @@ ocal_status ocal_context_create(ocal_context *out, const ocal_context_options *o
     goto fail;
   }
 
-  int fp64_wanted = options->fp64 >= 0 ? options->fp64 : !env_is_zero("OCAL_FP64");
-  ctx->fp64 = ctx->info.has_fp64 && fp64_wanted;
+  if ((status = ocal__limits_init(ctx, options->limits, options->fp64, __func__)) != OCAL_OK)
+    goto fail;
 
   int disk = options->disk_cache >= 0 ? options->disk_cache : !env_is_zero("OCAL_CACHE");
   if (disk) ctx->cache_dir = ocal__disk_cache_dir(options->cache_dir);

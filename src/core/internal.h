@@ -68,6 +68,17 @@ extern ocal__cl_get_device_info_fn ocal__cl_get_device_info;
 #define OCAL__BUFFER_MAGIC 0x6f627566u  /* "obuf" */
 
 typedef struct ocal__program ocal__program; /* program.c */
+typedef struct ocal__kernel ocal__kernel;   /* program.c */
+
+/* What limits.c adds to the device's facts (ctx->info holds the rest, after emulation). */
+typedef struct ocal__limits {
+  int emulated;            /* 1 when the limits option or OCAL_LIMITS made the device smaller */
+  unsigned cl_version;     /* OpenCL version, major * 100 + minor * 10 (120, 300), 0 unknown */
+  unsigned sub_group_size; /* SIMD width the driver reports (warp, wavefront), 0 unknown */
+  unsigned vendor_id;      /* CL_DEVICE_VENDOR_ID */
+  char build_options[24];  /* "-cl-std=CL1.2" when a lower OpenCL version is emulated */
+  char text[128];          /* the limits spec applied, "" when none */
+} ocal__limits;
 
 /* State that an area built on the core (BLAS, FFT, ...) keeps per context, so the core needs
  * to know nothing about operations: found by the address of a static `key` in the area's
@@ -86,7 +97,8 @@ struct ocal_context_s {
   cl_device_id device;
   cl_context cl_ctx;
   cl_command_queue queue;
-  ocal_device_info info;
+  ocal_device_info info; /* the device's facts, made smaller by OCAL_LIMITS (limits.c) */
+  ocal__limits limits;
   int fp64;        /* double precision usable (device has it and it was not turned off) */
   char *cache_dir; /* disk cache directory, NULL when the disk cache is off */
   pthread_mutex_t lock; /* guards programs and stats */
@@ -108,6 +120,21 @@ ocal_status ocal__context_attachment(ocal_context ctx, const void *key,
 
 void ocal__context_retain(ocal_context ctx);
 void ocal__context_unref(ocal_context ctx);
+
+/* ---- device limits (limits.c) -------------------------------------------------------- */
+
+/* The one place that decides the limits a context plans with: reads what the driver reports
+ * beyond ctx->info, applies the limits option (else OCAL_LIMITS: "key=value,..." or a
+ * profile name: amd, intel-igpu, mobile), clamping so the device only ever looks smaller,
+ * and sets ctx->fp64 from the device, fp64_option (-1: OCAL_FP64) and the limits. A bad spec
+ * fails with OCAL_INVALID_ARGUMENT naming `func` and where the spec came from. */
+ocal_status ocal__limits_init(ocal_context ctx, const char *option, int fp64_option,
+                              const char *func);
+
+/* Checks an explicit work-group size against the kernel's and the device's (emulated)
+ * limits, so a planner that ignores them fails here under emulation too. */
+ocal_status ocal__limits_check_launch(ocal_context ctx, const ocal__kernel *k, cl_uint dims,
+                                      const size_t *local, const char *func);
 
 /* ---- device memory (alloc.c) ---------------------------------------------------------- */
 
@@ -170,14 +197,14 @@ extern const size_t ocal__source_count;
 
 /* A kernel from the context's cache. The cl_kernel is shared: hold `lock` while setting its
  * arguments and enqueuing it (ocal__kernel_lock / unlock). */
-typedef struct ocal__kernel {
+struct ocal__kernel {
   struct ocal__kernel *next;
   char *name;
   cl_kernel kernel;
-  size_t work_group_size; /* CL_KERNEL_WORK_GROUP_SIZE on this device */
+  size_t work_group_size; /* CL_KERNEL_WORK_GROUP_SIZE on this device, within the limits */
   size_t preferred_multiple;
   pthread_mutex_t lock;
-} ocal__kernel;
+};
 
 /* Returns the built program for (source, options), from the memory cache, else the disk
  * cache, else by compiling it. `source_name` labels messages ("fill.cl"). */

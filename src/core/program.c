@@ -121,9 +121,8 @@ static ocal_status compile(ocal_context ctx, const char *source_name, const char
   return OCAL_OK;
 }
 
-ocal_status ocal__program_get(ocal_context ctx, const char *source_name, const char *source,
-                              const char *options, ocal__program **out) {
-  if (!options) options = "";
+static ocal_status program_get(ocal_context ctx, const char *source_name, const char *source,
+                               const char *options, ocal__program **out) {
   ocal_status status = OCAL_OK;
   pthread_mutex_lock(&ctx->lock);
   for (ocal__program *p = ctx->programs; p; p = p->next) {
@@ -164,6 +163,21 @@ done:
   return status;
 }
 
+ocal_status ocal__program_get(ocal_context ctx, const char *source_name, const char *source,
+                              const char *options, ocal__program **out) {
+  if (!options) options = "";
+  if (!ctx->limits.build_options[0] || strstr(options, "-cl-std"))
+    return program_get(ctx, source_name, source, options, out);
+  /* An emulated lower OpenCL version: compile for that version of OpenCL C (limits.c). */
+  size_t n = strlen(options) + strlen(ctx->limits.build_options) + 2;
+  char *both = malloc(n);
+  if (!both) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for build options");
+  snprintf(both, n, "%s%s%s", options, options[0] ? " " : "", ctx->limits.build_options);
+  ocal_status status = program_get(ctx, source_name, source, both, out);
+  free(both);
+  return status;
+}
+
 cl_program ocal__program_cl(const ocal__program *program) { return program->program; }
 const char *ocal__program_source(const ocal__program *program) { return program->source; }
 
@@ -194,7 +208,24 @@ ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const cha
     goto done;
   }
   size_t wg = 0, multiple = 0;
+  cl_ulong local_bytes = 0;
   clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+  clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local_bytes,
+                           &local_bytes, NULL);
+  /* A kernel that needs more local memory than the device has (emulated limits included)
+   * fails here, when it is created, with the figures, not later at its launch. */
+  if (local_bytes > ctx->info.local_mem_bytes) {
+    status = OCAL_FAIL(OCAL_UNSUPPORTED,
+                       "kernel '%s' needs %llu bytes of local memory, more than the %llu of "
+                       "device '%s'%s", kernel_name, (unsigned long long)local_bytes,
+                       (unsigned long long)ctx->info.local_mem_bytes, ctx->info.name,
+                       ctx->limits.emulated ? " (as emulated by OCAL_LIMITS)" : "");
+    clReleaseKernel(k->kernel);
+    free(k->name);
+    free(k);
+    goto done;
+  }
+  if (wg > ctx->info.max_work_group_size) wg = ctx->info.max_work_group_size;
   clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
                            sizeof multiple, &multiple, NULL);
   k->work_group_size = wg ? wg : 1;
@@ -264,8 +295,10 @@ ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t
 ocal_status ocal__kernel_run_nd(ocal_context ctx, ocal__kernel *k, cl_uint dims,
                                 const size_t *global, const size_t *local, size_t nargs,
                                 const ocal__arg *args, const char *func) {
+  ocal_status status = ocal__limits_check_launch(ctx, k, dims, local, func);
+  if (status != OCAL_OK) return status;
   pthread_mutex_lock(&k->lock);
-  ocal_status status = set_args(ctx, k, nargs, args, func);
+  status = set_args(ctx, k, nargs, args, func);
   if (status == OCAL_OK) {
     cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, dims, NULL, global, local, 0,
                                         NULL, NULL);

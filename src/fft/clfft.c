@@ -7,7 +7,17 @@
  * clfftTeardown runs at exit (atexit), once every context should be gone.
  *
  * clFFT handles lengths whose prime factors are 2, 3, 5, 7, 11 and 13 only; others are
- * refused here with a message rather than by clFFT's BUGCHECK. */
+ * refused here with a message rather than by clFFT's BUGCHECK.
+ *
+ * clfftBakePlan reports success when its generated kernels fail to compile (clFFT 2.12 prints
+ * "FFTGeneratedStockhamAction::compileKernels failed" and the compiler's log on standard
+ * error and goes on; the plan then fails at every clfftEnqueueTransform with
+ * CL_INVALID_PROGRAM). Intel's CPU runtime rejects them so ("incompatible pointer types", an
+ * error in its newer Clang), and PoCL does with POCL_EXTRA_BUILD_FLAGS=
+ * -Werror=incompatible-pointer-types. So a plan is proven at creation: standard error is
+ * captured while clFFT bakes, and a one-transform copy of the plan runs once on scratch
+ * memory; when it fails, creation fails with OCAL_BUILD_FAILED and the compiler's log that
+ * clFFT printed. What other threads write to standard error meanwhile is written out after. */
 #include "config.h"
 
 #include "ocal/cl.h" /* first: it sets the OpenCL version clFFT.h would guess */
@@ -15,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine.h"
 
@@ -81,6 +92,77 @@ static size_t bad_factor(size_t n) {
   return n;
 }
 
+/* Standard error, redirected into a temporary file while clFFT bakes (under clfft_lock). */
+typedef struct capture {
+  FILE *file;
+  int saved;
+} capture;
+
+static void capture_begin(capture *c) {
+  fflush(stderr);
+  c->saved = -1;
+  c->file = tmpfile();
+  if (!c->file) return;
+  c->saved = dup(STDERR_FILENO);
+  if (c->saved < 0 || dup2(fileno(c->file), STDERR_FILENO) < 0) {
+    if (c->saved >= 0) close(c->saved);
+    c->saved = -1;
+    fclose(c->file);
+    c->file = NULL;
+  }
+}
+
+/* Restores standard error; returns what was written meanwhile (malloc'ed, NUL-terminated,
+ * at most 64 KiB), or NULL. */
+static char *capture_end(capture *c) {
+  if (!c->file) return NULL;
+  fflush(stderr);
+  dup2(c->saved, STDERR_FILENO);
+  close(c->saved);
+  char *text = malloc(65536 + 1);
+  size_t n = 0;
+  if (text) {
+    rewind(c->file);
+    n = fread(text, 1, 65536, c->file);
+    text[n] = '\0';
+  }
+  fclose(c->file);
+  c->file = NULL;
+  if (text && n == 0) {
+    free(text);
+    text = NULL;
+  }
+  return text;
+}
+
+/* Runs one forward transform of a batch-1 copy of the plan (same lengths, layout, precision,
+ * placement) on scratch memory, to find kernels clfftBakePlan did not manage to build. */
+static clfftStatus probe(ocal_context ctx, clfftPlanHandle one, int in_place, size_t elems,
+                         size_t es, const char **call) {
+  size_t bytes = elems * 2 * es; /* complex elements: enough for any layout of the plan */
+  cl_mem a = NULL, b = NULL;
+  *call = "ocal_fft_plan_create (scratch for the trial transform)";
+  if (ocal__device_alloc(ctx, bytes, &a) != OCAL_OK) return CLFFT_OUT_OF_HOST_MEMORY;
+  if (!in_place && ocal__device_alloc(ctx, bytes, &b) != OCAL_OK) {
+    ocal__device_free(ctx, a);
+    return CLFFT_OUT_OF_HOST_MEMORY;
+  }
+  cl_int zero = 0;
+  cl_int err = clEnqueueFillBuffer(ctx->queue, a, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+  cl_mem outs[1] = {b};
+  *call = "clfftEnqueueTransform (a trial transform at plan creation)";
+  clfftStatus st = err != CL_SUCCESS ? (clfftStatus)err
+                   : clfftEnqueueTransform(one, CLFFT_FORWARD, 1, &ctx->queue, 0, NULL, NULL,
+                                           &a, in_place ? NULL : outs, NULL);
+  if (st == CLFFT_SUCCESS) {
+    *call = "clFinish (a trial transform at plan creation)";
+    st = (clfftStatus)clFinish(ctx->queue);
+  }
+  ocal__device_free(ctx, a);
+  if (b) ocal__device_free(ctx, b);
+  return st;
+}
+
 static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *out) {
   ocal_context ctx = p->ctx;
   for (int i = 0; i < p->ndim; i++) {
@@ -131,41 +213,50 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   }
 
   const char *call = "clfftCreateDefaultPlan";
+  clfftStatus st = CLFFT_SUCCESS;
+  clfftPlanHandle one = 0;
+  int have_one = 0;
   pthread_mutex_lock(&clfft_lock);
-  clfftStatus st = clfftCreateDefaultPlan(&c->handle, ctx->cl_ctx, (clfftDim)p->ndim, lens);
-  if (st == CLFFT_SUCCESS) {
+  capture cap;
+  capture_begin(&cap);
+  /* Twice: the plan, then its batch-1 copy for the trial transform. */
+  for (int pass = 0; pass < 2 && st == CLFFT_SUCCESS; pass++) {
+    clfftPlanHandle *h = pass == 0 ? &c->handle : &one;
+    call = "clfftCreateDefaultPlan";
+    st = clfftCreateDefaultPlan(h, ctx->cl_ctx, (clfftDim)p->ndim, lens);
+    if (st != CLFFT_SUCCESS) break;
+    if (pass == 1) have_one = 1;
     call = "clfftSetPlanPrecision";
-    st = clfftSetPlanPrecision(c->handle, p->dbl ? CLFFT_DOUBLE : CLFFT_SINGLE);
+    st = clfftSetPlanPrecision(*h, p->dbl ? CLFFT_DOUBLE : CLFFT_SINGLE);
     if (st == CLFFT_SUCCESS) {
       call = "clfftSetLayout";
-      st = clfftSetLayout(c->handle, in_layout, out_layout);
+      st = clfftSetLayout(*h, in_layout, out_layout);
     }
     if (st == CLFFT_SUCCESS) {
       call = "clfftSetResultLocation";
-      st = clfftSetResultLocation(c->handle, p->in_place ? CLFFT_INPLACE : CLFFT_OUTOFPLACE);
+      st = clfftSetResultLocation(*h, p->in_place ? CLFFT_INPLACE : CLFFT_OUTOFPLACE);
     }
     if (st == CLFFT_SUCCESS) {
       call = "clfftSetPlanInStride";
-      st = clfftSetPlanInStride(c->handle, (clfftDim)p->ndim, in_str);
+      st = clfftSetPlanInStride(*h, (clfftDim)p->ndim, in_str);
     }
     if (st == CLFFT_SUCCESS) {
       call = "clfftSetPlanOutStride";
-      st = clfftSetPlanOutStride(c->handle, (clfftDim)p->ndim, out_str);
+      st = clfftSetPlanOutStride(*h, (clfftDim)p->ndim, out_str);
     }
     if (st == CLFFT_SUCCESS) {
       call = "clfftSetPlanDistance";
-      st = clfftSetPlanDistance(c->handle, in_dist, out_dist);
+      st = clfftSetPlanDistance(*h, in_dist, out_dist);
     }
     if (st == CLFFT_SUCCESS) {
       call = "clfftSetPlanBatchSize";
-      st = clfftSetPlanBatchSize(c->handle, p->batch);
+      st = clfftSetPlanBatchSize(*h, pass == 0 ? p->batch : 1);
     }
     if (st == CLFFT_SUCCESS) {
       call = "clfftSetPlanScale";
-      st = clfftSetPlanScale(c->handle, CLFFT_FORWARD, (cl_float)out->applied[0]);
+      st = clfftSetPlanScale(*h, CLFFT_FORWARD, (cl_float)out->applied[0]);
     }
-    if (st == CLFFT_SUCCESS) st = clfftSetPlanScale(c->handle, CLFFT_BACKWARD,
-                                                    (cl_float)out->applied[1]);
+    if (st == CLFFT_SUCCESS) st = clfftSetPlanScale(*h, CLFFT_BACKWARD, (cl_float)out->applied[1]);
     if (st == CLFFT_SUCCESS) {
       /* clfftBakePlan 2.12 ignores the result of its write of the plan's constant buffer
        * (twiddles): when that write fails it reports success and leaves a plan whose state
@@ -174,28 +265,47 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
        * cannot be guarded, an allocation failing inside the bake itself, README states). */
       cl_int qerr = clFinish(c->queue);
       if (qerr != CL_SUCCESS) {
-        clfftDestroyPlan(&c->handle);
-        pthread_mutex_unlock(&clfft_lock);
-        free(c);
-        return ocal__cl_fail(ctx->info.name, qerr, "clFinish", "ocal_fft_plan_create");
+        st = (clfftStatus)qerr; /* clFFT's statuses are OpenCL's error codes */
+        call = "clFinish (before clfftBakePlan)";
+        break;
       }
       call = "clfftBakePlan";
-      st = clfftBakePlan(c->handle, 1, &c->queue, NULL, NULL);
+      st = clfftBakePlan(*h, 1, &c->queue, NULL, NULL);
       /* The write was enqueued on the queue: a failure shows at the next clFinish. */
       if (st == CLFFT_SUCCESS && (qerr = clFinish(c->queue)) != CL_SUCCESS) {
-        clfftDestroyPlan(&c->handle);
-        pthread_mutex_unlock(&clfft_lock);
-        free(c);
-        return ocal__cl_fail(ctx->info.name, qerr, "clFinish (after clfftBakePlan)",
-                             "ocal_fft_plan_create");
+        st = (clfftStatus)qerr;
+        call = "clFinish (after clfftBakePlan)";
       }
     }
-    if (st != CLFFT_SUCCESS) clfftDestroyPlan(&c->handle);
   }
+  if (st == CLFFT_SUCCESS) {
+    size_t elems = in_dist > out_dist ? in_dist : out_dist;
+    st = probe(ctx, one, p->in_place, elems, p->dbl ? 8 : 4, &call);
+  }
+  char *printed = capture_end(&cap);
+  if (have_one) clfftDestroyPlan(&one);
+  if (st != CLFFT_SUCCESS && c->handle) clfftDestroyPlan(&c->handle);
   pthread_mutex_unlock(&clfft_lock);
   if (st != CLFFT_SUCCESS) {
     free(c);
-    return cf_fail(p, st, call);
+    ocal_status s;
+    if ((int)st == CL_INVALID_PROGRAM || (int)st == CL_INVALID_PROGRAM_EXECUTABLE ||
+        (int)st == CL_BUILD_PROGRAM_FAILURE || (printed && strstr(printed, "compileKernels failed")))
+      s = ocal__fail(OCAL_BUILD_FAILED, "clfft",
+                     "clFFT's kernels for the plan (%s) do not build on device '%s': %s "
+                     "returned %s (%d) after clfftBakePlan reported success; use the vkfft "
+                     "engine. What clFFT printed (the compiler's log):\n%s",
+                     p->text, ctx->info.name, call, ocal__cl_error_name((cl_int)st), (int)st,
+                     printed ? printed : "(nothing)");
+    else
+      s = cf_fail(p, st, call);
+    free(printed);
+    return s;
+  }
+  /* Nothing failed: what was printed (by clFFT or by other threads) goes out after all. */
+  if (printed) {
+    fputs(printed, stderr);
+    free(printed);
   }
   out->state = c;
   return OCAL_OK;

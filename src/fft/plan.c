@@ -369,26 +369,36 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
    * other plans of the context stay usable meanwhile. */
   double t0 = seconds_now();
   s = p->engine->plan_create(&p->problem, &p->built);
-#if defined(OCAL_HAVE_VKFFT) && defined(OCAL_HAVE_CLFFT)
-  /* The default engine falls back to clFFT where VkFFT refuses a shape clFFT takes (length
-   * 1, a dimension of 1: VkFFT 1.2.26 has no radix for them); what both refuse keeps
-   * VkFFT's message, with clFFT's after it. */
-  if (s == OCAL_UNSUPPORTED && p->engine == &ocal__fft_vkfft &&
-      desc->engine == OCAL_FFT_ENGINE_DEFAULT && (!named || !named[0] ||
-                                                  strcasecmp(named, "default") == 0)) {
+  /* The default engine: where the one picked cannot build the plan on this device (its
+   * kernels do not compile there, or it refuses the shape: VkFFT 1.2.26 has no radix for a
+   * length or a dimension of 1, which clFFT takes), the next engine takes it, and the
+   * plan's info names the one that runs. A plan that names its engine fails instead. */
+  if (s != OCAL_OK && (s == OCAL_BUILD_FAILED || s == OCAL_UNSUPPORTED) &&
+      desc->engine == OCAL_FFT_ENGINE_DEFAULT && (!named || !named[0] || strcasecmp(named, "default") == 0)) {
     char first[1024];
     snprintf(first, sizeof first, "%s", ocal_last_error());
-    p->engine = &ocal__fft_clfft;
-    p->engine_id = OCAL_FFT_ENGINE_CLFFT;
-    memset(&p->built, 0, sizeof p->built);
-    s = p->engine->plan_create(&p->problem, &p->built);
+    ocal_status first_status = s;
+    const ocal__fft_engine *tried = p->engine;
+    static const ocal_fft_engine order[] = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_ENGINE_CLFFT};
+    for (size_t i = 0; i < sizeof order / sizeof order[0] && s != OCAL_OK; i++) {
+      const ocal__fft_engine *next = engine_table(order[i]);
+      if (!next || next == tried) continue;
+      /* p->asked and p->desc stay what the caller asked for: the cache finds this plan
+       * again by them. */
+      pthread_mutex_lock(&c->lock);
+      p->engine = next;
+      p->engine_id = order[i];
+      pthread_mutex_unlock(&c->lock);
+      memset(&p->built, 0, sizeof p->built);
+      s = next->plan_create(&p->problem, &p->built);
+    }
     if (s != OCAL_OK) {
-      char second[1024];
-      snprintf(second, sizeof second, "%s", ocal_last_error());
-      ocal__fail(s, __func__, "no FFT engine takes this transform: %s; then %s", first, second);
+      char last[1024];
+      snprintf(last, sizeof last, "%s", ocal_last_error());
+      s = OCAL_FAIL(first_status, "%s (no other FFT engine could take the plan either; the "
+                    "last said: %s)", first, last);
     }
   }
-#endif
   p->create_seconds = seconds_now() - t0;
 
   pthread_mutex_lock(&c->lock);

@@ -124,7 +124,9 @@ int ocal__vkfft_break_next_build;
  * points one upload holds, and so the private values), the sizes of a GPU: VkFFT then splits
  * long transforms into more uploads instead. The other queries VkFFT makes of the limits are
  * answered from the context's facts (all read when it was created), so none can fail
- * halfway through VkFFT's initialisation (where a failed query leaked VkFFT's list). */
+ * halfway through VkFFT's initialisation (where a failed query leaked VkFFT's list). Those
+ * facts are the context's limits (limits.c, OCAL_LIMITS included), so an emulated smaller
+ * device gets the kernels VkFFT would make for such a device. */
 #define CPU_MAX_THREADS 256
 #define CPU_LOCAL_BYTES 32768
 
@@ -222,6 +224,8 @@ static cl_program cached_create_program_with_source(cl_context context, cl_uint 
     return clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
   char options[384];
   key_options(options, sizeof options, s->tune);
+  size_t used = strlen(options);
+  snprintf(options + used, sizeof options - used, " %s", s->ctx->limits.build_options);
   /* VkFFT passes the source's length; the key wants a NUL-terminated string. */
   char *source = NULL;
   if (lengths && lengths[0]) {
@@ -266,8 +270,14 @@ static cl_program cached_create_program_with_source(cl_context context, cl_uint 
 static cl_int cached_build_program(cl_program program, cl_uint num_devices,
                                    const cl_device_id *device_list, const char *options,
                                    void(CL_CALLBACK *notify)(cl_program, void *), void *user_data) {
-  cl_int err = clBuildProgram(program, num_devices, device_list, options, notify, user_data);
   build_session *s = session;
+  /* An emulated lower OpenCL version: VkFFT's kernels are compiled for it too (limits.c). */
+  char both[512];
+  if (s && s->ctx->limits.build_options[0] && (!options || !strstr(options, "-cl-std"))) {
+    snprintf(both, sizeof both, "%s %s", options ? options : "", s->ctx->limits.build_options);
+    options = both;
+  }
+  cl_int err = clBuildProgram(program, num_devices, device_list, options, notify, user_data);
   if (!s) return err;
   if (err != CL_SUCCESS && !s->build_log)
     s->build_log = read_build_log(program, num_devices ? device_list[0] : s->ctx->device);
@@ -385,11 +395,9 @@ static ocal_status tune_parse(VkFFTConfiguration *c, const char *text) {
  * Only what was measured is changed: single-precision C2C 1-D, N in (S^2, (L/128)^3]
  * (beyond that VkFFT would need four uploads and refuses). */
 static void tune_builtin(ocal_context ctx, const ocal__fft_problem *p, VkFFTConfiguration *c) {
-  cl_uint vendor = 0;
-  if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl ||
-      clGetDeviceInfo(ctx->device, CL_DEVICE_VENDOR_ID, sizeof vendor, &vendor, NULL) !=
-          CL_SUCCESS ||
-      vendor != 0x10DE)
+  /* VkFFT picks coalescedMemory = 32 by the vendor id 0x10DE (NVIDIA) itself; this tunes
+   * only that default, so it keys on the same id (limits.c reads it). */
+  if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || ctx->limits.vendor_id != 0x10DE)
     return;
   uint64_t n = p->lengths[0];
   if (n & (n - 1)) return;

@@ -301,15 +301,13 @@ ocal_status ocal_kernel_create(ocal_program program, const char *name, ocal_kern
                            sizeof k->preferred, &k->preferred, NULL);
   clGetKernelWorkGroupInfo(clk, ctx->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof k->kernel_local,
                            &k->kernel_local, NULL);
-  clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof k->max_items, k->max_items,
-                  NULL);
-  clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof k->max_wg, &k->max_wg, NULL);
-  clGetDeviceInfo(ctx->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof k->device_local,
-                  &k->device_local, NULL);
+  /* The device's limits as the context plans with them (limits.c: OCAL_LIMITS included). */
+  memcpy(k->max_items, ctx->info.max_work_item_sizes, sizeof k->max_items);
+  k->max_wg = ctx->info.max_work_group_size;
+  k->device_local = ctx->info.local_mem_bytes;
+  k->base_align_bits = ctx->info.mem_base_align_bytes * 8;
   clGetDeviceInfo(ctx->device, CL_DEVICE_ADDRESS_BITS, sizeof k->address_bits, &k->address_bits,
                   NULL);
-  clGetDeviceInfo(ctx->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof k->base_align_bits,
-                  &k->base_align_bits, NULL);
   if (!k->wg_size) k->wg_size = 1;
   if (!k->preferred) k->preferred = 1;
   if (!k->max_wg) k->max_wg = k->wg_size;

@@ -1,0 +1,132 @@
+#!/bin/bash
+# Runs ocal's test programs on every CPU OpenCL implementation this machine has, and on PoCL
+# under emulated device limits (OCAL_LIMITS profiles), and prints a table implementation x
+# test program: PASS/FAIL/SKIP with the Check counts (passed/run).
+#
+# Each implementation runs alone: OCL_ICD_VENDORS names its .icd file (a file in a temporary
+# directory for Intel's runtime, which pip installs without registering it), so the ICD
+# loader sees one platform and the tests' default device is that implementation's device.
+#
+#   tests/implementations.sh [--list] [IMPL...]     (from the build directory)
+#
+# IMPL is one of the names --list prints (pocl, intel, rusticl, pocl+amd, pocl+intel-igpu,
+# pocl+mobile); the default is every one found, less those in $OCAL_IMPL_SKIP (make check
+# sets pocl there, as the rest of make check is the plain PoCL run). $OCAL_IMPL_TESTS narrows
+# the test programs (names such as check_blas). Exit status: 0 when nothing failed, 1 when a
+# test program failed, 77 (skipped) when the check is turned off ($OCAL_IMPL_DISABLED says why)
+# or no implementation is there to run.
+set -u
+
+if [ -n "${OCAL_IMPL_DISABLED:-}" ]; then
+  echo "implementations: skipped: $OCAL_IMPL_DISABLED"
+  exit 77
+fi
+
+builddir=.
+if [ -n "${OCAL_TOOL:-}" ]; then builddir=$(dirname "$(dirname "$OCAL_TOOL")"); fi
+vendors=${OCAL_SYSTEM_VENDORS:-/etc/OpenCL/vendors}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Intel's CPU runtime from PyPI (intel-opencl-rt) puts libintelocl.so in the lib directory of
+# the Python installation it was installed into (or the user base for --user installs);
+# OCAL_INTEL_OCL_LIB names it directly.
+find_intel() {
+  if [ -n "${OCAL_INTEL_OCL_LIB:-}" ]; then echo "$OCAL_INTEL_OCL_LIB"; return; fi
+  command -v python3 > /dev/null || return
+  # sysconfig's data path is where pip puts a wheel's data files (/usr/local for Debian's
+  # own Python, the prefix of a virtual environment or pyenv).
+  for d in $(python3 -c 'import sys, site, sysconfig; print(sysconfig.get_path("data"), sys.prefix, site.USER_BASE)' 2> /dev/null) \
+           /usr/local /opt/intel/oneapi/lib /opt/intel/oclcpuexp; do
+    if [ -f "$d/lib/libintelocl.so" ]; then echo "$d/lib/libintelocl.so"; return; fi
+    if [ -f "$d/libintelocl.so" ]; then echo "$d/libintelocl.so"; return; fi
+  done
+}
+
+# name|OCL_ICD_VENDORS|extra environment
+impls=()
+[ -f "$vendors/pocl.icd" ] && impls+=("pocl|$vendors/pocl.icd|")
+intel=$(find_intel)
+if [ -n "$intel" ]; then
+  mkdir -p "$tmp/intel"
+  echo "$intel" > "$tmp/intel/intel.icd"
+  impls+=("intel|$tmp/intel|")
+fi
+# Mesa's rusticl exposes llvmpipe (a CPU rasteriser with an OpenCL front) only when asked.
+[ -f "$vendors/rusticl.icd" ] && impls+=("rusticl|$vendors/rusticl.icd|RUSTICL_ENABLE=llvmpipe")
+if [ -f "$vendors/pocl.icd" ]; then
+  for p in amd intel-igpu mobile; do impls+=("pocl+$p|$vendors/pocl.icd|OCAL_LIMITS=$p"); done
+fi
+
+if [ "${1:-}" = "--list" ]; then
+  for i in "${impls[@]}"; do IFS='|' read -r n v e <<< "$i"; echo "$n  OCL_ICD_VENDORS=$v $e"; done
+  exit 0
+fi
+
+wanted=("$@")
+chosen=()
+for i in "${impls[@]}"; do
+  n=${i%%|*}
+  if [ ${#wanted[@]} -gt 0 ]; then
+    for w in "${wanted[@]}"; do [ "$w" = "$n" ] && chosen+=("$i"); done
+  else
+    skip=0
+    for s in ${OCAL_IMPL_SKIP:-}; do [ "$s" = "$n" ] && skip=1; done
+    [ $skip -eq 0 ] && chosen+=("$i")
+  fi
+done
+if [ ${#chosen[@]} -eq 0 ]; then
+  echo "implementations: skipped: none of the implementations asked for is installed"
+  exit 77
+fi
+
+progs=()
+if [ -n "${OCAL_IMPL_TESTS:-}" ]; then
+  for t in $OCAL_IMPL_TESTS; do progs+=("$builddir/tests/$t"); done
+else
+  for t in "$builddir"/tests/check_*; do
+    case "$t" in *.o | *.c) continue ;; esac
+    [ -x "$t" ] && progs+=("$t")
+  done
+fi
+
+failed=0
+declare -A cell
+for i in "${chosen[@]}"; do
+  IFS='|' read -r name icd extra <<< "$i"
+  for p in "${progs[@]}"; do
+    t=$(basename "$p")
+    log="$tmp/$name.$t.log"
+    start=$(date +%s)
+    # shellcheck disable=SC2086 # extra is a list of VAR=value words
+    env OCL_ICD_VENDORS="$icd" OCAL_DEVICE= $extra timeout 900 "$p" > "$log" 2>&1
+    rc=$?
+    secs=$(($(date +%s) - start))
+    counts=$(sed -n 's/^[0-9]*%: Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" | tail -1)
+    read -r total fails errs <<< "${counts:-0 0 0}"
+    if [ $rc -eq 77 ]; then
+      cell["$name,$t"]="SKIP"
+    elif [ $rc -eq 0 ]; then
+      cell["$name,$t"]="PASS $((total - fails - errs))/$total"
+    else
+      cell["$name,$t"]="FAIL $((total - fails - errs))/$total"
+      failed=1
+      echo "=== $name: $t failed (exit $rc); its failures:"
+      grep -E ":[EF]:|rror|ssert" "$log" | head -40
+    fi
+    echo "implementations: $name $t: ${cell["$name,$t"]} (${secs}s)"
+  done
+done
+
+# The table: one row per test program, one column per implementation.
+echo
+printf '%-22s' "test program"
+for i in "${chosen[@]}"; do printf ' | %-16s' "${i%%|*}"; done
+echo
+for p in "${progs[@]}"; do
+  t=$(basename "$p")
+  printf '%-22s' "$t"
+  for i in "${chosen[@]}"; do printf ' | %-16s' "${cell["${i%%|*},$t"]}"; done
+  echo
+done
+exit $failed
