@@ -255,8 +255,9 @@ START_TEST(test_spmv_kernels) {
   ocal_csr_release(a);
   hmat_free(&mid);
   /* The rule itself, for the devices this run does not have. */
-  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 0), OCAL__SPMV_STREAM);
-  ck_assert_int_eq(ocal__spmv_rule(0, 1.5, 0), OCAL__SPMV_STREAM);
+  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 0), OCAL__SPMV_SCALAR);
+  ck_assert_int_eq(ocal__spmv_rule(0, 1.5, 0), OCAL__SPMV_SCALAR);
+  ck_assert_int_eq(ocal__spmv_rule(0, 20.0, 0), OCAL__SPMV_STREAM);
   ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 3), OCAL__SPMV_STREAM);
   ck_assert_int_eq(ocal__spmv_rule(0, 50.0, 0), OCAL__SPMV_VECTOR);
   ck_assert_int_eq(ocal__spmv_rule(0, 50.0, 3), OCAL__SPMV_ADAPTIVE);

@@ -13,6 +13,10 @@
 #define LONG_FACTOR 16
 /* Mean row lengths up to this take the stream kernel on GPUs. */
 #define STREAM_MAX_MEAN 32.0
+/* Rows this short, with none long, take one work-item each on GPUs too (see the rule). */
+#define SCALAR_MAX_MEAN 8.0
+/* The stream kernel's staging capacity for matrices with long rows (see choose_kernel). */
+#define STREAM_CAP_IRREGULAR 512
 
 static int64_t get_idx(ocal_dtype it, const void *p, size_t i) {
   return it == OCAL_I32 ? (int64_t)((const int32_t *)p)[i] : ((const int64_t *)p)[i];
@@ -125,10 +129,13 @@ ocal__spmv_kind ocal__spmv_rule(int cpu, double mean_len, size_t n_long) {
    * runtime vectorises across work-items, and the vector kernels' work-group barriers cost
    * more than they save (docs/sparse.md). */
   if (cpu) return OCAL__SPMV_SCALAR;
-  /* Placeholder until the H100 comparison of docs/sparse.md: the stream kernel reads every
-   * entry coalesced whatever the row lengths, and gives rows longer than its staging
-   * capacity a whole group, so it suits short rows (Laplacians, mean 5-7) and power-law
-   * matrices alike; rows averaging more than a sub-group's width are the vector kernel's. */
+  /* Measured on an H100 (docs/sparse.md, every variant in one run): on the 5- and 7-point
+   * Laplacians one work-item per row moved 2979 / 2949 GB/s (1.00x copy; cuSPARSE 2241 /
+   * 2426), where every cooperative kernel lost to it (stream 2190 / 2350, vector 1631 / 1930):
+   * neighbouring rows' entries are neighbours in memory, so the cache serves what a warp's
+   * strided loads miss. Long rows stall a warp on one item, so a matrix with any goes to the
+   * stream kernel (power-law: stream 591-605 GB/s, scalar 74). */
+  if (n_long == 0 && mean_len <= SCALAR_MAX_MEAN) return OCAL__SPMV_SCALAR;
   if (mean_len <= STREAM_MAX_MEAN) return OCAL__SPMV_STREAM;
   if (n_long > 0) return OCAL__SPMV_ADAPTIVE;
   return OCAL__SPMV_VECTOR;
@@ -177,7 +184,10 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   for (size_t r = 0; r < rows; r++)
     if ((double)(get_idx(a->it, rp, r + 1) - get_idx(a->it, rp, r)) > long_min) n_long++;
   ocal__spmv_kind kind = ocal__spmv_rule(a->ctx->info.type == OCAL_DEVICE_CPU, a->mean_len, n_long);
-  unsigned lanes = lanes_for(a->mean_len), cap = OCAL__SPMV_STREAM_CAP;
+  /* With long rows, smaller stream blocks balance the groups better (H100, power-law matrix:
+   * 605 GB/s with 512 entries a block, 591 with 1024, 571 with 2048). */
+  unsigned lanes = lanes_for(a->mean_len),
+           cap = n_long > 0 ? STREAM_CAP_IRREGULAR : OCAL__SPMV_STREAM_CAP;
   spmv_override(&kind, &lanes, &cap);
   a->kind = kind;
   a->lanes = lanes;
