@@ -385,6 +385,107 @@ static void test_exchange(void) {
   ocal_buffer_release(halo);
 }
 
+/* Every ocal_mpi_* function with NULL for each of its pointer arguments (handles count), the
+ * MPI counterpart of tests/check_api_null.c, which cannot call them (it runs without MPI).
+ * Every rank passes the same NULL, so a collective that checks its arguments in the ranks'
+ * common step still fails alike everywhere and nothing hangs. Each must return a status
+ * other than OCAL_OK whose message names the call; the non-blocking collectives report a
+ * NULL buffer at ocal_mpi_wait (mpi.h), so there the call and its wait together must fail.
+ * The NULLs mpi.h allows (create's options, release's handle, iexchange's arrays when their
+ * count is 0) are exercised elsewhere in this file. */
+static void expect_null(ocal_status got, const char *fn, const char *what) {
+  CHECK(got != OCAL_OK, "%s accepted NULL %s", fn, what);
+  CHECK(strstr(ocal_last_error(), fn) != NULL, "%s with NULL %s: message '%s' does not name it",
+        fn, what, ocal_last_error());
+}
+
+/* A non-blocking call with a NULL argument: it fails at once, or its wait does. */
+static void expect_null_async(ocal_status got, ocal_mpi_request *req, const char *fn,
+                              const char *what) {
+  if (got == OCAL_OK) {
+    got = ocal_mpi_wait(req);
+    CHECK(got != OCAL_OK, "%s accepted NULL %s (its wait returned OK)", fn, what);
+    CHECK(strstr(ocal_last_error(), "is NULL") != NULL || strstr(ocal_last_error(), fn),
+          "%s with NULL %s: message '%s' says nothing of it", fn, what, ocal_last_error());
+  } else {
+    expect_null(got, fn, what);
+  }
+}
+
+static void test_null_arguments(void) {
+  size_t n = 3 * (size_t)nranks;
+  ocal_buffer b = make(OCAL_F32, n, rank, 1200), part = make(OCAL_F32, 3, rank, 1201);
+  ocal_buffer all = make(OCAL_F32, n * (size_t)nranks, rank, 1202);
+  ocal_mpi_request r = NULL;
+  ocal_mpi m = NULL;
+  expect_null(ocal_mpi_create(MPI_COMM_WORLD, NULL, NULL), "ocal_mpi_create", "mpi");
+  ocal_context c;
+  ocal_mpi_info info;
+  expect_null(ocal_mpi_context(NULL, &c), "ocal_mpi_context", "mpi");
+  expect_null(ocal_mpi_context(mpi, NULL), "ocal_mpi_context", "ctx");
+  expect_null(ocal_mpi_get_info(NULL, &info), "ocal_mpi_get_info", "mpi");
+  expect_null(ocal_mpi_get_info(mpi, NULL), "ocal_mpi_get_info", "info");
+  expect_null(ocal_mpi_allreduce(m, b, OCAL_MPI_SUM), "ocal_mpi_allreduce", "mpi");
+  expect_null(ocal_mpi_allreduce(mpi, NULL, OCAL_MPI_SUM), "ocal_mpi_allreduce", "buf");
+  expect_null(ocal_mpi_broadcast(m, b, 0), "ocal_mpi_broadcast", "mpi");
+  expect_null(ocal_mpi_broadcast(mpi, NULL, 0), "ocal_mpi_broadcast", "buf");
+  expect_null(ocal_mpi_allgather(m, part, all), "ocal_mpi_allgather", "mpi");
+  expect_null(ocal_mpi_allgather(mpi, NULL, all), "ocal_mpi_allgather", "send");
+  expect_null(ocal_mpi_allgather(mpi, part, NULL), "ocal_mpi_allgather", "recv");
+  expect_null(ocal_mpi_reduce_scatter(m, b, part, OCAL_MPI_SUM), "ocal_mpi_reduce_scatter",
+              "mpi");
+  expect_null(ocal_mpi_reduce_scatter(mpi, NULL, part, OCAL_MPI_SUM),
+              "ocal_mpi_reduce_scatter", "send");
+  expect_null(ocal_mpi_reduce_scatter(mpi, b, NULL, OCAL_MPI_SUM), "ocal_mpi_reduce_scatter",
+              "recv");
+  expect_null(ocal_mpi_iallreduce(m, b, OCAL_MPI_SUM, &r), "ocal_mpi_iallreduce", "mpi");
+  expect_null_async(ocal_mpi_iallreduce(mpi, NULL, OCAL_MPI_SUM, &r), &r,
+                    "ocal_mpi_iallreduce", "buf");
+  expect_null(ocal_mpi_iallreduce(mpi, b, OCAL_MPI_SUM, NULL), "ocal_mpi_iallreduce", "req");
+  expect_null(ocal_mpi_ibroadcast(m, b, 0, &r), "ocal_mpi_ibroadcast", "mpi");
+  expect_null_async(ocal_mpi_ibroadcast(mpi, NULL, 0, &r), &r, "ocal_mpi_ibroadcast", "buf");
+  expect_null(ocal_mpi_ibroadcast(mpi, b, 0, NULL), "ocal_mpi_ibroadcast", "req");
+  expect_null(ocal_mpi_iallgather(m, part, all, &r), "ocal_mpi_iallgather", "mpi");
+  expect_null_async(ocal_mpi_iallgather(mpi, NULL, all, &r), &r, "ocal_mpi_iallgather", "send");
+  expect_null_async(ocal_mpi_iallgather(mpi, part, NULL, &r), &r, "ocal_mpi_iallgather",
+                    "recv");
+  expect_null(ocal_mpi_iallgather(mpi, part, all, NULL), "ocal_mpi_iallgather", "req");
+  expect_null(ocal_mpi_ireduce_scatter(m, b, part, OCAL_MPI_SUM, &r),
+              "ocal_mpi_ireduce_scatter", "mpi");
+  expect_null_async(ocal_mpi_ireduce_scatter(mpi, NULL, part, OCAL_MPI_SUM, &r), &r,
+                    "ocal_mpi_ireduce_scatter", "send");
+  expect_null_async(ocal_mpi_ireduce_scatter(mpi, b, NULL, OCAL_MPI_SUM, &r), &r,
+                    "ocal_mpi_ireduce_scatter", "recv");
+  expect_null(ocal_mpi_ireduce_scatter(mpi, b, part, OCAL_MPI_SUM, NULL),
+              "ocal_mpi_ireduce_scatter", "req");
+  /* iexchange is not collective: each rank's NULLs fail locally. */
+  ocal_mpi_transfer t = {b, 0, 1, (rank + 1) % nranks, 7};
+  expect_null(ocal_mpi_iexchange(m, 1, &t, 1, &t, &r), "ocal_mpi_iexchange", "mpi");
+  expect_null(ocal_mpi_iexchange(mpi, 1, NULL, 0, NULL, &r), "ocal_mpi_iexchange", "sends");
+  expect_null(ocal_mpi_iexchange(mpi, 0, NULL, 1, NULL, &r), "ocal_mpi_iexchange", "recvs");
+  expect_null(ocal_mpi_iexchange(mpi, 0, NULL, 0, NULL, NULL), "ocal_mpi_iexchange", "req");
+  ocal_mpi_request none = NULL;
+  int done = 0;
+  ocal_event ev = NULL;
+  expect_null(ocal_mpi_wait(NULL), "ocal_mpi_wait", "req");
+  expect_null(ocal_mpi_wait(&none), "ocal_mpi_wait", "*req");
+  expect_null(ocal_mpi_test(NULL, &done), "ocal_mpi_test", "req");
+  expect_null(ocal_mpi_test(&none, &done), "ocal_mpi_test", "*req");
+  expect_null(ocal_mpi_request_event(NULL, &ev), "ocal_mpi_request_event", "req");
+  /* A live request for the out-parameters: the collective still has to be finished. */
+  OK(ocal_mpi_iallreduce(mpi, b, OCAL_MPI_SUM, &r));
+  expect_null(ocal_mpi_test(&r, NULL), "ocal_mpi_test", "done");
+  expect_null(ocal_mpi_request_event(r, NULL), "ocal_mpi_request_event", "event");
+  OK(ocal_mpi_wait(&r));
+  CHECK(ocal_mpi_release(NULL) == OCAL_OK, "release of NULL is documented as a no-op");
+  CHECK(ocal_mpi_op_name((ocal_mpi_op)99) != NULL, "op name of an unknown op");
+  /* Still in step after all that. */
+  OK(ocal_mpi_allreduce(mpi, b, OCAL_MPI_SUM));
+  ocal_buffer_release(b);
+  ocal_buffer_release(part);
+  ocal_buffer_release(all);
+}
+
 int main(void) {
   int level;
   MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &level);
@@ -426,6 +527,7 @@ int main(void) {
   test_nonblocking();
   test_mismatch();
   test_exchange();
+  test_null_arguments();
 
   /* Release refuses while a request is unfinished, and leaves everything usable. */
   size_t one = 1;

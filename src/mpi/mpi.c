@@ -727,20 +727,27 @@ ocal_status ocal_mpi_request_event(ocal_mpi_request r, ocal_event *event) {
 
 /* ---- blocking forms ---------------------------------------------------------------------- */
 
+/* Each checks its handle itself first, so that a bad one is reported under the name the
+ * caller used, not the non-blocking form's (the request's own errors already carry the
+ * collective's plain name). */
+
 ocal_status ocal_mpi_allreduce(ocal_mpi mpi, ocal_buffer buf, ocal_mpi_op op) {
   ocal_mpi_request r;
+  if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
   ocal_status st = ocal_mpi_iallreduce(mpi, buf, op, &r);
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }
 
 ocal_status ocal_mpi_broadcast(ocal_mpi mpi, ocal_buffer buf, int root) {
   ocal_mpi_request r;
+  if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
   ocal_status st = ocal_mpi_ibroadcast(mpi, buf, root, &r);
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }
 
 ocal_status ocal_mpi_allgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv) {
   ocal_mpi_request r;
+  if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
   ocal_status st = ocal_mpi_iallgather(mpi, send, recv, &r);
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }
@@ -748,6 +755,7 @@ ocal_status ocal_mpi_allgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv)
 ocal_status ocal_mpi_reduce_scatter(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv,
                                     ocal_mpi_op op) {
   ocal_mpi_request r;
+  if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
   ocal_status st = ocal_mpi_ireduce_scatter(mpi, send, recv, op, &r);
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }
