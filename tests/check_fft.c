@@ -1023,22 +1023,20 @@ static void check_long_1d(ocal_fft_kind kind, size_t n, int dbl) {
   d.kind = kind;
   d.precision = dbl ? OCAL_F64 : OCAL_F32;
   ocal_fft_plan fwd, inv;
-  if (!cplx && n % 2 == 1) {
-    /* R2C of a long odd length: taken, or refused as ocal/fft.h documents (VkFFT does odd
-     * R2C within one work-group only, clFFT only for factors <= 13), never a crash. */
-    ocal_status st = ocal_fft_plan_create(fixture_ctx, &d, &fwd);
-    if (st != OCAL_OK) {
-      ck_assert_msg(st == OCAL_UNSUPPORTED && strstr(ocal_last_error(), "R2C"),
-                    "%s: %s (%s)", label, ocal_status_string(st), ocal_last_error());
-      free(xc);
-      free(x);
-      return;
-    }
-  } else {
-    ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &fwd));
-  }
+  /* R2C and C2R of long odd lengths too: where no engine takes them as real transforms
+   * (VkFFT on CPU devices, clFFT for factors above 13), the default engine runs them on a
+   * C2C plan of the same length (src/fft/viac2c.c). */
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &fwd));
   d.kind = cplx ? OCAL_FFT_C2C : OCAL_FFT_C2R;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &inv));
+  if (!cplx) {
+    ocal_fft_plan_info fi, ii;
+    ck_assert_ocal(ocal_fft_plan_info_get(fwd, &fi));
+    ck_assert_ocal(ocal_fft_plan_info_get(inv, &ii));
+    /* Both directions come from one engine (both real, or both through C2C). */
+    ck_assert_msg(strcmp(fi.engine_name, ii.engine_name) == 0, "%s: r2c on %s, c2r on %s", label,
+                  fi.engine_name, ii.engine_name);
+  }
   ocal_buffer in = upload(x, cplx ? 2 * n : n, cplx, dbl), spec, back;
   size_t sn = out_n, bn = n;
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, dbl ? OCAL_C64 : OCAL_C32, 1, &sn, &spec));
@@ -1085,11 +1083,71 @@ static const struct {
     {OCAL_FFT_C2C, 16385, 0}, {OCAL_FFT_C2C, 16385, 1}, {OCAL_FFT_C2C, 32769, 0},
     {OCAL_FFT_R2C, 65536, 1}, {OCAL_FFT_R2C, 32769, 0}, /* bug 1: crashed PoCL's threads */
     {OCAL_FFT_R2C, 32769, 1}, {OCAL_FFT_R2C, 65535, 1}, {OCAL_FFT_R2C, 65537, 1}, /* bug 2 */
+    {OCAL_FFT_R2C, 20001, 1}, {OCAL_FFT_R2C, 4097, 0}, /* through C2C on CPU devices */
 };
 #define LONG_CASES (int)(sizeof long_cases / sizeof long_cases[0])
 
 START_TEST(test_default_engine_long_lengths) {
   check_long_1d(long_cases[_i].kind, long_cases[_i].n, long_cases[_i].dbl);
+}
+END_TEST
+
+/* A 2-D real transform whose contiguous length is long and odd, batched: on CPU devices it
+ * goes through a C2C plan, whose C2R side rebuilds each row's spectrum from the mirrored row
+ * (conjugate symmetry over both dimensions). The forward result is checked at 48 bins
+ * against a double-precision 2-D DFT, and the inverse brings the input back. */
+START_TEST(test_real_2d_long_odd) {
+  const size_t rows = 3, n = 4097, batch = 2, h = n / 2 + 1;
+  const size_t real = batch * rows * n, cplx = batch * rows * h;
+  double *x = random_reals(real, 777);
+  ocal_fft_desc d;
+  ck_assert_ocal(ocal_fft_desc_init(&d));
+  d.ndim = 2;
+  d.lengths[0] = rows;
+  d.lengths[1] = n;
+  d.batch = batch;
+  d.kind = OCAL_FFT_R2C;
+  ocal_fft_plan fwd, inv;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &fwd));
+  d.kind = OCAL_FFT_C2R;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &inv));
+  ocal_buffer in = upload(x, real, 0, 0), spec, back;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_C32, 1, &cplx, &spec));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &real, &back));
+  ck_assert_ocal(ocal_fft_execute(fwd, OCAL_FFT_FORWARD, in, spec));
+  ck_assert_ocal(ocal_fft_execute(inv, OCAL_FFT_INVERSE, spec, back));
+  ck_assert_ocal(ocal_finish(fixture_ctx));
+  double *y = download(spec, 2 * cplx, 0);
+  double num = 0, den = 0;
+  uint64_t st = 99;
+  for (int t = 0; t < 48; t++) {
+    size_t idx = t == 0 ? 0 : t == 1 ? cplx - 1 : (size_t)(fixture_random(&st) % cplx);
+    size_t b = idx / (rows * h), k0 = idx / h % rows, k1 = idx % h;
+    double re = 0, im = 0;
+    for (size_t j0 = 0; j0 < rows; j0++)
+      for (size_t j1 = 0; j1 < n; j1++) {
+        double a = -2.0 * M_PI * ((double)((j0 * k0) % rows) / (double)rows +
+                                  (double)((j1 * k1) % n) / (double)n);
+        double v = x[(b * rows + j0) * n + j1];
+        re += v * cos(a);
+        im += v * sin(a);
+      }
+    num += (y[2 * idx] - re) * (y[2 * idx] - re) + (y[2 * idx + 1] - im) * (y[2 * idx + 1] - im);
+    den += re * re + im * im;
+  }
+  double err = sqrt(num / den);
+  ck_assert_msg(err < 2e-4, "2-D r2c {3, 4097} x 2: relative error %.3g at 48 bins", err);
+  double *z = download(back, real, 0);
+  err = rel_error(z, x, real);
+  ck_assert_msg(err < 2e-4, "2-D c2r round trip: relative error %.3g", err);
+  free(z);
+  free(y);
+  free(x);
+  ocal_buffer_release(in);
+  ocal_buffer_release(spec);
+  ocal_buffer_release(back);
+  ck_assert_ocal(ocal_fft_plan_release(fwd));
+  ck_assert_ocal(ocal_fft_plan_release(inv));
 }
 END_TEST
 
@@ -1199,6 +1257,7 @@ int main(int argc, char **argv) {
   suite_add_tcase(s, tp);
   TCase *tl = fixture_tcase("lengths");
   tcase_add_loop_test(tl, test_default_engine_long_lengths, 0, LONG_CASES);
+  tcase_add_test(tl, test_real_2d_long_odd);
   tcase_add_test(tl, test_unit_lengths);
   tcase_add_test(tl, test_vkfft_build_failure);
   suite_add_tcase(s, tl);

@@ -37,14 +37,17 @@
  * refuses a shape, the plan is made with clFFT if that takes it: length 1 and dimensions of
  * length 1 (VkFFT 1.2.26 has no radix for them) go to clFFT so.
  *
- * What the default engine refuses (OCAL_UNSUPPORTED, naming both engines' reasons): R2C and
- * C2R whose last (contiguous) length is odd and too long for one VkFFT work-group, unless
- * its prime factors are all <= 13. VkFFT 1.2.26 does odd R2C only within one work-group's
- * local memory; on CPU devices ocal gives VkFFT the local memory and work-group size of a
- * GPU (32 KiB, 256 work-items), because larger work-groups overflowed the stacks of PoCL's
- * threads: there odd lengths up to 4095 in single precision are taken (4097 is not), in
- * double precision up to 1023 (1025 is not); on GPUs the bound is the local memory.
- * Even lengths, C2C of any length and lengths with factors <= 13 are not affected.
+ * R2C and C2R whose last (contiguous) length is odd and too long for one VkFFT work-group,
+ * and whose prime factors are not all <= 13 (so clFFT refuses them too), run on the default
+ * engine through a C2C plan of the same lengths: the real input widened to complex, or the
+ * full spectrum rebuilt from its n/2+1 bins by conjugate symmetry, on a complex scratch
+ * buffer the plan keeps (batch x the product of the lengths complex numbers); about twice
+ * the time and memory of a real transform. The plan's info then names the engine
+ * "vkfft (via c2c)". (VkFFT 1.2.26 does odd R2C only within one work-group's local memory;
+ * on CPU devices ocal gives VkFFT the local memory and work-group size of a GPU (32 KiB,
+ * 256 work-items), because larger work-groups overflowed the stacks of PoCL's threads: there
+ * odd lengths above 4095 in single precision and 1023 in double precision take this path.)
+ * A plan that names its engine (VkFFT by name) still refuses them with OCAL_UNSUPPORTED.
  *
  * Plans are cached per context: creating a plan with a description equal to one created
  * before returns the same plan again (at once) with one more reference. Plans may be created,
@@ -122,7 +125,9 @@ typedef struct ocal_fft_plan_info {
                                  default engine runs ocal's own two-pass kernels for this
                                  shape (1-D f32 C2C 2^24 on GPUs, or any power of two from
                                  2^12 to 2^24 with OCAL_FFT_FOURSTEP=1; engine then names
-                                 the engine the plan would otherwise have had) */
+                                 the engine the plan would otherwise have had);
+                                 "vkfft (via c2c)" or "clfft (via c2c)" when a real
+                                 plan runs through a C2C plan of that engine (above) */
   ocal_dtype in_dtype;      /**< element type execute wants for the forward direction's
                                  input (c32 for C2C f32, f32 for R2C f32, c32 for C2R f32) */
   ocal_dtype out_dtype;     /**< element type of the forward direction's output */

@@ -24,3 +24,6 @@ tests_check_fft_SOURCES = tests/check_fft.c $(FIXTURE_FILES)
 tests_check_fft_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core
 tests_check_fft_LDADD = src/libocal_core.la $(CHECK_LIBS) -lm
 tests_check_fft_CFLAGS = $(FIXTURE_CFLAGS)
+# Real plans through a C2C plan, where the engines refuse the real one (viac2c.c).
+src_libocal_core_la_SOURCES += src/fft/viac2c.c
+OCAL_KERNEL_FILES += cl/fft_via_c2c.cl

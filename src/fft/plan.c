@@ -392,6 +392,22 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
       memset(&p->built, 0, sizeof p->built);
       s = next->plan_create(&p->problem, &p->built);
     }
+    /* Last, for a real transform: a C2C plan of the same lengths under it (viac2c.c), which
+     * the engines take where they refuse the real one (VkFFT on CPU devices, capped at 256
+     * work-items per group: R2C/C2R of long odd lengths). The info names it
+     * "vkfft (via c2c)". */
+    for (size_t i = 0; i < sizeof order / sizeof order[0] && s != OCAL_OK &&
+                       p->desc.kind != OCAL_FFT_C2C;
+         i++) {
+      const ocal__fft_engine *via = ocal__fft_via_c2c(order[i]);
+      if (!via) continue;
+      pthread_mutex_lock(&c->lock);
+      p->engine = via;
+      p->engine_id = order[i];
+      pthread_mutex_unlock(&c->lock);
+      memset(&p->built, 0, sizeof p->built);
+      s = via->plan_create(&p->problem, &p->built);
+    }
     if (s != OCAL_OK) {
       char last[1024];
       snprintf(last, sizeof last, "%s", ocal_last_error());

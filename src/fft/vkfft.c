@@ -62,6 +62,76 @@ static int vk_printf(const char *format, ...);
  * backend prints a failed build's log (read past its end: VkFFT allocates it without room
  * for a NUL) and the whole generated source to standard output. A library must not print;
  * ocal captures the log in cached_build_program and puts it into ocal_last_error. */
+/* VkFFT's host allocations, tracked per plan. VkFFT 1.2.26 does not free everything it
+ * allocated when a later allocation or device query of the same plan creation fails (the
+ * 4 MB code buffer of VkFFTPlanAxis when the shader generator runs out of memory, say): its
+ * deleteVkFFT can no longer reach those blocks. So every block it allocates carries a header
+ * that links it into the list of the plan being created (vk_alloc_list, set around
+ * initializeVkFFT); its free unlinks it. After deleteVkFFT, whatever is still on the plan's
+ * list is VkFFT's leftover and is freed (vk_free_all), on failure and at plan release. */
+typedef struct vk_block {
+  struct vk_block *prev, *next;
+  struct vk_list *list; /* NULL: allocated outside a plan creation, on no list */
+  size_t pad;           /* keeps the block 32 bytes: malloc's alignment for what follows */
+} vk_block;
+typedef struct vk_list {
+  vk_block *first;
+} vk_list;
+static pthread_mutex_t vk_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local vk_list *vk_alloc_list;
+
+static void *vk_malloc(size_t n) {
+  if (n > SIZE_MAX - sizeof(vk_block)) return NULL;
+  vk_block *b = malloc(sizeof *b + n);
+  if (!b) return NULL;
+  b->list = vk_alloc_list;
+  b->prev = b->next = NULL;
+  if (b->list) {
+    pthread_mutex_lock(&vk_alloc_lock);
+    b->next = b->list->first;
+    if (b->next) b->next->prev = b;
+    b->list->first = b;
+    pthread_mutex_unlock(&vk_alloc_lock);
+  }
+  return b + 1;
+}
+
+static void *vk_calloc(size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) return NULL;
+  void *p = vk_malloc(count * size);
+  if (p) memset(p, 0, count * size);
+  return p;
+}
+
+static void vk_free(void *p) {
+  if (!p) return;
+  vk_block *b = (vk_block *)p - 1;
+  if (b->list) {
+    pthread_mutex_lock(&vk_alloc_lock);
+    if (b->prev)
+      b->prev->next = b->next;
+    else
+      b->list->first = b->next;
+    if (b->next) b->next->prev = b->prev;
+    pthread_mutex_unlock(&vk_alloc_lock);
+  }
+  free(b);
+}
+
+/* Frees what VkFFT left on a plan's list (call after deleteVkFFT). */
+static void vk_free_all(vk_list *l) {
+  pthread_mutex_lock(&vk_alloc_lock);
+  while (l->first) {
+    vk_block *b = l->first;
+    l->first = b->next;
+    free(b);
+  }
+  pthread_mutex_unlock(&vk_alloc_lock);
+}
+
+#define malloc(n) vk_malloc(n)
+#define calloc(n, m) vk_calloc(n, m)
+#define free(p) vk_free(p)
 #define clCreateProgramWithSource cached_create_program_with_source
 #define clBuildProgram cached_build_program
 #define clGetDeviceInfo vk_get_device_info
@@ -96,6 +166,9 @@ static int vk_printf(const char *format, ...);
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
+#undef malloc
+#undef calloc
+#undef free
 #undef clCreateProgramWithSource
 #undef clBuildProgram
 #undef clGetDeviceInfo
@@ -432,6 +505,7 @@ typedef struct vk_plan {
   cl_command_queue queue;
   uint64_t buffer_bytes, input_bytes;
   VkFFTApplication app;
+  vk_list allocs; /* VkFFT's host blocks of this plan (see vk_malloc) */
 } vk_plan;
 
 static const char *result_text(VkFFTResult r) {
@@ -551,18 +625,28 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   s.tune = tune;
   s.use_disk = ctx->cache_dir != NULL;
   session = &s;
+  vk_alloc_list = &v->allocs;
   VkFFTResult r = initializeVkFFT(&v->app, c);
   if (r != VKFFT_SUCCESS && s.loaded > 0) {
     /* A cached binary the driver took but could not use: compile everything afresh. */
     session_end(&s);
+    deleteVkFFT(&v->app);
+    vk_free_all(&v->allocs);
     memset(&v->app, 0, sizeof v->app);
     s.use_disk = 0;
     s.loaded = s.compiled = s.stored = 0;
     r = initializeVkFFT(&v->app, c);
   }
+  vk_alloc_list = NULL;
   session = NULL;
   if (r != VKFFT_SUCCESS) {
-    /* initializeVkFFT has freed what it made. */
+    /* initializeVkFFT frees what it made on most of its failure paths, not all: a failed
+     * device query or host allocation after VkFFTPlanAxis (or inside it) returns with the
+     * plans, kernels and Bluestein buffers made so far still held. deleteVkFFT frees
+     * whatever it can still reach and clears each pointer it frees, so calling it again
+     * after initializeVkFFT's own call is harmless; vk_free_all frees the rest. */
+    deleteVkFFT(&v->app);
+    vk_free_all(&v->allocs);
     free(v);
     ocal_status st = OCAL_FAIL(result_status(r), "VkFFT could not create the plan (%s) on device "
                                "'%s': %s (VkFFTResult %d)", p->text, ctx->info.name,
@@ -609,6 +693,7 @@ static ocal_status vk_execute(void *state, int direction, cl_mem in, size_t in_o
 static void vk_plan_destroy(void *state) {
   vk_plan *v = state;
   deleteVkFFT(&v->app);
+  vk_free_all(&v->allocs);
   free(v);
 }
 

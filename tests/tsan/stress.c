@@ -22,6 +22,15 @@ static int iterations = 3;
 static atomic_int failures;
 static ocal_context shared;
 
+/* Every thread starts at once, and the process's first OpenCL use happens inside them:
+ * thread 0 creates the shared context while the threads with a context of their own create
+ * theirs (issue 19, bug 4: the first platform enumeration must be serialised inside ocal).
+ * The other shared-context threads wait until thread 0 has published it. */
+static pthread_barrier_t start_line;
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t shared_ready = PTHREAD_COND_INITIALIZER;
+static int shared_state; /* 0: not yet; 1: created; -1: creation failed */
+
 #define CHECK(cond, ...)                                       \
   do {                                                         \
     if (!(cond)) {                                             \
@@ -210,9 +219,30 @@ out:
 static void *work(void *arg) {
   worker *w = arg;
   ocal_status st;
+  pthread_barrier_wait(&start_line);
+  if (w->id == 0) {
+    ocal_context made = NULL;
+    st = ocal_context_create(&made, NULL);
+    pthread_mutex_lock(&shared_lock);
+    shared = made;
+    shared_state = st == OCAL_OK ? 1 : -1;
+    pthread_cond_broadcast(&shared_ready);
+    pthread_mutex_unlock(&shared_lock);
+    CHECK(st == OCAL_OK, "the shared context: %s: %s", ocal_status_string(st),
+          ocal_last_error());
+  } else if (!w->own_context) {
+    pthread_mutex_lock(&shared_lock);
+    while (shared_state == 0) pthread_cond_wait(&shared_ready, &shared_lock);
+    int ready = shared_state == 1;
+    pthread_mutex_unlock(&shared_lock);
+    if (!ready) goto out; /* thread 0 has reported it */
+  }
   for (int iter = 0; iter < iterations; iter++) {
-    ocal_context ctx = shared;
-    if (w->own_context) OK(ocal_context_create(&ctx, NULL));
+    ocal_context ctx = NULL;
+    if (w->own_context)
+      OK(ocal_context_create(&ctx, NULL));
+    else
+      ctx = shared; /* published under shared_lock before this thread went on */
     round_of_work(w, ctx, iter);
     if (w->own_context) OK(ocal_context_release(ctx));
   }
@@ -230,13 +260,7 @@ int main(int argc, char **argv) {
   }
   setenv("OCAL_STAGING", "1", 0);
   setenv("OCAL_STAGING_MIN", "65536", 0);
-  /* Issue 19, bug 4: the first enumeration of the platforms is not serialised, so
-   * contexts created at the same moment as the process's first OpenCL use may fail or
-   * crash. Until that is fixed, the shared context is created before any thread starts. */
-  if (ocal_context_create(&shared, NULL) != OCAL_OK) {
-    fprintf(stderr, "stress: %s\n", ocal_last_error());
-    return 1;
-  }
+  if (pthread_barrier_init(&start_line, NULL, 2 * (unsigned)threads) != 0) return 2;
   worker *ws = calloc(2 * (size_t)threads, sizeof *ws);
   pthread_t *ts = calloc(2 * (size_t)threads, sizeof *ts);
   if (!ws || !ts) return 2;
@@ -250,7 +274,8 @@ int main(int argc, char **argv) {
     }
   }
   for (int i = 0; i < 2 * threads; i++) pthread_join(ts[i], NULL);
-  ocal_context_release(shared);
+  pthread_barrier_destroy(&start_line);
+  if (shared) ocal_context_release(shared);
   free(ws);
   free(ts);
   int f = atomic_load(&failures);
