@@ -333,7 +333,8 @@ static ocal_status c_device_list(int k) {
 }
 static ocal_status c_device_select(int k) {
   ocal_device_info info;
-  return ocal_device_select(P(0, "cpu"), P(1, &info));
+  /* "0:0" names a device on every machine (a GPU-only one has no "cpu"). */
+  return ocal_device_select(P(0, "0:0"), P(1, &info));
 }
 static ocal_status c_fft_plan_create(int k) {
   ocal_fft_plan p = NULL;
