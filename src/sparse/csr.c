@@ -154,7 +154,7 @@ static ocal_status stream_blocks(ocal_csr a, const void *rp, const char *func) {
   while (r < rows) {
     size_t r0 = r, nnz = 0;
     set_idx(a->it, bl, n++, (int64_t)r0);
-    while (r < rows && r - r0 < OCAL__SPMV_STREAM_WG) {
+    while (r < rows && r - r0 < a->swg) {
       size_t l = (size_t)(get_idx(a->it, rp, r + 1) - get_idx(a->it, rp, r));
       if (r > r0 && nnz + l > a->cap) break;
       nnz += l;
@@ -179,6 +179,14 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   }
   a->mean_len = (double)a->nnz / (double)rows;
   a->max_len = maxl;
+  /* The kernels' work-groups, a power of two within the device's limits (an emulated mobile
+   * GPU allows 128 items; OCAL_LIMITS=max_work_group=N and the profiles test this). The
+   * context's facts already hold the smaller of the group and the first dimension's limits. */
+  size_t most = a->ctx->info.max_work_item_sizes[0];
+  a->wg = OCAL__SPMV_WG;
+  a->swg = OCAL__SPMV_STREAM_WG;
+  while (a->wg > 1 && a->wg > most) a->wg /= 2;
+  while (a->swg > 1 && a->swg > most) a->swg /= 2;
   double long_min = fmax((double)LONG_ROW_MIN, LONG_FACTOR * a->mean_len);
   size_t n_long = 0;
   for (size_t r = 0; r < rows; r++)
@@ -189,6 +197,7 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   unsigned lanes = lanes_for(a->mean_len),
            cap = n_long > 0 ? STREAM_CAP_IRREGULAR : OCAL__SPMV_STREAM_CAP;
   spmv_override(&kind, &lanes, &cap);
+  if (lanes > a->wg) lanes = a->wg;
   a->kind = kind;
   a->lanes = lanes;
   a->cap = cap;

@@ -70,6 +70,9 @@ typedef struct lob {
   int own;
 } lob;
 #define OWN_MAX_K 16
+/* lobpcg_gram's work-group (GRAM_WG in cl/sparse_solve.cl): a device that allows fewer items
+ * (OCAL_LIMITS=max_work_group=64, say) takes ocal_gemm for the Gram blocks instead. */
+#define GRAM_WG 128
 
 #define CK(expr)                          \
   do {                                    \
@@ -124,7 +127,7 @@ static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, s
   ocal__arg args[] = {OCAL__ARG(nn), OCAL__ARG(aa), OCAL__ARG(bb), OCAL__ARG(xb->mem),
                       OCAL__ARG(xo), OCAL__ARG(yb->mem), OCAL__ARG(yo), OCAL__ARG(gb->mem),
                       OCAL__ARG(go)};
-  size_t local = 128, global = a * b * local;
+  size_t local = GRAM_WG, global = a * b * local;
   if (global == 0) return OCAL_OK;
   double t0 = prof_now();
   s = ocal__kernel_run_nd(L->ctx, k, 1, &global, &local, 9, args, L->func);
@@ -579,7 +582,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
                      "x must be a {n, k} block with n = %zu (the operator's size) and k >= 1",
                      n);
   size_t k = x->shape[1];
-  L.own = k <= OWN_MAX_K;
+  L.own = k <= OWN_MAX_K && x->ctx->info.max_work_item_sizes[0] >= GRAM_WG;
   if (o.b && (s = ocal__check_operator(o.b, "B", func)) != OCAL_OK) return s;
   if (o.m && (s = ocal__check_operator(o.m, "M", func)) != OCAL_OK) return s;
   if ((o.b && (o.b->n != n || o.b->dtype != a->dtype)) ||

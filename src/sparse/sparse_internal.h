@@ -32,6 +32,8 @@ struct ocal_csr_s {
   ocal_buffer v;   /* max(nnz, 1) values */
   ocal__spmv_kind kind;
   unsigned lanes;         /* work-items per row of the vector kernel */
+  unsigned wg, swg;       /* work-group sizes of the vector and stream kernels: OCAL__SPMV_WG
+                           * and OCAL__SPMV_STREAM_WG, or less where the device allows less */
   ocal_buffer short_rows; /* adaptive: the rows of ordinary length, and the long ones */
   ocal_buffer long_rows;
   size_t n_short, n_long;

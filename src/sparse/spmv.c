@@ -63,7 +63,7 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
   }
   char extra[96];
   if (a->kind == OCAL__SPMV_STREAM) {
-    const size_t swg = OCAL__SPMV_STREAM_WG;
+    const size_t swg = a->swg;
     snprintf(extra, sizeof extra, "-DWG=%zu -DCAP=%u", swg, a->cap);
     int64_t nb64 = (int64_t)a->nblocks;
     int32_t nb32 = (int32_t)a->nblocks;
@@ -74,7 +74,7 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
                         scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
     return launch(a, "spmv_stream", extra, groups_for(a->nblocks, 1) * swg, swg, args, 11, func);
   }
-  const size_t wg = OCAL__SPMV_WG;
+  const size_t wg = a->wg;
   if (a->kind == OCAL__SPMV_VECTOR) {
     snprintf(extra, sizeof extra, "-DVL=%u -DWG=%zu", a->lanes, wg);
     ocal__arg args[] = {rows_arg,          OCAL__ARG(a->rp->mem), OCAL__ARG(a->rp->mem),
