@@ -197,6 +197,12 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   unsigned lanes = lanes_for(a->mean_len),
            cap = n_long > 0 ? STREAM_CAP_IRREGULAR : OCAL__SPMV_STREAM_CAP;
   spmv_override(&kind, &lanes, &cap);
+  /* The stream kernel stages `cap` values and its group's row pointers in local memory:
+   * halve the blocks until they fit the device (an emulated 32 KiB one cannot hold 4096
+   * doubles beside them). */
+  size_t vsz = ocal_dtype_size(a->vt), isz = ocal_dtype_size(a->it);
+  while (cap > a->swg && (size_t)cap * vsz + (a->swg + 1) * isz > a->ctx->info.local_mem_bytes)
+    cap /= 2;
   if (lanes > a->wg) lanes = a->wg;
   a->kind = kind;
   a->lanes = lanes;
