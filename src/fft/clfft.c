@@ -224,7 +224,17 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     clfftPlanHandle *h = pass == 0 ? &c->handle : &one;
     call = "clfftCreateDefaultPlan";
     st = clfftCreateDefaultPlan(h, ctx->cl_ctx, (clfftDim)p->ndim, lens);
-    if (st != CLFFT_SUCCESS) break;
+    if (st != CLFFT_SUCCESS) {
+      /* clFFT 2.12 registers the plan, with the context, before it queries the device
+       * (FFTPlan::SetEnvelope) and retains the context only after: a plan whose creation
+       * failed in between holds the context without a reference, and destroying it released
+       * ocal's own (the context then crashed at its release; found by tests/fault). So such
+       * a plan gets a reference to give back before it is destroyed; if even that fails,
+       * the plan is left to clfftTeardown rather than the context broken. */
+      if (*h && clRetainContext(ctx->cl_ctx) == CL_SUCCESS) clfftDestroyPlan(h);
+      *h = 0;
+      break;
+    }
     if (pass == 1) have_one = 1;
     call = "clfftSetPlanPrecision";
     st = clfftSetPlanPrecision(*h, p->dbl ? CLFFT_DOUBLE : CLFFT_SINGLE);
