@@ -110,6 +110,28 @@ static ocal_csr upload(const hmat *m, ocal_dtype vt, ocal_dtype it) {
   return a;
 }
 
+/* An OCAL_SPMV value that names no kernel is refused at creation, naming the variable. */
+START_TEST(test_spmv_setting_refused) {
+  int32_t rp[3] = {0, 1, 2}, ci[2] = {0, 1};
+  float v[2] = {1.0f, 2.0f};
+  static const char *const bad[] = {"bogus", "stream3", "vector128", "stream512x", "vector0"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("OCAL_SPMV", bad[i], 1);
+    ocal_csr a = NULL;
+    ocal_status st = ocal_csr_from_host(fixture_ctx, OCAL_F32, OCAL_I32, 2, 2, rp, ci, v, &a);
+    ck_assert_msg(st == OCAL_INVALID_ARGUMENT, "OCAL_SPMV=%s accepted (%s)", bad[i],
+                  ocal_status_string(st));
+    ck_assert_ptr_null(a);
+    ck_assert_msg(strstr(ocal_last_error(), "OCAL_SPMV") != NULL, "%s", ocal_last_error());
+  }
+  setenv("OCAL_SPMV", "stream512", 1);
+  ocal_csr a;
+  ck_assert_ocal(ocal_csr_from_host(fixture_ctx, OCAL_F32, OCAL_I32, 2, 2, rp, ci, v, &a));
+  ocal_csr_release(a);
+  unsetenv("OCAL_SPMV");
+}
+END_TEST
+
 static ocal_buffer make_block(ocal_dtype vt, size_t rows, size_t k, double *host, uint64_t seed) {
   uint64_t st = seed;
   for (size_t i = 0; i < rows * k; i++) host[i] = vround(vt, urand(&st) * 2 - 1);
@@ -1145,6 +1167,7 @@ Suite *sparse_suite(void) {
   TCase *tc = fixture_tcase("spmv");
   tcase_add_test(tc, test_spmv_random_types);
   tcase_add_test(tc, test_spmv_kernels);
+  tcase_add_test(tc, test_spmv_setting_refused);
   tcase_add_test(tc, test_spmv_degenerate);
   tcase_add_test(tc, test_coo_unsorted_duplicates);
   tcase_add_test(tc, test_from_buffers_and_queries);

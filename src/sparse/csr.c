@@ -90,8 +90,9 @@ static ocal_status validate(ocal_dtype it, size_t rows, size_t cols, const void 
   return OCAL_OK;
 }
 
-/* Reads OCAL_SPMV (scalar|vector|vectorN|adaptive|stream|streamN) to override the rule; 0
- * when unset. */
+/* Reads OCAL_SPMV (auto|scalar|vector|vectorN|adaptive|stream|streamN) to override the rule:
+ * 0 when unset or auto, 1 when it overrides, -1 for a value it does not know (an error, as for
+ * every OCAL_* setting, rather than a silent fallback to the rule). */
 static int spmv_override(ocal__spmv_kind *kind, unsigned *lanes, unsigned *cap) {
   const char *e = getenv("OCAL_SPMV");
   if (e == NULL || *e == '\0' || strcmp(e, "auto") == 0) return 0;
@@ -103,19 +104,19 @@ static int spmv_override(ocal__spmv_kind *kind, unsigned *lanes, unsigned *cap) 
     *kind = OCAL__SPMV_ADAPTIVE;
     return 1;
   }
-  if (strncmp(e, "stream", 6) == 0) {
-    *kind = OCAL__SPMV_STREAM;
-    unsigned c = (unsigned)atoi(e + 6);
-    if (c >= OCAL__SPMV_STREAM_WG && c <= 4096 && (c & (c - 1)) == 0) *cap = c;
-    return 1;
+  int stream = strncmp(e, "stream", 6) == 0, vector = strncmp(e, "vector", 6) == 0;
+  if (!stream && !vector) return -1;
+  unsigned n = 0;
+  if (e[6] != '\0') {
+    char *end;
+    unsigned long v = strtoul(e + 6, &end, 10);
+    if (*end != '\0' || v == 0 || (v & (v - 1)) != 0) return -1;
+    if (stream ? v < OCAL__SPMV_STREAM_WG || v > 4096 : v < 2 || v > 64) return -1;
+    n = (unsigned)v;
   }
-  if (strncmp(e, "vector", 6) == 0) {
-    *kind = OCAL__SPMV_VECTOR;
-    unsigned l = (unsigned)atoi(e + 6);
-    if (l >= 2 && l <= 64 && (l & (l - 1)) == 0) *lanes = l;
-    return 1;
-  }
-  return 0;
+  *kind = stream ? OCAL__SPMV_STREAM : OCAL__SPMV_VECTOR;
+  if (n) *(stream ? cap : lanes) = n;
+  return 1;
 }
 
 static unsigned lanes_for(double mean) {
@@ -196,7 +197,11 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
    * 605 GB/s with 512 entries a block, 591 with 1024, 571 with 2048). */
   unsigned lanes = lanes_for(a->mean_len),
            cap = n_long > 0 ? STREAM_CAP_IRREGULAR : OCAL__SPMV_STREAM_CAP;
-  spmv_override(&kind, &lanes, &cap);
+  if (spmv_override(&kind, &lanes, &cap) < 0)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "OCAL_SPMV='%s' is not a kernel: use auto, scalar, adaptive, vector, "
+                      "vectorN (N = 2..64, a power of two), stream or streamN (N = 256..4096, "
+                      "a power of two)", getenv("OCAL_SPMV"));
   /* The stream kernel stages `cap` values and its group's row pointers in local memory:
    * halve the blocks until they fit the device (an emulated 32 KiB one cannot hold 4096
    * doubles beside them). */
