@@ -68,6 +68,15 @@ for n in 1 2 3; do
   grep -q "over $n ranks = 500002500003 (exact)" "$tmp/sum.log"
 done
 
+# A bad setting fails ocal_mpi_create with a message naming it, on every rank (no hang).
+for bad in OCAL_MPI_CHUNK=12x OCAL_MPI_CHUNK=100 OCAL_MPI_SLOTS=0 OCAL_MPI_ASYNC=2; do
+  if env "$bad" "$mpirun" -np 2 --oversubscribe "$build/examples/mpi_sum" --n 1000 \
+      > "$tmp/bad.log" 2>&1; then
+    echo "mpi.sh: $bad was accepted"; exit 1
+  fi
+  grep -q "${bad%%=*}" "$tmp/bad.log" || { echo "mpi.sh: no message for $bad"; cat "$tmp/bad.log"; exit 1; }
+done
+
 # Data-parallel training: its first steps' losses equal one rank's with the same global batch.
 run 2 "$build/examples/mlp_train_mpi" --check 3 --train 1536 --batch 128 --hidden 64 \
   --epochs 2 --min-accuracy 60 | tee "$tmp/mlp.log"
