@@ -40,6 +40,25 @@ static void emit(size_t m, size_t n, size_t k, int ta, int tb, const char *engin
   fflush(stdout);
 }
 
+/* The library reads its OCAL_* settings when a context is created: each configuration gets a
+ * context of its own, and the operands again (the same seeds give the same values). */
+#define REOPEN()                                                                  \
+  do {                                                                            \
+    ocal_buffer_release(a), ocal_buffer_release(b), ocal_buffer_release(c);       \
+    ocal_context_release(ctx);                                                    \
+    if (ocal_context_create(&ctx, NULL) != OCAL_OK) {                             \
+      fprintf(stderr, "context: %s\n", ocal_last_error());                        \
+      return 1;                                                                   \
+    }                                                                             \
+    a = ta ? matrix(ctx, k, m, 1) : matrix(ctx, m, k, 1);                         \
+    b = tb ? matrix(ctx, n, k, 2) : matrix(ctx, k, n, 2);                         \
+    c = matrix(ctx, m, n, 3);                                                     \
+    if (!a || !b || !c) {                                                         \
+      fprintf(stderr, "buffers: %s\n", ocal_last_error());                        \
+      return 1;                                                                   \
+    }                                                                             \
+  } while (0)
+
 int main(int argc, char **argv) {
   static const struct {
     size_t m, n, k;
@@ -75,6 +94,7 @@ int main(int argc, char **argv) {
      * with A supplied transposed (TN), for the square NN shapes. */
     setenv("OCAL_GEMM", "clblast", 1);
     setenv("OCAL_GEMM_PRETRANSPOSE", "0", 1);
+    REOPEN();
     emit(m, n, k, ta, tb, "clblast", "-", "pretranspose=0",
          time_gemm(ctx, ta, tb, a, b, c, ROUND), 0);
     float *ref = fetch(c, m * n);
@@ -82,9 +102,11 @@ int main(int argc, char **argv) {
     for (size_t i = 0; ref && i < m * n; i++) cmax = fmax(cmax, fabs(ref[i]));
     if (!ta) {
       setenv("OCAL_GEMM_PRETRANSPOSE", "1", 1);
+      REOPEN();
       emit(m, n, k, ta, tb, "clblast", "-", "pretranspose=1",
            time_gemm(ctx, ta, tb, a, b, c, ROUND), 0);
       unsetenv("OCAL_GEMM_PRETRANSPOSE");
+      REOPEN();
       if (m == n && n == k && !tb && m >= 2048) {
         ocal_buffer at = matrix(ctx, k, m, 1);
         emit(m, n, k, 1, tb, "clblast", "-", "A supplied transposed",
@@ -101,6 +123,7 @@ int main(int argc, char **argv) {
       for (int sp = 0; sp < 4; sp++) {
         if (sp && (m * n > (size_t)2048 * 2048 || k < 512 || n < 64)) break;
         setenv("OCAL_GEMM_OWN_SPLITK", splits[sp], 1);
+        REOPEN();
         double tm = time_gemm(ctx, ta, tb, a, b, c, ROUND);
         float *got = fetch(c, m * n);
         double md = -1;
@@ -116,6 +139,7 @@ int main(int argc, char **argv) {
     }
     unsetenv("OCAL_GEMM_OWN_TILE");
     unsetenv("OCAL_GEMM");
+    REOPEN();
     /* The automatic choice of engine, tile and split. */
     emit(m, n, k, ta, tb, "auto", "-", "-", time_gemm(ctx, ta, tb, a, b, c, ROUND), 0);
     free(ref);

@@ -69,6 +69,18 @@ int main(int argc, char **argv) {
       for (size_t md = 0; md < sizeof modes / sizeof modes[0] && a && b && c; md++) {
         if (m * n >= 4096 * 4096 && md > 2) continue;
         setenv("OCAL_GEMM_SPLITK", modes[md], 1);
+        /* The library reads its settings when a context is created: one per mode, and the
+         * operands again (the tuning applied above holds for the device, not the context). */
+        ocal_buffer_release(a), ocal_buffer_release(b), ocal_buffer_release(c);
+        ocal_context_release(ctx);
+        if (ocal_context_create(&ctx, NULL) != OCAL_OK) {
+          fprintf(stderr, "context: %s\n", ocal_last_error());
+          return 1;
+        }
+        a = ta ? matrix(ctx, k, m, 0) : matrix(ctx, m, k, 0);
+        b = tb ? matrix(ctx, n, k, 0) : matrix(ctx, k, n, 0);
+        c = matrix(ctx, m, n, 0);
+        if (!a || !b || !c) break;
         double t = time_gemm(ctx, ta, tb, a, b, c, 0.1);
         printf("{\"shape\":\"%zux%zux%zu\",\"ta\":%d,\"tb\":%d,\"min_indirect\":%ld,"
                "\"splitk\":\"%s\",\"gflops\":%.1f,\"us\":%.2f}\n",

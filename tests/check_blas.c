@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "blas_internal.h"
+#include "engine.h"
 #include "fixture.h"
 
 /* ---- helpers -------------------------------------------------------------------------- */
@@ -249,6 +249,7 @@ static void set_engine(int own) {
     setenv("OCAL_GEMM", "ocal", 1);
   else
     unsetenv("OCAL_GEMM");
+  fixture_reopen(); /* settings are read at context creation */
 }
 
 START_TEST(test_gemm_f32_shapes_and_transposes) {
@@ -366,13 +367,16 @@ END_TEST
  * kernel, beta = 0 over NaN, f64, a batched product with a shared 2-D A; and the
  * pre-transposition of A ahead of CLBlast (blas.c). */
 START_TEST(test_gemm_own_kernel_paths) {
-  ocal_context ctx = fixture_ctx;
   setenv("OCAL_GEMM", "ocal", 1);
+  fixture_reopen();
+  ocal_context ctx = fixture_ctx;
   int fp64;
   ck_assert_ocal(ocal_context_has_fp64(ctx, &fp64));
   static const char *const tiles[] = {"64x64x16x8x4", "32x32x8x4x4", "128x64x8x8x8"};
   for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
     setenv("OCAL_GEMM_OWN_TILE", tiles[i], 1);
+    fixture_reopen();
+    ctx = fixture_ctx;
     for (int t = 0; t < 4; t++) {
       check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 128, 64, 48, 200 + t); /* whole tiles */
       check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 130, 66, 21, 210 + t); /* edges */
@@ -381,12 +385,16 @@ START_TEST(test_gemm_own_kernel_paths) {
   }
   unsetenv("OCAL_GEMM_OWN_TILE");
   setenv("OCAL_GEMM_OWN_SPLITK", "3", 1);
+  fixture_reopen();
+  ctx = fixture_ctx;
   for (int t = 0; t < 4; t++) {
     check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 64, 64, 96, 230 + t);
     check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 33, 17, 65, 234 + t);
     if (fp64) check_gemm(ctx, OCAL_F64, t & 1, t >> 1, 64, 64, 40, 238 + t);
   }
   unsetenv("OCAL_GEMM_OWN_SPLITK");
+  fixture_reopen();
+  ctx = fixture_ctx;
 
   /* beta = 0 over NaN, on whole tiles and on edges. */
   for (int e = 0; e < 2; e++) {
@@ -430,6 +438,8 @@ START_TEST(test_gemm_own_kernel_paths) {
   /* CLBlast with A transposed by ocal first, forced, through the indirect kernel. */
   setenv("OCAL_GEMM", "clblast", 1);
   setenv("OCAL_GEMM_PRETRANSPOSE", "1", 1);
+  fixture_reopen();
+  ctx = fixture_ctx;
   char params[1024];
   cpu_params(1, params, sizeof params);
   ck_assert_ocal(ocal_blas_tuning_apply(ctx, OCAL_F32, params));
@@ -452,6 +462,7 @@ START_TEST(test_gemm_splitk_forced) {
   int fp64;
   ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
   setenv("OCAL_GEMM_SPLITK", "3", 1);
+  fixture_reopen();
   ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 33, 17, 65), 3);
   ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 1, 1, 1), 0);
   for (size_t s = 0; s < sizeof sk / sizeof sk[0]; s++)
@@ -465,11 +476,13 @@ START_TEST(test_gemm_splitk_forced) {
   cpu_params(1, params, sizeof params);
   ck_assert_ocal(ocal_blas_tuning_apply(fixture_ctx, OCAL_F32, params));
   setenv("OCAL_GEMM_SPLITK", "4", 1);
+  fixture_reopen();
   for (int t = 0; t < 4; t++) {
     check_gemm(fixture_ctx, OCAL_F32, t & 1, t >> 1, 33, 17, 65, 90 + t);
     check_gemm(fixture_ctx, OCAL_F32, t & 1, t >> 1, 64, 64, 128, 95 + t);
   }
   setenv("OCAL_GEMM_SPLITK", "0", 1);
+  fixture_reopen();
   ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 33, 17, 65), 0);
 }
 END_TEST
@@ -493,9 +506,11 @@ START_TEST(test_gemm_splitk_auto) {
   ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, big, big, 4096), 0);
   check_gemm(fixture_ctx, OCAL_F32, 0, 1, 32, 32, 2048, 101);
   setenv("OCAL_GEMM_SPLITK", "0", 1);
+  fixture_reopen();
   ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 32, 32, 2048), 0);
   /* Below the switch point the plain call runs the direct kernel: no split. */
   unsetenv("OCAL_GEMM_SPLITK");
+  fixture_reopen();
   cpu_params(512, params, sizeof params);
   ck_assert_ocal(ocal_blas_tuning_apply(fixture_ctx, OCAL_F32, params));
   ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 32, 32, 2048), 0);
@@ -505,8 +520,9 @@ END_TEST
 /* Views in and out (neighbours untouched), beta = 0 over NaNs in C, and batched products,
  * which split-K leaves to CLBlast's batched call, all with split-K forced. */
 START_TEST(test_gemm_splitk_views_nan_batched) {
-  ocal_context ctx = fixture_ctx;
   setenv("OCAL_GEMM_SPLITK", "2", 1);
+  fixture_reopen();
+  ocal_context ctx = fixture_ctx;
   size_t m = 9, n = 6, k = 11, pad = 4;
   size_t big_a[2] = {k + pad, m}, big_b[2] = {n + pad, k}, big_c[2] = {m + 2 * pad, n};
   double *a = random_doubles(big_a[0] * m, 5), *b = random_doubles(big_b[0] * k, 6);
@@ -665,7 +681,10 @@ START_TEST(test_gemv_own_kernels) {
   int fp64;
   ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
   for (int pass = 0; pass < 2; pass++) {
-    if (pass) setenv("OCAL_GEMV", "clblast", 1);
+    if (pass) {
+      setenv("OCAL_GEMV", "clblast", 1);
+      fixture_reopen();
+    }
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
       for (int ta = 0; ta < 2; ta++) {
         check_gemv_one(fixture_ctx, OCAL_F32, ta, sh[i][0], sh[i][1], sh[i][2],
@@ -764,24 +783,26 @@ START_TEST(test_errors_name_the_shapes) {
   ck_assert_ocal_fails(ocal_blas_axpy(1, v3, v5), OCAL_SHAPE_MISMATCH);
   ck_assert_ocal_fails(ocal_blas_scal(1, NULL), OCAL_INVALID_HANDLE);
 
-  /* Engine settings the library does not know are refused, not taken for "auto"; known
-   * ones (any case) still work, and the context stays usable. */
+  /* Engine settings the library does not know are refused when the context is created (it
+   * reads them once), not taken for "auto"; known ones (any case) are taken, and a context
+   * that exists already is not affected. Every variable: tests/check_settings.c. */
   static const struct {
     const char *name, *bad, *good;
   } settings[] = {{"OCAL_GEMM", "clbast", "CLBlast"},
-                  {"OCAL_GEMM_PRETRANSPOSE", "yes", "auto"},
-                  {"OCAL_GEMV", "own", "ocal"},
+                  {"OCAL_GEMM_PRETRANSPOSE", "maybe", "auto"},
+                  {"OCAL_GEMV", "mine", "ocal"},
                   {"OCAL_GEMM_SPLITK", "four", "4"},
                   {"OCAL_GEMM_SPLITK", "-2", "off"}};
   for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+    ocal_context fresh = NULL;
     setenv(settings[i].name, settings[i].bad, 1);
-    ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, a, b, 0, c),
-                         OCAL_INVALID_ARGUMENT);
+    ck_assert_ocal_fails(ocal_context_create(&fresh, NULL), OCAL_INVALID_ARGUMENT);
     assert_message_has(settings[i].name);
     assert_message_has(settings[i].bad);
-    ck_assert_ocal_fails(ocal_gemv(OCAL_NO_TRANS, 1, a, v3, 0, r2), OCAL_INVALID_ARGUMENT);
-    setenv(settings[i].name, settings[i].good, 1);
     ck_assert_ocal(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, a, b, 0, c));
+    setenv(settings[i].name, settings[i].good, 1);
+    ck_assert_ocal(ocal_context_create(&fresh, NULL));
+    ck_assert_ocal(ocal_context_release(fresh));
     ck_assert_ocal(ocal_gemv(OCAL_NO_TRANS, 1, a, v3, 0, r2));
     unsetenv(settings[i].name);
   }
@@ -882,6 +903,7 @@ static void *first_gemm(void *arg) {
 
 START_TEST(test_first_clblast_calls_from_threads) {
   setenv("OCAL_GEMM", "clblast", 1);
+  fixture_reopen();
   pthread_t t[FIRST_THREADS];
   first_job jobs[FIRST_THREADS];
   ck_assert_int_eq(pthread_barrier_init(&first_barrier, NULL, FIRST_THREADS), 0);
@@ -912,6 +934,7 @@ START_TEST(test_gemm_falls_back_when_clblast_does_not_build) {
   check_gemm(fixture_ctx, OCAL_F32, 0, 1, 37, 19, 23, 5);
   check_gemm(fixture_ctx, OCAL_F32, 1, 0, 64, 64, 64, 6);
   setenv("OCAL_GEMM", "clblast", 1);
+  fixture_reopen();
   size_t as[2] = {5, 7}, bs[2] = {7, 3}, cs[2] = {5, 3};
   ocal_buffer A, B, C;
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, as, &A));
@@ -925,6 +948,181 @@ START_TEST(test_gemm_falls_back_when_clblast_does_not_build) {
   unsetenv("POCL_EXTRA_BUILD_FLAGS");
 }
 END_TEST
+
+/* ---- the engine rule (src/blas/rule.c) ------------------------------------------------ */
+
+/* The choices at every shape the benches use (tools/bench's gemm suite: squares 256..8192
+ * and the MLP's six shapes; bench/gemm_own's and bench/gemm_splitk's shapes), written down
+ * from the rule as it was spread over blas.c, gemm_own.c and splitk.c before the engine
+ * table (docs/blas-engines.md): the rule must give exactly these. */
+typedef struct rule_case {
+  ocal_dtype dtype;
+  ocal_transpose ta;
+  size_t m, n, k, batch;
+  int engine;       /* ocal__gemm_engine_id */
+  size_t slices;    /* split-K */
+  int pretranspose; /* CLBlast */
+} rule_case;
+
+static void check_rule_cases(const ocal__blas_facts *f, const rule_case *cases, size_t n,
+                             const char *what) {
+  for (size_t i = 0; i < n; i++) {
+    const rule_case *c = &cases[i];
+    ocal__gemm_choice got =
+        ocal__gemm_rule(f, c->dtype, c->ta, c->m, c->n, c->k, c->batch, 1);
+    ck_assert_msg((int)got.engine == c->engine && got.slices == c->slices &&
+                      got.pretranspose == c->pretranspose,
+                  "%s: %s %zux%zux%zu (batch %zu, ta %d): engine %d, slices %zu, "
+                  "pretranspose %d (%s); expected %d, %zu, %d",
+                  what, ocal_dtype_name(c->dtype), c->m, c->n, c->k, c->batch, (int)c->ta,
+                  (int)got.engine, got.slices, got.pretranspose, got.reason, c->engine,
+                  c->slices, c->pretranspose);
+    ck_assert_msg(got.reason && got.reason[0], "%s: case %zu has no reason", what, i);
+  }
+}
+
+/* An NVIDIA H100 80GB HBM3 as ocal sees it: 132 compute units, a quarter of 80 GiB in one
+ * allocation, the built-in Hopper parameter set (src/blas/builtin.c). */
+static ocal__blas_facts h100_facts(void) {
+  ocal__blas_facts f;
+  memset(&f, 0, sizeof f);
+  f.type = OCAL_DEVICE_GPU;
+  f.compute_units = 132;
+  f.max_alloc_bytes = (uint64_t)20 << 30;
+  f.have_clblast = 1;
+  f.gemm = OCAL__ENGINE_AUTO;
+  f.splitk = -1;
+  f.pretranspose = -1;
+  f.gemv = OCAL__ENGINE_AUTO;
+  f.params_known = 1;
+  f.mwg = 64, f.nwg = 128, f.kwg = 32, f.min_indirect = 1536;
+  return f;
+}
+
+#define OWN OCAL__GEMM_OWN
+#define CLB OCAL__GEMM_CLBLAST
+#define SPL OCAL__GEMM_SPLITK
+#define N OCAL_NO_TRANS
+#define T OCAL_TRANS
+
+START_TEST(test_rule_h100_bench_shapes) {
+  static const rule_case cases[] = {
+      /* ocal bench gemm: squares (ocal's kernel below 4096^3, then CLBlast on a transposed A) */
+      {OCAL_F32, N, 256, 256, 256, 1, OWN, 0, 0},
+      {OCAL_F32, N, 512, 512, 512, 1, OWN, 0, 0},
+      {OCAL_F32, N, 1024, 1024, 1024, 1, OWN, 0, 0},
+      {OCAL_F32, N, 2048, 2048, 2048, 1, OWN, 0, 0},
+      {OCAL_F32, N, 4096, 4096, 4096, 1, CLB, 0, 1},
+      {OCAL_F32, N, 8192, 8192, 8192, 1, CLB, 0, 1},
+      /* the MLP 784-512-10 at batch 256 */
+      {OCAL_F32, N, 256, 512, 784, 1, OWN, 0, 0},
+      {OCAL_F32, N, 256, 10, 512, 1, OWN, 0, 0},
+      {OCAL_F32, T, 784, 512, 256, 1, OWN, 0, 0},
+      {OCAL_F32, T, 512, 10, 256, 1, OWN, 0, 0},
+      {OCAL_F32, N, 256, 512, 10, 1, OWN, 0, 0},
+      {OCAL_F32, N, 256, 784, 512, 1, OWN, 0, 0},
+      /* bench/gemm_own and bench/gemm_splitk */
+      {OCAL_F32, N, 1536, 1536, 1536, 1, OWN, 0, 0},
+      {OCAL_F32, N, 1024, 1024, 4096, 1, OWN, 0, 0},
+      {OCAL_F32, T, 1024, 1024, 1024, 1, OWN, 0, 0},
+      {OCAL_F32, T, 4096, 4096, 4096, 1, CLB, 0, 0},
+      /* what CLBlast still takes: f64 and batches */
+      {OCAL_F64, N, 1024, 1024, 1024, 1, CLB, 0, 0},
+      {OCAL_F64, N, 2048, 2048, 2048, 1, CLB, 0, 1},
+      {OCAL_F64, N, 1024, 1024, 4096, 1, SPL, 4, 0},
+      {OCAL_F64, T, 2048, 2048, 2048, 1, CLB, 0, 0},
+      {OCAL_F32, N, 256, 256, 256, 8, CLB, 0, 0},
+  };
+  ocal__blas_facts f = h100_facts();
+  check_rule_cases(&f, cases, sizeof cases / sizeof cases[0], "H100");
+
+  /* OCAL_GEMM=clblast: split-K where the output starves CLBlast's indirect kernel. */
+  static const rule_case clblast[] = {
+      {OCAL_F32, N, 1024, 1024, 4096, 1, SPL, 4, 0},
+      {OCAL_F32, N, 1024, 1024, 1024, 1, CLB, 0, 0},
+      {OCAL_F32, N, 2048, 2048, 2048, 1, CLB, 0, 1},
+      {OCAL_F32, N, 256, 512, 784, 1, CLB, 0, 0},
+  };
+  f.gemm = OCAL__ENGINE_CLBLAST;
+  check_rule_cases(&f, clblast, sizeof clblast / sizeof clblast[0], "H100, OCAL_GEMM=clblast");
+  ocal__gemm_choice c = ocal__gemm_rule(&f, OCAL_F32, N, 512, 512, 512, 1, 1);
+  ck_assert_str_eq(c.reason, "OCAL_GEMM=clblast: CLBlast");
+  ck_assert_int_eq(c.named, 1);
+
+  /* OCAL_GEMM_SPLITK=3 and =0, OCAL_GEMM_PRETRANSPOSE=0 */
+  f.splitk = 3;
+  c = ocal__gemm_rule(&f, OCAL_F32, N, 33, 17, 65, 1, 1);
+  ck_assert_int_eq(c.engine, SPL);
+  ck_assert_uint_eq(c.slices, 3);
+  c = ocal__gemm_rule(&f, OCAL_F32, N, 33, 17, 65, 1, 0); /* offsets beyond CLBlast's int */
+  ck_assert_int_eq(c.engine, CLB);
+  f.splitk = 0;
+  c = ocal__gemm_rule(&f, OCAL_F64, N, 1024, 1024, 4096, 1, 1);
+  ck_assert_int_eq(c.engine, CLB);
+  f.pretranspose = 0;
+  c = ocal__gemm_rule(&f, OCAL_F32, N, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_eq(c.pretranspose, 0);
+
+  /* The same device in a build without CLBlast: ocal's kernel for everything it can index. */
+  f = h100_facts();
+  f.have_clblast = 0;
+  f.params_known = 0;
+  c = ocal__gemm_rule(&f, OCAL_F32, N, 8192, 8192, 8192, 1, 1);
+  ck_assert_int_eq(c.engine, OWN);
+  ck_assert_str_eq(c.reason, "CLBlast missing: ocal's kernel");
+  c = ocal__gemm_rule(&f, OCAL_F64, N, 3, 4, 5, 7, 1);
+  ck_assert_int_eq(c.engine, OWN);
+  c = ocal__gemm_rule(&f, OCAL_F32, N, (size_t)1 << 32, 1, 1, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
+  f.gemm = OCAL__ENGINE_CLBLAST;
+  c = ocal__gemm_rule(&f, OCAL_F32, N, 8, 8, 8, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
+  ck_assert_ptr_nonnull(strstr(c.reason, "without CLBlast"));
+
+  /* GEMV: ocal's kernels unless OCAL_GEMV names CLBlast. */
+  f = h100_facts();
+  const char *why;
+  ck_assert_int_eq(ocal__gemv_rule(&f, &why), OCAL__GEMV_OWN);
+  f.gemv = OCAL__ENGINE_CLBLAST;
+  ck_assert_int_eq(ocal__gemv_rule(&f, &why), OCAL__GEMV_CLBLAST);
+  f.have_clblast = 0;
+  ck_assert_int_eq(ocal__gemv_rule(&f, &why), OCAL__GEMV_ENGINE_COUNT);
+}
+END_TEST
+
+/* The PoCL device's own facts (a CPU): CLBlast for every bench shape, as before (CLBlast's
+ * defaults: no parameter set known, so no split and no pre-transposition), or ocal's kernel
+ * in a build without CLBlast. */
+START_TEST(test_rule_pocl_bench_shapes) {
+  ocal__blas_facts f;
+  ocal__blas_facts_of(fixture_ctx, OCAL_F32, &f);
+  ocal_device_info info;
+  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  if (info.type != OCAL_DEVICE_CPU) return; /* the facts below are a CPU's */
+  f.params_known = 0;
+  static const size_t rule_shapes[][4] = {{256, 256, 256, N}, {1024, 1024, 1024, N},
+                                     {4096, 4096, 4096, N}, {8192, 8192, 8192, N},
+                                     {256, 512, 784, N}, {256, 10, 512, N},
+                                     {784, 512, 256, T}, {512, 10, 256, T},
+                                     {256, 512, 10, N}, {256, 784, 512, N},
+                                     {1024, 1024, 4096, N}};
+  for (size_t i = 0; i < sizeof rule_shapes / sizeof rule_shapes[0]; i++) {
+    ocal__gemm_choice c = ocal__gemm_rule(&f, OCAL_F32, (ocal_transpose)rule_shapes[i][3],
+                                          rule_shapes[i][0], rule_shapes[i][1], rule_shapes[i][2], 1, 1);
+    int want = f.have_clblast ? CLB : OWN;
+    ck_assert_msg((int)c.engine == want && c.pretranspose == 0 && c.slices == 0,
+                  "PoCL %zux%zux%zu: engine %d (%s), expected %d", rule_shapes[i][0], rule_shapes[i][1],
+                  rule_shapes[i][2], (int)c.engine, c.reason, want);
+    if (f.have_clblast) ck_assert_str_eq(c.reason, "not a GPU: CLBlast");
+  }
+}
+END_TEST
+
+#undef OWN
+#undef CLB
+#undef SPL
+#undef N
+#undef T
 
 /* ---- tuning --------------------------------------------------------------------------- */
 
@@ -1134,6 +1332,11 @@ static Suite *blas_suite(void) {
   tcase_add_test(tc, test_clblast_failure_leaves_context_usable);
   tcase_add_test(tc, test_gemm_falls_back_when_clblast_does_not_build);
   suite_add_tcase(s, tc);
+  tc = fixture_tcase("rule");
+  tcase_add_test(tc, test_rule_h100_bench_shapes);
+  tcase_add_test(tc, test_rule_pocl_bench_shapes);
+  suite_add_tcase(s, tc);
+
   tc = fixture_tcase("tuning");
   tcase_add_test(tc, test_params_validation);
   tcase_add_test(tc, test_tuning_info_sources);

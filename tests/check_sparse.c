@@ -110,21 +110,23 @@ static ocal_csr upload(const hmat *m, ocal_dtype vt, ocal_dtype it) {
   return a;
 }
 
-/* An OCAL_SPMV value that names no kernel is refused at creation, naming the variable. */
+/* An OCAL_SPMV value that names no kernel is refused at context creation (where the settings
+ * are read), naming the variable. */
 START_TEST(test_spmv_setting_refused) {
   int32_t rp[3] = {0, 1, 2}, ci[2] = {0, 1};
   float v[2] = {1.0f, 2.0f};
   static const char *const bad[] = {"bogus", "stream3", "vector128", "stream512x", "vector0"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_SPMV", bad[i], 1);
-    ocal_csr a = NULL;
-    ocal_status st = ocal_csr_from_host(fixture_ctx, OCAL_F32, OCAL_I32, 2, 2, rp, ci, v, &a);
+    ocal_context c = NULL;
+    ocal_status st = ocal_context_create(&c, NULL);
     ck_assert_msg(st == OCAL_INVALID_ARGUMENT, "OCAL_SPMV=%s accepted (%s)", bad[i],
                   ocal_status_string(st));
-    ck_assert_ptr_null(a);
+    ck_assert_ptr_null(c);
     ck_assert_msg(strstr(ocal_last_error(), "OCAL_SPMV") != NULL, "%s", ocal_last_error());
   }
   setenv("OCAL_SPMV", "stream512", 1);
+  fixture_reopen();
   ocal_csr a;
   ck_assert_ocal(ocal_csr_from_host(fixture_ctx, OCAL_F32, OCAL_I32, 2, 2, rp, ci, v, &a));
   ocal_csr_release(a);
@@ -232,6 +234,7 @@ START_TEST(test_spmv_kernels) {
   const hmat *mats[] = {&short_rows, &long_rows, &regular, &one, &zero};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     setenv("OCAL_SPMV", kinds[i], 1);
+    fixture_reopen(); /* the settings are read at context creation */
     for (size_t which = 0; which < sizeof mats / sizeof mats[0]; which++) {
       const hmat *m = mats[which];
       for (int t = 0; t < 4; t++) {
@@ -252,6 +255,7 @@ START_TEST(test_spmv_kernels) {
     }
   }
   unsetenv("OCAL_SPMV");
+  fixture_reopen();
   hmat_free(&regular);
   hmat_free(&one);
   hmat_free(&zero);

@@ -16,6 +16,12 @@ void fixture_setup(void) {
                 getenv("OCAL_DEVICE") ? getenv("OCAL_DEVICE") : "", ocal_last_error());
 }
 
+void fixture_reopen(void) {
+  ocal_context_release(fixture_ctx);
+  fixture_ctx = NULL;
+  fixture_setup();
+}
+
 void fixture_teardown(void) {
   ocal_context_release(fixture_ctx);
   fixture_ctx = NULL;

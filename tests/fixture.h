@@ -17,6 +17,10 @@
 extern ocal_context fixture_ctx;
 
 void fixture_setup(void);
+/* Releases fixture_ctx and creates it again: the library reads its OCAL_* settings once, at
+ * ocal_context_create, so a test that changes one (setenv) reopens the context to use it.
+ * Buffers of the old context must be released first. */
+void fixture_reopen(void);
 void fixture_teardown(void);
 
 /* Adds a test case with the device fixture to a suite. */

@@ -13,6 +13,10 @@
 #include <ocal.h>
 
 static ocal_context ctx;
+
+/* The library reads its OCAL_* settings when a context is created: after a setenv, the
+ * context is created again (no buffer of the old one is alive at the calls below). */
+static void reopen(void);
 static int failures;
 
 #define CHECK(call)                                                                 \
@@ -268,6 +272,7 @@ static void gemv(void) {
 
 static void fourstep_fft(size_t n) {
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
+  reopen();
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
   d.lengths[0] = n;
@@ -309,6 +314,7 @@ static void fourstep_fft(size_t n) {
   ocal_fft_plan_release(plan);
   free(x), free(y), free(want), free(cs);
   unsetenv("OCAL_FFT_FOURSTEP");
+  reopen();
 }
 
 static void generated(void) {
@@ -368,15 +374,23 @@ int main(void) {
   scans(33, 7);
   softmax_random();
   setenv("OCAL_GEMM", "ocal", 1);
+  reopen();
   gemm(33, 20, 17, "gemm (ocal's kernel) 33x20x17");
   setenv("OCAL_GEMM_OWN_SPLITK", "2", 1);
+  reopen();
   gemm(64, 64, 40, "gemm split-K (2 slices) 64x64x40");
   unsetenv("OCAL_GEMM_OWN_SPLITK");
   unsetenv("OCAL_GEMM");
+  reopen();
   gemv();
   fourstep_fft(4096); /* the smallest length the four-step kernels take: 64 x 64 */
   generated();
   CHECK(ocal_context_release(ctx));
   printf("oclgrind_set: %s\n", failures ? "FAILED" : "all results match the host reference");
   return failures ? 1 : 0;
+}
+
+static void reopen(void) {
+  CHECK(ocal_context_release(ctx));
+  CHECK(ocal_context_create(&ctx, NULL));
 }

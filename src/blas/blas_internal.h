@@ -93,47 +93,21 @@ ocal_status ocal__gemm_check_temp(ocal_context ctx, ocal_dtype dtype, ocal_trans
                                   ocal_transpose tb, size_t m, size_t n, size_t k,
                                   ocal_buffer a, ocal_buffer b, ocal_buffer c, size_t batch);
 
-/* Split-K GEMM (splitk.c): returns 1 and enqueues C = alpha op(A) op(B) + beta C (2-D C,
- * no batch) as S partial products summed by an ocal kernel, with *status its outcome; 0
- * when the decision rule (or OCAL_GEMM_SPLITK) says a plain call is the better one. */
-int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, ocal_transpose tb,
-                      size_t m, size_t n, size_t k, double alpha, ocal_buffer a,
-                      ocal_buffer b, double beta, ocal_buffer c, ocal_status *status);
-
-/* The number of slices ocal_gemm will split a non-batched m x n x k product into (0 = a
- * plain call), after OCAL_GEMM_SPLITK and the automatic rule. */
+/* The number of slices the rule (rule.c) gives a non-batched m x n x k product (0 = a plain
+ * call), after OCAL_GEMM_SPLITK and the automatic rule. */
 size_t ocal__gemm_splitk_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n,
                                 size_t k);
 
-/* The second pass of a split-K product: c = sum of the slices of w ({slices, m, n}, alpha
- * applied) + beta c, mn = m n (splitk.c). */
-ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, size_t mn,
-                                  size_t slices, double beta, ocal_buffer c);
-
-/* GEMM through ocal's own kernels (gemm_own.c). ocal__gemm_use_own: 1 when an m x n x k
- * product (batch entries of it) should run there, after OCAL_GEMM and the measured rule.
- * ocal__gemm_own: C = alpha op(A) op(B) + beta C, all checked and non-empty (2-D, or 3-D
- * batched with 2-D A or B shared). ocal__gemm_transpose: out (cols x rows, contiguous) =
- * the rows x cols matrix a (from its offset), transposed. */
-/* 1 when OCAL_GEMM names CLBlast (then a CLBlast failure is not covered by ocal's kernel). */
-int ocal__gemm_clblast_named(void);
-int ocal__gemm_use_own(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
-                       size_t batch);
-ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, size_t m,
-                           size_t n, size_t k, size_t batch, double alpha, ocal_buffer a,
-                           ocal_buffer b, double beta, ocal_buffer c);
+/* out (cols x rows, contiguous) = the rows x cols matrix a (from its offset), transposed, by
+ * ocal's kernel (gemm_own.c; the CLBlast engine pre-transposes A with it). */
 ocal_status ocal__gemm_transpose(ocal_context ctx, ocal_dtype dtype, ocal_buffer a,
                                  size_t rows, size_t cols, cl_mem out);
-/* 1 when a non-batched CLBlast product with A as stored (ta = no) should get A transposed
- * by ocal first (blas.c, OCAL_GEMM_PRETRANSPOSE). */
-int ocal__gemm_pretranspose(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k);
 
-/* GEMV through ocal's kernels (gemv.c): y = alpha op(A) x + beta y, A rows x cols, all
- * checked and non-empty. ocal__gemv_use_own: 0 when OCAL_GEMV=clblast. */
-int ocal__gemv_use_own(void);
-ocal_status ocal__gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t rows,
-                           size_t cols, double alpha, ocal_buffer a, ocal_buffer x,
-                           double beta, ocal_buffer y);
+/* CLBlast's scal and axpy (clblast.c, only with CLBlast). */
+ocal_status ocal__clblast_scal(ocal_context ctx, ocal_dtype dtype, double alpha, cl_mem mem,
+                               size_t offset, size_t n, const char *func);
+ocal_status ocal__clblast_axpy(ocal_context ctx, ocal_dtype dtype, double alpha, ocal_buffer x,
+                               ocal_buffer y, const char *func);
 
 /* The key and directory of the device's tuning file (malloc'ed; NULL when none). */
 char *ocal__blas_tuning_key(ocal_context ctx, int precision);

@@ -4,7 +4,8 @@
  * device for the whole process (see splitk.c). On Hopper the set tuned for 4096^3 leaves
  * mid-size products to its direct kernel (1024^3: 15.6 TFLOP/s on an H100, PyTorch FP32
  * 38.5). ocal's kernel picks its tile per call. Which engine runs is decided per call by
- * ocal__gemm_use_own (the rule and the figures it rests on are beside it).
+ * the rule in rule.c (f32 on a GPU below 4096^3: here), on the figures below. Without CLBlast
+ * this engine runs every product.
  *
  * Measured on an NVIDIA H100 80GB HBM3, driver 580.159.04, bench/gemm_own beside PyTorch
  * FP32 (TF32 off) in the same call, TFLOP/s, best tile/split of ocal's kernel:
@@ -20,7 +21,7 @@
  *   784x512x256 TN     13.4 (64x64)        10.4      -                          17.0
  *   256x784x512 NT     11.6 (64x128, S=4)   8.9      7.4                        12.2
  *   256x10x512          0.10 (64x64)        0.07     0.09                        0.21
- * (CLBlast pre-transposed: see ocal__gemm_pretranspose.)
+ * (CLBlast pre-transposed: see clblast.c.)
  *
  * OCAL_GEMM: unset or "auto" = the rule, "ocal" = ocal's kernel for every product,
  * "clblast" = CLBlast for every product. OCAL_GEMM_OWN_TILE=BMxBNxBKxTMxTN and
@@ -32,24 +33,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "blas_internal.h"
-
-#ifdef OCAL_HAVE_CLBLAST
+#include "engine.h"
 
 typedef struct own_tile {
   unsigned bm, bn, bk, tm, tn;
 } own_tile;
-
-/* -1 auto, 0 CLBlast, 1 ocal. */
-static int engine_mode(void) {
-  const char *v = getenv("OCAL_GEMM");
-  if (!v || !*v || strcasecmp(v, "auto") == 0) return -1;
-  if (strcasecmp(v, "ocal") == 0 || strcasecmp(v, "own") == 0) return 1;
-  if (strcasecmp(v, "clblast") == 0) return 0;
-  return -1;
-}
-
-int ocal__gemm_clblast_named(void) { return engine_mode() == 0; }
 
 static int tile_fits(const own_tile *t, ocal_context ctx, ocal_dtype dtype) {
   if (!t->bm || !t->bn || !t->bk || !t->tm || !t->tn) return 0;
@@ -62,10 +50,6 @@ static int tile_fits(const own_tile *t, ocal_context ctx, ocal_dtype dtype) {
   size_t es = dtype == OCAL_F32 ? 4 : 8;
   size_t local = 2 * (size_t)t->bk * ((t->bm + 4) + (t->bn + 4)) * es;
   return local <= ctx->info.local_mem_bytes;
-}
-
-static int parse_tile(const char *v, own_tile *t) {
-  return v && sscanf(v, "%ux%ux%ux%ux%u", &t->bm, &t->bn, &t->bk, &t->tm, &t->tn) == 5;
 }
 
 typedef struct own_plan {
@@ -102,53 +86,19 @@ static own_plan choose_plan(ocal_context ctx, ocal_dtype dtype, size_t m, size_t
            k / (p.slices * 2) >= min_kc)
       p.slices *= 2;
   }
-  own_tile t;
-  if (parse_tile(getenv("OCAL_GEMM_OWN_TILE"), &t) && tile_fits(&t, ctx, dtype)) p.tile = t;
+  /* OCAL_GEMM_OWN_TILE and OCAL_GEMM_OWN_SPLITK (benches measure tiles and splits so). */
+  const unsigned *st = ctx->settings.gemm_own_tile;
+  own_tile t = {st[0], st[1], st[2], st[3], st[4]};
+  if (st[0] && tile_fits(&t, ctx, dtype)) p.tile = t;
   if (!tile_fits(&p.tile, ctx, dtype)) p.tile = (own_tile){32, 32, 8, 4, 4};
-  const char *sv = getenv("OCAL_GEMM_OWN_SPLITK");
-  if (sv && *sv) {
-    long s = atol(sv);
-    p.slices = s > 1 ? (size_t)s : 1;
-  }
+  if (ctx->settings.gemm_own_splitk > 0) p.slices = (size_t)ctx->settings.gemm_own_splitk;
   if (batch != 1 || k < 2) p.slices = 1;
   return p;
 }
 
-int ocal__gemm_use_own(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
-                       size_t batch) {
-  /* The kernel indexes with 32-bit counts. */
-  if (m > 0x7fffffffu || n > 0x7fffffffu || k > 0x7fffffffu) return 0;
-  int mode = engine_mode();
-  if (mode >= 0) return mode;
-  /* The rule measured on an H100 (figures at the top of this file): f32 products smaller
-   * than 4096^3 run here; at 4096^3 and above CLBlast with A pre-transposed was ahead
-   * (45.3 against 44.9 TFLOP/s; 8192^3 46.8 against 45.0). Batched products and f64 were
-   * not measured and stay with CLBlast, as do CPUs and other devices. */
-  return ctx->info.type == OCAL_DEVICE_GPU && dtype == OCAL_F32 && batch == 1 &&
-         (double)m * (double)n * (double)k < 4096.0 * 4096.0 * 4096.0;
-}
-
-int ocal__gemm_pretranspose(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n,
-                            size_t k) {
-  const char *v = getenv("OCAL_GEMM_PRETRANSPOSE");
-  if (v && strcmp(v, "0") == 0) return 0;
-  if (m > 0x7fffffffu || k > 0x7fffffffu) return 0;
-  if (v && strcmp(v, "1") == 0) return 1;
-  /* CLBlast's indirect kernel wants ocal's A rotated and, through the C API, transposes it
-   * into a buffer created and released on every call; ocal's transpose into pooled scratch
-   * followed by CLBlast on the transposed A measured faster on an H100 (4096^3 45.3
-   * TFLOP/s against 43.0, 8192^3 46.8 against 46.0; A supplied transposed: 45.9, 47.1).
-   * Below the switch point CLBlast's direct kernel reads A in place and the extra pass only
-   * costs (512^3: 9.9 against 11.8), so only products that run the indirect kernel. */
-  ocal__gemm_params p;
-  if (!ocal__blas_params_in_effect(ctx, dtype, &p)) return 0;
-  double t = (double)p.v[OCAL__P_MIN_INDIRECT];
-  return (double)m * (double)n * (double)k >= t * t * t;
-}
-
-ocal_status ocal__gemm_own(ocal_context ctx, ocal_dtype dtype, int ta, int tb, size_t m,
-                           size_t n, size_t k, size_t batch, double alpha, ocal_buffer a,
-                           ocal_buffer b, double beta, ocal_buffer c) {
+static ocal_status own_gemm(ocal_context ctx, ocal_dtype dtype, int ta, int tb, size_t m,
+                            size_t n, size_t k, size_t batch, double alpha, ocal_buffer a,
+                            ocal_buffer b, double beta, ocal_buffer c) {
   own_plan plan = choose_plan(ctx, dtype, m, n, k, batch);
   own_tile t = plan.tile;
   const own_tile smallest = {32, 32, 8, 4, 4};
@@ -246,4 +196,30 @@ ocal_status ocal__gemm_transpose(ocal_context ctx, ocal_dtype dtype, ocal_buffer
                              "ocal_gemm");
 }
 
-#endif /* OCAL_HAVE_CLBLAST */
+ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, size_t mn,
+                                  size_t slices, double beta, ocal_buffer c) {
+  char options[128];
+  ocal__dtype_options(dtype, options, sizeof options);
+  ocal__kernel *k;
+  ocal_status s = ocal__library_kernel(ctx, "blas_splitk", options, "ocal_splitk_sum", &k);
+  if (s != OCAL_OK) return s;
+  cl_ulong c_offset = c->offset, n = mn;
+  cl_uint count = (cl_uint)slices;
+  cl_int read_c = beta != 0.0;
+  float beta_f = (float)beta;
+  ocal__arg args[] = {OCAL__ARG(c->mem), OCAL__ARG(c_offset), OCAL__ARG(w), OCAL__ARG(n),
+                      OCAL__ARG(count),
+                      dtype == OCAL_F32 ? OCAL__ARG(beta_f) : OCAL__ARG(beta),
+                      OCAL__ARG(read_c)};
+  return ocal__kernel_run(ctx, k, mn, sizeof args / sizeof args[0], args);
+}
+
+static ocal_status own_run(const ocal__gemm_call *g, const ocal__gemm_choice *choice,
+                           int *not_built) {
+  (void)choice;
+  *not_built = 0;
+  return own_gemm(g->ctx, g->dtype, g->ta == OCAL_TRANS, g->tb == OCAL_TRANS, g->m, g->n, g->k,
+                  g->batch, g->alpha, g->a, g->b, g->beta, g->c);
+}
+
+const ocal__gemm_engine ocal__gemm_engine_own = {"ocal", own_run};

@@ -12,14 +12,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "blas_internal.h"
+#include "engine.h"
 
-int ocal__gemv_use_own(void) {
-  const char *v = getenv("OCAL_GEMV");
-  return !(v && strcasecmp(v, "clblast") == 0);
-}
-
-ocal_status ocal__gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t rows,
+static ocal_status gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t rows,
                            size_t cols, double alpha, ocal_buffer a, ocal_buffer x,
                            double beta, ocal_buffer y) {
   size_t wg = 256;
@@ -91,3 +86,5 @@ ocal_status ocal__gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_t
   ocal__device_free(ctx, p);
   return s;
 }
+
+const ocal__gemv_engine ocal__gemv_engine_own = {"ocal", gemv_own};

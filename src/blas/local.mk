@@ -6,11 +6,14 @@
 ocalinclude_HEADERS += include/ocal/blas.h
 src_libocal_core_la_SOURCES += \
 	src/blas/blas_internal.h \
+	src/blas/engine.h \
 	src/blas/blas.c \
 	src/blas/builtin.c \
+	src/blas/clblast.c \
 	src/blas/gemm_own.c \
 	src/blas/gemv.c \
 	src/blas/params.c \
+	src/blas/rule.c \
 	src/blas/splitk.c \
 	src/blas/tune.c \
 	src/blas/tuning.c

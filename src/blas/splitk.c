@@ -30,8 +30,8 @@
  * and 1536^3 slower (1024^3: 8737, 512^3: 2438), and CLBlast has one set per device, so
  * the shipped switch point stays at 1536. The rule: split when the plain call would run the
  * indirect kernel (m n k >= XGEMM_MIN_INDIRECT_SIZE^3) with fewer than half the
- * work-groups the device holds well (OCAL__SPLITK_WG_PER_CU per compute unit); S fills
- * them, at most 16, slices of at least 256.
+ * work-groups the device holds well (four per compute unit); S fills them, at most 16,
+ * slices of at least 256. The rule is in rule.c, with the other engines' rules.
  *
  * Since ocal's own GEMM kernel (gemm_own.c) takes f32 products below 4096^3 on GPUs, with
  * a split of k of its own, this path serves the products left to CLBlast (f64, batched
@@ -46,100 +46,25 @@
 #include <string.h>
 #include <strings.h>
 
-#include "blas_internal.h"
+#include "engine.h"
 
 #ifdef OCAL_HAVE_CLBLAST
 #include <clblast_c.h>
 
-/* Work-groups per compute unit that the indirect kernel needs to run well: the Hopper set
- * reaches 43 TFLOP/s at 4096^3 with 2048 work-groups on 132 SMs (about 16 per SM, several
- * waves) and is starved at 128; four per SM is the point below which splitting is tried. */
-#define OCAL__SPLITK_WG_PER_CU 4
-/* No slice shorter than this: below it the sum pass and CLBlast's per-slice padding cost
- * more than the extra work-groups gain. */
-#define OCAL__SPLITK_MIN_KC 256
-#define OCAL__SPLITK_MAX_SLICES 16
-/* The scratch {S, m, n} stays small beside what splitting is for. */
-#define OCAL__SPLITK_MAX_SCRATCH ((size_t)256 << 20)
-
-/* -1 automatic, 0 off, N >= 2 forced. */
-static long splitk_mode(void) {
-  const char *v = getenv("OCAL_GEMM_SPLITK");
-  if (!v || !*v || strcmp(v, "1") == 0 || strcasecmp(v, "auto") == 0) return -1;
-  if (strcmp(v, "0") == 0 || strcasecmp(v, "off") == 0 || strcasecmp(v, "no") == 0) return 0;
-  char *end;
-  long n = strtol(v, &end, 10);
-  if (*end || n < 2) return -1;
-  return n > 1024 ? 1024 : n;
-}
-
-/* The automatic rule: the number of slices, or 0 for a plain call. */
-static size_t auto_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k) {
-  ocal__gemm_params p;
-  if (!ocal__blas_params_in_effect(ctx, dtype, &p)) return 0;
-  /* ocal calls CLBlast column-major with the operands swapped: its m is our n. */
-  size_t mwg = (size_t)p.v[OCAL__P_MWG], nwg = (size_t)p.v[OCAL__P_NWG];
-  size_t kwg = (size_t)p.v[OCAL__P_KWG], t = (size_t)p.v[OCAL__P_MIN_INDIRECT];
-  /* Below the switch point the plain call runs the direct kernel: never starved. */
-  double vol = (double)m * (double)n * (double)k;
-  if (vol < (double)t * (double)t * (double)t) return 0;
-  size_t tiles = ocal__ceil_div(n, mwg) * ocal__ceil_div(m, nwg);
-  size_t full = (size_t)ctx->info.compute_units * OCAL__SPLITK_WG_PER_CU;
-  if (tiles * 2 > full) return 0;
-  size_t s = ocal__ceil_div(full, tiles);
-  if (s > OCAL__SPLITK_MAX_SLICES) s = OCAL__SPLITK_MAX_SLICES;
-  if (s > k / OCAL__SPLITK_MIN_KC) s = k / OCAL__SPLITK_MIN_KC;
-  if (s < 2) return 0;
-  /* Prefer a count that divides k into whole KWG steps: no remainder call, no padding. */
-  for (size_t d = s; d >= 2 && d * 2 >= s; d--)
-    if (k % d == 0 && (k / d) % kwg == 0) {
-      s = d;
-      break;
-    }
-  return s;
-}
-
-ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, size_t mn,
-                                  size_t slices, double beta, ocal_buffer c) {
-  char options[128];
-  ocal__dtype_options(dtype, options, sizeof options);
-  ocal__kernel *k;
-  ocal_status s = ocal__library_kernel(ctx, "blas_splitk", options, "ocal_splitk_sum", &k);
-  if (s != OCAL_OK) return s;
-  cl_ulong c_offset = c->offset, n = mn;
-  cl_uint count = (cl_uint)slices;
-  cl_int read_c = beta != 0.0;
-  float beta_f = (float)beta;
-  ocal__arg args[] = {OCAL__ARG(c->mem), OCAL__ARG(c_offset), OCAL__ARG(w), OCAL__ARG(n),
-                      OCAL__ARG(count),
-                      dtype == OCAL_F32 ? OCAL__ARG(beta_f) : OCAL__ARG(beta),
-                      OCAL__ARG(read_c)};
-  return ocal__kernel_run(ctx, k, mn, sizeof args / sizeof args[0], args);
-}
-
-size_t ocal__gemm_splitk_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n,
-                                size_t k) {
-  long mode = splitk_mode();
-  if (mode == 0) return 0;
-  size_t slices = mode > 0 ? (size_t)mode : auto_slices(ctx, dtype, m, n, k);
-  if (slices < 2 || k < slices) return 0;
-  size_t es = dtype == OCAL_F32 ? 4 : 8, bytes;
-  if (ocal__mul_overflows(m * n, slices * es, &bytes) || bytes > OCAL__SPLITK_MAX_SCRATCH ||
-      bytes > ctx->info.max_alloc_bytes / 4)
-    return 0;
-  return slices;
-}
-
-int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, ocal_transpose tb,
-                      size_t m, size_t n, size_t k, double alpha, ocal_buffer a,
-                      ocal_buffer b, double beta, ocal_buffer c, ocal_status *status) {
-  size_t slices = ocal__gemm_splitk_slices(ctx, dtype, m, n, k);
-  if (!slices) return 0;
+/* Runs the split the rule chose: choice->slices slices (the rule checked that every index
+ * CLBlast sees fits its int). */
+static ocal_status splitk_run(const ocal__gemm_call *g, const ocal__gemm_choice *choice,
+                              int *not_built) {
+  *not_built = 0;
+  ocal_status st;
+  ocal_status *status = &st;
+  ocal_context ctx = g->ctx;
+  ocal_dtype dtype = g->dtype;
+  ocal_transpose ta = g->ta, tb = g->tb;
+  size_t m = g->m, n = g->n, k = g->k, slices = choice->slices;
+  double alpha = g->alpha, beta = g->beta;
+  ocal_buffer a = g->a, b = g->b, c = g->c;
   size_t es = dtype == OCAL_F32 ? 4 : 8, mn = m * n, bytes = mn * slices * es;
-  /* CLBlast indexes with int: keep every offset it sees within range. */
-  if (a->offset + a->numel > 0x7fffffff || b->offset + b->numel > 0x7fffffff ||
-      mn * slices > 0x7fffffff)
-    return 0;
 
   size_t kc = k / slices, rem = k - kc * slices;
   size_t a_cols = a->shape[a->ndim - 1], b_cols = b->shape[b->ndim - 1];
@@ -147,11 +72,11 @@ int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, oca
    * elements on, for a transposed one (k x m) kc rows of a_cols. Likewise op(B)'s rows. */
   size_t a_stride = ta ? kc * a_cols : kc, b_stride = tb ? kc : kc * b_cols;
   *status = ocal__gemm_check_temp(ctx, dtype, ta, tb, m, n, kc, a, b, c, slices);
-  if (*status != OCAL_OK) return 1;
+  if (*status != OCAL_OK) return st;
 
   cl_mem w;
   *status = ocal__device_alloc(ctx, bytes, &w);
-  if (*status != OCAL_OK) return 1;
+  if (*status != OCAL_OK) return st;
   cl_command_queue q = ctx->queue;
   /* Zeros first: CLBlast reads C even with beta 0 when it pads it, and the pool's memory
    * may hold NaN patterns. */
@@ -159,8 +84,7 @@ int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, oca
   cl_int err = clEnqueueFillBuffer(q, w, &zero, es, 0, bytes, 0, NULL, NULL);
   if (err != CL_SUCCESS) {
     ocal__device_free(ctx, w);
-    *status = ocal__cl_fail(ctx->info.name, err, "clEnqueueFillBuffer(split-K scratch)", "ocal_gemm");
-    return 1;
+    return ocal__cl_fail(ctx->info.name, err, "clEnqueueFillBuffer(split-K scratch)", "ocal_gemm");
   }
   CLBlastStatusCode s;
   CLBlastTranspose cta = ta ? CLBlastTransposeYes : CLBlastTransposeNo;
@@ -194,7 +118,9 @@ int ocal__gemm_splitk(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, oca
   else
     *status = ocal__gemm_splitk_sum(ctx, dtype, w, mn, slices, beta, c);
   ocal__device_free(ctx, w);
-  return 1;
+  return st;
 }
+
+const ocal__gemm_engine ocal__gemm_engine_splitk = {"split-K over CLBlast", splitk_run};
 
 #endif /* OCAL_HAVE_CLBLAST */

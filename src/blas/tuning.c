@@ -37,11 +37,7 @@ static applied *table;
 
 static int precision_of(ocal_dtype dtype) { return dtype == OCAL_F64 ? 64 : 32; }
 
-static int tuning_disabled(void) {
-  const char *v = getenv("OCAL_TUNING");
-  return v && (strcmp(v, "0") == 0 || strcasecmp(v, "off") == 0 || strcasecmp(v, "no") == 0 ||
-               strcasecmp(v, "false") == 0);
-}
+static int tuning_disabled(ocal_context ctx) { return ctx->settings.tuning == 0; }
 
 char *ocal__blas_tuning_key(ocal_context ctx, int precision) {
   const ocal_device_info *d = &ctx->info;
@@ -63,7 +59,7 @@ char *ocal__blas_tuning_key(ocal_context ctx, int precision) {
 /* The tuning file lives beside the disk cache: the context's cache directory, else the
  * default one (also when the disk cache of programs is off: the tuning is not a cache). */
 char *ocal__blas_tuning_dir(ocal_context ctx) {
-  return ctx->cache_dir ? ocal__strdup(ctx->cache_dir) : ocal__disk_cache_dir(NULL);
+  return ctx->cache_dir ? ocal__strdup(ctx->cache_dir) : ocal__disk_cache_dir(NULL, ctx->settings.cache_dir);
 }
 
 /* The file name ocal__disk_cache_store gives a key (disk_cache.c names files so). */
@@ -147,7 +143,7 @@ static void apply_stored_locked(ocal_context ctx, int precision, applied *e) {
   char *dir = ocal__blas_tuning_dir(ctx);
   char *key = ocal__blas_tuning_key(ctx, precision);
   if (dir && key) tuning_path(dir, key, e->info.path, sizeof e->info.path);
-  if (tuning_disabled()) {
+  if (tuning_disabled(ctx)) {
     fill_entry(e, OCAL_TUNING_DISABLED, NULL, "OCAL_TUNING=0: CLBlast's defaults", 0);
     free(dir);
     free(key);

@@ -80,12 +80,6 @@ void ocal__context_unref(ocal_context ctx) {
   if (atomic_fetch_sub(&ctx->refs, 1) == 1) destroy(ctx);
 }
 
-static int env_is_zero(const char *name) {
-  const char *v = getenv(name);
-  return v && (strcmp(v, "0") == 0 || strcasecmp(v, "off") == 0 || strcasecmp(v, "no") == 0 ||
-               strcasecmp(v, "false") == 0);
-}
-
 ocal_status ocal_context_create(ocal_context *out, const ocal_context_options *options) {
   if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ctx (the out-parameter) must not be NULL");
   *out = NULL;
@@ -102,7 +96,10 @@ ocal_status ocal_context_create(ocal_context *out, const ocal_context_options *o
   ctx->magic = OCAL__CONTEXT_MAGIC;
   atomic_init(&ctx->refs, 1);
 
-  ocal_status status = ocal__device_resolve(__func__, options->device, &ctx->info,
+  /* Every OCAL_* variable is read here, once, before anything depends on one. */
+  ocal_status status = ocal__settings_read(&ctx->settings, __func__);
+  if (status != OCAL_OK) goto fail;
+  status = ocal__device_resolve(__func__, options->device, ctx->settings.device, &ctx->info,
                                             &ctx->platform, &ctx->device);
   if (status != OCAL_OK) goto fail;
 
@@ -123,8 +120,8 @@ ocal_status ocal_context_create(ocal_context *out, const ocal_context_options *o
   if ((status = ocal__limits_init(ctx, options->limits, options->fp64, __func__)) != OCAL_OK)
     goto fail;
 
-  int disk = options->disk_cache >= 0 ? options->disk_cache : !env_is_zero("OCAL_CACHE");
-  if (disk) ctx->cache_dir = ocal__disk_cache_dir(options->cache_dir);
+  int disk = options->disk_cache >= 0 ? options->disk_cache : ctx->settings.cache != 0;
+  if (disk) ctx->cache_dir = ocal__disk_cache_dir(options->cache_dir, ctx->settings.cache_dir);
 
   if ((status = ocal__memory_init(ctx, options)) != OCAL_OK) goto fail;
 

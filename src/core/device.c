@@ -355,11 +355,12 @@ static long match(const device_entry *list, size_t n, const char *sel) {
   return -1;
 }
 
-ocal_status ocal__device_resolve(const char *func, const char *selector, ocal_device_info *info,
+ocal_status ocal__device_resolve(const char *func, const char *selector, const char *env_selector,
+                                 ocal_device_info *info,
                                  cl_platform_id *platform, cl_device_id *device) {
   const char *origin = "selector";
   if (!selector || !selector[0]) {
-    selector = getenv("OCAL_DEVICE");
+    selector = env_selector;
     origin = "OCAL_DEVICE";
   }
   char sel[256] = "";
@@ -405,5 +406,11 @@ ocal_status ocal__device_resolve(const char *func, const char *selector, ocal_de
 
 ocal_status ocal_device_select(const char *selector, ocal_device_info *info) {
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
-  return ocal__device_resolve(__func__, selector, info, NULL, NULL);
+  ocal__settings settings;
+  settings.device[0] = '\0';
+  if (!selector || !selector[0]) {
+    ocal_status status = ocal__settings_read_one("OCAL_DEVICE", &settings, __func__);
+    if (status != OCAL_OK) return status;
+  }
+  return ocal__device_resolve(__func__, selector, settings.device, info, NULL, NULL);
 }

@@ -44,11 +44,11 @@ static char *join(const char *a, const char *b) {
   return s;
 }
 
-char *ocal__disk_cache_dir(const char *dir_option) {
+char *ocal__disk_cache_dir(const char *dir_option, const char *env_dir) {
   if (dir_option && dir_option[0]) return ocal__strdup(dir_option);
-  const char *env = getenv("OCAL_CACHE_DIR");
-  if (env && env[0]) return ocal__strdup(env);
-  env = getenv("XDG_CACHE_HOME");
+  if (env_dir && env_dir[0]) return ocal__strdup(env_dir);
+  /* The XDG and HOME conventions are the system's, not ocal's settings. */
+  const char *env = getenv("XDG_CACHE_HOME");
   if (env && env[0]) return join(env, "ocal");
   env = getenv("HOME");
   if (env && env[0]) return join(env, ".cache/ocal");

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ocal.h"
+#include "settings.h"
 
 /* ---- errors (status.c) ---------------------------------------------------------------- */
 
@@ -49,8 +50,10 @@ void ocal__append_error(const char *fmt, ...)
 /* ---- devices (device.c) --------------------------------------------------------------- */
 
 /* Resolves a selector (see ocal/device.h) to a device and its OpenCL handles; NULL or ""
- * means OCAL_DEVICE, else the default order (GPU, accelerator, CPU). Messages name `func`. */
-ocal_status ocal__device_resolve(const char *func, const char *selector, ocal_device_info *info,
+ * means `env_selector` (OCAL_DEVICE as the settings read it), else the default order (GPU,
+ * accelerator, CPU). Messages name `func`. */
+ocal_status ocal__device_resolve(const char *func, const char *selector, const char *env_selector,
+                                 ocal_device_info *info,
                                  cl_platform_id *platform, cl_device_id *device);
 
 /* The OpenCL calls through which device.c enumerates, as pointers a white-box test may
@@ -106,6 +109,7 @@ struct ocal_context_s {
   ocal_cache_stats stats;
   ocal__attachment *attachments;
   struct ocal__memory *memory; /* pool, pinned blocks, transfer queue, staging (memory.c) */
+  ocal__settings settings; /* the OCAL_* variables, read once at creation (settings.c) */
 };
 
 /* Validates a context handle; returns OCAL_OK or OCAL_INVALID_HANDLE with a message. */
@@ -274,9 +278,10 @@ int ocal__disk_cache_load(const char *dir, const char *key, unsigned char **bina
                           size_t *size, int *rejected);
 void ocal__disk_cache_store(const char *dir, const char *key, const unsigned char *binary,
                             size_t size);
-/* The disk cache directory (malloc'ed): dir_option, else $OCAL_CACHE_DIR, else
- * $XDG_CACHE_HOME/ocal, else $HOME/.cache/ocal; NULL when none can be named. */
-char *ocal__disk_cache_dir(const char *dir_option);
+/* The disk cache directory (malloc'ed): dir_option, else env_dir (OCAL_CACHE_DIR as the
+ * settings read it), else $XDG_CACHE_HOME/ocal, else $HOME/.cache/ocal; NULL when none can
+ * be named. */
+char *ocal__disk_cache_dir(const char *dir_option, const char *env_dir);
 
 /* 64-bit FNV-1a, for cache keys and file checksums. */
 uint64_t ocal__fnv1a64(const void *data, size_t size, uint64_t seed);

@@ -195,12 +195,15 @@ ocal_status ocal__limits_init(ocal_context ctx, const char *option, int fp64_opt
   read_device(ctx);
   unsigned device_version = ctx->limits.cl_version;
   const char *spec = option;
-  const char *what = "the limits option";
+  const char *origin = "the limits option";
   if (!spec) {
-    spec = getenv("OCAL_LIMITS");
-    what = "OCAL_LIMITS";
+    spec = ctx->settings.limits;
+    origin = "OCAL_LIMITS";
   }
   if (spec && spec[0]) {
+    /* Messages name where the spec came from and quote it whole, as every setting's do. */
+    char what[sizeof ctx->settings.limits + 32];
+    snprintf(what, sizeof what, "%s='%s'", origin, spec);
     size_t len = strlen(spec);
     char *copy = malloc(len + 1);
     if (!copy) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the limits");
@@ -230,11 +233,7 @@ ocal_status ocal__limits_init(ocal_context ctx, const char *option, int fp64_opt
 
   /* fp64: the device (after OCAL_LIMITS), the fp64 option, else OCAL_FP64. */
   int wanted = fp64_option;
-  if (wanted < 0) {
-    const char *v = getenv("OCAL_FP64");
-    wanted = !(v && (strcmp(v, "0") == 0 || strcasecmp(v, "off") == 0 ||
-                     strcasecmp(v, "no") == 0 || strcasecmp(v, "false") == 0));
-  }
+  if (wanted < 0) wanted = ctx->settings.fp64 != 0;
   ctx->fp64 = ctx->info.has_fp64 && wanted;
   return OCAL_OK;
 }

@@ -73,11 +73,4 @@ void ocal__pool_note_transfer(ocal_context ctx, cl_mem mem, int which, cl_event 
 /* Frees the staging ring and pinned blocks (transfer.c), then the pool (pool.c). */
 void ocal__transfer_destroy(ocal_context ctx);
 
-/* Parses a byte count with an optional K, M, G or T suffix (powers of 1024); returns 0 and
- * stores it, or -1 when the text is not one. */
-int ocal__parse_bytes(const char *text, uint64_t *out);
-
-/* Environment switch: -1 unset, 0 for 0/off/no/false, 1 otherwise. */
-int ocal__env_flag(const char *name);
-
 #endif /* OCAL_MEMORY_INTERNAL_H */

@@ -44,52 +44,10 @@ static size_t class_of(size_t n, int *cls) {
 
 /* ---- environment ------------------------------------------------------------------------ */
 
-int ocal__parse_bytes(const char *text, uint64_t *out) {
-  /* strtoull alone would also take leading blanks and a sign, and negate what follows a
-   * minus after a blank: " -1" would be 2^64 - 1 bytes. A count starts with a digit. */
-  if (!text || !isdigit((unsigned char)text[0])) return -1;
-  errno = 0;
-  char *end;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (errno || end == text) return -1;
-  unsigned shift = 0;
-  switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: break;
-  }
-  if (shift && (*end == 'i' || *end == 'I')) end++; /* KiB, MiB, ...: "5i" is no count */
-  if (*end == 'b' || *end == 'B') end++;
-  if (*end) return -1;
-  if (shift && v > (~0ull >> shift)) return -1;
-  *out = (uint64_t)v << shift;
-  return 0;
-}
-
-int ocal__env_flag(const char *name) {
-  const char *v = getenv(name);
-  if (!v || !*v) return -1;
-  return !(strcmp(v, "0") == 0 || strcasecmp(v, "off") == 0 || strcasecmp(v, "no") == 0 ||
-           strcasecmp(v, "false") == 0);
-}
-
-/* A limit from the option (>= 0), else the environment variable, else the default. */
-static ocal_status limit_of(int64_t option, const char *env, uint64_t fallback, uint64_t *out) {
-  if (option >= 0) {
-    *out = (uint64_t)option;
-    return OCAL_OK;
-  }
-  const char *v = getenv(env);
-  if (v && *v) {
-    if (ocal__parse_bytes(v, out) != 0)
-      return ocal__fail(OCAL_INVALID_ARGUMENT, "ocal_context_create",
-                        "%s='%s' is not a byte count (digits, optionally K, M, G or T)", env, v);
-    return OCAL_OK;
-  }
-  *out = fallback;
-  return OCAL_OK;
+/* A limit from the option (>= 0), else the environment variable's setting (>= 0), else the
+ * default. */
+static uint64_t limit_of(int64_t option, int64_t setting, uint64_t fallback) {
+  return option >= 0 ? (uint64_t)option : setting >= 0 ? (uint64_t)setting : fallback;
 }
 
 /* ---- block lists (caller holds m->lock) ------------------------------------------------- */
@@ -371,16 +329,13 @@ ocal_status ocal__memory_init(ocal_context ctx, const ocal_context_options *opti
     return ocal__fail(OCAL_INTERNAL, "ocal_context_create", "pthread_mutex_init failed");
   }
   ctx->memory = m;
-  int env = ocal__env_flag("OCAL_POOL");
-  m->enabled = options->pool >= 0 ? options->pool != 0 : env != 0;
+  const ocal__settings *set = &ctx->settings;
+  m->enabled = options->pool >= 0 ? options->pool != 0 : set->pool != 0;
   m->stats.pool_enabled = m->enabled;
-  ocal_status status =
-      limit_of(options->pool_limit, "OCAL_POOL_LIMIT", ctx->info.global_mem_bytes / 2,
-               &m->stats.pool_limit);
-  if (status == OCAL_OK)
-    status = limit_of(options->memory_limit, "OCAL_MEMORY_LIMIT", ctx->info.global_mem_bytes,
-                      &m->stats.memory_limit);
-  if (status != OCAL_OK) return status;
+  m->stats.pool_limit = limit_of(options->pool_limit, set->pool_limit,
+                                 ctx->info.global_mem_bytes / 2);
+  m->stats.memory_limit = limit_of(options->memory_limit, set->memory_limit,
+                                   ctx->info.global_mem_bytes);
 
   /* Staging pays where host memory and device memory are apart (discrete GPUs). Measured
    * with bench/memory on an NVIDIA H200 (driver 580, 16 host cores): with 8 copying threads
@@ -388,7 +343,6 @@ ocal_status ocal__memory_init(ocal_context ctx, const ocal_context_options *opti
    * 1 GiB at 43-46 GB/s against 9.6-9.8 (host to device) and 16.6-18.3 (device to host);
    * below 16 MiB it gains nothing, with one thread it loses (10-13 GB/s). On a CPU device
    * the "device" memory is host memory and a driver copy is one memcpy already. */
-  int staging_env = ocal__env_flag("OCAL_STAGING");
   int discrete = ctx->info.type == OCAL_DEVICE_GPU || ctx->info.type == OCAL_DEVICE_ACCELERATOR;
   if (discrete) {
     cl_bool unified = CL_FALSE;
@@ -397,20 +351,17 @@ ocal_status ocal__memory_init(ocal_context ctx, const ocal_context_options *opti
       discrete = 0;
   }
   m->staging = options->staging >= 0 ? options->staging != 0
-               : staging_env >= 0    ? staging_env
+               : set->staging >= 0   ? set->staging
                                      : discrete;
-  uint64_t v;
-  m->staging_min = ocal__parse_bytes(getenv("OCAL_STAGING_MIN"), &v) == 0 ? (size_t)v
-                                                                          : ((size_t)16 << 20);
-  m->chunk = ocal__parse_bytes(getenv("OCAL_STAGING_CHUNK"), &v) == 0 && v >= 4096
-                 ? (size_t)v
-                 : ((size_t)1 << 20);
+  m->staging_min = set->staging_min >= 0 ? (size_t)set->staging_min : ((size_t)16 << 20);
+  m->chunk = set->staging_chunk >= 0 ? (size_t)set->staging_chunk : ((size_t)1 << 20);
   /* Host copies run on several threads: half the processors, at most 8 (a memory bus is
    * saturated by a few). */
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   m->staging_threads = cpus >= 16 ? 8 : cpus >= 2 ? (int)(cpus / 2) : 1;
-  if (ocal__parse_bytes(getenv("OCAL_STAGING_THREADS"), &v) == 0 && v >= 1)
-    m->staging_threads = v > OCAL__STAGE_THREADS ? OCAL__STAGE_THREADS : (int)v;
+  if (set->staging_threads >= 1)
+    m->staging_threads = set->staging_threads > OCAL__STAGE_THREADS ? OCAL__STAGE_THREADS
+                                                                    : (int)set->staging_threads;
   return OCAL_OK;
 }
 

@@ -87,8 +87,9 @@ typedef struct fs_tune {
                  * local memory holds a whole column (for the tests) */
 } fs_tune;
 
-/* Reads OCAL_FFT_FOURSTEP_TUNE ("n1=1024,c=4,r=8"); fails on anything it does not know. */
-static ocal_status read_tune(fs_tune *t) {
+/* Reads OCAL_FFT_FOURSTEP_TUNE ("n1=1024,c=4,r=8") as the settings module read it (`env`,
+ * its keys checked there); fails on a value it does not know. */
+static ocal_status read_tune(const char *env, fs_tune *t) {
   t->n1 = 0;
   t->c = DEFAULT_C;
   t->logr = DEFAULT_LOGR;
@@ -100,7 +101,6 @@ static ocal_status read_tune(fs_tune *t) {
   t->group = 0;
   t->plane = 0;
   t->sr = 0;
-  const char *env = getenv("OCAL_FFT_FOURSTEP_TUNE");
   if (!env || !env[0]) return OCAL_OK;
   char buf[128];
   if (strlen(env) >= sizeof buf)
@@ -205,20 +205,11 @@ static int fourstep_rule(ocal_context ctx, size_t n) {
 
 ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, int *use) {
   *use = 0;
-  const char *env = getenv("OCAL_FFT_FOURSTEP");
-  int force = -1;
-  if (env && env[0] && strcasecmp(env, "auto") != 0) {
-    if (strcmp(env, "0") == 0)
-      force = 0;
-    else if (strcmp(env, "1") == 0)
-      force = 1;
-    else
-      return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_FFT_FOURSTEP='%s': use 0, 1 or auto", env);
-  }
+  int force = ctx->settings.fft_fourstep; /* OCAL_FFT_FOURSTEP: -1 the rule */
   if (force == 0 || d->ndim != 1 || d->kind != OCAL_FFT_C2C || d->precision != OCAL_F32)
     return OCAL_OK;
   fs_tune t;
-  ocal_status s = read_tune(&t);
+  ocal_status s = read_tune(ctx->settings.fft_fourstep_tune, &t);
   if (s != OCAL_OK) return s;
   size_t n1, n2;
   if (!split(d->lengths[0], &t, &n1, &n2) || !device_fits(ctx, n1, n2, &t)) return OCAL_OK;
@@ -326,7 +317,7 @@ static void fs_plan_destroy(void *state) {
 static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *out) {
   ocal_context ctx = p->ctx;
   fs_tune t;
-  ocal_status s = read_tune(&t);
+  ocal_status s = read_tune(ctx->settings.fft_fourstep_tune, &t);
   if (s != OCAL_OK) return s;
   fs_plan *f = calloc(1, sizeof *f);
   if (!f) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for a four-step FFT plan");

@@ -84,19 +84,14 @@ ocal_status ocal_fft_engine_available(ocal_fft_engine engine, int *available) {
   return OCAL_OK;
 }
 
-static ocal_status resolve_engine(const char *func, ocal_fft_engine asked, ocal_fft_engine *out) {
+/* env: OCAL_FFT as the settings module read it (OCAL__FFT_ENV_*). */
+static ocal_status resolve_engine(const char *func, int env, ocal_fft_engine asked,
+                                  ocal_fft_engine *out) {
   const char *why = "asked for by the plan description";
   if (asked == OCAL_FFT_ENGINE_DEFAULT) {
-    const char *env = getenv("OCAL_FFT");
-    if (env && env[0] && strcasecmp(env, "default") != 0) {
+    if (env != OCAL__FFT_ENV_DEFAULT) {
       why = "named by OCAL_FFT";
-      if (strcasecmp(env, "vkfft") == 0)
-        asked = OCAL_FFT_ENGINE_VKFFT;
-      else if (strcasecmp(env, "clfft") == 0)
-        asked = OCAL_FFT_ENGINE_CLFFT;
-      else
-        return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                          "OCAL_FFT='%s' names no FFT engine (use vkfft or clfft)", env);
+      asked = env == OCAL__FFT_ENV_VKFFT ? OCAL_FFT_ENGINE_VKFFT : OCAL_FFT_ENGINE_CLFFT;
     } else if (engine_table(OCAL_FFT_ENGINE_VKFFT)) {
       asked = OCAL_FFT_ENGINE_VKFFT;
     } else if (engine_table(OCAL_FFT_ENGINE_CLFFT)) {
@@ -120,7 +115,10 @@ static ocal_status resolve_engine(const char *func, ocal_fft_engine asked, ocal_
 
 ocal_status ocal_fft_engine_default(ocal_fft_engine *engine) {
   if (!engine) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "engine must not be NULL");
-  return resolve_engine(__func__, OCAL_FFT_ENGINE_DEFAULT, engine);
+  ocal__settings settings;
+  ocal_status s = ocal__settings_read_one("OCAL_FFT", &settings, __func__);
+  if (s != OCAL_OK) return s;
+  return resolve_engine(__func__, settings.fft, OCAL_FFT_ENGINE_DEFAULT, engine);
 }
 
 /* ---- descriptions --------------------------------------------------------------------- */
@@ -189,7 +187,7 @@ static ocal_status canonical(ocal_context ctx, const ocal_fft_desc *in, ocal_fft
   if (d->norm != OCAL_FFT_NORM_BACKWARD && d->norm != OCAL_FFT_NORM_ORTHO &&
       d->norm != OCAL_FFT_NORM_FORWARD)
     return ocal__fail(OCAL_INVALID_ARGUMENT, f, "unknown normalisation %d", (int)d->norm);
-  ocal_status s = resolve_engine(f, d->engine, &d->engine);
+  ocal_status s = resolve_engine(f, ctx->settings.fft, d->engine, &d->engine);
   if (s != OCAL_OK) return s;
 
   /* Element counts of the real and complex sides, overflow-checked, and their byte sizes. */
@@ -323,9 +321,7 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   /* The default engine hands the shapes where ocal's own four-step kernels are faster to
    * them (not when the description or OCAL_FFT names an engine). */
   const ocal__fft_engine *eng = engine_table(d.engine);
-  const char *named = getenv("OCAL_FFT");
-  if (desc->engine == OCAL_FFT_ENGINE_DEFAULT &&
-      (!named || !named[0] || strcasecmp(named, "default") == 0)) {
+  if (desc->engine == OCAL_FFT_ENGINE_DEFAULT && ctx->settings.fft == OCAL__FFT_ENV_DEFAULT) {
     int use;
     if ((s = ocal__fft_fourstep_wanted(ctx, &d, &use)) != OCAL_OK) return s;
     if (use) eng = &ocal__fft_fourstep;
@@ -374,7 +370,7 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
    * length or a dimension of 1, which clFFT takes), the next engine takes it, and the
    * plan's info names the one that runs. A plan that names its engine fails instead. */
   if (s != OCAL_OK && (s == OCAL_BUILD_FAILED || s == OCAL_UNSUPPORTED) &&
-      desc->engine == OCAL_FFT_ENGINE_DEFAULT && (!named || !named[0] || strcasecmp(named, "default") == 0)) {
+      desc->engine == OCAL_FFT_ENGINE_DEFAULT && ctx->settings.fft == OCAL__FFT_ENV_DEFAULT) {
     char first[1024];
     snprintf(first, sizeof first, "%s", ocal_last_error());
     ocal_status first_status = s;

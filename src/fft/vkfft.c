@@ -608,7 +608,7 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   }
 
   tune_builtin(ctx, p, &c);
-  const char *env = getenv("OCAL_VKFFT_TUNE");
+  const char *env = ctx->settings.vkfft_tune; /* OCAL_VKFFT_TUNE */
   if (env && *env) {
     ocal_status st = tune_parse(&c, env);
     if (st != OCAL_OK) {

@@ -90,11 +90,11 @@ static ocal_status validate(ocal_dtype it, size_t rows, size_t cols, const void 
   return OCAL_OK;
 }
 
-/* Reads OCAL_SPMV (auto|scalar|vector|vectorN|adaptive|stream|streamN) to override the rule:
+/* Reads OCAL_SPMV (auto|scalar|vector|vectorN|adaptive|stream|streamN), as the settings module
+ * read it into `e` (the context's settings), to override the rule:
  * 0 when unset or auto, 1 when it overrides, -1 for a value it does not know (an error, as for
  * every OCAL_* setting, rather than a silent fallback to the rule). */
-static int spmv_override(ocal__spmv_kind *kind, unsigned *lanes, unsigned *cap) {
-  const char *e = getenv("OCAL_SPMV");
+static int spmv_override(const char *e, ocal__spmv_kind *kind, unsigned *lanes, unsigned *cap) {
   if (e == NULL || *e == '\0' || strcmp(e, "auto") == 0) return 0;
   if (strcmp(e, "scalar") == 0) {
     *kind = OCAL__SPMV_SCALAR;
@@ -197,11 +197,12 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
    * 605 GB/s with 512 entries a block, 591 with 1024, 571 with 2048). */
   unsigned lanes = lanes_for(a->mean_len),
            cap = n_long > 0 ? STREAM_CAP_IRREGULAR : OCAL__SPMV_STREAM_CAP;
-  if (spmv_override(&kind, &lanes, &cap) < 0)
+  const char *named = a->ctx->settings.spmv;
+  if (spmv_override(named, &kind, &lanes, &cap) < 0)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "OCAL_SPMV='%s' is not a kernel: use auto, scalar, adaptive, vector, "
                       "vectorN (N = 2..64, a power of two), stream or streamN (N = 256..4096, "
-                      "a power of two)", getenv("OCAL_SPMV"));
+                      "a power of two)", named);
   /* The stream kernel stages `cap` values and its group's row pointers in local memory:
    * halve the blocks until they fit the device (an emulated 32 KiB one cannot hold 4096
    * doubles beside them). */
@@ -233,7 +234,7 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
       short_nnz += l;
     }
   }
-  if (getenv("OCAL_SPMV") == NULL || strncmp(getenv("OCAL_SPMV"), "vector", 6) != 0)
+  if (strncmp(named, "vector", 6) != 0)
     a->lanes = lanes_for(ns ? (double)short_nnz / (double)ns : 1.0);
   a->n_short = ns;
   a->n_long = nl;

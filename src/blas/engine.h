@@ -1,0 +1,111 @@
+/* ocal — the GEMM and GEMV engine tables (never installed).
+ *
+ * As src/fft/engine.h does for FFTs: every engine is a const table of operations in a file of
+ * its own (gemm_own.c and gemv.c: ocal's kernels; clblast.c: CLBlast; splitk.c: CLBlast's
+ * batched GEMM over slices of k summed by an ocal kernel), and one rule (rule.c) picks the
+ * engine for a call and says why. The rule is a pure function of the facts below, so a test
+ * can ask it what it picks on a device it does not have (tests/check_blas.c: an H100's facts).
+ *
+ * blas.c checks the operands, asks the rule and runs the engine it picked; no engine calls
+ * back into blas.c. An engine whose kernels do not build on the device reports so through
+ * *not_built with nothing run, and blas.c then runs ocal's kernel (unless OCAL_GEMM named the
+ * engine). */
+#ifndef OCAL_BLAS_ENGINE_H
+#define OCAL_BLAS_ENGINE_H
+
+#include "blas_internal.h"
+
+typedef enum ocal__gemm_engine_id {
+  OCAL__GEMM_OWN,     /* ocal's kernel (cl/blas_gemm.cl), always built */
+  OCAL__GEMM_CLBLAST, /* one CLBlast call (strided-batched for a batch) */
+  OCAL__GEMM_SPLITK,  /* CLBlast over slices of k, then ocal's sum */
+  OCAL__GEMM_ENGINE_COUNT
+} ocal__gemm_engine_id;
+
+typedef enum ocal__gemv_engine_id {
+  OCAL__GEMV_OWN,
+  OCAL__GEMV_CLBLAST,
+  OCAL__GEMV_ENGINE_COUNT
+} ocal__gemv_engine_id;
+
+/* What the rule decides from: the device's properties, the settings and CLBlast's parameters
+ * in effect. ocal__blas_facts_of fills it for a context; a test may fill it by hand. */
+typedef struct ocal__blas_facts {
+  ocal_device_type type;
+  unsigned compute_units;
+  uint64_t max_alloc_bytes;
+  int have_clblast;       /* this ocal was built with CLBlast */
+  int gemm;               /* OCAL_GEMM: OCAL__ENGINE_* */
+  long splitk;            /* OCAL_GEMM_SPLITK: -1 the rule, 0 never, N >= 2 */
+  int pretranspose;       /* OCAL_GEMM_PRETRANSPOSE: -1 the rule, 0, 1 */
+  int gemv;               /* OCAL_GEMV: OCAL__ENGINE_* */
+  int params_known;       /* CLBlast's parameters in effect are known (tuning file, built in) */
+  long mwg, nwg, kwg;     /* their Xgemm tile (MWG, NWG) and k step (KWG) */
+  long min_indirect;      /* XGEMM_MIN_INDIRECT_SIZE: CLBlast's direct/indirect switch */
+} ocal__blas_facts;
+
+/* A GEMM as the engines see it: checked, non-empty (m, n, k, batch > 0). `small_offsets`: every
+ * element index of A, B and C (from their offsets) fits CLBlast's int (the split-K engine
+ * needs that). */
+typedef struct ocal__gemm_call {
+  ocal_context ctx;
+  ocal_dtype dtype;
+  ocal_transpose ta, tb;
+  size_t m, n, k, batch;
+  double alpha, beta;
+  ocal_buffer a, b, c;
+} ocal__gemm_call;
+
+typedef struct ocal__gemm_choice {
+  ocal__gemm_engine_id engine;
+  size_t slices;    /* OCAL__GEMM_SPLITK: the number of slices of k */
+  int pretranspose; /* OCAL__GEMM_CLBLAST: ocal transposes A into scratch first */
+  int named;        /* OCAL_GEMM named the engine: no fallback to ocal's kernel */
+  const char *reason;
+} ocal__gemm_choice;
+
+typedef struct ocal__gemm_engine {
+  const char *name;
+  /* Runs the product. *not_built = 1 (and nothing ran) when the engine's kernels do not build
+   * on this device. */
+  ocal_status (*run)(const ocal__gemm_call *call, const ocal__gemm_choice *choice,
+                     int *not_built);
+} ocal__gemm_engine;
+
+typedef struct ocal__gemv_engine {
+  const char *name;
+  /* y = alpha op(A) x + beta y, A rows x cols, all checked and non-empty. */
+  ocal_status (*run)(ocal_context ctx, ocal_dtype dtype, int trans, size_t rows, size_t cols,
+                     double alpha, ocal_buffer a, ocal_buffer x, double beta, ocal_buffer y);
+} ocal__gemv_engine;
+
+/* The engines; an engine this ocal was built without is NULL in the tables. */
+extern const ocal__gemm_engine ocal__gemm_engine_own;
+extern const ocal__gemv_engine ocal__gemv_engine_own;
+extern const ocal__gemm_engine *const ocal__gemm_engines[OCAL__GEMM_ENGINE_COUNT];
+extern const ocal__gemv_engine *const ocal__gemv_engines[OCAL__GEMV_ENGINE_COUNT];
+
+/* The facts of a context for dtype (applies the stored CLBlast tuning first, as the first
+ * BLAS call does). */
+void ocal__blas_facts_of(ocal_context ctx, ocal_dtype dtype, ocal__blas_facts *facts);
+
+/* THE rule: which engine runs an m x n x k product (batch entries of it; ta as asked) of
+ * dtype, and why. small_offsets as in ocal__gemm_call. A choice of an engine that is not
+ * built (OCAL_GEMM=clblast without CLBlast, a product too large for ocal's kernel) is
+ * returned with engine = OCAL__GEMM_ENGINE_COUNT and the reason. */
+ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
+                                  ocal_transpose ta, size_t m, size_t n, size_t k, size_t batch,
+                                  int small_offsets);
+
+/* The GEMV rule: ocal's kernels unless OCAL_GEMV names CLBlast. */
+ocal__gemv_engine_id ocal__gemv_rule(const ocal__blas_facts *f, const char **reason);
+
+/* The second pass of a split product: c = sum of the slices of w ({slices, m, n}, alpha
+ * applied) + beta c, mn = m n (gemm_own.c; the split-K engine uses it too). */
+ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, size_t mn,
+                                  size_t slices, double beta, ocal_buffer c);
+
+/* y = beta y over a whole buffer (blas.c), as BLAS does when the product is empty. */
+ocal_status ocal__blas_scale_output(ocal_buffer y, double beta, const char *func);
+
+#endif /* OCAL_BLAS_ENGINE_H */

@@ -1,0 +1,187 @@
+/* ocal — the one rule that picks the GEMM and GEMV engines (see engine.h).
+ *
+ * The rule is a pure function of ocal__blas_facts and the shape: it reads no context and
+ * no environment, so tests/check_blas.c checks its answers at every bench shape on PoCL's
+ * facts and on an H100's. The figures behind each part are beside the engine they favour:
+ * gemm_own.c (ocal's kernel below 4096^3 on GPUs), splitk.c (split-K where the output
+ * starves CLBlast's indirect kernel), clblast.c (A pre-transposed for the indirect kernel),
+ * gemv.c (ocal's GEMV kernels). */
+#include "config.h"
+
+#include <string.h>
+
+#include "engine.h"
+
+/* Work-groups per compute unit that CLBlast's indirect kernel needs to run well: the Hopper
+ * set reaches 43 TFLOP/s at 4096^3 with 2048 work-groups on 132 SMs (about 16 per SM,
+ * several waves) and is starved at 128; four per SM is the point below which splitting is
+ * tried (splitk.c). */
+#define SPLITK_WG_PER_CU 4
+/* No slice shorter than this: below it the sum pass and CLBlast's per-slice padding cost
+ * more than the extra work-groups gain. */
+#define SPLITK_MIN_KC 256
+#define SPLITK_MAX_SLICES 16
+/* The scratch {S, m, n} stays small beside what splitting is for. */
+#define SPLITK_MAX_SCRATCH ((size_t)256 << 20)
+/* ocal's kernel indexes with 32-bit counts; CLBlast with int. */
+#define INDEX_MAX 0x7fffffffu
+
+void ocal__blas_facts_of(ocal_context ctx, ocal_dtype dtype, ocal__blas_facts *f) {
+  memset(f, 0, sizeof *f);
+  f->type = ctx->info.type;
+  f->compute_units = ctx->info.compute_units;
+  f->max_alloc_bytes = ctx->info.max_alloc_bytes;
+  f->gemm = ctx->settings.gemm;
+  f->splitk = ctx->settings.gemm_splitk;
+  f->pretranspose = ctx->settings.gemm_pretranspose;
+  f->gemv = ctx->settings.gemv;
+#ifdef OCAL_HAVE_CLBLAST
+  f->have_clblast = 1;
+  ocal__gemm_params p;
+  if (ocal__blas_params_in_effect(ctx, dtype, &p)) {
+    f->params_known = 1;
+    f->mwg = p.v[OCAL__P_MWG];
+    f->nwg = p.v[OCAL__P_NWG];
+    f->kwg = p.v[OCAL__P_KWG];
+    f->min_indirect = p.v[OCAL__P_MIN_INDIRECT];
+  }
+#else
+  (void)dtype;
+#endif
+}
+
+/* The automatic split-K rule: the number of slices, or 0 for a plain call. Split when the
+ * plain call would run CLBlast's indirect kernel (m n k >= XGEMM_MIN_INDIRECT_SIZE^3) with
+ * fewer than half the work-groups the device holds well; S fills them, at most 16, slices of
+ * at least 256, preferring a count that divides k into whole KWG steps. */
+static size_t auto_slices(const ocal__blas_facts *f, size_t m, size_t n, size_t k) {
+  if (!f->params_known) return 0;
+  /* ocal calls CLBlast column-major with the operands swapped: its m is our n. */
+  size_t mwg = (size_t)f->mwg, nwg = (size_t)f->nwg, kwg = (size_t)f->kwg;
+  size_t t = (size_t)f->min_indirect;
+  double vol = (double)m * (double)n * (double)k;
+  if (vol < (double)t * (double)t * (double)t) return 0;
+  size_t tiles = ocal__ceil_div(n, mwg) * ocal__ceil_div(m, nwg);
+  size_t full = (size_t)f->compute_units * SPLITK_WG_PER_CU;
+  if (tiles * 2 > full) return 0;
+  size_t s = ocal__ceil_div(full, tiles);
+  if (s > SPLITK_MAX_SLICES) s = SPLITK_MAX_SLICES;
+  if (s > k / SPLITK_MIN_KC) s = k / SPLITK_MIN_KC;
+  if (s < 2) return 0;
+  for (size_t d = s; d >= 2 && d * 2 >= s; d--)
+    if (k % d == 0 && (k / d) % kwg == 0) {
+      s = d;
+      break;
+    }
+  return s;
+}
+
+/* The slices of a non-batched product after OCAL_GEMM_SPLITK and the rule; 0 = plain. */
+static size_t splitk_slices(const ocal__blas_facts *f, ocal_dtype dtype, size_t m, size_t n,
+                            size_t k) {
+  if (f->splitk == 0) return 0;
+  size_t slices = f->splitk > 0 ? (size_t)f->splitk : auto_slices(f, m, n, k);
+  if (slices < 2 || k < slices) return 0;
+  size_t es = dtype == OCAL_F32 ? 4 : 8, bytes;
+  if (ocal__mul_overflows(m * n, slices * es, &bytes) || bytes > SPLITK_MAX_SCRATCH ||
+      bytes > f->max_alloc_bytes / 4)
+    return 0;
+  return slices;
+}
+
+/* CLBlast's indirect kernel wants ocal's A rotated and, through the C API, transposes it into
+ * a buffer created and released on every call; ocal's transpose into pooled scratch followed
+ * by CLBlast on the transposed A measured faster on an H100 (figures in clblast.c). Below the
+ * switch point CLBlast's direct kernel reads A in place and the extra pass only costs, so
+ * only products that run the indirect kernel. */
+static int pretranspose(const ocal__blas_facts *f, size_t m, size_t n, size_t k) {
+  if (f->pretranspose == 0) return 0;
+  if (m > INDEX_MAX || k > INDEX_MAX) return 0;
+  if (f->pretranspose == 1) return 1;
+  if (!f->params_known) return 0;
+  double t = (double)f->min_indirect;
+  return (double)m * (double)n * (double)k >= t * t * t;
+}
+
+ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
+                                  ocal_transpose ta, size_t m, size_t n, size_t k, size_t batch,
+                                  int small_offsets) {
+  ocal__gemm_choice c = {OCAL__GEMM_OWN, 0, 0, 0, ""};
+  int fits = m <= INDEX_MAX && n <= INDEX_MAX && k <= INDEX_MAX;
+  if (!f->have_clblast) {
+    if (f->gemm == OCAL__ENGINE_CLBLAST) {
+      c.engine = OCAL__GEMM_ENGINE_COUNT;
+      c.reason = "OCAL_GEMM=clblast, but this ocal was built without CLBlast";
+    } else if (!fits) {
+      c.engine = OCAL__GEMM_ENGINE_COUNT;
+      c.reason = "a dimension exceeds 2^31 - 1, which ocal's kernel cannot index, and this "
+                 "ocal was built without CLBlast";
+    } else {
+      c.named = f->gemm == OCAL__ENGINE_OWN;
+      c.reason = c.named ? "OCAL_GEMM=ocal: ocal's kernel" : "CLBlast missing: ocal's kernel";
+    }
+    return c;
+  }
+  if (fits && f->gemm == OCAL__ENGINE_OWN) {
+    c.named = 1;
+    c.reason = "OCAL_GEMM=ocal: ocal's kernel";
+    return c;
+  }
+  /* The rule measured on an H100 (gemm_own.c): f32 products smaller than 4096^3 run ocal's
+   * kernel; at 4096^3 and above CLBlast with A pre-transposed was ahead. Batched products and
+   * f64 were not measured and stay with CLBlast, as do CPUs and other devices. */
+  if (fits && f->gemm == OCAL__ENGINE_AUTO) {
+    if (f->type == OCAL_DEVICE_GPU && dtype == OCAL_F32 && batch == 1 &&
+        (double)m * (double)n * (double)k < 4096.0 * 4096.0 * 4096.0) {
+      c.reason = "f32 on a GPU, m*n*k < 4096^3: ocal's kernel";
+      return c;
+    }
+  }
+  c.named = f->gemm == OCAL__ENGINE_CLBLAST;
+  if (batch == 1 && small_offsets) {
+    size_t s = splitk_slices(f, dtype, m, n, k);
+    if (s && (double)m * (double)n * (double)s <= (double)INDEX_MAX) {
+      c.engine = OCAL__GEMM_SPLITK;
+      c.slices = s;
+      c.reason = f->splitk > 0 ? "OCAL_GEMM_SPLITK=N: split-K over CLBlast"
+                               : "output too small to fill the device: split-K over CLBlast";
+      return c;
+    }
+  }
+  c.engine = OCAL__GEMM_CLBLAST;
+  c.pretranspose = batch == 1 && ta == OCAL_NO_TRANS && pretranspose(f, m, n, k);
+  /* The reasons are fixed strings (the call may keep the pointer). */
+  if (c.pretranspose) {
+    c.reason = c.named                     ? "OCAL_GEMM=clblast: CLBlast, A pre-transposed"
+               : !fits                     ? "too large for ocal's kernel: CLBlast, A pre-transposed"
+               : f->type != OCAL_DEVICE_GPU ? "not a GPU: CLBlast, A pre-transposed"
+               : dtype != OCAL_F32          ? "f64: CLBlast, A pre-transposed"
+                                            : "m*n*k >= 4096^3: CLBlast, A pre-transposed";
+  } else {
+    c.reason = c.named                     ? "OCAL_GEMM=clblast: CLBlast"
+               : !fits                     ? "too large for ocal's kernel: CLBlast"
+               : f->type != OCAL_DEVICE_GPU ? "not a GPU: CLBlast"
+               : dtype != OCAL_F32          ? "f64: CLBlast"
+               : batch != 1                 ? "batched: CLBlast"
+                                            : "m*n*k >= 4096^3: CLBlast";
+  }
+  return c;
+}
+
+size_t ocal__gemm_splitk_slices(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n,
+                                size_t k) {
+  ocal__blas_facts f;
+  ocal__blas_facts_of(ctx, dtype, &f);
+  return f.have_clblast ? splitk_slices(&f, dtype, m, n, k) : 0;
+}
+
+ocal__gemv_engine_id ocal__gemv_rule(const ocal__blas_facts *f, const char **reason) {
+  if (f->gemv == OCAL__ENGINE_CLBLAST) {
+    *reason = f->have_clblast ? "OCAL_GEMV=clblast: CLBlast"
+                              : "OCAL_GEMV=clblast, but this ocal was built without CLBlast";
+    return f->have_clblast ? OCAL__GEMV_CLBLAST : OCAL__GEMV_ENGINE_COUNT;
+  }
+  /* ocal's kernels: 2.2 to 6.8x CLBlast's Xgemv on an H200 (gemv.c). */
+  *reason = "ocal's kernels (faster than CLBlast's Xgemv)";
+  return OCAL__GEMV_OWN;
+}
