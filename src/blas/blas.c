@@ -279,11 +279,12 @@ ocal_status ocal_blas_axpy(double alpha, ocal_buffer x, ocal_buffer y) {
   OCAL__CHECK(check_operands(__func__, 2, bufs, names, &ctx, &dtype));
   OCAL__CHECK(check_same_numel(__func__, x, y, "y"));
   OCAL__CHECK(check_disjoint(__func__, y, "y", x, "x"));
-  if (x->numel == 0 || alpha == 0.0) return OCAL_OK;
 #ifdef OCAL_HAVE_CLBLAST
+  if (x->numel == 0 || alpha == 0.0) return OCAL_OK;
   ocal__blas_prepare(ctx, dtype);
   return ocal__clblast_axpy(ctx, dtype, alpha, x, y, __func__);
 #else
+  (void)alpha, (void)ctx, (void)dtype;
   return OCAL_FAIL(OCAL_UNSUPPORTED, "axpy runs on CLBlast, and %s", NO_CLBLAST_HINT);
 #endif
 }
@@ -294,11 +295,12 @@ ocal_status ocal_blas_scal(double alpha, ocal_buffer x) {
   ocal_context ctx;
   ocal_dtype dtype;
   OCAL__CHECK(check_operands(__func__, 1, bufs, names, &ctx, &dtype));
-  if (x->numel == 0) return OCAL_OK;
 #ifdef OCAL_HAVE_CLBLAST
+  if (x->numel == 0) return OCAL_OK;
   ocal__blas_prepare(ctx, dtype);
   return ocal__clblast_scal(ctx, dtype, alpha, x->mem, x->offset, x->numel, __func__);
 #else
+  (void)alpha, (void)ctx, (void)dtype;
   return OCAL_FAIL(OCAL_UNSUPPORTED, "scal runs on CLBlast, and %s", NO_CLBLAST_HINT);
 #endif
 }
