@@ -184,6 +184,11 @@ static ocal_status c_dot(int k) { return ocal_dot(P(0, o.x), P(1, o.y), P(2, o.r
 static ocal_status c_nrm2(int k) { return ocal_nrm2(P(0, o.x), P(1, o.r1)); }
 static ocal_status c_blas_axpy(int k) { return ocal_blas_axpy(0.5, P(0, o.x), P(1, o.y)); }
 static ocal_status c_blas_scal(int k) { return ocal_blas_scal(1.0, P(0, o.x)); }
+static ocal_status c_gemm_engine_query(int k) {
+  const char *e, *r;
+  return ocal_gemm_engine_query(P(0, o.ctx), OCAL_F32, OCAL_NO_TRANS, 8, 8, 8, 1, P(1, &e),
+                                P(2, &r));
+}
 static ocal_status c_blas_tuning_info(int k) {
   ocal_blas_tuning t;
   return ocal_blas_tuning_info(P(0, o.ctx), OCAL_F32, P(1, &t));
@@ -723,7 +728,7 @@ typedef struct api_row {
 
 static const api_row rows[] = {
     /* blas.h */
-    ROW(gemm, 3, 0), ROW(gemv, 3, 0), ROW(dot, 3, 0), ROW(nrm2, 2, 0), ROW(blas_axpy, 2, 0),
+    ROW(gemm, 3, 0), ROW(gemm_engine_query, 3, 0), ROW(gemv, 3, 0), ROW(dot, 3, 0), ROW(nrm2, 2, 0), ROW(blas_axpy, 2, 0),
     ROW(blas_scal, 1, 0), ROW(blas_tuning_info, 2, 0), ROW(blas_tuning_apply, 2, NO_BASE),
     ROW(blas_tune_options_init, 1, 0),
     /* options NULL = defaults and result NULL are allowed, but start a tuning run */

@@ -1166,6 +1166,37 @@ START_TEST(test_rule_pocl_bench_shapes) {
                   rule_shapes[i][2], (int)c.engine, c.reason, want);
     if (f.have_clblast) ck_assert_str_eq(c.reason, "not a GPU: CLBlast");
   }
+  /* The public query says the same, and follows OCAL_GEMM (read at context creation). */
+  const char *engine, *reason;
+  ck_assert_ocal(ocal_gemm_engine_query(fixture_ctx, OCAL_F32, OCAL_NO_TRANS, 64, 64, 64, 1,
+                                        &engine, &reason));
+  ck_assert_str_eq(engine, f.have_clblast ? "CLBlast" : "ocal");
+  ck_assert_str_eq(reason, f.have_clblast ? "not a GPU: CLBlast" : "CLBlast missing: ocal's kernel");
+  setenv("OCAL_GEMM", "ocal", 1);
+  fixture_reopen();
+  ck_assert_ocal(ocal_gemm_engine_query(fixture_ctx, OCAL_F64, OCAL_TRANS, 5, 7, 9, 3, &engine,
+                                        &reason));
+  ck_assert_str_eq(engine, "ocal");
+  ck_assert_str_eq(reason, "OCAL_GEMM=ocal: ocal's kernel");
+  setenv("OCAL_GEMM", "clblast", 1);
+  fixture_reopen();
+  ocal_status st = ocal_gemm_engine_query(fixture_ctx, OCAL_F32, OCAL_NO_TRANS, 5, 7, 9, 1,
+                                          &engine, &reason);
+  if (f.have_clblast) {
+    ck_assert_ocal(st);
+    ck_assert_str_eq(engine, "CLBlast");
+  } else {
+    ck_assert_int_eq(st, OCAL_UNSUPPORTED);
+    ck_assert_str_eq(engine, "none");
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "without CLBlast"));
+  }
+  unsetenv("OCAL_GEMM");
+  ck_assert_ocal_fails(ocal_gemm_engine_query(fixture_ctx, OCAL_I32, OCAL_NO_TRANS, 5, 7, 9, 1,
+                                              &engine, &reason),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_gemm_engine_query(fixture_ctx, OCAL_F32, OCAL_NO_TRANS, 0, 7, 9, 1,
+                                              &engine, &reason),
+                       OCAL_INVALID_ARGUMENT);
 }
 END_TEST
 

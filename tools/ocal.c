@@ -150,6 +150,19 @@ static int cmd_info(const char *selector) {
     ocal_fft_engine_name(fft_default, &fft_default_name);
   printf("FFT engines       %s%s%s (default %s; OCAL_FFT=vkfft|clfft)\n", vk ? "vkfft" : "",
          vk && cf ? " " : "", cf ? "clfft" : (vk ? "" : "none"), fft_default_name);
+  /* The GEMM engine rule's choice at a few shapes (OCAL_GEMM and friends apply). */
+  if (ocal_context_create(&ctx, &o) == OCAL_OK) {
+    static const size_t sq[] = {256, 1024, 4096};
+    for (size_t i = 0; i < sizeof sq / sizeof sq[0]; i++) {
+      const char *engine = "none", *reason = NULL;
+      char shape[32];
+      snprintf(shape, sizeof shape, "GEMM f32 %zu^3", sq[i]);
+      ocal_gemm_engine_query(ctx, OCAL_F32, OCAL_NO_TRANS, sq[i], sq[i], sq[i], 1, &engine,
+                             &reason);
+      if (reason) printf("%-17s %s (%s)\n", shape, engine, reason);
+    }
+    ocal_context_release(ctx);
+  }
   print_pool(selector);
   return 0;
 }

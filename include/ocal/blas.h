@@ -67,13 +67,35 @@ typedef enum ocal_transpose {
  * \param beta scale of C's old contents; with beta = 0 they need not be initialised.
  * \param c the result, which must not overlap A or B.
  * \returns OCAL_OK; OCAL_SHAPE_MISMATCH (the message gives the shapes); OCAL_TYPE_MISMATCH;
- *          OCAL_UNSUPPORTED (not f32/f64, no fp64, or ocal built without CLBlast);
+ *          OCAL_UNSUPPORTED (not f32/f64, no fp64; without CLBlast, only OCAL_GEMM=clblast
+ *          and dimensions beyond 2^31 - 1, which ocal's own kernel cannot index);
  *          OCAL_INVALID_ARGUMENT (different contexts, overlapping C);
  *          OCAL_OUT_OF_DEVICE_MEMORY when CLBlast cannot allocate its temporary buffers, and
  *          other statuses translated from CLBlast's (the message names the CLBlast code).
  *          The context stays usable after a failure. */
 OCAL_API ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha,
                                ocal_buffer a, ocal_buffer b, double beta, ocal_buffer c);
+
+/** Which engine ocal_gemm runs a product on, and why, without running it: the one rule of
+ * ocal's GEMM engines (ocal's own kernel, CLBlast, split-K over CLBlast) under the context's
+ * settings (OCAL_GEMM and friends, read when the context was created).
+ * \param ctx the context whose device and settings decide.
+ * \param dtype OCAL_F32 or OCAL_F64.
+ * \param ta whether A is transposed (as for ocal_gemm).
+ * \param m rows of C.
+ * \param n columns of C.
+ * \param k the inner dimension.
+ * \param batch batch entries (1 for a 2-D product).
+ * \param engine receives the engine's name ("ocal", "CLBlast", "split-K over CLBlast"), a
+ *        static string the caller does not free.
+ * \param reason receives why, e.g. "f32 on a GPU, m*n*k < 4096^3: ocal's kernel", a static
+ *        string the caller does not free.
+ * \returns OCAL_OK; OCAL_UNSUPPORTED when no engine of this build can run the product
+ *          (*reason says why, *engine is "none"); OCAL_INVALID_ARGUMENT for a NULL pointer,
+ *          another dtype, a bad ta or a zero dimension; OCAL_INVALID_HANDLE. */
+OCAL_API ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta,
+                                            size_t m, size_t n, size_t k, size_t batch,
+                                            const char **engine, const char **reason);
 
 /** Matrix-vector multiply: y = alpha * op(A) * x + beta * y.
  * \param ta whether A (2-D, {rows, cols}) is transposed.

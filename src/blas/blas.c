@@ -182,6 +182,33 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
   return s;
 }
 
+ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta,
+                                   size_t m, size_t n, size_t k, size_t batch,
+                                   const char **engine, const char **reason) {
+  OCAL__CHECK(ocal__check_context(ctx, __func__));
+  if (!engine || !reason)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "engine and reason must not be NULL");
+  if (dtype != OCAL_F32 && dtype != OCAL_F64)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "dtype is %s: GEMM takes f32 or f64",
+                     ocal_dtype_name(dtype));
+  if (ta != OCAL_NO_TRANS && ta != OCAL_TRANS)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ta must be OCAL_NO_TRANS or OCAL_TRANS");
+  if (!m || !n || !k || !batch)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "m, n, k and batch must be at least 1 (an empty product runs no engine)");
+  ocal__blas_facts facts;
+  ocal__blas_facts_of(ctx, dtype, &facts);
+  ocal__gemm_choice c = ocal__gemm_rule(&facts, dtype, ta, m, n, k, batch, 1);
+  *reason = c.reason;
+  if (c.engine == OCAL__GEMM_ENGINE_COUNT) {
+    *engine = "none";
+    return OCAL_FAIL(OCAL_UNSUPPORTED, "no engine can run this %zux%zux%zu product: %s", m, n,
+                     k, c.reason);
+  }
+  *engine = ocal__gemm_engines[c.engine]->name;
+  return OCAL_OK;
+}
+
 /* ---- GEMV ----------------------------------------------------------------------------- */
 
 ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffer x,
