@@ -66,6 +66,23 @@ START_TEST(test_every_variable_has_a_row) {
 }
 END_TEST
 
+/* The README's Settings table has a row for every variable. */
+START_TEST(test_readme_lists_every_variable) {
+  FILE *f = fopen(OCAL_README, "rb");
+  ck_assert_ptr_nonnull(f);
+  static char text[1 << 20];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  for (size_t i = 0; i < ocal__setting_count; i++) {
+    const char *name = ocal__setting_describe(i, NULL, NULL);
+    char cell[64];
+    snprintf(cell, sizeof cell, "| `%s` |", name);
+    ck_assert_msg(strstr(text, cell) != NULL, "README.md's Settings table has no row for %s", name);
+  }
+}
+END_TEST
+
 /* Each bad value fails ocal_context_create with OCAL_INVALID_ARGUMENT naming the public call,
  * the variable, the value and what is accepted. */
 START_TEST(test_bad_values_fail_context_creation) {
@@ -273,6 +290,7 @@ static Suite *settings_suite(void) {
   TCase *tc = tcase_create("settings");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_every_variable_has_a_row);
+  tcase_add_test(tc, test_readme_lists_every_variable);
   tcase_add_test(tc, test_bad_values_fail_context_creation);
   tcase_add_test(tc, test_good_values_take_effect);
   tcase_add_test(tc, test_calls_without_a_context);
