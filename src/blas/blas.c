@@ -237,7 +237,7 @@ ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffe
   if (opm == 0) return OCAL_OK;
   if (opn == 0) return ocal__blas_scale_output(y, beta, __func__);
   ocal__blas_facts facts;
-  ocal__blas_facts_of(ctx, dtype, &facts);
+  ocal__blas_facts_of_device(ctx, &facts);
   const char *reason;
   ocal__gemv_engine_id id = ocal__gemv_rule(&facts, &reason);
   if (id == OCAL__GEMV_ENGINE_COUNT) return OCAL_FAIL(OCAL_UNSUPPORTED, "%s", reason);

@@ -86,8 +86,10 @@ extern const ocal__gemm_engine *const ocal__gemm_engines[OCAL__GEMM_ENGINE_COUNT
 extern const ocal__gemv_engine *const ocal__gemv_engines[OCAL__GEMV_ENGINE_COUNT];
 
 /* The facts of a context for dtype (applies the stored CLBlast tuning first, as the first
- * BLAS call does). */
+ * BLAS call does). ocal__blas_facts_of_device: the device and settings only (params_known
+ * 0), all the GEMV rule needs, without the tuning table's lock. */
 void ocal__blas_facts_of(ocal_context ctx, ocal_dtype dtype, ocal__blas_facts *facts);
+void ocal__blas_facts_of_device(ocal_context ctx, ocal__blas_facts *facts);
 
 /* THE rule: which engine runs an m x n x k product (batch entries of it; ta as asked) of
  * dtype, and why. small_offsets as in ocal__gemm_call. A choice of an engine that is not

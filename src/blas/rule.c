@@ -27,16 +27,8 @@
 #define INDEX_MAX 0x7fffffffu
 
 void ocal__blas_facts_of(ocal_context ctx, ocal_dtype dtype, ocal__blas_facts *f) {
-  memset(f, 0, sizeof *f);
-  f->type = ctx->info.type;
-  f->compute_units = ctx->info.compute_units;
-  f->max_alloc_bytes = ctx->info.max_alloc_bytes;
-  f->gemm = ctx->settings.gemm;
-  f->splitk = ctx->settings.gemm_splitk;
-  f->pretranspose = ctx->settings.gemm_pretranspose;
-  f->gemv = ctx->settings.gemv;
+  ocal__blas_facts_of_device(ctx, f);
 #ifdef OCAL_HAVE_CLBLAST
-  f->have_clblast = 1;
   ocal__gemm_params p;
   if (ocal__blas_params_in_effect(ctx, dtype, &p)) {
     f->params_known = 1;
@@ -47,6 +39,20 @@ void ocal__blas_facts_of(ocal_context ctx, ocal_dtype dtype, ocal__blas_facts *f
   }
 #else
   (void)dtype;
+#endif
+}
+
+void ocal__blas_facts_of_device(ocal_context ctx, ocal__blas_facts *f) {
+  memset(f, 0, sizeof *f);
+  f->type = ctx->info.type;
+  f->compute_units = ctx->info.compute_units;
+  f->max_alloc_bytes = ctx->info.max_alloc_bytes;
+  f->gemm = ctx->settings.gemm;
+  f->splitk = ctx->settings.gemm_splitk;
+  f->pretranspose = ctx->settings.gemm_pretranspose;
+  f->gemv = ctx->settings.gemv;
+#ifdef OCAL_HAVE_CLBLAST
+  f->have_clblast = 1;
 #endif
 }
 
