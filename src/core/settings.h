@@ -30,7 +30,7 @@ typedef struct ocal__settings {
   /* Flags: -1 unset (or "auto": the default), 0 off, 1 on. Byte sizes and integers: -1 or 0
    * unset as noted. Strings: "" unset. */
   char device[256];         /* OCAL_DEVICE: device selector */
-  char cache_dir[1024];     /* OCAL_CACHE_DIR: disk cache directory */
+  char cache_dir[4096];     /* OCAL_CACHE_DIR: disk cache directory */
   int cache;                /* OCAL_CACHE: disk cache of compiled programs on/off */
   char limits[256];         /* OCAL_LIMITS: "key=value,..." or a profile name */
   int fp64;                 /* OCAL_FP64 */
