@@ -189,13 +189,50 @@ maximum_A maximum_op(maximum_A a, maximum_A b) { return max(a, b); }
     }                                                                                       \
   }
 
-#define SCAN_KERNELS(NAME)                                             \
-  CONTIG_REDUCE(NAME)                                                  \
-  CONTIG_TILES(NAME##_tiles, NAME, T, NAME##_cvt)                      \
-  CONTIG_TILES(NAME##_tiles_acc, NAME, NAME##_A, NAME##_acc_cvt)       \
-  STRIDED_REDUCE(NAME)                                                 \
-  STRIDED_SCAN(NAME##_strided, NAME, T, NAME##_cvt)                    \
-  STRIDED_SCAN(NAME##_strided_acc, NAME, NAME##_A, NAME##_acc_cvt)
+/* Only the kernel the host launches is compiled (-DOCAL_ONLY -DOCAL_ONLY_<operation>
+ * -DOCAL_KERNEL -DOCAL_KERNEL_<kernel>): a first scan compiles one small program instead of
+ * twelve kernels. Without OCAL_ONLY every kernel is built. */
+#if defined(OCAL_KERNEL_contig_reduce) || !defined(OCAL_KERNEL)
+#define SCAN_K_contig_reduce(NAME) CONTIG_REDUCE(NAME)
+#else
+#define SCAN_K_contig_reduce(NAME)
+#endif
+#if defined(OCAL_KERNEL_tiles) || !defined(OCAL_KERNEL)
+#define SCAN_K_tiles(NAME) CONTIG_TILES(NAME##_tiles, NAME, T, NAME##_cvt)
+#else
+#define SCAN_K_tiles(NAME)
+#endif
+#if defined(OCAL_KERNEL_tiles_acc) || !defined(OCAL_KERNEL)
+#define SCAN_K_tiles_acc(NAME) CONTIG_TILES(NAME##_tiles_acc, NAME, NAME##_A, NAME##_acc_cvt)
+#else
+#define SCAN_K_tiles_acc(NAME)
+#endif
+#if defined(OCAL_KERNEL_strided_reduce) || !defined(OCAL_KERNEL)
+#define SCAN_K_strided_reduce(NAME) STRIDED_REDUCE(NAME)
+#else
+#define SCAN_K_strided_reduce(NAME)
+#endif
+#if defined(OCAL_KERNEL_strided) || !defined(OCAL_KERNEL)
+#define SCAN_K_strided(NAME) STRIDED_SCAN(NAME##_strided, NAME, T, NAME##_cvt)
+#else
+#define SCAN_K_strided(NAME)
+#endif
+#if defined(OCAL_KERNEL_strided_acc) || !defined(OCAL_KERNEL)
+#define SCAN_K_strided_acc(NAME) STRIDED_SCAN(NAME##_strided_acc, NAME, NAME##_A, NAME##_acc_cvt)
+#else
+#define SCAN_K_strided_acc(NAME)
+#endif
+#define SCAN_KERNELS(NAME)                                                     \
+  SCAN_K_contig_reduce(NAME) \
+  SCAN_K_tiles(NAME) \
+  SCAN_K_tiles_acc(NAME) \
+  SCAN_K_strided_reduce(NAME) \
+  SCAN_K_strided(NAME) \
+  SCAN_K_strided_acc(NAME)
 
+#if defined(OCAL_ONLY_sum) || !defined(OCAL_ONLY)
 SCAN_KERNELS(sum)
+#endif
+#if defined(OCAL_ONLY_maximum) || !defined(OCAL_ONLY)
 SCAN_KERNELS(maximum)
+#endif

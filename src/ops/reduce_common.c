@@ -45,13 +45,23 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
     *k = *slot;
     return OCAL_OK;
   }
-  char options[192];
+  char options[320];
   ocal__dtype_options(dtype, options, sizeof options);
   /* Integer inputs compute means, variances and norms in double where the device can. */
   if (program == OCAL__RS_REDUCE && !ocal__rs_is_float(dtype) && ctx->fp64) {
     size_t len = strlen(options);
     snprintf(options + len, sizeof options - len, " -DOCAL_ACC_FP64");
   }
+  /* One kernel per program: `name` is "<operation>_<kernel>" (operations have no '_'), and
+   * the .cl files keep only what -DOCAL_ONLY_<operation> -DOCAL_KERNEL_<kernel> name. A
+   * whole file is fifty kernels per type, which a first call used to compile all of (6.2 s
+   * on an H100); the options are part of the program cache's and disk cache's keys. */
+  const char *cut = strchr(name, '_');
+  if (!cut) return OCAL_FAIL(OCAL_INTERNAL, "kernel name '%s' has no operation prefix", name);
+  size_t len = strlen(options);
+  snprintf(options + len, sizeof options - len,
+           " -DOCAL_ONLY -DOCAL_ONLY_%.*s -DOCAL_KERNEL -DOCAL_KERNEL_%s", (int)(cut - name), name,
+           cut + 1);
   ocal_status status = ocal__library_kernel(ctx, program_names[program], options, name, slot);
   if (status != OCAL_OK) return status;
   *k = *slot;
