@@ -29,3 +29,4 @@ EXTRA_DIST += tests/example_kernels.sh
 # included); bench/engine_gpu_round.sh runs it with an empty disk cache.
 noinst_PROGRAMS += bench/first_calls
 bench_first_calls_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
+EXTRA_DIST += bench/engine_gpu_round.sh
