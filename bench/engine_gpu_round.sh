@@ -32,8 +32,8 @@ start=$(date +%s%N)
 $cold timeout 300 "$b/tools/ocal" demo > "$out/demo_cold.txt" 2>&1
 rc=$?
 end=$(date +%s%N)
-echo "wall $(( (end - start) / 1000000 )) ms (rc $rc)" | tee -a "$out/demo_cold.txt"
 sed -n '2,$p' "$out/demo_cold.txt" | cut -c1-60
+echo "wall $(( (end - start) / 1000000 )) ms (rc $rc)" | tee -a "$out/demo_cold.txt"
 
 echo "== warm ocal demo (disk cache filled by the cold run)"
 start=$(date +%s%N)

@@ -262,6 +262,11 @@ ocal_status ocal__kernel_run_nd(ocal_context ctx, ocal__kernel *k, cl_uint dims,
                                 const size_t *global, const size_t *local, size_t nargs,
                                 const ocal__arg *args, const char *func);
 
+/* The one clEnqueueNDRangeKernel of the library (no event, no wait list): on failure the
+ * message names `func`, the kernel `name` and the range. Callers have set the arguments. */
+ocal_status ocal__enqueue_nd(ocal_context ctx, cl_kernel kernel, const char *name, cl_uint dims,
+                             const size_t *global, const size_t *local, const char *func);
+
 /* Enqueues a 1-D launch of a grid-stride kernel over n items: the work-group size and the
  * number of groups come from the kernel's and the device's facts. Caller holds k->lock. */
 ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_event *event);
