@@ -366,6 +366,7 @@ int main(void) {
   reductions(67, 5);    /* many short rows */
   scans(2, 2500);       /* rows longer than a tile */
   scans(33, 7);
+  scans(1, 33001);      /* one long row: the single pass (decoupled look-back), 17 tiles */
   softmax_random();
   setenv("OCAL_GEMM", "ocal", 1);
   gemm(33, 20, 17, "gemm (ocal's kernel) 33x20x17");

@@ -30,3 +30,4 @@ EXTRA_DIST += tests/example_kernels.sh
 noinst_PROGRAMS += bench/first_calls
 bench_first_calls_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
 EXTRA_DIST += bench/engine_gpu_round.sh
+EXTRA_DIST += docs/scan.md

@@ -27,6 +27,7 @@ static void rs_destroy(void *data) {
   /* The scratch goes back through the allocator like every buffer's memory: the pool, which
    * the context destroys after its attachments, then frees it. */
   if (rs->scratch) ocal__device_free(rs->ctx, rs->scratch);
+  if (rs->lb) ocal__device_free(rs->ctx, rs->lb);
   pthread_mutex_destroy(&rs->lock);
   free(rs);
 }
