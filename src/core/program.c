@@ -336,3 +336,11 @@ ocal_status ocal__kernel_run_2d(ocal_context ctx, ocal__kernel *k, size_t cols, 
   if (global[1] == 0) global[1] = 1;
   return ocal__kernel_run_nd(ctx, k, 2, global, lsize, nargs, args, __func__);
 }
+
+size_t ocal__kernel_pow2_local(const ocal__kernel *k, size_t want, size_t cap) {
+  size_t limit = k->work_group_size < cap ? k->work_group_size : cap;
+  if (want > limit) want = limit;
+  size_t l = 1;
+  while (l * 2 <= want) l *= 2;
+  return l;
+}

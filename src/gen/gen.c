@@ -29,14 +29,15 @@ enum { K_EW_FLAT, K_EW_WIDE, K_CONTIG = 0, K_STRIDED, K_MERGE_STRIDED, K_MERGE_G
 /* The scan's kernels: cl/scan.cl's six (contiguous rows in tiles, and a work-item per
  * column), the user's input in place of the element loads. */
 enum { K_SCAN_REDUCE = 0, K_SCAN_TILES, K_SCAN_TILES_ACC, K_SCAN_STRIDED_REDUCE, K_SCAN_STRIDED,
-       K_SCAN_STRIDED_ACC, K_SCAN_COUNT };
+       K_SCAN_STRIDED_ACC, K_SCAN_LOOKBACK, K_SCAN_COUNT };
 #define K_MAX ((int)K_COUNT > (int)K_SCAN_COUNT ? (int)K_COUNT : (int)K_SCAN_COUNT)
 static const char *const reduction_kernels[K_COUNT] = {"ocal_red_contig", "ocal_red_strided",
                                                        "ocal_red_merge_strided",
                                                        "ocal_red_merge_group"};
 static const char *const scan_kernels[K_SCAN_COUNT] = {
     "ocal_scan_reduce",         "ocal_scan_tiles",   "ocal_scan_tiles_acc",
-    "ocal_scan_strided_reduce", "ocal_scan_strided", "ocal_scan_strided_acc"};
+    "ocal_scan_strided_reduce", "ocal_scan_strided", "ocal_scan_strided_acc",
+    "ocal_scan_lookback"};
 
 struct ocal_gen_s {
   uint32_t magic;
@@ -56,6 +57,7 @@ struct ocal_gen_s {
   pthread_mutex_t lock; /* guards scratch across the launches of one run */
   cl_mem scratch;
   size_t scratch_bytes;
+  ocal__lookback lb; /* scan: the single pass's tile states */
 };
 
 /* ---- writing source ------------------------------------------------------------------ */
@@ -155,6 +157,7 @@ static ocal_status check_gen(ocal_gen g, const char *func) {
 static void gen_free(ocal_gen g) {
   if (!g) return;
   if (g->scratch) ocal__device_free(g->ctx, g->scratch);
+  if (g->lb.mem) ocal__device_free(g->ctx, g->lb.mem);
   pthread_mutex_destroy(&g->lock);
   pthread_mutex_destroy(&g->klock);
   free(g->params);
@@ -986,7 +989,101 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
              " const ulong ocal_ooff%s, __global const ocal_T *ocal_P, const int ocal_exclusive) {\n",
          block_args);
   sb_add(&b, "%s%s", strided_head, strided_scan_body);
-  status = gen_build(__func__, g, &b, scan_kernels, K_SCAN_COUNT, K_SCAN_TILES);
+  /* Rows of contiguous indices in one pass: cl/scan.cl's NAME_lookback (decoupled
+   * look-back, docs/scan.md), element for element, so results match ocal_cumsum's. */
+  const int small = ocal_dtype_size(dtype) <= 4;
+  sb_add(&b, "#define ocal_LB_IPT %d\n", small ? 16 : 8);
+  if (dtype == OCAL_F32)
+    sb_add(&b, "#define ocal_BITS(v) ((ulong)as_uint(v))\n#define ocal_FROM_BITS(b) as_float((uint)(b))\n");
+  else if (dtype == OCAL_F64)
+    sb_add(&b, "#define ocal_BITS(v) as_ulong(v)\n#define ocal_FROM_BITS(b) as_double(b)\n");
+  else if (dtype == OCAL_I32)
+    sb_add(&b, "#define ocal_BITS(v) ((ulong)(uint)(v))\n#define ocal_FROM_BITS(b) ((int)(uint)(b))\n");
+  else
+    sb_add(&b, "#define ocal_BITS(v) ((ulong)(v))\n#define ocal_FROM_BITS(b) ((ocal_T)(b))\n");
+  sb_add(&b, "__kernel void ocal_scan_lookback(const ulong n");
+  sb_params(&b, g);
+  sb_add(&b, ", __global ocal_T *ocal_out, const ulong ocal_ooff, const ulong ocal_R,"
+             " const ulong ocal_tiles, __global uint *ocal_state, const ulong ocal_cap,"
+             " const uint ocal_ticket_base, const uint ocal_epoch, const int ocal_exclusive) {\n");
+  sb_rebase(&b, g);
+  sb_add(&b,
+         "  __local ocal_T ocal_tile[OCAL_WG_MAX * ocal_LB_IPT + OCAL_WG_MAX * ocal_LB_IPT / 32];\n"
+         "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
+         "  __local uint ocal_ticket_l;\n"
+         "  __local ocal_T ocal_prefix_l;\n"
+         "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
+         "  __global uint *ocal_flags = ocal_state + 4;\n"
+         "  __global uint *ocal_aggs = ocal_flags + ocal_cap, *ocal_incls = ocal_aggs + 2 * ocal_cap;\n"
+         "  if (ocal_lid == 0) ocal_ticket_l = atomic_inc(ocal_state) - ocal_ticket_base;\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  const ulong ocal_vt = ocal_ticket_l, ocal_o = ocal_vt / ocal_tiles, ocal_c = ocal_vt %% ocal_tiles;\n"
+         "  const uint ocal_tile_len = ocal_L * ocal_LB_IPT;\n"
+         "  const ulong ocal_t0 = ocal_c * ocal_tile_len, ocal_base = ocal_o * ocal_R;\n"
+         "  const uint ocal_m = (uint)(ocal_R - ocal_t0 < ocal_tile_len ? ocal_R - ocal_t0 : ocal_tile_len);\n"
+         "  for (uint ocal_k = ocal_lid; ocal_k < ocal_tile_len; ocal_k += ocal_L) {\n"
+         "    ocal_T ocal_v = OCAL_ID;\n"
+         "    if (ocal_k < ocal_m) OCAL_INPUT_AT(ocal_v, ocal_base + ocal_t0 + ocal_k)\n"
+         "    ocal_tile[ocal_PAD(ocal_k)] = ocal_v;\n"
+         "  }\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  ocal_T ocal_val[ocal_LB_IPT];\n"
+         "  ocal_T ocal_run = OCAL_ID;\n"
+         "  for (uint ocal_k = 0; ocal_k < ocal_LB_IPT; ocal_k++) {\n"
+         "    ocal_val[ocal_k] = ocal_tile[ocal_PAD(ocal_lid * ocal_LB_IPT + ocal_k)];\n"
+         "    ocal_run = ocal_op(ocal_run, ocal_val[ocal_k]);\n"
+         "  }\n"
+         "  ocal_sums[ocal_lid] = ocal_run;\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  for (uint ocal_off = 1; ocal_off < ocal_L; ocal_off <<= 1) {\n"
+         "    ocal_T ocal_left = ocal_lid >= ocal_off ? ocal_sums[ocal_lid - ocal_off] : OCAL_ID;\n"
+         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "    if (ocal_lid >= ocal_off) ocal_sums[ocal_lid] = ocal_op(ocal_left, ocal_sums[ocal_lid]);\n"
+         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  }\n"
+         "  if (ocal_lid == 0) {\n"
+         "    const ocal_T ocal_total = ocal_sums[ocal_L - 1];\n"
+         "    const uint ocal_tag = ocal_epoch << 2;\n"
+         "    ocal_T ocal_p = OCAL_ID;\n"
+         "    if (ocal_c > 0) {\n"
+         "      ulong ocal_bits = ocal_BITS(ocal_total);\n"
+         "      atomic_xchg(ocal_aggs + 2 * ocal_vt, (uint)ocal_bits);\n"
+         "      atomic_xchg(ocal_aggs + 2 * ocal_vt + 1, (uint)(ocal_bits >> 32));\n"
+         "      mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+         "      atomic_xchg(ocal_flags + ocal_vt, ocal_tag | 1u);\n"
+         "      ulong ocal_j = ocal_vt - 1;\n"
+         "      for (;;) {\n"
+         "        uint ocal_f = atomic_or(ocal_flags + ocal_j, 0u);\n"
+         "        if ((ocal_f & ~3u) != ocal_tag) continue;\n"
+         "        if ((ocal_f & 3u) == 2u) break;\n"
+         "        ocal_j--;\n"
+         "      }\n"
+         "      mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+         "      ocal_p = ocal_FROM_BITS((ulong)atomic_or(ocal_incls + 2 * ocal_j, 0u) |"
+         " ((ulong)atomic_or(ocal_incls + 2 * ocal_j + 1, 0u) << 32));\n"
+         "      for (ulong ocal_q = ocal_j + 1; ocal_q < ocal_vt; ocal_q++)\n"
+         "        ocal_p = ocal_op(ocal_p, ocal_FROM_BITS((ulong)atomic_or(ocal_aggs + 2 * ocal_q, 0u) |"
+         " ((ulong)atomic_or(ocal_aggs + 2 * ocal_q + 1, 0u) << 32)));\n"
+         "    }\n"
+         "    ulong ocal_ibits = ocal_BITS(ocal_op(ocal_p, ocal_total));\n"
+         "    atomic_xchg(ocal_incls + 2 * ocal_vt, (uint)ocal_ibits);\n"
+         "    atomic_xchg(ocal_incls + 2 * ocal_vt + 1, (uint)(ocal_ibits >> 32));\n"
+         "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+         "    atomic_xchg(ocal_flags + ocal_vt, ocal_tag | 2u);\n"
+         "    ocal_prefix_l = ocal_p;\n"
+         "  }\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  ocal_run = ocal_op(ocal_prefix_l, ocal_lid > 0 ? ocal_sums[ocal_lid - 1] : OCAL_ID);\n"
+         "  for (uint ocal_k = 0; ocal_k < ocal_LB_IPT; ocal_k++) {\n"
+         "    ocal_T ocal_next = ocal_op(ocal_run, ocal_val[ocal_k]);\n"
+         "    ocal_tile[ocal_PAD(ocal_lid * ocal_LB_IPT + ocal_k)] = ocal_exclusive ? ocal_run : ocal_next;\n"
+         "    ocal_run = ocal_next;\n"
+         "  }\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_out[ocal_ooff + ocal_base + ocal_t0 + ocal_k] = ocal_tile[ocal_PAD(ocal_k)];\n"
+         "}\n");
+  status = gen_build(__func__, g, &b, scan_kernels, K_SCAN_COUNT,
+                     ocal__lookback_device(ctx) ? K_SCAN_LOOKBACK : K_SCAN_TILES);
   if (status != OCAL_OK) {
     gen_free(g);
     return status;
@@ -1086,28 +1183,14 @@ static ocal_status launch(ocal_gen g, ocal__kernel *k, size_t nargs, const ocal_
 
 /* Largest power of two <= want, <= WG_MAX and <= what the kernel allows. */
 static size_t pow2_local(const ocal__kernel *k, size_t want) {
-  size_t limit = k->work_group_size < WG_MAX ? k->work_group_size : WG_MAX;
-  if (want > limit) want = limit;
-  size_t l = 1;
-  while (l * 2 <= want) l *= 2;
-  return l;
+  return ocal__kernel_pow2_local(k, want, WG_MAX);
 }
 
+/* With g->lock held: the generator's scratch buffer, at least `bytes` bytes. */
 static ocal_status scratch(ocal_gen g, size_t bytes, cl_mem *mem) {
-  if (bytes == 0) bytes = 1;
-  if (g->scratch_bytes < bytes) {
-    size_t want = g->scratch_bytes + g->scratch_bytes / 2;
-    if (want < bytes) want = bytes;
-    if (want < 65536) want = 65536;
-    cl_mem fresh;
-    ocal_status status = ocal__device_alloc(g->ctx, want, &fresh);
-    if (status != OCAL_OK) return status;
-    if (g->scratch) ocal__device_free(g->ctx, g->scratch);
-    g->scratch = fresh;
-    g->scratch_bytes = want;
-  }
+  ocal_status status = ocal__scratch_reserve(g->ctx, &g->scratch, &g->scratch_bytes, bytes);
   *mem = g->scratch;
-  return OCAL_OK;
+  return status;
 }
 
 /* Appends kernel arguments; fails when there are too many. */
@@ -1234,6 +1317,35 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
   int bad = 0;
   pthread_mutex_lock(&g->lock);
   if (inner == 1 && R >= 2 * SCAN_IPT * 32) {
+    /* Too few rows to fill the device: one pass with decoupled look-back, by scan.c's rule
+     * (sized from the device's limit, then the kernel's), so results match ocal_cumsum. */
+    size_t est = 1, most_wg = ctx->info.max_work_group_size;
+    while (est * 2 <= WG_MAX && est * 2 <= most_wg) est *= 2;
+    if (ocal__lookback_device(ctx) && outer < ocal__ceil_div(target, est) &&
+        R / (4 * est * SCAN_IPT) >= 2) {
+      ocal__kernel *kl;
+      if ((status = gen_kernel(func, g, K_SCAN_LOOKBACK, &kl)) != OCAL_OK) {
+        pthread_mutex_unlock(&g->lock);
+        return status;
+      }
+      size_t ll = pow2_local(kl, WG_MAX), ipt = ocal_dtype_size(g->dtype) <= 4 ? 16 : 8;
+      size_t per_row = ocal__ceil_div(R, ll * ipt), tiles = outer * per_row;
+      if (tiles < ((size_t)1 << 31)) {
+        cl_uint base, epoch;
+        status = ocal__lookback_reserve(ctx, &g->lb, tiles, &base, &epoch);
+        cl_ulong c_tiles = per_row, c_cap = g->lb.cap;
+        bad = push_user(&a, &c_n, ua) | push(&a, sizeof(cl_mem), &out_mem) |
+              push(&a, sizeof ooff, &ooff) | push(&a, sizeof c_R, &c_R) |
+              push(&a, sizeof c_tiles, &c_tiles) | push(&a, sizeof(cl_mem), &g->lb.mem) |
+              push(&a, sizeof c_cap, &c_cap) | push(&a, sizeof base, &base) |
+              push(&a, sizeof epoch, &epoch) | push(&a, sizeof excl, &excl);
+        if (status == OCAL_OK)
+          status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
+                       : launch(g, kl, (size_t)a.count, a.a, tiles * ll, ll);
+        pthread_mutex_unlock(&g->lock);
+        return status;
+      }
+    }
     /* Rows of contiguous indices: work-groups walk them in tiles. */
     ocal__kernel *kt, *kr = NULL, *ka = NULL;
     if ((status = gen_kernel(func, g, K_SCAN_TILES, &kt)) != OCAL_OK) {

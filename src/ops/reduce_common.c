@@ -27,7 +27,7 @@ static void rs_destroy(void *data) {
   /* The scratch goes back through the allocator like every buffer's memory: the pool, which
    * the context destroys after its attachments, then frees it. */
   if (rs->scratch) ocal__device_free(rs->ctx, rs->scratch);
-  if (rs->lb) ocal__device_free(rs->ctx, rs->lb);
+  if (rs->lb.mem) ocal__device_free(rs->ctx, rs->lb.mem);
   pthread_mutex_destroy(&rs->lock);
   free(rs);
 }
@@ -70,22 +70,9 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
 }
 
 ocal_status ocal__rs_scratch(ocal_context ctx, ocal__rs *rs, size_t bytes, cl_mem *mem) {
-  if (bytes == 0) bytes = 1;
-  if (rs->scratch_bytes < bytes) {
-    /* Grow by half again at least, so a sequence of growing sizes does not reallocate every
-     * time. The old buffer stays alive until the commands queued on it have finished. */
-    size_t want = rs->scratch_bytes + rs->scratch_bytes / 2;
-    if (want < bytes) want = bytes;
-    if (want < 65536) want = 65536;
-    cl_mem fresh;
-    ocal_status status = ocal__device_alloc(ctx, want, &fresh);
-    if (status != OCAL_OK) return status;
-    if (rs->scratch) ocal__device_free(ctx, rs->scratch);
-    rs->scratch = fresh;
-    rs->scratch_bytes = want;
-  }
+  ocal_status status = ocal__scratch_reserve(ctx, &rs->scratch, &rs->scratch_bytes, bytes);
   *mem = rs->scratch;
-  return OCAL_OK;
+  return status;
 }
 
 void ocal__rs_shape_string(int ndim, const size_t *shape, char *out, size_t size) {
@@ -144,11 +131,7 @@ ocal_status ocal__rs_launch(ocal_context ctx, ocal__kernel *k, const ocal__arg *
 }
 
 size_t ocal__rs_local(const ocal__kernel *k, size_t want) {
-  size_t limit = k->work_group_size < OCAL__RS_WG_MAX ? k->work_group_size : OCAL__RS_WG_MAX;
-  if (want > limit) want = limit;
-  size_t l = 1;
-  while (l * 2 <= want) l *= 2;
-  return l;
+  return ocal__kernel_pow2_local(k, want, OCAL__RS_WG_MAX);
 }
 
 size_t ocal__rs_target_items(ocal_context ctx) {

@@ -23,12 +23,7 @@ typedef struct ocal__rs {
   pthread_mutex_t lock;
   cl_mem scratch;
   size_t scratch_bytes;
-  /* The single-pass scan's tile states (cl/scan.cl, NAME_lookback): a ticket counter and
-   * `lb_cap` tiles' flags and values; the tickets handed out so far and the epoch of the last
-   * launch (flags carry it, so the buffer is cleared only when it is new or the epoch wraps). */
-  cl_mem lb;
-  size_t lb_cap;
-  cl_uint lb_tickets, lb_epoch;
+  ocal__lookback lb; /* the single-pass scan's tile states (cl/scan.cl, NAME_lookback) */
   ocal__kernel *kernels[OCAL__RS_PROGRAMS][OCAL_DTYPE_COUNT][OCAL__RS_MAX_KERNELS];
 } ocal__rs;
 

@@ -48,54 +48,11 @@ static ocal_status kernel(ocal_context ctx, ocal__rs *rs, ocal_scan_op op, ocal_
 }
 
 /* Whether rows of contiguous elements are scanned in one pass (decoupled look-back) rather
- * than three. One pass needs work-groups that, once started, keep running while others wait
- * for them: GPUs and CPU drivers give that (a started group holds a core or a thread until
- * it ends); accelerators and unknown devices need not, so they keep the three passes, as do
- * launches of 2^31 tiles or more (the tickets are 32-bit). */
-static int single_pass_device(ocal_context ctx) {
-  return ctx->info.type == OCAL_DEVICE_GPU || ctx->info.type == OCAL_DEVICE_CPU;
-}
+ * than three: on devices that allow it (ocal__lookback_device), and for fewer than 2^31
+ * tiles (the tickets are 32-bit). Generated scans (src/gen) follow the same rule. */
+static int single_pass_device(ocal_context ctx) { return ocal__lookback_device(ctx); }
 static int single_pass(ocal_context ctx, size_t tiles) {
   return single_pass_device(ctx) && tiles < ((size_t)1 << 31);
-}
-
-/* With rs->lock held: the look-back state for `tiles` tiles, and this launch's ticket base
- * and epoch. A new buffer is cleared (zero flags match no epoch, the counter starts at 0). */
-static ocal_status lookback_state(ocal_context ctx, ocal__rs *rs, size_t tiles, cl_uint *base,
-                                  cl_uint *epoch) {
-  int clear = 0;
-  if (rs->lb_cap < tiles) {
-    size_t cap = rs->lb_cap + rs->lb_cap / 2;
-    if (cap < tiles) cap = tiles;
-    if (cap < 4096) cap = 4096;
-    cap = ocal__round_up(cap, 4);
-    cl_mem fresh;
-    ocal_status status = ocal__device_alloc(ctx, 4 * (4 + 5 * cap), &fresh);
-    if (status != OCAL_OK) return status;
-    if (rs->lb) ocal__device_free(ctx, rs->lb);
-    rs->lb = fresh;
-    rs->lb_cap = cap;
-    clear = 1;
-  }
-  if (++rs->lb_epoch >= (1u << 30)) clear = 1; /* flags hold the epoch in 30 bits */
-  if (clear) {
-    /* Zeros written from the host (blocking, so the zeros need not outlive the call), not
-     * clEnqueueFillBuffer: Oclgrind 21.10 counts filled memory as uninitialised. This
-     * happens when the buffer is new or grows, and when the epoch wraps. */
-    size_t bytes = 4 * (4 + 5 * rs->lb_cap);
-    void *zeros = calloc(1, bytes);
-    if (!zeros) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory to clear the scan state");
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, rs->lb, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL);
-    free(zeros);
-    if (err != CL_SUCCESS)
-      return ocal__cl_fail(ctx->info.name, err, "clEnqueueWriteBuffer(scan state)", "ocal_scan");
-    rs->lb_tickets = 0;
-    rs->lb_epoch = 1;
-  }
-  *base = rs->lb_tickets;
-  *epoch = rs->lb_epoch;
-  rs->lb_tickets += (cl_uint)tiles; /* every group takes one ticket; wraps like the counter */
-  return OCAL_OK;
 }
 
 /* Elements per work-item of a look-back tile: NAME_LB_IPT in cl/scan.cl. */
@@ -132,12 +89,12 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
       size_t tiles = g->outer * per_row;
       if (single_pass(ctx, tiles)) {
         cl_uint base, epoch;
-        if ((status = lookback_state(ctx, rs, tiles, &base, &epoch)) != OCAL_OK) goto done;
-        cl_ulong c_tiles = per_row, c_cap = rs->lb_cap;
+        if ((status = ocal__lookback_reserve(ctx, &rs->lb, tiles, &base, &epoch)) != OCAL_OK) goto done;
+        cl_ulong c_tiles = per_row, c_cap = rs->lb.cap;
         ocal__arg al[] = {{sizeof(cl_mem), &xmem},  {sizeof xoff, &xoff},
                           {sizeof(cl_mem), &omem},  {sizeof ooff, &ooff},
                           {sizeof c_R, &c_R},       {sizeof c_tiles, &c_tiles},
-                          {sizeof(cl_mem), &rs->lb}, {sizeof c_cap, &c_cap},
+                          {sizeof(cl_mem), &rs->lb.mem}, {sizeof c_cap, &c_cap},
                           {sizeof base, &base},     {sizeof epoch, &epoch},
                           {sizeof excl, &excl}};
         status = ocal__rs_launch(ctx, kl, al, 11, tiles * ll, ll);
