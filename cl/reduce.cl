@@ -1,8 +1,9 @@
 /* ocal — reductions: sum, prod, min, max, argmin, argmax, sum of squares (L2 norm), dot and
  * variance, over a whole buffer or along one axis.
  *
- * Built once per input element type with -DT=<OpenCL C type> -DOCAL_DTYPE_<name>; every
- * operation's kernels live in this one program, so a type costs one compile. Integer inputs
+ * Built per input element type with -DT=<OpenCL C type> -DOCAL_DTYPE_<name>, and per kernel:
+ * -DOCAL_ONLY -DOCAL_ONLY_<NAME> -DOCAL_KERNEL -DOCAL_KERNEL_<kind> keep one of the fifty
+ * kernels below (the end of the file says why). Integer inputs
  * get -DOCAL_ACC_FP64 when the device has doubles: their means, variances and norms are then
  * computed and can be stored in double precision.
  *
@@ -617,7 +618,7 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
     barrier(CLK_LOCAL_MEM_FENCE);                                             \
   }
 
-#define REDUCE_KERNELS(NAME)                                                                   \
+#define REDUCE_CONTIG(NAME)                                                                    \
   /* Rows of R contiguous elements; group g reduces every chunks-th vector of row g/chunks  \
    * (a grid-stride loop over the row), aligned vector loads in the middle of the row. */   \
   __kernel void NAME##_contig(REDUCE_KERNEL_ARGS) {                                          \
@@ -660,8 +661,9 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
       else                                                                                   \
         ((__global NAME##_st *)dst)[g] = scratch[0];                                         \
     }                                                                                        \
-  }                                                                                          \
-                                                                                             \
+  }
+
+#define REDUCE_STRIDED(NAME)                                                                   \
   /* One work-item per (o, chunk s of clen rows of R, column j): neighbours read neighbouring \
    * columns, four independent loads in flight. */                                         \
   __kernel void NAME##_strided(REDUCE_KERNEL_ARGS) {                                         \
@@ -704,8 +706,9 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
       else                                                                                   \
         ((__global NAME##_st *)dst)[t] = st;                                                 \
     }                                                                                        \
-  }                                                                                          \
-                                                                                             \
+  }
+
+#define REDUCE_MERGE_STRIDED(NAME)                                                             \
   /* Second pass, many outputs: states P[(o * S + s) * inner + j], s < S, per output. */    \
   __kernel void NAME##_merge_strided(MERGE_KERNEL_ARGS(NAME)) {                              \
     const ulong total = outer * inner;                                                       \
@@ -715,8 +718,9 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
       for (ulong s = 1; s < S; s++) NAME##_merge(&st, P[(o * S + s) * inner + j]);           \
       NAME##_final(dst, doff + t, kind, st, count, ddof, mode);                              \
     }                                                                                        \
-  }                                                                                          \
-                                                                                             \
+  }
+
+#define REDUCE_MERGE_GROUP(NAME)                                                               \
   /* Second pass, few outputs: one work-group per output. */                                \
   __kernel void NAME##_merge_group(MERGE_KERNEL_ARGS(NAME)) {                                \
     __local NAME##_st scratch[OCAL_WG_MAX];                                                   \
@@ -785,15 +789,67 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
 #define REDUCE_STRIDED_V(NAME) /* u8: VW is 16, too many states per work-item */
 #endif
 
-#define REDUCE_ALL_KERNELS(NAME) REDUCE_KERNELS(NAME) REDUCE_STRIDED_V(NAME)
+/* Only the kernel the host launches is compiled: the host names one operation and one kernel
+ * (-DOCAL_ONLY -DOCAL_ONLY_<operation> -DOCAL_KERNEL -DOCAL_KERNEL_<kernel>), so a first
+ * reduction compiles one small program instead of fifty kernels (on an H100 the whole file
+ * took 6.2 s to build per type).
+ * Without OCAL_ONLY_* every kernel is built (tools and tests that compile the whole file). */
+#if defined(OCAL_KERNEL_contig) || !defined(OCAL_KERNEL)
+#define REDUCE_K_contig(NAME) REDUCE_CONTIG(NAME)
+#else
+#define REDUCE_K_contig(NAME)
+#endif
+#if defined(OCAL_KERNEL_strided) || !defined(OCAL_KERNEL)
+#define REDUCE_K_strided(NAME) REDUCE_STRIDED(NAME)
+#else
+#define REDUCE_K_strided(NAME)
+#endif
+#if defined(OCAL_KERNEL_merge_strided) || !defined(OCAL_KERNEL)
+#define REDUCE_K_merge_strided(NAME) REDUCE_MERGE_STRIDED(NAME)
+#else
+#define REDUCE_K_merge_strided(NAME)
+#endif
+#if defined(OCAL_KERNEL_merge_group) || !defined(OCAL_KERNEL)
+#define REDUCE_K_merge_group(NAME) REDUCE_MERGE_GROUP(NAME)
+#else
+#define REDUCE_K_merge_group(NAME)
+#endif
+#if defined(OCAL_KERNEL_strided_v) || !defined(OCAL_KERNEL)
+#define REDUCE_K_strided_v(NAME) REDUCE_STRIDED_V(NAME)
+#else
+#define REDUCE_K_strided_v(NAME)
+#endif
+#define REDUCE_ALL_KERNELS(NAME)                                                           \
+  REDUCE_K_contig(NAME) REDUCE_K_strided(NAME) REDUCE_K_merge_strided(NAME)               \
+  REDUCE_K_merge_group(NAME) REDUCE_K_strided_v(NAME)
 
+#if defined(OCAL_ONLY_sum) || !defined(OCAL_ONLY)
 REDUCE_ALL_KERNELS(sum)
+#endif
+#if defined(OCAL_ONLY_prod) || !defined(OCAL_ONLY)
 REDUCE_ALL_KERNELS(prod)
+#endif
+#if defined(OCAL_ONLY_minimum) || !defined(OCAL_ONLY)
 REDUCE_ALL_KERNELS(minimum)
+#endif
+#if defined(OCAL_ONLY_maximum) || !defined(OCAL_ONLY)
 REDUCE_ALL_KERNELS(maximum)
+#endif
+#if defined(OCAL_ONLY_argmin) || !defined(OCAL_ONLY)
 REDUCE_ALL_KERNELS(argmin)
+#endif
+#if defined(OCAL_ONLY_argmax) || !defined(OCAL_ONLY)
 REDUCE_ALL_KERNELS(argmax)
+#endif
+#if defined(OCAL_ONLY_sumsq) || !defined(OCAL_ONLY)
 REDUCE_ALL_KERNELS(sumsq)
+#endif
+#if defined(OCAL_ONLY_dotp) || !defined(OCAL_ONLY)
 REDUCE_ALL_KERNELS(dotp)
+#endif
+#if defined(OCAL_ONLY_var) || !defined(OCAL_ONLY)
 REDUCE_ALL_KERNELS(var)
+#endif
+#if defined(OCAL_ONLY_fsum) || !defined(OCAL_ONLY)
 REDUCE_ALL_KERNELS(fsum)
+#endif

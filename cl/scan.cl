@@ -15,7 +15,9 @@
  *       local memory (coalesced loads and stores), scanned per work-item and then across
  *       the group;
  *   NAME_strided_reduce / NAME_strided / NAME_strided_acc   any inner: a work-item per
- *       (row, piece, column), neighbours on neighbouring columns. */
+ *       (row, piece, column), neighbours on neighbouring columns;
+ *   NAME_lookback    rows of contiguous elements in ONE launch (decoupled look-back, below;
+ *       docs/scan.md), which the host prefers to the three launches on GPUs and CPUs. */
 #ifdef OCAL_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -152,6 +154,158 @@ maximum_A maximum_op(maximum_A a, maximum_A b) { return max(a, b); }
     }                                                                                      \
   }
 
+/* ---- contiguous rows in one pass: decoupled look-back (Merrill and Garland, "Single-pass
+ * Parallel Prefix Scan with Decoupled Look-back", 2016) ----------------------------------
+ * One work-group per tile of L * NAME_LB_IPT elements. A group takes a ticket (a global atomic
+ * counter) and scans tile number `ticket` (row o = ticket / tiles, tile c = ticket % tiles):
+ * tiles are handed out in the order groups start, so a group only ever waits for tiles whose
+ * groups started before it and are running, which cannot deadlock whatever the device runs
+ * concurrently (a CPU driver's threads included; Oclgrind runs groups one after another, so
+ * there every predecessor has finished). The group scans its tile, publishes the tile's
+ * total (flag AGG), then its first work-item walks back over the predecessors' flags until
+ * one with an inclusive prefix (flag PREFIX), and combines that prefix with the totals after
+ * it in increasing tile order (so a float result is the same left-to-right combination of
+ * tile totals whichever flags it found: deterministic for a fixed tile size), and publishes
+ * its own inclusive prefix. Tile 0 of a row publishes PREFIX at once.
+ *
+ * Every word other groups read is written and read with 32-bit global atomics (OpenCL 1.1
+ * core); values are stored as two 32-bit halves, which is safe because a value never changes
+ * after its flag says it is there. A flag word holds (epoch << 2) | state, the epoch a number
+ * the host changes at every launch, so the state buffer needs no clearing between launches.
+ * OpenCL 1.2 orders a work-item's own memory operations with mem_fence but says nothing of
+ * when other work-groups see them; the scheme needs only that a value written before a fence
+ * and a flag is visible to a group that read the flag and then fenced, which is what every
+ * device's global atomics and fences do (docs/scan.md says more). The state buffer: word 0
+ * the ticket counter, then `cap` flags, then `cap` totals and `cap` inclusive prefixes of
+ * two words each. */
+#define LB_AGG 1u
+#define LB_PREFIX 2u
+/* Elements per work-item of a look-back tile: 16 for results of 4 bytes or less, 8 for 8-byte
+ * results, so a tile's local array takes what NAME_tiles' takes for 8-byte results (17 KB)
+ * and a 2^28-element scan has half as many tiles (look-backs) for floats. The host mirrors
+ * the rule (scan.c, lookback_ipt). */
+#if defined(OCAL_DTYPE_f64) || defined(OCAL_DTYPE_i64) || defined(OCAL_DTYPE_u64)
+#define maximum_LB_IPT 8
+#else
+#define maximum_LB_IPT 16
+#endif
+#if defined(OCAL_DTYPE_f32)
+#define sum_LB_IPT 16
+#else
+#define sum_LB_IPT 8
+#endif
+#define LB_TILE_WORDS(ipt) (OCAL_WG_MAX * (ipt) + OCAL_WG_MAX * (ipt) / 32)
+
+#if defined(OCAL_DTYPE_f32)
+#define T_BITS(v) ((ulong)as_uint(v))
+#define T_FROM_BITS(b) as_float((uint)(b))
+#elif defined(OCAL_DTYPE_f64)
+#define T_BITS(v) as_ulong(v)
+#define T_FROM_BITS(b) as_double(b)
+#elif defined(OCAL_DTYPE_i32)
+#define T_BITS(v) ((ulong)(uint)(v))
+#define T_FROM_BITS(b) ((int)(uint)(b))
+#elif defined(OCAL_DTYPE_i64)
+#define T_BITS(v) ((ulong)(v))
+#define T_FROM_BITS(b) ((long)(b))
+#else
+#define T_BITS(v) ((ulong)(v))
+#define T_FROM_BITS(b) ((T)(b))
+#endif
+#ifdef IS_FLOAT
+#define sum_BITS(v) T_BITS(v)
+#define sum_FROM_BITS(b) T_FROM_BITS(b)
+#else
+#define sum_BITS(v) (v)
+#define sum_FROM_BITS(b) (b)
+#endif
+#define maximum_BITS(v) T_BITS(v)
+#define maximum_FROM_BITS(b) T_FROM_BITS(b)
+
+void lb_store(__global uint *w, ulong bits) {
+  atomic_xchg(w, (uint)bits);
+  atomic_xchg(w + 1, (uint)(bits >> 32));
+}
+ulong lb_load(__global uint *w) {
+  uint lo = atomic_or(w, 0u), hi = atomic_or(w + 1, 0u);
+  return (ulong)lo | ((ulong)hi << 32);
+}
+
+#define CONTIG_LOOKBACK(NAME)                                                               \
+  __kernel void NAME##_lookback(__global const T *x, const ulong xoff,                      \
+                                __global NAME##_A *out, const ulong ooff, const ulong R,    \
+                                const ulong tiles, __global uint *state, const ulong cap,   \
+                                const uint ticket_base, const uint epoch,                   \
+                                const int exclusive) {                                      \
+    __local NAME##_A tile[LB_TILE_WORDS(NAME##_LB_IPT)];                                    \
+    __local NAME##_A sums[OCAL_WG_MAX];                                                     \
+    __local uint ticket_l;                                                                  \
+    __local NAME##_A prefix_l;                                                              \
+    const uint lid = get_local_id(0), L = get_local_size(0);                               \
+    __global uint *flags = state + 4;                                                       \
+    __global uint *aggs = flags + cap, *incls = aggs + 2 * cap;                             \
+    if (lid == 0) ticket_l = atomic_inc(state) - ticket_base;                               \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+    const ulong v = ticket_l, o = v / tiles, c = v % tiles;                                 \
+    const uint tile_len = L * NAME##_LB_IPT;                                                          \
+    const ulong t0 = c * tile_len;                                                          \
+    const uint m = (uint)(R - t0 < tile_len ? R - t0 : tile_len);                           \
+    __global const T *xrow = x + xoff + o * R;                                              \
+    __global NAME##_A *orow = out + ooff + o * R;                                           \
+    for (uint k = lid; k < tile_len; k += L)                                                \
+      tile[PAD(k)] = k < m ? NAME##_cvt(xrow[t0 + k]) : NAME##_ID;                          \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+    NAME##_A val[NAME##_LB_IPT];                                                                      \
+    NAME##_A run = NAME##_ID;                                                               \
+    for (uint k = 0; k < NAME##_LB_IPT; k++) {                                                        \
+      val[k] = tile[PAD(lid * NAME##_LB_IPT + k)];                                                    \
+      run = NAME##_op(run, val[k]);                                                         \
+    }                                                                                       \
+    sums[lid] = run;                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+    for (uint off = 1; off < L; off <<= 1) {                                                \
+      NAME##_A left = lid >= off ? sums[lid - off] : NAME##_ID;                             \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+      if (lid >= off) sums[lid] = NAME##_op(left, sums[lid]);                               \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+    }                                                                                       \
+    if (lid == 0) {                                                                         \
+      const NAME##_A total = sums[L - 1];                                                   \
+      const uint tag = epoch << 2;                                                          \
+      NAME##_A p = NAME##_ID;                                                               \
+      if (c > 0) {                                                                          \
+        lb_store(aggs + 2 * v, NAME##_BITS(total));                                         \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                    \
+        atomic_xchg(flags + v, tag | LB_AGG);                                               \
+        /* Walk back to the nearest inclusive prefix (tile 0 of the row has one). */       \
+        ulong j = v - 1;                                                                    \
+        for (;;) {                                                                          \
+          uint f = atomic_or(flags + j, 0u);                                                \
+          if ((f & ~3u) != tag) continue; /* not published yet: ask again */               \
+          if ((f & 3u) == LB_PREFIX) break;                                                 \
+          j--;                                                                              \
+        }                                                                                   \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                    \
+        p = NAME##_FROM_BITS(lb_load(incls + 2 * j));                                       \
+        for (ulong q = j + 1; q < v; q++)                                                   \
+          p = NAME##_op(p, NAME##_FROM_BITS(lb_load(aggs + 2 * q)));                        \
+      }                                                                                     \
+      lb_store(incls + 2 * v, NAME##_BITS(NAME##_op(p, total)));                            \
+      mem_fence(CLK_GLOBAL_MEM_FENCE);                                                      \
+      atomic_xchg(flags + v, tag | LB_PREFIX);                                              \
+      prefix_l = p;                                                                         \
+    }                                                                                       \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+    run = NAME##_op(prefix_l, lid > 0 ? sums[lid - 1] : NAME##_ID);                         \
+    for (uint k = 0; k < NAME##_LB_IPT; k++) {                                                        \
+      NAME##_A next = NAME##_op(run, val[k]);                                               \
+      tile[PAD(lid * NAME##_LB_IPT + k)] = exclusive ? run : next;                                    \
+      run = next;                                                                           \
+    }                                                                                       \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+    for (uint k = lid; k < m; k += L) orow[t0 + k] = tile[PAD(k)];                          \
+  }
+
 /* ---- any inner ------------------------------------------------------------------------ */
 
 #define STRIDED_REDUCE(NAME)                                                                \
@@ -189,13 +343,56 @@ maximum_A maximum_op(maximum_A a, maximum_A b) { return max(a, b); }
     }                                                                                       \
   }
 
-#define SCAN_KERNELS(NAME)                                             \
-  CONTIG_REDUCE(NAME)                                                  \
-  CONTIG_TILES(NAME##_tiles, NAME, T, NAME##_cvt)                      \
-  CONTIG_TILES(NAME##_tiles_acc, NAME, NAME##_A, NAME##_acc_cvt)       \
-  STRIDED_REDUCE(NAME)                                                 \
-  STRIDED_SCAN(NAME##_strided, NAME, T, NAME##_cvt)                    \
-  STRIDED_SCAN(NAME##_strided_acc, NAME, NAME##_A, NAME##_acc_cvt)
+/* Only the kernel the host launches is compiled (-DOCAL_ONLY -DOCAL_ONLY_<operation>
+ * -DOCAL_KERNEL -DOCAL_KERNEL_<kernel>): a first scan compiles one small program instead of
+ * twelve kernels. Without OCAL_ONLY every kernel is built. */
+#if defined(OCAL_KERNEL_contig_reduce) || !defined(OCAL_KERNEL)
+#define SCAN_K_contig_reduce(NAME) CONTIG_REDUCE(NAME)
+#else
+#define SCAN_K_contig_reduce(NAME)
+#endif
+#if defined(OCAL_KERNEL_tiles) || !defined(OCAL_KERNEL)
+#define SCAN_K_tiles(NAME) CONTIG_TILES(NAME##_tiles, NAME, T, NAME##_cvt)
+#else
+#define SCAN_K_tiles(NAME)
+#endif
+#if defined(OCAL_KERNEL_tiles_acc) || !defined(OCAL_KERNEL)
+#define SCAN_K_tiles_acc(NAME) CONTIG_TILES(NAME##_tiles_acc, NAME, NAME##_A, NAME##_acc_cvt)
+#else
+#define SCAN_K_tiles_acc(NAME)
+#endif
+#if defined(OCAL_KERNEL_strided_reduce) || !defined(OCAL_KERNEL)
+#define SCAN_K_strided_reduce(NAME) STRIDED_REDUCE(NAME)
+#else
+#define SCAN_K_strided_reduce(NAME)
+#endif
+#if defined(OCAL_KERNEL_strided) || !defined(OCAL_KERNEL)
+#define SCAN_K_strided(NAME) STRIDED_SCAN(NAME##_strided, NAME, T, NAME##_cvt)
+#else
+#define SCAN_K_strided(NAME)
+#endif
+#if defined(OCAL_KERNEL_lookback) || !defined(OCAL_KERNEL)
+#define SCAN_K_lookback(NAME) CONTIG_LOOKBACK(NAME)
+#else
+#define SCAN_K_lookback(NAME)
+#endif
+#if defined(OCAL_KERNEL_strided_acc) || !defined(OCAL_KERNEL)
+#define SCAN_K_strided_acc(NAME) STRIDED_SCAN(NAME##_strided_acc, NAME, NAME##_A, NAME##_acc_cvt)
+#else
+#define SCAN_K_strided_acc(NAME)
+#endif
+#define SCAN_KERNELS(NAME)                                                     \
+  SCAN_K_contig_reduce(NAME) \
+  SCAN_K_tiles(NAME) \
+  SCAN_K_tiles_acc(NAME) \
+  SCAN_K_strided_reduce(NAME) \
+  SCAN_K_strided(NAME) \
+  SCAN_K_strided_acc(NAME) \
+  SCAN_K_lookback(NAME)
 
+#if defined(OCAL_ONLY_sum) || !defined(OCAL_ONLY)
 SCAN_KERNELS(sum)
+#endif
+#if defined(OCAL_ONLY_maximum) || !defined(OCAL_ONLY)
 SCAN_KERNELS(maximum)
+#endif

@@ -1,7 +1,8 @@
 /* ocal tests — scans: inclusive and exclusive prefix sums and maxima of every element type
  * against a plain host reference, on random data, over whole buffers of odd sizes and along
  * every axis of 1-D to 4-D shapes (shapes chosen to take every launch plan: one launch or
- * three, tiles of contiguous rows or a work-item per column), in place, and the errors. */
+ * three, tiles of contiguous rows or a work-item per column, the single pass with decoupled
+ * look-back), in place, and the errors. */
 #include "fixture.h"
 
 #include <math.h>
@@ -264,6 +265,31 @@ START_TEST(test_in_place_and_nan) {
 }
 END_TEST
 
+/* The single-pass scan (decoupled look-back, a work-group per tile of 256 * 16 elements of
+ * 4-byte results or 256 * 8 of 8-byte ones on PoCL) at lengths around whole tiles, over one
+ * row and a few rows, inclusive and exclusive, then the same call again (the tile states
+ * are reused with a new epoch) and a longer one (they grow). Integer sums must be exact, so a wrong or missing predecessor
+ * shows. One test per element type. */
+START_TEST(test_single_pass) {
+  ocal_dtype d = real_dtypes[_i];
+  if (!fixture_dtype_usable(d)) return;
+  static const size_t lengths[] = {1,     2047,  2048,  2049,  16383,  16384,   16385,
+                                   32767, 32768, 32769, 40961, 77777, 262143, 1048577};
+  for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+    size_t n = lengths[k];
+    int op = (int)(k % 3 == 2), ex = (int)(k % 2);
+    check_case((ocal_scan_op)op, d, 1, &n, OCAL_AXIS_ALL, ex, k % 2, 9000 + 31 * (uint64_t)_i + k);
+  }
+  size_t rows[2] = {3, 36865}; /* 18 tiles per row and a partial one */
+  check_case(OCAL_SCAN_SUM, d, 2, rows, 1, 0, 0, 9500 + (uint64_t)_i);
+  check_case(OCAL_SCAN_SUM, d, 2, rows, -1, 1, 1, 9600 + (uint64_t)_i);
+  check_case(OCAL_SCAN_MAX, d, 2, rows, 1, 0, 1, 9700 + (uint64_t)_i);
+  size_t again = 65537;
+  for (int r = 0; r < 3; r++)
+    check_case(OCAL_SCAN_SUM, d, 1, &again, OCAL_AXIS_ALL, r % 2, 0, 9800 + (uint64_t)r);
+}
+END_TEST
+
 START_TEST(test_errors) {
   size_t shape[2] = {4, 6}, n24 = 24, n23 = 23, zero = 0;
   ocal_buffer x, xi, o, oi, o24, o23, oc, e, eo;
@@ -336,6 +362,9 @@ static Suite *scan_suite(void) {
   suite_add_tcase(s, tc);
   tc = fixture_tcase("axes");
   tcase_add_loop_test(tc, test_axes, 0, N_REAL);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("single_pass");
+  tcase_add_loop_test(tc, test_single_pass, 0, N_REAL);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("semantics");
   tcase_add_test(tc, test_in_place_and_nan);

@@ -317,6 +317,26 @@ static void fourstep_fft(size_t n) {
   reopen();
 }
 
+/* A generated scan of one long row: the single pass (decoupled look-back), 17 tiles. */
+static void generated_long_scan(void) {
+  size_t n = 33001;
+  float *x = malloc(n * sizeof *x), *out = malloc(n * sizeof *out);
+  double *want = malloc(n * sizeof *want);
+  ocal_buffer X = upload(n, 1, &n, x), S;
+  CHECK(ocal_buffer_create(ctx, OCAL_F32, 1, &n, &S));
+  ocal_gen g;
+  CHECK(ocal_gen_scan(ctx, OCAL_F32, "0", "a + b", "x[i]", "const float *x", NULL, 0, &g));
+  ocal_gen_arg sargs[1] = {OCAL_GEN_BUFFER(X)};
+  CHECK(ocal_gen_run(g, n, 1, sargs, S));
+  read_back(S, n, out);
+  double s = 0;
+  for (size_t i = 0; i < n; i++) want[i] = s += x[i];
+  compare("generated scan, one long row", out, want, n, 1e-4);
+  ocal_gen_release(g);
+  ocal_buffer_release(X), ocal_buffer_release(S);
+  free(x), free(out), free(want);
+}
+
 static void generated(void) {
   enum { N = 777 };
   size_t n = N;
@@ -372,6 +392,7 @@ int main(void) {
   reductions(67, 5);    /* many short rows */
   scans(2, 2500);       /* rows longer than a tile */
   scans(33, 7);
+  scans(1, 33001);      /* one long row: the single pass (decoupled look-back), 17 tiles */
   softmax_random();
   setenv("OCAL_GEMM", "ocal", 1);
   reopen();
@@ -385,6 +406,7 @@ int main(void) {
   gemv();
   fourstep_fft(4096); /* the smallest length the four-step kernels take: 64 x 64 */
   generated();
+  generated_long_scan();
   CHECK(ocal_context_release(ctx));
   printf("oclgrind_set: %s\n", failures ? "FAILED" : "all results match the host reference");
   return failures ? 1 : 0;

@@ -149,6 +149,33 @@ ocal_status ocal__device_alloc(ocal_context ctx, size_t bytes, cl_mem *mem);
  * hands it out again only to commands that are ordered after them. */
 void ocal__device_free(ocal_context ctx, cl_mem mem);
 
+/* A scratch buffer of at least `bytes` bytes: *mem (NULL at first) of *have bytes, replaced
+ * by a larger one (half as large again at least, 64 KiB at least) when it is too small. The
+ * caller serialises the operations that use it. */
+ocal_status ocal__scratch_reserve(ocal_context ctx, cl_mem *mem, size_t *have, size_t bytes);
+
+/* The tile states of a single-pass scan with decoupled look-back (cl/scan.cl's
+ * NAME_lookback, and generated scans): a ticket counter and `cap` tiles' flags and two
+ * two-word values. `tickets` counts the tickets handed out, `epoch` the launches (flags carry
+ * it, so the buffer is cleared only when it is new or grows, or the epoch wraps). Zeroed
+ * (all NULL/0) before first use; free `mem` with ocal__device_free. */
+typedef struct ocal__lookback {
+  cl_mem mem;
+  size_t cap;
+  cl_uint tickets, epoch;
+} ocal__lookback;
+
+/* With the owner's lock held: state for `tiles` tiles, and this launch's ticket base and
+ * epoch (the kernel's ticket_base and epoch arguments). */
+ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t tiles,
+                                   cl_uint *base, cl_uint *epoch);
+
+/* Whether the device runs a single-pass scan: one pass needs work-groups that, once started,
+ * keep running while others wait for them. GPUs and CPU drivers give that (a started group
+ * holds a compute unit or a thread until it ends); accelerators and unknown devices need
+ * not, so they keep the three-pass scans. */
+int ocal__lookback_device(ocal_context ctx);
+
 /* ---- memory: pool, pinned host memory, transfer queue (pool.c, transfer.c) ----------- */
 
 /* Sets up the context's memory state from its options (at context creation). */
@@ -265,6 +292,14 @@ ocal_status ocal__kernel_run_2d(ocal_context ctx, ocal__kernel *k, size_t cols, 
 ocal_status ocal__kernel_run_nd(ocal_context ctx, ocal__kernel *k, cl_uint dims,
                                 const size_t *global, const size_t *local, size_t nargs,
                                 const ocal__arg *args, const char *func);
+
+/* The largest power of two <= want, <= cap and <= what kernel k allows per work-group. */
+size_t ocal__kernel_pow2_local(const ocal__kernel *k, size_t want, size_t cap);
+
+/* The one clEnqueueNDRangeKernel of the library (no event, no wait list): on failure the
+ * message names `func`, the kernel `name` and the range. Callers have set the arguments. */
+ocal_status ocal__enqueue_nd(ocal_context ctx, cl_kernel kernel, const char *name, cl_uint dims,
+                             const size_t *global, const size_t *local, const char *func);
 
 /* Enqueues a 1-D launch of a grid-stride kernel over n items: the work-group size and the
  * number of groups come from the kernel's and the device's facts. Caller holds k->lock. */

@@ -299,16 +299,24 @@ ocal_status ocal__kernel_run_nd(ocal_context ctx, ocal__kernel *k, cl_uint dims,
   if (status != OCAL_OK) return status;
   pthread_mutex_lock(&k->lock);
   status = set_args(ctx, k, nargs, args, func);
-  if (status == OCAL_OK) {
-    cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, dims, NULL, global, local, 0,
-                                        NULL, NULL);
-    if (err != CL_SUCCESS) {
-      status = ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", func);
-      ocal__append_error(" (kernel %s, %zu work-items along dimension 0 in groups of %zu)",
-                         k->name, global[0], local ? local[0] : (size_t)0);
-    }
-  }
+  if (status == OCAL_OK) status = ocal__enqueue_nd(ctx, k->kernel, k->name, dims, global, local, func);
   pthread_mutex_unlock(&k->lock);
+  return status;
+}
+
+ocal_status ocal__enqueue_nd(ocal_context ctx, cl_kernel kernel, const char *name, cl_uint dims,
+                             const size_t *global, const size_t *local, const char *func) {
+  cl_int err = clEnqueueNDRangeKernel(ctx->queue, kernel, dims, NULL, global, local, 0, NULL,
+                                      NULL);
+  if (err == CL_SUCCESS) return OCAL_OK;
+  ocal_status status = ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", func);
+  ocal__append_error(" (kernel '%s', global %zu", name, global[0]);
+  for (cl_uint d = 1; d < dims; d++) ocal__append_error(" x %zu", global[d]);
+  if (local) {
+    ocal__append_error(", local %zu", local[0]);
+    for (cl_uint d = 1; d < dims; d++) ocal__append_error(" x %zu", local[d]);
+  }
+  ocal__append_error(")");
   return status;
 }
 
@@ -327,4 +335,12 @@ ocal_status ocal__kernel_run_2d(ocal_context ctx, ocal__kernel *k, size_t cols, 
   if (global[1] > OCAL__MAX_DIM1) global[1] = OCAL__MAX_DIM1;
   if (global[1] == 0) global[1] = 1;
   return ocal__kernel_run_nd(ctx, k, 2, global, lsize, nargs, args, __func__);
+}
+
+size_t ocal__kernel_pow2_local(const ocal__kernel *k, size_t want, size_t cap) {
+  size_t limit = k->work_group_size < cap ? k->work_group_size : cap;
+  if (want > limit) want = limit;
+  size_t l = 1;
+  while (l * 2 <= want) l *= 2;
+  return l;
 }

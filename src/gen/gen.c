@@ -29,14 +29,15 @@ enum { K_EW_FLAT, K_EW_WIDE, K_CONTIG = 0, K_STRIDED, K_MERGE_STRIDED, K_MERGE_G
 /* The scan's kernels: cl/scan.cl's six (contiguous rows in tiles, and a work-item per
  * column), the user's input in place of the element loads. */
 enum { K_SCAN_REDUCE = 0, K_SCAN_TILES, K_SCAN_TILES_ACC, K_SCAN_STRIDED_REDUCE, K_SCAN_STRIDED,
-       K_SCAN_STRIDED_ACC, K_SCAN_COUNT };
+       K_SCAN_STRIDED_ACC, K_SCAN_LOOKBACK, K_SCAN_COUNT };
 #define K_MAX ((int)K_COUNT > (int)K_SCAN_COUNT ? (int)K_COUNT : (int)K_SCAN_COUNT)
 static const char *const reduction_kernels[K_COUNT] = {"ocal_red_contig", "ocal_red_strided",
                                                        "ocal_red_merge_strided",
                                                        "ocal_red_merge_group"};
 static const char *const scan_kernels[K_SCAN_COUNT] = {
     "ocal_scan_reduce",         "ocal_scan_tiles",   "ocal_scan_tiles_acc",
-    "ocal_scan_strided_reduce", "ocal_scan_strided", "ocal_scan_strided_acc"};
+    "ocal_scan_strided_reduce", "ocal_scan_strided", "ocal_scan_strided_acc",
+    "ocal_scan_lookback"};
 
 struct ocal_gen_s {
   uint32_t magic;
@@ -50,10 +51,13 @@ struct ocal_gen_s {
   char *source;
   char *full_source;   /* source plus the vector form, for ocal_gen_source */
   ocal__kernel *vec;   /* elementwise: the 4-wide form, NULL when the body has none */
-  ocal__kernel *kernels[K_MAX];
+  ocal__kernel *kernels[K_MAX]; /* built on first use (gen_kernel), NULL before */
+  const char *const *kernel_names; /* reduction and scan: the names of kernels[] */
+  pthread_mutex_t klock; /* guards kernels[] while one is built */
   pthread_mutex_t lock; /* guards scratch across the launches of one run */
   cl_mem scratch;
   size_t scratch_bytes;
+  ocal__lookback lb; /* scan: the single pass's tile states */
 };
 
 /* ---- writing source ------------------------------------------------------------------ */
@@ -153,7 +157,9 @@ static ocal_status check_gen(ocal_gen g, const char *func) {
 static void gen_free(ocal_gen g) {
   if (!g) return;
   if (g->scratch) ocal__device_free(g->ctx, g->scratch);
+  if (g->lb.mem) ocal__device_free(g->ctx, g->lb.mem);
   pthread_mutex_destroy(&g->lock);
+  pthread_mutex_destroy(&g->klock);
   free(g->params);
   free(g->source);
   free(g->full_source);
@@ -187,6 +193,7 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
   ocal_gen g = calloc(1, sizeof *g);
   if (!g) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for the generator");
   pthread_mutex_init(&g->lock, NULL);
+  pthread_mutex_init(&g->klock, NULL);
   g->kind = kind;
   g->dtype = dtype;
   if ((status = ocal__gen_parse_params(func, arguments, &g->params, &g->nparams)) != OCAL_OK) {
@@ -239,26 +246,93 @@ static void append_numbered(const char *src) {
   }
 }
 
-/* Builds the source and fetches the named kernels. */
-static ocal_status gen_build(const char *func, ocal_gen g, sbuf *b, const char *label,
-                             const char *const *names, int count) {
-  if (b->failed) {
-    free(b->text);
-    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for the generated source");
+/* Wraps every kernel of `names` in the source in #if OCAL_GEN_<name>, so that a build with
+ * -DOCAL_GEN_ONLY -DOCAL_GEN_<name> compiles that kernel alone (a reduction's plan launches
+ * one or two of its four kernels, a scan's one to three of its six; on PoCL each kernel is a
+ * separate compile of around a second). Each kernel runs from its "__kernel void <name>(" at
+ * the start of a line to the "}" that closes it at the start of a line. Returns a malloc'ed
+ * text, NULL when out of memory. */
+static char *wrap_kernels(const char *src, const char *const *names, int count) {
+  sbuf b = {0};
+  const char *p = src;
+  for (;;) {
+    const char *best = NULL;
+    int which = -1;
+    for (int k = 0; k < count; k++) {
+      char head[96];
+      snprintf(head, sizeof head, "\n__kernel void %s(", names[k]);
+      const char *at = strstr(p, head);
+      if (at && (!best || at < best)) best = at, which = k;
+    }
+    if (!best) break;
+    const char *end = strstr(best, "\n}\n");
+    if (!end) break;
+    end += 3; /* after "\n}\n" */
+    sb_add(&b, "%.*s\n#if !defined(OCAL_GEN_ONLY) || defined(OCAL_GEN_%s)%.*s#endif\n",
+           (int)(best - p), p, names[which], (int)(end - best), best);
+    p = end;
   }
-  g->source = b->text;
+  sb_add(&b, "%s", p);
+  if (b.failed) {
+    free(b.text);
+    return NULL;
+  }
+  return b.text;
+}
+
+/* Builds a program from g->source and fetches its kernel `name`: the kernel alone (-D
+ * options; reductions and scans) or the whole source (elementwise). */
+static ocal_status gen_get(const char *func, ocal_gen g, const char *name, int alone,
+                           ocal__kernel **k) {
+  char options[128] = "";
+  if (alone) snprintf(options, sizeof options, "-DOCAL_GEN_ONLY -DOCAL_GEN_%s", name);
   ocal__program *program;
-  ocal_status status = ocal__program_get(g->ctx, label, g->source, "", &program);
+  const char *label = g->kind == GEN_ELEMENTWISE ? "generated elementwise kernel"
+                      : g->kind == GEN_REDUCTION  ? "generated reduction kernel"
+                                                  : "generated scan kernel";
+  ocal_status status = ocal__program_get(g->ctx, label, g->source, options, &program);
   if (status == OCAL_BUILD_FAILED) {
     ocal__append_error("\n(in %s)", func);
     append_numbered(g->source);
     return status;
   }
-  for (int k = 0; k < count && status == OCAL_OK; k++)
-    status = ocal__kernel_get(g->ctx, program, names[k], &g->kernels[k]);
+  if (status == OCAL_OK) status = ocal__kernel_get(g->ctx, program, name, k);
   return status;
 }
 
+/* Reductions and scans: kernels[idx], built on its first use. */
+static ocal_status gen_kernel(const char *func, ocal_gen g, int idx, ocal__kernel **k) {
+  pthread_mutex_lock(&g->klock);
+  ocal_status status = OCAL_OK;
+  if (!g->kernels[idx]) status = gen_get(func, g, g->kernel_names[idx], 1, &g->kernels[idx]);
+  *k = g->kernels[idx];
+  pthread_mutex_unlock(&g->klock);
+  return status;
+}
+
+/* Stores the source. Elementwise: builds it and fetches the named kernels. Reductions and
+ * scans: wraps each kernel (wrap_kernels) and builds kernel `first` only, which checks the
+ * user's expressions now; the others are built when a plan first launches them. */
+static ocal_status gen_build(const char *func, ocal_gen g, sbuf *b, const char *const *names,
+                             int count, int first) {
+  if (b->failed) {
+    free(b->text);
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for the generated source");
+  }
+  if (first < 0) {
+    g->source = b->text;
+    ocal_status status = OCAL_OK;
+    for (int k = 0; k < count && status == OCAL_OK; k++)
+      status = gen_get(func, g, names[k], 0, &g->kernels[k]);
+    return status;
+  }
+  g->source = wrap_kernels(b->text, names, count);
+  free(b->text);
+  if (!g->source) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for the generated source");
+  g->kernel_names = names;
+  ocal__kernel *k;
+  return gen_kernel(func, g, first, &k);
+}
 
 /* ---- the 4-wide form of an elementwise body ---------------------------------------------
  * ocal_axpy streams at the copy bandwidth on GPUs with one 16-byte load per buffer and
@@ -496,7 +570,7 @@ ocal_status ocal_gen_elementwise(ocal_context ctx, const char *arguments, const 
   sb_user(&b, "body", body);
   sb_add(&b, "  ;}\n}\n");
   static const char *const names[] = {"ocal_elementwise_flat", "ocal_elementwise_wide"};
-  status = gen_build(__func__, g, &b, "generated elementwise kernel", names, 2);
+  status = gen_build(__func__, g, &b, names, 2, -1);
   if (status != OCAL_OK) {
     gen_free(g);
     return status;
@@ -739,7 +813,7 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
          "  OCAL_GROUP_TREE(ocal_state)\n"
          "  if (ocal_lid == 0) ocal_out[ocal_ooff + ocal_t] = ocal_final(ocal_scratch[0]);\n"
          "}\n");
-  status = gen_build(__func__, g, &b, "generated reduction kernel", reduction_kernels, K_COUNT);
+  status = gen_build(__func__, g, &b, reduction_kernels, K_COUNT, K_CONTIG);
   if (status != OCAL_OK) {
     gen_free(g);
     return status;
@@ -915,7 +989,101 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
              " const ulong ocal_ooff%s, __global const ocal_T *ocal_P, const int ocal_exclusive) {\n",
          block_args);
   sb_add(&b, "%s%s", strided_head, strided_scan_body);
-  status = gen_build(__func__, g, &b, "generated scan kernel", scan_kernels, K_SCAN_COUNT);
+  /* Rows of contiguous indices in one pass: cl/scan.cl's NAME_lookback (decoupled
+   * look-back, docs/scan.md), element for element, so results match ocal_cumsum's. */
+  const int small = ocal_dtype_size(dtype) <= 4;
+  sb_add(&b, "#define ocal_LB_IPT %d\n", small ? 16 : 8);
+  if (dtype == OCAL_F32)
+    sb_add(&b, "#define ocal_BITS(v) ((ulong)as_uint(v))\n#define ocal_FROM_BITS(b) as_float((uint)(b))\n");
+  else if (dtype == OCAL_F64)
+    sb_add(&b, "#define ocal_BITS(v) as_ulong(v)\n#define ocal_FROM_BITS(b) as_double(b)\n");
+  else if (dtype == OCAL_I32)
+    sb_add(&b, "#define ocal_BITS(v) ((ulong)(uint)(v))\n#define ocal_FROM_BITS(b) ((int)(uint)(b))\n");
+  else
+    sb_add(&b, "#define ocal_BITS(v) ((ulong)(v))\n#define ocal_FROM_BITS(b) ((ocal_T)(b))\n");
+  sb_add(&b, "__kernel void ocal_scan_lookback(const ulong n");
+  sb_params(&b, g);
+  sb_add(&b, ", __global ocal_T *ocal_out, const ulong ocal_ooff, const ulong ocal_R,"
+             " const ulong ocal_tiles, __global uint *ocal_state, const ulong ocal_cap,"
+             " const uint ocal_ticket_base, const uint ocal_epoch, const int ocal_exclusive) {\n");
+  sb_rebase(&b, g);
+  sb_add(&b,
+         "  __local ocal_T ocal_tile[OCAL_WG_MAX * ocal_LB_IPT + OCAL_WG_MAX * ocal_LB_IPT / 32];\n"
+         "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
+         "  __local uint ocal_ticket_l;\n"
+         "  __local ocal_T ocal_prefix_l;\n"
+         "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
+         "  __global uint *ocal_flags = ocal_state + 4;\n"
+         "  __global uint *ocal_aggs = ocal_flags + ocal_cap, *ocal_incls = ocal_aggs + 2 * ocal_cap;\n"
+         "  if (ocal_lid == 0) ocal_ticket_l = atomic_inc(ocal_state) - ocal_ticket_base;\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  const ulong ocal_vt = ocal_ticket_l, ocal_o = ocal_vt / ocal_tiles, ocal_c = ocal_vt %% ocal_tiles;\n"
+         "  const uint ocal_tile_len = ocal_L * ocal_LB_IPT;\n"
+         "  const ulong ocal_t0 = ocal_c * ocal_tile_len, ocal_base = ocal_o * ocal_R;\n"
+         "  const uint ocal_m = (uint)(ocal_R - ocal_t0 < ocal_tile_len ? ocal_R - ocal_t0 : ocal_tile_len);\n"
+         "  for (uint ocal_k = ocal_lid; ocal_k < ocal_tile_len; ocal_k += ocal_L) {\n"
+         "    ocal_T ocal_v = OCAL_ID;\n"
+         "    if (ocal_k < ocal_m) OCAL_INPUT_AT(ocal_v, ocal_base + ocal_t0 + ocal_k)\n"
+         "    ocal_tile[ocal_PAD(ocal_k)] = ocal_v;\n"
+         "  }\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  ocal_T ocal_val[ocal_LB_IPT];\n"
+         "  ocal_T ocal_run = OCAL_ID;\n"
+         "  for (uint ocal_k = 0; ocal_k < ocal_LB_IPT; ocal_k++) {\n"
+         "    ocal_val[ocal_k] = ocal_tile[ocal_PAD(ocal_lid * ocal_LB_IPT + ocal_k)];\n"
+         "    ocal_run = ocal_op(ocal_run, ocal_val[ocal_k]);\n"
+         "  }\n"
+         "  ocal_sums[ocal_lid] = ocal_run;\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  for (uint ocal_off = 1; ocal_off < ocal_L; ocal_off <<= 1) {\n"
+         "    ocal_T ocal_left = ocal_lid >= ocal_off ? ocal_sums[ocal_lid - ocal_off] : OCAL_ID;\n"
+         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "    if (ocal_lid >= ocal_off) ocal_sums[ocal_lid] = ocal_op(ocal_left, ocal_sums[ocal_lid]);\n"
+         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  }\n"
+         "  if (ocal_lid == 0) {\n"
+         "    const ocal_T ocal_total = ocal_sums[ocal_L - 1];\n"
+         "    const uint ocal_tag = ocal_epoch << 2;\n"
+         "    ocal_T ocal_p = OCAL_ID;\n"
+         "    if (ocal_c > 0) {\n"
+         "      ulong ocal_bits = ocal_BITS(ocal_total);\n"
+         "      atomic_xchg(ocal_aggs + 2 * ocal_vt, (uint)ocal_bits);\n"
+         "      atomic_xchg(ocal_aggs + 2 * ocal_vt + 1, (uint)(ocal_bits >> 32));\n"
+         "      mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+         "      atomic_xchg(ocal_flags + ocal_vt, ocal_tag | 1u);\n"
+         "      ulong ocal_j = ocal_vt - 1;\n"
+         "      for (;;) {\n"
+         "        uint ocal_f = atomic_or(ocal_flags + ocal_j, 0u);\n"
+         "        if ((ocal_f & ~3u) != ocal_tag) continue;\n"
+         "        if ((ocal_f & 3u) == 2u) break;\n"
+         "        ocal_j--;\n"
+         "      }\n"
+         "      mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+         "      ocal_p = ocal_FROM_BITS((ulong)atomic_or(ocal_incls + 2 * ocal_j, 0u) |"
+         " ((ulong)atomic_or(ocal_incls + 2 * ocal_j + 1, 0u) << 32));\n"
+         "      for (ulong ocal_q = ocal_j + 1; ocal_q < ocal_vt; ocal_q++)\n"
+         "        ocal_p = ocal_op(ocal_p, ocal_FROM_BITS((ulong)atomic_or(ocal_aggs + 2 * ocal_q, 0u) |"
+         " ((ulong)atomic_or(ocal_aggs + 2 * ocal_q + 1, 0u) << 32)));\n"
+         "    }\n"
+         "    ulong ocal_ibits = ocal_BITS(ocal_op(ocal_p, ocal_total));\n"
+         "    atomic_xchg(ocal_incls + 2 * ocal_vt, (uint)ocal_ibits);\n"
+         "    atomic_xchg(ocal_incls + 2 * ocal_vt + 1, (uint)(ocal_ibits >> 32));\n"
+         "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+         "    atomic_xchg(ocal_flags + ocal_vt, ocal_tag | 2u);\n"
+         "    ocal_prefix_l = ocal_p;\n"
+         "  }\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  ocal_run = ocal_op(ocal_prefix_l, ocal_lid > 0 ? ocal_sums[ocal_lid - 1] : OCAL_ID);\n"
+         "  for (uint ocal_k = 0; ocal_k < ocal_LB_IPT; ocal_k++) {\n"
+         "    ocal_T ocal_next = ocal_op(ocal_run, ocal_val[ocal_k]);\n"
+         "    ocal_tile[ocal_PAD(ocal_lid * ocal_LB_IPT + ocal_k)] = ocal_exclusive ? ocal_run : ocal_next;\n"
+         "    ocal_run = ocal_next;\n"
+         "  }\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_out[ocal_ooff + ocal_base + ocal_t0 + ocal_k] = ocal_tile[ocal_PAD(ocal_k)];\n"
+         "}\n");
+  status = gen_build(__func__, g, &b, scan_kernels, K_SCAN_COUNT,
+                     ocal__lookback_device(ctx) ? K_SCAN_LOOKBACK : K_SCAN_TILES);
   if (status != OCAL_OK) {
     gen_free(g);
     return status;
@@ -1015,28 +1183,14 @@ static ocal_status launch(ocal_gen g, ocal__kernel *k, size_t nargs, const ocal_
 
 /* Largest power of two <= want, <= WG_MAX and <= what the kernel allows. */
 static size_t pow2_local(const ocal__kernel *k, size_t want) {
-  size_t limit = k->work_group_size < WG_MAX ? k->work_group_size : WG_MAX;
-  if (want > limit) want = limit;
-  size_t l = 1;
-  while (l * 2 <= want) l *= 2;
-  return l;
+  return ocal__kernel_pow2_local(k, want, WG_MAX);
 }
 
+/* With g->lock held: the generator's scratch buffer, at least `bytes` bytes. */
 static ocal_status scratch(ocal_gen g, size_t bytes, cl_mem *mem) {
-  if (bytes == 0) bytes = 1;
-  if (g->scratch_bytes < bytes) {
-    size_t want = g->scratch_bytes + g->scratch_bytes / 2;
-    if (want < bytes) want = bytes;
-    if (want < 65536) want = 65536;
-    cl_mem fresh;
-    ocal_status status = ocal__device_alloc(g->ctx, want, &fresh);
-    if (status != OCAL_OK) return status;
-    if (g->scratch) ocal__device_free(g->ctx, g->scratch);
-    g->scratch = fresh;
-    g->scratch_bytes = want;
-  }
+  ocal_status status = ocal__scratch_reserve(g->ctx, &g->scratch, &g->scratch_bytes, bytes);
   *mem = g->scratch;
-  return OCAL_OK;
+  return status;
 }
 
 /* Appends kernel arguments; fails when there are too many. */
@@ -1056,7 +1210,9 @@ static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size
   const size_t vw = 16 / ocal_dtype_size(g->dtype); /* the built-in's vector width */
   int contig = inner == 1 && R >= 16 &&
                (ctx->info.type == OCAL_DEVICE_GPU || outer < 64 || R >= 65536);
-  ocal__kernel *k1 = g->kernels[contig ? K_CONTIG : K_STRIDED];
+  ocal__kernel *k1, *k2 = NULL;
+  ocal_status kstatus = gen_kernel(func, g, contig ? K_CONTIG : K_STRIDED, &k1);
+  if (kstatus != OCAL_OK) return kstatus;
   size_t chunks = 1, clen = R, local1, global1;
   if (contig) {
     size_t lmax = pow2_local(k1, WG_MAX);
@@ -1114,9 +1270,10 @@ static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size
     else
       status = launch(g, k1, (size_t)a1.count, a1.a, global1, local1);
   }
+  int by_group = outputs < 256;
+  if (status == OCAL_OK && chunks > 1)
+    status = gen_kernel(func, g, by_group ? K_MERGE_GROUP : K_MERGE_STRIDED, &k2);
   if (status == OCAL_OK && chunks > 1) {
-    int by_group = outputs < 256;
-    ocal__kernel *k2 = g->kernels[by_group ? K_MERGE_GROUP : K_MERGE_STRIDED];
     size_t local2 = pow2_local(k2, WG_MAX), global2;
     if (by_group) {
       global2 = outputs * local2;
@@ -1160,8 +1317,41 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
   int bad = 0;
   pthread_mutex_lock(&g->lock);
   if (inner == 1 && R >= 2 * SCAN_IPT * 32) {
+    /* Too few rows to fill the device: one pass with decoupled look-back, by scan.c's rule
+     * (sized from the device's limit, then the kernel's), so results match ocal_cumsum. */
+    size_t est = 1, most_wg = ctx->info.max_work_group_size;
+    while (est * 2 <= WG_MAX && est * 2 <= most_wg) est *= 2;
+    if (ocal__lookback_device(ctx) && outer < ocal__ceil_div(target, est) &&
+        R / (4 * est * SCAN_IPT) >= 2) {
+      ocal__kernel *kl;
+      if ((status = gen_kernel(func, g, K_SCAN_LOOKBACK, &kl)) != OCAL_OK) {
+        pthread_mutex_unlock(&g->lock);
+        return status;
+      }
+      size_t ll = pow2_local(kl, WG_MAX), ipt = ocal_dtype_size(g->dtype) <= 4 ? 16 : 8;
+      size_t per_row = ocal__ceil_div(R, ll * ipt), tiles = outer * per_row;
+      if (tiles < ((size_t)1 << 31)) {
+        cl_uint base, epoch;
+        status = ocal__lookback_reserve(ctx, &g->lb, tiles, &base, &epoch);
+        cl_ulong c_tiles = per_row, c_cap = g->lb.cap;
+        bad = push_user(&a, &c_n, ua) | push(&a, sizeof(cl_mem), &out_mem) |
+              push(&a, sizeof ooff, &ooff) | push(&a, sizeof c_R, &c_R) |
+              push(&a, sizeof c_tiles, &c_tiles) | push(&a, sizeof(cl_mem), &g->lb.mem) |
+              push(&a, sizeof c_cap, &c_cap) | push(&a, sizeof base, &base) |
+              push(&a, sizeof epoch, &epoch) | push(&a, sizeof excl, &excl);
+        if (status == OCAL_OK)
+          status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
+                       : launch(g, kl, (size_t)a.count, a.a, tiles * ll, ll);
+        pthread_mutex_unlock(&g->lock);
+        return status;
+      }
+    }
     /* Rows of contiguous indices: work-groups walk them in tiles. */
-    ocal__kernel *kt = g->kernels[K_SCAN_TILES];
+    ocal__kernel *kt, *kr = NULL, *ka = NULL;
+    if ((status = gen_kernel(func, g, K_SCAN_TILES, &kt)) != OCAL_OK) {
+      pthread_mutex_unlock(&g->lock);
+      return status;
+    }
     size_t local = pow2_local(kt, WG_MAX);
     if (ctx->info.type == OCAL_DEVICE_GPU) /* one size on CPUs: each is a compile on PoCL */
       while (local > 64 && R < 4 * local * SCAN_IPT) local /= 2;
@@ -1176,11 +1366,12 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
     size_t clen = ocal__round_up(ocal__ceil_div(R, chunks), tile);
     chunks = ocal__ceil_div(R, clen);
     cl_ulong c_chunks = chunks, c_clen = clen;
-    if (chunks > 1) {
+    if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_REDUCE, &kr);
+    if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_TILES_ACC, &ka);
+    if (status == OCAL_OK && chunks > 1) {
       /* (1) piece totals, (2) their exclusive scan in place, per row. */
       status = scratch(g, outer * chunks * bytes, &P);
       if (status == OCAL_OK) {
-        ocal__kernel *kr = g->kernels[K_SCAN_REDUCE];
         size_t lr = pow2_local(kr, local);
         bad = push_user(&a, &c_n, ua) | push(&a, sizeof c_R, &c_R) |
               push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
@@ -1189,7 +1380,6 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
                      : launch(g, kr, (size_t)a.count, a.a, outer * chunks * lr, lr);
       }
       if (status == OCAL_OK) {
-        ocal__kernel *ka = g->kernels[K_SCAN_TILES_ACC];
         size_t la = pow2_local(ka, WG_MAX);
         if (ctx->info.type == OCAL_DEVICE_GPU)
           while (la > 64 && chunks < la * SCAN_IPT / 2) la /= 2;
@@ -1214,7 +1404,11 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
   }
 
   /* Columns (or short rows): a work-item per (row, piece, column). */
-  ocal__kernel *ks = g->kernels[K_SCAN_STRIDED];
+  ocal__kernel *ks, *kr = NULL, *ka = NULL;
+  if ((status = gen_kernel(func, g, K_SCAN_STRIDED, &ks)) != OCAL_OK) {
+    pthread_mutex_unlock(&g->lock);
+    return status;
+  }
   size_t local = pow2_local(ks, WG_MAX), chunks = 1;
   if (lines < target && R > 64) {
     chunks = ocal__ceil_div(target, lines);
@@ -1226,10 +1420,11 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
   chunks = ocal__ceil_div(R, clen);
   cl_ulong c_chunks = chunks, c_clen = clen;
   size_t items = lines * chunks < 8 * target ? lines * chunks : 8 * target;
-  if (chunks > 1) {
+  if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_STRIDED_REDUCE, &kr);
+  if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_STRIDED_ACC, &ka);
+  if (status == OCAL_OK && chunks > 1) {
     status = scratch(g, lines * chunks * bytes, &P);
     if (status == OCAL_OK) {
-      ocal__kernel *kr = g->kernels[K_SCAN_STRIDED_REDUCE];
       size_t lr = pow2_local(kr, WG_MAX);
       bad = push_user(&a, &c_n, ua) | push(&a, sizeof c_outer, &c_outer) |
             push(&a, sizeof c_R, &c_R) | push(&a, sizeof c_inner, &c_inner) |
@@ -1240,7 +1435,6 @@ static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t ou
     }
     if (status == OCAL_OK) {
       /* The totals as an (outer, chunks, inner) block, scanned along chunks in place. */
-      ocal__kernel *ka = g->kernels[K_SCAN_STRIDED_ACC];
       size_t la = pow2_local(ka, WG_MAX);
       size_t litems = lines < 8 * target ? lines : 8 * target;
       const ocal__arg aa[] = {{sizeof(cl_mem), &P},           {sizeof(cl_mem), &P},

@@ -609,13 +609,6 @@ ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *globa
                      "arrays and the __local arguments), but device '%s' has %llu",
                      kernel->name, (unsigned long long)local_total, kernel->ctx->info.name,
                      (unsigned long long)kernel->device_local);
-  cl_int err = clEnqueueNDRangeKernel(kernel->ctx->queue, kernel->kernel, (cl_uint)ndim, NULL, g,
-                                      l, 0, NULL, NULL);
-  if (err != CL_SUCCESS) {
-    status = ocal__cl_fail(kernel->ctx->info.name, err, "clEnqueueNDRangeKernel", __func__);
-    ocal__append_error(" (kernel '%s', global %zu x %zu x %zu, local %zu x %zu x %zu)",
-                       kernel->name, g[0], g[1], g[2], l[0], l[1], l[2]);
-    return status;
-  }
-  return OCAL_OK;
+  return ocal__enqueue_nd(kernel->ctx, kernel->kernel, kernel->name, (cl_uint)ndim, g, l,
+                          __func__);
 }

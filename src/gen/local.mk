@@ -24,3 +24,10 @@ noinst_PROGRAMS += bench/gen
 bench_gen_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
 TESTS += tests/example_kernels.sh
 EXTRA_DIST += tests/example_kernels.sh
+
+# What the first reduction, scan and generated reduction of a process cost (kernel builds
+# included); bench/engine_gpu_round.sh runs it with an empty disk cache.
+noinst_PROGRAMS += bench/first_calls
+bench_first_calls_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
+EXTRA_DIST += bench/engine_gpu_round.sh
+EXTRA_DIST += docs/scan.md

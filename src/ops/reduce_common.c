@@ -27,6 +27,7 @@ static void rs_destroy(void *data) {
   /* The scratch goes back through the allocator like every buffer's memory: the pool, which
    * the context destroys after its attachments, then frees it. */
   if (rs->scratch) ocal__device_free(rs->ctx, rs->scratch);
+  if (rs->lb.mem) ocal__device_free(rs->ctx, rs->lb.mem);
   pthread_mutex_destroy(&rs->lock);
   free(rs);
 }
@@ -45,13 +46,23 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
     *k = *slot;
     return OCAL_OK;
   }
-  char options[192];
+  char options[320];
   ocal__dtype_options(dtype, options, sizeof options);
   /* Integer inputs compute means, variances and norms in double where the device can. */
   if (program == OCAL__RS_REDUCE && !ocal__rs_is_float(dtype) && ctx->fp64) {
     size_t len = strlen(options);
     snprintf(options + len, sizeof options - len, " -DOCAL_ACC_FP64");
   }
+  /* One kernel per program: `name` is "<operation>_<kernel>" (operations have no '_'), and
+   * the .cl files keep only what -DOCAL_ONLY_<operation> -DOCAL_KERNEL_<kernel> name. A
+   * whole file is fifty kernels per type, which a first call used to compile all of (6.2 s
+   * on an H100); the options are part of the program cache's and disk cache's keys. */
+  const char *cut = strchr(name, '_');
+  if (!cut) return OCAL_FAIL(OCAL_INTERNAL, "kernel name '%s' has no operation prefix", name);
+  size_t len = strlen(options);
+  snprintf(options + len, sizeof options - len,
+           " -DOCAL_ONLY -DOCAL_ONLY_%.*s -DOCAL_KERNEL -DOCAL_KERNEL_%s", (int)(cut - name), name,
+           cut + 1);
   ocal_status status = ocal__library_kernel(ctx, program_names[program], options, name, slot);
   if (status != OCAL_OK) return status;
   *k = *slot;
@@ -59,22 +70,9 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
 }
 
 ocal_status ocal__rs_scratch(ocal_context ctx, ocal__rs *rs, size_t bytes, cl_mem *mem) {
-  if (bytes == 0) bytes = 1;
-  if (rs->scratch_bytes < bytes) {
-    /* Grow by half again at least, so a sequence of growing sizes does not reallocate every
-     * time. The old buffer stays alive until the commands queued on it have finished. */
-    size_t want = rs->scratch_bytes + rs->scratch_bytes / 2;
-    if (want < bytes) want = bytes;
-    if (want < 65536) want = 65536;
-    cl_mem fresh;
-    ocal_status status = ocal__device_alloc(ctx, want, &fresh);
-    if (status != OCAL_OK) return status;
-    if (rs->scratch) ocal__device_free(ctx, rs->scratch);
-    rs->scratch = fresh;
-    rs->scratch_bytes = want;
-  }
+  ocal_status status = ocal__scratch_reserve(ctx, &rs->scratch, &rs->scratch_bytes, bytes);
   *mem = rs->scratch;
-  return OCAL_OK;
+  return status;
 }
 
 void ocal__rs_shape_string(int ndim, const size_t *shape, char *out, size_t size) {
@@ -133,11 +131,7 @@ ocal_status ocal__rs_launch(ocal_context ctx, ocal__kernel *k, const ocal__arg *
 }
 
 size_t ocal__rs_local(const ocal__kernel *k, size_t want) {
-  size_t limit = k->work_group_size < OCAL__RS_WG_MAX ? k->work_group_size : OCAL__RS_WG_MAX;
-  if (want > limit) want = limit;
-  size_t l = 1;
-  while (l * 2 <= want) l *= 2;
-  return l;
+  return ocal__kernel_pow2_local(k, want, OCAL__RS_WG_MAX);
 }
 
 size_t ocal__rs_target_items(ocal_context ctx) {

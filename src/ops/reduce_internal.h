@@ -23,6 +23,7 @@ typedef struct ocal__rs {
   pthread_mutex_t lock;
   cl_mem scratch;
   size_t scratch_bytes;
+  ocal__lookback lb; /* the single-pass scan's tile states (cl/scan.cl, NAME_lookback) */
   ocal__kernel *kernels[OCAL__RS_PROGRAMS][OCAL_DTYPE_COUNT][OCAL__RS_MAX_KERNELS];
 } ocal__rs;
 

@@ -4,16 +4,21 @@
  * along R. Rows of contiguous elements (inner == 1, R not tiny) are scanned by work-groups in
  * tiles; otherwise a work-item scans one column. When there are too few rows or columns to
  * fill the device, R is cut into pieces: their totals are computed, scanned, and each piece
- * is then scanned from its starting value (three launches instead of one). */
+ * is then scanned from its starting value (three launches instead of one), or, for rows of
+ * contiguous elements on GPUs and CPUs, in one launch with decoupled look-back (a work-group
+ * per tile, each taking the total of the tiles before it from its predecessors' published
+ * states: docs/scan.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reduce_internal.h"
 
-enum { K_CONTIG_REDUCE, K_TILES, K_TILES_ACC, K_STRIDED_REDUCE, K_STRIDED, K_STRIDED_ACC, K_KINDS };
+enum { K_CONTIG_REDUCE, K_TILES, K_TILES_ACC, K_STRIDED_REDUCE, K_STRIDED, K_STRIDED_ACC,
+       K_LOOKBACK, K_KINDS };
 static const char *const kind_names[K_KINDS] = {"contig_reduce",  "tiles",   "tiles_acc",
-                                                "strided_reduce", "strided", "strided_acc"};
+                                                "strided_reduce", "strided", "strided_acc",
+                                                "lookback"};
 static const char *const op_names[OCAL_SCAN_OP_COUNT] = {"sum", "maximum"};
 static const char *const op_public_names[OCAL_SCAN_OP_COUNT] = {"cumsum", "cummax"};
 
@@ -42,6 +47,17 @@ static ocal_status kernel(ocal_context ctx, ocal__rs *rs, ocal_scan_op op, ocal_
   return ocal__rs_kernel(ctx, rs, OCAL__RS_SCAN, dtype, (int)op * K_KINDS + kind, name, k);
 }
 
+/* Whether rows of contiguous elements are scanned in one pass (decoupled look-back) rather
+ * than three: on devices that allow it (ocal__lookback_device), and for fewer than 2^31
+ * tiles (the tickets are 32-bit). Generated scans (src/gen) follow the same rule. */
+static int single_pass_device(ocal_context ctx) { return ocal__lookback_device(ctx); }
+static int single_pass(ocal_context ctx, size_t tiles) {
+  return single_pass_device(ctx) && tiles < ((size_t)1 << 31);
+}
+
+/* Elements per work-item of a look-back tile: NAME_LB_IPT in cl/scan.cl. */
+static size_t lookback_ipt(ocal_dtype out) { return ocal_dtype_size(out) <= 4 ? 16 : 8; }
+
 static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *g, int exclusive,
                            ocal_buffer out) {
   ocal_context ctx = x->ctx;
@@ -58,7 +74,33 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
   cl_int excl = exclusive ? 1 : 0, one = 1;
 
   if (g->inner == 1 && R >= 2 * SCAN_IPT * 32) {
-    /* Rows of contiguous elements: work-groups walk them in tiles. */
+    /* Rows of contiguous elements: work-groups walk them in tiles. Too few rows to fill the
+     * device (the three-pass plan below would cut them into pieces): one pass with
+     * decoupled look-back where the device allows it (single_pass), a work-group per tile.
+     * The test sizes groups from the device's limit, as the kernel is not built yet. */
+    size_t est = 1, most_wg = ctx->info.max_work_group_size;
+    while (est * 2 <= OCAL__RS_WG_MAX && est * 2 <= most_wg) est *= 2;
+    if (single_pass_device(ctx) && g->outer < ocal__ceil_div(target, est) &&
+        R / (4 * est * SCAN_IPT) >= 2) {
+      ocal__kernel *kl;
+      if ((status = kernel(ctx, rs, op, x->dtype, K_LOOKBACK, &kl)) != OCAL_OK) goto done;
+      size_t ll = ocal__rs_local(kl, OCAL__RS_WG_MAX);
+      size_t per_row = ocal__ceil_div(R, ll * lookback_ipt(out->dtype));
+      size_t tiles = g->outer * per_row;
+      if (single_pass(ctx, tiles)) {
+        cl_uint base, epoch;
+        if ((status = ocal__lookback_reserve(ctx, &rs->lb, tiles, &base, &epoch)) != OCAL_OK) goto done;
+        cl_ulong c_tiles = per_row, c_cap = rs->lb.cap;
+        ocal__arg al[] = {{sizeof(cl_mem), &xmem},  {sizeof xoff, &xoff},
+                          {sizeof(cl_mem), &omem},  {sizeof ooff, &ooff},
+                          {sizeof c_R, &c_R},       {sizeof c_tiles, &c_tiles},
+                          {sizeof(cl_mem), &rs->lb.mem}, {sizeof c_cap, &c_cap},
+                          {sizeof base, &base},     {sizeof epoch, &epoch},
+                          {sizeof excl, &excl}};
+        status = ocal__rs_launch(ctx, kl, al, 11, tiles * ll, ll);
+        goto done;
+      }
+    }
     if ((status = kernel(ctx, rs, op, x->dtype, K_TILES, &k)) != OCAL_OK) goto done;
     size_t local = ocal__rs_local(k, OCAL__RS_WG_MAX);
     if (ctx->info.type == OCAL_DEVICE_GPU) /* one size on CPUs: each is a compile on PoCL */
