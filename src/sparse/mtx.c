@@ -79,9 +79,9 @@ ocal_status ocal__mtx_parse(const char *data, size_t len, ocal__mtx *out, const 
                       "line 1: %s; a Matrix Market file starts with "
                       "\"%%%%MatrixMarket matrix coordinate real general\"",
                       r == 0 ? "the file is empty" : "the line is too long or holds a NUL byte");
-  char w[5][32];
-  int nw = sscanf(line, "%31s %31s %31s %31s %31s", w[0], w[1], w[2], w[3], w[4]);
-  if (nw != 5 || strcasecmp(w[0], "%%MatrixMarket") != 0 || strcasecmp(w[1], "matrix") != 0)
+  char w[6][32];
+  int nw = sscanf(line, "%31s %31s %31s %31s %31s %31s", w[0], w[1], w[2], w[3], w[4], w[5]);
+  if (nw < 5 || strcasecmp(w[0], "%%MatrixMarket") != 0 || strcasecmp(w[1], "matrix") != 0)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "line 1: not a Matrix Market header (expected \"%%%%MatrixMarket matrix "
                       "coordinate <real|integer|pattern> <general|symmetric>\")");
@@ -97,6 +97,14 @@ ocal_status ocal__mtx_parse(const char *data, size_t len, ocal__mtx *out, const 
   if (!symmetric && strcasecmp(w[4], "general") != 0)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "line 1: symmetry \"%s\" is not read; use general or symmetric", w[4]);
+
+  /* A word after the symmetry is not part of any header the reader knows ("hermitian" and
+   * "skew-symmetric" would be refused above, but "general symmetric" would read as general). */
+  if (nw > 5)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "line 1: \"%s\" after the symmetry \"%s\" is not part of a Matrix "
+                      "Market header; remove it",
+                      w[5], w[4]);
 
   /* Comments, then the size line. */
   long long rows = 0, cols = 0, nnz = 0;
