@@ -211,6 +211,22 @@ struct ocal__kernel {
 ocal_status ocal__program_get(ocal_context ctx, const char *source_name, const char *source,
                               const char *options, ocal__program **program);
 
+/* Where ocal__program_get_from found a program: the answer to "did this call compile, and
+ * did it come from or go to the disk cache", given by the call itself (a caller that diffed
+ * the context's counters would also count other threads' builds). */
+typedef enum ocal__program_origin {
+  OCAL__PROGRAM_FROM_MEMORY,  /* the context's memory cache */
+  OCAL__PROGRAM_FROM_DISK,    /* a binary from the disk cache */
+  OCAL__PROGRAM_BUILT,        /* compiled now; the disk cache is off */
+  OCAL__PROGRAM_BUILT_STORED  /* compiled now and offered to the disk cache */
+} ocal__program_origin;
+
+/* ocal__program_get, also saying where the program came from (origin may be NULL; set on
+ * success only). */
+ocal_status ocal__program_get_from(ocal_context ctx, const char *source_name, const char *source,
+                                   const char *options, ocal__program **program,
+                                   ocal__program_origin *origin);
+
 /* The OpenCL program of a cached program, and the source it was built from (both owned by
  * the context's cache: valid until the context goes). For user kernels (src/gen/). */
 cl_program ocal__program_cl(const ocal__program *program);
@@ -223,6 +239,11 @@ ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const cha
 /* Shortcut: a kernel of one of the library's embedded cl/ sources. */
 ocal_status ocal__library_kernel(ocal_context ctx, const char *source_name, const char *options,
                                  const char *kernel_name, ocal__kernel **kernel);
+
+/* ocal__library_kernel, also saying where its program came from (see ocal__program_origin). */
+ocal_status ocal__library_kernel_from(ocal_context ctx, const char *source_name,
+                                      const char *options, const char *kernel_name,
+                                      ocal__kernel **kernel, ocal__program_origin *origin);
 
 /* Frees every cached program and kernel of a context (at context release). */
 void ocal__program_cache_clear(ocal_context ctx);

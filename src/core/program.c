@@ -122,14 +122,17 @@ static ocal_status compile(ocal_context ctx, const char *source_name, const char
 }
 
 static ocal_status program_get(ocal_context ctx, const char *source_name, const char *source,
-                               const char *options, ocal__program **out) {
+                               const char *options, ocal__program **out,
+                               ocal__program_origin *origin) {
   ocal_status status = OCAL_OK;
+  ocal__program_origin from = OCAL__PROGRAM_FROM_MEMORY;
   pthread_mutex_lock(&ctx->lock);
   for (ocal__program *p = ctx->programs; p; p = p->next) {
     if (strcmp(p->options, options) == 0 && strcmp(p->source, source) == 0) {
       ctx->stats.memory_hits++;
       *out = p;
       pthread_mutex_unlock(&ctx->lock);
+      if (origin) *origin = from;
       return OCAL_OK;
     }
   }
@@ -143,10 +146,15 @@ static ocal_status program_get(ocal_context ctx, const char *source_name, const 
   if (ctx->cache_dir) key = ocal__disk_cache_key(ctx, source, options);
   if (key && load_from_disk(ctx, key, &entry->program)) {
     ctx->stats.disk_hits++;
+    from = OCAL__PROGRAM_FROM_DISK;
   } else {
     status = compile(ctx, source_name, source, options, &entry->program);
     if (status != OCAL_OK) goto done;
-    if (key) store_to_disk(ctx, key, entry->program);
+    from = OCAL__PROGRAM_BUILT;
+    if (key) {
+      store_to_disk(ctx, key, entry->program);
+      from = OCAL__PROGRAM_BUILT_STORED;
+    }
   }
   entry->next = ctx->programs;
   ctx->programs = entry;
@@ -160,20 +168,27 @@ done:
   }
   free(key);
   pthread_mutex_unlock(&ctx->lock);
+  if (origin && status == OCAL_OK) *origin = from;
   return status;
 }
 
 ocal_status ocal__program_get(ocal_context ctx, const char *source_name, const char *source,
                               const char *options, ocal__program **out) {
+  return ocal__program_get_from(ctx, source_name, source, options, out, NULL);
+}
+
+ocal_status ocal__program_get_from(ocal_context ctx, const char *source_name, const char *source,
+                                   const char *options, ocal__program **out,
+                                   ocal__program_origin *origin) {
   if (!options) options = "";
   if (!ctx->limits.build_options[0] || strstr(options, "-cl-std"))
-    return program_get(ctx, source_name, source, options, out);
+    return program_get(ctx, source_name, source, options, out, origin);
   /* An emulated lower OpenCL version: compile for that version of OpenCL C (limits.c). */
   size_t n = strlen(options) + strlen(ctx->limits.build_options) + 2;
   char *both = malloc(n);
   if (!both) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for build options");
   snprintf(both, n, "%s%s%s", options, options[0] ? " " : "", ctx->limits.build_options);
-  ocal_status status = program_get(ctx, source_name, source, both, out);
+  ocal_status status = program_get(ctx, source_name, source, both, out, origin);
   free(both);
   return status;
 }
@@ -241,12 +256,19 @@ done:
 
 ocal_status ocal__library_kernel(ocal_context ctx, const char *source_name, const char *options,
                                  const char *kernel_name, ocal__kernel **kernel) {
+  return ocal__library_kernel_from(ctx, source_name, options, kernel_name, kernel, NULL);
+}
+
+ocal_status ocal__library_kernel_from(ocal_context ctx, const char *source_name,
+                                      const char *options, const char *kernel_name,
+                                      ocal__kernel **kernel, ocal__program_origin *origin) {
   for (size_t i = 0; i < ocal__source_count; i++) {
     if (strcmp(ocal__sources[i].name, source_name) == 0) {
       char label[128];
       snprintf(label, sizeof label, "cl/%s.cl", source_name);
       ocal__program *program;
-      ocal_status status = ocal__program_get(ctx, label, ocal__sources[i].text, options, &program);
+      ocal_status status =
+          ocal__program_get_from(ctx, label, ocal__sources[i].text, options, &program, origin);
       if (status != OCAL_OK) return status;
       return ocal__kernel_get(ctx, program, kernel_name, kernel);
     }

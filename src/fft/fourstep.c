@@ -244,7 +244,7 @@ static int has_nv_options(ocal_context ctx) {
 
 /* One program per (length, points per item, columns) holds both passes' kernels, so a plan
  * of N1 = N2 compiles one program (which matters on PoCL, where it takes seconds). */
-static ocal_status get_kernel(fs_plan *f, int pass) {
+static ocal_status get_kernel(fs_plan *f, int pass, ocal__program_origin *origin) {
   char opts[192];
   size_t l = pass == 1 ? f->n1 : f->n2;
   int c = pass == 1 ? f->c : f->c2;
@@ -265,9 +265,10 @@ static ocal_status get_kernel(fs_plan *f, int pass) {
   /* the form with '=' (NVIDIA's compiler rejects "-cl-nv-maxrregcount N") */
   if (f->maxreg > 0 && has_nv_options(f->p->ctx))
     snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
-  return ocal__library_kernel(f->p->ctx, "fft_fourstep", opts,
-                              pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2",
-                              &f->k[pass - 1]);
+  return ocal__library_kernel_from(
+      f->p->ctx, "fft_fourstep", opts,
+      pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2", &f->k[pass - 1],
+      origin);
 }
 
 /* Stage tables of an FFT of length 2^logl in radix-2^logr stages (cl/fft_fourstep.cl):
@@ -348,10 +349,10 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
                      "the four-step FFT does 1-D single-precision C2C lengths 2^12..2^24 only "
                      "(%s)", p->text);
   }
-  pthread_mutex_lock(&ctx->lock);
-  uint64_t compiles = ctx->stats.compiles, hits = ctx->stats.disk_hits;
-  pthread_mutex_unlock(&ctx->lock);
-  for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass);
+  /* The plan reports a disk-cache hit when no pass was compiled and one came from disk, and
+   * a store when a pass was compiled with the disk cache on: the build call says which. */
+  ocal__program_origin origin[2] = {OCAL__PROGRAM_FROM_MEMORY, OCAL__PROGRAM_FROM_MEMORY};
+  for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass, &origin[pass - 1]);
   /* transforms per launch: 2^26 points, so that a launch has enough work-groups to keep every
    * multiprocessor busy to the end (2^24 x 8 on an H100: 2291 us one transform per launch, 2128
    * two, 2040 four, 2000 eight); the scratch holds that many, and where it cannot be had, fewer */
@@ -369,10 +370,14 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     fs_plan_destroy(f);
     return s;
   }
-  pthread_mutex_lock(&ctx->lock);
-  out->from_disk_cache = ctx->stats.compiles == compiles && ctx->stats.disk_hits > hits;
-  out->stored_to_disk = ctx->stats.compiles > compiles && ctx->cache_dir != NULL;
-  pthread_mutex_unlock(&ctx->lock);
+  int compiled = 0, from_disk = 0, stored = 0;
+  for (int i = 0; i < 2; i++) {
+    compiled |= origin[i] == OCAL__PROGRAM_BUILT || origin[i] == OCAL__PROGRAM_BUILT_STORED;
+    from_disk |= origin[i] == OCAL__PROGRAM_FROM_DISK;
+    stored |= origin[i] == OCAL__PROGRAM_BUILT_STORED;
+  }
+  out->from_disk_cache = !compiled && from_disk;
+  out->stored_to_disk = stored;
   out->state = f;
   /* pass 2 scales its output: the whole normalisation is done here */
   out->applied[0] = p->scale[0];
@@ -385,29 +390,18 @@ static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t cou
                           float dir, int pass, float scale) {
   cl_uint o_stage = pass == 1 ? 0 : (cl_uint)f->n1, o_lo = (cl_uint)(f->n1 + f->n2),
           o_hi = (cl_uint)(2 * f->n1 + f->n2);
-  ocal_context ctx = f->p->ctx;
   size_t global[2] = {groups * local, count}, lsz[2] = {local, 1};
-  pthread_mutex_lock(&k->lock);
-  cl_int err = clSetKernelArg(k->kernel, 0, sizeof src, &src);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 1, sizeof src_off, &src_off);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 2, sizeof dst, &dst);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 3, sizeof dst_off, &dst_off);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 4, sizeof stride, &stride);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 5, sizeof dir, &dir);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 6, sizeof f->tw, &f->tw);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 7, sizeof o_stage, &o_stage);
-  if (err == CL_SUCCESS && pass == 1) err = clSetKernelArg(k->kernel, 8, sizeof o_lo, &o_lo);
-  if (err == CL_SUCCESS && pass == 1) err = clSetKernelArg(k->kernel, 9, sizeof o_hi, &o_hi);
-  if (err == CL_SUCCESS && pass == 2) err = clSetKernelArg(k->kernel, 8, sizeof scale, &scale);
-  if (err != CL_SUCCESS) {
-    pthread_mutex_unlock(&k->lock);
-    return ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", "ocal_fft_execute");
+  ocal__arg args[10] = {OCAL__ARG(src),   OCAL__ARG(src_off), OCAL__ARG(dst),
+                        OCAL__ARG(dst_off), OCAL__ARG(stride), OCAL__ARG(dir),
+                        OCAL__ARG(f->tw), OCAL__ARG(o_stage)};
+  size_t nargs = 8;
+  if (pass == 1) {
+    args[nargs++] = OCAL__ARG(o_lo);
+    args[nargs++] = OCAL__ARG(o_hi);
+  } else {
+    args[nargs++] = OCAL__ARG(scale);
   }
-  err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 2, NULL, global, lsz, 0, NULL, NULL);
-  pthread_mutex_unlock(&k->lock);
-  if (err != CL_SUCCESS)
-    return ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", "ocal_fft_execute");
-  return OCAL_OK;
+  return ocal__kernel_run_nd(f->p->ctx, k, 2, global, lsz, nargs, args, "ocal_fft_execute");
 }
 
 static ocal_status fs_execute(void *state, int direction, cl_mem in, size_t in_offset_bytes,

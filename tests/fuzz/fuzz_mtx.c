@@ -4,6 +4,7 @@
  * announced shape, at most twice the announced count (a symmetric file's mirrored halves),
  * ones for a pattern file, a mirror beside every off-diagonal entry of a symmetric file, and
  * the same triplets again when written out as a general real file and read back. */
+#define _GNU_SOURCE /* memmem */
 #include <ctype.h>
 #include <math.h>
 #include <strings.h>
@@ -44,7 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(m.ri == NULL && m.cj == NULL && m.val == NULL);
     const char *e = ocal_last_error();
     FUZZ_ASSERT(strncmp(e, func, strlen(func)) == 0);
-    FUZZ_ASSERT(strstr(e, "ocal__") == NULL);
+    /* No internal name, unless the message quotes the file's own text that holds one. */
+    if (!memmem(data, size, "ocal__", 6)) FUZZ_ASSERT(strstr(e, "ocal__") == NULL);
     return 0;
   }
   FUZZ_ASSERT(m.rows >= 1 && m.cols >= 1);
