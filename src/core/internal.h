@@ -90,6 +90,8 @@ typedef struct ocal__attachment {
   void (*destroy)(void *data);
 } ocal__attachment;
 
+/* The context's fields belong to src/core: areas read what they need through the accessors
+ * below (tests/layering.sh checks that no area reaches into the struct). */
 struct ocal_context_s {
   uint32_t magic;
   atomic_int refs; /* the user's reference plus one per live buffer */
@@ -120,6 +122,20 @@ ocal_status ocal__context_attachment(ocal_context ctx, const void *key,
 
 void ocal__context_retain(ocal_context ctx);
 void ocal__context_unref(ocal_context ctx);
+
+/* What areas may know of a context (valid for its lifetime; no reference is taken): its
+ * OpenCL objects, the device's facts (made smaller by emulated limits), whether double
+ * precision may be used, the disk cache directory (NULL when off), the extra build options
+ * of an emulated OpenCL version ("" when none) and the device's vendor id. */
+cl_platform_id ocal__context_platform(ocal_context ctx);
+cl_device_id ocal__context_device(ocal_context ctx);
+cl_context ocal__context_cl(ocal_context ctx);
+cl_command_queue ocal__context_queue(ocal_context ctx);
+const ocal_device_info *ocal__context_info(ocal_context ctx);
+int ocal__context_fp64(ocal_context ctx);
+const char *ocal__context_cache_dir(ocal_context ctx);
+const char *ocal__context_build_options(ocal_context ctx);
+unsigned ocal__context_vendor_id(ocal_context ctx);
 
 /* ---- device limits (limits.c) -------------------------------------------------------- */
 

@@ -164,11 +164,11 @@ static int split(size_t n, const fs_tune *t, size_t *n1, size_t *n2) {
 static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t) {
   size_t big = n1 > n2 ? n1 : n2, small = n1 < n2 ? n1 : n2;
   if ((size_t)1 << t->logr > small) return 0;
-  if (big >> t->logr > ctx->info.max_work_group_size ||
-      big >> t->logr > ctx->info.max_work_item_sizes[0])
+  if (big >> t->logr > ocal__context_info(ctx)->max_work_group_size ||
+      big >> t->logr > ocal__context_info(ctx)->max_work_item_sizes[0])
     return 0;
   /* a column too long for local memory goes through in two halves (real, imaginary) */
-  return ctx->info.local_mem_bytes >= lds_bytes(big) / 2;
+  return ocal__context_info(ctx)->local_mem_bytes >= lds_bytes(big) / 2;
 }
 
 /* The default rule, on device properties: use these kernels where VkFFT needs three passes
@@ -190,13 +190,14 @@ static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t)
 /* The longest power-of-two column whose exchange fits in local memory. */
 static size_t longest_column(ocal_context ctx) {
   size_t l = 64;
-  while (l < 8192 && lds_bytes(2 * l) <= ctx->info.local_mem_bytes) l *= 2;
+  while (l < 8192 && lds_bytes(2 * l) <= ocal__context_info(ctx)->local_mem_bytes) l *= 2;
   return l;
 }
 
 static int fourstep_rule(ocal_context ctx, size_t n) {
-  if (ctx->info.type != OCAL_DEVICE_GPU) return 0;
-  uint64_t local = ctx->info.local_mem_bytes > 16 ? ctx->info.local_mem_bytes - 16 : 0, p2 = 1;
+  if (ocal__context_info(ctx)->type != OCAL_DEVICE_GPU) return 0;
+  uint64_t have = ocal__context_info(ctx)->local_mem_bytes;
+  uint64_t local = have > 16 ? have - 16 : 0, p2 = 1;
   while (p2 * 2 <= local) p2 *= 2;
   uint64_t s = p2 / 32;
   size_t l = longest_column(ctx);
@@ -230,11 +231,14 @@ ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, 
  * -cl-nv-maxrregcount, which trades registers for more work-groups per multiprocessor. */
 static int has_nv_options(ocal_context ctx) {
   size_t len = 0;
-  if (clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, 0, NULL, &len) != CL_SUCCESS || !len)
+  if (clGetDeviceInfo(ocal__context_device(ctx), CL_DEVICE_EXTENSIONS, 0, NULL, &len) !=
+          CL_SUCCESS ||
+      !len)
     return 0;
   char *ext = malloc(len + 1);
   int yes = 0;
-  if (ext && clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, len, ext, NULL) == CL_SUCCESS) {
+  if (ext && clGetDeviceInfo(ocal__context_device(ctx), CL_DEVICE_EXTENSIONS, len, ext, NULL) ==
+                 CL_SUCCESS) {
     ext[len] = '\0';
     yes = strstr(ext, "cl_nv_compiler_options") != NULL;
   }
@@ -248,7 +252,7 @@ static ocal_status get_kernel(fs_plan *f, int pass, ocal__program_origin *origin
   char opts[192];
   size_t l = pass == 1 ? f->n1 : f->n2;
   int c = pass == 1 ? f->c : f->c2;
-  uint64_t local = f->p->ctx->info.local_mem_bytes;
+  uint64_t local = ocal__context_info(f->p->ctx)->local_mem_bytes;
   /* columns exchanged at once: as many as local memory holds (all at 1024 points and below
    * on 48 KiB; one at a time at 4096), each round costing two barriers; a column that does
    * not fit (8192 points) goes in two rounds, real parts then imaginary parts */
@@ -308,9 +312,10 @@ static ocal_status make_twiddles(fs_plan *f) {
     }
   ocal_status s = ocal__device_alloc(ctx, count * 2 * sizeof *h, &f->tw);
   if (s == OCAL_OK) {
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, f->tw, CL_TRUE, 0, count * 2 * sizeof *h, h, 0,
-                                      NULL, NULL);
-    if (err != CL_SUCCESS) s = ocal__cl_fail(ctx->info.name, err, "clEnqueueWriteBuffer", __func__);
+    cl_int err = clEnqueueWriteBuffer(ocal__context_queue(ctx), f->tw, CL_TRUE, 0,
+                                      count * 2 * sizeof *h, h, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueWriteBuffer", __func__);
   }
   free(h);
   return s;

@@ -176,10 +176,11 @@ static ocal_status canonical(ocal_context ctx, const ocal_fft_desc *in, ocal_fft
     return ocal__fail(OCAL_INVALID_ARGUMENT, f,
                       "precision is %s; FFTs are computed in f32 or f64",
                       ocal_dtype_name(d->precision));
-  if (d->precision == OCAL_F64 && !ctx->fp64)
-    return ocal__fail(OCAL_UNSUPPORTED, f,
-                      "a double-precision FFT needs fp64, which device '%s' %s", ctx->info.name,
-                      ctx->info.has_fp64 ? "has but the context turned off" : "does not have");
+  if (d->precision == OCAL_F64 && !ocal__context_fp64(ctx))
+    return ocal__fail(
+        OCAL_UNSUPPORTED, f, "a double-precision FFT needs fp64, which device '%s' %s",
+        ocal__context_info(ctx)->name,
+        ocal__context_info(ctx)->has_fp64 ? "has but the context turned off" : "does not have");
   d->in_place = d->in_place != 0;
   if (d->in_place && d->kind != OCAL_FFT_C2C)
     return ocal__fail(OCAL_INVALID_ARGUMENT, f,
@@ -528,7 +529,7 @@ static ocal_status scale(ocal_fft_plan p, ocal_buffer out, double factor) {
   if (err == CL_SUCCESS)
     s = ocal__launch_1d(ctx, k, (size_t)n, NULL);
   else
-    s = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", __func__);
+    s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clSetKernelArg", __func__);
   pthread_mutex_unlock(&k->lock);
   return s;
 }
@@ -554,14 +555,16 @@ static ocal_status sub_buffer(ocal_context ctx, cl_mem mem, size_t offset, size_
                               cl_mem *sub) {
   *sub = NULL;
   if (offset == 0) return OCAL_OK;
-  size_t align = ctx->info.mem_base_align_bytes ? ctx->info.mem_base_align_bytes : 128;
+  size_t align = ocal__context_info(ctx)->mem_base_align_bytes;
+  if (align == 0) align = 128;
   if (offset % align != 0) return OCAL_UNSUPPORTED;
   cl_buffer_region region = {offset, bytes};
   cl_int err;
   *sub = clCreateSubBuffer(mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
   if (err != CL_SUCCESS) {
     *sub = NULL;
-    return ocal__cl_fail(ctx->info.name, err, "clCreateSubBuffer", "ocal_fft_execute");
+    return ocal__cl_fail(ocal__context_info(ctx)->name, err, "clCreateSubBuffer",
+                         "ocal_fft_execute");
   }
   return OCAL_OK;
 }
@@ -635,9 +638,10 @@ ocal_status ocal_fft_execute(ocal_fft_plan p, ocal_fft_direction direction, ocal
   if (stage_in) {
     cl_mem tmp;
     if ((s = scratch(p, 0, in_bytes, &tmp)) != OCAL_OK) goto done;
-    cl_int err = clEnqueueCopyBuffer(ctx->queue, in->mem, tmp, in_off, 0, in_bytes, 0, NULL, NULL);
+    cl_int err = clEnqueueCopyBuffer(ocal__context_queue(ctx), in->mem, tmp, in_off, 0, in_bytes, 0,
+                                     NULL, NULL);
     if (err != CL_SUCCESS) {
-      s = ocal__cl_fail(ctx->info.name, err, "clEnqueueCopyBuffer", __func__);
+      s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueCopyBuffer", __func__);
       goto done;
     }
     in_mem = tmp;
@@ -665,9 +669,10 @@ ocal_status ocal_fft_execute(ocal_fft_plan p, ocal_fft_direction direction, ocal
 
   s = p->engine->execute(p->built.state, direction, in_mem, in_off, out_mem, out_off);
   if (s == OCAL_OK && copy_back) {
-    cl_int err = clEnqueueCopyBuffer(ctx->queue, out_mem, out->mem, 0, out->offset * out_size,
-                                     out_bytes, 0, NULL, NULL);
-    if (err != CL_SUCCESS) s = ocal__cl_fail(ctx->info.name, err, "clEnqueueCopyBuffer", __func__);
+    cl_int err = clEnqueueCopyBuffer(ocal__context_queue(ctx), out_mem, out->mem, 0,
+                                     out->offset * out_size, out_bytes, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueCopyBuffer", __func__);
   }
   if (s == OCAL_OK) {
     int d = direction == OCAL_FFT_FORWARD ? 0 : 1;

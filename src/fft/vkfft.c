@@ -215,8 +215,9 @@ static cl_int answer(const void *v, size_t bytes, size_t size, void *value, size
 static cl_int vk_get_device_info(cl_device_id device, cl_device_info what, size_t size,
                                  void *value, size_t *size_ret) {
   build_session *s = session;
-  if (!s || device != s->ctx->device) return clGetDeviceInfo(device, what, size, value, size_ret);
-  const ocal_device_info *info = &s->ctx->info;
+  if (!s || device != ocal__context_device(s->ctx))
+    return clGetDeviceInfo(device, what, size, value, size_ret);
+  const ocal_device_info *info = ocal__context_info(s->ctx);
   int cpu = info->type == OCAL_DEVICE_CPU;
   switch (what) {
     case CL_DEVICE_MAX_WORK_GROUP_SIZE: {
@@ -298,7 +299,7 @@ static cl_program cached_create_program_with_source(cl_context context, cl_uint 
   char options[384];
   key_options(options, sizeof options, s->tune);
   size_t used = strlen(options);
-  snprintf(options + used, sizeof options - used, " %s", s->ctx->limits.build_options);
+  snprintf(options + used, sizeof options - used, " %s", ocal__context_build_options(s->ctx));
   /* VkFFT passes the source's length; the key wants a NUL-terminated string. */
   char *source = NULL;
   if (lengths && lengths[0]) {
@@ -313,11 +314,11 @@ static cl_program cached_create_program_with_source(cl_context context, cl_uint 
     unsigned char *binary = NULL;
     size_t size = 0;
     int rejected = 0;
-    if (ocal__disk_cache_load(s->ctx->cache_dir, key, &binary, &size, &rejected)) {
+    if (ocal__disk_cache_load(ocal__context_cache_dir(s->ctx), key, &binary, &size, &rejected)) {
       cl_int err, status;
       const unsigned char *b = binary;
-      cl_program p = clCreateProgramWithBinary(context, 1, &s->ctx->device, &size, &b, &status,
-                                               &err);
+      cl_device_id device = ocal__context_device(s->ctx);
+      cl_program p = clCreateProgramWithBinary(context, 1, &device, &size, &b, &status, &err);
       free(binary);
       if (err == CL_SUCCESS && status == CL_SUCCESS) {
         free(key);
@@ -346,14 +347,16 @@ static cl_int cached_build_program(cl_program program, cl_uint num_devices,
   build_session *s = session;
   /* An emulated lower OpenCL version: VkFFT's kernels are compiled for it too (limits.c). */
   char both[512];
-  if (s && s->ctx->limits.build_options[0] && (!options || !strstr(options, "-cl-std"))) {
-    snprintf(both, sizeof both, "%s %s", options ? options : "", s->ctx->limits.build_options);
+  if (s && ocal__context_build_options(s->ctx)[0] && (!options || !strstr(options, "-cl-std"))) {
+    snprintf(both, sizeof both, "%s %s", options ? options : "",
+             ocal__context_build_options(s->ctx));
     options = both;
   }
   cl_int err = clBuildProgram(program, num_devices, device_list, options, notify, user_data);
   if (!s) return err;
   if (err != CL_SUCCESS && !s->build_log)
-    s->build_log = read_build_log(program, num_devices ? device_list[0] : s->ctx->device);
+    s->build_log =
+        read_build_log(program, num_devices ? device_list[0] : ocal__context_device(s->ctx));
   for (int i = 0; i < s->npending; i++) {
     if (s->pending[i].program != program) continue;
     size_t size = 0;
@@ -364,7 +367,7 @@ static cl_int cached_build_program(cl_program program, cl_uint num_devices,
       unsigned char *binary = malloc(size);
       if (binary && clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof binary, &binary,
                                      NULL) == CL_SUCCESS) {
-        ocal__disk_cache_store(s->ctx->cache_dir, s->pending[i].key, binary, size);
+        ocal__disk_cache_store(ocal__context_cache_dir(s->ctx), s->pending[i].key, binary, size);
         s->stored++;
       }
       free(binary);
@@ -470,12 +473,13 @@ static ocal_status tune_parse(VkFFTConfiguration *c, const char *text) {
 static void tune_builtin(ocal_context ctx, const ocal__fft_problem *p, VkFFTConfiguration *c) {
   /* VkFFT picks coalescedMemory = 32 by the vendor id 0x10DE (NVIDIA) itself; this tunes
    * only that default, so it keys on the same id (limits.c reads it). */
-  if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || ctx->limits.vendor_id != 0x10DE)
+  if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || ocal__context_vendor_id(ctx) != 0x10DE)
     return;
   uint64_t n = p->lengths[0];
   if (n & (n - 1)) return;
   /* VkFFT keeps 16 bytes of NVIDIA's local memory for the system, then rounds down. */
-  uint64_t local = ctx->info.local_mem_bytes > 16 ? ctx->info.local_mem_bytes - 16 : 0, pow2 = 1;
+  uint64_t have = ocal__context_info(ctx)->local_mem_bytes;
+  uint64_t local = have > 16 ? have - 16 : 0, pow2 = 1;
   while (pow2 * 2 <= local) pow2 *= 2;
   uint64_t s_default = pow2 / 32, s_wide = pow2 / 128;
   if (s_wide < 2 || n <= s_default * s_default || n > s_wide * s_wide * s_wide) return;
@@ -544,10 +548,10 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   vk_plan *v = calloc(1, sizeof *v);
   if (!v) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for a VkFFT plan");
   v->p = p;
-  v->platform = ctx->platform;
-  v->device = ctx->device;
-  v->context = ctx->cl_ctx;
-  v->queue = ctx->queue;
+  v->platform = ocal__context_platform(ctx);
+  v->device = ocal__context_device(ctx);
+  v->context = ocal__context_cl(ctx);
+  v->queue = ocal__context_queue(ctx);
 
   VkFFTConfiguration c;
   memset(&c, 0, sizeof c);
@@ -623,7 +627,7 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   memset(&s, 0, sizeof s);
   s.ctx = ctx;
   s.tune = tune;
-  s.use_disk = ctx->cache_dir != NULL;
+  s.use_disk = ocal__context_cache_dir(ctx) != NULL;
   session = &s;
   vk_alloc_list = &v->allocs;
   VkFFTResult r = initializeVkFFT(&v->app, c);
@@ -648,9 +652,10 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     deleteVkFFT(&v->app);
     vk_free_all(&v->allocs);
     free(v);
-    ocal_status st = OCAL_FAIL(result_status(r), "VkFFT could not create the plan (%s) on device "
-                               "'%s': %s (VkFFTResult %d)", p->text, ctx->info.name,
-                               result_text(r), (int)r);
+    ocal_status st = OCAL_FAIL(result_status(r),
+                               "VkFFT could not create the plan (%s) on device "
+                               "'%s': %s (VkFFTResult %d)",
+                               p->text, ocal__context_info(ctx)->name, result_text(r), (int)r);
     if (s.build_log) ocal__append_error("\nbuild log:\n%s", s.build_log);
     session_end(&s);
     return st;
@@ -685,8 +690,10 @@ static ocal_status vk_execute(void *state, int direction, cl_mem in, size_t in_o
   }
   VkFFTResult r = VkFFTAppend(&v->app, direction, &lp);
   if (r != VKFFT_SUCCESS)
-    return OCAL_FAIL(result_status(r), "VkFFT could not run the plan (%s) on device '%s': %s "
-                     "(VkFFTResult %d)", p->text, p->ctx->info.name, result_text(r), (int)r);
+    return OCAL_FAIL(result_status(r),
+                     "VkFFT could not run the plan (%s) on device '%s': %s "
+                     "(VkFFTResult %d)",
+                     p->text, ocal__context_info(p->ctx)->name, result_text(r), (int)r);
   return OCAL_OK;
 }
 

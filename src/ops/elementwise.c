@@ -381,7 +381,7 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
   ocal_status status = ocal__ew_check(out, NULL, "out", func);
   if (status != OCAL_OK) return status;
   int integer = !ocal__dtype_is_float(out->dtype) && strcmp(op, "arange") == 0;
-  ocal_dtype c = integer ? OCAL_I64 : out->ctx->fp64 ? OCAL_F64 : OCAL_F32;
+  ocal_dtype c = integer ? OCAL_I64 : ocal__context_fp64(out->ctx) ? OCAL_F64 : OCAL_F32;
   if (!integer && (!isfinite(first) || !isfinite(second)))
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "%s needs finite bounds, got %g and %g", op,
                       first, second);

@@ -53,11 +53,11 @@ static ocal_status check_types(ocal_context ctx, ocal_dtype vt, ocal_dtype it, c
     return ocal__fail(OCAL_UNSUPPORTED, func,
                       "index type %s is not supported: CSR indices are OCAL_I32 or OCAL_I64",
                       ocal_dtype_name(it));
-  if (vt == OCAL_F64 && !ctx->fp64)
+  if (vt == OCAL_F64 && !ocal__context_fp64(ctx))
     return ocal__fail(OCAL_UNSUPPORTED, func,
                       "OCAL_F64 values need double precision, which this context (%s) lacks; "
                       "use OCAL_F32",
-                      ctx->info.name);
+                      ocal__context_info(ctx)->name);
   return OCAL_OK;
 }
 
@@ -183,7 +183,7 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   /* The kernels' work-groups, a power of two within the device's limits (an emulated mobile
    * GPU allows 128 items; OCAL_LIMITS=max_work_group=N and the profiles test this). The
    * context's facts already hold the smaller of the group and the first dimension's limits. */
-  size_t most = a->ctx->info.max_work_item_sizes[0];
+  size_t most = ocal__context_info(a->ctx)->max_work_item_sizes[0];
   a->wg = OCAL__SPMV_WG;
   a->swg = OCAL__SPMV_STREAM_WG;
   while (a->wg > 1 && a->wg > most) a->wg /= 2;
@@ -192,7 +192,8 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   size_t n_long = 0;
   for (size_t r = 0; r < rows; r++)
     if ((double)(get_idx(a->it, rp, r + 1) - get_idx(a->it, rp, r)) > long_min) n_long++;
-  ocal__spmv_kind kind = ocal__spmv_rule(a->ctx->info.type == OCAL_DEVICE_CPU, a->mean_len, n_long);
+  ocal__spmv_kind kind =
+      ocal__spmv_rule(ocal__context_info(a->ctx)->type == OCAL_DEVICE_CPU, a->mean_len, n_long);
   /* With long rows, smaller stream blocks balance the groups better (H100, power-law matrix:
    * 605 GB/s with 512 entries a block, 591 with 1024, 571 with 2048). */
   unsigned lanes = lanes_for(a->mean_len),
@@ -206,7 +207,8 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
    * halve the blocks until they fit the device (an emulated 32 KiB one cannot hold 4096
    * doubles beside them). */
   size_t vsz = ocal_dtype_size(a->vt), isz = ocal_dtype_size(a->it);
-  while (cap > a->swg && (size_t)cap * vsz + (a->swg + 1) * isz > a->ctx->info.local_mem_bytes)
+  while (cap > a->swg &&
+         (size_t)cap * vsz + (a->swg + 1) * isz > ocal__context_info(a->ctx)->local_mem_bytes)
     cap /= 2;
   if (lanes > a->wg) lanes = a->wg;
   a->kind = kind;

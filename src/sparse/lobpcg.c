@@ -582,7 +582,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
                      "x must be a {n, k} block with n = %zu (the operator's size) and k >= 1",
                      n);
   size_t k = x->shape[1];
-  L.own = k <= OWN_MAX_K && x->ctx->info.max_work_item_sizes[0] >= GRAM_WG;
+  L.own = k <= OWN_MAX_K && ocal__context_info(x->ctx)->max_work_item_sizes[0] >= GRAM_WG;
   if (o.b && (s = ocal__check_operator(o.b, "B", func)) != OCAL_OK) return s;
   if (o.m && (s = ocal__check_operator(o.m, "M", func)) != OCAL_OK) return s;
   if ((o.b && (o.b->n != n || o.b->dtype != a->dtype)) ||

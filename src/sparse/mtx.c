@@ -258,9 +258,9 @@ ocal_status ocal_csr_read_mtx(ocal_context ctx, const char *path, ocal_dtype val
   if ((uint64_t)m.rows >= lim || (uint64_t)m.cols >= lim || (uint64_t)m.nnz >= lim)
     s = OCAL_FAIL(OCAL_OVERFLOW, "%s: %zu x %zu with %zu entries does not fit %s indices", path,
                   m.rows, m.cols, m.nnz, ocal_dtype_name(index_type));
-  else if (value_type == OCAL_F64 && !ctx->fp64)
+  else if (value_type == OCAL_F64 && !ocal__context_fp64(ctx))
     s = OCAL_FAIL(OCAL_UNSUPPORTED, "OCAL_F64 needs double precision, which %s lacks; use OCAL_F32",
-                  ctx->info.name);
+                  ocal__context_info(ctx)->name);
   else
     s = ocal__csr_from_triplets(ctx, value_type, index_type, m.rows, m.cols, m.nnz, m.ri, m.cj,
                                 m.val, __func__, out);

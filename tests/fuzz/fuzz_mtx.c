@@ -45,8 +45,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(m.ri == NULL && m.cj == NULL && m.val == NULL);
     const char *e = ocal_last_error();
     FUZZ_ASSERT(strncmp(e, func, strlen(func)) == 0);
-    /* No internal name, unless the message quotes the file's own text that holds one. */
-    if (!memmem(data, size, "ocal__", 6)) FUZZ_ASSERT(strstr(e, "ocal__") == NULL);
+    /* No internal name, unless the message quotes the file's own text that holds one (the
+     * reader drops carriage returns before it reads a line, so they are dropped here too). */
+    char *text = malloc(size + 1);
+    if (!text) abort();
+    size_t n = 0;
+    for (size_t i = 0; i < size; i++)
+      if (data[i] != '\r') text[n++] = (char)data[i];
+    if (!memmem(text, n, "ocal__", 6)) FUZZ_ASSERT(strstr(e, "ocal__") == NULL);
+    free(text);
     return 0;
   }
   FUZZ_ASSERT(m.rows >= 1 && m.cols >= 1);
