@@ -304,3 +304,12 @@ ocal_status ocal_buffer_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_byte
   if (offset_bytes) *offset_bytes = buf->offset * ocal_dtype_size(buf->dtype);
   return OCAL_OK;
 }
+
+const char *ocal__shape_format(int ndim, const size_t *shape, char *out, size_t size) {
+  if (size == 0) return out;
+  size_t used = (size_t)snprintf(out, size, "[");
+  for (int i = 0; i < ndim && used < size; i++)
+    used += (size_t)snprintf(out + used, size - used, i ? ", %zu" : "%zu", shape[i]);
+  if (used < size) snprintf(out + used, size - used, "]");
+  return out;
+}

@@ -195,6 +195,10 @@ struct ocal_buffer_s {
 
 ocal_status ocal__check_buffer(ocal_buffer buf, const char *func);
 
+/* The one way messages write a shape: "[4, 6]" ("[]" for no dimensions). Writes at most size
+ * bytes (size > 0) and returns out, so that it can stand in a message's arguments. */
+const char *ocal__shape_format(int ndim, const size_t *shape, char *out, size_t size);
+
 /* Checks a host transfer's arguments; *bytes and *origin receive its size and byte offset. */
 ocal_status ocal__check_transfer(ocal_buffer buf, size_t offset, size_t count, const void *host,
                                  const char *func, size_t *bytes, size_t *origin);

@@ -45,18 +45,11 @@ static ocal_status run(ocal_context ctx, const char *options, const char *kernel
 /* Work-items for n elements: a quarter with 4-wide loads. */
 static size_t items(size_t n, int vec4) { return vec4 ? (n + 3) / 4 : n; }
 
-static void format_shape(const ocal_buffer b, char *out, size_t size) {
-  size_t used = (size_t)snprintf(out, size, "(");
-  for (int i = 0; i < b->ndim && used < size; i++)
-    used += (size_t)snprintf(out + used, size - used, "%s%zu", i ? ", " : "", b->shape[i]);
-  if (used < size) snprintf(out + used, size - used, ")");
-}
-
 static ocal_status check_same_count(ocal_buffer x, ocal_buffer out, const char *func) {
   if (x->numel == out->numel) return OCAL_OK;
   char xs[96], os[96];
-  format_shape(x, xs, sizeof xs);
-  format_shape(out, os, sizeof os);
+  ocal__shape_format(x->ndim, x->shape, xs, sizeof xs);
+  ocal__shape_format(out->ndim, out->shape, os, sizeof os);
   return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                     "the output has shape %s (%zu elements) but the input has shape %s (%zu)", os,
                     out->numel, xs, x->numel);
@@ -119,8 +112,8 @@ static ocal_status broadcast(int nin, const ocal_buffer *in, ocal_buffer out, cl
       if (p[k][d] == 1) continue;
       if (want[d] != 1 && want[d] != p[k][d]) {
         char s0[96], s1[96];
-        format_shape(in[0], s0, sizeof s0);
-        format_shape(in[k], s1, sizeof s1);
+        ocal__shape_format(in[0]->ndim, in[0]->shape, s0, sizeof s0);
+        ocal__shape_format(in[k]->ndim, in[k]->shape, s1, sizeof s1);
         return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                           "shapes %s and %s do not broadcast: dimension %d (from the end) is %llu "
                           "against %llu; each must be equal or 1",
@@ -134,7 +127,7 @@ static ocal_status broadcast(int nin, const ocal_buffer *in, ocal_buffer out, cl
   for (int d = 0; d < 4; d++) {
     if (dims[d] != want[d]) {
       char s[96];
-      format_shape(out, s, sizeof s);
+      ocal__shape_format(out->ndim, out->shape, s, sizeof s);
       return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                         "the output has shape %s but the inputs broadcast to (%llu, %llu, %llu, "
                         "%llu) (leading ones aside)",
