@@ -10,20 +10,14 @@
  * else a column's real and imaginary parts in separate rounds). Pass 1 writes the
  * intermediate transposed, so that its writes are contiguous; pass 2 reads it at a stride.
  *
- * What made them fast (measured on an H100, 2^24 x 8, bench/fft_fourstep.sh for the FFTs and
- * bench/fft_fourstep_probe for the access patterns as plain copies): how a group
- * touches global memory. Each item used to read and write all C columns of its own rows as
- * one vector (32 bytes, split by the hardware into two 16-byte accesses, so every 32-byte
- * piece of a row was touched by two instructions): the kernels took 3616 us, and pass 1's
- * reads and writes as a plain copy 1860 us. Staged through local memory, with consecutive
- * items on consecutive columns, that copy takes 976 us and the FFT 2291 us; with
- * 4 transforms per launch instead of 1 (so that no launch ends with a part-empty wave of
- * groups, at one group per multiprocessor) 2032 us, against VkFFT's 2276 and cuFFT's 1910.
- * Plain copies of 2^24 x 8 points take 729 us, and VkFFT's three passes, as copies with its
- * access patterns, 2249 us: VkFFT runs at its memory floor, and only fewer passes beat it.
+ * What made them fast is how a group touches global memory: staged through local memory, with
+ * consecutive items on consecutive columns, rather than each item reading all C columns of
+ * its own rows as one vector (which touches every 32-byte piece of a row twice), and several
+ * transforms per launch, so that no launch ends with a part-empty wave of groups. VkFFT runs
+ * at its memory floor, so only fewer passes beat it (docs/measurements.md#fourstep-access).
  *
  * The default engine (VkFFT, else clFFT) hands the shapes of fourstep_rule (device properties,
- * never names) to this engine: only 2^24 on an H100 (the numbers are there).
+ * never names) to this engine: only 2^24 on an H100 (docs/measurements.md#fourstep-rule).
  * OCAL_FFT_FOURSTEP=1 turns the engine on for every shape it supports (tests force it on PoCL),
  * 0 off, auto (or unset) the rule. Batches go through scratch memory, 2^26 points per launch
  * (fewer where the device has not the memory for that).
@@ -47,9 +41,7 @@
 #include "engine.h"
 
 /* Columns per work-group and log2 points per work-item when OCAL_FFT_FOURSTEP_TUNE does not
- * say: the fastest for 2^24 x 8 on an H100 (bench/fft_fourstep.sh, 2026-11-22, us, staged
- * global access: c=4,r=16 2032 (g=4), 2000 (g=8), 2291 (g=1); c=4,r=16,tt=0 2157 (g=8);
- * c=4,r=8 2321 (g=8); c=2,r=16,tt=0 5206; c=4,r=16,plane=1 2539 (g=1)). */
+ * say: the fastest for 2^24 x 8 on an H100 (docs/measurements.md#fourstep-defaults). */
 #define DEFAULT_C 4
 #define DEFAULT_LOGR 4
 
@@ -176,17 +168,9 @@ static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t)
  * both passes exchange one whole column at a time, and the 4 columns of a group give 32-byte
  * pieces of every row). VkFFT puts S = 2^floor(log2(local memory - 16)) / 32 points of a column
  * in one work-group, so it takes three passes above S^2 (S = 1024 with NVIDIA's 48 KiB); the
- * longest column here is 4096 points there, so the rule picks N = 4096^2 = 2^24.
- *
- * Measured on an H100 (bench/fft_fourstep.sh, 2026-11-22, us per batch, forward, out of place,
- * one session; cuFFT = torch.fft; c=4,r=16, 2^26 points per launch):
- *              four-step   VkFFT   cuFFT
- *   2^24 x 8     2032       2276    1910
- *   2^23 x 16    2347       2229    1790
- *   2^22 x 32    2317       2211    1766
- *   2^21 x 64    2403       2207    1594
- * so only 2^24 is given to them: shorter columns (2048 x 2048, 4096 x 2048, ...) lose to
- * VkFFT. Only GPUs were considered, and only an H100 measured (nothing with PoCL). */
+ * longest column here is 4096 points there, so the rule picks N = 4096^2 = 2^24. Shorter
+ * columns (2048 x 2048, 4096 x 2048, ...) lost to VkFFT on an H100, the only device measured
+ * (docs/measurements.md#fourstep-rule). */
 /* The longest power-of-two column whose exchange fits in local memory. */
 static size_t longest_column(ocal_context ctx) {
   size_t l = 64;
@@ -359,8 +343,8 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   ocal__program_origin origin[2] = {OCAL__PROGRAM_FROM_MEMORY, OCAL__PROGRAM_FROM_MEMORY};
   for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass, &origin[pass - 1]);
   /* transforms per launch: 2^26 points, so that a launch has enough work-groups to keep every
-   * multiprocessor busy to the end (2^24 x 8 on an H100: 2291 us one transform per launch, 2128
-   * two, 2040 four, 2000 eight); the scratch holds that many, and where it cannot be had, fewer */
+   * multiprocessor busy to the end (docs/measurements.md#fourstep-defaults); the scratch holds
+   * that many, and where it cannot be had, fewer */
   f->group = t.group ? t.group : ((size_t)1 << 26) / f->n;
   if (f->group < 1) f->group = 1;
   if (f->group > p->batch) f->group = p->batch;

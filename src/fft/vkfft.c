@@ -453,20 +453,15 @@ static ocal_status tune_parse(VkFFTConfiguration *c, const char *text) {
  * coalescedMemory 32 bytes on NVIDIA: S = 1024, so every N above 2^20 takes three uploads,
  * which VkFFT then shapes 64 x 512 x 512 (2^24), 64 x 512 x 128 (2^22): the strided uploads
  * read 4 complex values (32 bytes) per row. With coalescedMemory = 128 it shapes them
- * 256 x 256 x 256 and 256 x 256 x 64 with 16 values (128 bytes) per row. Measured on an
- * NVIDIA H100 (OpenCL, driver 580, bench/fft_tune.sh, 2026-11-21), c64 forward, out of
- * place, the time per batch:
- *     2^24 x 8   2447 -> 2275 us   (cuFFT through torch.fft: 1911 us)
- *     2^22 x 32  2336 -> 2212 us
- *     2^21 x 64  2293 -> 2206 us
- * Three uploads read and write the whole array three times: at the H100's copy bandwidth
- * (3.0 TB/s) that alone is 2145 us for 2^24 x 8, so no VkFFT setting brings this shape to
- * 0.9x cuFFT (which needs <= 2124 us); fewer uploads would need the 128 KiB work-group
- * memory OpenCL does not give. (ocal's own two-pass kernels, src/fft/fourstep.c, keep that
- * much in registers and now take 2^24 on GPUs: 2032 us.) coalescedMemory = 8 does make it two uploads, but
- * one value per row: 8318 us. The other fields (aimThreads, numSharedBanks, registerBoost*,
- * performBandwidthBoost, swapTo3Stage4Step) generate the same kernels for these lengths or
- * were slower (useLUT = 1: 2894 us). The shapes of two uploads or fewer (2^20 x 128,
+ * 256 x 256 x 256 and 256 x 256 x 64 with 16 values (128 bytes) per row, which was faster
+ * on an H100 for every length measured (docs/measurements.md#vkfft-coalesced). Three
+ * uploads still read and write the whole array three times, so no VkFFT setting reaches 0.9x
+ * cuFFT there; fewer uploads would need the 128 KiB work-group memory OpenCL does not give
+ * (ocal's own two-pass kernels, src/fft/fourstep.c, keep that much in registers and take
+ * 2^24 on GPUs). coalescedMemory = 8 makes two uploads of one value per row (far slower),
+ * and the other fields (aimThreads, numSharedBanks, registerBoost*, performBandwidthBoost,
+ * swapTo3Stage4Step, useLUT) generate the same kernels for these lengths or were slower.
+ * The shapes of two uploads or fewer (2^20 x 128,
  * 4096 x 4096, ...) keep VkFFT's default: there coalescedMemory = 128 makes more uploads.
  * Only what was measured is changed: single-precision C2C 1-D, N in (S^2, (L/128)^3]
  * (beyond that VkFFT would need four uploads and refuses). */

@@ -130,12 +130,11 @@ ocal__spmv_kind ocal__spmv_rule(int cpu, double mean_len, size_t n_long) {
    * runtime vectorises across work-items, and the vector kernels' work-group barriers cost
    * more than they save (docs/sparse.md). */
   if (cpu) return OCAL__SPMV_SCALAR;
-  /* Measured on an H100 (docs/sparse.md, every variant in one run): on the 5- and 7-point
-   * Laplacians one work-item per row moved 2979 / 2949 GB/s (1.00x copy; cuSPARSE 2241 /
-   * 2426), where every cooperative kernel lost to it (stream 2190 / 2350, vector 1631 / 1930):
-   * neighbouring rows' entries are neighbours in memory, so the cache serves what a warp's
-   * strided loads miss. Long rows stall a warp on one item, so a matrix with any goes to the
-   * stream kernel (power-law: stream 591-605 GB/s, scalar 74). */
+  /* On an H100, one work-item per row ran the 5- and 7-point Laplacians at the copy bandwidth,
+   * where every cooperative kernel lost to it (docs/measurements.md#spmv-rule): neighbouring
+   * rows' entries are neighbours in memory, so the cache serves what a warp's strided loads
+   * miss. Long rows stall a warp on one item, so a matrix with any goes to the stream
+   * kernel. */
   if (n_long == 0 && mean_len <= SCALAR_MAX_MEAN) return OCAL__SPMV_SCALAR;
   if (mean_len <= STREAM_MAX_MEAN) return OCAL__SPMV_STREAM;
   if (n_long > 0) return OCAL__SPMV_ADAPTIVE;
@@ -195,7 +194,7 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   ocal__spmv_kind kind =
       ocal__spmv_rule(ocal__context_info(a->ctx)->type == OCAL_DEVICE_CPU, a->mean_len, n_long);
   /* With long rows, smaller stream blocks balance the groups better (H100, power-law matrix:
-   * 605 GB/s with 512 entries a block, 591 with 1024, 571 with 2048). */
+   * docs/measurements.md#spmv-rule). */
   unsigned lanes = lanes_for(a->mean_len),
            cap = n_long > 0 ? STREAM_CAP_IRREGULAR : OCAL__SPMV_STREAM_CAP;
   if (spmv_override(&kind, &lanes, &cap) < 0)
