@@ -57,7 +57,7 @@ ocal_status ocal__context_attachment(ocal_context ctx, const void *key,
     a = calloc(1, sizeof *a);
     void *created = NULL;
     if (!a) {
-      status = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for per-context state");
+      status = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal", "no memory for per-context state");
     } else if ((status = create(ctx, &created)) != OCAL_OK) {
       free(a);
       a = NULL;

@@ -251,28 +251,35 @@ typedef enum ocal__program_origin {
 } ocal__program_origin;
 
 /* ocal__program_get, also saying where the program came from (origin may be NULL; set on
- * success only). */
+ * success only), with `func`, the public call being served, starting any message. The forms
+ * without func (ocal__program_get, ocal__kernel_get, ocal__library_kernel) start theirs with
+ * "ocal": new code passes func. */
 ocal_status ocal__program_get_from(ocal_context ctx, const char *source_name, const char *source,
                                    const char *options, ocal__program **program,
-                                   ocal__program_origin *origin);
+                                   ocal__program_origin *origin, const char *func);
 
 /* The OpenCL program of a cached program, and the source it was built from (both owned by
  * the context's cache: valid until the context goes). For user kernels (src/gen/). */
 cl_program ocal__program_cl(const ocal__program *program);
 const char *ocal__program_source(const ocal__program *program);
 
-/* Returns kernel `kernel_name` of a program (created once, then cached). */
+/* Returns kernel `kernel_name` of a program (created once, then cached); a failure names
+ * func (NULL: "ocal"). */
 ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const char *kernel_name,
                              ocal__kernel **kernel);
+ocal_status ocal__kernel_get_for(ocal_context ctx, ocal__program *program, const char *kernel_name,
+                                 ocal__kernel **kernel, const char *func);
 
 /* Shortcut: a kernel of one of the library's embedded cl/ sources. */
 ocal_status ocal__library_kernel(ocal_context ctx, const char *source_name, const char *options,
                                  const char *kernel_name, ocal__kernel **kernel);
 
-/* ocal__library_kernel, also saying where its program came from (see ocal__program_origin). */
+/* ocal__library_kernel, also saying where its program came from (see ocal__program_origin;
+ * origin may be NULL), with func, the public call being served, starting any message. */
 ocal_status ocal__library_kernel_from(ocal_context ctx, const char *source_name,
                                       const char *options, const char *kernel_name,
-                                      ocal__kernel **kernel, ocal__program_origin *origin);
+                                      ocal__kernel **kernel, ocal__program_origin *origin,
+                                      const char *func);
 
 /* Frees every cached program and kernel of a context (at context release). */
 void ocal__program_cache_clear(ocal_context ctx);
@@ -303,7 +310,7 @@ ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t
  * guards get_global_id(0) < cols); dimension 1 may be smaller than rows (GPUs cap it), so
  * the kernel loops over rows with stride get_global_size(1). */
 ocal_status ocal__kernel_run_2d(ocal_context ctx, ocal__kernel *k, size_t cols, size_t rows,
-                                size_t nargs, const ocal__arg *args);
+                                size_t nargs, const ocal__arg *args, const char *func);
 
 /* Sets the arguments and enqueues one launch over an explicit range: `dims` dimensions,
  * `global` items, `local` items per work-group (NULL: the driver's choice), holding the

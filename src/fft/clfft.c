@@ -170,17 +170,19 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   for (int i = 0; i < p->ndim; i++) {
     size_t f = bad_factor(p->lengths[i]);
     if (f)
-      return OCAL_FAIL(OCAL_UNSUPPORTED,
-                       "clFFT cannot do length %zu (plan %s): it has the prime factor %zu, and "
-                       "clFFT handles products of 2, 3, 5, 7, 11 and 13 only; use the vkfft "
-                       "engine, which handles any length",
-                       p->lengths[i], p->text, f);
+      return ocal__fail(OCAL_UNSUPPORTED, "ocal_fft_plan_create",
+                        "clFFT cannot do length %zu (plan %s): it has the prime factor %zu, and "
+                        "clFFT handles products of 2, 3, 5, 7, 11 and 13 only; use the vkfft "
+                        "engine, which handles any length",
+                        p->lengths[i], p->text, f);
   }
   pthread_once(&setup_once, setup);
   if (setup_status != CLFFT_SUCCESS) return cf_fail(p, setup_status, "clfftSetup");
 
   cf_plan *c = calloc(1, sizeof *c);
-  if (!c) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for a clFFT plan");
+  if (!c)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
+                      "no memory for a clFFT plan");
   c->p = p;
   c->queue = ocal__context_queue(ctx);
 

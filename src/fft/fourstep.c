@@ -96,7 +96,8 @@ static ocal_status read_tune(fs_tune *t) {
   if (!env || !env[0]) return OCAL_OK;
   char buf[128];
   if (strlen(env) >= sizeof buf)
-    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_FFT_FOURSTEP_TUNE is too long");
+    return ocal__fail(OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
+                      "OCAL_FFT_FOURSTEP_TUNE is too long");
   strcpy(buf, env);
   char *save = NULL;
   for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -132,12 +133,13 @@ static ocal_status read_tune(fs_tune *t) {
   }
   if (t->sr <= 1 << t->logr) return OCAL_OK; /* a round holds at least one row per item */
 bad:
-  return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
-                   "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
-                   "c=1|2|4, c2=1|2|4, r=4|8|16, skip=1|2, reg=0..255, "
-                   "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), separated by "
-                   "commas",
-                   env);
+  return ocal__fail(
+      OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
+      "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
+      "c=1|2|4, c2=1|2|4, r=4|8|16, skip=1|2, reg=0..255, "
+      "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), separated by "
+      "commas",
+      env);
 }
 
 /* The split of n: N1 from the tuning, else the larger half of the bits (N1 >= N2). Returns 0
@@ -198,7 +200,8 @@ ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, 
     else if (strcmp(env, "1") == 0)
       force = 1;
     else
-      return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_FFT_FOURSTEP='%s': use 0, 1 or auto", env);
+      return ocal__fail(OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
+                        "OCAL_FFT_FOURSTEP='%s': use 0, 1 or auto", env);
   }
   if (force == 0 || d->ndim != 1 || d->kind != OCAL_FFT_C2C || d->precision != OCAL_F32)
     return OCAL_OK;
@@ -255,8 +258,8 @@ static ocal_status get_kernel(fs_plan *f, int pass, ocal__program_origin *origin
     snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
   return ocal__library_kernel_from(
       f->p->ctx, "fft_fourstep", opts,
-      pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2", &f->k[pass - 1],
-      origin);
+      pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2", &f->k[pass - 1], origin,
+      "ocal_fft_plan_create");
 }
 
 /* Stage tables of an FFT of length 2^logl in radix-2^logr stages (cl/fft_fourstep.cl):
@@ -283,7 +286,9 @@ static ocal_status make_twiddles(fs_plan *f) {
   ocal_context ctx = f->p->ctx;
   size_t count = 2 * (f->n1 + f->n2);
   float *h = calloc(count * 2, sizeof *h);
-  if (!h) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for FFT twiddles");
+  if (!h)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
+                      "no memory for FFT twiddles");
   stage_tables(h, log2_exact(f->n1), f->logr);
   stage_tables(h + 2 * f->n1, log2_exact(f->n2), f->logr);
   size_t at = f->n1 + f->n2;
@@ -299,7 +304,8 @@ static ocal_status make_twiddles(fs_plan *f) {
     cl_int err = clEnqueueWriteBuffer(ocal__context_queue(ctx), f->tw, CL_TRUE, 0,
                                       count * 2 * sizeof *h, h, 0, NULL, NULL);
     if (err != CL_SUCCESS)
-      s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueWriteBuffer", __func__);
+      s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueWriteBuffer",
+                        "ocal_fft_plan_create");
   }
   free(h);
   return s;
@@ -319,7 +325,9 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   ocal_status s = read_tune(&t);
   if (s != OCAL_OK) return s;
   fs_plan *f = calloc(1, sizeof *f);
-  if (!f) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for a four-step FFT plan");
+  if (!f)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
+                      "no memory for a four-step FFT plan");
   f->p = p;
   f->n = p->lengths[0];
   f->c = t.c;
@@ -334,9 +342,10 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || !split(f->n, &t, &f->n1, &f->n2) ||
       !device_fits(ctx, f->n1, f->n2, &t)) {
     free(f);
-    return OCAL_FAIL(OCAL_UNSUPPORTED,
-                     "the four-step FFT does 1-D single-precision C2C lengths 2^12..2^24 only "
-                     "(%s)", p->text);
+    return ocal__fail(OCAL_UNSUPPORTED, "ocal_fft_plan_create",
+                      "the four-step FFT does 1-D single-precision C2C lengths 2^12..2^24 only "
+                      "(%s)",
+                      p->text);
   }
   /* The plan reports a disk-cache hit when no pass was compiled and one came from disk, and
    * a store when a pass was compiled with the disk cache on: the build call says which. */

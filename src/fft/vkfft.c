@@ -429,16 +429,20 @@ static ocal_status tune_parse(VkFFTConfiguration *c, const char *text) {
                           strncmp(tune_fields[i].name, q, len) == 0))
       i++;
     if (i == NTUNE || q[len] != '=')
-      return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_VKFFT_TUNE: '%.*s' is not a field ocal lets "
-                       "you set (coalescedMemory, aimThreads, numSharedBanks, registerBoost, "
-                       "registerBoostNonPow2, registerBoost4Step, performBandwidthBoost, useLUT, "
-                       "swapTo3Stage4Step, considerAllAxesStrided, fixMaxRadixBluestein), or "
-                       "lacks '=value'", (int)len, q);
+      return ocal__fail(OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
+                        "OCAL_VKFFT_TUNE: '%.*s' is not a field ocal lets "
+                        "you set (coalescedMemory, aimThreads, numSharedBanks, registerBoost, "
+                        "registerBoostNonPow2, registerBoost4Step, performBandwidthBoost, useLUT, "
+                        "swapTo3Stage4Step, considerAllAxesStrided, fixMaxRadixBluestein), or "
+                        "lacks '=value'",
+                        (int)len, q);
     char *end;
     long long v = strtoll(q + len + 1, &end, 0);
     if (end == q + len + 1 || (*end && *end != ',' && *end != ' '))
-      return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_VKFFT_TUNE: the value of %s is not a "
-                       "number", tune_fields[i].name);
+      return ocal__fail(OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
+                        "OCAL_VKFFT_TUNE: the value of %s is not a "
+                        "number",
+                        tune_fields[i].name);
     *tune_slot(c, i) = (uint64_t)v; /* performBandwidthBoost takes -1 */
     q = end;
   }
@@ -541,7 +545,9 @@ static ocal_status result_status(VkFFTResult r) {
 static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *out) {
   ocal_context ctx = p->ctx;
   vk_plan *v = calloc(1, sizeof *v);
-  if (!v) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for a VkFFT plan");
+  if (!v)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
+                      "no memory for a VkFFT plan");
   v->p = p;
   v->platform = ocal__context_platform(ctx);
   v->device = ocal__context_device(ctx);
@@ -647,10 +653,10 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     deleteVkFFT(&v->app);
     vk_free_all(&v->allocs);
     free(v);
-    ocal_status st = OCAL_FAIL(result_status(r),
-                               "VkFFT could not create the plan (%s) on device "
-                               "'%s': %s (VkFFTResult %d)",
-                               p->text, ocal__context_info(ctx)->name, result_text(r), (int)r);
+    ocal_status st = ocal__fail(result_status(r), "ocal_fft_plan_create",
+                                "VkFFT could not create the plan (%s) on device "
+                                "'%s': %s (VkFFTResult %d)",
+                                p->text, ocal__context_info(ctx)->name, result_text(r), (int)r);
     if (s.build_log) ocal__append_error("\nbuild log:\n%s", s.build_log);
     session_end(&s);
     return st;
@@ -685,10 +691,10 @@ static ocal_status vk_execute(void *state, int direction, cl_mem in, size_t in_o
   }
   VkFFTResult r = VkFFTAppend(&v->app, direction, &lp);
   if (r != VKFFT_SUCCESS)
-    return OCAL_FAIL(result_status(r),
-                     "VkFFT could not run the plan (%s) on device '%s': %s "
-                     "(VkFFTResult %d)",
-                     p->text, ocal__context_info(p->ctx)->name, result_text(r), (int)r);
+    return ocal__fail(result_status(r), "ocal_fft_execute",
+                      "VkFFT could not run the plan (%s) on device '%s': %s "
+                      "(VkFFTResult %d)",
+                      p->text, ocal__context_info(p->ctx)->name, result_text(r), (int)r);
   return OCAL_OK;
 }
 

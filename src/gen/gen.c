@@ -248,14 +248,14 @@ static ocal_status gen_build(const char *func, ocal_gen g, sbuf *b, const char *
   }
   g->source = b->text;
   ocal__program *program;
-  ocal_status status = ocal__program_get(g->ctx, label, g->source, "", &program);
+  ocal_status status = ocal__program_get_from(g->ctx, label, g->source, "", &program, NULL, func);
   if (status == OCAL_BUILD_FAILED) {
     ocal__append_error("\n(in %s)", func);
     append_numbered(g->source);
     return status;
   }
   for (int k = 0; k < count && status == OCAL_OK; k++)
-    status = ocal__kernel_get(g->ctx, program, names[k], &g->kernels[k]);
+    status = ocal__kernel_get_for(g->ctx, program, names[k], &g->kernels[k], func);
   return status;
 }
 

@@ -35,9 +35,10 @@ const char *ocal_binary_op_name(ocal_binary_op op) {
 
 /* Gets the elementwise kernel for `options` and runs it over n items. */
 static ocal_status run(ocal_context ctx, const char *options, const char *kernel, size_t n,
-                       size_t nargs, const ocal__arg *args) {
+                       size_t nargs, const ocal__arg *args, const char *func) {
   ocal__kernel *k;
-  ocal_status status = ocal__library_kernel(ctx, "elementwise", options, kernel, &k);
+  ocal_status status =
+      ocal__library_kernel_from(ctx, "elementwise", options, kernel, &k, NULL, func);
   if (status != OCAL_OK) return status;
   return ocal__kernel_run(ctx, k, n, nargs, args);
 }
@@ -91,7 +92,7 @@ ocal_status ocal_unary(ocal_unary_op op, ocal_buffer x, ocal_buffer out) {
   cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
   const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), OCAL__ARG(out->mem),
                             OCAL__ARG(yoff), OCAL__ARG(n)};
-  return run(x->ctx, options, "ocal_unary", items(x->numel, vec4), 5, args);
+  return run(x->ctx, options, "ocal_unary", items(x->numel, vec4), 5, args, __func__);
 }
 
 /* Right-aligns a shape into 4 dimensions with leading ones. */
@@ -223,7 +224,7 @@ ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b, ocal_bu
     const ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(aoff), OCAL__ARG(b->mem),
                               OCAL__ARG(boff), OCAL__ARG(out->mem), OCAL__ARG(yoff),
                               OCAL__ARG(n)};
-    return run(a->ctx, options, "ocal_binary_flat", items(out->numel, vec4), 7, args);
+    return run(a->ctx, options, "ocal_binary_flat", items(out->numel, vec4), 7, args, __func__);
   }
   int modes[2];
   int split = find_split(2, in, dims, modes);
@@ -237,9 +238,10 @@ ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b, ocal_bu
                               OCAL__ARG(out->mem), OCAL__ARG(yoff), OCAL__ARG(cols),
                               OCAL__ARG(rows)};
     ocal__kernel *k;
-    status = ocal__library_kernel(a->ctx, "elementwise", options, "ocal_binary_2d", &k);
+    status = ocal__library_kernel_from(a->ctx, "elementwise", options, "ocal_binary_2d", &k, NULL,
+                                       __func__);
     if (status != OCAL_OK) return status;
-    return ocal__kernel_run_2d(a->ctx, k, cols, rows, 10, args);
+    return ocal__kernel_run_2d(a->ctx, k, cols, rows, 10, args, __func__);
   }
   ocal__ew_options(options, sizeof options, a->dtype, out->dtype, name, 0,
                    index_option(out->numel));
@@ -249,7 +251,7 @@ ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b, ocal_bu
   const ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(aoff), OCAL__ARG(ast),
                             OCAL__ARG(b->mem), OCAL__ARG(boff), OCAL__ARG(bst),
                             OCAL__ARG(out->mem), OCAL__ARG(yoff), OCAL__ARG(d4)};
-  return run(a->ctx, options, "ocal_binary_bcast", out->numel, 9, args);
+  return run(a->ctx, options, "ocal_binary_bcast", out->numel, 9, args, __func__);
 }
 
 /* out = x op s (left = 0) or s op x (left = 1). */
@@ -274,7 +276,7 @@ static ocal_status binary_with_scalar(ocal_binary_op op, ocal_buffer x, double s
   cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
   const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), {ocal_dtype_size(x->dtype), s},
                             OCAL__ARG(out->mem), OCAL__ARG(yoff), OCAL__ARG(n)};
-  return run(x->ctx, options, "ocal_binary_scalar", items(x->numel, vec4), 6, args);
+  return run(x->ctx, options, "ocal_binary_scalar", items(x->numel, vec4), 6, args, func);
 }
 
 ocal_status ocal_binary_scalar(ocal_binary_op op, ocal_buffer a, double scalar, ocal_buffer out) {
@@ -314,7 +316,7 @@ ocal_status ocal_where(ocal_buffer mask, ocal_buffer a, ocal_buffer b, ocal_buff
                             OCAL__ARG(a->mem),    OCAL__ARG(aoff), OCAL__ARG(ast),
                             OCAL__ARG(b->mem),    OCAL__ARG(boff), OCAL__ARG(bst),
                             OCAL__ARG(out->mem),  OCAL__ARG(yoff), OCAL__ARG(d4)};
-  return run(a->ctx, options, "ocal_where", out->numel, 12, args);
+  return run(a->ctx, options, "ocal_where", out->numel, 12, args, __func__);
 }
 
 static ocal_status axpby(double alpha, ocal_buffer x, double beta, int beta_one, ocal_buffer y,
@@ -337,7 +339,7 @@ static ocal_status axpby(double alpha, ocal_buffer x, double beta, int beta_one,
   cl_ulong xoff = x->offset, yoff = y->offset, n = x->numel;
   const ocal__arg args[] = {{es, a}, OCAL__ARG(x->mem), OCAL__ARG(xoff), {es, b},
                             OCAL__ARG(y->mem), OCAL__ARG(yoff), OCAL__ARG(n)};
-  return run(x->ctx, options, "ocal_axpby", items(x->numel, vec4), 7, args);
+  return run(x->ctx, options, "ocal_axpby", items(x->numel, vec4), 7, args, func);
 }
 
 ocal_status ocal_axpy(double alpha, ocal_buffer x, ocal_buffer y) {
@@ -364,7 +366,7 @@ ocal_status ocal_cast(ocal_buffer x, ocal_buffer out) {
   cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
   const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), OCAL__ARG(out->mem),
                             OCAL__ARG(yoff), OCAL__ARG(n)};
-  return run(x->ctx, options, "ocal_cast", x->numel, 5, args);
+  return run(x->ctx, options, "ocal_cast", x->numel, 5, args, __func__);
 }
 
 /* arange and linspace: computed in C (long for an integer arange; double where the context
@@ -389,7 +391,7 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
   size_t cs = ocal_dtype_size(c);
   cl_ulong yoff = out->offset, n = out->numel;
   const ocal__arg args[] = {OCAL__ARG(out->mem), OCAL__ARG(yoff), {cs, a}, {cs, b}, OCAL__ARG(n)};
-  return run(out->ctx, options, kernel, out->numel, 5, args);
+  return run(out->ctx, options, kernel, out->numel, 5, args, func);
 }
 
 ocal_status ocal_arange(ocal_buffer out, double start, double step) {

@@ -576,7 +576,7 @@ ocal_status ocal_csr_diagonal(ocal_csr a, ocal_buffer out) {
   char opt[128];
   ocal__csr_options(a->vt, a->it, NULL, opt, sizeof opt);
   ocal__kernel *k;
-  s = ocal__library_kernel(a->ctx, "sparse_spmv", opt, "csr_diagonal", &k);
+  s = ocal__library_kernel_from(a->ctx, "sparse_spmv", opt, "csr_diagonal", &k, NULL, __func__);
   if (s != OCAL_OK) return s;
   int64_t rows64 = (int64_t)a->rows;
   int32_t rows32 = (int32_t)a->rows;
