@@ -13,6 +13,8 @@
 
 #include <ocal.h>
 
+#include "example_args.h"
+
 #define TRY(call)                                                                       \
   do {                                                                                  \
     ocal_status s_ = (call);                                                            \
@@ -39,25 +41,18 @@ static int usage(FILE *f, int status) {
   return status;
 }
 
-static int parse_u64(const char *arg, uint64_t min, uint64_t max, uint64_t *out) {
-  char *end;
-  if (!arg || !*arg || arg[0] == '-') return -1;
-  unsigned long long v = strtoull(arg, &end, 10);
-  if (*end || v < min || v > max) return -1;
-  *out = v;
-  return 0;
-}
-
 int main(int argc, char **argv) {
   const char *device = NULL;
   uint64_t n = 1000000, repeat = 20;
   for (int i = 1; i < argc; i++) {
+    int common = example_common_arg(argc, argv, &i, "array_sum", usage, &device);
+    if (common == 1) return 0;
+    if (common < 0) return usage(stderr, 2);
+    if (common == 2) continue;
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(argv[i], "--help") == 0) return usage(stdout, 0);
-    if (strcmp(argv[i], "--device") == 0 && v) {
-      device = v;
-    } else if (strcmp(argv[i], "--n") == 0 && parse_u64(v, 1, INT32_MAX, &n) == 0) {
-    } else if (strcmp(argv[i], "--repeat") == 0 && parse_u64(v, 1, 1000000, &repeat) == 0) {
+    if (strcmp(argv[i], "--n") == 0 && example_parse_u64(v, 1, INT32_MAX, &n) == 0) {
+    } else if (strcmp(argv[i], "--repeat") == 0 &&
+               example_parse_u64(v, 1, 1000000, &repeat) == 0) {
     } else {
       fprintf(stderr, "array_sum: bad argument '%s'%s\n", argv[i],
               v ? "" : " (or its value is missing)");
@@ -66,14 +61,8 @@ int main(int argc, char **argv) {
     i++;
   }
 
-  ocal_context_options opts;
-  ocal_context_options_init(&opts);
-  opts.device = device;
   ocal_context ctx;
-  TRY(ocal_context_create(&ctx, &opts));
-  ocal_device_info info;
-  TRY(ocal_context_device(ctx, &info));
-  printf("device: %s (%s)\n", info.name, info.platform_name);
+  if (example_context("array_sum", device, &ctx) != OCAL_OK) return 1;
   size_t len = (size_t)n;
 
   /* 0 + 1 + ... + (N-1) in i32, summed into i64: exact, so it must equal N(N-1)/2. */

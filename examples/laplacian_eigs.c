@@ -18,6 +18,8 @@
 
 #include <ocal.h>
 
+#include "example_args.h"
+
 #define TRY(call)                                                                            \
   do {                                                                                       \
     ocal_status s_ = (call);                                                                 \
@@ -58,15 +60,16 @@ int main(int argc, char **argv) {
   long dim = 2, n = 100, k = 8, max_iter = 1000;
   int f32 = 0;
   for (int i = 1; i < argc; i++) {
+    int common = example_common_arg(argc, argv, &i, "laplacian_eigs", usage, &device);
+    if (common == 1) return 0;
+    if (common < 0) return usage(stderr, 2);
+    if (common == 2) continue;
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(argv[i], "--help") == 0) return usage(stdout, 0);
     if (strcmp(argv[i], "--f32") == 0) {
       f32 = 1;
       continue;
     }
-    if (strcmp(argv[i], "--device") == 0 && v) {
-      device = v;
-    } else if (strcmp(argv[i], "--mtx") == 0 && v) {
+    if (strcmp(argv[i], "--mtx") == 0 && v) {
       mtx = v;
     } else if (strcmp(argv[i], "--dim") == 0 && (dim = parse_long(v, 2, 3)) > 0) {
     } else if (strcmp(argv[i], "--n") == 0 && (n = parse_long(v, 2, 100000)) > 0) {

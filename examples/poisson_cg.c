@@ -18,6 +18,8 @@
 
 #include <ocal.h>
 
+#include "example_args.h"
+
 #define TRY(call)                                                                         \
   do {                                                                                    \
     ocal_status s_ = (call);                                                              \
@@ -51,9 +53,12 @@ int main(int argc, char **argv) {
   int f32 = 0, jacobi = 0;
   double rtol = 0;
   for (int i = 1; i < argc; i++) {
+    int common = example_common_arg(argc, argv, &i, "poisson_cg", usage, &device);
+    if (common == 1) return 0;
+    if (common < 0) return usage(stderr, 2);
+    if (common == 2) continue;
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     char *end = NULL;
-    if (strcmp(argv[i], "--help") == 0) return usage(stdout, 0);
     if (strcmp(argv[i], "--f32") == 0) {
       f32 = 1;
       continue;
@@ -62,9 +67,7 @@ int main(int argc, char **argv) {
       jacobi = 1;
       continue;
     }
-    if (strcmp(argv[i], "--device") == 0 && v) {
-      device = v;
-    } else if (strcmp(argv[i], "--n") == 0 && v && (n = strtol(v, &end, 10), *end == '\0') &&
+    if (strcmp(argv[i], "--n") == 0 && v && (n = strtol(v, &end, 10), *end == '\0') &&
                n >= 1 && n <= 20000) {
     } else if (strcmp(argv[i], "--rtol") == 0 && v && (rtol = strtod(v, &end), *end == '\0') &&
                rtol > 0 && rtol < 1) {

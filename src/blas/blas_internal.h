@@ -3,6 +3,7 @@
 #define OCAL_BLAS_INTERNAL_H
 
 #include "internal.h"
+#include "ocal.h" /* an area may call any area's public API; the core sees only its own */
 
 /* The GEMM parameters ocal tunes: CLBlast's Xgemm kernel, its XgemmDirect kernel, and the
  * GemmRoutine switch point between them. X(index, CLBlast kernel, name, min, max) */

@@ -57,7 +57,7 @@ ocal_status ocal__context_attachment(ocal_context ctx, const void *key,
     a = calloc(1, sizeof *a);
     void *created = NULL;
     if (!a) {
-      status = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for per-context state");
+      status = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal", "no memory for per-context state");
     } else if ((status = create(ctx, &created)) != OCAL_OK) {
       free(a);
       a = NULL;
@@ -194,3 +194,14 @@ ocal_status ocal_context_cache_dir(ocal_context ctx, const char **dir) {
 OCAL__ESCAPE_HATCH(ocal_context_cl_context, cl_context, cl_ctx)
 OCAL__ESCAPE_HATCH(ocal_context_cl_device, cl_device_id, device)
 OCAL__ESCAPE_HATCH(ocal_context_cl_queue, cl_command_queue, queue)
+
+/* The accessors of internal.h: the only way areas read the context's fields. */
+cl_platform_id ocal__context_platform(ocal_context ctx) { return ctx->platform; }
+cl_device_id ocal__context_device(ocal_context ctx) { return ctx->device; }
+cl_context ocal__context_cl(ocal_context ctx) { return ctx->cl_ctx; }
+cl_command_queue ocal__context_queue(ocal_context ctx) { return ctx->queue; }
+const ocal_device_info *ocal__context_info(ocal_context ctx) { return &ctx->info; }
+int ocal__context_fp64(ocal_context ctx) { return ctx->fp64; }
+const char *ocal__context_cache_dir(ocal_context ctx) { return ctx->cache_dir; }
+const char *ocal__context_build_options(ocal_context ctx) { return ctx->limits.build_options; }
+unsigned ocal__context_vendor_id(ocal_context ctx) { return ctx->limits.vendor_id; }

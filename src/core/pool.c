@@ -337,11 +337,9 @@ ocal_status ocal__memory_init(ocal_context ctx, const ocal_context_options *opti
   m->stats.memory_limit = limit_of(options->memory_limit, set->memory_limit,
                                    ctx->info.global_mem_bytes);
 
-  /* Staging pays where host memory and device memory are apart (discrete GPUs). Measured
-   * with bench/memory on an NVIDIA H200 (driver 580, 16 host cores): with 8 copying threads
-   * and 1 MiB chunks, 16 MiB moves at 25 GB/s against the driver's pageable 16.6; 256 MiB to
-   * 1 GiB at 43-46 GB/s against 9.6-9.8 (host to device) and 16.6-18.3 (device to host);
-   * below 16 MiB it gains nothing, with one thread it loses (10-13 GB/s). On a CPU device
+  /* Staging pays where host memory and device memory are apart (discrete GPUs): several
+   * threads copying 1 MiB chunks beat the driver's pageable path from 16 MiB on, and one
+   * thread alone loses (docs/measurements.md#staging). On a CPU device
    * the "device" memory is host memory and a driver copy is one memcpy already. */
   int discrete = ctx->info.type == OCAL_DEVICE_GPU || ctx->info.type == OCAL_DEVICE_ACCELERATOR;
   if (discrete) {

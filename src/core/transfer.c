@@ -109,9 +109,9 @@ ocal_status ocal_pinned_query(ocal_context ctx, const void *ptr, int *pinned, cl
 
 /* A transfer is split into one contiguous part per thread; each thread moves its part chunk by
  * chunk through its own two pinned slots: it copies chunk i on the host while chunk i-1
- * crosses the bus. The host copy is what limits a single thread (about 10 GB/s, below the
- * driver's own pageable path on NVIDIA), so several threads copy at once; the DMA engine
- * serves them in turn on the in-order main queue. */
+ * crosses the bus. The host copy is what limits a single thread (below the driver's own
+ * pageable path on NVIDIA: docs/measurements.md#staging), so several threads copy at once;
+ * the DMA engine serves them in turn on the in-order main queue. */
 typedef struct stage_part {
   ocal_context ctx;
   int write;

@@ -174,10 +174,11 @@ static ocal_status canonical(ocal_context ctx, const ocal_fft_desc *in, ocal_fft
     return ocal__fail(OCAL_INVALID_ARGUMENT, f,
                       "precision is %s; FFTs are computed in f32 or f64",
                       ocal_dtype_name(d->precision));
-  if (d->precision == OCAL_F64 && !ctx->fp64)
-    return ocal__fail(OCAL_UNSUPPORTED, f,
-                      "a double-precision FFT needs fp64, which device '%s' %s", ctx->info.name,
-                      ctx->info.has_fp64 ? "has but the context turned off" : "does not have");
+  if (d->precision == OCAL_F64 && !ocal__context_fp64(ctx))
+    return ocal__fail(
+        OCAL_UNSUPPORTED, f, "a double-precision FFT needs fp64, which device '%s' %s",
+        ocal__context_info(ctx)->name,
+        ocal__context_info(ctx)->has_fp64 ? "has but the context turned off" : "does not have");
   d->in_place = d->in_place != 0;
   if (d->in_place && d->kind != OCAL_FFT_C2C)
     return ocal__fail(OCAL_INVALID_ARGUMENT, f,
@@ -238,15 +239,15 @@ static void plan_free(struct ocal_fft_plan_s *p) {
 static ocal_status cache_create(ocal_context ctx, void **data) {
   (void)ctx;
   fft_cache *c = calloc(1, sizeof *c);
-  if (!c) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the FFT plan cache");
+  if (!c) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal", "no memory for the FFT plan cache");
   if (pthread_mutex_init(&c->lock, NULL) != 0) {
     free(c);
-    return OCAL_FAIL(OCAL_INTERNAL, "pthread_mutex_init failed");
+    return ocal__fail(OCAL_INTERNAL, "ocal", "pthread_mutex_init failed");
   }
   if (pthread_cond_init(&c->changed, NULL) != 0) {
     pthread_mutex_destroy(&c->lock);
     free(c);
-    return OCAL_FAIL(OCAL_INTERNAL, "pthread_cond_init failed");
+    return ocal__fail(OCAL_INTERNAL, "ocal", "pthread_cond_init failed");
   }
   *data = c;
   return OCAL_OK;
@@ -489,44 +490,24 @@ ocal_status ocal_fft_cache_stats_get(ocal_context ctx, ocal_fft_cache_stats *sta
 
 /* ---- execution ------------------------------------------------------------------------ */
 
-/* Scales n reals of x, starting at real element `offset`, by s (NumPy's norm= where the
- * engine does not do it). */
-static const char scale_source[] =
-    "#ifdef OCAL_NEED_FP64\n"
-    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    "#endif\n"
-    "__kernel void ocal_fft_scale(__global T *x, const ulong offset, const ulong n, const T s) {\n"
-    "  __global T *y = x + offset;\n"
-    "  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) y[i] *= s;\n"
-    "}\n";
-
+/* Scales the output by `factor` (NumPy's norm= where the engine does not do it) with
+ * cl/fft_scale.cl. */
 static ocal_status scale(ocal_fft_plan p, ocal_buffer out, double factor) {
   ocal_context ctx = p->problem.ctx;
   ocal_dtype real = p->desc.precision;
   char options[128];
   ocal__dtype_options(real, options, sizeof options);
-  ocal__program *prog;
   ocal__kernel *k;
-  ocal_status s = ocal__program_get(ctx, "fft_scale.cl", scale_source, options, &prog);
-  if (s == OCAL_OK) s = ocal__kernel_get(ctx, prog, "ocal_fft_scale", &k);
+  ocal_status s = ocal__library_kernel_from(ctx, "fft_scale", options, "ocal_fft_scale", &k, NULL,
+                                            "ocal_fft_execute");
   if (s != OCAL_OK) return s;
   int cplx = out->dtype == OCAL_C32 || out->dtype == OCAL_C64;
   cl_ulong offset = (cl_ulong)out->offset * (cplx ? 2 : 1);
   cl_ulong n = (cl_ulong)out->numel * (cplx ? 2 : 1);
   float f32 = (float)factor;
-  pthread_mutex_lock(&k->lock);
-  cl_int err = clSetKernelArg(k->kernel, 0, sizeof(cl_mem), &out->mem);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 1, sizeof offset, &offset);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 2, sizeof n, &n);
-  if (err == CL_SUCCESS)
-    err = real == OCAL_F64 ? clSetKernelArg(k->kernel, 3, sizeof factor, &factor)
-                           : clSetKernelArg(k->kernel, 3, sizeof f32, &f32);
-  if (err == CL_SUCCESS)
-    s = ocal__launch_1d(ctx, k, (size_t)n, NULL);
-  else
-    s = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", __func__);
-  pthread_mutex_unlock(&k->lock);
-  return s;
+  ocal__arg args[4] = {OCAL__ARG(out->mem), OCAL__ARG(offset), OCAL__ARG(n),
+                       real == OCAL_F64 ? OCAL__ARG(factor) : OCAL__ARG(f32)};
+  return ocal__kernel_run(ctx, k, (size_t)n, 4, args);
 }
 
 /* A staging buffer of the plan (created on first use, kept). Caller holds p->lock. */
@@ -550,14 +531,16 @@ static ocal_status sub_buffer(ocal_context ctx, cl_mem mem, size_t offset, size_
                               cl_mem *sub) {
   *sub = NULL;
   if (offset == 0) return OCAL_OK;
-  size_t align = ctx->info.mem_base_align_bytes ? ctx->info.mem_base_align_bytes : 128;
+  size_t align = ocal__context_info(ctx)->mem_base_align_bytes;
+  if (align == 0) align = 128;
   if (offset % align != 0) return OCAL_UNSUPPORTED;
   cl_buffer_region region = {offset, bytes};
   cl_int err;
   *sub = clCreateSubBuffer(mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
   if (err != CL_SUCCESS) {
     *sub = NULL;
-    return ocal__cl_fail(ctx->info.name, err, "clCreateSubBuffer", "ocal_fft_execute");
+    return ocal__cl_fail(ocal__context_info(ctx)->name, err, "clCreateSubBuffer",
+                         "ocal_fft_execute");
   }
   return OCAL_OK;
 }
@@ -631,9 +614,10 @@ ocal_status ocal_fft_execute(ocal_fft_plan p, ocal_fft_direction direction, ocal
   if (stage_in) {
     cl_mem tmp;
     if ((s = scratch(p, 0, in_bytes, &tmp)) != OCAL_OK) goto done;
-    cl_int err = clEnqueueCopyBuffer(ctx->queue, in->mem, tmp, in_off, 0, in_bytes, 0, NULL, NULL);
+    cl_int err = clEnqueueCopyBuffer(ocal__context_queue(ctx), in->mem, tmp, in_off, 0, in_bytes, 0,
+                                     NULL, NULL);
     if (err != CL_SUCCESS) {
-      s = ocal__cl_fail(ctx->info.name, err, "clEnqueueCopyBuffer", __func__);
+      s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueCopyBuffer", __func__);
       goto done;
     }
     in_mem = tmp;
@@ -661,9 +645,10 @@ ocal_status ocal_fft_execute(ocal_fft_plan p, ocal_fft_direction direction, ocal
 
   s = p->engine->execute(p->built.state, direction, in_mem, in_off, out_mem, out_off);
   if (s == OCAL_OK && copy_back) {
-    cl_int err = clEnqueueCopyBuffer(ctx->queue, out_mem, out->mem, 0, out->offset * out_size,
-                                     out_bytes, 0, NULL, NULL);
-    if (err != CL_SUCCESS) s = ocal__cl_fail(ctx->info.name, err, "clEnqueueCopyBuffer", __func__);
+    cl_int err = clEnqueueCopyBuffer(ocal__context_queue(ctx), out_mem, out->mem, 0,
+                                     out->offset * out_size, out_bytes, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueCopyBuffer", __func__);
   }
   if (s == OCAL_OK) {
     int d = direction == OCAL_FFT_FORWARD ? 0 : 1;

@@ -290,13 +290,13 @@ static ocal_status gen_get(const char *func, ocal_gen g, const char *name, int a
   const char *label = g->kind == GEN_ELEMENTWISE ? "generated elementwise kernel"
                       : g->kind == GEN_REDUCTION  ? "generated reduction kernel"
                                                   : "generated scan kernel";
-  ocal_status status = ocal__program_get(g->ctx, label, g->source, options, &program);
+  ocal_status status = ocal__program_get_from(g->ctx, label, g->source, options, &program, NULL, func);
   if (status == OCAL_BUILD_FAILED) {
     ocal__append_error("\n(in %s)", func);
     append_numbered(g->source);
     return status;
   }
-  if (status == OCAL_OK) status = ocal__kernel_get(g->ctx, program, name, k);
+  if (status == OCAL_OK) status = ocal__kernel_get_for(g->ctx, program, name, k, func);
   return status;
 }
 

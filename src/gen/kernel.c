@@ -84,7 +84,7 @@ static ocal_status program_create(const char *func, ocal_context ctx, const char
     sprintf(opts, "%s %s", options, arg_info);
   else
     strcpy(opts, arg_info);
-  ocal_status status = ocal__program_get(ctx, label, source, opts, &p->program);
+  ocal_status status = ocal__program_get_from(ctx, label, source, opts, &p->program, NULL, func);
   free(opts);
   if (status != OCAL_OK) {
     free(p);

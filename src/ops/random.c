@@ -19,7 +19,8 @@ static ocal_status random_fill(ocal_buffer out, uint64_t seed, uint64_t offset, 
   snprintf(options, sizeof options, "-DR=%s%s -DDIST_%s", f64 ? "double -DR_IS_DOUBLE" : "float",
            f64 ? " -DOCAL_NEED_FP64" : "", normal ? "NORMAL" : "UNIFORM");
   ocal__kernel *k;
-  if ((status = ocal__library_kernel(out->ctx, "random", options, "ocal_random", &k)) != OCAL_OK)
+  if ((status = ocal__library_kernel_from(out->ctx, "random", options, "ocal_random", &k, NULL,
+                                          func)) != OCAL_OK)
     return status;
   float f0 = (float)p0, f1 = (float)p1;
   cl_ulong yoff = out->offset, n = out->numel, off = offset, key = seed;

@@ -30,12 +30,13 @@ ocal_status ocal__check_operator(const ocal_operator *a, const char *role, const
   return OCAL_OK;
 }
 
+/* Runs a kernel of cl/sparse_solve.cl for ocal_cg (which its messages name). */
 static ocal_status run_kernel(ocal_context ctx, ocal_dtype vt, const char *name, size_t n,
                               size_t nargs, const ocal__arg *args) {
   char opt[96];
   ocal__dtype_options(vt, opt, sizeof opt);
   ocal__kernel *k;
-  ocal_status s = ocal__library_kernel(ctx, "sparse_solve", opt, name, &k);
+  ocal_status s = ocal__library_kernel_from(ctx, "sparse_solve", opt, name, &k, NULL, "ocal_cg");
   if (s != OCAL_OK) return s;
   return ocal__kernel_run(ctx, k, n, nargs, args);
 }

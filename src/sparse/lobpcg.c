@@ -120,7 +120,8 @@ static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, s
   char opt[96];
   ocal__dtype_options(L->vt, opt, sizeof opt);
   ocal__kernel *k;
-  ocal_status s = ocal__library_kernel(L->ctx, "sparse_solve", opt, "lobpcg_gram", &k);
+  ocal_status s = ocal__library_kernel_from(L->ctx, "sparse_solve", opt, "lobpcg_gram", &k, NULL,
+                                            "ocal_lobpcg");
   if (s != OCAL_OK) return s;
   cl_ulong nn = L->n, xo = xb->offset, yo = yb->offset, go = gb->offset;
   cl_uint aa = (cl_uint)a, bb = (cl_uint)b;
@@ -145,7 +146,8 @@ static ocal_status small_gemm(lob *L, double alpha, ocal_buffer xb, ocal_buffer 
   char opt[96];
   ocal__dtype_options(L->vt, opt, sizeof opt);
   ocal__kernel *k;
-  ocal_status s = ocal__library_kernel(L->ctx, "sparse_solve", opt, "lobpcg_times", &k);
+  ocal_status s = ocal__library_kernel_from(L->ctx, "sparse_solve", opt, "lobpcg_times", &k, NULL,
+                                            "ocal_lobpcg");
   if (s != OCAL_OK) return s;
   cl_ulong nn = L->n, xo = xb->offset, co = cb->offset, yo = yb->offset;
   cl_uint aa = (cl_uint)cb->shape[0], bb = (cl_uint)cb->shape[1];
@@ -199,7 +201,7 @@ static ocal_status gram(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t
       s = read_sync(L, gb, 0, a * b, g, NULL);
     } else {
       float *f = malloc(a * b * sizeof *f);
-      if (f == NULL) s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+      if (f == NULL) s = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
       if (s == OCAL_OK) s = read_sync(L, gb, 0, a * b, f, NULL);
       for (size_t i = 0; s == OCAL_OK && i < a * b; i++) g[i] = f[i];
       free(f);
@@ -231,7 +233,7 @@ static ocal_status upload_small(lob *L, const double *c, size_t a, size_t b, oca
   }
   if (L->vt == OCAL_F64) return ocal_buffer_from_host(L->ctx, OCAL_F64, 2, shape, c, out);
   float *f = malloc(n * sizeof *f);
-  if (f == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  if (f == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   for (size_t i = 0; i < n; i++) f[i] = (float)c[i];
   ocal_status s = ocal_buffer_from_host(L->ctx, OCAL_F32, 2, shape, f, out);
   free(f);
@@ -293,7 +295,7 @@ static ocal_status batch_read(lob *L, gram_batch *g) {
   if (g->used > 0) {
     size_t es = ocal_dtype_size(L->vt);
     unsigned char *h = malloc(g->used * es);
-    if (h == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+    if (h == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
     s = read_sync(L, g->buf, 0, g->used, h, NULL);
     for (int i = 0; s == OCAL_OK && i < g->count; i++)
       for (size_t j = 0; j < g->e[i].n; j++) {
@@ -363,7 +365,7 @@ static ocal_status reduce_and_gram(lob *L, int max, ocal_buffer v, ocal_buffer g
   ocal_buffer r = NULL, rv = NULL, gv = NULL;
   unsigned char *h = malloc(tot * es);
   ocal_status s = OCAL_OK;
-  if (h == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  if (h == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   CK(ocal_buffer_create(L->ctx, L->vt, 1, &tot, &r));
   CK(ocal_buffer_view(r, 0, 1, &m, &rv));
   CK(ocal_buffer_view(r, m, 2, gshape, &gv));
@@ -428,7 +430,7 @@ static ocal_status b_orthonormalize(lob *L, ocal_buffer *v, ocal_buffer *bv, int
   ocal_buffer bvn = NULL, nv = NULL, nbv = NULL;
   *ok = 0;
   if (!norm || !g) {
-    s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+    s = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
     goto done;
   }
   ocal_buffer bvb = *v;
@@ -477,7 +479,7 @@ done:
  * is a GEMM (no kernel of its own, and the blocks stay row-major). */
 static ocal_status selection(lob *L, const int *mask, size_t k, size_t m, ocal_buffer *out) {
   double *sel = calloc(k * m, sizeof *sel);
-  if (sel == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  if (sel == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   for (size_t i = 0, c = 0; i < k; i++)
     if (mask[i]) sel[i * m + c++] = 1;
   ocal_status s = upload_small(L, sel, k, m, out);
@@ -507,7 +509,7 @@ static size_t pick(size_t nn, int largest, size_t i) {
 static ocal_status apply_constraints(lob *L, ocal_buffer v, size_t m, ocal_buffer y,
                                      ocal_buffer by, size_t j, const double *ybyf) {
   double *t = malloc(j * m * sizeof *t);
-  if (t == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  if (t == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   ocal_status s = gram(L, by, j, v, m, t);
   if (s == OCAL_OK) {
     LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'U', (lapack_int)j, (lapack_int)m, ybyf, (lapack_int)j, t,
@@ -526,7 +528,7 @@ static ocal_status residuals(lob *L, ocal_buffer ax, ocal_buffer bx, const doubl
   ocal_buffer r = NULL;
   double *d = calloc(k * k, sizeof *d);
   ocal_status s = OCAL_OK;
-  if (d == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  if (d == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   for (size_t i = 0; i < k; i++) d[i * k + i] = lambda[i];
   CK(blk(L, k, &r));
   CK(ocal_buffer_copy(r, ax));
@@ -534,7 +536,7 @@ static ocal_status residuals(lob *L, ocal_buffer ax, ocal_buffer bx, const doubl
   if (gx) {
     double *both = malloc((k + k * k) * sizeof *both);
     if (both == NULL) {
-      s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+      s = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
       goto done;
     }
     s = vdot_and_gram(L, r, gx, k, both);
@@ -582,7 +584,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
                      "x must be a {n, k} block with n = %zu (the operator's size) and k >= 1",
                      n);
   size_t k = x->shape[1];
-  L.own = k <= OWN_MAX_K && x->ctx->info.max_work_item_sizes[0] >= GRAM_WG;
+  L.own = k <= OWN_MAX_K && ocal__context_info(x->ctx)->max_work_item_sizes[0] >= GRAM_WG;
   if (o.b && (s = ocal__check_operator(o.b, "B", func)) != OCAL_OK) return s;
   if (o.m && (s = ocal__check_operator(o.m, "M", func)) != OCAL_OK) return s;
   if ((o.b && (o.b->n != n || o.b->dtype != a->dtype)) ||
