@@ -22,6 +22,9 @@
  * every product of rounded inputs is exact in f32 and the hardware adds them in f32, whose
  * error for k terms is bounded by about k u with u = 2^-24, doubled here in case the tensor
  * core truncates instead of rounding; a layout or edge bug gives errors of order 1.
+ * MMA_EMULATE=1 runs all but the timing on any OpenCL device (PoCL first) with the instructions
+ * emulated in OpenCL C (cl/gemm_mma.cl, -DMMA_EMULATE=1) and a smaller last case: a test of
+ * this program and of the kernels' indexing where no NVIDIA GPU is.
  * MMA_OPTS="..." adds build options to every build (e.g. -DSMEM_ADDR=0). The last lines are
  * one summary per variant: "summary NAME check ok|FAIL|nobuild  2048 T  4096 T  8192 T" in
  * TFLOP/s, which bench/gemm_mma_round.sh reads. Exit status 0 when every check passed. */
@@ -62,6 +65,7 @@ static cl_command_queue q;
 static char *src;
 static const char *asm_kw = ""; /* "" or " -DASM_KW=asm" once the default spelling failed */
 static int nv_verbose;
+static int emulate; /* MMA_EMULATE=1: any device, instructions emulated (see the top) */
 
 /* ---- numbers ------------------------------------------------------------------------- */
 
@@ -135,8 +139,8 @@ static cl_program build(const char *opts, int log_lines, char **log_out) {
   const char *extra = getenv("MMA_OPTS");
   char full[1024];
   for (int attempt = 0; attempt < 2; attempt++) {
-    snprintf(full, sizeof full, "%s%s %s%s", opts, asm_kw, extra ? extra : "",
-             nv_verbose ? " -cl-nv-verbose" : "");
+    snprintf(full, sizeof full, "%s%s %s%s%s", opts, asm_kw, extra ? extra : "",
+             nv_verbose ? " -cl-nv-verbose" : "", emulate ? " -DMMA_EMULATE=1" : "");
     cl_int e;
     cl_program p = clCreateProgramWithSource(ctx, 1, (const char **)&src, NULL, &e);
     OK(e);
@@ -243,7 +247,10 @@ static int run_probe(void) {
   printf("probe: mma tf32 %s, f16 %s, bf16 %s; cvt.rna.tf32 %s (%d/32 match the host rounding)\n",
          bad[0] ? "WRONG" : "exact", bad[1] ? "WRONG" : "exact", bad[2] ? "WRONG" : "exact",
          bad[3] ? "DIFFERS" : "ok", 32 - bad[3]);
-  printf("probe: __local pointer as integer = 0x%08x, %s; ld.shared at smem_u32(): %s\n",
+  if (emulate)
+    printf("probe: emulated (no PTX ran; this checks the host side and the kernels' indexing)\n");
+  else
+    printf("probe: __local pointer as integer = 0x%08x, %s; ld.shared at smem_u32(): %s\n",
          out[417], out[416] ? "a generic address (SMEM_ADDR=1 fits)"
                             : "not generic: a shared-space offset (SMEM_ADDR=0 fits)",
          out[418] == 0x5eed0000u ? "ok" : "WRONG");
@@ -351,6 +358,8 @@ static const tcase cases[] = {
     {17, 33, 65, 1, 1, 1.5f, 0.0f, 1},      {127, 129, 255, 2, 1, 1.5f, -0.5f, 1},
     {1000, 1000, 1000, 1, 0, 1.5f, -0.5f, 11},
 };
+/* The emulation is ~1000x slower: a smaller last case with several blocks each way. */
+static const tcase emu_last = {200, 264, 104, 1, 0, 1.5f, -0.5f, 1};
 #define NCASES (sizeof cases / sizeof cases[0])
 
 /* One element of an input array, as the value the hardware multiplies. */
@@ -496,13 +505,21 @@ static double time_gemm(const variant *v, size_t s, cl_mem a, cl_mem b, cl_mem c
 
 int main(int argc, char **argv) {
   if (argc < 2) DIE("usage: gemm_mma_probe CL_FILE [VARIANT ...]");
+  setvbuf(stdout, NULL, _IOLBF, 0); /* every line out at once, even through a pipe cut short */
   cl_platform_id plats[16];
   cl_uint np = 0;
   if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS) np = 0;
   int found = 0;
   char pname[256] = "";
+  const char *em = getenv("MMA_EMULATE");
+  emulate = em && strcmp(em, "1") == 0;
   for (cl_uint i = 0; i < np && !found; i++) {
     clGetPlatformInfo(plats[i], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
+    if (emulate) { /* PoCL where there is one, else the first device anywhere */
+      if (strstr(pname, "Portable") || i + 1 == np)
+        found = clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 1, &dev, NULL) == CL_SUCCESS;
+      continue;
+    }
     if (!strstr(pname, "NVIDIA")) continue;
     found = clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_GPU, 1, &dev, NULL) == CL_SUCCESS;
   }
@@ -527,9 +544,9 @@ int main(int argc, char **argv) {
   clGetDeviceInfo(dev, CL_DRIVER_VERSION, sizeof drv, drv, NULL);
   clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
   clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
-  nv_verbose = strstr(ext, "cl_nv_compiler_options") != NULL;
-  printf("device: %s, driver %s, %lu B local memory per work-group\n", name, drv,
-         (unsigned long)local);
+  nv_verbose = !emulate && strstr(ext, "cl_nv_compiler_options") != NULL;
+  printf("device: %s, driver %s, %lu B local memory per work-group%s\n", name, drv,
+         (unsigned long)local, emulate ? " (EMULATION: instructions emulated, no timing)" : "");
   cl_int e;
   ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
   OK(e);
@@ -552,7 +569,8 @@ int main(int argc, char **argv) {
 
   size_t sizes[4] = {2048, 4096, 8192, 0}, nsizes = 3;
   const char *ms = getenv("MMA_SIZES");
-  if (ms && *ms) {
+  if (emulate) nsizes = 0;
+  if (ms && *ms && !emulate) {
     nsizes = 0;
     for (const char *p = ms; *p && nsizes < 4;) {
       sizes[nsizes++] = strtoul(p, (char **)&p, 10);
@@ -570,17 +588,18 @@ int main(int argc, char **argv) {
     for (int tt = 0; tt < 4; tt++)
       for (size_t ci = 0; ci < NCASES; ci++) {
         int vec = 0;
-        double err = check_case(v, tt >> 1, tt & 1, &cases[ci], &failed, &vec);
+        const tcase *tc = emulate && ci == NCASES - 1 ? &emu_last : &cases[ci];
+        double err = check_case(v, tt >> 1, tt & 1, tc, &failed, &vec);
         if (err < 0) continue;
         ncheck++;
         vec0 += !vec;
-        double tol = tolerance(v, cases[ci].k);
+        double tol = tolerance(v, tc->k);
         if (err / tol > worst_ratio) worst_ratio = err / tol, worst = err;
         if (!(err <= tol)) {
           if (nfail++ < 3)
             printf("  %s %s%s %ux%ux%u batch %u%s%s: error %.3g > tolerance %.3g\n", v->name,
-                   tt >> 1 ? "T" : "N", tt & 1 ? "T" : "N", cases[ci].m, cases[ci].n,
-                   cases[ci].k, cases[ci].batch, cases[ci].pad ? " padded" : "",
+                   tt >> 1 ? "T" : "N", tt & 1 ? "T" : "N", tc->m, tc->n, tc->k, tc->batch,
+                   tc->pad ? " padded" : "",
                    vec ? "" : " (VEC=0)", err, tol);
         }
       }

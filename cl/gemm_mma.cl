@@ -21,6 +21,7 @@
  *     default): decided at run time by isspacep.shared, so either front end works.
  *   -DTF32_CVT=1 (default): f32 -> tf32 by cvt.rna.tf32.f32; 0: the same rounding (to nearest,
  *     ties away from zero) in integer arithmetic, for compilers that reject the cvt.
+ *   -DMMA_EMULATE=1: no PTX; the instructions are emulated in OpenCL C (any device; tests only).
  *   -DBM -DBN -DBK: block tile (128 x 128 x 16 for TF32, 128 x 128 x 32 for 16-bit types).
  *
  * Why these shapes: 8 warps (256 work-items) in a 2 x 4 grid, each warp a (BM/2) x (BN/4)
@@ -79,6 +80,9 @@ typedef float CT;
 #endif
 #ifndef TF32_CVT
 #define TF32_CVT 1
+#endif
+#ifndef MMA_EMULATE
+#define MMA_EMULATE 0
 #endif
 
 #if CP_ASYNC && !VEC
@@ -149,7 +153,10 @@ typedef ushort8 VT;
 /* The 32-bit shared-space address of a __local pointer (see SMEM_ADDR above). */
 INL uint smem_u32(__local const void *p) {
   const ulong v = (ulong)p;
-#if SMEM_ADDR == 0
+#if MMA_EMULATE
+  (void)v; /* emulated addresses are byte offsets from the kernel's tile buffer */
+  return 0;
+#elif SMEM_ADDR == 0
   return (uint)v;
 #elif SMEM_ADDR == 1
   uint r;
@@ -168,7 +175,7 @@ INL uint smem_u32(__local const void *p) {
 }
 
 INL uint to_tf32(float x) {
-#if TF32_CVT
+#if TF32_CVT && !MMA_EMULATE
   uint r;
   ASM("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
   return r;
@@ -179,6 +186,89 @@ INL uint to_tf32(float x) {
 #endif
 }
 
+#if MMA_EMULATE
+/* The emulation (-DMMA_EMULATE=1, any OpenCL device, e.g. PoCL): mma.sync, ldmatrix and
+ * cp.async done in plain OpenCL C with the fragment semantics of the PTX ISA, a warp being 32
+ * consecutive work-items that exchange fragments through local memory. It tests everything
+ * around the instructions (tile loads, edges, local layouts, fragment and ldmatrix addressing,
+ * the epilogue) without a GPU; it cannot test the instructions themselves, which the probe
+ * kernel checks on the GPU. Each warp has EMU_WARP floats of scratch: A (16 x 16), B (16 x 8)
+ * and 32 row addresses. */
+#define EMU_WARP 416
+#define EMU_DECL , __local float *emu, __local uchar *emu_sm
+#define EMU_ARG , emu, emu_sm
+
+INL float emu_half(const uint h) {
+  const uint s = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 1023u;
+  if (e == 0) return as_float(s | as_uint((float)m * 5.9604644775390625e-8f)); /* m 2^-24 */
+  if (e == 31) return as_float(s | 0x7f800000u | m << 13);
+  return as_float(s | (e + 112u) << 23 | m << 13);
+}
+/* kind 0: m16n8k8 TF32; 1: m16n8k16 f16; 2: m16n8k16 bf16. */
+INL float emu_elem(const uint h, const int kind) {
+  return kind == 1 ? emu_half(h) : as_float(h << 16);
+}
+INL void emu_mma(float *d, const uint *a, const uint *b, const int kind, __local float *emu,
+                 const uint lane) {
+  const uint g = lane >> 2, t = lane & 3;
+  __local float *A = emu, *B = emu + 256;
+  if (kind == 0) { /* A 16 x 8, B 8 x 8 */
+    A[g * 8 + t] = as_float(a[0]);
+    A[(g + 8) * 8 + t] = as_float(a[1]);
+    A[g * 8 + t + 4] = as_float(a[2]);
+    A[(g + 8) * 8 + t + 4] = as_float(a[3]);
+    B[t * 8 + g] = as_float(b[0]);
+    B[(t + 4) * 8 + g] = as_float(b[1]);
+  } else { /* A 16 x 16, B 16 x 8; the lower element of a pair in the low half */
+    for (int r = 0; r < 4; r++) {
+      const uint row = g + 8 * (r & 1), col = 2 * t + 8 * (r >> 1);
+      A[row * 16 + col] = emu_elem(a[r] & 0xffffu, kind);
+      A[row * 16 + col + 1] = emu_elem(a[r] >> 16, kind);
+    }
+    for (int r = 0; r < 2; r++) {
+      const uint kk = 2 * t + 8 * r;
+      B[kk * 8 + g] = emu_elem(b[r] & 0xffffu, kind);
+      B[(kk + 1) * 8 + g] = emu_elem(b[r] >> 16, kind);
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int K = kind ? 16 : 8;
+  for (int r = 0; r < 4; r++) {
+    const uint row = g + 8 * (r >> 1), col = 2 * t + (r & 1);
+    float s = d[r];
+    for (int kk = 0; kk < K; kk++) s += A[row * K + kk] * B[kk * 8 + col];
+    d[r] = s;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+/* ldmatrix .x4: lane 8q + i gives row i of matrix q; register q of lane l receives row l/4,
+ * columns 2(l%4) and 2(l%4)+1, or with .trans column l/4, rows 2(l%4) and 2(l%4)+1. */
+INL void emu_ldmatrix(uint *r, const uint addr, const int trans, __local float *emu,
+                      __local uchar *sm, const uint lane) {
+  __local uint *ad = (__local uint *)(emu + 384);
+  const uint g = lane >> 2, t = lane & 3;
+  ad[lane] = addr;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int q = 0; q < 4; q++) {
+    if (!trans) {
+      r[q] = *(__local uint *)(sm + ad[8 * q + g] + 4 * t);
+    } else {
+      const uint lo = *(__local ushort *)(sm + ad[8 * q + 2 * t] + 2 * g);
+      const uint hi = *(__local ushort *)(sm + ad[8 * q + 2 * t + 1] + 2 * g);
+      r[q] = lo | hi << 16;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+#define MMA_OP_TF32(d, a, b) emu_mma(d, a, b, 0, emu, lane)
+#define MMA_OP_F16(d, a, b) emu_mma(d, a, b, 1, emu, lane)
+#define MMA_OP_BF16(d, a, b) emu_mma(d, a, b, 2, emu, lane)
+#define LDMATRIX_X4(r, addr) emu_ldmatrix(r, addr, 0, emu, emu_sm, lane)
+#define LDMATRIX_X4_T(r, addr) emu_ldmatrix(r, addr, 1, emu, emu_sm, lane)
+
+#else /* the real instructions */
+#define EMU_DECL
+#define EMU_ARG
 /* D = A B + D for one m16n8k8 TF32 tile (fragments as in PTX ISA "Matrix Fragments for
  * mma.m16n8k8"). Inputs and outputs are separate operands (no "+f"), the most conservative
  * form for an unknown front end. */
@@ -208,6 +298,7 @@ INL uint to_tf32(float x) {
   ASM("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"          \
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                                \
                : "r"(addr))
+#endif /* MMA_EMULATE */
 
 /* Where piece p of a tile lies. A stored tile is `rows` x `cols` of which the piece covers
  * VW consecutive columns; (gr, gc) is its global row and column inside the stored matrix,
@@ -255,34 +346,45 @@ INL VT load_piece(__global const ET *p, const uint nv) {
 #if CP_ASYNC
 /* One 16-byte cp.async; bytes past nv elements are zero-filled (src-size operand), and a
  * piece wholly outside the matrix reads nothing (src-size 0) from a valid address. */
-INL void cp_async16(const uint dst, __global const ET *src, const uint nv) {
+INL void cp_async16(const uint dst, __global const ET *src, const uint nv EMU_DECL) {
+#if MMA_EMULATE
+  (void)emu;
+  __local ET *d = (__local ET *)(emu_sm + dst);
+  for (uint i = 0; i < VW; i++) d[i] = i < nv ? src[i] : (ET)0;
+#else
   const uint bytes = nv * (uint)sizeof(ET);
   ASM("cp.async.cg.shared.global [%0], [%1], 16, %2;"
                :
                : "r"(dst), "l"((ulong)src), "r"(bytes)
                : "memory");
+#endif
 }
+#if MMA_EMULATE
+#define CP_COMMIT()
+#define CP_WAIT(n)
+#else
 #define CP_COMMIT() ASM("cp.async.commit_group;" ::: "memory")
 #define CP_WAIT(n) ASM("cp.async.wait_group " #n ";" ::: "memory")
+#endif
 
 /* Issue the copies of both tiles of k step kb into stage buffers at shared addresses sa, sb. */
 INL void issue_tiles(__global const ET *a, const uint lda, __global const ET *b,
                         const uint ldb, const uint row0, const uint col0, const uint kb,
                         const uint m, const uint n, const uint kend, const uint lid,
-                        const uint sa, const uint sb) {
+                        const uint sa, const uint sb EMU_DECL) {
 #pragma unroll
   for (int i = 0; i < NPA; i++) {
     uint lr, lc, gr, gc, nv;
     PIECE(lid + (uint)i * NTHREADS, A_GEOM(row0, kb, m, kend), lr, lc, gr, gc, nv);
     __global const ET *src = nv ? a + (ulong)gr * lda + gc : a;
-    cp_async16(sa + (lr * SA + lc) * (uint)sizeof(ET), src, nv);
+    cp_async16(sa + (lr * SA + lc) * (uint)sizeof(ET), src, nv EMU_ARG);
   }
 #pragma unroll
   for (int i = 0; i < NPB; i++) {
     uint lr, lc, gr, gc, nv;
     PIECE(lid + (uint)i * NTHREADS, B_GEOM(col0, kb, n, kend), lr, lc, gr, gc, nv);
     __global const ET *src = nv ? b + (ulong)gr * ldb + gc : b;
-    cp_async16(sb + (lr * SB + lc) * (uint)sizeof(ET), src, nv);
+    cp_async16(sb + (lr * SB + lc) * (uint)sizeof(ET), src, nv EMU_ARG);
   }
 }
 #else
@@ -346,7 +448,7 @@ INL void store_tiles(__local ET *as, __local ET *bs, const uint lid, const VT *r
 /* The warp's products for one stage: acc[i][j] is the m16n8 tile (wr + 16 i, wc + 8 j). */
 INL void mma_stage(__local const ET *as, __local const ET *bs, const uint sa_addr,
                       const uint sb_addr, const uint wr, const uint wc, const uint lane,
-                      float acc[MT][NT][4]) {
+                      float acc[MT][NT][4] EMU_DECL) {
   const uint g = lane >> 2, t = lane & 3;
 #if !LDMATRIX
   (void)sa_addr;
@@ -504,6 +606,11 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mm
   const uint ntiles = kend > kbeg ? (kend - kbeg + BK - 1) / BK : 0;
   const uint base = smem_u32(sm);
   (void)base;
+#if MMA_EMULATE
+  __local float emu_all[8 * EMU_WARP];
+  __local float *const emu = emu_all + warp * EMU_WARP;
+  __local uchar *const emu_sm = (__local uchar *)sm;
+#endif
 
   float acc[MT][NT][4];
 #pragma unroll
@@ -516,14 +623,14 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mm
 #if CP_ASYNC
   if (ntiles > 0)
     issue_tiles(a, lda, b, ldb, row0, col0, kbeg, m, n, kend, lid, base,
-                base + A_TILE * (uint)sizeof(ET));
+                base + A_TILE * (uint)sizeof(ET) EMU_ARG);
   CP_COMMIT();
   for (uint t = 0; t < ntiles; t++) {
     const uint cur = t & 1;
     if (t + 1 < ntiles) {
       const uint nxt = base + (cur ^ 1) * STAGE * (uint)sizeof(ET);
       issue_tiles(a, lda, b, ldb, row0, col0, kbeg + (t + 1) * BK, m, n, kend, lid, nxt,
-                  nxt + A_TILE * (uint)sizeof(ET));
+                  nxt + A_TILE * (uint)sizeof(ET) EMU_ARG);
     }
     /* An empty group when nothing was issued keeps "all but the newest" = this step's. */
     CP_COMMIT();
@@ -531,7 +638,7 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mm
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint so = cur * STAGE;
     mma_stage(sm + so, sm + so + A_TILE, base + so * (uint)sizeof(ET),
-              base + (so + A_TILE) * (uint)sizeof(ET), wr, wc, lane, acc);
+              base + (so + A_TILE) * (uint)sizeof(ET), wr, wc, lane, acc EMU_ARG);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   CP_WAIT(0);
@@ -548,7 +655,7 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mm
       load_tiles(a, lda, b, ldb, row0, col0, kbeg + (t + 1) * BK, m, n, kend, lid, ra, rb);
     const uint so = cur * STAGE;
     mma_stage(sm + so, sm + so + A_TILE, base + so * (uint)sizeof(ET),
-              base + (so + A_TILE) * (uint)sizeof(ET), wr, wc, lane, acc);
+              base + (so + A_TILE) * (uint)sizeof(ET), wr, wc, lane, acc EMU_ARG);
     if (t + 1 < ntiles) {
       const uint sn = (cur ^ 1) * STAGE;
       store_tiles(sm + sn, sm + sn + A_TILE, lid, ra, rb);
@@ -600,6 +707,9 @@ __kernel __attribute__((reqd_work_group_size(32, 1, 1))) void ocal_mma_probe(
   const uint lane = get_local_id(0), g = lane >> 2, t = lane & 3;
   buf[lane] = 0x5eed0000u + lane;
   barrier(CLK_LOCAL_MEM_FENCE);
+#if MMA_EMULATE
+  __local float emu[EMU_WARP];
+#endif
 
   uint a[4], bb[2];
   float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -642,6 +752,9 @@ __kernel __attribute__((reqd_work_group_size(32, 1, 1))) void ocal_mma_probe(
   out[256 + (g + 8) * 8 + 2 * t + 1] = as_uint(f[3]);
 
   out[384 + lane] = to_tf32(cv[lane]);
+#if MMA_EMULATE
+  if (lane == 0) out[416] = 0, out[417] = 0, out[418] = buf[0];
+#else
   if (lane == 0) {
     const ulong v = (ulong)(__local uint *)buf;
     uint sp, rd;
@@ -653,4 +766,5 @@ __kernel __attribute__((reqd_work_group_size(32, 1, 1))) void ocal_mma_probe(
     out[417] = (uint)v;
     out[418] = rd;
   }
+#endif
 }
