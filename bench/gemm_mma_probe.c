@@ -65,6 +65,7 @@ static cl_command_queue q;
 static char *src;
 static const char *asm_kw = ""; /* "" or " -DASM_KW=asm" once the default spelling failed */
 static int nv_verbose;
+static cl_int lost_context; /* the error of a kernel that faulted, else 0 */
 static int emulate; /* MMA_EMULATE=1: any device, instructions emulated (see the top) */
 
 /* ---- numbers ------------------------------------------------------------------------- */
@@ -157,8 +158,10 @@ static cl_program build(const char *opts, int log_lines, char **log_out) {
       free(log);
       continue;
     }
-    printf("  build failed (%d): %s\n", (int)be, full);
-    print_log(log, log_lines);
+    if (log_lines >= 0) { /* later failures of the same variant are only counted */
+      printf("  build failed (%d): %s\n", (int)be, full);
+      print_log(log, log_lines);
+    }
     free(log);
     return NULL;
   }
@@ -286,7 +289,7 @@ static cl_kernel kernel_for(const variant *v, int ta, int tb, int vec, int *fail
     if (strcmp(cache[i].opts, opts) == 0) return cache[i].kern;
   if (ncache == (int)(sizeof cache / sizeof cache[0])) DIE("too many builds");
   char *log = NULL;
-  cl_program p = build(opts, *failed_before ? 0 : 8, &log);
+  cl_program p = build(opts, *failed_before ? -1 : 8, &log);
   if (!p) {
     *failed_before = 1;
     return NULL;
@@ -421,10 +424,20 @@ static double check_case(const variant *v, int ta, int tb, const tcase *t, int *
   launch L = {buffer(na * es, ha), buffer(nb * es, hb), buffer(nc * os, hc), off, as, off, bs,
               off, cs, (cl_uint)lda, (cl_uint)ldb, (cl_uint)ldc, (cl_uint)m, (cl_uint)n,
               (cl_uint)k, (cl_uint)batch, t->alpha, t->beta};
-  OK(enqueue(kern, &L, NULL));
-  OK(clEnqueueReadBuffer(q, L.c, CL_TRUE, 0, nc * os, hc, 0, NULL, NULL));
-
   double worst = 0;
+  cl_int le = enqueue(kern, &L, NULL);
+  if (le == CL_SUCCESS) {
+    le = clEnqueueReadBuffer(q, L.c, CL_TRUE, 0, nc * os, hc, 0, NULL, NULL);
+    /* A fault while running loses the context: nothing after it can be trusted. */
+    if (le != CL_SUCCESS) lost_context = le;
+  }
+  if (le != CL_SUCCESS) {
+    printf("  %s TA=%d TB=%d %ux%ux%u: OpenCL error %d\n", v->name, ta, tb, t->m, t->n, t->k,
+           (int)le);
+    worst = INFINITY;
+    memcpy(hc, hc0, nc * os);
+  }
+
   /* Everything outside the blocks is untouched. */
   unsigned char *inside = calloc(nc, 1);
   for (size_t e = 0; e < batch; e++)
@@ -577,11 +590,11 @@ int main(int argc, char **argv) {
       while (*p == ',' || *p == ' ') p++;
     }
   }
-  const char *status[NVARIANTS];
+  const char *status[NVARIANTS] = {0};
   double tf[NVARIANTS][4];
   memset(tf, 0, sizeof tf);
 
-  for (int vi = 0; vi < nchosen; vi++) {
+  for (int vi = 0; vi < nchosen && !lost_context; vi++) {
     const variant *v = &variants[chosen[vi]];
     int failed = 0, nfail = 0, ncheck = 0, vec0 = 0;
     double worst_ratio = 0, worst = 0;
@@ -590,6 +603,7 @@ int main(int argc, char **argv) {
         int vec = 0;
         const tcase *tc = emulate && ci == NCASES - 1 ? &emu_last : &cases[ci];
         double err = check_case(v, tt >> 1, tt & 1, tc, &failed, &vec);
+        if (lost_context) break;
         if (err < 0) continue;
         ncheck++;
         vec0 += !vec;
@@ -617,6 +631,13 @@ int main(int argc, char **argv) {
 
   /* Timing: one set of buffers per size, filled once (f32 values for TF32; f16 bits for the
    * 16-bit variants, which read them as f16 or bf16, finite either way). */
+  if (lost_context) {
+    printf("stopped: a kernel failed while running (OpenCL error %d); no timing\n",
+           (int)lost_context);
+    nsizes = 0;
+    for (int vi = 0; vi < nchosen; vi++)
+      if (!status[vi]) status[vi] = "notrun";
+  }
   for (size_t si = 0; si < nsizes; si++) {
     size_t s = sizes[si], nel = s * s;
     float *h32 = malloc(nel * 4);

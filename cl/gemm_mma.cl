@@ -100,8 +100,11 @@ typedef float CT;
 #define ASM ASM_KW volatile
 
 /* Helpers are forced inline: the accumulators must stay in registers, and C99's plain
- * `inline` lets a compiler call an out-of-line copy instead. */
+ * `inline` lets a compiler call an out-of-line copy instead. -DINL=inline where a front end
+ * refuses the attribute. */
+#ifndef INL
 #define INL static inline __attribute__((always_inline))
+#endif
 
 #define NTHREADS 256
 #define WTM (BM / 2) /* a warp's rows of C */
