@@ -698,7 +698,8 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mm
  * tf32 conversion of 32 values, and the shared-address mode. The host fills the inputs with
  * values whose products and sums are exact in f32 and checks every output bit.
  *   a32: 16 x 8 (row-major), b32: 8 x 8 (k x n, row-major), ah: 16 x 16, bh: 16 x 8 (k x n)
- *   f16 bits, ahb, bhb: the same shapes in bf16 bits, cv: 32 values to convert; out (uint): [0,128) TF32 D (16 x 8 row-major), [128,256) f16 D,
+ *   f16 bits, ahb, bhb: the same shapes in bf16 bits, cv: 32 values to convert;
+ *   out (uint): [0,128) TF32 D (16 x 8 row-major), [128,256) f16 D,
  *   [256,384) bf16 D, [384,416) tf32 bits of cv, [416] isspacep.shared of a __local pointer's
  *   integer value, [417] the raw 32 low bits of that value, [418] a value stored through
  *   OpenCL and read back by ld.shared at smem_u32()'s address (expects 0x5eed0000 + lane 0). */
