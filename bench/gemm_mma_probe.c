@@ -25,6 +25,8 @@
  * MMA_EMULATE=1 runs all but the timing on any OpenCL device (PoCL first) with the instructions
  * emulated in OpenCL C (cl/gemm_mma.cl, -DMMA_EMULATE=1) and a smaller last case: a test of
  * this program and of the kernels' indexing where no NVIDIA GPU is.
+ * MMA_BUDGET_S (default 150): past this many seconds, checks and timings left are skipped (and
+ * said so), so that the summary always comes out.
  * MMA_OPTS="..." adds build options to every build (e.g. -DSMEM_ADDR=0). The last lines are
  * one summary per variant: "summary NAME check ok|FAIL|nobuild  2048 T  4096 T  8192 T" in
  * TFLOP/s, which bench/gemm_mma_round.sh reads. Exit status 0 when every check passed. */
@@ -35,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DIE(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), exit(1))
 #define OK(x)                                                   \
@@ -65,8 +68,16 @@ static cl_command_queue q;
 static char *src;
 static const char *asm_kw = ""; /* "" or " -DASM_KW=asm" once the default spelling failed */
 static int nv_verbose;
+static double t_start, budget_s = 150; /* MMA_BUDGET_S: checks and timing stop past it */
 static cl_int lost_context; /* the error of a kernel that faulted, else 0 */
 static int emulate; /* MMA_EMULATE=1: any device, instructions emulated (see the top) */
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static int over_budget(void) { return now() - t_start > budget_s; }
 
 /* ---- numbers ------------------------------------------------------------------------- */
 
@@ -519,6 +530,9 @@ static double time_gemm(const variant *v, size_t s, cl_mem a, cl_mem b, cl_mem c
 int main(int argc, char **argv) {
   if (argc < 2) DIE("usage: gemm_mma_probe CL_FILE [VARIANT ...]");
   setvbuf(stdout, NULL, _IOLBF, 0); /* every line out at once, even through a pipe cut short */
+  t_start = now();
+  const char *bs = getenv("MMA_BUDGET_S");
+  if (bs && atof(bs) > 0) budget_s = atof(bs);
   cl_platform_id plats[16];
   cl_uint np = 0;
   if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS) np = 0;
@@ -598,6 +612,11 @@ int main(int argc, char **argv) {
   for (int vi = 0; vi < nchosen && !lost_context; vi++) {
     const variant *v = &variants[chosen[vi]];
     int failed = 0, nfail = 0, ncheck = 0, vec0 = 0;
+    if (over_budget()) {
+      printf("  %s: not checked, past the %.0f s budget (MMA_BUDGET_S)\n", v->name, budget_s);
+      status[vi] = "notrun";
+      continue;
+    }
     double worst_ratio = 0, worst = 0;
     for (int tt = 0; tt < 4; tt++)
       for (size_t ci = 0; ci < NCASES; ci++) {
@@ -655,7 +674,11 @@ int main(int argc, char **argv) {
     for (int vi = 0; vi < nchosen; vi++) {
       const variant *v = &variants[chosen[vi]];
       int failed = 0;
-      if (strcmp(status[vi], "nobuild") == 0) continue;
+      if (strcmp(status[vi], "nobuild") == 0 || strcmp(status[vi], "notrun") == 0) continue;
+      if (over_budget()) {
+        printf("  %s %zu^3: not timed, past the budget\n", v->name, s);
+        continue;
+      }
       tf[vi][si] = v->in == IN_TF32 ? time_gemm(v, s, a32, b32, c, &failed)
                                     : time_gemm(v, s, a16, b16, c, &failed);
     }

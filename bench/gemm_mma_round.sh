@@ -2,7 +2,8 @@
 # bench/gemm_mma_round.sh — one round of cl/gemm_mma.cl on the GPU machine, in one call:
 # PyTorch's matmul (TF32 on for f32; f16; bf16) at 2048^3, 4096^3 and 8192^3, then
 # bench/gemm_mma_probe (probe kernel, every variant's check against a host reference, timing),
-# then each variant's TFLOP/s as a ratio of PyTorch's in the same precision. Short output.
+# then each variant's TFLOP/s as a ratio of PyTorch's in the same precision. Short output;
+# about 4 minutes at most (PyTorch 60 s, the probe 140 s of work then its summary, 170 s hard).
 #
 #   bench/gemm_mma_round.sh BUILD_DIR [VARIANT ...]
 #
@@ -11,15 +12,20 @@
 b=${1:?usage: gemm_mma_round.sh BUILD_DIR [VARIANT ...]}
 shift
 src=$(cd "$(dirname "$0")/.." && pwd)
-if [ ! -x "$b/bench/gemm_mma_probe" ]; then
-  make -C "$b" -j8 bench/gemm_mma_probe >/dev/null || { echo "build of gemm_mma_probe failed"; exit 1; }
+probe=$b/bench/gemm_mma_probe own_probe=
+if [ ! -x "$probe" ] && ! make -C "$b" -j8 bench/gemm_mma_probe >/dev/null 2>&1; then
+  # A build directory from before bench/gemm_mma.mk: the program needs only OpenCL.
+  probe=$(mktemp /tmp/ocal-mma-probe-bin-XXXXXX)
+  own_probe=$probe
+  cc -std=gnu11 -O2 -o "$probe" "$src/bench/gemm_mma_probe.c" -lOpenCL -lm ||
+    { echo "build of gemm_mma_probe failed"; exit 1; }
 fi
 sizes=${MMA_SIZES:-2048,4096,8192}
 torch_out=$(mktemp /tmp/ocal-mma-torch-XXXXXX)
 probe_out=$(mktemp /tmp/ocal-mma-probe-XXXXXX)
-trap 'rm -f "$torch_out" "$probe_out"' EXIT
+trap 'rm -f "$torch_out" "$probe_out" ${own_probe:+"$own_probe"}' EXIT
 
-timeout 90 python3 - "$sizes" >"$torch_out" 2>/dev/null <<'PY'
+timeout 60 python3 - "$sizes" >"$torch_out" 2>/dev/null <<'PY'
 import sys
 import torch
 torch.backends.cuda.matmul.allow_tf32 = True
@@ -53,7 +59,7 @@ PY
 [ -s "$torch_out" ] || echo "torch: not available (no ratios)"
 cat "$torch_out"
 
-timeout 200 "$b/bench/gemm_mma_probe" "$src/cl/gemm_mma.cl" "$@" | tee "$probe_out"
+MMA_BUDGET_S=${MMA_BUDGET_S:-140} timeout 170 "$probe" "$src/cl/gemm_mma.cl" "$@" | tee "$probe_out"
 rc=${PIPESTATUS[0]}
 echo "gemm_mma_probe exit status $rc"
 
