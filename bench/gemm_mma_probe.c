@@ -67,6 +67,7 @@ static cl_device_id dev;
 static cl_command_queue q;
 static char *src;
 static const char *asm_kw = ""; /* "" or " -DASM_KW=asm" once the default spelling failed */
+static const char *inl_kw = ""; /* "" or " -DINL=inline" likewise */
 static int nv_verbose;
 static double t_start, budget_s = 150; /* MMA_BUDGET_S: checks and timing stop past it */
 static cl_int lost_context; /* the error of a kernel that faulted, else 0 */
@@ -145,13 +146,15 @@ static char *build_log(cl_program p) {
   return log;
 }
 
-/* Builds with opts (plus MMA_OPTS and the asm keyword); on failure retries once with the
- * other inline-assembly spelling. Returns NULL and prints the trimmed log on failure. */
+/* Builds with opts (plus MMA_OPTS and the spellings chosen so far). A failure whose log names
+ * the inline-assembly keyword or the forced-inline attribute is retried once with the other
+ * spelling (-DASM_KW=asm, -DINL=inline), which then holds for every later build. Returns NULL
+ * and prints the trimmed log (log_lines of it; none when negative) on failure. */
 static cl_program build(const char *opts, int log_lines, char **log_out) {
   const char *extra = getenv("MMA_OPTS");
   char full[1024];
-  for (int attempt = 0; attempt < 2; attempt++) {
-    snprintf(full, sizeof full, "%s%s %s%s%s", opts, asm_kw, extra ? extra : "",
+  for (int attempt = 0; attempt < 3; attempt++) {
+    snprintf(full, sizeof full, "%s%s%s %s%s%s", opts, asm_kw, inl_kw, extra ? extra : "",
              nv_verbose ? " -cl-nv-verbose" : "", emulate ? " -DMMA_EMULATE=1" : "");
     cl_int e;
     cl_program p = clCreateProgramWithSource(ctx, 1, (const char **)&src, NULL, &e);
@@ -164,8 +167,11 @@ static cl_program build(const char *opts, int log_lines, char **log_out) {
       return p;
     }
     clReleaseProgram(p);
-    if (attempt == 0 && !*asm_kw && strstr(log, "asm")) {
-      asm_kw = " -DASM_KW=asm";
+    int retry = 0;
+    if (!*asm_kw && strstr(log, "asm")) asm_kw = " -DASM_KW=asm", retry = 1;
+    else if (!*inl_kw && (strstr(log, "always_inline") || strstr(log, "static")))
+      inl_kw = " -DINL=inline", retry = 1;
+    if (retry) {
       free(log);
       continue;
     }
@@ -582,7 +588,6 @@ int main(int argc, char **argv) {
   OK(e);
 
   int all_ok = run_probe();
-  if (*asm_kw) printf("note: __asm__ was refused; built with -DASM_KW=asm\n");
 
   /* Variants named on the command line, else all. */
   int chosen[NVARIANTS], nchosen = 0;
@@ -688,6 +693,8 @@ int main(int argc, char **argv) {
     clReleaseMemObject(b16);
     clReleaseMemObject(c);
   }
+  if (*asm_kw || *inl_kw)
+    printf("note: the default spelling was refused; built with%s%s\n", asm_kw, inl_kw);
   for (int vi = 0; vi < nchosen; vi++) {
     printf("summary %-16s check %-7s", variants[chosen[vi]].name, status[vi]);
     for (size_t si = 0; si < nsizes; si++) printf("  %zu %.4g", sizes[si], tf[vi][si]);
