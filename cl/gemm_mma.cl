@@ -392,7 +392,17 @@ INL void issue_tiles(__global const ET *a, const uint lda, __global const ET *b,
 }
 #else
 /* The register-staged path: the next k step's pieces are read while this one is multiplied,
- * then written to the other stage. */
+ * then written to the other stage; TF32 values are rounded on the way into local memory, once
+ * per element instead of once per fragment read (cp.async cannot: it rounds at the read). */
+#if !MMA_HALF
+INL VT tf32_vec(const VT v) {
+  return (VT)(as_float(to_tf32(v.s0)), as_float(to_tf32(v.s1)), as_float(to_tf32(v.s2)),
+              as_float(to_tf32(v.s3)));
+}
+#define TF32_STORE(v) tf32_vec(v)
+#else
+#define TF32_STORE(v) (v)
+#endif
 INL void load_tiles(__global const ET *a, const uint lda, __global const ET *b,
                        const uint ldb, const uint row0, const uint col0, const uint kb,
                        const uint m, const uint n, const uint kend, const uint lid, VT *ra,
@@ -421,7 +431,7 @@ INL void store_tiles(__local ET *as, __local ET *bs, const uint lid, const VT *r
 #else
     const uint lr = p / (BK / VW), lc = (p % (BK / VW)) * VW;
 #endif
-    *(__local VT *)(as + lr * SA + lc) = ra[i];
+    *(__local VT *)(as + lr * SA + lc) = TF32_STORE(ra[i]);
   }
 #pragma unroll
   for (int i = 0; i < NPB; i++) {
@@ -431,10 +441,17 @@ INL void store_tiles(__local ET *as, __local ET *bs, const uint lid, const VT *r
 #else
     const uint lr = p / (BN / VW), lc = (p % (BN / VW)) * VW;
 #endif
-    *(__local VT *)(bs + lr * SB + lc) = rb[i];
+    *(__local VT *)(bs + lr * SB + lc) = TF32_STORE(rb[i]);
   }
 }
 #endif /* CP_ASYNC */
+
+/* A TF32 fragment element from local memory: already rounded on the register path. */
+#if CP_ASYNC
+#define FRAG_TF32(x) to_tf32(x)
+#else
+#define FRAG_TF32(x) as_uint(x)
+#endif
 
 /* op(A)[r][k] and op(B)[k][c] inside the local tiles. */
 #if TA
@@ -466,16 +483,16 @@ INL void mma_stage(__local const ET *as, __local const ET *bs, const uint sa_add
 #pragma unroll
     for (int i = 0; i < MT; i++) {
       const uint r = wr + 16 * i + g;
-      af[i][0] = to_tf32(AT(as, r, ks + t));
-      af[i][1] = to_tf32(AT(as, r + 8, ks + t));
-      af[i][2] = to_tf32(AT(as, r, ks + t + 4));
-      af[i][3] = to_tf32(AT(as, r + 8, ks + t + 4));
+      af[i][0] = FRAG_TF32(AT(as, r, ks + t));
+      af[i][1] = FRAG_TF32(AT(as, r + 8, ks + t));
+      af[i][2] = FRAG_TF32(AT(as, r, ks + t + 4));
+      af[i][3] = FRAG_TF32(AT(as, r + 8, ks + t + 4));
     }
 #pragma unroll
     for (int j = 0; j < NT; j++) {
       const uint c = wc + 8 * j + g;
-      bf[j][0] = to_tf32(BT(bs, ks + t, c));
-      bf[j][1] = to_tf32(BT(bs, ks + t + 4, c));
+      bf[j][0] = FRAG_TF32(BT(bs, ks + t, c));
+      bf[j][1] = FRAG_TF32(BT(bs, ks + t + 4, c));
     }
 #pragma unroll
     for (int i = 0; i < MT; i++)
