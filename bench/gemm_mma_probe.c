@@ -620,6 +620,7 @@ int main(int argc, char **argv) {
     if (over_budget()) {
       printf("  %s: not checked, past the %.0f s budget (MMA_BUDGET_S)\n", v->name, budget_s);
       status[vi] = "notrun";
+      all_ok = 0;
       continue;
     }
     double worst_ratio = 0, worst = 0;
@@ -661,7 +662,7 @@ int main(int argc, char **argv) {
            (int)lost_context);
     nsizes = 0;
     for (int vi = 0; vi < nchosen; vi++)
-      if (!status[vi]) status[vi] = "notrun";
+      if (!status[vi]) status[vi] = "notrun", all_ok = 0;
   }
   for (size_t si = 0; si < nsizes; si++) {
     size_t s = sizes[si], nel = s * s;
