@@ -31,7 +31,21 @@ variants=(
   "-DMMA_F16 -DVEC=1 -DCP_ASYNC=1 -DLDMATRIX=1 -DOUT_F16"
   "-DMMA_BF16 -DVEC=1 -DCP_ASYNC=1 -DLDMATRIX=1 -DOUT_BF16"
   "-DMMA_BF16 -DVEC=0 -DOUT_BF16"
+  "-DMMA_TF32 -DVEC=0 -DLDMATRIX=1"
+  "-DMMA_TF32 -DVEC=1 -DCP_ASYNC=1 -DLDMATRIX=1"
+  "-DMMA_TF32 -DVEC=1 -DCP_ASYNC=1 -DLDMATRIX=1 -DBK=8 -DSTAGES=4 -DRASTER=8"
+  "-DMMA_TF32 -DVEC=1 -DCP_ASYNC=1 -DLDMATRIX=1 -DBN=256 -DBK=8 -DSTAGES=3 -DRASTER=8"
+  "-DMMA_F16 -DVEC=1 -DCP_ASYNC=1 -DLDMATRIX=1 -DRASTER=8"
+  "-DMMA_F16 -DVEC=1 -DCP_ASYNC=1 -DLDMATRIX=1 -DBK=16 -DSTAGES=4 -DRASTER=8"
+  "-DMMA_F16 -DVEC=1 -DCP_ASYNC=1 -DLDMATRIX=1 -DBN=256 -DBK=16 -DSTAGES=3 -DRASTER=8"
+  "-DMMA_BF16 -DVEC=1 -DCP_ASYNC=1 -DLDMATRIX=1 -DBN=256 -DBK=16 -DSTAGES=3 -DRASTER=8"
 )
+# MMA_CHECK_ONLY=REGEX compiles only the variants whose options match it.
+if [ -n "$MMA_CHECK_ONLY" ]; then
+  kept=()
+  for v in "${variants[@]}"; do [[ $v =~ $MMA_CHECK_ONLY ]] && kept+=("$v"); done
+  variants=("${kept[@]}")
+fi
 for t in "0 0" "0 1" "1 0" "1 1"; do
   set -- $t
   for v in "${variants[@]}"; do
@@ -44,7 +58,7 @@ for t in "0 0" "0 1" "1 0" "1 1"; do
     p="$tmp/k.ptx"
     # The GEMM kernel only (the probe kernel follows it in the file).
     sed -n '/^.entry ocal_gemm_mma/,/^.entry ocal_mma_probe/p' "$p" >"$tmp/g.ptx"
-    printf 'ok TA=%s TB=%s %-58s mma %2d cp.async %d ldmatrix %2d local %d shared %s\n' "$1" "$2" \
+    printf 'ok TA=%s TB=%s %-78s mma %2d cp.async %d ldmatrix %2d local %d shared %s\n' "$1" "$2" \
       "$v" "$(grep -c 'mma.sync' "$tmp/g.ptx")" "$(grep -c 'cp.async.cg' "$tmp/g.ptx")" \
       "$(grep -c 'ldmatrix' "$tmp/g.ptx")" "$(grep -c 'ld.local\|st.local' "$tmp/g.ptx")" \
       "$(grep -o 'smem\[[0-9]*\]' "$tmp/g.ptx" | tr -dc 0-9)"

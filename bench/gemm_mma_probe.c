@@ -49,16 +49,33 @@
 enum { IN_TF32, IN_F16, IN_BF16 };
 enum { OUT_F32, OUT_F16, OUT_BF16 };
 
+/* bm, bn, bk: block tile (0: the kernel's default); stages: local stages (0: 2); raster: the
+ * kernel's RASTER group of block rows (0: off). */
 typedef struct variant {
   const char *name;
   int in, out, cp, ldm;
+  int bm, bn, bk, stages, raster;
 } variant;
 
 static const variant variants[] = {
-    {"tf32", IN_TF32, OUT_F32, 0, 0},          {"tf32_cp", IN_TF32, OUT_F32, 1, 0},
-    {"f16", IN_F16, OUT_F32, 0, 0},            {"f16_cp", IN_F16, OUT_F32, 1, 0},
-    {"f16_cp_ldm", IN_F16, OUT_F32, 1, 1},     {"bf16_cp_ldm", IN_BF16, OUT_F32, 1, 1},
-    {"f16_cp_ldm_o16", IN_F16, OUT_F16, 1, 1}, {"bf16_cp_ldm_o16", IN_BF16, OUT_BF16, 1, 1},
+    {"tf32", IN_TF32, OUT_F32, 0, 0, 0, 0, 0, 0, 0},
+    {"tf32_cp", IN_TF32, OUT_F32, 1, 0, 0, 0, 0, 0, 0},
+    {"f16", IN_F16, OUT_F32, 0, 0, 0, 0, 0, 0, 0},
+    {"f16_cp", IN_F16, OUT_F32, 1, 0, 0, 0, 0, 0, 0},
+    {"f16_cp_ldm", IN_F16, OUT_F32, 1, 1, 0, 0, 0, 0, 0},
+    {"bf16_cp_ldm", IN_BF16, OUT_F32, 1, 1, 0, 0, 0, 0, 0},
+    {"f16_cp_ldm_o16", IN_F16, OUT_F16, 1, 1, 0, 0, 0, 0, 0},
+    {"bf16_cp_ldm_o16", IN_BF16, OUT_BF16, 1, 1, 0, 0, 0, 0, 0},
+    /* Round 2 (docs/tensor-cores.md): deeper cp.async pipelines in 48 KiB (a smaller k step
+     * per stage), ldmatrix for TF32, 64 x 64 warp tiles (128 x 256 blocks), rasterised blocks. */
+    {"tf32_ldm", IN_TF32, OUT_F32, 1, 1, 0, 0, 0, 0, 0},
+    {"tf32_ldm_s4", IN_TF32, OUT_F32, 1, 1, 128, 128, 8, 4, 8},
+    {"tf32_ldm_256_s3", IN_TF32, OUT_F32, 1, 1, 128, 256, 8, 3, 8},
+    {"f16_ldm_r8", IN_F16, OUT_F32, 1, 1, 0, 0, 0, 0, 8},
+    {"f16_ldm_s4", IN_F16, OUT_F32, 1, 1, 128, 128, 16, 4, 8},
+    {"f16_ldm_256_s3", IN_F16, OUT_F32, 1, 1, 128, 256, 16, 3, 8},
+    {"bf16_ldm_s4", IN_BF16, OUT_F32, 1, 1, 128, 128, 16, 4, 8},
+    {"bf16_ldm_256_s3", IN_BF16, OUT_F32, 1, 1, 128, 256, 16, 3, 8},
 };
 #define NVARIANTS (sizeof variants / sizeof variants[0])
 
@@ -297,11 +314,17 @@ static size_t out_size(const variant *v) { return v->out == OUT_F32 ? 4 : 2; }
 
 /* The kernel for a variant, transpose and alignment; NULL when it does not build. */
 static cl_kernel kernel_for(const variant *v, int ta, int tb, int vec, int *failed_before) {
-  char opts[256];
-  snprintf(opts, sizeof opts, "%s%s -DTA=%d -DTB=%d -DVEC=%d -DCP_ASYNC=%d -DLDMATRIX=%d",
+  char opts[256], tile[96] = "";
+  /* More than 2 stages need cp.async, which needs VEC=1: the VEC=0 cases run 2 stages. */
+  if (v->bm) snprintf(tile, sizeof tile, " -DBM=%d -DBN=%d -DBK=%d", v->bm, v->bn, v->bk);
+  if (v->stages && vec)
+    snprintf(tile + strlen(tile), sizeof tile - strlen(tile), " -DSTAGES=%d", v->stages);
+  if (v->raster)
+    snprintf(tile + strlen(tile), sizeof tile - strlen(tile), " -DRASTER=%d", v->raster);
+  snprintf(opts, sizeof opts, "%s%s -DTA=%d -DTB=%d -DVEC=%d -DCP_ASYNC=%d -DLDMATRIX=%d%s",
            v->in == IN_TF32 ? "-DMMA_TF32" : v->in == IN_F16 ? "-DMMA_F16" : "-DMMA_BF16",
            v->out == OUT_F16 ? " -DOUT_F16" : v->out == OUT_BF16 ? " -DOUT_BF16" : "", ta, tb,
-           vec, v->cp && vec, v->ldm);
+           vec, v->cp && vec, v->ldm, tile);
   for (int i = 0; i < ncache; i++)
     if (strcmp(cache[i].opts, opts) == 0) return cache[i].kern;
   if (ncache == (int)(sizeof cache / sizeof cache[0])) DIE("too many builds");
@@ -336,7 +359,7 @@ typedef struct launch {
   float alpha, beta;
 } launch;
 
-static cl_int enqueue(cl_kernel kern, const launch *L, cl_event *ev) {
+static cl_int enqueue(const variant *v, cl_kernel kern, const launch *L, cl_event *ev) {
   cl_uint kc = L->k, slices = 1;
   cl_int read_c = L->beta != 0.0f;
   int i = 0;
@@ -362,7 +385,8 @@ static cl_int enqueue(cl_kernel kern, const launch *L, cl_event *ev) {
   cl_int e = clSetKernelArg(kern, i++, sizeof(cl_int), &read_c);
   if (e != CL_SUCCESS) return e;
   size_t local[3] = {256, 1, 1};
-  size_t global[3] = {(L->n + 127) / 128 * 256, (L->m + 127) / 128, L->batch};
+  const size_t bm = v->bm ? (size_t)v->bm : 128, bn = v->bn ? (size_t)v->bn : 128;
+  size_t global[3] = {(L->n + bn - 1) / bn * 256, (L->m + bm - 1) / bm, L->batch};
   return clEnqueueNDRangeKernel(q, kern, 3, NULL, global, local, 0, NULL, ev);
 }
 
@@ -442,7 +466,7 @@ static double check_case(const variant *v, int ta, int tb, const tcase *t, int *
               off, cs, (cl_uint)lda, (cl_uint)ldb, (cl_uint)ldc, (cl_uint)m, (cl_uint)n,
               (cl_uint)k, (cl_uint)batch, t->alpha, t->beta};
   double worst = 0;
-  cl_int le = enqueue(kern, &L, NULL);
+  cl_int le = enqueue(v, kern, &L, NULL);
   if (le == CL_SUCCESS) {
     le = clEnqueueReadBuffer(q, L.c, CL_TRUE, 0, nc * os, hc, 0, NULL, NULL);
     /* A fault while running loses the context: nothing after it can be trusted. */
@@ -518,10 +542,10 @@ static double time_gemm(const variant *v, size_t s, cl_mem a, cl_mem b, cl_mem c
   launch L = {a, b, c, 0, 0, 0, 0, 0, 0, (cl_uint)s, (cl_uint)s, (cl_uint)s, (cl_uint)s,
               (cl_uint)s, (cl_uint)s, 1, 1.0f, 0.0f};
   double t[5];
-  if (enqueue(kern, &L, NULL) != CL_SUCCESS || clFinish(q) != CL_SUCCESS) return 0;
+  if (enqueue(v, kern, &L, NULL) != CL_SUCCESS || clFinish(q) != CL_SUCCESS) return 0;
   for (int r = 0; r < 5; r++) {
     cl_event ev;
-    if (enqueue(kern, &L, &ev) != CL_SUCCESS) return 0;
+    if (enqueue(v, kern, &L, &ev) != CL_SUCCESS) return 0;
     clWaitForEvents(1, &ev);
     cl_ulong t0 = 0, t1 = 0;
     clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);

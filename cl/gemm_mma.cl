@@ -14,7 +14,14 @@
  *   -DVEC=1: every leading dimension and offset is a multiple of 16 bytes' worth of elements,
  *     so tiles move in 16-byte pieces; VEC=0 reads element by element.
  *   -DCP_ASYNC=1 (needs VEC=1): global to local copies by cp.async (no staging registers).
- *   -DLDMATRIX=1 (f16/bf16 only): fragments by ldmatrix instead of 32/16-bit local loads.
+ *   -DLDMATRIX=1: fragments by ldmatrix instead of 32/16-bit local loads. For TF32 only the
+ *     k-contiguous operands (A with TA=0, B with TB=1) use it (a 32-bit element is two b16
+ *     halves, so a non-transposed 8 x 8 b16 matrix is an 8 x 4 tf32 block in the fragment's
+ *     layout); the others keep 32-bit loads (.trans would split the halves).
+ *   -DSTAGES=2|3|4 (CP_ASYNC=1 only for more than 2): local stages of A and B; with S stages
+ *     S - 1 copies are in flight while one stage is multiplied (cp.async.wait_group S - 2).
+ *   -DRASTER=G (0: off): blocks run in groups of G block rows, column by column inside a
+ *     group, so that the G row panels of A and a few column panels of B stay in L2.
  *   -DSMEM_ADDR=0|1|2: how a __local pointer becomes the 32-bit shared-space address that
  *     cp.async and ldmatrix take. 0: the pointer's integer value is already a shared-space
  *     offset (clang's NVPTX back end); 1: it is a generic address (cvta.to.shared); 2 (the
@@ -34,6 +41,7 @@
 #define MMA_HALF 1
 typedef ushort ET; /* element of A and B */
 #define VW 8 /* elements in a 16-byte piece */
+#define ESZ 2 /* bytes of an element (for #if) */
 #ifndef BK
 #define BK 32
 #endif
@@ -42,6 +50,7 @@ typedef ushort ET; /* element of A and B */
 #define MMA_HALF 0
 typedef float ET;
 #define VW 4
+#define ESZ 4
 #ifndef BK
 #define BK 16
 #endif
@@ -88,8 +97,14 @@ typedef float CT;
 #if CP_ASYNC && !VEC
 #error "CP_ASYNC=1 needs VEC=1: cp.async moves aligned 16-byte pieces"
 #endif
-#if LDMATRIX && !MMA_HALF
-#error "LDMATRIX=1 applies to f16/bf16 inputs only"
+#ifndef STAGES
+#define STAGES 2
+#endif
+#ifndef RASTER
+#define RASTER 0
+#endif
+#if STAGES < 2 || STAGES > 4 || (STAGES > 2 && !CP_ASYNC)
+#error "STAGES is 2, 3 or 4, and more than 2 needs CP_ASYNC=1"
 #endif
 
 /* The inline-assembly keyword: clang's OpenCL C knows only __asm__; the issue's NVIDIA test used
@@ -120,7 +135,7 @@ typedef float CT;
  * mn-contiguous row of 136 elements shifts each k row by 8 banks (f32) or 4 (16-bit). The same
  * strides keep ldmatrix's 8 rows of 16 bytes on distinct bank groups (strides of 5 and 17
  * 16-byte units are odd). */
-#define PADK (16 / (int)sizeof(ET))
+#define PADK (16 / ESZ)
 #define PADMN 8
 #if TA
 #define SA (BM + PADMN)
@@ -136,6 +151,30 @@ typedef float CT;
 #define SB (BN + PADMN)
 #define B_TILE (BK * SB)
 #endif
+/* Stages that do not fit in LOCAL_MAX bytes (NVIDIA's 48 KiB a work-group) are dropped, so
+ * that one set of options builds for every transpose: padded k-contiguous tiles of B with
+ * TB=1 are larger than the n-contiguous ones. */
+#ifndef LOCAL_MAX
+#define LOCAL_MAX 49152
+#endif
+#define STAGE_BYTES ((A_TILE + B_TILE) * ESZ)
+#if STAGES == 4 && 4 * STAGE_BYTES > LOCAL_MAX
+#undef STAGES
+#define STAGES 3
+#endif
+#if STAGES == 3 && 3 * STAGE_BYTES > LOCAL_MAX
+#undef STAGES
+#define STAGES 2
+#endif
+/* cp.async.wait_group takes a literal. */
+#if STAGES == 2
+#define WAIT_PENDING 0
+#elif STAGES == 3
+#define WAIT_PENDING 1
+#else
+#define WAIT_PENDING 2
+#endif
+
 /* 16-byte pieces of each tile, and per work-item. */
 #define PA (BM * BK / VW)
 #define PB (BN * BK / VW)
@@ -367,7 +406,8 @@ INL void cp_async16(const uint dst, __global const ET *src, const uint nv EMU_DE
 #define CP_WAIT(n)
 #else
 #define CP_COMMIT() ASM("cp.async.commit_group;" ::: "memory")
-#define CP_WAIT(n) ASM("cp.async.wait_group " #n ";" ::: "memory")
+#define CP_WAIT(n) CP_WAIT_(n)
+#define CP_WAIT_(n) ASM("cp.async.wait_group " #n ";" ::: "memory")
 #endif
 
 /* Issue the copies of both tiles of k step kb into stage buffers at shared addresses sa, sb. */
@@ -480,20 +520,49 @@ INL void mma_stage(__local const ET *as, __local const ET *bs, const uint sa_add
 #if !MMA_HALF
     /* m16n8k8 TF32: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4); b0 (k t, n g),
      * b1 (k t+4, n g). */
+#if LDMATRIX
+    /* ldmatrix x4 on 32-bit elements: the 8 x 8 b16 matrix q is an 8 x 4 tf32 block, and
+     * lane l's register q holds its element (row l/4, column l%4), i.e. (g, t). For A, matrix
+     * q covers m half q&1 and k half q>>1 (a0..a3); for B (TB=1), n tile q>>1 and k half q&1
+     * (b0, b1 of tiles j, j+1). Row addresses are 16-byte aligned: SA and SB are multiples of
+     * 4 floats, and their odd counts of 16-byte units keep the 8 rows on distinct banks. */
+    const uint q = lane >> 3, rr = lane & 7;
+#endif
 #pragma unroll
     for (int i = 0; i < MT; i++) {
+#if LDMATRIX && !TA
+      const uint off = (wr + 16 * i + (q & 1) * 8 + rr) * SA + ks + (q >> 1) * 4;
+      uint r4[4];
+      LDMATRIX_X4(r4, sa_addr + off * 4);
+#pragma unroll
+      for (int h = 0; h < 4; h++) af[i][h] = FRAG_TF32(as_float(r4[h]));
+#else
       const uint r = wr + 16 * i + g;
       af[i][0] = FRAG_TF32(AT(as, r, ks + t));
       af[i][1] = FRAG_TF32(AT(as, r + 8, ks + t));
       af[i][2] = FRAG_TF32(AT(as, r, ks + t + 4));
       af[i][3] = FRAG_TF32(AT(as, r + 8, ks + t + 4));
+#endif
     }
+#if LDMATRIX && TB
+#pragma unroll
+    for (int j = 0; j < NT; j += 2) {
+      uint r4[4];
+      const uint off = (wc + 8 * j + (q >> 1) * 8 + rr) * SB + ks + (q & 1) * 4;
+      LDMATRIX_X4(r4, sb_addr + off * 4);
+      bf[j][0] = FRAG_TF32(as_float(r4[0]));
+      bf[j][1] = FRAG_TF32(as_float(r4[1]));
+      bf[j + 1][0] = FRAG_TF32(as_float(r4[2]));
+      bf[j + 1][1] = FRAG_TF32(as_float(r4[3]));
+    }
+#else
 #pragma unroll
     for (int j = 0; j < NT; j++) {
       const uint c = wc + 8 * j + g;
       bf[j][0] = FRAG_TF32(BT(bs, ks + t, c));
       bf[j][1] = FRAG_TF32(BT(bs, ks + t + 4, c));
     }
+#endif
 #pragma unroll
     for (int i = 0; i < MT; i++)
 #pragma unroll
@@ -602,7 +671,7 @@ INL void store_c(__global CT *p, const float v) {
 #endif
 }
 
-/* Local memory of one work-group: two stages of A's and B's tiles. */
+/* Local memory of one work-group: STAGES stages of A's and B's tiles. */
 #define STAGE (A_TILE + B_TILE)
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mma(
@@ -612,12 +681,23 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mm
     const uint n, const uint k, const uint kc, const uint slices, const float alpha,
     const float beta, const int read_c) {
   /* uint4 keeps the buffer 16-byte aligned for vector stores, cp.async and ldmatrix. */
-  __local uint4 smem[(2 * STAGE * sizeof(ET) + 15) / 16];
+  __local uint4 smem[(STAGES * STAGE * sizeof(ET) + 15) / 16];
   __local ET *const sm = (__local ET *)smem;
 
   const uint lid = get_local_id(0), lane = lid & 31, warp = lid >> 5;
   const uint wr = (warp & 1) * WTM, wc = (warp >> 1) * WTN;
-  const uint col0 = get_group_id(0) * BN, row0 = get_group_id(1) * BM;
+#if RASTER
+  /* Blocks start in the order of their linear index (x fastest). Renumbered, consecutive
+   * blocks walk down a group of RASTER block rows before moving one block column right, so
+   * that the blocks running at once share A's row panels and B's column panels in L2. */
+  const uint nbx = get_num_groups(0), nby = get_num_groups(1);
+  const uint lin = get_group_id(1) * nbx + get_group_id(0), per = RASTER * nbx;
+  const uint first = lin / per * RASTER, rows = min(nby - first, (uint)RASTER);
+  const uint bx = lin % per / rows, by = first + lin % per % rows;
+#else
+  const uint bx = get_group_id(0), by = get_group_id(1);
+#endif
+  const uint col0 = bx * BN, row0 = by * BM;
   const uint z = get_group_id(2), entry = z / slices, slice = z % slices;
   a += a_off + entry * a_stride;
   b += b_off + entry * b_stride;
@@ -640,7 +720,37 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mm
 #pragma unroll
       for (int r = 0; r < 4; r++) acc[i][j][r] = 0.0f;
 
-#if CP_ASYNC
+#if CP_ASYNC && STAGES > 2
+  /* STAGES - 1 k steps in flight: step t + STAGES - 1 is issued into the stage that step t - 1
+   * used, after the barrier that says every warp has finished multiplying it. One commit per
+   * step, empty past the end, so that "all but the newest STAGES - 2 groups" is always step t. */
+#pragma unroll
+  for (uint s = 0; s < STAGES - 1; s++) {
+    if (s < ntiles) {
+      const uint st = base + s * STAGE * (uint)sizeof(ET);
+      issue_tiles(a, lda, b, ldb, row0, col0, kbeg + s * BK, m, n, kend, lid, st,
+                  st + A_TILE * (uint)sizeof(ET) EMU_ARG);
+    }
+    CP_COMMIT();
+  }
+  uint cur = 0, nxt = STAGES - 1;
+  for (uint t = 0; t < ntiles; t++) {
+    CP_WAIT(WAIT_PENDING);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t + STAGES - 1 < ntiles) {
+      const uint st = base + nxt * STAGE * (uint)sizeof(ET);
+      issue_tiles(a, lda, b, ldb, row0, col0, kbeg + (t + STAGES - 1) * BK, m, n, kend, lid, st,
+                  st + A_TILE * (uint)sizeof(ET) EMU_ARG);
+    }
+    CP_COMMIT();
+    const uint so = cur * STAGE;
+    mma_stage(sm + so, sm + so + A_TILE, base + so * (uint)sizeof(ET),
+              base + (so + A_TILE) * (uint)sizeof(ET), wr, wc, lane, acc EMU_ARG);
+    cur = cur + 1 == STAGES ? 0 : cur + 1;
+    nxt = nxt + 1 == STAGES ? 0 : nxt + 1;
+  }
+  CP_WAIT(0);
+#elif CP_ASYNC
   if (ntiles > 0)
     issue_tiles(a, lda, b, ldb, row0, col0, kbeg, m, n, kend, lid, base,
                 base + A_TILE * (uint)sizeof(ET) EMU_ARG);
