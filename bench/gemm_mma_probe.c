@@ -50,32 +50,34 @@ enum { IN_TF32, IN_F16, IN_BF16 };
 enum { OUT_F32, OUT_F16, OUT_BF16 };
 
 /* bm, bn, bk: block tile (0: the kernel's default); stages: local stages (0: 2); raster: the
- * kernel's RASTER group of block rows (0: off). */
+ * kernel's RASTER group of block rows (0: off); ip: TF32_INPLACE (round once in local memory). */
 typedef struct variant {
   const char *name;
   int in, out, cp, ldm;
-  int bm, bn, bk, stages, raster;
+  int bm, bn, bk, stages, raster, ip;
 } variant;
 
 static const variant variants[] = {
-    {"tf32", IN_TF32, OUT_F32, 0, 0, 0, 0, 0, 0, 0},
-    {"tf32_cp", IN_TF32, OUT_F32, 1, 0, 0, 0, 0, 0, 0},
-    {"f16", IN_F16, OUT_F32, 0, 0, 0, 0, 0, 0, 0},
-    {"f16_cp", IN_F16, OUT_F32, 1, 0, 0, 0, 0, 0, 0},
-    {"f16_cp_ldm", IN_F16, OUT_F32, 1, 1, 0, 0, 0, 0, 0},
-    {"bf16_cp_ldm", IN_BF16, OUT_F32, 1, 1, 0, 0, 0, 0, 0},
-    {"f16_cp_ldm_o16", IN_F16, OUT_F16, 1, 1, 0, 0, 0, 0, 0},
-    {"bf16_cp_ldm_o16", IN_BF16, OUT_BF16, 1, 1, 0, 0, 0, 0, 0},
+    {"tf32", IN_TF32, OUT_F32, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"tf32_cp", IN_TF32, OUT_F32, 1, 0, 0, 0, 0, 0, 0, 0},
+    {"f16", IN_F16, OUT_F32, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"f16_cp", IN_F16, OUT_F32, 1, 0, 0, 0, 0, 0, 0, 0},
+    {"f16_cp_ldm", IN_F16, OUT_F32, 1, 1, 0, 0, 0, 0, 0, 0},
+    {"bf16_cp_ldm", IN_BF16, OUT_F32, 1, 1, 0, 0, 0, 0, 0, 0},
+    {"f16_cp_ldm_o16", IN_F16, OUT_F16, 1, 1, 0, 0, 0, 0, 0, 0},
+    {"bf16_cp_ldm_o16", IN_BF16, OUT_BF16, 1, 1, 0, 0, 0, 0, 0, 0},
     /* Round 2 (docs/tensor-cores.md): deeper cp.async pipelines in 48 KiB (a smaller k step
      * per stage), ldmatrix for TF32, 64 x 64 warp tiles (128 x 256 blocks), rasterised blocks. */
-    {"tf32_ldm", IN_TF32, OUT_F32, 1, 1, 0, 0, 0, 0, 0},
-    {"tf32_ldm_s4", IN_TF32, OUT_F32, 1, 1, 128, 128, 8, 4, 8},
-    {"tf32_ldm_256_s3", IN_TF32, OUT_F32, 1, 1, 128, 256, 8, 3, 8},
-    {"f16_ldm_r8", IN_F16, OUT_F32, 1, 1, 0, 0, 0, 0, 8},
-    {"f16_ldm_s4", IN_F16, OUT_F32, 1, 1, 128, 128, 16, 4, 8},
-    {"f16_ldm_256_s3", IN_F16, OUT_F32, 1, 1, 128, 256, 16, 3, 8},
-    {"bf16_ldm_s4", IN_BF16, OUT_F32, 1, 1, 128, 128, 16, 4, 8},
-    {"bf16_ldm_256_s3", IN_BF16, OUT_F32, 1, 1, 128, 256, 16, 3, 8},
+    {"tf32_ldm", IN_TF32, OUT_F32, 1, 1, 0, 0, 0, 0, 0, 0},
+    {"tf32_ldm_s4", IN_TF32, OUT_F32, 1, 1, 128, 128, 8, 4, 8, 0},
+    {"tf32_ldm_256_s3", IN_TF32, OUT_F32, 1, 1, 128, 256, 8, 3, 8, 0},
+    {"tf32_ldm_s4_ip", IN_TF32, OUT_F32, 1, 1, 128, 128, 8, 4, 8, 1},
+    {"tf32_ldm_256_s3_ip", IN_TF32, OUT_F32, 1, 1, 128, 256, 8, 3, 8, 1},
+    {"f16_ldm_r8", IN_F16, OUT_F32, 1, 1, 0, 0, 0, 0, 8, 0},
+    {"f16_ldm_s4", IN_F16, OUT_F32, 1, 1, 128, 128, 16, 4, 8, 0},
+    {"f16_ldm_256_s3", IN_F16, OUT_F32, 1, 1, 128, 256, 16, 3, 8, 0},
+    {"bf16_ldm_s4", IN_BF16, OUT_F32, 1, 1, 128, 128, 16, 4, 8, 0},
+    {"bf16_ldm_256_s3", IN_BF16, OUT_F32, 1, 1, 128, 256, 16, 3, 8, 0},
 };
 #define NVARIANTS (sizeof variants / sizeof variants[0])
 
@@ -314,13 +316,14 @@ static size_t out_size(const variant *v) { return v->out == OUT_F32 ? 4 : 2; }
 
 /* The kernel for a variant, transpose and alignment; NULL when it does not build. */
 static cl_kernel kernel_for(const variant *v, int ta, int tb, int vec, int *failed_before) {
-  char opts[256], tile[96] = "";
+  char opts[256], tile[128] = "";
   /* More than 2 stages need cp.async, which needs VEC=1: the VEC=0 cases run 2 stages. */
   if (v->bm) snprintf(tile, sizeof tile, " -DBM=%d -DBN=%d -DBK=%d", v->bm, v->bn, v->bk);
   if (v->stages && vec)
     snprintf(tile + strlen(tile), sizeof tile - strlen(tile), " -DSTAGES=%d", v->stages);
   if (v->raster)
     snprintf(tile + strlen(tile), sizeof tile - strlen(tile), " -DRASTER=%d", v->raster);
+  if (v->ip) snprintf(tile + strlen(tile), sizeof tile - strlen(tile), " -DTF32_INPLACE=1");
   snprintf(opts, sizeof opts, "%s%s -DTA=%d -DTB=%d -DVEC=%d -DCP_ASYNC=%d -DLDMATRIX=%d%s",
            v->in == IN_TF32 ? "-DMMA_TF32" : v->in == IN_F16 ? "-DMMA_F16" : "-DMMA_BF16",
            v->out == OUT_F16 ? " -DOUT_F16" : v->out == OUT_BF16 ? " -DOUT_BF16" : "", ta, tb,
@@ -638,6 +641,26 @@ int main(int argc, char **argv) {
   double tf[NVARIANTS][4];
   memset(tf, 0, sizeof tf);
 
+  /* Timing buffers, one set per size, filled once (f32 values for TF32; f16 bits for the
+   * 16-bit variants, which read them as f16 or bf16, finite either way). Each variant is timed
+   * right after its checks, so that a budget cut leaves whole variants out, not all timings. */
+  cl_mem ta32[4] = {0}, tb32[4] = {0}, ta16[4] = {0}, tb16[4] = {0}, tcm[4] = {0};
+  for (size_t si = 0; si < nsizes; si++) {
+    size_t nel = sizes[si] * sizes[si];
+    float *h32 = malloc(nel * 4);
+    uint16_t *h16 = malloc(nel * 2);
+    for (size_t i = 0; i < nel; i++) {
+      float x = (float)urand();
+      h32[i] = x;
+      h16[i] = float_to_half(x);
+    }
+    ta32[si] = buffer(nel * 4, h32), tb32[si] = buffer(nel * 4, h32);
+    ta16[si] = buffer(nel * 2, h16), tb16[si] = buffer(nel * 2, h16);
+    tcm[si] = buffer(nel * 4, NULL);
+    free(h32);
+    free(h16);
+  }
+
   for (int vi = 0; vi < nchosen && !lost_context; vi++) {
     const variant *v = &variants[chosen[vi]];
     int failed = 0, nfail = 0, ncheck = 0, vec0 = 0;
@@ -677,46 +700,31 @@ int main(int argc, char **argv) {
              "%.2g = %.2g of tolerance%s%s\n", v->name, status[vi], ncheck, (unsigned)NCASES,
              vec0, worst, worst_ratio, *regs ? "; " : "", regs);
     if (nfail || failed) all_ok = 0;
+    if (strcmp(status[vi], "nobuild") == 0) continue;
+    for (size_t si = 0; si < nsizes && !lost_context; si++) {
+      if (over_budget()) {
+        printf("  %s %zu^3: not timed, past the budget\n", v->name, sizes[si]);
+        continue;
+      }
+      int tfailed = 0;
+      tf[vi][si] = v->in == IN_TF32
+                       ? time_gemm(v, sizes[si], ta32[si], tb32[si], tcm[si], &tfailed)
+                       : time_gemm(v, sizes[si], ta16[si], tb16[si], tcm[si], &tfailed);
+    }
   }
 
-  /* Timing: one set of buffers per size, filled once (f32 values for TF32; f16 bits for the
-   * 16-bit variants, which read them as f16 or bf16, finite either way). */
   if (lost_context) {
-    printf("stopped: a kernel failed while running (OpenCL error %d); no timing\n",
+    printf("stopped: a kernel failed while running (OpenCL error %d); no further timing\n",
            (int)lost_context);
-    nsizes = 0;
     for (int vi = 0; vi < nchosen; vi++)
       if (!status[vi]) status[vi] = "notrun", all_ok = 0;
   }
   for (size_t si = 0; si < nsizes; si++) {
-    size_t s = sizes[si], nel = s * s;
-    float *h32 = malloc(nel * 4);
-    uint16_t *h16 = malloc(nel * 2);
-    for (size_t i = 0; i < nel; i++) {
-      float x = (float)urand();
-      h32[i] = x;
-      h16[i] = float_to_half(x);
-    }
-    cl_mem a32 = buffer(nel * 4, h32), b32 = buffer(nel * 4, h32);
-    cl_mem a16 = buffer(nel * 2, h16), b16 = buffer(nel * 2, h16), c = buffer(nel * 4, NULL);
-    free(h32);
-    free(h16);
-    for (int vi = 0; vi < nchosen; vi++) {
-      const variant *v = &variants[chosen[vi]];
-      int failed = 0;
-      if (strcmp(status[vi], "nobuild") == 0 || strcmp(status[vi], "notrun") == 0) continue;
-      if (over_budget()) {
-        printf("  %s %zu^3: not timed, past the budget\n", v->name, s);
-        continue;
-      }
-      tf[vi][si] = v->in == IN_TF32 ? time_gemm(v, s, a32, b32, c, &failed)
-                                    : time_gemm(v, s, a16, b16, c, &failed);
-    }
-    clReleaseMemObject(a32);
-    clReleaseMemObject(b32);
-    clReleaseMemObject(a16);
-    clReleaseMemObject(b16);
-    clReleaseMemObject(c);
+    clReleaseMemObject(ta32[si]);
+    clReleaseMemObject(tb32[si]);
+    clReleaseMemObject(ta16[si]);
+    clReleaseMemObject(tb16[si]);
+    clReleaseMemObject(tcm[si]);
   }
   if (*asm_kw || *inl_kw)
     printf("note: the default spelling was refused; built with%s%s\n", asm_kw, inl_kw);

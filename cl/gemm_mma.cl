@@ -20,6 +20,8 @@
  *     layout); the others keep 32-bit loads (.trans would split the halves).
  *   -DSTAGES=2|3|4 (CP_ASYNC=1 only for more than 2): local stages of A and B; with S stages
  *     S - 1 copies are in flight while one stage is multiplied (cp.async.wait_group S - 2).
+ *   -DTF32_INPLACE=1 (TF32 with CP_ASYNC=1): each work-item rounds the pieces it copied to
+ *     TF32 in local memory once they land, instead of a cvt per fragment element read.
  *   -DRASTER=G (0: off): blocks run in groups of G block rows, column by column inside a
  *     group, so that the G row panels of A and a few column panels of B stay in L2.
  *   -DSMEM_ADDR=0|1|2: how a __local pointer becomes the 32-bit shared-space address that
@@ -102,6 +104,13 @@ typedef float CT;
 #endif
 #ifndef RASTER
 #define RASTER 0
+#endif
+#ifndef TF32_INPLACE
+#define TF32_INPLACE 0
+#endif
+#if TF32_INPLACE && (MMA_HALF || !CP_ASYNC)
+#undef TF32_INPLACE
+#define TF32_INPLACE 0 /* only the cp.async TF32 path rounds after the copy */
 #endif
 #if STAGES < 2 || STAGES > 4 || (STAGES > 2 && !CP_ASYNC)
 #error "STAGES is 2, 3 or 4, and more than 2 needs CP_ASYNC=1"
@@ -385,6 +394,13 @@ INL VT load_piece(__global const ET *p, const uint nv) {
 #undef E
 }
 
+#if !MMA_HALF
+INL VT tf32_vec(const VT v) {
+  return (VT)(as_float(to_tf32(v.s0)), as_float(to_tf32(v.s1)), as_float(to_tf32(v.s2)),
+              as_float(to_tf32(v.s3)));
+}
+#endif
+
 #if CP_ASYNC
 /* One 16-byte cp.async; bytes past nv elements are zero-filled (src-size operand), and a
  * piece wholly outside the matrix reads nothing (src-size 0) from a valid address. */
@@ -435,10 +451,6 @@ INL void issue_tiles(__global const ET *a, const uint lda, __global const ET *b,
  * then written to the other stage; TF32 values are rounded on the way into local memory, once
  * per element instead of once per fragment read (cp.async cannot: it rounds at the read). */
 #if !MMA_HALF
-INL VT tf32_vec(const VT v) {
-  return (VT)(as_float(to_tf32(v.s0)), as_float(to_tf32(v.s1)), as_float(to_tf32(v.s2)),
-              as_float(to_tf32(v.s3)));
-}
 #define TF32_STORE(v) tf32_vec(v)
 #else
 #define TF32_STORE(v) (v)
@@ -486,8 +498,43 @@ INL void store_tiles(__local ET *as, __local ET *bs, const uint lid, const VT *r
 }
 #endif /* CP_ASYNC */
 
-/* A TF32 fragment element from local memory: already rounded on the register path. */
-#if CP_ASYNC
+#if TF32_INPLACE
+/* After its own copies of a stage have landed (cp.async.wait_group) and before the barrier
+ * that publishes them, each work-item rounds the 16-byte pieces it copied to TF32 in place:
+ * (BM + BN) BK / 256 conversions a work-item per stage instead of one per fragment element
+ * read (a warp's fragments read each element BN/WTN or BM/WTM times). */
+INL void tf32_own_pieces(__local ET *as, __local ET *bs, const uint lid) {
+#pragma unroll
+  for (int i = 0; i < NPA; i++) {
+    const uint p = lid + (uint)i * NTHREADS;
+#if TA
+    const uint lr = p / (BM / VW), lc = (p % (BM / VW)) * VW;
+#else
+    const uint lr = p / (BK / VW), lc = (p % (BK / VW)) * VW;
+#endif
+    __local VT *q = (__local VT *)(as + lr * SA + lc);
+    *q = tf32_vec(*q);
+  }
+#pragma unroll
+  for (int i = 0; i < NPB; i++) {
+    const uint p = lid + (uint)i * NTHREADS;
+#if TB
+    const uint lr = p / (BK / VW), lc = (p % (BK / VW)) * VW;
+#else
+    const uint lr = p / (BN / VW), lc = (p % (BN / VW)) * VW;
+#endif
+    __local VT *q = (__local VT *)(bs + lr * SB + lc);
+    *q = tf32_vec(*q);
+  }
+}
+#define TF32_OWN(so) tf32_own_pieces(sm + (so), sm + (so) + A_TILE, lid)
+#else
+#define TF32_OWN(so)
+#endif
+
+/* A TF32 fragment element from local memory: already rounded on the register path and with
+ * TF32_INPLACE. */
+#if CP_ASYNC && !TF32_INPLACE
 #define FRAG_TF32(x) to_tf32(x)
 #else
 #define FRAG_TF32(x) as_uint(x)
@@ -736,6 +783,7 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mm
   uint cur = 0, nxt = STAGES - 1;
   for (uint t = 0; t < ntiles; t++) {
     CP_WAIT(WAIT_PENDING);
+    TF32_OWN(cur * STAGE);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (t + STAGES - 1 < ntiles) {
       const uint st = base + nxt * STAGE * (uint)sizeof(ET);
@@ -765,6 +813,7 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mm
     /* An empty group when nothing was issued keeps "all but the newest" = this step's. */
     CP_COMMIT();
     CP_WAIT(1);
+    TF32_OWN(cur * STAGE);
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint so = cur * STAGE;
     mma_stage(sm + so, sm + so + A_TILE, base + so * (uint)sizeof(ET),
