@@ -22,3 +22,12 @@ noinst_PROGRAMS += bench/fft_fourstep_probe
 bench_fft_fourstep_probe_SOURCES = bench/fft_fourstep_probe.c
 bench_fft_fourstep_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
 bench_fft_fourstep_probe_LDADD = $(OPENCL_LIBS)
+
+# bench/gemm_mma_probe: cl/gemm_mma.cl's tensor-core kernels checked and timed on an NVIDIA GPU
+# (plain OpenCL, not libocal; exits 77 elsewhere). Not a test: bench/gemm_mma_round.sh runs it.
+noinst_PROGRAMS += bench/gemm_mma_probe
+bench_gemm_mma_probe_SOURCES = bench/gemm_mma_probe.c
+bench_gemm_mma_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
+bench_gemm_mma_probe_LDADD = $(OPENCL_LIBS) -lm
+EXTRA_DIST += bench/gemm_mma_round.sh bench/gemm_mma_clang_check.sh \
+	cl/gemm_mma.cl docs/tensor-cores.md
