@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   ocal_blas_tuning info;
-  if (ocal_blas_tuning_info(ctx, OCAL_F32, &info) != OCAL_OK) return 1;
+  if (ocal_blas_get_tuning(ctx, OCAL_F32, &info) != OCAL_OK) return 1;
   char stored[1024];
   snprintf(stored, sizeof stored, "%s", info.params);
   long mins[8] = {0, 512, 256};

@@ -7,7 +7,7 @@
  *
  * One JSON line per measurement. Bytes: axpy reads x and y and writes y (12 bytes per f32
  * element); dot reads x and y (8). Times are wall-clock over back-to-back calls ended by
- * ocal_finish, the best of three trials; "ratio" is generated GB/s over built-in GB/s
+ * ocal_context_finish, the best of three trials; "ratio" is generated GB/s over built-in GB/s
  * measured at the same size in the same run. */
 #include <errno.h>
 #include <stdio.h>
@@ -64,10 +64,10 @@ static void run_op(state *b, int op) {
 
 static double time_op(state *b, int op, double target) {
   run_op(b, op);
-  CHECK(ocal_finish(b->ctx));
+  CHECK(ocal_context_finish(b->ctx));
   double t0 = now();
   run_op(b, op);
-  CHECK(ocal_finish(b->ctx));
+  CHECK(ocal_context_finish(b->ctx));
   double one = now() - t0;
   int reps = one > 0 ? (int)(target / one) : 1000;
   if (reps < 3) reps = 3;
@@ -76,7 +76,7 @@ static double time_op(state *b, int op, double target) {
   for (int trial = 0; trial < 3; trial++) {
     t0 = now();
     for (int r = 0; r < reps; r++) run_op(b, op);
-    CHECK(ocal_finish(b->ctx));
+    CHECK(ocal_context_finish(b->ctx));
     double t = (now() - t0) / reps;
     if (t < best) best = t;
   }
@@ -98,7 +98,7 @@ static int child(const char *dir) {
   CHECK(make_dot(ctx, &g2));
   double t = now() - t0;
   ocal_cache_stats st;
-  CHECK(ocal_context_cache_stats(ctx, &st));
+  CHECK(ocal_context_get_cache_stats(ctx, &st));
   printf("\"ms\":%.2f,\"compiles\":%llu,\"disk_hits\":%llu", t * 1e3,
          (unsigned long long)st.compiles, (unsigned long long)st.disk_hits);
   ocal_gen_release(g1);
@@ -161,7 +161,7 @@ int main(int argc, char **argv) {
   memset(&b, 0, sizeof b);
   CHECK(ocal_context_create(&b.ctx, NULL));
   ocal_device_info info;
-  CHECK(ocal_context_device(b.ctx, &info));
+  CHECK(ocal_context_get_device_info(b.ctx, &info));
   char dev[300];
   size_t k = 0;
   for (const char *p = info.name; *p && k < sizeof dev - 1; p++)

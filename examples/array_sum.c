@@ -17,7 +17,7 @@
   do {                                                                                  \
     ocal_status s_ = (call);                                                            \
     if (s_ != OCAL_OK) {                                                                \
-      fprintf(stderr, "array_sum: %s failed: %s\n%s\n", #call, ocal_status_string(s_),  \
+      fprintf(stderr, "array_sum: %s failed: %s\n%s\n", #call, ocal_status_name(s_),  \
               ocal_last_error());                                                       \
       return 1;                                                                         \
     }                                                                                   \
@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
   ocal_context ctx;
   TRY(ocal_context_create(&ctx, &opts));
   ocal_device_info info;
-  TRY(ocal_context_device(ctx, &info));
+  TRY(ocal_context_get_device_info(ctx, &info));
   printf("device: %s (%s)\n", info.name, info.platform_name);
   size_t len = (size_t)n;
 
@@ -112,10 +112,10 @@ int main(int argc, char **argv) {
 
   /* Time: R sums queued back to back, between two waits for the queue. */
   TRY(ocal_sum(x, OCAL_AXIS_ALL, out)); /* warm up */
-  TRY(ocal_finish(ctx));
+  TRY(ocal_context_finish(ctx));
   double t0 = now();
   for (uint64_t r = 0; r < repeat; r++) TRY(ocal_sum(x, OCAL_AXIS_ALL, out));
-  TRY(ocal_finish(ctx));
+  TRY(ocal_context_finish(ctx));
   double sec = (now() - t0) / (double)repeat;
   printf("device time: %.1f us per sum of %zu floats (%.1f GB/s)\n", 1e6 * sec, len,
          (double)len * sizeof(float) / sec / 1e9);

@@ -23,7 +23,7 @@
   do {                                                                                   \
     ocal_status s_ = (call);                                                             \
     if (s_ != OCAL_OK) {                                                                 \
-      fprintf(stderr, "fft_filter: %s failed: %s\n%s\n", #call, ocal_status_string(s_),  \
+      fprintf(stderr, "fft_filter: %s failed: %s\n%s\n", #call, ocal_status_name(s_),  \
               ocal_last_error());                                                        \
       return 1;                                                                          \
     }                                                                                    \
@@ -119,7 +119,7 @@ int main(int argc, char **argv) {
   ocal_context ctx;
   TRY(ocal_context_create(&ctx, &opts));
   ocal_device_info info;
-  TRY(ocal_context_device(ctx, &info));
+  TRY(ocal_context_get_device_info(ctx, &info));
   printf("device: %s (%s)\n", info.name, info.platform_name);
 
   /* One plan for each direction: R2C forward, C2R inverse (scaled by 1/N, NumPy's rule). */
@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
   d.kind = OCAL_FFT_C2R;
   TRY(ocal_fft_plan_create(ctx, &d, &inverse));
   ocal_fft_plan_info pi;
-  TRY(ocal_fft_plan_info_get(forward, &pi));
+  TRY(ocal_fft_plan_get_info(forward, &pi));
 
   size_t bins = n / 2 + 1, high = bins - cutoff;
   ocal_buffer x, X, X_high, y;

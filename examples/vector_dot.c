@@ -20,7 +20,7 @@
   do {                                                                                   \
     ocal_status s_ = (call);                                                             \
     if (s_ != OCAL_OK) {                                                                 \
-      fprintf(stderr, "vector_dot: %s failed: %s\n%s\n", #call, ocal_status_string(s_),  \
+      fprintf(stderr, "vector_dot: %s failed: %s\n%s\n", #call, ocal_status_name(s_),  \
               ocal_last_error());                                                        \
       return 1;                                                                          \
     }                                                                                    \
@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
   ocal_context ctx;
   TRY(ocal_context_create(&ctx, &opts));
   ocal_device_info info;
-  TRY(ocal_context_device(ctx, &info));
+  TRY(ocal_context_get_device_info(ctx, &info));
   printf("device: %s (%s)\n", info.name, info.platform_name);
 
   /* x, y uniform in [-1, 1) from one random stream: y continues where x ends. */

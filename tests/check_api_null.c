@@ -70,7 +70,7 @@ static void make_sparse_objects(void) {
   /* LOBPCG in double precision where the device has it: f32 may stop short of its
    * tolerance, and a baseline must succeed. */
   int fp64 = 0;
-  ck_assert_ocal(ocal_context_has_fp64(o.ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(o.ctx, &fp64));
   const ocal_dtype t = fp64 ? OCAL_F64 : OCAL_F32;
   int32_t rp10[11], ci10[10];
   double v64[10];
@@ -127,9 +127,9 @@ static void make_objects(void) {
   ck_assert_ocal(ocal_fft_desc_init(&o.desc));
   o.desc.lengths[0] = 8;
   ck_assert_ocal(ocal_fft_plan_create(o.ctx, &o.desc, &o.plan));
-  ck_assert_ocal(ocal_context_marker(o.ctx, &o.event));
+  ck_assert_ocal(ocal_context_enqueue_marker(o.ctx, &o.event));
   cl_context clc;
-  ck_assert_ocal(ocal_context_cl_context(o.ctx, &clc));
+  ck_assert_ocal(ocal_context_get_cl_context(o.ctx, &clc));
   cl_int err;
   o.user_event = clCreateUserEvent(clc, &err);
   ck_assert_int_eq(err, CL_SUCCESS);
@@ -156,7 +156,7 @@ static void free_objects(void) {
   ck_assert_ocal(ocal_event_release(o.event));
   clReleaseEvent(o.user_event);
   ck_assert_ocal(ocal_pinned_free(o.ctx, o.pinned));
-  ck_assert_ocal(ocal_finish(o.ctx));
+  ck_assert_ocal(ocal_context_finish(o.ctx));
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     ck_assert_ocal(ocal_buffer_release(*bufs[i]));
   unlink(o.path);
@@ -186,7 +186,7 @@ static ocal_status c_blas_axpy(int k) { return ocal_blas_axpy(0.5, P(0, o.x), P(
 static ocal_status c_blas_scal(int k) { return ocal_blas_scal(1.0, P(0, o.x)); }
 static ocal_status c_blas_tuning_info(int k) {
   ocal_blas_tuning t;
-  return ocal_blas_tuning_info(P(0, o.ctx), OCAL_F32, P(1, &t));
+  return ocal_blas_get_tuning(P(0, o.ctx), OCAL_F32, P(1, &t));
 }
 static ocal_status c_blas_tuning_apply(int k) {
   /* A parameter text that does not parse: the baseline is a failure, so only the NULL
@@ -254,35 +254,35 @@ static ocal_status c_buffer_fill(int k) {
 }
 static ocal_status c_buffer_dtype(int k) {
   ocal_dtype t;
-  return ocal_buffer_dtype(P(0, o.x), P(1, &t));
+  return ocal_buffer_get_dtype(P(0, o.x), P(1, &t));
 }
 static ocal_status c_buffer_shape(int k) {
   int nd;
   size_t shape[OCAL_MAX_DIMS];
-  return ocal_buffer_shape(P(0, o.x), P(1, &nd), P(2, shape));
+  return ocal_buffer_get_shape(P(0, o.x), P(1, &nd), P(2, shape));
 }
 static ocal_status c_buffer_numel(int k) {
   size_t n;
-  return ocal_buffer_numel(P(0, o.x), P(1, &n));
+  return ocal_buffer_get_numel(P(0, o.x), P(1, &n));
 }
 static ocal_status c_buffer_nbytes(int k) {
   size_t n;
-  return ocal_buffer_nbytes(P(0, o.x), P(1, &n));
+  return ocal_buffer_get_nbytes(P(0, o.x), P(1, &n));
 }
 static ocal_status c_buffer_context(int k) {
   ocal_context c;
-  return ocal_buffer_context(P(0, o.x), P(1, &c));
+  return ocal_buffer_get_context(P(0, o.x), P(1, &c));
 }
 static ocal_status c_buffer_cl_mem(int k) {
   cl_mem m;
   size_t off;
-  return ocal_buffer_cl_mem(P(0, o.x), P(1, &m), P(2, &off));
+  return ocal_buffer_get_cl_mem(P(0, o.x), P(1, &m), P(2, &off));
 }
 static ocal_status c_event_wait(int k) { return ocal_event_wait(P(0, o.event)); }
 static ocal_status c_event_release(int k) { return ocal_event_release(P(0, (ocal_event)NULL)); }
 static ocal_status c_event_cl_event(int k) {
   cl_event e;
-  return ocal_event_cl_event(P(0, o.event), P(1, &e));
+  return ocal_event_get_cl_event(P(0, o.event), P(1, &e));
 }
 static ocal_status c_context_options_init(int k) {
   ocal_context_options opt;
@@ -297,34 +297,34 @@ static ocal_status c_context_create(int k) {
 static ocal_status c_context_release(int k) {
   return ocal_context_release(P(0, (ocal_context)NULL));
 }
-static ocal_status c_finish(int k) { return ocal_finish(P(0, o.ctx)); }
+static ocal_status c_finish(int k) { return ocal_context_finish(P(0, o.ctx)); }
 static ocal_status c_context_device(int k) {
   ocal_device_info info;
-  return ocal_context_device(P(0, o.ctx), P(1, &info));
+  return ocal_context_get_device_info(P(0, o.ctx), P(1, &info));
 }
 static ocal_status c_context_has_fp64(int k) {
   int f;
-  return ocal_context_has_fp64(P(0, o.ctx), P(1, &f));
+  return ocal_context_get_fp64(P(0, o.ctx), P(1, &f));
 }
 static ocal_status c_context_cache_stats(int k) {
   ocal_cache_stats st;
-  return ocal_context_cache_stats(P(0, o.ctx), P(1, &st));
+  return ocal_context_get_cache_stats(P(0, o.ctx), P(1, &st));
 }
 static ocal_status c_context_cache_dir(int k) {
   const char *d;
-  return ocal_context_cache_dir(P(0, o.ctx), P(1, &d));
+  return ocal_context_get_cache_dir(P(0, o.ctx), P(1, &d));
 }
 static ocal_status c_context_cl_context(int k) {
   cl_context c;
-  return ocal_context_cl_context(P(0, o.ctx), P(1, &c));
+  return ocal_context_get_cl_context(P(0, o.ctx), P(1, &c));
 }
 static ocal_status c_context_cl_device(int k) {
   cl_device_id d;
-  return ocal_context_cl_device(P(0, o.ctx), P(1, &d));
+  return ocal_context_get_cl_device(P(0, o.ctx), P(1, &d));
 }
 static ocal_status c_context_cl_queue(int k) {
   cl_command_queue q;
-  return ocal_context_cl_queue(P(0, o.ctx), P(1, &q));
+  return ocal_context_get_cl_queue(P(0, o.ctx), P(1, &q));
 }
 static ocal_status c_device_list(int k) {
   ocal_device_info infos[4];
@@ -354,11 +354,11 @@ static ocal_status c_fft_plan_release(int k) {
 }
 static ocal_status c_fft_plan_info_get(int k) {
   ocal_fft_plan_info info;
-  return ocal_fft_plan_info_get(P(0, o.plan), P(1, &info));
+  return ocal_fft_plan_get_info(P(0, o.plan), P(1, &info));
 }
 static ocal_status c_fft_cache_stats_get(int k) {
   ocal_fft_cache_stats st;
-  return ocal_fft_cache_stats_get(P(0, o.ctx), P(1, &st));
+  return ocal_fft_get_cache_stats(P(0, o.ctx), P(1, &st));
 }
 static ocal_status c_fft_engine_available(int k) {
   int a;
@@ -370,7 +370,7 @@ static ocal_status c_fft_engine_name(int k) {
 }
 static ocal_status c_fft_engine_default(int k) {
   ocal_fft_engine e;
-  return ocal_fft_engine_default(P(0, &e));
+  return ocal_fft_get_default_engine(P(0, &e));
 }
 static ocal_status c_program_create(int k) {
   ocal_program p = NULL;
@@ -398,7 +398,7 @@ static ocal_status c_kernel_create(int k) {
 static ocal_status c_kernel_release(int k) { return ocal_kernel_release(P(0, (ocal_kernel)NULL)); }
 static ocal_status c_kernel_num_args(int k) {
   int n;
-  return ocal_kernel_num_args(P(0, o.kernel), P(1, &n));
+  return ocal_kernel_get_num_args(P(0, o.kernel), P(1, &n));
 }
 static ocal_status c_kernel_set_buffer(int k) {
   return ocal_kernel_set_buffer(P(0, o.kernel), 0, P(1, o.y));
@@ -418,7 +418,7 @@ static ocal_status c_kernel_launch(int k) {
 }
 static ocal_status c_kernel_cl_kernel(int k) {
   cl_kernel kk;
-  return ocal_kernel_cl_kernel(P(0, o.kernel), P(1, &kk));
+  return ocal_kernel_get_cl_kernel(P(0, o.kernel), P(1, &kk));
 }
 static ocal_status c_gen_elementwise(int k) {
   ocal_gen g = NULL;
@@ -453,12 +453,12 @@ static ocal_status c_gen_run_axis(int k) {
 }
 static ocal_status c_gen_source(int k) {
   const char *src;
-  return ocal_gen_source(P(0, o.red), P(1, &src));
+  return ocal_gen_get_source(P(0, o.red), P(1, &src));
 }
 static ocal_status c_gen_release(int k) { return ocal_gen_release(P(0, (ocal_gen)NULL)); }
 static ocal_status c_memory_stats_get(int k) {
   ocal_memory_stats st;
-  return ocal_memory_stats_get(P(0, o.ctx), P(1, &st));
+  return ocal_memory_get_stats(P(0, o.ctx), P(1, &st));
 }
 static ocal_status c_memory_trim(int k) { return ocal_memory_trim(P(0, o.ctx)); }
 static ocal_status c_memory_set_pool_limit(int k) {
@@ -492,16 +492,16 @@ static ocal_status c_transfer_read(int k) {
   ocal_event e = NULL;
   ocal_status s = ocal_transfer_read(P(0, o.x), 0, 4, P(1, back), 1, P(2, &o.event), P(3, &e));
   if (s == OCAL_OK && e) ocal_event_wait(e);
-  else if (s == OCAL_OK) ocal_finish(o.ctx);
+  else if (s == OCAL_OK) ocal_context_finish(o.ctx);
   KEEP_OR_RELEASE(s, ocal_event_release, e);
   return s;
 }
 static ocal_status c_context_wait(int k) {
-  return ocal_context_wait(P(0, o.ctx), 1, P(1, &o.event));
+  return ocal_context_enqueue_wait(P(0, o.ctx), 1, P(1, &o.event));
 }
 static ocal_status c_context_marker(int k) {
   ocal_event e = NULL;
-  ocal_status s = ocal_context_marker(P(0, o.ctx), P(1, &e));
+  ocal_status s = ocal_context_enqueue_marker(P(0, o.ctx), P(1, &e));
   KEEP_OR_RELEASE(s, ocal_event_release, e);
   return s;
 }
@@ -629,23 +629,23 @@ static ocal_status c_csr_read_mtx(int k) {
 static ocal_status c_csr_release(int k) { return ocal_csr_release(P(0, (ocal_csr)NULL)); }
 static ocal_status c_csr_shape(int k) {
   size_t r, c;
-  return ocal_csr_shape(P(0, o.csr), P(1, &r), P(2, &c));
+  return ocal_csr_get_shape(P(0, o.csr), P(1, &r), P(2, &c));
 }
 static ocal_status c_csr_nnz(int k) {
   size_t n;
-  return ocal_csr_nnz(P(0, o.csr), P(1, &n));
+  return ocal_csr_get_nnz(P(0, o.csr), P(1, &n));
 }
 static ocal_status c_csr_dtypes(int k) {
   ocal_dtype v, i;
-  return ocal_csr_dtypes(P(0, o.csr), P(1, &v), P(2, &i));
+  return ocal_csr_get_dtypes(P(0, o.csr), P(1, &v), P(2, &i));
 }
 static ocal_status c_csr_context(int k) {
   ocal_context c;
-  return ocal_csr_context(P(0, o.csr), P(1, &c));
+  return ocal_csr_get_context(P(0, o.csr), P(1, &c));
 }
 static ocal_status c_csr_spmv_kernel(int k) {
   const char *n;
-  return ocal_csr_spmv_kernel(P(0, o.csr), P(1, &n));
+  return ocal_csr_get_spmv_kernel(P(0, o.csr), P(1, &n));
 }
 static ocal_status c_csr_diagonal(int k) { return ocal_csr_diagonal(P(0, o.csr), P(1, o.y)); }
 static ocal_status c_spmv(int k) {
@@ -686,11 +686,11 @@ static ocal_status c_lobpcg(int k) {
  * argument, out-of-range enums included, with something usable. */
 static ocal_status c_no_pointers(int k) {
   (void)k;
-  const char *texts[] = {ocal_device_type_string((ocal_device_type)99),
+  const char *texts[] = {ocal_device_type_name((ocal_device_type)99),
                          ocal_unary_op_name((ocal_unary_op)-5),
                          ocal_binary_op_name((ocal_binary_op)1000),
                          ocal_reduce_op_name((ocal_reduce_op)77),
-                         ocal_status_string((ocal_status)-12345),
+                         ocal_status_name((ocal_status)-12345),
                          ocal_status_description((ocal_status)12345),
                          ocal_last_error(),
                          ocal_dtype_name((ocal_dtype)999),
@@ -788,8 +788,8 @@ static const api_row rows[] = {
     ROW(cg, 5, ALLOW(3) | ALLOW(4)), ROW(lobpcg_options_init, 1, 0),
     ROW(lobpcg, 6, ALLOW(3) | ALLOW(4) | ALLOW(5)),
     {"(value-returning functions)", 0, 0, c_no_pointers,
-     "ocal_device_type_string ocal_unary_op_name ocal_binary_op_name ocal_reduce_op_name "
-     "ocal_status_string ocal_status_description ocal_last_error ocal_dtype_size "
+     "ocal_device_type_name ocal_unary_op_name ocal_binary_op_name ocal_reduce_op_name "
+     "ocal_status_name ocal_status_description ocal_last_error ocal_dtype_size "
      "ocal_dtype_name ocal_version ocal_version_string ocal_cl_error_name"},
 };
 #define NROWS (int)(sizeof rows / sizeof rows[0])
@@ -820,7 +820,7 @@ START_TEST(test_null_arguments) {
     if (!(r->flags & NO_BASE)) {
       ocal_status s = r->call(-1);
       ck_assert_msg(s == OCAL_OK, "%s with valid arguments returned %s: %s", r->name,
-                    ocal_status_string(s), ocal_last_error());
+                    ocal_status_name(s), ocal_last_error());
     }
     for (int k = 0; k < r->nptr; k++) {
       int allowed = (r->flags & ALLOW(k)) != 0;
@@ -829,13 +829,13 @@ START_TEST(test_null_arguments) {
       ocal_status s = r->call(k);
       if (allowed) {
         ck_assert_msg(s == OCAL_OK, "%s with NULL pointer argument %d (documented as "
-                      "accepted) returned %s: %s", r->name, k, ocal_status_string(s),
+                      "accepted) returned %s: %s", r->name, k, ocal_status_name(s),
                       ocal_last_error());
       } else {
         ck_assert_msg(s != OCAL_OK, "%s accepted NULL for pointer argument %d", r->name, k);
         ck_assert_msg(strstr(ocal_last_error(), r->name) != NULL,
                       "%s with NULL pointer argument %d returned %s; the message does not "
-                      "name the function: '%s'", r->name, k, ocal_status_string(s),
+                      "name the function: '%s'", r->name, k, ocal_status_name(s),
                       ocal_last_error());
       }
     }
@@ -843,7 +843,7 @@ START_TEST(test_null_arguments) {
   signal(SIGSEGV, SIG_DFL);
   signal(SIGBUS, SIG_DFL);
   signal(SIGABRT, SIG_DFL);
-  ck_assert_ocal(ocal_finish(o.ctx));
+  ck_assert_ocal(ocal_context_finish(o.ctx));
   free_objects();
 }
 END_TEST

@@ -58,7 +58,7 @@ static ocal_buffer upload(ocal_context ctx, ocal_dtype dt, int ndim, const size_
 
 static double *download(ocal_buffer b, size_t offset, size_t n) {
   ocal_dtype dt;
-  ck_assert_ocal(ocal_buffer_dtype(b, &dt));
+  ck_assert_ocal(ocal_buffer_get_dtype(b, &dt));
   double *d = malloc((n ? n : 1) * sizeof *d);
   ck_assert_ptr_nonnull(d);
   if (dt == OCAL_F32) {
@@ -233,7 +233,7 @@ static int print_tuning(const char *dir) {
     rc = 5;
   }
   ocal_blas_tuning info;
-  if (ocal_blas_tuning_info(ctx, OCAL_F32, &info) != OCAL_OK) rc = 6;
+  if (ocal_blas_get_tuning(ctx, OCAL_F32, &info) != OCAL_OK) rc = 6;
   printf("source=%d\npath=%s\nnote=%s\n%s", (int)info.source, info.path, info.note, info.params);
   ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
   ocal_context_release(ctx);
@@ -271,7 +271,7 @@ END_TEST
 START_TEST(test_gemm_f64) {
   set_engine(_i);
   int fp64;
-  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(fixture_ctx, &fp64));
   if (!fp64) return;
   check_all_shapes(fixture_ctx, OCAL_F64);
 }
@@ -369,7 +369,7 @@ START_TEST(test_gemm_own_kernel_paths) {
   ocal_context ctx = fixture_ctx;
   setenv("OCAL_GEMM", "ocal", 1);
   int fp64;
-  ck_assert_ocal(ocal_context_has_fp64(ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(ctx, &fp64));
   static const char *const tiles[] = {"64x64x16x8x4", "32x32x8x4x4", "128x64x8x8x8"};
   for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
     setenv("OCAL_GEMM_OWN_TILE", tiles[i], 1);
@@ -450,7 +450,7 @@ START_TEST(test_gemm_splitk_forced) {
   static const size_t sk[][3] = {{7, 13, 5}, {33, 17, 65}, {1000, 1, 1000}, {20, 24, 64},
                                  {1, 1, 1}};
   int fp64;
-  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(fixture_ctx, &fp64));
   setenv("OCAL_GEMM_SPLITK", "3", 1);
   ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 33, 17, 65), 3);
   ck_assert_uint_eq(ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 1, 1, 1), 0);
@@ -483,7 +483,7 @@ START_TEST(test_gemm_splitk_auto) {
   cpu_params(1, params, sizeof params);
   ck_assert_ocal(ocal_blas_tuning_apply(fixture_ctx, OCAL_F32, params));
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   /* 32 x 32 tiles: one tile, k long enough for at least two slices of 256. */
   size_t s = ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 32, 32, 2048);
   ck_assert_uint_ge(s, 2);
@@ -663,7 +663,7 @@ START_TEST(test_gemv_own_kernels) {
   static const size_t sh[][3] = {{37, 23, 3}, {40, 64, 4}, {40, 64, 1}, {3, 1000, 0},
                                  {1000, 3, 0}, {1, 1, 0}, {300, 700, 8}};
   int fp64;
-  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(fixture_ctx, &fp64));
   for (int pass = 0; pass < 2; pass++) {
     if (pass) setenv("OCAL_GEMV", "clblast", 1);
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
@@ -681,7 +681,7 @@ END_TEST
 START_TEST(test_gemv_and_blas1) {
   check_vector_calls(fixture_ctx, OCAL_F32);
   int fp64;
-  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(fixture_ctx, &fp64));
   if (fp64) check_vector_calls(fixture_ctx, OCAL_F64);
 }
 END_TEST
@@ -803,8 +803,8 @@ START_TEST(test_errors_name_the_shapes) {
   ocal_context nofp64;
   ck_assert_ocal(ocal_context_create(&nofp64, &opt));
   ocal_blas_tuning info;
-  ck_assert_ocal_fails(ocal_blas_tuning_info(nofp64, OCAL_F64, &info), OCAL_UNSUPPORTED);
-  ck_assert_ocal_fails(ocal_blas_tuning_info(nofp64, OCAL_I32, &info), OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_blas_get_tuning(nofp64, OCAL_F64, &info), OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_blas_get_tuning(nofp64, OCAL_I32, &info), OCAL_UNSUPPORTED);
   ocal_context_release(nofp64);
 
   ocal_buffer all[] = {a, b, c, d, i32, v3, v5, r, r2, big4, sq, sqv, x32, A3, B3, C3};
@@ -828,13 +828,13 @@ START_TEST(test_clblast_failure_leaves_context_usable) {
   ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 3, cs, &C));
   ocal_status s = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1, A, B, 0, C);
   ck_assert_msg(s == OCAL_OUT_OF_DEVICE_MEMORY, "enormous batched gemm returned %s: %s",
-                ocal_status_string(s), ocal_last_error());
+                ocal_status_name(s), ocal_last_error());
   assert_message_has("CLBlast");
   assert_message_has("temporary buffers");
   assert_message_has("1x1x65536 (batched)");
   ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
   check_gemm(ctx, OCAL_F32, 1, 0, 33, 17, 65, 7);
-  ck_assert_ocal(ocal_finish(ctx));
+  ck_assert_ocal(ocal_context_finish(ctx));
 }
 END_TEST
 
@@ -904,7 +904,7 @@ END_TEST
  * to a number; ocal's kernels do not use those names. */
 START_TEST(test_gemm_falls_back_when_clblast_does_not_build) {
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   if (!strstr(info.platform_name, "Portable Computing Language")) return;
   setenv("POCL_EXTRA_BUILD_FLAGS",
          "-DXgemm=1 -DXgemmDirectNN=1 -DXgemmDirectNT=1 -DXgemmDirectTN=1 -DXgemmDirectTT=1", 1);
@@ -930,7 +930,7 @@ END_TEST
 
 START_TEST(test_params_validation) {
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   char text[1024], why[256];
   ocal__gemm_params p;
   cpu_params(300, text, sizeof text);
@@ -987,9 +987,9 @@ START_TEST(test_tuning_info_sources) {
   char *dir = make_temp_dir();
   ocal_context ctx = context_in(dir);
   ocal_blas_tuning info;
-  ck_assert_ocal(ocal_blas_tuning_info(ctx, OCAL_F32, &info));
+  ck_assert_ocal(ocal_blas_get_tuning(ctx, OCAL_F32, &info));
   ocal_device_info d;
-  ck_assert_ocal(ocal_context_device(ctx, &d));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   int builtin = 0;
   for (size_t i = 0; i < ocal__builtin_tuning_count; i++)
     builtin |= strcmp(ocal__builtin_tunings[i].device, d.name) == 0;
@@ -998,7 +998,7 @@ START_TEST(test_tuning_info_sources) {
   char params[1024];
   cpu_params(1, params, sizeof params);
   ck_assert_ocal(ocal_blas_tuning_apply(ctx, OCAL_F32, params));
-  ck_assert_ocal(ocal_blas_tuning_info(ctx, OCAL_F32, &info));
+  ck_assert_ocal(ocal_blas_get_tuning(ctx, OCAL_F32, &info));
   ck_assert_int_eq(info.source, OCAL_TUNING_USER);
   ck_assert_msg(strstr(info.params, "XGEMM_MIN_INDIRECT_SIZE=1\n") != NULL, "%s", info.params);
   check_gemm(ctx, OCAL_F32, 0, 1, 7, 13, 5, 3);
@@ -1049,7 +1049,7 @@ START_TEST(test_tuning_file_checked_before_use) {
   setenv("OCAL_TUNING", "0", 1);
   ocal_context ctx = context_in(dir);
   ocal_blas_tuning info;
-  ck_assert_ocal(ocal_blas_tuning_info(ctx, OCAL_F32, &info));
+  ck_assert_ocal(ocal_blas_get_tuning(ctx, OCAL_F32, &info));
   ocal_context_release(ctx);
   FILE *f = fopen(info.path, "wb");
   ck_assert_ptr_nonnull(f);

@@ -17,14 +17,14 @@ static ocal_context create_with(const ocal_context_options *opts) {
 
 static int context_fp64(ocal_context ctx) {
   int fp64 = -7;
-  ck_assert_ocal(ocal_context_has_fp64(ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(ctx, &fp64));
   ck_assert_msg(fp64 == 0 || fp64 == 1, "has_fp64 gave %d", fp64);
   return fp64;
 }
 
 static int device_fp64(ocal_context ctx) {
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   return info.has_fp64;
 }
 
@@ -48,7 +48,7 @@ static void cache_dir_with(int disk_cache, const char *cache_dir, char *out, siz
   opts.cache_dir = cache_dir;
   ocal_context ctx = create_with(&opts);
   const char *dir = (const char *)&opts; /* must be overwritten */
-  ck_assert_ocal(ocal_context_cache_dir(ctx, &dir));
+  ck_assert_ocal(ocal_context_get_cache_dir(ctx, &dir));
   snprintf(out, size, "%s", dir ? dir : "(null)");
   ck_assert_ocal(ocal_context_release(ctx));
 }
@@ -61,7 +61,7 @@ START_TEST(test_create_null_options) {
   ck_assert_ptr_nonnull(ctx);
   ck_assert_ptr_ne(ctx, fixture_ctx);
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   ck_assert_msg(info.name[0] != '\0', "the context's device has no name");
   ck_assert_ocal(ocal_context_release(ctx));
 }
@@ -104,7 +104,7 @@ START_TEST(test_create_device_zero_zero) {
   if (want >= 0) {
     ck_assert_ocal(ocal_context_create(&ctx, &opts));
     ocal_device_info info;
-    ck_assert_ocal(ocal_context_device(ctx, &info));
+    ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
     ck_assert_int_eq(info.platform_index, 0);
     ck_assert_int_eq(info.device_index, 0);
     ck_assert_str_eq(info.name, list[want].name);
@@ -131,7 +131,7 @@ END_TEST
 
 static cl_command_queue_properties queue_properties(ocal_context ctx) {
   cl_command_queue queue = NULL;
-  ck_assert_ocal(ocal_context_cl_queue(ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_queue(ctx, &queue));
   ck_assert_ptr_nonnull(queue);
   cl_command_queue_properties props = 0;
   ck_assert_int_eq(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL),
@@ -157,8 +157,8 @@ START_TEST(test_profiling_option) {
   /* And profiling works: a command on the queue has start and end times. */
   cl_context clctx;
   cl_command_queue queue;
-  ck_assert_ocal(ocal_context_cl_context(ctx, &clctx));
-  ck_assert_ocal(ocal_context_cl_queue(ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_context(ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_queue(ctx, &queue));
   cl_int err;
   cl_mem mem = clCreateBuffer(clctx, CL_MEM_READ_WRITE, 1024, NULL, &err);
   ck_assert_int_eq(err, CL_SUCCESS);
@@ -187,9 +187,9 @@ START_TEST(test_escape_hatches_consistent) {
   cl_context clctx = NULL;
   cl_device_id dev = NULL;
   cl_command_queue queue = NULL;
-  ck_assert_ocal(ocal_context_cl_context(fixture_ctx, &clctx));
-  ck_assert_ocal(ocal_context_cl_device(fixture_ctx, &dev));
-  ck_assert_ocal(ocal_context_cl_queue(fixture_ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_context(fixture_ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_device(fixture_ctx, &dev));
+  ck_assert_ocal(ocal_context_get_cl_queue(fixture_ctx, &queue));
   ck_assert_ptr_nonnull(clctx);
   ck_assert_ptr_nonnull(dev);
   ck_assert_ptr_nonnull(queue);
@@ -213,9 +213,9 @@ START_TEST(test_escape_hatches_consistent) {
                    CL_SUCCESS);
   ck_assert_ptr_eq(cdev, dev);
 
-  /* The cl_device_id is the device ocal_context_device describes. */
+  /* The cl_device_id is the device ocal_context_get_device_info describes. */
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   char name[256] = "";
   ck_assert_int_eq(clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL), CL_SUCCESS);
   ck_assert_str_eq(name, info.name);
@@ -233,7 +233,7 @@ START_TEST(test_escape_hatches_consistent) {
 
   /* The handles do not change between calls. */
   cl_context clctx2;
-  ck_assert_ocal(ocal_context_cl_context(fixture_ctx, &clctx2));
+  ck_assert_ocal(ocal_context_get_cl_context(fixture_ctx, &clctx2));
   ck_assert_ptr_eq(clctx2, clctx);
 }
 END_TEST
@@ -241,8 +241,8 @@ END_TEST
 START_TEST(test_escape_hatches_usable) {
   cl_context clctx;
   cl_command_queue queue;
-  ck_assert_ocal(ocal_context_cl_context(fixture_ctx, &clctx));
-  ck_assert_ocal(ocal_context_cl_queue(fixture_ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_context(fixture_ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_queue(fixture_ctx, &queue));
   enum { N = 4096 };
   static unsigned in[N], out[N];
   for (unsigned i = 0; i < N; i++) {
@@ -252,11 +252,11 @@ START_TEST(test_escape_hatches_usable) {
   cl_int err;
   cl_mem mem = clCreateBuffer(clctx, CL_MEM_READ_WRITE, sizeof in, NULL, &err);
   ck_assert_int_eq(err, CL_SUCCESS);
-  /* Non-blocking write: ocal_finish must wait for it. */
+  /* Non-blocking write: ocal_context_finish must wait for it. */
   cl_event ev;
   ck_assert_int_eq(clEnqueueWriteBuffer(queue, mem, CL_FALSE, 0, sizeof in, in, 0, NULL, &ev),
                    CL_SUCCESS);
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
   cl_int exec = -1;
   ck_assert_int_eq(
       clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, NULL), CL_SUCCESS);
@@ -272,13 +272,13 @@ END_TEST
 START_TEST(test_escape_hatches_mix_with_ocal_buffers) {
   /* Write with OpenCL into an ocal buffer's memory on the context's queue; read with ocal. */
   cl_command_queue queue;
-  ck_assert_ocal(ocal_context_cl_queue(fixture_ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_queue(fixture_ctx, &queue));
   size_t shape[1] = {256};
   ocal_buffer buf;
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_I32, 1, shape, &buf));
   cl_mem mem = NULL;
   size_t offset = 99;
-  ck_assert_ocal(ocal_buffer_cl_mem(buf, &mem, &offset));
+  ck_assert_ocal(ocal_buffer_get_cl_mem(buf, &mem, &offset));
   ck_assert_ptr_nonnull(mem);
   ck_assert_uint_eq(offset, 0);
   int in[256], out[256];
@@ -293,12 +293,12 @@ START_TEST(test_escape_hatches_mix_with_ocal_buffers) {
 END_TEST
 
 START_TEST(test_escape_hatches_null_out) {
-  ck_assert_ocal_fails(ocal_context_cl_context(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_cl_context"));
-  ck_assert_ocal_fails(ocal_context_cl_device(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_cl_device"));
-  ck_assert_ocal_fails(ocal_context_cl_queue(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_cl_queue"));
+  ck_assert_ocal_fails(ocal_context_get_cl_context(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_cl_context"));
+  ck_assert_ocal_fails(ocal_context_get_cl_device(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_cl_device"));
+  ck_assert_ocal_fails(ocal_context_get_cl_queue(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_cl_queue"));
 }
 END_TEST
 
@@ -306,8 +306,8 @@ START_TEST(test_retained_handles_outlive_context) {
   ocal_context ctx = create_with(NULL);
   cl_context clctx;
   cl_command_queue queue;
-  ck_assert_ocal(ocal_context_cl_context(ctx, &clctx));
-  ck_assert_ocal(ocal_context_cl_queue(ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_context(ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_queue(ctx, &queue));
   ck_assert_int_eq(clRetainContext(clctx), CL_SUCCESS);
   ck_assert_int_eq(clRetainCommandQueue(queue), CL_SUCCESS);
   ck_assert_ocal(ocal_context_release(ctx));
@@ -334,7 +334,7 @@ START_TEST(test_context_device_matches_select) {
   memset(&selected, 0, sizeof selected);
   memset(&ctx_info, 0xff, sizeof ctx_info);
   ck_assert_ocal(ocal_device_select(NULL, &selected));
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &ctx_info));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &ctx_info));
   ck_assert_int_eq(ctx_info.platform_index, selected.platform_index);
   ck_assert_int_eq(ctx_info.device_index, selected.device_index);
   ck_assert_int_eq(ctx_info.type, selected.type);
@@ -376,7 +376,7 @@ START_TEST(test_context_limits_option) {
   ocal_context ctx = NULL;
   ck_assert_ocal(ocal_context_create(&ctx, &o));
   ocal_device_info d;
-  ck_assert_ocal(ocal_context_device(ctx, &d));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   ck_assert_uint_eq(d.local_mem_bytes, real.local_mem_bytes < 16384 ? real.local_mem_bytes : 16384);
   ck_assert_uint_eq(d.max_work_group_size, real.max_work_group_size < 64 ? real.max_work_group_size : 64);
   ck_assert_uint_le(d.max_work_item_sizes[1], 8);
@@ -384,7 +384,7 @@ START_TEST(test_context_limits_option) {
   ck_assert_uint_eq(d.max_alloc_bytes, 1u << 20);
   ck_assert_int_eq(d.has_fp64, 0);
   int fp64 = 1;
-  ck_assert_ocal(ocal_context_has_fp64(ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(ctx, &fp64));
   ck_assert_int_eq(fp64, 0);
   /* A buffer above the emulated largest allocation is refused; one below it works, and a
    * kernel (fill) runs on it, compiled as OpenCL C 1.1. */
@@ -402,7 +402,7 @@ START_TEST(test_context_limits_option) {
   /* Larger than the device: clamped to what it has. */
   o.limits = "local_mem=1g,max_work_group=1000000";
   ck_assert_ocal(ocal_context_create(&ctx, &o));
-  ck_assert_ocal(ocal_context_device(ctx, &d));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   ck_assert_uint_eq(d.local_mem_bytes, real.local_mem_bytes);
   ck_assert_uint_eq(d.max_work_group_size, real.max_work_group_size);
   ck_assert_ocal(ocal_context_release(ctx));
@@ -423,7 +423,7 @@ START_TEST(test_context_limits_option) {
   ck_assert_msg(strstr(ocal_last_error(), "OCAL_LIMITS") != NULL, "%s", ocal_last_error());
   setenv("OCAL_LIMITS", "mobile", 1);
   ck_assert_ocal(ocal_context_create(&ctx, &o));
-  ck_assert_ocal(ocal_context_device(ctx, &d));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   ck_assert_uint_le(d.local_mem_bytes, 32768);
   ck_assert_uint_le(d.max_work_group_size, 128);
   ck_assert_ocal(ocal_context_release(ctx));
@@ -432,18 +432,18 @@ START_TEST(test_context_limits_option) {
 END_TEST
 
 START_TEST(test_finish) {
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
   /* With work queued by ocal itself. */
   size_t shape[1] = {1 << 16};
   ocal_buffer buf;
   float value = 2.5f, back[4] = {0};
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, shape, &buf));
   ck_assert_ocal(ocal_buffer_fill(buf, &value));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
   ck_assert_ocal(ocal_buffer_read(buf, shape[0] - 4, 4, back, NULL));
   for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], 2.5f);
   ck_assert_ocal(ocal_buffer_release(buf));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
 }
 END_TEST
 
@@ -461,7 +461,7 @@ END_TEST
 
 /* Every context function refuses a NULL context with OCAL_INVALID_HANDLE and names itself. */
 static void assert_null_handle(ocal_status s, const char *func) {
-  ck_assert_msg(s == OCAL_INVALID_HANDLE, "%s(NULL) returned %s", func, ocal_status_string(s));
+  ck_assert_msg(s == OCAL_INVALID_HANDLE, "%s(NULL) returned %s", func, ocal_status_name(s));
   const char *msg = ocal_last_error();
   ck_assert_msg(strstr(msg, func) != NULL, "message does not name %s: '%s'", func, msg);
   ck_assert_msg(strstr(msg, "NULL") != NULL, "message does not say NULL: '%s'", msg);
@@ -475,14 +475,14 @@ START_TEST(test_null_context) {
   cl_context clctx = (cl_context)&info;
   cl_device_id dev = (cl_device_id)&info;
   cl_command_queue queue = (cl_command_queue)&info;
-  assert_null_handle(ocal_finish(NULL), "ocal_finish");
-  assert_null_handle(ocal_context_device(NULL, &info), "ocal_context_device");
-  assert_null_handle(ocal_context_has_fp64(NULL, &fp64), "ocal_context_has_fp64");
-  assert_null_handle(ocal_context_cache_stats(NULL, &stats), "ocal_context_cache_stats");
-  assert_null_handle(ocal_context_cache_dir(NULL, &dir), "ocal_context_cache_dir");
-  assert_null_handle(ocal_context_cl_context(NULL, &clctx), "ocal_context_cl_context");
-  assert_null_handle(ocal_context_cl_device(NULL, &dev), "ocal_context_cl_device");
-  assert_null_handle(ocal_context_cl_queue(NULL, &queue), "ocal_context_cl_queue");
+  assert_null_handle(ocal_context_finish(NULL), "ocal_context_finish");
+  assert_null_handle(ocal_context_get_device_info(NULL, &info), "ocal_context_get_device_info");
+  assert_null_handle(ocal_context_get_fp64(NULL, &fp64), "ocal_context_get_fp64");
+  assert_null_handle(ocal_context_get_cache_stats(NULL, &stats), "ocal_context_get_cache_stats");
+  assert_null_handle(ocal_context_get_cache_dir(NULL, &dir), "ocal_context_get_cache_dir");
+  assert_null_handle(ocal_context_get_cl_context(NULL, &clctx), "ocal_context_get_cl_context");
+  assert_null_handle(ocal_context_get_cl_device(NULL, &dev), "ocal_context_get_cl_device");
+  assert_null_handle(ocal_context_get_cl_queue(NULL, &queue), "ocal_context_get_cl_queue");
   /* Nothing was written through the out pointers. */
   ck_assert_int_eq(fp64, 5);
   ck_assert_str_eq(dir, "untouched");
@@ -493,14 +493,14 @@ START_TEST(test_null_context) {
 END_TEST
 
 START_TEST(test_null_out_pointers) {
-  ck_assert_ocal_fails(ocal_context_device(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_device"));
-  ck_assert_ocal_fails(ocal_context_has_fp64(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_has_fp64"));
-  ck_assert_ocal_fails(ocal_context_cache_stats(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_cache_stats"));
-  ck_assert_ocal_fails(ocal_context_cache_dir(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_cache_dir"));
+  ck_assert_ocal_fails(ocal_context_get_device_info(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_device_info"));
+  ck_assert_ocal_fails(ocal_context_get_fp64(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_fp64"));
+  ck_assert_ocal_fails(ocal_context_get_cache_stats(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_cache_stats"));
+  ck_assert_ocal_fails(ocal_context_get_cache_dir(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_cache_dir"));
 }
 END_TEST
 
@@ -587,7 +587,7 @@ START_TEST(test_cache_dir_option) {
   ocal_context ctx = create_with(&opts);
   memset(option, 'x', sizeof option - 1);
   const char *got = NULL;
-  ck_assert_ocal(ocal_context_cache_dir(ctx, &got));
+  ck_assert_ocal(ocal_context_get_cache_dir(ctx, &got));
   ck_assert_ptr_nonnull(got);
   ck_assert_str_eq(got, "/nonexistent/copied");
   ck_assert_ocal(ocal_context_release(ctx));
@@ -614,7 +614,7 @@ END_TEST
 START_TEST(test_cache_stats_start_at_zero) {
   ocal_cache_stats stats;
   memset(&stats, 0xff, sizeof stats);
-  ck_assert_ocal(ocal_context_cache_stats(fixture_ctx, &stats));
+  ck_assert_ocal(ocal_context_get_cache_stats(fixture_ctx, &stats));
   ck_assert_uint_eq(stats.compiles, 0);
   ck_assert_uint_eq(stats.disk_hits, 0);
   ck_assert_uint_eq(stats.memory_hits, 0);
@@ -626,15 +626,15 @@ END_TEST
 
 START_TEST(test_many_contexts_in_a_loop) {
   ocal_device_info first;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &first));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &first));
   for (int i = 0; i < 20; i++) {
     ocal_context ctx = NULL;
     ocal_status s = ocal_context_create(&ctx, NULL);
     ck_assert_msg(s == OCAL_OK, "context %d: %s", i, ocal_last_error());
     ocal_device_info info;
-    ck_assert_ocal(ocal_context_device(ctx, &info));
+    ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
     ck_assert_str_eq(info.name, first.name);
-    ck_assert_ocal(ocal_finish(ctx));
+    ck_assert_ocal(ocal_context_finish(ctx));
     ck_assert_ocal(ocal_context_release(ctx));
   }
 }
@@ -648,13 +648,13 @@ START_TEST(test_many_contexts_alive_at_once) {
     for (int j = i + 1; j < N; j++) ck_assert_ptr_ne(ctx[i], ctx[j]);
   /* Each has its own OpenCL context and queue. */
   cl_context a, b;
-  ck_assert_ocal(ocal_context_cl_context(ctx[0], &a));
-  ck_assert_ocal(ocal_context_cl_context(ctx[N - 1], &b));
+  ck_assert_ocal(ocal_context_get_cl_context(ctx[0], &a));
+  ck_assert_ocal(ocal_context_get_cl_context(ctx[N - 1], &b));
   ck_assert_ptr_ne(a, b);
   /* Released in an order other than creation. */
   for (int i = 0; i < N; i += 2) ck_assert_ocal(ocal_context_release(ctx[i]));
   for (int i = 1; i < N; i += 2) {
-    ck_assert_ocal(ocal_finish(ctx[i]));
+    ck_assert_ocal(ocal_context_finish(ctx[i]));
     ck_assert_ocal(ocal_context_release(ctx[i]));
   }
 }
@@ -692,7 +692,7 @@ static void *worker_main(void *arg) {
         if (back[i] != value) w->bad_elements++;
     } else {
       snprintf(w->error, sizeof w->error, "thread %d round %d: %s: %s", w->id, round,
-               ocal_status_string(s), ocal_last_error());
+               ocal_status_name(s), ocal_last_error());
     }
     ocal_buffer_release(buf);
     free(back);
@@ -706,7 +706,7 @@ START_TEST(test_shared_context_from_threads) {
   opts.disk_cache = 0; /* count compiles, not disk hits */
   ocal_context ctx = create_with(&opts);
   const char *dir = "x";
-  ck_assert_ocal(ocal_context_cache_dir(ctx, &dir));
+  ck_assert_ocal(ocal_context_get_cache_dir(ctx, &dir));
   ck_assert_ptr_null(dir);
 
   pthread_barrier_t start;
@@ -734,7 +734,7 @@ START_TEST(test_shared_context_from_threads) {
 
   /* One f32 fill program, compiled once; every other request came from the memory cache. */
   ocal_cache_stats stats;
-  ck_assert_ocal(ocal_context_cache_stats(ctx, &stats));
+  ck_assert_ocal(ocal_context_get_cache_stats(ctx, &stats));
   ck_assert_uint_eq(stats.compiles, 1);
   ck_assert_uint_eq(stats.disk_hits, 0);
   ck_assert_uint_eq(stats.disk_rejects, 0);

@@ -73,13 +73,13 @@ static void check_select(const char *sel, const ocal_device_info *list, size_t n
   memset(&got, 0, sizeof got);
   if (want >= 0) {
     ocal_status s = ocal_device_select(sel, &got);
-    ck_assert_msg(s == OCAL_OK, "selector '%s' returned %s: %s", sel, ocal_status_string(s),
+    ck_assert_msg(s == OCAL_OK, "selector '%s' returned %s: %s", sel, ocal_status_name(s),
                   ocal_last_error());
     ck_assert_same_device(&got, &list[want]);
   } else {
     ocal_status s = ocal_device_select(sel, &got);
     ck_assert_msg(s == OCAL_DEVICE_NOT_FOUND, "selector '%s' returned %s, expected not found",
-                  sel, ocal_status_string(s));
+                  sel, ocal_status_name(s));
     ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_select"));
     assert_lists_devices(list, n);
   }
@@ -487,7 +487,7 @@ START_TEST(test_failed_device_query_fails_creation) {
     ocal_status s = ocal_context_create(&ctx, NULL);
     ck_assert_msg(s == OCAL_OUT_OF_HOST_MEMORY,
                   "query %ld of %ld failing: ocal_context_create returned %s (%s)", k, total,
-                  ocal_status_string(s), ocal_last_error());
+                  ocal_status_name(s), ocal_last_error());
     ck_assert_ptr_null(ctx);
     const char *msg = ocal_last_error();
     ck_assert_msg(strstr(msg, "ocal_context_create") && strstr(msg, "clGetDeviceInfo") &&
@@ -498,7 +498,7 @@ START_TEST(test_failed_device_query_fails_creation) {
   fail_at = -1;
   ck_assert_ocal(ocal_context_create(&ctx, NULL));
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   ck_assert_uint_gt(info.max_work_group_size, 0);
   ck_assert_uint_gt(info.max_alloc_bytes, 0);
   ck_assert_ocal(ocal_context_release(ctx));
@@ -522,7 +522,7 @@ START_TEST(test_failed_device_enumeration_named) {
     calls = 0;
     ocal_status s = ocal_device_list(NULL, 0, &count);
     ck_assert_msg(s == OCAL_OPENCL_ERROR, "call %ld: ocal_device_list returned %s (%s)", k,
-                  ocal_status_string(s), ocal_last_error());
+                  ocal_status_name(s), ocal_last_error());
     ck_assert_msg(strstr(ocal_last_error(), "clGetDeviceIDs") &&
                       strstr(ocal_last_error(), "CL_OUT_OF_RESOURCES") &&
                       strstr(ocal_last_error(), "ocal_device_list"),
@@ -531,7 +531,7 @@ START_TEST(test_failed_device_enumeration_named) {
     ocal_context ctx = (ocal_context)&ctx;
     s = ocal_context_create(&ctx, NULL);
     ck_assert_msg(s == OCAL_OPENCL_ERROR && ctx == NULL, "call %ld: creation returned %s (%s)",
-                  k, ocal_status_string(s), ocal_last_error());
+                  k, ocal_status_name(s), ocal_last_error());
     ck_assert_ptr_null(strstr(ocal_last_error(), "no platform"));
   }
   /* "No devices" is not an error: a platform answering so is skipped. */
@@ -585,7 +585,7 @@ static int child_threads(void) {
   for (long t = 0; t < FIRST_THREADS; t++) {
     pthread_join(threads[t], NULL);
     if (first_status[t] != OCAL_OK) {
-      fprintf(stderr, "thread %ld: %s: %s\n", t, ocal_status_string(first_status[t]),
+      fprintf(stderr, "thread %ld: %s: %s\n", t, ocal_status_name(first_status[t]),
               first_error[t]);
       bad = 1;
     }
@@ -635,7 +635,7 @@ static void check_env_keyword(const char *keyword, ocal_device_type type) {
     ck_assert_same_device(&got, &list[want]);
     ck_assert_ocal(ocal_context_create(&ctx, NULL));
     ck_assert_ptr_nonnull(ctx);
-    ck_assert_ocal(ocal_context_device(ctx, &got));
+    ck_assert_ocal(ocal_context_get_device_info(ctx, &got));
     ck_assert_same_device(&got, &list[want]);
     ck_assert_ocal(ocal_context_release(ctx));
   } else {
@@ -718,7 +718,7 @@ START_TEST(test_explicit_selector_overrides_env) {
     ocal_context ctx = NULL;
     ck_assert_ocal(ocal_context_create(&ctx, &opts));
     ocal_device_info got;
-    ck_assert_ocal(ocal_context_device(ctx, &got));
+    ck_assert_ocal(ocal_context_get_device_info(ctx, &got));
     ck_assert_same_device(&got, &list[i]);
     ck_assert_ocal(ocal_context_release(ctx));
   }
@@ -732,11 +732,11 @@ START_TEST(test_explicit_selector_overrides_env) {
 END_TEST
 
 START_TEST(test_device_type_string) {
-  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_CPU), "CPU");
-  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_GPU), "GPU");
-  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_ACCELERATOR), "accelerator");
-  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_OTHER), "other");
-  ck_assert_str_eq(ocal_device_type_string((ocal_device_type)42), "other");
+  ck_assert_str_eq(ocal_device_type_name(OCAL_DEVICE_CPU), "CPU");
+  ck_assert_str_eq(ocal_device_type_name(OCAL_DEVICE_GPU), "GPU");
+  ck_assert_str_eq(ocal_device_type_name(OCAL_DEVICE_ACCELERATOR), "accelerator");
+  ck_assert_str_eq(ocal_device_type_name(OCAL_DEVICE_OTHER), "other");
+  ck_assert_str_eq(ocal_device_type_name((ocal_device_type)42), "other");
 }
 END_TEST
 

@@ -24,8 +24,8 @@ static ocal_buffer empty1(ocal_dtype t, size_t n) {
 
 static void *fetch(ocal_buffer b) {
   size_t bytes, n;
-  ck_assert_ocal(ocal_buffer_nbytes(b, &bytes));
-  ck_assert_ocal(ocal_buffer_numel(b, &n));
+  ck_assert_ocal(ocal_buffer_get_nbytes(b, &bytes));
+  ck_assert_ocal(ocal_buffer_get_numel(b, &n));
   void *host = malloc(bytes ? bytes : 1);
   ck_assert_ptr_nonnull(host);
   ck_assert_ocal(ocal_buffer_read(b, 0, n, host, NULL));

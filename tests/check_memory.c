@@ -31,13 +31,13 @@ static ocal_buffer make_u8(ocal_context ctx, size_t n) {
 
 static cl_mem mem_of(ocal_buffer b) {
   cl_mem m = NULL;
-  ck_assert_ocal(ocal_buffer_cl_mem(b, &m, NULL));
+  ck_assert_ocal(ocal_buffer_get_cl_mem(b, &m, NULL));
   return m;
 }
 
 static ocal_memory_stats stats_of(ocal_context ctx) {
   ocal_memory_stats s;
-  ck_assert_ocal(ocal_memory_stats_get(ctx, &s));
+  ck_assert_ocal(ocal_memory_get_stats(ctx, &s));
   return s;
 }
 
@@ -61,7 +61,7 @@ typedef struct gate {
 
 static gate make_gate(ocal_context ctx) {
   cl_context clctx;
-  ck_assert_ocal(ocal_context_cl_context(ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_context(ctx, &clctx));
   cl_int err;
   gate g;
   g.cl = clCreateUserEvent(clctx, &err);
@@ -78,7 +78,7 @@ static void open_gate(gate *g) {
 
 static int completed(ocal_event ev) {
   cl_event cl;
-  ck_assert_ocal(ocal_event_cl_event(ev, &cl));
+  ck_assert_ocal(ocal_event_get_cl_event(ev, &cl));
   cl_int st;
   ck_assert_int_eq(clGetEventInfo(cl, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL),
                    CL_SUCCESS);
@@ -214,7 +214,7 @@ START_TEST(test_transfer_waits_for_old_owner) {
   ck_assert_ocal(ocal_event_release(e0));
 
   gate g = make_gate(ctx);
-  ck_assert_ocal(ocal_context_wait(ctx, 1, &g.ev)); /* hold the main queue */
+  ck_assert_ocal(ocal_context_enqueue_wait(ctx, 1, &g.ev)); /* hold the main queue */
   unsigned char v = 0xab;
   ck_assert_ocal(ocal_buffer_fill(a, &v));
   ck_assert_ocal(ocal_buffer_release(a));
@@ -387,8 +387,8 @@ START_TEST(test_stats) {
   ck_assert_uint_eq(s.device_allocs, 2);
   ck_assert_uint_eq(s.device_frees, 0);
   ck_assert_ocal(ocal_buffer_release(c));
-  ck_assert_ocal_fails(ocal_memory_stats_get(ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ocal_fails(ocal_memory_stats_get(NULL, &s), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_memory_get_stats(ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_memory_get_stats(NULL, &s), OCAL_INVALID_HANDLE);
   ck_assert_ocal(ocal_context_release(ctx));
 }
 END_TEST
@@ -556,9 +556,9 @@ START_TEST(test_overlap_ordered_by_events) {
     if (s < 2) w[nw++] = g.ev;
     if (s >= 2) w[nw++] = done[s - 2];
     ck_assert_ocal(ocal_transfer_write(dev_in[k], 0, n, in + s * n, nw, w, &up[s]));
-    ck_assert_ocal(ocal_context_wait(ctx, s >= 2 ? 2 : 1, (ocal_event[]){up[s], s >= 2 ? down[s - 2] : NULL}));
+    ck_assert_ocal(ocal_context_enqueue_wait(ctx, s >= 2 ? 2 : 1, (ocal_event[]){up[s], s >= 2 ? down[s - 2] : NULL}));
     ck_assert_ocal(ocal_unary(OCAL_UNARY_ABS, dev_in[k], dev_out[k]));
-    ck_assert_ocal(ocal_context_marker(ctx, &done[s]));
+    ck_assert_ocal(ocal_context_enqueue_marker(ctx, &done[s]));
     ck_assert_ocal(ocal_transfer_read(dev_out[k], 0, n, out + s * n, 1, &done[s], &down[s]));
   }
   usleep(20000);
@@ -568,7 +568,7 @@ START_TEST(test_overlap_ordered_by_events) {
   }
   open_gate(&g);
   ck_assert_ocal(ocal_event_wait(down[steps - 1]));
-  ck_assert_ocal(ocal_finish(ctx));
+  ck_assert_ocal(ocal_context_finish(ctx));
   for (size_t s = 0; s < steps; s++) {
     ck_assert_ocal(ocal_event_wait(down[s]));
     ck_assert_ocal(ocal_event_release(up[s]));
@@ -600,16 +600,16 @@ START_TEST(test_transfer_arguments) {
   ocal_event bad[1] = {NULL};
   ck_assert_ocal_fails(ocal_transfer_read(b, 0, 10, host, 1, bad, &ev), OCAL_INVALID_HANDLE);
   ck_assert_ocal_fails(ocal_transfer_read(NULL, 0, 10, host, 0, NULL, &ev), OCAL_INVALID_HANDLE);
-  ck_assert_ocal_fails(ocal_context_wait(ctx, 1, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ocal_fails(ocal_context_wait(NULL, 0, NULL), OCAL_INVALID_HANDLE);
-  ck_assert_ocal(ocal_context_wait(ctx, 0, NULL));
-  ck_assert_ocal_fails(ocal_context_marker(ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_context_enqueue_wait(ctx, 1, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_context_enqueue_wait(NULL, 0, NULL), OCAL_INVALID_HANDLE);
+  ck_assert_ocal(ocal_context_enqueue_wait(ctx, 0, NULL));
+  ck_assert_ocal_fails(ocal_context_enqueue_marker(ctx, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_event_from_cl(NULL, &ev), OCAL_INVALID_ARGUMENT);
   /* An empty transfer still gives an event, ordered after its wait list. */
   ck_assert_ocal(ocal_transfer_read(b, 100, 0, NULL, 0, NULL, &ev));
   ck_assert_ocal(ocal_event_wait(ev));
   ck_assert_ocal(ocal_event_release(ev));
-  ck_assert_ocal(ocal_context_marker(ctx, &ev));
+  ck_assert_ocal(ocal_context_enqueue_marker(ctx, &ev));
   ck_assert_ocal(ocal_event_wait(ev));
   ck_assert_ocal(ocal_event_release(ev));
   ck_assert_ocal(ocal_buffer_release(b));

@@ -64,7 +64,7 @@ void fixture_random_bytes(void *out, size_t bytes, uint64_t seed) {
 
 int fixture_has_fp64(void) {
   int has = 0;
-  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &has));
+  ck_assert_ocal(ocal_context_get_fp64(fixture_ctx, &has));
   return has;
 }
 

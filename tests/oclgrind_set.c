@@ -274,7 +274,7 @@ static void fourstep_fft(size_t n) {
   ocal_fft_plan plan;
   CHECK(ocal_fft_plan_create(ctx, &d, &plan));
   ocal_fft_plan_info info;
-  CHECK(ocal_fft_plan_info_get(plan, &info));
+  CHECK(ocal_fft_plan_get_info(plan, &info));
   float *x = malloc(2 * n * 4), *y = malloc(2 * n * 4);
   double *want = malloc(2 * n * 8);
   ocal_buffer X, Y;
@@ -359,7 +359,7 @@ static void generated(void) {
 int main(void) {
   CHECK(ocal_context_create(&ctx, NULL));
   ocal_device_info d;
-  CHECK(ocal_context_device(ctx, &d));
+  CHECK(ocal_context_get_device_info(ctx, &d));
   printf("oclgrind_set on %s\n", d.name);
   elementwise();
   reductions(3, 1001);  /* long rows: several work-groups per row, a second pass */

@@ -184,7 +184,7 @@ static int check_device(const ocal_device_info *d) {
             "%s %s: a tiny kernel ran but wrote wrong values", sel, d->name);
   else
     ok("device", "%s %s (%s, %s): a kernel compiled and ran", sel, d->name,
-       ocal_device_type_string(d->type), d->platform_name);
+       ocal_device_type_name(d->type), d->platform_name);
   ocal_buffer_release(b);
   ocal_context_release(ctx);
   return right;
@@ -195,7 +195,7 @@ static void check_cache(void) {
   ocal_context ctx;
   if (ocal_context_create(&ctx, NULL) != OCAL_OK) return;
   const char *dir = NULL;
-  ocal_context_cache_dir(ctx, &dir);
+  ocal_context_get_cache_dir(ctx, &dir);
   if (!dir) {
     const char *c = getenv("OCAL_CACHE");
     if (c && c[0] == '0')

@@ -9,9 +9,9 @@
  * row-major order, whatever their shape.
  *
  * Element types: OCAL_F32 and OCAL_F64 (the latter only where the context has fp64, see
- * ocal_context_has_fp64). Every operand of one call must have the same type and belong to
+ * ocal_context_get_fp64). Every operand of one call must have the same type and belong to
  * the same context. Calls enqueue work on the context's queue and return without waiting;
- * read the result (ocal_buffer_read) or call ocal_finish to wait.
+ * read the result (ocal_buffer_read) or call ocal_context_finish to wait.
  *
  * Tuning. CLBlast ships tuned kernel parameters for many devices, but not for all (none for
  * NVIDIA Hopper in 1.5.3). ocal applies better ones at the first BLAS call of a process on a
@@ -143,7 +143,7 @@ typedef struct ocal_blas_tuning {
  * \param dtype OCAL_F32 or OCAL_F64.
  * \param info receives the facts.
  * \returns OCAL_OK; OCAL_UNSUPPORTED for other types or without CLBlast. */
-OCAL_API ocal_status ocal_blas_tuning_info(ocal_context ctx, ocal_dtype dtype,
+OCAL_API ocal_status ocal_blas_get_tuning(ocal_context ctx, ocal_dtype dtype,
                                            ocal_blas_tuning *info);
 
 /** Applies GEMM parameters to the context's device for the rest of the process (nothing is

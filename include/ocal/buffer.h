@@ -89,11 +89,11 @@ OCAL_API ocal_status ocal_buffer_copy(ocal_buffer dst, ocal_buffer src);
 OCAL_API ocal_status ocal_buffer_fill(ocal_buffer buf, const void *value);
 
 /** Facts of a buffer. Each takes a valid buffer and a non-NULL out pointer. */
-OCAL_API ocal_status ocal_buffer_dtype(ocal_buffer buf, ocal_dtype *dtype);
-OCAL_API ocal_status ocal_buffer_shape(ocal_buffer buf, int *ndim, size_t shape[OCAL_MAX_DIMS]);
-OCAL_API ocal_status ocal_buffer_numel(ocal_buffer buf, size_t *numel);
-OCAL_API ocal_status ocal_buffer_nbytes(ocal_buffer buf, size_t *nbytes);
-OCAL_API ocal_status ocal_buffer_context(ocal_buffer buf, ocal_context *ctx);
+OCAL_API ocal_status ocal_buffer_get_dtype(ocal_buffer buf, ocal_dtype *dtype);
+OCAL_API ocal_status ocal_buffer_get_shape(ocal_buffer buf, int *ndim, size_t shape[OCAL_MAX_DIMS]);
+OCAL_API ocal_status ocal_buffer_get_numel(ocal_buffer buf, size_t *numel);
+OCAL_API ocal_status ocal_buffer_get_nbytes(ocal_buffer buf, size_t *nbytes);
+OCAL_API ocal_status ocal_buffer_get_context(ocal_buffer buf, ocal_context *ctx);
 
 /** Escape hatch: the cl_mem that holds the buffer and the byte offset of its first element
  * in it (non-zero for views). The cl_mem stays owned by ocal and may be larger than the
@@ -103,7 +103,7 @@ OCAL_API ocal_status ocal_buffer_context(ocal_buffer buf, ocal_context *ctx);
  * \param mem receives the cl_mem (not NULL).
  * \param offset_bytes receives the byte offset; may be NULL when it is not wanted.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT for bad arguments. */
-OCAL_API ocal_status ocal_buffer_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes);
+OCAL_API ocal_status ocal_buffer_get_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes);
 
 /** Blocks until the command behind \p event has finished.
  * \returns OCAL_OK, or OCAL_OPENCL_ERROR when the command failed. */
@@ -113,7 +113,7 @@ OCAL_API ocal_status ocal_event_wait(ocal_event event);
 OCAL_API ocal_status ocal_event_release(ocal_event event);
 
 /** Escape hatch: the cl_event behind an ocal event, owned by it. */
-OCAL_API ocal_status ocal_event_cl_event(ocal_event event, cl_event *out);
+OCAL_API ocal_status ocal_event_get_cl_event(ocal_event event, cl_event *out);
 
 #ifdef __cplusplus
 }

@@ -74,27 +74,27 @@ OCAL_API ocal_status ocal_context_create(ocal_context *ctx, const ocal_context_o
 OCAL_API ocal_status ocal_context_release(ocal_context ctx);
 
 /** Blocks until every command queued on the context has finished. */
-OCAL_API ocal_status ocal_finish(ocal_context ctx);
+OCAL_API ocal_status ocal_context_finish(ocal_context ctx);
 
 /** Copies the facts of the context's device into \p info. */
-OCAL_API ocal_status ocal_context_device(ocal_context ctx, ocal_device_info *info);
+OCAL_API ocal_status ocal_context_get_device_info(ocal_context ctx, ocal_device_info *info);
 
 /** Reports whether the context can use double precision (f64 and c64 buffers): the device
  * has cl_khr_fp64 and the fp64 option did not turn it off. \param has_fp64 receives 0 or 1. */
-OCAL_API ocal_status ocal_context_has_fp64(ocal_context ctx, int *has_fp64);
+OCAL_API ocal_status ocal_context_get_fp64(ocal_context ctx, int *has_fp64);
 
 /** Reads the counters of the context's kernel caches. */
-OCAL_API ocal_status ocal_context_cache_stats(ocal_context ctx, ocal_cache_stats *stats);
+OCAL_API ocal_status ocal_context_get_cache_stats(ocal_context ctx, ocal_cache_stats *stats);
 
 /** The directory of the disk cache in use. \param dir receives a string owned by the
  * context, or NULL when the disk cache is off. */
-OCAL_API ocal_status ocal_context_cache_dir(ocal_context ctx, const char **dir);
+OCAL_API ocal_status ocal_context_get_cache_dir(ocal_context ctx, const char **dir);
 
 /** Escape hatches, to mix your own OpenCL with ocal. The handles stay owned by the context:
  * retain them (clRetainContext etc.) to keep them beyond ocal_context_release. */
-OCAL_API ocal_status ocal_context_cl_context(ocal_context ctx, cl_context *out);
-OCAL_API ocal_status ocal_context_cl_device(ocal_context ctx, cl_device_id *out);
-OCAL_API ocal_status ocal_context_cl_queue(ocal_context ctx, cl_command_queue *out);
+OCAL_API ocal_status ocal_context_get_cl_context(ocal_context ctx, cl_context *out);
+OCAL_API ocal_status ocal_context_get_cl_device(ocal_context ctx, cl_device_id *out);
+OCAL_API ocal_status ocal_context_get_cl_queue(ocal_context ctx, cl_command_queue *out);
 
 #ifdef __cplusplus
 }

@@ -54,7 +54,7 @@ typedef struct ocal_device_info {
 } ocal_device_info;
 
 /** Short name of a device type ("GPU", "CPU", "accelerator", "other"). */
-OCAL_API const char *ocal_device_type_string(ocal_device_type type);
+OCAL_API const char *ocal_device_type_name(ocal_device_type type);
 
 /** Lists every device of every OpenCL platform, in platform then device order.
  * \param infos array that receives up to \p capacity entries; may be NULL when capacity is 0.

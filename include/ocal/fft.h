@@ -188,10 +188,10 @@ OCAL_API ocal_status ocal_fft_execute(ocal_fft_plan plan, ocal_fft_direction dir
 OCAL_API ocal_status ocal_fft_plan_release(ocal_fft_plan plan);
 
 /** Copies the facts of a plan into \p info. */
-OCAL_API ocal_status ocal_fft_plan_info_get(ocal_fft_plan plan, ocal_fft_plan_info *info);
+OCAL_API ocal_status ocal_fft_plan_get_info(ocal_fft_plan plan, ocal_fft_plan_info *info);
 
 /** Reads the counters of a context's plan cache (all zero before the first plan). */
-OCAL_API ocal_status ocal_fft_cache_stats_get(ocal_context ctx, ocal_fft_cache_stats *stats);
+OCAL_API ocal_status ocal_fft_get_cache_stats(ocal_context ctx, ocal_fft_cache_stats *stats);
 
 /** Says whether an engine was built into this copy of ocal.
  * \param engine an engine; OCAL_FFT_ENGINE_DEFAULT asks whether any was.
@@ -208,7 +208,7 @@ OCAL_API ocal_status ocal_fft_engine_name(ocal_fft_engine engine, const char **n
  * built, else clFFT).
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when OCAL_FFT names no engine; OCAL_UNSUPPORTED
  *          when the engine it names (or any) was not built in. */
-OCAL_API ocal_status ocal_fft_engine_default(ocal_fft_engine *engine);
+OCAL_API ocal_status ocal_fft_get_default_engine(ocal_fft_engine *engine);
 
 #ifdef __cplusplus
 }

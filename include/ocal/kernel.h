@@ -84,7 +84,7 @@ OCAL_API ocal_status ocal_kernel_release(ocal_kernel kernel);
  * \param kernel the kernel.
  * \param count receives the number.
  * \returns OCAL_OK, or OCAL_INVALID_HANDLE / OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_kernel_num_args(ocal_kernel kernel, int *count);
+OCAL_API ocal_status ocal_kernel_get_num_args(ocal_kernel kernel, int *count);
 
 /** Sets argument `index` to a buffer: the kernel sees a `__global T *` at the buffer's first
  * element. The kernel keeps a reference to the buffer until the argument is set again or the
@@ -139,7 +139,7 @@ OCAL_API ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size
 /** The underlying OpenCL kernel, to mix ocal with your own OpenCL calls.
  * \param kernel the kernel.
  * \param out receives the cl_kernel (owned by the ocal_kernel). */
-OCAL_API ocal_status ocal_kernel_cl_kernel(ocal_kernel kernel, cl_kernel *out);
+OCAL_API ocal_status ocal_kernel_get_cl_kernel(ocal_kernel kernel, cl_kernel *out);
 
 /* ---- generated kernels -------------------------------------------------------------- */
 
@@ -196,7 +196,7 @@ typedef struct ocal_gen_arg {
  * componentwise built-in functions, ocal also builds a 4-wide form of the kernel (each
  * `p[i]` a 4-vector) and runs it when every buffer starts at a multiple of 4 elements: the
  * generated `y[i] = a * x[i] + y[i]` then streams as fast as ocal_axpy. The source of both
- * forms is in ocal_gen_source. */
+ * forms is in ocal_gen_get_source. */
 OCAL_API ocal_status ocal_gen_elementwise(ocal_context ctx, const char *arguments,
                                           const char *body, const char *preamble,
                                           ocal_gen *gen);
@@ -297,7 +297,7 @@ OCAL_API ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs,
 /** The OpenCL C source that ocal wrote (for debugging).
  * \param gen the generator.
  * \param source receives a string owned by gen, valid until it is released. */
-OCAL_API ocal_status ocal_gen_source(ocal_gen gen, const char **source);
+OCAL_API ocal_status ocal_gen_get_source(ocal_gen gen, const char **source);
 
 /** Releases a generator.
  * \param gen the generator, or NULL.

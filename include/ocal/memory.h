@@ -31,14 +31,14 @@
  * in-order queue for writes, one for reads, so uploads and downloads need not wait for each
  * other and can use both copy engines of a GPU), so they proceed while kernels run on the
  * main queue.
- * Events order the two: a transfer waits for the events you pass it, ocal_context_wait makes
- * later main-queue commands (kernels) wait for events, and ocal_context_marker gives an event
+ * Events order the two: a transfer waits for the events you pass it, ocal_context_enqueue_wait makes
+ * later main-queue commands (kernels) wait for events, and ocal_context_enqueue_marker gives an event
  * that completes when everything queued on the main queue so far has finished.
  *
  *   ocal_transfer_write(in, 0, n, host_in, 0, NULL, &written);   // transfer queue
- *   ocal_context_wait(ctx, 1, &written);                        // kernels wait for it
+ *   ocal_context_enqueue_wait(ctx, 1, &written);                        // kernels wait for it
  *   ocal_unary(OCAL_UNARY_SQRT, in, out);                             // main queue
- *   ocal_context_marker(ctx, &computed);
+ *   ocal_context_enqueue_marker(ctx, &computed);
  *   ocal_transfer_read(out, 0, n, host_out, 1, &computed, &read);
  *   ocal_event_wait(read);
  */
@@ -78,7 +78,7 @@ typedef struct ocal_memory_stats {
  * \param ctx the context.
  * \param stats receives the counters.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE, OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_memory_stats_get(ocal_context ctx, ocal_memory_stats *stats);
+OCAL_API ocal_status ocal_memory_get_stats(ocal_context ctx, ocal_memory_stats *stats);
 
 /** Gives every cached block back to the driver (memory of live buffers stays). Safe while
  * commands are queued: OpenCL frees the memory once they have finished.
@@ -120,7 +120,7 @@ OCAL_API ocal_status ocal_pinned_query(ocal_context ctx, const void *ptr, int *p
 
 /** Copies elements [offset, offset + count) of \p buf from host memory on the transfer queue,
  * without blocking. It starts once the events in \p wait have completed; it is not ordered
- * against the main queue otherwise (use ocal_context_marker for that).
+ * against the main queue otherwise (use ocal_context_enqueue_marker for that).
  * \param buf the buffer (or view).
  * \param offset first element.
  * \param count number of elements.
@@ -146,7 +146,7 @@ OCAL_API ocal_status ocal_transfer_read(ocal_buffer buf, size_t offset, size_t c
  * \param num_events number of events; 0 is a no-op.
  * \param events the events (from any queue of this context).
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT; an OpenCL error. */
-OCAL_API ocal_status ocal_context_wait(ocal_context ctx, size_t num_events,
+OCAL_API ocal_status ocal_context_enqueue_wait(ocal_context ctx, size_t num_events,
                                        const ocal_event *events);
 
 /** Gives an event that completes once every command queued on the context's main queue so
@@ -154,7 +154,7 @@ OCAL_API ocal_status ocal_context_wait(ocal_context ctx, size_t num_events,
  * \param ctx the context.
  * \param event receives the event; release it.
  * \returns OCAL_OK; an OpenCL error. */
-OCAL_API ocal_status ocal_context_marker(ocal_context ctx, ocal_event *event);
+OCAL_API ocal_status ocal_context_enqueue_marker(ocal_context ctx, ocal_event *event);
 
 /** Wraps an OpenCL event of the context (for example a user event) as an ocal event, to pass
  * it to the calls above. The ocal event retains the cl_event; release both.

@@ -27,7 +27,7 @@
  * Ordering with device work: a collective starts after every command queued on the context's
  * main queue before the call (it waits for a marker). Its results are in the buffer when a
  * blocking call returns, or when ocal_mpi_wait returns, or, for device work, once the event of
- * ocal_mpi_request_event has completed (pass it to ocal_context_wait). Until then do not touch
+ * ocal_mpi_request_event has completed (pass it to ocal_context_enqueue_wait). Until then do not touch
  * the buffers it uses, and do not release them.
  *
  * Environment: OCAL_MPI_CHUNK (bytes, at least 4096), OCAL_MPI_SLOTS (1 to 16), OCAL_MPI_ASYNC
@@ -110,7 +110,7 @@ OCAL_API ocal_status ocal_mpi_release(ocal_mpi mpi);
 /** The ocal context of this rank's device, owned by \p mpi (do not release it).
  * \param mpi the handle. \param ctx receives the context.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_mpi_context(ocal_mpi mpi, ocal_context *ctx);
+OCAL_API ocal_status ocal_mpi_get_context(ocal_mpi mpi, ocal_context *ctx);
 
 /** Facts of this rank: ranks, device sharing, staging settings.
  * \param mpi the handle. \param info receives them.
@@ -196,7 +196,7 @@ OCAL_API ocal_status ocal_mpi_wait(ocal_mpi_request *req);
 OCAL_API ocal_status ocal_mpi_test(ocal_mpi_request *req, int *done);
 
 /** An event that completes when the request's collective has finished on the device, to
- * order device work after it without blocking the host: ocal_context_wait(ctx, 1, &event).
+ * order device work after it without blocking the host: ocal_context_enqueue_wait(ctx, 1, &event).
  * The event fails (an OpenCL error status) when the collective does; release it with
  * ocal_event_release, whether or not the request is still alive.
  * \param req the request. \param event receives the event.

@@ -109,17 +109,17 @@ OCAL_API ocal_status ocal_csr_release(ocal_csr a);
  * \param rows receives the number of rows.
  * \param cols receives the number of columns.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_csr_shape(ocal_csr a, size_t *rows, size_t *cols);
+OCAL_API ocal_status ocal_csr_get_shape(ocal_csr a, size_t *rows, size_t *cols);
 /** \param a the matrix. \param nnz receives the number of stored entries.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_csr_nnz(ocal_csr a, size_t *nnz);
+OCAL_API ocal_status ocal_csr_get_nnz(ocal_csr a, size_t *nnz);
 /** \param a the matrix. \param value_type receives the value type (may be NULL).
  * \param index_type receives the index type (may be NULL).
  * \returns OCAL_OK; OCAL_INVALID_HANDLE. */
-OCAL_API ocal_status ocal_csr_dtypes(ocal_csr a, ocal_dtype *value_type, ocal_dtype *index_type);
+OCAL_API ocal_status ocal_csr_get_dtypes(ocal_csr a, ocal_dtype *value_type, ocal_dtype *index_type);
 /** \param a the matrix. \param ctx receives its context (not a new reference).
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_csr_context(ocal_csr a, ocal_context *ctx);
+OCAL_API ocal_status ocal_csr_get_context(ocal_csr a, ocal_context *ctx);
 
 /** Names the SpMV kernel chosen for the matrix from its row-length statistics at creation:
  * "scalar" (one work-item per row), "vector" (a slice of a work-group per row) or
@@ -129,7 +129,7 @@ OCAL_API ocal_status ocal_csr_context(ocal_csr a, ocal_context *ctx);
  * \param a the matrix.
  * \param name receives a static string.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_csr_spmv_kernel(ocal_csr a, const char **name);
+OCAL_API ocal_status ocal_csr_get_spmv_kernel(ocal_csr a, const char **name);
 
 /** Writes the diagonal of a square matrix (the sum of the stored diagonal entries of each
  * row; 0 where there is none) into \p out, a buffer of rows elements of the value type.

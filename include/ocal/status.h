@@ -42,7 +42,7 @@ typedef enum ocal_status {
 /** Names a status code.
  * \param status any value, also one that is not an ocal_status.
  * \returns a static string such as "OCAL_OUT_OF_DEVICE_MEMORY", or "OCAL_UNKNOWN_STATUS". */
-OCAL_API const char *ocal_status_string(ocal_status status);
+OCAL_API const char *ocal_status_name(ocal_status status);
 
 /** Describes a status code in a few words ("out of device memory").
  * \param status any value.

@@ -246,7 +246,7 @@ static void work_close(tuner *t) {
 /* After a failed candidate: whether the context still runs commands. A kernel that crashed
  * (an illegal address on a GPU) leaves it unusable, and everything after fails. */
 static int work_healthy(tuner *t) {
-  if (ocal_finish(t->ctx) != OCAL_OK) return 0;
+  if (ocal_context_finish(t->ctx) != OCAL_OK) return 0;
   size_t one = 1;
   float v = 1.0f, back = 0.0f;
   ocal_buffer b;
@@ -317,12 +317,12 @@ static ocal_status problem_check(tuner *t, problem *p, double alpha, double beta
 static double problem_time(tuner *t, problem *p, ocal_status *st) {
   ocal_context ctx = t->ctx;
   *st = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, p->a, p->b, 0.0, p->c);
-  if (*st == OCAL_OK) *st = ocal_finish(ctx);
+  if (*st == OCAL_OK) *st = ocal_context_finish(ctx);
   if (*st == OCAL_OK) *st = problem_check(t, p, 1.0, 0.0, 48, 0);
   if (*st != OCAL_OK) return 0.0;
   double t0 = now_s();
   *st = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, p->a, p->b, 0.0, p->c);
-  if (*st == OCAL_OK) *st = ocal_finish(ctx);
+  if (*st == OCAL_OK) *st = ocal_context_finish(ctx);
   double one = now_s() - t0;
   if (*st != OCAL_OK) return 0.0;
   int reps = one > 0.02 ? 1 : (int)(0.02 / (one > 1e-6 ? one : 1e-6)) + 1;
@@ -332,7 +332,7 @@ static double problem_time(tuner *t, problem *p, ocal_status *st) {
     t0 = now_s();
     for (int r = 0; r < reps && *st == OCAL_OK; r++)
       *st = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, p->a, p->b, 0.0, p->c);
-    if (*st == OCAL_OK) *st = ocal_finish(ctx);
+    if (*st == OCAL_OK) *st = ocal_context_finish(ctx);
     double each = (now_s() - t0) / reps;
     if (each < best) best = each;
     if (one > 0.5) break; /* slow devices: one measurement is enough */
@@ -399,7 +399,7 @@ static double evaluate(tuner *t, const ocal__gemm_params *p, problem *timed, pro
   if (st == OCAL_OK) st = problem_check(t, check, 1.5, -0.75, check->m * check->n > 4096 ? 64 : 0, 1);
   if (st != OCAL_OK) {
     t->rejected++;
-    say(t, "%-6s %3d  failed (%s): %s  [%s]", phase, t->candidates, ocal_status_string(st),
+    say(t, "%-6s %3d  failed (%s): %s  [%s]", phase, t->candidates, ocal_status_name(st),
         ocal_last_error(), text);
     if (!work_healthy(t)) work_rebuild(t);
     return 0.0;
@@ -536,7 +536,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
 
   /* Start from what is in effect when it is known, else from the first seeds. */
   ocal_blas_tuning current;
-  s = ocal_blas_tuning_info(ctx, o->dtype, &current);
+  s = ocal_blas_get_tuning(ctx, o->dtype, &current);
   if (s != OCAL_OK) return s;
   ocal__gemm_params best;
   char why[256];
@@ -642,7 +642,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
   ocal__blas_record(ctx, t.precision, source, &best, note, rate_x);
   say(&t, "winner: %s", note);
   if (result) {
-    s = ocal_blas_tuning_info(ctx, o->dtype, result);
+    s = ocal_blas_get_tuning(ctx, o->dtype, result);
     if (s != OCAL_OK) return s;
     if (o->store && source == OCAL_TUNING_FILE) {
       /* The store never fails the caller; say when the file is not there. */

@@ -271,7 +271,7 @@ ocal_status ocal__blas_check_tuning_call(ocal_context ctx, ocal_dtype dtype, con
   return check_tuning_call(ctx, dtype, func);
 }
 
-ocal_status ocal_blas_tuning_info(ocal_context ctx, ocal_dtype dtype, ocal_blas_tuning *info) {
+ocal_status ocal_blas_get_tuning(ocal_context ctx, ocal_dtype dtype, ocal_blas_tuning *info) {
   ocal_status s = check_tuning_call(ctx, dtype, __func__);
   if (s != OCAL_OK) return s;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
@@ -304,7 +304,7 @@ ocal_status ocal_blas_tuning_apply(ocal_context ctx, ocal_dtype dtype, const cha
 
 #else /* !OCAL_HAVE_CLBLAST */
 
-ocal_status ocal_blas_tuning_info(ocal_context ctx, ocal_dtype dtype, ocal_blas_tuning *info) {
+ocal_status ocal_blas_get_tuning(ocal_context ctx, ocal_dtype dtype, ocal_blas_tuning *info) {
   (void)ctx, (void)dtype, (void)info;
   return OCAL_FAIL(OCAL_UNSUPPORTED, "this ocal was built without CLBlast");
 }

@@ -144,14 +144,14 @@ ocal_status ocal_context_release(ocal_context ctx) {
   return OCAL_OK;
 }
 
-ocal_status ocal_finish(ocal_context ctx) {
+ocal_status ocal_context_finish(ocal_context ctx) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   OCAL_CL_CHECK(ctx->info.name, clFinish(ctx->queue));
   return OCAL_OK;
 }
 
-ocal_status ocal_context_device(ocal_context ctx, ocal_device_info *info) {
+ocal_status ocal_context_get_device_info(ocal_context ctx, ocal_device_info *info) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
@@ -159,7 +159,7 @@ ocal_status ocal_context_device(ocal_context ctx, ocal_device_info *info) {
   return OCAL_OK;
 }
 
-ocal_status ocal_context_has_fp64(ocal_context ctx, int *has_fp64) {
+ocal_status ocal_context_get_fp64(ocal_context ctx, int *has_fp64) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!has_fp64) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "has_fp64 must not be NULL");
@@ -167,7 +167,7 @@ ocal_status ocal_context_has_fp64(ocal_context ctx, int *has_fp64) {
   return OCAL_OK;
 }
 
-ocal_status ocal_context_cache_stats(ocal_context ctx, ocal_cache_stats *stats) {
+ocal_status ocal_context_get_cache_stats(ocal_context ctx, ocal_cache_stats *stats) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");
@@ -177,7 +177,7 @@ ocal_status ocal_context_cache_stats(ocal_context ctx, ocal_cache_stats *stats) 
   return OCAL_OK;
 }
 
-ocal_status ocal_context_cache_dir(ocal_context ctx, const char **dir) {
+ocal_status ocal_context_get_cache_dir(ocal_context ctx, const char **dir) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!dir) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "dir must not be NULL");
@@ -194,6 +194,6 @@ ocal_status ocal_context_cache_dir(ocal_context ctx, const char **dir) {
     *out = ctx->field;                                                           \
     return OCAL_OK;                                                              \
   }
-OCAL__ESCAPE_HATCH(ocal_context_cl_context, cl_context, cl_ctx)
-OCAL__ESCAPE_HATCH(ocal_context_cl_device, cl_device_id, device)
-OCAL__ESCAPE_HATCH(ocal_context_cl_queue, cl_command_queue, queue)
+OCAL__ESCAPE_HATCH(ocal_context_get_cl_context, cl_context, cl_ctx)
+OCAL__ESCAPE_HATCH(ocal_context_get_cl_device, cl_device_id, device)
+OCAL__ESCAPE_HATCH(ocal_context_get_cl_queue, cl_command_queue, queue)

@@ -7,7 +7,7 @@
 
 #include "internal.h"
 
-const char *ocal_device_type_string(ocal_device_type type) {
+const char *ocal_device_type_name(ocal_device_type type) {
   switch (type) {
     case OCAL_DEVICE_CPU:
       return "CPU";
@@ -392,7 +392,7 @@ ocal_status ocal__device_resolve(const char *func, const char *selector, ocal_de
     for (size_t i = 0; i < n; i++)
       ocal__append_error("\n  %d:%d  %s  (%s, %s)", list[i].info.platform_index,
                          list[i].info.device_index, list[i].info.name,
-                         ocal_device_type_string(list[i].info.type), list[i].info.platform_name);
+                         ocal_device_type_name(list[i].info.type), list[i].info.platform_name);
     free(list);
     return status;
   }

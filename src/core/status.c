@@ -11,7 +11,7 @@
 
 static _Thread_local char last_error[OCAL__ERROR_SIZE];
 
-const char *ocal_status_string(ocal_status status) {
+const char *ocal_status_name(ocal_status status) {
   switch (status) {
 #define OCAL__STATUS_NAME(name, value, text) \
   case OCAL_##name:                          \

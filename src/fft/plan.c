@@ -118,7 +118,7 @@ static ocal_status resolve_engine(const char *func, ocal_fft_engine asked, ocal_
   return OCAL_OK;
 }
 
-ocal_status ocal_fft_engine_default(ocal_fft_engine *engine) {
+ocal_status ocal_fft_get_default_engine(ocal_fft_engine *engine) {
   if (!engine) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "engine must not be NULL");
   return resolve_engine(__func__, OCAL_FFT_ENGINE_DEFAULT, engine);
 }
@@ -461,7 +461,7 @@ ocal_status ocal_fft_plan_release(ocal_fft_plan plan) {
   return OCAL_OK;
 }
 
-ocal_status ocal_fft_plan_info_get(ocal_fft_plan plan, ocal_fft_plan_info *info) {
+ocal_status ocal_fft_plan_get_info(ocal_fft_plan plan, ocal_fft_plan_info *info) {
   ocal_status s = check_plan(plan, __func__);
   if (s != OCAL_OK) return s;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
@@ -477,7 +477,7 @@ ocal_status ocal_fft_plan_info_get(ocal_fft_plan plan, ocal_fft_plan_info *info)
   return OCAL_OK;
 }
 
-ocal_status ocal_fft_cache_stats_get(ocal_context ctx, ocal_fft_cache_stats *stats) {
+ocal_status ocal_fft_get_cache_stats(ocal_context ctx, ocal_fft_cache_stats *stats) {
   ocal_status s = ocal__check_context(ctx, __func__);
   if (s != OCAL_OK) return s;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");

@@ -1017,7 +1017,7 @@ done:
   ocal_buffer_release(sel);
   ocal_buffer_release(gbat.buf);
   /* Pending uploads read the host arena: let them finish before it goes. */
-  if (L.ws) ocal_finish(L.ctx);
+  if (L.ws) ocal_context_finish(L.ctx);
   ocal_buffer_release(L.ws);
   free(L.wsh);
   ocal_buffer_release(cxv);

@@ -24,7 +24,7 @@ static int wrong, no_message;
 
 static ocal_status failed(const char *what, ocal_status s) {
   const char *m = ocal_last_error();
-  fprintf(stderr, "fault-program: %s -> %s: %s\n", what, ocal_status_string(s), m ? m : "");
+  fprintf(stderr, "fault-program: %s -> %s: %s\n", what, ocal_status_name(s), m ? m : "");
   if (!m || !*m) no_message = 1;
   return s;
 }
@@ -102,15 +102,15 @@ static ocal_status sec_context(void) {
   float v = 3.25f, host[17];
   TRY(ocal_device_list(list, 8, &count));
   EXPECT(count >= 1, "ocal_device_list found no device");
-  TRY(ocal_context_device(ctx, &info));
-  TRY(ocal_context_has_fp64(ctx, &fp64));
+  TRY(ocal_context_get_device_info(ctx, &info));
+  TRY(ocal_context_get_fp64(ctx, &fp64));
   TRY(ocal_device_select(NULL, &info));
   TRY(create_context(&second));
   TRY(ocal_buffer_create(second, OCAL_F32, 1, (size_t[]){17}, &b));
   TRY(ocal_buffer_fill(b, &v));
   TRY(ocal_buffer_read(b, 0, 17, host, NULL));
   for (int i = 0; i < 17; i++) EXPECT(host[i] == v, "fill: element %d is %g", i, host[i]);
-  TRY(ocal_finish(second));
+  TRY(ocal_context_finish(second));
 out:
   ocal_buffer_release(b);
   ocal_context_release(second);
@@ -568,7 +568,7 @@ static ocal_status sec_kernel(void) {
   TRY(ocal_kernel_set_scalar(k, 1, OCAL_F32, &f));
   TRY(ocal_kernel_set_scalar(k, 2, OCAL_U64, &n));
   TRY(ocal_kernel_launch(k, 1, (size_t[]){1088}, (size_t[]){64}));
-  TRY(ocal_finish(ctx));
+  TRY(ocal_context_finish(ctx));
   TRY(ocal_buffer_read(x, 0, N, back, NULL));
   for (size_t i = 0; i < N; i++) want[i] = -2.0 * hx[i] + 1.0;
   EXPECT(mismatch(back, want, N, 1e-6) < 0, "raw kernel");

@@ -43,7 +43,7 @@ static int shared_state; /* 0: not yet; 1: created; -1: creation failed */
   } while (0)
 
 #define OK(expr) \
-  CHECK((st = (expr)) == OCAL_OK, "%s: %s: %s", #expr, ocal_status_string(st), ocal_last_error())
+  CHECK((st = (expr)) == OCAL_OK, "%s: %s: %s", #expr, ocal_status_name(st), ocal_last_error())
 
 typedef struct worker {
   int id;
@@ -228,7 +228,7 @@ static void *work(void *arg) {
     shared_state = st == OCAL_OK ? 1 : -1;
     pthread_cond_broadcast(&shared_ready);
     pthread_mutex_unlock(&shared_lock);
-    CHECK(st == OCAL_OK, "the shared context: %s: %s", ocal_status_string(st),
+    CHECK(st == OCAL_OK, "the shared context: %s: %s", ocal_status_name(st),
           ocal_last_error());
   } else if (!w->own_context) {
     pthread_mutex_lock(&shared_lock);

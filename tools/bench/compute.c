@@ -132,7 +132,7 @@ static int blas_vectors(bench_run *r, size_t n) {
 
 int bench_suite_gemm(bench_run *r) {
   ocal_blas_tuning tuning;
-  ocal_status s = ocal_blas_tuning_info(r->ctx, OCAL_F32, &tuning);
+  ocal_status s = ocal_blas_get_tuning(r->ctx, OCAL_F32, &tuning);
   if (s != OCAL_OK) return bench_fail("GEMM tuning", s);
   const char *tname = tuning_name(tuning.source);
   int rc = 0;
@@ -207,7 +207,7 @@ static int one_fft(bench_run *r, const char *dir, ocal_fft_engine engine, const 
   if (s == OCAL_OK) s = ocal_fft_plan_create(ctx, &d, &f.plan);
   cold = bench_now() - t0;
   ocal_fft_plan_info info;
-  if (s == OCAL_OK) s = ocal_fft_plan_info_get(f.plan, &info);
+  if (s == OCAL_OK) s = ocal_fft_plan_get_info(f.plan, &info);
   if (s == OCAL_OK) name = info.engine_name;
   if (s == OCAL_OK && ran) *ran = name;
   if (s == OCAL_OK) s = make_context(r, dir, &ctx2);
@@ -270,7 +270,7 @@ int bench_suite_fft(bench_run *r) {
   const fft_shape *shapes = r->quick ? quick : full;
   size_t count = r->quick ? sizeof quick / sizeof quick[0] : sizeof full / sizeof full[0];
   ocal_fft_engine def;
-  if (ocal_fft_engine_default(&def) != OCAL_OK) {
+  if (ocal_fft_get_default_engine(&def) != OCAL_OK) {
     fprintf(stderr, "ocal bench: fft: no FFT engine in this build; suite skipped\n");
     return 0;
   }
@@ -323,10 +323,10 @@ static int time_fill(const char *device, const char *dir, int requests, double *
   for (int i = 0; s == OCAL_OK && i < requests; i++) {
     double t0 = bench_now();
     s = ocal_buffer_fill(b, &v);
-    if (s == OCAL_OK) s = ocal_finish(ctx);
+    if (s == OCAL_OK) s = ocal_context_finish(ctx);
     ms[i] = (bench_now() - t0) * 1e3;
   }
-  if (s == OCAL_OK) s = ocal_context_cache_stats(ctx, stats);
+  if (s == OCAL_OK) s = ocal_context_get_cache_stats(ctx, stats);
   ocal_buffer_release(b);
   ocal_context_release(ctx);
   return s == OCAL_OK ? 0 : bench_fail("fill", s);

@@ -44,7 +44,7 @@ static int small_call(bench_run *r, const char *suite, const char *name, bench_f
   for (int i = 0; i < (r->quick ? 20 : 200) && s == OCAL_OK; i++) {
     double t0 = bench_now();
     s = run(arg);
-    if (s == OCAL_OK) s = ocal_finish(r->ctx);
+    if (s == OCAL_OK) s = ocal_context_finish(r->ctx);
     double t = bench_now() - t0;
     if (t < best) best = t;
   }
@@ -53,7 +53,7 @@ static int small_call(bench_run *r, const char *suite, const char *name, bench_f
   bench_add(r, suite, name, "f32", "1024", 1024, "call_queued", queued * 1e6, "us", -1, -1,
             "calls back to back");
   bench_add(r, suite, name, "f32", "1024", 1024, "call_roundtrip", best * 1e6, "us", -1, -1,
-            "one call and ocal_finish, best");
+            "one call and ocal_context_finish, best");
   return 0;
 }
 

@@ -115,7 +115,7 @@ static int one_spmv(bench_run *r, const char *name, const host_csr *h) {
   double gbps = bytes / t / 1e9;
   double copy = bench_copy_gbps(r, (size_t)(bytes / 8));
   const char *kernel = "?";
-  ocal_csr_spmv_kernel(s.a, &kernel);
+  ocal_csr_get_spmv_kernel(s.a, &kernel);
   char size[48], note[64];
   snprintf(size, sizeof size, "%s:%zu", name, n);
   snprintf(note, sizeof note, "nnz %zu; kernel %s", h->nnz, kernel);
@@ -152,14 +152,14 @@ static int one_cg(bench_run *r, const host_csr *h, size_t g) {
   o.max_iter = 10;
   ocal_cg_result res;
   ocal_cg(&op, b, x, &o, &res); /* warm-up: builds the kernels */
-  ocal_finish(r->ctx);
+  ocal_context_finish(r->ctx);
   size_t iters = r->quick ? 20 : 200;
   o.max_iter = iters;
   double best = 1e30;
   for (int round = 0; round < 3; round++) {
     double t0 = bench_now();
     st = ocal_cg(&op, b, x, &o, &res);
-    ocal_finish(r->ctx);
+    ocal_context_finish(r->ctx);
     double t = bench_now() - t0;
     if (st != OCAL_NOT_CONVERGED || res.iterations != iters) {
       bench_fail("cg", st);
@@ -184,7 +184,7 @@ done:
  * relative 1e-7 times ||A|| ~ 8). */
 static int one_lobpcg(bench_run *r, size_t g) {
   int fp64 = 0;
-  ocal_context_has_fp64(r->ctx, &fp64);
+  ocal_context_get_fp64(r->ctx, &fp64);
   if (!fp64) return 0;
   host_csr h = {0};
   if (laplacian(2, g, &h)) {
@@ -218,7 +218,7 @@ static int one_lobpcg(bench_run *r, size_t g) {
   ocal_lobpcg_result res = {0};
   for (int round = 0; round < (r->quick ? 1 : 2); round++) {
     ocal_buffer_copy(x, xin);
-    ocal_finish(r->ctx);
+    ocal_context_finish(r->ctx);
     double t0 = bench_now();
     st = ocal_lobpcg(&op, x, ev, rn, &o, &res);
     double t = bench_now() - t0;
