@@ -184,7 +184,7 @@ static ocal_status c_dot(int k) { return ocal_dot(P(0, o.x), P(1, o.y), P(2, o.r
 static ocal_status c_nrm2(int k) { return ocal_nrm2(P(0, o.x), P(1, o.r1)); }
 static ocal_status c_blas_axpy(int k) { return ocal_blas_axpy(0.5, P(0, o.x), P(1, o.y)); }
 static ocal_status c_blas_scal(int k) { return ocal_blas_scal(1.0, P(0, o.x)); }
-static ocal_status c_blas_tuning_info(int k) {
+static ocal_status c_blas_get_tuning(int k) {
   ocal_blas_tuning t;
   return ocal_blas_get_tuning(P(0, o.ctx), OCAL_F32, P(1, &t));
 }
@@ -252,35 +252,35 @@ static ocal_status c_buffer_fill(int k) {
   const float v = 1.5f;
   return ocal_buffer_fill(P(0, o.y), P(1, &v));
 }
-static ocal_status c_buffer_dtype(int k) {
+static ocal_status c_buffer_get_dtype(int k) {
   ocal_dtype t;
   return ocal_buffer_get_dtype(P(0, o.x), P(1, &t));
 }
-static ocal_status c_buffer_shape(int k) {
+static ocal_status c_buffer_get_shape(int k) {
   int nd;
   size_t shape[OCAL_MAX_DIMS];
   return ocal_buffer_get_shape(P(0, o.x), P(1, &nd), P(2, shape));
 }
-static ocal_status c_buffer_numel(int k) {
+static ocal_status c_buffer_get_numel(int k) {
   size_t n;
   return ocal_buffer_get_numel(P(0, o.x), P(1, &n));
 }
-static ocal_status c_buffer_nbytes(int k) {
+static ocal_status c_buffer_get_nbytes(int k) {
   size_t n;
   return ocal_buffer_get_nbytes(P(0, o.x), P(1, &n));
 }
-static ocal_status c_buffer_context(int k) {
+static ocal_status c_buffer_get_context(int k) {
   ocal_context c;
   return ocal_buffer_get_context(P(0, o.x), P(1, &c));
 }
-static ocal_status c_buffer_cl_mem(int k) {
+static ocal_status c_buffer_get_cl_mem(int k) {
   cl_mem m;
   size_t off;
   return ocal_buffer_get_cl_mem(P(0, o.x), P(1, &m), P(2, &off));
 }
 static ocal_status c_event_wait(int k) { return ocal_event_wait(P(0, o.event)); }
 static ocal_status c_event_release(int k) { return ocal_event_release(P(0, (ocal_event)NULL)); }
-static ocal_status c_event_cl_event(int k) {
+static ocal_status c_event_get_cl_event(int k) {
   cl_event e;
   return ocal_event_get_cl_event(P(0, o.event), P(1, &e));
 }
@@ -297,32 +297,32 @@ static ocal_status c_context_create(int k) {
 static ocal_status c_context_release(int k) {
   return ocal_context_release(P(0, (ocal_context)NULL));
 }
-static ocal_status c_finish(int k) { return ocal_context_finish(P(0, o.ctx)); }
-static ocal_status c_context_device(int k) {
+static ocal_status c_context_finish(int k) { return ocal_context_finish(P(0, o.ctx)); }
+static ocal_status c_context_get_device_info(int k) {
   ocal_device_info info;
   return ocal_context_get_device_info(P(0, o.ctx), P(1, &info));
 }
-static ocal_status c_context_has_fp64(int k) {
+static ocal_status c_context_get_fp64(int k) {
   int f;
   return ocal_context_get_fp64(P(0, o.ctx), P(1, &f));
 }
-static ocal_status c_context_cache_stats(int k) {
+static ocal_status c_context_get_cache_stats(int k) {
   ocal_cache_stats st;
   return ocal_context_get_cache_stats(P(0, o.ctx), P(1, &st));
 }
-static ocal_status c_context_cache_dir(int k) {
+static ocal_status c_context_get_cache_dir(int k) {
   const char *d;
   return ocal_context_get_cache_dir(P(0, o.ctx), P(1, &d));
 }
-static ocal_status c_context_cl_context(int k) {
+static ocal_status c_context_get_cl_context(int k) {
   cl_context c;
   return ocal_context_get_cl_context(P(0, o.ctx), P(1, &c));
 }
-static ocal_status c_context_cl_device(int k) {
+static ocal_status c_context_get_cl_device(int k) {
   cl_device_id d;
   return ocal_context_get_cl_device(P(0, o.ctx), P(1, &d));
 }
-static ocal_status c_context_cl_queue(int k) {
+static ocal_status c_context_get_cl_queue(int k) {
   cl_command_queue q;
   return ocal_context_get_cl_queue(P(0, o.ctx), P(1, &q));
 }
@@ -352,11 +352,11 @@ static ocal_status c_fft_execute(int k) {
 static ocal_status c_fft_plan_release(int k) {
   return ocal_fft_plan_release(P(0, (ocal_fft_plan)NULL));
 }
-static ocal_status c_fft_plan_info_get(int k) {
+static ocal_status c_fft_plan_get_info(int k) {
   ocal_fft_plan_info info;
   return ocal_fft_plan_get_info(P(0, o.plan), P(1, &info));
 }
-static ocal_status c_fft_cache_stats_get(int k) {
+static ocal_status c_fft_get_cache_stats(int k) {
   ocal_fft_cache_stats st;
   return ocal_fft_get_cache_stats(P(0, o.ctx), P(1, &st));
 }
@@ -368,7 +368,7 @@ static ocal_status c_fft_engine_name(int k) {
   const char *n;
   return ocal_fft_engine_name(OCAL_FFT_ENGINE_DEFAULT, P(0, &n));
 }
-static ocal_status c_fft_engine_default(int k) {
+static ocal_status c_fft_get_default_engine(int k) {
   ocal_fft_engine e;
   return ocal_fft_get_default_engine(P(0, &e));
 }
@@ -396,7 +396,7 @@ static ocal_status c_kernel_create(int k) {
   return s;
 }
 static ocal_status c_kernel_release(int k) { return ocal_kernel_release(P(0, (ocal_kernel)NULL)); }
-static ocal_status c_kernel_num_args(int k) {
+static ocal_status c_kernel_get_num_args(int k) {
   int n;
   return ocal_kernel_get_num_args(P(0, o.kernel), P(1, &n));
 }
@@ -416,7 +416,7 @@ static ocal_status c_kernel_launch(int k) {
   const size_t g[1] = {4}, l[1] = {1};
   return ocal_kernel_launch(P(0, o.kernel), 1, P(1, g), P(2, l));
 }
-static ocal_status c_kernel_cl_kernel(int k) {
+static ocal_status c_kernel_get_cl_kernel(int k) {
   cl_kernel kk;
   return ocal_kernel_get_cl_kernel(P(0, o.kernel), P(1, &kk));
 }
@@ -451,12 +451,12 @@ static ocal_status c_gen_run_axis(int k) {
   const ocal_gen_arg args[1] = {OCAL_GEN_BUFFER(o.x)};
   return ocal_gen_run_axis(P(0, o.red), OCAL_AXIS_ALL, 1, P(1, args), P(2, o.r1));
 }
-static ocal_status c_gen_source(int k) {
+static ocal_status c_gen_get_source(int k) {
   const char *src;
   return ocal_gen_get_source(P(0, o.red), P(1, &src));
 }
 static ocal_status c_gen_release(int k) { return ocal_gen_release(P(0, (ocal_gen)NULL)); }
-static ocal_status c_memory_stats_get(int k) {
+static ocal_status c_memory_get_stats(int k) {
   ocal_memory_stats st;
   return ocal_memory_get_stats(P(0, o.ctx), P(1, &st));
 }
@@ -496,10 +496,10 @@ static ocal_status c_transfer_read(int k) {
   KEEP_OR_RELEASE(s, ocal_event_release, e);
   return s;
 }
-static ocal_status c_context_wait(int k) {
+static ocal_status c_context_enqueue_wait(int k) {
   return ocal_context_enqueue_wait(P(0, o.ctx), 1, P(1, &o.event));
 }
-static ocal_status c_context_marker(int k) {
+static ocal_status c_context_enqueue_marker(int k) {
   ocal_event e = NULL;
   ocal_status s = ocal_context_enqueue_marker(P(0, o.ctx), P(1, &e));
   KEEP_OR_RELEASE(s, ocal_event_release, e);
@@ -627,23 +627,23 @@ static ocal_status c_csr_read_mtx(int k) {
   return s;
 }
 static ocal_status c_csr_release(int k) { return ocal_csr_release(P(0, (ocal_csr)NULL)); }
-static ocal_status c_csr_shape(int k) {
+static ocal_status c_csr_get_shape(int k) {
   size_t r, c;
   return ocal_csr_get_shape(P(0, o.csr), P(1, &r), P(2, &c));
 }
-static ocal_status c_csr_nnz(int k) {
+static ocal_status c_csr_get_nnz(int k) {
   size_t n;
   return ocal_csr_get_nnz(P(0, o.csr), P(1, &n));
 }
-static ocal_status c_csr_dtypes(int k) {
+static ocal_status c_csr_get_dtypes(int k) {
   ocal_dtype v, i;
   return ocal_csr_get_dtypes(P(0, o.csr), P(1, &v), P(2, &i));
 }
-static ocal_status c_csr_context(int k) {
+static ocal_status c_csr_get_context(int k) {
   ocal_context c;
   return ocal_csr_get_context(P(0, o.csr), P(1, &c));
 }
-static ocal_status c_csr_spmv_kernel(int k) {
+static ocal_status c_csr_get_spmv_kernel(int k) {
   const char *n;
   return ocal_csr_get_spmv_kernel(P(0, o.csr), P(1, &n));
 }
@@ -724,7 +724,7 @@ typedef struct api_row {
 static const api_row rows[] = {
     /* blas.h */
     ROW(gemm, 3, 0), ROW(gemv, 3, 0), ROW(dot, 3, 0), ROW(nrm2, 2, 0), ROW(blas_axpy, 2, 0),
-    ROW(blas_scal, 1, 0), ROW(blas_tuning_info, 2, 0), ROW(blas_tuning_apply, 2, NO_BASE),
+    ROW(blas_scal, 1, 0), ROW(blas_get_tuning, 2, 0), ROW(blas_tuning_apply, 2, NO_BASE),
     ROW(blas_tune_options_init, 1, 0),
     /* options NULL = defaults and result NULL are allowed, but start a tuning run */
     ROW(blas_tune, 3, NO_BASE | SKIP | ALLOW(1) | ALLOW(2)),
@@ -732,36 +732,36 @@ static const api_row rows[] = {
     ROW(buffer_create, 3, 0), ROW(buffer_zeros, 3, 0), ROW(buffer_from_host, 4, 0),
     ROW(buffer_release, 1, NO_BASE | ALLOW(0)), ROW(buffer_view, 3, 0),
     ROW(buffer_write, 3, ALLOW(2)), ROW(buffer_read, 3, ALLOW(2)), ROW(buffer_copy, 2, 0),
-    ROW(buffer_fill, 2, 0), ROW(buffer_dtype, 2, 0), ROW(buffer_shape, 3, 0),
-    ROW(buffer_numel, 2, 0), ROW(buffer_nbytes, 2, 0), ROW(buffer_context, 2, 0),
-    ROW(buffer_cl_mem, 3, ALLOW(2)), ROW(event_wait, 1, 0), ROW(event_release, 1, NO_BASE | ALLOW(0)),
-    ROW(event_cl_event, 2, 0),
+    ROW(buffer_fill, 2, 0), ROW(buffer_get_dtype, 2, 0), ROW(buffer_get_shape, 3, 0),
+    ROW(buffer_get_numel, 2, 0), ROW(buffer_get_nbytes, 2, 0), ROW(buffer_get_context, 2, 0),
+    ROW(buffer_get_cl_mem, 3, ALLOW(2)), ROW(event_wait, 1, 0), ROW(event_release, 1, NO_BASE | ALLOW(0)),
+    ROW(event_get_cl_event, 2, 0),
     /* context.h */
     ROW(context_options_init, 1, 0), ROW(context_create, 2, ALLOW(1)),
-    ROW(context_release, 1, NO_BASE | ALLOW(0)), ROW(finish, 1, 0), ROW(context_device, 2, 0),
-    ROW(context_has_fp64, 2, 0), ROW(context_cache_stats, 2, 0), ROW(context_cache_dir, 2, 0),
-    ROW(context_cl_context, 2, 0), ROW(context_cl_device, 2, 0), ROW(context_cl_queue, 2, 0),
+    ROW(context_release, 1, NO_BASE | ALLOW(0)), ROW(context_finish, 1, 0), ROW(context_get_device_info, 2, 0),
+    ROW(context_get_fp64, 2, 0), ROW(context_get_cache_stats, 2, 0), ROW(context_get_cache_dir, 2, 0),
+    ROW(context_get_cl_context, 2, 0), ROW(context_get_cl_device, 2, 0), ROW(context_get_cl_queue, 2, 0),
     /* device.h (selector NULL: OCAL_DEVICE or the default order) */
     ROW(device_list, 2, 0), ROW(device_select, 2, ALLOW(0)),
     /* fft.h */
     ROW(fft_desc_init, 1, 0), ROW(fft_plan_create, 3, 0), ROW(fft_execute, 3, 0),
-    ROW(fft_plan_release, 1, NO_BASE | ALLOW(0)), ROW(fft_plan_info_get, 2, 0),
-    ROW(fft_cache_stats_get, 2, 0), ROW(fft_engine_available, 1, 0), ROW(fft_engine_name, 1, 0),
-    ROW(fft_engine_default, 1, 0),
+    ROW(fft_plan_release, 1, NO_BASE | ALLOW(0)), ROW(fft_plan_get_info, 2, 0),
+    ROW(fft_get_cache_stats, 2, 0), ROW(fft_engine_available, 1, 0), ROW(fft_engine_name, 1, 0),
+    ROW(fft_get_default_engine, 1, 0),
     /* kernel.h (options and preambles are optional) */
     ROW(program_create, 4, ALLOW(2)), ROW(program_create_from_file, 4, ALLOW(2)),
     ROW(program_release, 1, NO_BASE | ALLOW(0)), ROW(kernel_create, 3, 0),
-    ROW(kernel_release, 1, NO_BASE | ALLOW(0)), ROW(kernel_num_args, 2, 0),
+    ROW(kernel_release, 1, NO_BASE | ALLOW(0)), ROW(kernel_get_num_args, 2, 0),
     ROW(kernel_set_buffer, 2, 0), ROW(kernel_set_scalar, 2, NO_BASE),
     ROW(kernel_set_local, 1, NO_BASE), ROW(kernel_launch, 3, ALLOW(2)),
-    ROW(kernel_cl_kernel, 2, 0), ROW(gen_elementwise, 5, ALLOW(3)),
+    ROW(kernel_get_cl_kernel, 2, 0), ROW(gen_elementwise, 5, ALLOW(3)),
     ROW(gen_reduction, 7, ALLOW(5)), ROW(gen_scan, 7, ALLOW(5)), ROW(gen_run, 3, 0),
-    ROW(gen_run_axis, 3, 0), ROW(gen_source, 2, 0), ROW(gen_release, 1, NO_BASE | ALLOW(0)),
+    ROW(gen_run_axis, 3, 0), ROW(gen_get_source, 2, 0), ROW(gen_release, 1, NO_BASE | ALLOW(0)),
     /* memory.h */
-    ROW(memory_stats_get, 2, 0), ROW(memory_trim, 1, 0), ROW(memory_set_pool_limit, 1, 0),
+    ROW(memory_get_stats, 2, 0), ROW(memory_trim, 1, 0), ROW(memory_set_pool_limit, 1, 0),
     ROW(pinned_alloc, 2, 0), ROW(pinned_free, 2, NO_BASE | ALLOW(1)),
     ROW(pinned_query, 5, ALLOW(1) | ALLOW(3) | ALLOW(4)), ROW(transfer_write, 4, 0),
-    ROW(transfer_read, 4, 0), ROW(context_wait, 2, 0), ROW(context_marker, 2, 0),
+    ROW(transfer_read, 4, 0), ROW(context_enqueue_wait, 2, 0), ROW(context_enqueue_marker, 2, 0),
     ROW(event_from_cl, 2, 0),
     /* nn.h (loss and grad are optional outputs) */
     ROW(softmax, 2, 0), ROW(log_softmax, 2, 0),
@@ -781,9 +781,9 @@ static const api_row rows[] = {
     /* sparse.h (LOBPCG's residual norms, and CG's and LOBPCG's options and results, are
      * optional) */
     ROW(csr_from_host, 5, 0), ROW(csr_from_coo, 5, 0), ROW(csr_from_buffers, 4, 0),
-    ROW(csr_read_mtx, 3, 0), ROW(csr_release, 1, NO_BASE | ALLOW(0)), ROW(csr_shape, 3, 0),
-    ROW(csr_nnz, 2, 0), ROW(csr_dtypes, 3, ALLOW(1) | ALLOW(2)), ROW(csr_context, 2, 0),
-    ROW(csr_spmv_kernel, 2, 0), ROW(csr_diagonal, 2, 0), ROW(spmv, 3, 0), ROW(spmm, 3, 0),
+    ROW(csr_read_mtx, 3, 0), ROW(csr_release, 1, NO_BASE | ALLOW(0)), ROW(csr_get_shape, 3, 0),
+    ROW(csr_get_nnz, 2, 0), ROW(csr_get_dtypes, 3, ALLOW(1) | ALLOW(2)), ROW(csr_get_context, 2, 0),
+    ROW(csr_get_spmv_kernel, 2, 0), ROW(csr_diagonal, 2, 0), ROW(spmv, 3, 0), ROW(spmm, 3, 0),
     ROW(operator_from_csr, 2, 0), ROW(cg_options_init, 1, 0),
     ROW(cg, 5, ALLOW(3) | ALLOW(4)), ROW(lobpcg_options_init, 1, 0),
     ROW(lobpcg, 6, ALLOW(3) | ALLOW(4) | ALLOW(5)),
