@@ -72,7 +72,7 @@ static void dft_bin(const shape *sh, const float *x, size_t points, size_t k, do
 
 static int one(const char *label, const char *tune, const shape *sh) {
   ocal_context ctx;
-  CHECK(ocal_context_create(&ctx, NULL));
+  CHECK(ocal_context_create(NULL, &ctx));
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
   d.ndim = sh->ndim;

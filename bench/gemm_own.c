@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
   if (argc > 1) tiles = (const char **)argv + 1, ntiles = argc - 1;
   if (argc == 2 && strcmp(argv[1], "-") == 0) ntiles = 0; /* engines only, no tile sweep */
   ocal_context ctx;
-  if (ocal_context_create(&ctx, NULL) != OCAL_OK) {
+  if (ocal_context_create(NULL, &ctx) != OCAL_OK) {
     fprintf(stderr, "context: %s\n", ocal_last_error());
     return 1;
   }

@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
                 {256, 512, 10, 0, 1},     {256, 784, 512, 0, 1},    {1024, 1024, 4096, 0, 0}};
   static const char *modes[] = {"0", "1", "2", "4", "8", "16"};
   ocal_context ctx;
-  if (ocal_context_create(&ctx, NULL) != OCAL_OK) {
+  if (ocal_context_create(NULL, &ctx) != OCAL_OK) {
     fprintf(stderr, "context: %s\n", ocal_last_error());
     return 1;
   }

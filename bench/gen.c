@@ -91,7 +91,7 @@ static int child(const char *dir) {
   opt.disk_cache = 1;
   opt.cache_dir = dir;
   ocal_context ctx;
-  CHECK(ocal_context_create(&ctx, &opt));
+  CHECK(ocal_context_create(&opt, &ctx));
   double t0 = now();
   ocal_gen g1, g2;
   CHECK(ocal_gen_elementwise(ctx, axpy_args, axpy_body, NULL, &g1));
@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
 
   state b;
   memset(&b, 0, sizeof b);
-  CHECK(ocal_context_create(&b.ctx, NULL));
+  CHECK(ocal_context_create(NULL, &b.ctx));
   ocal_device_info info;
   CHECK(ocal_context_get_device_info(b.ctx, &info));
   char dev[300];

@@ -37,7 +37,7 @@ static ocal_context make_ctx(int pool, int staging) {
   o.pool = pool;
   o.staging = staging;
   ocal_context ctx;
-  CHECK(ocal_context_create(&ctx, &o));
+  CHECK(ocal_context_create(&o, &ctx));
   return ctx;
 }
 

@@ -70,7 +70,7 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&opts);
   opts.device = device;
   ocal_context ctx;
-  TRY(ocal_context_create(&ctx, &opts));
+  TRY(ocal_context_create(&opts, &ctx));
   ocal_device_info info;
   TRY(ocal_context_get_device_info(ctx, &info));
   printf("device: %s (%s)\n", info.name, info.platform_name);
@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
   ocal_buffer ints;
   int64_t isum;
   TRY(ocal_buffer_create(ctx, OCAL_I32, 1, &len, &ints));
-  TRY(ocal_arange(ints, 0.0, 1.0));
+  TRY(ocal_arange(0.0, 1.0, ints));
   TRY(ocal_reduce_to_host(OCAL_REDUCE_SUM, ints, OCAL_I64, &isum));
   int64_t iwant = (int64_t)n * ((int64_t)n - 1) / 2;
   int ok = isum == iwant;
@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   size_t one = 1;
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &len, &x));
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &one, &out));
-  TRY(ocal_random_uniform(x, 2026, 0, 0.0, 1.0));
+  TRY(ocal_random_uniform(2026, 0, 0.0, 1.0, x));
   float fsum;
   TRY(ocal_reduce_to_host(OCAL_REDUCE_SUM, x, OCAL_F32, &fsum));
   float *h = malloc(len * sizeof *h);

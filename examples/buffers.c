@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&opts);
   opts.device = device;
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &opts);
+  ocal_status s = ocal_context_create(&opts, &ctx);
   if (s != OCAL_OK) return die("ocal_context_create", s);
   ocal_device_info info;
   ocal_context_get_device_info(ctx, &info);

@@ -117,7 +117,7 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&opts);
   opts.device = device;
   ocal_context ctx;
-  TRY(ocal_context_create(&ctx, &opts));
+  TRY(ocal_context_create(&opts, &ctx));
   ocal_device_info info;
   TRY(ocal_context_get_device_info(ctx, &info));
   printf("device: %s (%s)\n", info.name, info.platform_name);

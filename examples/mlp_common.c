@@ -69,8 +69,8 @@ ocal_status init_weights(net *m, uint64_t seed) {
   hidden = shape[1];
   TRY(ocal_buffer_get_numel(m->w1, &n1));
   TRY(ocal_buffer_get_numel(m->w2, &n2));
-  TRY(ocal_random_normal(m->w1, seed, 0, 0.0, sqrt(2.0 / (double)dim)));
-  TRY(ocal_random_normal(m->w2, seed, n1, 0.0, sqrt(2.0 / (double)hidden)));
+  TRY(ocal_random_normal(seed, 0, 0.0, sqrt(2.0 / (double)dim), m->w1));
+  TRY(ocal_random_normal(seed, n1, 0.0, sqrt(2.0 / (double)hidden), m->w2));
   float zero = 0.0f;
   TRY(ocal_buffer_fill(m->b1, &zero));
   TRY(ocal_buffer_fill(m->b2, &zero));

@@ -564,7 +564,7 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&co);
   co.device = o.device;
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &co);
+  ocal_status s = ocal_context_create(&co, &ctx);
   if (s != OCAL_OK) {
     fprintf(stderr, "mlp_train: no device: %s\n%s\n", ocal_status_name(s), ocal_last_error());
     return 1;

@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
   TRY(ocal_buffer_create(ctx, OCAL_I64, 1, &one, &partial));
   if (len > 0) {
     TRY(ocal_buffer_create(ctx, OCAL_I64, 1, &len, &part));
-    TRY(ocal_arange(part, (double)lo, 1.0));
+    TRY(ocal_arange((double)lo, 1.0, part));
     TRY(ocal_sum(part, OCAL_AXIS_ALL, partial));
   } else {
     int64_t zero = 0;

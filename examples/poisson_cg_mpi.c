@@ -157,8 +157,8 @@ static size_t cg(dist *d, ocal_buffer pext, ocal_buffer pown, ocal_buffer q, oca
   TRY(ocal_mpi_get_context(d->mpi, &ctx));
   const double zero = 0;
   TRY(ocal_buffer_fill(x, &zero));
-  TRY(ocal_buffer_copy(r, b));
-  TRY(ocal_buffer_copy(pown, b));
+  TRY(ocal_buffer_copy(b, r));
+  TRY(ocal_buffer_copy(b, pown));
   double rr = gdot(r, r, NULL), tol = rtol * sqrt(rr);
   *bnorm = sqrt(rr);
   size_t it = 0;

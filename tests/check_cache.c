@@ -135,7 +135,7 @@ static ocal_context new_context(int disk_cache, const char *cache_dir) {
   opt.disk_cache = disk_cache;
   opt.cache_dir = cache_dir;
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, &opt));
+  ck_assert_ocal(ocal_context_create(&opt, &ctx));
   return ctx;
 }
 
@@ -250,7 +250,7 @@ static int child_main(const char *dir, const char *dtype_name, const char *seed_
   ocal_context_options_init(&opt);
   opt.disk_cache = 1;
   opt.cache_dir = dir;
-  if (ocal_context_create(&ctx, &opt) != OCAL_OK) {
+  if (ocal_context_create(&opt, &ctx) != OCAL_OK) {
     fprintf(stderr, "child: %s\n", ocal_last_error());
     return CHILD_NO_CONTEXT;
   }
@@ -1022,7 +1022,7 @@ static int child_tuning(const char *dir) {
   ocal_context_options_init(&opt);
   opt.disk_cache = 1;
   opt.cache_dir = dir;
-  if (ocal_context_create(&ctx, &opt) != OCAL_OK) return 1;
+  if (ocal_context_create(&opt, &ctx) != OCAL_OK) return 1;
   ocal_blas_tuning info;
   ocal_status s = ocal_blas_get_tuning(ctx, OCAL_F32, &info);
   int code = s == OCAL_UNSUPPORTED ? 3 : s != OCAL_OK ? 1 : info.source == OCAL_TUNING_FILE ? 2 : 0;

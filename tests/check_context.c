@@ -10,7 +10,7 @@
 
 static ocal_context create_with(const ocal_context_options *opts) {
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, opts));
+  ck_assert_ocal(ocal_context_create(opts, &ctx));
   ck_assert_ptr_nonnull(ctx);
   return ctx;
 }
@@ -57,7 +57,7 @@ static void cache_dir_with(int disk_cache, const char *cache_dir, char *out, siz
 
 START_TEST(test_create_null_options) {
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_ptr_nonnull(ctx);
   ck_assert_ptr_ne(ctx, fixture_ctx);
   ocal_device_info info;
@@ -87,6 +87,27 @@ START_TEST(test_options_init_null) {
 }
 END_TEST
 
+/* struct_size: set by ocal_context_options_init; a caller built against 0.2's struct (the
+ * first with struct_size) passes exactly its size, a shorter or longer one is refused before
+ * anything is created, naming the init function. */
+START_TEST(test_options_struct_size) {
+  ocal_context_options o;
+  ck_assert_ocal(ocal_context_options_init(&o));
+  ck_assert_uint_eq(o.struct_size, sizeof o);
+  ocal_context ctx = (ocal_context)&o;
+  o.struct_size = sizeof(size_t);
+  ck_assert_ocal_fails(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ctx);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_create"));
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_options_init"));
+  o.struct_size = sizeof o + 1;
+  ck_assert_ocal_fails(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
+  o.struct_size = sizeof o;
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
+  ck_assert_ocal(ocal_context_release(ctx));
+}
+END_TEST
+
 START_TEST(test_create_device_zero_zero) {
   size_t n = 0;
   ck_assert_ocal(ocal_device_list(NULL, 0, &n));
@@ -102,7 +123,7 @@ START_TEST(test_create_device_zero_zero) {
   opts.device = "0:0";
   ocal_context ctx = NULL;
   if (want >= 0) {
-    ck_assert_ocal(ocal_context_create(&ctx, &opts));
+    ck_assert_ocal(ocal_context_create(&opts, &ctx));
     ocal_device_info info;
     ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
     ck_assert_int_eq(info.platform_index, 0);
@@ -110,7 +131,7 @@ START_TEST(test_create_device_zero_zero) {
     ck_assert_str_eq(info.name, list[want].name);
     ck_assert_ocal(ocal_context_release(ctx));
   } else {
-    ck_assert_ocal_fails(ocal_context_create(&ctx, &opts), OCAL_DEVICE_NOT_FOUND);
+    ck_assert_ocal_fails(ocal_context_create(&opts, &ctx), OCAL_DEVICE_NOT_FOUND);
     ck_assert_ptr_null(ctx);
   }
   free(list);
@@ -122,7 +143,7 @@ START_TEST(test_create_bad_device_option) {
   ck_assert_ocal(ocal_context_options_init(&opts));
   opts.device = "no-such-device-xyz";
   ocal_context ctx = (ocal_context)&opts; /* must be reset to NULL */
-  ck_assert_ocal_fails(ocal_context_create(&ctx, &opts), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ocal_fails(ocal_context_create(&opts, &ctx), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_null(ctx);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_create"));
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "no-such-device-xyz"));
@@ -374,7 +395,7 @@ START_TEST(test_context_limits_option) {
   o.limits = "local_mem=16k,max_work_group=64,max_items=64x8x4,fp64=0,max_alloc=1m,"
              "cl_version=1.1";
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ocal_device_info d;
   ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   ck_assert_uint_eq(d.local_mem_bytes, real.local_mem_bytes < 16384 ? real.local_mem_bytes : 16384);
@@ -401,7 +422,7 @@ START_TEST(test_context_limits_option) {
 
   /* Larger than the device: clamped to what it has. */
   o.limits = "local_mem=1g,max_work_group=1000000";
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   ck_assert_uint_eq(d.local_mem_bytes, real.local_mem_bytes);
   ck_assert_uint_eq(d.max_work_group_size, real.max_work_group_size);
@@ -412,17 +433,17 @@ START_TEST(test_context_limits_option) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     o.limits = bad[i];
     ctx = (ocal_context)1;
-    ck_assert_int_eq(ocal_context_create(&ctx, &o), OCAL_INVALID_ARGUMENT);
+    ck_assert_int_eq(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
     ck_assert_ptr_null(ctx);
     ck_assert_msg(strstr(ocal_last_error(), "limits option") != NULL, "%s", ocal_last_error());
   }
   /* The variable, when the option leaves it to the environment. */
   o.limits = NULL;
   setenv("OCAL_LIMITS", "mobile,bogus=1", 1);
-  ck_assert_int_eq(ocal_context_create(&ctx, &o), OCAL_INVALID_ARGUMENT);
+  ck_assert_int_eq(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
   ck_assert_msg(strstr(ocal_last_error(), "OCAL_LIMITS") != NULL, "%s", ocal_last_error());
   setenv("OCAL_LIMITS", "mobile", 1);
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   ck_assert_uint_le(d.local_mem_bytes, 32768);
   ck_assert_uint_le(d.max_work_group_size, 128);
@@ -455,7 +476,7 @@ START_TEST(test_create_null_out) {
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_create"));
   ocal_context_options opts;
   ck_assert_ocal(ocal_context_options_init(&opts));
-  ck_assert_ocal_fails(ocal_context_create(NULL, &opts), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_context_create(&opts, NULL), OCAL_INVALID_ARGUMENT);
 }
 END_TEST
 
@@ -629,7 +650,7 @@ START_TEST(test_many_contexts_in_a_loop) {
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &first));
   for (int i = 0; i < 20; i++) {
     ocal_context ctx = NULL;
-    ocal_status s = ocal_context_create(&ctx, NULL);
+    ocal_status s = ocal_context_create(NULL, &ctx);
     ck_assert_msg(s == OCAL_OK, "context %d: %s", i, ocal_last_error());
     ocal_device_info info;
     ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
@@ -750,6 +771,7 @@ int main(void) {
   tcase_add_test(tc, test_create_null_options);
   tcase_add_test(tc, test_options_init_defaults);
   tcase_add_test(tc, test_options_init_null);
+  tcase_add_test(tc, test_options_struct_size);
   tcase_add_test(tc, test_create_device_zero_zero);
   tcase_add_test(tc, test_create_bad_device_option);
   tcase_add_test(tc, test_profiling_option);

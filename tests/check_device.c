@@ -476,7 +476,7 @@ START_TEST(test_failed_device_query_fails_creation) {
   fail_at = -1;
   calls = 0;
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_ocal(ocal_context_release(ctx));
   const long total = calls;
   ck_assert_int_ge(total, 15); /* every fact of at least one device */
@@ -484,7 +484,7 @@ START_TEST(test_failed_device_query_fails_creation) {
     fail_at = k;
     calls = 0;
     ctx = (ocal_context)&ctx;
-    ocal_status s = ocal_context_create(&ctx, NULL);
+    ocal_status s = ocal_context_create(NULL, &ctx);
     ck_assert_msg(s == OCAL_OUT_OF_HOST_MEMORY,
                   "query %ld of %ld failing: ocal_context_create returned %s (%s)", k, total,
                   ocal_status_name(s), ocal_last_error());
@@ -496,7 +496,7 @@ START_TEST(test_failed_device_query_fails_creation) {
   }
   ocal__cl_get_device_info = clGetDeviceInfo;
   fail_at = -1;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ocal_device_info info;
   ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   ck_assert_uint_gt(info.max_work_group_size, 0);
@@ -529,7 +529,7 @@ START_TEST(test_failed_device_enumeration_named) {
                   "%s", ocal_last_error());
     calls = 0;
     ocal_context ctx = (ocal_context)&ctx;
-    s = ocal_context_create(&ctx, NULL);
+    s = ocal_context_create(NULL, &ctx);
     ck_assert_msg(s == OCAL_OPENCL_ERROR && ctx == NULL, "call %ld: creation returned %s (%s)",
                   k, ocal_status_name(s), ocal_last_error());
     ck_assert_ptr_null(strstr(ocal_last_error(), "no platform"));
@@ -556,7 +556,7 @@ static void *first_thread(void *arg) {
   long t = (long)arg;
   ocal_context ctx = NULL;
   pthread_barrier_wait(&first_barrier);
-  first_status[t] = ocal_context_create(&ctx, NULL);
+  first_status[t] = ocal_context_create(NULL, &ctx);
   snprintf(first_error[t], sizeof first_error[t], "%s", ocal_last_error());
   if (first_status[t] == OCAL_OK) {
     const size_t n = 1000 + (size_t)t;
@@ -633,7 +633,7 @@ static void check_env_keyword(const char *keyword, ocal_device_type type) {
     ck_assert_same_device(&got, &list[want]);
     ck_assert_ocal(ocal_device_select("", &got));
     ck_assert_same_device(&got, &list[want]);
-    ck_assert_ocal(ocal_context_create(&ctx, NULL));
+    ck_assert_ocal(ocal_context_create(NULL, &ctx));
     ck_assert_ptr_nonnull(ctx);
     ck_assert_ocal(ocal_context_get_device_info(ctx, &got));
     ck_assert_same_device(&got, &list[want]);
@@ -641,7 +641,7 @@ static void check_env_keyword(const char *keyword, ocal_device_type type) {
   } else {
     ck_assert_ocal_fails(ocal_device_select(NULL, &got), OCAL_DEVICE_NOT_FOUND);
     ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
-    ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_DEVICE_NOT_FOUND);
+    ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_DEVICE_NOT_FOUND);
     ck_assert_ptr_null(ctx);
     ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
     assert_lists_devices(list, n);
@@ -677,7 +677,7 @@ START_TEST(test_env_bad_value) {
   ocal_device_info *list = list_devices(&n);
   ck_assert_int_eq(setenv("OCAL_DEVICE", "no-such-device-xyz", 1), 0);
   ocal_context ctx = (ocal_context)&ctx; /* must be reset to NULL */
-  ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_null(ctx);
   const char *msg = ocal_last_error();
   ck_assert_msg(strstr(msg, "OCAL_DEVICE") != NULL, "message does not mention OCAL_DEVICE: %s",
@@ -689,10 +689,10 @@ START_TEST(test_env_bad_value) {
   /* Options without a device, and an empty device, fall back to OCAL_DEVICE as well. */
   ocal_context_options opts;
   ck_assert_ocal(ocal_context_options_init(&opts));
-  ck_assert_ocal_fails(ocal_context_create(&ctx, &opts), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ocal_fails(ocal_context_create(&opts, &ctx), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
   opts.device = "";
-  ck_assert_ocal_fails(ocal_context_create(&ctx, &opts), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ocal_fails(ocal_context_create(&opts, &ctx), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
   ck_assert_ptr_null(ctx);
 
@@ -716,7 +716,7 @@ START_TEST(test_explicit_selector_overrides_env) {
     ck_assert_ocal(ocal_context_options_init(&opts));
     opts.device = sel;
     ocal_context ctx = NULL;
-    ck_assert_ocal(ocal_context_create(&ctx, &opts));
+    ck_assert_ocal(ocal_context_create(&opts, &ctx));
     ocal_device_info got;
     ck_assert_ocal(ocal_context_get_device_info(ctx, &got));
     ck_assert_same_device(&got, &list[i]);
@@ -736,7 +736,7 @@ START_TEST(test_device_type_string) {
   ck_assert_str_eq(ocal_device_type_name(OCAL_DEVICE_GPU), "GPU");
   ck_assert_str_eq(ocal_device_type_name(OCAL_DEVICE_ACCELERATOR), "accelerator");
   ck_assert_str_eq(ocal_device_type_name(OCAL_DEVICE_OTHER), "other");
-  ck_assert_str_eq(ocal_device_type_name((ocal_device_type)42), "other");
+  ck_assert_str_eq(ocal_device_type_name((ocal_device_type)42), "invalid");
 }
 END_TEST
 

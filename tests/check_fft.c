@@ -34,8 +34,7 @@ static int engine_builds(ocal_fft_engine e) {
 static int have_engine(ocal_fft_engine e) {
   int available = 0;
   ck_assert_ocal(ocal_fft_engine_available(e, &available));
-  const char *name;
-  ocal_fft_engine_name(e, &name);
+  const char *name = ocal_fft_engine_name(e);
   if (!available) {
     fprintf(stderr, "check_fft: engine %s not built in, its tests are skipped\n", name);
   } else if (!engine_builds(e)) {
@@ -291,8 +290,7 @@ static void check_real(const fft_case *c, const char *label) {
 
 static void run_case(const fft_case *c) {
   char label[160];
-  const char *name;
-  ocal_fft_engine_name(c->engine, &name);
+  const char *name = ocal_fft_engine_name(c->engine);
   snprintf(label, sizeof label, "%s %s %s %zux%zux%zu (ndim %d) batch %zu %s", name,
            c->kind == OCAL_FFT_C2C ? "c2c" : "r2c/c2r", c->dbl ? "f64" : "f32", c->lens[0],
            c->lens[1], c->lens[2], c->ndim, c->batch, c->in_place ? "in place" : "out of place");
@@ -464,7 +462,7 @@ START_TEST(test_errors) {
   ocal_context_options_init(&o);
   o.fp64 = 0;
   ocal_context no64;
-  ck_assert_ocal(ocal_context_create(&no64, &o));
+  ck_assert_ocal(ocal_context_create(&o, &no64));
   ocal_fft_desc_init(&d);
   d.engine = e;
   d.lengths[0] = 8;
@@ -557,12 +555,24 @@ START_TEST(test_clfft_refuses_large_prime_factors) {
 END_TEST
 
 START_TEST(test_engine_choice) {
-  const char *name;
-  ck_assert_ocal(ocal_fft_engine_name(OCAL_FFT_ENGINE_VKFFT, &name));
-  ck_assert_str_eq(name, "vkfft");
-  ck_assert_ocal(ocal_fft_engine_name(OCAL_FFT_ENGINE_CLFFT, &name));
-  ck_assert_str_eq(name, "clfft");
-  ck_assert_ocal_fails(ocal_fft_engine_name((ocal_fft_engine)7, &name), OCAL_INVALID_ARGUMENT);
+  ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_DEFAULT), "default");
+  ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_VKFFT), "vkfft");
+  ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_CLFFT), "clfft");
+  ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_FOURSTEP), "fourstep");
+  ck_assert_str_eq(ocal_fft_engine_name((ocal_fft_engine)7), "invalid");
+  /* A description whose struct_size this library cannot have been built with is refused
+   * (a struct not started from ocal_fft_desc_init). */
+  {
+    ocal_fft_desc bad;
+    ocal_fft_desc_init(&bad);
+    bad.lengths[0] = 16;
+    ocal_fft_plan none;
+    bad.struct_size = 8;
+    ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &bad, &none), OCAL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_fft_desc_init"));
+    bad.struct_size = sizeof bad + 8;
+    ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &bad, &none), OCAL_INVALID_ARGUMENT);
+  }
   int vk = 0, cl = 0, any = 0;
   ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_VKFFT, &vk));
   ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_CLFFT, &cl));
@@ -608,7 +618,7 @@ START_TEST(test_plan_cache_reuses_plans) {
   ocal_context_options_init(&o);
   o.disk_cache = 0;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
   d.lengths[0] = 32;
@@ -668,7 +678,7 @@ START_TEST(test_plan_cache_threads) {
   ocal_context_options_init(&o);
   o.disk_cache = 0;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   enum { T = 4 };
   pthread_t th[T];
   thread_arg args[T];
@@ -707,7 +717,7 @@ static int disk_cache_child(const char *dir) {
   o.cache_dir = dir;
   o.disk_cache = 1;
   ocal_context ctx;
-  if (ocal_context_create(&ctx, &o) != OCAL_OK) {
+  if (ocal_context_create(&o, &ctx) != OCAL_OK) {
     printf("error %s\n", ocal_last_error());
     return 1;
   }
@@ -776,7 +786,7 @@ START_TEST(test_disk_cache_across_processes) {
   o.cache_dir = dir;
   o.disk_cache = 1;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ocal_fft_desc d;
   disk_cache_desc(&d);
   ocal_fft_plan plan;
@@ -825,7 +835,7 @@ static int tuned_plan_from_disk(const char *dir, const char *tune, const fft_cas
   o.cache_dir = dir;
   o.disk_cache = 1;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ocal_fft_desc d;
   describe(c, OCAL_FFT_C2C, &d);
   ocal_fft_plan plan;

@@ -88,6 +88,7 @@ static void run_case(const fs_case *c) {
   ocal_fft_plan_info info;
   ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ck_assert_str_eq(info.engine_name, "fourstep");
+  ck_assert_int_eq(info.engine, OCAL_FFT_ENGINE_FOURSTEP);
 
   ocal_buffer in, out;
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_C32, 1, &total, x, &in));
@@ -199,6 +200,23 @@ START_TEST(test_fourstep_choice) {
   /* the same description with it off is another plan, of the default engine */
   setenv("OCAL_FFT_FOURSTEP", "0", 1);
   ck_assert_str_ne(engine_of(4096, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+  /* named by the description, the four-step engine runs whatever OCAL_FFT_FOURSTEP says,
+   * and refuses shapes it does not do instead of handing them on */
+  ck_assert_str_eq(engine_of(4096, OCAL_FFT_ENGINE_FOURSTEP), "fourstep");
+  {
+    ocal_fft_desc n;
+    ocal_fft_desc_init(&n);
+    n.lengths[0] = 6144;
+    n.engine = OCAL_FFT_ENGINE_FOURSTEP;
+    ocal_fft_plan none;
+    ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &n, &none), OCAL_UNSUPPORTED);
+    ck_assert_ptr_null(none);
+    int have = 0;
+    ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_FOURSTEP, &have));
+    ck_assert_int_eq(have, 1);
+    ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_FOURSTEP), "fourstep");
+    ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_COUNT), "invalid");
+  }
   setenv("OCAL_FFT_FOURSTEP", "auto", 1);
   engine_of(4096, OCAL_FFT_ENGINE_DEFAULT);
   /* bad settings fail plan creation */
@@ -244,7 +262,7 @@ START_TEST(test_fourstep_disk_cache) {
   d.batch = 2;
   for (int round = 0; round < 2; round++) {
     ocal_context ctx;
-    ck_assert_ocal(ocal_context_create(&ctx, &o));
+    ck_assert_ocal(ocal_context_create(&o, &ctx));
     ocal_fft_plan plan;
     ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
     ocal_fft_plan_info info;

@@ -564,7 +564,7 @@ START_TEST(test_gen_double_without_fp64) {
   ck_assert_ocal(ocal_context_options_init(&opt));
   opt.fp64 = 0;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &opt));
+  ck_assert_ocal(ocal_context_create(&opt, &ctx));
   ocal_gen g = (ocal_gen)&g;
   ck_assert_ocal_fails(ocal_gen_elementwise(ctx, "double alpha_d, float *y", "y[i] = 1.0f", NULL,
                                             &g), OCAL_UNSUPPORTED);
@@ -852,7 +852,7 @@ static int child_main(const char *dir, int expect_hit) {
   opt.disk_cache = 1;
   opt.cache_dir = dir;
   ocal_context ctx;
-  if (ocal_context_create(&ctx, &opt) != OCAL_OK) return 10;
+  if (ocal_context_create(&opt, &ctx) != OCAL_OK) return 10;
   int code = 0;
   ocal_gen g = NULL;
   ocal_buffer b = NULL, out = NULL;

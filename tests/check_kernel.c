@@ -422,7 +422,7 @@ static int child_main(const char *dir, int expect_hit) {
   opt.disk_cache = 1;
   opt.cache_dir = dir;
   ocal_context ctx;
-  if (ocal_context_create(&ctx, &opt) != OCAL_OK) return 10;
+  if (ocal_context_create(&opt, &ctx) != OCAL_OK) return 10;
   int code = 0;
   ocal_program p = NULL;
   ocal_kernel k = NULL;

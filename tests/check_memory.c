@@ -19,7 +19,7 @@ static ocal_context make_ctx(int pool, int64_t pool_limit, int64_t memory_limit,
   o.memory_limit = memory_limit;
   o.staging = staging;
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   return ctx;
 }
 
@@ -270,7 +270,7 @@ START_TEST(test_oom_retry) {
 
   /* The same limit from the environment. */
   setenv("OCAL_MEMORY_LIMIT", "1M", 1);
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   s = stats_of(ctx);
   ck_assert_uint_eq(s.memory_limit, 1 << 20);
   a = make_u8(ctx, 600 * 1024);
@@ -280,7 +280,7 @@ START_TEST(test_oom_retry) {
   ck_assert_ocal(ocal_buffer_release(b));
   ck_assert_ocal(ocal_context_release(ctx));
   setenv("OCAL_MEMORY_LIMIT", "lots", 1);
-  ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_null(ctx);
   unsetenv("OCAL_MEMORY_LIMIT");
 }
@@ -321,20 +321,20 @@ START_TEST(test_limit_and_trim) {
 
   /* The limit from the environment, and a bad value. */
   setenv("OCAL_POOL_LIMIT", "12k", 1);
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_uint_eq(stats_of(ctx).pool_limit, 12 * 1024);
   ck_assert_ocal(ocal_context_release(ctx));
   setenv("OCAL_POOL_LIMIT", "-5", 1);
-  ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_INVALID_ARGUMENT);
   /* Found by tests/fuzz (fuzz_settings): strtoull skips blanks and negates after a minus,
    * so " -5" was taken for 2^64 - 5 bytes; "+5" and "5i" were taken too. */
   static const char *const bad[] = {" -5", "+5", " 5", "5i", "k"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_POOL_LIMIT", bad[i], 1);
-    ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_INVALID_ARGUMENT);
+    ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_INVALID_ARGUMENT);
   }
   setenv("OCAL_POOL_LIMIT", "3KiB", 1);
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_uint_eq(stats_of(ctx).pool_limit, 3 * 1024);
   ck_assert_ocal(ocal_context_release(ctx));
   unsetenv("OCAL_POOL_LIMIT");
@@ -347,7 +347,7 @@ END_TEST
 START_TEST(test_pool_off) {
   setenv("OCAL_POOL", "0", 1);
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   unsetenv("OCAL_POOL");
   ocal_buffer a = make_u8(ctx, 1000);
   ck_assert_ocal(ocal_buffer_release(a));

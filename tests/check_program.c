@@ -58,7 +58,7 @@ START_TEST(test_memory_cache_keys_on_source_and_options) {
   ocal_context_options_init(&o);
   o.disk_cache = 0; /* count compiles, not disk hits */
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ocal__program *a, *b, *c;
   ck_assert_ocal(ocal__program_get(ctx, "count.cl", good_source, "", &a));
   ck_assert_ocal(ocal__program_get(ctx, "count.cl", good_source, "", &b));
@@ -220,7 +220,7 @@ static void attachment_destroy(void *data) {
 START_TEST(test_context_attachment_created_once_and_destroyed) {
   static const int other_key = 0;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   void *a = NULL, *b = NULL;
   ck_assert_ocal(ocal__context_attachment(ctx, &attachment_key, attachment_create,
                                           attachment_destroy, &a));

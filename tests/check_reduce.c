@@ -784,7 +784,7 @@ START_TEST(test_errors) {
 
   /* Buffers of two contexts. */
   ocal_context other;
-  ck_assert_ocal(ocal_context_create(&other, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &other));
   ocal_buffer foreign;
   ck_assert_ocal(ocal_buffer_create(other, OCAL_F32, 1, &one, &foreign));
   ck_assert_ocal_fails(ocal_sum(x, OCAL_AXIS_ALL, foreign), OCAL_INVALID_ARGUMENT);

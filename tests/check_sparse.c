@@ -754,7 +754,7 @@ START_TEST(test_cg_callback_and_failures) {
   ocal_buffer b, x;
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &b));
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &x));
-  ck_assert_ocal(ocal_random_uniform(b, 3, 0, -1, 1));
+  ck_assert_ocal(ocal_random_uniform(3, 0, -1, 1, b));
   ocal_cg_result res;
   ck_assert_ocal(ocal_cg(&op, b, x, NULL, &res));
   ck_assert_int_eq(res.converged, 1);
@@ -1054,7 +1054,7 @@ typedef struct diag_scale {
 } diag_scale;
 
 static ocal_status scale_apply(void *user, ocal_buffer x, ocal_buffer y) {
-  ocal_status s = ocal_buffer_copy(y, x);
+  ocal_status s = ocal_buffer_copy(x, y);
   return s == OCAL_OK ? ocal_scale(((diag_scale *)user)->s, y) : s;
 }
 

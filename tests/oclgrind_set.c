@@ -201,7 +201,7 @@ static void softmax_random(void) {
   compare("softmax [5x37] axis -1", out, want, n, 1e-5);
   /* Random: uniform in [2, 3); the stream is checked by its range and mean here (the suite
    * checks its values against the reference generator). */
-  CHECK(ocal_random_uniform(O, 42, 0, 2.0, 3.0));
+  CHECK(ocal_random_uniform(42, 0, 2.0, 3.0, O));
   read_back(O, n, out);
   double mean = 0;
   int in_range = 1;
@@ -212,7 +212,7 @@ static void softmax_random(void) {
   printf("  %-34s n=%-6zu mean %.3f %s\n", "random uniform [2, 3)", n, mean,
          in_range && fabs(mean - 2.5) < 0.1 ? "ok" : "FAIL");
   if (!in_range || fabs(mean - 2.5) >= 0.1) failures++;
-  CHECK(ocal_random_normal(O, 42, 0, 0.0, 1.0));
+  CHECK(ocal_random_normal(42, 0, 0.0, 1.0, O));
   read_back(O, n, out);
   int finite = 1;
   for (size_t i = 0; i < n; i++) finite &= isfinite(out[i]) && fabsf(out[i]) < 10;
@@ -357,7 +357,7 @@ static void generated(void) {
 }
 
 int main(void) {
-  CHECK(ocal_context_create(&ctx, NULL));
+  CHECK(ocal_context_create(NULL, &ctx));
   ocal_device_info d;
   CHECK(ocal_context_get_device_info(ctx, &d));
   printf("oclgrind_set on %s\n", d.name);

@@ -304,7 +304,7 @@ int tool_demo(const char *selector) {
   ocal_context ctx;
   step st = {1, 0, ""};
   double t0 = now_ms();
-  ocal_status s = ocal_context_create(&ctx, &opts);
+  ocal_status s = ocal_context_create(&opts, &ctx);
   if (s != OCAL_OK) return tool_fail("creating a context", s);
   st.ms = now_ms() - t0;
   ocal_device_info d;

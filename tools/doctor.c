@@ -160,7 +160,7 @@ static int check_device(const ocal_device_info *d) {
   o.device = sel;
   o.disk_cache = 0; /* the compiler must run */
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &o);
+  ocal_status s = ocal_context_create(&o, &ctx);
   if (s != OCAL_OK) {
     problem("device", "update or reinstall the device's driver",
             "%s %s (%s): no context: %s", sel, d->name, d->platform_name,
@@ -193,7 +193,7 @@ static int check_device(const ocal_device_info *d) {
 /* The kernel cache directory: a file must be creatable in it. */
 static void check_cache(void) {
   ocal_context ctx;
-  if (ocal_context_create(&ctx, NULL) != OCAL_OK) return;
+  if (ocal_context_create(NULL, &ctx) != OCAL_OK) return;
   const char *dir = NULL;
   ocal_context_get_cache_dir(ctx, &dir);
   if (!dir) {
@@ -236,11 +236,10 @@ static void check_cache(void) {
 static void check_engines(void) {
   ocal_context ctx;
   char line[512];
-  if (ocal_context_create(&ctx, NULL) != OCAL_OK) return;
+  if (ocal_context_create(NULL, &ctx) != OCAL_OK) return;
   static const ocal_fft_engine engines[] = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_ENGINE_CLFFT};
   for (size_t i = 0; i < 2; i++) {
-    const char *name;
-    ocal_fft_engine_name(engines[i], &name);
+    const char *name = ocal_fft_engine_name(engines[i]);
     int have = 0;
     ocal_fft_engine_available(engines[i], &have);
     if (!have) {

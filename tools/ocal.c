@@ -90,7 +90,7 @@ static void print_pool(const char *selector) {
   ocal_context_options_init(&o);
   o.device = selector;
   ocal_context ctx;
-  if (ocal_context_create(&ctx, &o) != OCAL_OK) return;
+  if (ocal_context_create(&o, &ctx) != OCAL_OK) return;
   for (int round = 0; round < 2; round++) {
     for (size_t n = 1000; n <= 1000000; n *= 10) {
       ocal_buffer b;
@@ -114,7 +114,7 @@ static int cmd_info(const char *selector) {
   ocal_context_options_init(&o);
   o.device = selector;
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &o);
+  ocal_status s = ocal_context_create(&o, &ctx);
   if (s != OCAL_OK) return tool_fail("selecting a device", s);
   ocal_context_get_device_info(ctx, &d);
   ocal_context_release(ctx);
@@ -147,7 +147,7 @@ static int cmd_info(const char *selector) {
   ocal_fft_engine fft_default;
   const char *fft_default_name = "none";
   if (ocal_fft_get_default_engine(&fft_default) == OCAL_OK)
-    ocal_fft_engine_name(fft_default, &fft_default_name);
+    fft_default_name = ocal_fft_engine_name(fft_default);
   printf("FFT engines       %s%s%s (default %s; OCAL_FFT=vkfft|clfft)\n", vk ? "vkfft" : "",
          vk && cf ? " " : "", cf ? "clfft" : (vk ? "" : "none"), fft_default_name);
   print_pool(selector);
@@ -207,7 +207,7 @@ static int cmd_tune(int argc, char **argv) {
   ocal_context_options_init(&co);
   co.device = device;
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &co);
+  ocal_status s = ocal_context_create(&co, &ctx);
   if (s != OCAL_OK) return tool_fail("creating a context", s);
   ocal_blas_tuning result;
   s = ocal_blas_tune(ctx, &o, &result);

@@ -15,6 +15,7 @@
 
 #include "ocal/cl.h"
 #include "ocal/context.h"
+#include "ocal/event.h"
 #include "ocal/export.h"
 #include "ocal/status.h"
 #include "ocal/types.h"
@@ -27,9 +28,6 @@ extern "C" {
 
 /** Opaque handle to a device buffer or a view of one. Freed by ocal_buffer_release. */
 typedef struct ocal_buffer_s *ocal_buffer;
-
-/** Opaque handle to a queued command, for waiting on non-blocking transfers. */
-typedef struct ocal_event_s *ocal_event;
 
 /** Creates a buffer with uninitialised contents.
  * \param ctx the context.
@@ -81,7 +79,7 @@ OCAL_API ocal_status ocal_buffer_read(ocal_buffer buf, size_t offset, size_t cou
 /** Copies all elements of \p src into \p dst on the device (does not block). Both must have
  * the same dtype and the same number of elements (shapes may differ); they may be views of
  * one buffer only if their ranges do not overlap. */
-OCAL_API ocal_status ocal_buffer_copy(ocal_buffer dst, ocal_buffer src);
+OCAL_API ocal_status ocal_buffer_copy(ocal_buffer src, ocal_buffer dst);
 
 /** Sets every element to \p value (a device kernel; does not block).
  * \param value points to one element of the buffer's dtype (a float for f32, two floats for
@@ -104,16 +102,6 @@ OCAL_API ocal_status ocal_buffer_get_context(ocal_buffer buf, ocal_context *ctx)
  * \param offset_bytes receives the byte offset; may be NULL when it is not wanted.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT for bad arguments. */
 OCAL_API ocal_status ocal_buffer_get_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes);
-
-/** Blocks until the command behind \p event has finished.
- * \returns OCAL_OK, or OCAL_OPENCL_ERROR when the command failed. */
-OCAL_API ocal_status ocal_event_wait(ocal_event event);
-
-/** Frees an event (it need not have completed). NULL is accepted (no-op). */
-OCAL_API ocal_status ocal_event_release(ocal_event event);
-
-/** Escape hatch: the cl_event behind an ocal event, owned by it. */
-OCAL_API ocal_status ocal_event_get_cl_event(ocal_event event, cl_event *out);
 
 #ifdef __cplusplus
 }

@@ -53,7 +53,9 @@ typedef struct ocal_device_info {
   int has_fp64;                 /**< 1 when the device supports double precision */
 } ocal_device_info;
 
-/** Short name of a device type ("GPU", "CPU", "accelerator", "other"). */
+/** Short name of a device type ("GPU", "CPU", "accelerator", "other").
+ * \param type any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_device_type. */
 OCAL_API const char *ocal_device_type_name(ocal_device_type type);
 
 /** Lists every device of every OpenCL platform, in platform then device order.

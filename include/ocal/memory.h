@@ -31,13 +31,14 @@
  * in-order queue for writes, one for reads, so uploads and downloads need not wait for each
  * other and can use both copy engines of a GPU), so they proceed while kernels run on the
  * main queue.
- * Events order the two: a transfer waits for the events you pass it, ocal_context_enqueue_wait makes
- * later main-queue commands (kernels) wait for events, and ocal_context_enqueue_marker gives an event
- * that completes when everything queued on the main queue so far has finished.
+ * Events (ocal/event.h) order the two: a transfer waits for the events you pass it,
+ * ocal_context_enqueue_wait makes later main-queue commands (kernels) wait for events, and
+ * ocal_context_enqueue_marker gives an event that completes when everything queued on the
+ * main queue so far has finished (both in ocal/context.h).
  *
- *   ocal_transfer_write(in, 0, n, host_in, 0, NULL, &written);   // transfer queue
- *   ocal_context_enqueue_wait(ctx, 1, &written);                        // kernels wait for it
- *   ocal_unary(OCAL_UNARY_SQRT, in, out);                             // main queue
+ *   ocal_transfer_write(in, 0, n, host_in, 0, NULL, &written);  // transfer queue
+ *   ocal_context_enqueue_wait(ctx, 1, &written);                 // kernels wait for it
+ *   ocal_unary(OCAL_UNARY_SQRT, in, out);                        // main queue
  *   ocal_context_enqueue_marker(ctx, &computed);
  *   ocal_transfer_read(out, 0, n, host_out, 1, &computed, &read);
  *   ocal_event_wait(read);
@@ -110,10 +111,10 @@ OCAL_API ocal_status ocal_pinned_free(ocal_context ctx, void *ptr);
 /** Tells whether \p ptr lies inside pinned memory of the context, and where.
  * \param ctx the context.
  * \param ptr any host address.
+ * \param pinned receives 1 when ptr is pinned memory of ctx, else 0.
  * \param mem receives the OpenCL buffer behind the pinned block, or NULL when ptr is not
  *        pinned memory of ctx (an escape hatch: the cl_mem stays owned by ocal); may be NULL.
  * \param offset receives ptr's byte offset in that buffer; may be NULL.
- * \param pinned receives 1 when ptr is pinned memory of ctx, else 0.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE, OCAL_INVALID_ARGUMENT. */
 OCAL_API ocal_status ocal_pinned_query(ocal_context ctx, const void *ptr, int *pinned,
                                        cl_mem *mem, size_t *offset);
@@ -139,29 +140,6 @@ OCAL_API ocal_status ocal_transfer_write(ocal_buffer buf, size_t offset, size_t 
 OCAL_API ocal_status ocal_transfer_read(ocal_buffer buf, size_t offset, size_t count, void *dst,
                                         size_t num_wait, const ocal_event *wait,
                                         ocal_event *event);
-
-/** Makes the commands queued on the context's main queue after this call wait until the
- * events have completed (the host does not block).
- * \param ctx the context.
- * \param num_events number of events; 0 is a no-op.
- * \param events the events (from any queue of this context).
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT; an OpenCL error. */
-OCAL_API ocal_status ocal_context_enqueue_wait(ocal_context ctx, size_t num_events,
-                                       const ocal_event *events);
-
-/** Gives an event that completes once every command queued on the context's main queue so
- * far has finished (the host does not block).
- * \param ctx the context.
- * \param event receives the event; release it.
- * \returns OCAL_OK; an OpenCL error. */
-OCAL_API ocal_status ocal_context_enqueue_marker(ocal_context ctx, ocal_event *event);
-
-/** Wraps an OpenCL event of the context (for example a user event) as an ocal event, to pass
- * it to the calls above. The ocal event retains the cl_event; release both.
- * \param cl the cl_event.
- * \param event receives the ocal event.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when cl is NULL. */
-OCAL_API ocal_status ocal_event_from_cl(cl_event cl, ocal_event *event);
 
 #ifdef __cplusplus
 }

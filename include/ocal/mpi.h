@@ -117,7 +117,9 @@ OCAL_API ocal_status ocal_mpi_get_context(ocal_mpi mpi, ocal_context *ctx);
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
 OCAL_API ocal_status ocal_mpi_get_info(ocal_mpi mpi, ocal_mpi_info *info);
 
-/** Name of a reduction ("sum", "max", "min"), or "unknown". */
+/** Name of a reduction ("sum", "max", "min").
+ * \param op any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_mpi_op. */
 OCAL_API const char *ocal_mpi_op_name(ocal_mpi_op op);
 
 /** Reduces \p buf over all ranks, in place: afterwards every rank holds the elementwise sum

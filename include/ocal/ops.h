@@ -137,11 +137,20 @@ OCAL_API ocal_status ocal_scale(double alpha, ocal_buffer x);
  * narrower integer wraps, as C and NumPy's astype do. */
 OCAL_API ocal_status ocal_cast(ocal_buffer x, ocal_buffer out);
 
-/** out[i] = start + i * step for every element (in row-major order). */
-OCAL_API ocal_status ocal_arange(ocal_buffer out, double start, double step);
+/** out[i] = start + i * step for every element (in row-major order).
+ * \param start the first value.
+ * \param step the difference between neighbours.
+ * \param out the buffer to fill (any real type).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT or OCAL_TYPE_MISMATCH for
+ *          values or a type out cannot take (see the top of this header). */
+OCAL_API ocal_status ocal_arange(double start, double step, ocal_buffer out);
 
-/** numel(out) evenly spaced values from start to stop, both included (NumPy's linspace). */
-OCAL_API ocal_status ocal_linspace(ocal_buffer out, double start, double stop);
+/** numel(out) evenly spaced values from start to stop, both included (NumPy's linspace).
+ * \param start the first value.
+ * \param stop the last value.
+ * \param out the buffer to fill (any real type).
+ * \returns as ocal_arange. */
+OCAL_API ocal_status ocal_linspace(double start, double stop, ocal_buffer out);
 
 /** Fills a f32 or f64 buffer with uniform random numbers in [low, high).
  *
@@ -149,18 +158,27 @@ OCAL_API ocal_status ocal_linspace(ocal_buffer out, double start, double stop);
  * element i of out gets number offset + i of the stream, so the same seed and offset give
  * the same numbers on every device, and a program draws fresh numbers by advancing offset by
  * the count it used. Uniforms are exact across devices.
- * \param out f32 or f64 buffer.
  * \param seed the key of the stream.
  * \param offset position in the stream of out's first element.
- * \param low, high bounds, low < high, both finite. */
-OCAL_API ocal_status ocal_random_uniform(ocal_buffer out, uint64_t seed, uint64_t offset,
-                                         double low, double high);
+ * \param low the lower bound (included), finite.
+ * \param high the upper bound (excluded), finite, > low.
+ * \param out the f32 or f64 buffer to fill.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT for bad bounds;
+ *          OCAL_TYPE_MISMATCH for another type. */
+OCAL_API ocal_status ocal_random_uniform(uint64_t seed, uint64_t offset, double low,
+                                         double high, ocal_buffer out);
 
 /** Fills a f32 or f64 buffer with normal random numbers (mean, stddev > 0) from the same
  * stream as ocal_random_uniform, through the Box-Muller transform; they agree across devices
- * to within the rounding of each device's log, sin and cos. */
-OCAL_API ocal_status ocal_random_normal(ocal_buffer out, uint64_t seed, uint64_t offset,
-                                        double mean, double stddev);
+ * to within the rounding of each device's log, sin and cos.
+ * \param seed the key of the stream.
+ * \param offset position in the stream of out's first element.
+ * \param mean the mean, finite.
+ * \param stddev the standard deviation, finite and > 0.
+ * \param out the f32 or f64 buffer to fill.
+ * \returns as ocal_random_uniform. */
+OCAL_API ocal_status ocal_random_normal(uint64_t seed, uint64_t offset, double mean,
+                                        double stddev, ocal_buffer out);
 
 #ifdef __cplusplus
 }

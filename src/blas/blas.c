@@ -486,91 +486,8 @@ ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffe
   return OCAL_OK;
 }
 
-/* ---- BLAS-1 --------------------------------------------------------------------------- */
-
-static ocal_status check_same_numel(const char *func, ocal_buffer x, ocal_buffer y,
-                                    const char *yname) {
-  if (x->numel == y->numel) return OCAL_OK;
-  char sx[96], sy[96];
-  return ocal__fail(OCAL_SHAPE_MISMATCH, func,
-                    "x is %s (%zu elements) but %s is %s (%zu elements): they must have as "
-                    "many elements",
-                    shape_text(x, sx, sizeof sx), x->numel, yname, shape_text(y, sy, sizeof sy),
-                    y->numel);
-}
-
-static ocal_status check_scalar(const char *func, ocal_buffer result) {
-  if (result->numel == 1) return OCAL_OK;
-  char sr[96];
-  return ocal__fail(OCAL_SHAPE_MISMATCH, func, "result is %s: it must have exactly one element",
-                    shape_text(result, sr, sizeof sr));
-}
-
-ocal_status ocal_dot(ocal_buffer x, ocal_buffer y, ocal_buffer result) {
-  static const char *const names[] = {"x", "y", "result"};
-  ocal_buffer bufs[] = {x, y, result};
-  ocal_context ctx;
-  ocal_dtype dtype;
-  OCAL__CHECK(check_operands(__func__, 3, bufs, names, &ctx, &dtype));
-  OCAL__CHECK(check_same_numel(__func__, x, y, "y"));
-  OCAL__CHECK(check_scalar(__func__, result));
-  OCAL__CHECK(check_disjoint(__func__, result, "result", x, "x"));
-  OCAL__CHECK(check_disjoint(__func__, result, "result", y, "y"));
-  if (x->numel == 0) return scale_output(result, 0.0, __func__);
-  /* ocal's own reduction, not CLBlast's Xdot: on an H100 (2^26 f32, `ocal bench`) CLBlast's
-   * streamed at 0.89 of copy speed, this one at 0.98, compensated as well. The BLAS rules
-   * above (f32/f64, a one-element result) still apply. */
-  (void)ctx;
-  return ocal_vdot(x, y, OCAL_AXIS_ALL, result);
-}
-
-ocal_status ocal_nrm2(ocal_buffer x, ocal_buffer result) {
-  static const char *const names[] = {"x", "result"};
-  ocal_buffer bufs[] = {x, result};
-  ocal_context ctx;
-  ocal_dtype dtype;
-  OCAL__CHECK(check_operands(__func__, 2, bufs, names, &ctx, &dtype));
-  OCAL__CHECK(check_scalar(__func__, result));
-  OCAL__CHECK(check_disjoint(__func__, result, "result", x, "x"));
-  if (x->numel == 0) return scale_output(result, 0.0, __func__);
-  /* ocal's own reduction, not CLBlast's Xnrm2: 0.95 of copy speed on an H100 against 0.75
-   * (2^26 f32). */
-  (void)ctx;
-  return ocal_norm2(x, OCAL_AXIS_ALL, result);
-}
-
-ocal_status ocal_blas_axpy(double alpha, ocal_buffer x, ocal_buffer y) {
-  static const char *const names[] = {"x", "y"};
-  ocal_buffer bufs[] = {x, y};
-  ocal_context ctx;
-  ocal_dtype dtype;
-  OCAL__CHECK(check_operands(__func__, 2, bufs, names, &ctx, &dtype));
-  OCAL__CHECK(check_same_numel(__func__, x, y, "y"));
-  OCAL__CHECK(check_disjoint(__func__, y, "y", x, "x"));
-  if (x->numel == 0 || alpha == 0.0) return OCAL_OK;
-  ocal__blas_prepare(ctx, dtype);
-  cl_command_queue q = ctx->queue;
-  CLBlastStatusCode s =
-      dtype == OCAL_F32 ? OCAL__CLBLAST(CLBlastSaxpy(x->numel, (float)alpha, x->mem, x->offset, 1,
-                                                     y->mem, y->offset, 1, &q, NULL))
-                        : OCAL__CLBLAST(CLBlastDaxpy(x->numel, alpha, x->mem, x->offset, 1,
-                                                     y->mem, y->offset, 1, &q, NULL));
-  if (s != CLBlastSuccess)
-    return ocal__clblast_fail(ctx, s, dtype == OCAL_F32 ? "CLBlastSaxpy" : "CLBlastDaxpy",
-                              __func__);
-  return OCAL_OK;
-}
-
-ocal_status ocal_blas_scal(double alpha, ocal_buffer x) {
-  static const char *const names[] = {"x"};
-  ocal_buffer bufs[] = {x};
-  ocal_context ctx;
-  ocal_dtype dtype;
-  OCAL__CHECK(check_operands(__func__, 1, bufs, names, &ctx, &dtype));
-  if (x->numel == 0) return OCAL_OK;
-  ocal__blas_prepare(ctx, dtype);
-  return scale(ctx, dtype, alpha, x->mem, x->offset, x->numel, __func__);
-}
+/* BLAS-1 is ocal's own: ocal_axpy and ocal_scale (ocal/ops.h), ocal_dot and ocal_norm2
+ * (ocal/reduce.h), faster than CLBlast's on an H100 and built without CLBlast too. */
 
 #else /* !OCAL_HAVE_CLBLAST */
 
@@ -585,22 +502,6 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
 ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffer x,
                       double beta, ocal_buffer y) {
   (void)ta, (void)alpha, (void)a, (void)x, (void)beta, (void)y;
-  return OCAL__NO_CLBLAST;
-}
-ocal_status ocal_dot(ocal_buffer x, ocal_buffer y, ocal_buffer result) {
-  (void)x, (void)y, (void)result;
-  return OCAL__NO_CLBLAST;
-}
-ocal_status ocal_nrm2(ocal_buffer x, ocal_buffer result) {
-  (void)x, (void)result;
-  return OCAL__NO_CLBLAST;
-}
-ocal_status ocal_blas_axpy(double alpha, ocal_buffer x, ocal_buffer y) {
-  (void)alpha, (void)x, (void)y;
-  return OCAL__NO_CLBLAST;
-}
-ocal_status ocal_blas_scal(double alpha, ocal_buffer x) {
-  (void)alpha, (void)x;
   return OCAL__NO_CLBLAST;
 }
 

@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,6 +36,7 @@
 ocal_status ocal_blas_tune_options_init(ocal_blas_tune_options *o) {
   if (!o) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options must not be NULL");
   memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
   o->dtype = OCAL_F32;
   o->budget_s = 60.0;
   o->store = 1;
@@ -218,7 +220,7 @@ static ocal_status work_open(tuner *t, size_t big, size_t mid, size_t sw) {
   o.device = selector;
   o.disk_cache = 0;
   o.fp64 = t->user->fp64;
-  ocal_status s = ocal_context_create(&t->ctx, &o);
+  ocal_status s = ocal_context_create(&o, &t->ctx);
   if (s == OCAL_OK) s = problem_make(t, &t->big, big, big, big, 1);
   if (s == OCAL_OK) s = problem_make(t, &t->mid, mid, mid, mid, 2);
   if (s == OCAL_OK) s = problem_make(t, &t->check_ind, sw + 3, sw + 5, sw + 1, 3);
@@ -517,8 +519,16 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
                            ocal_blas_tuning *result) {
   ocal_blas_tune_options defaults;
   ocal_blas_tune_options_init(&defaults);
-  const ocal_blas_tune_options *o = options ? options : &defaults;
-  ocal_status s = ocal__blas_check_tuning_call(ctx, o->dtype, __func__);
+  ocal_status s;
+  /* Only the caller's struct_size bytes are read (0.2's struct ends with `user`). */
+  if (options &&
+      (s = ocal__options_copy(__func__, "ocal_blas_tune_options_init", &defaults,
+                              sizeof defaults, options,
+                              offsetof(ocal_blas_tune_options, user) + sizeof defaults.user)) !=
+          OCAL_OK)
+    return s;
+  const ocal_blas_tune_options *o = &defaults;
+  s = ocal__blas_check_tuning_call(ctx, o->dtype, __func__);
   if (s != OCAL_OK) return s;
   if (!(o->budget_s >= 0.0))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "budget_s must be >= 0, not %g", o->budget_s);
@@ -660,6 +670,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
 ocal_status ocal_blas_tune_options_init(ocal_blas_tune_options *o) {
   if (!o) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options must not be NULL");
   memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
   o->dtype = OCAL_F32;
   o->budget_s = 60.0;
   o->store = 1;

@@ -229,7 +229,7 @@ ocal_status ocal_buffer_read(ocal_buffer buf, size_t offset, size_t count, void 
   return event ? ocal__event_wrap(ev, event) : OCAL_OK;
 }
 
-ocal_status ocal_buffer_copy(ocal_buffer dst, ocal_buffer src) {
+ocal_status ocal_buffer_copy(ocal_buffer src, ocal_buffer dst) {
   ocal_status status = ocal__check_buffer(dst, __func__);
   if (status != OCAL_OK) return status;
   if ((status = ocal__check_buffer(src, __func__)) != OCAL_OK) return status;

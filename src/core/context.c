@@ -1,4 +1,5 @@
 /* ocal — contexts: creation on the selected device, the queue, escape hatches. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -16,6 +17,7 @@ ocal_status ocal__check_context(ocal_context ctx, const char *func) {
 ocal_status ocal_context_options_init(ocal_context_options *options) {
   if (!options) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options must not be NULL");
   memset(options, 0, sizeof *options);
+  options->struct_size = sizeof *options;
   options->device = NULL;
   options->profiling = 0;
   options->disk_cache = -1;
@@ -86,12 +88,19 @@ static int env_is_zero(const char *name) {
                strcasecmp(v, "false") == 0);
 }
 
-ocal_status ocal_context_create(ocal_context *out, const ocal_context_options *options) {
+ocal_status ocal_context_create(const ocal_context_options *options, ocal_context *out) {
   if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ctx (the out-parameter) must not be NULL");
   *out = NULL;
   ocal_context_options defaults;
   ocal_context_options_init(&defaults);
-  if (!options) options = &defaults;
+  if (options) {
+    /* 0.2's struct ends with `limits`: the smallest struct_size a caller can have. */
+    ocal_status s = ocal__options_copy(
+        __func__, "ocal_context_options_init", &defaults, sizeof defaults, options,
+        offsetof(ocal_context_options, limits) + sizeof defaults.limits);
+    if (s != OCAL_OK) return s;
+  }
+  options = &defaults;
 
   ocal_context ctx = calloc(1, sizeof *ctx);
   if (!ctx) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the context");

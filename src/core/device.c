@@ -15,9 +15,10 @@ const char *ocal_device_type_name(ocal_device_type type) {
       return "GPU";
     case OCAL_DEVICE_ACCELERATOR:
       return "accelerator";
-    default:
+    case OCAL_DEVICE_OTHER:
       return "other";
   }
+  return "invalid";
 }
 
 /* One device as enumerated: its facts and handles. */

@@ -151,3 +151,16 @@ char *ocal__strdup(const char *s) {
   if (copy) memcpy(copy, s, n);
   return copy;
 }
+
+ocal_status ocal__options_copy(const char *func, const char *init, void *dst, size_t dst_size,
+                               const void *src, size_t min_size) {
+  size_t size;
+  memcpy(&size, src, sizeof size);
+  if (size < min_size || size > dst_size)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "the options' struct_size is %zu, but this library takes %zu to %zu: "
+                      "start the struct from %s()",
+                      size, min_size, dst_size, init);
+  memcpy(dst, src, size);
+  return OCAL_OK;
+}

@@ -278,14 +278,17 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
   MPI_Comm_size(node, &m->local_size);
 
   ocal_context_options o;
-  if (options) o = *options;
-  else ocal_context_options_init(&o);
+  ocal_context_options_init(&o);
+  /* Only the caller's struct_size bytes: a program built against an older, shorter struct
+   * must not be read past its end. ocal_context_create then checks struct_size itself. */
+  if (options)
+    memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
   const char *sel = o.device && *o.device ? o.device : getenv("OCAL_DEVICE");
   char chosen[300];
   st = pick_device(sel, m->local_rank, chosen, sizeof chosen);
   if (st == OCAL_OK) {
     o.device = chosen;
-    st = ocal_context_create(&m->ctx, &o);
+    st = ocal_context_create(&o, &m->ctx);
   }
   /* Every rank of the node takes part in the identity exchange, also one that failed, so
    * that the others do not wait for it. */
@@ -383,7 +386,7 @@ const char *ocal_mpi_op_name(ocal_mpi_op op) {
   case OCAL_MPI_MAX: return "max";
   case OCAL_MPI_MIN: return "min";
   }
-  return "unknown";
+  return "invalid";
 }
 
 /* ---- requests ---------------------------------------------------------------------------- */

@@ -150,7 +150,7 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
   tol = fmax(o.rtol * bnorm, o.atol);
   if (o.use_x0) {
     if ((s = apply_vec(a, x, q)) != OCAL_OK) goto done;
-    if ((s = ocal_buffer_copy(r, b)) != OCAL_OK) goto done;
+    if ((s = ocal_buffer_copy(b, r)) != OCAL_OK) goto done;
     if ((s = ocal_axpy(-1.0, q, r)) != OCAL_OK) goto done;
   } else {
     const double zero = 0;
@@ -158,7 +158,7 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
     if ((s = ocal_buffer_fill(x, vt == OCAL_F32 ? (const void *)&zf : (const void *)&zero)) !=
         OCAL_OK)
       goto done;
-    if ((s = ocal_buffer_copy(r, b)) != OCAL_OK) goto done;
+    if ((s = ocal_buffer_copy(b, r)) != OCAL_OK) goto done;
   }
   if (jacobi) {
     cl_ulong nn = n, zo = 0, ro = 0, dofs = 0;

@@ -529,7 +529,7 @@ static ocal_status residuals(lob *L, ocal_buffer ax, ocal_buffer bx, const doubl
   if (d == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
   for (size_t i = 0; i < k; i++) d[i * k + i] = lambda[i];
   CK(blk(L, k, &r));
-  CK(ocal_buffer_copy(r, ax));
+  CK(ocal_buffer_copy(ax, r));
   CK(mul_small(L, bx, d, k, k, -1.0, 1.0, r));
   if (gx) {
     double *both = malloc((k + k * k) * sizeof *both);
@@ -639,9 +639,9 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   /* The initial block: the caller's, or uniform random numbers in [-1, 1). */
   CK(blk(&L, k, &X));
   if (o.use_x0)
-    CK(ocal_buffer_copy(X, x));
+    CK(ocal_buffer_copy(x, X));
   else
-    CK(ocal_random_uniform(X, o.seed, 0, -1.0, 1.0));
+    CK(ocal_random_uniform(o.seed, 0, -1.0, 1.0, X));
 
   /* Constraints: the Cholesky factor of Y^T B Y, and X made B-orthogonal to Y. */
   if (Y) {
@@ -728,7 +728,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     if (rnorm < smallest) {
       smallest = rnorm;
       best_iter = (size_t)it;
-      CK(ocal_buffer_copy(bestX, X));
+      CK(ocal_buffer_copy(X, bestX));
     } else if (rnorm > ldexp(1.0, o.restart_control) * smallest) {
       forced = 1;
       replace(&AX, NULL);
@@ -901,16 +901,16 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     }
     /* X = X cx + pp, and the same for AX and BX; then P = pp. */
     CK(blk(&L, k, &nx));
-    CK(ocal_buffer_copy(nx, pp));
+    CK(ocal_buffer_copy(pp, nx));
     CK(small_gemm(&L, 1.0, X, cxv, 1.0, nx));
     replace(&X, nx);
     CK(blk(&L, k, &nx));
-    CK(ocal_buffer_copy(nx, app));
+    CK(ocal_buffer_copy(app, nx));
     CK(small_gemm(&L, 1.0, AX, cxv, 1.0, nx));
     replace(&AX, nx);
     if (hasb) {
       CK(blk(&L, k, &nx));
-      CK(ocal_buffer_copy(nx, bpp));
+      CK(ocal_buffer_copy(bpp, nx));
       CK(small_gemm(&L, 1.0, BX, cxv, 1.0, nx));
       replace(&BX, nx);
     }
@@ -931,7 +931,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     if (rnorm < smallest) {
       smallest = rnorm;
       best_iter = (size_t)it + 1;
-      CK(ocal_buffer_copy(bestX, X));
+      CK(ocal_buffer_copy(X, bestX));
     }
   }
 
@@ -971,7 +971,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   nx = NULL;
   replace(&R, NULL);
   CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, NULL, NULL));
-  CK(ocal_buffer_copy(x, X));
+  CK(ocal_buffer_copy(X, x));
   size_t conv = 0;
   double rmax = 0;
   for (size_t i = 0; i < k; i++) {

@@ -87,7 +87,7 @@ static ocal_status create_context(ocal_context *out) {
   ocal_context_options o;
   ocal_context_options_init(&o);
   o.staging = 1; /* blocking transfers of pageable memory go through the staging ring */
-  return ocal_context_create(out, &o);
+  return ocal_context_create(&o, out);
 }
 
 /* ---- sections --------------------------------------------------------------------------- */
@@ -130,7 +130,7 @@ static ocal_status sec_buffers(void) {
   TRY(ocal_buffer_read(x, 0, N, back, NULL));
   EXPECT(memcmp(back, hx, N * sizeof *hx) == 0, "from_host then read differs");
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, (size_t[]){N}, &y));
-  TRY(ocal_buffer_copy(y, x));
+  TRY(ocal_buffer_copy(x, y));
   TRY(ocal_buffer_view(x, 5, 1, (size_t[]){100}, &view));
   TRY(ocal_buffer_read(view, 0, 100, back, NULL));
   EXPECT(memcmp(back, hx + 5, 100 * sizeof *hx) == 0, "a view reads other elements");
@@ -169,7 +169,7 @@ static ocal_status sec_buffers(void) {
   ocal_context_options o;
   ocal_context_options_init(&o);
   o.memory_limit = 1 << 20;
-  TRY(ocal_context_create(&small, &o));
+  TRY(ocal_context_create(&o, &small));
   TRY(ocal_buffer_create(small, OCAL_F32, 1, (size_t[]){150000}, &p1));
   ocal_status s2 = ocal_buffer_create(small, OCAL_F32, 1, (size_t[]){150000}, &p2);
   if (s2 != OCAL_OUT_OF_DEVICE_MEMORY) {
@@ -228,7 +228,7 @@ static ocal_status sec_elementwise(void) {
   TRY(ocal_buffer_read(r, 0, N, ir, NULL));
   for (size_t i = 0; i < N; i++)
     EXPECT(ir[i] == (int32_t)(hx[i] * 100.0f), "cast: element %zu is %d", i, (int)ir[i]);
-  TRY(ocal_arange(z, 3.0, 0.5));
+  TRY(ocal_arange(3.0, 0.5, z));
   TRY(ocal_buffer_read(z, 0, N, back, NULL));
   for (size_t i = 0; i < N; i++) want[i] = 3.0 + 0.5 * (double)i;
   EXPECT(mismatch(back, want, N, 1e-6) < 0, "arange");
@@ -361,7 +361,7 @@ static ocal_status sec_random(void) {
   ocal_buffer x = NULL;
   float *a = xalloc(N * sizeof *a), *b = xalloc(N * sizeof *b);
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, (size_t[]){N}, &x));
-  TRY(ocal_random_uniform(x, 42, 0, 1.0, 3.0));
+  TRY(ocal_random_uniform(42, 0, 1.0, 3.0, x));
   TRY(ocal_buffer_read(x, 0, N, a, NULL));
   double mean = 0;
   for (size_t i = 0; i < N; i++) {
@@ -370,10 +370,10 @@ static ocal_status sec_random(void) {
   }
   EXPECT(fabs(mean / N - 2.0) < 0.02, "uniform: mean %g", mean / N);
   /* The same stream again from an offset: the same numbers. */
-  TRY(ocal_random_uniform(x, 42, 1000, 1.0, 3.0));
+  TRY(ocal_random_uniform(42, 1000, 1.0, 3.0, x));
   TRY(ocal_buffer_read(x, 0, N - 1000, b, NULL));
   EXPECT(memcmp(a + 1000, b, (N - 1000) * sizeof *a) == 0, "uniform: offset stream differs");
-  TRY(ocal_random_normal(x, 7, 0, 0.0, 1.0));
+  TRY(ocal_random_normal(7, 0, 0.0, 1.0, x));
   TRY(ocal_buffer_read(x, 0, N, a, NULL));
   double m = 0, v = 0;
   for (size_t i = 0; i < N; i++) m += a[i];

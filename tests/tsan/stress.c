@@ -120,7 +120,7 @@ static void round_of_work(worker *w, ocal_context ctx, int iter) {
   c = NULL;
 
   /* Random numbers: in range, and the same stream twice. */
-  OK(ocal_random_uniform(z, 1234 + (uint64_t)iter, 0, -2.0, 2.0));
+  OK(ocal_random_uniform(1234 + (uint64_t)iter, 0, -2.0, 2.0, z));
   OK(ocal_buffer_read(z, 0, n, back, NULL));
   for (size_t i = 0; i < n; i++) CHECK(back[i] >= -2.0f && back[i] < 2.0f, "uniform %zu", i);
 
@@ -222,7 +222,7 @@ static void *work(void *arg) {
   pthread_barrier_wait(&start_line);
   if (w->id == 0) {
     ocal_context made = NULL;
-    st = ocal_context_create(&made, NULL);
+    st = ocal_context_create(NULL, &made);
     pthread_mutex_lock(&shared_lock);
     shared = made;
     shared_state = st == OCAL_OK ? 1 : -1;
@@ -240,7 +240,7 @@ static void *work(void *arg) {
   for (int iter = 0; iter < iterations; iter++) {
     ocal_context ctx = NULL;
     if (w->own_context)
-      OK(ocal_context_create(&ctx, NULL));
+      OK(ocal_context_create(NULL, &ctx));
     else
       ctx = shared; /* published under shared_lock before this thread went on */
     round_of_work(w, ctx, iter);

@@ -48,7 +48,7 @@ typedef struct copy_arg {
 
 static ocal_status run_copy(void *p) {
   copy_arg *c = p;
-  return ocal_buffer_copy(c->dst, c->src);
+  return ocal_buffer_copy(c->src, c->dst);
 }
 
 double bench_copy_gbps(bench_run *r, size_t n) {

@@ -153,9 +153,9 @@ int bench_suite_elementwise(bench_run *r) {
   for (int i = 0; i < 3 && s == OCAL_OK; i++)
     s = ocal_buffer_create(r->ctx, OCAL_F32, 1, &nmax, &whole[i]);
   if (s == OCAL_OK) s = ocal_buffer_create(r->ctx, OCAL_F32, 1, &row, &bias);
-  if (s == OCAL_OK) s = ocal_random_uniform(whole[0], 1, 0, -1, 1);
-  if (s == OCAL_OK) s = ocal_random_uniform(whole[1], 2, 0, -1, 1);
-  if (s == OCAL_OK) s = ocal_random_uniform(bias, 3, 0, -1, 1);
+  if (s == OCAL_OK) s = ocal_random_uniform(1, 0, -1, 1, whole[0]);
+  if (s == OCAL_OK) s = ocal_random_uniform(2, 0, -1, 1, whole[1]);
+  if (s == OCAL_OK) s = ocal_random_uniform(3, 0, -1, 1, bias);
   int rc = s != OCAL_OK ? bench_fail("elementwise buffers", s) : 0;
   FOR_SIZES(r, lg) {
     if (rc) break;

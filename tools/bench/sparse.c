@@ -102,7 +102,7 @@ static int one_spmv(bench_run *r, const char *name, const host_csr *h) {
   ocal_status st = ocal_csr_from_host(r->ctx, OCAL_F32, OCAL_I32, n, n, h->rp, h->ci, h->v, &s.a);
   if (st == OCAL_OK) st = ocal_buffer_create(r->ctx, OCAL_F32, 1, &n, &s.x);
   if (st == OCAL_OK) st = ocal_buffer_create(r->ctx, OCAL_F32, 1, &n, &s.y);
-  if (st == OCAL_OK) st = ocal_random_uniform(s.x, 5, 0, -1, 1);
+  if (st == OCAL_OK) st = ocal_random_uniform(5, 0, -1, 1, s.x);
   if (st != OCAL_OK) {
     bench_fail(name, st);
     goto done;
@@ -138,7 +138,7 @@ static int one_cg(bench_run *r, const host_csr *h, size_t g) {
   ocal_status st = ocal_csr_from_host(r->ctx, OCAL_F32, OCAL_I32, n, n, h->rp, h->ci, h->v, &a);
   if (st == OCAL_OK) st = ocal_buffer_create(r->ctx, OCAL_F32, 1, &n, &b);
   if (st == OCAL_OK) st = ocal_buffer_create(r->ctx, OCAL_F32, 1, &n, &x);
-  if (st == OCAL_OK) st = ocal_random_uniform(b, 9, 0, -1, 1);
+  if (st == OCAL_OK) st = ocal_random_uniform(9, 0, -1, 1, b);
   ocal_operator op;
   if (st == OCAL_OK) st = ocal_operator_from_csr(a, &op);
   if (st != OCAL_OK) {
@@ -217,7 +217,7 @@ static int one_lobpcg(bench_run *r, size_t g) {
   double ev[8], rn[8], best = 1e30;
   ocal_lobpcg_result res = {0};
   for (int round = 0; round < (r->quick ? 1 : 2); round++) {
-    ocal_buffer_copy(x, xin);
+    ocal_buffer_copy(xin, x);
     ocal_context_finish(r->ctx);
     double t0 = bench_now();
     st = ocal_lobpcg(&op, x, ev, rn, &o, &res);
