@@ -1,6 +1,6 @@
 /* ocal benchmark — generated kernels against the built-ins they imitate: a generated
  * y = a*x + y against ocal_axpy, a generated dot (map "x[i] * y[i]", reduce "a + b")
- * against ocal_vdot, at sizes 2^10 .. 2^max; and the creation of a generated kernel in a
+ * against ocal_dot, at sizes 2^10 .. 2^max; and the creation of a generated kernel in a
  * fresh process (exec'ed) with an empty disk cache, then again with the cache filled.
  *
  *   bench/gen [--quick] [--max-log2 N]
@@ -56,7 +56,7 @@ static void run_op(state *b, int op) {
   switch (op) {
     case OP_AXPY: CHECK(ocal_axpy(a, b->x, b->y)); break;
     case OP_GEN_AXPY: CHECK(ocal_gen_run(b->axpy, b->n, 3, axpy, NULL)); break;
-    case OP_DOT: CHECK(ocal_vdot(b->x, b->y, OCAL_AXIS_ALL, b->out)); break;
+    case OP_DOT: CHECK(ocal_dot(b->x, b->y, OCAL_AXIS_ALL, b->out)); break;
     case OP_GEN_DOT: CHECK(ocal_gen_run(b->dot, b->n, 2, dot, b->out)); break;
     default: CHECK(ocal_kernel_launch(b->raw, 1, &b->n, NULL)); break;
   }

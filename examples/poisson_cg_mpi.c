@@ -16,7 +16,7 @@
  * its dot products on the device, in a scalar buffer that its fused update kernels read, so a
  * distributed solve would need a hook inside the library at every dot product (and for ||b||).
  * CG reads its two scalars back to the host each iteration anyway, so the distributed loop
- * reduces each local dot product (ocal_vdot_to_host) with one MPI_Allreduce of a double: no
+ * reduces each local dot product (ocal_dot_to_host) with one MPI_Allreduce of a double: no
  * change to the library's API, and no device round trip for an 8-byte allreduce. CG needs its
  * two dot products one after the other (p.Ap gives alpha, which r.r needs), so they cannot be
  * fused without changing the method (Chronopoulos-Gear), which would no longer match one
@@ -136,7 +136,7 @@ static void apply(dist *d, ocal_buffer pext, int sync, double *t) {
  * time, t[1] the allreduce's (which includes waiting for the slowest rank). */
 static double gdot(ocal_buffer x, ocal_buffer y, double *t) {
   double v, t0 = MPI_Wtime();
-  TRY(ocal_vdot_to_host(x, y, OCAL_F64, &v));
+  TRY(ocal_dot_to_host(x, y, OCAL_F64, &v));
   double t1 = MPI_Wtime();
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (t) t[0] += t1 - t0, t[1] += MPI_Wtime() - t1;

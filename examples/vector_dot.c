@@ -2,8 +2,8 @@
  * product, checked against the host.
  *
  * The vectors are drawn on the device (ocal_random_uniform), multiplied there (ocal_binary),
- * and reduced there twice: with ocal_vdot_to_host, which brings the result to the host, and
- * with ocal_vdot, which leaves it in a device buffer for further work (both run ocal's
+ * and reduced there twice: with ocal_dot_to_host, which brings the result to the host, and
+ * with ocal_dot, which leaves it in a device buffer for further work (both run ocal's
  * compensated reduction kernel). The host reads the vectors back and checks both results in
  * double precision.
  *
@@ -85,8 +85,8 @@ int main(int argc, char **argv) {
 
   TRY(ocal_binary(OCAL_BINARY_MUL, x, y, prod)); /* prod = x * y */
   float vdot, dev_dot;
-  TRY(ocal_vdot_to_host(x, y, OCAL_F32, &vdot)); /* ocal's compensated dot */
-  TRY(ocal_vdot(x, y, OCAL_AXIS_ALL, dot));      /* the same, left on the device */
+  TRY(ocal_dot_to_host(x, y, OCAL_F32, &vdot)); /* ocal's compensated dot */
+  TRY(ocal_dot(x, y, OCAL_AXIS_ALL, dot));      /* the same, left on the device */
   TRY(ocal_buffer_read(dot, 0, 1, &dev_dot, NULL));
 
   float *hx = malloc(len * sizeof *hx), *hy = malloc(len * sizeof *hy);

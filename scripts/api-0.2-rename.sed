@@ -103,3 +103,11 @@ s/\bROW\(context_wait,/ROW(context_enqueue_wait,/g
 s/\bc_context_wait\(/c_context_enqueue_wait(/g
 s/\bROW\(context_marker,/ROW(context_enqueue_marker,/g
 s/\bc_context_marker\(/c_context_enqueue_marker(/g
+# One dot function: after the BLAS ocal_dot(x, y, result) was removed by hand (callers became
+# ocal_vdot(x, y, OCAL_AXIS_ALL, result)), ocal_vdot takes its name
+s/\bocal_vdot_to_host\b/ocal_dot_to_host/g
+s/\bocal_vdot\b/ocal_dot/g
+s/\bROW\(vdot_to_host,/ROW(dot_to_host,/g
+s/\bc_vdot_to_host\(/c_dot_to_host(/g
+s/\bROW\(vdot,/ROW(dot,/g
+s/\bc_vdot\(/c_dot(/g

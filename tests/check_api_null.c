@@ -552,16 +552,16 @@ static ocal_status c_argmin(int k) { return ocal_argmin(P(0, o.x), 0, P(1, o.idx
 static ocal_status c_argmax(int k) { return ocal_argmax(P(0, o.x), 0, P(1, o.idx)); }
 static ocal_status c_var(int k) { return ocal_var(P(0, o.x), OCAL_AXIS_ALL, 0, P(1, o.r1)); }
 static ocal_status c_std(int k) { return ocal_std(P(0, o.x), OCAL_AXIS_ALL, 0, P(1, o.r1)); }
-static ocal_status c_vdot(int k) {
-  return ocal_vdot(P(0, o.x), P(1, o.y), OCAL_AXIS_ALL, P(2, o.r1));
+static ocal_status c_dot(int k) {
+  return ocal_dot(P(0, o.x), P(1, o.y), OCAL_AXIS_ALL, P(2, o.r1));
 }
 static ocal_status c_reduce_to_host(int k) {
   float r;
   return ocal_reduce_to_host(OCAL_REDUCE_SUM, P(0, o.x), OCAL_F32, P(1, &r));
 }
-static ocal_status c_vdot_to_host(int k) {
+static ocal_status c_dot_to_host(int k) {
   float r;
-  return ocal_vdot_to_host(P(0, o.x), P(1, o.y), OCAL_F32, P(2, &r));
+  return ocal_dot_to_host(P(0, o.x), P(1, o.y), OCAL_F32, P(2, &r));
 }
 static ocal_status c_scan_dtype(int k) {
   ocal_dtype t;
@@ -766,8 +766,8 @@ static const api_row rows[] = {
     /* reduce.h */
     ROW(reduce_dtype, 1, 0), ROW(reduce, 2, 0), ROW(sum, 2, 0), ROW(prod, 2, 0),
     ROW(amin, 2, 0), ROW(amax, 2, 0), ROW(argmin, 2, 0), ROW(argmax, 2, 0), ROW(mean, 2, 0),
-    ROW(norm2, 2, 0), ROW(var, 2, 0), ROW(std, 2, 0), ROW(vdot, 3, 0),
-    ROW(reduce_to_host, 2, 0), ROW(vdot_to_host, 3, 0), ROW(scan_dtype, 1, 0), ROW(scan, 2, 0),
+    ROW(norm2, 2, 0), ROW(var, 2, 0), ROW(std, 2, 0), ROW(dot, 3, 0),
+    ROW(reduce_to_host, 2, 0), ROW(dot_to_host, 3, 0), ROW(scan_dtype, 1, 0), ROW(scan, 2, 0),
     ROW(cumsum, 2, 0), ROW(cummax, 2, 0),
     /* types.h, status.h, version.h, and the value-returning functions of the others */
     ROW(dtype_from_name, 2, 0), ROW(error_set, 2, ALLOW(0) | ALLOW(1)),

@@ -594,9 +594,9 @@ static void check_vector_calls(ocal_context ctx, ocal_dtype dt) {
     nrm += x[i] * x[i];
   }
   nrm = sqrt(nrm);
-  /* BLAS-1 is ocal's own (ocal_vdot, ocal_norm2, ocal_axpy, ocal_scale): here on vectors of
+  /* BLAS-1 is ocal's own (ocal_dot, ocal_norm2, ocal_axpy, ocal_scale): here on vectors of
    * different shapes with as many elements, as BLAS callers pass them. */
-  ck_assert_ocal(ocal_vdot(X, Y, OCAL_AXIS_ALL, R));
+  ck_assert_ocal(ocal_dot(X, Y, OCAL_AXIS_ALL, R));
   double *got = download(R, 0, 1);
   assert_close(got, &dot, &dmag, 1, n, dt, "dot");
   free(got);
@@ -622,7 +622,7 @@ static void check_vector_calls(ocal_context ctx, ocal_dtype dt) {
   size_t zero = 0;
   ocal_buffer E;
   ck_assert_ocal(ocal_buffer_create(ctx, dt, 1, &zero, &E));
-  ck_assert_ocal(ocal_vdot(E, E, OCAL_AXIS_ALL, R));
+  ck_assert_ocal(ocal_dot(E, E, OCAL_AXIS_ALL, R));
   got = download(R, 0, 1);
   ck_assert(got[0] == 0.0);
   free(got);
@@ -758,8 +758,8 @@ START_TEST(test_errors_name_the_shapes) {
   assert_message_has("x must have 3 elements");
   ck_assert_ocal(ocal_gemv(OCAL_NO_TRANS, 1, a, v3, 0, r2));
   ck_assert_ocal_fails(ocal_gemv(OCAL_NO_TRANS, 1, v3, v3, 0, r2), OCAL_SHAPE_MISMATCH);
-  ck_assert_ocal_fails(ocal_vdot(v3, v5, OCAL_AXIS_ALL, r), OCAL_SHAPE_MISMATCH);
-  ck_assert_ocal_fails(ocal_vdot(v3, v3, OCAL_AXIS_ALL, r2), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_dot(v3, v5, OCAL_AXIS_ALL, r), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_dot(v3, v3, OCAL_AXIS_ALL, r2), OCAL_SHAPE_MISMATCH);
   ck_assert_ocal_fails(ocal_axpy(1, v3, v5), OCAL_SHAPE_MISMATCH);
   ck_assert_ocal_fails(ocal_scale(1, NULL), OCAL_INVALID_HANDLE);
 

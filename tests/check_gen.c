@@ -311,7 +311,7 @@ END_TEST
 
 /* ---- reductions ------------------------------------------------------------------------- */
 
-/* dot = sum x[i] * y[i] over n floats, against double and against ocal_vdot. */
+/* dot = sum x[i] * y[i] over n floats, against double and against ocal_dot. */
 static void check_dot(size_t n) {
   double *x = random_doubles(n, 2 * n), *y = random_doubles(n, 2 * n + 1);
   ocal_buffer bx = f32_buffer(x, 1, &n), by = f32_buffer(y, 1, &n), out, ref;
@@ -323,7 +323,7 @@ static void check_dot(size_t n) {
                                     "const float *x, const float *y", NULL, &g));
   const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(bx), OCAL_GEN_BUFFER(by)};
   ck_assert_ocal(ocal_gen_run(g, n, 2, args, out));
-  ck_assert_ocal(ocal_vdot(bx, by, OCAL_AXIS_ALL, ref));
+  ck_assert_ocal(ocal_dot(bx, by, OCAL_AXIS_ALL, ref));
   float got, builtin;
   ck_assert_ocal(ocal_buffer_read(out, 0, 1, &got, NULL));
   ck_assert_ocal(ocal_buffer_read(ref, 0, 1, &builtin, NULL));
@@ -337,7 +337,7 @@ static void check_dot(size_t n) {
   double tol = 4 * 1.2e-7 * fabs(want) + 1e-7 * mag / sqrt((double)n + 1) + 1e-30;
   ck_assert_msg(fabs(got - want) <= tol, "n=%zu: generated dot %.9g, want %.9g (tol %.3g)", n,
                 got, want, tol);
-  ck_assert_msg(fabs(got - builtin) <= tol, "n=%zu: generated dot %.9g, ocal_vdot %.9g", n, got,
+  ck_assert_msg(fabs(got - builtin) <= tol, "n=%zu: generated dot %.9g, ocal_dot %.9g", n, got,
                 builtin);
   ck_assert_ocal(ocal_gen_release(g));
   ck_assert_ocal(ocal_buffer_release(bx));

@@ -74,7 +74,7 @@ typedef enum ocal_reduce_op {
   OCAL_REDUCE_VAR,   /**< population variance (ddof 0); ocal_var takes ddof */
   OCAL_REDUCE_STD,   /**< population standard deviation; ocal_std takes ddof */
   OCAL_REDUCE_NORM2, /**< sqrt of the sum of squares */
-  OCAL_REDUCE_DOT,   /**< the reduction of ocal_vdot: ocal_reduce_dtype and
+  OCAL_REDUCE_DOT,   /**< the reduction of ocal_dot: ocal_reduce_dtype and
                           ocal_reduce_op_name take it (the result type and name of a dot
                           product); ocal_reduce and ocal_reduce_to_host refuse it, as it needs
                           two inputs */
@@ -178,7 +178,7 @@ OCAL_API ocal_status ocal_std(ocal_buffer x, int axis, int ddof, ocal_buffer out
  * \param axis an axis or OCAL_AXIS_ALL.
  * \param out the result.
  * \returns as ocal_reduce. */
-OCAL_API ocal_status ocal_vdot(ocal_buffer x, ocal_buffer y, int axis, ocal_buffer out);
+OCAL_API ocal_status ocal_dot(ocal_buffer x, ocal_buffer y, int axis, ocal_buffer out);
 
 /** Reduces the whole of \p x and copies the one result to host memory (blocks until done).
  * \param op as for ocal_reduce.
@@ -190,12 +190,12 @@ OCAL_API ocal_status ocal_vdot(ocal_buffer x, ocal_buffer y, int axis, ocal_buff
 OCAL_API ocal_status ocal_reduce_to_host(ocal_reduce_op op, ocal_buffer x, ocal_dtype dtype,
                                          void *result);
 
-/** ocal_vdot over the whole buffers, its result copied to host memory (blocks).
+/** ocal_dot over the whole buffers, its result copied to host memory (blocks).
  * \param x the first input. \param y the second input.
  * \param dtype the type of *result, as for ocal_reduce_to_host.
  * \param result room for one element of dtype.
  * \returns as ocal_reduce_to_host. */
-OCAL_API ocal_status ocal_vdot_to_host(ocal_buffer x, ocal_buffer y, ocal_dtype dtype,
+OCAL_API ocal_status ocal_dot_to_host(ocal_buffer x, ocal_buffer y, ocal_dtype dtype,
                                       void *result);
 
 /** The result type of a scan of a \p in buffer (i64/u64 for integer sums).

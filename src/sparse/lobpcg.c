@@ -102,7 +102,7 @@ static double prof_now(void) {
 #define ocal_buffer_from_host(...) PROF(uploads, uploads_s, (ocal_buffer_from_host)(__VA_ARGS__))
 #define ocal_buffer_create(...) PROF(allocs, allocs_s, (ocal_buffer_create)(__VA_ARGS__))
 #define ocal_buffer_copy(...) PROF(copies, copies_s, (ocal_buffer_copy)(__VA_ARGS__))
-#define ocal_vdot(...) PROF(reduces, reduces_s, (ocal_vdot)(__VA_ARGS__))
+#define ocal_dot(...) PROF(reduces, reduces_s, (ocal_dot)(__VA_ARGS__))
 #define ocal_amax(...) PROF(reduces, reduces_s, (ocal_amax)(__VA_ARGS__))
 
 /* Whether the LOBPCG kernels run (L->own, unless a test overrides it). */
@@ -338,7 +338,7 @@ static ocal_status column_reduce(lob *L, ocal_buffer xb, size_t m, int max, doub
   ocal_buffer r;
   ocal_status s = ocal_buffer_create(L->ctx, L->vt, 1, &m, &r);
   if (s != OCAL_OK) return s;
-  s = max ? ocal_amax(xb, 0, r) : ocal_vdot(xb, xb, 0, r);
+  s = max ? ocal_amax(xb, 0, r) : ocal_dot(xb, xb, 0, r);
   if (s == OCAL_OK) {
     if (L->vt == OCAL_F64) {
       s = read_sync(L, r, 0, m, out, NULL);
@@ -367,7 +367,7 @@ static ocal_status reduce_and_gram(lob *L, int max, ocal_buffer v, ocal_buffer g
   CK(ocal_buffer_create(L->ctx, L->vt, 1, &tot, &r));
   CK(ocal_buffer_view(r, 0, 1, &m, &rv));
   CK(ocal_buffer_view(r, m, 2, gshape, &gv));
-  CK(max ? ocal_amax(v, 0, rv) : ocal_vdot(v, v, 0, rv));
+  CK(max ? ocal_amax(v, 0, rv) : ocal_dot(v, v, 0, rv));
   CK(gram_into(L, gl, m, gr, m, gv));
   CK(read_sync(L, r, 0, tot, h, NULL));
   for (size_t i = 0; i < tot; i++) {

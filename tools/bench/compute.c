@@ -85,7 +85,7 @@ static ocal_status run_vec(void *p) {
   switch (v->op) {
     case 0: return ocal_axpy(0.5, v->x, v->y);
     case 1: return ocal_scale(0.999, v->x);
-    case 2: return ocal_vdot(v->x, v->y, OCAL_AXIS_ALL, v->r);
+    case 2: return ocal_dot(v->x, v->y, OCAL_AXIS_ALL, v->r);
     case 3: return ocal_norm2(v->x, OCAL_AXIS_ALL, v->r);
     default: return ocal_gemv(OCAL_NO_TRANS, 1.0, v->a, v->xs, 0.0, v->ys);
   }

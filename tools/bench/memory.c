@@ -206,7 +206,7 @@ static ocal_status run_rd(void *p) {
   rd_arg *a = p;
   switch (a->op) {
     case RD_SUM: return ocal_sum(a->x, a->axis, a->out);
-    case RD_DOT: return ocal_vdot(a->x, a->y, a->axis, a->out);
+    case RD_DOT: return ocal_dot(a->x, a->y, a->axis, a->out);
     case RD_AMAX: return ocal_amax(a->x, a->axis, a->out);
     case RD_ARGMAX: return ocal_argmax(a->x, a->axis, a->index_out);
     case RD_MEAN: return ocal_mean(a->x, a->axis, a->out);
