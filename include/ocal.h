@@ -1,4 +1,5 @@
-/* ocal — a portable, vendor-neutral OpenCL compute library.
+/** \file
+ * ocal — a portable, vendor-neutral OpenCL compute library.
  *
  * The only header a program includes. Link with `pkg-config --cflags --libs ocal`.
  *

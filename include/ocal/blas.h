@@ -1,4 +1,5 @@
-/* ocal — matrix multiply (GEMM) and matrix-vector multiply (GEMV), with per-device tuning.
+/** \file
+ * ocal — matrix multiply (GEMM) and matrix-vector multiply (GEMV), with per-device tuning.
  *
  * Matrices are row-major ocal buffers: a 2-D buffer of shape {rows, cols} is a matrix whose
  * leading dimension is cols. Views work (they carry an element offset), so a sub-range of

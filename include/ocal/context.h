@@ -1,4 +1,5 @@
-/* ocal — contexts: one device, its in-order queue, and the caches of compiled kernels.
+/** \file
+ * ocal — contexts: one device, its in-order queue, and the caches of compiled kernels.
  *
  * Every ocal object is created within a context and must be released before it. A context
  * may be used from several threads: its kernel caches are locked, and its queue is in order,

@@ -1,4 +1,5 @@
-/* ocal — OpenCL devices: listing them and choosing one.
+/** \file
+ * ocal — OpenCL devices: listing them and choosing one.
  *
  * A selector string picks a device. It is, case-insensitively:
  *   "gpu", "cpu", "accelerator"  the first device of that type;
@@ -23,18 +24,19 @@
 extern "C" {
 #endif
 
+/** The kind of a device (CL_DEVICE_TYPE). */
 typedef enum ocal_device_type {
-  OCAL_DEVICE_OTHER = 0,
-  OCAL_DEVICE_CPU = 1,
-  OCAL_DEVICE_GPU = 2,
-  OCAL_DEVICE_ACCELERATOR = 3
+  OCAL_DEVICE_OTHER = 0,      /**< none of the others (a custom device) */
+  OCAL_DEVICE_CPU = 1,        /**< CL_DEVICE_TYPE_CPU */
+  OCAL_DEVICE_GPU = 2,        /**< CL_DEVICE_TYPE_GPU */
+  OCAL_DEVICE_ACCELERATOR = 3 /**< CL_DEVICE_TYPE_ACCELERATOR */
 } ocal_device_type;
 
 /** The facts of one device. Strings are NUL-terminated and truncated to fit. */
 typedef struct ocal_device_info {
   int platform_index;           /**< index of the platform, as in selector "P:D" */
   int device_index;             /**< index of the device within its platform */
-  ocal_device_type type;
+  ocal_device_type type;        /**< CL_DEVICE_TYPE */
   char name[256];               /**< CL_DEVICE_NAME */
   char vendor[256];             /**< CL_DEVICE_VENDOR */
   char platform_name[256];      /**< CL_PLATFORM_NAME */

@@ -1,4 +1,5 @@
-/* ocal — events: handles on queued commands, for waiting on non-blocking transfers and for
+/** \file
+ * ocal — events: handles on queued commands, for waiting on non-blocking transfers and for
  * ordering the context's queues (ocal_context_enqueue_wait, ocal_context_enqueue_marker).
  *
  * An event is created by the call that queues its command (ocal_buffer_write with an event,

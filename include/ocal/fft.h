@@ -1,4 +1,5 @@
-/* ocal — fast Fourier transforms: one plan API over two engines, VkFFT and clFFT.
+/** \file
+ * ocal — fast Fourier transforms: one plan API over two engines, VkFFT and clFFT.
  *
  * Describe a transform once (ocal_fft_desc), create a plan from the description, then
  * execute the plan many times on ocal buffers:

@@ -1,4 +1,5 @@
-/* ocal — memory: the caching device allocator, pinned host memory, and transfers that
+/** \file
+ * ocal — memory: the caching device allocator, pinned host memory, and transfers that
  * overlap with computation.
  *
  * Device pool. Every buffer's device memory comes from a per-context pool. A released buffer's
@@ -136,7 +137,15 @@ OCAL_API ocal_status ocal_transfer_write(ocal_buffer buf, size_t offset, size_t 
 
 /** Copies elements [offset, offset + count) of \p buf into host memory on the transfer
  * queue, without blocking; as ocal_transfer_write, with \p dst filled once *event has
- * completed. */
+ * completed.
+ * \param buf the buffer (or view).
+ * \param offset first element.
+ * \param count number of elements.
+ * \param dst room for count elements; must stay valid until *event has completed.
+ * \param num_wait number of events in \p wait.
+ * \param wait events to wait for; may be NULL when num_wait is 0.
+ * \param event receives an event that completes with the copy; release it.
+ * \returns as ocal_transfer_write. */
 OCAL_API ocal_status ocal_transfer_read(ocal_buffer buf, size_t offset, size_t count, void *dst,
                                         size_t num_wait, const ocal_event *wait,
                                         ocal_event *event);

@@ -1,4 +1,5 @@
-/* ocal — reductions (sum, prod, min, max, argmin, argmax, mean, variance, standard deviation,
+/** \file
+ * ocal — reductions (sum, prod, min, max, argmin, argmax, mean, variance, standard deviation,
  * L2 norm, dot) and scans (prefix sums and prefix maxima) of device buffers.
  *
  * Every call checks its arguments, enqueues its kernels on the context's in-order queue and

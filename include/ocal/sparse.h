@@ -1,4 +1,5 @@
-/* ocal — sparse matrices on the device: CSR matrices, sparse products, linear operators,
+/** \file
+ * ocal — sparse matrices on the device: CSR matrices, sparse products, linear operators,
  * conjugate gradients and LOBPCG eigenpairs.
  *
  * A CSR matrix (ocal_csr) holds rows + 1 row pointers, nnz column indices and nnz values in
@@ -79,6 +80,9 @@ OCAL_API ocal_status ocal_csr_from_coo(ocal_context ctx, ocal_dtype value_type,
 /** Creates a CSR matrix from device buffers: \p row_ptr (rows + 1 indices), \p col_idx and
  * \p values (nnz each). Their contents are read back to validate the structure and gather
  * the row-length statistics, then copied: the buffers stay the caller's.
+ * \param row_ptr rows + 1 row pointers, OCAL_I32 or OCAL_I64.
+ * \param col_idx nnz column indices, of row_ptr's type.
+ * \param values nnz values, OCAL_F32 or OCAL_F64.
  * \param cols number of columns (>= 1); rows is row_ptr's element count minus one.
  * \param out receives the matrix.
  * \returns as ocal_csr_from_host; OCAL_TYPE_MISMATCH when col_idx's type is not row_ptr's,
@@ -101,7 +105,9 @@ OCAL_API ocal_status ocal_csr_read_mtx(ocal_context ctx, const char *path, ocal_
                                        ocal_dtype index_type, ocal_csr *out);
 
 /** Releases a CSR matrix and its device memory (after the commands queued on it have
- * finished). NULL is accepted (no-op). */
+ * finished).
+ * \param a the matrix, or NULL (nothing happens).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE for a handle that is not a live matrix. */
 OCAL_API ocal_status ocal_csr_release(ocal_csr a);
 
 /** Facts of a CSR matrix. Each takes a valid matrix and non-NULL out pointers.
