@@ -325,7 +325,7 @@ static ocal_status c_context_get_cl_queue(int k) {
 static ocal_status c_device_list(int k) {
   ocal_device_info infos[4];
   size_t n;
-  return ocal_device_list(P(0, infos), 4, P(1, &n));
+  return ocal_device_list(4, P(0, infos), P(1, &n));
 }
 static ocal_status c_device_select(int k) {
   ocal_device_info info;

@@ -110,10 +110,10 @@ END_TEST
 
 START_TEST(test_create_device_zero_zero) {
   size_t n = 0;
-  ck_assert_ocal(ocal_device_list(NULL, 0, &n));
+  ck_assert_ocal(ocal_device_list(0, NULL, &n));
   ocal_device_info *list = calloc(n, sizeof *list);
   ck_assert_ptr_nonnull(list);
-  ck_assert_ocal(ocal_device_list(list, n, &n));
+  ck_assert_ocal(ocal_device_list(n, list, &n));
   long want = -1;
   for (size_t i = 0; i < n; i++)
     if (list[i].platform_index == 0 && list[i].device_index == 0) want = (long)i;

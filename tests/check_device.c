@@ -17,12 +17,12 @@
 
 /* Lists every device into a malloc'ed array (at least one device is required). */
 static ocal_device_info *list_devices(size_t *n) {
-  ck_assert_ocal(ocal_device_list(NULL, 0, n));
+  ck_assert_ocal(ocal_device_list(0, NULL, n));
   ck_assert_uint_ge(*n, 1);
   ocal_device_info *infos = calloc(*n, sizeof *infos);
   ck_assert_ptr_nonnull(infos);
   size_t again = 0;
-  ck_assert_ocal(ocal_device_list(infos, *n, &again));
+  ck_assert_ocal(ocal_device_list(*n, infos, &again));
   ck_assert_uint_eq(again, *n);
   return infos;
 }
@@ -111,11 +111,11 @@ static int is_special(const char *piece) {
 
 START_TEST(test_list_count) {
   size_t n = 0;
-  ck_assert_ocal(ocal_device_list(NULL, 0, &n));
+  ck_assert_ocal(ocal_device_list(0, NULL, &n));
   ck_assert_uint_ge(n, 1);
   /* Listing twice gives the same count. */
   size_t again = 0;
-  ck_assert_ocal(ocal_device_list(NULL, 0, &again));
+  ck_assert_ocal(ocal_device_list(0, NULL, &again));
   ck_assert_uint_eq(again, n);
 }
 END_TEST
@@ -195,7 +195,7 @@ START_TEST(test_list_capacity_smaller) {
   memset(infos, 0xa5, (n + 1) * sizeof *infos);
   memset(&sentinel, 0xa5, sizeof sentinel);
   size_t count = 12345;
-  ck_assert_ocal(ocal_device_list(infos, capacity, &count));
+  ck_assert_ocal(ocal_device_list(capacity, infos, &count));
   ck_assert_uint_eq(count, n);
   for (size_t i = 0; i < capacity; i++) ck_assert_same_device(&infos[i], &list[i]);
   for (size_t i = capacity; i < n + 1; i++)
@@ -216,7 +216,7 @@ START_TEST(test_list_capacity_larger) {
   memset(infos, 0x5a, capacity * sizeof *infos);
   memset(&sentinel, 0x5a, sizeof sentinel);
   size_t count = 0;
-  ck_assert_ocal(ocal_device_list(infos, capacity, &count));
+  ck_assert_ocal(ocal_device_list(capacity, infos, &count));
   ck_assert_uint_eq(count, n);
   for (size_t i = 0; i < n; i++) ck_assert_same_device(&infos[i], &list[i]);
   for (size_t i = n; i < capacity; i++)
@@ -229,12 +229,12 @@ END_TEST
 
 START_TEST(test_list_null_arguments) {
   ocal_device_info info;
-  ck_assert_ocal_fails(ocal_device_list(NULL, 0, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_device_list(0, NULL, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_list"));
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "count"));
-  ck_assert_ocal_fails(ocal_device_list(&info, 1, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_device_list(1, &info, NULL), OCAL_INVALID_ARGUMENT);
   size_t count = 777;
-  ck_assert_ocal_fails(ocal_device_list(NULL, 3, &count), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_device_list(3, NULL, &count), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_list"));
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "infos"));
 }
@@ -513,14 +513,14 @@ START_TEST(test_failed_device_enumeration_named) {
   fail_at = -1;
   calls = 0;
   size_t count = 0;
-  ck_assert_ocal(ocal_device_list(NULL, 0, &count));
+  ck_assert_ocal(ocal_device_list(0, NULL, &count));
   const long total = calls; /* two calls per platform with devices, one per platform without */
   ck_assert_int_ge(total, 2);
   fail_with = CL_OUT_OF_RESOURCES;
   for (long k = 0; k < total; k++) {
     fail_at = k;
     calls = 0;
-    ocal_status s = ocal_device_list(NULL, 0, &count);
+    ocal_status s = ocal_device_list(0, NULL, &count);
     ck_assert_msg(s == OCAL_OPENCL_ERROR, "call %ld: ocal_device_list returned %s (%s)", k,
                   ocal_status_name(s), ocal_last_error());
     ck_assert_msg(strstr(ocal_last_error(), "clGetDeviceIDs") &&
@@ -538,7 +538,7 @@ START_TEST(test_failed_device_enumeration_named) {
   fail_with = CL_DEVICE_NOT_FOUND;
   fail_at = 0;
   calls = 0;
-  ck_assert_ocal(ocal_device_list(NULL, 0, &count));
+  ck_assert_ocal(ocal_device_list(0, NULL, &count));
   ocal__cl_get_device_ids = clGetDeviceIDs;
   fail_with = CL_OUT_OF_HOST_MEMORY;
   fail_at = -1;

@@ -285,7 +285,7 @@ int tool_doctor(void) {
   check_loader();
   check_vendors();
   size_t count = 0;
-  ocal_status s = ocal_device_list(NULL, 0, &count);
+  ocal_status s = ocal_device_list(0, NULL, &count);
   char line[512];
   if (s != OCAL_OK) {
     problem("platforms", "see the vendors lines above; reinstall the ICD loader (ocl-icd-libopencl1)",
@@ -299,7 +299,7 @@ int tool_doctor(void) {
   int working = 0;
   if (s == OCAL_OK && count > 0) {
     ocal_device_info *list = calloc(count, sizeof *list);
-    if (list && ocal_device_list(list, count, &count) == OCAL_OK)
+    if (list && ocal_device_list(count, list, &count) == OCAL_OK)
       for (size_t i = 0; i < count; i++) working += check_device(&list[i]);
     free(list);
   }

@@ -47,7 +47,7 @@ static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 static int cmd_devices(void) {
   size_t n = 0;
-  ocal_status s = ocal_device_list(NULL, 0, &n);
+  ocal_status s = ocal_device_list(0, NULL, &n);
   if (s != OCAL_OK) return tool_fail("listing devices", s);
   if (n == 0) {
     printf("no OpenCL devices found (is an OpenCL driver installed? try pocl-opencl-icd)\n");
@@ -55,7 +55,7 @@ static int cmd_devices(void) {
   }
   ocal_device_info *list = calloc(n, sizeof *list);
   if (!list) return tool_fail("listing devices", OCAL_OUT_OF_HOST_MEMORY);
-  s = ocal_device_list(list, n, &n);
+  s = ocal_device_list(n, list, &n);
   if (s != OCAL_OK) {
     free(list);
     return tool_fail("listing devices", s);

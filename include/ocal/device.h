@@ -61,12 +61,12 @@ typedef struct ocal_device_info {
 OCAL_API const char *ocal_device_type_name(ocal_device_type type);
 
 /** Lists every device of every OpenCL platform, in platform then device order.
- * \param infos array that receives up to \p capacity entries; may be NULL when capacity is 0.
  * \param capacity number of entries \p infos can hold.
+ * \param infos array that receives up to \p capacity entries; may be NULL when capacity is 0.
  * \param count receives the number of devices that exist (which may exceed capacity).
  * \returns OCAL_OK (also when there are no devices: count is then 0), or an error when
  *          OpenCL itself fails. */
-OCAL_API ocal_status ocal_device_list(ocal_device_info *infos, size_t capacity, size_t *count);
+OCAL_API ocal_status ocal_device_list(size_t capacity, ocal_device_info *infos, size_t *count);
 
 /** Resolves a selector to the device it picks, without creating anything.
  * \param selector see the top of this header; NULL or "" for OCAL_DEVICE / the default.

@@ -265,7 +265,7 @@ static ocal_status enumerate(const char *func, device_entry **out, size_t *count
   return status;
 }
 
-ocal_status ocal_device_list(ocal_device_info *infos, size_t capacity, size_t *count) {
+ocal_status ocal_device_list(size_t capacity, ocal_device_info *infos, size_t *count) {
   if (!count) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "count must not be NULL");
   if (!infos && capacity > 0)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "infos is NULL but capacity is %zu", capacity);

@@ -70,11 +70,11 @@ static int is_type_word(const char *s, ocal_device_type *type) {
 static ocal_status pick_device(const char *sel, int local_rank, char *out, size_t out_size) {
   snprintf(out, out_size, "%s", sel ? sel : "");
   size_t n = 0;
-  ocal_status st = ocal_device_list(NULL, 0, &n);
+  ocal_status st = ocal_device_list(0, NULL, &n);
   if (st != OCAL_OK || n == 0) return st;
   ocal_device_info *all = calloc(n, sizeof *all);
   if (!all) return ocal_error_set(OCAL_OUT_OF_HOST_MEMORY, "ocal_mpi_create", "no memory");
-  if ((st = ocal_device_list(all, n, &n)) != OCAL_OK) {
+  if ((st = ocal_device_list(n, all, &n)) != OCAL_OK) {
     free(all);
     return st;
   }

@@ -100,7 +100,7 @@ static ocal_status sec_context(void) {
   size_t count = 0;
   int fp64;
   float v = 3.25f, host[17];
-  TRY(ocal_device_list(list, 8, &count));
+  TRY(ocal_device_list(8, list, &count));
   EXPECT(count >= 1, "ocal_device_list found no device");
   TRY(ocal_context_get_device_info(ctx, &info));
   TRY(ocal_context_get_fp64(ctx, &fp64));
