@@ -996,9 +996,17 @@ START_TEST(test_tuning_info_sources) {
   ck_assert_msg(strncmp(info.path, dir, strlen(dir)) == 0, "path %s not in %s", info.path, dir);
   char params[1024];
   cpu_params(1, params, sizeof params);
+  /* The strings of an earlier ocal_blas_tuning stay valid and unchanged after the tuning in
+   * effect changes (they are ocal's, for the rest of the process). */
+  ocal_blas_tuning before = info;
+  char *before_params = strdup(before.params);
+  ck_assert_ptr_nonnull(before_params);
   ck_assert_ocal(ocal_blas_tuning_apply(ctx, OCAL_F32, params));
   ck_assert_ocal(ocal_blas_get_tuning(ctx, OCAL_F32, &info));
   ck_assert_int_eq(info.source, OCAL_TUNING_USER);
+  ck_assert_str_eq(before.params, before_params);
+  ck_assert_str_eq(before.path, info.path);
+  free(before_params);
   ck_assert_msg(strstr(info.params, "XGEMM_MIN_INDIRECT_SIZE=1\n") != NULL, "%s", info.params);
   check_gemm(ctx, OCAL_F32, 0, 1, 7, 13, 5, 3);
   ocal_context_release(ctx);
@@ -1068,9 +1076,15 @@ START_TEST(test_tuner_stores_file_for_new_process) {
   ocal_context ctx = context_in(dir);
   ocal_blas_tune_options o;
   ck_assert_ocal(ocal_blas_tune_options_init(&o));
+  ck_assert_uint_eq(o.struct_size, sizeof o);
   o.budget_s = 4;
   o.size = 128;
   ocal_blas_tuning result;
+  /* A struct_size this library cannot have been built with is refused before any tuning. */
+  o.struct_size = sizeof(size_t);
+  ck_assert_ocal_fails(ocal_blas_tune(ctx, &o, &result), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_blas_tune_options_init"));
+  o.struct_size = sizeof o;
   ck_assert_ocal(ocal_blas_tune(ctx, &o, &result));
   ck_assert_int_eq(result.source, OCAL_TUNING_FILE);
   ck_assert(result.gflops > 0);
