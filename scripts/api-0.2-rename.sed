@@ -1,5 +1,5 @@
 # ocal API pass (issue 14): pure identifier renames. Apply over the tree with
-#   git ls-files -z -- '*.c' '*.h' '*.h.in' '*.md' '*.sh' '*.py' '*.am' '*.mk' '*.in' '*.txt' '*.supp' | xargs -0 sed -i -E -f /work/notes/s6/api_rename.sed
+#   git ls-files -z -- '*.c' '*.h' '*.h.in' '*.md' '*.sh' '*.py' '*.am' '*.mk' '*.in' '*.txt' '*.supp' | xargs -0 sed -i -E -f scripts/api-0.2-rename.sed
 # Getters: ocal_<noun>_get_<property>(handle, ..., &out)
 s/\bocal_buffer_dtype\b/ocal_buffer_get_dtype/g
 s/\bocal_buffer_shape\b/ocal_buffer_get_shape/g
