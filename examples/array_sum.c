@@ -19,7 +19,7 @@
   do {                                                                                  \
     ocal_status s_ = (call);                                                            \
     if (s_ != OCAL_OK) {                                                                \
-      fprintf(stderr, "array_sum: %s failed: %s\n%s\n", #call, ocal_status_string(s_),  \
+      fprintf(stderr, "array_sum: %s failed: %s\n%s\n", #call, ocal_status_name(s_),  \
               ocal_last_error());                                                       \
       return 1;                                                                         \
     }                                                                                   \
@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
   ocal_buffer ints;
   int64_t isum;
   TRY(ocal_buffer_create(ctx, OCAL_I32, 1, &len, &ints));
-  TRY(ocal_arange(ints, 0.0, 1.0));
+  TRY(ocal_arange(0.0, 1.0, ints));
   TRY(ocal_reduce_to_host(OCAL_REDUCE_SUM, ints, OCAL_I64, &isum));
   int64_t iwant = (int64_t)n * ((int64_t)n - 1) / 2;
   int ok = isum == iwant;
@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
   size_t one = 1;
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &len, &x));
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &one, &out));
-  TRY(ocal_random_uniform(x, 2026, 0, 0.0, 1.0));
+  TRY(ocal_random_uniform(2026, 0, 0.0, 1.0, x));
   float fsum;
   TRY(ocal_reduce_to_host(OCAL_REDUCE_SUM, x, OCAL_F32, &fsum));
   float *h = malloc(len * sizeof *h);
@@ -101,10 +101,10 @@ int main(int argc, char **argv) {
 
   /* Time: R sums queued back to back, between two waits for the queue. */
   TRY(ocal_sum(x, OCAL_AXIS_ALL, out)); /* warm up */
-  TRY(ocal_finish(ctx));
+  TRY(ocal_context_finish(ctx));
   double t0 = now();
   for (uint64_t r = 0; r < repeat; r++) TRY(ocal_sum(x, OCAL_AXIS_ALL, out));
-  TRY(ocal_finish(ctx));
+  TRY(ocal_context_finish(ctx));
   double sec = (now() - t0) / (double)repeat;
   printf("device time: %.1f us per sum of %zu floats (%.1f GB/s)\n", 1e6 * sec, len,
          (double)len * sizeof(float) / sec / 1e9);

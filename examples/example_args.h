@@ -55,14 +55,14 @@ static inline ocal_status example_context(const char *prog, const char *device,
   ocal_context_options opts;
   ocal_context_options_init(&opts);
   opts.device = device;
-  ocal_status s = ocal_context_create(ctx, &opts);
+  ocal_status s = ocal_context_create(&opts, ctx);
   ocal_device_info info;
-  if (s == OCAL_OK && (s = ocal_context_device(*ctx, &info)) != OCAL_OK) {
+  if (s == OCAL_OK && (s = ocal_context_get_device_info(*ctx, &info)) != OCAL_OK) {
     ocal_context_release(*ctx);
     *ctx = NULL;
   }
   if (s != OCAL_OK) {
-    fprintf(stderr, "%s: no context: %s\n%s\n", prog, ocal_status_string(s), ocal_last_error());
+    fprintf(stderr, "%s: no context: %s\n%s\n", prog, ocal_status_name(s), ocal_last_error());
     return s;
   }
   printf("device: %s (%s)\n", info.name, info.platform_name);

@@ -25,7 +25,7 @@
   do {                                                                                   \
     ocal_status s_ = (call);                                                             \
     if (s_ != OCAL_OK) {                                                                 \
-      fprintf(stderr, "fft_filter: %s failed: %s\n%s\n", #call, ocal_status_string(s_),  \
+      fprintf(stderr, "fft_filter: %s failed: %s\n%s\n", #call, ocal_status_name(s_),  \
               ocal_last_error());                                                        \
       return 1;                                                                          \
     }                                                                                    \
@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
   d.kind = OCAL_FFT_C2R;
   TRY(ocal_fft_plan_create(ctx, &d, &inverse));
   ocal_fft_plan_info pi;
-  TRY(ocal_fft_plan_info_get(forward, &pi));
+  TRY(ocal_fft_plan_get_info(forward, &pi));
 
   size_t bins = n / 2 + 1, high = bins - cutoff;
   ocal_buffer x, X, X_high, y;

@@ -24,7 +24,7 @@
   do {                                                                                       \
     ocal_status s_ = (call);                                                                 \
     if (s_ != OCAL_OK && s_ != OCAL_NOT_CONVERGED) {                                         \
-      fprintf(stderr, "laplacian_eigs: %s failed: %s\n%s\n", #call, ocal_status_string(s_), \
+      fprintf(stderr, "laplacian_eigs: %s failed: %s\n%s\n", #call, ocal_status_name(s_), \
               ocal_last_error());                                                            \
       return 1;                                                                              \
     }                                                                                        \
@@ -86,11 +86,11 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&opts);
   opts.device = device;
   ocal_context ctx;
-  TRY(ocal_context_create(&ctx, &opts));
+  TRY(ocal_context_create(&opts, &ctx));
   ocal_device_info info;
-  TRY(ocal_context_device(ctx, &info));
+  TRY(ocal_context_get_device_info(ctx, &info));
   int fp64 = 0;
-  TRY(ocal_context_has_fp64(ctx, &fp64));
+  TRY(ocal_context_get_fp64(ctx, &fp64));
   if (!fp64) f32 = 1;
   ocal_dtype vt = f32 ? OCAL_F32 : OCAL_F64;
   printf("device: %s (%s), %s\n", info.name, info.platform_name, f32 ? "f32" : "f64");
@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
       return s == OCAL_IO_ERROR || s == OCAL_INVALID_ARGUMENT ? 2 : 1;
     }
     size_t cols;
-    TRY(ocal_csr_shape(a, &N, &cols));
+    TRY(ocal_csr_get_shape(a, &N, &cols));
     printf("%s: %zu x %zu\n", mtx, N, cols);
   } else {
     /* The stencil on the host: diagonal 2 d, -1 for each neighbour inside the grid. */

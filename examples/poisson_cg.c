@@ -24,7 +24,7 @@
   do {                                                                                    \
     ocal_status s_ = (call);                                                              \
     if (s_ != OCAL_OK) {                                                                  \
-      fprintf(stderr, "poisson_cg: %s failed: %s\n%s\n", #call, ocal_status_string(s_),   \
+      fprintf(stderr, "poisson_cg: %s failed: %s\n%s\n", #call, ocal_status_name(s_),   \
               ocal_last_error());                                                         \
       return 1;                                                                           \
     }                                                                                     \
@@ -83,11 +83,11 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&opts);
   opts.device = device;
   ocal_context ctx;
-  TRY(ocal_context_create(&ctx, &opts));
+  TRY(ocal_context_create(&opts, &ctx));
   ocal_device_info info;
-  TRY(ocal_context_device(ctx, &info));
+  TRY(ocal_context_get_device_info(ctx, &info));
   int fp64 = 0;
-  TRY(ocal_context_has_fp64(ctx, &fp64));
+  TRY(ocal_context_get_fp64(ctx, &fp64));
   if (!fp64) f32 = 1;
   ocal_dtype vt = f32 ? OCAL_F32 : OCAL_F64;
   if (rtol == 0) rtol = f32 ? 1e-5 : 1e-10;

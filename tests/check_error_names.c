@@ -47,7 +47,7 @@ static void e_context_limits(void) {
   ocal_context_options_init(&o);
   o.limits = "no-such-profile";
   ocal_context c = NULL;
-  FAILS(ocal_context_create(&c, &o));
+  FAILS(ocal_context_create(&o, &c));
   if (c) ocal_context_release(c);
 }
 
@@ -56,7 +56,7 @@ static void e_context_device(void) {
   ocal_context_options_init(&o);
   o.device = "no device is called this";
   ocal_context c = NULL;
-  FAILS(ocal_context_create(&c, &o));
+  FAILS(ocal_context_create(&o, &c));
   if (c) ocal_context_release(c);
 }
 

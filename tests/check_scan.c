@@ -338,7 +338,7 @@ START_TEST(test_errors) {
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &zero, &e));
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &zero, &eo));
   ck_assert_ocal(ocal_cumsum(e, 0, eo));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
 
   ocal_buffer_release(e);
   ocal_buffer_release(eo);

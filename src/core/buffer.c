@@ -231,7 +231,7 @@ ocal_status ocal_buffer_read(ocal_buffer buf, size_t offset, size_t count, void 
   return event ? ocal__event_wrap(ev, event) : OCAL_OK;
 }
 
-ocal_status ocal_buffer_copy(ocal_buffer dst, ocal_buffer src) {
+ocal_status ocal_buffer_copy(ocal_buffer src, ocal_buffer dst) {
   ocal_status status = ocal__check_buffer(dst, __func__);
   if (status != OCAL_OK) return status;
   if ((status = ocal__check_buffer(src, __func__)) != OCAL_OK) return status;
@@ -284,12 +284,12 @@ ocal_status ocal_buffer_fill(ocal_buffer buf, const void *value) {
     *out = (expr);                                                             \
     return OCAL_OK;                                                            \
   }
-OCAL__BUFFER_GETTER(ocal_buffer_dtype, ocal_dtype, buf->dtype)
-OCAL__BUFFER_GETTER(ocal_buffer_numel, size_t, buf->numel)
-OCAL__BUFFER_GETTER(ocal_buffer_nbytes, size_t, buf->numel * ocal_dtype_size(buf->dtype))
-OCAL__BUFFER_GETTER(ocal_buffer_context, ocal_context, buf->ctx)
+OCAL__BUFFER_GETTER(ocal_buffer_get_dtype, ocal_dtype, buf->dtype)
+OCAL__BUFFER_GETTER(ocal_buffer_get_numel, size_t, buf->numel)
+OCAL__BUFFER_GETTER(ocal_buffer_get_nbytes, size_t, buf->numel * ocal_dtype_size(buf->dtype))
+OCAL__BUFFER_GETTER(ocal_buffer_get_context, ocal_context, buf->ctx)
 
-ocal_status ocal_buffer_shape(ocal_buffer buf, int *ndim, size_t shape[OCAL_MAX_DIMS]) {
+ocal_status ocal_buffer_get_shape(ocal_buffer buf, int *ndim, size_t shape[OCAL_MAX_DIMS]) {
   ocal_status status = ocal__check_buffer(buf, __func__);
   if (status != OCAL_OK) return status;
   if (!ndim || !shape) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ndim and shape must not be NULL");
@@ -298,7 +298,7 @@ ocal_status ocal_buffer_shape(ocal_buffer buf, int *ndim, size_t shape[OCAL_MAX_
   return OCAL_OK;
 }
 
-ocal_status ocal_buffer_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes) {
+ocal_status ocal_buffer_get_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes) {
   ocal_status status = ocal__check_buffer(buf, __func__);
   if (status != OCAL_OK) return status;
   if (!mem) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "mem must not be NULL");

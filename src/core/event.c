@@ -33,7 +33,7 @@ ocal_status ocal_event_release(ocal_event event) {
   return OCAL_OK;
 }
 
-ocal_status ocal_event_cl_event(ocal_event event, cl_event *out) {
+ocal_status ocal_event_get_cl_event(ocal_event event, cl_event *out) {
   if (!event) return OCAL_FAIL(OCAL_INVALID_HANDLE, "the event is NULL");
   if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "out must not be NULL");
   *out = event->event;

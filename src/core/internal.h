@@ -32,6 +32,16 @@ ocal_status ocal__fail(ocal_status status, const char *func, const char *fmt, ..
     ;
 #define OCAL_FAIL(status, ...) ocal__fail((status), __func__, __VA_ARGS__)
 
+/* Copies a public option struct that starts with `size_t struct_size` into *dst, which the
+ * caller has filled with the defaults: only the caller's struct_size bytes are read, so a
+ * program compiled against an older, shorter struct leaves the newer fields at their
+ * defaults. min_size is the size of the struct in the first version that had struct_size
+ * (fixed, not sizeof, once fields are added); a struct_size below it or above sizeof the
+ * library's own struct (a newer program on an older library, or a struct not started from
+ * its _init function) fails with OCAL_INVALID_ARGUMENT naming the public call and init. */
+ocal_status ocal__options_copy(const char *func, const char *init, void *dst, size_t dst_size,
+                               const void *src, size_t min_size);
+
 /* Records a failed OpenCL call: its name (the text of `call` up to the first '('), the
  * error's name, the device; returns the ocal status the error maps to. */
 ocal_status ocal__cl_fail(const char *device_name, cl_int err, const char *call,

@@ -2,7 +2,7 @@
  *
  * Why size classes, not best-fit blocks split from large slabs (as CUDA caching allocators
  * do): an OpenCL buffer cannot be carved up freely (sub-buffers must start at
- * CL_DEVICE_MEM_BASE_ADDR_ALIGN and the escape hatch ocal_buffer_cl_mem hands a cl_mem to
+ * CL_DEVICE_MEM_BASE_ADDR_ALIGN and the escape hatch ocal_buffer_get_cl_mem hands a cl_mem to
  * CLBlast, VkFFT and users), so each block is one whole cl_mem. A request is rounded up to its
  * class: 512 bytes, then four classes per power of two (1.25, 1.5, 1.75, 2 times 2^k). The
  * rounding wastes less than 25% of the request (at most 448 bytes below 512), every cached block
@@ -389,7 +389,7 @@ void ocal__memory_destroy(ocal_context ctx) {
 
 /* ---- public calls ------------------------------------------------------------------------ */
 
-ocal_status ocal_memory_stats_get(ocal_context ctx, ocal_memory_stats *stats) {
+ocal_status ocal_memory_get_stats(ocal_context ctx, ocal_memory_stats *stats) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");

@@ -61,7 +61,7 @@ ocal_status ocal__settings_read(ocal__settings *s, const char *func);
 
 /* Reads and validates one variable into its field of *s (the other fields are left as they
  * are), for the few public calls that take no context: ocal_device_select (OCAL_DEVICE) and
- * ocal_fft_engine_default (OCAL_FFT). */
+ * ocal_fft_get_default_engine (OCAL_FFT). */
 ocal_status ocal__settings_read_one(const char *name, ocal__settings *s, const char *func);
 
 /* The parsers, one per kind of value; each returns 0 on success, -1 when the text is not of

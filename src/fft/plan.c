@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,8 @@ static const int cache_key; /* its address names the context attachment */
 
 /* ---- engines -------------------------------------------------------------------------- */
 
-static const char *const engine_names[OCAL_FFT_ENGINE_COUNT] = {"default", "vkfft", "clfft"};
+static const char *const engine_names[OCAL_FFT_ENGINE_COUNT] = {"default", "vkfft", "clfft",
+                                                                 "fourstep"};
 
 static const ocal__fft_engine *engine_table(ocal_fft_engine e) {
   switch (e) {
@@ -60,17 +62,15 @@ static const ocal__fft_engine *engine_table(ocal_fft_engine e) {
     case OCAL_FFT_ENGINE_CLFFT:
       return &ocal__fft_clfft;
 #endif
+    case OCAL_FFT_ENGINE_FOURSTEP:
+      return &ocal__fft_fourstep;
     default:
       return NULL;
   }
 }
 
-ocal_status ocal_fft_engine_name(ocal_fft_engine engine, const char **name) {
-  if (!name) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "name must not be NULL");
-  if ((unsigned)engine >= OCAL_FFT_ENGINE_COUNT)
-    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "unknown FFT engine %d", (int)engine);
-  *name = engine_names[engine];
-  return OCAL_OK;
+const char *ocal_fft_engine_name(ocal_fft_engine engine) {
+  return (unsigned)engine < OCAL_FFT_ENGINE_COUNT ? engine_names[engine] : "invalid";
 }
 
 ocal_status ocal_fft_engine_available(ocal_fft_engine engine, int *available) {
@@ -113,7 +113,7 @@ static ocal_status resolve_engine(const char *func, int env, ocal_fft_engine ask
   return OCAL_OK;
 }
 
-ocal_status ocal_fft_engine_default(ocal_fft_engine *engine) {
+ocal_status ocal_fft_get_default_engine(ocal_fft_engine *engine) {
   if (!engine) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "engine must not be NULL");
   ocal__settings settings;
   ocal_status s = ocal__settings_read_one("OCAL_FFT", &settings, __func__);
@@ -126,6 +126,7 @@ ocal_status ocal_fft_engine_default(ocal_fft_engine *engine) {
 ocal_status ocal_fft_desc_init(ocal_fft_desc *desc) {
   if (!desc) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "desc must not be NULL");
   memset(desc, 0, sizeof *desc);
+  desc->struct_size = sizeof *desc;
   desc->ndim = 1;
   desc->batch = 1;
   desc->kind = OCAL_FFT_C2C;
@@ -311,6 +312,14 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   ocal_status s = ocal__check_context(ctx, __func__);
   if (s != OCAL_OK) return s;
   if (!desc) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "desc must not be NULL");
+  /* Only the caller's struct_size bytes are read (0.2's struct ends with `engine`); the
+   * fields a shorter struct lacks keep their defaults. */
+  ocal_fft_desc given;
+  ocal_fft_desc_init(&given);
+  if ((s = ocal__options_copy(__func__, "ocal_fft_desc_init", &given, sizeof given, desc,
+                              offsetof(ocal_fft_desc, engine) + sizeof given.engine)) != OCAL_OK)
+    return s;
+  desc = &given;
   ocal_fft_desc d;
   size_t in_numel = 0, out_numel = 0;
   if ((s = canonical(ctx, desc, &d, &in_numel, &out_numel)) != OCAL_OK) return s;
@@ -327,6 +336,8 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
     if ((s = ocal__fft_fourstep_wanted(ctx, &d, &use)) != OCAL_OK) return s;
     if (use) eng = &ocal__fft_fourstep;
   }
+  /* The plan's info names the engine that runs it, the four-step kernels included. */
+  ocal_fft_engine eng_id = eng == &ocal__fft_fourstep ? OCAL_FFT_ENGINE_FOURSTEP : d.engine;
 
   pthread_mutex_lock(&c->lock);
   struct ocal_fft_plan_s *p;
@@ -356,7 +367,7 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   p->in_numel = in_numel;
   p->out_numel = out_numel;
   p->engine = p->asked = eng;
-  p->engine_id = d.engine;
+  p->engine_id = eng_id;
   plan_setup(p, ctx);
   p->next = c->plans;
   c->plans = p;
@@ -458,7 +469,7 @@ ocal_status ocal_fft_plan_release(ocal_fft_plan plan) {
   return OCAL_OK;
 }
 
-ocal_status ocal_fft_plan_info_get(ocal_fft_plan plan, ocal_fft_plan_info *info) {
+ocal_status ocal_fft_plan_get_info(ocal_fft_plan plan, ocal_fft_plan_info *info) {
   ocal_status s = check_plan(plan, __func__);
   if (s != OCAL_OK) return s;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
@@ -474,7 +485,7 @@ ocal_status ocal_fft_plan_info_get(ocal_fft_plan plan, ocal_fft_plan_info *info)
   return OCAL_OK;
 }
 
-ocal_status ocal_fft_cache_stats_get(ocal_context ctx, ocal_fft_cache_stats *stats) {
+ocal_status ocal_fft_get_cache_stats(ocal_context ctx, ocal_fft_cache_stats *stats) {
   ocal_status s = ocal__check_context(ctx, __func__);
   if (s != OCAL_OK) return s;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");

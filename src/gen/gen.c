@@ -49,7 +49,7 @@ struct ocal_gen_s {
   ocal__gen_param *params;
   int nparams;
   char *source;
-  char *full_source;   /* source plus the vector form, for ocal_gen_source */
+  char *full_source;   /* source plus the vector form, for ocal_gen_get_source */
   ocal__kernel *vec;   /* elementwise: the 4-wide form, NULL when the body has none */
   ocal__kernel *kernels[K_MAX]; /* built on first use (gen_kernel), NULL before */
   const char *const *kernel_names; /* reduction and scan: the names of kernels[] */
@@ -1093,7 +1093,7 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
   return OCAL_OK;
 }
 
-ocal_status ocal_gen_source(ocal_gen gen, const char **source) {
+ocal_status ocal_gen_get_source(ocal_gen gen, const char **source) {
   ocal_status status = check_gen(gen, __func__);
   if (status != OCAL_OK) return status;
   if (!source) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "source must not be NULL");

@@ -360,7 +360,7 @@ ocal_status ocal_cast(ocal_buffer x, ocal_buffer out) {
   if (status == OCAL_OK) status = check_same_count(x, out, __func__);
   if (status == OCAL_OK) status = ocal__ew_check_alias(x, out, __func__);
   if (status != OCAL_OK || x->numel == 0) return status;
-  if (x->dtype == out->dtype) return ocal_buffer_copy(out, x);
+  if (x->dtype == out->dtype) return ocal_buffer_copy(x, out);
   char options[256];
   ocal__ew_options(options, sizeof options, x->dtype, out->dtype, "cast", 0, NULL);
   cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
@@ -394,10 +394,10 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
   return run(out->ctx, options, kernel, out->numel, 5, args, func);
 }
 
-ocal_status ocal_arange(ocal_buffer out, double start, double step) {
+ocal_status ocal_arange(double start, double step, ocal_buffer out) {
   return sequence(out, start, step, "arange", "ocal_arange", __func__);
 }
 
-ocal_status ocal_linspace(ocal_buffer out, double start, double stop) {
+ocal_status ocal_linspace(double start, double stop, ocal_buffer out) {
   return sequence(out, start, stop, "linspace", "ocal_linspace", __func__);
 }

@@ -516,7 +516,7 @@ ocal_status ocal_csr_release(ocal_csr a) {
   return OCAL_OK;
 }
 
-ocal_status ocal_csr_shape(ocal_csr a, size_t *rows, size_t *cols) {
+ocal_status ocal_csr_get_shape(ocal_csr a, size_t *rows, size_t *cols) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (rows == NULL || cols == NULL)
@@ -526,7 +526,7 @@ ocal_status ocal_csr_shape(ocal_csr a, size_t *rows, size_t *cols) {
   return OCAL_OK;
 }
 
-ocal_status ocal_csr_nnz(ocal_csr a, size_t *nnz) {
+ocal_status ocal_csr_get_nnz(ocal_csr a, size_t *nnz) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (nnz == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "nnz is NULL");
@@ -534,7 +534,7 @@ ocal_status ocal_csr_nnz(ocal_csr a, size_t *nnz) {
   return OCAL_OK;
 }
 
-ocal_status ocal_csr_dtypes(ocal_csr a, ocal_dtype *value_type, ocal_dtype *index_type) {
+ocal_status ocal_csr_get_dtypes(ocal_csr a, ocal_dtype *value_type, ocal_dtype *index_type) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (value_type) *value_type = a->vt;
@@ -542,7 +542,7 @@ ocal_status ocal_csr_dtypes(ocal_csr a, ocal_dtype *value_type, ocal_dtype *inde
   return OCAL_OK;
 }
 
-ocal_status ocal_csr_context(ocal_csr a, ocal_context *ctx) {
+ocal_status ocal_csr_get_context(ocal_csr a, ocal_context *ctx) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (ctx == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ctx is NULL");
@@ -550,7 +550,7 @@ ocal_status ocal_csr_context(ocal_csr a, ocal_context *ctx) {
   return OCAL_OK;
 }
 
-ocal_status ocal_csr_spmv_kernel(ocal_csr a, const char **name) {
+ocal_status ocal_csr_get_spmv_kernel(ocal_csr a, const char **name) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (name == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "name is NULL");

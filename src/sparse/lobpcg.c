@@ -102,7 +102,7 @@ static double prof_now(void) {
 #define ocal_buffer_from_host(...) PROF(uploads, uploads_s, (ocal_buffer_from_host)(__VA_ARGS__))
 #define ocal_buffer_create(...) PROF(allocs, allocs_s, (ocal_buffer_create)(__VA_ARGS__))
 #define ocal_buffer_copy(...) PROF(copies, copies_s, (ocal_buffer_copy)(__VA_ARGS__))
-#define ocal_vdot(...) PROF(reduces, reduces_s, (ocal_vdot)(__VA_ARGS__))
+#define ocal_dot(...) PROF(reduces, reduces_s, (ocal_dot)(__VA_ARGS__))
 #define ocal_amax(...) PROF(reduces, reduces_s, (ocal_amax)(__VA_ARGS__))
 
 /* Whether the LOBPCG kernels run (L->own, unless a test overrides it). */
@@ -340,7 +340,7 @@ static ocal_status column_reduce(lob *L, ocal_buffer xb, size_t m, int max, doub
   ocal_buffer r;
   ocal_status s = ocal_buffer_create(L->ctx, L->vt, 1, &m, &r);
   if (s != OCAL_OK) return s;
-  s = max ? ocal_amax(xb, 0, r) : ocal_vdot(xb, xb, 0, r);
+  s = max ? ocal_amax(xb, 0, r) : ocal_dot(xb, xb, 0, r);
   if (s == OCAL_OK) {
     if (L->vt == OCAL_F64) {
       s = read_sync(L, r, 0, m, out, NULL);
@@ -369,7 +369,7 @@ static ocal_status reduce_and_gram(lob *L, int max, ocal_buffer v, ocal_buffer g
   CK(ocal_buffer_create(L->ctx, L->vt, 1, &tot, &r));
   CK(ocal_buffer_view(r, 0, 1, &m, &rv));
   CK(ocal_buffer_view(r, m, 2, gshape, &gv));
-  CK(max ? ocal_amax(v, 0, rv) : ocal_vdot(v, v, 0, rv));
+  CK(max ? ocal_amax(v, 0, rv) : ocal_dot(v, v, 0, rv));
   CK(gram_into(L, gl, m, gr, m, gv));
   CK(read_sync(L, r, 0, tot, h, NULL));
   for (size_t i = 0; i < tot; i++) {
@@ -531,7 +531,7 @@ static ocal_status residuals(lob *L, ocal_buffer ax, ocal_buffer bx, const doubl
   if (d == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   for (size_t i = 0; i < k; i++) d[i * k + i] = lambda[i];
   CK(blk(L, k, &r));
-  CK(ocal_buffer_copy(r, ax));
+  CK(ocal_buffer_copy(ax, r));
   CK(mul_small(L, bx, d, k, k, -1.0, 1.0, r));
   if (gx) {
     double *both = malloc((k + k * k) * sizeof *both);
@@ -641,9 +641,9 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   /* The initial block: the caller's, or uniform random numbers in [-1, 1). */
   CK(blk(&L, k, &X));
   if (o.use_x0)
-    CK(ocal_buffer_copy(X, x));
+    CK(ocal_buffer_copy(x, X));
   else
-    CK(ocal_random_uniform(X, o.seed, 0, -1.0, 1.0));
+    CK(ocal_random_uniform(o.seed, 0, -1.0, 1.0, X));
 
   /* Constraints: the Cholesky factor of Y^T B Y, and X made B-orthogonal to Y. */
   if (Y) {
@@ -730,7 +730,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     if (rnorm < smallest) {
       smallest = rnorm;
       best_iter = (size_t)it;
-      CK(ocal_buffer_copy(bestX, X));
+      CK(ocal_buffer_copy(X, bestX));
     } else if (rnorm > ldexp(1.0, o.restart_control) * smallest) {
       forced = 1;
       replace(&AX, NULL);
@@ -903,16 +903,16 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     }
     /* X = X cx + pp, and the same for AX and BX; then P = pp. */
     CK(blk(&L, k, &nx));
-    CK(ocal_buffer_copy(nx, pp));
+    CK(ocal_buffer_copy(pp, nx));
     CK(small_gemm(&L, 1.0, X, cxv, 1.0, nx));
     replace(&X, nx);
     CK(blk(&L, k, &nx));
-    CK(ocal_buffer_copy(nx, app));
+    CK(ocal_buffer_copy(app, nx));
     CK(small_gemm(&L, 1.0, AX, cxv, 1.0, nx));
     replace(&AX, nx);
     if (hasb) {
       CK(blk(&L, k, &nx));
-      CK(ocal_buffer_copy(nx, bpp));
+      CK(ocal_buffer_copy(bpp, nx));
       CK(small_gemm(&L, 1.0, BX, cxv, 1.0, nx));
       replace(&BX, nx);
     }
@@ -933,7 +933,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     if (rnorm < smallest) {
       smallest = rnorm;
       best_iter = (size_t)it + 1;
-      CK(ocal_buffer_copy(bestX, X));
+      CK(ocal_buffer_copy(X, bestX));
     }
   }
 
@@ -973,7 +973,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   nx = NULL;
   replace(&R, NULL);
   CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, NULL, NULL));
-  CK(ocal_buffer_copy(x, X));
+  CK(ocal_buffer_copy(X, x));
   size_t conv = 0;
   double rmax = 0;
   for (size_t i = 0; i < k; i++) {
@@ -1019,7 +1019,7 @@ done:
   ocal_buffer_release(sel);
   ocal_buffer_release(gbat.buf);
   /* Pending uploads read the host arena: let them finish before it goes. */
-  if (L.ws) ocal_finish(L.ctx);
+  if (L.ws) ocal_context_finish(L.ctx);
   ocal_buffer_release(L.ws);
   free(L.wsh);
   ocal_buffer_release(cxv);
