@@ -44,6 +44,7 @@ static const row rows[] = {
     {"OCAL_FFT_FOURSTEP_TUNE", "n2=64", "n1=64,c=1"},
     {"OCAL_VKFFT_TUNE", "useLUT", "useLUT=1"},
     {"OCAL_SPMV", "vector3", "stream1024"},
+    {"OCAL_SCAN", "double", "THREE"},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -155,6 +156,7 @@ START_TEST(test_good_values_take_effect) {
   ck_assert_int_eq(s->gemm, OCAL__ENGINE_OWN);
   ck_assert_int_eq(s->gemm_pretranspose, 1);
   ck_assert_int_eq(s->gemm_splitk, 6);
+  ck_assert_int_eq(s->scan, OCAL__SCAN_THREE);
   static const unsigned tile[5] = {64, 64, 16, 8, 4};
   ck_assert_mem_eq(s->gemm_own_tile, tile, sizeof tile);
   ck_assert_int_eq(s->gemm_own_splitk, 3);

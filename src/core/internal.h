@@ -208,7 +208,9 @@ ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t 
 /* Whether the device runs a single-pass scan: one pass needs work-groups that, once started,
  * keep running while others wait for them. GPUs and CPU drivers give that (a started group
  * holds a compute unit or a thread until it ends); accelerators and unknown devices need
- * not, so they keep the three-pass scans. */
+ * not, so they keep the three-pass scans whatever OCAL_SCAN says. Among the others the
+ * choice depends on the device type and OCAL_SCAN only (auto: CPUs one pass, GPUs three;
+ * single; three), never on sizes or timings. */
 int ocal__lookback_device(ocal_context ctx);
 
 /* ---- memory: pool, pinned host memory, transfer queue (pool.c, transfer.c) ----------- */

@@ -5,9 +5,9 @@
  * tiles; otherwise a work-item scans one column. When there are too few rows or columns to
  * fill the device, R is cut into pieces: their totals are computed, scanned, and each piece
  * is then scanned from its starting value (three launches instead of one), or, for rows of
- * contiguous elements on GPUs and CPUs, in one launch with decoupled look-back (a work-group
- * per tile, each taking the total of the tiles before it from its predecessors' published
- * states: docs/scan.md). */
+ * contiguous elements where ocal__lookback_device says so (CPUs; GPUs with OCAL_SCAN=single),
+ * in one launch with decoupled look-back (a work-group per tile, each taking the total of
+ * the tiles before it from its predecessors' published states: docs/scan.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +48,8 @@ static ocal_status kernel(ocal_context ctx, ocal__rs *rs, ocal_scan_op op, ocal_
 }
 
 /* Whether rows of contiguous elements are scanned in one pass (decoupled look-back) rather
- * than three: on devices that allow it (ocal__lookback_device), and for fewer than 2^31
+ * than three: on devices that allow it and where the rule or OCAL_SCAN picks it
+ * (ocal__lookback_device: device type and setting only), and for fewer than 2^31
  * tiles (the tickets are 32-bit). Generated scans (src/gen) follow the same rule. */
 static int single_pass_device(ocal_context ctx) { return ocal__lookback_device(ctx); }
 static int single_pass(ocal_context ctx, size_t tiles) {
