@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ocal.h"
+#include "ocal/status.h"
 
 /* Word values of the engine settings. */
 enum { OCAL__ENGINE_AUTO = 0, OCAL__ENGINE_OWN = 1, OCAL__ENGINE_CLBLAST = 2 };
