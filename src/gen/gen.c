@@ -16,28 +16,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ops/engine.h"
 #include "gen_internal.h"
 
 #define GEN_MAGIC 0x6f67656eu /* "ogen" */
 #define WG_MAX 256            /* the generated kernels' local arrays are sized for this */
-#define SCAN_IPT 8            /* scan: elements per work-item per tile */
 #define OCAL__GEN_MAX_VEC_ARGS 32
 
 typedef enum { GEN_ELEMENTWISE, GEN_REDUCTION, GEN_SCAN } gen_kind;
 
 enum { K_EW_FLAT, K_EW_WIDE, K_CONTIG = 0, K_STRIDED, K_MERGE_STRIDED, K_MERGE_GROUP, K_COUNT };
-/* The scan's kernels: cl/scan.cl's six (contiguous rows in tiles, and a work-item per
- * column), the user's input in place of the element loads. */
-enum { K_SCAN_REDUCE = 0, K_SCAN_TILES, K_SCAN_TILES_ACC, K_SCAN_STRIDED_REDUCE, K_SCAN_STRIDED,
-       K_SCAN_STRIDED_ACC, K_SCAN_LOOKBACK, K_SCAN_COUNT };
-#define K_MAX ((int)K_COUNT > (int)K_SCAN_COUNT ? (int)K_COUNT : (int)K_SCAN_COUNT)
+/* A scan's kernels are cl/scan.cl's (src/ops/engine.h, OCAL__SCAN_*). */
+#define K_MAX ((int)K_COUNT > (int)OCAL__SCAN_KINDS ? (int)K_COUNT : (int)OCAL__SCAN_KINDS)
 static const char *const reduction_kernels[K_COUNT] = {"ocal_red_contig", "ocal_red_strided",
                                                        "ocal_red_merge_strided",
                                                        "ocal_red_merge_group"};
-static const char *const scan_kernels[K_SCAN_COUNT] = {
-    "ocal_scan_reduce",         "ocal_scan_tiles",   "ocal_scan_tiles_acc",
-    "ocal_scan_strided_reduce", "ocal_scan_strided", "ocal_scan_strided_acc",
-    "ocal_scan_lookback"};
 
 struct ocal_gen_s {
   uint32_t magic;
@@ -49,6 +42,7 @@ struct ocal_gen_s {
   ocal__gen_param *params;
   int nparams;
   char *source;
+  size_t own_len;      /* scan: the generated prologue's length (the rest is cl/scan.cl) */
   char *full_source;   /* source plus the vector form, for ocal_gen_source */
   ocal__kernel *vec;   /* elementwise: the 4-wide form, NULL when the body has none */
   ocal__kernel *kernels[K_MAX]; /* built on first use (gen_kernel), NULL before */
@@ -235,10 +229,10 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
 
 /* Appends the generated source with line numbers to the last error (after a build
  * failure, whose log counts lines of it). */
-static void append_numbered(const char *src) {
+static void append_numbered(const char *src, size_t upto) {
   ocal__append_error("\ngenerated source:\n");
   int line = 1;
-  for (const char *p = src; *p;) {
+  for (const char *p = src; *p && p < src + upto;) {
     const char *e = strchr(p, '\n');
     size_t len = e ? (size_t)(e - p) : strlen(p);
     ocal__append_error("%4d| %.*s\n", line++, (int)len, p);
@@ -284,8 +278,17 @@ static char *wrap_kernels(const char *src, const char *const *names, int count) 
  * options; reductions and scans) or the whole source (elementwise). */
 static ocal_status gen_get(const char *func, ocal_gen g, const char *name, int alone,
                            ocal__kernel **k) {
-  char options[128] = "";
-  if (alone) snprintf(options, sizeof options, "-DOCAL_GEN_ONLY -DOCAL_GEN_%s", name);
+  char options[160] = "", kname[64];
+  if (g->kind == GEN_SCAN) {
+    /* cl/scan.cl with the prologue's operation `user`, its kernel `name` alone. */
+    snprintf(options, sizeof options,
+             "-DOCAL_DTYPE_%s -DOCAL_ONLY -DOCAL_ONLY_user -DOCAL_KERNEL -DOCAL_KERNEL_%s",
+             ocal_dtype_name(g->dtype), name);
+    snprintf(kname, sizeof kname, "user_%s", name);
+    name = kname;
+  } else if (alone) {
+    snprintf(options, sizeof options, "-DOCAL_GEN_ONLY -DOCAL_GEN_%s", name);
+  }
   ocal__program *program;
   const char *label = g->kind == GEN_ELEMENTWISE ? "generated elementwise kernel"
                       : g->kind == GEN_REDUCTION  ? "generated reduction kernel"
@@ -293,7 +296,7 @@ static ocal_status gen_get(const char *func, ocal_gen g, const char *name, int a
   ocal_status status = ocal__program_get(g->ctx, label, g->source, options, &program);
   if (status == OCAL_BUILD_FAILED) {
     ocal__append_error("\n(in %s)", func);
-    append_numbered(g->source);
+    append_numbered(g->source, g->own_len ? g->own_len : strlen(g->source));
     return status;
   }
   if (status == OCAL_OK) status = ocal__kernel_get(g->ctx, program, name, k);
@@ -823,6 +826,25 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   return OCAL_OK;
 }
 
+/* The scan's kernel `kind` (OCAL__SCAN_*), built on first use: the engine's callback. */
+typedef struct {
+  const char *func;
+  ocal_gen g;
+} gen_scan_call;
+
+static ocal_status scan_kernel(void *data, int kind, ocal__kernel **k) {
+  const gen_scan_call *c = data;
+  return gen_kernel(c->func, c->g, kind, k);
+}
+
+/* The scan's program is a prologue of #defines and functions written here, then cl/scan.cl
+ * itself: the prologue defines the operation `user` (its type, combination, neutral value
+ * and look-back tile) from the user's strings, and the input (OCAL_IN_PARAMS, OCAL_LOAD)
+ * from the argument list and the input expression. The kernels and the plan are
+ * ocal_cumsum's (src/ops/engine.h). The user's arguments enter the kernels under mangled
+ * names (x_ocal_base and x_ocal_off for a pointer, s_ocal_arg for a scalar), so that they
+ * never meet cl/scan.cl's own names; the input expression is evaluated in a function of its
+ * own that sees the user's names, i and n. */
 ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutral,
                           const char *op, const char *input, const char *arguments,
                           const char *preamble, int exclusive, ocal_gen *gen) {
@@ -838,252 +860,76 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
   ocal_gen g;
   if ((status = gen_new(__func__, ctx, GEN_SCAN, dtype, arguments, &g)) != OCAL_OK) return status;
   g->exclusive = exclusive;
-  sbuf b = {0};
-  sb_header(&b, "scan", g, preamble);
-  sb_add(&b, "typedef %s ocal_T;\n#define OCAL_WG_MAX %d\n#define ocal_IPT %d\n",
-         ocal__dtype_cl_type(dtype), WG_MAX, SCAN_IPT);
-  sb_add(&b,
-         "#define ocal_PAD(ocal_k) ((ocal_k) + ((ocal_k) >> 5))\n"
-         "#define ocal_TILE_WORDS (OCAL_WG_MAX * ocal_IPT + OCAL_WG_MAX * ocal_IPT / 32)\n"
-         "ocal_T ocal_op(ocal_T a, ocal_T b) { return (\n");
-  sb_user(&b, "op", op);
-  sb_add(&b, "); }\n");
-  /* Macros must be one line: the neutral value and the input are pasted without #line. */
+  /* Macros must be one line: the neutral value is pasted without #line. The input is kept to
+   * one line too, as before it moved into a function. */
   if (strchr(neutral, '\n') || strchr(input, '\n')) {
-    free(b.text);
     gen_free(g);
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "neutral and input must be one line each");
   }
-  sb_add(&b, "#define OCAL_ID ((ocal_T)(%s))\n", neutral);
-  /* The input at index i, for every kernel that reads it. */
-  sb_add(&b, "#define OCAL_INPUT_AT(ocal_var, ocal_idx) { const ulong i = (ocal_idx); ocal_var = (ocal_T)(\\\n");
-  sb_add(&b, "%s); }\n", input);
-  /* The input is an (outer, R, inner) block scanned along R (outer = inner = 1 for
-   * ocal_gen_run); `i` is the flat row-major index. As in cl/scan.cl, long rows are cut into
-   * `chunks` pieces: (1) the pieces' totals into P, (2) their exclusive scan in place, (3)
-   * every piece scanned from its entry of P; with one piece only (3) runs.
-   * Contiguous rows (inner == 1), cl/scan.cl's NAME_contig_reduce / NAME_tiles /
-   * NAME_tiles_acc: a work-group per (row o, piece c), group g = o * chunks + c.
-   * (1) P[g] = the combination of piece c of row o. */
-  sb_add(&b, "__kernel void ocal_scan_reduce(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ", const ulong ocal_R, const ulong ocal_chunks, const ulong ocal_clen, __global ocal_T *ocal_P) {\n");
-  sb_rebase(&b, g);
-  sb_add(&b,
-         "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
-         "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
-         "  const ulong ocal_g = get_group_id(0), ocal_o = ocal_g / ocal_chunks, ocal_c = ocal_g %% ocal_chunks;\n"
-         "  const ulong ocal_r0 = ocal_c * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
-         "  const ulong ocal_base = ocal_o * ocal_R;\n"
-         "  ocal_T ocal_acc = OCAL_ID, ocal_v;\n"
-         "  for (ulong ocal_r = ocal_r0 + ocal_lid; ocal_r < ocal_r1; ocal_r += ocal_L) { OCAL_INPUT_AT(ocal_v, ocal_base + ocal_r) ocal_acc = ocal_op(ocal_acc, ocal_v); }\n"
-         "  ocal_sums[ocal_lid] = ocal_acc;\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  for (uint ocal_h = ocal_L >> 1; ocal_h > 0; ocal_h >>= 1) {\n"
-         "    if (ocal_lid < ocal_h) ocal_sums[ocal_lid] = ocal_op(ocal_sums[ocal_lid], ocal_sums[ocal_lid + ocal_h]);\n"
-         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  }\n"
-         "  if (ocal_lid == 0) ocal_P[ocal_g] = ocal_sums[0];\n"
-         "}\n\n");
-  /* (3) piece c of row o scanned in tiles from P[g]; and (2) the same reading a T array
-   * (the pieces' totals, one row of `chunks` per row o, scanned in place). The tile body is
-   * cl/scan.cl's CONTIG_TILES. */
-  static const char tiles_body[] =
-      "  __local ocal_T ocal_tile[ocal_TILE_WORDS];\n"
-      "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
-      "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
-      "  const ulong ocal_g = get_group_id(0), ocal_o = ocal_g / ocal_chunks, ocal_c = ocal_g % ocal_chunks;\n"
-      "  const ulong ocal_r0 = ocal_c * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
-      "  const ulong ocal_base = ocal_o * ocal_R;\n"
-      "  ocal_T ocal_carry = ocal_chunks > 1 ? ocal_P[ocal_g] : OCAL_ID;\n"
-      "  const uint ocal_tile_len = ocal_L * ocal_IPT;\n"
-      "  for (ulong ocal_t0 = ocal_r0; ocal_t0 < ocal_r1; ocal_t0 += ocal_tile_len) {\n"
-      "    const uint ocal_m = (uint)(ocal_r1 - ocal_t0 < ocal_tile_len ? ocal_r1 - ocal_t0 : ocal_tile_len);\n"
-      "    for (uint ocal_k = ocal_lid; ocal_k < ocal_tile_len; ocal_k += ocal_L) {\n"
-      "      ocal_T ocal_v = OCAL_ID;\n"
-      "      if (ocal_k < ocal_m) ocal_LOAD(ocal_v, ocal_base + ocal_t0 + ocal_k)\n"
-      "      ocal_tile[ocal_PAD(ocal_k)] = ocal_v;\n"
-      "    }\n"
-      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "    ocal_T ocal_v[ocal_IPT];\n"
-      "    ocal_T ocal_run = OCAL_ID;\n"
-      "    for (uint ocal_k = 0; ocal_k < ocal_IPT; ocal_k++) {\n"
-      "      ocal_v[ocal_k] = ocal_tile[ocal_PAD(ocal_lid * ocal_IPT + ocal_k)];\n"
-      "      ocal_run = ocal_op(ocal_run, ocal_v[ocal_k]);\n"
-      "    }\n"
-      "    ocal_sums[ocal_lid] = ocal_run;\n"
-      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "    for (uint ocal_off = 1; ocal_off < ocal_L; ocal_off <<= 1) {\n"
-      "      ocal_T ocal_left = ocal_lid >= ocal_off ? ocal_sums[ocal_lid - ocal_off] : OCAL_ID;\n"
-      "      barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "      if (ocal_lid >= ocal_off) ocal_sums[ocal_lid] = ocal_op(ocal_left, ocal_sums[ocal_lid]);\n"
-      "      barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "    }\n"
-      "    ocal_run = ocal_op(ocal_carry, ocal_lid > 0 ? ocal_sums[ocal_lid - 1] : OCAL_ID);\n"
-      "    const ocal_T ocal_total = ocal_sums[ocal_L - 1];\n"
-      "    for (uint ocal_k = 0; ocal_k < ocal_IPT; ocal_k++) {\n"
-      "      ocal_T ocal_next = ocal_op(ocal_run, ocal_v[ocal_k]);\n"
-      "      ocal_tile[ocal_PAD(ocal_lid * ocal_IPT + ocal_k)] = ocal_exclusive ? ocal_run : ocal_next;\n"
-      "      ocal_run = ocal_next;\n"
-      "    }\n"
-      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "    for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_out[ocal_ooff + ocal_base + ocal_t0 + ocal_k] = ocal_tile[ocal_PAD(ocal_k)];\n"
-      "    ocal_carry = ocal_op(ocal_carry, ocal_total);\n"
-      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "  }\n"
-      "}\n\n";
-  sb_add(&b, "#define ocal_LOAD(ocal_var, ocal_idx) OCAL_INPUT_AT(ocal_var, ocal_idx)\n");
-  sb_add(&b, "__kernel void ocal_scan_tiles(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ", __global ocal_T *ocal_out, const ulong ocal_ooff, const ulong ocal_R, const ulong ocal_chunks,"
-             " const ulong ocal_clen, __global const ocal_T *ocal_P, const int ocal_exclusive) {\n");
-  sb_rebase(&b, g);
-  sb_add(&b, "%s", tiles_body);
-  sb_add(&b, "#undef ocal_LOAD\n#define ocal_LOAD(ocal_var, ocal_idx) { ocal_var = ocal_x[(ocal_idx)]; }\n");
-  sb_add(&b, "__kernel void ocal_scan_tiles_acc(__global const ocal_T *ocal_x, __global ocal_T *ocal_out,"
-             " const ulong ocal_ooff, const ulong ocal_R, const ulong ocal_chunks, const ulong ocal_clen,"
-             " __global const ocal_T *ocal_P, const int ocal_exclusive) {\n");
-  sb_add(&b, "%s", tiles_body);
-  /* Any inner, cl/scan.cl's NAME_strided_reduce / NAME_strided / NAME_strided_acc: a
-   * work-item per (row o, piece s, column j), t = (o * chunks + s) * inner + j, neighbours
-   * on neighbouring columns. */
-  static const char strided_head[] =
-      "  const ulong ocal_total = ocal_outer * ocal_chunks * ocal_inner;\n"
-      "  for (ulong ocal_t = get_global_id(0); ocal_t < ocal_total; ocal_t += get_global_size(0)) {\n"
-      "    const ulong ocal_j = ocal_t % ocal_inner, ocal_q = ocal_t / ocal_inner, ocal_s = ocal_q % ocal_chunks, ocal_o = ocal_q / ocal_chunks;\n"
-      "    const ulong ocal_r0 = ocal_s * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
-      "    ulong ocal_p = (ocal_o * ocal_R + ocal_r0) * ocal_inner + ocal_j;\n";
-  static const char strided_scan_body[] =
-      "    ocal_T ocal_run = ocal_chunks > 1 ? ocal_P[ocal_t] : OCAL_ID, ocal_v;\n"
-      "    for (ulong ocal_r = ocal_r0; ocal_r < ocal_r1; ocal_r++, ocal_p += ocal_inner) {\n"
-      "      ocal_LOAD(ocal_v, ocal_p)\n"
-      "      const ocal_T ocal_next = ocal_op(ocal_run, ocal_v);\n"
-      "      ocal_out[ocal_ooff + ocal_p] = ocal_exclusive ? ocal_run : ocal_next;\n"
-      "      ocal_run = ocal_next;\n"
-      "    }\n"
-      "  }\n"
-      "}\n\n";
-  static const char block_args[] =
-      ", const ulong ocal_outer, const ulong ocal_R, const ulong ocal_inner, const ulong ocal_chunks,"
-      " const ulong ocal_clen";
-  sb_add(&b, "__kernel void ocal_scan_strided_reduce(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, "%s, __global ocal_T *ocal_P) {\n", block_args);
-  sb_rebase(&b, g);
-  sb_add(&b, "%s", strided_head);
-  sb_add(&b,
-         "    ocal_T ocal_acc = OCAL_ID, ocal_v;\n"
-         "    for (ulong ocal_r = ocal_r0; ocal_r < ocal_r1; ocal_r++, ocal_p += ocal_inner) { OCAL_INPUT_AT(ocal_v, ocal_p) ocal_acc = ocal_op(ocal_acc, ocal_v); }\n"
-         "    ocal_P[ocal_t] = ocal_acc;\n"
-         "  }\n"
-         "}\n\n");
-  sb_add(&b, "#undef ocal_LOAD\n#define ocal_LOAD(ocal_var, ocal_idx) OCAL_INPUT_AT(ocal_var, ocal_idx)\n");
-  sb_add(&b, "__kernel void ocal_scan_strided(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ", __global ocal_T *ocal_out, const ulong ocal_ooff%s, __global const ocal_T *ocal_P,"
-             " const int ocal_exclusive) {\n", block_args);
-  sb_rebase(&b, g);
-  sb_add(&b, "%s%s", strided_head, strided_scan_body);
-  sb_add(&b, "#undef ocal_LOAD\n#define ocal_LOAD(ocal_var, ocal_idx) { ocal_var = ocal_x[(ocal_idx)]; }\n");
-  sb_add(&b, "__kernel void ocal_scan_strided_acc(__global const ocal_T *ocal_x, __global ocal_T *ocal_out,"
-             " const ulong ocal_ooff%s, __global const ocal_T *ocal_P, const int ocal_exclusive) {\n",
-         block_args);
-  sb_add(&b, "%s%s", strided_head, strided_scan_body);
-  /* Rows of contiguous indices in one pass: cl/scan.cl's NAME_lookback (decoupled
-   * look-back, docs/scan.md), element for element, so results match ocal_cumsum's. */
-  const int small = ocal_dtype_size(dtype) <= 4;
-  sb_add(&b, "#define ocal_LB_IPT %d\n", small ? 16 : 8);
-  if (dtype == OCAL_F32)
-    sb_add(&b, "#define ocal_BITS(v) ((ulong)as_uint(v))\n#define ocal_FROM_BITS(b) as_float((uint)(b))\n");
-  else if (dtype == OCAL_F64)
-    sb_add(&b, "#define ocal_BITS(v) as_ulong(v)\n#define ocal_FROM_BITS(b) as_double(b)\n");
-  else if (dtype == OCAL_I32)
-    sb_add(&b, "#define ocal_BITS(v) ((ulong)(uint)(v))\n#define ocal_FROM_BITS(b) ((int)(uint)(b))\n");
-  else
-    sb_add(&b, "#define ocal_BITS(v) ((ulong)(v))\n#define ocal_FROM_BITS(b) ((ocal_T)(b))\n");
-  sb_add(&b, "__kernel void ocal_scan_lookback(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ", __global ocal_T *ocal_out, const ulong ocal_ooff, const ulong ocal_R,"
-             " const ulong ocal_tiles, __global uint *ocal_state, const ulong ocal_cap,"
-             " const uint ocal_ticket_base, const uint ocal_epoch, const int ocal_exclusive) {\n");
-  sb_rebase(&b, g);
-  sb_add(&b,
-         "  __local ocal_T ocal_tile[OCAL_WG_MAX * ocal_LB_IPT + OCAL_WG_MAX * ocal_LB_IPT / 32];\n"
-         "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
-         "  __local uint ocal_ticket_l;\n"
-         "  __local ocal_T ocal_prefix_l;\n"
-         "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
-         "  __global uint *ocal_flags = ocal_state + 4;\n"
-         "  __global uint *ocal_aggs = ocal_flags + ocal_cap, *ocal_incls = ocal_aggs + 2 * ocal_cap;\n"
-         "  if (ocal_lid == 0) ocal_ticket_l = atomic_inc(ocal_state) - ocal_ticket_base;\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  const ulong ocal_vt = ocal_ticket_l, ocal_o = ocal_vt / ocal_tiles, ocal_c = ocal_vt %% ocal_tiles;\n"
-         "  const uint ocal_tile_len = ocal_L * ocal_LB_IPT;\n"
-         "  const ulong ocal_t0 = ocal_c * ocal_tile_len, ocal_base = ocal_o * ocal_R;\n"
-         "  const uint ocal_m = (uint)(ocal_R - ocal_t0 < ocal_tile_len ? ocal_R - ocal_t0 : ocal_tile_len);\n"
-         "  for (uint ocal_k = ocal_lid; ocal_k < ocal_tile_len; ocal_k += ocal_L) {\n"
-         "    ocal_T ocal_v = OCAL_ID;\n"
-         "    if (ocal_k < ocal_m) OCAL_INPUT_AT(ocal_v, ocal_base + ocal_t0 + ocal_k)\n"
-         "    ocal_tile[ocal_PAD(ocal_k)] = ocal_v;\n"
-         "  }\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  ocal_T ocal_val[ocal_LB_IPT];\n"
-         "  ocal_T ocal_run = OCAL_ID;\n"
-         "  for (uint ocal_k = 0; ocal_k < ocal_LB_IPT; ocal_k++) {\n"
-         "    ocal_val[ocal_k] = ocal_tile[ocal_PAD(ocal_lid * ocal_LB_IPT + ocal_k)];\n"
-         "    ocal_run = ocal_op(ocal_run, ocal_val[ocal_k]);\n"
-         "  }\n"
-         "  ocal_sums[ocal_lid] = ocal_run;\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  for (uint ocal_off = 1; ocal_off < ocal_L; ocal_off <<= 1) {\n"
-         "    ocal_T ocal_left = ocal_lid >= ocal_off ? ocal_sums[ocal_lid - ocal_off] : OCAL_ID;\n"
-         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "    if (ocal_lid >= ocal_off) ocal_sums[ocal_lid] = ocal_op(ocal_left, ocal_sums[ocal_lid]);\n"
-         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  }\n"
-         "  if (ocal_lid == 0) {\n"
-         "    const ocal_T ocal_total = ocal_sums[ocal_L - 1];\n"
-         "    const uint ocal_tag = ocal_epoch << 2;\n"
-         "    ocal_T ocal_p = OCAL_ID;\n"
-         "    if (ocal_c > 0) {\n"
-         "      ulong ocal_bits = ocal_BITS(ocal_total);\n"
-         "      atomic_xchg(ocal_aggs + 2 * ocal_vt, (uint)ocal_bits);\n"
-         "      atomic_xchg(ocal_aggs + 2 * ocal_vt + 1, (uint)(ocal_bits >> 32));\n"
-         "      mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
-         "      atomic_xchg(ocal_flags + ocal_vt, ocal_tag | 1u);\n"
-         "      ulong ocal_j = ocal_vt - 1;\n"
-         "      for (;;) {\n"
-         "        uint ocal_f = atomic_or(ocal_flags + ocal_j, 0u);\n"
-         "        if ((ocal_f & ~3u) != ocal_tag) continue;\n"
-         "        if ((ocal_f & 3u) == 2u) break;\n"
-         "        ocal_j--;\n"
-         "      }\n"
-         "      mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
-         "      ocal_p = ocal_FROM_BITS((ulong)atomic_or(ocal_incls + 2 * ocal_j, 0u) |"
-         " ((ulong)atomic_or(ocal_incls + 2 * ocal_j + 1, 0u) << 32));\n"
-         "      for (ulong ocal_q = ocal_j + 1; ocal_q < ocal_vt; ocal_q++)\n"
-         "        ocal_p = ocal_op(ocal_p, ocal_FROM_BITS((ulong)atomic_or(ocal_aggs + 2 * ocal_q, 0u) |"
-         " ((ulong)atomic_or(ocal_aggs + 2 * ocal_q + 1, 0u) << 32)));\n"
-         "    }\n"
-         "    ulong ocal_ibits = ocal_BITS(ocal_op(ocal_p, ocal_total));\n"
-         "    atomic_xchg(ocal_incls + 2 * ocal_vt, (uint)ocal_ibits);\n"
-         "    atomic_xchg(ocal_incls + 2 * ocal_vt + 1, (uint)(ocal_ibits >> 32));\n"
-         "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
-         "    atomic_xchg(ocal_flags + ocal_vt, ocal_tag | 2u);\n"
-         "    ocal_prefix_l = ocal_p;\n"
-         "  }\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  ocal_run = ocal_op(ocal_prefix_l, ocal_lid > 0 ? ocal_sums[ocal_lid - 1] : OCAL_ID);\n"
-         "  for (uint ocal_k = 0; ocal_k < ocal_LB_IPT; ocal_k++) {\n"
-         "    ocal_T ocal_next = ocal_op(ocal_run, ocal_val[ocal_k]);\n"
-         "    ocal_tile[ocal_PAD(ocal_lid * ocal_LB_IPT + ocal_k)] = ocal_exclusive ? ocal_run : ocal_next;\n"
-         "    ocal_run = ocal_next;\n"
-         "  }\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_out[ocal_ooff + ocal_base + ocal_t0 + ocal_k] = ocal_tile[ocal_PAD(ocal_k)];\n"
-         "}\n");
-  status = gen_build(__func__, g, &b, scan_kernels, K_SCAN_COUNT,
-                     ocal__lookback_device(ctx) ? K_SCAN_LOOKBACK : K_SCAN_TILES);
+  const char *t = ocal__dtype_cl_type(dtype);
+  const ocal__source *scan_cl = NULL;
+  for (size_t k = 0; k < ocal__source_count; k++)
+    if (strcmp(ocal__sources[k].name, "scan") == 0) scan_cl = &ocal__sources[k];
+  if (!scan_cl) {
+    gen_free(g);
+    return OCAL_FAIL(OCAL_INTERNAL, "the library has no embedded cl/scan.cl");
+  }
+  sbuf b = {0};
+  sb_header(&b, "scan", g, preamble);
+  /* The operation, as cl/scan.cl's built-in ones are written. */
+  sb_add(&b, "typedef %s user_A;\nuser_A user_cvt(%s v) { return v; }\n", t, t);
+  sb_add(&b, "user_A user_acc_cvt(user_A v) { return v; }\n");
+  sb_add(&b, "user_A user_op(user_A a, user_A b) { return (\n");
+  sb_user(&b, "op", op);
+  sb_add(&b, "); }\n#define user_ID ((user_A)(%s))\n", neutral);
+  sb_add(&b, "#define user_LB_IPT %zu\n", ocal__scan_lookback_ipt(ocal_dtype_size(dtype)));
+  sb_add(&b, "#define user_BITS(v) T_BITS(v)\n#define user_FROM_BITS(b) T_FROM_BITS(b)\n");
+  /* The input at flat index i. */
+  sb_add(&b, "user_A ocal_input(const ulong i, const ulong n");
+  for (int k = 0; k < g->nparams; k++) {
+    const ocal__gen_param *p = &g->params[k];
+    if (p->pointer)
+      sb_add(&b, ", __global %s%s *%s", p->is_const ? "const " : "",
+             ocal__dtype_cl_type(p->dtype), p->name);
+    else
+      sb_add(&b, ", const %s %s", ocal__dtype_cl_type(p->dtype), p->name);
+  }
+  sb_add(&b, ") { return (user_A)(\n");
+  sb_user(&b, "input", input);
+  sb_add(&b, "); }\n#define OCAL_IN_PARAMS const ulong ocal_n");
+  for (int k = 0; k < g->nparams; k++) {
+    const ocal__gen_param *p = &g->params[k];
+    if (p->pointer)
+      sb_add(&b, ", __global %s%s *%s_ocal_base, const ulong %s_ocal_off",
+             p->is_const ? "const " : "", ocal__dtype_cl_type(p->dtype), p->name, p->name);
+    else
+      sb_add(&b, ", const %s %s_ocal_arg", ocal__dtype_cl_type(p->dtype), p->name);
+  }
+  sb_add(&b, "\n#define OCAL_LOAD(NAME, ocal_i) ocal_input((ocal_i), ocal_n");
+  for (int k = 0; k < g->nparams; k++) {
+    const ocal__gen_param *p = &g->params[k];
+    if (p->pointer)
+      sb_add(&b, ", %s_ocal_base + %s_ocal_off", p->name, p->name);
+    else
+      sb_add(&b, ", %s_ocal_arg", p->name);
+  }
+  /* cl/scan.cl reads T, the element type (-DT=... for the built-in scans), defined only here,
+   * after the user's text, which may use the name T for itself. */
+  sb_add(&b, ")\n#define T %s\n", t);
+  g->own_len = b.len;
+  sb_add(&b, "#line 1 \"scan.cl\"\n%s", scan_cl->text);
+  if (b.failed) {
+    free(b.text);
+    gen_free(g);
+    return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the generated source");
+  }
+  g->source = b.text;
+  g->kernel_names = ocal__scan_kernel_names;
+  /* Build the kernel a first run most likely launches now: it checks the user's
+   * expressions; the others are built when a plan first launches them. */
+  ocal__kernel *k;
+  status = gen_kernel(__func__, g,
+                      ocal__lookback_device(ctx) ? OCAL__SCAN_LOOKBACK : OCAL__SCAN_TILES, &k);
   if (status != OCAL_OK) {
     gen_free(g);
     return status;
@@ -1292,168 +1138,33 @@ static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size
 }
 
 /* Builds a launch's arguments: `n`, the user's arguments, then `count` more. */
-static int push_user(cl_args *a, const cl_ulong *c_n, const cl_args *ua) {
-  a->count = 0;
-  int bad = push(a, sizeof *c_n, c_n);
-  for (int k = 0; k < ua->count; k++) bad |= push(a, ua->a[k].size, ua->a[k].value);
-  return bad;
-}
-
-/* The scan of the (outer, R, inner) block along R into out (same shape, at out->offset).
- * The plan is src/ops/scan.c's (enqueue()), decision for decision, so that a generated
- * "a + b" over "x[i]" combines the elements in the same order as ocal_cumsum. */
+/* The scan of the (outer, R, inner) block along R into out (same shape, at out->offset):
+ * the engine's plan (src/ops/scan.c), which ocal_cumsum runs too. */
 static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t outer, size_t R,
                             size_t inner, ocal_buffer out) {
-  ocal_context ctx = g->ctx;
-  const size_t lines = outer * inner;
-  const size_t target = (ctx->info.compute_units ? ctx->info.compute_units : 1) * 2048;
-  const size_t bytes = ocal_dtype_size(g->dtype);
-  cl_ulong c_n = outer * R * inner, c_outer = outer, c_R = R, c_inner = inner,
-           ooff = out->offset, zero = 0, one_chunk = 1;
-  cl_int excl = g->exclusive, one = 1;
-  cl_mem out_mem = out->mem, P = NULL;
-  ocal_status status = OCAL_OK;
-  cl_args a;
-  int bad = 0;
+  cl_ulong c_n = outer * R * inner;
+  ocal__arg in[1 + MAX_CL_ARGS];
+  in[0] = (ocal__arg){sizeof c_n, &c_n};
+  memcpy(in + 1, ua->a, (size_t)ua->count * sizeof *in);
+  gen_scan_call call = {func, g};
+  ocal__scan_job job = {.ctx = g->ctx,
+                        .func = func,
+                        .kernel = scan_kernel,
+                        .data = &call,
+                        .in = in,
+                        .nin = 1 + (size_t)ua->count,
+                        .out = out->mem,
+                        .ooff = out->offset,
+                        .result_bytes = ocal_dtype_size(g->dtype),
+                        .outer = outer,
+                        .R = R,
+                        .inner = inner,
+                        .exclusive = g->exclusive,
+                        .lb = &g->lb,
+                        .scratch = &g->scratch,
+                        .scratch_bytes = &g->scratch_bytes};
   pthread_mutex_lock(&g->lock);
-  if (inner == 1 && R >= 2 * SCAN_IPT * 32) {
-    /* Too few rows to fill the device: one pass with decoupled look-back, by scan.c's rule
-     * (sized from the device's limit, then the kernel's), so results match ocal_cumsum. */
-    size_t est = 1, most_wg = ctx->info.max_work_group_size;
-    while (est * 2 <= WG_MAX && est * 2 <= most_wg) est *= 2;
-    if (ocal__lookback_device(ctx) && outer < ocal__ceil_div(target, est) &&
-        R / (4 * est * SCAN_IPT) >= 2) {
-      ocal__kernel *kl;
-      if ((status = gen_kernel(func, g, K_SCAN_LOOKBACK, &kl)) != OCAL_OK) {
-        pthread_mutex_unlock(&g->lock);
-        return status;
-      }
-      size_t ll = pow2_local(kl, WG_MAX), ipt = ocal_dtype_size(g->dtype) <= 4 ? 16 : 8;
-      size_t per_row = ocal__ceil_div(R, ll * ipt), tiles = outer * per_row;
-      if (tiles < ((size_t)1 << 31)) {
-        cl_uint base, epoch;
-        status = ocal__lookback_reserve(ctx, &g->lb, tiles, &base, &epoch);
-        cl_ulong c_tiles = per_row, c_cap = g->lb.cap;
-        bad = push_user(&a, &c_n, ua) | push(&a, sizeof(cl_mem), &out_mem) |
-              push(&a, sizeof ooff, &ooff) | push(&a, sizeof c_R, &c_R) |
-              push(&a, sizeof c_tiles, &c_tiles) | push(&a, sizeof(cl_mem), &g->lb.mem) |
-              push(&a, sizeof c_cap, &c_cap) | push(&a, sizeof base, &base) |
-              push(&a, sizeof epoch, &epoch) | push(&a, sizeof excl, &excl);
-        if (status == OCAL_OK)
-          status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                       : launch(g, kl, (size_t)a.count, a.a, tiles * ll, ll);
-        pthread_mutex_unlock(&g->lock);
-        return status;
-      }
-    }
-    /* Rows of contiguous indices: work-groups walk them in tiles. */
-    ocal__kernel *kt, *kr = NULL, *ka = NULL;
-    if ((status = gen_kernel(func, g, K_SCAN_TILES, &kt)) != OCAL_OK) {
-      pthread_mutex_unlock(&g->lock);
-      return status;
-    }
-    size_t local = pow2_local(kt, WG_MAX);
-    if (ctx->info.type == OCAL_DEVICE_GPU) /* one size on CPUs: each is a compile on PoCL */
-      while (local > 64 && R < 4 * local * SCAN_IPT) local /= 2;
-    size_t tile = local * SCAN_IPT, chunks = 1;
-    size_t groups_wanted = ocal__ceil_div(target, local);
-    if (outer < groups_wanted) {
-      chunks = ocal__ceil_div(groups_wanted, outer);
-      size_t most = R / (4 * tile); /* at least 4 tiles per piece */
-      if (chunks > most) chunks = most;
-      if (chunks < 1) chunks = 1;
-    }
-    size_t clen = ocal__round_up(ocal__ceil_div(R, chunks), tile);
-    chunks = ocal__ceil_div(R, clen);
-    cl_ulong c_chunks = chunks, c_clen = clen;
-    if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_REDUCE, &kr);
-    if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_TILES_ACC, &ka);
-    if (status == OCAL_OK && chunks > 1) {
-      /* (1) piece totals, (2) their exclusive scan in place, per row. */
-      status = scratch(g, outer * chunks * bytes, &P);
-      if (status == OCAL_OK) {
-        size_t lr = pow2_local(kr, local);
-        bad = push_user(&a, &c_n, ua) | push(&a, sizeof c_R, &c_R) |
-              push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
-              push(&a, sizeof(cl_mem), &P);
-        status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                     : launch(g, kr, (size_t)a.count, a.a, outer * chunks * lr, lr);
-      }
-      if (status == OCAL_OK) {
-        size_t la = pow2_local(ka, WG_MAX);
-        if (ctx->info.type == OCAL_DEVICE_GPU)
-          while (la > 64 && chunks < la * SCAN_IPT / 2) la /= 2;
-        const ocal__arg aa[] = {{sizeof(cl_mem), &P},           {sizeof(cl_mem), &P},
-                                {sizeof zero, &zero},           {sizeof c_chunks, &c_chunks},
-                                {sizeof one_chunk, &one_chunk}, {sizeof c_chunks, &c_chunks},
-                                {sizeof(cl_mem), &P},           {sizeof one, &one}};
-        status = launch(g, ka, 8, aa, outer * la, la);
-      }
-    }
-    if (status == OCAL_OK) {
-      /* (3) every piece from its starting value. */
-      bad = push_user(&a, &c_n, ua) | push(&a, sizeof(cl_mem), &out_mem) |
-            push(&a, sizeof ooff, &ooff) | push(&a, sizeof c_R, &c_R) |
-            push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
-            push(&a, sizeof(cl_mem), &P) | push(&a, sizeof excl, &excl);
-      status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                   : launch(g, kt, (size_t)a.count, a.a, outer * chunks * local, local);
-    }
-    pthread_mutex_unlock(&g->lock);
-    return status;
-  }
-
-  /* Columns (or short rows): a work-item per (row, piece, column). */
-  ocal__kernel *ks, *kr = NULL, *ka = NULL;
-  if ((status = gen_kernel(func, g, K_SCAN_STRIDED, &ks)) != OCAL_OK) {
-    pthread_mutex_unlock(&g->lock);
-    return status;
-  }
-  size_t local = pow2_local(ks, WG_MAX), chunks = 1;
-  if (lines < target && R > 64) {
-    chunks = ocal__ceil_div(target, lines);
-    size_t most = ocal__ceil_div(R, 32);
-    if (chunks > most) chunks = most;
-    if (chunks > 256) chunks = 256; /* the pieces' totals are scanned serially */
-  }
-  size_t clen = ocal__ceil_div(R, chunks);
-  chunks = ocal__ceil_div(R, clen);
-  cl_ulong c_chunks = chunks, c_clen = clen;
-  size_t items = lines * chunks < 8 * target ? lines * chunks : 8 * target;
-  if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_STRIDED_REDUCE, &kr);
-  if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_STRIDED_ACC, &ka);
-  if (status == OCAL_OK && chunks > 1) {
-    status = scratch(g, lines * chunks * bytes, &P);
-    if (status == OCAL_OK) {
-      size_t lr = pow2_local(kr, WG_MAX);
-      bad = push_user(&a, &c_n, ua) | push(&a, sizeof c_outer, &c_outer) |
-            push(&a, sizeof c_R, &c_R) | push(&a, sizeof c_inner, &c_inner) |
-            push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
-            push(&a, sizeof(cl_mem), &P);
-      status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                   : launch(g, kr, (size_t)a.count, a.a, ocal__round_up(items, lr), lr);
-    }
-    if (status == OCAL_OK) {
-      /* The totals as an (outer, chunks, inner) block, scanned along chunks in place. */
-      size_t la = pow2_local(ka, WG_MAX);
-      size_t litems = lines < 8 * target ? lines : 8 * target;
-      const ocal__arg aa[] = {{sizeof(cl_mem), &P},           {sizeof(cl_mem), &P},
-                              {sizeof zero, &zero},           {sizeof c_outer, &c_outer},
-                              {sizeof c_chunks, &c_chunks},   {sizeof c_inner, &c_inner},
-                              {sizeof one_chunk, &one_chunk}, {sizeof c_chunks, &c_chunks},
-                              {sizeof(cl_mem), &P},           {sizeof one, &one}};
-      status = launch(g, ka, 10, aa, ocal__round_up(litems, la), la);
-    }
-  }
-  if (status == OCAL_OK) {
-    bad = push_user(&a, &c_n, ua) | push(&a, sizeof(cl_mem), &out_mem) |
-          push(&a, sizeof ooff, &ooff) | push(&a, sizeof c_outer, &c_outer) |
-          push(&a, sizeof c_R, &c_R) | push(&a, sizeof c_inner, &c_inner) |
-          push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
-          push(&a, sizeof(cl_mem), &P) | push(&a, sizeof excl, &excl);
-    status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                 : launch(g, ks, (size_t)a.count, a.a, ocal__round_up(items, local), local);
-  }
+  ocal_status status = ocal__scan_enqueue(&job);
   pthread_mutex_unlock(&g->lock);
   return status;
 }
