@@ -24,18 +24,4 @@ ocal_status ocal__gen_parse_params(const char *func, const char *text, ocal__gen
 /* An ocal element type from its OpenCL C name ("float", "uchar", "double2"); -1 if none. */
 int ocal__gen_dtype_from_cl(const char *name, size_t len);
 
-/* A kernel argument as the raw-kernel checks see it. */
-typedef enum { OCAL__ARG_UNKNOWN, OCAL__ARG_GLOBAL, OCAL__ARG_LOCAL, OCAL__ARG_SCALAR } ocal__arg_kind;
-
-typedef struct ocal__sig_arg {
-  ocal__arg_kind kind;
-  char type[OCAL__GEN_NAME_MAX]; /* the element type of a pointer, or the scalar's type */
-  char name[OCAL__GEN_NAME_MAX];
-} ocal__sig_arg;
-
-/* Finds `__kernel void name(...)` in OpenCL C source (comments skipped) and describes its
- * parameters: returns the number of parameters and a malloc'ed array in *args, or -1 when the
- * signature cannot be found or read (macros, for example): the caller then checks less. */
-int ocal__gen_scan_signature(const char *source, const char *name, ocal__sig_arg **args);
-
 #endif /* OCAL_GEN_INTERNAL_H */
