@@ -1,12 +1,14 @@
-/* ocal — kernels generated from the user's expressions: elementwise, reduction, scan.
+/* ocal — kernels generated from the user's expressions: elementwise, reduction, scan: the
+ * generator objects, their builds and their runs (string building is source.c, expression
+ * rewriting rewrite.c, argument marshalling args.c).
  *
  * Each generator writes one OpenCL C program from the argument list and the expressions,
  * builds it through the context's caches (memory, then disk, then the compiler) as ocal's
- * own kernels are built, and keeps its kernels. The reduction and the scan are the same
- * trees as ocal_sum and ocal_cumsum (cl/reduce.cl, cl/scan.cl) with the user's map and
- * combining expressions in place of the built-in operations, so they run at the same speed;
- * the host plans (work-group sizes, chunks per row) are those of src/ops/reduce.c and
- * src/ops/scan.c.
+ * own kernels are built, and keeps its kernels. A scan is cl/scan.cl itself behind a
+ * generated prologue, planned and launched by the scan engine that runs ocal_cumsum
+ * (src/ops/engine.h). A reduction is still written here as the same trees as ocal_sum's
+ * (cl/reduce.cl) with the user's map and combining expressions in place of the built-in
+ * operations, and planned as src/ops/reduce.c plans them.
  *
  * Pointer arguments are passed as (memory, offset in elements) and rebased at the top of
  * every kernel, so views work and the user's expressions index from the view's start. */
@@ -16,129 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ops/engine.h"
 #include "gen_internal.h"
 
 #define GEN_MAGIC 0x6f67656eu /* "ogen" */
 #define WG_MAX 256            /* the generated kernels' local arrays are sized for this */
 #define OCAL__GEN_MAX_VEC_ARGS 32
 
-typedef enum { GEN_ELEMENTWISE, GEN_REDUCTION, GEN_SCAN } gen_kind;
-
-enum { K_EW_FLAT, K_EW_WIDE, K_CONTIG = 0, K_STRIDED, K_MERGE_STRIDED, K_MERGE_GROUP, K_COUNT };
-/* A scan's kernels are cl/scan.cl's (src/ops/engine.h, OCAL__SCAN_*). */
-#define K_MAX ((int)K_COUNT > (int)OCAL__SCAN_KINDS ? (int)K_COUNT : (int)OCAL__SCAN_KINDS)
 static const char *const reduction_kernels[K_COUNT] = {"ocal_red_contig", "ocal_red_strided",
                                                        "ocal_red_merge_strided",
                                                        "ocal_red_merge_group"};
-
-struct ocal_gen_s {
-  uint32_t magic;
-  gen_kind kind;
-  ocal_context ctx;
-  ocal_dtype dtype; /* reduction and scan: the values' type */
-  int exclusive;
-  size_t state_bytes; /* reduction: bytes of one partial state */
-  ocal__gen_param *params;
-  int nparams;
-  char *source;
-  size_t own_len;      /* scan: the generated prologue's length (the rest is cl/scan.cl) */
-  char *full_source;   /* source plus the vector form, for ocal_gen_source */
-  ocal__kernel *vec;   /* elementwise: the 4-wide form, NULL when the body has none */
-  ocal__kernel *kernels[K_MAX]; /* built on first use (gen_kernel), NULL before */
-  const char *const *kernel_names; /* reduction and scan: the names of kernels[] */
-  pthread_mutex_t klock; /* guards kernels[] while one is built */
-  pthread_mutex_t lock; /* guards scratch across the launches of one run */
-  cl_mem scratch;
-  size_t scratch_bytes;
-  ocal__lookback lb; /* scan: the single pass's tile states */
-};
-
-/* ---- writing source ------------------------------------------------------------------ */
-
-typedef struct {
-  char *text;
-  size_t len, cap;
-  int lines; /* newlines written so far */
-  int failed;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void sb_add(sbuf *b, const char *fmt, ...) {
-  if (b->failed) return;
-  va_list ap;
-  va_start(ap, fmt);
-  va_list ap2;
-  va_copy(ap2, ap);
-  int need = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (need < 0 || b->len + (size_t)need + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (need >= 0 && b->len + (size_t)need + 1 > cap) cap *= 2;
-    char *bigger = need < 0 ? NULL : realloc(b->text, cap);
-    if (!bigger) {
-      b->failed = 1;
-      va_end(ap2);
-      return;
-    }
-    b->text = bigger;
-    b->cap = cap;
-  }
-  vsnprintf(b->text + b->len, b->cap - b->len, fmt, ap2);
-  va_end(ap2);
-  for (size_t k = b->len; k < b->len + (size_t)need; k++)
-    if (b->text[k] == '\n') b->lines++;
-  b->len += (size_t)need;
-}
-
-/* The user's text under its own file name, so that compiler messages name it ("map:1:5:
- * error: ..."); then back to the generated lines' own numbers. */
-static void sb_user(sbuf *b, const char *label, const char *text) {
-  sb_add(b, "#line 1 \"%s\"\n%s\n", label, text);
-  sb_add(b, "#line %d \"ocal-generated\"\n", b->lines + 2);
-}
-
-static int uses_double(ocal_dtype d) { return d == OCAL_F64 || d == OCAL_C64; }
-
-static void sb_header(sbuf *b, const char *what, const ocal_gen g, const char *preamble) {
-  int fp64 = uses_double(g->dtype) && g->kind != GEN_ELEMENTWISE;
-  for (int k = 0; k < g->nparams; k++) fp64 |= uses_double(g->params[k].dtype);
-  sb_add(b, "/* ocal generated %s kernel */\n", what);
-  if (fp64) sb_add(b, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
-  if (preamble && preamble[0]) sb_user(b, "preamble", preamble);
-}
-
-/* The parameter list: "const ulong n, __global const float *x_ocal_base, const ulong
- * x_ocal_off, const float a, ..." (n is the index count). */
-static void sb_params_q(sbuf *b, const ocal_gen g, const char *qual) {
-  for (int k = 0; k < g->nparams; k++) {
-    const ocal__gen_param *p = &g->params[k];
-    const char *t = ocal__dtype_cl_type(p->dtype);
-    if (p->pointer)
-      sb_add(b, ", __global %s%s *%s%s_ocal_base, const ulong %s_ocal_off",
-             p->is_const ? "const " : "", t, qual, p->name, p->name);
-    else
-      sb_add(b, ", const %s %s", t, p->name);
-  }
-}
-static void sb_params(sbuf *b, const ocal_gen g) { sb_params_q(b, g, ""); }
-
-static void sb_rebase_q(sbuf *b, const ocal_gen g, const char *qual) {
-  for (int k = 0; k < g->nparams; k++) {
-    const ocal__gen_param *p = &g->params[k];
-    if (p->pointer)
-      sb_add(b, "  __global %s%s *%sconst %s = %s_ocal_base + %s_ocal_off;\n",
-             p->is_const ? "const " : "", ocal__dtype_cl_type(p->dtype), qual, p->name, p->name,
-             p->name);
-  }
-  /* Arguments the expressions do not use are fine: no warnings are errors in OpenCL C. */
-}
-static void sb_rebase(sbuf *b, const ocal_gen g) { sb_rebase_q(b, g, ""); }
 
 /* ---- creation ------------------------------------------------------------------------ */
 
@@ -196,7 +84,7 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
   }
   if (g->nparams > OCAL_GEN_MAX_ARGS) {
     /* Refused here, not at every run: each pointer takes two kernel arguments (the buffer
-     * and its offset) beside the generated kernels' own, within MAX_CL_ARGS. */
+     * and its offset) beside the generated kernels' own, within OCAL__GEN_MAX_CL_ARGS. */
     status = ocal__fail(OCAL_UNSUPPORTED, func,
                         "the argument list declares %d arguments; a generator takes at most %d "
                         "(OCAL_GEN_MAX_ARGS): pass more data in fewer buffers",
@@ -205,7 +93,7 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
     return status;
   }
   for (int k = 0; k < g->nparams; k++)
-    if (uses_double(g->params[k].dtype) && !ctx->fp64) {
+    if (ocal__gen_uses_double(g->params[k].dtype) && !ctx->fp64) {
       /* The message quotes the parameter: format it before the generator is freed. */
       status = ocal__fail(OCAL_UNSUPPORTED, func,
                           "argument '%s' is %s, but device '%s' has %s", g->params[k].name,
@@ -216,7 +104,7 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
       gen_free(g);
       return status;
     }
-  if (kind != GEN_ELEMENTWISE && uses_double(dtype) && !ctx->fp64) {
+  if (kind != GEN_ELEMENTWISE && ocal__gen_uses_double(dtype) && !ctx->fp64) {
     gen_free(g);
     return ocal__fail(OCAL_UNSUPPORTED, func, "device '%s' has no double precision",
                       ctx->info.name);
@@ -247,7 +135,7 @@ static void append_numbered(const char *src, size_t upto) {
  * the start of a line to the "}" that closes it at the start of a line. Returns a malloc'ed
  * text, NULL when out of memory. */
 static char *wrap_kernels(const char *src, const char *const *names, int count) {
-  sbuf b = {0};
+  ocal__sbuf b = {0};
   const char *p = src;
   for (;;) {
     const char *best = NULL;
@@ -262,11 +150,11 @@ static char *wrap_kernels(const char *src, const char *const *names, int count) 
     const char *end = strstr(best, "\n}\n");
     if (!end) break;
     end += 3; /* after "\n}\n" */
-    sb_add(&b, "%.*s\n#if !defined(OCAL_GEN_ONLY) || defined(OCAL_GEN_%s)%.*s#endif\n",
+    ocal__sb_add(&b, "%.*s\n#if !defined(OCAL_GEN_ONLY) || defined(OCAL_GEN_%s)%.*s#endif\n",
            (int)(best - p), p, names[which], (int)(end - best), best);
     p = end;
   }
-  sb_add(&b, "%s", p);
+  ocal__sb_add(&b, "%s", p);
   if (b.failed) {
     free(b.text);
     return NULL;
@@ -316,7 +204,7 @@ static ocal_status gen_kernel(const char *func, ocal_gen g, int idx, ocal__kerne
 /* Stores the source. Elementwise: builds it and fetches the named kernels. Reductions and
  * scans: wraps each kernel (wrap_kernels) and builds kernel `first` only, which checks the
  * user's expressions now; the others are built when a plan first launches them. */
-static ocal_status gen_build(const char *func, ocal_gen g, sbuf *b, const char *const *names,
+static ocal_status gen_build(const char *func, ocal_gen g, ocal__sbuf *b, const char *const *names,
                              int count, int first) {
   if (b->failed) {
     free(b->text);
@@ -337,171 +225,42 @@ static ocal_status gen_build(const char *func, ocal_gen g, sbuf *b, const char *
   return gen_kernel(func, g, first, &k);
 }
 
-/* ---- the 4-wide form of an elementwise body ---------------------------------------------
- * ocal_axpy streams at the copy bandwidth on GPUs with one 16-byte load per buffer and
- * work-item; scalar code does not (H200: 3.4-3.8 TB/s against 4.37). So when a body can be
- * evaluated four elements at a time with the same result, ocal writes that form too: every
- * `p[i]` becomes a 4-vector variable, loaded before the body and stored after it. The body
- * must pass a whitelist that keeps the meaning the same: all arguments of one type; only
- * arithmetic operators, assignments, parentheses and commas; numbers (float literals with
- * the f suffix for float, so that no double arithmetic is skipped); `p[i]` subscripts of
- * pointer arguments; scalar arguments; and componentwise built-in functions. No relational
- * or logical operators (vectors give -1 for true), no casts, no other use of `i`. A body
- * that passes but does not compile (a helper function taking scalars) falls back to the
- * scalar form. */
-
-static const char *const vec_functions[] = {
-    "fma", "mad", "fmin", "fmax", "min", "max", "clamp", "exp", "exp2", "exp10", "expm1",
-    "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "asin",
-    "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "abs",
-    "pow", "pown", "powr", "floor", "ceil", "round", "trunc", "rint", "copysign", "hypot",
-    "erf", "erfc", "tgamma", "lgamma", "fmod", "mix", "sign", "native_exp", "native_log",
-    "native_sqrt", "native_rsqrt", "native_sin", "native_cos", "native_recip",
-    "native_divide", "half_exp", NULL};
-
-typedef struct {
-  int read, written; /* per pointer argument */
-} vec_use;
-
-/* Returns a malloc'ed rewritten body, or NULL when the body has no 4-wide form. */
-static char *vectorize_body(const ocal_gen g, const char *body, vec_use *use) {
-  ocal_dtype t = OCAL_DTYPE_COUNT;
-  for (int k = 0; k < g->nparams; k++) {
-    if (k == 0) t = g->params[k].dtype;
-    if (g->params[k].dtype != t) return NULL;
-  }
-  if (t == OCAL_DTYPE_COUNT || ocal__dtype_is_complex(t)) return NULL;
-  int is_float = ocal__dtype_is_float(t);
-  size_t len = strlen(body), cap = 2 * len + 64 * (size_t)(g->nparams + 1), o = 0;
-  char *out = malloc(cap + 1);
-  if (!out) return NULL;
-  memset(use, 0, (size_t)g->nparams * sizeof *use);
-  size_t p = 0;
-#define VEC_FAIL() do { free(out); return NULL; } while (0)
-  while (p < len) {
-    char c = body[p];
-    if (isspace((unsigned char)c)) {
-      out[o++] = c;
-      p++;
-    } else if (isalpha((unsigned char)c) || c == '_') {
-      size_t q = p;
-      while (q < len && (isalnum((unsigned char)body[q]) || body[q] == '_')) q++;
-      size_t wl = q - p;
-      int k = -1;
-      for (int j = 0; j < g->nparams; j++)
-        if (strlen(g->params[j].name) == wl && strncmp(body + p, g->params[j].name, wl) == 0) k = j;
-      if (k >= 0 && g->params[k].pointer) {
-        /* exactly NAME [ i ] */
-        size_t r = q;
-        while (r < len && isspace((unsigned char)body[r])) r++;
-        if (r >= len || body[r] != '[') VEC_FAIL();
-        r++;
-        while (r < len && isspace((unsigned char)body[r])) r++;
-        if (r >= len || body[r] != 'i') VEC_FAIL();
-        r++;
-        while (r < len && isspace((unsigned char)body[r])) r++;
-        if (r >= len || body[r] != ']') VEC_FAIL();
-        r++;
-        /* What follows: a plain '=' writes; an 'op=' reads and writes; else a read. */
-        size_t f = r;
-        while (f < len && isspace((unsigned char)body[f])) f++;
-        if (f < len && body[f] == '=' && body[f + 1] != '=') {
-          use[k].written = 1;
-        } else if (f + 1 < len && strchr("+-*/", body[f]) && body[f + 1] == '=') {
-          use[k].written = 1;
-          use[k].read = 1;
-        } else {
-          use[k].read = 1;
-        }
-        o += (size_t)sprintf(out + o, "%s_ocal_v", g->params[k].name);
-        p = r;
-        continue;
-      }
-      int ok = k >= 0; /* a scalar argument */
-      if (!ok) {
-        size_t r = q;
-        while (r < len && isspace((unsigned char)body[r])) r++;
-        for (int j = 0; !ok && vec_functions[j]; j++)
-          ok = strlen(vec_functions[j]) == wl && strncmp(body + p, vec_functions[j], wl) == 0 &&
-               r < len && body[r] == '(';
-      }
-      if (!ok) VEC_FAIL();
-      memcpy(out + o, body + p, wl);
-      o += wl;
-      p = q;
-    } else if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)body[p + 1]))) {
-      size_t q = p;
-      int fl = 0;
-      while (q < len && (isalnum((unsigned char)body[q]) || body[q] == '.' ||
-                         ((body[q] == '+' || body[q] == '-') && (body[q - 1] == 'e' || body[q - 1] == 'E')))) {
-        if (body[q] == '.' || body[q] == 'e' || body[q] == 'E') fl = 1;
-        q++;
-      }
-      char last = body[q - 1];
-      if (body[p] == '0' && (body[p + 1] == 'x' || body[p + 1] == 'X')) VEC_FAIL();
-      if (fl || last == 'f' || last == 'F') {
-        /* a float literal: only in float bodies, only with the f suffix */
-        if (t != OCAL_F32 || (last != 'f' && last != 'F')) {
-          if (!(t == OCAL_F64 && last != 'f' && last != 'F')) VEC_FAIL();
-        }
-      } else if (!isdigit((unsigned char)last) || q - p > 9) {
-        VEC_FAIL(); /* suffixes (u, l) and literals that may be long: the scalar form */
-      }
-      (void)is_float;
-      memcpy(out + o, body + p, q - p);
-      o += q - p;
-      p = q;
-    } else if (strchr("+-*/=(),;", c)) {
-      if (c == '=' && body[p + 1] == '=') VEC_FAIL();
-      out[o++] = c;
-      p++;
-    } else {
-      VEC_FAIL(); /* < > ! & | ^ ~ % ? : [ ] { } . and anything else */
-    }
-    if (o + 64 > cap) VEC_FAIL();
-  }
-#undef VEC_FAIL
-  out[o] = '\0';
-  return out;
-}
-
-/* Writes and builds the 4-wide program; leaves g->vec NULL when there is none. */
 static void build_vector_form(ocal_gen g, const char *body, const char *preamble) {
-  vec_use use[OCAL__GEN_MAX_VEC_ARGS];
+  ocal__vec_use use[OCAL__GEN_MAX_VEC_ARGS];
   if (g->nparams == 0 || g->nparams > OCAL__GEN_MAX_VEC_ARGS) return;
-  char *vbody = vectorize_body(g, body, use);
+  char *vbody = ocal__gen_vectorize_body(g, body, use);
   if (!vbody) return;
   const char *t = ocal__dtype_cl_type(g->params[0].dtype);
-  sbuf b = {0};
-  sb_header(&b, "elementwise (4-wide form)", g, preamble);
-  sb_add(&b, "__kernel void ocal_elementwise_vec(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ") {\n");
-  sb_rebase(&b, g);
-  sb_add(&b,
+  ocal__sbuf b = {0};
+  ocal__sb_header(&b, "elementwise (4-wide form)", g, preamble);
+  ocal__sb_add(&b, "__kernel void ocal_elementwise_vec(const ulong n");
+  ocal__sb_params(&b, g);
+  ocal__sb_add(&b, ") {\n");
+  ocal__sb_rebase(&b, g);
+  ocal__sb_add(&b,
          "  const ulong ocal_nv = n / 4;\n"
          "  for (ulong ocal_q = get_global_id(0); ocal_q < ocal_nv; ocal_q += get_global_size(0)) {\n");
   for (int k = 0; k < g->nparams; k++) {
     const ocal__gen_param *p = &g->params[k];
     if (!p->pointer) continue;
     if (use[k].read)
-      sb_add(&b, "    %s4 %s_ocal_v = ((__global %s%s4 *)%s)[ocal_q];\n", t, p->name,
+      ocal__sb_add(&b, "    %s4 %s_ocal_v = ((__global %s%s4 *)%s)[ocal_q];\n", t, p->name,
              p->is_const ? "const " : "", t, p->name);
     else
-      sb_add(&b, "    %s4 %s_ocal_v = (%s4)(0);\n", t, p->name, t);
+      ocal__sb_add(&b, "    %s4 %s_ocal_v = (%s4)(0);\n", t, p->name, t);
   }
-  sb_user(&b, "body", vbody);
-  sb_add(&b, "    ;\n");
+  ocal__sb_user(&b, "body", vbody);
+  ocal__sb_add(&b, "    ;\n");
   for (int k = 0; k < g->nparams; k++) {
     const ocal__gen_param *p = &g->params[k];
     if (p->pointer && use[k].written && !p->is_const)
-      sb_add(&b, "    ((__global %s4 *)%s)[ocal_q] = %s_ocal_v;\n", t, p->name, p->name);
+      ocal__sb_add(&b, "    ((__global %s4 *)%s)[ocal_q] = %s_ocal_v;\n", t, p->name, p->name);
   }
-  sb_add(&b,
+  ocal__sb_add(&b,
          "  }\n"
          "  for (ulong i = ocal_nv * 4 + get_global_id(0); i < n; i += get_global_size(0)) {\n");
-  sb_user(&b, "body", body);
-  sb_add(&b, "  ;}\n}\n");
+  ocal__sb_user(&b, "body", body);
+  ocal__sb_add(&b, "  ;}\n}\n");
   free(vbody);
   if (b.failed) {
     free(b.text);
@@ -540,38 +299,38 @@ ocal_status ocal_gen_elementwise(ocal_context ctx, const char *arguments, const 
     gen_free(g);
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "body must not be NULL or empty");
   }
-  sbuf b = {0};
-  sb_header(&b, "elementwise", g, preamble);
+  ocal__sbuf b = {0};
+  ocal__sb_header(&b, "elementwise", g, preamble);
   /* CPUs: one work-item per index, straight-line code: PoCL vectorises a work-group across
    * its work-items only then (measured: a grid-stride loop ran at about half of ocal_axpy's
    * bandwidth there, this form at or above it). */
-  sb_add(&b, "__kernel void ocal_elementwise_flat(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ") {\n");
-  sb_rebase(&b, g);
-  sb_add(&b, "  const ulong i = get_global_id(0);\n  if (i < n) {\n");
-  sb_user(&b, "body", body);
-  sb_add(&b, "  ;}\n}\n");
+  ocal__sb_add(&b, "__kernel void ocal_elementwise_flat(const ulong n");
+  ocal__sb_params(&b, g);
+  ocal__sb_add(&b, ") {\n");
+  ocal__sb_rebase(&b, g);
+  ocal__sb_add(&b, "  const ulong i = get_global_id(0);\n  if (i < n) {\n");
+  ocal__sb_user(&b, "body", body);
+  ocal__sb_add(&b, "  ;}\n}\n");
   /* GPUs: four indices per work-item, a grid-size apart (coalesced), with the pointers
    * restrict so that the compiler may issue the loads of all four before the stores: one
    * index per work-item keeps too few bytes in flight to stream at the copy bandwidth
    * (measured on an H200: 3.4 TB/s against ocal_axpy's float4 kernel at 4.35 TB/s). */
-  sb_add(&b, "__kernel void ocal_elementwise_wide(const ulong n");
-  sb_params_q(&b, g, "restrict ");
-  sb_add(&b, ") {\n");
-  sb_rebase_q(&b, g, "restrict ");
-  sb_add(&b,
+  ocal__sb_add(&b, "__kernel void ocal_elementwise_wide(const ulong n");
+  ocal__sb_params_q(&b, g, "restrict ");
+  ocal__sb_add(&b, ") {\n");
+  ocal__sb_rebase_q(&b, g, "restrict ");
+  ocal__sb_add(&b,
          "  const ulong ocal_s = get_global_size(0);\n"
          "  ulong ocal_b = get_global_id(0);\n"
          "  for (; ocal_b + 3 * ocal_s < n; ocal_b += 4 * ocal_s) {\n");
   for (int u = 0; u < 4; u++) {
-    sb_add(&b, "  { const ulong i = ocal_b + %d * ocal_s;\n", u);
-    sb_user(&b, "body", body);
-    sb_add(&b, "  ;}\n");
+    ocal__sb_add(&b, "  { const ulong i = ocal_b + %d * ocal_s;\n", u);
+    ocal__sb_user(&b, "body", body);
+    ocal__sb_add(&b, "  ;}\n");
   }
-  sb_add(&b, "  }\n  for (; ocal_b < n; ocal_b += ocal_s) { const ulong i = ocal_b;\n");
-  sb_user(&b, "body", body);
-  sb_add(&b, "  ;}\n}\n");
+  ocal__sb_add(&b, "  }\n  for (; ocal_b < n; ocal_b += ocal_s) { const ulong i = ocal_b;\n");
+  ocal__sb_user(&b, "body", body);
+  ocal__sb_add(&b, "  ;}\n}\n");
   static const char *const names[] = {"ocal_elementwise_flat", "ocal_elementwise_wide"};
   status = gen_build(__func__, g, &b, names, 2, -1);
   if (status != OCAL_OK) {
@@ -584,25 +343,6 @@ ocal_status ocal_gen_elementwise(ocal_context ctx, const char *arguments, const 
   return OCAL_OK;
 }
 
-/* "a + b" or "b + a", spaces and outer parentheses ignored. */
-static int is_plain_sum(const char *expr) {
-  char s[64];
-  size_t n = 0;
-  for (const char *p = expr; *p; p++) {
-    if (*p == ' ' || *p == '\t' || *p == '\n') continue;
-    if (n + 1 >= sizeof s) return 0;
-    s[n++] = *p;
-  }
-  s[n] = '\0';
-  char *t = s;
-  while (n >= 2 && t[0] == '(' && t[n - 1] == ')') {
-    t++;
-    n -= 2;
-    t[n] = '\0';
-  }
-  return strcmp(t, "a+b") == 0 || strcmp(t, "b+a") == 0;
-}
-
 static ocal_status check_expr(const char *func, const char *what, const char *expr) {
   if (!expr || !expr[0])
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "%s must not be NULL or empty", what);
@@ -611,17 +351,17 @@ static ocal_status check_expr(const char *func, const char *what, const char *ex
 
 /* The reduction's state and its four operations. The compensated sum is cl/reduce.cl's
  * Neumaier step in one lane. */
-static void sb_reduction_state(sbuf *b, ocal_gen g, const char *neutral, const char *reduce,
+static void sb_reduction_state(ocal__sbuf *b, ocal_gen g, const char *neutral, const char *reduce,
                                int compensated) {
   const char *t = ocal__dtype_cl_type(g->dtype);
-  sb_add(b, "typedef %s ocal_T;\ntypedef %s4 ocal_T4;\n#define OCAL_WG_MAX %d\n", t, t, WG_MAX);
+  ocal__sb_add(b, "typedef %s ocal_T;\ntypedef %s4 ocal_T4;\n#define OCAL_WG_MAX %d\n", t, t, WG_MAX);
   if (compensated) {
-    sb_add(b,
+    ocal__sb_add(b,
            "#pragma OPENCL FP_CONTRACT OFF\n"
            "typedef struct { ocal_T ocal_s; ocal_T ocal_c; } ocal_st;\n"
            "ocal_st ocal_init(void) { ocal_st a; a.ocal_s = (ocal_T)(\n");
-    sb_user(b, "neutral", neutral);
-    sb_add(b,
+    ocal__sb_user(b, "neutral", neutral);
+    ocal__sb_add(b,
            "); a.ocal_c = 0; return a; }\n"
            "void ocal_add(ocal_st *a, ocal_T ocal_v) {\n"
            "  ocal_T ocal_t = a->ocal_s + ocal_v;\n"
@@ -632,11 +372,11 @@ static void sb_reduction_state(sbuf *b, ocal_gen g, const char *neutral, const c
            "/* A non-finite sum stays as it is: no inf - inf = NaN from the compensation. */\n"
            "ocal_T ocal_final(ocal_st a) { return isfinite(a.ocal_s) ? a.ocal_s + a.ocal_c : a.ocal_s; }\n");
   } else {
-    sb_add(b, "typedef ocal_T ocal_st;\nocal_T ocal_reduce(ocal_T a, ocal_T b) { return (\n");
-    sb_user(b, "reduce", reduce);
-    sb_add(b, "); }\nocal_st ocal_init(void) { return (ocal_T)(\n");
-    sb_user(b, "neutral", neutral);
-    sb_add(b,
+    ocal__sb_add(b, "typedef ocal_T ocal_st;\nocal_T ocal_reduce(ocal_T a, ocal_T b) { return (\n");
+    ocal__sb_user(b, "reduce", reduce);
+    ocal__sb_add(b, "); }\nocal_st ocal_init(void) { return (ocal_T)(\n");
+    ocal__sb_user(b, "neutral", neutral);
+    ocal__sb_add(b,
            "); }\n"
            "void ocal_add(ocal_st *a, ocal_T ocal_v) { *a = ocal_reduce(*a, ocal_v); }\n"
            "void ocal_merge(ocal_st *a, ocal_st b) { *a = ocal_reduce(*a, b); }\n"
@@ -646,10 +386,10 @@ static void sb_reduction_state(sbuf *b, ocal_gen g, const char *neutral, const c
 
 /* The map expression at index `idx` into variable `var`, inside its own block so that `i`
  * is a const ulong there. */
-static void sb_map(sbuf *b, const char *var, const char *idx, const char *map) {
-  sb_add(b, "    { const ulong i = %s; %s = (ocal_T)(\n", idx, var);
-  sb_user(b, "map", map);
-  sb_add(b, "); }\n");
+static void sb_map(ocal__sbuf *b, const char *var, const char *idx, const char *map) {
+  ocal__sb_add(b, "    { const ulong i = %s; %s = (ocal_T)(\n", idx, var);
+  ocal__sb_user(b, "map", map);
+  ocal__sb_add(b, "); }\n");
 }
 
 ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *neutral,
@@ -664,10 +404,10 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   ocal_gen g;
   if ((status = gen_new(__func__, ctx, GEN_REDUCTION, dtype, arguments, &g)) != OCAL_OK)
     return status;
-  int compensated = ocal__dtype_is_float(dtype) && is_plain_sum(reduce);
+  int compensated = ocal__dtype_is_float(dtype) && ocal__gen_is_plain_sum(reduce);
   g->state_bytes = ocal_dtype_size(dtype) * (compensated ? 2 : 1);
-  sbuf b = {0};
-  sb_header(&b, "reduction", g, preamble);
+  ocal__sbuf b = {0};
+  ocal__sb_header(&b, "reduction", g, preamble);
   sb_reduction_state(&b, g, neutral, reduce, compensated);
   /* Shared arguments: the user's, then the block (outer, R, inner), the chunks, the output
    * (states when chunks > 1, else results). */
@@ -675,7 +415,7 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
       ", const ulong ocal_outer, const ulong ocal_R, const ulong ocal_inner, const ulong ocal_chunks,"
       " const ulong ocal_clen, __global ocal_st *ocal_part, __global ocal_T *ocal_out,"
       " const ulong ocal_ooff) {\n";
-  sb_add(&b,
+  ocal__sb_add(&b,
          "#define OCAL_GROUP_TREE(ocal_sv)                                            \\\n"
          "  ocal_scratch[ocal_lid] = ocal_sv;                                                   \\\n"
          "  barrier(CLK_LOCAL_MEM_FENCE);                                        \\\n"
@@ -690,11 +430,11 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   /* contig: rows of R contiguous indices (inner == 1); group g reduces every chunks-th
    * stretch of L of row g / chunks (GPUs: four loads in flight per work-item, neighbours on
    * neighbouring elements), or a contiguous range per work-item (CPUs: clen != 0). */
-  sb_add(&b, "__kernel void ocal_red_contig(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, "%s", tail);
-  sb_rebase(&b, g);
-  sb_add(&b,
+  ocal__sb_add(&b, "__kernel void ocal_red_contig(const ulong n");
+  ocal__sb_params(&b, g);
+  ocal__sb_add(&b, "%s", tail);
+  ocal__sb_rebase(&b, g);
+  ocal__sb_add(&b,
          "  __local ocal_st ocal_scratch[OCAL_WG_MAX];\n"
          "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
          "  const ulong ocal_g = get_group_id(0), ocal_o = ocal_g / ocal_chunks, ocal_c = ocal_g %% ocal_chunks;\n"
@@ -708,11 +448,11 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   /* Four independent lanes, as cl/reduce.cl's NL lanes: a CPU runs this loop alone, and
    * one dependent chain of (compensated) adds would be latency-bound. */
   if (compensated)
-    sb_add(&b,
+    ocal__sb_add(&b,
            "    ocal_T4 ocal_ls = (ocal_T4)(0), ocal_lc = (ocal_T4)(0);\n"
            "    for (; ocal_r + 4 <= ocal_r1; ocal_r += 4) {\n");
   else
-    sb_add(&b,
+    ocal__sb_add(&b,
            "    ocal_st ocal_a1 = ocal_init(), ocal_a2 = ocal_init(), ocal_a3 = ocal_init();\n"
            "    for (; ocal_r + 4 <= ocal_r1; ocal_r += 4) {\n");
   sb_map(&b, "ocal_v0", "ocal_base + ocal_r", map);
@@ -720,7 +460,7 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   sb_map(&b, "ocal_v2", "ocal_base + ocal_r + 2", map);
   sb_map(&b, "ocal_v3", "ocal_base + ocal_r + 3", map);
   if (compensated)
-    sb_add(&b,
+    ocal__sb_add(&b,
            "      const ocal_T4 ocal_v = (ocal_T4)(ocal_v0, ocal_v1, ocal_v2, ocal_v3);\n"
            "      const ocal_T4 ocal_t = ocal_ls + ocal_v;\n"
            "      ocal_lc += select((ocal_v - ocal_t) + ocal_ls, (ocal_ls - ocal_t) + ocal_v,\n"
@@ -731,15 +471,15 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
            "    ocal_add(&ocal_state, ocal_ls.s2); ocal_add(&ocal_state, ocal_ls.s3);\n"
            "    ocal_state.ocal_c += (ocal_lc.s0 + ocal_lc.s1) + (ocal_lc.s2 + ocal_lc.s3);\n");
   else
-    sb_add(&b,
+    ocal__sb_add(&b,
            "      ocal_add(&ocal_state, ocal_v0); ocal_add(&ocal_a1, ocal_v1);\n"
            "      ocal_add(&ocal_a2, ocal_v2); ocal_add(&ocal_a3, ocal_v3);\n"
            "    }\n"
            "    ocal_merge(&ocal_state, ocal_a1); ocal_merge(&ocal_a2, ocal_a3);\n"
            "    ocal_merge(&ocal_state, ocal_a2);\n");
-  sb_add(&b, "    for (; ocal_r < ocal_r1; ocal_r++) {\n");
+  ocal__sb_add(&b, "    for (; ocal_r < ocal_r1; ocal_r++) {\n");
   sb_map(&b, "ocal_v0", "ocal_base + ocal_r", map);
-  sb_add(&b,
+  ocal__sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0);\n"
          "    }\n"
          "  } else {\n"
@@ -749,12 +489,12 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   sb_map(&b, "ocal_v1", "ocal_base + ocal_r + ocal_stride", map);
   sb_map(&b, "ocal_v2", "ocal_base + ocal_r + 2 * ocal_stride", map);
   sb_map(&b, "ocal_v3", "ocal_base + ocal_r + 3 * ocal_stride", map);
-  sb_add(&b,
+  ocal__sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0); ocal_add(&ocal_state, ocal_v1); ocal_add(&ocal_state, ocal_v2); ocal_add(&ocal_state, ocal_v3);\n"
          "    }\n"
          "    for (; ocal_r < ocal_R; ocal_r += ocal_stride) {\n");
   sb_map(&b, "ocal_v0", "ocal_base + ocal_r", map);
-  sb_add(&b,
+  ocal__sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0);\n"
          "    }\n"
          "  }\n"
@@ -765,11 +505,11 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
          "  }\n"
          "}\n\n");
   /* strided: one work-item per (row o, chunk s of ocal_clen indices along R, column j). */
-  sb_add(&b, "__kernel void ocal_red_strided(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, "%s", tail);
-  sb_rebase(&b, g);
-  sb_add(&b,
+  ocal__sb_add(&b, "__kernel void ocal_red_strided(const ulong n");
+  ocal__sb_params(&b, g);
+  ocal__sb_add(&b, "%s", tail);
+  ocal__sb_rebase(&b, g);
+  ocal__sb_add(&b,
          "  const ulong ocal_total = ocal_outer * ocal_chunks * ocal_inner;\n"
          "  ocal_T ocal_v0, ocal_v1;\n"
          "  for (ulong ocal_t = get_global_id(0); ocal_t < ocal_total; ocal_t += get_global_size(0)) {\n"
@@ -781,12 +521,12 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
          "    for (; ocal_r + 2 <= ocal_r1; ocal_r += 2) {\n");
   sb_map(&b, "ocal_v0", "ocal_p0 + ocal_r * ocal_inner", map);
   sb_map(&b, "ocal_v1", "ocal_p0 + (ocal_r + 1) * ocal_inner", map);
-  sb_add(&b,
+  ocal__sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0); ocal_add(&ocal_state2, ocal_v1);\n"
          "    }\n"
          "    if (ocal_r < ocal_r1) {\n");
   sb_map(&b, "ocal_v0", "ocal_p0 + ocal_r * ocal_inner", map);
-  sb_add(&b,
+  ocal__sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0);\n"
          "    }\n"
          "    ocal_merge(&ocal_state, ocal_state2);\n"
@@ -795,7 +535,7 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
          "  }\n"
          "}\n\n");
   /* The second passes, over states P[(o * S + s) * inner + j]. */
-  sb_add(&b,
+  ocal__sb_add(&b,
          "__kernel void ocal_red_merge_strided(__global const ocal_st *ocal_P, const ulong ocal_outer,\n"
          "    const ulong ocal_S, const ulong ocal_inner, __global ocal_T *ocal_out, const ulong ocal_ooff) {\n"
          "  const ulong ocal_total = ocal_outer * ocal_inner;\n"
@@ -874,50 +614,50 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
     gen_free(g);
     return OCAL_FAIL(OCAL_INTERNAL, "the library has no embedded cl/scan.cl");
   }
-  sbuf b = {0};
-  sb_header(&b, "scan", g, preamble);
+  ocal__sbuf b = {0};
+  ocal__sb_header(&b, "scan", g, preamble);
   /* The operation, as cl/scan.cl's built-in ones are written. */
-  sb_add(&b, "typedef %s user_A;\nuser_A user_cvt(%s v) { return v; }\n", t, t);
-  sb_add(&b, "user_A user_acc_cvt(user_A v) { return v; }\n");
-  sb_add(&b, "user_A user_op(user_A a, user_A b) { return (\n");
-  sb_user(&b, "op", op);
-  sb_add(&b, "); }\n#define user_ID ((user_A)(%s))\n", neutral);
-  sb_add(&b, "#define user_LB_IPT %zu\n", ocal__scan_lookback_ipt(ocal_dtype_size(dtype)));
-  sb_add(&b, "#define user_BITS(v) T_BITS(v)\n#define user_FROM_BITS(b) T_FROM_BITS(b)\n");
+  ocal__sb_add(&b, "typedef %s user_A;\nuser_A user_cvt(%s v) { return v; }\n", t, t);
+  ocal__sb_add(&b, "user_A user_acc_cvt(user_A v) { return v; }\n");
+  ocal__sb_add(&b, "user_A user_op(user_A a, user_A b) { return (\n");
+  ocal__sb_user(&b, "op", op);
+  ocal__sb_add(&b, "); }\n#define user_ID ((user_A)(%s))\n", neutral);
+  ocal__sb_add(&b, "#define user_LB_IPT %zu\n", ocal__scan_lookback_ipt(ocal_dtype_size(dtype)));
+  ocal__sb_add(&b, "#define user_BITS(v) T_BITS(v)\n#define user_FROM_BITS(b) T_FROM_BITS(b)\n");
   /* The input at flat index i. */
-  sb_add(&b, "user_A ocal_input(const ulong i, const ulong n");
+  ocal__sb_add(&b, "user_A ocal_input(const ulong i, const ulong n");
   for (int k = 0; k < g->nparams; k++) {
     const ocal__gen_param *p = &g->params[k];
     if (p->pointer)
-      sb_add(&b, ", __global %s%s *%s", p->is_const ? "const " : "",
+      ocal__sb_add(&b, ", __global %s%s *%s", p->is_const ? "const " : "",
              ocal__dtype_cl_type(p->dtype), p->name);
     else
-      sb_add(&b, ", const %s %s", ocal__dtype_cl_type(p->dtype), p->name);
+      ocal__sb_add(&b, ", const %s %s", ocal__dtype_cl_type(p->dtype), p->name);
   }
-  sb_add(&b, ") { return (user_A)(\n");
-  sb_user(&b, "input", input);
-  sb_add(&b, "); }\n#define OCAL_IN_PARAMS const ulong ocal_n");
+  ocal__sb_add(&b, ") { return (user_A)(\n");
+  ocal__sb_user(&b, "input", input);
+  ocal__sb_add(&b, "); }\n#define OCAL_IN_PARAMS const ulong ocal_n");
   for (int k = 0; k < g->nparams; k++) {
     const ocal__gen_param *p = &g->params[k];
     if (p->pointer)
-      sb_add(&b, ", __global %s%s *%s_ocal_base, const ulong %s_ocal_off",
+      ocal__sb_add(&b, ", __global %s%s *%s_ocal_base, const ulong %s_ocal_off",
              p->is_const ? "const " : "", ocal__dtype_cl_type(p->dtype), p->name, p->name);
     else
-      sb_add(&b, ", const %s %s_ocal_arg", ocal__dtype_cl_type(p->dtype), p->name);
+      ocal__sb_add(&b, ", const %s %s_ocal_arg", ocal__dtype_cl_type(p->dtype), p->name);
   }
-  sb_add(&b, "\n#define OCAL_LOAD(NAME, ocal_i) ocal_input((ocal_i), ocal_n");
+  ocal__sb_add(&b, "\n#define OCAL_LOAD(NAME, ocal_i) ocal_input((ocal_i), ocal_n");
   for (int k = 0; k < g->nparams; k++) {
     const ocal__gen_param *p = &g->params[k];
     if (p->pointer)
-      sb_add(&b, ", %s_ocal_base + %s_ocal_off", p->name, p->name);
+      ocal__sb_add(&b, ", %s_ocal_base + %s_ocal_off", p->name, p->name);
     else
-      sb_add(&b, ", %s_ocal_arg", p->name);
+      ocal__sb_add(&b, ", %s_ocal_arg", p->name);
   }
   /* cl/scan.cl reads T, the element type (-DT=... for the built-in scans), defined only here,
    * after the user's text, which may use the name T for itself. */
-  sb_add(&b, ")\n#define T %s\n", t);
+  ocal__sb_add(&b, ")\n#define T %s\n", t);
   g->own_len = b.len;
-  sb_add(&b, "#line 1 \"scan.cl\"\n%s", scan_cl->text);
+  ocal__sb_add(&b, "#line 1 \"scan.cl\"\n%s", scan_cl->text);
   if (b.failed) {
     free(b.text);
     gen_free(g);
@@ -957,69 +697,6 @@ ocal_status ocal_gen_release(ocal_gen gen) {
 
 /* ---- running ------------------------------------------------------------------------- */
 
-/* Kernel arguments a run passes: two per user argument at most (a pointer's buffer and
- * offset), plus the generated kernels' own (fewer than 32). */
-#define MAX_CL_ARGS (2 * OCAL_GEN_MAX_ARGS + 32)
-
-/* The user's arguments as kernel arguments (after `n`): checks their count, kinds, types and
- * contexts. `first` receives the first buffer argument (NULL if none). */
-typedef struct {
-  ocal__arg a[MAX_CL_ARGS];
-  cl_mem mems[MAX_CL_ARGS / 2];
-  cl_ulong offs[MAX_CL_ARGS / 2];
-  int count;
-} cl_args;
-
-static ocal_status user_args(const char *func, ocal_gen g, int nargs, const ocal_gen_arg *args,
-                             cl_args *out, ocal_buffer *first) {
-  *first = NULL;
-  if (nargs != g->nparams)
-    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                      "%d argument%s given, but the argument list declares %d", nargs,
-                      nargs == 1 ? "" : "s", g->nparams);
-  if (nargs > 0 && !args) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "args must not be NULL");
-  if (2 * nargs > MAX_CL_ARGS)
-    return ocal__fail(OCAL_UNSUPPORTED, func, "more than %d arguments", MAX_CL_ARGS / 2);
-  out->count = 0;
-  for (int k = 0; k < nargs; k++) {
-    const ocal__gen_param *p = &g->params[k];
-    const char *t = ocal__dtype_cl_type(p->dtype);
-    if (p->pointer) {
-      ocal_buffer buf = args[k].buffer;
-      if (!buf || args[k].scalar)
-        return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                          "argument %d ('%s%s *%s') is a pointer: pass a buffer "
-                          "(OCAL_GEN_BUFFER(buf))",
-                          k, p->is_const ? "const " : "", t, p->name);
-      ocal_status status = ocal__check_buffer(buf, func);
-      if (status != OCAL_OK) return status;
-      if (buf->ctx != g->ctx)
-        return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                          "argument %d ('%s') belongs to another context", k, p->name);
-      if (buf->dtype != p->dtype)
-        return ocal__fail(OCAL_TYPE_MISMATCH, func,
-                          "argument %d ('%s *%s') needs a buffer of %s (%s), but the buffer "
-                          "holds %s",
-                          k, t, p->name, ocal_dtype_name(p->dtype), t,
-                          ocal_dtype_name(buf->dtype));
-      if (!*first) *first = buf;
-      int m = out->count / 2;
-      out->mems[m] = buf->mem;
-      out->offs[m] = buf->offset;
-      out->a[out->count++] = (ocal__arg){sizeof(cl_mem), &out->mems[m]};
-      out->a[out->count++] = (ocal__arg){sizeof(cl_ulong), &out->offs[m]};
-    } else {
-      if (!args[k].scalar || args[k].buffer)
-        return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                          "argument %d ('%s %s') is a scalar: pass a pointer to its value "
-                          "(OCAL_GEN_SCALAR(&value))",
-                          k, t, p->name);
-      out->a[out->count++] = (ocal__arg){ocal_dtype_size(p->dtype), args[k].scalar};
-    }
-  }
-  return OCAL_OK;
-}
-
 /* Sets every argument of k and enqueues global work-items in groups of local. */
 static ocal_status launch(ocal_gen g, ocal__kernel *k, size_t nargs, const ocal__arg *args,
                           size_t global, size_t local) {
@@ -1039,16 +716,9 @@ static ocal_status scratch(ocal_gen g, size_t bytes, cl_mem *mem) {
   return status;
 }
 
-/* Appends kernel arguments; fails when there are too many. */
-static int push(cl_args *a, size_t size, const void *value) {
-  if (a->count >= MAX_CL_ARGS) return -1;
-  a->a[a->count++] = (ocal__arg){size, value};
-  return 0;
-}
-
 /* The reduction of the (outer, R, inner) block into out at element offset ooff. The plan is
  * src/ops/reduce.c's (enqueue()), element for element, so the trees match ocal_sum's. */
-static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size_t outer,
+static ocal_status run_reduction(const char *func, ocal_gen g, ocal__cl_args *ua, size_t outer,
                                  size_t R, size_t inner, ocal_buffer out) {
   ocal_context ctx = g->ctx;
   const size_t outputs = outer * inner;
@@ -1103,14 +773,14 @@ static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size
       status = scratch(g, bytes, &part);
   }
   if (status == OCAL_OK) {
-    cl_args a1 = {.count = 0};
-    push(&a1, sizeof c_n, &c_n);
+    ocal__cl_args a1 = {.count = 0};
+    ocal__gen_push(&a1, sizeof c_n, &c_n);
     int bad = 0;
-    for (int k = 0; k < ua->count; k++) bad |= push(&a1, ua->a[k].size, ua->a[k].value);
-    bad |= push(&a1, sizeof c_outer, &c_outer) | push(&a1, sizeof c_R, &c_R) |
-           push(&a1, sizeof c_inner, &c_inner) | push(&a1, sizeof c_chunks, &c_chunks) |
-           push(&a1, sizeof c_clen, &c_clen) | push(&a1, sizeof(cl_mem), &part) |
-           push(&a1, sizeof(cl_mem), &out_mem) | push(&a1, sizeof(cl_ulong), chunks > 1 ? &zero : &ooff);
+    for (int k = 0; k < ua->count; k++) bad |= ocal__gen_push(&a1, ua->a[k].size, ua->a[k].value);
+    bad |= ocal__gen_push(&a1, sizeof c_outer, &c_outer) | ocal__gen_push(&a1, sizeof c_R, &c_R) |
+           ocal__gen_push(&a1, sizeof c_inner, &c_inner) | ocal__gen_push(&a1, sizeof c_chunks, &c_chunks) |
+           ocal__gen_push(&a1, sizeof c_clen, &c_clen) | ocal__gen_push(&a1, sizeof(cl_mem), &part) |
+           ocal__gen_push(&a1, sizeof(cl_mem), &out_mem) | ocal__gen_push(&a1, sizeof(cl_ulong), chunks > 1 ? &zero : &ooff);
     if (bad)
       status = ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments");
     else
@@ -1140,10 +810,10 @@ static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size
 /* Builds a launch's arguments: `n`, the user's arguments, then `count` more. */
 /* The scan of the (outer, R, inner) block along R into out (same shape, at out->offset):
  * the engine's plan (src/ops/scan.c), which ocal_cumsum runs too. */
-static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t outer, size_t R,
+static ocal_status run_scan(const char *func, ocal_gen g, ocal__cl_args *ua, size_t outer, size_t R,
                             size_t inner, ocal_buffer out) {
   cl_ulong c_n = outer * R * inner;
-  ocal__arg in[1 + MAX_CL_ARGS];
+  ocal__arg in[1 + OCAL__GEN_MAX_CL_ARGS];
   in[0] = (ocal__arg){sizeof c_n, &c_n};
   memcpy(in + 1, ua->a, (size_t)ua->count * sizeof *in);
   gen_scan_call call = {func, g};
@@ -1185,9 +855,9 @@ ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *
                          ocal_buffer out) {
   ocal_status status = check_gen(gen, __func__);
   if (status != OCAL_OK) return status;
-  cl_args ua;
+  ocal__cl_args ua;
   ocal_buffer first;
-  if ((status = user_args(__func__, gen, nargs, args, &ua, &first)) != OCAL_OK) return status;
+  if ((status = ocal__gen_user_args(__func__, gen, nargs, args, &ua, &first)) != OCAL_OK) return status;
   if (n == OCAL_GEN_AUTO) {
     if (!first)
       return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
@@ -1200,10 +870,10 @@ ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *
                        "out must be NULL for an elementwise kernel (it writes through its "
                        "arguments)");
     if (n == 0) return OCAL_OK;
-    cl_args a = {.count = 0};
+    ocal__cl_args a = {.count = 0};
     cl_ulong c_n = n;
-    int bad = push(&a, sizeof c_n, &c_n);
-    for (int k = 0; k < ua.count; k++) bad |= push(&a, ua.a[k].size, ua.a[k].value);
+    int bad = ocal__gen_push(&a, sizeof c_n, &c_n);
+    for (int k = 0; k < ua.count; k++) bad |= ocal__gen_push(&a, ua.a[k].size, ua.a[k].value);
     if (bad) return OCAL_FAIL(OCAL_UNSUPPORTED, "too many arguments");
     /* CPUs: one work-item per index, straight-line. GPUs: the 4-wide form where there is
      * one and every buffer is aligned for it, else four indices per work-item. */
@@ -1248,9 +918,9 @@ ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs, const ocal_gen_
                      "reductions and scans run along axes)");
   const int scan = gen->kind == GEN_SCAN;
   const char *what = scan ? "scan" : "reduction";
-  cl_args ua;
+  ocal__cl_args ua;
   ocal_buffer x;
-  if ((status = user_args(__func__, gen, nargs, args, &ua, &x)) != OCAL_OK) return status;
+  if ((status = ocal__gen_user_args(__func__, gen, nargs, args, &ua, &x)) != OCAL_OK) return status;
   if (!x)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                      "a %s along an axis takes the shape of the first buffer argument, and "

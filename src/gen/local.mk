@@ -5,6 +5,9 @@
 src_libocal_core_la_SOURCES += \
 	src/gen/gen_internal.h \
 	src/gen/parse.c \
+	src/gen/source.c \
+	src/gen/rewrite.c \
+	src/gen/args.c \
 	src/gen/gen.c
 
 # Tests on PoCL (or OCAL_DEVICE): the generators against host references.

@@ -17,7 +17,7 @@ libs=$(sed -n 's/^\(OPENCL_LIBS\|CLBLAST_LIBS\|CLFFT_LIBS\) = //p' "$build/Makef
 for t in gen_params gen_body settings disk_cache tuning; do
   echo "fuzz build: fuzz_$t"
   $cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$src/include" -I"$build/include" -I"$build" -I"$src/src/core" -I"$src/src/gen" \
+    -I"$src/include" -I"$build/include" -I"$build" -I"$src/src/core" -I"$src/src/gen" -I"$src/src/kernel" \
     -I"$src/src/blas" -I"$src/src/fft" \
     -o "$out/fuzz_$t" "$src/tests/fuzz/fuzz_$t.c" "$lib" $libs -lm -lpthread
 done
