@@ -20,7 +20,7 @@ static double now(void) {
   do {                                                                                      \
     ocal_status s_ = (expr);                                                                \
     if (s_ != OCAL_OK) {                                                                    \
-      fprintf(stderr, "%s: %s failed: %s: %s\n", BENCH_NAME, #expr, ocal_status_string(s_), \
+      fprintf(stderr, "%s: %s failed: %s: %s\n", BENCH_NAME, #expr, ocal_status_name(s_), \
               ocal_last_error());                                                           \
       exit(1);                                                                              \
     }                                                                                       \

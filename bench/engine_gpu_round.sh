@@ -17,6 +17,7 @@
 #                    programs compiled (cold), then the same from the disk cache
 #   check.log        the three test programs' summaries
 #   reduce.md        `ocal bench --suite reduce` (Markdown table with the vs-copy column)
+#   reduce_single.md, reduce_three.md   the same with OCAL_SCAN=single and OCAL_SCAN=three
 # Output stays short: the demo's steps, the first calls, the test summaries and the sum and
 # cumsum rows (GB/s and vs copy) at the largest size.
 set -u
@@ -75,3 +76,16 @@ big=$(grep -E '^\| reduce \| cumsum \| f32 \| [0-9]+ ' "$out/reduce.md" |
   awk -F'|' '{gsub(/ /, "", $5); print $5}' | sort -n | tail -n 1)
 head -n 6 "$out/reduce.md" | grep -E '^\| suite'
 grep -E "^\| reduce \| (sum|cumsum) \| f32 \| ${big:-none} \|" "$out/reduce.md"
+
+# The scan plan both ways in one run (OCAL_SCAN, docs/scan.md): cumsum f32 at 2^24 and 2^28
+# (and the largest size of the sweep: CI sizes with "quick") with the single pass (decoupled
+# look-back) and with three passes, each row with its GB/s and ratio to a copy.
+for plan in single three; do
+  echo "== OCAL_SCAN=$plan ocal bench --suite reduce (cumsum f32)"
+  OCAL_SCAN=$plan timeout 900 "$b/tools/ocal" bench $q --suite reduce > "$out/reduce_$plan.md" 2>&1
+  echo "rc $?"
+  top=$(grep -E '^\| reduce \| cumsum \| f32 \| [0-9]+ ' "$out/reduce_$plan.md" |
+    awk -F'|' '{gsub(/ /, "", $5); print $5}' | sort -n | tail -n 1)
+  grep -E "^\| reduce \| cumsum \| f32 \| (16777216|268435456|${top:-none}) \|" \
+    "$out/reduce_$plan.md" | sort -u
+done

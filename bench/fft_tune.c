@@ -6,7 +6,7 @@
  * shape: 0 1024x65536, 1 4096x32768, 2 2^20x128, 3 2^24x8, 4 2-D 4096x4096 (default: these
  * five); 5 2^22x32, 6 2^21x64; 7 4096x4, 8 2-D 64x128 batch 3 (small, for a CPU).
  * Prints one JSON object per shape: plan creation time, the best of three timed rounds of
- * back-to-back forward C2C transforms ended by ocal_finish (as the fft suite times them), and
+ * back-to-back forward C2C transforms ended by ocal_context_finish (as the fft suite times them), and
  * the largest error of a few output bins against a double-precision DFT on the host (batch 0
  * random, the last batch, if another, constant), relative to the input's 2-norm. */
 #include <math.h>
@@ -72,7 +72,7 @@ static void dft_bin(const shape *sh, const float *x, size_t points, size_t k, do
 
 static int one(const char *label, const char *tune, const shape *sh) {
   ocal_context ctx;
-  CHECK(ocal_context_create(&ctx, NULL));
+  CHECK(ocal_context_create(NULL, &ctx));
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
   d.ndim = sh->ndim;
@@ -84,7 +84,7 @@ static int one(const char *label, const char *tune, const shape *sh) {
   CHECK(ocal_fft_plan_create(ctx, &d, &plan));
   double plan_ms = (now() - t0) * 1e3;
   ocal_fft_plan_info info;
-  CHECK(ocal_fft_plan_info_get(plan, &info));
+  CHECK(ocal_fft_plan_get_info(plan, &info));
   size_t points = sh->n[0] * (sh->ndim == 2 ? sh->n[1] : 1), total = points * sh->batch;
   ocal_buffer in, out;
   CHECK(ocal_buffer_create(ctx, OCAL_C32, 1, &total, &in));
@@ -103,7 +103,7 @@ static int one(const char *label, const char *tune, const shape *sh) {
   norm = sqrt(norm);
   CHECK(ocal_buffer_write(in, 0, points, x, NULL));
   CHECK(ocal_fft_execute(plan, OCAL_FFT_FORWARD, in, out));
-  CHECK(ocal_finish(ctx));
+  CHECK(ocal_context_finish(ctx));
   /* bins of batch 0 against the host DFT; bins 0 and 1 of the last (constant) batch */
   size_t bins[3] = {1, points / 3 + 7, points - 5};
   double err = 0;
@@ -129,7 +129,7 @@ static int one(const char *label, const char *tune, const shape *sh) {
   for (;;) {
     t0 = now();
     for (int i = 0; i < reps; i++) CHECK(ocal_fft_execute(plan, OCAL_FFT_FORWARD, in, out));
-    CHECK(ocal_finish(ctx));
+    CHECK(ocal_context_finish(ctx));
     if (now() - t0 >= 0.05) break;
     reps *= 2;
   }
@@ -138,7 +138,7 @@ static int one(const char *label, const char *tune, const shape *sh) {
   for (int round = 0; round < 3; round++) {
     t0 = now();
     for (int i = 0; i < reps; i++) CHECK(ocal_fft_execute(plan, OCAL_FFT_FORWARD, in, out));
-    CHECK(ocal_finish(ctx));
+    CHECK(ocal_context_finish(ctx));
     double t = (now() - t0) / reps;
     if (t < best) best = t;
   }

@@ -1,5 +1,5 @@
 /* ocal benchmark — what the first reduction, scan and generated reduction of a process cost:
- * each runs once on a fresh context (wall-clock time to ocal_finish, kernel builds
+ * each runs once on a fresh context (wall-clock time to ocal_context_finish, kernel builds
  * included) and prints the programs its first call compiled or loaded from the disk cache.
  * Run it with an empty OCAL_CACHE_DIR to see cold compiles (and, on PoCL, POCL_KERNEL_CACHE=0
  * so that PoCL's own cache does not hide them); bench/engine_gpu_round.sh does that.
@@ -43,15 +43,15 @@ typedef struct {
 
 static void begin(probe *p, ocal_context ctx) {
   p->ctx = ctx;
-  CHECK(ocal_context_cache_stats(ctx, &p->before));
+  CHECK(ocal_context_get_cache_stats(ctx, &p->before));
   p->t0 = now_ms();
 }
 
 static void end(probe *p, const char *what, double err, double tol) {
-  CHECK(ocal_finish(p->ctx));
+  CHECK(ocal_context_finish(p->ctx));
   double ms = now_ms() - p->t0;
   ocal_cache_stats after;
-  CHECK(ocal_context_cache_stats(p->ctx, &after));
+  CHECK(ocal_context_get_cache_stats(p->ctx, &after));
   int ok = err <= tol;
   if (!ok) failed = 1;
   printf("%-28s %9.1f ms  compiled %llu  from disk %llu  %s (error %.1e)\n", what, ms,
@@ -72,14 +72,14 @@ int main(void) {
 
   ocal_context ctx;
   double t0 = now_ms();
-  CHECK(ocal_context_create(&ctx, NULL));
+  CHECK(ocal_context_create(NULL, &ctx));
   printf("%-28s %9.1f ms\n", "context", now_ms() - t0);
   size_t n = N, one = 1;
   ocal_buffer bx, bout, bscan;
   CHECK(ocal_buffer_from_host(ctx, OCAL_F32, 1, &n, x, &bx));
   CHECK(ocal_buffer_create(ctx, OCAL_F32, 1, &one, &bout));
   CHECK(ocal_buffer_create(ctx, OCAL_F32, 1, &n, &bscan));
-  CHECK(ocal_finish(ctx));
+  CHECK(ocal_context_finish(ctx));
 
   probe p;
   float got = 0;

@@ -46,7 +46,7 @@ static void emit(size_t m, size_t n, size_t k, int ta, int tb, const char *engin
   do {                                                                            \
     ocal_buffer_release(a), ocal_buffer_release(b), ocal_buffer_release(c);       \
     ocal_context_release(ctx);                                                    \
-    if (ocal_context_create(&ctx, NULL) != OCAL_OK) {                             \
+    if (ocal_context_create(NULL, &ctx) != OCAL_OK) {                             \
       fprintf(stderr, "context: %s\n", ocal_last_error());                        \
       return 1;                                                                   \
     }                                                                             \
@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
   if (argc > 1) tiles = (const char **)argv + 1, ntiles = argc - 1;
   if (argc == 2 && strcmp(argv[1], "-") == 0) ntiles = 0; /* engines only, no tile sweep */
   ocal_context ctx;
-  if (ocal_context_create(&ctx, NULL) != OCAL_OK) {
+  if (ocal_context_create(NULL, &ctx) != OCAL_OK) {
     fprintf(stderr, "context: %s\n", ocal_last_error());
     return 1;
   }

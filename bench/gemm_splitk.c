@@ -35,12 +35,12 @@ int main(int argc, char **argv) {
                 {256, 512, 10, 0, 1},     {256, 784, 512, 0, 1},    {1024, 1024, 4096, 0, 0}};
   static const char *modes[] = {"0", "1", "2", "4", "8", "16"};
   ocal_context ctx;
-  if (ocal_context_create(&ctx, NULL) != OCAL_OK) {
+  if (ocal_context_create(NULL, &ctx) != OCAL_OK) {
     fprintf(stderr, "context: %s\n", ocal_last_error());
     return 1;
   }
   ocal_blas_tuning info;
-  if (ocal_blas_tuning_info(ctx, OCAL_F32, &info) != OCAL_OK) return 1;
+  if (ocal_blas_get_tuning(ctx, OCAL_F32, &info) != OCAL_OK) return 1;
   char stored[1024];
   snprintf(stored, sizeof stored, "%s", info.params);
   long mins[8] = {0, 512, 256};
@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
          * operands again (the tuning applied above holds for the device, not the context). */
         ocal_buffer_release(a), ocal_buffer_release(b), ocal_buffer_release(c);
         ocal_context_release(ctx);
-        if (ocal_context_create(&ctx, NULL) != OCAL_OK) {
+        if (ocal_context_create(NULL, &ctx) != OCAL_OK) {
           fprintf(stderr, "context: %s\n", ocal_last_error());
           return 1;
         }

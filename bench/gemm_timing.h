@@ -24,13 +24,13 @@ static ocal_buffer matrix(ocal_context ctx, size_t r, size_t c, unsigned seed) {
 }
 
 /* Seconds per call of C = op(A) op(B), the best of 3 rounds of about `round` seconds of
- * back-to-back calls each ended by one ocal_finish; -1 on failure. */
+ * back-to-back calls each ended by one ocal_context_finish; -1 on failure. */
 static double time_gemm(ocal_context ctx, int ta, int tb, ocal_buffer a, ocal_buffer b,
                         ocal_buffer c, double round) {
   ocal_transpose A = ta ? OCAL_TRANS : OCAL_NO_TRANS, B = tb ? OCAL_TRANS : OCAL_NO_TRANS;
-  if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK || ocal_finish(ctx) != OCAL_OK) return -1;
+  if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK || ocal_context_finish(ctx) != OCAL_OK) return -1;
   double t0 = now();
-  if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK || ocal_finish(ctx) != OCAL_OK) return -1;
+  if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK || ocal_context_finish(ctx) != OCAL_OK) return -1;
   double one = now() - t0, best = one;
   long reps = (long)(round / (one > 1e-6 ? one : 1e-6));
   if (reps < 3) reps = 3;
@@ -39,7 +39,7 @@ static double time_gemm(ocal_context ctx, int ta, int tb, ocal_buffer a, ocal_bu
     t0 = now();
     for (long i = 0; i < reps; i++)
       if (ocal_gemm(A, B, 1.0, a, b, 0.0, c) != OCAL_OK) return -1;
-    if (ocal_finish(ctx) != OCAL_OK) return -1;
+    if (ocal_context_finish(ctx) != OCAL_OK) return -1;
     double each = (now() - t0) / (double)reps;
     if (each < best) best = each;
   }

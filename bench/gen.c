@@ -1,13 +1,13 @@
 /* ocal benchmark — generated kernels against the built-ins they imitate: a generated
  * y = a*x + y against ocal_axpy, a generated dot (map "x[i] * y[i]", reduce "a + b")
- * against ocal_vdot, at sizes 2^10 .. 2^max; and the creation of a generated kernel in a
+ * against ocal_dot, at sizes 2^10 .. 2^max; and the creation of a generated kernel in a
  * fresh process (exec'ed) with an empty disk cache, then again with the cache filled.
  *
  *   bench/gen [--quick] [--max-log2 N]
  *
  * One JSON line per measurement. Bytes: axpy reads x and y and writes y (12 bytes per f32
  * element); dot reads x and y (8). Times are wall-clock over back-to-back calls ended by
- * ocal_finish, the best of three trials; "ratio" is generated GB/s over built-in GB/s
+ * ocal_context_finish, the best of three trials; "ratio" is generated GB/s over built-in GB/s
  * measured at the same size in the same run. */
 #include <errno.h>
 #include <stdio.h>
@@ -56,7 +56,7 @@ static void run_op(state *b, int op) {
   switch (op) {
     case OP_AXPY: CHECK(ocal_axpy(a, b->x, b->y)); break;
     case OP_GEN_AXPY: CHECK(ocal_gen_run(b->axpy, b->n, 3, axpy, NULL)); break;
-    case OP_DOT: CHECK(ocal_vdot(b->x, b->y, OCAL_AXIS_ALL, b->out)); break;
+    case OP_DOT: CHECK(ocal_dot(b->x, b->y, OCAL_AXIS_ALL, b->out)); break;
     case OP_GEN_DOT: CHECK(ocal_gen_run(b->dot, b->n, 2, dot, b->out)); break;
     default: CHECK(ocal_kernel_launch(b->raw, 1, &b->n, NULL)); break;
   }
@@ -64,10 +64,10 @@ static void run_op(state *b, int op) {
 
 static double time_op(state *b, int op, double target) {
   run_op(b, op);
-  CHECK(ocal_finish(b->ctx));
+  CHECK(ocal_context_finish(b->ctx));
   double t0 = now();
   run_op(b, op);
-  CHECK(ocal_finish(b->ctx));
+  CHECK(ocal_context_finish(b->ctx));
   double one = now() - t0;
   int reps = one > 0 ? (int)(target / one) : 1000;
   if (reps < 3) reps = 3;
@@ -76,7 +76,7 @@ static double time_op(state *b, int op, double target) {
   for (int trial = 0; trial < 3; trial++) {
     t0 = now();
     for (int r = 0; r < reps; r++) run_op(b, op);
-    CHECK(ocal_finish(b->ctx));
+    CHECK(ocal_context_finish(b->ctx));
     double t = (now() - t0) / reps;
     if (t < best) best = t;
   }
@@ -91,14 +91,14 @@ static int child(const char *dir) {
   opt.disk_cache = 1;
   opt.cache_dir = dir;
   ocal_context ctx;
-  CHECK(ocal_context_create(&ctx, &opt));
+  CHECK(ocal_context_create(&opt, &ctx));
   double t0 = now();
   ocal_gen g1, g2;
   CHECK(ocal_gen_elementwise(ctx, axpy_args, axpy_body, NULL, &g1));
   CHECK(make_dot(ctx, &g2));
   double t = now() - t0;
   ocal_cache_stats st;
-  CHECK(ocal_context_cache_stats(ctx, &st));
+  CHECK(ocal_context_get_cache_stats(ctx, &st));
   printf("\"ms\":%.2f,\"compiles\":%llu,\"disk_hits\":%llu", t * 1e3,
          (unsigned long long)st.compiles, (unsigned long long)st.disk_hits);
   ocal_gen_release(g1);
@@ -159,9 +159,9 @@ int main(int argc, char **argv) {
 
   state b;
   memset(&b, 0, sizeof b);
-  CHECK(ocal_context_create(&b.ctx, NULL));
+  CHECK(ocal_context_create(NULL, &b.ctx));
   ocal_device_info info;
-  CHECK(ocal_context_device(b.ctx, &info));
+  CHECK(ocal_context_get_device_info(b.ctx, &info));
   char dev[300];
   size_t k = 0;
   for (const char *p = info.name; *p && k < sizeof dev - 1; p++)

@@ -6,7 +6,7 @@
  *            up to 16 alive at a time, the same seeded sequence for every mode), pooled and
  *            unpooled (the pool option, as OCAL_POOL=0 sets it). "touch" modes also write one
  *            byte into each new buffer (drivers that allocate lazily pay at first use) and end
- *            with ocal_finish; the same fills on buffers made beforehand give the allocation's
+ *            with ocal_context_finish; the same fills on buffers made beforehand give the allocation's
  *            share. Each mode runs the sequence once to warm up, then 5 times timed, and
  *            reports the best pass (hits, misses and allocations count all 5).
  * transfer:  host-to-device and device-to-host GB/s of blocking ocal_buffer_write/read at
@@ -37,7 +37,7 @@ static ocal_context make_ctx(int pool, int staging) {
   o.pool = pool;
   o.staging = staging;
   ocal_context ctx;
-  CHECK(ocal_context_create(&ctx, &o));
+  CHECK(ocal_context_create(&o, &ctx));
   return ctx;
 }
 
@@ -80,7 +80,7 @@ static void make_sequence(int ops) {
 static double alloc_pass(ocal_context ctx, int ops, int touch) {
   ocal_buffer live[WINDOW] = {0};
   cl_command_queue q;
-  CHECK(ocal_context_cl_queue(ctx, &q));
+  CHECK(ocal_context_get_cl_queue(ctx, &q));
   double t0 = now();
   for (int i = 0; i < ops; i++) {
     int slot = seq_slot[i];
@@ -89,7 +89,7 @@ static double alloc_pass(ocal_context ctx, int ops, int touch) {
     if (touch) {
       cl_mem m;
       size_t off;
-      CHECK(ocal_buffer_cl_mem(live[slot], &m, &off));
+      CHECK(ocal_buffer_get_cl_mem(live[slot], &m, &off));
       unsigned char zero = 0;
       if (clEnqueueFillBuffer(q, m, &zero, 1, off, 1, 0, NULL, NULL) != CL_SUCCESS) {
         fprintf(stderr, "bench/memory: clEnqueueFillBuffer failed\n");
@@ -98,7 +98,7 @@ static double alloc_pass(ocal_context ctx, int ops, int touch) {
     }
   }
   for (int i = 0; i < WINDOW; i++) CHECK(ocal_buffer_release(live[i]));
-  CHECK(ocal_finish(ctx));
+  CHECK(ocal_context_finish(ctx));
   return now() - t0;
 }
 
@@ -110,17 +110,17 @@ static double touch_only(ocal_context ctx, int ops) {
   size_t n = 64;
   for (int i = 0; i < WINDOW; i++) {
     CHECK(ocal_buffer_create(ctx, OCAL_U8, 1, &n, &live[i]));
-    CHECK(ocal_buffer_cl_mem(live[i], &mem[i], NULL));
+    CHECK(ocal_buffer_get_cl_mem(live[i], &mem[i], NULL));
   }
   cl_command_queue q;
-  CHECK(ocal_context_cl_queue(ctx, &q));
+  CHECK(ocal_context_get_cl_queue(ctx, &q));
   unsigned char zero = 0;
-  CHECK(ocal_finish(ctx));
+  CHECK(ocal_context_finish(ctx));
   double t0 = now();
   for (int i = 0; i < ops; i++) {
     clEnqueueFillBuffer(q, mem[seq_slot[i]], &zero, 1, 0, 1, 0, NULL, NULL);
   }
-  CHECK(ocal_finish(ctx));
+  CHECK(ocal_context_finish(ctx));
   double t = now() - t0;
   for (int i = 0; i < WINDOW; i++) CHECK(ocal_buffer_release(live[i]));
   return t;
@@ -136,7 +136,7 @@ static void bench_alloc(int ops) {
       ocal_context ctx = make_ctx(pool, 0);
       alloc_pass(ctx, ops, touch); /* warm up: the driver's first allocations, the pool */
       ocal_memory_stats before, after;
-      CHECK(ocal_memory_stats_get(ctx, &before));
+      CHECK(ocal_memory_get_stats(ctx, &before));
       /* The best of ROUNDS passes: one pass takes about a millisecond, which one preemption
        * on a busy host would distort. */
       double t = alloc_pass(ctx, ops, touch);
@@ -144,7 +144,7 @@ static void bench_alloc(int ops) {
         double again = alloc_pass(ctx, ops, touch);
         if (again < t) t = again;
       }
-      CHECK(ocal_memory_stats_get(ctx, &after));
+      CHECK(ocal_memory_get_stats(ctx, &after));
       us[pool] = t / ops * 1e6;
       printf("{\"bench\":\"alloc\",\"mode\":\"%s%s\",\"buffers\":%d,\"us_per_alloc_release\":%.3f,"
              "\"best_pass_ms\":%.2f,\"hits\":%llu,\"misses\":%llu,\"device_allocs\":%llu,"
@@ -197,7 +197,7 @@ static double time_transfer(ocal_context ctx, ocal_buffer dev, void *host, size_
       case M_WRITE: CHECK(ocal_buffer_write(dev, 0, bytes, host, NULL)); break;
       case M_READ: CHECK(ocal_buffer_read(dev, 0, bytes, host, NULL)); break;
     }
-    CHECK(ocal_finish(ctx));
+    CHECK(ocal_context_finish(ctx));
     if (r >= 0) t[r] = now() - t0;
   }
   qsort(t, (size_t)reps, sizeof *t, cmp_double);
@@ -212,7 +212,7 @@ typedef struct {
 static void bench_transfer(size_t max_bytes, const staging_kind *chunks, int nchunks) {
   ocal_context plain = make_ctx(1, 0);
   ocal_device_info info;
-  CHECK(ocal_context_device(plain, &info));
+  CHECK(ocal_context_get_device_info(plain, &info));
   unsigned char *pageable = malloc(max_bytes);
   if (!pageable) exit(1);
   memset(pageable, 1, max_bytes); /* touch every page: no first-touch faults in the timing */
@@ -296,13 +296,13 @@ static void bench_pipeline(size_t chunk_elems, int chunks) {
   }
   /* The parts alone, for scale (after one round that builds the kernels). */
   compute(in[0], out[0]);
-  CHECK(ocal_finish(ctx));
+  CHECK(ocal_context_finish(ctx));
   double t0 = now();
   CHECK(ocal_buffer_write(in[0], 0, chunk_elems, hin, NULL));
   double t_up = now() - t0;
   t0 = now();
   compute(in[0], out[0]);
-  CHECK(ocal_finish(ctx));
+  CHECK(ocal_context_finish(ctx));
   double t_comp = now() - t0;
   t0 = now();
   CHECK(ocal_buffer_read(out[0], 0, chunk_elems, hout, NULL));
@@ -327,14 +327,14 @@ static void bench_pipeline(size_t chunk_elems, int chunks) {
       CHECK(ocal_transfer_write(in[k], 0, chunk_elems, hin + (size_t)s * chunk_elems,
                                 s >= 2 ? 1 : 0, s >= 2 ? &done[s - 2] : NULL, &up[s]));
       ocal_event w[2] = {up[s], s >= 2 ? down[s - 2] : NULL};
-      CHECK(ocal_context_wait(ctx, s >= 2 ? 2 : 1, w));
+      CHECK(ocal_context_enqueue_wait(ctx, s >= 2 ? 2 : 1, w));
       compute(in[k], out[k]);
-      CHECK(ocal_context_marker(ctx, &done[s]));
+      CHECK(ocal_context_enqueue_marker(ctx, &done[s]));
       CHECK(ocal_transfer_read(out[k], 0, chunk_elems, hout + (size_t)s * chunk_elems, 1,
                                &done[s], &down[s]));
     }
     CHECK(ocal_event_wait(down[chunks - 1]));
-    CHECK(ocal_finish(ctx));
+    CHECK(ocal_context_finish(ctx));
     t = now() - t0;
     for (int s = 0; s < chunks; s++) {
       CHECK(ocal_event_wait(down[s]));

@@ -5,7 +5,7 @@ FP32 with TF32 off, on random data at the same batch size.
 
 The step is forward, loss, backward and the parameter update, as an eager PyTorch training
 loop writes it; timed with torch.cuda.synchronize() around many steps queued back to back
-(as mlp_train times its steps between two ocal_finish calls). Prints one JSON line.
+(as mlp_train times its steps between two ocal_context_finish calls). Prints one JSON line.
 
     python3 bench/mlp_torch.py [--batch 256] [--steps 1000] [--hidden 512]
 """

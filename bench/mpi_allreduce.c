@@ -74,11 +74,11 @@ int main(int argc, char **argv) {
   ocal_mpi mpi;
   ocal_context ctx;
   TRYB(ocal_mpi_create(MPI_COMM_WORLD, NULL, &mpi));
-  TRYB(ocal_mpi_context(mpi, &ctx));
+  TRYB(ocal_mpi_get_context(mpi, &ctx));
   ocal_mpi_info info;
   ocal_device_info dev;
   TRYB(ocal_mpi_get_info(mpi, &info));
-  TRYB(ocal_context_device(ctx, &dev));
+  TRYB(ocal_context_get_device_info(ctx, &dev));
   int ok = 1;
   double *t = calloc((size_t)repeat, sizeof *t);
   for (size_t mib = 1; mib <= max_mib; mib *= 4) {
@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
     /* Ours, after one run that builds the kernel. */
     for (int r = -1; r < repeat; r++) {
       TRYB(ocal_buffer_fill(b, &mine));
-      TRYB(ocal_finish(ctx));
+      TRYB(ocal_context_finish(ctx));
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = now();
       TRYB(ocal_mpi_allreduce(mpi, b, OCAL_MPI_SUM));
@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
     /* The obvious way: download, MPI_Allreduce on the host, upload. */
     for (int r = -1; r < repeat; r++) {
       TRYB(ocal_buffer_fill(b, &mine));
-      TRYB(ocal_finish(ctx));
+      TRYB(ocal_context_finish(ctx));
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = now();
       TRYB(ocal_buffer_read(b, 0, n, host, NULL));

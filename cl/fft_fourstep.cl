@@ -373,8 +373,7 @@ static inline void fft_group(cx *v, const int t, __local lt *lds, __global const
  * rows each, so that consecutive items touch consecutive columns of a row: each warp-wide access
  * then covers whole 32-byte pieces of a few rows. An item reading or writing all FS_C columns of
  * its own rows as one vector splits every piece over two 16-byte instructions, and that ran the
- * same memory pattern twice as slowly on an H100 (2^24 x 8 points, pass 1 as a plain copy:
- * 1860 us against 976 us). */
+ * same memory pattern twice as slowly on an H100 (docs/measurements.md#fourstep-access). */
 #ifndef FS_SR
 #define FS_SR 1
 #endif

@@ -29,7 +29,7 @@
  *   NAME_strided_reduce / NAME_strided / NAME_strided_acc   any inner: a work-item per
  *       (row, piece, column), neighbours on neighbouring columns;
  *   NAME_lookback    rows of contiguous elements in ONE launch (decoupled look-back, below;
- *       docs/scan.md), which the host prefers to the three launches on GPUs and CPUs. */
+ *       docs/scan.md), which the host prefers to the three launches on CPUs (OCAL_SCAN). */
 #ifdef OCAL_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -184,15 +184,16 @@ maximum_A maximum_op(maximum_A a, maximum_A b) { return max(a, b); }
  * groups started before it and are running, which cannot deadlock whatever the device runs
  * concurrently (a CPU driver's threads included; Oclgrind runs groups one after another, so
  * there every predecessor has finished). The group scans its tile, publishes the tile's
- * total (flag AGG), then its first work-item walks back over the predecessors' flags until
- * one with an inclusive prefix (flag PREFIX), and combines that prefix with the totals after
- * it in increasing tile order (so a float result is the same left-to-right combination of
- * tile totals whichever flags it found: deterministic for a fixed tile size), and publishes
- * its own inclusive prefix. Tile 0 of a row publishes PREFIX at once.
+ * total (flag AGG), then its work-items read a window of L predecessors' flags at once until
+ * the nearest one with an inclusive prefix (flag PREFIX) with every tile after it published;
+ * the first work-item combines that prefix with the totals after it in increasing tile order
+ * (so a float result is the same left-to-right combination of tile totals whichever flags it
+ * found: deterministic for a fixed tile size), and publishes its own inclusive prefix. Tile 0
+ * of a row publishes PREFIX at once.
  *
- * Every word other groups read is written and read with 32-bit global atomics (OpenCL 1.1
- * core); values are stored as two 32-bit halves, which is safe because a value never changes
- * after its flag says it is there. A flag word holds (epoch << 2) | state, the epoch a number
+ * Every word other groups read is written with 32-bit global atomics (OpenCL 1.1 core) and
+ * read with volatile loads (lb_flag, lb_load); values are stored as two 32-bit halves, which
+ * is safe because a value never changes after its flag says it is there. A flag word holds (epoch << 2) | state, the epoch a number
  * the host changes at every launch, so the state buffer needs no clearing between launches.
  * OpenCL 1.2 orders a work-item's own memory operations with mem_fence but says nothing of
  * when other work-groups see them; the scheme needs only that a value written before a fence
@@ -200,6 +201,14 @@ maximum_A maximum_op(maximum_A a, maximum_A b) { return max(a, b); }
  * device's global atomics and fences do (docs/scan.md says more). The state buffer: word 0
  * the ticket counter, then `cap` flags, then `cap` totals and `cap` inclusive prefixes of
  * two words each. */
+/* Predecessors a look-back reads at once: the whole group (a wide window finds the nearest
+ * PREFIX in one round where many groups run at once). Defining OCAL_LB_WINDOW (2, say) makes
+ * the walk slide through many windows: that is how the sliding path was tested (docs/scan.md). */
+#ifdef OCAL_LB_WINDOW
+#define LB_WINDOW(L) ((L) < OCAL_LB_WINDOW ? (L) : OCAL_LB_WINDOW)
+#else
+#define LB_WINDOW(L) (L)
+#endif
 #define LB_AGG 1u
 #define LB_PREFIX 2u
 /* Elements per work-item of a look-back tile: 16 for results of 4 bytes or less, 8 for 8-byte
@@ -244,12 +253,18 @@ maximum_A maximum_op(maximum_A a, maximum_A b) { return max(a, b); }
 #define maximum_BITS(v) T_BITS(v)
 #define maximum_FROM_BITS(b) T_FROM_BITS(b)
 
+/* Publishing is atomic (a 32-bit exchange per half, then a fence, then the flag); reading is
+ * plain volatile loads, which a spinning group repeats without taking the line for a
+ * read-modify-write (on NVIDIA they compile to ld.volatile, served by L2 where the atomics
+ * land, as CUB's look-back does). A value is read only after its flag said it is there, and
+ * never changes afterwards, so its halves are consistent. */
 void lb_store(__global uint *w, ulong bits) {
   atomic_xchg(w, (uint)bits);
   atomic_xchg(w + 1, (uint)(bits >> 32));
 }
-ulong lb_load(__global uint *w) {
-  uint lo = atomic_or(w, 0u), hi = atomic_or(w + 1, 0u);
+uint lb_flag(volatile __global uint *w) { return *w; }
+ulong lb_load(volatile __global uint *w) {
+  uint lo = w[0], hi = w[1];
   return (ulong)lo | ((ulong)hi << 32);
 }
 
@@ -263,6 +278,7 @@ ulong lb_load(__global uint *w) {
     __local NAME##_A sums[OCAL_WG_MAX];                                                     \
     __local uint ticket_l;                                                                  \
     __local NAME##_A prefix_l;                                                              \
+    __local uint lb_kp, lb_kz; /* nearest PREFIX, nearest unpublished in the window */       \
     const uint lid = get_local_id(0), L = get_local_size(0);                               \
     __global uint *flags = state + 4;                                                       \
     __global uint *aggs = flags + cap, *incls = aggs + 2 * cap;                             \
@@ -291,32 +307,65 @@ ulong lb_load(__global uint *w) {
       if (lid >= off) sums[lid] = NAME##_op(left, sums[lid]);                               \
       barrier(CLK_LOCAL_MEM_FENCE);                                                         \
     }                                                                                       \
-    if (lid == 0) {                                                                         \
-      const NAME##_A total = sums[L - 1];                                                   \
-      const uint tag = epoch << 2;                                                          \
-      NAME##_A p = NAME##_ID;                                                               \
-      if (c > 0) {                                                                          \
-        lb_store(aggs + 2 * v, NAME##_BITS(total));                                         \
-        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                    \
-        atomic_xchg(flags + v, tag | LB_AGG);                                               \
-        /* Walk back to the nearest inclusive prefix (tile 0 of the row has one). */       \
-        ulong j = v - 1;                                                                    \
-        for (;;) {                                                                          \
-          uint f = atomic_or(flags + j, 0u);                                                \
-          if ((f & ~3u) != tag) continue; /* not published yet: ask again */               \
-          if ((f & 3u) == LB_PREFIX) break;                                                 \
-          j--;                                                                              \
-        }                                                                                   \
-        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                    \
-        p = NAME##_FROM_BITS(lb_load(incls + 2 * j));                                       \
-        for (ulong q = j + 1; q < v; q++)                                                   \
-          p = NAME##_op(p, NAME##_FROM_BITS(lb_load(aggs + 2 * q)));                        \
-      }                                                                                     \
-      lb_store(incls + 2 * v, NAME##_BITS(NAME##_op(p, total)));                            \
-      mem_fence(CLK_GLOBAL_MEM_FENCE);                                                      \
-      atomic_xchg(flags + v, tag | LB_PREFIX);                                              \
-      prefix_l = p;                                                                         \
-    }                                                                                       \
+    const NAME##_A total = sums[L - 1];                                                  \
+    const uint tag = epoch << 2;                                                         \
+    if (lid == 0) {                                                                      \
+      if (c > 0) {                                                                       \
+        lb_store(aggs + 2 * v, NAME##_BITS(total));                                      \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                 \
+        atomic_xchg(flags + v, tag | LB_AGG);                                            \
+      } else {                                                                           \
+        lb_store(incls + 2 * v, NAME##_BITS(total));                                     \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                 \
+        atomic_xchg(flags + v, tag | LB_PREFIX);                                         \
+        prefix_l = NAME##_ID;                                                            \
+      }                                                                                  \
+    }                                                                                    \
+    if (c > 0) {                                                                         \
+      /* The look-back in windows of W predecessors: work-item k reads the flag of tile  \
+       * hi - k and, if it is published, its value (into tile[k]: the elements are in val[] \
+       * now). The nearest PREFIX with every tile after it published ends the walk; a tile \
+       * before it not yet published means the window is read again; a window of AGGs only \
+       * slides back by W (tile 0 of the row publishes PREFIX, so the walk stops there). */ \
+      const ulong first = v - c;                                                         \
+      ulong hi = v - 1;                                                                  \
+      const uint W = LB_WINDOW(L);                                                       \
+      uint kp, kz;                                                                       \
+      for (;;) {                                                                         \
+        if (lid == 0) lb_kp = lb_kz = W;                                                 \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        if (lid < W && lid <= hi - first) {                                                       \
+          const ulong q = hi - lid;                                                      \
+          const uint f = lb_flag(flags + q);                                             \
+          if ((f & ~3u) != tag) {                                                        \
+            atomic_min(&lb_kz, lid);                                                     \
+          } else {                                                                       \
+            mem_fence(CLK_GLOBAL_MEM_FENCE);                                             \
+            const uint pre = (f & 3u) == LB_PREFIX;                                      \
+            tile[lid] = NAME##_FROM_BITS(lb_load((pre ? incls : aggs) + 2 * q));         \
+            if (pre) atomic_min(&lb_kp, lid);                                            \
+          }                                                                              \
+        }                                                                                \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                             \
+        kp = lb_kp;                                                                      \
+        kz = lb_kz;                                                                      \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        if (kp < kz) break;   /* found, every tile after it published */                 \
+        if (kz == W) hi -= W; /* all AGG: slide back */                                  \
+      }                                                                                  \
+      if (lid == 0) {                                                                    \
+        /* The left fold from the inclusive prefix of tile hi - kp, in increasing tile   \
+         * order, so a float result does not depend on which prefix was found. */        \
+        NAME##_A p = tile[kp];                                                           \
+        for (uint k = kp; k-- > 0;) p = NAME##_op(p, tile[k]);                           \
+        for (ulong q = hi + 1; q < v; q++) /* windows slid past: published AGGs */       \
+          p = NAME##_op(p, NAME##_FROM_BITS(lb_load(aggs + 2 * q)));                     \
+        lb_store(incls + 2 * v, NAME##_BITS(NAME##_op(p, total)));                       \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                 \
+        atomic_xchg(flags + v, tag | LB_PREFIX);                                         \
+        prefix_l = p;                                                                    \
+      }                                                                                  \
+    }                                                                                    \
     barrier(CLK_LOCAL_MEM_FENCE);                                                           \
     run = NAME##_op(prefix_l, lid > 0 ? sums[lid - 1] : NAME##_ID);                         \
     for (uint k = 0; k < NAME##_LB_IPT; k++) {                                                        \

@@ -13,11 +13,13 @@
 
 #include <ocal.h>
 
+#include "example_args.h"
+
 #define TRY(call)                                                                       \
   do {                                                                                  \
     ocal_status s_ = (call);                                                            \
     if (s_ != OCAL_OK) {                                                                \
-      fprintf(stderr, "array_sum: %s failed: %s\n%s\n", #call, ocal_status_string(s_),  \
+      fprintf(stderr, "array_sum: %s failed: %s\n%s\n", #call, ocal_status_name(s_),  \
               ocal_last_error());                                                       \
       return 1;                                                                         \
     }                                                                                   \
@@ -39,25 +41,18 @@ static int usage(FILE *f, int status) {
   return status;
 }
 
-static int parse_u64(const char *arg, uint64_t min, uint64_t max, uint64_t *out) {
-  char *end;
-  if (!arg || !*arg || arg[0] == '-') return -1;
-  unsigned long long v = strtoull(arg, &end, 10);
-  if (*end || v < min || v > max) return -1;
-  *out = v;
-  return 0;
-}
-
 int main(int argc, char **argv) {
   const char *device = NULL;
   uint64_t n = 1000000, repeat = 20;
   for (int i = 1; i < argc; i++) {
+    int common = example_common_arg(argc, argv, &i, "array_sum", usage, &device);
+    if (common == 1) return 0;
+    if (common < 0) return usage(stderr, 2);
+    if (common == 2) continue;
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(argv[i], "--help") == 0) return usage(stdout, 0);
-    if (strcmp(argv[i], "--device") == 0 && v) {
-      device = v;
-    } else if (strcmp(argv[i], "--n") == 0 && parse_u64(v, 1, INT32_MAX, &n) == 0) {
-    } else if (strcmp(argv[i], "--repeat") == 0 && parse_u64(v, 1, 1000000, &repeat) == 0) {
+    if (strcmp(argv[i], "--n") == 0 && example_parse_u64(v, 1, INT32_MAX, &n) == 0) {
+    } else if (strcmp(argv[i], "--repeat") == 0 &&
+               example_parse_u64(v, 1, 1000000, &repeat) == 0) {
     } else {
       fprintf(stderr, "array_sum: bad argument '%s'%s\n", argv[i],
               v ? "" : " (or its value is missing)");
@@ -66,21 +61,15 @@ int main(int argc, char **argv) {
     i++;
   }
 
-  ocal_context_options opts;
-  ocal_context_options_init(&opts);
-  opts.device = device;
   ocal_context ctx;
-  TRY(ocal_context_create(&ctx, &opts));
-  ocal_device_info info;
-  TRY(ocal_context_device(ctx, &info));
-  printf("device: %s (%s)\n", info.name, info.platform_name);
+  if (example_context("array_sum", device, &ctx) != OCAL_OK) return 1;
   size_t len = (size_t)n;
 
   /* 0 + 1 + ... + (N-1) in i32, summed into i64: exact, so it must equal N(N-1)/2. */
   ocal_buffer ints;
   int64_t isum;
   TRY(ocal_buffer_create(ctx, OCAL_I32, 1, &len, &ints));
-  TRY(ocal_arange(ints, 0.0, 1.0));
+  TRY(ocal_arange(0.0, 1.0, ints));
   TRY(ocal_reduce_to_host(OCAL_REDUCE_SUM, ints, OCAL_I64, &isum));
   int64_t iwant = (int64_t)n * ((int64_t)n - 1) / 2;
   int ok = isum == iwant;
@@ -93,7 +82,7 @@ int main(int argc, char **argv) {
   size_t one = 1;
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &len, &x));
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &one, &out));
-  TRY(ocal_random_uniform(x, 2026, 0, 0.0, 1.0));
+  TRY(ocal_random_uniform(2026, 0, 0.0, 1.0, x));
   float fsum;
   TRY(ocal_reduce_to_host(OCAL_REDUCE_SUM, x, OCAL_F32, &fsum));
   float *h = malloc(len * sizeof *h);
@@ -112,10 +101,10 @@ int main(int argc, char **argv) {
 
   /* Time: R sums queued back to back, between two waits for the queue. */
   TRY(ocal_sum(x, OCAL_AXIS_ALL, out)); /* warm up */
-  TRY(ocal_finish(ctx));
+  TRY(ocal_context_finish(ctx));
   double t0 = now();
   for (uint64_t r = 0; r < repeat; r++) TRY(ocal_sum(x, OCAL_AXIS_ALL, out));
-  TRY(ocal_finish(ctx));
+  TRY(ocal_context_finish(ctx));
   double sec = (now() - t0) / (double)repeat;
   printf("device time: %.1f us per sum of %zu floats (%.1f GB/s)\n", 1e6 * sec, len,
          (double)len * sizeof(float) / sec / 1e9);

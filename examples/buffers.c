@@ -13,7 +13,7 @@
 #include <ocal.h>
 
 static int die(const char *what, ocal_status s) {
-  fprintf(stderr, "buffers: %s failed: %s\n%s\n", what, ocal_status_string(s), ocal_last_error());
+  fprintf(stderr, "buffers: %s failed: %s\n%s\n", what, ocal_status_name(s), ocal_last_error());
   return 1;
 }
 
@@ -44,10 +44,10 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&opts);
   opts.device = device;
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &opts);
+  ocal_status s = ocal_context_create(&opts, &ctx);
   if (s != OCAL_OK) return die("ocal_context_create", s);
   ocal_device_info info;
-  ocal_context_device(ctx, &info);
+  ocal_context_get_device_info(ctx, &info);
   printf("device: %s (%s)\n", info.name, info.platform_name);
 
   float *host = malloc(n * sizeof *host);

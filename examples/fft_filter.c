@@ -19,11 +19,13 @@
 
 #include <ocal.h>
 
+#include "example_args.h"
+
 #define TRY(call)                                                                        \
   do {                                                                                   \
     ocal_status s_ = (call);                                                             \
     if (s_ != OCAL_OK) {                                                                 \
-      fprintf(stderr, "fft_filter: %s failed: %s\n%s\n", #call, ocal_status_string(s_),  \
+      fprintf(stderr, "fft_filter: %s failed: %s\n%s\n", #call, ocal_status_name(s_),  \
               ocal_last_error());                                                        \
       return 1;                                                                          \
     }                                                                                    \
@@ -68,12 +70,13 @@ int main(int argc, char **argv) {
   double noise = 1.0;
   static const double freq[3] = {7, 19, 42}, amp[3] = {1.0, 0.6, 0.4};
   for (int i = 1; i < argc; i++) {
+    int common = example_common_arg(argc, argv, &i, "fft_filter", usage, &device);
+    if (common == 1) return 0;
+    if (common < 0) return usage(stderr, 2);
+    if (common == 2) continue;
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     char *end = NULL;
-    if (strcmp(argv[i], "--help") == 0) return usage(stdout, 0);
-    if (strcmp(argv[i], "--device") == 0 && v) {
-      device = v;
-    } else if (strcmp(argv[i], "--n") == 0 && v && v[0] != '-') {
+    if (strcmp(argv[i], "--n") == 0 && v && v[0] != '-') {
       n = (size_t)strtoull(v, &end, 10);
     } else if (strcmp(argv[i], "--cutoff") == 0 && v && v[0] != '-') {
       cutoff = (size_t)strtoull(v, &end, 10);
@@ -113,14 +116,8 @@ int main(int argc, char **argv) {
     noisy[i] = (float)(s + noise * next_normal(&rng));
   }
 
-  ocal_context_options opts;
-  ocal_context_options_init(&opts);
-  opts.device = device;
   ocal_context ctx;
-  TRY(ocal_context_create(&ctx, &opts));
-  ocal_device_info info;
-  TRY(ocal_context_device(ctx, &info));
-  printf("device: %s (%s)\n", info.name, info.platform_name);
+  if (example_context("fft_filter", device, &ctx) != OCAL_OK) return 1;
 
   /* One plan for each direction: R2C forward, C2R inverse (scaled by 1/N, NumPy's rule). */
   ocal_fft_desc d;
@@ -132,7 +129,7 @@ int main(int argc, char **argv) {
   d.kind = OCAL_FFT_C2R;
   TRY(ocal_fft_plan_create(ctx, &d, &inverse));
   ocal_fft_plan_info pi;
-  TRY(ocal_fft_plan_info_get(forward, &pi));
+  TRY(ocal_fft_plan_get_info(forward, &pi));
 
   size_t bins = n / 2 + 1, high = bins - cutoff;
   ocal_buffer x, X, X_high, y;

@@ -15,7 +15,7 @@
 #include <ocal.h>
 
 static int fail(const char *what, ocal_status s) {
-  fprintf(stderr, "gen_reduction: %s failed: %s\n%s\n", what, ocal_status_string(s),
+  fprintf(stderr, "gen_reduction: %s failed: %s\n%s\n", what, ocal_status_name(s),
           ocal_last_error());
   return 1;
 }
@@ -57,10 +57,10 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&opts);
   opts.device = device;
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &opts);
+  ocal_status s = ocal_context_create(&opts, &ctx);
   if (s != OCAL_OK) return fail("ocal_context_create", s);
   ocal_device_info info;
-  ocal_context_device(ctx, &info);
+  ocal_context_get_device_info(ctx, &info);
   printf("device: %s (%s)\n", info.name, info.platform_name);
 
   float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
   if (s != OCAL_OK) return fail("ocal_gen_reduction", s);
   if (show) {
     const char *src;
-    ocal_gen_source(gen, &src);
+    ocal_gen_get_source(gen, &src);
     printf("---- generated source ----\n%s---- end ----\n", src);
   }
   ocal_gen_arg args[2];

@@ -18,11 +18,13 @@
 
 #include <ocal.h>
 
+#include "example_args.h"
+
 #define TRY(call)                                                                            \
   do {                                                                                       \
     ocal_status s_ = (call);                                                                 \
     if (s_ != OCAL_OK && s_ != OCAL_NOT_CONVERGED) {                                         \
-      fprintf(stderr, "laplacian_eigs: %s failed: %s\n%s\n", #call, ocal_status_string(s_), \
+      fprintf(stderr, "laplacian_eigs: %s failed: %s\n%s\n", #call, ocal_status_name(s_), \
               ocal_last_error());                                                            \
       return 1;                                                                              \
     }                                                                                        \
@@ -58,15 +60,16 @@ int main(int argc, char **argv) {
   long dim = 2, n = 100, k = 8, max_iter = 1000;
   int f32 = 0;
   for (int i = 1; i < argc; i++) {
+    int common = example_common_arg(argc, argv, &i, "laplacian_eigs", usage, &device);
+    if (common == 1) return 0;
+    if (common < 0) return usage(stderr, 2);
+    if (common == 2) continue;
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(argv[i], "--help") == 0) return usage(stdout, 0);
     if (strcmp(argv[i], "--f32") == 0) {
       f32 = 1;
       continue;
     }
-    if (strcmp(argv[i], "--device") == 0 && v) {
-      device = v;
-    } else if (strcmp(argv[i], "--mtx") == 0 && v) {
+    if (strcmp(argv[i], "--mtx") == 0 && v) {
       mtx = v;
     } else if (strcmp(argv[i], "--dim") == 0 && (dim = parse_long(v, 2, 3)) > 0) {
     } else if (strcmp(argv[i], "--n") == 0 && (n = parse_long(v, 2, 100000)) > 0) {
@@ -83,11 +86,11 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&opts);
   opts.device = device;
   ocal_context ctx;
-  TRY(ocal_context_create(&ctx, &opts));
+  TRY(ocal_context_create(&opts, &ctx));
   ocal_device_info info;
-  TRY(ocal_context_device(ctx, &info));
+  TRY(ocal_context_get_device_info(ctx, &info));
   int fp64 = 0;
-  TRY(ocal_context_has_fp64(ctx, &fp64));
+  TRY(ocal_context_get_fp64(ctx, &fp64));
   if (!fp64) f32 = 1;
   ocal_dtype vt = f32 ? OCAL_F32 : OCAL_F64;
   printf("device: %s (%s), %s\n", info.name, info.platform_name, f32 ? "f32" : "f64");
@@ -103,7 +106,7 @@ int main(int argc, char **argv) {
       return s == OCAL_IO_ERROR || s == OCAL_INVALID_ARGUMENT ? 2 : 1;
     }
     size_t cols;
-    TRY(ocal_csr_shape(a, &N, &cols));
+    TRY(ocal_csr_get_shape(a, &N, &cols));
     printf("%s: %zu x %zu\n", mtx, N, cols);
   } else {
     /* The stencil on the host: diagonal 2 d, -1 for each neighbour inside the grid. */

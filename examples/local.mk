@@ -1,6 +1,8 @@
 # ocal — the example programs (each one does one real job; a user copies them), included by
 # the top-level Makefile.am. Built by `make`; tests/examples.sh runs each at small sizes.
 
+# examples/example_args.h: the --help/--device handling and context creation they share.
+noinst_HEADERS += examples/example_args.h
 noinst_PROGRAMS += examples/vector_dot examples/array_sum examples/mlp_train examples/fft_filter
 examples_vector_dot_LDADD = src/libocal.la -lm
 examples_array_sum_LDADD = src/libocal.la -lm

@@ -9,7 +9,7 @@
   do {                                                                                    \
     ocal_status s_ = (call);                                                              \
     if (s_ != OCAL_OK) {                                                                  \
-      fprintf(stderr, "mlp: %s failed: %s\n%s\n", #call, ocal_status_string(s_),          \
+      fprintf(stderr, "mlp: %s failed: %s\n%s\n", #call, ocal_status_name(s_),          \
               ocal_last_error());                                                         \
       return s_;                                                                          \
     }                                                                                     \
@@ -64,13 +64,13 @@ int make_synthetic(dataset *d, size_t n, size_t dim, uint64_t seed, uint64_t fir
 ocal_status init_weights(net *m, uint64_t seed) {
   size_t n1, n2, dim, hidden, shape[OCAL_MAX_DIMS];
   int nd;
-  TRY(ocal_buffer_shape(m->w1, &nd, shape));
+  TRY(ocal_buffer_get_shape(m->w1, &nd, shape));
   dim = shape[0];
   hidden = shape[1];
-  TRY(ocal_buffer_numel(m->w1, &n1));
-  TRY(ocal_buffer_numel(m->w2, &n2));
-  TRY(ocal_random_normal(m->w1, seed, 0, 0.0, sqrt(2.0 / (double)dim)));
-  TRY(ocal_random_normal(m->w2, seed, n1, 0.0, sqrt(2.0 / (double)hidden)));
+  TRY(ocal_buffer_get_numel(m->w1, &n1));
+  TRY(ocal_buffer_get_numel(m->w2, &n2));
+  TRY(ocal_random_normal(seed, 0, 0.0, sqrt(2.0 / (double)dim), m->w1));
+  TRY(ocal_random_normal(seed, n1, 0.0, sqrt(2.0 / (double)hidden), m->w2));
   float zero = 0.0f;
   TRY(ocal_buffer_fill(m->b1, &zero));
   TRY(ocal_buffer_fill(m->b2, &zero));

@@ -35,7 +35,7 @@
   do {                                                                                    \
     ocal_status s_ = (call);                                                              \
     if (s_ != OCAL_OK) {                                                                  \
-      fprintf(stderr, "mlp_train: %s failed: %s\n%s\n", #call, ocal_status_string(s_),    \
+      fprintf(stderr, "mlp_train: %s failed: %s\n%s\n", #call, ocal_status_name(s_),    \
               ocal_last_error());                                                         \
       return s_;                                                                          \
     }                                                                                     \
@@ -65,7 +65,7 @@ static struct {
 static double profile_last;
 
 static void profile_mark(const char *name) {
-  ocal_finish(profile_ctx);
+  ocal_context_finish(profile_ctx);
   double t = now();
   int i = 0;
   while (i < 31 && profile[i].name && strcmp(profile[i].name, name) != 0) i++;
@@ -192,7 +192,7 @@ typedef struct host_net {
 
 static ocal_status read_doubles(ocal_buffer b, double **out) {
   size_t n;
-  TRY(ocal_buffer_numel(b, &n));
+  TRY(ocal_buffer_get_numel(b, &n));
   float *f = malloc(n * sizeof *f);
   *out = malloc(n * sizeof **out);
   if (!f || !*out) {
@@ -343,12 +343,12 @@ static ocal_status run(ocal_context ctx, dataset *train, dataset *test, const op
   ocal_buffer xb, yb;
   TRY(ocal_buffer_view(xtrain, 0, 2, xs, &xb));
   TRY(ocal_buffer_view(ytrain, 0, 1, &B, &yb));
-  TRY(ocal_finish(ctx));
+  TRY(ocal_context_finish(ctx));
   double t0 = now();
   TRY(sgd_step(&m, xb, yb, &p, o->lr));
-  TRY(ocal_finish(ctx));
+  TRY(ocal_context_finish(ctx));
   ocal_cache_stats cs;
-  TRY(ocal_context_cache_stats(ctx, &cs));
+  TRY(ocal_context_get_cache_stats(ctx, &cs));
   /* CLBlast builds its GEMM kernels itself, outside ocal's cache (drivers may cache them). */
   printf("first SGD step: %.1f ms (ocal's kernels: %llu compiled, %llu from the disk cache)\n",
          1e3 * (now() - t0), (unsigned long long)cs.compiles, (unsigned long long)cs.disk_hits);
@@ -391,21 +391,21 @@ static ocal_status run(ocal_context ctx, dataset *train, dataset *test, const op
     *ok = 0;
   }
 
-  /* Step time: the same step, over and over, timed between two ocal_finish calls. */
+  /* Step time: the same step, over and over, timed between two ocal_context_finish calls. */
   if (o->bench_steps > 0) {
     for (int w = 0; w < 5; w++) TRY(sgd_step(&m, xb, yb, &p, o->lr));
-    TRY(ocal_finish(ctx));
+    TRY(ocal_context_finish(ctx));
     double b0 = now();
     for (size_t t = 0; t < o->bench_steps; t++) TRY(sgd_step(&m, xb, yb, &p, o->lr));
     double queued = now();
-    TRY(ocal_finish(ctx));
+    TRY(ocal_context_finish(ctx));
     double us = 1e6 * (now() - b0) / (double)o->bench_steps;
     printf("SGD step time: %.1f us per step at batch %zu (%zu steps; the host queued a step in "
            "%.1f us)\n",
            us, B, o->bench_steps, 1e6 * (queued - b0) / (double)o->bench_steps);
   }
   if (o->profile_steps > 0) {
-    TRY(ocal_finish(ctx));
+    TRY(ocal_context_finish(ctx));
     profile_ctx = ctx;
     for (size_t t = 0; t < o->profile_steps; t++) {
       profile_last = now();
@@ -564,13 +564,13 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&co);
   co.device = o.device;
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &co);
+  ocal_status s = ocal_context_create(&co, &ctx);
   if (s != OCAL_OK) {
-    fprintf(stderr, "mlp_train: no device: %s\n%s\n", ocal_status_string(s), ocal_last_error());
+    fprintf(stderr, "mlp_train: no device: %s\n%s\n", ocal_status_name(s), ocal_last_error());
     return 1;
   }
   ocal_device_info info;
-  ocal_context_device(ctx, &info);
+  ocal_context_get_device_info(ctx, &info);
   printf("device: %s (%s)\n", info.name, info.platform_name);
   printf("data: %s, %zu training and %zu held-out samples of %zu features\n",
          o.idx_images ? o.idx_images : "synthetic 10-class problem", train.n, test.n, train.dim);

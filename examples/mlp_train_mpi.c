@@ -5,7 +5,7 @@
  * layer; each bucket is all-reduced (summed over the ranks) by ocal_mpi_iallreduce as soon as
  * it is computed, so layer 2's gradients travel while layer 1's backward pass still runs on
  * the device. The weight updates are ordered after the all-reduces by their events
- * (ocal_context_wait), without the host waiting; the requests are finished at the next step.
+ * (ocal_context_enqueue_wait), without the host waiting; the requests are finished at the next step.
  * Every rank then applies the same update, W -= lr / B * sum of gradients, so the weights stay
  * identical (the program checks that, bit for bit, at the end).
  *
@@ -30,7 +30,7 @@
   do {                                                                                    \
     ocal_status s_ = (call);                                                              \
     if (s_ != OCAL_OK) {                                                                  \
-      fprintf(stderr, "mlp_train_mpi: %s failed: %s\n%s\n", #call, ocal_status_string(s_), \
+      fprintf(stderr, "mlp_train_mpi: %s failed: %s\n%s\n", #call, ocal_status_name(s_), \
               ocal_last_error());                                                         \
       return s_;                                                                          \
     }                                                                                     \
@@ -87,7 +87,7 @@ static ocal_status finish_pending(grads *g) {
 static ocal_status after(ocal_context ctx, ocal_mpi_request req) {
   ocal_event ev;
   TRY(ocal_mpi_request_event(req, &ev));
-  ocal_status s = ocal_context_wait(ctx, 1, &ev);
+  ocal_status s = ocal_context_enqueue_wait(ctx, 1, &ev);
   ocal_event_release(ev);
   return s;
 }
@@ -163,7 +163,7 @@ static ocal_status global_loss(ocal_buffer loss, ocal_buffer one, size_t B, doub
 
 static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const options *o, int *ok) {
   ocal_context ctx;
-  TRY(ocal_mpi_context(mpi, &ctx));
+  TRY(ocal_mpi_get_context(mpi, &ctx));
   size_t D = train->dim, B = o->batch, b = B / (size_t)nranks, xs[2] = {b, D}, xB[2] = {B, D};
   size_t trs[2] = {train->n, D}, tes[2] = {test->n, D}, one = 1;
   net m;
@@ -302,12 +302,12 @@ static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const option
     TRY(ocal_buffer_view(ytrain, (size_t)rank * b, 1, &b, &yb));
     for (int w = 0; w < 3; w++) TRY(step(mpi, ctx, &m, &g, xb, yb, &p, B, o->lr));
     TRY(finish_pending(&g));
-    TRY(ocal_finish(ctx));
+    TRY(ocal_context_finish(ctx));
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now();
     for (size_t t = 0; t < o->bench_steps; t++) TRY(step(mpi, ctx, &m, &g, xb, yb, &p, B, o->lr));
     TRY(finish_pending(&g));
-    TRY(ocal_finish(ctx));
+    TRY(ocal_context_finish(ctx));
     double us = 1e6 * (now() - t0) / (double)o->bench_steps;
     if (rank == 0)
       printf("data-parallel step: %.1f us at global batch %zu (%zu per rank, %d ranks)\n", us, B,
@@ -422,8 +422,8 @@ int main(int argc, char **argv) {
   ocal_context ctx;
   ocal_device_info dev;
   ocal_mpi_get_info(mpi, &info);
-  ocal_mpi_context(mpi, &ctx);
-  ocal_context_device(ctx, &dev);
+  ocal_mpi_get_context(mpi, &ctx);
+  ocal_context_get_device_info(ctx, &dev);
   if (rank == 0)
     printf("%d ranks, rank 0 on %s (%s, shared by %d of the node's ranks); global batch %zu, "
            "%zu per rank; model 784 -> %zu -> %d\n",

@@ -17,7 +17,7 @@
   do {                                                                                     \
     ocal_status s_ = (call);                                                               \
     if (s_ != OCAL_OK) {                                                                   \
-      fprintf(stderr, "mpi_sum: %s failed: %s\n%s\n", #call, ocal_status_string(s_),       \
+      fprintf(stderr, "mpi_sum: %s failed: %s\n%s\n", #call, ocal_status_name(s_),       \
               ocal_last_error());                                                          \
       MPI_Abort(MPI_COMM_WORLD, 1);                                                        \
     }                                                                                      \
@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
   ocal_mpi mpi;
   ocal_context ctx;
   TRY(ocal_mpi_create(MPI_COMM_WORLD, NULL, &mpi));
-  TRY(ocal_mpi_context(mpi, &ctx));
+  TRY(ocal_mpi_get_context(mpi, &ctx));
 
   /* This rank's part: elements [lo, hi) of arange(n), made on the device. */
   uint64_t lo = n * (uint64_t)rank / (uint64_t)size, hi = n * (uint64_t)(rank + 1) / (uint64_t)size;
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
   TRY(ocal_buffer_create(ctx, OCAL_I64, 1, &one, &partial));
   if (len > 0) {
     TRY(ocal_buffer_create(ctx, OCAL_I64, 1, &len, &part));
-    TRY(ocal_arange(part, (double)lo, 1.0));
+    TRY(ocal_arange((double)lo, 1.0, part));
     TRY(ocal_sum(part, OCAL_AXIS_ALL, partial));
   } else {
     int64_t zero = 0;

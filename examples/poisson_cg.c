@@ -18,11 +18,13 @@
 
 #include <ocal.h>
 
+#include "example_args.h"
+
 #define TRY(call)                                                                         \
   do {                                                                                    \
     ocal_status s_ = (call);                                                              \
     if (s_ != OCAL_OK) {                                                                  \
-      fprintf(stderr, "poisson_cg: %s failed: %s\n%s\n", #call, ocal_status_string(s_),   \
+      fprintf(stderr, "poisson_cg: %s failed: %s\n%s\n", #call, ocal_status_name(s_),   \
               ocal_last_error());                                                         \
       return 1;                                                                           \
     }                                                                                     \
@@ -51,9 +53,12 @@ int main(int argc, char **argv) {
   int f32 = 0, jacobi = 0;
   double rtol = 0;
   for (int i = 1; i < argc; i++) {
+    int common = example_common_arg(argc, argv, &i, "poisson_cg", usage, &device);
+    if (common == 1) return 0;
+    if (common < 0) return usage(stderr, 2);
+    if (common == 2) continue;
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     char *end = NULL;
-    if (strcmp(argv[i], "--help") == 0) return usage(stdout, 0);
     if (strcmp(argv[i], "--f32") == 0) {
       f32 = 1;
       continue;
@@ -62,9 +67,7 @@ int main(int argc, char **argv) {
       jacobi = 1;
       continue;
     }
-    if (strcmp(argv[i], "--device") == 0 && v) {
-      device = v;
-    } else if (strcmp(argv[i], "--n") == 0 && v && (n = strtol(v, &end, 10), *end == '\0') &&
+    if (strcmp(argv[i], "--n") == 0 && v && (n = strtol(v, &end, 10), *end == '\0') &&
                n >= 1 && n <= 20000) {
     } else if (strcmp(argv[i], "--rtol") == 0 && v && (rtol = strtod(v, &end), *end == '\0') &&
                rtol > 0 && rtol < 1) {
@@ -80,11 +83,11 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&opts);
   opts.device = device;
   ocal_context ctx;
-  TRY(ocal_context_create(&ctx, &opts));
+  TRY(ocal_context_create(&opts, &ctx));
   ocal_device_info info;
-  TRY(ocal_context_device(ctx, &info));
+  TRY(ocal_context_get_device_info(ctx, &info));
   int fp64 = 0;
-  TRY(ocal_context_has_fp64(ctx, &fp64));
+  TRY(ocal_context_get_fp64(ctx, &fp64));
   if (!fp64) f32 = 1;
   ocal_dtype vt = f32 ? OCAL_F32 : OCAL_F64;
   if (rtol == 0) rtol = f32 ? 1e-5 : 1e-10;

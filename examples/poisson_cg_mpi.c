@@ -16,7 +16,7 @@
  * its dot products on the device, in a scalar buffer that its fused update kernels read, so a
  * distributed solve would need a hook inside the library at every dot product (and for ||b||).
  * CG reads its two scalars back to the host each iteration anyway, so the distributed loop
- * reduces each local dot product (ocal_vdot_to_host) with one MPI_Allreduce of a double: no
+ * reduces each local dot product (ocal_dot_to_host) with one MPI_Allreduce of a double: no
  * change to the library's API, and no device round trip for an 8-byte allreduce. CG needs its
  * two dot products one after the other (p.Ap gives alpha, which r.r needs), so they cannot be
  * fused without changing the method (Chronopoulos-Gear), which would no longer match one
@@ -43,7 +43,7 @@
   do {                                                                                      \
     ocal_status s_ = (call);                                                                \
     if (s_ != OCAL_OK) {                                                                    \
-      fprintf(stderr, "poisson_cg_mpi: %s failed: %s\n%s\n", #call, ocal_status_string(s_), \
+      fprintf(stderr, "poisson_cg_mpi: %s failed: %s\n%s\n", #call, ocal_status_name(s_), \
               ocal_last_error());                                                           \
       MPI_Abort(MPI_COMM_WORLD, 1);                                                         \
     }                                                                                       \
@@ -107,7 +107,7 @@ typedef struct {
  * SpMV, t[1] halo exchange, t[2] boundary SpMV. */
 static void apply(dist *d, ocal_buffer pext, int sync, double *t) {
   ocal_context ctx;
-  TRY(ocal_mpi_context(d->mpi, &ctx));
+  TRY(ocal_mpi_get_context(d->mpi, &ctx));
   ocal_mpi_request req = NULL;
   double t0 = MPI_Wtime();
   if (sync) {
@@ -116,7 +116,7 @@ static void apply(dist *d, ocal_buffer pext, int sync, double *t) {
     double t1 = MPI_Wtime();
     t[1] += t1 - t0;
     if (d->a_int) TRY(ocal_spmv(OCAL_NO_TRANS, 1.0, d->a_int, pext, 0.0, d->q_int));
-    TRY(ocal_finish(ctx));
+    TRY(ocal_context_finish(ctx));
     t0 = MPI_Wtime();
     t[0] += t0 - t1;
   } else {
@@ -127,7 +127,7 @@ static void apply(dist *d, ocal_buffer pext, int sync, double *t) {
   TRY(ocal_spmv(OCAL_NO_TRANS, 1.0, d->a_top, pext, 0.0, d->q_top));
   if (d->a_bot) TRY(ocal_spmv(OCAL_NO_TRANS, 1.0, d->a_bot, pext, 0.0, d->q_bot));
   if (sync) {
-    TRY(ocal_finish(ctx));
+    TRY(ocal_context_finish(ctx));
     t[2] += MPI_Wtime() - t0;
   }
 }
@@ -136,7 +136,7 @@ static void apply(dist *d, ocal_buffer pext, int sync, double *t) {
  * time, t[1] the allreduce's (which includes waiting for the slowest rank). */
 static double gdot(ocal_buffer x, ocal_buffer y, double *t) {
   double v, t0 = MPI_Wtime();
-  TRY(ocal_vdot_to_host(x, y, OCAL_F64, &v));
+  TRY(ocal_dot_to_host(x, y, OCAL_F64, &v));
   double t1 = MPI_Wtime();
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (t) t[0] += t1 - t0, t[1] += MPI_Wtime() - t1;
@@ -154,11 +154,11 @@ static size_t cg(dist *d, ocal_buffer pext, ocal_buffer pown, ocal_buffer q, oca
                  ocal_buffer r, ocal_buffer b, double rtol, size_t max_iter, double *t,
                  double *res, double *bnorm) {
   ocal_context ctx;
-  TRY(ocal_mpi_context(d->mpi, &ctx));
+  TRY(ocal_mpi_get_context(d->mpi, &ctx));
   const double zero = 0;
   TRY(ocal_buffer_fill(x, &zero));
-  TRY(ocal_buffer_copy(r, b));
-  TRY(ocal_buffer_copy(pown, b));
+  TRY(ocal_buffer_copy(b, r));
+  TRY(ocal_buffer_copy(b, pown));
   double rr = gdot(r, r, NULL), tol = rtol * sqrt(rr);
   *bnorm = sqrt(rr);
   size_t it = 0;
@@ -175,19 +175,19 @@ static size_t cg(dist *d, ocal_buffer pext, ocal_buffer pown, ocal_buffer q, oca
     TRY(ocal_axpy(alpha, pown, x));
     TRY(ocal_axpy(-alpha, q, r));
     if (t) {
-      TRY(ocal_finish(ctx));
+      TRY(ocal_context_finish(ctx));
       tt[T_AXPY] += MPI_Wtime() - t0;
     }
     double rr_new = gdot(r, r, t ? tt + T_DOT : NULL);
     t0 = MPI_Wtime();
     TRY(ocal_axpby(1.0, r, rr_new / rr, pown));
     if (t) {
-      TRY(ocal_finish(ctx));
+      TRY(ocal_context_finish(ctx));
       tt[T_AXPY] += MPI_Wtime() - t0;
     }
     rr = rr_new;
   }
-  TRY(ocal_finish(ctx));
+  TRY(ocal_context_finish(ctx));
   *res = sqrt(rr);
   return it;
 }
@@ -275,9 +275,9 @@ int main(int argc, char **argv) {
   co.device = device;
   ocal_context ctx;
   TRY(ocal_mpi_create(MPI_COMM_WORLD, &co, &d.mpi));
-  TRY(ocal_mpi_context(d.mpi, &ctx));
+  TRY(ocal_mpi_get_context(d.mpi, &ctx));
   int fp64 = 0;
-  TRY(ocal_context_has_fp64(ctx, &fp64));
+  TRY(ocal_context_get_fp64(ctx, &fp64));
   if (!fp64) {
     fprintf(stderr, "poisson_cg_mpi: rank %d's device has no double precision\n", d.rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -285,7 +285,7 @@ int main(int argc, char **argv) {
   ocal_mpi_info mi;
   TRY(ocal_mpi_get_info(d.mpi, &mi));
   ocal_device_info di;
-  TRY(ocal_context_device(ctx, &di));
+  TRY(ocal_context_get_device_info(ctx, &di));
   if (d.rank == 0)
     printf("poisson_cg_mpi: %ld x %ld grid (%ld unknowns) on %d ranks, device %s%s%s\n", n, n,
            n * n, d.size, di.name, mi.async ? "" : " (no progress thread: no overlap)",
@@ -457,7 +457,7 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     for (long i = 0; i < bench; i++) apply(&d, pext, 0, tb);
-    TRY(ocal_finish(ctx));
+    TRY(ocal_context_finish(ctx));
     double t_apply = (MPI_Wtime() - t0) / (double)bench;
     memset(tb, 0, sizeof tb);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -23,7 +23,7 @@ static const char *const source =
     "}\n";
 
 static int fail(const char *what, ocal_status s) {
-  fprintf(stderr, "raw_kernel: %s failed: %s\n%s\n", what, ocal_status_string(s),
+  fprintf(stderr, "raw_kernel: %s failed: %s\n%s\n", what, ocal_status_name(s),
           ocal_last_error());
   return 1;
 }
@@ -61,10 +61,10 @@ int main(int argc, char **argv) {
   ocal_context_options_init(&opts);
   opts.device = device;
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &opts);
+  ocal_status s = ocal_context_create(&opts, &ctx);
   if (s != OCAL_OK) return fail("ocal_context_create", s);
   ocal_device_info info;
-  ocal_context_device(ctx, &info);
+  ocal_context_get_device_info(ctx, &info);
   printf("device: %s (%s)\n", info.name, info.platform_name);
 
   float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *dest = malloc(n * sizeof *dest);
@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
     printf("dest = a * b for %zu floats, compiled at run time: %s (largest difference from "
            "the host %.3g)\n", n, bad ? "MISMATCH" : "matches the host", worst);
     ocal_cache_stats st;
-    if (ocal_context_cache_stats(ctx, &st) == OCAL_OK)
+    if (ocal_context_get_cache_stats(ctx, &st) == OCAL_OK)
       printf("kernel cache: %llu compiled, %llu loaded from disk\n",
              (unsigned long long)st.compiles, (unsigned long long)st.disk_hits);
   }

@@ -1,9 +1,10 @@
-/* ocal — a portable, vendor-neutral OpenCL compute library.
+/** \file
+ * ocal — a portable, vendor-neutral OpenCL compute library.
  *
  * The only header a program includes. Link with `pkg-config --cflags --libs ocal`.
  *
  *   ocal_context ctx;
- *   if (ocal_context_create(&ctx, NULL) != OCAL_OK) {
+ *   if (ocal_context_create(NULL, &ctx) != OCAL_OK) {
  *     fprintf(stderr, "%s\n", ocal_last_error());
  *     return 1;
  *   }
@@ -18,6 +19,7 @@
 #include "ocal/version.h"
 #include "ocal/types.h"
 #include "ocal/device.h"
+#include "ocal/event.h"
 #include "ocal/context.h"
 #include "ocal/buffer.h"
 #include "ocal/memory.h"

@@ -6,7 +6,9 @@
 # under mpirun), clang 14 with its sanitizer runtimes (libFuzzer, ThreadSanitizer) for
 # tests/defences.sh, and the other CPU OpenCL implementations make check also runs the suite on
 # (Mesa's rusticl, Intel's CPU runtime from PyPI) and Oclgrind, which checks ocal's kernels for
-# races and out-of-bounds accesses. Run as root or with sudo available. Safe to run again.
+# races and out-of-bounds accesses; Doxygen (make doc, and tests/doc.sh's check that every
+# public function is documented) and abi-dumper with abi-compliance-checker (make abi-check).
+# Run as root or with sudo available. Safe to run again.
 set -eu
 pkgs="build-essential autoconf automake libtool pkg-config
   opencl-c-headers opencl-clhpp-headers ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo
@@ -16,7 +18,8 @@ pkgs="build-essential autoconf automake libtool pkg-config
   check cmake
   libopenmpi-dev openmpi-bin
   clang-14 libclang-rt-14-dev
-  mesa-opencl-icd oclgrind python3-pip"
+  mesa-opencl-icd oclgrind python3-pip
+  doxygen abi-dumper abi-compliance-checker"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 missing=""

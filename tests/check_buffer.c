@@ -21,7 +21,7 @@ static int needs_fp64(ocal_dtype dtype) { return dtype == OCAL_F64 || dtype == O
 
 static int context_fp64(ocal_context ctx) {
   int has = -1;
-  ck_assert_ocal(ocal_context_has_fp64(ctx, &has));
+  ck_assert_ocal(ocal_context_get_fp64(ctx, &has));
   ck_assert(has == 0 || has == 1);
   return has;
 }
@@ -94,8 +94,8 @@ static void assert_all_equal(const void *got, const void *value, size_t n, size_
 /* Reads a whole buffer (blocking) into fresh host memory. */
 static void *read_all(ocal_buffer buf) {
   size_t numel, nbytes;
-  ck_assert_ocal(ocal_buffer_numel(buf, &numel));
-  ck_assert_ocal(ocal_buffer_nbytes(buf, &nbytes));
+  ck_assert_ocal(ocal_buffer_get_numel(buf, &numel));
+  ck_assert_ocal(ocal_buffer_get_nbytes(buf, &nbytes));
   void *host = fixture_malloc(nbytes);
   ck_assert_ocal(ocal_buffer_read(buf, 0, numel, host, NULL));
   return host;
@@ -108,9 +108,9 @@ static void assert_facts(ocal_buffer buf, ocal_context ctx, ocal_dtype dtype, in
   int nd;
   size_t s[OCAL_MAX_DIMS], numel, nbytes, want = 1;
   ocal_context c;
-  ck_assert_ocal(ocal_buffer_dtype(buf, &d));
+  ck_assert_ocal(ocal_buffer_get_dtype(buf, &d));
   ck_assert_int_eq(d, dtype);
-  ck_assert_ocal(ocal_buffer_shape(buf, &nd, s));
+  ck_assert_ocal(ocal_buffer_get_shape(buf, &nd, s));
   ck_assert_int_eq(nd, ndim);
   for (int i = 0; i < OCAL_MAX_DIMS; i++) {
     if (i < ndim) {
@@ -120,11 +120,11 @@ static void assert_facts(ocal_buffer buf, ocal_context ctx, ocal_dtype dtype, in
       ck_assert_uint_eq(s[i], 1); /* dimensions past ndim read as 1 */
     }
   }
-  ck_assert_ocal(ocal_buffer_numel(buf, &numel));
+  ck_assert_ocal(ocal_buffer_get_numel(buf, &numel));
   ck_assert_uint_eq(numel, want);
-  ck_assert_ocal(ocal_buffer_nbytes(buf, &nbytes));
+  ck_assert_ocal(ocal_buffer_get_nbytes(buf, &nbytes));
   ck_assert_uint_eq(nbytes, want * ocal_dtype_size(dtype));
-  ck_assert_ocal(ocal_buffer_context(buf, &c));
+  ck_assert_ocal(ocal_buffer_get_context(buf, &c));
   ck_assert_ptr_eq(c, ctx);
 }
 
@@ -333,19 +333,19 @@ END_TEST
 
 static void check_empty(ocal_buffer buf, ocal_buffer other_empty) {
   size_t numel = 99, nbytes = 99, offset_bytes = 99;
-  ck_assert_ocal(ocal_buffer_numel(buf, &numel));
+  ck_assert_ocal(ocal_buffer_get_numel(buf, &numel));
   ck_assert_uint_eq(numel, 0);
-  ck_assert_ocal(ocal_buffer_nbytes(buf, &nbytes));
+  ck_assert_ocal(ocal_buffer_get_nbytes(buf, &nbytes));
   ck_assert_uint_eq(nbytes, 0);
   cl_mem mem = (cl_mem)&numel; /* anything but NULL */
-  ck_assert_ocal(ocal_buffer_cl_mem(buf, &mem, &offset_bytes));
+  ck_assert_ocal(ocal_buffer_get_cl_mem(buf, &mem, &offset_bytes));
   ck_assert_ptr_null(mem);
-  ck_assert_ocal(ocal_buffer_cl_mem(buf, &mem, NULL)); /* offset_bytes is optional */
+  ck_assert_ocal(ocal_buffer_get_cl_mem(buf, &mem, NULL)); /* offset_bytes is optional */
 
   float value = 3.25f;
   ck_assert_ocal(ocal_buffer_fill(buf, &value));
-  ck_assert_ocal(ocal_buffer_copy(buf, other_empty));
   ck_assert_ocal(ocal_buffer_copy(other_empty, buf));
+  ck_assert_ocal(ocal_buffer_copy(buf, other_empty));
   ck_assert_ocal(ocal_buffer_write(buf, 0, 0, NULL, NULL));
   ck_assert_ocal(ocal_buffer_read(buf, 0, 0, NULL, NULL));
   unsigned char dummy[4] = {1, 2, 3, 4};
@@ -361,7 +361,7 @@ static void check_empty(ocal_buffer buf, ocal_buffer other_empty) {
   ck_assert_ocal(ocal_buffer_read(buf, 0, 0, NULL, &rev));
   ck_assert_ptr_nonnull(rev);
   cl_event cl = NULL;
-  ck_assert_ocal(ocal_event_cl_event(rev, &cl));
+  ck_assert_ocal(ocal_event_get_cl_event(rev, &cl));
   ck_assert_ptr_nonnull(cl);
   ck_assert_ocal(ocal_event_wait(rev));
   ck_assert_ocal(ocal_event_wait(wev));
@@ -402,8 +402,8 @@ START_TEST(test_empty_buffers) {
   float *host = random_elements(OCAL_F32, n, 700);
   ocal_buffer full = NULL;
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &n, host, &full));
-  EXPECT_FAIL(ocal_buffer_copy(full, a), OCAL_SHAPE_MISMATCH, "ocal_buffer_copy");
   EXPECT_FAIL(ocal_buffer_copy(a, full), OCAL_SHAPE_MISMATCH, "ocal_buffer_copy");
+  EXPECT_FAIL(ocal_buffer_copy(full, a), OCAL_SHAPE_MISMATCH, "ocal_buffer_copy");
 
   /* Empty views: of an empty buffer, and at the very end of a full one. */
   ocal_buffer v = NULL, w = NULL;
@@ -480,11 +480,11 @@ START_TEST(test_nonblocking_transfers) {
   ck_assert_ocal(ocal_buffer_write(buf, 0, n, host, &wev));
   ck_assert_ptr_nonnull(wev);
   cl_event cl = NULL;
-  ck_assert_ocal(ocal_event_cl_event(wev, &cl));
+  ck_assert_ocal(ocal_event_get_cl_event(wev, &cl));
   ck_assert_ptr_nonnull(cl);
   ck_assert_ocal(ocal_buffer_read(buf, 0, n, back, &rev));
   ck_assert_ptr_nonnull(rev);
-  ck_assert_ocal(ocal_event_cl_event(rev, &cl));
+  ck_assert_ocal(ocal_event_get_cl_event(rev, &cl));
   ck_assert_ptr_nonnull(cl);
   ck_assert_ocal(ocal_event_wait(rev));
   assert_elements_equal(back, host, n, sizeof *host, "non-blocking write then read");
@@ -509,7 +509,7 @@ START_TEST(test_nonblocking_transfers) {
   uint64_t *patch2 = random_elements(OCAL_U64, n, 902);
   ck_assert_ocal(ocal_buffer_write(buf, 0, n, patch2, &wev));
   ck_assert_ocal(ocal_event_release(wev));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
   ck_assert_ocal(ocal_buffer_read(buf, 0, n, back, NULL));
   assert_elements_equal(back, patch2, n, sizeof *host, "write whose event was released early");
 
@@ -531,8 +531,8 @@ START_TEST(test_copy) {
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &n, host, &src));
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 2, s2, noise, &dst));
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 3, s3, &dst3));
-  ck_assert_ocal(ocal_buffer_copy(dst, src)); /* shapes differ, element counts match */
-  ck_assert_ocal(ocal_buffer_copy(dst3, dst));
+  ck_assert_ocal(ocal_buffer_copy(src, dst)); /* shapes differ, element counts match */
+  ck_assert_ocal(ocal_buffer_copy(dst, dst3));
   float *back = read_all(dst3);
   assert_elements_equal(back, host, n, sizeof *host, "copy of a copy");
   free(back);
@@ -549,7 +549,7 @@ START_TEST(test_copy) {
     ocal_buffer a = NULL, b = NULL;
     ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, d, 1, &m, h, &a));
     ck_assert_ocal(ocal_buffer_create(fixture_ctx, d, 1, &m, &b));
-    ck_assert_ocal(ocal_buffer_copy(b, a));
+    ck_assert_ocal(ocal_buffer_copy(a, b));
     void *got = read_all(b);
     assert_elements_equal(got, h, m, ocal_dtype_size(d), ocal_dtype_name(d));
     free(got);
@@ -575,7 +575,7 @@ START_TEST(test_copy_views_of_one_buffer) {
   ck_assert_ocal(ocal_buffer_view(base, 601, 2, s_b, &b));  /* [601, 701) */
   ck_assert_ocal(ocal_buffer_view(base, 53, 2, s_c, &c));   /* [53, 153): overlaps a */
 
-  ck_assert_ocal(ocal_buffer_copy(b, a));
+  ck_assert_ocal(ocal_buffer_copy(a, b));
   memcpy(host + 601, host + 3, 100 * sizeof *host);
   int64_t *back = read_all(base);
   assert_elements_equal(back, host, n, sizeof *host, "copy between views of one buffer");
@@ -585,7 +585,7 @@ START_TEST(test_copy_views_of_one_buffer) {
   int64_t *patch = random_elements(OCAL_I64, 100, 1201);
   ck_assert_ocal(ocal_buffer_write(b, 0, 100, patch, NULL));
   memcpy(host + 601, patch, 100 * sizeof *host);
-  ck_assert_ocal(ocal_buffer_copy(a, b));
+  ck_assert_ocal(ocal_buffer_copy(b, a));
   memcpy(host + 3, patch, 100 * sizeof *host);
   back = read_all(base);
   assert_elements_equal(back, host, n, sizeof *host, "copy from a later view");
@@ -597,15 +597,15 @@ START_TEST(test_copy_views_of_one_buffer) {
   const size_t s50[] = {50};
   ck_assert_ocal(ocal_buffer_view(base, 200, 1, s50, &left));   /* [200, 250) */
   ck_assert_ocal(ocal_buffer_view(base, 250, 1, s50, &right));  /* [250, 300) */
-  ck_assert_ocal(ocal_buffer_copy(right, left));
+  ck_assert_ocal(ocal_buffer_copy(left, right));
   memcpy(host + 250, host + 200, 50 * sizeof *host);
   back = read_all(base);
   assert_elements_equal(back, host, n, sizeof *host, "copy between adjacent views");
   free(back);
 
   /* Overlapping views are refused, both ways, and leave the data alone. */
-  EXPECT_FAIL(ocal_buffer_copy(c, a), OCAL_INVALID_ARGUMENT, "ocal_buffer_copy");
   EXPECT_FAIL(ocal_buffer_copy(a, c), OCAL_INVALID_ARGUMENT, "ocal_buffer_copy");
+  EXPECT_FAIL(ocal_buffer_copy(c, a), OCAL_INVALID_ARGUMENT, "ocal_buffer_copy");
   /* A view and its base overlap too (the base is a view of all of itself). */
   ck_assert_ocal(ocal_buffer_view(base, 0, 1, &n, &whole));
   ocal_buffer tail = NULL;
@@ -613,9 +613,9 @@ START_TEST(test_copy_views_of_one_buffer) {
   ck_assert_ocal(ocal_buffer_view(base, 1, 1, s_t, &tail));
   ocal_buffer head = NULL;
   ck_assert_ocal(ocal_buffer_view(base, 0, 1, s_t, &head));
-  EXPECT_FAIL(ocal_buffer_copy(tail, head), OCAL_INVALID_ARGUMENT, "ocal_buffer_copy");
+  EXPECT_FAIL(ocal_buffer_copy(head, tail), OCAL_INVALID_ARGUMENT, "ocal_buffer_copy");
   /* The very same range is a no-op that succeeds. */
-  ck_assert_ocal(ocal_buffer_copy(whole, base));
+  ck_assert_ocal(ocal_buffer_copy(base, whole));
   ck_assert_ocal(ocal_buffer_copy(a, a));
   back = read_all(base);
   assert_elements_equal(back, host, n, sizeof *host, "after refused and no-op copies");
@@ -635,20 +635,20 @@ START_TEST(test_copy_errors) {
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I32, 2, s2, &i));   /* same count, type */
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &m, &g));   /* same type, count */
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_U32, 1, &n, &f2));  /* same size in bytes */
-  EXPECT_FAIL(ocal_buffer_copy(i, f), OCAL_TYPE_MISMATCH, "ocal_buffer_copy");
   EXPECT_FAIL(ocal_buffer_copy(f, i), OCAL_TYPE_MISMATCH, "ocal_buffer_copy");
-  EXPECT_FAIL(ocal_buffer_copy(f2, f), OCAL_TYPE_MISMATCH, "ocal_buffer_copy");
-  EXPECT_FAIL(ocal_buffer_copy(g, f), OCAL_SHAPE_MISMATCH, "ocal_buffer_copy");
+  EXPECT_FAIL(ocal_buffer_copy(i, f), OCAL_TYPE_MISMATCH, "ocal_buffer_copy");
+  EXPECT_FAIL(ocal_buffer_copy(f, f2), OCAL_TYPE_MISMATCH, "ocal_buffer_copy");
   EXPECT_FAIL(ocal_buffer_copy(f, g), OCAL_SHAPE_MISMATCH, "ocal_buffer_copy");
-  EXPECT_FAIL(ocal_buffer_copy(NULL, f), OCAL_INVALID_HANDLE, "ocal_buffer_copy");
+  EXPECT_FAIL(ocal_buffer_copy(g, f), OCAL_SHAPE_MISMATCH, "ocal_buffer_copy");
   EXPECT_FAIL(ocal_buffer_copy(f, NULL), OCAL_INVALID_HANDLE, "ocal_buffer_copy");
+  EXPECT_FAIL(ocal_buffer_copy(NULL, f), OCAL_INVALID_HANDLE, "ocal_buffer_copy");
 
   /* Buffers of two contexts cannot be copied between. */
   ocal_context other = NULL;
-  ck_assert_ocal(ocal_context_create(&other, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &other));
   ocal_buffer o = NULL;
   ck_assert_ocal(ocal_buffer_create(other, OCAL_F32, 1, &n, &o));
-  EXPECT_FAIL(ocal_buffer_copy(o, f), OCAL_INVALID_ARGUMENT, "ocal_buffer_copy");
+  EXPECT_FAIL(ocal_buffer_copy(f, o), OCAL_INVALID_ARGUMENT, "ocal_buffer_copy");
   ck_assert_ocal(ocal_buffer_release(o));
   ck_assert_ocal(ocal_context_release(other));
 
@@ -726,10 +726,10 @@ START_TEST(test_views) {
   /* The escape hatch: the base's cl_mem and the byte offset of the view. */
   cl_mem base_mem = NULL, view_mem = NULL;
   size_t base_off = 99, view_off = 0;
-  ck_assert_ocal(ocal_buffer_cl_mem(base, &base_mem, &base_off));
+  ck_assert_ocal(ocal_buffer_get_cl_mem(base, &base_mem, &base_off));
   ck_assert_ptr_nonnull(base_mem);
   ck_assert_uint_eq(base_off, 0);
-  ck_assert_ocal(ocal_buffer_cl_mem(view, &view_mem, &view_off));
+  ck_assert_ocal(ocal_buffer_get_cl_mem(view, &view_mem, &view_off));
   ck_assert_ptr_eq(view_mem, base_mem);
   ck_assert_uint_eq(view_off, off * sizeof(float));
 
@@ -757,11 +757,11 @@ START_TEST(test_view_of_view) {
 
   size_t offset_bytes = 0;
   cl_mem mem = NULL, base_mem = NULL;
-  ck_assert_ocal(ocal_buffer_cl_mem(base, &base_mem, NULL));
-  ck_assert_ocal(ocal_buffer_cl_mem(v2, &mem, &offset_bytes));
+  ck_assert_ocal(ocal_buffer_get_cl_mem(base, &base_mem, NULL));
+  ck_assert_ocal(ocal_buffer_get_cl_mem(v2, &mem, &offset_bytes));
   ck_assert_ptr_eq(mem, base_mem);
   ck_assert_uint_eq(offset_bytes, 411);
-  ck_assert_ocal(ocal_buffer_cl_mem(v3, &mem, &offset_bytes));
+  ck_assert_ocal(ocal_buffer_get_cl_mem(v3, &mem, &offset_bytes));
   ck_assert_uint_eq(offset_bytes, 418);
 
   /* A fill of the inner view changes exactly its range of the base. */
@@ -829,7 +829,7 @@ START_TEST(test_view_outlives_base) {
   ocal_buffer other = NULL;
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_U32, 1, &n, &other));
   ck_assert_ocal(ocal_buffer_fill(other, fill_value(OCAL_U32)));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
 
   uint32_t *back = read_all(view);
   assert_elements_equal(back, host + off, vn, sizeof *host, "view after its base's release");
@@ -844,7 +844,7 @@ START_TEST(test_view_outlives_base) {
   ck_assert_ocal(ocal_buffer_view(view, 1000, 1, s1, &inner));
   size_t ob = 0;
   cl_mem mem = NULL;
-  ck_assert_ocal(ocal_buffer_cl_mem(inner, &mem, &ob));
+  ck_assert_ocal(ocal_buffer_get_cl_mem(inner, &mem, &ob));
   ck_assert_ptr_nonnull(mem);
   ck_assert_uint_eq(ob, (off + 1000) * sizeof(uint32_t));
   uint32_t one = 0;
@@ -1025,31 +1025,31 @@ START_TEST(test_null_buffer_errors) {
   EXPECT_FAIL(ocal_buffer_read(NULL, 0, 0, NULL, NULL), OCAL_INVALID_HANDLE, "ocal_buffer_read");
   EXPECT_FAIL(ocal_buffer_copy(NULL, NULL), OCAL_INVALID_HANDLE, "ocal_buffer_copy");
   EXPECT_FAIL(ocal_buffer_fill(NULL, mem), OCAL_INVALID_HANDLE, "ocal_buffer_fill");
-  EXPECT_FAIL(ocal_buffer_dtype(NULL, &dtype), OCAL_INVALID_HANDLE, "ocal_buffer_dtype");
-  EXPECT_FAIL(ocal_buffer_shape(NULL, &ndim, shape), OCAL_INVALID_HANDLE, "ocal_buffer_shape");
-  EXPECT_FAIL(ocal_buffer_numel(NULL, &numel), OCAL_INVALID_HANDLE, "ocal_buffer_numel");
-  EXPECT_FAIL(ocal_buffer_nbytes(NULL, &nbytes), OCAL_INVALID_HANDLE, "ocal_buffer_nbytes");
-  EXPECT_FAIL(ocal_buffer_context(NULL, &ctx), OCAL_INVALID_HANDLE, "ocal_buffer_context");
-  EXPECT_FAIL(ocal_buffer_cl_mem(NULL, &clmem, &offset), OCAL_INVALID_HANDLE,
-              "ocal_buffer_cl_mem");
+  EXPECT_FAIL(ocal_buffer_get_dtype(NULL, &dtype), OCAL_INVALID_HANDLE, "ocal_buffer_get_dtype");
+  EXPECT_FAIL(ocal_buffer_get_shape(NULL, &ndim, shape), OCAL_INVALID_HANDLE, "ocal_buffer_get_shape");
+  EXPECT_FAIL(ocal_buffer_get_numel(NULL, &numel), OCAL_INVALID_HANDLE, "ocal_buffer_get_numel");
+  EXPECT_FAIL(ocal_buffer_get_nbytes(NULL, &nbytes), OCAL_INVALID_HANDLE, "ocal_buffer_get_nbytes");
+  EXPECT_FAIL(ocal_buffer_get_context(NULL, &ctx), OCAL_INVALID_HANDLE, "ocal_buffer_get_context");
+  EXPECT_FAIL(ocal_buffer_get_cl_mem(NULL, &clmem, &offset), OCAL_INVALID_HANDLE,
+              "ocal_buffer_get_cl_mem");
   EXPECT_FAIL(ocal_event_wait(NULL), OCAL_INVALID_HANDLE, "ocal_event_wait");
   cl_event clev;
-  EXPECT_FAIL(ocal_event_cl_event(NULL, &clev), OCAL_INVALID_HANDLE, "ocal_event_cl_event");
+  EXPECT_FAIL(ocal_event_get_cl_event(NULL, &clev), OCAL_INVALID_HANDLE, "ocal_event_get_cl_event");
 
   /* NULL out-pointers of a valid buffer and event. */
   ocal_buffer buf = NULL;
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I64, 1, s1, &buf));
-  EXPECT_FAIL(ocal_buffer_dtype(buf, NULL), OCAL_INVALID_ARGUMENT, "ocal_buffer_dtype");
-  EXPECT_FAIL(ocal_buffer_shape(buf, NULL, shape), OCAL_INVALID_ARGUMENT, "ocal_buffer_shape");
-  EXPECT_FAIL(ocal_buffer_shape(buf, &ndim, NULL), OCAL_INVALID_ARGUMENT, "ocal_buffer_shape");
-  EXPECT_FAIL(ocal_buffer_numel(buf, NULL), OCAL_INVALID_ARGUMENT, "ocal_buffer_numel");
-  EXPECT_FAIL(ocal_buffer_nbytes(buf, NULL), OCAL_INVALID_ARGUMENT, "ocal_buffer_nbytes");
-  EXPECT_FAIL(ocal_buffer_context(buf, NULL), OCAL_INVALID_ARGUMENT, "ocal_buffer_context");
-  EXPECT_FAIL(ocal_buffer_cl_mem(buf, NULL, &offset), OCAL_INVALID_ARGUMENT,
-              "ocal_buffer_cl_mem");
+  EXPECT_FAIL(ocal_buffer_get_dtype(buf, NULL), OCAL_INVALID_ARGUMENT, "ocal_buffer_get_dtype");
+  EXPECT_FAIL(ocal_buffer_get_shape(buf, NULL, shape), OCAL_INVALID_ARGUMENT, "ocal_buffer_get_shape");
+  EXPECT_FAIL(ocal_buffer_get_shape(buf, &ndim, NULL), OCAL_INVALID_ARGUMENT, "ocal_buffer_get_shape");
+  EXPECT_FAIL(ocal_buffer_get_numel(buf, NULL), OCAL_INVALID_ARGUMENT, "ocal_buffer_get_numel");
+  EXPECT_FAIL(ocal_buffer_get_nbytes(buf, NULL), OCAL_INVALID_ARGUMENT, "ocal_buffer_get_nbytes");
+  EXPECT_FAIL(ocal_buffer_get_context(buf, NULL), OCAL_INVALID_ARGUMENT, "ocal_buffer_get_context");
+  EXPECT_FAIL(ocal_buffer_get_cl_mem(buf, NULL, &offset), OCAL_INVALID_ARGUMENT,
+              "ocal_buffer_get_cl_mem");
   ev = NULL;
   ck_assert_ocal(ocal_buffer_read(buf, 0, 1, mem, &ev));
-  EXPECT_FAIL(ocal_event_cl_event(ev, NULL), OCAL_INVALID_ARGUMENT, "ocal_event_cl_event");
+  EXPECT_FAIL(ocal_event_get_cl_event(ev, NULL), OCAL_INVALID_ARGUMENT, "ocal_event_get_cl_event");
   ck_assert_ocal(ocal_event_wait(ev));
   ck_assert_ocal(ocal_event_release(ev));
   int64_t zero = 0;
@@ -1082,10 +1082,10 @@ START_TEST(test_fp64_disabled) {
   ck_assert_ocal(ocal_context_options_init(&opt));
   opt.fp64 = 0;
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, &opt));
+  ck_assert_ocal(ocal_context_create(&opt, &ctx));
   ck_assert_int_eq(context_fp64(ctx), 0);
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   ck_assert_msg(info.name[0] != '\0', "the device has no name");
 
   const size_t s[] = {3, 5};
@@ -1130,7 +1130,7 @@ END_TEST
 
 START_TEST(test_out_of_device_memory) {
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   ck_assert_uint_gt(info.global_mem_bytes, 0);
   ck_assert_uint_gt(info.max_alloc_bytes, 0);
   ck_assert_uint_le(info.max_alloc_bytes, info.global_mem_bytes);
@@ -1175,7 +1175,7 @@ END_TEST
 
 START_TEST(test_context_released_first) {
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   const size_t n = 2049;
   int32_t *host = random_elements(OCAL_I32, n, 2100);
   ocal_buffer buf = NULL, view = NULL;
@@ -1183,7 +1183,7 @@ START_TEST(test_context_released_first) {
   ck_assert_ocal(ocal_context_release(ctx)); /* the buffer keeps it alive */
 
   ocal_context owner = NULL;
-  ck_assert_ocal(ocal_buffer_context(buf, &owner));
+  ck_assert_ocal(ocal_buffer_get_context(buf, &owner));
   ck_assert_ptr_eq(owner, ctx);
   int32_t *back = read_all(buf);
   assert_elements_equal(back, host, n, sizeof *host, "after the context's release");

@@ -2,7 +2,7 @@
  * binaries (src/core/program.c, src/core/disk_cache.c).
  *
  * Every test makes its own temporary cache directory and its own contexts, and reads the
- * public counters of ocal_context_cache_stats. The fill kernel is the library's one kernel,
+ * public counters of ocal_context_get_cache_stats. The fill kernel is the library's one kernel,
  * so its builds are what the caches hold; every fill is checked against host data. */
 #include "fixture.h"
 
@@ -135,14 +135,14 @@ static ocal_context new_context(int disk_cache, const char *cache_dir) {
   opt.disk_cache = disk_cache;
   opt.cache_dir = cache_dir;
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, &opt));
+  ck_assert_ocal(ocal_context_create(&opt, &ctx));
   return ctx;
 }
 
 static ocal_cache_stats stats_of(ocal_context ctx) {
   ocal_cache_stats st;
   memset(&st, 0xff, sizeof st);
-  ck_assert_ocal(ocal_context_cache_stats(ctx, &st));
+  ck_assert_ocal(ocal_context_get_cache_stats(ctx, &st));
   return st;
 }
 
@@ -195,7 +195,7 @@ static int fill_verify(ocal_context ctx, ocal_dtype dtype, size_t n, uint64_t se
   if (s == OCAL_OK) s = ocal_buffer_fill(buf, value);
   if (s == OCAL_OK) s = ocal_buffer_read(buf, 0, n, back, NULL);
   if (s != OCAL_OK) {
-    snprintf(why, why_size, "%s: %s", ocal_status_string(s), ocal_last_error());
+    snprintf(why, why_size, "%s: %s", ocal_status_name(s), ocal_last_error());
     rc = 2;
     goto done;
   }
@@ -250,7 +250,7 @@ static int child_main(const char *dir, const char *dtype_name, const char *seed_
   ocal_context_options_init(&opt);
   opt.disk_cache = 1;
   opt.cache_dir = dir;
-  if (ocal_context_create(&ctx, &opt) != OCAL_OK) {
+  if (ocal_context_create(&opt, &ctx) != OCAL_OK) {
     fprintf(stderr, "child: %s\n", ocal_last_error());
     return CHILD_NO_CONTEXT;
   }
@@ -259,7 +259,7 @@ static int child_main(const char *dir, const char *dtype_name, const char *seed_
     code = CHILD_BAD_FILL;
   } else {
     ocal_cache_stats st;
-    if (ocal_context_cache_stats(ctx, &st) != OCAL_OK)
+    if (ocal_context_get_cache_stats(ctx, &st) != OCAL_OK)
       code = CHILD_BAD_STATS;
     else if (disk_hit >= 0 ? st.compiles != (disk_hit ? 0u : 1u) : st.compiles > 1)
       code = CHILD_COMPILED;
@@ -334,7 +334,7 @@ static void restore_env(saved_env *s) {
 
 static void assert_cache_dir(ocal_context ctx, const char *want) {
   const char *dir = (const char *)&dir; /* anything but NULL */
-  ck_assert_ocal(ocal_context_cache_dir(ctx, &dir));
+  ck_assert_ocal(ocal_context_get_cache_dir(ctx, &dir));
   if (!want)
     ck_assert_msg(dir == NULL, "the disk cache is on, in '%s'", dir);
   else
@@ -832,7 +832,7 @@ START_TEST(test_one_file_per_program) {
   /* Double precision is built with other options again. */
   ctx = new_context(1, dir);
   int fp64 = 0;
-  ck_assert_ocal(ocal_context_has_fp64(ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(ctx, &fp64));
   if (fp64) {
     assert_fill(ctx, OCAL_C64, 1001, 98);
     ASSERT_STATS(ctx, 1, 0, 0, 0);
@@ -1013,7 +1013,7 @@ START_TEST(test_hostile_cache_dir) {
 END_TEST
 
 /* The GEMM tuning file is read once per device and process, at the first BLAS call: a child
- * process (--child-tuning DIR) reads it. Exit 0: ocal_blas_tuning_info answered, and not
+ * process (--child-tuning DIR) reads it. Exit 0: ocal_blas_get_tuning answered, and not
  * from the file; 1: it failed; 2: it says it used the file; 3: this ocal has no CLBlast. */
 static int child_tuning(const char *dir) {
   alarm(60);
@@ -1022,9 +1022,9 @@ static int child_tuning(const char *dir) {
   ocal_context_options_init(&opt);
   opt.disk_cache = 1;
   opt.cache_dir = dir;
-  if (ocal_context_create(&ctx, &opt) != OCAL_OK) return 1;
+  if (ocal_context_create(&opt, &ctx) != OCAL_OK) return 1;
   ocal_blas_tuning info;
-  ocal_status s = ocal_blas_tuning_info(ctx, OCAL_F32, &info);
+  ocal_status s = ocal_blas_get_tuning(ctx, OCAL_F32, &info);
   int code = s == OCAL_UNSUPPORTED ? 3 : s != OCAL_OK ? 1 : info.source == OCAL_TUNING_FILE ? 2 : 0;
   if (s != OCAL_OK && s != OCAL_UNSUPPORTED) fprintf(stderr, "child: %s\n", ocal_last_error());
   ocal_context_release(ctx);
@@ -1038,7 +1038,7 @@ START_TEST(test_hostile_tuning_file) {
   /* This process learns the file's path (and reads nothing: there is no file yet). */
   ocal_context ctx = new_context(1, dir);
   ocal_blas_tuning info;
-  ocal_status s = ocal_blas_tuning_info(ctx, OCAL_F32, &info);
+  ocal_status s = ocal_blas_get_tuning(ctx, OCAL_F32, &info);
   ck_assert_ocal(ocal_context_release(ctx));
   if (s == OCAL_UNSUPPORTED) { /* built without CLBlast: no tuning file to read */
     rm_rf(dir);
@@ -1047,7 +1047,7 @@ START_TEST(test_hostile_tuning_file) {
     free(spare);
     return;
   }
-  ck_assert_msg(s == OCAL_OK, "ocal_blas_tuning_info: %s", ocal_last_error());
+  ck_assert_msg(s == OCAL_OK, "ocal_blas_get_tuning: %s", ocal_last_error());
   ck_assert_msg(strncmp(info.path, dir, strlen(dir)) == 0, "the tuning file %s is not in %s",
                 info.path, dir);
   if (mode == HOSTILE_LINK_TO_GOOD_FILE) spit(info.path, "OCALBIN1", 8);

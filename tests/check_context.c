@@ -10,21 +10,21 @@
 
 static ocal_context create_with(const ocal_context_options *opts) {
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, opts));
+  ck_assert_ocal(ocal_context_create(opts, &ctx));
   ck_assert_ptr_nonnull(ctx);
   return ctx;
 }
 
 static int context_fp64(ocal_context ctx) {
   int fp64 = -7;
-  ck_assert_ocal(ocal_context_has_fp64(ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(ctx, &fp64));
   ck_assert_msg(fp64 == 0 || fp64 == 1, "has_fp64 gave %d", fp64);
   return fp64;
 }
 
 static int device_fp64(ocal_context ctx) {
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   return info.has_fp64;
 }
 
@@ -48,7 +48,7 @@ static void cache_dir_with(int disk_cache, const char *cache_dir, char *out, siz
   opts.cache_dir = cache_dir;
   ocal_context ctx = create_with(&opts);
   const char *dir = (const char *)&opts; /* must be overwritten */
-  ck_assert_ocal(ocal_context_cache_dir(ctx, &dir));
+  ck_assert_ocal(ocal_context_get_cache_dir(ctx, &dir));
   snprintf(out, size, "%s", dir ? dir : "(null)");
   ck_assert_ocal(ocal_context_release(ctx));
 }
@@ -57,11 +57,11 @@ static void cache_dir_with(int disk_cache, const char *cache_dir, char *out, siz
 
 START_TEST(test_create_null_options) {
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_ptr_nonnull(ctx);
   ck_assert_ptr_ne(ctx, fixture_ctx);
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   ck_assert_msg(info.name[0] != '\0', "the context's device has no name");
   ck_assert_ocal(ocal_context_release(ctx));
 }
@@ -87,12 +87,33 @@ START_TEST(test_options_init_null) {
 }
 END_TEST
 
+/* struct_size: set by ocal_context_options_init; a caller built against 0.2's struct (the
+ * first with struct_size) passes exactly its size, a shorter or longer one is refused before
+ * anything is created, naming the init function. */
+START_TEST(test_options_struct_size) {
+  ocal_context_options o;
+  ck_assert_ocal(ocal_context_options_init(&o));
+  ck_assert_uint_eq(o.struct_size, sizeof o);
+  ocal_context ctx = (ocal_context)&o;
+  o.struct_size = sizeof(size_t);
+  ck_assert_ocal_fails(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ctx);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_create"));
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_options_init"));
+  o.struct_size = sizeof o + 1;
+  ck_assert_ocal_fails(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
+  o.struct_size = sizeof o;
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
+  ck_assert_ocal(ocal_context_release(ctx));
+}
+END_TEST
+
 START_TEST(test_create_device_zero_zero) {
   size_t n = 0;
-  ck_assert_ocal(ocal_device_list(NULL, 0, &n));
+  ck_assert_ocal(ocal_device_list(0, NULL, &n));
   ocal_device_info *list = calloc(n, sizeof *list);
   ck_assert_ptr_nonnull(list);
-  ck_assert_ocal(ocal_device_list(list, n, &n));
+  ck_assert_ocal(ocal_device_list(n, list, &n));
   long want = -1;
   for (size_t i = 0; i < n; i++)
     if (list[i].platform_index == 0 && list[i].device_index == 0) want = (long)i;
@@ -102,15 +123,15 @@ START_TEST(test_create_device_zero_zero) {
   opts.device = "0:0";
   ocal_context ctx = NULL;
   if (want >= 0) {
-    ck_assert_ocal(ocal_context_create(&ctx, &opts));
+    ck_assert_ocal(ocal_context_create(&opts, &ctx));
     ocal_device_info info;
-    ck_assert_ocal(ocal_context_device(ctx, &info));
+    ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
     ck_assert_int_eq(info.platform_index, 0);
     ck_assert_int_eq(info.device_index, 0);
     ck_assert_str_eq(info.name, list[want].name);
     ck_assert_ocal(ocal_context_release(ctx));
   } else {
-    ck_assert_ocal_fails(ocal_context_create(&ctx, &opts), OCAL_DEVICE_NOT_FOUND);
+    ck_assert_ocal_fails(ocal_context_create(&opts, &ctx), OCAL_DEVICE_NOT_FOUND);
     ck_assert_ptr_null(ctx);
   }
   free(list);
@@ -122,7 +143,7 @@ START_TEST(test_create_bad_device_option) {
   ck_assert_ocal(ocal_context_options_init(&opts));
   opts.device = "no-such-device-xyz";
   ocal_context ctx = (ocal_context)&opts; /* must be reset to NULL */
-  ck_assert_ocal_fails(ocal_context_create(&ctx, &opts), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ocal_fails(ocal_context_create(&opts, &ctx), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_null(ctx);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_create"));
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "no-such-device-xyz"));
@@ -131,7 +152,7 @@ END_TEST
 
 static cl_command_queue_properties queue_properties(ocal_context ctx) {
   cl_command_queue queue = NULL;
-  ck_assert_ocal(ocal_context_cl_queue(ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_queue(ctx, &queue));
   ck_assert_ptr_nonnull(queue);
   cl_command_queue_properties props = 0;
   ck_assert_int_eq(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL),
@@ -157,8 +178,8 @@ START_TEST(test_profiling_option) {
   /* And profiling works: a command on the queue has start and end times. */
   cl_context clctx;
   cl_command_queue queue;
-  ck_assert_ocal(ocal_context_cl_context(ctx, &clctx));
-  ck_assert_ocal(ocal_context_cl_queue(ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_context(ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_queue(ctx, &queue));
   cl_int err;
   cl_mem mem = clCreateBuffer(clctx, CL_MEM_READ_WRITE, 1024, NULL, &err);
   ck_assert_int_eq(err, CL_SUCCESS);
@@ -187,9 +208,9 @@ START_TEST(test_escape_hatches_consistent) {
   cl_context clctx = NULL;
   cl_device_id dev = NULL;
   cl_command_queue queue = NULL;
-  ck_assert_ocal(ocal_context_cl_context(fixture_ctx, &clctx));
-  ck_assert_ocal(ocal_context_cl_device(fixture_ctx, &dev));
-  ck_assert_ocal(ocal_context_cl_queue(fixture_ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_context(fixture_ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_device(fixture_ctx, &dev));
+  ck_assert_ocal(ocal_context_get_cl_queue(fixture_ctx, &queue));
   ck_assert_ptr_nonnull(clctx);
   ck_assert_ptr_nonnull(dev);
   ck_assert_ptr_nonnull(queue);
@@ -213,9 +234,9 @@ START_TEST(test_escape_hatches_consistent) {
                    CL_SUCCESS);
   ck_assert_ptr_eq(cdev, dev);
 
-  /* The cl_device_id is the device ocal_context_device describes. */
+  /* The cl_device_id is the device ocal_context_get_device_info describes. */
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   char name[256] = "";
   ck_assert_int_eq(clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL), CL_SUCCESS);
   ck_assert_str_eq(name, info.name);
@@ -233,7 +254,7 @@ START_TEST(test_escape_hatches_consistent) {
 
   /* The handles do not change between calls. */
   cl_context clctx2;
-  ck_assert_ocal(ocal_context_cl_context(fixture_ctx, &clctx2));
+  ck_assert_ocal(ocal_context_get_cl_context(fixture_ctx, &clctx2));
   ck_assert_ptr_eq(clctx2, clctx);
 }
 END_TEST
@@ -241,8 +262,8 @@ END_TEST
 START_TEST(test_escape_hatches_usable) {
   cl_context clctx;
   cl_command_queue queue;
-  ck_assert_ocal(ocal_context_cl_context(fixture_ctx, &clctx));
-  ck_assert_ocal(ocal_context_cl_queue(fixture_ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_context(fixture_ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_queue(fixture_ctx, &queue));
   enum { N = 4096 };
   static unsigned in[N], out[N];
   for (unsigned i = 0; i < N; i++) {
@@ -252,11 +273,11 @@ START_TEST(test_escape_hatches_usable) {
   cl_int err;
   cl_mem mem = clCreateBuffer(clctx, CL_MEM_READ_WRITE, sizeof in, NULL, &err);
   ck_assert_int_eq(err, CL_SUCCESS);
-  /* Non-blocking write: ocal_finish must wait for it. */
+  /* Non-blocking write: ocal_context_finish must wait for it. */
   cl_event ev;
   ck_assert_int_eq(clEnqueueWriteBuffer(queue, mem, CL_FALSE, 0, sizeof in, in, 0, NULL, &ev),
                    CL_SUCCESS);
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
   cl_int exec = -1;
   ck_assert_int_eq(
       clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, NULL), CL_SUCCESS);
@@ -272,13 +293,13 @@ END_TEST
 START_TEST(test_escape_hatches_mix_with_ocal_buffers) {
   /* Write with OpenCL into an ocal buffer's memory on the context's queue; read with ocal. */
   cl_command_queue queue;
-  ck_assert_ocal(ocal_context_cl_queue(fixture_ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_queue(fixture_ctx, &queue));
   size_t shape[1] = {256};
   ocal_buffer buf;
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_I32, 1, shape, &buf));
   cl_mem mem = NULL;
   size_t offset = 99;
-  ck_assert_ocal(ocal_buffer_cl_mem(buf, &mem, &offset));
+  ck_assert_ocal(ocal_buffer_get_cl_mem(buf, &mem, &offset));
   ck_assert_ptr_nonnull(mem);
   ck_assert_uint_eq(offset, 0);
   int in[256], out[256];
@@ -293,12 +314,12 @@ START_TEST(test_escape_hatches_mix_with_ocal_buffers) {
 END_TEST
 
 START_TEST(test_escape_hatches_null_out) {
-  ck_assert_ocal_fails(ocal_context_cl_context(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_cl_context"));
-  ck_assert_ocal_fails(ocal_context_cl_device(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_cl_device"));
-  ck_assert_ocal_fails(ocal_context_cl_queue(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_cl_queue"));
+  ck_assert_ocal_fails(ocal_context_get_cl_context(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_cl_context"));
+  ck_assert_ocal_fails(ocal_context_get_cl_device(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_cl_device"));
+  ck_assert_ocal_fails(ocal_context_get_cl_queue(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_cl_queue"));
 }
 END_TEST
 
@@ -306,8 +327,8 @@ START_TEST(test_retained_handles_outlive_context) {
   ocal_context ctx = create_with(NULL);
   cl_context clctx;
   cl_command_queue queue;
-  ck_assert_ocal(ocal_context_cl_context(ctx, &clctx));
-  ck_assert_ocal(ocal_context_cl_queue(ctx, &queue));
+  ck_assert_ocal(ocal_context_get_cl_context(ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_queue(ctx, &queue));
   ck_assert_int_eq(clRetainContext(clctx), CL_SUCCESS);
   ck_assert_int_eq(clRetainCommandQueue(queue), CL_SUCCESS);
   ck_assert_ocal(ocal_context_release(ctx));
@@ -334,7 +355,7 @@ START_TEST(test_context_device_matches_select) {
   memset(&selected, 0, sizeof selected);
   memset(&ctx_info, 0xff, sizeof ctx_info);
   ck_assert_ocal(ocal_device_select(NULL, &selected));
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &ctx_info));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &ctx_info));
   ck_assert_int_eq(ctx_info.platform_index, selected.platform_index);
   ck_assert_int_eq(ctx_info.device_index, selected.device_index);
   ck_assert_int_eq(ctx_info.type, selected.type);
@@ -374,9 +395,9 @@ START_TEST(test_context_limits_option) {
   o.limits = "local_mem=16k,max_work_group=64,max_items=64x8x4,fp64=0,max_alloc=1m,"
              "cl_version=1.1";
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ocal_device_info d;
-  ck_assert_ocal(ocal_context_device(ctx, &d));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   ck_assert_uint_eq(d.local_mem_bytes, real.local_mem_bytes < 16384 ? real.local_mem_bytes : 16384);
   ck_assert_uint_eq(d.max_work_group_size, real.max_work_group_size < 64 ? real.max_work_group_size : 64);
   ck_assert_uint_le(d.max_work_item_sizes[1], 8);
@@ -384,7 +405,7 @@ START_TEST(test_context_limits_option) {
   ck_assert_uint_eq(d.max_alloc_bytes, 1u << 20);
   ck_assert_int_eq(d.has_fp64, 0);
   int fp64 = 1;
-  ck_assert_ocal(ocal_context_has_fp64(ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(ctx, &fp64));
   ck_assert_int_eq(fp64, 0);
   /* A buffer above the emulated largest allocation is refused; one below it works, and a
    * kernel (fill) runs on it, compiled as OpenCL C 1.1. */
@@ -401,8 +422,8 @@ START_TEST(test_context_limits_option) {
 
   /* Larger than the device: clamped to what it has. */
   o.limits = "local_mem=1g,max_work_group=1000000";
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
-  ck_assert_ocal(ocal_context_device(ctx, &d));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   ck_assert_uint_eq(d.local_mem_bytes, real.local_mem_bytes);
   ck_assert_uint_eq(d.max_work_group_size, real.max_work_group_size);
   ck_assert_ocal(ocal_context_release(ctx));
@@ -412,18 +433,18 @@ START_TEST(test_context_limits_option) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     o.limits = bad[i];
     ctx = (ocal_context)1;
-    ck_assert_int_eq(ocal_context_create(&ctx, &o), OCAL_INVALID_ARGUMENT);
+    ck_assert_int_eq(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
     ck_assert_ptr_null(ctx);
     ck_assert_msg(strstr(ocal_last_error(), "limits option") != NULL, "%s", ocal_last_error());
   }
   /* The variable, when the option leaves it to the environment. */
   o.limits = NULL;
   setenv("OCAL_LIMITS", "mobile,bogus=1", 1);
-  ck_assert_int_eq(ocal_context_create(&ctx, &o), OCAL_INVALID_ARGUMENT);
+  ck_assert_int_eq(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
   ck_assert_msg(strstr(ocal_last_error(), "OCAL_LIMITS") != NULL, "%s", ocal_last_error());
   setenv("OCAL_LIMITS", "mobile", 1);
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
-  ck_assert_ocal(ocal_context_device(ctx, &d));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   ck_assert_uint_le(d.local_mem_bytes, 32768);
   ck_assert_uint_le(d.max_work_group_size, 128);
   ck_assert_ocal(ocal_context_release(ctx));
@@ -432,18 +453,18 @@ START_TEST(test_context_limits_option) {
 END_TEST
 
 START_TEST(test_finish) {
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
   /* With work queued by ocal itself. */
   size_t shape[1] = {1 << 16};
   ocal_buffer buf;
   float value = 2.5f, back[4] = {0};
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, shape, &buf));
   ck_assert_ocal(ocal_buffer_fill(buf, &value));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
   ck_assert_ocal(ocal_buffer_read(buf, shape[0] - 4, 4, back, NULL));
   for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], 2.5f);
   ck_assert_ocal(ocal_buffer_release(buf));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
 }
 END_TEST
 
@@ -455,13 +476,13 @@ START_TEST(test_create_null_out) {
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_create"));
   ocal_context_options opts;
   ck_assert_ocal(ocal_context_options_init(&opts));
-  ck_assert_ocal_fails(ocal_context_create(NULL, &opts), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_context_create(&opts, NULL), OCAL_INVALID_ARGUMENT);
 }
 END_TEST
 
 /* Every context function refuses a NULL context with OCAL_INVALID_HANDLE and names itself. */
 static void assert_null_handle(ocal_status s, const char *func) {
-  ck_assert_msg(s == OCAL_INVALID_HANDLE, "%s(NULL) returned %s", func, ocal_status_string(s));
+  ck_assert_msg(s == OCAL_INVALID_HANDLE, "%s(NULL) returned %s", func, ocal_status_name(s));
   const char *msg = ocal_last_error();
   ck_assert_msg(strstr(msg, func) != NULL, "message does not name %s: '%s'", func, msg);
   ck_assert_msg(strstr(msg, "NULL") != NULL, "message does not say NULL: '%s'", msg);
@@ -475,14 +496,14 @@ START_TEST(test_null_context) {
   cl_context clctx = (cl_context)&info;
   cl_device_id dev = (cl_device_id)&info;
   cl_command_queue queue = (cl_command_queue)&info;
-  assert_null_handle(ocal_finish(NULL), "ocal_finish");
-  assert_null_handle(ocal_context_device(NULL, &info), "ocal_context_device");
-  assert_null_handle(ocal_context_has_fp64(NULL, &fp64), "ocal_context_has_fp64");
-  assert_null_handle(ocal_context_cache_stats(NULL, &stats), "ocal_context_cache_stats");
-  assert_null_handle(ocal_context_cache_dir(NULL, &dir), "ocal_context_cache_dir");
-  assert_null_handle(ocal_context_cl_context(NULL, &clctx), "ocal_context_cl_context");
-  assert_null_handle(ocal_context_cl_device(NULL, &dev), "ocal_context_cl_device");
-  assert_null_handle(ocal_context_cl_queue(NULL, &queue), "ocal_context_cl_queue");
+  assert_null_handle(ocal_context_finish(NULL), "ocal_context_finish");
+  assert_null_handle(ocal_context_get_device_info(NULL, &info), "ocal_context_get_device_info");
+  assert_null_handle(ocal_context_get_fp64(NULL, &fp64), "ocal_context_get_fp64");
+  assert_null_handle(ocal_context_get_cache_stats(NULL, &stats), "ocal_context_get_cache_stats");
+  assert_null_handle(ocal_context_get_cache_dir(NULL, &dir), "ocal_context_get_cache_dir");
+  assert_null_handle(ocal_context_get_cl_context(NULL, &clctx), "ocal_context_get_cl_context");
+  assert_null_handle(ocal_context_get_cl_device(NULL, &dev), "ocal_context_get_cl_device");
+  assert_null_handle(ocal_context_get_cl_queue(NULL, &queue), "ocal_context_get_cl_queue");
   /* Nothing was written through the out pointers. */
   ck_assert_int_eq(fp64, 5);
   ck_assert_str_eq(dir, "untouched");
@@ -493,14 +514,14 @@ START_TEST(test_null_context) {
 END_TEST
 
 START_TEST(test_null_out_pointers) {
-  ck_assert_ocal_fails(ocal_context_device(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_device"));
-  ck_assert_ocal_fails(ocal_context_has_fp64(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_has_fp64"));
-  ck_assert_ocal_fails(ocal_context_cache_stats(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_cache_stats"));
-  ck_assert_ocal_fails(ocal_context_cache_dir(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_cache_dir"));
+  ck_assert_ocal_fails(ocal_context_get_device_info(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_device_info"));
+  ck_assert_ocal_fails(ocal_context_get_fp64(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_fp64"));
+  ck_assert_ocal_fails(ocal_context_get_cache_stats(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_cache_stats"));
+  ck_assert_ocal_fails(ocal_context_get_cache_dir(fixture_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_get_cache_dir"));
 }
 END_TEST
 
@@ -587,7 +608,7 @@ START_TEST(test_cache_dir_option) {
   ocal_context ctx = create_with(&opts);
   memset(option, 'x', sizeof option - 1);
   const char *got = NULL;
-  ck_assert_ocal(ocal_context_cache_dir(ctx, &got));
+  ck_assert_ocal(ocal_context_get_cache_dir(ctx, &got));
   ck_assert_ptr_nonnull(got);
   ck_assert_str_eq(got, "/nonexistent/copied");
   ck_assert_ocal(ocal_context_release(ctx));
@@ -614,7 +635,7 @@ END_TEST
 START_TEST(test_cache_stats_start_at_zero) {
   ocal_cache_stats stats;
   memset(&stats, 0xff, sizeof stats);
-  ck_assert_ocal(ocal_context_cache_stats(fixture_ctx, &stats));
+  ck_assert_ocal(ocal_context_get_cache_stats(fixture_ctx, &stats));
   ck_assert_uint_eq(stats.compiles, 0);
   ck_assert_uint_eq(stats.disk_hits, 0);
   ck_assert_uint_eq(stats.memory_hits, 0);
@@ -626,15 +647,15 @@ END_TEST
 
 START_TEST(test_many_contexts_in_a_loop) {
   ocal_device_info first;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &first));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &first));
   for (int i = 0; i < 20; i++) {
     ocal_context ctx = NULL;
-    ocal_status s = ocal_context_create(&ctx, NULL);
+    ocal_status s = ocal_context_create(NULL, &ctx);
     ck_assert_msg(s == OCAL_OK, "context %d: %s", i, ocal_last_error());
     ocal_device_info info;
-    ck_assert_ocal(ocal_context_device(ctx, &info));
+    ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
     ck_assert_str_eq(info.name, first.name);
-    ck_assert_ocal(ocal_finish(ctx));
+    ck_assert_ocal(ocal_context_finish(ctx));
     ck_assert_ocal(ocal_context_release(ctx));
   }
 }
@@ -648,13 +669,13 @@ START_TEST(test_many_contexts_alive_at_once) {
     for (int j = i + 1; j < N; j++) ck_assert_ptr_ne(ctx[i], ctx[j]);
   /* Each has its own OpenCL context and queue. */
   cl_context a, b;
-  ck_assert_ocal(ocal_context_cl_context(ctx[0], &a));
-  ck_assert_ocal(ocal_context_cl_context(ctx[N - 1], &b));
+  ck_assert_ocal(ocal_context_get_cl_context(ctx[0], &a));
+  ck_assert_ocal(ocal_context_get_cl_context(ctx[N - 1], &b));
   ck_assert_ptr_ne(a, b);
   /* Released in an order other than creation. */
   for (int i = 0; i < N; i += 2) ck_assert_ocal(ocal_context_release(ctx[i]));
   for (int i = 1; i < N; i += 2) {
-    ck_assert_ocal(ocal_finish(ctx[i]));
+    ck_assert_ocal(ocal_context_finish(ctx[i]));
     ck_assert_ocal(ocal_context_release(ctx[i]));
   }
 }
@@ -692,7 +713,7 @@ static void *worker_main(void *arg) {
         if (back[i] != value) w->bad_elements++;
     } else {
       snprintf(w->error, sizeof w->error, "thread %d round %d: %s: %s", w->id, round,
-               ocal_status_string(s), ocal_last_error());
+               ocal_status_name(s), ocal_last_error());
     }
     ocal_buffer_release(buf);
     free(back);
@@ -706,7 +727,7 @@ START_TEST(test_shared_context_from_threads) {
   opts.disk_cache = 0; /* count compiles, not disk hits */
   ocal_context ctx = create_with(&opts);
   const char *dir = "x";
-  ck_assert_ocal(ocal_context_cache_dir(ctx, &dir));
+  ck_assert_ocal(ocal_context_get_cache_dir(ctx, &dir));
   ck_assert_ptr_null(dir);
 
   pthread_barrier_t start;
@@ -734,7 +755,7 @@ START_TEST(test_shared_context_from_threads) {
 
   /* One f32 fill program, compiled once; every other request came from the memory cache. */
   ocal_cache_stats stats;
-  ck_assert_ocal(ocal_context_cache_stats(ctx, &stats));
+  ck_assert_ocal(ocal_context_get_cache_stats(ctx, &stats));
   ck_assert_uint_eq(stats.compiles, 1);
   ck_assert_uint_eq(stats.disk_hits, 0);
   ck_assert_uint_eq(stats.disk_rejects, 0);
@@ -750,6 +771,7 @@ int main(void) {
   tcase_add_test(tc, test_create_null_options);
   tcase_add_test(tc, test_options_init_defaults);
   tcase_add_test(tc, test_options_init_null);
+  tcase_add_test(tc, test_options_struct_size);
   tcase_add_test(tc, test_create_device_zero_zero);
   tcase_add_test(tc, test_create_bad_device_option);
   tcase_add_test(tc, test_profiling_option);

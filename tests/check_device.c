@@ -17,12 +17,12 @@
 
 /* Lists every device into a malloc'ed array (at least one device is required). */
 static ocal_device_info *list_devices(size_t *n) {
-  ck_assert_ocal(ocal_device_list(NULL, 0, n));
+  ck_assert_ocal(ocal_device_list(0, NULL, n));
   ck_assert_uint_ge(*n, 1);
   ocal_device_info *infos = calloc(*n, sizeof *infos);
   ck_assert_ptr_nonnull(infos);
   size_t again = 0;
-  ck_assert_ocal(ocal_device_list(infos, *n, &again));
+  ck_assert_ocal(ocal_device_list(*n, infos, &again));
   ck_assert_uint_eq(again, *n);
   return infos;
 }
@@ -73,13 +73,13 @@ static void check_select(const char *sel, const ocal_device_info *list, size_t n
   memset(&got, 0, sizeof got);
   if (want >= 0) {
     ocal_status s = ocal_device_select(sel, &got);
-    ck_assert_msg(s == OCAL_OK, "selector '%s' returned %s: %s", sel, ocal_status_string(s),
+    ck_assert_msg(s == OCAL_OK, "selector '%s' returned %s: %s", sel, ocal_status_name(s),
                   ocal_last_error());
     ck_assert_same_device(&got, &list[want]);
   } else {
     ocal_status s = ocal_device_select(sel, &got);
     ck_assert_msg(s == OCAL_DEVICE_NOT_FOUND, "selector '%s' returned %s, expected not found",
-                  sel, ocal_status_string(s));
+                  sel, ocal_status_name(s));
     ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_select"));
     assert_lists_devices(list, n);
   }
@@ -111,11 +111,11 @@ static int is_special(const char *piece) {
 
 START_TEST(test_list_count) {
   size_t n = 0;
-  ck_assert_ocal(ocal_device_list(NULL, 0, &n));
+  ck_assert_ocal(ocal_device_list(0, NULL, &n));
   ck_assert_uint_ge(n, 1);
   /* Listing twice gives the same count. */
   size_t again = 0;
-  ck_assert_ocal(ocal_device_list(NULL, 0, &again));
+  ck_assert_ocal(ocal_device_list(0, NULL, &again));
   ck_assert_uint_eq(again, n);
 }
 END_TEST
@@ -195,7 +195,7 @@ START_TEST(test_list_capacity_smaller) {
   memset(infos, 0xa5, (n + 1) * sizeof *infos);
   memset(&sentinel, 0xa5, sizeof sentinel);
   size_t count = 12345;
-  ck_assert_ocal(ocal_device_list(infos, capacity, &count));
+  ck_assert_ocal(ocal_device_list(capacity, infos, &count));
   ck_assert_uint_eq(count, n);
   for (size_t i = 0; i < capacity; i++) ck_assert_same_device(&infos[i], &list[i]);
   for (size_t i = capacity; i < n + 1; i++)
@@ -216,7 +216,7 @@ START_TEST(test_list_capacity_larger) {
   memset(infos, 0x5a, capacity * sizeof *infos);
   memset(&sentinel, 0x5a, sizeof sentinel);
   size_t count = 0;
-  ck_assert_ocal(ocal_device_list(infos, capacity, &count));
+  ck_assert_ocal(ocal_device_list(capacity, infos, &count));
   ck_assert_uint_eq(count, n);
   for (size_t i = 0; i < n; i++) ck_assert_same_device(&infos[i], &list[i]);
   for (size_t i = n; i < capacity; i++)
@@ -229,12 +229,12 @@ END_TEST
 
 START_TEST(test_list_null_arguments) {
   ocal_device_info info;
-  ck_assert_ocal_fails(ocal_device_list(NULL, 0, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_device_list(0, NULL, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_list"));
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "count"));
-  ck_assert_ocal_fails(ocal_device_list(&info, 1, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_device_list(1, &info, NULL), OCAL_INVALID_ARGUMENT);
   size_t count = 777;
-  ck_assert_ocal_fails(ocal_device_list(NULL, 3, &count), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_device_list(3, NULL, &count), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_list"));
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "infos"));
 }
@@ -476,7 +476,7 @@ START_TEST(test_failed_device_query_fails_creation) {
   fail_at = -1;
   calls = 0;
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_ocal(ocal_context_release(ctx));
   const long total = calls;
   ck_assert_int_ge(total, 15); /* every fact of at least one device */
@@ -484,10 +484,10 @@ START_TEST(test_failed_device_query_fails_creation) {
     fail_at = k;
     calls = 0;
     ctx = (ocal_context)&ctx;
-    ocal_status s = ocal_context_create(&ctx, NULL);
+    ocal_status s = ocal_context_create(NULL, &ctx);
     ck_assert_msg(s == OCAL_OUT_OF_HOST_MEMORY,
                   "query %ld of %ld failing: ocal_context_create returned %s (%s)", k, total,
-                  ocal_status_string(s), ocal_last_error());
+                  ocal_status_name(s), ocal_last_error());
     ck_assert_ptr_null(ctx);
     const char *msg = ocal_last_error();
     ck_assert_msg(strstr(msg, "ocal_context_create") && strstr(msg, "clGetDeviceInfo") &&
@@ -496,9 +496,9 @@ START_TEST(test_failed_device_query_fails_creation) {
   }
   ocal__cl_get_device_info = clGetDeviceInfo;
   fail_at = -1;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   ck_assert_uint_gt(info.max_work_group_size, 0);
   ck_assert_uint_gt(info.max_alloc_bytes, 0);
   ck_assert_ocal(ocal_context_release(ctx));
@@ -513,32 +513,32 @@ START_TEST(test_failed_device_enumeration_named) {
   fail_at = -1;
   calls = 0;
   size_t count = 0;
-  ck_assert_ocal(ocal_device_list(NULL, 0, &count));
+  ck_assert_ocal(ocal_device_list(0, NULL, &count));
   const long total = calls; /* two calls per platform with devices, one per platform without */
   ck_assert_int_ge(total, 2);
   fail_with = CL_OUT_OF_RESOURCES;
   for (long k = 0; k < total; k++) {
     fail_at = k;
     calls = 0;
-    ocal_status s = ocal_device_list(NULL, 0, &count);
+    ocal_status s = ocal_device_list(0, NULL, &count);
     ck_assert_msg(s == OCAL_OPENCL_ERROR, "call %ld: ocal_device_list returned %s (%s)", k,
-                  ocal_status_string(s), ocal_last_error());
+                  ocal_status_name(s), ocal_last_error());
     ck_assert_msg(strstr(ocal_last_error(), "clGetDeviceIDs") &&
                       strstr(ocal_last_error(), "CL_OUT_OF_RESOURCES") &&
                       strstr(ocal_last_error(), "ocal_device_list"),
                   "%s", ocal_last_error());
     calls = 0;
     ocal_context ctx = (ocal_context)&ctx;
-    s = ocal_context_create(&ctx, NULL);
+    s = ocal_context_create(NULL, &ctx);
     ck_assert_msg(s == OCAL_OPENCL_ERROR && ctx == NULL, "call %ld: creation returned %s (%s)",
-                  k, ocal_status_string(s), ocal_last_error());
+                  k, ocal_status_name(s), ocal_last_error());
     ck_assert_ptr_null(strstr(ocal_last_error(), "no platform"));
   }
   /* "No devices" is not an error: a platform answering so is skipped. */
   fail_with = CL_DEVICE_NOT_FOUND;
   fail_at = 0;
   calls = 0;
-  ck_assert_ocal(ocal_device_list(NULL, 0, &count));
+  ck_assert_ocal(ocal_device_list(0, NULL, &count));
   ocal__cl_get_device_ids = clGetDeviceIDs;
   fail_with = CL_OUT_OF_HOST_MEMORY;
   fail_at = -1;
@@ -556,7 +556,7 @@ static void *first_thread(void *arg) {
   long t = (long)arg;
   ocal_context ctx = NULL;
   pthread_barrier_wait(&first_barrier);
-  first_status[t] = ocal_context_create(&ctx, NULL);
+  first_status[t] = ocal_context_create(NULL, &ctx);
   snprintf(first_error[t], sizeof first_error[t], "%s", ocal_last_error());
   if (first_status[t] == OCAL_OK) {
     const size_t n = 1000 + (size_t)t;
@@ -585,7 +585,7 @@ static int child_threads(void) {
   for (long t = 0; t < FIRST_THREADS; t++) {
     pthread_join(threads[t], NULL);
     if (first_status[t] != OCAL_OK) {
-      fprintf(stderr, "thread %ld: %s: %s\n", t, ocal_status_string(first_status[t]),
+      fprintf(stderr, "thread %ld: %s: %s\n", t, ocal_status_name(first_status[t]),
               first_error[t]);
       bad = 1;
     }
@@ -633,15 +633,15 @@ static void check_env_keyword(const char *keyword, ocal_device_type type) {
     ck_assert_same_device(&got, &list[want]);
     ck_assert_ocal(ocal_device_select("", &got));
     ck_assert_same_device(&got, &list[want]);
-    ck_assert_ocal(ocal_context_create(&ctx, NULL));
+    ck_assert_ocal(ocal_context_create(NULL, &ctx));
     ck_assert_ptr_nonnull(ctx);
-    ck_assert_ocal(ocal_context_device(ctx, &got));
+    ck_assert_ocal(ocal_context_get_device_info(ctx, &got));
     ck_assert_same_device(&got, &list[want]);
     ck_assert_ocal(ocal_context_release(ctx));
   } else {
     ck_assert_ocal_fails(ocal_device_select(NULL, &got), OCAL_DEVICE_NOT_FOUND);
     ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
-    ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_DEVICE_NOT_FOUND);
+    ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_DEVICE_NOT_FOUND);
     ck_assert_ptr_null(ctx);
     ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
     assert_lists_devices(list, n);
@@ -677,7 +677,7 @@ START_TEST(test_env_bad_value) {
   ocal_device_info *list = list_devices(&n);
   ck_assert_int_eq(setenv("OCAL_DEVICE", "no-such-device-xyz", 1), 0);
   ocal_context ctx = (ocal_context)&ctx; /* must be reset to NULL */
-  ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_null(ctx);
   const char *msg = ocal_last_error();
   ck_assert_msg(strstr(msg, "OCAL_DEVICE") != NULL, "message does not mention OCAL_DEVICE: %s",
@@ -689,10 +689,10 @@ START_TEST(test_env_bad_value) {
   /* Options without a device, and an empty device, fall back to OCAL_DEVICE as well. */
   ocal_context_options opts;
   ck_assert_ocal(ocal_context_options_init(&opts));
-  ck_assert_ocal_fails(ocal_context_create(&ctx, &opts), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ocal_fails(ocal_context_create(&opts, &ctx), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
   opts.device = "";
-  ck_assert_ocal_fails(ocal_context_create(&ctx, &opts), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ocal_fails(ocal_context_create(&opts, &ctx), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
   ck_assert_ptr_null(ctx);
 
@@ -716,9 +716,9 @@ START_TEST(test_explicit_selector_overrides_env) {
     ck_assert_ocal(ocal_context_options_init(&opts));
     opts.device = sel;
     ocal_context ctx = NULL;
-    ck_assert_ocal(ocal_context_create(&ctx, &opts));
+    ck_assert_ocal(ocal_context_create(&opts, &ctx));
     ocal_device_info got;
-    ck_assert_ocal(ocal_context_device(ctx, &got));
+    ck_assert_ocal(ocal_context_get_device_info(ctx, &got));
     ck_assert_same_device(&got, &list[i]);
     ck_assert_ocal(ocal_context_release(ctx));
   }
@@ -732,11 +732,11 @@ START_TEST(test_explicit_selector_overrides_env) {
 END_TEST
 
 START_TEST(test_device_type_string) {
-  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_CPU), "CPU");
-  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_GPU), "GPU");
-  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_ACCELERATOR), "accelerator");
-  ck_assert_str_eq(ocal_device_type_string(OCAL_DEVICE_OTHER), "other");
-  ck_assert_str_eq(ocal_device_type_string((ocal_device_type)42), "other");
+  ck_assert_str_eq(ocal_device_type_name(OCAL_DEVICE_CPU), "CPU");
+  ck_assert_str_eq(ocal_device_type_name(OCAL_DEVICE_GPU), "GPU");
+  ck_assert_str_eq(ocal_device_type_name(OCAL_DEVICE_ACCELERATOR), "accelerator");
+  ck_assert_str_eq(ocal_device_type_name(OCAL_DEVICE_OTHER), "other");
+  ck_assert_str_eq(ocal_device_type_name((ocal_device_type)42), "invalid");
 }
 END_TEST
 

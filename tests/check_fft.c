@@ -34,8 +34,7 @@ static int engine_builds(ocal_fft_engine e) {
 static int have_engine(ocal_fft_engine e) {
   int available = 0;
   ck_assert_ocal(ocal_fft_engine_available(e, &available));
-  const char *name;
-  ocal_fft_engine_name(e, &name);
+  const char *name = ocal_fft_engine_name(e);
   if (!available) {
     fprintf(stderr, "check_fft: engine %s not built in, its tests are skipped\n", name);
   } else if (!engine_builds(e)) {
@@ -133,8 +132,8 @@ static double *download(ocal_buffer b, size_t reals, int dbl) {
   ck_assert_ptr_nonnull(x);
   size_t numel;
   ocal_dtype t;
-  ck_assert_ocal(ocal_buffer_numel(b, &numel));
-  ck_assert_ocal(ocal_buffer_dtype(b, &t));
+  ck_assert_ocal(ocal_buffer_get_numel(b, &numel));
+  ck_assert_ocal(ocal_buffer_get_dtype(b, &t));
   size_t count = (t == OCAL_C32 || t == OCAL_C64) ? reals / 2 : reals;
   ck_assert_uint_eq(numel, count);
   if (dbl) {
@@ -258,7 +257,7 @@ static void check_real(const fft_case *c, const char *label) {
   describe(c, OCAL_FFT_C2R, &d);
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &c2r));
   ocal_fft_plan_info info;
-  ck_assert_ocal(ocal_fft_plan_info_get(r2c, &info));
+  ck_assert_ocal(ocal_fft_plan_get_info(r2c, &info));
   ck_assert_uint_eq(info.in_numel, total);
   ck_assert_uint_eq(info.out_numel, ctotal);
 
@@ -291,8 +290,7 @@ static void check_real(const fft_case *c, const char *label) {
 
 static void run_case(const fft_case *c) {
   char label[160];
-  const char *name;
-  ocal_fft_engine_name(c->engine, &name);
+  const char *name = ocal_fft_engine_name(c->engine);
   snprintf(label, sizeof label, "%s %s %s %zux%zux%zu (ndim %d) batch %zu %s", name,
            c->kind == OCAL_FFT_C2C ? "c2c" : "r2c/c2r", c->dbl ? "f64" : "f32", c->lens[0],
            c->lens[1], c->lens[2], c->ndim, c->batch, c->in_place ? "in place" : "out of place");
@@ -359,7 +357,7 @@ START_TEST(test_double_precision) {
   ocal_fft_engine e = engines[_i];
   if (!have_engine(e)) return;
   int fp64;
-  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(fixture_ctx, &fp64));
   if (!fp64) return;
   fft_case c = {e, OCAL_FFT_C2C, 1, {e == OCAL_FFT_ENGINE_VKFFT ? 97 : 60, 0, 0}, 2, 0, 1,
                 OCAL_FFT_NORM_BACKWARD};
@@ -464,7 +462,7 @@ START_TEST(test_errors) {
   ocal_context_options_init(&o);
   o.fp64 = 0;
   ocal_context no64;
-  ck_assert_ocal(ocal_context_create(&no64, &o));
+  ck_assert_ocal(ocal_context_create(&o, &no64));
   ocal_fft_desc_init(&d);
   d.engine = e;
   d.lengths[0] = 8;
@@ -557,12 +555,24 @@ START_TEST(test_clfft_refuses_large_prime_factors) {
 END_TEST
 
 START_TEST(test_engine_choice) {
-  const char *name;
-  ck_assert_ocal(ocal_fft_engine_name(OCAL_FFT_ENGINE_VKFFT, &name));
-  ck_assert_str_eq(name, "vkfft");
-  ck_assert_ocal(ocal_fft_engine_name(OCAL_FFT_ENGINE_CLFFT, &name));
-  ck_assert_str_eq(name, "clfft");
-  ck_assert_ocal_fails(ocal_fft_engine_name((ocal_fft_engine)7, &name), OCAL_INVALID_ARGUMENT);
+  ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_DEFAULT), "default");
+  ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_VKFFT), "vkfft");
+  ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_CLFFT), "clfft");
+  ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_FOURSTEP), "fourstep");
+  ck_assert_str_eq(ocal_fft_engine_name((ocal_fft_engine)7), "invalid");
+  /* A description whose struct_size this library cannot have been built with is refused
+   * (a struct not started from ocal_fft_desc_init). */
+  {
+    ocal_fft_desc bad;
+    ocal_fft_desc_init(&bad);
+    bad.lengths[0] = 16;
+    ocal_fft_plan none;
+    bad.struct_size = 8;
+    ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &bad, &none), OCAL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_fft_desc_init"));
+    bad.struct_size = sizeof bad + 8;
+    ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &bad, &none), OCAL_INVALID_ARGUMENT);
+  }
   int vk = 0, cl = 0, any = 0;
   ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_VKFFT, &vk));
   ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_CLFFT, &cl));
@@ -572,17 +582,17 @@ START_TEST(test_engine_choice) {
 
   ocal_fft_engine e;
   unsetenv("OCAL_FFT");
-  ck_assert_ocal(ocal_fft_engine_default(&e));
+  ck_assert_ocal(ocal_fft_get_default_engine(&e));
   ck_assert_int_eq(e, vk ? OCAL_FFT_ENGINE_VKFFT : OCAL_FFT_ENGINE_CLFFT);
   setenv("OCAL_FFT", "bogus", 1);
-  ck_assert_ocal_fails(ocal_fft_engine_default(&e), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_fft_get_default_engine(&e), OCAL_INVALID_ARGUMENT);
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
   d.lengths[0] = 8;
   ocal_fft_plan plan;
   /* Settings are read at context creation: a bad one fails it. */
   ocal_context bad_ctx = NULL;
-  ck_assert_ocal_fails(ocal_context_create(&bad_ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_context_create(NULL, &bad_ctx), OCAL_INVALID_ARGUMENT);
   ck_assert_msg(strstr(ocal_last_error(), "OCAL_FFT") != NULL, "%s", ocal_last_error());
   if (cl && engine_builds(OCAL_FFT_ENGINE_CLFFT)) {
     /* OCAL_FFT picks the engine of a default plan; the description's choice wins over it. */
@@ -590,14 +600,14 @@ START_TEST(test_engine_choice) {
     fixture_reopen();
     ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
     ocal_fft_plan_info info;
-    ck_assert_ocal(ocal_fft_plan_info_get(plan, &info));
+    ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
     ck_assert_int_eq(info.engine, OCAL_FFT_ENGINE_CLFFT);
     ck_assert_str_eq(info.engine_name, "clfft");
     ocal_fft_plan_release(plan);
     if (vk) {
       d.engine = OCAL_FFT_ENGINE_VKFFT;
       ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
-      ck_assert_ocal(ocal_fft_plan_info_get(plan, &info));
+      ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
       ck_assert_int_eq(info.engine, OCAL_FFT_ENGINE_VKFFT);
       ocal_fft_plan_release(plan);
     }
@@ -611,7 +621,7 @@ START_TEST(test_plan_cache_reuses_plans) {
   ocal_context_options_init(&o);
   o.disk_cache = 0;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
   d.lengths[0] = 32;
@@ -625,7 +635,7 @@ START_TEST(test_plan_cache_reuses_plans) {
   ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &c));
   ck_assert_ptr_ne(a, c);
   ocal_fft_cache_stats st;
-  ck_assert_ocal(ocal_fft_cache_stats_get(ctx, &st));
+  ck_assert_ocal(ocal_fft_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.plans_built, 2);
   ck_assert_uint_eq(st.memory_hits, 1);
   ck_assert_uint_eq(st.disk_hits, 0);
@@ -671,7 +681,7 @@ START_TEST(test_plan_cache_threads) {
   ocal_context_options_init(&o);
   o.disk_cache = 0;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   enum { T = 4 };
   pthread_t th[T];
   thread_arg args[T];
@@ -682,11 +692,11 @@ START_TEST(test_plan_cache_threads) {
   for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
   for (int i = 0; i < T; i++) {
     ck_assert_msg(args[i].status == OCAL_OK, "thread %d: %s", i,
-                  ocal_status_string(args[i].status));
+                  ocal_status_name(args[i].status));
     ck_assert_ptr_eq(args[i].plan, args[0].plan);
   }
   ocal_fft_cache_stats st;
-  ck_assert_ocal(ocal_fft_cache_stats_get(ctx, &st));
+  ck_assert_ocal(ocal_fft_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.plans_built, 1); /* one build; the others waited for it */
   ck_assert_uint_eq(st.memory_hits, T - 1);
   for (int i = 0; i < T; i++) ck_assert_ocal(ocal_fft_plan_release(args[i].plan));
@@ -710,7 +720,7 @@ static int disk_cache_child(const char *dir) {
   o.cache_dir = dir;
   o.disk_cache = 1;
   ocal_context ctx;
-  if (ocal_context_create(&ctx, &o) != OCAL_OK) {
+  if (ocal_context_create(&o, &ctx) != OCAL_OK) {
     printf("error %s\n", ocal_last_error());
     return 1;
   }
@@ -723,7 +733,7 @@ static int disk_cache_child(const char *dir) {
     return 1;
   }
   ocal_fft_plan_info info;
-  ocal_fft_plan_info_get(plan, &info);
+  ocal_fft_plan_get_info(plan, &info);
   /* An impulse at 1: X[k] = exp(-2 pi i k / 48). */
   size_t n = 96;
   float x[192] = {0}, y[192];
@@ -779,16 +789,16 @@ START_TEST(test_disk_cache_across_processes) {
   o.cache_dir = dir;
   o.disk_cache = 1;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ocal_fft_desc d;
   disk_cache_desc(&d);
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
   ocal_fft_plan_info info;
-  ck_assert_ocal(ocal_fft_plan_info_get(plan, &info));
+  ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ck_assert_int_eq(info.from_disk_cache, 0);
   ocal_fft_cache_stats st;
-  ck_assert_ocal(ocal_fft_cache_stats_get(ctx, &st));
+  ck_assert_ocal(ocal_fft_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.disk_stores, 1);
   ck_assert_uint_eq(st.disk_hits, 0);
   ocal_fft_plan_release(plan);
@@ -828,13 +838,13 @@ static int tuned_plan_from_disk(const char *dir, const char *tune, const fft_cas
   o.cache_dir = dir;
   o.disk_cache = 1;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ocal_fft_desc d;
   describe(c, OCAL_FFT_C2C, &d);
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
   ocal_fft_plan_info info;
-  ck_assert_ocal(ocal_fft_plan_info_get(plan, &info));
+  ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ocal_fft_plan_release(plan);
   ocal_context_release(ctx);
   return info.from_disk_cache;
@@ -869,7 +879,7 @@ START_TEST(test_vkfft_tune) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_VKFFT_TUNE", bad[i], 1);
     ocal_context bad_ctx = NULL;
-    ck_assert_ocal_fails(ocal_context_create(&bad_ctx, NULL), OCAL_INVALID_ARGUMENT);
+    ck_assert_ocal_fails(ocal_context_create(NULL, &bad_ctx), OCAL_INVALID_ARGUMENT);
     ck_assert_msg(strstr(ocal_last_error(), "OCAL_VKFFT_TUNE") != NULL, "%s: %s", bad[i],
                   ocal_last_error());
   }
@@ -887,7 +897,7 @@ START_TEST(test_build_failure) {
   ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_CLFFT, &cl));
   if (!cl) return;
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   if (strstr(info.platform_name, "Portable Computing Language"))
     setenv("POCL_EXTRA_BUILD_FLAGS", "-Werror=incompatible-pointer-types", 1);
   unsetenv("OCAL_FFT");
@@ -929,7 +939,7 @@ START_TEST(test_build_failure) {
     if (vs == OCAL_OK) {
       ck_assert_ocal(s);
       ocal_fft_plan_info pi;
-      ck_assert_ocal(ocal_fft_plan_info_get(plan, &pi));
+      ck_assert_ocal(ocal_fft_plan_get_info(plan, &pi));
       ck_assert_str_eq(pi.engine_name, "vkfft");
       ocal_fft_plan_release(plan);
     } else {
@@ -961,7 +971,7 @@ START_TEST(test_default_falls_back) {
   d.engine = OCAL_FFT_ENGINE_DEFAULT;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
   ocal_fft_plan_info pi;
-  ck_assert_ocal(ocal_fft_plan_info_get(plan, &pi));
+  ck_assert_ocal(ocal_fft_plan_get_info(plan, &pi));
   if (named != OCAL_OK) {
     /* VkFFT refused it: clFFT took it, and the info says so. */
     ck_assert_str_eq(pi.engine_name, "clfft");
@@ -1032,8 +1042,8 @@ static void check_long_1d(ocal_fft_kind kind, size_t n, int dbl) {
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &inv));
   if (!cplx) {
     ocal_fft_plan_info fi, ii;
-    ck_assert_ocal(ocal_fft_plan_info_get(fwd, &fi));
-    ck_assert_ocal(ocal_fft_plan_info_get(inv, &ii));
+    ck_assert_ocal(ocal_fft_plan_get_info(fwd, &fi));
+    ck_assert_ocal(ocal_fft_plan_get_info(inv, &ii));
     /* Both directions come from one engine (both real, or both through C2C). */
     ck_assert_msg(strcmp(fi.engine_name, ii.engine_name) == 0, "%s: r2c on %s, c2r on %s", label,
                   fi.engine_name, ii.engine_name);
@@ -1045,7 +1055,7 @@ static void check_long_1d(ocal_fft_kind kind, size_t n, int dbl) {
                                                      : (dbl ? OCAL_F64 : OCAL_F32), 1, &bn, &back));
   ck_assert_ocal(ocal_fft_execute(fwd, OCAL_FFT_FORWARD, in, spec));
   ck_assert_ocal(ocal_fft_execute(inv, OCAL_FFT_INVERSE, spec, back));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
 
   double *y = download(spec, 2 * out_n, dbl);
   /* Bins: 0, the last, and random ones; the error relative to the spectrum's RMS. */
@@ -1117,7 +1127,7 @@ START_TEST(test_real_2d_long_odd) {
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &real, &back));
   ck_assert_ocal(ocal_fft_execute(fwd, OCAL_FFT_FORWARD, in, spec));
   ck_assert_ocal(ocal_fft_execute(inv, OCAL_FFT_INVERSE, spec, back));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
   double *y = download(spec, 2 * cplx, 0);
   double num = 0, den = 0;
   uint64_t st = 99;
@@ -1217,7 +1227,7 @@ START_TEST(test_vkfft_build_failure) {
   off_t printed = lseek(fd, 0, SEEK_END);
   close(fd);
   unlink(path);
-  ck_assert_msg(st == OCAL_BUILD_FAILED, "returned %s: %s", ocal_status_string(st),
+  ck_assert_msg(st == OCAL_BUILD_FAILED, "returned %s: %s", ocal_status_name(st),
                 ocal_last_error());
   ck_assert_ptr_null(p);
   ck_assert_msg(strstr(ocal_last_error(), "build log") &&

@@ -87,8 +87,9 @@ static void run_case(const fs_case *c) {
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
   ocal_fft_plan_info info;
-  ck_assert_ocal(ocal_fft_plan_info_get(plan, &info));
+  ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ck_assert_str_eq(info.engine_name, "fourstep");
+  ck_assert_int_eq(info.engine, OCAL_FFT_ENGINE_FOURSTEP);
 
   ocal_buffer in, out;
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_C32, 1, &total, x, &in));
@@ -169,7 +170,7 @@ static const char *engine_of(size_t n, ocal_fft_engine e) {
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
   ocal_fft_plan_info info;
-  ck_assert_ocal(ocal_fft_plan_info_get(plan, &info));
+  ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ck_assert_int_ne(info.engine, OCAL_FFT_ENGINE_DEFAULT);
   ck_assert_ocal(ocal_fft_plan_release(plan));
   return info.engine_name;
@@ -185,7 +186,7 @@ START_TEST(test_fourstep_choice) {
   /* the rule: not on a CPU device */
   unsetenv("OCAL_FFT_FOURSTEP");
   ocal_device_info di;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &di));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &di));
   if (di.type != OCAL_DEVICE_GPU)
     ck_assert_str_ne(engine_of(4096, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
   if (di.type == OCAL_DEVICE_GPU && di.local_mem_bytes >= 48 * 1024 &&
@@ -205,6 +206,23 @@ START_TEST(test_fourstep_choice) {
   /* the same description with it off is another plan, of the default engine */
   setenv("OCAL_FFT_FOURSTEP", "0", 1);
   ck_assert_str_ne(engine_of(4096, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+  /* named by the description, the four-step engine runs whatever OCAL_FFT_FOURSTEP says,
+   * and refuses shapes it does not do instead of handing them on */
+  ck_assert_str_eq(engine_of(4096, OCAL_FFT_ENGINE_FOURSTEP), "fourstep");
+  {
+    ocal_fft_desc n;
+    ocal_fft_desc_init(&n);
+    n.lengths[0] = 6144;
+    n.engine = OCAL_FFT_ENGINE_FOURSTEP;
+    ocal_fft_plan none;
+    ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &n, &none), OCAL_UNSUPPORTED);
+    ck_assert_ptr_null(none);
+    int have = 0;
+    ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_FOURSTEP, &have));
+    ck_assert_int_eq(have, 1);
+    ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_FOURSTEP), "fourstep");
+    ck_assert_str_eq(ocal_fft_engine_name(OCAL_FFT_ENGINE_COUNT), "invalid");
+  }
   setenv("OCAL_FFT_FOURSTEP", "auto", 1);
   engine_of(4096, OCAL_FFT_ENGINE_DEFAULT);
   /* bad settings fail context creation (a word or key the settings do not know) or plan
@@ -241,7 +259,7 @@ END_TEST
 static ocal_status plan_under_env(const ocal_fft_desc *d, ocal_fft_plan *plan) {
   ocal_context probe = NULL;
   *plan = NULL;
-  ocal_status s = ocal_context_create(&probe, NULL);
+  ocal_status s = ocal_context_create(NULL, &probe);
   if (s != OCAL_OK) return s;
   ck_assert_ocal(ocal_context_release(probe));
   fixture_reopen();
@@ -263,15 +281,15 @@ START_TEST(test_fourstep_disk_cache) {
   d.batch = 2;
   for (int round = 0; round < 2; round++) {
     ocal_context ctx;
-    ck_assert_ocal(ocal_context_create(&ctx, &o));
+    ck_assert_ocal(ocal_context_create(&o, &ctx));
     ocal_fft_plan plan;
     ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
     ocal_fft_plan_info info;
-    ck_assert_ocal(ocal_fft_plan_info_get(plan, &info));
+    ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
     ck_assert_str_eq(info.engine_name, "fourstep");
     ck_assert_int_eq(info.from_disk_cache, round);
     ocal_fft_cache_stats cs;
-    ck_assert_ocal(ocal_fft_cache_stats_get(ctx, &cs));
+    ck_assert_ocal(ocal_fft_get_cache_stats(ctx, &cs));
     ck_assert_uint_eq(cs.disk_hits, (uint64_t)round);
     ck_assert_uint_eq(cs.disk_stores, (uint64_t)(1 - round));
     ck_assert_ocal(ocal_fft_plan_release(plan));

@@ -118,7 +118,7 @@ START_TEST(test_elementwise_types_preamble_views) {
     ck_assert_msg(fabs(h[i] - want) <= (fp64 ? 0 : 1e-7 * fabs(want) + 0.5), "out[%zu] = %.17g, want %.17g", i, h[i], want);
   }
   const char *src;
-  ck_assert_ocal(ocal_gen_source(g, &src));
+  ck_assert_ocal(ocal_gen_get_source(g, &src));
   ck_assert_ptr_nonnull(strstr(src, "twice(a[i])"));
   ck_assert_ptr_nonnull(strstr(src, "long twice"));
   ck_assert_ocal(ocal_gen_release(g));
@@ -144,7 +144,7 @@ START_TEST(test_elementwise_wide_form) {
   ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, "float a, const float *x, float *y",
                                       "y[i] = a * x[i] + y[i]", NULL, &g));
   const char *src;
-  ck_assert_ocal(ocal_gen_source(g, &src));
+  ck_assert_ocal(ocal_gen_get_source(g, &src));
   ocal_program p;
   ocal_kernel k;
   ck_assert_ocal(ocal_program_create(fixture_ctx, src, NULL, &p));
@@ -178,17 +178,17 @@ START_TEST(test_elementwise_wide_form) {
   /* Relational operators give -1 in vectors: such a body keeps the scalar form only. */
   ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, "const float *x, float *y",
                                       "y[i] = x[i] > 0.5f", NULL, &g));
-  ck_assert_ocal(ocal_gen_source(g, &src));
+  ck_assert_ocal(ocal_gen_get_source(g, &src));
   ck_assert_ptr_null(strstr(src, "4-wide form"));
   ck_assert_ocal(ocal_gen_release(g));
   ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, "const float *x, float *y",
                                       "y[i] = 2.0 * x[i]", NULL, &g)); /* double arithmetic */
-  ck_assert_ocal(ocal_gen_source(g, &src));
+  ck_assert_ocal(ocal_gen_get_source(g, &src));
   ck_assert_ptr_null(strstr(src, "4-wide form"));
   ck_assert_ocal(ocal_gen_release(g));
   ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, "const float *x, float *y",
                                       "y[i] = fmax(2.0f * x[i], -x[i])", NULL, &g));
-  ck_assert_ocal(ocal_gen_source(g, &src));
+  ck_assert_ocal(ocal_gen_get_source(g, &src));
   ck_assert_ptr_nonnull(strstr(src, "4-wide form"));
   ck_assert_ocal(ocal_gen_release(g));
   ck_assert_ocal(ocal_buffer_release(bx));
@@ -311,7 +311,7 @@ END_TEST
 
 /* ---- reductions ------------------------------------------------------------------------- */
 
-/* dot = sum x[i] * y[i] over n floats, against double and against ocal_vdot. */
+/* dot = sum x[i] * y[i] over n floats, against double and against ocal_dot. */
 static void check_dot(size_t n) {
   double *x = random_doubles(n, 2 * n), *y = random_doubles(n, 2 * n + 1);
   ocal_buffer bx = f32_buffer(x, 1, &n), by = f32_buffer(y, 1, &n), out, ref;
@@ -323,7 +323,7 @@ static void check_dot(size_t n) {
                                     "const float *x, const float *y", NULL, &g));
   const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(bx), OCAL_GEN_BUFFER(by)};
   ck_assert_ocal(ocal_gen_run(g, n, 2, args, out));
-  ck_assert_ocal(ocal_vdot(bx, by, OCAL_AXIS_ALL, ref));
+  ck_assert_ocal(ocal_dot(bx, by, OCAL_AXIS_ALL, ref));
   float got, builtin;
   ck_assert_ocal(ocal_buffer_read(out, 0, 1, &got, NULL));
   ck_assert_ocal(ocal_buffer_read(ref, 0, 1, &builtin, NULL));
@@ -337,7 +337,7 @@ static void check_dot(size_t n) {
   double tol = 4 * 1.2e-7 * fabs(want) + 1e-7 * mag / sqrt((double)n + 1) + 1e-30;
   ck_assert_msg(fabs(got - want) <= tol, "n=%zu: generated dot %.9g, want %.9g (tol %.3g)", n,
                 got, want, tol);
-  ck_assert_msg(fabs(got - builtin) <= tol, "n=%zu: generated dot %.9g, ocal_vdot %.9g", n, got,
+  ck_assert_msg(fabs(got - builtin) <= tol, "n=%zu: generated dot %.9g, ocal_dot %.9g", n, got,
                 builtin);
   ck_assert_ocal(ocal_gen_release(g));
   ck_assert_ocal(ocal_buffer_release(bx));
@@ -534,7 +534,7 @@ END_TEST
 
 static unsigned long long compiles_of(ocal_context ctx) {
   ocal_cache_stats st;
-  ck_assert_ocal(ocal_context_cache_stats(ctx, &st));
+  ck_assert_ocal(ocal_context_get_cache_stats(ctx, &st));
   return (unsigned long long)st.compiles + st.disk_hits + st.memory_hits;
 }
 
@@ -564,7 +564,7 @@ START_TEST(test_gen_double_without_fp64) {
   ck_assert_ocal(ocal_context_options_init(&opt));
   opt.fp64 = 0;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &opt));
+  ck_assert_ocal(ocal_context_create(&opt, &ctx));
   ocal_gen g = (ocal_gen)&g;
   ck_assert_ocal_fails(ocal_gen_elementwise(ctx, "double alpha_d, float *y", "y[i] = 1.0f", NULL,
                                             &g), OCAL_UNSUPPORTED);
@@ -642,7 +642,7 @@ START_TEST(test_scan_max_in_place) {
     ck_assert_msg(h[i] == run, "out[%zu] = %g, want %g", i, h[i], run);
   }
   const char *src;
-  ck_assert_ocal(ocal_gen_source(g, &src));
+  ck_assert_ocal(ocal_gen_get_source(g, &src));
   ck_assert_ptr_nonnull(strstr(src, "fmax(a, b)"));
   ck_assert_ocal(ocal_gen_release(g));
   ck_assert_ocal(ocal_buffer_release(bx));
@@ -852,7 +852,7 @@ static int child_main(const char *dir, int expect_hit) {
   opt.disk_cache = 1;
   opt.cache_dir = dir;
   ocal_context ctx;
-  if (ocal_context_create(&ctx, &opt) != OCAL_OK) return 10;
+  if (ocal_context_create(&opt, &ctx) != OCAL_OK) return 10;
   int code = 0;
   ocal_gen g = NULL;
   ocal_buffer b = NULL, out = NULL;
@@ -863,7 +863,7 @@ static int child_main(const char *dir, int expect_hit) {
   if (ocal_gen_reduction(ctx, OCAL_F32, "0", "a + b", "x[i] * x[i]", "const float *x", NULL,
                          &g) != OCAL_OK)
     code = 11;
-  else if (ocal_context_cache_stats(ctx, &st) != OCAL_OK ||
+  else if (ocal_context_get_cache_stats(ctx, &st) != OCAL_OK ||
            (expect_hit ? st.compiles != 0 || st.disk_hits != 1 : st.compiles != 1))
     code = 12;
   else if (ocal_buffer_from_host(ctx, OCAL_F32, 1, &n, h, &b) != OCAL_OK ||

@@ -1,4 +1,4 @@
-/* ocal tests — raw kernels (include/ocal/kernel.h, src/gen/kernel.c): programs built from
+/* ocal tests — raw kernels (include/ocal/kernel.h, src/kernel/kernel.c): programs built from
  * strings and files, kernels over 1-, 2- and 3-D ranges of odd sizes, scalars of every
  * element type, local memory, the build log with the user's line numbers, argument and
  * launch-size errors, and a disk-cache hit in a second (exec'ed) process. */
@@ -44,7 +44,7 @@ static void check_scale(size_t n, const size_t *local) {
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &by));
   ocal_kernel k = make_kernel(scale_src, NULL, "scale");
   int nargs = 0;
-  ck_assert_ocal(ocal_kernel_num_args(k, &nargs));
+  ck_assert_ocal(ocal_kernel_get_num_args(k, &nargs));
   ck_assert_int_eq(nargs, 4);
   float a = 2.5f;
   cl_ulong cn = n;
@@ -330,7 +330,7 @@ START_TEST(test_launch_limits) {
   ck_assert_ocal_fails(ocal_kernel_launch(k, 0, &n, NULL), OCAL_INVALID_ARGUMENT);
   /* A work-group whose every dimension fits but whose product does not. */
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   const size_t g3[3] = {64, 64, 64}, l3[3] = {64, 64, 64};
   ocal_kernel k3 = make_kernel(coords_src, NULL, "coords");
   cl_uint one = 1;
@@ -341,7 +341,7 @@ START_TEST(test_launch_limits) {
   for (int i = 1; i < 4; i++) ck_assert_ocal(ocal_kernel_set_scalar(k3, i, OCAL_U32, &one));
   ck_assert_ocal_fails(ocal_kernel_launch(k3, 3, g3, l3), OCAL_UNSUPPORTED);
   /* A range whose every dimension is addressable but whose product is not (issue 19, bug
-   * 7): refused, where the driver ran nothing (2^96 items) or aborted at ocal_finish (2^64). */
+   * 7): refused, where the driver ran nothing (2^96 items) or aborted at ocal_context_finish (2^64). */
   if (sizeof(size_t) == 8) {
     const size_t big[3] = {(size_t)1 << 32, (size_t)1 << 32, (size_t)1 << 32};
     for (int dims = 2; dims <= 3; dims++) {
@@ -351,7 +351,7 @@ START_TEST(test_launch_limits) {
     const size_t wide[2] = {(size_t)1 << 40, (size_t)1 << 30};
     ck_assert_ocal_fails(ocal_kernel_launch(k3, 2, wide, NULL), OCAL_UNSUPPORTED);
   }
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
   ck_assert_ocal(ocal_kernel_release(k3));
   /* More local memory than the device has. */
   const char *src = "__kernel void l(__local float *t, __global float *y) { t[0] = 1; y[0] = t[0]; }\n";
@@ -365,14 +365,14 @@ START_TEST(test_launch_limits) {
   ck_assert_ocal(ocal_kernel_release(kl));
   ck_assert_ocal(ocal_kernel_release(k));
   ck_assert_ocal(ocal_buffer_release(f));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
 }
 END_TEST
 
 /* A view is passed at its first element (as a sub-buffer) where the device allows it. */
 START_TEST(test_views) {
   cl_device_id dev;
-  ck_assert_ocal(ocal_context_cl_device(fixture_ctx, &dev));
+  ck_assert_ocal(ocal_context_get_cl_device(fixture_ctx, &dev));
   cl_uint bits = 0;
   ck_assert_int_eq(clGetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL),
                    CL_SUCCESS);
@@ -422,7 +422,7 @@ static int child_main(const char *dir, int expect_hit) {
   opt.disk_cache = 1;
   opt.cache_dir = dir;
   ocal_context ctx;
-  if (ocal_context_create(&ctx, &opt) != OCAL_OK) return 10;
+  if (ocal_context_create(&opt, &ctx) != OCAL_OK) return 10;
   int code = 0;
   ocal_program p = NULL;
   ocal_kernel k = NULL;
@@ -435,7 +435,7 @@ static int child_main(const char *dir, int expect_hit) {
   if (ocal_program_create(ctx, scale_src, NULL, &p) != OCAL_OK ||
       ocal_kernel_create(p, "scale", &k) != OCAL_OK)
     code = 11;
-  else if (ocal_context_cache_stats(ctx, &st) != OCAL_OK ||
+  else if (ocal_context_get_cache_stats(ctx, &st) != OCAL_OK ||
            (expect_hit ? st.compiles != 0 || st.disk_hits != 1 : st.compiles != 1))
     code = 12;
   else if (ocal_buffer_from_host(ctx, OCAL_F32, 1, &n, h, &b) != OCAL_OK ||

@@ -19,7 +19,7 @@ static ocal_context make_ctx(int pool, int64_t pool_limit, int64_t memory_limit,
   o.memory_limit = memory_limit;
   o.staging = staging;
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   return ctx;
 }
 
@@ -31,13 +31,13 @@ static ocal_buffer make_u8(ocal_context ctx, size_t n) {
 
 static cl_mem mem_of(ocal_buffer b) {
   cl_mem m = NULL;
-  ck_assert_ocal(ocal_buffer_cl_mem(b, &m, NULL));
+  ck_assert_ocal(ocal_buffer_get_cl_mem(b, &m, NULL));
   return m;
 }
 
 static ocal_memory_stats stats_of(ocal_context ctx) {
   ocal_memory_stats s;
-  ck_assert_ocal(ocal_memory_stats_get(ctx, &s));
+  ck_assert_ocal(ocal_memory_get_stats(ctx, &s));
   return s;
 }
 
@@ -61,7 +61,7 @@ typedef struct gate {
 
 static gate make_gate(ocal_context ctx) {
   cl_context clctx;
-  ck_assert_ocal(ocal_context_cl_context(ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_context(ctx, &clctx));
   cl_int err;
   gate g;
   g.cl = clCreateUserEvent(clctx, &err);
@@ -78,7 +78,7 @@ static void open_gate(gate *g) {
 
 static int completed(ocal_event ev) {
   cl_event cl;
-  ck_assert_ocal(ocal_event_cl_event(ev, &cl));
+  ck_assert_ocal(ocal_event_get_cl_event(ev, &cl));
   cl_int st;
   ck_assert_int_eq(clGetEventInfo(cl, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL),
                    CL_SUCCESS);
@@ -214,7 +214,7 @@ START_TEST(test_transfer_waits_for_old_owner) {
   ck_assert_ocal(ocal_event_release(e0));
 
   gate g = make_gate(ctx);
-  ck_assert_ocal(ocal_context_wait(ctx, 1, &g.ev)); /* hold the main queue */
+  ck_assert_ocal(ocal_context_enqueue_wait(ctx, 1, &g.ev)); /* hold the main queue */
   unsigned char v = 0xab;
   ck_assert_ocal(ocal_buffer_fill(a, &v));
   ck_assert_ocal(ocal_buffer_release(a));
@@ -270,7 +270,7 @@ START_TEST(test_oom_retry) {
 
   /* The same limit from the environment. */
   setenv("OCAL_MEMORY_LIMIT", "1M", 1);
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   s = stats_of(ctx);
   ck_assert_uint_eq(s.memory_limit, 1 << 20);
   a = make_u8(ctx, 600 * 1024);
@@ -280,7 +280,7 @@ START_TEST(test_oom_retry) {
   ck_assert_ocal(ocal_buffer_release(b));
   ck_assert_ocal(ocal_context_release(ctx));
   setenv("OCAL_MEMORY_LIMIT", "lots", 1);
-  ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_null(ctx);
   unsetenv("OCAL_MEMORY_LIMIT");
 }
@@ -321,20 +321,20 @@ START_TEST(test_limit_and_trim) {
 
   /* The limit from the environment, and a bad value. */
   setenv("OCAL_POOL_LIMIT", "12k", 1);
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_uint_eq(stats_of(ctx).pool_limit, 12 * 1024);
   ck_assert_ocal(ocal_context_release(ctx));
   setenv("OCAL_POOL_LIMIT", "-5", 1);
-  ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_INVALID_ARGUMENT);
   /* Found by tests/fuzz (fuzz_settings): strtoull skips blanks and negates after a minus,
    * so " -5" was taken for 2^64 - 5 bytes; "+5" and "5i" were taken too. */
   static const char *const bad[] = {" -5", "+5", " 5", "5i", "k"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_POOL_LIMIT", bad[i], 1);
-    ck_assert_ocal_fails(ocal_context_create(&ctx, NULL), OCAL_INVALID_ARGUMENT);
+    ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_INVALID_ARGUMENT);
   }
   setenv("OCAL_POOL_LIMIT", "3KiB", 1);
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_uint_eq(stats_of(ctx).pool_limit, 3 * 1024);
   ck_assert_ocal(ocal_context_release(ctx));
   unsetenv("OCAL_POOL_LIMIT");
@@ -347,7 +347,7 @@ END_TEST
 START_TEST(test_pool_off) {
   setenv("OCAL_POOL", "0", 1);
   ocal_context ctx = NULL;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   unsetenv("OCAL_POOL");
   ocal_buffer a = make_u8(ctx, 1000);
   ck_assert_ocal(ocal_buffer_release(a));
@@ -387,8 +387,8 @@ START_TEST(test_stats) {
   ck_assert_uint_eq(s.device_allocs, 2);
   ck_assert_uint_eq(s.device_frees, 0);
   ck_assert_ocal(ocal_buffer_release(c));
-  ck_assert_ocal_fails(ocal_memory_stats_get(ctx, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ocal_fails(ocal_memory_stats_get(NULL, &s), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_memory_get_stats(ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_memory_get_stats(NULL, &s), OCAL_INVALID_HANDLE);
   ck_assert_ocal(ocal_context_release(ctx));
 }
 END_TEST
@@ -556,9 +556,9 @@ START_TEST(test_overlap_ordered_by_events) {
     if (s < 2) w[nw++] = g.ev;
     if (s >= 2) w[nw++] = done[s - 2];
     ck_assert_ocal(ocal_transfer_write(dev_in[k], 0, n, in + s * n, nw, w, &up[s]));
-    ck_assert_ocal(ocal_context_wait(ctx, s >= 2 ? 2 : 1, (ocal_event[]){up[s], s >= 2 ? down[s - 2] : NULL}));
+    ck_assert_ocal(ocal_context_enqueue_wait(ctx, s >= 2 ? 2 : 1, (ocal_event[]){up[s], s >= 2 ? down[s - 2] : NULL}));
     ck_assert_ocal(ocal_unary(OCAL_UNARY_ABS, dev_in[k], dev_out[k]));
-    ck_assert_ocal(ocal_context_marker(ctx, &done[s]));
+    ck_assert_ocal(ocal_context_enqueue_marker(ctx, &done[s]));
     ck_assert_ocal(ocal_transfer_read(dev_out[k], 0, n, out + s * n, 1, &done[s], &down[s]));
   }
   usleep(20000);
@@ -568,7 +568,7 @@ START_TEST(test_overlap_ordered_by_events) {
   }
   open_gate(&g);
   ck_assert_ocal(ocal_event_wait(down[steps - 1]));
-  ck_assert_ocal(ocal_finish(ctx));
+  ck_assert_ocal(ocal_context_finish(ctx));
   for (size_t s = 0; s < steps; s++) {
     ck_assert_ocal(ocal_event_wait(down[s]));
     ck_assert_ocal(ocal_event_release(up[s]));
@@ -600,16 +600,16 @@ START_TEST(test_transfer_arguments) {
   ocal_event bad[1] = {NULL};
   ck_assert_ocal_fails(ocal_transfer_read(b, 0, 10, host, 1, bad, &ev), OCAL_INVALID_HANDLE);
   ck_assert_ocal_fails(ocal_transfer_read(NULL, 0, 10, host, 0, NULL, &ev), OCAL_INVALID_HANDLE);
-  ck_assert_ocal_fails(ocal_context_wait(ctx, 1, NULL), OCAL_INVALID_ARGUMENT);
-  ck_assert_ocal_fails(ocal_context_wait(NULL, 0, NULL), OCAL_INVALID_HANDLE);
-  ck_assert_ocal(ocal_context_wait(ctx, 0, NULL));
-  ck_assert_ocal_fails(ocal_context_marker(ctx, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_context_enqueue_wait(ctx, 1, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_context_enqueue_wait(NULL, 0, NULL), OCAL_INVALID_HANDLE);
+  ck_assert_ocal(ocal_context_enqueue_wait(ctx, 0, NULL));
+  ck_assert_ocal_fails(ocal_context_enqueue_marker(ctx, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_event_from_cl(NULL, &ev), OCAL_INVALID_ARGUMENT);
   /* An empty transfer still gives an event, ordered after its wait list. */
   ck_assert_ocal(ocal_transfer_read(b, 100, 0, NULL, 0, NULL, &ev));
   ck_assert_ocal(ocal_event_wait(ev));
   ck_assert_ocal(ocal_event_release(ev));
-  ck_assert_ocal(ocal_context_marker(ctx, &ev));
+  ck_assert_ocal(ocal_context_enqueue_marker(ctx, &ev));
   ck_assert_ocal(ocal_event_wait(ev));
   ck_assert_ocal(ocal_event_release(ev));
   ck_assert_ocal(ocal_buffer_release(b));

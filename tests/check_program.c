@@ -30,15 +30,15 @@ START_TEST(test_build_failure_reports_log_and_context_survives) {
   ck_assert_msg(strstr(msg, "compiler log") != NULL, "no compiler log: %s", msg);
   ck_assert_msg(strstr(msg, "no_such_variable_here") != NULL, "log misses the culprit: %s", msg);
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(fixture_ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   ck_assert_msg(strstr(msg, info.name) != NULL, "message does not name the device: %s", msg);
 
   /* A failed build is not cached: asking again compiles (and fails) again. */
   ocal_cache_stats before, after;
-  ck_assert_ocal(ocal_context_cache_stats(fixture_ctx, &before));
+  ck_assert_ocal(ocal_context_get_cache_stats(fixture_ctx, &before));
   ck_assert_ocal_fails(ocal__program_get(fixture_ctx, "broken.cl", broken_source, "", &p),
                        OCAL_BUILD_FAILED);
-  ck_assert_ocal(ocal_context_cache_stats(fixture_ctx, &after));
+  ck_assert_ocal(ocal_context_get_cache_stats(fixture_ctx, &after));
   ck_assert_uint_eq(after.compiles, before.compiles + 1);
 
   /* The context still works. */
@@ -58,7 +58,7 @@ START_TEST(test_memory_cache_keys_on_source_and_options) {
   ocal_context_options_init(&o);
   o.disk_cache = 0; /* count compiles, not disk hits */
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
   ocal__program *a, *b, *c;
   ck_assert_ocal(ocal__program_get(ctx, "count.cl", good_source, "", &a));
   ck_assert_ocal(ocal__program_get(ctx, "count.cl", good_source, "", &b));
@@ -66,7 +66,7 @@ START_TEST(test_memory_cache_keys_on_source_and_options) {
   ck_assert_ocal(ocal__program_get(ctx, "count.cl", good_source, "-DUNUSED=1", &c));
   ck_assert_ptr_ne(a, c);
   ocal_cache_stats st;
-  ck_assert_ocal(ocal_context_cache_stats(ctx, &st));
+  ck_assert_ocal(ocal_context_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.compiles, 2);
   ck_assert_uint_eq(st.memory_hits, 1);
   ck_assert_uint_eq(st.disk_hits, 0);
@@ -104,7 +104,7 @@ START_TEST(test_launch_covers_every_element_once) {
     ocal_buffer b;
     ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_U32, 1, &n, &b));
     cl_mem mem;
-    ck_assert_ocal(ocal_buffer_cl_mem(b, &mem, NULL));
+    ck_assert_ocal(ocal_buffer_get_cl_mem(b, &mem, NULL));
     cl_ulong n64 = n;
     pthread_mutex_lock(&k->lock);
     ck_assert_int_eq(clSetKernelArg(k->kernel, 0, sizeof mem, &mem), CL_SUCCESS);
@@ -220,7 +220,7 @@ static void attachment_destroy(void *data) {
 START_TEST(test_context_attachment_created_once_and_destroyed) {
   static const int other_key = 0;
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   void *a = NULL, *b = NULL;
   ck_assert_ocal(ocal__context_attachment(ctx, &attachment_key, attachment_create,
                                           attachment_destroy, &a));

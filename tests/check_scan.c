@@ -290,6 +290,28 @@ START_TEST(test_single_pass) {
 }
 END_TEST
 
+/* OCAL_SCAN forces each plan of long contiguous scans (the rule picks three passes on GPUs,
+ * one on CPUs): both must give the reference's results, whole buffers and a few long rows,
+ * inclusive and exclusive. One test per element type. */
+START_TEST(test_scan_setting) {
+  ocal_dtype d = real_dtypes[_i];
+  static const char *const plans[] = {"three", "single"};
+  static const size_t lengths[] = {40961, 262143, 1048577};
+  for (int p = 0; p < 2; p++) {
+    setenv("OCAL_SCAN", plans[p], 1);
+    fixture_reopen(); /* settings are read at context creation */
+    if (!fixture_dtype_usable(d)) break;
+    for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++)
+      check_case((ocal_scan_op)(k == 1), d, 1, &lengths[k], OCAL_AXIS_ALL, (int)(k % 2),
+                 k % 2, 9900 + 10 * (uint64_t)_i + k);
+    size_t rows[2] = {3, 36865};
+    check_case(OCAL_SCAN_SUM, d, 2, rows, 1, p, 0, 9990 + (uint64_t)_i);
+  }
+  unsetenv("OCAL_SCAN");
+  fixture_reopen();
+}
+END_TEST
+
 START_TEST(test_errors) {
   size_t shape[2] = {4, 6}, n24 = 24, n23 = 23, zero = 0;
   ocal_buffer x, xi, o, oi, o24, o23, oc, e, eo;
@@ -338,7 +360,7 @@ START_TEST(test_errors) {
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &zero, &e));
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &zero, &eo));
   ck_assert_ocal(ocal_cumsum(e, 0, eo));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
 
   ocal_buffer_release(e);
   ocal_buffer_release(eo);
@@ -365,6 +387,9 @@ static Suite *scan_suite(void) {
   suite_add_tcase(s, tc);
   tc = fixture_tcase("single_pass");
   tcase_add_loop_test(tc, test_single_pass, 0, N_REAL);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("scan_setting");
+  tcase_add_loop_test(tc, test_scan_setting, 0, N_REAL);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("semantics");
   tcase_add_test(tc, test_in_place_and_nan);

@@ -44,6 +44,7 @@ static const row rows[] = {
     {"OCAL_FFT_FOURSTEP_TUNE", "n2=64", "n1=64,c=1"},
     {"OCAL_VKFFT_TUNE", "useLUT", "useLUT=1"},
     {"OCAL_SPMV", "vector3", "stream1024"},
+    {"OCAL_SCAN", "double", "THREE"},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -91,9 +92,9 @@ START_TEST(test_bad_values_fail_context_creation) {
     if (!rows[i].bad[0]) continue; /* free text */
     setenv(rows[i].name, rows[i].bad, 1);
     ocal_context ctx = NULL;
-    ocal_status s = ocal_context_create(&ctx, NULL);
+    ocal_status s = ocal_context_create(NULL, &ctx);
     ck_assert_msg(s == OCAL_INVALID_ARGUMENT, "%s=%s: %s (%s)", rows[i].name, rows[i].bad,
-                  ocal_status_string(s), ocal_last_error());
+                  ocal_status_name(s), ocal_last_error());
     ck_assert_ptr_null(ctx);
     const char *msg = ocal_last_error();
     ck_assert_msg(strstr(msg, "ocal_context_create") && strstr(msg, rows[i].name) &&
@@ -108,7 +109,7 @@ START_TEST(test_bad_values_fail_context_creation) {
   }
   /* After all that, a context under a clean environment still works. */
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_ocal(ocal_context_release(ctx));
 }
 END_TEST
@@ -126,21 +127,21 @@ START_TEST(test_good_values_take_effect) {
   ck_assert_ocal(ocal_device_select("cpu", &want));
   setenv("OCAL_DEVICE", "cpu", 1);
   ocal_context ctx;
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
 
   /* Observable through public calls. */
   ocal_device_info info;
-  ck_assert_ocal(ocal_context_device(ctx, &info));
+  ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   ck_assert_str_eq(info.name, want.name);
   ck_assert_uint_eq(info.local_mem_bytes, 16384); /* OCAL_LIMITS */
   int fp64;
-  ck_assert_ocal(ocal_context_has_fp64(ctx, &fp64));
+  ck_assert_ocal(ocal_context_get_fp64(ctx, &fp64));
   ck_assert_int_eq(fp64, 0); /* OCAL_FP64=false */
   const char *cache_dir;
-  ck_assert_ocal(ocal_context_cache_dir(ctx, &cache_dir));
+  ck_assert_ocal(ocal_context_get_cache_dir(ctx, &cache_dir));
   ck_assert_str_eq(cache_dir, dir);
   ocal_memory_stats ms;
-  ck_assert_ocal(ocal_memory_stats_get(ctx, &ms));
+  ck_assert_ocal(ocal_memory_get_stats(ctx, &ms));
   ck_assert_int_eq(ms.pool_enabled, 0);
   ck_assert_uint_eq(ms.pool_limit, 12288);
   ck_assert_uint_eq(ms.memory_limit, (uint64_t)1 << 30);
@@ -155,6 +156,7 @@ START_TEST(test_good_values_take_effect) {
   ck_assert_int_eq(s->gemm, OCAL__ENGINE_OWN);
   ck_assert_int_eq(s->gemm_pretranspose, 1);
   ck_assert_int_eq(s->gemm_splitk, 6);
+  ck_assert_int_eq(s->scan, OCAL__SCAN_THREE);
   static const unsigned tile[5] = {64, 64, 16, 8, 4};
   ck_assert_mem_eq(s->gemm_own_tile, tile, sizeof tile);
   ck_assert_int_eq(s->gemm_own_splitk, 3);
@@ -173,18 +175,18 @@ START_TEST(test_good_values_take_effect) {
   o.pool_limit = 4096;
   o.fp64 = 1;
   o.disk_cache = 0;
-  ck_assert_ocal(ocal_context_create(&ctx, &o));
-  ck_assert_ocal(ocal_memory_stats_get(ctx, &ms));
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
+  ck_assert_ocal(ocal_memory_get_stats(ctx, &ms));
   ck_assert_int_eq(ms.pool_enabled, 1);
   ck_assert_uint_eq(ms.pool_limit, 4096);
-  ck_assert_ocal(ocal_context_cache_dir(ctx, &cache_dir));
+  ck_assert_ocal(ocal_context_get_cache_dir(ctx, &cache_dir));
   ck_assert_ptr_null(cache_dir);
   ck_assert_ocal(ocal_context_release(ctx));
 
   /* A context keeps what it was created with: the environment changing later does not
    * reach it. */
   unset_all();
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   setenv("OCAL_GEMM", "clblast", 1);
   ck_assert_int_eq(ctx->settings.gemm, OCAL__ENGINE_AUTO);
   unsetenv("OCAL_GEMM");
@@ -193,12 +195,12 @@ START_TEST(test_good_values_take_effect) {
   /* Unset and "auto" mean the default. */
   setenv("OCAL_POOL", "auto", 1);
   setenv("OCAL_GEMM_SPLITK", "1", 1);
-  ck_assert_ocal(ocal_context_create(&ctx, NULL));
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_int_eq(ctx->settings.pool, -1);
   ck_assert_int_eq(ctx->settings.gemm_splitk, -1);
   ck_assert_int_eq(ctx->settings.gemm, OCAL__ENGINE_AUTO);
   ck_assert_int_eq(ctx->settings.staging_min, -1);
-  ck_assert_ocal(ocal_memory_stats_get(ctx, &ms));
+  ck_assert_ocal(ocal_memory_get_stats(ctx, &ms));
   ck_assert_int_eq(ms.pool_enabled, 1);
   ck_assert_ocal(ocal_context_release(ctx));
   unset_all();
@@ -218,9 +220,9 @@ START_TEST(test_calls_without_a_context) {
   unsetenv("OCAL_DEVICE");
   setenv("OCAL_FFT", "nonsense", 1);
   ocal_fft_engine e;
-  ck_assert_ocal_fails(ocal_fft_engine_default(&e), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_fft_get_default_engine(&e), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_FFT='nonsense'"));
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_fft_engine_default"));
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_fft_get_default_engine"));
   unsetenv("OCAL_FFT");
 }
 END_TEST

@@ -46,8 +46,8 @@ static ocal_buffer upload(ocal_dtype d, int ndim, const size_t *shape, double *v
 static double *download(ocal_buffer b) {
   size_t n;
   ocal_dtype d;
-  ck_assert_ocal(ocal_buffer_numel(b, &n));
-  ck_assert_ocal(ocal_buffer_dtype(b, &d));
+  ck_assert_ocal(ocal_buffer_get_numel(b, &n));
+  ck_assert_ocal(ocal_buffer_get_dtype(b, &d));
   double *v = fixture_malloc((n ? n : 1) * sizeof *v);
   void *raw = fixture_malloc((n ? n : 1) * ocal_dtype_size(d));
   ck_assert_ocal(ocal_buffer_read(b, 0, n, raw, NULL));
@@ -329,7 +329,7 @@ START_TEST(test_errors) {
   ck_assert_ocal(ocal_buffer_view(x, 0, 1, &s4, &lview));
   ck_assert_ocal_fails(ocal_softmax_cross_entropy(x, lab, lview, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "overlaps"));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
 
   ocal_buffer bufs[] = {x, xi, y, y3, lab, labf, loss, loss3, big, v1, v2, e, lview};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) ocal_buffer_release(bufs[i]);

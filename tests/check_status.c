@@ -23,14 +23,14 @@ static const status_row status_rows[] = {
 
 START_TEST(test_status_ok_is_zero) {
   ck_assert_int_eq(OCAL_OK, 0);
-  ck_assert_str_eq(ocal_status_string(OCAL_OK), "OCAL_OK");
+  ck_assert_str_eq(ocal_status_name(OCAL_OK), "OCAL_OK");
 }
 END_TEST
 
 START_TEST(test_status_names_match_map) {
   ck_assert_uint_ge(N_STATUS, 15);
   for (size_t i = 0; i < N_STATUS; i++) {
-    const char *name = ocal_status_string(status_rows[i].value);
+    const char *name = ocal_status_name(status_rows[i].value);
     ck_assert_ptr_nonnull(name);
     ck_assert_str_eq(name, status_rows[i].expected_name);
     ck_assert_msg(strncmp(name, "OCAL_", 5) == 0 && name[5] != '\0', "bad name %s", name);
@@ -42,8 +42,8 @@ START_TEST(test_status_names_and_values_distinct) {
   for (size_t i = 0; i < N_STATUS; i++) {
     for (size_t j = i + 1; j < N_STATUS; j++) {
       ck_assert_int_ne(status_rows[i].value, status_rows[j].value);
-      ck_assert_str_ne(ocal_status_string(status_rows[i].value),
-                       ocal_status_string(status_rows[j].value));
+      ck_assert_str_ne(ocal_status_name(status_rows[i].value),
+                       ocal_status_name(status_rows[j].value));
     }
   }
 }
@@ -68,7 +68,7 @@ START_TEST(test_status_unknown) {
   const int unknown[] = {max + 1, 1000, 123456};
   for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
     ocal_status s = (ocal_status)unknown[i];
-    ck_assert_str_eq(ocal_status_string(s), "OCAL_UNKNOWN_STATUS");
+    ck_assert_str_eq(ocal_status_name(s), "OCAL_UNKNOWN_STATUS");
     const char *text = ocal_status_description(s);
     ck_assert_ptr_nonnull(text);
     ck_assert_msg(text[0] != '\0', "status %d has an empty description", unknown[i]);
@@ -172,7 +172,7 @@ START_TEST(test_last_error_success_keeps_message_failure_replaces_it) {
   /* Success does not clear the message. */
   ocal_dtype dt;
   ck_assert_ocal(ocal_dtype_from_name("f32", &dt));
-  ck_assert_ocal(ocal_finish(fixture_ctx));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
   ck_assert_str_eq(ocal_last_error(), first);
 
   /* The next failure replaces it rather than appending to it. */
@@ -200,8 +200,8 @@ START_TEST(test_message_names_function) {
   assert_names_function("ocal_buffer_create");
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ndim"));
 
-  ck_assert_ocal_fails(ocal_finish(NULL), OCAL_INVALID_HANDLE);
-  assert_names_function("ocal_finish");
+  ck_assert_ocal_fails(ocal_context_finish(NULL), OCAL_INVALID_HANDLE);
+  assert_names_function("ocal_context_finish");
 
   ck_assert_ocal_fails(ocal_context_create(NULL, NULL), OCAL_INVALID_ARGUMENT);
   assert_names_function("ocal_context_create");
@@ -214,8 +214,8 @@ START_TEST(test_message_names_function) {
   assert_names_function("ocal_dtype_from_name");
 
   size_t numel;
-  ck_assert_ocal_fails(ocal_buffer_numel(NULL, &numel), OCAL_INVALID_HANDLE);
-  assert_names_function("ocal_buffer_numel");
+  ck_assert_ocal_fails(ocal_buffer_get_numel(NULL, &numel), OCAL_INVALID_HANDLE);
+  assert_names_function("ocal_buffer_get_numel");
 }
 END_TEST
 

@@ -55,7 +55,7 @@ stamp "ThreadSanitizer stress done"
 
 echo "=== fuzzing, ${fuzz_seconds} s per target"
 status=0
-targets=(gen_params gen_body settings disk_cache tuning)
+targets=(gen_params gen_body settings disk_cache tuning mtx)
 fuzz_one() {
   local t=$1
   mkdir -p "$work/corpus/$t" "$work/artifacts/$t"

@@ -11,7 +11,7 @@
 ocal_context fixture_ctx = NULL;
 
 void fixture_setup(void) {
-  ocal_status s = ocal_context_create(&fixture_ctx, NULL);
+  ocal_status s = ocal_context_create(NULL, &fixture_ctx);
   ck_assert_msg(s == OCAL_OK, "no context on OCAL_DEVICE='%s': %s",
                 getenv("OCAL_DEVICE") ? getenv("OCAL_DEVICE") : "", ocal_last_error());
 }
@@ -70,7 +70,7 @@ void fixture_random_bytes(void *out, size_t bytes, uint64_t seed) {
 
 int fixture_has_fp64(void) {
   int has = 0;
-  ck_assert_ocal(ocal_context_has_fp64(fixture_ctx, &has));
+  ck_assert_ocal(ocal_context_get_fp64(fixture_ctx, &has));
   return has;
 }
 

@@ -33,7 +33,7 @@ int fixture_run(Suite *suite);
 #define ck_assert_ocal(expr)                                                               \
   do {                                                                                     \
     ocal_status ck__s = (expr);                                                            \
-    ck_assert_msg(ck__s == OCAL_OK, "%s returned %s: %s", #expr, ocal_status_string(ck__s), \
+    ck_assert_msg(ck__s == OCAL_OK, "%s returned %s: %s", #expr, ocal_status_name(ck__s), \
                   ocal_last_error());                                                      \
   } while (0)
 
@@ -42,7 +42,7 @@ int fixture_run(Suite *suite);
   do {                                                                                     \
     ocal_status ck__s = (expr);                                                            \
     ck_assert_msg(ck__s == (status), "%s returned %s, expected %s (%s)", #expr,            \
-                  ocal_status_string(ck__s), ocal_status_string(status), ocal_last_error()); \
+                  ocal_status_name(ck__s), ocal_status_name(status), ocal_last_error()); \
     ck_assert_msg(ocal_last_error()[0] != '\0', "%s left no error message", #expr);        \
   } while (0)
 

@@ -41,7 +41,7 @@ typedef struct step {
 /* A failed ocal call: the step fails with the library's message. */
 static int step_fail(step *st, ocal_status s) {
   st->ok = 0;
-  snprintf(st->detail, sizeof st->detail, "%s: %.120s", ocal_status_string(s),
+  snprintf(st->detail, sizeof st->detail, "%s: %.120s", ocal_status_name(s),
            ocal_last_error());
   return 0;
 }
@@ -77,18 +77,18 @@ static int demo_cache(ocal_context ctx, size_t n, step *st) {
   ocal_buffer buf;
   STEP_CALL(st, ocal_buffer_create(ctx, OCAL_F32, 1, &n, &buf));
   ocal_cache_stats before, after;
-  ocal_context_cache_stats(ctx, &before);
+  ocal_context_get_cache_stats(ctx, &before);
   float value = 0.5f;
   double t0 = now_ms();
   ocal_status s = ocal_buffer_fill(buf, &value);
-  if (s == OCAL_OK) s = ocal_finish(ctx);
+  if (s == OCAL_OK) s = ocal_context_finish(ctx);
   double first = now_ms() - t0;
   value = 1.5f;
   t0 = now_ms();
   if (s == OCAL_OK) s = ocal_buffer_fill(buf, &value);
-  if (s == OCAL_OK) s = ocal_finish(ctx);
+  if (s == OCAL_OK) s = ocal_context_finish(ctx);
   st->ms = now_ms() - t0;
-  ocal_context_cache_stats(ctx, &after);
+  ocal_context_get_cache_stats(ctx, &after);
   float probe[3] = {0};
   if (s == OCAL_OK) s = ocal_buffer_read(buf, n / 2, 3, probe, NULL);
   ocal_buffer_release(buf);
@@ -114,7 +114,7 @@ static int demo_elementwise(ocal_context ctx, const float *x, const float *y, fl
   double t0 = now_ms();
   s = ocal_axpy(2.5, bx, by);
   if (s == OCAL_OK) s = ocal_unary(OCAL_UNARY_RELU, by, by);
-  if (s == OCAL_OK) s = ocal_finish(ctx);
+  if (s == OCAL_OK) s = ocal_context_finish(ctx);
   st->ms = now_ms() - t0;
   if (s == OCAL_OK) s = ocal_buffer_read(by, 0, n, back, NULL);
   ocal_buffer_release(bx);
@@ -168,7 +168,7 @@ static int demo_gemm(ocal_context ctx, step *st) {
   if (s == OCAL_OK) s = ocal_buffer_create(ctx, OCAL_F32, 2, sc, &bc);
   double t0 = now_ms();
   if (s == OCAL_OK) s = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, ba, bb, 0.0, bc);
-  if (s == OCAL_OK) s = ocal_finish(ctx);
+  if (s == OCAL_OK) s = ocal_context_finish(ctx);
   st->ms = now_ms() - t0;
   if (s == OCAL_OK) s = ocal_buffer_read(bc, 0, (size_t)M * N, c, NULL);
   double worst = 0;
@@ -217,12 +217,12 @@ static int demo_fft(ocal_context ctx, step *st) {
   double t0 = now_ms();
   if (s == OCAL_OK) s = ocal_fft_plan_create(ctx, &d, &plan);
   if (s == OCAL_OK) s = ocal_fft_execute(plan, OCAL_FFT_FORWARD, bin, bout);
-  if (s == OCAL_OK) s = ocal_finish(ctx);
+  if (s == OCAL_OK) s = ocal_context_finish(ctx);
   st->ms = now_ms() - t0;
   if (s == OCAL_OK) s = ocal_buffer_read(bout, 0, total, out, NULL);
   const char *engine = "?";
   ocal_fft_plan_info info;
-  if (plan && ocal_fft_plan_info_get(plan, &info) == OCAL_OK) engine = info.engine_name;
+  if (plan && ocal_fft_plan_get_info(plan, &info) == OCAL_OK) engine = info.engine_name;
   double err2 = 0, ref2 = 0;
   for (size_t b = 0; s == OCAL_OK && b < BATCH; b++)
     for (size_t k = 0; k < LEN; k++) {
@@ -271,7 +271,7 @@ static int demo_generated(ocal_context ctx, const float *x, const float *y, floa
   ocal_gen_arg args[3] = {OCAL_GEN_BUFFER(bx), OCAL_GEN_BUFFER(by), OCAL_GEN_BUFFER(bz)};
   if (s == OCAL_OK) s = ocal_gen_run(mul, OCAL_GEN_AUTO, 3, args, NULL);
   if (s == OCAL_OK) s = ocal_gen_run(red, OCAL_GEN_AUTO, 2, args, dot);
-  if (s == OCAL_OK) s = ocal_finish(ctx);
+  if (s == OCAL_OK) s = ocal_context_finish(ctx);
   st->ms = now_ms() - t0;
   if (s == OCAL_OK) s = ocal_buffer_read(bz, 0, n, back, NULL);
   if (s == OCAL_OK) s = ocal_buffer_read(dot, 0, 1, &got, NULL);
@@ -304,13 +304,13 @@ int tool_demo(const char *selector) {
   ocal_context ctx;
   step st = {1, 0, ""};
   double t0 = now_ms();
-  ocal_status s = ocal_context_create(&ctx, &opts);
+  ocal_status s = ocal_context_create(&opts, &ctx);
   if (s != OCAL_OK) return tool_fail("creating a context", s);
   st.ms = now_ms() - t0;
   ocal_device_info d;
-  ocal_context_device(ctx, &d);
+  ocal_context_get_device_info(ctx, &d);
   printf("ocal %s demo on %s (%s, %s)\n", ocal_version_string(), d.name,
-         ocal_device_type_string(d.type), d.platform_name);
+         ocal_device_type_name(d.type), d.platform_name);
   report("context", &st);
 
   const size_t n = 1000003;

@@ -160,7 +160,7 @@ static int check_device(const ocal_device_info *d) {
   o.device = sel;
   o.disk_cache = 0; /* the compiler must run */
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &o);
+  ocal_status s = ocal_context_create(&o, &ctx);
   if (s != OCAL_OK) {
     problem("device", "update or reinstall the device's driver",
             "%s %s (%s): no context: %s", sel, d->name, d->platform_name,
@@ -184,7 +184,7 @@ static int check_device(const ocal_device_info *d) {
             "%s %s: a tiny kernel ran but wrote wrong values", sel, d->name);
   else
     ok("device", "%s %s (%s, %s): a kernel compiled and ran", sel, d->name,
-       ocal_device_type_string(d->type), d->platform_name);
+       ocal_device_type_name(d->type), d->platform_name);
   ocal_buffer_release(b);
   ocal_context_release(ctx);
   return right;
@@ -193,9 +193,9 @@ static int check_device(const ocal_device_info *d) {
 /* The kernel cache directory: a file must be creatable in it. */
 static void check_cache(void) {
   ocal_context ctx;
-  if (ocal_context_create(&ctx, NULL) != OCAL_OK) return;
+  if (ocal_context_create(NULL, &ctx) != OCAL_OK) return;
   const char *dir = NULL;
-  ocal_context_cache_dir(ctx, &dir);
+  ocal_context_get_cache_dir(ctx, &dir);
   if (!dir) {
     const char *c = getenv("OCAL_CACHE");
     if (c && c[0] == '0')
@@ -236,11 +236,10 @@ static void check_cache(void) {
 static void check_engines(void) {
   ocal_context ctx;
   char line[512];
-  if (ocal_context_create(&ctx, NULL) != OCAL_OK) return;
+  if (ocal_context_create(NULL, &ctx) != OCAL_OK) return;
   static const ocal_fft_engine engines[] = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_ENGINE_CLFFT};
   for (size_t i = 0; i < 2; i++) {
-    const char *name;
-    ocal_fft_engine_name(engines[i], &name);
+    const char *name = ocal_fft_engine_name(engines[i]);
     int have = 0;
     ocal_fft_engine_available(engines[i], &have);
     if (!have) {
@@ -286,7 +285,7 @@ int tool_doctor(void) {
   check_loader();
   check_vendors();
   size_t count = 0;
-  ocal_status s = ocal_device_list(NULL, 0, &count);
+  ocal_status s = ocal_device_list(0, NULL, &count);
   char line[512];
   if (s != OCAL_OK) {
     problem("platforms", "see the vendors lines above; reinstall the ICD loader (ocl-icd-libopencl1)",
@@ -300,7 +299,7 @@ int tool_doctor(void) {
   int working = 0;
   if (s == OCAL_OK && count > 0) {
     ocal_device_info *list = calloc(count, sizeof *list);
-    if (list && ocal_device_list(list, count, &count) == OCAL_OK)
+    if (list && ocal_device_list(count, list, &count) == OCAL_OK)
       for (size_t i = 0; i < count; i++) working += check_device(&list[i]);
     free(list);
   }

@@ -39,7 +39,7 @@ static void usage(FILE *out) {
 }
 
 int tool_fail(const char *what, ocal_status s) {
-  fprintf(stderr, "ocal: %s: %s\n%s\n", what, ocal_status_string(s), ocal_last_error());
+  fprintf(stderr, "ocal: %s: %s\n%s\n", what, ocal_status_name(s), ocal_last_error());
   return 1;
 }
 
@@ -47,7 +47,7 @@ static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 static int cmd_devices(void) {
   size_t n = 0;
-  ocal_status s = ocal_device_list(NULL, 0, &n);
+  ocal_status s = ocal_device_list(0, NULL, &n);
   if (s != OCAL_OK) return tool_fail("listing devices", s);
   if (n == 0) {
     printf("no OpenCL devices found (is an OpenCL driver installed? try pocl-opencl-icd)\n");
@@ -55,7 +55,7 @@ static int cmd_devices(void) {
   }
   ocal_device_info *list = calloc(n, sizeof *list);
   if (!list) return tool_fail("listing devices", OCAL_OUT_OF_HOST_MEMORY);
-  s = ocal_device_list(list, n, &n);
+  s = ocal_device_list(n, list, &n);
   if (s != OCAL_OK) {
     free(list);
     return tool_fail("listing devices", s);
@@ -72,7 +72,7 @@ static int cmd_devices(void) {
     char pd[16];
     snprintf(pd, sizeof pd, "%d:%d", d->platform_index, d->device_index);
     printf(" %c %-5s %-12s %-40.40s %-28.28s %7.0f MiB %5u %5s\n", mark ? '*' : ' ', pd,
-           ocal_device_type_string(d->type), d->name, d->platform_name, mib(d->global_mem_bytes),
+           ocal_device_type_name(d->type), d->name, d->platform_name, mib(d->global_mem_bytes),
            d->compute_units, d->has_fp64 ? "yes" : "no");
   }
   if (have_pick)
@@ -90,7 +90,7 @@ static void print_pool(const char *selector) {
   ocal_context_options_init(&o);
   o.device = selector;
   ocal_context ctx;
-  if (ocal_context_create(&ctx, &o) != OCAL_OK) return;
+  if (ocal_context_create(&o, &ctx) != OCAL_OK) return;
   for (int round = 0; round < 2; round++) {
     for (size_t n = 1000; n <= 1000000; n *= 10) {
       ocal_buffer b;
@@ -98,7 +98,7 @@ static void print_pool(const char *selector) {
     }
   }
   ocal_memory_stats m;
-  if (ocal_memory_stats_get(ctx, &m) == OCAL_OK)
+  if (ocal_memory_get_stats(ctx, &m) == OCAL_OK)
     printf("memory pool       %s, cache limit %.0f MiB (OCAL_POOL, OCAL_POOL_LIMIT); small run: "
            "%" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " device allocations, %" PRIu64
            " bytes cached, peak %" PRIu64 " in use\n",
@@ -114,13 +114,13 @@ static int cmd_info(const char *selector) {
   ocal_context_options_init(&o);
   o.device = selector;
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &o);
+  ocal_status s = ocal_context_create(&o, &ctx);
   if (s != OCAL_OK) return tool_fail("selecting a device", s);
-  ocal_context_device(ctx, &d);
+  ocal_context_get_device_info(ctx, &d);
   ocal_context_release(ctx);
   printf("device            %s\n", d.name);
   printf("index (P:D)       %d:%d\n", d.platform_index, d.device_index);
-  printf("type              %s\n", ocal_device_type_string(d.type));
+  printf("type              %s\n", ocal_device_type_name(d.type));
   printf("vendor            %s\n", d.vendor);
   printf("platform          %s\n", d.platform_name);
   printf("platform version  %s\n", d.platform_version);
@@ -146,12 +146,12 @@ static int cmd_info(const char *selector) {
   ocal_fft_engine_available(OCAL_FFT_ENGINE_CLFFT, &cf);
   ocal_fft_engine fft_default;
   const char *fft_default_name = "none";
-  if (ocal_fft_engine_default(&fft_default) == OCAL_OK)
-    ocal_fft_engine_name(fft_default, &fft_default_name);
+  if (ocal_fft_get_default_engine(&fft_default) == OCAL_OK)
+    fft_default_name = ocal_fft_engine_name(fft_default);
   printf("FFT engines       %s%s%s (default %s; OCAL_FFT=vkfft|clfft)\n", vk ? "vkfft" : "",
          vk && cf ? " " : "", cf ? "clfft" : (vk ? "" : "none"), fft_default_name);
   /* The GEMM engine rule's choice at a few shapes (OCAL_GEMM and friends apply). */
-  if (ocal_context_create(&ctx, &o) == OCAL_OK) {
+  if (ocal_context_create(&o, &ctx) == OCAL_OK) {
     static const size_t sq[] = {256, 1024, 4096};
     for (size_t i = 0; i < sizeof sq / sizeof sq[0]; i++) {
       const char *engine = "none", *reason = NULL;
@@ -220,7 +220,7 @@ static int cmd_tune(int argc, char **argv) {
   ocal_context_options_init(&co);
   co.device = device;
   ocal_context ctx;
-  ocal_status s = ocal_context_create(&ctx, &co);
+  ocal_status s = ocal_context_create(&co, &ctx);
   if (s != OCAL_OK) return tool_fail("creating a context", s);
   ocal_blas_tuning result;
   s = ocal_blas_tune(ctx, &o, &result);

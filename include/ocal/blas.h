@@ -1,17 +1,20 @@
-/* ocal — matrix multiply and friends through CLBlast, with per-device tuning.
+/** \file
+ * ocal — matrix multiply (GEMM) and matrix-vector multiply (GEMV), with per-device tuning.
  *
  * Matrices are row-major ocal buffers: a 2-D buffer of shape {rows, cols} is a matrix whose
  * leading dimension is cols. Views work (they carry an element offset), so a sub-range of
  * rows of a larger matrix is a matrix too. A 3-D buffer {batch, rows, cols} is a batch of
  * matrices for the strided-batched GEMM.
  *
- * Vectors (gemv, dot, nrm2, blas_axpy, blas_scal) are buffers taken as their numel elements in
- * row-major order, whatever their shape.
+ * Vectors (gemv's x and y) are buffers taken as their numel elements in row-major order,
+ * whatever their shape. The BLAS-1 operations are ocal's own, one function each, for every
+ * real element type: ocal_axpy and ocal_scale (ocal/ops.h), ocal_dot and ocal_norm2
+ * (ocal/reduce.h).
  *
  * Element types: OCAL_F32 and OCAL_F64 (the latter only where the context has fp64, see
- * ocal_context_has_fp64). Every operand of one call must have the same type and belong to
+ * ocal_context_get_fp64). Every operand of one call must have the same type and belong to
  * the same context. Calls enqueue work on the context's queue and return without waiting;
- * read the result (ocal_buffer_read) or call ocal_finish to wait.
+ * read the result (ocal_buffer_read) or call ocal_context_finish to wait.
  *
  * Tuning. CLBlast ships tuned kernel parameters for many devices, but not for all (none for
  * NVIDIA Hopper in 1.5.3). ocal applies better ones at the first BLAS call of a process on a
@@ -28,8 +31,7 @@
  * A GEMM whose output has too few tiles to fill the device while its size sends it to
  * CLBlast's indirect kernel is split along k into partial products (one batched CLBlast
  * call) summed by an ocal kernel; OCAL_GEMM_SPLITK=0 turns that off. ocal_gemv runs ocal's
- * own kernels (faster than CLBlast's Xgemv); OCAL_GEMV=clblast goes back to CLBlast. ocal_dot
- * and ocal_nrm2 run ocal's reductions (ocal/reduce.h), faster than CLBlast's Xdot and Xnrm2.
+ * own kernels (faster than CLBlast's Xgemv); OCAL_GEMV=clblast goes back to CLBlast.
  * GEMMs below 4096^3 in f32 run ocal's own tiled kernel on GPUs (OCAL_GEMM=clblast|ocal).
  * A value of OCAL_GEMM, OCAL_GEMM_SPLITK, OCAL_GEMM_PRETRANSPOSE or OCAL_GEMV that ocal does
  * not know makes ocal_gemm and ocal_gemv fail with OCAL_INVALID_ARGUMENT, naming it. */
@@ -108,38 +110,9 @@ OCAL_API ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, 
 OCAL_API ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffer x,
                                double beta, ocal_buffer y);
 
-/** Dot product, written to the device: result[0] = sum x[i] * y[i]. The result stays on the
- * device so that it can feed further work without a round trip; read it with
- * ocal_buffer_read.
- * \param x a vector.
- * \param y a vector with as many elements as x.
- * \param result a buffer of one element (any shape), the same type as x and y.
- * \returns OCAL_OK or an error as for ocal_gemm. */
-OCAL_API ocal_status ocal_dot(ocal_buffer x, ocal_buffer y, ocal_buffer result);
-
-/** Euclidean norm, written to the device: result[0] = sqrt(sum x[i]^2).
- * \param x a vector.
- * \param result a buffer of one element, the same type as x.
- * \returns OCAL_OK or an error as for ocal_gemm. */
-OCAL_API ocal_status ocal_nrm2(ocal_buffer x, ocal_buffer result);
-
-/** y = alpha * x + y through CLBlast's axpy. ocal_axpy (ocal/ops.h) is the general
- * elementwise version with ocal's own kernel; bench/gemm times both.
- * \param alpha the scale.
- * \param x a vector.
- * \param y a vector with as many elements as x, not overlapping it.
- * \returns OCAL_OK or an error as for ocal_gemm. */
-OCAL_API ocal_status ocal_blas_axpy(double alpha, ocal_buffer x, ocal_buffer y);
-
-/** x = alpha * x through CLBlast's scal (ocal_scale in ocal/ops.h is ocal's own kernel).
- * \param alpha the scale.
- * \param x a vector.
- * \returns OCAL_OK or an error as for ocal_gemm. */
-OCAL_API ocal_status ocal_blas_scal(double alpha, ocal_buffer x);
-
 /* ---- tuning ------------------------------------------------------------------------- */
 
-/** Where the GEMM parameters in effect came from. */
+/** Where the GEMM parameters in effect came from (ocal_blas_tuning.source). */
 typedef enum ocal_blas_tuning_source {
   OCAL_TUNING_DEFAULT = 0, /**< CLBlast's own defaults: no tuning file, nothing built in */
   OCAL_TUNING_DISABLED,    /**< OCAL_TUNING=0: CLBlast's own defaults */
@@ -148,15 +121,18 @@ typedef enum ocal_blas_tuning_source {
   OCAL_TUNING_USER         /**< ocal_blas_tuning_apply, or ocal_blas_tune without storing */
 } ocal_blas_tuning_source;
 
-/** The GEMM tuning in effect for one device and precision. */
+/** The GEMM tuning in effect for one device and precision. Its strings belong to ocal and
+ * stay valid and unchanged for the rest of the process (a later tuning gives new strings):
+ * neither free nor modify them. */
 typedef struct ocal_blas_tuning {
-  ocal_blas_tuning_source source;
-  char path[1024];   /**< the tuning file for this device (whether or not it exists), "" when
-                          no cache directory can be named */
-  char params[1024]; /**< the parameters in effect, "NAME=VALUE" lines; "" for CLBlast's
-                          defaults */
-  char note[256];    /**< where they come from: the device and driver they were measured on */
-  double gflops;     /**< for ocal_blas_tune: the best GEMM rate it measured; else 0 */
+  ocal_blas_tuning_source source; /**< where the parameters come from */
+  const char *path;   /**< the tuning file for this device (whether or not it exists), ""
+                           when no cache directory can be named */
+  const char *params; /**< the parameters in effect, "NAME=VALUE" lines; "" for CLBlast's
+                           defaults */
+  const char *note;   /**< where they come from: the device and driver they were measured
+                           on */
+  double gflops;      /**< for ocal_blas_tune: the best GEMM rate it measured; else 0 */
 } ocal_blas_tuning;
 
 /** Reports the GEMM tuning in effect for the context's device (applying the stored tuning
@@ -165,8 +141,8 @@ typedef struct ocal_blas_tuning {
  * \param dtype OCAL_F32 or OCAL_F64.
  * \param info receives the facts.
  * \returns OCAL_OK; OCAL_UNSUPPORTED for other types or without CLBlast. */
-OCAL_API ocal_status ocal_blas_tuning_info(ocal_context ctx, ocal_dtype dtype,
-                                           ocal_blas_tuning *info);
+OCAL_API ocal_status ocal_blas_get_tuning(ocal_context ctx, ocal_dtype dtype,
+                                          ocal_blas_tuning *info);
 
 /** Applies GEMM parameters to the context's device for the rest of the process (nothing is
  * stored). The text has one NAME=VALUE per line for every parameter of CLBlast's Xgemm
@@ -187,8 +163,11 @@ OCAL_API ocal_status ocal_blas_tuning_apply(ocal_context ctx, ocal_dtype dtype,
 #define OCAL_TUNE_DIRECT 2u /**< its XgemmDirect kernel (small and skinny products) */
 #define OCAL_TUNE_SWITCH 4u /**< the size from which the indirect path takes over */
 
-/** Options of ocal_blas_tune. Start from ocal_blas_tune_options_init(). */
+/** Options of ocal_blas_tune. Start from ocal_blas_tune_options_init(), which sets
+ * struct_size: a program compiled against an older, shorter struct keeps working with a
+ * newer library (the fields it lacks take their defaults). */
 typedef struct ocal_blas_tune_options {
+  size_t struct_size; /**< sizeof(ocal_blas_tune_options), set by ocal_blas_tune_options_init */
   ocal_dtype dtype; /**< OCAL_F32 (default) or OCAL_F64 */
   double budget_s;  /**< time to spend searching, in seconds (default 60); the first
                          candidate is always measured, however long it takes */
@@ -203,7 +182,9 @@ typedef struct ocal_blas_tune_options {
   void *user;       /**< passed to progress */
 } ocal_blas_tune_options;
 
-/** Fills \p options with the defaults. \returns OCAL_OK, or OCAL_INVALID_ARGUMENT. */
+/** Fills \p options with the defaults and sets its struct_size.
+ * \param options the options to fill.
+ * \returns OCAL_OK, or OCAL_INVALID_ARGUMENT when options is NULL. */
 OCAL_API ocal_status ocal_blas_tune_options_init(ocal_blas_tune_options *options);
 
 /** Searches GEMM parameters for the context's device within a time budget: CLBlast's Xgemm
@@ -215,7 +196,8 @@ OCAL_API ocal_status ocal_blas_tune_options_init(ocal_blas_tune_options *options
  * \param ctx the context (its device is tuned).
  * \param options NULL for the defaults.
  * \param result receives the winner; may be NULL.
- * \returns OCAL_OK; OCAL_UNSUPPORTED; OCAL_INTERNAL when no candidate ran correctly. */
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for bad options (struct_size included);
+ *          OCAL_UNSUPPORTED; OCAL_INTERNAL when no candidate ran correctly. */
 OCAL_API ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *options,
                                     ocal_blas_tuning *result);
 

@@ -1,4 +1,5 @@
-/* ocal — typed device buffers and the transfers between them and the host.
+/** \file
+ * ocal — typed device buffers and the transfers between them and the host.
  *
  * A buffer holds numel elements of one ocal_dtype on the context's device, with a row-major
  * shape of 1 to OCAL_MAX_DIMS dimensions. A dimension may be 0 (an empty buffer, as in
@@ -15,6 +16,7 @@
 
 #include "ocal/cl.h"
 #include "ocal/context.h"
+#include "ocal/event.h"
 #include "ocal/export.h"
 #include "ocal/status.h"
 #include "ocal/types.h"
@@ -23,77 +25,133 @@
 extern "C" {
 #endif
 
+/** The most dimensions a buffer has. */
 #define OCAL_MAX_DIMS 4
 
 /** Opaque handle to a device buffer or a view of one. Freed by ocal_buffer_release. */
 typedef struct ocal_buffer_s *ocal_buffer;
-
-/** Opaque handle to a queued command, for waiting on non-blocking transfers. */
-typedef struct ocal_event_s *ocal_event;
 
 /** Creates a buffer with uninitialised contents.
  * \param ctx the context.
  * \param dtype element type; OCAL_F64 and OCAL_C64 need a context with fp64.
  * \param ndim number of dimensions, 1 to OCAL_MAX_DIMS.
  * \param shape ndim sizes, row-major (last dimension contiguous).
- * \param buf receives the buffer; NULL on failure.
+ * \param buf receives the buffer, owned by the caller (ocal_buffer_release); NULL on failure.
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT, OCAL_OVERFLOW, OCAL_UNSUPPORTED (fp64),
  *          OCAL_OUT_OF_DEVICE_MEMORY (larger than the device allows). */
 OCAL_API ocal_status ocal_buffer_create(ocal_context ctx, ocal_dtype dtype, int ndim,
                                         const size_t *shape, ocal_buffer *buf);
 
-/** Creates a buffer whose elements are all zero (a device-side fill; does not block). */
+/** Creates a buffer whose elements are all zero (a device-side fill; does not block).
+ * \param ctx the context.
+ * \param dtype element type.
+ * \param ndim number of dimensions, 1 to OCAL_MAX_DIMS.
+ * \param shape ndim sizes.
+ * \param buf receives the buffer, owned by the caller; NULL on failure.
+ * \returns as ocal_buffer_create. */
 OCAL_API ocal_status ocal_buffer_zeros(ocal_context ctx, ocal_dtype dtype, int ndim,
                                        const size_t *shape, ocal_buffer *buf);
 
 /** Creates a buffer and copies numel elements from \p host into it (blocking).
- * \param host numel elements of dtype; may be NULL only when numel is 0. */
+ * \param ctx the context.
+ * \param dtype element type.
+ * \param ndim number of dimensions, 1 to OCAL_MAX_DIMS.
+ * \param shape ndim sizes.
+ * \param host numel elements of dtype (read, not kept); may be NULL only when numel is 0.
+ * \param buf receives the buffer, owned by the caller; NULL on failure.
+ * \returns as ocal_buffer_create; an OpenCL error when the copy fails. */
 OCAL_API ocal_status ocal_buffer_from_host(ocal_context ctx, ocal_dtype dtype, int ndim,
                                            const size_t *shape, const void *host,
                                            ocal_buffer *buf);
 
 /** Releases a buffer or view. The device memory is freed once no view of it remains and the
- * commands queued on it have finished. NULL is accepted (no-op). */
+ * commands queued on it have finished.
+ * \param buf the buffer, or NULL (nothing happens).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE for a handle that is not a live buffer. */
 OCAL_API ocal_status ocal_buffer_release(ocal_buffer buf);
 
 /** Creates a view: \p ndim / \p shape over the elements [offset, offset + numel(shape)) of
  * \p buf, sharing its memory. A view keeps its base's memory alive; release it like a buffer.
+ * \param buf the buffer (or view) to look into.
  * \param offset first element, counted in elements of buf's dtype.
- * \returns OCAL_OK; OCAL_SHAPE_MISMATCH when the range does not fit inside buf. */
+ * \param ndim number of dimensions of the view, 1 to OCAL_MAX_DIMS.
+ * \param shape ndim sizes.
+ * \param view receives the view, owned by the caller (ocal_buffer_release).
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH when the range does not fit inside buf;
+ *          OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
 OCAL_API ocal_status ocal_buffer_view(ocal_buffer buf, size_t offset, int ndim,
                                       const size_t *shape, ocal_buffer *view);
 
 /** Copies elements [offset, offset + count) of the buffer from host memory.
+ * \param buf the buffer (or view).
+ * \param offset first element.
+ * \param count number of elements.
  * \param src count elements of the buffer's dtype; may be NULL only when count is 0.
  * \param event NULL to block until the copy is done; else the call returns at once and
  *        *event receives an event to wait on and release. src must stay valid until then.
- * \returns OCAL_OK; OCAL_SHAPE_MISMATCH when the range does not fit in the buffer. */
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH when the range does not fit in the buffer;
+ *          OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT; an OpenCL error. */
 OCAL_API ocal_status ocal_buffer_write(ocal_buffer buf, size_t offset, size_t count,
                                        const void *src, ocal_event *event);
 
 /** Copies elements [offset, offset + count) of the buffer into host memory.
+ * \param buf the buffer (or view).
+ * \param offset first element.
+ * \param count number of elements.
  * \param dst room for count elements; may be NULL only when count is 0.
  * \param event NULL to block; else as for ocal_buffer_write, dst is filled once the event
- *        has completed. */
+ *        has completed.
+ * \returns as ocal_buffer_write. */
 OCAL_API ocal_status ocal_buffer_read(ocal_buffer buf, size_t offset, size_t count, void *dst,
                                       ocal_event *event);
 
 /** Copies all elements of \p src into \p dst on the device (does not block). Both must have
  * the same dtype and the same number of elements (shapes may differ); they may be views of
- * one buffer only if their ranges do not overlap. */
-OCAL_API ocal_status ocal_buffer_copy(ocal_buffer dst, ocal_buffer src);
+ * one buffer only if their ranges do not overlap.
+ * \param src the buffer to read.
+ * \param dst the buffer to write.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_TYPE_MISMATCH; OCAL_SHAPE_MISMATCH;
+ *          OCAL_INVALID_ARGUMENT (other contexts, overlap). */
+OCAL_API ocal_status ocal_buffer_copy(ocal_buffer src, ocal_buffer dst);
 
 /** Sets every element to \p value (a device kernel; does not block).
+ * \param buf the buffer (or view).
  * \param value points to one element of the buffer's dtype (a float for f32, two floats for
- *        c32, ...); it is read before the call returns. */
+ *        c32, ...); it is read before the call returns.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
 OCAL_API ocal_status ocal_buffer_fill(ocal_buffer buf, const void *value);
 
-/** Facts of a buffer. Each takes a valid buffer and a non-NULL out pointer. */
-OCAL_API ocal_status ocal_buffer_dtype(ocal_buffer buf, ocal_dtype *dtype);
-OCAL_API ocal_status ocal_buffer_shape(ocal_buffer buf, int *ndim, size_t shape[OCAL_MAX_DIMS]);
-OCAL_API ocal_status ocal_buffer_numel(ocal_buffer buf, size_t *numel);
-OCAL_API ocal_status ocal_buffer_nbytes(ocal_buffer buf, size_t *nbytes);
-OCAL_API ocal_status ocal_buffer_context(ocal_buffer buf, ocal_context *ctx);
+/** The element type of a buffer.
+ * \param buf the buffer.
+ * \param dtype receives the type.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when dtype is NULL. */
+OCAL_API ocal_status ocal_buffer_get_dtype(ocal_buffer buf, ocal_dtype *dtype);
+
+/** The shape of a buffer.
+ * \param buf the buffer.
+ * \param ndim receives the number of dimensions.
+ * \param shape receives ndim sizes (room for OCAL_MAX_DIMS).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT for a NULL out pointer. */
+OCAL_API ocal_status ocal_buffer_get_shape(ocal_buffer buf, int *ndim,
+                                           size_t shape[OCAL_MAX_DIMS]);
+
+/** The number of elements of a buffer.
+ * \param buf the buffer.
+ * \param numel receives the product of its shape.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when numel is NULL. */
+OCAL_API ocal_status ocal_buffer_get_numel(ocal_buffer buf, size_t *numel);
+
+/** The size of a buffer's elements in bytes.
+ * \param buf the buffer.
+ * \param nbytes receives numel times the element size.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when nbytes is NULL. */
+OCAL_API ocal_status ocal_buffer_get_nbytes(ocal_buffer buf, size_t *nbytes);
+
+/** The context of a buffer.
+ * \param buf the buffer.
+ * \param ctx receives the context (not a new reference).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when ctx is NULL. */
+OCAL_API ocal_status ocal_buffer_get_context(ocal_buffer buf, ocal_context *ctx);
 
 /** Escape hatch: the cl_mem that holds the buffer and the byte offset of its first element
  * in it (non-zero for views). The cl_mem stays owned by ocal and may be larger than the
@@ -103,17 +161,7 @@ OCAL_API ocal_status ocal_buffer_context(ocal_buffer buf, ocal_context *ctx);
  * \param mem receives the cl_mem (not NULL).
  * \param offset_bytes receives the byte offset; may be NULL when it is not wanted.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT for bad arguments. */
-OCAL_API ocal_status ocal_buffer_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes);
-
-/** Blocks until the command behind \p event has finished.
- * \returns OCAL_OK, or OCAL_OPENCL_ERROR when the command failed. */
-OCAL_API ocal_status ocal_event_wait(ocal_event event);
-
-/** Frees an event (it need not have completed). NULL is accepted (no-op). */
-OCAL_API ocal_status ocal_event_release(ocal_event event);
-
-/** Escape hatch: the cl_event behind an ocal event, owned by it. */
-OCAL_API ocal_status ocal_event_cl_event(ocal_event event, cl_event *out);
+OCAL_API ocal_status ocal_buffer_get_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes);
 
 #ifdef __cplusplus
 }

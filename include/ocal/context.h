@@ -1,4 +1,5 @@
-/* ocal — contexts: one device, its in-order queue, and the caches of compiled kernels.
+/** \file
+ * ocal — contexts: one device, its in-order queue, and the caches of compiled kernels.
  *
  * Every ocal object is created within a context and must be released before it. A context
  * may be used from several threads: its kernel caches are locked, and its queue is in order,
@@ -11,6 +12,7 @@
 
 #include "ocal/cl.h"
 #include "ocal/device.h"
+#include "ocal/event.h"
 #include "ocal/export.h"
 #include "ocal/status.h"
 
@@ -21,9 +23,12 @@ extern "C" {
 /** Opaque handle to a context. Created by ocal_context_create, freed by ocal_context_release. */
 typedef struct ocal_context_s *ocal_context;
 
-/** Options for ocal_context_create. Start from ocal_context_options_init() so that fields
- * added in later versions get their defaults. */
+/** Options for ocal_context_create. Start from ocal_context_options_init(), which sets
+ * struct_size: a program compiled against an older, shorter struct keeps working with a newer
+ * library (the fields it lacks take their defaults), and the library refuses a struct_size it
+ * cannot have been compiled with. */
 typedef struct ocal_context_options {
+  size_t struct_size;     /**< sizeof(ocal_context_options), set by ocal_context_options_init */
   const char *device;     /**< selector (see ocal/device.h); NULL: OCAL_DEVICE, else default */
   int profiling;          /**< 1: create the queue with CL_QUEUE_PROFILING_ENABLE */
   int disk_cache;         /**< 1 on, 0 off, -1 (default): on unless OCAL_CACHE=0 */
@@ -59,42 +64,101 @@ typedef struct ocal_cache_stats {
   uint64_t disk_rejects; /**< disk cache files ignored as corrupt, truncated or foreign */
 } ocal_cache_stats;
 
-/** Fills \p options with the defaults. \returns OCAL_OK, or OCAL_INVALID_ARGUMENT if NULL. */
+/** Fills \p options with the defaults and sets its struct_size.
+ * \param options the options to fill.
+ * \returns OCAL_OK, or OCAL_INVALID_ARGUMENT when options is NULL. */
 OCAL_API ocal_status ocal_context_options_init(ocal_context_options *options);
 
 /** Creates a context on the selected device.
- * \param ctx receives the new context; set to NULL on failure.
- * \param options NULL for the defaults.
- * \returns OCAL_OK; OCAL_NO_DEVICE / OCAL_DEVICE_NOT_FOUND when no device fits; an OpenCL
- *          error when the driver refuses to create the context or queue. */
-OCAL_API ocal_status ocal_context_create(ocal_context *ctx, const ocal_context_options *options);
+ * \param options NULL for the defaults; else start from ocal_context_options_init(). Read
+ *        only during the call.
+ * \param ctx receives the new context, owned by the caller (ocal_context_release); set to
+ *        NULL on failure.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a NULL ctx, a bad struct_size or a bad option;
+ *          OCAL_NO_DEVICE / OCAL_DEVICE_NOT_FOUND when no device fits; an OpenCL error when
+ *          the driver refuses to create the context or queue. */
+OCAL_API ocal_status ocal_context_create(const ocal_context_options *options, ocal_context *ctx);
 
 /** Waits for the context's queued work, then frees the context, its queue and caches.
- * Every buffer of the context must have been released before. NULL is accepted (no-op). */
+ * Every buffer, plan, program and kernel of the context must have been released before.
+ * \param ctx the context, or NULL (nothing happens).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE for a handle that is not a live context. */
 OCAL_API ocal_status ocal_context_release(ocal_context ctx);
 
-/** Blocks until every command queued on the context has finished. */
-OCAL_API ocal_status ocal_finish(ocal_context ctx);
+/* ---- ordering: the host and the context's queues ----------------------------------------
+ * ocal_context_finish blocks the host; the two enqueue calls never do: they order the
+ * context's main queue against events of its transfer queues (ocal/memory.h). */
 
-/** Copies the facts of the context's device into \p info. */
-OCAL_API ocal_status ocal_context_device(ocal_context ctx, ocal_device_info *info);
+/** Blocks until every command queued on the context has finished.
+ * \param ctx the context.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; an OpenCL error when a queued command failed. */
+OCAL_API ocal_status ocal_context_finish(ocal_context ctx);
+
+/** Makes the commands queued on the context's main queue after this call wait until the
+ * events have completed (the host does not block).
+ * \param ctx the context.
+ * \param num_events number of events; 0 is a no-op.
+ * \param events the events (from any queue of this context); may be NULL when num_events is
+ *        0. They stay the caller's.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT; an OpenCL error. */
+OCAL_API ocal_status ocal_context_enqueue_wait(ocal_context ctx, size_t num_events,
+                                               const ocal_event *events);
+
+/** Gives an event that completes once every command queued on the context's main queue so
+ * far has finished (the host does not block).
+ * \param ctx the context.
+ * \param event receives the event, owned by the caller (ocal_event_release).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT; an OpenCL error. */
+OCAL_API ocal_status ocal_context_enqueue_marker(ocal_context ctx, ocal_event *event);
+
+/* ---- facts of a context ------------------------------------------------------------------ */
+
+/** Copies the facts of the context's device.
+ * \param ctx the context.
+ * \param info receives the facts.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when info is NULL. */
+OCAL_API ocal_status ocal_context_get_device_info(ocal_context ctx, ocal_device_info *info);
 
 /** Reports whether the context can use double precision (f64 and c64 buffers): the device
- * has cl_khr_fp64 and the fp64 option did not turn it off. \param has_fp64 receives 0 or 1. */
-OCAL_API ocal_status ocal_context_has_fp64(ocal_context ctx, int *has_fp64);
+ * has cl_khr_fp64 and the fp64 option did not turn it off.
+ * \param ctx the context.
+ * \param has_fp64 receives 0 or 1.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when has_fp64 is NULL. */
+OCAL_API ocal_status ocal_context_get_fp64(ocal_context ctx, int *has_fp64);
 
-/** Reads the counters of the context's kernel caches. */
-OCAL_API ocal_status ocal_context_cache_stats(ocal_context ctx, ocal_cache_stats *stats);
+/** Reads the counters of the context's kernel caches.
+ * \param ctx the context.
+ * \param stats receives the counters.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when stats is NULL. */
+OCAL_API ocal_status ocal_context_get_cache_stats(ocal_context ctx, ocal_cache_stats *stats);
 
-/** The directory of the disk cache in use. \param dir receives a string owned by the
- * context, or NULL when the disk cache is off. */
-OCAL_API ocal_status ocal_context_cache_dir(ocal_context ctx, const char **dir);
+/** The directory of the disk cache in use.
+ * \param ctx the context.
+ * \param dir receives a string owned by the context (valid until it is released), or NULL
+ *        when the disk cache is off.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when dir is NULL. */
+OCAL_API ocal_status ocal_context_get_cache_dir(ocal_context ctx, const char **dir);
 
-/** Escape hatches, to mix your own OpenCL with ocal. The handles stay owned by the context:
+/* Escape hatches, to mix your own OpenCL with ocal. The handles stay owned by the context:
  * retain them (clRetainContext etc.) to keep them beyond ocal_context_release. */
-OCAL_API ocal_status ocal_context_cl_context(ocal_context ctx, cl_context *out);
-OCAL_API ocal_status ocal_context_cl_device(ocal_context ctx, cl_device_id *out);
-OCAL_API ocal_status ocal_context_cl_queue(ocal_context ctx, cl_command_queue *out);
+
+/** The OpenCL context behind an ocal context.
+ * \param ctx the context.
+ * \param out receives the cl_context (owned by ctx).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when out is NULL. */
+OCAL_API ocal_status ocal_context_get_cl_context(ocal_context ctx, cl_context *out);
+
+/** The OpenCL device of an ocal context.
+ * \param ctx the context.
+ * \param out receives the cl_device_id.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when out is NULL. */
+OCAL_API ocal_status ocal_context_get_cl_device(ocal_context ctx, cl_device_id *out);
+
+/** The context's main (in-order) command queue.
+ * \param ctx the context.
+ * \param out receives the cl_command_queue (owned by ctx).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when out is NULL. */
+OCAL_API ocal_status ocal_context_get_cl_queue(ocal_context ctx, cl_command_queue *out);
 
 #ifdef __cplusplus
 }

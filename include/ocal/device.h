@@ -1,4 +1,5 @@
-/* ocal — OpenCL devices: listing them and choosing one.
+/** \file
+ * ocal — OpenCL devices: listing them and choosing one.
  *
  * A selector string picks a device. It is, case-insensitively:
  *   "gpu", "cpu", "accelerator"  the first device of that type;
@@ -23,18 +24,19 @@
 extern "C" {
 #endif
 
+/** The kind of a device (CL_DEVICE_TYPE). */
 typedef enum ocal_device_type {
-  OCAL_DEVICE_OTHER = 0,
-  OCAL_DEVICE_CPU = 1,
-  OCAL_DEVICE_GPU = 2,
-  OCAL_DEVICE_ACCELERATOR = 3
+  OCAL_DEVICE_OTHER = 0,      /**< none of the others (a custom device) */
+  OCAL_DEVICE_CPU = 1,        /**< CL_DEVICE_TYPE_CPU */
+  OCAL_DEVICE_GPU = 2,        /**< CL_DEVICE_TYPE_GPU */
+  OCAL_DEVICE_ACCELERATOR = 3 /**< CL_DEVICE_TYPE_ACCELERATOR */
 } ocal_device_type;
 
 /** The facts of one device. Strings are NUL-terminated and truncated to fit. */
 typedef struct ocal_device_info {
   int platform_index;           /**< index of the platform, as in selector "P:D" */
   int device_index;             /**< index of the device within its platform */
-  ocal_device_type type;
+  ocal_device_type type;        /**< CL_DEVICE_TYPE */
   char name[256];               /**< CL_DEVICE_NAME */
   char vendor[256];             /**< CL_DEVICE_VENDOR */
   char platform_name[256];      /**< CL_PLATFORM_NAME */
@@ -53,16 +55,18 @@ typedef struct ocal_device_info {
   int has_fp64;                 /**< 1 when the device supports double precision */
 } ocal_device_info;
 
-/** Short name of a device type ("GPU", "CPU", "accelerator", "other"). */
-OCAL_API const char *ocal_device_type_string(ocal_device_type type);
+/** Short name of a device type ("GPU", "CPU", "accelerator", "other").
+ * \param type any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_device_type. */
+OCAL_API const char *ocal_device_type_name(ocal_device_type type);
 
 /** Lists every device of every OpenCL platform, in platform then device order.
- * \param infos array that receives up to \p capacity entries; may be NULL when capacity is 0.
  * \param capacity number of entries \p infos can hold.
+ * \param infos array that receives up to \p capacity entries; may be NULL when capacity is 0.
  * \param count receives the number of devices that exist (which may exceed capacity).
  * \returns OCAL_OK (also when there are no devices: count is then 0), or an error when
  *          OpenCL itself fails. */
-OCAL_API ocal_status ocal_device_list(ocal_device_info *infos, size_t capacity, size_t *count);
+OCAL_API ocal_status ocal_device_list(size_t capacity, ocal_device_info *infos, size_t *count);
 
 /** Resolves a selector to the device it picks, without creating anything.
  * \param selector see the top of this header; NULL or "" for OCAL_DEVICE / the default.

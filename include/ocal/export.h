@@ -1,4 +1,5 @@
-/* ocal — symbol export macro.
+/** \file
+ * ocal — symbol export macro.
  *
  * The library is built with -fvisibility=hidden; only declarations marked OCAL_API are
  * exported from the shared object, so internal helpers (prefix ocal__) never leak into

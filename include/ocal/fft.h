@@ -1,4 +1,5 @@
-/* ocal — fast Fourier transforms: one plan API over two engines, VkFFT and clFFT.
+/** \file
+ * ocal — fast Fourier transforms: one plan API over two engines, VkFFT and clFFT.
  *
  * Describe a transform once (ocal_fft_desc), create a plan from the description, then
  * execute the plan many times on ocal buffers:
@@ -98,12 +99,18 @@ typedef enum ocal_fft_engine {
   OCAL_FFT_ENGINE_DEFAULT = 0, /**< OCAL_FFT if set, else VkFFT where built, else clFFT */
   OCAL_FFT_ENGINE_VKFFT = 1,   /**< VkFFT's OpenCL backend */
   OCAL_FFT_ENGINE_CLFFT = 2,   /**< clFFT */
-  OCAL_FFT_ENGINE_COUNT = 3
+  OCAL_FFT_ENGINE_FOURSTEP = 3, /**< ocal's own two-pass four-step kernels: 1-D f32 C2C
+                                     power-of-two lengths 2^12 to 2^24 that fit the device
+                                     (other shapes are OCAL_UNSUPPORTED); the default engine
+                                     picks it where it is the fastest */
+  OCAL_FFT_ENGINE_COUNT = 4   /**< the number of engines (not an engine) */
 } ocal_fft_engine;
 
-/** Describes a transform. Start from ocal_fft_desc_init() so that fields added in later
- * versions get their defaults. */
+/** Describes a transform. Start from ocal_fft_desc_init(), which sets struct_size: a
+ * program compiled against an older, shorter struct keeps working with a newer library (the
+ * fields it lacks take their defaults). */
 typedef struct ocal_fft_desc {
+  size_t struct_size;      /**< sizeof(ocal_fft_desc), set by ocal_fft_desc_init */
   int ndim;                /**< transform dimensions, 1 to 3 (default 1) */
   size_t lengths[3];       /**< the ndim transform lengths, row-major: lengths[ndim - 1] is
                                 contiguous; real lengths for R2C and C2R; entries past ndim
@@ -120,14 +127,14 @@ typedef struct ocal_fft_desc {
 
 /** Facts of a created plan. */
 typedef struct ocal_fft_plan_info {
-  ocal_fft_engine engine;   /**< the engine chosen (never OCAL_FFT_ENGINE_DEFAULT) */
-  const char *engine_name;  /**< "vkfft" or "clfft" (static string); "fourstep" when the
-                                 default engine runs ocal's own two-pass kernels for this
-                                 shape (1-D f32 C2C 2^24 on GPUs, or any power of two from
-                                 2^12 to 2^24 with OCAL_FFT_FOURSTEP=1; engine then names
-                                 the engine the plan would otherwise have had);
-                                 "vkfft (via c2c)" or "clfft (via c2c)" when a real
-                                 plan runs through a C2C plan of that engine (above) */
+  ocal_fft_engine engine;   /**< the engine that runs the plan (never
+                                 OCAL_FFT_ENGINE_DEFAULT); OCAL_FFT_ENGINE_FOURSTEP also when
+                                 the default engine hands a shape to the four-step kernels
+                                 (1-D f32 C2C 2^24 on GPUs, or any power of two from 2^12 to
+                                 2^24 with OCAL_FFT_FOURSTEP=1) */
+  const char *engine_name;  /**< ocal_fft_engine_name(engine) (static string), or
+                                 "vkfft (via c2c)" / "clfft (via c2c)" when a real plan runs
+                                 through a C2C plan of that engine (above) */
   ocal_dtype in_dtype;      /**< element type execute wants for the forward direction's
                                  input (c32 for C2C f32, f32 for R2C f32, c32 for C2R f32) */
   ocal_dtype out_dtype;     /**< element type of the forward direction's output */
@@ -147,7 +154,8 @@ typedef struct ocal_fft_cache_stats {
 } ocal_fft_cache_stats;
 
 /** Fills \p desc with the defaults: 1-D, batch 1, C2C, f32, out of place, backward
- * normalisation, default engine; lengths 0 (to be set).
+ * normalisation, default engine; lengths 0 (to be set); struct_size.
+ * \param desc the description to fill.
  * \returns OCAL_OK, or OCAL_INVALID_ARGUMENT when desc is NULL. */
 OCAL_API ocal_status ocal_fft_desc_init(ocal_fft_desc *desc);
 
@@ -155,8 +163,8 @@ OCAL_API ocal_status ocal_fft_desc_init(ocal_fft_desc *desc);
  * \param ctx the context whose device runs the transforms.
  * \param desc the transform; read only during the call.
  * \param plan receives the plan (NULL on failure); release it with ocal_fft_plan_release.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a bad description (ndim, zero lengths or
- *          batch, in-place R2C/C2R, unknown kind, norm, engine or OCAL_FFT value);
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a bad description (struct_size, ndim, zero
+ *          lengths or batch, in-place R2C/C2R, unknown kind, norm, engine or OCAL_FFT value);
  *          OCAL_OVERFLOW when the sizes overflow; OCAL_UNSUPPORTED when the engine asked for
  *          was not built in, when clFFT is asked for a length with a prime factor above 13,
  *          for the R2C/C2R odd lengths described at the top of this header, or when f64 is
@@ -184,31 +192,42 @@ OCAL_API ocal_status ocal_fft_execute(ocal_fft_plan plan, ocal_fft_direction dir
                                       ocal_buffer in, ocal_buffer out);
 
 /** Releases a reference to a plan. The plan's engine state stays in the context's cache
- * (for the next equal description) until the context goes. NULL is accepted (no-op). */
+ * (for the next equal description) until the context goes.
+ * \param plan the plan, or NULL (nothing happens).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE for a handle that is not a live plan. */
 OCAL_API ocal_status ocal_fft_plan_release(ocal_fft_plan plan);
 
-/** Copies the facts of a plan into \p info. */
-OCAL_API ocal_status ocal_fft_plan_info_get(ocal_fft_plan plan, ocal_fft_plan_info *info);
+/** Copies the facts of a plan.
+ * \param plan the plan.
+ * \param info receives the facts (its strings are static).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when info is NULL. */
+OCAL_API ocal_status ocal_fft_plan_get_info(ocal_fft_plan plan, ocal_fft_plan_info *info);
 
-/** Reads the counters of a context's plan cache (all zero before the first plan). */
-OCAL_API ocal_status ocal_fft_cache_stats_get(ocal_context ctx, ocal_fft_cache_stats *stats);
+/** Reads the counters of a context's plan cache (all zero before the first plan).
+ * \param ctx the context.
+ * \param stats receives the counters.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when stats is NULL. */
+OCAL_API ocal_status ocal_fft_get_cache_stats(ocal_context ctx, ocal_fft_cache_stats *stats);
 
 /** Says whether an engine was built into this copy of ocal.
- * \param engine an engine; OCAL_FFT_ENGINE_DEFAULT asks whether any was.
+ * \param engine an engine; OCAL_FFT_ENGINE_DEFAULT asks whether VkFFT or clFFT was
+ *        (OCAL_FFT_ENGINE_FOURSTEP is always built in).
  * \param available receives 1 or 0.
  * \returns OCAL_OK, or OCAL_INVALID_ARGUMENT for an unknown engine or NULL. */
 OCAL_API ocal_status ocal_fft_engine_available(ocal_fft_engine engine, int *available);
 
-/** Names an engine: "default", "vkfft", "clfft".
- * \param name receives a static string.
- * \returns OCAL_OK, or OCAL_INVALID_ARGUMENT for an unknown engine or NULL. */
-OCAL_API ocal_status ocal_fft_engine_name(ocal_fft_engine engine, const char **name);
+/** Names an engine: "default", "vkfft", "clfft", "fourstep".
+ * \param engine any value.
+ * \returns a static string; "invalid" for a value that is not an engine. */
+OCAL_API const char *ocal_fft_engine_name(ocal_fft_engine engine);
 
 /** The engine a plan with engine OCAL_FFT_ENGINE_DEFAULT gets now (OCAL_FFT, else VkFFT where
- * built, else clFFT).
+ * built, else clFFT; the default engine may still hand single shapes to the four-step
+ * kernels, see ocal_fft_plan_info).
+ * \param engine receives the engine.
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when OCAL_FFT names no engine; OCAL_UNSUPPORTED
  *          when the engine it names (or any) was not built in. */
-OCAL_API ocal_status ocal_fft_engine_default(ocal_fft_engine *engine);
+OCAL_API ocal_status ocal_fft_get_default_engine(ocal_fft_engine *engine);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/* ocal — your own kernels: OpenCL C compiled at run time (raw programs and kernels), and
+/** \file
+ * ocal — your own kernels: OpenCL C compiled at run time (raw programs and kernels), and
  * kernels that ocal writes from expressions (elementwise, reduction, scan generators).
  *
  * Raw kernels are PyCUDA's SourceModule / CuPy's RawKernel: build a program from a string or
@@ -84,7 +85,7 @@ OCAL_API ocal_status ocal_kernel_release(ocal_kernel kernel);
  * \param kernel the kernel.
  * \param count receives the number.
  * \returns OCAL_OK, or OCAL_INVALID_HANDLE / OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_kernel_num_args(ocal_kernel kernel, int *count);
+OCAL_API ocal_status ocal_kernel_get_num_args(ocal_kernel kernel, int *count);
 
 /** Sets argument `index` to a buffer: the kernel sees a `__global T *` at the buffer's first
  * element. The kernel keeps a reference to the buffer until the argument is set again or the
@@ -138,8 +139,9 @@ OCAL_API ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size
 
 /** The underlying OpenCL kernel, to mix ocal with your own OpenCL calls.
  * \param kernel the kernel.
- * \param out receives the cl_kernel (owned by the ocal_kernel). */
-OCAL_API ocal_status ocal_kernel_cl_kernel(ocal_kernel kernel, cl_kernel *out);
+ * \param out receives the cl_kernel (owned by the ocal_kernel).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when out is NULL. */
+OCAL_API ocal_status ocal_kernel_get_cl_kernel(ocal_kernel kernel, cl_kernel *out);
 
 /* ---- generated kernels -------------------------------------------------------------- */
 
@@ -151,11 +153,13 @@ typedef struct ocal_gen_s *ocal_gen;
  * to the value for a scalar argument (its type is the one declared in the argument list).
  * Build them with OCAL_GEN_BUFFER(b) and OCAL_GEN_SCALAR(&v). */
 typedef struct ocal_gen_arg {
-  ocal_buffer buffer;
-  const void *scalar;
+  ocal_buffer buffer; /**< the buffer of a pointer argument, else NULL */
+  const void *scalar; /**< the value of a scalar argument (read during the call), else NULL */
 } ocal_gen_arg;
 
+/** The argument for a pointer parameter: buffer \p b. */
 #define OCAL_GEN_BUFFER(b) ((ocal_gen_arg){(b), NULL})
+/** The argument for a scalar parameter: the value \p p points to. */
 #define OCAL_GEN_SCALAR(p) ((ocal_gen_arg){NULL, (p)})
 
 /** Run over the length of the first buffer argument (ocal_gen_run's n). */
@@ -187,7 +191,7 @@ typedef struct ocal_gen_arg {
  *          anything is built); OCAL_UNSUPPORTED for more than OCAL_GEN_MAX_ARGS arguments or
  *          a double argument on a context without fp64; OCAL_BUILD_FAILED when the
  *          generated kernel does not compile: the message holds the log and the generated
- *          source with numbered lines. The user's texts sit under #line directives, so
+ *          source with numbered lines. The user's texts sit under \#line directives, so
  *          drivers that honour them (PoCL) report "body:1:8: error ..."; others (NVIDIA)
  *          report the line of the numbered source.
  *
@@ -196,7 +200,7 @@ typedef struct ocal_gen_arg {
  * componentwise built-in functions, ocal also builds a 4-wide form of the kernel (each
  * `p[i]` a 4-vector) and runs it when every buffer starts at a multiple of 4 elements: the
  * generated `y[i] = a * x[i] + y[i]` then streams as fast as ocal_axpy. The source of both
- * forms is in ocal_gen_source. */
+ * forms is in ocal_gen_get_source. */
 OCAL_API ocal_status ocal_gen_elementwise(ocal_context ctx, const char *arguments,
                                           const char *body, const char *preamble,
                                           ocal_gen *gen);
@@ -296,8 +300,9 @@ OCAL_API ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs,
 
 /** The OpenCL C source that ocal wrote (for debugging).
  * \param gen the generator.
- * \param source receives a string owned by gen, valid until it is released. */
-OCAL_API ocal_status ocal_gen_source(ocal_gen gen, const char **source);
+ * \param source receives a string owned by gen, valid until it is released.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when source is NULL. */
+OCAL_API ocal_status ocal_gen_get_source(ocal_gen gen, const char **source);
 
 /** Releases a generator.
  * \param gen the generator, or NULL.

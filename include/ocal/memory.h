@@ -1,4 +1,5 @@
-/* ocal — memory: the caching device allocator, pinned host memory, and transfers that
+/** \file
+ * ocal — memory: the caching device allocator, pinned host memory, and transfers that
  * overlap with computation.
  *
  * Device pool. Every buffer's device memory comes from a per-context pool. A released buffer's
@@ -31,14 +32,15 @@
  * in-order queue for writes, one for reads, so uploads and downloads need not wait for each
  * other and can use both copy engines of a GPU), so they proceed while kernels run on the
  * main queue.
- * Events order the two: a transfer waits for the events you pass it, ocal_context_wait makes
- * later main-queue commands (kernels) wait for events, and ocal_context_marker gives an event
- * that completes when everything queued on the main queue so far has finished.
+ * Events (ocal/event.h) order the two: a transfer waits for the events you pass it,
+ * ocal_context_enqueue_wait makes later main-queue commands (kernels) wait for events, and
+ * ocal_context_enqueue_marker gives an event that completes when everything queued on the
+ * main queue so far has finished (both in ocal/context.h).
  *
- *   ocal_transfer_write(in, 0, n, host_in, 0, NULL, &written);   // transfer queue
- *   ocal_context_wait(ctx, 1, &written);                        // kernels wait for it
- *   ocal_unary(OCAL_UNARY_SQRT, in, out);                             // main queue
- *   ocal_context_marker(ctx, &computed);
+ *   ocal_transfer_write(in, 0, n, host_in, 0, NULL, &written);  // transfer queue
+ *   ocal_context_enqueue_wait(ctx, 1, &written);                 // kernels wait for it
+ *   ocal_unary(OCAL_UNARY_SQRT, in, out);                        // main queue
+ *   ocal_context_enqueue_marker(ctx, &computed);
  *   ocal_transfer_read(out, 0, n, host_out, 1, &computed, &read);
  *   ocal_event_wait(read);
  */
@@ -78,7 +80,7 @@ typedef struct ocal_memory_stats {
  * \param ctx the context.
  * \param stats receives the counters.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE, OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_memory_stats_get(ocal_context ctx, ocal_memory_stats *stats);
+OCAL_API ocal_status ocal_memory_get_stats(ocal_context ctx, ocal_memory_stats *stats);
 
 /** Gives every cached block back to the driver (memory of live buffers stays). Safe while
  * commands are queued: OpenCL frees the memory once they have finished.
@@ -110,17 +112,17 @@ OCAL_API ocal_status ocal_pinned_free(ocal_context ctx, void *ptr);
 /** Tells whether \p ptr lies inside pinned memory of the context, and where.
  * \param ctx the context.
  * \param ptr any host address.
+ * \param pinned receives 1 when ptr is pinned memory of ctx, else 0.
  * \param mem receives the OpenCL buffer behind the pinned block, or NULL when ptr is not
  *        pinned memory of ctx (an escape hatch: the cl_mem stays owned by ocal); may be NULL.
  * \param offset receives ptr's byte offset in that buffer; may be NULL.
- * \param pinned receives 1 when ptr is pinned memory of ctx, else 0.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE, OCAL_INVALID_ARGUMENT. */
 OCAL_API ocal_status ocal_pinned_query(ocal_context ctx, const void *ptr, int *pinned,
                                        cl_mem *mem, size_t *offset);
 
 /** Copies elements [offset, offset + count) of \p buf from host memory on the transfer queue,
  * without blocking. It starts once the events in \p wait have completed; it is not ordered
- * against the main queue otherwise (use ocal_context_marker for that).
+ * against the main queue otherwise (use ocal_context_enqueue_marker for that).
  * \param buf the buffer (or view).
  * \param offset first element.
  * \param count number of elements.
@@ -135,33 +137,18 @@ OCAL_API ocal_status ocal_transfer_write(ocal_buffer buf, size_t offset, size_t 
 
 /** Copies elements [offset, offset + count) of \p buf into host memory on the transfer
  * queue, without blocking; as ocal_transfer_write, with \p dst filled once *event has
- * completed. */
+ * completed.
+ * \param buf the buffer (or view).
+ * \param offset first element.
+ * \param count number of elements.
+ * \param dst room for count elements; must stay valid until *event has completed.
+ * \param num_wait number of events in \p wait.
+ * \param wait events to wait for; may be NULL when num_wait is 0.
+ * \param event receives an event that completes with the copy; release it.
+ * \returns as ocal_transfer_write. */
 OCAL_API ocal_status ocal_transfer_read(ocal_buffer buf, size_t offset, size_t count, void *dst,
                                         size_t num_wait, const ocal_event *wait,
                                         ocal_event *event);
-
-/** Makes the commands queued on the context's main queue after this call wait until the
- * events have completed (the host does not block).
- * \param ctx the context.
- * \param num_events number of events; 0 is a no-op.
- * \param events the events (from any queue of this context).
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT; an OpenCL error. */
-OCAL_API ocal_status ocal_context_wait(ocal_context ctx, size_t num_events,
-                                       const ocal_event *events);
-
-/** Gives an event that completes once every command queued on the context's main queue so
- * far has finished (the host does not block).
- * \param ctx the context.
- * \param event receives the event; release it.
- * \returns OCAL_OK; an OpenCL error. */
-OCAL_API ocal_status ocal_context_marker(ocal_context ctx, ocal_event *event);
-
-/** Wraps an OpenCL event of the context (for example a user event) as an ocal event, to pass
- * it to the calls above. The ocal event retains the cl_event; release both.
- * \param cl the cl_event.
- * \param event receives the ocal event.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when cl is NULL. */
-OCAL_API ocal_status ocal_event_from_cl(cl_event cl, ocal_event *event);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/* ocal — collectives over MPI on ocal buffers (the optional library libocal-mpi).
+/** \file
+ * ocal — collectives over MPI on ocal buffers (the optional library libocal-mpi).
  *
  * Include this header yourself (ocal.h does not: libocal never depends on MPI) and link with
  * `pkg-config --cflags --libs ocal-mpi`. MPI must be initialised before ocal_mpi_create; for
@@ -27,7 +28,7 @@
  * Ordering with device work: a collective starts after every command queued on the context's
  * main queue before the call (it waits for a marker). Its results are in the buffer when a
  * blocking call returns, or when ocal_mpi_wait returns, or, for device work, once the event of
- * ocal_mpi_request_event has completed (pass it to ocal_context_wait). Until then do not touch
+ * ocal_mpi_request_event has completed (pass it to ocal_context_enqueue_wait). Until then do not touch
  * the buffers it uses, and do not release them.
  *
  * Environment: OCAL_MPI_CHUNK (bytes, at least 4096), OCAL_MPI_SLOTS (1 to 16), OCAL_MPI_ASYNC
@@ -79,11 +80,11 @@ typedef struct ocal_mpi_info {
 /** One transfer of ocal_mpi_iexchange: count elements of buf from element offset, to or from
  * rank peer, matched by tag (0 to 32767). */
 typedef struct ocal_mpi_transfer {
-  ocal_buffer buf;
-  size_t offset;
-  size_t count;
-  int peer;
-  int tag;
+  ocal_buffer buf; /**< the buffer (of the handle's context) to send from or receive into */
+  size_t offset;   /**< first element of the part */
+  size_t count;    /**< number of elements of the part */
+  int peer;        /**< the other rank */
+  int tag;         /**< matches a send with its receive, 0 to 32767 */
 } ocal_mpi_transfer;
 
 /** Creates this rank's ocal_mpi: duplicates \p comm (libocal-mpi's messages never meet
@@ -110,14 +111,16 @@ OCAL_API ocal_status ocal_mpi_release(ocal_mpi mpi);
 /** The ocal context of this rank's device, owned by \p mpi (do not release it).
  * \param mpi the handle. \param ctx receives the context.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_mpi_context(ocal_mpi mpi, ocal_context *ctx);
+OCAL_API ocal_status ocal_mpi_get_context(ocal_mpi mpi, ocal_context *ctx);
 
 /** Facts of this rank: ranks, device sharing, staging settings.
  * \param mpi the handle. \param info receives them.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
 OCAL_API ocal_status ocal_mpi_get_info(ocal_mpi mpi, ocal_mpi_info *info);
 
-/** Name of a reduction ("sum", "max", "min"), or "unknown". */
+/** Name of a reduction ("sum", "max", "min").
+ * \param op any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_mpi_op. */
 OCAL_API const char *ocal_mpi_op_name(ocal_mpi_op op);
 
 /** Reduces \p buf over all ranks, in place: afterwards every rank holds the elementwise sum
@@ -150,22 +153,34 @@ OCAL_API ocal_status ocal_mpi_allgather(ocal_mpi mpi, ocal_buffer send, ocal_buf
 OCAL_API ocal_status ocal_mpi_reduce_scatter(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv,
                                              ocal_mpi_op op);
 
-/** Non-blocking forms of the four collectives: they queue the collective and return at once.
+/** Non-blocking ocal_mpi_allreduce: queues the collective and returns at once.
  * Collectives run in the order they were called, which must be the same on every rank.
+ * Only a bad handle or a NULL req fails the call itself; every other error (this rank's
+ * wrong buffer, type or root, or calls that differ across ranks) comes back from
+ * ocal_mpi_wait, on every rank, because every rank must take part in the ranks' common
+ * check. The other i* calls below work the same way.
+ * \param mpi the handle. \param buf the buffer. \param op the reduction.
  * \param req receives the request (NULL on failure); finish it with ocal_mpi_wait or
- * ocal_mpi_test. Other parameters as the blocking forms. Only a bad handle or a NULL req fails
- * the call itself; every other error (this rank's wrong buffer, type or root, or calls that
- * differ across ranks) comes back from ocal_mpi_wait, on every rank, because every rank must
- * take part in the ranks' common check. */
+ *        ocal_mpi_test.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when req is NULL. */
 OCAL_API ocal_status ocal_mpi_iallreduce(ocal_mpi mpi, ocal_buffer buf, ocal_mpi_op op,
                                          ocal_mpi_request *req);
-/** Non-blocking ocal_mpi_broadcast (see ocal_mpi_iallreduce). */
+/** Non-blocking ocal_mpi_broadcast (see ocal_mpi_iallreduce).
+ * \param mpi the handle. \param buf the buffer. \param root the rank that sends.
+ * \param req receives the request.
+ * \returns as ocal_mpi_iallreduce. */
 OCAL_API ocal_status ocal_mpi_ibroadcast(ocal_mpi mpi, ocal_buffer buf, int root,
                                          ocal_mpi_request *req);
-/** Non-blocking ocal_mpi_allgather (see ocal_mpi_iallreduce). */
+/** Non-blocking ocal_mpi_allgather (see ocal_mpi_iallreduce).
+ * \param mpi the handle. \param send n elements. \param recv size * n elements.
+ * \param req receives the request.
+ * \returns as ocal_mpi_iallreduce. */
 OCAL_API ocal_status ocal_mpi_iallgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv,
                                          ocal_mpi_request *req);
-/** Non-blocking ocal_mpi_reduce_scatter (see ocal_mpi_iallreduce). */
+/** Non-blocking ocal_mpi_reduce_scatter (see ocal_mpi_iallreduce).
+ * \param mpi the handle. \param send size * n elements. \param recv n elements.
+ * \param op the reduction. \param req receives the request.
+ * \returns as ocal_mpi_iallreduce. */
 OCAL_API ocal_status ocal_mpi_ireduce_scatter(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv,
                                               ocal_mpi_op op, ocal_mpi_request *req);
 
@@ -196,7 +211,7 @@ OCAL_API ocal_status ocal_mpi_wait(ocal_mpi_request *req);
 OCAL_API ocal_status ocal_mpi_test(ocal_mpi_request *req, int *done);
 
 /** An event that completes when the request's collective has finished on the device, to
- * order device work after it without blocking the host: ocal_context_wait(ctx, 1, &event).
+ * order device work after it without blocking the host: ocal_context_enqueue_wait(ctx, 1, &event).
  * The event fails (an OpenCL error status) when the collective does; release it with
  * ocal_event_release, whether or not the request is still alive.
  * \param req the request. \param event receives the event.

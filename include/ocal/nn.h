@@ -1,4 +1,5 @@
-/* ocal — building blocks of neural networks that the elementwise operations and reductions
+/** \file
+ * ocal — building blocks of neural networks that the elementwise operations and reductions
  * cannot make in one pass: softmax, log-softmax, and softmax cross-entropy with its gradient.
  *
  * Each call checks its arguments, enqueues one kernel on the context's in-order queue and
@@ -33,7 +34,11 @@ extern "C" {
 OCAL_API ocal_status ocal_softmax(ocal_buffer x, int axis, ocal_buffer out);
 
 /** out = log of the softmax of x along \p axis, computed as x - max - log(sum(exp(x - max)))
- * (accurate where softmax underflows to 0). Arguments and errors as for ocal_softmax. */
+ * (accurate where softmax underflows to 0).
+ * \param x an f32 or f64 buffer.
+ * \param axis as for ocal_softmax.
+ * \param out a buffer of x's type and element count; may be x itself.
+ * \returns as ocal_softmax. */
 OCAL_API ocal_status ocal_log_softmax(ocal_buffer x, int axis, ocal_buffer out);
 
 /** Softmax cross-entropy of rows of logits against integer class labels, and its gradient,

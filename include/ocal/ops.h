@@ -1,4 +1,5 @@
-/* ocal — elementwise operations, fills and random numbers on device buffers.
+/** \file
+ * ocal — elementwise operations, fills and random numbers on device buffers.
  *
  * Every call checks its arguments, enqueues one kernel on the context's in-order queue and
  * returns without waiting. Element types: f32, f64, i32, u32, i64, u64, u8 (complex buffers
@@ -33,7 +34,7 @@
 extern "C" {
 #endif
 
-/* X(NAME, name, needs a floating-point output) */
+/** The unary operations, X(NAME, name, needs a floating-point output). */
 #define OCAL_UNARY_OP_MAP(X)                                                              \
   X(NEG, "neg", 0)                /* -x */                                               \
   X(ABS, "abs", 0)                /* |x| */                                              \
@@ -56,6 +57,7 @@ extern "C" {
   X(SQUARE, "square", 0)                                                                 \
   X(RECIPROCAL, "reciprocal", 1)  /* 1 / x */
 
+/** A unary operation of ocal_unary: OCAL_UNARY_NEG, ... (one per row of OCAL_UNARY_OP_MAP). */
 typedef enum ocal_unary_op {
 #define OCAL__UNARY_ENUM(name, lname, fl) OCAL_UNARY_##name,
   OCAL_UNARY_OP_MAP(OCAL__UNARY_ENUM)
@@ -63,7 +65,8 @@ typedef enum ocal_unary_op {
   OCAL_UNARY_OP_COUNT
 } ocal_unary_op;
 
-/* X(NAME, name, kind): kind 0 arithmetic (any type), 1 float only, 2 comparison (u8 out).
+/** The binary operations, X(NAME, name, kind): kind 0 arithmetic (any type), 1 float only,
+ * 2 comparison (u8 out).
  * Integer division and fmod by zero give 0 (NumPy's result) rather than trapping; integer
  * pow with a negative exponent gives 0 unless the base is 1 or -1. min and max propagate
  * NaN (NumPy's minimum/maximum). fmod takes the sign of the dividend, as C and np.fmod. */
@@ -84,6 +87,8 @@ typedef enum ocal_unary_op {
   X(GT, "gt", 2)              \
   X(GE, "ge", 2)
 
+/** A binary operation of ocal_binary: OCAL_BINARY_ADD, ... (one per row of
+ * OCAL_BINARY_OP_MAP). */
 typedef enum ocal_binary_op {
 #define OCAL__BINARY_ENUM(name, lname, kind) OCAL_BINARY_##name,
   OCAL_BINARY_OP_MAP(OCAL__BINARY_ENUM)
@@ -91,8 +96,14 @@ typedef enum ocal_binary_op {
   OCAL_BINARY_OP_COUNT
 } ocal_binary_op;
 
-/** Name of an operation ("exp", "add"), or "invalid". */
+/** Name of a unary operation ("exp").
+ * \param op any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_unary_op. */
 OCAL_API const char *ocal_unary_op_name(ocal_unary_op op);
+
+/** Name of a binary operation ("add").
+ * \param op any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_binary_op. */
 OCAL_API const char *ocal_binary_op_name(ocal_binary_op op);
 
 /** out = op(x), elementwise.
@@ -104,44 +115,89 @@ OCAL_API const char *ocal_binary_op_name(ocal_binary_op op);
 OCAL_API ocal_status ocal_unary(ocal_unary_op op, ocal_buffer x, ocal_buffer out);
 
 /** out = a op b, elementwise with NumPy broadcasting.
+ * \param op the operation.
+ * \param a the left operand.
+ * \param b the right operand, of a's type.
+ * \param out the result, of the broadcast shape.
  * \returns OCAL_OK; OCAL_TYPE_MISMATCH when a and b differ in type or out has the wrong
  *          type; OCAL_SHAPE_MISMATCH when the shapes do not broadcast or out does not have
  *          the broadcast shape. */
 OCAL_API ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b,
                                  ocal_buffer out);
 
-/** out = a op scalar (the scalar on the right). out has a's shape. */
+/** out = a op scalar (the scalar on the right). out has a's shape.
+ * \param op the operation.
+ * \param a the left operand.
+ * \param scalar the right operand.
+ * \param out the result.
+ * \returns as ocal_binary; OCAL_INVALID_ARGUMENT for a scalar a's type cannot hold. */
 OCAL_API ocal_status ocal_binary_scalar(ocal_binary_op op, ocal_buffer a, double scalar,
                                         ocal_buffer out);
 
-/** out = scalar op b (the scalar on the left), e.g. 1 - x or 2 ** x. out has b's shape. */
+/** out = scalar op b (the scalar on the left), e.g. 1 - x or 2 ** x. out has b's shape.
+ * \param op the operation.
+ * \param scalar the left operand.
+ * \param b the right operand.
+ * \param out the result.
+ * \returns as ocal_binary_scalar. */
 OCAL_API ocal_status ocal_scalar_binary(ocal_binary_op op, double scalar, ocal_buffer b,
                                         ocal_buffer out);
 
 /** out = mask ? a : b, elementwise with broadcasting of all three.
  * \param mask a u8 buffer (non-zero selects a), e.g. from a comparison.
- * \param a, b inputs of one type; out has that type and the broadcast shape. */
+ * \param a the values where mask is non-zero.
+ * \param b the values where mask is zero, of a's type.
+ * \param out the result: a's type and the broadcast shape.
+ * \returns as ocal_binary. */
 OCAL_API ocal_status ocal_where(ocal_buffer mask, ocal_buffer a, ocal_buffer b, ocal_buffer out);
 
-/** y = alpha * x + y (x and y: same type and element count). */
+/** y = alpha * x + y (BLAS axpy, for every real type; the one axpy: 0.1's CLBlast
+ * ocal_blas_axpy is gone).
+ * \param alpha the scale.
+ * \param x the input.
+ * \param y the vector added to, in place: x's type and element count (shapes may differ).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_TYPE_MISMATCH; OCAL_SHAPE_MISMATCH;
+ *          OCAL_INVALID_ARGUMENT (other contexts, partial overlap, alpha out of range). */
 OCAL_API ocal_status ocal_axpy(double alpha, ocal_buffer x, ocal_buffer y);
 
-/** y = alpha * x + beta * y. */
+/** y = alpha * x + beta * y.
+ * \param alpha the scale of x.
+ * \param x the input.
+ * \param beta the scale of y's old contents.
+ * \param y the result, in place: x's type and element count.
+ * \returns as ocal_axpy. */
 OCAL_API ocal_status ocal_axpby(double alpha, ocal_buffer x, double beta, ocal_buffer y);
 
-/** x = alpha * x. */
+/** x = alpha * x (BLAS scal, for every real type; the one scale: 0.1's CLBlast ocal_blas_scal
+ * is gone).
+ * \param alpha the scale.
+ * \param x the buffer, scaled in place.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT (alpha out of range). */
 OCAL_API ocal_status ocal_scale(double alpha, ocal_buffer x);
 
 /** out = x converted to out's element type (any pair of the real types). Floating-point to
  * integer truncates toward zero and saturates at the type's limits; NaN becomes 0. Integer to
- * narrower integer wraps, as C and NumPy's astype do. */
+ * narrower integer wraps, as C and NumPy's astype do.
+ * \param x the input.
+ * \param out the result, with x's element count.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_TYPE_MISMATCH (complex); OCAL_SHAPE_MISMATCH;
+ *          OCAL_INVALID_ARGUMENT (other contexts, partial overlap). */
 OCAL_API ocal_status ocal_cast(ocal_buffer x, ocal_buffer out);
 
-/** out[i] = start + i * step for every element (in row-major order). */
-OCAL_API ocal_status ocal_arange(ocal_buffer out, double start, double step);
+/** out[i] = start + i * step for every element (in row-major order).
+ * \param start the first value.
+ * \param step the difference between neighbours.
+ * \param out the buffer to fill (any real type).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT or OCAL_TYPE_MISMATCH for
+ *          values or a type out cannot take (see the top of this header). */
+OCAL_API ocal_status ocal_arange(double start, double step, ocal_buffer out);
 
-/** numel(out) evenly spaced values from start to stop, both included (NumPy's linspace). */
-OCAL_API ocal_status ocal_linspace(ocal_buffer out, double start, double stop);
+/** numel(out) evenly spaced values from start to stop, both included (NumPy's linspace).
+ * \param start the first value.
+ * \param stop the last value.
+ * \param out the buffer to fill (any real type).
+ * \returns as ocal_arange. */
+OCAL_API ocal_status ocal_linspace(double start, double stop, ocal_buffer out);
 
 /** Fills a f32 or f64 buffer with uniform random numbers in [low, high).
  *
@@ -149,18 +205,27 @@ OCAL_API ocal_status ocal_linspace(ocal_buffer out, double start, double stop);
  * element i of out gets number offset + i of the stream, so the same seed and offset give
  * the same numbers on every device, and a program draws fresh numbers by advancing offset by
  * the count it used. Uniforms are exact across devices.
- * \param out f32 or f64 buffer.
  * \param seed the key of the stream.
  * \param offset position in the stream of out's first element.
- * \param low, high bounds, low < high, both finite. */
-OCAL_API ocal_status ocal_random_uniform(ocal_buffer out, uint64_t seed, uint64_t offset,
-                                         double low, double high);
+ * \param low the lower bound (included), finite.
+ * \param high the upper bound (excluded), finite, > low.
+ * \param out the f32 or f64 buffer to fill.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT for bad bounds;
+ *          OCAL_TYPE_MISMATCH for another type. */
+OCAL_API ocal_status ocal_random_uniform(uint64_t seed, uint64_t offset, double low,
+                                         double high, ocal_buffer out);
 
 /** Fills a f32 or f64 buffer with normal random numbers (mean, stddev > 0) from the same
  * stream as ocal_random_uniform, through the Box-Muller transform; they agree across devices
- * to within the rounding of each device's log, sin and cos. */
-OCAL_API ocal_status ocal_random_normal(ocal_buffer out, uint64_t seed, uint64_t offset,
-                                        double mean, double stddev);
+ * to within the rounding of each device's log, sin and cos.
+ * \param seed the key of the stream.
+ * \param offset position in the stream of out's first element.
+ * \param mean the mean, finite.
+ * \param stddev the standard deviation, finite and > 0.
+ * \param out the f32 or f64 buffer to fill.
+ * \returns as ocal_random_uniform. */
+OCAL_API ocal_status ocal_random_normal(uint64_t seed, uint64_t offset, double mean,
+                                        double stddev, ocal_buffer out);
 
 #ifdef __cplusplus
 }

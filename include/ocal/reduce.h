@@ -1,4 +1,5 @@
-/* ocal — reductions (sum, prod, min, max, argmin, argmax, mean, variance, standard deviation,
+/** \file
+ * ocal — reductions (sum, prod, min, max, argmin, argmax, mean, variance, standard deviation,
  * L2 norm, dot) and scans (prefix sums and prefix maxima) of device buffers.
  *
  * Every call checks its arguments, enqueues its kernels on the context's in-order queue and
@@ -74,7 +75,10 @@ typedef enum ocal_reduce_op {
   OCAL_REDUCE_VAR,   /**< population variance (ddof 0); ocal_var takes ddof */
   OCAL_REDUCE_STD,   /**< population standard deviation; ocal_std takes ddof */
   OCAL_REDUCE_NORM2, /**< sqrt of the sum of squares */
-  OCAL_REDUCE_DOT,   /**< needs two inputs: only through ocal_vdot / ocal_vdot_to_host */
+  OCAL_REDUCE_DOT,   /**< the reduction of ocal_dot: ocal_reduce_dtype and
+                          ocal_reduce_op_name take it (the result type and name of a dot
+                          product); ocal_reduce and ocal_reduce_to_host refuse it, as it needs
+                          two inputs */
   OCAL_REDUCE_OP_COUNT
 } ocal_reduce_op;
 
@@ -85,11 +89,16 @@ typedef enum ocal_scan_op {
   OCAL_SCAN_OP_COUNT
 } ocal_scan_op;
 
-/** Short name of a reduction ("sum", "argmax", ...), or "invalid". */
+/** Short name of a reduction ("sum", "argmax", ...).
+ * \param op any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_reduce_op. */
 OCAL_API const char *ocal_reduce_op_name(ocal_reduce_op op);
 
 /** The result type of a reduction of a \p in buffer (for integer mean, var, std and norm2:
  * f64, NumPy's choice; f32 is accepted as well).
+ * \param op the reduction (OCAL_REDUCE_DOT too).
+ * \param in the input's element type.
+ * \param out receives the result type.
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for an unknown op or dtype; OCAL_UNSUPPORTED for
  *          complex types. */
 OCAL_API ocal_status ocal_reduce_dtype(ocal_reduce_op op, ocal_dtype in, ocal_dtype *out);
@@ -105,49 +114,101 @@ OCAL_API ocal_status ocal_reduce_dtype(ocal_reduce_op op, ocal_dtype in, ocal_dt
  *          OpenCL errors. */
 OCAL_API ocal_status ocal_reduce(ocal_reduce_op op, ocal_buffer x, int axis, ocal_buffer out);
 
-/** Shorthands for ocal_reduce with one op. amin/amax are NumPy's names for the min and max
+/* Shorthands for ocal_reduce with one op. amin/amax are NumPy's names for the min and max
  * reductions (not the elementwise minimum of two buffers). */
+
+/** Sum: ocal_reduce with OCAL_REDUCE_SUM.
+ * \param x the input. \param axis an axis or OCAL_AXIS_ALL. \param out the result.
+ * \returns as ocal_reduce. */
 OCAL_API ocal_status ocal_sum(ocal_buffer x, int axis, ocal_buffer out);
+/** Product: ocal_reduce with OCAL_REDUCE_PROD.
+ * \param x the input. \param axis an axis or OCAL_AXIS_ALL. \param out the result.
+ * \returns as ocal_reduce. */
 OCAL_API ocal_status ocal_prod(ocal_buffer x, int axis, ocal_buffer out);
+/** Minimum (NumPy's amin): ocal_reduce with OCAL_REDUCE_MIN.
+ * \param x the input. \param axis an axis or OCAL_AXIS_ALL. \param out the result.
+ * \returns as ocal_reduce. */
 OCAL_API ocal_status ocal_amin(ocal_buffer x, int axis, ocal_buffer out);
+/** Maximum (NumPy's amax): ocal_reduce with OCAL_REDUCE_MAX.
+ * \param x the input. \param axis an axis or OCAL_AXIS_ALL. \param out the result.
+ * \returns as ocal_reduce. */
 OCAL_API ocal_status ocal_amax(ocal_buffer x, int axis, ocal_buffer out);
+/** Index of the minimum: ocal_reduce with OCAL_REDUCE_ARGMIN.
+ * \param x the input. \param axis an axis or OCAL_AXIS_ALL. \param out the result (i64).
+ * \returns as ocal_reduce. */
 OCAL_API ocal_status ocal_argmin(ocal_buffer x, int axis, ocal_buffer out);
+/** Index of the maximum: ocal_reduce with OCAL_REDUCE_ARGMAX.
+ * \param x the input. \param axis an axis or OCAL_AXIS_ALL. \param out the result (i64).
+ * \returns as ocal_reduce. */
 OCAL_API ocal_status ocal_argmax(ocal_buffer x, int axis, ocal_buffer out);
+/** Mean: ocal_reduce with OCAL_REDUCE_MEAN.
+ * \param x the input. \param axis an axis or OCAL_AXIS_ALL. \param out the result.
+ * \returns as ocal_reduce. */
 OCAL_API ocal_status ocal_mean(ocal_buffer x, int axis, ocal_buffer out);
+/** Euclidean (L2) norm, sqrt of the sum of squares: ocal_reduce with OCAL_REDUCE_NORM2, for
+ * every real type (the one norm function: the BLAS ocal_nrm2 of 0.1 is gone).
+ * \param x the input. \param axis an axis or OCAL_AXIS_ALL. \param out the result.
+ * \returns as ocal_reduce. */
 OCAL_API ocal_status ocal_norm2(ocal_buffer x, int axis, ocal_buffer out);
 
 /** Variance: the sum of squared deviations from the mean divided by (n - ddof), n the number
  * of elements reduced. ddof 0 is the population variance (NumPy's default), ddof 1 the
  * unbiased sample variance (R's, pandas'). n <= ddof gives NaN.
- * \param ddof delta degrees of freedom, >= 0. */
+ * \param x the input.
+ * \param axis an axis or OCAL_AXIS_ALL.
+ * \param ddof delta degrees of freedom, >= 0.
+ * \param out the result.
+ * \returns as ocal_reduce; OCAL_INVALID_ARGUMENT for a negative ddof. */
 OCAL_API ocal_status ocal_var(ocal_buffer x, int axis, int ddof, ocal_buffer out);
 
-/** Standard deviation: the square root of ocal_var. */
+/** Standard deviation: the square root of ocal_var.
+ * \param x the input. \param axis an axis or OCAL_AXIS_ALL. \param ddof as for ocal_var.
+ * \param out the result.
+ * \returns as ocal_var. */
 OCAL_API ocal_status ocal_std(ocal_buffer x, int axis, int ddof, ocal_buffer out);
 
 /** Dot product: the sum of x[i] * y[i] (NumPy's vdot for real data), with ocal's own kernel:
- * every element type, compensated for floats, exact for integers, along an axis too
- * (ocal_dot in ocal/blas.h is the BLAS form, f32/f64 only, and runs this kernel). Over OCAL_AXIS_ALL x and
- * y need the same number of elements; along an axis, the same shape (then out[...] is the dot
- * product of matching lines). Same dtype for x and y; result type as for sum. */
-OCAL_API ocal_status ocal_vdot(ocal_buffer x, ocal_buffer y, int axis, ocal_buffer out);
+ * every real element type, compensated for floats, exact for integers, along an axis too.
+ * It is also the BLAS dot (the one dot function: 0.1's BLAS form is gone): over
+ * OCAL_AXIS_ALL, x and y need the same number of elements, whatever their shapes, and the
+ * result stays on the device. Along an axis x and y need the same shape (then out[...] is
+ * the dot product of matching lines). Same dtype for x and y; result type as for sum
+ * (ocal_reduce_dtype with OCAL_REDUCE_DOT).
+ * \param x the first input.
+ * \param y the second input.
+ * \param axis an axis or OCAL_AXIS_ALL.
+ * \param out the result.
+ * \returns as ocal_reduce. */
+OCAL_API ocal_status ocal_dot(ocal_buffer x, ocal_buffer y, int axis, ocal_buffer out);
 
 /** Reduces the whole of \p x and copies the one result to host memory (blocks until done).
  * \param op as for ocal_reduce.
+ * \param x the input.
  * \param dtype the type of *result: what ocal_reduce_dtype gives (or f32 for integer mean,
  *        var, std and norm2).
- * \param result room for one element of dtype. */
+ * \param result room for one element of dtype.
+ * \returns as ocal_reduce; OCAL_TYPE_MISMATCH for a dtype that is not the result type. */
 OCAL_API ocal_status ocal_reduce_to_host(ocal_reduce_op op, ocal_buffer x, ocal_dtype dtype,
                                          void *result);
 
-/** ocal_vdot over the whole buffers, its result copied to host memory (blocks). */
-OCAL_API ocal_status ocal_vdot_to_host(ocal_buffer x, ocal_buffer y, ocal_dtype dtype,
+/** ocal_dot over the whole buffers, its result copied to host memory (blocks).
+ * \param x the first input. \param y the second input.
+ * \param dtype the type of *result, as for ocal_reduce_to_host.
+ * \param result room for one element of dtype.
+ * \returns as ocal_reduce_to_host. */
+OCAL_API ocal_status ocal_dot_to_host(ocal_buffer x, ocal_buffer y, ocal_dtype dtype,
                                       void *result);
 
-/** The result type of a scan of a \p in buffer (i64/u64 for integer sums). */
+/** The result type of a scan of a \p in buffer (i64/u64 for integer sums).
+ * \param op the scan. \param in the input's element type. \param out receives the type.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for an unknown op or dtype; OCAL_UNSUPPORTED for
+ *          complex types. */
 OCAL_API ocal_status ocal_scan_dtype(ocal_scan_op op, ocal_dtype in, ocal_dtype *out);
 
 /** Prefix sum or prefix maximum of \p x along \p axis into \p out (asynchronous).
+ * \param op the scan.
+ * \param x the input.
+ * \param axis an axis of x or OCAL_AXIS_ALL.
  * Inclusive: out[i] = x[0] op ... op x[i]. Exclusive: out[i] = x[0] op ... op x[i-1], and
  * out[0] is the identity (0 for sums; for maxima -inf, or the type's lowest value).
  * \param exclusive 0 for an inclusive scan, 1 for an exclusive one.
@@ -157,8 +218,13 @@ OCAL_API ocal_status ocal_scan_dtype(ocal_scan_op op, ocal_dtype in, ocal_dtype 
 OCAL_API ocal_status ocal_scan(ocal_scan_op op, ocal_buffer x, int axis, int exclusive,
                                ocal_buffer out);
 
-/** Inclusive prefix sum (NumPy's cumsum) and prefix maximum (maximum.accumulate). */
+/** Inclusive prefix sum (NumPy's cumsum): ocal_scan with OCAL_SCAN_SUM.
+ * \param x the input. \param axis an axis or OCAL_AXIS_ALL. \param out the result.
+ * \returns as ocal_scan. */
 OCAL_API ocal_status ocal_cumsum(ocal_buffer x, int axis, ocal_buffer out);
+/** Inclusive prefix maximum (NumPy's maximum.accumulate): ocal_scan with OCAL_SCAN_MAX.
+ * \param x the input. \param axis an axis or OCAL_AXIS_ALL. \param out the result.
+ * \returns as ocal_scan. */
 OCAL_API ocal_status ocal_cummax(ocal_buffer x, int axis, ocal_buffer out);
 
 #ifdef __cplusplus

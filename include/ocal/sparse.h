@@ -1,4 +1,5 @@
-/* ocal — sparse matrices on the device: CSR matrices, sparse products, linear operators,
+/** \file
+ * ocal — sparse matrices on the device: CSR matrices, sparse products, linear operators,
  * conjugate gradients and LOBPCG eigenpairs.
  *
  * A CSR matrix (ocal_csr) holds rows + 1 row pointers, nnz column indices and nnz values in
@@ -79,6 +80,9 @@ OCAL_API ocal_status ocal_csr_from_coo(ocal_context ctx, ocal_dtype value_type,
 /** Creates a CSR matrix from device buffers: \p row_ptr (rows + 1 indices), \p col_idx and
  * \p values (nnz each). Their contents are read back to validate the structure and gather
  * the row-length statistics, then copied: the buffers stay the caller's.
+ * \param row_ptr rows + 1 row pointers, OCAL_I32 or OCAL_I64.
+ * \param col_idx nnz column indices, of row_ptr's type.
+ * \param values nnz values, OCAL_F32 or OCAL_F64.
  * \param cols number of columns (>= 1); rows is row_ptr's element count minus one.
  * \param out receives the matrix.
  * \returns as ocal_csr_from_host; OCAL_TYPE_MISMATCH when col_idx's type is not row_ptr's,
@@ -101,7 +105,9 @@ OCAL_API ocal_status ocal_csr_read_mtx(ocal_context ctx, const char *path, ocal_
                                        ocal_dtype index_type, ocal_csr *out);
 
 /** Releases a CSR matrix and its device memory (after the commands queued on it have
- * finished). NULL is accepted (no-op). */
+ * finished).
+ * \param a the matrix, or NULL (nothing happens).
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE for a handle that is not a live matrix. */
 OCAL_API ocal_status ocal_csr_release(ocal_csr a);
 
 /** Facts of a CSR matrix. Each takes a valid matrix and non-NULL out pointers.
@@ -109,17 +115,17 @@ OCAL_API ocal_status ocal_csr_release(ocal_csr a);
  * \param rows receives the number of rows.
  * \param cols receives the number of columns.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_csr_shape(ocal_csr a, size_t *rows, size_t *cols);
+OCAL_API ocal_status ocal_csr_get_shape(ocal_csr a, size_t *rows, size_t *cols);
 /** \param a the matrix. \param nnz receives the number of stored entries.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_csr_nnz(ocal_csr a, size_t *nnz);
+OCAL_API ocal_status ocal_csr_get_nnz(ocal_csr a, size_t *nnz);
 /** \param a the matrix. \param value_type receives the value type (may be NULL).
  * \param index_type receives the index type (may be NULL).
  * \returns OCAL_OK; OCAL_INVALID_HANDLE. */
-OCAL_API ocal_status ocal_csr_dtypes(ocal_csr a, ocal_dtype *value_type, ocal_dtype *index_type);
+OCAL_API ocal_status ocal_csr_get_dtypes(ocal_csr a, ocal_dtype *value_type, ocal_dtype *index_type);
 /** \param a the matrix. \param ctx receives its context (not a new reference).
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_csr_context(ocal_csr a, ocal_context *ctx);
+OCAL_API ocal_status ocal_csr_get_context(ocal_csr a, ocal_context *ctx);
 
 /** Names the SpMV kernel chosen for the matrix from its row-length statistics at creation:
  * "scalar" (one work-item per row), "vector" (a slice of a work-group per row) or
@@ -129,7 +135,7 @@ OCAL_API ocal_status ocal_csr_context(ocal_csr a, ocal_context *ctx);
  * \param a the matrix.
  * \param name receives a static string.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
-OCAL_API ocal_status ocal_csr_spmv_kernel(ocal_csr a, const char **name);
+OCAL_API ocal_status ocal_csr_get_spmv_kernel(ocal_csr a, const char **name);
 
 /** Writes the diagonal of a square matrix (the sum of the stored diagonal entries of each
  * row; 0 where there is none) into \p out, a buffer of rows elements of the value type.

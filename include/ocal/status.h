@@ -1,4 +1,5 @@
-/* ocal — status codes and error messages.
+/** \file
+ * ocal — status codes and error messages.
  *
  * Every public ocal function returns an ocal_status; OCAL_OK (0) means success. On failure
  * ocal_last_error() returns a message for the calling thread that says which call failed,
@@ -13,8 +14,8 @@
 extern "C" {
 #endif
 
-/* One table makes the enum and the names, so they cannot drift apart.
- * X(NAME, value, description) */
+/** The status codes, X(NAME, value, description): one table makes the enum and the names,
+ * so they cannot drift apart. */
 #define OCAL_STATUS_MAP(X)                                                              \
   X(OK, 0, "success")                                                                   \
   X(INVALID_ARGUMENT, 1, "invalid argument")                                            \
@@ -33,6 +34,8 @@ extern "C" {
   X(INTERNAL, 14, "internal error (please report it)")                                 \
   X(NOT_CONVERGED, 15, "iterative method did not converge")
 
+/** What a call did: OCAL_OK, or why it failed (OCAL_INVALID_ARGUMENT, ...; see
+ * OCAL_STATUS_MAP for every code and ocal_status_description for its words). */
 typedef enum ocal_status {
 #define OCAL__STATUS_ENUM(name, value, text) OCAL_##name = value,
   OCAL_STATUS_MAP(OCAL__STATUS_ENUM)
@@ -42,7 +45,7 @@ typedef enum ocal_status {
 /** Names a status code.
  * \param status any value, also one that is not an ocal_status.
  * \returns a static string such as "OCAL_OUT_OF_DEVICE_MEMORY", or "OCAL_UNKNOWN_STATUS". */
-OCAL_API const char *ocal_status_string(ocal_status status);
+OCAL_API const char *ocal_status_name(ocal_status status);
 
 /** Describes a status code in a few words ("out of device memory").
  * \param status any value.

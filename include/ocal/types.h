@@ -1,4 +1,5 @@
-/* ocal — element types of device buffers. */
+/** \file
+ * ocal — element types of device buffers. */
 #ifndef OCAL_TYPES_H
 #define OCAL_TYPES_H
 
@@ -11,7 +12,8 @@
 extern "C" {
 #endif
 
-/* X(NAME, lower-case name, OpenCL C type, size in bytes) */
+/** The element types, X(NAME, lower-case name, OpenCL C type, size in bytes): the enum
+ * and the tables of names and sizes are made from it. */
 #define OCAL_DTYPE_MAP(X)        \
   X(F32, "f32", "float", 4)      \
   X(F64, "f64", "double", 8)     \
@@ -38,6 +40,7 @@ typedef enum ocal_dtype {
 OCAL_API size_t ocal_dtype_size(ocal_dtype dtype);
 
 /** Short name of an element type ("f32", "c64").
+ * \param dtype any value.
  * \returns a static string, or "invalid" when dtype is not a valid ocal_dtype. */
 OCAL_API const char *ocal_dtype_name(ocal_dtype dtype);
 

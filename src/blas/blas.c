@@ -4,8 +4,8 @@
  * context, element type, shapes, overlap) before an engine sees them, so a mistake comes back
  * as an ocal status with the shapes in the message instead of a bare engine code. GEMM and
  * GEMV then ask the rule (rule.c) which engine runs them and run it (engine.h); the engines
- * never call back here. ocal_dot and ocal_nrm2 are ocal's own reductions; axpy and scal are
- * CLBlast's, and return OCAL_UNSUPPORTED naming it in a build without CLBlast. */
+ * never call back here. BLAS-1 (ocal_axpy, ocal_scale, ocal_dot, ocal_norm2) is ocal's own
+ * elementwise and reduction code, in every build. */
 #include "config.h"
 
 #include <pthread.h>
@@ -34,9 +34,6 @@ const ocal__gemv_engine *const ocal__gemv_engines[OCAL__GEMV_ENGINE_COUNT] = {
     [OCAL__GEMV_OWN] = &ocal__gemv_engine_own,
     [OCAL__GEMV_CLBLAST] = CLBLAST_OR_NULL(ocal__gemv_engine_clblast),
 };
-
-#define NO_CLBLAST_HINT \
-  "this ocal was built without CLBlast (install libclblast-dev and configure again)"
 
 /* ---- operand checks ------------------------------------------------------------------- */
 
@@ -245,89 +242,5 @@ ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffe
                                      beta, y);
 }
 
-/* ---- BLAS-1 --------------------------------------------------------------------------- */
-
-static ocal_status check_same_numel(const char *func, ocal_buffer x, ocal_buffer y,
-                                    const char *yname) {
-  if (x->numel == y->numel) return OCAL_OK;
-  char sx[96], sy[96];
-  return ocal__fail(OCAL_SHAPE_MISMATCH, func,
-                    "x is %s (%zu elements) but %s is %s (%zu elements): they must have as "
-                    "many elements",
-                    shape_text(x, sx, sizeof sx), x->numel, yname, shape_text(y, sy, sizeof sy),
-                    y->numel);
-}
-
-static ocal_status check_scalar(const char *func, ocal_buffer result) {
-  if (result->numel == 1) return OCAL_OK;
-  char sr[96];
-  return ocal__fail(OCAL_SHAPE_MISMATCH, func, "result is %s: it must have exactly one element",
-                    shape_text(result, sr, sizeof sr));
-}
-
-ocal_status ocal_dot(ocal_buffer x, ocal_buffer y, ocal_buffer result) {
-  static const char *const names[] = {"x", "y", "result"};
-  ocal_buffer bufs[] = {x, y, result};
-  ocal_context ctx;
-  ocal_dtype dtype;
-  OCAL__CHECK(check_operands(__func__, 3, bufs, names, &ctx, &dtype));
-  OCAL__CHECK(check_same_numel(__func__, x, y, "y"));
-  OCAL__CHECK(check_scalar(__func__, result));
-  OCAL__CHECK(check_disjoint(__func__, result, "result", x, "x"));
-  OCAL__CHECK(check_disjoint(__func__, result, "result", y, "y"));
-  if (x->numel == 0) return ocal__blas_scale_output(result, 0.0, __func__);
-  /* ocal's own reduction, not CLBlast's Xdot: on an H100 (2^26 f32, `ocal bench`) CLBlast's
-   * streamed at 0.89 of copy speed, this one at 0.98, compensated as well. The BLAS rules
-   * above (f32/f64, a one-element result) still apply. */
-  (void)ctx;
-  return ocal_vdot(x, y, OCAL_AXIS_ALL, result);
-}
-
-ocal_status ocal_nrm2(ocal_buffer x, ocal_buffer result) {
-  static const char *const names[] = {"x", "result"};
-  ocal_buffer bufs[] = {x, result};
-  ocal_context ctx;
-  ocal_dtype dtype;
-  OCAL__CHECK(check_operands(__func__, 2, bufs, names, &ctx, &dtype));
-  OCAL__CHECK(check_scalar(__func__, result));
-  OCAL__CHECK(check_disjoint(__func__, result, "result", x, "x"));
-  if (x->numel == 0) return ocal__blas_scale_output(result, 0.0, __func__);
-  /* ocal's own reduction, not CLBlast's Xnrm2: 0.95 of copy speed on an H100 against 0.75
-   * (2^26 f32). */
-  (void)ctx;
-  return ocal_norm2(x, OCAL_AXIS_ALL, result);
-}
-
-ocal_status ocal_blas_axpy(double alpha, ocal_buffer x, ocal_buffer y) {
-  static const char *const names[] = {"x", "y"};
-  ocal_buffer bufs[] = {x, y};
-  ocal_context ctx;
-  ocal_dtype dtype;
-  OCAL__CHECK(check_operands(__func__, 2, bufs, names, &ctx, &dtype));
-  OCAL__CHECK(check_same_numel(__func__, x, y, "y"));
-  OCAL__CHECK(check_disjoint(__func__, y, "y", x, "x"));
-#ifdef OCAL_HAVE_CLBLAST
-  if (x->numel == 0 || alpha == 0.0) return OCAL_OK;
-  ocal__blas_prepare(ctx, dtype);
-  return ocal__clblast_axpy(ctx, dtype, alpha, x, y, __func__);
-#else
-  (void)alpha, (void)ctx, (void)dtype;
-  return OCAL_FAIL(OCAL_UNSUPPORTED, "axpy runs on CLBlast, and %s", NO_CLBLAST_HINT);
-#endif
-}
-
-ocal_status ocal_blas_scal(double alpha, ocal_buffer x) {
-  static const char *const names[] = {"x"};
-  ocal_buffer bufs[] = {x};
-  ocal_context ctx;
-  ocal_dtype dtype;
-  OCAL__CHECK(check_operands(__func__, 1, bufs, names, &ctx, &dtype));
-#ifdef OCAL_HAVE_CLBLAST
-  if (x->numel == 0) return OCAL_OK;
-  ocal__blas_prepare(ctx, dtype);
-  return ocal__clblast_scal(ctx, dtype, alpha, x->mem, x->offset, x->numel, __func__);
-#else
-  (void)alpha, (void)ctx, (void)dtype;
-  return OCAL_FAIL(OCAL_UNSUPPORTED, "scal runs on CLBlast, and %s", NO_CLBLAST_HINT);
-#endif
-}
+/* BLAS-1 is ocal's own: ocal_axpy and ocal_scale (ocal/ops.h), ocal_dot and ocal_norm2
+ * (ocal/reduce.h), faster than CLBlast's on an H100 and built without CLBlast too. */

@@ -3,6 +3,7 @@
 #define OCAL_BLAS_INTERNAL_H
 
 #include "internal.h"
+#include "ocal.h" /* an area may call any area's public API; the core sees only its own */
 
 /* The GEMM parameters ocal tunes: CLBlast's Xgemm kernel, its XgemmDirect kernel, and the
  * GemmRoutine switch point between them. X(index, CLBlast kernel, name, min, max) */
@@ -115,7 +116,7 @@ char *ocal__blas_tuning_dir(ocal_context ctx);
 /* Applies a valid full set to the context's device for the process; 1, or 0 and a reason. */
 int ocal__blas_apply(ocal_context ctx, int precision, const ocal__gemm_params *p, char *why,
                      size_t why_size);
-/* Records the set now in effect (for ocal_blas_tuning_info). */
+/* Records the set now in effect (for ocal_blas_get_tuning). */
 void ocal__blas_record(ocal_context ctx, int precision, ocal_blas_tuning_source source,
                        const ocal__gemm_params *p, const char *note, double gflops);
 /* Checks the context and dtype (f32/f64, fp64) of a tuning call. */

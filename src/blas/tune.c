@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,6 +36,7 @@
 ocal_status ocal_blas_tune_options_init(ocal_blas_tune_options *o) {
   if (!o) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options must not be NULL");
   memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
   o->dtype = OCAL_F32;
   o->budget_s = 60.0;
   o->store = 1;
@@ -218,7 +220,7 @@ static ocal_status work_open(tuner *t, size_t big, size_t mid, size_t sw) {
   o.device = selector;
   o.disk_cache = 0;
   o.fp64 = t->user->fp64;
-  ocal_status s = ocal_context_create(&t->ctx, &o);
+  ocal_status s = ocal_context_create(&o, &t->ctx);
   if (s == OCAL_OK) s = problem_make(t, &t->big, big, big, big, 1);
   if (s == OCAL_OK) s = problem_make(t, &t->mid, mid, mid, mid, 2);
   if (s == OCAL_OK) s = problem_make(t, &t->check_ind, sw + 3, sw + 5, sw + 1, 3);
@@ -246,7 +248,7 @@ static void work_close(tuner *t) {
 /* After a failed candidate: whether the context still runs commands. A kernel that crashed
  * (an illegal address on a GPU) leaves it unusable, and everything after fails. */
 static int work_healthy(tuner *t) {
-  if (ocal_finish(t->ctx) != OCAL_OK) return 0;
+  if (ocal_context_finish(t->ctx) != OCAL_OK) return 0;
   size_t one = 1;
   float v = 1.0f, back = 0.0f;
   ocal_buffer b;
@@ -317,12 +319,12 @@ static ocal_status problem_check(tuner *t, problem *p, double alpha, double beta
 static double problem_time(tuner *t, problem *p, ocal_status *st) {
   ocal_context ctx = t->ctx;
   *st = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, p->a, p->b, 0.0, p->c);
-  if (*st == OCAL_OK) *st = ocal_finish(ctx);
+  if (*st == OCAL_OK) *st = ocal_context_finish(ctx);
   if (*st == OCAL_OK) *st = problem_check(t, p, 1.0, 0.0, 48, 0);
   if (*st != OCAL_OK) return 0.0;
   double t0 = now_s();
   *st = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, p->a, p->b, 0.0, p->c);
-  if (*st == OCAL_OK) *st = ocal_finish(ctx);
+  if (*st == OCAL_OK) *st = ocal_context_finish(ctx);
   double one = now_s() - t0;
   if (*st != OCAL_OK) return 0.0;
   int reps = one > 0.02 ? 1 : (int)(0.02 / (one > 1e-6 ? one : 1e-6)) + 1;
@@ -332,7 +334,7 @@ static double problem_time(tuner *t, problem *p, ocal_status *st) {
     t0 = now_s();
     for (int r = 0; r < reps && *st == OCAL_OK; r++)
       *st = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, p->a, p->b, 0.0, p->c);
-    if (*st == OCAL_OK) *st = ocal_finish(ctx);
+    if (*st == OCAL_OK) *st = ocal_context_finish(ctx);
     double each = (now_s() - t0) / reps;
     if (each < best) best = each;
     if (one > 0.5) break; /* slow devices: one measurement is enough */
@@ -399,7 +401,7 @@ static double evaluate(tuner *t, const ocal__gemm_params *p, problem *timed, pro
   if (st == OCAL_OK) st = problem_check(t, check, 1.5, -0.75, check->m * check->n > 4096 ? 64 : 0, 1);
   if (st != OCAL_OK) {
     t->rejected++;
-    say(t, "%-6s %3d  failed (%s): %s  [%s]", phase, t->candidates, ocal_status_string(st),
+    say(t, "%-6s %3d  failed (%s): %s  [%s]", phase, t->candidates, ocal_status_name(st),
         ocal_last_error(), text);
     if (!work_healthy(t)) work_rebuild(t);
     return 0.0;
@@ -517,8 +519,16 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
                            ocal_blas_tuning *result) {
   ocal_blas_tune_options defaults;
   ocal_blas_tune_options_init(&defaults);
-  const ocal_blas_tune_options *o = options ? options : &defaults;
-  ocal_status s = ocal__blas_check_tuning_call(ctx, o->dtype, __func__);
+  ocal_status s;
+  /* Only the caller's struct_size bytes are read (0.2's struct ends with `user`). */
+  if (options &&
+      (s = ocal__options_copy(__func__, "ocal_blas_tune_options_init", &defaults,
+                              sizeof defaults, options,
+                              offsetof(ocal_blas_tune_options, user) + sizeof defaults.user)) !=
+          OCAL_OK)
+    return s;
+  const ocal_blas_tune_options *o = &defaults;
+  s = ocal__blas_check_tuning_call(ctx, o->dtype, __func__);
   if (s != OCAL_OK) return s;
   if (!(o->budget_s >= 0.0))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "budget_s must be >= 0, not %g", o->budget_s);
@@ -536,7 +546,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
 
   /* Start from what is in effect when it is known, else from the first seeds. */
   ocal_blas_tuning current;
-  s = ocal_blas_tuning_info(ctx, o->dtype, &current);
+  s = ocal_blas_get_tuning(ctx, o->dtype, &current);
   if (s != OCAL_OK) return s;
   ocal__gemm_params best;
   char why[256];
@@ -642,7 +652,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
   ocal__blas_record(ctx, t.precision, source, &best, note, rate_x);
   say(&t, "winner: %s", note);
   if (result) {
-    s = ocal_blas_tuning_info(ctx, o->dtype, result);
+    s = ocal_blas_get_tuning(ctx, o->dtype, result);
     if (s != OCAL_OK) return s;
     if (o->store && source == OCAL_TUNING_FILE) {
       /* The store never fails the caller; say when the file is not there. */
@@ -660,6 +670,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
 ocal_status ocal_blas_tune_options_init(ocal_blas_tune_options *o) {
   if (!o) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options must not be NULL");
   memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
   o->dtype = OCAL_F32;
   o->budget_s = 60.0;
   o->store = 1;

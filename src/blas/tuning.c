@@ -35,6 +35,27 @@ typedef struct applied {
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static applied *table;
 
+/* The strings of ocal_blas_tuning (path, params, note) are kept for the whole process, as
+ * the table is, so that a caller's copy stays valid and unchanged when the tuning in effect
+ * changes later. Each distinct text is stored once: a process tunes a handful of times. */
+typedef struct kept_text {
+  struct kept_text *next;
+  char text[];
+} kept_text;
+static kept_text *kept; /* table_lock held */
+
+static const char *keep_locked(const char *s) {
+  for (kept_text *k = kept; k; k = k->next)
+    if (strcmp(k->text, s) == 0) return k->text;
+  size_t n = strlen(s) + 1;
+  kept_text *k = malloc(sizeof *k + n);
+  if (!k) return "";
+  memcpy(k->text, s, n);
+  k->next = kept;
+  kept = k;
+  return k->text;
+}
+
 static int precision_of(ocal_dtype dtype) { return dtype == OCAL_F64 ? 64 : 32; }
 
 static int tuning_disabled(ocal_context ctx) { return ctx->settings.tuning == 0; }
@@ -124,9 +145,10 @@ static applied *entry_locked(ocal_context ctx, int precision, int *created) {
 static void fill_info(ocal_blas_tuning *info, ocal_blas_tuning_source source,
                       const ocal__gemm_params *p, const char *note, double gflops) {
   info->source = source;
-  info->params[0] = '\0';
-  if (p) ocal__gemm_params_format(p, info->params, sizeof info->params);
-  snprintf(info->note, sizeof info->note, "%s", note ? note : "");
+  char params[2048] = "";
+  if (p) ocal__gemm_params_format(p, params, sizeof params);
+  info->params = keep_locked(params);
+  info->note = keep_locked(note ? note : "");
   info->gflops = gflops;
 }
 
@@ -139,10 +161,11 @@ static void fill_entry(applied *e, ocal_blas_tuning_source source, const ocal__g
 
 /* Applies the file, else the built-in entry, else nothing, for a new table entry. */
 static void apply_stored_locked(ocal_context ctx, int precision, applied *e) {
-  e->info.path[0] = '\0';
+  char path[1024] = "";
   char *dir = ocal__blas_tuning_dir(ctx);
   char *key = ocal__blas_tuning_key(ctx, precision);
-  if (dir && key) tuning_path(dir, key, e->info.path, sizeof e->info.path);
+  if (dir && key) tuning_path(dir, key, path, sizeof path);
+  e->info.path = keep_locked(path);
   if (tuning_disabled(ctx)) {
     fill_entry(e, OCAL_TUNING_DISABLED, NULL, "OCAL_TUNING=0: CLBlast's defaults", 0);
     free(dir);
@@ -240,8 +263,9 @@ void ocal__blas_record(ocal_context ctx, int precision, ocal_blas_tuning_source 
     if (created) {
       char *dir = ocal__blas_tuning_dir(ctx);
       char *key = ocal__blas_tuning_key(ctx, precision);
-      e->info.path[0] = '\0';
-      if (dir && key) tuning_path(dir, key, e->info.path, sizeof e->info.path);
+      char path[1024] = "";
+      if (dir && key) tuning_path(dir, key, path, sizeof path);
+      e->info.path = keep_locked(path);
       free(dir);
       free(key);
     }
@@ -267,7 +291,7 @@ ocal_status ocal__blas_check_tuning_call(ocal_context ctx, ocal_dtype dtype, con
   return check_tuning_call(ctx, dtype, func);
 }
 
-ocal_status ocal_blas_tuning_info(ocal_context ctx, ocal_dtype dtype, ocal_blas_tuning *info) {
+ocal_status ocal_blas_get_tuning(ocal_context ctx, ocal_dtype dtype, ocal_blas_tuning *info) {
   ocal_status s = check_tuning_call(ctx, dtype, __func__);
   if (s != OCAL_OK) return s;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
@@ -300,7 +324,7 @@ ocal_status ocal_blas_tuning_apply(ocal_context ctx, ocal_dtype dtype, const cha
 
 #else /* !OCAL_HAVE_CLBLAST */
 
-ocal_status ocal_blas_tuning_info(ocal_context ctx, ocal_dtype dtype, ocal_blas_tuning *info) {
+ocal_status ocal_blas_get_tuning(ocal_context ctx, ocal_dtype dtype, ocal_blas_tuning *info) {
   (void)ctx, (void)dtype, (void)info;
   return OCAL_FAIL(OCAL_UNSUPPORTED, "this ocal was built without CLBlast");
 }

@@ -189,10 +189,12 @@ ocal_status ocal__check_transfer(ocal_buffer buf, size_t offset, size_t count, c
 }
 
 /* A transfer of nothing still owes the caller an event, ordered after earlier commands. */
-static ocal_status empty_transfer(ocal_buffer buf, ocal_event *event) {
+static ocal_status empty_transfer(ocal_buffer buf, ocal_event *event, const char *func) {
   if (!event) return OCAL_OK;
   cl_event ev;
-  OCAL_CL_CHECK(buf->ctx->info.name, clEnqueueMarkerWithWaitList(buf->ctx->queue, 0, NULL, &ev));
+  cl_int err = clEnqueueMarkerWithWaitList(buf->ctx->queue, 0, NULL, &ev);
+  if (err != CL_SUCCESS)
+    return ocal__cl_fail(buf->ctx->info.name, err, "clEnqueueMarkerWithWaitList", func);
   return ocal__event_wrap(ev, event);
 }
 
@@ -202,7 +204,7 @@ ocal_status ocal_buffer_write(ocal_buffer buf, size_t offset, size_t count, cons
   size_t bytes, origin;
   ocal_status status = ocal__check_transfer(buf, offset, count, src, __func__, &bytes, &origin);
   if (status != OCAL_OK) return status;
-  if (bytes == 0) return empty_transfer(buf, event);
+  if (bytes == 0) return empty_transfer(buf, event, __func__);
   /* Large blocking copies of pageable memory may go faster through pinned staging. */
   if (!event && ocal__staged_transfer(buf->ctx, 1, buf->mem, origin, bytes, (void *)src, &status))
     return status;
@@ -219,7 +221,7 @@ ocal_status ocal_buffer_read(ocal_buffer buf, size_t offset, size_t count, void 
   size_t bytes, origin;
   ocal_status status = ocal__check_transfer(buf, offset, count, dst, __func__, &bytes, &origin);
   if (status != OCAL_OK) return status;
-  if (bytes == 0) return empty_transfer(buf, event);
+  if (bytes == 0) return empty_transfer(buf, event, __func__);
   if (!event && ocal__staged_transfer(buf->ctx, 0, buf->mem, origin, bytes, dst, &status))
     return status;
   cl_event ev = NULL;
@@ -229,7 +231,7 @@ ocal_status ocal_buffer_read(ocal_buffer buf, size_t offset, size_t count, void 
   return event ? ocal__event_wrap(ev, event) : OCAL_OK;
 }
 
-ocal_status ocal_buffer_copy(ocal_buffer dst, ocal_buffer src) {
+ocal_status ocal_buffer_copy(ocal_buffer src, ocal_buffer dst) {
   ocal_status status = ocal__check_buffer(dst, __func__);
   if (status != OCAL_OK) return status;
   if ((status = ocal__check_buffer(src, __func__)) != OCAL_OK) return status;
@@ -265,7 +267,7 @@ ocal_status ocal_buffer_fill(ocal_buffer buf, const void *value) {
   char options[128];
   ocal__dtype_options(buf->dtype, options, sizeof options);
   ocal__kernel *k;
-  status = ocal__library_kernel(ctx, "fill", options, "ocal_fill", &k);
+  status = ocal__library_kernel_from(ctx, "fill", options, "ocal_fill", &k, NULL, __func__);
   if (status != OCAL_OK) return status;
   cl_ulong offset = buf->offset, n = buf->numel;
   const ocal__arg args[] = {OCAL__ARG(buf->mem), OCAL__ARG(offset), OCAL__ARG(n),
@@ -282,12 +284,12 @@ ocal_status ocal_buffer_fill(ocal_buffer buf, const void *value) {
     *out = (expr);                                                             \
     return OCAL_OK;                                                            \
   }
-OCAL__BUFFER_GETTER(ocal_buffer_dtype, ocal_dtype, buf->dtype)
-OCAL__BUFFER_GETTER(ocal_buffer_numel, size_t, buf->numel)
-OCAL__BUFFER_GETTER(ocal_buffer_nbytes, size_t, buf->numel * ocal_dtype_size(buf->dtype))
-OCAL__BUFFER_GETTER(ocal_buffer_context, ocal_context, buf->ctx)
+OCAL__BUFFER_GETTER(ocal_buffer_get_dtype, ocal_dtype, buf->dtype)
+OCAL__BUFFER_GETTER(ocal_buffer_get_numel, size_t, buf->numel)
+OCAL__BUFFER_GETTER(ocal_buffer_get_nbytes, size_t, buf->numel * ocal_dtype_size(buf->dtype))
+OCAL__BUFFER_GETTER(ocal_buffer_get_context, ocal_context, buf->ctx)
 
-ocal_status ocal_buffer_shape(ocal_buffer buf, int *ndim, size_t shape[OCAL_MAX_DIMS]) {
+ocal_status ocal_buffer_get_shape(ocal_buffer buf, int *ndim, size_t shape[OCAL_MAX_DIMS]) {
   ocal_status status = ocal__check_buffer(buf, __func__);
   if (status != OCAL_OK) return status;
   if (!ndim || !shape) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ndim and shape must not be NULL");
@@ -296,11 +298,20 @@ ocal_status ocal_buffer_shape(ocal_buffer buf, int *ndim, size_t shape[OCAL_MAX_
   return OCAL_OK;
 }
 
-ocal_status ocal_buffer_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes) {
+ocal_status ocal_buffer_get_cl_mem(ocal_buffer buf, cl_mem *mem, size_t *offset_bytes) {
   ocal_status status = ocal__check_buffer(buf, __func__);
   if (status != OCAL_OK) return status;
   if (!mem) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "mem must not be NULL");
   *mem = buf->mem;
   if (offset_bytes) *offset_bytes = buf->offset * ocal_dtype_size(buf->dtype);
   return OCAL_OK;
+}
+
+const char *ocal__shape_format(int ndim, const size_t *shape, char *out, size_t size) {
+  if (size == 0) return out;
+  size_t used = (size_t)snprintf(out, size, "[");
+  for (int i = 0; i < ndim && used < size; i++)
+    used += (size_t)snprintf(out + used, size - used, i ? ", %zu" : "%zu", shape[i]);
+  if (used < size) snprintf(out + used, size - used, "]");
+  return out;
 }

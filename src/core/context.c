@@ -1,4 +1,5 @@
 /* ocal — contexts: creation on the selected device, the queue, escape hatches. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -16,6 +17,7 @@ ocal_status ocal__check_context(ocal_context ctx, const char *func) {
 ocal_status ocal_context_options_init(ocal_context_options *options) {
   if (!options) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options must not be NULL");
   memset(options, 0, sizeof *options);
+  options->struct_size = sizeof *options;
   options->device = NULL;
   options->profiling = 0;
   options->disk_cache = -1;
@@ -57,7 +59,7 @@ ocal_status ocal__context_attachment(ocal_context ctx, const void *key,
     a = calloc(1, sizeof *a);
     void *created = NULL;
     if (!a) {
-      status = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for per-context state");
+      status = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal", "no memory for per-context state");
     } else if ((status = create(ctx, &created)) != OCAL_OK) {
       free(a);
       a = NULL;
@@ -80,12 +82,19 @@ void ocal__context_unref(ocal_context ctx) {
   if (atomic_fetch_sub(&ctx->refs, 1) == 1) destroy(ctx);
 }
 
-ocal_status ocal_context_create(ocal_context *out, const ocal_context_options *options) {
+ocal_status ocal_context_create(const ocal_context_options *options, ocal_context *out) {
   if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ctx (the out-parameter) must not be NULL");
   *out = NULL;
   ocal_context_options defaults;
   ocal_context_options_init(&defaults);
-  if (!options) options = &defaults;
+  if (options) {
+    /* 0.2's struct ends with `limits`: the smallest struct_size a caller can have. */
+    ocal_status s = ocal__options_copy(
+        __func__, "ocal_context_options_init", &defaults, sizeof defaults, options,
+        offsetof(ocal_context_options, limits) + sizeof defaults.limits);
+    if (s != OCAL_OK) return s;
+  }
+  options = &defaults;
 
   ocal_context ctx = calloc(1, sizeof *ctx);
   if (!ctx) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the context");
@@ -141,14 +150,14 @@ ocal_status ocal_context_release(ocal_context ctx) {
   return OCAL_OK;
 }
 
-ocal_status ocal_finish(ocal_context ctx) {
+ocal_status ocal_context_finish(ocal_context ctx) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   OCAL_CL_CHECK(ctx->info.name, clFinish(ctx->queue));
   return OCAL_OK;
 }
 
-ocal_status ocal_context_device(ocal_context ctx, ocal_device_info *info) {
+ocal_status ocal_context_get_device_info(ocal_context ctx, ocal_device_info *info) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
@@ -156,7 +165,7 @@ ocal_status ocal_context_device(ocal_context ctx, ocal_device_info *info) {
   return OCAL_OK;
 }
 
-ocal_status ocal_context_has_fp64(ocal_context ctx, int *has_fp64) {
+ocal_status ocal_context_get_fp64(ocal_context ctx, int *has_fp64) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!has_fp64) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "has_fp64 must not be NULL");
@@ -164,7 +173,7 @@ ocal_status ocal_context_has_fp64(ocal_context ctx, int *has_fp64) {
   return OCAL_OK;
 }
 
-ocal_status ocal_context_cache_stats(ocal_context ctx, ocal_cache_stats *stats) {
+ocal_status ocal_context_get_cache_stats(ocal_context ctx, ocal_cache_stats *stats) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");
@@ -174,7 +183,7 @@ ocal_status ocal_context_cache_stats(ocal_context ctx, ocal_cache_stats *stats) 
   return OCAL_OK;
 }
 
-ocal_status ocal_context_cache_dir(ocal_context ctx, const char **dir) {
+ocal_status ocal_context_get_cache_dir(ocal_context ctx, const char **dir) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!dir) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "dir must not be NULL");
@@ -191,6 +200,17 @@ ocal_status ocal_context_cache_dir(ocal_context ctx, const char **dir) {
     *out = ctx->field;                                                           \
     return OCAL_OK;                                                              \
   }
-OCAL__ESCAPE_HATCH(ocal_context_cl_context, cl_context, cl_ctx)
-OCAL__ESCAPE_HATCH(ocal_context_cl_device, cl_device_id, device)
-OCAL__ESCAPE_HATCH(ocal_context_cl_queue, cl_command_queue, queue)
+OCAL__ESCAPE_HATCH(ocal_context_get_cl_context, cl_context, cl_ctx)
+OCAL__ESCAPE_HATCH(ocal_context_get_cl_device, cl_device_id, device)
+OCAL__ESCAPE_HATCH(ocal_context_get_cl_queue, cl_command_queue, queue)
+
+/* The accessors of internal.h: the only way areas read the context's fields. */
+cl_platform_id ocal__context_platform(ocal_context ctx) { return ctx->platform; }
+cl_device_id ocal__context_device(ocal_context ctx) { return ctx->device; }
+cl_context ocal__context_cl(ocal_context ctx) { return ctx->cl_ctx; }
+cl_command_queue ocal__context_queue(ocal_context ctx) { return ctx->queue; }
+const ocal_device_info *ocal__context_info(ocal_context ctx) { return &ctx->info; }
+int ocal__context_fp64(ocal_context ctx) { return ctx->fp64; }
+const char *ocal__context_cache_dir(ocal_context ctx) { return ctx->cache_dir; }
+const char *ocal__context_build_options(ocal_context ctx) { return ctx->limits.build_options; }
+unsigned ocal__context_vendor_id(ocal_context ctx) { return ctx->limits.vendor_id; }

@@ -7,7 +7,7 @@
 
 #include "internal.h"
 
-const char *ocal_device_type_string(ocal_device_type type) {
+const char *ocal_device_type_name(ocal_device_type type) {
   switch (type) {
     case OCAL_DEVICE_CPU:
       return "CPU";
@@ -15,9 +15,10 @@ const char *ocal_device_type_string(ocal_device_type type) {
       return "GPU";
     case OCAL_DEVICE_ACCELERATOR:
       return "accelerator";
-    default:
+    case OCAL_DEVICE_OTHER:
       return "other";
   }
+  return "invalid";
 }
 
 /* One device as enumerated: its facts and handles. */
@@ -264,7 +265,7 @@ static ocal_status enumerate(const char *func, device_entry **out, size_t *count
   return status;
 }
 
-ocal_status ocal_device_list(ocal_device_info *infos, size_t capacity, size_t *count) {
+ocal_status ocal_device_list(size_t capacity, ocal_device_info *infos, size_t *count) {
   if (!count) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "count must not be NULL");
   if (!infos && capacity > 0)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "infos is NULL but capacity is %zu", capacity);
@@ -393,7 +394,7 @@ ocal_status ocal__device_resolve(const char *func, const char *selector, const c
     for (size_t i = 0; i < n; i++)
       ocal__append_error("\n  %d:%d  %s  (%s, %s)", list[i].info.platform_index,
                          list[i].info.device_index, list[i].info.name,
-                         ocal_device_type_string(list[i].info.type), list[i].info.platform_name);
+                         ocal_device_type_name(list[i].info.type), list[i].info.platform_name);
     free(list);
     return status;
   }

@@ -13,7 +13,7 @@ ocal_status ocal__event_wrap(cl_event cl, ocal_event *out) {
     clWaitForEvents(1, &cl); /* the host memory of the transfer must not be left in use */
     clReleaseEvent(cl);
     *out = NULL;
-    return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for an event");
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal", "no memory for an event");
   }
   ev->event = cl;
   *out = ev;
@@ -33,7 +33,7 @@ ocal_status ocal_event_release(ocal_event event) {
   return OCAL_OK;
 }
 
-ocal_status ocal_event_cl_event(ocal_event event, cl_event *out) {
+ocal_status ocal_event_get_cl_event(ocal_event event, cl_event *out) {
   if (!event) return OCAL_FAIL(OCAL_INVALID_HANDLE, "the event is NULL");
   if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "out must not be NULL");
   *out = event->event;

@@ -10,7 +10,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ocal.h"
+/* The core's own public headers only: the core knows no operation (tests/layering.sh). */
+#include "ocal/buffer.h"
+#include "ocal/cl.h"
+#include "ocal/context.h"
+#include "ocal/device.h"
+#include "ocal/export.h"
+#include "ocal/memory.h"
+#include "ocal/status.h"
+#include "ocal/types.h"
+#include "ocal/version.h"
 #include "settings.h"
 
 /* ---- errors (status.c) ---------------------------------------------------------------- */
@@ -22,6 +31,16 @@ ocal_status ocal__fail(ocal_status status, const char *func, const char *fmt, ..
 #endif
     ;
 #define OCAL_FAIL(status, ...) ocal__fail((status), __func__, __VA_ARGS__)
+
+/* Copies a public option struct that starts with `size_t struct_size` into *dst, which the
+ * caller has filled with the defaults: only the caller's struct_size bytes are read, so a
+ * program compiled against an older, shorter struct leaves the newer fields at their
+ * defaults. min_size is the size of the struct in the first version that had struct_size
+ * (fixed, not sizeof, once fields are added); a struct_size below it or above sizeof the
+ * library's own struct (a newer program on an older library, or a struct not started from
+ * its _init function) fails with OCAL_INVALID_ARGUMENT naming the public call and init. */
+ocal_status ocal__options_copy(const char *func, const char *init, void *dst, size_t dst_size,
+                               const void *src, size_t min_size);
 
 /* Records a failed OpenCL call: its name (the text of `call` up to the first '('), the
  * error's name, the device; returns the ocal status the error maps to. */
@@ -93,6 +112,8 @@ typedef struct ocal__attachment {
   void (*destroy)(void *data);
 } ocal__attachment;
 
+/* The context's fields belong to src/core: areas read what they need through the accessors
+ * below (tests/layering.sh checks that no area reaches into the struct). */
 struct ocal_context_s {
   uint32_t magic;
   atomic_int refs; /* the user's reference plus one per live buffer */
@@ -124,6 +145,20 @@ ocal_status ocal__context_attachment(ocal_context ctx, const void *key,
 
 void ocal__context_retain(ocal_context ctx);
 void ocal__context_unref(ocal_context ctx);
+
+/* What areas may know of a context (valid for its lifetime; no reference is taken): its
+ * OpenCL objects, the device's facts (made smaller by emulated limits), whether double
+ * precision may be used, the disk cache directory (NULL when off), the extra build options
+ * of an emulated OpenCL version ("" when none) and the device's vendor id. */
+cl_platform_id ocal__context_platform(ocal_context ctx);
+cl_device_id ocal__context_device(ocal_context ctx);
+cl_context ocal__context_cl(ocal_context ctx);
+cl_command_queue ocal__context_queue(ocal_context ctx);
+const ocal_device_info *ocal__context_info(ocal_context ctx);
+int ocal__context_fp64(ocal_context ctx);
+const char *ocal__context_cache_dir(ocal_context ctx);
+const char *ocal__context_build_options(ocal_context ctx);
+unsigned ocal__context_vendor_id(ocal_context ctx);
 
 /* ---- device limits (limits.c) -------------------------------------------------------- */
 
@@ -173,7 +208,9 @@ ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t 
 /* Whether the device runs a single-pass scan: one pass needs work-groups that, once started,
  * keep running while others wait for them. GPUs and CPU drivers give that (a started group
  * holds a compute unit or a thread until it ends); accelerators and unknown devices need
- * not, so they keep the three-pass scans. */
+ * not, so they keep the three-pass scans whatever OCAL_SCAN says. Among the others the
+ * choice depends on the device type and OCAL_SCAN only (auto: CPUs one pass, GPUs three;
+ * single; three), never on sizes or timings. */
 int ocal__lookback_device(ocal_context ctx);
 
 /* ---- memory: pool, pinned host memory, transfer queue (pool.c, transfer.c) ----------- */
@@ -200,6 +237,10 @@ struct ocal_buffer_s {
 };
 
 ocal_status ocal__check_buffer(ocal_buffer buf, const char *func);
+
+/* The one way messages write a shape: "[4, 6]" ("[]" for no dimensions). Writes at most size
+ * bytes (size > 0) and returns out, so that it can stand in a message's arguments. */
+const char *ocal__shape_format(int ndim, const size_t *shape, char *out, size_t size);
 
 /* Checks a host transfer's arguments; *bytes and *origin receive its size and byte offset. */
 ocal_status ocal__check_transfer(ocal_buffer buf, size_t offset, size_t count, const void *host,
@@ -242,18 +283,46 @@ struct ocal__kernel {
 ocal_status ocal__program_get(ocal_context ctx, const char *source_name, const char *source,
                               const char *options, ocal__program **program);
 
+/* Where ocal__program_get_from found a program: the answer to "did this call compile, and
+ * did it come from or go to the disk cache", given by the call itself (a caller that diffed
+ * the context's counters would also count other threads' builds). */
+typedef enum ocal__program_origin {
+  OCAL__PROGRAM_FROM_MEMORY,  /* the context's memory cache */
+  OCAL__PROGRAM_FROM_DISK,    /* a binary from the disk cache */
+  OCAL__PROGRAM_BUILT,        /* compiled now; the disk cache is off */
+  OCAL__PROGRAM_BUILT_STORED  /* compiled now and offered to the disk cache */
+} ocal__program_origin;
+
+/* ocal__program_get, also saying where the program came from (origin may be NULL; set on
+ * success only), with `func`, the public call being served, starting any message. The forms
+ * without func (ocal__program_get, ocal__kernel_get, ocal__library_kernel) start theirs with
+ * "ocal": new code passes func. */
+ocal_status ocal__program_get_from(ocal_context ctx, const char *source_name, const char *source,
+                                   const char *options, ocal__program **program,
+                                   ocal__program_origin *origin, const char *func);
+
 /* The OpenCL program of a cached program, and the source it was built from (both owned by
  * the context's cache: valid until the context goes). For user kernels (src/gen/). */
 cl_program ocal__program_cl(const ocal__program *program);
 const char *ocal__program_source(const ocal__program *program);
 
-/* Returns kernel `kernel_name` of a program (created once, then cached). */
+/* Returns kernel `kernel_name` of a program (created once, then cached); a failure names
+ * func (NULL: "ocal"). */
 ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const char *kernel_name,
                              ocal__kernel **kernel);
+ocal_status ocal__kernel_get_for(ocal_context ctx, ocal__program *program, const char *kernel_name,
+                                 ocal__kernel **kernel, const char *func);
 
 /* Shortcut: a kernel of one of the library's embedded cl/ sources. */
 ocal_status ocal__library_kernel(ocal_context ctx, const char *source_name, const char *options,
                                  const char *kernel_name, ocal__kernel **kernel);
+
+/* ocal__library_kernel, also saying where its program came from (see ocal__program_origin;
+ * origin may be NULL), with func, the public call being served, starting any message. */
+ocal_status ocal__library_kernel_from(ocal_context ctx, const char *source_name,
+                                      const char *options, const char *kernel_name,
+                                      ocal__kernel **kernel, ocal__program_origin *origin,
+                                      const char *func);
 
 /* Frees every cached program and kernel of a context (at context release). */
 void ocal__program_cache_clear(ocal_context ctx);
@@ -284,7 +353,7 @@ ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t
  * guards get_global_id(0) < cols); dimension 1 may be smaller than rows (GPUs cap it), so
  * the kernel loops over rows with stride get_global_size(1). */
 ocal_status ocal__kernel_run_2d(ocal_context ctx, ocal__kernel *k, size_t cols, size_t rows,
-                                size_t nargs, const ocal__arg *args);
+                                size_t nargs, const ocal__arg *args, const char *func);
 
 /* Sets the arguments and enqueues one launch over an explicit range: `dims` dimensions,
  * `global` items, `local` items per work-group (NULL: the driver's choice), holding the

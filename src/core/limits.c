@@ -206,7 +206,7 @@ ocal_status ocal__limits_init(ocal_context ctx, const char *option, int fp64_opt
     snprintf(what, sizeof what, "%s='%s'", origin, spec);
     size_t len = strlen(spec);
     char *copy = malloc(len + 1);
-    if (!copy) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the limits");
+    if (!copy) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for the limits");
     memcpy(copy, spec, len + 1);
     ocal_status s = OCAL_OK;
     for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && s == OCAL_OK;

@@ -2,7 +2,7 @@
  *
  * Why size classes, not best-fit blocks split from large slabs (as CUDA caching allocators
  * do): an OpenCL buffer cannot be carved up freely (sub-buffers must start at
- * CL_DEVICE_MEM_BASE_ADDR_ALIGN and the escape hatch ocal_buffer_cl_mem hands a cl_mem to
+ * CL_DEVICE_MEM_BASE_ADDR_ALIGN and the escape hatch ocal_buffer_get_cl_mem hands a cl_mem to
  * CLBlast, VkFFT and users), so each block is one whole cl_mem. A request is rounded up to its
  * class: 512 bytes, then four classes per power of two (1.25, 1.5, 1.75, 2 times 2^k). The
  * rounding wastes less than 25% of the request (at most 448 bytes below 512), every cached block
@@ -337,11 +337,9 @@ ocal_status ocal__memory_init(ocal_context ctx, const ocal_context_options *opti
   m->stats.memory_limit = limit_of(options->memory_limit, set->memory_limit,
                                    ctx->info.global_mem_bytes);
 
-  /* Staging pays where host memory and device memory are apart (discrete GPUs). Measured
-   * with bench/memory on an NVIDIA H200 (driver 580, 16 host cores): with 8 copying threads
-   * and 1 MiB chunks, 16 MiB moves at 25 GB/s against the driver's pageable 16.6; 256 MiB to
-   * 1 GiB at 43-46 GB/s against 9.6-9.8 (host to device) and 16.6-18.3 (device to host);
-   * below 16 MiB it gains nothing, with one thread it loses (10-13 GB/s). On a CPU device
+  /* Staging pays where host memory and device memory are apart (discrete GPUs): several
+   * threads copying 1 MiB chunks beat the driver's pageable path from 16 MiB on, and one
+   * thread alone loses (docs/measurements.md#staging). On a CPU device
    * the "device" memory is host memory and a driver copy is one memcpy already. */
   int discrete = ctx->info.type == OCAL_DEVICE_GPU || ctx->info.type == OCAL_DEVICE_ACCELERATOR;
   if (discrete) {
@@ -391,7 +389,7 @@ void ocal__memory_destroy(ocal_context ctx) {
 
 /* ---- public calls ------------------------------------------------------------------------ */
 
-ocal_status ocal_memory_stats_get(ocal_context ctx, ocal_memory_stats *stats) {
+ocal_status ocal_memory_get_stats(ocal_context ctx, ocal_memory_stats *stats) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");

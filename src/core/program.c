@@ -101,16 +101,21 @@ static void store_to_disk(ocal_context ctx, const char *key, cl_program program)
   free(binary);
 }
 
+/* The name messages start with: the public call being served, else (callers not yet passing
+ * it) plain "ocal", never an internal function's name. */
+static const char *who(const char *func) { return func ? func : "ocal"; }
+
 static ocal_status compile(ocal_context ctx, const char *source_name, const char *source,
-                           const char *options, cl_program *out) {
+                           const char *options, cl_program *out, const char *func) {
   cl_int err;
   cl_program program = clCreateProgramWithSource(ctx->cl_ctx, 1, &source, NULL, &err);
-  if (err != CL_SUCCESS) return ocal__cl_fail(ctx->info.name, err, "clCreateProgramWithSource", __func__);
+  if (err != CL_SUCCESS)
+    return ocal__cl_fail(ctx->info.name, err, "clCreateProgramWithSource", who(func));
   ctx->stats.compiles++;
   err = clBuildProgram(program, 1, &ctx->device, options, NULL, NULL);
   if (err != CL_SUCCESS) {
     ocal_status status = ocal__fail(
-        err == CL_BUILD_PROGRAM_FAILURE ? OCAL_BUILD_FAILED : OCAL_OPENCL_ERROR, "ocal build",
+        err == CL_BUILD_PROGRAM_FAILURE ? OCAL_BUILD_FAILED : OCAL_OPENCL_ERROR, who(func),
         "%s failed to build with options '%s' on device '%s': clBuildProgram returned %s (%d)",
         source_name, options, ctx->info.name, ocal__cl_error_name(err), (int)err);
     append_build_log(ctx, program);
@@ -122,14 +127,17 @@ static ocal_status compile(ocal_context ctx, const char *source_name, const char
 }
 
 static ocal_status program_get(ocal_context ctx, const char *source_name, const char *source,
-                               const char *options, ocal__program **out) {
+                               const char *options, ocal__program **out,
+                               ocal__program_origin *origin, const char *func) {
   ocal_status status = OCAL_OK;
+  ocal__program_origin from = OCAL__PROGRAM_FROM_MEMORY;
   pthread_mutex_lock(&ctx->lock);
   for (ocal__program *p = ctx->programs; p; p = p->next) {
     if (strcmp(p->options, options) == 0 && strcmp(p->source, source) == 0) {
       ctx->stats.memory_hits++;
       *out = p;
       pthread_mutex_unlock(&ctx->lock);
+      if (origin) *origin = from;
       return OCAL_OK;
     }
   }
@@ -137,16 +145,21 @@ static ocal_status program_get(ocal_context ctx, const char *source_name, const 
   char *key = NULL;
   if (!entry || !(entry->source = ocal__strdup(source)) ||
       !(entry->options = ocal__strdup(options))) {
-    status = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the program cache");
+    status = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, who(func), "no memory for the program cache");
     goto done;
   }
   if (ctx->cache_dir) key = ocal__disk_cache_key(ctx, source, options);
   if (key && load_from_disk(ctx, key, &entry->program)) {
     ctx->stats.disk_hits++;
+    from = OCAL__PROGRAM_FROM_DISK;
   } else {
-    status = compile(ctx, source_name, source, options, &entry->program);
+    status = compile(ctx, source_name, source, options, &entry->program, func);
     if (status != OCAL_OK) goto done;
-    if (key) store_to_disk(ctx, key, entry->program);
+    from = OCAL__PROGRAM_BUILT;
+    if (key) {
+      store_to_disk(ctx, key, entry->program);
+      from = OCAL__PROGRAM_BUILT_STORED;
+    }
   }
   entry->next = ctx->programs;
   ctx->programs = entry;
@@ -160,20 +173,27 @@ done:
   }
   free(key);
   pthread_mutex_unlock(&ctx->lock);
+  if (origin && status == OCAL_OK) *origin = from;
   return status;
 }
 
 ocal_status ocal__program_get(ocal_context ctx, const char *source_name, const char *source,
                               const char *options, ocal__program **out) {
+  return ocal__program_get_from(ctx, source_name, source, options, out, NULL, NULL);
+}
+
+ocal_status ocal__program_get_from(ocal_context ctx, const char *source_name, const char *source,
+                                   const char *options, ocal__program **out,
+                                   ocal__program_origin *origin, const char *func) {
   if (!options) options = "";
   if (!ctx->limits.build_options[0] || strstr(options, "-cl-std"))
-    return program_get(ctx, source_name, source, options, out);
+    return program_get(ctx, source_name, source, options, out, origin, func);
   /* An emulated lower OpenCL version: compile for that version of OpenCL C (limits.c). */
   size_t n = strlen(options) + strlen(ctx->limits.build_options) + 2;
   char *both = malloc(n);
-  if (!both) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for build options");
+  if (!both) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, who(func), "no memory for build options");
   snprintf(both, n, "%s%s%s", options, options[0] ? " " : "", ctx->limits.build_options);
-  ocal_status status = program_get(ctx, source_name, source, both, out);
+  ocal_status status = program_get(ctx, source_name, source, both, out, origin, func);
   free(both);
   return status;
 }
@@ -183,6 +203,11 @@ const char *ocal__program_source(const ocal__program *program) { return program-
 
 ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const char *kernel_name,
                              ocal__kernel **out) {
+  return ocal__kernel_get_for(ctx, program, kernel_name, out, NULL);
+}
+
+ocal_status ocal__kernel_get_for(ocal_context ctx, ocal__program *program, const char *kernel_name,
+                                 ocal__kernel **out, const char *func) {
   ocal_status status = OCAL_OK;
   pthread_mutex_lock(&ctx->lock);
   for (ocal__kernel *k = program->kernels; k; k = k->next) {
@@ -195,13 +220,13 @@ ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const cha
   ocal__kernel *k = calloc(1, sizeof *k);
   if (!k || !(k->name = ocal__strdup(kernel_name))) {
     if (k) free(k);
-    status = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the kernel cache");
+    status = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, who(func), "no memory for the kernel cache");
     goto done;
   }
   cl_int err;
   k->kernel = clCreateKernel(program->program, kernel_name, &err);
   if (err != CL_SUCCESS) {
-    status = ocal__cl_fail(ctx->info.name, err, "clCreateKernel", __func__);
+    status = ocal__cl_fail(ctx->info.name, err, "clCreateKernel", who(func));
     ocal__append_error(" for kernel '%s'", kernel_name);
     free(k->name);
     free(k);
@@ -215,11 +240,12 @@ ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const cha
   /* A kernel that needs more local memory than the device has (emulated limits included)
    * fails here, when it is created, with the figures, not later at its launch. */
   if (local_bytes > ctx->info.local_mem_bytes) {
-    status = OCAL_FAIL(OCAL_UNSUPPORTED,
-                       "kernel '%s' needs %llu bytes of local memory, more than the %llu of "
-                       "device '%s'%s", kernel_name, (unsigned long long)local_bytes,
-                       (unsigned long long)ctx->info.local_mem_bytes, ctx->info.name,
-                       ctx->limits.emulated ? " (as emulated by OCAL_LIMITS)" : "");
+    status = ocal__fail(OCAL_UNSUPPORTED, who(func),
+                        "kernel '%s' needs %llu bytes of local memory, more than the %llu of "
+                        "device '%s'%s",
+                        kernel_name, (unsigned long long)local_bytes,
+                        (unsigned long long)ctx->info.local_mem_bytes, ctx->info.name,
+                        ctx->limits.emulated ? " (as emulated by OCAL_LIMITS)" : "");
     clReleaseKernel(k->kernel);
     free(k->name);
     free(k);
@@ -241,17 +267,26 @@ done:
 
 ocal_status ocal__library_kernel(ocal_context ctx, const char *source_name, const char *options,
                                  const char *kernel_name, ocal__kernel **kernel) {
+  return ocal__library_kernel_from(ctx, source_name, options, kernel_name, kernel, NULL, NULL);
+}
+
+ocal_status ocal__library_kernel_from(ocal_context ctx, const char *source_name,
+                                      const char *options, const char *kernel_name,
+                                      ocal__kernel **kernel, ocal__program_origin *origin,
+                                      const char *func) {
   for (size_t i = 0; i < ocal__source_count; i++) {
     if (strcmp(ocal__sources[i].name, source_name) == 0) {
       char label[128];
       snprintf(label, sizeof label, "cl/%s.cl", source_name);
       ocal__program *program;
-      ocal_status status = ocal__program_get(ctx, label, ocal__sources[i].text, options, &program);
+      ocal_status status = ocal__program_get_from(ctx, label, ocal__sources[i].text, options,
+                                                  &program, origin, func);
       if (status != OCAL_OK) return status;
-      return ocal__kernel_get(ctx, program, kernel_name, kernel);
+      return ocal__kernel_get_for(ctx, program, kernel_name, kernel, func);
     }
   }
-  return OCAL_FAIL(OCAL_INTERNAL, "the library has no embedded source cl/%s.cl", source_name);
+  return ocal__fail(OCAL_INTERNAL, who(func), "the library has no embedded source cl/%s.cl",
+                    source_name);
 }
 
 /* One work-item per element (or per vector of elements): measured on an H100, capping the
@@ -265,8 +300,10 @@ ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_even
   size_t groups = (n + local - 1) / local;
   if (groups == 0) groups = 1;
   size_t global = groups * local;
-  OCAL_CL_CHECK(ctx->info.name, clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global,
-                                                       &local, 0, NULL, event));
+  cl_int err =
+      clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global, &local, 0, NULL, event);
+  if (err != CL_SUCCESS)
+    return ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", who(NULL));
   return OCAL_OK;
 }
 
@@ -286,7 +323,7 @@ static ocal_status set_args(ocal_context ctx, ocal__kernel *k, size_t nargs,
 ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t nargs,
                              const ocal__arg *args) {
   pthread_mutex_lock(&k->lock);
-  ocal_status status = set_args(ctx, k, nargs, args, "ocal kernel launch");
+  ocal_status status = set_args(ctx, k, nargs, args, who(NULL));
   if (status == OCAL_OK) status = ocal__launch_1d(ctx, k, n, NULL);
   pthread_mutex_unlock(&k->lock);
   return status;
@@ -324,7 +361,7 @@ ocal_status ocal__enqueue_nd(ocal_context ctx, cl_kernel kernel, const char *nam
 #define OCAL__MAX_DIM1 65535
 
 ocal_status ocal__kernel_run_2d(ocal_context ctx, ocal__kernel *k, size_t cols, size_t rows,
-                                size_t nargs, const ocal__arg *args) {
+                                size_t nargs, const ocal__arg *args, const char *func) {
   size_t local = k->work_group_size < 256 ? k->work_group_size : 256;
   size_t m = k->preferred_multiple;
   size_t want = (cols + m - 1) / m * m; /* narrow matrices: no more items than columns */
@@ -334,7 +371,7 @@ ocal_status ocal__kernel_run_2d(ocal_context ctx, ocal__kernel *k, size_t cols, 
   size_t global[2] = {(cols + local - 1) / local * local, rows}, lsize[2] = {local, 1};
   if (global[1] > OCAL__MAX_DIM1) global[1] = OCAL__MAX_DIM1;
   if (global[1] == 0) global[1] = 1;
-  return ocal__kernel_run_nd(ctx, k, 2, global, lsize, nargs, args, __func__);
+  return ocal__kernel_run_nd(ctx, k, 2, global, lsize, nargs, args, func);
 }
 
 size_t ocal__kernel_pow2_local(const ocal__kernel *k, size_t want, size_t cap) {

@@ -137,6 +137,7 @@ static const int gemv_values[] = {OCAL__ENGINE_AUTO, OCAL__ENGINE_OWN, OCAL__ENG
                                   OCAL__ENGINE_CLBLAST};
 static const int fft_values[] = {OCAL__FFT_ENV_DEFAULT, OCAL__FFT_ENV_DEFAULT,
                                  OCAL__FFT_ENV_VKFFT, OCAL__FFT_ENV_CLFFT};
+static const int scan_values[] = {OCAL__SCAN_AUTO, OCAL__SCAN_SINGLE, OCAL__SCAN_THREE};
 
 /* BMxBNxBKxTMxTN, five positive numbers (whether the tile fits the device is decided per
  * product: a tile that does not fit falls back to one that does). */
@@ -219,6 +220,8 @@ static const setting_def defs[] = {
     {"OCAL_SPMV", TEXT, AT(spmv), NULL, NULL, 0, 0,
      "auto, scalar, adaptive, vector, vectorN (N = 2..64, a power of two), stream or streamN "
      "(N = 256..4096, a power of two)", check_spmv},
+    {"OCAL_SCAN", WORD, AT(scan), "auto|single|three", scan_values, 0, 0,
+     "auto, single or three", NULL},
 };
 #define NDEFS (sizeof defs / sizeof defs[0])
 

@@ -25,6 +25,8 @@
 /* Word values of the engine settings. */
 enum { OCAL__ENGINE_AUTO = 0, OCAL__ENGINE_OWN = 1, OCAL__ENGINE_CLBLAST = 2 };
 enum { OCAL__FFT_ENV_DEFAULT = 0, OCAL__FFT_ENV_VKFFT = 1, OCAL__FFT_ENV_CLFFT = 2 };
+/* Word values of OCAL_SCAN. */
+enum { OCAL__SCAN_AUTO = 0, OCAL__SCAN_SINGLE = 1, OCAL__SCAN_THREE = 2 };
 
 typedef struct ocal__settings {
   /* Flags: -1 unset (or "auto": the default), 0 off, 1 on. Byte sizes and integers: -1 or 0
@@ -53,6 +55,7 @@ typedef struct ocal__settings {
   char fft_fourstep_tune[128]; /* OCAL_FFT_FOURSTEP_TUNE: "key=value,..." */
   char vkfft_tune[384];     /* OCAL_VKFFT_TUNE: "field=value,..." */
   char spmv[16];            /* OCAL_SPMV: a kernel name, "" for the rule */
+  int scan;                 /* OCAL_SCAN: OCAL__SCAN_*, the plan of long contiguous scans */
 } ocal__settings;
 
 /* Reads and validates every variable into *s; on a bad value returns OCAL_INVALID_ARGUMENT
@@ -61,7 +64,7 @@ ocal_status ocal__settings_read(ocal__settings *s, const char *func);
 
 /* Reads and validates one variable into its field of *s (the other fields are left as they
  * are), for the few public calls that take no context: ocal_device_select (OCAL_DEVICE) and
- * ocal_fft_engine_default (OCAL_FFT). */
+ * ocal_fft_get_default_engine (OCAL_FFT). */
 ocal_status ocal__settings_read_one(const char *name, ocal__settings *s, const char *func);
 
 /* The parsers, one per kind of value; each returns 0 on success, -1 when the text is not of

@@ -11,7 +11,7 @@
 
 static _Thread_local char last_error[OCAL__ERROR_SIZE];
 
-const char *ocal_status_string(ocal_status status) {
+const char *ocal_status_name(ocal_status status) {
   switch (status) {
 #define OCAL__STATUS_NAME(name, value, text) \
   case OCAL_##name:                          \
@@ -150,4 +150,17 @@ char *ocal__strdup(const char *s) {
   char *copy = malloc(n);
   if (copy) memcpy(copy, s, n);
   return copy;
+}
+
+ocal_status ocal__options_copy(const char *func, const char *init, void *dst, size_t dst_size,
+                               const void *src, size_t min_size) {
+  size_t size;
+  memcpy(&size, src, sizeof size);
+  if (size < min_size || size > dst_size)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "the options' struct_size is %zu, but this library takes %zu to %zu: "
+                      "start the struct from %s()",
+                      size, min_size, dst_size, init);
+  memcpy(dst, src, size);
+  return OCAL_OK;
 }

@@ -109,9 +109,9 @@ ocal_status ocal_pinned_query(ocal_context ctx, const void *ptr, int *pinned, cl
 
 /* A transfer is split into one contiguous part per thread; each thread moves its part chunk by
  * chunk through its own two pinned slots: it copies chunk i on the host while chunk i-1
- * crosses the bus. The host copy is what limits a single thread (about 10 GB/s, below the
- * driver's own pageable path on NVIDIA), so several threads copy at once; the DMA engine
- * serves them in turn on the in-order main queue. */
+ * crosses the bus. The host copy is what limits a single thread (below the driver's own
+ * pageable path on NVIDIA: docs/measurements.md#staging), so several threads copy at once;
+ * the DMA engine serves them in turn on the in-order main queue. */
 typedef struct stage_part {
   ocal_context ctx;
   int write;
@@ -304,7 +304,7 @@ static ocal_status wait_list(ocal_context ctx, cl_mem mem, size_t num_wait,
   cl_event *l = malloc((num_wait + 1) * sizeof *l);
   if (!l) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, fn, "no memory for the wait list");
   for (size_t i = 0; i < num_wait; i++) {
-    if (!wait[i] || ocal_event_cl_event(wait[i], &l[i]) != OCAL_OK) {
+    if (!wait[i] || ocal_event_get_cl_event(wait[i], &l[i]) != OCAL_OK) {
       free(l);
       return ocal__fail(OCAL_INVALID_HANDLE, fn, "wait[%zu] is not an event", i);
     }
@@ -373,7 +373,7 @@ ocal_status ocal_transfer_read(ocal_buffer buf, size_t offset, size_t count, voi
   return transfer(buf, offset, count, dst, num_wait, wait, event, 0, __func__);
 }
 
-ocal_status ocal_context_wait(ocal_context ctx, size_t num_events, const ocal_event *events) {
+ocal_status ocal_context_enqueue_wait(ocal_context ctx, size_t num_events, const ocal_event *events) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (num_events == 0) return OCAL_OK;
@@ -388,7 +388,7 @@ ocal_status ocal_context_wait(ocal_context ctx, size_t num_events, const ocal_ev
   return OCAL_OK;
 }
 
-ocal_status ocal_context_marker(ocal_context ctx, ocal_event *event) {
+ocal_status ocal_context_enqueue_marker(ocal_context ctx, ocal_event *event) {
   if (!event) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "event must not be NULL");
   *event = NULL;
   ocal_status status = ocal__check_context(ctx, __func__);

@@ -74,9 +74,9 @@ static ocal_status cf_fail(const ocal__fft_problem *p, clfftStatus st, const cha
                         ? OCAL_UNSUPPORTED
                         : OCAL_INTERNAL;
     return ocal__fail(s, "clfft", "%s failed for the plan (%s) on device '%s': %s (clfftStatus %d)",
-                      call, p->text, p->ctx->info.name, own, (int)st);
+                      call, p->text, ocal__context_info(p->ctx)->name, own, (int)st);
   }
-  ocal_status s = ocal__cl_fail(p->ctx->info.name, (cl_int)st, call, "clfft");
+  ocal_status s = ocal__cl_fail(ocal__context_info(p->ctx)->name, (cl_int)st, call, "clfft");
   ocal__append_error(" (plan %s)", p->text);
   return s;
 }
@@ -148,15 +148,17 @@ static clfftStatus probe(ocal_context ctx, clfftPlanHandle one, int in_place, si
     return CLFFT_OUT_OF_HOST_MEMORY;
   }
   cl_int zero = 0;
-  cl_int err = clEnqueueFillBuffer(ctx->queue, a, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+  cl_command_queue queue = ocal__context_queue(ctx);
+  cl_int err = clEnqueueFillBuffer(queue, a, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
   cl_mem outs[1] = {b};
   *call = "clfftEnqueueTransform (a trial transform at plan creation)";
-  clfftStatus st = err != CL_SUCCESS ? (clfftStatus)err
-                   : clfftEnqueueTransform(one, CLFFT_FORWARD, 1, &ctx->queue, 0, NULL, NULL,
-                                           &a, in_place ? NULL : outs, NULL);
+  clfftStatus st = err != CL_SUCCESS
+                       ? (clfftStatus)err
+                       : clfftEnqueueTransform(one, CLFFT_FORWARD, 1, &queue, 0, NULL, NULL, &a,
+                                               in_place ? NULL : outs, NULL);
   if (st == CLFFT_SUCCESS) {
     *call = "clFinish (a trial transform at plan creation)";
-    st = (clfftStatus)clFinish(ctx->queue);
+    st = (clfftStatus)clFinish(queue);
   }
   ocal__device_free(ctx, a);
   if (b) ocal__device_free(ctx, b);
@@ -168,19 +170,21 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   for (int i = 0; i < p->ndim; i++) {
     size_t f = bad_factor(p->lengths[i]);
     if (f)
-      return OCAL_FAIL(OCAL_UNSUPPORTED,
-                       "clFFT cannot do length %zu (plan %s): it has the prime factor %zu, and "
-                       "clFFT handles products of 2, 3, 5, 7, 11 and 13 only; use the vkfft "
-                       "engine, which handles any length",
-                       p->lengths[i], p->text, f);
+      return ocal__fail(OCAL_UNSUPPORTED, "ocal_fft_plan_create",
+                        "clFFT cannot do length %zu (plan %s): it has the prime factor %zu, and "
+                        "clFFT handles products of 2, 3, 5, 7, 11 and 13 only; use the vkfft "
+                        "engine, which handles any length",
+                        p->lengths[i], p->text, f);
   }
   pthread_once(&setup_once, setup);
   if (setup_status != CLFFT_SUCCESS) return cf_fail(p, setup_status, "clfftSetup");
 
   cf_plan *c = calloc(1, sizeof *c);
-  if (!c) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for a clFFT plan");
+  if (!c)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
+                      "no memory for a clFFT plan");
   c->p = p;
-  c->queue = ctx->queue;
+  c->queue = ocal__context_queue(ctx);
 
   /* clFFT counts dimensions from the contiguous one; ocal's lengths are row-major. */
   size_t lens[3], in_str[3], out_str[3];
@@ -223,7 +227,7 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   for (int pass = 0; pass < 2 && st == CLFFT_SUCCESS; pass++) {
     clfftPlanHandle *h = pass == 0 ? &c->handle : &one;
     call = "clfftCreateDefaultPlan";
-    st = clfftCreateDefaultPlan(h, ctx->cl_ctx, (clfftDim)p->ndim, lens);
+    st = clfftCreateDefaultPlan(h, ocal__context_cl(ctx), (clfftDim)p->ndim, lens);
     if (st != CLFFT_SUCCESS) {
       /* clFFT 2.12 registers the plan, with the context, before it queries the device
        * (FFTPlan::SetEnvelope) and retains the context only after: a plan whose creation
@@ -231,7 +235,7 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
        * ocal's own (the context then crashed at its release; found by tests/fault). So such
        * a plan gets a reference to give back before it is destroyed; if even that fails,
        * the plan is left to clfftTeardown rather than the context broken. */
-      if (*h && clRetainContext(ctx->cl_ctx) == CL_SUCCESS) clfftDestroyPlan(h);
+      if (*h && clRetainContext(ocal__context_cl(ctx)) == CL_SUCCESS) clfftDestroyPlan(h);
       *h = 0;
       break;
     }
@@ -305,8 +309,8 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
                      "clFFT's kernels for the plan (%s) do not build on device '%s': %s "
                      "returned %s (%d) after clfftBakePlan reported success; use the vkfft "
                      "engine. What clFFT printed (the compiler's log):\n%s",
-                     p->text, ctx->info.name, call, ocal__cl_error_name((cl_int)st), (int)st,
-                     printed ? printed : "(nothing)");
+                     p->text, ocal__context_info(ctx)->name, call, ocal__cl_error_name((cl_int)st),
+                     (int)st, printed ? printed : "(nothing)");
     else
       s = cf_fail(p, st, call);
     free(printed);

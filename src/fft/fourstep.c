@@ -10,20 +10,14 @@
  * else a column's real and imaginary parts in separate rounds). Pass 1 writes the
  * intermediate transposed, so that its writes are contiguous; pass 2 reads it at a stride.
  *
- * What made them fast (measured on an H100, 2^24 x 8, bench/fft_fourstep.sh for the FFTs and
- * bench/fft_fourstep_probe for the access patterns as plain copies): how a group
- * touches global memory. Each item used to read and write all C columns of its own rows as
- * one vector (32 bytes, split by the hardware into two 16-byte accesses, so every 32-byte
- * piece of a row was touched by two instructions): the kernels took 3616 us, and pass 1's
- * reads and writes as a plain copy 1860 us. Staged through local memory, with consecutive
- * items on consecutive columns, that copy takes 976 us and the FFT 2291 us; with
- * 4 transforms per launch instead of 1 (so that no launch ends with a part-empty wave of
- * groups, at one group per multiprocessor) 2032 us, against VkFFT's 2276 and cuFFT's 1910.
- * Plain copies of 2^24 x 8 points take 729 us, and VkFFT's three passes, as copies with its
- * access patterns, 2249 us: VkFFT runs at its memory floor, and only fewer passes beat it.
+ * What made them fast is how a group touches global memory: staged through local memory, with
+ * consecutive items on consecutive columns, rather than each item reading all C columns of
+ * its own rows as one vector (which touches every 32-byte piece of a row twice), and several
+ * transforms per launch, so that no launch ends with a part-empty wave of groups. VkFFT runs
+ * at its memory floor, so only fewer passes beat it (docs/measurements.md#fourstep-access).
  *
  * The default engine (VkFFT, else clFFT) hands the shapes of fourstep_rule (device properties,
- * never names) to this engine: only 2^24 on an H100 (the numbers are there).
+ * never names) to this engine: only 2^24 on an H100 (docs/measurements.md#fourstep-rule).
  * OCAL_FFT_FOURSTEP=1 turns the engine on for every shape it supports (tests force it on PoCL),
  * 0 off, auto (or unset) the rule. Batches go through scratch memory, 2^26 points per launch
  * (fewer where the device has not the memory for that).
@@ -47,9 +41,7 @@
 #include "engine.h"
 
 /* Columns per work-group and log2 points per work-item when OCAL_FFT_FOURSTEP_TUNE does not
- * say: the fastest for 2^24 x 8 on an H100 (bench/fft_fourstep.sh, 2026-11-22, us, staged
- * global access: c=4,r=16 2032 (g=4), 2000 (g=8), 2291 (g=1); c=4,r=16,tt=0 2157 (g=8);
- * c=4,r=8 2321 (g=8); c=2,r=16,tt=0 5206; c=4,r=16,plane=1 2539 (g=1)). */
+ * say: the fastest for 2^24 x 8 on an H100 (docs/measurements.md#fourstep-defaults). */
 #define DEFAULT_C 4
 #define DEFAULT_LOGR 4
 
@@ -104,7 +96,8 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
   if (!env || !env[0]) return OCAL_OK;
   char buf[128];
   if (strlen(env) >= sizeof buf)
-    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_FFT_FOURSTEP_TUNE is too long");
+    return ocal__fail(OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
+                      "OCAL_FFT_FOURSTEP_TUNE is too long");
   strcpy(buf, env);
   char *save = NULL;
   for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -140,12 +133,13 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
   }
   if (t->sr <= 1 << t->logr) return OCAL_OK; /* a round holds at least one row per item */
 bad:
-  return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
-                   "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
-                   "c=1|2|4, c2=1|2|4, r=4|8|16, skip=1|2, reg=0..255, "
-                   "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), separated by "
-                   "commas",
-                   env);
+  return ocal__fail(
+      OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
+      "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
+      "c=1|2|4, c2=1|2|4, r=4|8|16, skip=1|2, reg=0..255, "
+      "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), separated by "
+      "commas",
+      env);
 }
 
 /* The split of n: N1 from the tuning, else the larger half of the bits (N1 >= N2). Returns 0
@@ -164,11 +158,11 @@ static int split(size_t n, const fs_tune *t, size_t *n1, size_t *n2) {
 static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t) {
   size_t big = n1 > n2 ? n1 : n2, small = n1 < n2 ? n1 : n2;
   if ((size_t)1 << t->logr > small) return 0;
-  if (big >> t->logr > ctx->info.max_work_group_size ||
-      big >> t->logr > ctx->info.max_work_item_sizes[0])
+  if (big >> t->logr > ocal__context_info(ctx)->max_work_group_size ||
+      big >> t->logr > ocal__context_info(ctx)->max_work_item_sizes[0])
     return 0;
   /* a column too long for local memory goes through in two halves (real, imaginary) */
-  return ctx->info.local_mem_bytes >= lds_bytes(big) / 2;
+  return ocal__context_info(ctx)->local_mem_bytes >= lds_bytes(big) / 2;
 }
 
 /* The default rule, on device properties: use these kernels where VkFFT needs three passes
@@ -176,27 +170,20 @@ static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t)
  * both passes exchange one whole column at a time, and the 4 columns of a group give 32-byte
  * pieces of every row). VkFFT puts S = 2^floor(log2(local memory - 16)) / 32 points of a column
  * in one work-group, so it takes three passes above S^2 (S = 1024 with NVIDIA's 48 KiB); the
- * longest column here is 4096 points there, so the rule picks N = 4096^2 = 2^24.
- *
- * Measured on an H100 (bench/fft_fourstep.sh, 2026-11-22, us per batch, forward, out of place,
- * one session; cuFFT = torch.fft; c=4,r=16, 2^26 points per launch):
- *              four-step   VkFFT   cuFFT
- *   2^24 x 8     2032       2276    1910
- *   2^23 x 16    2347       2229    1790
- *   2^22 x 32    2317       2211    1766
- *   2^21 x 64    2403       2207    1594
- * so only 2^24 is given to them: shorter columns (2048 x 2048, 4096 x 2048, ...) lose to
- * VkFFT. Only GPUs were considered, and only an H100 measured (nothing with PoCL). */
+ * longest column here is 4096 points there, so the rule picks N = 4096^2 = 2^24. Shorter
+ * columns (2048 x 2048, 4096 x 2048, ...) lost to VkFFT on an H100, the only device measured
+ * (docs/measurements.md#fourstep-rule). */
 /* The longest power-of-two column whose exchange fits in local memory. */
 static size_t longest_column(ocal_context ctx) {
   size_t l = 64;
-  while (l < 8192 && lds_bytes(2 * l) <= ctx->info.local_mem_bytes) l *= 2;
+  while (l < 8192 && lds_bytes(2 * l) <= ocal__context_info(ctx)->local_mem_bytes) l *= 2;
   return l;
 }
 
 static int fourstep_rule(ocal_context ctx, size_t n) {
-  if (ctx->info.type != OCAL_DEVICE_GPU) return 0;
-  uint64_t local = ctx->info.local_mem_bytes > 16 ? ctx->info.local_mem_bytes - 16 : 0, p2 = 1;
+  if (ocal__context_info(ctx)->type != OCAL_DEVICE_GPU) return 0;
+  uint64_t have = ocal__context_info(ctx)->local_mem_bytes;
+  uint64_t local = have > 16 ? have - 16 : 0, p2 = 1;
   while (p2 * 2 <= local) p2 *= 2;
   uint64_t s = p2 / 32;
   size_t l = longest_column(ctx);
@@ -221,11 +208,14 @@ ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, 
  * -cl-nv-maxrregcount, which trades registers for more work-groups per multiprocessor. */
 static int has_nv_options(ocal_context ctx) {
   size_t len = 0;
-  if (clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, 0, NULL, &len) != CL_SUCCESS || !len)
+  if (clGetDeviceInfo(ocal__context_device(ctx), CL_DEVICE_EXTENSIONS, 0, NULL, &len) !=
+          CL_SUCCESS ||
+      !len)
     return 0;
   char *ext = malloc(len + 1);
   int yes = 0;
-  if (ext && clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, len, ext, NULL) == CL_SUCCESS) {
+  if (ext && clGetDeviceInfo(ocal__context_device(ctx), CL_DEVICE_EXTENSIONS, len, ext, NULL) ==
+                 CL_SUCCESS) {
     ext[len] = '\0';
     yes = strstr(ext, "cl_nv_compiler_options") != NULL;
   }
@@ -235,11 +225,11 @@ static int has_nv_options(ocal_context ctx) {
 
 /* One program per (length, points per item, columns) holds both passes' kernels, so a plan
  * of N1 = N2 compiles one program (which matters on PoCL, where it takes seconds). */
-static ocal_status get_kernel(fs_plan *f, int pass) {
+static ocal_status get_kernel(fs_plan *f, int pass, ocal__program_origin *origin) {
   char opts[192];
   size_t l = pass == 1 ? f->n1 : f->n2;
   int c = pass == 1 ? f->c : f->c2;
-  uint64_t local = f->p->ctx->info.local_mem_bytes;
+  uint64_t local = ocal__context_info(f->p->ctx)->local_mem_bytes;
   /* columns exchanged at once: as many as local memory holds (all at 1024 points and below
    * on 48 KiB; one at a time at 4096), each round costing two barriers; a column that does
    * not fit (8192 points) goes in two rounds, real parts then imaginary parts */
@@ -256,9 +246,10 @@ static ocal_status get_kernel(fs_plan *f, int pass) {
   /* the form with '=' (NVIDIA's compiler rejects "-cl-nv-maxrregcount N") */
   if (f->maxreg > 0 && has_nv_options(f->p->ctx))
     snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
-  return ocal__library_kernel(f->p->ctx, "fft_fourstep", opts,
-                              pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2",
-                              &f->k[pass - 1]);
+  return ocal__library_kernel_from(
+      f->p->ctx, "fft_fourstep", opts,
+      pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2", &f->k[pass - 1], origin,
+      "ocal_fft_plan_create");
 }
 
 /* Stage tables of an FFT of length 2^logl in radix-2^logr stages (cl/fft_fourstep.cl):
@@ -285,7 +276,9 @@ static ocal_status make_twiddles(fs_plan *f) {
   ocal_context ctx = f->p->ctx;
   size_t count = 2 * (f->n1 + f->n2);
   float *h = calloc(count * 2, sizeof *h);
-  if (!h) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for FFT twiddles");
+  if (!h)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
+                      "no memory for FFT twiddles");
   stage_tables(h, log2_exact(f->n1), f->logr);
   stage_tables(h + 2 * f->n1, log2_exact(f->n2), f->logr);
   size_t at = f->n1 + f->n2;
@@ -298,9 +291,11 @@ static ocal_status make_twiddles(fs_plan *f) {
     }
   ocal_status s = ocal__device_alloc(ctx, count * 2 * sizeof *h, &f->tw);
   if (s == OCAL_OK) {
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, f->tw, CL_TRUE, 0, count * 2 * sizeof *h, h, 0,
-                                      NULL, NULL);
-    if (err != CL_SUCCESS) s = ocal__cl_fail(ctx->info.name, err, "clEnqueueWriteBuffer", __func__);
+    cl_int err = clEnqueueWriteBuffer(ocal__context_queue(ctx), f->tw, CL_TRUE, 0,
+                                      count * 2 * sizeof *h, h, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueWriteBuffer",
+                        "ocal_fft_plan_create");
   }
   free(h);
   return s;
@@ -320,7 +315,9 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   ocal_status s = read_tune(ctx->settings.fft_fourstep_tune, &t);
   if (s != OCAL_OK) return s;
   fs_plan *f = calloc(1, sizeof *f);
-  if (!f) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for a four-step FFT plan");
+  if (!f)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
+                      "no memory for a four-step FFT plan");
   f->p = p;
   f->n = p->lengths[0];
   f->c = t.c;
@@ -335,17 +332,18 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || !split(f->n, &t, &f->n1, &f->n2) ||
       !device_fits(ctx, f->n1, f->n2, &t)) {
     free(f);
-    return OCAL_FAIL(OCAL_UNSUPPORTED,
-                     "the four-step FFT does 1-D single-precision C2C lengths 2^12..2^24 only "
-                     "(%s)", p->text);
+    return ocal__fail(OCAL_UNSUPPORTED, "ocal_fft_plan_create",
+                      "the four-step FFT does 1-D single-precision C2C lengths 2^12..2^24 only "
+                      "(%s)",
+                      p->text);
   }
-  pthread_mutex_lock(&ctx->lock);
-  uint64_t compiles = ctx->stats.compiles, hits = ctx->stats.disk_hits;
-  pthread_mutex_unlock(&ctx->lock);
-  for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass);
+  /* The plan reports a disk-cache hit when no pass was compiled and one came from disk, and
+   * a store when a pass was compiled with the disk cache on: the build call says which. */
+  ocal__program_origin origin[2] = {OCAL__PROGRAM_FROM_MEMORY, OCAL__PROGRAM_FROM_MEMORY};
+  for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass, &origin[pass - 1]);
   /* transforms per launch: 2^26 points, so that a launch has enough work-groups to keep every
-   * multiprocessor busy to the end (2^24 x 8 on an H100: 2291 us one transform per launch, 2128
-   * two, 2040 four, 2000 eight); the scratch holds that many, and where it cannot be had, fewer */
+   * multiprocessor busy to the end (docs/measurements.md#fourstep-defaults); the scratch holds
+   * that many, and where it cannot be had, fewer */
   f->group = t.group ? t.group : ((size_t)1 << 26) / f->n;
   if (f->group < 1) f->group = 1;
   if (f->group > p->batch) f->group = p->batch;
@@ -360,10 +358,14 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     fs_plan_destroy(f);
     return s;
   }
-  pthread_mutex_lock(&ctx->lock);
-  out->from_disk_cache = ctx->stats.compiles == compiles && ctx->stats.disk_hits > hits;
-  out->stored_to_disk = ctx->stats.compiles > compiles && ctx->cache_dir != NULL;
-  pthread_mutex_unlock(&ctx->lock);
+  int compiled = 0, from_disk = 0, stored = 0;
+  for (int i = 0; i < 2; i++) {
+    compiled |= origin[i] == OCAL__PROGRAM_BUILT || origin[i] == OCAL__PROGRAM_BUILT_STORED;
+    from_disk |= origin[i] == OCAL__PROGRAM_FROM_DISK;
+    stored |= origin[i] == OCAL__PROGRAM_BUILT_STORED;
+  }
+  out->from_disk_cache = !compiled && from_disk;
+  out->stored_to_disk = stored;
   out->state = f;
   /* pass 2 scales its output: the whole normalisation is done here */
   out->applied[0] = p->scale[0];
@@ -376,29 +378,18 @@ static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t cou
                           float dir, int pass, float scale) {
   cl_uint o_stage = pass == 1 ? 0 : (cl_uint)f->n1, o_lo = (cl_uint)(f->n1 + f->n2),
           o_hi = (cl_uint)(2 * f->n1 + f->n2);
-  ocal_context ctx = f->p->ctx;
   size_t global[2] = {groups * local, count}, lsz[2] = {local, 1};
-  pthread_mutex_lock(&k->lock);
-  cl_int err = clSetKernelArg(k->kernel, 0, sizeof src, &src);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 1, sizeof src_off, &src_off);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 2, sizeof dst, &dst);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 3, sizeof dst_off, &dst_off);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 4, sizeof stride, &stride);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 5, sizeof dir, &dir);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 6, sizeof f->tw, &f->tw);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 7, sizeof o_stage, &o_stage);
-  if (err == CL_SUCCESS && pass == 1) err = clSetKernelArg(k->kernel, 8, sizeof o_lo, &o_lo);
-  if (err == CL_SUCCESS && pass == 1) err = clSetKernelArg(k->kernel, 9, sizeof o_hi, &o_hi);
-  if (err == CL_SUCCESS && pass == 2) err = clSetKernelArg(k->kernel, 8, sizeof scale, &scale);
-  if (err != CL_SUCCESS) {
-    pthread_mutex_unlock(&k->lock);
-    return ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", "ocal_fft_execute");
+  ocal__arg args[10] = {OCAL__ARG(src),   OCAL__ARG(src_off), OCAL__ARG(dst),
+                        OCAL__ARG(dst_off), OCAL__ARG(stride), OCAL__ARG(dir),
+                        OCAL__ARG(f->tw), OCAL__ARG(o_stage)};
+  size_t nargs = 8;
+  if (pass == 1) {
+    args[nargs++] = OCAL__ARG(o_lo);
+    args[nargs++] = OCAL__ARG(o_hi);
+  } else {
+    args[nargs++] = OCAL__ARG(scale);
   }
-  err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, 2, NULL, global, lsz, 0, NULL, NULL);
-  pthread_mutex_unlock(&k->lock);
-  if (err != CL_SUCCESS)
-    return ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", "ocal_fft_execute");
-  return OCAL_OK;
+  return ocal__kernel_run_nd(f->p->ctx, k, 2, global, lsz, nargs, args, "ocal_fft_execute");
 }
 
 static ocal_status fs_execute(void *state, int direction, cl_mem in, size_t in_offset_bytes,

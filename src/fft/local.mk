@@ -27,3 +27,15 @@ tests_check_fft_CFLAGS = $(FIXTURE_CFLAGS)
 # Real plans through a C2C plan, where the engines refuse the real one (viac2c.c).
 src_libocal_core_la_SOURCES += src/fft/viac2c.c
 OCAL_KERNEL_FILES += cl/fft_via_c2c.cl
+# Scaling for the normalisations an engine does not do itself.
+OCAL_KERNEL_FILES += cl/fft_scale.cl
+
+# ocal's own two-pass four-step FFT (src/fft/fourstep.c, cl/fft_fourstep.cl).
+src_libocal_core_la_SOURCES += src/fft/fourstep.c
+OCAL_KERNEL_FILES += cl/fft_fourstep.cl
+EXTRA_DIST += bench/fft_fourstep.sh
+
+OCAL_TESTS += tests/check_fft_fourstep
+tests_check_fft_fourstep_SOURCES = tests/check_fft_fourstep.c $(FIXTURE_FILES)
+tests_check_fft_fourstep_LDADD = $(FIXTURE_LDADD) -lm
+tests_check_fft_fourstep_CFLAGS = $(FIXTURE_CFLAGS)

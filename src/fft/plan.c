@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,8 @@ static const int cache_key; /* its address names the context attachment */
 
 /* ---- engines -------------------------------------------------------------------------- */
 
-static const char *const engine_names[OCAL_FFT_ENGINE_COUNT] = {"default", "vkfft", "clfft"};
+static const char *const engine_names[OCAL_FFT_ENGINE_COUNT] = {"default", "vkfft", "clfft",
+                                                                 "fourstep"};
 
 static const ocal__fft_engine *engine_table(ocal_fft_engine e) {
   switch (e) {
@@ -60,17 +62,15 @@ static const ocal__fft_engine *engine_table(ocal_fft_engine e) {
     case OCAL_FFT_ENGINE_CLFFT:
       return &ocal__fft_clfft;
 #endif
+    case OCAL_FFT_ENGINE_FOURSTEP:
+      return &ocal__fft_fourstep;
     default:
       return NULL;
   }
 }
 
-ocal_status ocal_fft_engine_name(ocal_fft_engine engine, const char **name) {
-  if (!name) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "name must not be NULL");
-  if ((unsigned)engine >= OCAL_FFT_ENGINE_COUNT)
-    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "unknown FFT engine %d", (int)engine);
-  *name = engine_names[engine];
-  return OCAL_OK;
+const char *ocal_fft_engine_name(ocal_fft_engine engine) {
+  return (unsigned)engine < OCAL_FFT_ENGINE_COUNT ? engine_names[engine] : "invalid";
 }
 
 ocal_status ocal_fft_engine_available(ocal_fft_engine engine, int *available) {
@@ -113,7 +113,7 @@ static ocal_status resolve_engine(const char *func, int env, ocal_fft_engine ask
   return OCAL_OK;
 }
 
-ocal_status ocal_fft_engine_default(ocal_fft_engine *engine) {
+ocal_status ocal_fft_get_default_engine(ocal_fft_engine *engine) {
   if (!engine) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "engine must not be NULL");
   ocal__settings settings;
   ocal_status s = ocal__settings_read_one("OCAL_FFT", &settings, __func__);
@@ -126,6 +126,7 @@ ocal_status ocal_fft_engine_default(ocal_fft_engine *engine) {
 ocal_status ocal_fft_desc_init(ocal_fft_desc *desc) {
   if (!desc) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "desc must not be NULL");
   memset(desc, 0, sizeof *desc);
+  desc->struct_size = sizeof *desc;
   desc->ndim = 1;
   desc->batch = 1;
   desc->kind = OCAL_FFT_C2C;
@@ -174,10 +175,11 @@ static ocal_status canonical(ocal_context ctx, const ocal_fft_desc *in, ocal_fft
     return ocal__fail(OCAL_INVALID_ARGUMENT, f,
                       "precision is %s; FFTs are computed in f32 or f64",
                       ocal_dtype_name(d->precision));
-  if (d->precision == OCAL_F64 && !ctx->fp64)
-    return ocal__fail(OCAL_UNSUPPORTED, f,
-                      "a double-precision FFT needs fp64, which device '%s' %s", ctx->info.name,
-                      ctx->info.has_fp64 ? "has but the context turned off" : "does not have");
+  if (d->precision == OCAL_F64 && !ocal__context_fp64(ctx))
+    return ocal__fail(
+        OCAL_UNSUPPORTED, f, "a double-precision FFT needs fp64, which device '%s' %s",
+        ocal__context_info(ctx)->name,
+        ocal__context_info(ctx)->has_fp64 ? "has but the context turned off" : "does not have");
   d->in_place = d->in_place != 0;
   if (d->in_place && d->kind != OCAL_FFT_C2C)
     return ocal__fail(OCAL_INVALID_ARGUMENT, f,
@@ -238,15 +240,15 @@ static void plan_free(struct ocal_fft_plan_s *p) {
 static ocal_status cache_create(ocal_context ctx, void **data) {
   (void)ctx;
   fft_cache *c = calloc(1, sizeof *c);
-  if (!c) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the FFT plan cache");
+  if (!c) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal", "no memory for the FFT plan cache");
   if (pthread_mutex_init(&c->lock, NULL) != 0) {
     free(c);
-    return OCAL_FAIL(OCAL_INTERNAL, "pthread_mutex_init failed");
+    return ocal__fail(OCAL_INTERNAL, "ocal", "pthread_mutex_init failed");
   }
   if (pthread_cond_init(&c->changed, NULL) != 0) {
     pthread_mutex_destroy(&c->lock);
     free(c);
-    return OCAL_FAIL(OCAL_INTERNAL, "pthread_cond_init failed");
+    return ocal__fail(OCAL_INTERNAL, "ocal", "pthread_cond_init failed");
   }
   *data = c;
   return OCAL_OK;
@@ -310,6 +312,14 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   ocal_status s = ocal__check_context(ctx, __func__);
   if (s != OCAL_OK) return s;
   if (!desc) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "desc must not be NULL");
+  /* Only the caller's struct_size bytes are read (0.2's struct ends with `engine`); the
+   * fields a shorter struct lacks keep their defaults. */
+  ocal_fft_desc given;
+  ocal_fft_desc_init(&given);
+  if ((s = ocal__options_copy(__func__, "ocal_fft_desc_init", &given, sizeof given, desc,
+                              offsetof(ocal_fft_desc, engine) + sizeof given.engine)) != OCAL_OK)
+    return s;
+  desc = &given;
   ocal_fft_desc d;
   size_t in_numel = 0, out_numel = 0;
   if ((s = canonical(ctx, desc, &d, &in_numel, &out_numel)) != OCAL_OK) return s;
@@ -326,6 +336,8 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
     if ((s = ocal__fft_fourstep_wanted(ctx, &d, &use)) != OCAL_OK) return s;
     if (use) eng = &ocal__fft_fourstep;
   }
+  /* The plan's info names the engine that runs it, the four-step kernels included. */
+  ocal_fft_engine eng_id = eng == &ocal__fft_fourstep ? OCAL_FFT_ENGINE_FOURSTEP : d.engine;
 
   pthread_mutex_lock(&c->lock);
   struct ocal_fft_plan_s *p;
@@ -355,7 +367,7 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   p->in_numel = in_numel;
   p->out_numel = out_numel;
   p->engine = p->asked = eng;
-  p->engine_id = d.engine;
+  p->engine_id = eng_id;
   plan_setup(p, ctx);
   p->next = c->plans;
   c->plans = p;
@@ -457,7 +469,7 @@ ocal_status ocal_fft_plan_release(ocal_fft_plan plan) {
   return OCAL_OK;
 }
 
-ocal_status ocal_fft_plan_info_get(ocal_fft_plan plan, ocal_fft_plan_info *info) {
+ocal_status ocal_fft_plan_get_info(ocal_fft_plan plan, ocal_fft_plan_info *info) {
   ocal_status s = check_plan(plan, __func__);
   if (s != OCAL_OK) return s;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
@@ -473,7 +485,7 @@ ocal_status ocal_fft_plan_info_get(ocal_fft_plan plan, ocal_fft_plan_info *info)
   return OCAL_OK;
 }
 
-ocal_status ocal_fft_cache_stats_get(ocal_context ctx, ocal_fft_cache_stats *stats) {
+ocal_status ocal_fft_get_cache_stats(ocal_context ctx, ocal_fft_cache_stats *stats) {
   ocal_status s = ocal__check_context(ctx, __func__);
   if (s != OCAL_OK) return s;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");
@@ -489,44 +501,24 @@ ocal_status ocal_fft_cache_stats_get(ocal_context ctx, ocal_fft_cache_stats *sta
 
 /* ---- execution ------------------------------------------------------------------------ */
 
-/* Scales n reals of x, starting at real element `offset`, by s (NumPy's norm= where the
- * engine does not do it). */
-static const char scale_source[] =
-    "#ifdef OCAL_NEED_FP64\n"
-    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    "#endif\n"
-    "__kernel void ocal_fft_scale(__global T *x, const ulong offset, const ulong n, const T s) {\n"
-    "  __global T *y = x + offset;\n"
-    "  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) y[i] *= s;\n"
-    "}\n";
-
+/* Scales the output by `factor` (NumPy's norm= where the engine does not do it) with
+ * cl/fft_scale.cl. */
 static ocal_status scale(ocal_fft_plan p, ocal_buffer out, double factor) {
   ocal_context ctx = p->problem.ctx;
   ocal_dtype real = p->desc.precision;
   char options[128];
   ocal__dtype_options(real, options, sizeof options);
-  ocal__program *prog;
   ocal__kernel *k;
-  ocal_status s = ocal__program_get(ctx, "fft_scale.cl", scale_source, options, &prog);
-  if (s == OCAL_OK) s = ocal__kernel_get(ctx, prog, "ocal_fft_scale", &k);
+  ocal_status s = ocal__library_kernel_from(ctx, "fft_scale", options, "ocal_fft_scale", &k, NULL,
+                                            "ocal_fft_execute");
   if (s != OCAL_OK) return s;
   int cplx = out->dtype == OCAL_C32 || out->dtype == OCAL_C64;
   cl_ulong offset = (cl_ulong)out->offset * (cplx ? 2 : 1);
   cl_ulong n = (cl_ulong)out->numel * (cplx ? 2 : 1);
   float f32 = (float)factor;
-  pthread_mutex_lock(&k->lock);
-  cl_int err = clSetKernelArg(k->kernel, 0, sizeof(cl_mem), &out->mem);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 1, sizeof offset, &offset);
-  if (err == CL_SUCCESS) err = clSetKernelArg(k->kernel, 2, sizeof n, &n);
-  if (err == CL_SUCCESS)
-    err = real == OCAL_F64 ? clSetKernelArg(k->kernel, 3, sizeof factor, &factor)
-                           : clSetKernelArg(k->kernel, 3, sizeof f32, &f32);
-  if (err == CL_SUCCESS)
-    s = ocal__launch_1d(ctx, k, (size_t)n, NULL);
-  else
-    s = ocal__cl_fail(ctx->info.name, err, "clSetKernelArg", __func__);
-  pthread_mutex_unlock(&k->lock);
-  return s;
+  ocal__arg args[4] = {OCAL__ARG(out->mem), OCAL__ARG(offset), OCAL__ARG(n),
+                       real == OCAL_F64 ? OCAL__ARG(factor) : OCAL__ARG(f32)};
+  return ocal__kernel_run(ctx, k, (size_t)n, 4, args);
 }
 
 /* A staging buffer of the plan (created on first use, kept). Caller holds p->lock. */
@@ -550,14 +542,16 @@ static ocal_status sub_buffer(ocal_context ctx, cl_mem mem, size_t offset, size_
                               cl_mem *sub) {
   *sub = NULL;
   if (offset == 0) return OCAL_OK;
-  size_t align = ctx->info.mem_base_align_bytes ? ctx->info.mem_base_align_bytes : 128;
+  size_t align = ocal__context_info(ctx)->mem_base_align_bytes;
+  if (align == 0) align = 128;
   if (offset % align != 0) return OCAL_UNSUPPORTED;
   cl_buffer_region region = {offset, bytes};
   cl_int err;
   *sub = clCreateSubBuffer(mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
   if (err != CL_SUCCESS) {
     *sub = NULL;
-    return ocal__cl_fail(ctx->info.name, err, "clCreateSubBuffer", "ocal_fft_execute");
+    return ocal__cl_fail(ocal__context_info(ctx)->name, err, "clCreateSubBuffer",
+                         "ocal_fft_execute");
   }
   return OCAL_OK;
 }
@@ -631,9 +625,10 @@ ocal_status ocal_fft_execute(ocal_fft_plan p, ocal_fft_direction direction, ocal
   if (stage_in) {
     cl_mem tmp;
     if ((s = scratch(p, 0, in_bytes, &tmp)) != OCAL_OK) goto done;
-    cl_int err = clEnqueueCopyBuffer(ctx->queue, in->mem, tmp, in_off, 0, in_bytes, 0, NULL, NULL);
+    cl_int err = clEnqueueCopyBuffer(ocal__context_queue(ctx), in->mem, tmp, in_off, 0, in_bytes, 0,
+                                     NULL, NULL);
     if (err != CL_SUCCESS) {
-      s = ocal__cl_fail(ctx->info.name, err, "clEnqueueCopyBuffer", __func__);
+      s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueCopyBuffer", __func__);
       goto done;
     }
     in_mem = tmp;
@@ -661,9 +656,10 @@ ocal_status ocal_fft_execute(ocal_fft_plan p, ocal_fft_direction direction, ocal
 
   s = p->engine->execute(p->built.state, direction, in_mem, in_off, out_mem, out_off);
   if (s == OCAL_OK && copy_back) {
-    cl_int err = clEnqueueCopyBuffer(ctx->queue, out_mem, out->mem, 0, out->offset * out_size,
-                                     out_bytes, 0, NULL, NULL);
-    if (err != CL_SUCCESS) s = ocal__cl_fail(ctx->info.name, err, "clEnqueueCopyBuffer", __func__);
+    cl_int err = clEnqueueCopyBuffer(ocal__context_queue(ctx), out_mem, out->mem, 0,
+                                     out->offset * out_size, out_bytes, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueCopyBuffer", __func__);
   }
   if (s == OCAL_OK) {
     int d = direction == OCAL_FFT_FORWARD ? 0 : 1;

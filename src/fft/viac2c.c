@@ -46,9 +46,12 @@ static void via_destroy(void *state) {
 static ocal_status via_create(const ocal__fft_engine *inner, const ocal__fft_problem *p,
                               ocal__fft_built *out) {
   if (p->kind == OCAL_FFT_C2C)
-    return OCAL_FAIL(OCAL_INTERNAL, "a C2C plan (%s) does not go through a C2C plan", p->text);
+    return ocal__fail(OCAL_INTERNAL, "ocal_fft_plan_create",
+                      "a C2C plan (%s) does not go through a C2C plan", p->text);
   via_plan *v = calloc(1, sizeof *v);
-  if (!v) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for an FFT plan (%s)", p->text);
+  if (!v)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
+                      "no memory for an FFT plan (%s)", p->text);
   v->inner = inner;
   v->ctx = p->ctx;
   v->kind = p->kind;
@@ -68,12 +71,13 @@ static ocal_status via_create(const ocal__fft_engine *inner, const ocal__fft_pro
   char options[128];
   ocal__dtype_options(p->dbl ? OCAL_F64 : OCAL_F32, options, sizeof options);
   int r2c = p->kind == OCAL_FFT_R2C;
-  ocal_status s = ocal__library_kernel(p->ctx, "fft_via_c2c", options,
-                                       r2c ? "ocal_fft_r2c_widen" : "ocal_fft_c2r_expand",
-                                       &v->before);
+  ocal_status s = ocal__library_kernel_from(p->ctx, "fft_via_c2c", options,
+                                            r2c ? "ocal_fft_r2c_widen" : "ocal_fft_c2r_expand",
+                                            &v->before, NULL, "ocal_fft_plan_create");
   if (s == OCAL_OK)
-    s = ocal__library_kernel(p->ctx, "fft_via_c2c", options,
-                             r2c ? "ocal_fft_r2c_pick" : "ocal_fft_c2r_real", &v->after);
+    s = ocal__library_kernel_from(p->ctx, "fft_via_c2c", options,
+                                  r2c ? "ocal_fft_r2c_pick" : "ocal_fft_c2r_real", &v->after, NULL,
+                                  "ocal_fft_plan_create");
   if (s == OCAL_OK) s = ocal__device_alloc(p->ctx, v->rows * v->n * 2 * v->rsize, &v->z);
   if (s == OCAL_OK) s = inner->plan_create(&v->q, &v->built);
   if (s != OCAL_OK) {
@@ -101,9 +105,9 @@ static ocal_status launch(via_plan *v, ocal__kernel *k, size_t n, const cl_mem m
     else
       err = clSetKernelArg(k->kernel, (cl_uint)i, sizeof(cl_ulong), &ulongs[u++]);
   }
-  ocal_status s = err == CL_SUCCESS
-                      ? ocal__launch_1d(v->ctx, k, n, NULL)
-                      : ocal__cl_fail(v->ctx->info.name, err, "clSetKernelArg", "ocal_fft_execute");
+  ocal_status s = err == CL_SUCCESS ? ocal__launch_1d(v->ctx, k, n, NULL)
+                                    : ocal__cl_fail(ocal__context_info(v->ctx)->name, err,
+                                                    "clSetKernelArg", "ocal_fft_execute");
   pthread_mutex_unlock(&k->lock);
   return s;
 }

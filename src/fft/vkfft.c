@@ -215,8 +215,9 @@ static cl_int answer(const void *v, size_t bytes, size_t size, void *value, size
 static cl_int vk_get_device_info(cl_device_id device, cl_device_info what, size_t size,
                                  void *value, size_t *size_ret) {
   build_session *s = session;
-  if (!s || device != s->ctx->device) return clGetDeviceInfo(device, what, size, value, size_ret);
-  const ocal_device_info *info = &s->ctx->info;
+  if (!s || device != ocal__context_device(s->ctx))
+    return clGetDeviceInfo(device, what, size, value, size_ret);
+  const ocal_device_info *info = ocal__context_info(s->ctx);
   int cpu = info->type == OCAL_DEVICE_CPU;
   switch (what) {
     case CL_DEVICE_MAX_WORK_GROUP_SIZE: {
@@ -298,7 +299,7 @@ static cl_program cached_create_program_with_source(cl_context context, cl_uint 
   char options[384];
   key_options(options, sizeof options, s->tune);
   size_t used = strlen(options);
-  snprintf(options + used, sizeof options - used, " %s", s->ctx->limits.build_options);
+  snprintf(options + used, sizeof options - used, " %s", ocal__context_build_options(s->ctx));
   /* VkFFT passes the source's length; the key wants a NUL-terminated string. */
   char *source = NULL;
   if (lengths && lengths[0]) {
@@ -313,11 +314,11 @@ static cl_program cached_create_program_with_source(cl_context context, cl_uint 
     unsigned char *binary = NULL;
     size_t size = 0;
     int rejected = 0;
-    if (ocal__disk_cache_load(s->ctx->cache_dir, key, &binary, &size, &rejected)) {
+    if (ocal__disk_cache_load(ocal__context_cache_dir(s->ctx), key, &binary, &size, &rejected)) {
       cl_int err, status;
       const unsigned char *b = binary;
-      cl_program p = clCreateProgramWithBinary(context, 1, &s->ctx->device, &size, &b, &status,
-                                               &err);
+      cl_device_id device = ocal__context_device(s->ctx);
+      cl_program p = clCreateProgramWithBinary(context, 1, &device, &size, &b, &status, &err);
       free(binary);
       if (err == CL_SUCCESS && status == CL_SUCCESS) {
         free(key);
@@ -346,14 +347,16 @@ static cl_int cached_build_program(cl_program program, cl_uint num_devices,
   build_session *s = session;
   /* An emulated lower OpenCL version: VkFFT's kernels are compiled for it too (limits.c). */
   char both[512];
-  if (s && s->ctx->limits.build_options[0] && (!options || !strstr(options, "-cl-std"))) {
-    snprintf(both, sizeof both, "%s %s", options ? options : "", s->ctx->limits.build_options);
+  if (s && ocal__context_build_options(s->ctx)[0] && (!options || !strstr(options, "-cl-std"))) {
+    snprintf(both, sizeof both, "%s %s", options ? options : "",
+             ocal__context_build_options(s->ctx));
     options = both;
   }
   cl_int err = clBuildProgram(program, num_devices, device_list, options, notify, user_data);
   if (!s) return err;
   if (err != CL_SUCCESS && !s->build_log)
-    s->build_log = read_build_log(program, num_devices ? device_list[0] : s->ctx->device);
+    s->build_log =
+        read_build_log(program, num_devices ? device_list[0] : ocal__context_device(s->ctx));
   for (int i = 0; i < s->npending; i++) {
     if (s->pending[i].program != program) continue;
     size_t size = 0;
@@ -364,7 +367,7 @@ static cl_int cached_build_program(cl_program program, cl_uint num_devices,
       unsigned char *binary = malloc(size);
       if (binary && clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof binary, &binary,
                                      NULL) == CL_SUCCESS) {
-        ocal__disk_cache_store(s->ctx->cache_dir, s->pending[i].key, binary, size);
+        ocal__disk_cache_store(ocal__context_cache_dir(s->ctx), s->pending[i].key, binary, size);
         s->stored++;
       }
       free(binary);
@@ -426,16 +429,20 @@ static ocal_status tune_parse(VkFFTConfiguration *c, const char *text) {
                           strncmp(tune_fields[i].name, q, len) == 0))
       i++;
     if (i == NTUNE || q[len] != '=')
-      return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_VKFFT_TUNE: '%.*s' is not a field ocal lets "
-                       "you set (coalescedMemory, aimThreads, numSharedBanks, registerBoost, "
-                       "registerBoostNonPow2, registerBoost4Step, performBandwidthBoost, useLUT, "
-                       "swapTo3Stage4Step, considerAllAxesStrided, fixMaxRadixBluestein), or "
-                       "lacks '=value'", (int)len, q);
+      return ocal__fail(OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
+                        "OCAL_VKFFT_TUNE: '%.*s' is not a field ocal lets "
+                        "you set (coalescedMemory, aimThreads, numSharedBanks, registerBoost, "
+                        "registerBoostNonPow2, registerBoost4Step, performBandwidthBoost, useLUT, "
+                        "swapTo3Stage4Step, considerAllAxesStrided, fixMaxRadixBluestein), or "
+                        "lacks '=value'",
+                        (int)len, q);
     char *end;
     long long v = strtoll(q + len + 1, &end, 0);
     if (end == q + len + 1 || (*end && *end != ',' && *end != ' '))
-      return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "OCAL_VKFFT_TUNE: the value of %s is not a "
-                       "number", tune_fields[i].name);
+      return ocal__fail(OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
+                        "OCAL_VKFFT_TUNE: the value of %s is not a "
+                        "number",
+                        tune_fields[i].name);
     *tune_slot(c, i) = (uint64_t)v; /* performBandwidthBoost takes -1 */
     q = end;
   }
@@ -450,32 +457,28 @@ static ocal_status tune_parse(VkFFTConfiguration *c, const char *text) {
  * coalescedMemory 32 bytes on NVIDIA: S = 1024, so every N above 2^20 takes three uploads,
  * which VkFFT then shapes 64 x 512 x 512 (2^24), 64 x 512 x 128 (2^22): the strided uploads
  * read 4 complex values (32 bytes) per row. With coalescedMemory = 128 it shapes them
- * 256 x 256 x 256 and 256 x 256 x 64 with 16 values (128 bytes) per row. Measured on an
- * NVIDIA H100 (OpenCL, driver 580, bench/fft_tune.sh, 2026-11-21), c64 forward, out of
- * place, the time per batch:
- *     2^24 x 8   2447 -> 2275 us   (cuFFT through torch.fft: 1911 us)
- *     2^22 x 32  2336 -> 2212 us
- *     2^21 x 64  2293 -> 2206 us
- * Three uploads read and write the whole array three times: at the H100's copy bandwidth
- * (3.0 TB/s) that alone is 2145 us for 2^24 x 8, so no VkFFT setting brings this shape to
- * 0.9x cuFFT (which needs <= 2124 us); fewer uploads would need the 128 KiB work-group
- * memory OpenCL does not give. (ocal's own two-pass kernels, src/fft/fourstep.c, keep that
- * much in registers and now take 2^24 on GPUs: 2032 us.) coalescedMemory = 8 does make it two uploads, but
- * one value per row: 8318 us. The other fields (aimThreads, numSharedBanks, registerBoost*,
- * performBandwidthBoost, swapTo3Stage4Step) generate the same kernels for these lengths or
- * were slower (useLUT = 1: 2894 us). The shapes of two uploads or fewer (2^20 x 128,
+ * 256 x 256 x 256 and 256 x 256 x 64 with 16 values (128 bytes) per row, which was faster
+ * on an H100 for every length measured (docs/measurements.md#vkfft-coalesced). Three
+ * uploads still read and write the whole array three times, so no VkFFT setting reaches 0.9x
+ * cuFFT there; fewer uploads would need the 128 KiB work-group memory OpenCL does not give
+ * (ocal's own two-pass kernels, src/fft/fourstep.c, keep that much in registers and take
+ * 2^24 on GPUs). coalescedMemory = 8 makes two uploads of one value per row (far slower),
+ * and the other fields (aimThreads, numSharedBanks, registerBoost*, performBandwidthBoost,
+ * swapTo3Stage4Step, useLUT) generate the same kernels for these lengths or were slower.
+ * The shapes of two uploads or fewer (2^20 x 128,
  * 4096 x 4096, ...) keep VkFFT's default: there coalescedMemory = 128 makes more uploads.
  * Only what was measured is changed: single-precision C2C 1-D, N in (S^2, (L/128)^3]
  * (beyond that VkFFT would need four uploads and refuses). */
 static void tune_builtin(ocal_context ctx, const ocal__fft_problem *p, VkFFTConfiguration *c) {
   /* VkFFT picks coalescedMemory = 32 by the vendor id 0x10DE (NVIDIA) itself; this tunes
    * only that default, so it keys on the same id (limits.c reads it). */
-  if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || ctx->limits.vendor_id != 0x10DE)
+  if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || ocal__context_vendor_id(ctx) != 0x10DE)
     return;
   uint64_t n = p->lengths[0];
   if (n & (n - 1)) return;
   /* VkFFT keeps 16 bytes of NVIDIA's local memory for the system, then rounds down. */
-  uint64_t local = ctx->info.local_mem_bytes > 16 ? ctx->info.local_mem_bytes - 16 : 0, pow2 = 1;
+  uint64_t have = ocal__context_info(ctx)->local_mem_bytes;
+  uint64_t local = have > 16 ? have - 16 : 0, pow2 = 1;
   while (pow2 * 2 <= local) pow2 *= 2;
   uint64_t s_default = pow2 / 32, s_wide = pow2 / 128;
   if (s_wide < 2 || n <= s_default * s_default || n > s_wide * s_wide * s_wide) return;
@@ -542,12 +545,14 @@ static ocal_status result_status(VkFFTResult r) {
 static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *out) {
   ocal_context ctx = p->ctx;
   vk_plan *v = calloc(1, sizeof *v);
-  if (!v) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for a VkFFT plan");
+  if (!v)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
+                      "no memory for a VkFFT plan");
   v->p = p;
-  v->platform = ctx->platform;
-  v->device = ctx->device;
-  v->context = ctx->cl_ctx;
-  v->queue = ctx->queue;
+  v->platform = ocal__context_platform(ctx);
+  v->device = ocal__context_device(ctx);
+  v->context = ocal__context_cl(ctx);
+  v->queue = ocal__context_queue(ctx);
 
   VkFFTConfiguration c;
   memset(&c, 0, sizeof c);
@@ -623,7 +628,7 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   memset(&s, 0, sizeof s);
   s.ctx = ctx;
   s.tune = tune;
-  s.use_disk = ctx->cache_dir != NULL;
+  s.use_disk = ocal__context_cache_dir(ctx) != NULL;
   session = &s;
   vk_alloc_list = &v->allocs;
   VkFFTResult r = initializeVkFFT(&v->app, c);
@@ -648,9 +653,10 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     deleteVkFFT(&v->app);
     vk_free_all(&v->allocs);
     free(v);
-    ocal_status st = OCAL_FAIL(result_status(r), "VkFFT could not create the plan (%s) on device "
-                               "'%s': %s (VkFFTResult %d)", p->text, ctx->info.name,
-                               result_text(r), (int)r);
+    ocal_status st = ocal__fail(result_status(r), "ocal_fft_plan_create",
+                                "VkFFT could not create the plan (%s) on device "
+                                "'%s': %s (VkFFTResult %d)",
+                                p->text, ocal__context_info(ctx)->name, result_text(r), (int)r);
     if (s.build_log) ocal__append_error("\nbuild log:\n%s", s.build_log);
     session_end(&s);
     return st;
@@ -685,8 +691,10 @@ static ocal_status vk_execute(void *state, int direction, cl_mem in, size_t in_o
   }
   VkFFTResult r = VkFFTAppend(&v->app, direction, &lp);
   if (r != VKFFT_SUCCESS)
-    return OCAL_FAIL(result_status(r), "VkFFT could not run the plan (%s) on device '%s': %s "
-                     "(VkFFTResult %d)", p->text, p->ctx->info.name, result_text(r), (int)r);
+    return ocal__fail(result_status(r), "ocal_fft_execute",
+                      "VkFFT could not run the plan (%s) on device '%s': %s "
+                      "(VkFFTResult %d)",
+                      p->text, ocal__context_info(p->ctx)->name, result_text(r), (int)r);
   return OCAL_OK;
 }
 

@@ -6,7 +6,7 @@
  * builds it through the context's caches (memory, then disk, then the compiler) as ocal's
  * own kernels are built, and keeps its kernels. A scan is cl/scan.cl itself behind a
  * generated prologue, planned and launched by the scan engine that runs ocal_cumsum
- * (src/ops/engine.h). A reduction is still written here as the same trees as ocal_sum's
+ * (src/ops/scan_engine.h). A reduction is still written here as the same trees as ocal_sum's
  * (cl/reduce.cl) with the user's map and combining expressions in place of the built-in
  * operations, and planned as src/ops/reduce.c plans them.
  *
@@ -181,13 +181,13 @@ static ocal_status gen_get(const char *func, ocal_gen g, const char *name, int a
   const char *label = g->kind == GEN_ELEMENTWISE ? "generated elementwise kernel"
                       : g->kind == GEN_REDUCTION  ? "generated reduction kernel"
                                                   : "generated scan kernel";
-  ocal_status status = ocal__program_get(g->ctx, label, g->source, options, &program);
+  ocal_status status = ocal__program_get_from(g->ctx, label, g->source, options, &program, NULL, func);
   if (status == OCAL_BUILD_FAILED) {
     ocal__append_error("\n(in %s)", func);
     append_numbered(g->source, g->own_len ? g->own_len : strlen(g->source));
     return status;
   }
-  if (status == OCAL_OK) status = ocal__kernel_get(g->ctx, program, name, k);
+  if (status == OCAL_OK) status = ocal__kernel_get_for(g->ctx, program, name, k, func);
   return status;
 }
 
@@ -581,7 +581,7 @@ static ocal_status scan_kernel(void *data, int kind, ocal__kernel **k) {
  * itself: the prologue defines the operation `user` (its type, combination, neutral value
  * and look-back tile) from the user's strings, and the input (OCAL_IN_PARAMS, OCAL_LOAD)
  * from the argument list and the input expression. The kernels and the plan are
- * ocal_cumsum's (src/ops/engine.h). The user's arguments enter the kernels under mangled
+ * ocal_cumsum's (src/ops/scan_engine.h). The user's arguments enter the kernels under mangled
  * names (x_ocal_base and x_ocal_off for a pointer, s_ocal_arg for a scalar), so that they
  * never meet cl/scan.cl's own names; the input expression is evaluated in a function of its
  * own that sees the user's names, i and n. */
@@ -679,7 +679,7 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
   return OCAL_OK;
 }
 
-ocal_status ocal_gen_source(ocal_gen gen, const char **source) {
+ocal_status ocal_gen_get_source(ocal_gen gen, const char **source) {
   ocal_status status = check_gen(gen, __func__);
   if (status != OCAL_OK) return status;
   if (!source) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "source must not be NULL");

@@ -4,6 +4,7 @@
 #define OCAL_GEN_INTERNAL_H
 
 #include "internal.h"
+#include "ocal.h" /* an area may call any area's public API; the core sees only its own */
 
 #define OCAL__GEN_NAME_MAX 64
 
@@ -27,12 +28,12 @@ int ocal__gen_dtype_from_cl(const char *name, size_t len);
 
 
 /* ---- the generator object (gen.c) ----------------------------------------------------- */
-#include "../ops/engine.h"
+#include "../ops/scan_engine.h"
 
 typedef enum { GEN_ELEMENTWISE, GEN_REDUCTION, GEN_SCAN } gen_kind;
 
 enum { K_EW_FLAT, K_EW_WIDE, K_CONTIG = 0, K_STRIDED, K_MERGE_STRIDED, K_MERGE_GROUP, K_COUNT };
-/* A scan's kernels are cl/scan.cl's (src/ops/engine.h, OCAL__SCAN_*). */
+/* A scan's kernels are cl/scan.cl's (src/ops/scan_engine.h, OCAL__SCAN_*). */
 #define K_MAX ((int)K_COUNT > (int)OCAL__SCAN_KINDS ? (int)K_COUNT : (int)OCAL__SCAN_KINDS)
 struct ocal_gen_s {
   uint32_t magic;
@@ -45,7 +46,7 @@ struct ocal_gen_s {
   int nparams;
   char *source;
   size_t own_len;      /* scan: the generated prologue's length (the rest is cl/scan.cl) */
-  char *full_source;   /* source plus the vector form, for ocal_gen_source */
+  char *full_source;   /* source plus the vector form, for ocal_gen_get_source */
   ocal__kernel *vec;   /* elementwise: the 4-wide form, NULL when the body has none */
   ocal__kernel *kernels[K_MAX]; /* built on first use (gen_kernel), NULL before */
   const char *const *kernel_names; /* reduction and scan: the names of kernels[] */

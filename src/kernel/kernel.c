@@ -84,7 +84,7 @@ static ocal_status program_create(const char *func, ocal_context ctx, const char
     sprintf(opts, "%s %s", options, arg_info);
   else
     strcpy(opts, arg_info);
-  ocal_status status = ocal__program_get(ctx, label, source, opts, &p->program);
+  ocal_status status = ocal__program_get_from(ctx, label, source, opts, &p->program, NULL, func);
   free(opts);
   if (status != OCAL_OK) {
     free(p);
@@ -346,7 +346,7 @@ ocal_status ocal_kernel_release(ocal_kernel kernel) {
   return OCAL_OK;
 }
 
-ocal_status ocal_kernel_num_args(ocal_kernel kernel, int *count) {
+ocal_status ocal_kernel_get_num_args(ocal_kernel kernel, int *count) {
   ocal_status status = check_kernel(kernel, __func__);
   if (status != OCAL_OK) return status;
   if (!count) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "count must not be NULL");
@@ -354,7 +354,7 @@ ocal_status ocal_kernel_num_args(ocal_kernel kernel, int *count) {
   return OCAL_OK;
 }
 
-ocal_status ocal_kernel_cl_kernel(ocal_kernel kernel, cl_kernel *out) {
+ocal_status ocal_kernel_get_cl_kernel(ocal_kernel kernel, cl_kernel *out) {
   ocal_status status = check_kernel(kernel, __func__);
   if (status != OCAL_OK) return status;
   if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "out must not be NULL");
@@ -592,7 +592,7 @@ ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *globa
   }
   /* Each dimension may be addressable while their product is not: a range of 2^32 x 2^32
    * work-items overflows a 64-bit size_t (get_global_linear_id, the driver's own loop
-   * counters), and drivers then run nothing or abort later at ocal_finish. */
+   * counters), and drivers then run nothing or abort later at ocal_context_finish. */
   size_t total = 1;
   for (int d = 0; d < ndim; d++)
     if (ocal__mul_overflows(total, g[d], &total) || total > max_index)

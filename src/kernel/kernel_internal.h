@@ -3,6 +3,7 @@
 #define OCAL_KERNEL_INTERNAL_H
 
 #include "internal.h"
+#include "ocal.h" /* an area may call any area's public API; the core sees only its own */
 
 #define OCAL__SIG_NAME_MAX 64
 

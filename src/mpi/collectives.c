@@ -267,8 +267,8 @@ static void run_allgather(req *r, size_t es, size_t n) {
   ocal_mpi m = r->m;
   cl_mem smem, rmem;
   size_t soff, roff;
-  ocal_buffer_cl_mem(r->a, &smem, &soff);
-  ocal_buffer_cl_mem(r->b, &rmem, &roff);
+  ocal_buffer_get_cl_mem(r->a, &smem, &soff);
+  ocal_buffer_get_cl_mem(r->b, &rmem, &roff);
   if (!rmem) return;
   cl_event copied = dcopy(r, smem, soff, rmem, roff + (size_t)m->rank * n * es, n * es);
   int p = m->size;
@@ -287,9 +287,9 @@ static void run_reduce_scatter(req *r, size_t es, size_t n) {
   ocal_mpi m = r->m;
   cl_mem smem, rmem, tmem;
   size_t soff, roff, toff;
-  ocal_buffer_cl_mem(r->a, &smem, &soff);
-  ocal_buffer_cl_mem(r->b, &rmem, &roff);
-  ocal_buffer_cl_mem(r->tmp, &tmem, &toff);
+  ocal_buffer_get_cl_mem(r->a, &smem, &soff);
+  ocal_buffer_get_cl_mem(r->b, &rmem, &roff);
+  ocal_buffer_get_cl_mem(r->tmp, &tmem, &toff);
   if (!rmem) return;
   int p = m->size;
   cl_event copied = dcopy(r, smem, soff, tmem, toff, (size_t)p * n * es);
@@ -313,7 +313,7 @@ static void run_broadcast(req *r, size_t nbytes) {
   ocal_mpi m = r->m;
   cl_mem mem;
   size_t base;
-  ocal_buffer_cl_mem(r->a, &mem, &base);
+  ocal_buffer_get_cl_mem(r->a, &mem, &base);
   seg all = {0, nbytes};
   size_t K = chunks_for(r, nbytes, 1);
   size_t W = (size_t)m->slots < K ? (size_t)m->slots : K;
@@ -351,7 +351,7 @@ static void run_exchange(req *r) {
   cl_event *ev = calloc(total ? total : 1, sizeof *ev);
   for (size_t i = 0; i < total; i++) {
     ocal_dtype dt;
-    ocal_buffer_dtype(r->xfers[i].buf, &dt);
+    ocal_buffer_get_dtype(r->xfers[i].buf, &dt);
     size_t bytes = r->xfers[i].count * ocal_dtype_size(dt);
     if (hoff) {
       size_t *acc = i < r->nsend ? &send_bytes : &recv_bytes;
@@ -371,7 +371,7 @@ static void run_exchange(req *r) {
   for (size_t i = r->nsend; i < total; i++) {
     ocal_mpi_transfer *t = &r->xfers[i];
     ocal_dtype dt;
-    ocal_buffer_dtype(t->buf, &dt);
+    ocal_buffer_get_dtype(t->buf, &dt);
     mpi_check(r,
               MPI_Irecv(rbuf + hoff[i], (int)(t->count * ocal_dtype_size(dt)), MPI_BYTE, t->peer,
                         t->tag, m->comm, &mq[i]),
@@ -382,15 +382,15 @@ static void run_exchange(req *r) {
     ocal_dtype dt;
     cl_mem mem;
     size_t off;
-    ocal_buffer_dtype(t->buf, &dt);
-    ocal_buffer_cl_mem(t->buf, &mem, &off);
+    ocal_buffer_get_dtype(t->buf, &dt);
+    ocal_buffer_get_cl_mem(t->buf, &mem, &off);
     size_t es = ocal_dtype_size(dt);
     ev[i] = d2h(r, mem, off + t->offset * es, t->count * es, sbuf + hoff[i], r->start);
   }
   for (size_t i = 0; i < r->nsend; i++) {
     ocal_mpi_transfer *t = &r->xfers[i];
     ocal_dtype dt;
-    ocal_buffer_dtype(t->buf, &dt);
+    ocal_buffer_get_dtype(t->buf, &dt);
     ev_wait(r, &ev[i]);
     mpi_check(r,
               MPI_Isend(sbuf + hoff[i], (int)(t->count * ocal_dtype_size(dt)), MPI_BYTE, t->peer,
@@ -403,8 +403,8 @@ static void run_exchange(req *r) {
     cl_mem mem;
     size_t off;
     mpi_check(r, MPI_Wait(&mq[i], MPI_STATUS_IGNORE), "MPI_Wait");
-    ocal_buffer_dtype(t->buf, &dt);
-    ocal_buffer_cl_mem(t->buf, &mem, &off);
+    ocal_buffer_get_dtype(t->buf, &dt);
+    ocal_buffer_get_cl_mem(t->buf, &mem, &off);
     size_t es = ocal_dtype_size(dt);
     ev[i] = h2d(r, mem, off + t->offset * es, t->count * es, rbuf + hoff[i]);
   }
@@ -472,7 +472,7 @@ void ocal_mpi__run(req *r) {
   case JOB_ALLREDUCE: {
     cl_mem mem;
     size_t base;
-    ocal_buffer_cl_mem(r->a, &mem, &base);
+    ocal_buffer_get_cl_mem(r->a, &mem, &base);
     if (mem && m->size > 1) run_allreduce(r, mem, base, es, r->count);
     break;
   }

@@ -70,11 +70,11 @@ static int is_type_word(const char *s, ocal_device_type *type) {
 static ocal_status pick_device(const char *sel, int local_rank, char *out, size_t out_size) {
   snprintf(out, out_size, "%s", sel ? sel : "");
   size_t n = 0;
-  ocal_status st = ocal_device_list(NULL, 0, &n);
+  ocal_status st = ocal_device_list(0, NULL, &n);
   if (st != OCAL_OK || n == 0) return st;
   ocal_device_info *all = calloc(n, sizeof *all);
   if (!all) return ocal_error_set(OCAL_OUT_OF_HOST_MEMORY, "ocal_mpi_create", "no memory");
-  if ((st = ocal_device_list(all, n, &n)) != OCAL_OK) {
+  if ((st = ocal_device_list(n, all, &n)) != OCAL_OK) {
     free(all);
     return st;
   }
@@ -129,7 +129,7 @@ static ocal_status pick_device(const char *sel, int local_rank, char *out, size_
  * else its platform and device index (which name one device within one machine too). */
 static void device_identity(ocal_mpi m) {
   ocal_device_info info;
-  ocal_context_device(m->ctx, &info);
+  ocal_context_get_device_info(m->ctx, &info);
   size_t len = 0;
   char *ext = NULL;
   if (clGetDeviceInfo(m->cl_dev, CL_DEVICE_EXTENSIONS, 0, NULL, &len) == CL_SUCCESS &&
@@ -176,13 +176,13 @@ static void count_sharers(ocal_mpi m, MPI_Comm node) {
   free(ids);
   m->sharers = sharers;
   ocal_device_info info;
-  ocal_context_device(m->ctx, &info);
+  ocal_context_get_device_info(m->ctx, &info);
   if (sharers > 1 && first == m->local_rank && info.type != OCAL_DEVICE_CPU &&
       !getenv("OCAL_MPI_QUIET"))
     fprintf(stderr,
             "ocal_mpi: %d ranks of this node share the %s %s (%s): they will contend for it; "
             "start at most one rank per device for speed\n",
-            sharers, ocal_device_type_string(info.type), info.name, m->device_id);
+            sharers, ocal_device_type_name(info.type), info.name, m->device_id);
 }
 
 /* ---- the progress thread ----------------------------------------------------------------- */
@@ -278,20 +278,23 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
   MPI_Comm_size(node, &m->local_size);
 
   ocal_context_options o;
-  if (options) o = *options;
-  else ocal_context_options_init(&o);
+  ocal_context_options_init(&o);
+  /* Only the caller's struct_size bytes: a program built against an older, shorter struct
+   * must not be read past its end. ocal_context_create then checks struct_size itself. */
+  if (options)
+    memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
   const char *sel = o.device && *o.device ? o.device : getenv("OCAL_DEVICE");
   char chosen[300];
   st = pick_device(sel, m->local_rank, chosen, sizeof chosen);
   if (st == OCAL_OK) {
     o.device = chosen;
-    st = ocal_context_create(&m->ctx, &o);
+    st = ocal_context_create(&o, &m->ctx);
   }
   /* Every rank of the node takes part in the identity exchange, also one that failed, so
    * that the others do not wait for it. */
   if (st == OCAL_OK) {
-    ocal_context_cl_context(m->ctx, &m->cl_ctx);
-    ocal_context_cl_device(m->ctx, &m->cl_dev);
+    ocal_context_get_cl_context(m->ctx, &m->cl_ctx);
+    ocal_context_get_cl_device(m->ctx, &m->cl_dev);
     device_identity(m);
   } else {
     snprintf(m->device_id, sizeof m->device_id, "none:%d", m->rank);
@@ -317,7 +320,7 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
   if ((st = ocal_pinned_alloc(m->ctx, room, (void **)&m->pin_send)) != OCAL_OK ||
       (st = ocal_pinned_alloc(m->ctx, room, (void **)&m->pin_recv)) != OCAL_OK ||
       (st = ocal_buffer_create(m->ctx, OCAL_U8, 1, &room, &m->scratch)) != OCAL_OK ||
-      (st = ocal_buffer_cl_mem(m->scratch, &m->scratch_mem, &m->scratch_off)) != OCAL_OK) {
+      (st = ocal_buffer_get_cl_mem(m->scratch, &m->scratch_mem, &m->scratch_off)) != OCAL_OK) {
     snprintf(msg, sizeof msg, "%s", ocal_last_error());
     destroy(m);
     return ocal_error_set(st, func, "staging memory of 3 x %zu bytes: %s", room, msg);
@@ -352,7 +355,7 @@ ocal_status ocal_mpi_release(ocal_mpi mpi) {
   return OCAL_OK;
 }
 
-ocal_status ocal_mpi_context(ocal_mpi mpi, ocal_context *ctx) {
+ocal_status ocal_mpi_get_context(ocal_mpi mpi, ocal_context *ctx) {
   ocal_status st = check_mpi(mpi, __func__);
   if (st != OCAL_OK) return st;
   if (!ctx) return ocal_error_set(OCAL_INVALID_ARGUMENT, __func__, "ctx is NULL");
@@ -383,7 +386,7 @@ const char *ocal_mpi_op_name(ocal_mpi_op op) {
   case OCAL_MPI_MAX: return "max";
   case OCAL_MPI_MIN: return "min";
   }
-  return "unknown";
+  return "invalid";
 }
 
 /* ---- requests ---------------------------------------------------------------------------- */
@@ -414,7 +417,7 @@ static ocal_status ensure_kernel(ocal_mpi m, int t, ocal_mpi_op op) {
             OCAL_OK &&
         (st = ocal_kernel_create(m->progs[t][op], "ocal_mpi_accumulate", &m->kernels[t][op])) ==
             OCAL_OK)
-      st = ocal_kernel_cl_kernel(m->kernels[t][op], &m->cl_kernels[t][op]);
+      st = ocal_kernel_get_cl_kernel(m->kernels[t][op], &m->cl_kernels[t][op]);
   }
   pthread_mutex_unlock(&m->lock);
   return st;
@@ -456,17 +459,17 @@ static ocal_buffer hold(req *r, ocal_buffer buf, const char *what, size_t *numel
   ocal_context c = NULL;
   *numel = 0;
   *dt = OCAL_U8;
-  if (!buf || ocal_buffer_context(buf, &c) != OCAL_OK) {
+  if (!buf || ocal_buffer_get_context(buf, &c) != OCAL_OK) {
     invalid(r, OCAL_INVALID_HANDLE, "%s is NULL or not a buffer", what);
     return NULL;
   }
   if (c != r->m->ctx) {
     invalid(r, OCAL_INVALID_ARGUMENT,
-            "%s belongs to another context: create it in ocal_mpi_context's context", what);
+            "%s belongs to another context: create it in ocal_mpi_get_context's context", what);
     return NULL;
   }
-  ocal_buffer_numel(buf, numel);
-  ocal_buffer_dtype(buf, dt);
+  ocal_buffer_get_numel(buf, numel);
+  ocal_buffer_get_dtype(buf, dt);
   ocal_buffer v = NULL;
   if (ocal_buffer_view(buf, 0, 1, numel, &v) != OCAL_OK)
     invalid(r, OCAL_INTERNAL, "no view of %s: %s", what, ocal_last_error());
@@ -508,7 +511,7 @@ static ocal_status submit(req *r, ocal_mpi_request *out) {
   if (err != CL_SUCCESS) r->user_event = NULL;
   ocal_event marker = NULL;
   cl_event cl = NULL;
-  if (ocal_context_marker(m->ctx, &marker) == OCAL_OK && ocal_event_cl_event(marker, &cl) == OCAL_OK) {
+  if (ocal_context_enqueue_marker(m->ctx, &marker) == OCAL_OK && ocal_event_get_cl_event(marker, &cl) == OCAL_OK) {
     clRetainEvent(cl);
     r->start = cl;
   }
@@ -641,11 +644,11 @@ ocal_status ocal_mpi_iexchange(ocal_mpi mpi, size_t nsend, const ocal_mpi_transf
     const char *what = i < nsend ? "sends" : "recvs";
     size_t k = i < nsend ? i : i - nsend, n = 0, end;
     ocal_context c = NULL;
-    if (!t->buf || ocal_buffer_context(t->buf, &c) != OCAL_OK || c != mpi->ctx)
+    if (!t->buf || ocal_buffer_get_context(t->buf, &c) != OCAL_OK || c != mpi->ctx)
       return ocal_error_set(OCAL_INVALID_ARGUMENT, __func__,
-                            "%s[%zu].buf is NULL or not a buffer of ocal_mpi_context's context",
+                            "%s[%zu].buf is NULL or not a buffer of ocal_mpi_get_context's context",
                             what, k);
-    ocal_buffer_numel(t->buf, &n);
+    ocal_buffer_get_numel(t->buf, &n);
     if (t->count > SIZE_MAX - t->offset || (end = t->offset + t->count) > n)
       return ocal_error_set(OCAL_SHAPE_MISMATCH, __func__,
                             "%s[%zu]: elements %zu to %zu lie outside the buffer's %zu", what, k,

@@ -35,9 +35,10 @@ const char *ocal_binary_op_name(ocal_binary_op op) {
 
 /* Gets the elementwise kernel for `options` and runs it over n items. */
 static ocal_status run(ocal_context ctx, const char *options, const char *kernel, size_t n,
-                       size_t nargs, const ocal__arg *args) {
+                       size_t nargs, const ocal__arg *args, const char *func) {
   ocal__kernel *k;
-  ocal_status status = ocal__library_kernel(ctx, "elementwise", options, kernel, &k);
+  ocal_status status =
+      ocal__library_kernel_from(ctx, "elementwise", options, kernel, &k, NULL, func);
   if (status != OCAL_OK) return status;
   return ocal__kernel_run(ctx, k, n, nargs, args);
 }
@@ -45,18 +46,11 @@ static ocal_status run(ocal_context ctx, const char *options, const char *kernel
 /* Work-items for n elements: a quarter with 4-wide loads. */
 static size_t items(size_t n, int vec4) { return vec4 ? (n + 3) / 4 : n; }
 
-static void format_shape(const ocal_buffer b, char *out, size_t size) {
-  size_t used = (size_t)snprintf(out, size, "(");
-  for (int i = 0; i < b->ndim && used < size; i++)
-    used += (size_t)snprintf(out + used, size - used, "%s%zu", i ? ", " : "", b->shape[i]);
-  if (used < size) snprintf(out + used, size - used, ")");
-}
-
 static ocal_status check_same_count(ocal_buffer x, ocal_buffer out, const char *func) {
   if (x->numel == out->numel) return OCAL_OK;
   char xs[96], os[96];
-  format_shape(x, xs, sizeof xs);
-  format_shape(out, os, sizeof os);
+  ocal__shape_format(x->ndim, x->shape, xs, sizeof xs);
+  ocal__shape_format(out->ndim, out->shape, os, sizeof os);
   return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                     "the output has shape %s (%zu elements) but the input has shape %s (%zu)", os,
                     out->numel, xs, x->numel);
@@ -98,7 +92,7 @@ ocal_status ocal_unary(ocal_unary_op op, ocal_buffer x, ocal_buffer out) {
   cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
   const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), OCAL__ARG(out->mem),
                             OCAL__ARG(yoff), OCAL__ARG(n)};
-  return run(x->ctx, options, "ocal_unary", items(x->numel, vec4), 5, args);
+  return run(x->ctx, options, "ocal_unary", items(x->numel, vec4), 5, args, __func__);
 }
 
 /* Right-aligns a shape into 4 dimensions with leading ones. */
@@ -119,8 +113,8 @@ static ocal_status broadcast(int nin, const ocal_buffer *in, ocal_buffer out, cl
       if (p[k][d] == 1) continue;
       if (want[d] != 1 && want[d] != p[k][d]) {
         char s0[96], s1[96];
-        format_shape(in[0], s0, sizeof s0);
-        format_shape(in[k], s1, sizeof s1);
+        ocal__shape_format(in[0]->ndim, in[0]->shape, s0, sizeof s0);
+        ocal__shape_format(in[k]->ndim, in[k]->shape, s1, sizeof s1);
         return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                           "shapes %s and %s do not broadcast: dimension %d (from the end) is %llu "
                           "against %llu; each must be equal or 1",
@@ -134,7 +128,7 @@ static ocal_status broadcast(int nin, const ocal_buffer *in, ocal_buffer out, cl
   for (int d = 0; d < 4; d++) {
     if (dims[d] != want[d]) {
       char s[96];
-      format_shape(out, s, sizeof s);
+      ocal__shape_format(out->ndim, out->shape, s, sizeof s);
       return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                         "the output has shape %s but the inputs broadcast to (%llu, %llu, %llu, "
                         "%llu) (leading ones aside)",
@@ -230,7 +224,7 @@ ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b, ocal_bu
     const ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(aoff), OCAL__ARG(b->mem),
                               OCAL__ARG(boff), OCAL__ARG(out->mem), OCAL__ARG(yoff),
                               OCAL__ARG(n)};
-    return run(a->ctx, options, "ocal_binary_flat", items(out->numel, vec4), 7, args);
+    return run(a->ctx, options, "ocal_binary_flat", items(out->numel, vec4), 7, args, __func__);
   }
   int modes[2];
   int split = find_split(2, in, dims, modes);
@@ -244,9 +238,10 @@ ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b, ocal_bu
                               OCAL__ARG(out->mem), OCAL__ARG(yoff), OCAL__ARG(cols),
                               OCAL__ARG(rows)};
     ocal__kernel *k;
-    status = ocal__library_kernel(a->ctx, "elementwise", options, "ocal_binary_2d", &k);
+    status = ocal__library_kernel_from(a->ctx, "elementwise", options, "ocal_binary_2d", &k, NULL,
+                                       __func__);
     if (status != OCAL_OK) return status;
-    return ocal__kernel_run_2d(a->ctx, k, cols, rows, 10, args);
+    return ocal__kernel_run_2d(a->ctx, k, cols, rows, 10, args, __func__);
   }
   ocal__ew_options(options, sizeof options, a->dtype, out->dtype, name, 0,
                    index_option(out->numel));
@@ -256,7 +251,7 @@ ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b, ocal_bu
   const ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(aoff), OCAL__ARG(ast),
                             OCAL__ARG(b->mem), OCAL__ARG(boff), OCAL__ARG(bst),
                             OCAL__ARG(out->mem), OCAL__ARG(yoff), OCAL__ARG(d4)};
-  return run(a->ctx, options, "ocal_binary_bcast", out->numel, 9, args);
+  return run(a->ctx, options, "ocal_binary_bcast", out->numel, 9, args, __func__);
 }
 
 /* out = x op s (left = 0) or s op x (left = 1). */
@@ -281,7 +276,7 @@ static ocal_status binary_with_scalar(ocal_binary_op op, ocal_buffer x, double s
   cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
   const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), {ocal_dtype_size(x->dtype), s},
                             OCAL__ARG(out->mem), OCAL__ARG(yoff), OCAL__ARG(n)};
-  return run(x->ctx, options, "ocal_binary_scalar", items(x->numel, vec4), 6, args);
+  return run(x->ctx, options, "ocal_binary_scalar", items(x->numel, vec4), 6, args, func);
 }
 
 ocal_status ocal_binary_scalar(ocal_binary_op op, ocal_buffer a, double scalar, ocal_buffer out) {
@@ -321,7 +316,7 @@ ocal_status ocal_where(ocal_buffer mask, ocal_buffer a, ocal_buffer b, ocal_buff
                             OCAL__ARG(a->mem),    OCAL__ARG(aoff), OCAL__ARG(ast),
                             OCAL__ARG(b->mem),    OCAL__ARG(boff), OCAL__ARG(bst),
                             OCAL__ARG(out->mem),  OCAL__ARG(yoff), OCAL__ARG(d4)};
-  return run(a->ctx, options, "ocal_where", out->numel, 12, args);
+  return run(a->ctx, options, "ocal_where", out->numel, 12, args, __func__);
 }
 
 static ocal_status axpby(double alpha, ocal_buffer x, double beta, int beta_one, ocal_buffer y,
@@ -344,7 +339,7 @@ static ocal_status axpby(double alpha, ocal_buffer x, double beta, int beta_one,
   cl_ulong xoff = x->offset, yoff = y->offset, n = x->numel;
   const ocal__arg args[] = {{es, a}, OCAL__ARG(x->mem), OCAL__ARG(xoff), {es, b},
                             OCAL__ARG(y->mem), OCAL__ARG(yoff), OCAL__ARG(n)};
-  return run(x->ctx, options, "ocal_axpby", items(x->numel, vec4), 7, args);
+  return run(x->ctx, options, "ocal_axpby", items(x->numel, vec4), 7, args, func);
 }
 
 ocal_status ocal_axpy(double alpha, ocal_buffer x, ocal_buffer y) {
@@ -365,13 +360,13 @@ ocal_status ocal_cast(ocal_buffer x, ocal_buffer out) {
   if (status == OCAL_OK) status = check_same_count(x, out, __func__);
   if (status == OCAL_OK) status = ocal__ew_check_alias(x, out, __func__);
   if (status != OCAL_OK || x->numel == 0) return status;
-  if (x->dtype == out->dtype) return ocal_buffer_copy(out, x);
+  if (x->dtype == out->dtype) return ocal_buffer_copy(x, out);
   char options[256];
   ocal__ew_options(options, sizeof options, x->dtype, out->dtype, "cast", 0, NULL);
   cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
   const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), OCAL__ARG(out->mem),
                             OCAL__ARG(yoff), OCAL__ARG(n)};
-  return run(x->ctx, options, "ocal_cast", x->numel, 5, args);
+  return run(x->ctx, options, "ocal_cast", x->numel, 5, args, __func__);
 }
 
 /* arange and linspace: computed in C (long for an integer arange; double where the context
@@ -381,7 +376,7 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
   ocal_status status = ocal__ew_check(out, NULL, "out", func);
   if (status != OCAL_OK) return status;
   int integer = !ocal__dtype_is_float(out->dtype) && strcmp(op, "arange") == 0;
-  ocal_dtype c = integer ? OCAL_I64 : out->ctx->fp64 ? OCAL_F64 : OCAL_F32;
+  ocal_dtype c = integer ? OCAL_I64 : ocal__context_fp64(out->ctx) ? OCAL_F64 : OCAL_F32;
   if (!integer && (!isfinite(first) || !isfinite(second)))
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "%s needs finite bounds, got %g and %g", op,
                       first, second);
@@ -396,13 +391,13 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
   size_t cs = ocal_dtype_size(c);
   cl_ulong yoff = out->offset, n = out->numel;
   const ocal__arg args[] = {OCAL__ARG(out->mem), OCAL__ARG(yoff), {cs, a}, {cs, b}, OCAL__ARG(n)};
-  return run(out->ctx, options, kernel, out->numel, 5, args);
+  return run(out->ctx, options, kernel, out->numel, 5, args, func);
 }
 
-ocal_status ocal_arange(ocal_buffer out, double start, double step) {
+ocal_status ocal_arange(double start, double step, ocal_buffer out) {
   return sequence(out, start, step, "arange", "ocal_arange", __func__);
 }
 
-ocal_status ocal_linspace(ocal_buffer out, double start, double stop) {
+ocal_status ocal_linspace(double start, double stop, ocal_buffer out) {
   return sequence(out, start, stop, "linspace", "ocal_linspace", __func__);
 }

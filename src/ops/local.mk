@@ -15,3 +15,33 @@ OCAL_TESTS += tests/check_elementwise
 tests_check_elementwise_SOURCES = tests/check_elementwise.c $(FIXTURE_FILES)
 tests_check_elementwise_LDADD = $(FIXTURE_LDADD)
 tests_check_elementwise_CFLAGS = $(FIXTURE_CFLAGS)
+
+# Reductions and scans.
+ocalinclude_HEADERS += include/ocal/reduce.h
+src_libocal_core_la_SOURCES += \
+	src/ops/reduce_internal.h \
+	src/ops/scan_engine.h \
+	src/ops/reduce_common.c \
+	src/ops/reduce.c \
+	src/ops/scan.c
+OCAL_KERNEL_FILES += cl/reduce.cl cl/scan.cl
+
+# Tests: every reduction and scan against a host reference on PoCL (or OCAL_DEVICE).
+OCAL_TESTS += tests/check_reduce tests/check_scan
+tests_check_reduce_SOURCES = tests/check_reduce.c $(FIXTURE_FILES)
+tests_check_reduce_LDADD = $(FIXTURE_LDADD) -lm
+tests_check_reduce_CFLAGS = $(FIXTURE_CFLAGS)
+tests_check_scan_SOURCES = tests/check_scan.c $(FIXTURE_FILES)
+tests_check_scan_LDADD = $(FIXTURE_LDADD) -lm
+tests_check_scan_CFLAGS = $(FIXTURE_CFLAGS)
+
+# Softmax, log-softmax and softmax cross-entropy (include/ocal/nn.h).
+ocalinclude_HEADERS += include/ocal/nn.h
+src_libocal_core_la_SOURCES += src/ops/softmax.c
+OCAL_KERNEL_FILES += cl/softmax.cl
+
+# Tests: every op against a double-precision host reference on PoCL (or OCAL_DEVICE).
+OCAL_TESTS += tests/check_softmax
+tests_check_softmax_SOURCES = tests/check_softmax.c $(FIXTURE_FILES)
+tests_check_softmax_LDADD = $(FIXTURE_LDADD) -lm
+tests_check_softmax_CFLAGS = $(FIXTURE_CFLAGS)

@@ -3,6 +3,7 @@
 #define OCAL_OPS_COMMON_H
 
 #include "internal.h"
+#include "ocal.h" /* an area may call any area's public API; the core sees only its own */
 
 /* Build options for an elementwise kernel: input type t, output type r, operation `op`
  * ("exp"), 4-wide loads when vec4, and any extra options. */

@@ -19,7 +19,8 @@ static ocal_status random_fill(ocal_buffer out, uint64_t seed, uint64_t offset, 
   snprintf(options, sizeof options, "-DR=%s%s -DDIST_%s", f64 ? "double -DR_IS_DOUBLE" : "float",
            f64 ? " -DOCAL_NEED_FP64" : "", normal ? "NORMAL" : "UNIFORM");
   ocal__kernel *k;
-  if ((status = ocal__library_kernel(out->ctx, "random", options, "ocal_random", &k)) != OCAL_OK)
+  if ((status = ocal__library_kernel_from(out->ctx, "random", options, "ocal_random", &k, NULL,
+                                          func)) != OCAL_OK)
     return status;
   float f0 = (float)p0, f1 = (float)p1;
   cl_ulong yoff = out->offset, n = out->numel, off = offset, key = seed;
@@ -29,15 +30,13 @@ static ocal_status random_fill(ocal_buffer out, uint64_t seed, uint64_t offset, 
   return ocal__kernel_run(out->ctx, k, out->numel, 7, args);
 }
 
-ocal_status ocal_random_uniform(ocal_buffer out, uint64_t seed, uint64_t offset, double low,
-                                double high) {
+ocal_status ocal_random_uniform(uint64_t seed, uint64_t offset, double low, double high, ocal_buffer out) {
   if (!isfinite(low) || !isfinite(high) || !(low < high))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "want finite low < high, got [%g, %g)", low, high);
   return random_fill(out, seed, offset, low, high - low, 0, __func__);
 }
 
-ocal_status ocal_random_normal(ocal_buffer out, uint64_t seed, uint64_t offset, double mean,
-                               double stddev) {
+ocal_status ocal_random_normal(uint64_t seed, uint64_t offset, double mean, double stddev, ocal_buffer out) {
   if (!isfinite(mean) || !isfinite(stddev) || !(stddev > 0))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "want a finite mean and stddev > 0, got %g and %g",
                      mean, stddev);

@@ -282,7 +282,7 @@ static ocal_status reduce(const char *func, ocal_reduce_op op, ocal_buffer x, oc
   if (op == OCAL_REDUCE_DOT) {
     if (!y)
       return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                        "dot needs two buffers: call ocal_vdot or ocal_vdot_to_host");
+                        "dot needs two buffers: call ocal_dot or ocal_dot_to_host");
     if ((status = ocal__rs_check_buffers(func, x, y)) != OCAL_OK) return status;
     if (y->dtype != x->dtype)
       return ocal__fail(OCAL_TYPE_MISMATCH, func,
@@ -343,7 +343,7 @@ ocal_status ocal_std(ocal_buffer x, int axis, int ddof, ocal_buffer out) {
   return reduce(__func__, OCAL_REDUCE_STD, x, NULL, axis, ddof, out);
 }
 
-ocal_status ocal_vdot(ocal_buffer x, ocal_buffer y, int axis, ocal_buffer out) {
+ocal_status ocal_dot(ocal_buffer x, ocal_buffer y, int axis, ocal_buffer out) {
   if (!y) return OCAL_FAIL(OCAL_INVALID_HANDLE, "y is NULL");
   return reduce(__func__, OCAL_REDUCE_DOT, x, y, axis, 0, out);
 }
@@ -369,7 +369,7 @@ ocal_status ocal_reduce_to_host(ocal_reduce_op op, ocal_buffer x, ocal_dtype dty
   return to_host(__func__, op, x, NULL, dtype, result);
 }
 
-ocal_status ocal_vdot_to_host(ocal_buffer x, ocal_buffer y, ocal_dtype dtype, void *result) {
+ocal_status ocal_dot_to_host(ocal_buffer x, ocal_buffer y, ocal_dtype dtype, void *result) {
   if (!y) return OCAL_FAIL(OCAL_INVALID_HANDLE, "y is NULL");
   return to_host(__func__, OCAL_REDUCE_DOT, x, y, dtype, result);
 }

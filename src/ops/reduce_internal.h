@@ -5,6 +5,7 @@
 #define OCAL_OPS_REDUCE_INTERNAL_H
 
 #include "internal.h"
+#include "ocal.h" /* an area may call any area's public API; the core sees only its own */
 
 /* The two embedded programs, built once per input element type. */
 enum { OCAL__RS_REDUCE, OCAL__RS_SCAN, OCAL__RS_PROGRAMS };

@@ -5,14 +5,14 @@
  * tiles; otherwise a work-item scans one column. When there are too few rows or columns to
  * fill the device, R is cut into pieces: their totals are computed, scanned, and each piece
  * is then scanned from its starting value (three launches instead of one), or, for rows of
- * contiguous elements on GPUs and CPUs, in one launch with decoupled look-back (a work-group
- * per tile, each taking the total of the tiles before it from its predecessors' published
- * states: docs/scan.md). */
+ * contiguous elements where ocal__lookback_device says so (CPUs; GPUs with OCAL_SCAN=single),
+ * in one launch with decoupled look-back (a work-group per tile, each taking the total of
+ * the tiles before it from its predecessors' published states: docs/scan.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "scan_engine.h"
 #include "reduce_internal.h"
 
 const char *const ocal__scan_kernel_names[OCAL__SCAN_KINDS] = {
@@ -40,8 +40,9 @@ ocal_status ocal_scan_dtype(ocal_scan_op op, ocal_dtype in, ocal_dtype *out) {
 }
 
 /* Whether rows of contiguous elements are scanned in one pass (decoupled look-back) rather
- * than three: on devices that allow it (ocal__lookback_device), and for fewer than 2^31
- * tiles (the tickets are 32-bit). */
+ * than three: on devices that allow it and where the rule or OCAL_SCAN picks it
+ * (ocal__lookback_device: device type and setting only), and for fewer than 2^31
+ * tiles (the tickets are 32-bit). Generated scans (src/gen) run this same plan. */
 static int single_pass_device(ocal_context ctx) { return ocal__lookback_device(ctx); }
 static int single_pass(ocal_context ctx, size_t tiles) {
   return single_pass_device(ctx) && tiles < ((size_t)1 << 31);

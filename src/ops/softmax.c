@@ -27,9 +27,9 @@ static int overlap(ocal_buffer a, ocal_buffer b) {
 }
 
 static ocal_status run(ocal_context ctx, const char *options, const char *kernel, size_t items,
-                       size_t nargs, const ocal__arg *args) {
+                       size_t nargs, const ocal__arg *args, const char *func) {
   ocal__kernel *k;
-  ocal_status status = ocal__library_kernel(ctx, "softmax", options, kernel, &k);
+  ocal_status status = ocal__library_kernel_from(ctx, "softmax", options, kernel, &k, NULL, func);
   if (status != OCAL_OK) return status;
   return ocal__kernel_run(ctx, k, items, nargs, args);
 }
@@ -70,7 +70,7 @@ static ocal_status softmax(ocal_buffer x, int axis, ocal_buffer out, int log, co
   const ocal__arg args[] = {OCAL__ARG(x->mem),   OCAL__ARG(xoff), OCAL__ARG(out->mem),
                             OCAL__ARG(yoff),     OCAL__ARG(outer), OCAL__ARG(n),
                             OCAL__ARG(inner)};
-  return run(x->ctx, options, "ocal_softmax_lines", (size_t)(outer * inner), 7, args);
+  return run(x->ctx, options, "ocal_softmax_lines", (size_t)(outer * inner), 7, args, func);
 }
 
 ocal_status ocal_softmax(ocal_buffer x, int axis, ocal_buffer out) {
@@ -148,5 +148,5 @@ ocal_status ocal_softmax_cross_entropy(ocal_buffer logits, ocal_buffer labels, o
                             loss ? OCAL__ARG(loss->mem) : OCAL__ARG(none), OCAL__ARG(lossoff),
                             grad ? OCAL__ARG(grad->mem) : OCAL__ARG(none), OCAL__ARG(goff),
                             OCAL__ARG(nrows), OCAL__ARG(ncls)};
-  return run(logits->ctx, options, "ocal_softmax_xent", rows, 10, args);
+  return run(logits->ctx, options, "ocal_softmax_xent", rows, 10, args, __func__);
 }

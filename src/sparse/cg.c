@@ -30,12 +30,13 @@ ocal_status ocal__check_operator(const ocal_operator *a, const char *role, const
   return OCAL_OK;
 }
 
+/* Runs a kernel of cl/sparse_solve.cl for ocal_cg (which its messages name). */
 static ocal_status run_kernel(ocal_context ctx, ocal_dtype vt, const char *name, size_t n,
                               size_t nargs, const ocal__arg *args) {
   char opt[96];
   ocal__dtype_options(vt, opt, sizeof opt);
   ocal__kernel *k;
-  ocal_status s = ocal__library_kernel(ctx, "sparse_solve", opt, name, &k);
+  ocal_status s = ocal__library_kernel_from(ctx, "sparse_solve", opt, name, &k, NULL, "ocal_cg");
   if (s != OCAL_OK) return s;
   return ocal__kernel_run(ctx, k, n, nargs, args);
 }
@@ -144,13 +145,13 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
   }
 
   /* ||b||, and r = b - A x0 (r = b when x0 = 0). */
-  if ((s = ocal_vdot(b, b, OCAL_AXIS_ALL, sv[3])) != OCAL_OK) goto done;
+  if ((s = ocal_dot(b, b, OCAL_AXIS_ALL, sv[3])) != OCAL_OK) goto done;
   if ((s = ocal_buffer_read(sc, 3, 1, host_s, NULL)) != OCAL_OK) goto done;
   bnorm = sqrt(host_value(vt, host_s, 0));
   tol = fmax(o.rtol * bnorm, o.atol);
   if (o.use_x0) {
     if ((s = apply_vec(a, x, q)) != OCAL_OK) goto done;
-    if ((s = ocal_buffer_copy(r, b)) != OCAL_OK) goto done;
+    if ((s = ocal_buffer_copy(b, r)) != OCAL_OK) goto done;
     if ((s = ocal_axpy(-1.0, q, r)) != OCAL_OK) goto done;
   } else {
     const double zero = 0;
@@ -158,7 +159,7 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
     if ((s = ocal_buffer_fill(x, vt == OCAL_F32 ? (const void *)&zf : (const void *)&zero)) !=
         OCAL_OK)
       goto done;
-    if ((s = ocal_buffer_copy(r, b)) != OCAL_OK) goto done;
+    if ((s = ocal_buffer_copy(b, r)) != OCAL_OK) goto done;
   }
   if (jacobi) {
     cl_ulong nn = n, zo = 0, ro = 0, dofs = 0;
@@ -168,8 +169,8 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
   }
   /* Slots of sc: rz alternates between 0 and 2 (old and new), 1 is p.q, 3 is r.r. */
   cl_uint cur = 0, nxt = 2;
-  if ((s = ocal_vdot(r, z, OCAL_AXIS_ALL, sv[cur])) != OCAL_OK) goto done;
-  if (jacobi && (s = ocal_vdot(r, r, OCAL_AXIS_ALL, sv[3])) != OCAL_OK) goto done;
+  if ((s = ocal_dot(r, z, OCAL_AXIS_ALL, sv[cur])) != OCAL_OK) goto done;
+  if (jacobi && (s = ocal_dot(r, r, OCAL_AXIS_ALL, sv[3])) != OCAL_OK) goto done;
   if ((s = ocal_buffer_read(sc, 0, 4, host_s, NULL)) != OCAL_OK) goto done;
   rr = host_value(vt, host_s, jacobi ? 3 : cur);
   if (sqrt(rr) <= tol) {
@@ -188,7 +189,7 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
   while (it < max_iter) {
     it++;
     if ((s = apply_vec(a, p, q)) != OCAL_OK) goto done;
-    if ((s = ocal_vdot(p, q, OCAL_AXIS_ALL, sv[1])) != OCAL_OK) goto done;
+    if ((s = ocal_dot(p, q, OCAL_AXIS_ALL, sv[1])) != OCAL_OK) goto done;
     cl_ulong nn = n, o0 = 0;
     cl_uint i1 = 1;
     {
@@ -204,9 +205,9 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
       ocal__arg args[] = {OCAL__ARG(nn), OCAL__ARG(z->mem), OCAL__ARG(o0), OCAL__ARG(r->mem),
                           OCAL__ARG(o0), OCAL__ARG(dinv->mem), OCAL__ARG(o0)};
       if ((s = run_kernel(ctx, vt, "cg_jacobi", n, 7, args)) != OCAL_OK) goto done;
-      if ((s = ocal_vdot(r, r, OCAL_AXIS_ALL, sv[3])) != OCAL_OK) goto done;
+      if ((s = ocal_dot(r, r, OCAL_AXIS_ALL, sv[3])) != OCAL_OK) goto done;
     }
-    if ((s = ocal_vdot(r, z, OCAL_AXIS_ALL, sv[nxt])) != OCAL_OK) goto done;
+    if ((s = ocal_dot(r, z, OCAL_AXIS_ALL, sv[nxt])) != OCAL_OK) goto done;
     if ((s = ocal_buffer_read(sc, 0, 4, host_s, NULL)) != OCAL_OK) goto done;
     double pq = host_value(vt, host_s, 1), rz = host_value(vt, host_s, nxt);
     rr = host_value(vt, host_s, jacobi ? 3 : nxt);

@@ -53,11 +53,11 @@ static ocal_status check_types(ocal_context ctx, ocal_dtype vt, ocal_dtype it, c
     return ocal__fail(OCAL_UNSUPPORTED, func,
                       "index type %s is not supported: CSR indices are OCAL_I32 or OCAL_I64",
                       ocal_dtype_name(it));
-  if (vt == OCAL_F64 && !ctx->fp64)
+  if (vt == OCAL_F64 && !ocal__context_fp64(ctx))
     return ocal__fail(OCAL_UNSUPPORTED, func,
                       "OCAL_F64 values need double precision, which this context (%s) lacks; "
                       "use OCAL_F32",
-                      ctx->info.name);
+                      ocal__context_info(ctx)->name);
   return OCAL_OK;
 }
 
@@ -130,12 +130,11 @@ ocal__spmv_kind ocal__spmv_rule(int cpu, double mean_len, size_t n_long) {
    * runtime vectorises across work-items, and the vector kernels' work-group barriers cost
    * more than they save (docs/sparse.md). */
   if (cpu) return OCAL__SPMV_SCALAR;
-  /* Measured on an H100 (docs/sparse.md, every variant in one run): on the 5- and 7-point
-   * Laplacians one work-item per row moved 2979 / 2949 GB/s (1.00x copy; cuSPARSE 2241 /
-   * 2426), where every cooperative kernel lost to it (stream 2190 / 2350, vector 1631 / 1930):
-   * neighbouring rows' entries are neighbours in memory, so the cache serves what a warp's
-   * strided loads miss. Long rows stall a warp on one item, so a matrix with any goes to the
-   * stream kernel (power-law: stream 591-605 GB/s, scalar 74). */
+  /* On an H100, one work-item per row ran the 5- and 7-point Laplacians at the copy bandwidth,
+   * where every cooperative kernel lost to it (docs/measurements.md#spmv-rule): neighbouring
+   * rows' entries are neighbours in memory, so the cache serves what a warp's strided loads
+   * miss. Long rows stall a warp on one item, so a matrix with any goes to the stream
+   * kernel. */
   if (n_long == 0 && mean_len <= SCALAR_MAX_MEAN) return OCAL__SPMV_SCALAR;
   if (mean_len <= STREAM_MAX_MEAN) return OCAL__SPMV_STREAM;
   if (n_long > 0) return OCAL__SPMV_ADAPTIVE;
@@ -183,7 +182,7 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   /* The kernels' work-groups, a power of two within the device's limits (an emulated mobile
    * GPU allows 128 items; OCAL_LIMITS=max_work_group=N and the profiles test this). The
    * context's facts already hold the smaller of the group and the first dimension's limits. */
-  size_t most = a->ctx->info.max_work_item_sizes[0];
+  size_t most = ocal__context_info(a->ctx)->max_work_item_sizes[0];
   a->wg = OCAL__SPMV_WG;
   a->swg = OCAL__SPMV_STREAM_WG;
   while (a->wg > 1 && a->wg > most) a->wg /= 2;
@@ -192,9 +191,10 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   size_t n_long = 0;
   for (size_t r = 0; r < rows; r++)
     if ((double)(get_idx(a->it, rp, r + 1) - get_idx(a->it, rp, r)) > long_min) n_long++;
-  ocal__spmv_kind kind = ocal__spmv_rule(a->ctx->info.type == OCAL_DEVICE_CPU, a->mean_len, n_long);
+  ocal__spmv_kind kind =
+      ocal__spmv_rule(ocal__context_info(a->ctx)->type == OCAL_DEVICE_CPU, a->mean_len, n_long);
   /* With long rows, smaller stream blocks balance the groups better (H100, power-law matrix:
-   * 605 GB/s with 512 entries a block, 591 with 1024, 571 with 2048). */
+   * docs/measurements.md#spmv-rule). */
   unsigned lanes = lanes_for(a->mean_len),
            cap = n_long > 0 ? STREAM_CAP_IRREGULAR : OCAL__SPMV_STREAM_CAP;
   const char *named = a->ctx->settings.spmv;
@@ -207,7 +207,8 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
    * halve the blocks until they fit the device (an emulated 32 KiB one cannot hold 4096
    * doubles beside them). */
   size_t vsz = ocal_dtype_size(a->vt), isz = ocal_dtype_size(a->it);
-  while (cap > a->swg && (size_t)cap * vsz + (a->swg + 1) * isz > a->ctx->info.local_mem_bytes)
+  while (cap > a->swg &&
+         (size_t)cap * vsz + (a->swg + 1) * isz > ocal__context_info(a->ctx)->local_mem_bytes)
     cap /= 2;
   if (lanes > a->wg) lanes = a->wg;
   a->kind = kind;
@@ -515,7 +516,7 @@ ocal_status ocal_csr_release(ocal_csr a) {
   return OCAL_OK;
 }
 
-ocal_status ocal_csr_shape(ocal_csr a, size_t *rows, size_t *cols) {
+ocal_status ocal_csr_get_shape(ocal_csr a, size_t *rows, size_t *cols) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (rows == NULL || cols == NULL)
@@ -525,7 +526,7 @@ ocal_status ocal_csr_shape(ocal_csr a, size_t *rows, size_t *cols) {
   return OCAL_OK;
 }
 
-ocal_status ocal_csr_nnz(ocal_csr a, size_t *nnz) {
+ocal_status ocal_csr_get_nnz(ocal_csr a, size_t *nnz) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (nnz == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "nnz is NULL");
@@ -533,7 +534,7 @@ ocal_status ocal_csr_nnz(ocal_csr a, size_t *nnz) {
   return OCAL_OK;
 }
 
-ocal_status ocal_csr_dtypes(ocal_csr a, ocal_dtype *value_type, ocal_dtype *index_type) {
+ocal_status ocal_csr_get_dtypes(ocal_csr a, ocal_dtype *value_type, ocal_dtype *index_type) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (value_type) *value_type = a->vt;
@@ -541,7 +542,7 @@ ocal_status ocal_csr_dtypes(ocal_csr a, ocal_dtype *value_type, ocal_dtype *inde
   return OCAL_OK;
 }
 
-ocal_status ocal_csr_context(ocal_csr a, ocal_context *ctx) {
+ocal_status ocal_csr_get_context(ocal_csr a, ocal_context *ctx) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (ctx == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ctx is NULL");
@@ -549,7 +550,7 @@ ocal_status ocal_csr_context(ocal_csr a, ocal_context *ctx) {
   return OCAL_OK;
 }
 
-ocal_status ocal_csr_spmv_kernel(ocal_csr a, const char **name) {
+ocal_status ocal_csr_get_spmv_kernel(ocal_csr a, const char **name) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (name == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "name is NULL");
@@ -576,7 +577,7 @@ ocal_status ocal_csr_diagonal(ocal_csr a, ocal_buffer out) {
   char opt[128];
   ocal__csr_options(a->vt, a->it, NULL, opt, sizeof opt);
   ocal__kernel *k;
-  s = ocal__library_kernel(a->ctx, "sparse_spmv", opt, "csr_diagonal", &k);
+  s = ocal__library_kernel_from(a->ctx, "sparse_spmv", opt, "csr_diagonal", &k, NULL, __func__);
   if (s != OCAL_OK) return s;
   int64_t rows64 = (int64_t)a->rows;
   int32_t rows32 = (int32_t)a->rows;

@@ -102,7 +102,7 @@ static double prof_now(void) {
 #define ocal_buffer_from_host(...) PROF(uploads, uploads_s, (ocal_buffer_from_host)(__VA_ARGS__))
 #define ocal_buffer_create(...) PROF(allocs, allocs_s, (ocal_buffer_create)(__VA_ARGS__))
 #define ocal_buffer_copy(...) PROF(copies, copies_s, (ocal_buffer_copy)(__VA_ARGS__))
-#define ocal_vdot(...) PROF(reduces, reduces_s, (ocal_vdot)(__VA_ARGS__))
+#define ocal_dot(...) PROF(reduces, reduces_s, (ocal_dot)(__VA_ARGS__))
 #define ocal_amax(...) PROF(reduces, reduces_s, (ocal_amax)(__VA_ARGS__))
 
 /* Whether the LOBPCG kernels run (L->own, unless a test overrides it). */
@@ -120,7 +120,8 @@ static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, s
   char opt[96];
   ocal__dtype_options(L->vt, opt, sizeof opt);
   ocal__kernel *k;
-  ocal_status s = ocal__library_kernel(L->ctx, "sparse_solve", opt, "lobpcg_gram", &k);
+  ocal_status s = ocal__library_kernel_from(L->ctx, "sparse_solve", opt, "lobpcg_gram", &k, NULL,
+                                            "ocal_lobpcg");
   if (s != OCAL_OK) return s;
   cl_ulong nn = L->n, xo = xb->offset, yo = yb->offset, go = gb->offset;
   cl_uint aa = (cl_uint)a, bb = (cl_uint)b;
@@ -145,7 +146,8 @@ static ocal_status small_gemm(lob *L, double alpha, ocal_buffer xb, ocal_buffer 
   char opt[96];
   ocal__dtype_options(L->vt, opt, sizeof opt);
   ocal__kernel *k;
-  ocal_status s = ocal__library_kernel(L->ctx, "sparse_solve", opt, "lobpcg_times", &k);
+  ocal_status s = ocal__library_kernel_from(L->ctx, "sparse_solve", opt, "lobpcg_times", &k, NULL,
+                                            "ocal_lobpcg");
   if (s != OCAL_OK) return s;
   cl_ulong nn = L->n, xo = xb->offset, co = cb->offset, yo = yb->offset;
   cl_uint aa = (cl_uint)cb->shape[0], bb = (cl_uint)cb->shape[1];
@@ -199,7 +201,7 @@ static ocal_status gram(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t
       s = read_sync(L, gb, 0, a * b, g, NULL);
     } else {
       float *f = malloc(a * b * sizeof *f);
-      if (f == NULL) s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+      if (f == NULL) s = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
       if (s == OCAL_OK) s = read_sync(L, gb, 0, a * b, f, NULL);
       for (size_t i = 0; s == OCAL_OK && i < a * b; i++) g[i] = f[i];
       free(f);
@@ -231,7 +233,7 @@ static ocal_status upload_small(lob *L, const double *c, size_t a, size_t b, oca
   }
   if (L->vt == OCAL_F64) return ocal_buffer_from_host(L->ctx, OCAL_F64, 2, shape, c, out);
   float *f = malloc(n * sizeof *f);
-  if (f == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  if (f == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   for (size_t i = 0; i < n; i++) f[i] = (float)c[i];
   ocal_status s = ocal_buffer_from_host(L->ctx, OCAL_F32, 2, shape, f, out);
   free(f);
@@ -293,7 +295,7 @@ static ocal_status batch_read(lob *L, gram_batch *g) {
   if (g->used > 0) {
     size_t es = ocal_dtype_size(L->vt);
     unsigned char *h = malloc(g->used * es);
-    if (h == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+    if (h == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
     s = read_sync(L, g->buf, 0, g->used, h, NULL);
     for (int i = 0; s == OCAL_OK && i < g->count; i++)
       for (size_t j = 0; j < g->e[i].n; j++) {
@@ -338,7 +340,7 @@ static ocal_status column_reduce(lob *L, ocal_buffer xb, size_t m, int max, doub
   ocal_buffer r;
   ocal_status s = ocal_buffer_create(L->ctx, L->vt, 1, &m, &r);
   if (s != OCAL_OK) return s;
-  s = max ? ocal_amax(xb, 0, r) : ocal_vdot(xb, xb, 0, r);
+  s = max ? ocal_amax(xb, 0, r) : ocal_dot(xb, xb, 0, r);
   if (s == OCAL_OK) {
     if (L->vt == OCAL_F64) {
       s = read_sync(L, r, 0, m, out, NULL);
@@ -363,11 +365,11 @@ static ocal_status reduce_and_gram(lob *L, int max, ocal_buffer v, ocal_buffer g
   ocal_buffer r = NULL, rv = NULL, gv = NULL;
   unsigned char *h = malloc(tot * es);
   ocal_status s = OCAL_OK;
-  if (h == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  if (h == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   CK(ocal_buffer_create(L->ctx, L->vt, 1, &tot, &r));
   CK(ocal_buffer_view(r, 0, 1, &m, &rv));
   CK(ocal_buffer_view(r, m, 2, gshape, &gv));
-  CK(max ? ocal_amax(v, 0, rv) : ocal_vdot(v, v, 0, rv));
+  CK(max ? ocal_amax(v, 0, rv) : ocal_dot(v, v, 0, rv));
   CK(gram_into(L, gl, m, gr, m, gv));
   CK(read_sync(L, r, 0, tot, h, NULL));
   for (size_t i = 0; i < tot; i++) {
@@ -428,7 +430,7 @@ static ocal_status b_orthonormalize(lob *L, ocal_buffer *v, ocal_buffer *bv, int
   ocal_buffer bvn = NULL, nv = NULL, nbv = NULL;
   *ok = 0;
   if (!norm || !g) {
-    s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+    s = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
     goto done;
   }
   ocal_buffer bvb = *v;
@@ -477,7 +479,7 @@ done:
  * is a GEMM (no kernel of its own, and the blocks stay row-major). */
 static ocal_status selection(lob *L, const int *mask, size_t k, size_t m, ocal_buffer *out) {
   double *sel = calloc(k * m, sizeof *sel);
-  if (sel == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  if (sel == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   for (size_t i = 0, c = 0; i < k; i++)
     if (mask[i]) sel[i * m + c++] = 1;
   ocal_status s = upload_small(L, sel, k, m, out);
@@ -507,7 +509,7 @@ static size_t pick(size_t nn, int largest, size_t i) {
 static ocal_status apply_constraints(lob *L, ocal_buffer v, size_t m, ocal_buffer y,
                                      ocal_buffer by, size_t j, const double *ybyf) {
   double *t = malloc(j * m * sizeof *t);
-  if (t == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  if (t == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   ocal_status s = gram(L, by, j, v, m, t);
   if (s == OCAL_OK) {
     LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'U', (lapack_int)j, (lapack_int)m, ybyf, (lapack_int)j, t,
@@ -526,15 +528,15 @@ static ocal_status residuals(lob *L, ocal_buffer ax, ocal_buffer bx, const doubl
   ocal_buffer r = NULL;
   double *d = calloc(k * k, sizeof *d);
   ocal_status s = OCAL_OK;
-  if (d == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+  if (d == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   for (size_t i = 0; i < k; i++) d[i * k + i] = lambda[i];
   CK(blk(L, k, &r));
-  CK(ocal_buffer_copy(r, ax));
+  CK(ocal_buffer_copy(ax, r));
   CK(mul_small(L, bx, d, k, k, -1.0, 1.0, r));
   if (gx) {
     double *both = malloc((k + k * k) * sizeof *both);
     if (both == NULL) {
-      s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
+      s = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
       goto done;
     }
     s = vdot_and_gram(L, r, gx, k, both);
@@ -582,7 +584,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
                      "x must be a {n, k} block with n = %zu (the operator's size) and k >= 1",
                      n);
   size_t k = x->shape[1];
-  L.own = k <= OWN_MAX_K && x->ctx->info.max_work_item_sizes[0] >= GRAM_WG;
+  L.own = k <= OWN_MAX_K && ocal__context_info(x->ctx)->max_work_item_sizes[0] >= GRAM_WG;
   if (o.b && (s = ocal__check_operator(o.b, "B", func)) != OCAL_OK) return s;
   if (o.m && (s = ocal__check_operator(o.m, "M", func)) != OCAL_OK) return s;
   if ((o.b && (o.b->n != n || o.b->dtype != a->dtype)) ||
@@ -639,9 +641,9 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   /* The initial block: the caller's, or uniform random numbers in [-1, 1). */
   CK(blk(&L, k, &X));
   if (o.use_x0)
-    CK(ocal_buffer_copy(X, x));
+    CK(ocal_buffer_copy(x, X));
   else
-    CK(ocal_random_uniform(X, o.seed, 0, -1.0, 1.0));
+    CK(ocal_random_uniform(o.seed, 0, -1.0, 1.0, X));
 
   /* Constraints: the Cholesky factor of Y^T B Y, and X made B-orthogonal to Y. */
   if (Y) {
@@ -728,7 +730,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     if (rnorm < smallest) {
       smallest = rnorm;
       best_iter = (size_t)it;
-      CK(ocal_buffer_copy(bestX, X));
+      CK(ocal_buffer_copy(X, bestX));
     } else if (rnorm > ldexp(1.0, o.restart_control) * smallest) {
       forced = 1;
       replace(&AX, NULL);
@@ -901,16 +903,16 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     }
     /* X = X cx + pp, and the same for AX and BX; then P = pp. */
     CK(blk(&L, k, &nx));
-    CK(ocal_buffer_copy(nx, pp));
+    CK(ocal_buffer_copy(pp, nx));
     CK(small_gemm(&L, 1.0, X, cxv, 1.0, nx));
     replace(&X, nx);
     CK(blk(&L, k, &nx));
-    CK(ocal_buffer_copy(nx, app));
+    CK(ocal_buffer_copy(app, nx));
     CK(small_gemm(&L, 1.0, AX, cxv, 1.0, nx));
     replace(&AX, nx);
     if (hasb) {
       CK(blk(&L, k, &nx));
-      CK(ocal_buffer_copy(nx, bpp));
+      CK(ocal_buffer_copy(bpp, nx));
       CK(small_gemm(&L, 1.0, BX, cxv, 1.0, nx));
       replace(&BX, nx);
     }
@@ -931,7 +933,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
     if (rnorm < smallest) {
       smallest = rnorm;
       best_iter = (size_t)it + 1;
-      CK(ocal_buffer_copy(bestX, X));
+      CK(ocal_buffer_copy(X, bestX));
     }
   }
 
@@ -971,7 +973,7 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   nx = NULL;
   replace(&R, NULL);
   CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, NULL, NULL));
-  CK(ocal_buffer_copy(x, X));
+  CK(ocal_buffer_copy(X, x));
   size_t conv = 0;
   double rmax = 0;
   for (size_t i = 0; i < k; i++) {
@@ -1017,7 +1019,7 @@ done:
   ocal_buffer_release(sel);
   ocal_buffer_release(gbat.buf);
   /* Pending uploads read the host arena: let them finish before it goes. */
-  if (L.ws) ocal_finish(L.ctx);
+  if (L.ws) ocal_context_finish(L.ctx);
   ocal_buffer_release(L.ws);
   free(L.wsh);
   ocal_buffer_release(cxv);

@@ -79,9 +79,9 @@ ocal_status ocal__mtx_parse(const char *data, size_t len, ocal__mtx *out, const 
                       "line 1: %s; a Matrix Market file starts with "
                       "\"%%%%MatrixMarket matrix coordinate real general\"",
                       r == 0 ? "the file is empty" : "the line is too long or holds a NUL byte");
-  char w[5][32];
-  int nw = sscanf(line, "%31s %31s %31s %31s %31s", w[0], w[1], w[2], w[3], w[4]);
-  if (nw != 5 || strcasecmp(w[0], "%%MatrixMarket") != 0 || strcasecmp(w[1], "matrix") != 0)
+  char w[6][32];
+  int nw = sscanf(line, "%31s %31s %31s %31s %31s %31s", w[0], w[1], w[2], w[3], w[4], w[5]);
+  if (nw < 5 || strcasecmp(w[0], "%%MatrixMarket") != 0 || strcasecmp(w[1], "matrix") != 0)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "line 1: not a Matrix Market header (expected \"%%%%MatrixMarket matrix "
                       "coordinate <real|integer|pattern> <general|symmetric>\")");
@@ -97,6 +97,14 @@ ocal_status ocal__mtx_parse(const char *data, size_t len, ocal__mtx *out, const 
   if (!symmetric && strcasecmp(w[4], "general") != 0)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "line 1: symmetry \"%s\" is not read; use general or symmetric", w[4]);
+
+  /* A word after the symmetry is not part of any header the reader knows ("hermitian" and
+   * "skew-symmetric" would be refused above, but "general symmetric" would read as general). */
+  if (nw > 5)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "line 1: \"%s\" after the symmetry \"%s\" is not part of a Matrix "
+                      "Market header; remove it",
+                      w[5], w[4]);
 
   /* Comments, then the size line. */
   long long rows = 0, cols = 0, nnz = 0;
@@ -250,9 +258,9 @@ ocal_status ocal_csr_read_mtx(ocal_context ctx, const char *path, ocal_dtype val
   if ((uint64_t)m.rows >= lim || (uint64_t)m.cols >= lim || (uint64_t)m.nnz >= lim)
     s = OCAL_FAIL(OCAL_OVERFLOW, "%s: %zu x %zu with %zu entries does not fit %s indices", path,
                   m.rows, m.cols, m.nnz, ocal_dtype_name(index_type));
-  else if (value_type == OCAL_F64 && !ctx->fp64)
+  else if (value_type == OCAL_F64 && !ocal__context_fp64(ctx))
     s = OCAL_FAIL(OCAL_UNSUPPORTED, "OCAL_F64 needs double precision, which %s lacks; use OCAL_F32",
-                  ctx->info.name);
+                  ocal__context_info(ctx)->name);
   else
     s = ocal__csr_from_triplets(ctx, value_type, index_type, m.rows, m.cols, m.nnz, m.ri, m.cj,
                                 m.val, __func__, out);

@@ -3,6 +3,7 @@
 #define OCAL_SPARSE_INTERNAL_H
 
 #include "internal.h"
+#include "ocal.h" /* an area may call any area's public API; the core sees only its own */
 
 #define OCAL__CSR_MAGIC 0x6f637372u /* "ocsr" */
 

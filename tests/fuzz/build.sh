@@ -13,11 +13,11 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 cc=${CC:-clang-14}
 lib="$build/src/.libs/libocal_core.a"
 [ -f "$lib" ] || { echo "fuzz build: $lib is missing (make src/libocal_core.la there)"; exit 2; }
-libs=$(sed -n 's/^\(OPENCL_LIBS\|CLBLAST_LIBS\|CLFFT_LIBS\) = //p' "$build/Makefile" | tr '\n' ' ')
-for t in gen_params gen_body settings disk_cache tuning; do
+libs=$(sed -n 's/^\(OPENCL_LIBS\|CLBLAST_LIBS\|CLFFT_LIBS\|LAPACKE_LIBS\) = //p' "$build/Makefile" | tr '\n' ' ')
+for t in gen_params gen_body settings disk_cache tuning mtx; do
   echo "fuzz build: fuzz_$t"
   $cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$src/include" -I"$build/include" -I"$build" -I"$src/src/core" -I"$src/src/gen" -I"$src/src/kernel" \
-    -I"$src/src/blas" -I"$src/src/fft" \
+    -I"$src/src/blas" -I"$src/src/fft" -I"$src/src/sparse" \
     -o "$out/fuzz_$t" "$src/tests/fuzz/fuzz_$t.c" "$lib" $libs -lm -lpthread
 done

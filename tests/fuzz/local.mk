@@ -4,14 +4,15 @@
 # them (tests/fuzz/replay.sh). Included by the top-level Makefile.am.
 FUZZ_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core -I$(top_srcdir)/src/gen \
 	-I$(top_srcdir)/src/kernel \
-	-I$(top_srcdir)/src/blas -I$(top_srcdir)/src/fft
+	-I$(top_srcdir)/src/blas -I$(top_srcdir)/src/fft -I$(top_srcdir)/src/sparse
 FUZZ_LDADD = src/libocal_core.la $(OPENCL_LIBS) -lm
 FUZZ_REPLAYS = \
 	tests/fuzz/replay_gen_params \
 	tests/fuzz/replay_gen_body \
 	tests/fuzz/replay_settings \
 	tests/fuzz/replay_disk_cache \
-	tests/fuzz/replay_tuning
+	tests/fuzz/replay_tuning \
+	tests/fuzz/replay_mtx
 check_PROGRAMS += $(FUZZ_REPLAYS)
 TESTS += tests/fuzz/replay.sh
 tests_fuzz_replay_gen_params_SOURCES = tests/fuzz/fuzz_gen_params.c tests/fuzz/replay.c tests/fuzz/fuzz.h
@@ -29,5 +30,8 @@ tests_fuzz_replay_disk_cache_LDADD = $(FUZZ_LDADD)
 tests_fuzz_replay_tuning_SOURCES = tests/fuzz/fuzz_tuning.c tests/fuzz/replay.c tests/fuzz/fuzz.h
 tests_fuzz_replay_tuning_CPPFLAGS = $(FUZZ_CPPFLAGS)
 tests_fuzz_replay_tuning_LDADD = $(FUZZ_LDADD)
+tests_fuzz_replay_mtx_SOURCES = tests/fuzz/fuzz_mtx.c tests/fuzz/replay.c tests/fuzz/fuzz.h
+tests_fuzz_replay_mtx_CPPFLAGS = $(FUZZ_CPPFLAGS)
+tests_fuzz_replay_mtx_LDADD = $(FUZZ_LDADD)
 EXTRA_DIST += tests/fuzz/local.mk tests/fuzz/replay.sh tests/fuzz/build.sh tests/fuzz/corpus \
 	tests/fuzz/regress

@@ -5,7 +5,7 @@
 set -eu
 srcdir=$(cd "$(dirname "$0")" && pwd)
 status=0
-for t in gen_params gen_body settings disk_cache tuning; do
+for t in gen_params gen_body settings disk_cache tuning mtx; do
   set -- "$srcdir/corpus/$t"
   [ -d "$srcdir/regress/$t" ] && set -- "$@" "$srcdir/regress/$t"
   echo "replay $t: $*"

@@ -43,7 +43,7 @@ static int shared_state; /* 0: not yet; 1: created; -1: creation failed */
   } while (0)
 
 #define OK(expr) \
-  CHECK((st = (expr)) == OCAL_OK, "%s: %s: %s", #expr, ocal_status_string(st), ocal_last_error())
+  CHECK((st = (expr)) == OCAL_OK, "%s: %s: %s", #expr, ocal_status_name(st), ocal_last_error())
 
 typedef struct worker {
   int id;
@@ -120,7 +120,7 @@ static void round_of_work(worker *w, ocal_context ctx, int iter) {
   c = NULL;
 
   /* Random numbers: in range, and the same stream twice. */
-  OK(ocal_random_uniform(z, 1234 + (uint64_t)iter, 0, -2.0, 2.0));
+  OK(ocal_random_uniform(1234 + (uint64_t)iter, 0, -2.0, 2.0, z));
   OK(ocal_buffer_read(z, 0, n, back, NULL));
   for (size_t i = 0; i < n; i++) CHECK(back[i] >= -2.0f && back[i] < 2.0f, "uniform %zu", i);
 
@@ -222,13 +222,13 @@ static void *work(void *arg) {
   pthread_barrier_wait(&start_line);
   if (w->id == 0) {
     ocal_context made = NULL;
-    st = ocal_context_create(&made, NULL);
+    st = ocal_context_create(NULL, &made);
     pthread_mutex_lock(&shared_lock);
     shared = made;
     shared_state = st == OCAL_OK ? 1 : -1;
     pthread_cond_broadcast(&shared_ready);
     pthread_mutex_unlock(&shared_lock);
-    CHECK(st == OCAL_OK, "the shared context: %s: %s", ocal_status_string(st),
+    CHECK(st == OCAL_OK, "the shared context: %s: %s", ocal_status_name(st),
           ocal_last_error());
   } else if (!w->own_context) {
     pthread_mutex_lock(&shared_lock);
@@ -240,7 +240,7 @@ static void *work(void *arg) {
   for (int iter = 0; iter < iterations; iter++) {
     ocal_context ctx = NULL;
     if (w->own_context)
-      OK(ocal_context_create(&ctx, NULL));
+      OK(ocal_context_create(NULL, &ctx));
     else
       ctx = shared; /* published under shared_lock before this thread went on */
     round_of_work(w, ctx, iter);

@@ -100,7 +100,7 @@ double bench_now(void);
 int bench_fail(const char *what, ocal_status s);
 typedef ocal_status (*bench_fn)(void *arg);
 /* Seconds per call: a warm-up, then the best of three rounds of back-to-back calls ended by
- * ocal_finish, each round sized to about target_s (at least 3 calls). < 0 on failure. */
+ * ocal_context_finish, each round sized to about target_s (at least 3 calls). < 0 on failure. */
 double bench_time(bench_run *r, bench_fn fn, void *arg, double target_s);
 /* Device-to-device copy bandwidth (bytes read + written) of n floats, measured once per size
  * per run. < 0 on failure. */

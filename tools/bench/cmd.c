@@ -153,10 +153,10 @@ static int run_suites(bench_run *r, const bench_args *a, unsigned suites) {
   ocal_context_options o;
   ocal_context_options_init(&o);
   o.device = a->device;
-  ocal_status s = ocal_context_create(&r->ctx, &o);
+  ocal_status s = ocal_context_create(&o, &r->ctx);
   if (s != OCAL_OK) return bench_fail("creating a context", s);
   ocal_device_info d;
-  ocal_context_device(r->ctx, &d);
+  ocal_context_get_device_info(r->ctx, &d);
   bench_results *res = &r->res;
   snprintf(res->impl, sizeof res->impl, "ocal");
   snprintf(res->version, sizeof res->version, "%s", ocal_version_string());

@@ -14,24 +14,24 @@ double bench_now(void) {
 }
 
 int bench_fail(const char *what, ocal_status s) {
-  fprintf(stderr, "ocal bench: %s: %s: %s\n", what, ocal_status_string(s), ocal_last_error());
+  fprintf(stderr, "ocal bench: %s: %s: %s\n", what, ocal_status_name(s), ocal_last_error());
   return 1;
 }
 
 double bench_time(bench_run *r, bench_fn fn, void *arg, double target_s) {
   ocal_status s = fn(arg);
-  if (s == OCAL_OK) s = ocal_finish(r->ctx);
+  if (s == OCAL_OK) s = ocal_context_finish(r->ctx);
   double t0 = bench_now();
   if (s == OCAL_OK) s = fn(arg);
-  if (s == OCAL_OK) s = ocal_finish(r->ctx);
+  if (s == OCAL_OK) s = ocal_context_finish(r->ctx);
   double one = bench_now() - t0, best = one;
-  /* Rounds long enough to hide the launch of the first call and the final ocal_finish. */
+  /* Rounds long enough to hide the launch of the first call and the final ocal_context_finish. */
   double want = target_s / (one > 1e-7 ? one : 1e-7);
   long reps = want < 3 ? 3 : want > 100000 ? 100000 : (long)want;
   for (int round = 0; round < 3 && s == OCAL_OK; round++) {
     t0 = bench_now();
     for (long i = 0; i < reps && s == OCAL_OK; i++) s = fn(arg);
-    if (s == OCAL_OK) s = ocal_finish(r->ctx);
+    if (s == OCAL_OK) s = ocal_context_finish(r->ctx);
     double each = (bench_now() - t0) / (double)reps;
     if (each < best) best = each;
   }
@@ -48,7 +48,7 @@ typedef struct copy_arg {
 
 static ocal_status run_copy(void *p) {
   copy_arg *c = p;
-  return ocal_buffer_copy(c->dst, c->src);
+  return ocal_buffer_copy(c->src, c->dst);
 }
 
 double bench_copy_gbps(bench_run *r, size_t n) {

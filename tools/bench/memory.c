@@ -44,7 +44,7 @@ static int small_call(bench_run *r, const char *suite, const char *name, bench_f
   for (int i = 0; i < (r->quick ? 20 : 200) && s == OCAL_OK; i++) {
     double t0 = bench_now();
     s = run(arg);
-    if (s == OCAL_OK) s = ocal_finish(r->ctx);
+    if (s == OCAL_OK) s = ocal_context_finish(r->ctx);
     double t = bench_now() - t0;
     if (t < best) best = t;
   }
@@ -53,7 +53,7 @@ static int small_call(bench_run *r, const char *suite, const char *name, bench_f
   bench_add(r, suite, name, "f32", "1024", 1024, "call_queued", queued * 1e6, "us", -1, -1,
             "calls back to back");
   bench_add(r, suite, name, "f32", "1024", 1024, "call_roundtrip", best * 1e6, "us", -1, -1,
-            "one call and ocal_finish, best");
+            "one call and ocal_context_finish, best");
   return 0;
 }
 
@@ -153,9 +153,9 @@ int bench_suite_elementwise(bench_run *r) {
   for (int i = 0; i < 3 && s == OCAL_OK; i++)
     s = ocal_buffer_create(r->ctx, OCAL_F32, 1, &nmax, &whole[i]);
   if (s == OCAL_OK) s = ocal_buffer_create(r->ctx, OCAL_F32, 1, &row, &bias);
-  if (s == OCAL_OK) s = ocal_random_uniform(whole[0], 1, 0, -1, 1);
-  if (s == OCAL_OK) s = ocal_random_uniform(whole[1], 2, 0, -1, 1);
-  if (s == OCAL_OK) s = ocal_random_uniform(bias, 3, 0, -1, 1);
+  if (s == OCAL_OK) s = ocal_random_uniform(1, 0, -1, 1, whole[0]);
+  if (s == OCAL_OK) s = ocal_random_uniform(2, 0, -1, 1, whole[1]);
+  if (s == OCAL_OK) s = ocal_random_uniform(3, 0, -1, 1, bias);
   int rc = s != OCAL_OK ? bench_fail("elementwise buffers", s) : 0;
   FOR_SIZES(r, lg) {
     if (rc) break;
@@ -206,7 +206,7 @@ static ocal_status run_rd(void *p) {
   rd_arg *a = p;
   switch (a->op) {
     case RD_SUM: return ocal_sum(a->x, a->axis, a->out);
-    case RD_DOT: return ocal_vdot(a->x, a->y, a->axis, a->out);
+    case RD_DOT: return ocal_dot(a->x, a->y, a->axis, a->out);
     case RD_AMAX: return ocal_amax(a->x, a->axis, a->out);
     case RD_ARGMAX: return ocal_argmax(a->x, a->axis, a->index_out);
     case RD_MEAN: return ocal_mean(a->x, a->axis, a->out);

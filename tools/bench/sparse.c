@@ -102,7 +102,7 @@ static int one_spmv(bench_run *r, const char *name, const host_csr *h) {
   ocal_status st = ocal_csr_from_host(r->ctx, OCAL_F32, OCAL_I32, n, n, h->rp, h->ci, h->v, &s.a);
   if (st == OCAL_OK) st = ocal_buffer_create(r->ctx, OCAL_F32, 1, &n, &s.x);
   if (st == OCAL_OK) st = ocal_buffer_create(r->ctx, OCAL_F32, 1, &n, &s.y);
-  if (st == OCAL_OK) st = ocal_random_uniform(s.x, 5, 0, -1, 1);
+  if (st == OCAL_OK) st = ocal_random_uniform(5, 0, -1, 1, s.x);
   if (st != OCAL_OK) {
     bench_fail(name, st);
     goto done;
@@ -115,7 +115,7 @@ static int one_spmv(bench_run *r, const char *name, const host_csr *h) {
   double gbps = bytes / t / 1e9;
   double copy = bench_copy_gbps(r, (size_t)(bytes / 8));
   const char *kernel = "?";
-  ocal_csr_spmv_kernel(s.a, &kernel);
+  ocal_csr_get_spmv_kernel(s.a, &kernel);
   char size[48], note[64];
   snprintf(size, sizeof size, "%s:%zu", name, n);
   snprintf(note, sizeof note, "nnz %zu; kernel %s", h->nnz, kernel);
@@ -138,7 +138,7 @@ static int one_cg(bench_run *r, const host_csr *h, size_t g) {
   ocal_status st = ocal_csr_from_host(r->ctx, OCAL_F32, OCAL_I32, n, n, h->rp, h->ci, h->v, &a);
   if (st == OCAL_OK) st = ocal_buffer_create(r->ctx, OCAL_F32, 1, &n, &b);
   if (st == OCAL_OK) st = ocal_buffer_create(r->ctx, OCAL_F32, 1, &n, &x);
-  if (st == OCAL_OK) st = ocal_random_uniform(b, 9, 0, -1, 1);
+  if (st == OCAL_OK) st = ocal_random_uniform(9, 0, -1, 1, b);
   ocal_operator op;
   if (st == OCAL_OK) st = ocal_operator_from_csr(a, &op);
   if (st != OCAL_OK) {
@@ -152,14 +152,14 @@ static int one_cg(bench_run *r, const host_csr *h, size_t g) {
   o.max_iter = 10;
   ocal_cg_result res;
   ocal_cg(&op, b, x, &o, &res); /* warm-up: builds the kernels */
-  ocal_finish(r->ctx);
+  ocal_context_finish(r->ctx);
   size_t iters = r->quick ? 20 : 200;
   o.max_iter = iters;
   double best = 1e30;
   for (int round = 0; round < 3; round++) {
     double t0 = bench_now();
     st = ocal_cg(&op, b, x, &o, &res);
-    ocal_finish(r->ctx);
+    ocal_context_finish(r->ctx);
     double t = bench_now() - t0;
     if (st != OCAL_NOT_CONVERGED || res.iterations != iters) {
       bench_fail("cg", st);
@@ -184,7 +184,7 @@ done:
  * relative 1e-7 times ||A|| ~ 8). */
 static int one_lobpcg(bench_run *r, size_t g) {
   int fp64 = 0;
-  ocal_context_has_fp64(r->ctx, &fp64);
+  ocal_context_get_fp64(r->ctx, &fp64);
   if (!fp64) return 0;
   host_csr h = {0};
   if (laplacian(2, g, &h)) {
@@ -217,8 +217,8 @@ static int one_lobpcg(bench_run *r, size_t g) {
   double ev[8], rn[8], best = 1e30;
   ocal_lobpcg_result res = {0};
   for (int round = 0; round < (r->quick ? 1 : 2); round++) {
-    ocal_buffer_copy(x, xin);
-    ocal_finish(r->ctx);
+    ocal_buffer_copy(xin, x);
+    ocal_context_finish(r->ctx);
     double t0 = bench_now();
     st = ocal_lobpcg(&op, x, ev, rn, &o, &res);
     double t = bench_now() - t0;

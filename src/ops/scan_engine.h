@@ -2,8 +2,8 @@
  * src/ops/scan.c, which ocal_cumsum and ocal_gen_scan both run, and the kernels it launches
  * (cl/scan.cl, written once against an operation NAME and an input; the built-in operations
  * and a generated one are instances). Never installed. */
-#ifndef OCAL_OPS_ENGINE_H
-#define OCAL_OPS_ENGINE_H
+#ifndef OCAL_OPS_SCAN_ENGINE_H
+#define OCAL_OPS_SCAN_ENGINE_H
 
 #include "internal.h"
 
@@ -54,4 +54,4 @@ ocal_status ocal__scan_enqueue(const ocal__scan_job *job);
  * (NAME_LB_IPT in cl/scan.cl). */
 size_t ocal__scan_lookback_ipt(size_t result_bytes);
 
-#endif /* OCAL_OPS_ENGINE_H */
+#endif /* OCAL_OPS_SCAN_ENGINE_H */

@@ -1,0 +1,33 @@
+# ocal — the standalone benchmark programs of bench/ that are not part of `ocal bench` (those
+# are in tools/local.mk, which links them with the suites' library; an area's own benchmark
+# that needs its internals stays in that area's fragment). Included by the top-level
+# Makefile.am; appends to the variables defined there.
+
+# Allocation with and without the pool, transfer bandwidth (pageable, staged, pinned) and a
+# transfer/compute pipeline, as JSON lines; bench/memory_torch.py prints PyTorch's figures.
+noinst_PROGRAMS += bench/memory
+bench_memory_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
+EXTRA_DIST += bench/memory_torch.py
+TESTS += tests/bench_memory_quick.sh
+EXTRA_DIST += tests/bench_memory_quick.sh
+
+# VkFFT configurations compared on the fft suite's shapes.
+noinst_PROGRAMS += bench/fft_tune
+bench_fft_tune_LDADD = src/libocal.la -lm
+EXTRA_DIST += bench/fft_tune.sh
+
+# What limits the kernels on a GPU: ptxas registers and spills, local memory, and the speed of
+# the passes' access patterns as plain copies (OpenCL only, not ocal).
+noinst_PROGRAMS += bench/fft_fourstep_probe
+bench_fft_fourstep_probe_SOURCES = bench/fft_fourstep_probe.c
+bench_fft_fourstep_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
+bench_fft_fourstep_probe_LDADD = $(OPENCL_LIBS)
+
+# bench/gemm_mma_probe: cl/gemm_mma.cl's tensor-core kernels checked and timed on an NVIDIA GPU
+# (plain OpenCL, not libocal; exits 77 elsewhere). Not a test: bench/gemm_mma_round.sh runs it.
+noinst_PROGRAMS += bench/gemm_mma_probe
+bench_gemm_mma_probe_SOURCES = bench/gemm_mma_probe.c
+bench_gemm_mma_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
+bench_gemm_mma_probe_LDADD = $(OPENCL_LIBS) -lm
+EXTRA_DIST += bench/gemm_mma_round.sh bench/gemm_mma_clang_check.sh \
+	cl/gemm_mma.cl docs/tensor-cores.md
