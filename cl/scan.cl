@@ -1,6 +1,18 @@
 /* ocal — scans: inclusive and exclusive prefix sums and prefix maxima, over a whole buffer or
  * along one axis.
  *
+ * One engine for every scan: the kernels below are written once against an operation NAME
+ * (NAME_A the result type, NAME_cvt from T to A, NAME_op the combination, NAME_ID its neutral
+ * value, NAME_LB_IPT, NAME_BITS and NAME_FROM_BITS for the look-back) and against where the
+ * values come from (OCAL_IN_PARAMS, the kernel parameters that name the input, and
+ * OCAL_LOAD(NAME, i), the value at flat index i of the (outer, R, inner) block). The built-in
+ * operations sum and maximum are instances defined here, reading a buffer x from element
+ * xoff. ocal_gen_scan (src/gen) writes a prologue of #defines and functions that defines the
+ * operation `user` from the user's strings and its own OCAL_IN_PARAMS / OCAL_LOAD (the
+ * user's arguments and input expression), and builds this same file with -DOCAL_ONLY_user:
+ * one host planner (src/ops/scan.c) runs both, so a generated "a + b" scan of x[i] is
+ * ocal_cumsum bit for bit.
+ *
  * Built once per input element type T (-DT=... -DOCAL_DTYPE_<name>). The host views the
  * input as a row-major (outer, R, inner) block and scans along R; results have type A:
  * sums of floats are T, sums of integers are 64-bit (the bits of i64 or u64: two's
@@ -82,20 +94,30 @@ maximum_A maximum_op(maximum_A a, maximum_A b) { return (isnan(a) || a > b) ? a 
 maximum_A maximum_op(maximum_A a, maximum_A b) { return max(a, b); }
 #endif
 
+/* ---- where the values come from ------------------------------------------------------- */
+/* The built-in scans read x[xoff + i]; a generated scan's prologue defines its own. ACC_LOAD
+ * reads an array of results (the pieces' totals of the three-pass plans). */
+#ifndef OCAL_IN_PARAMS
+#define OCAL_IN_PARAMS __global const T *x, const ulong xoff
+#define OCAL_LOAD(NAME, i) NAME##_cvt(x[xoff + (i)])
+#endif
+#define ACC_PARAMS(NAME) __global const NAME##_A *x, const ulong xoff
+#define ACC_LOAD(NAME, i) NAME##_acc_cvt(x[xoff + (i)])
+
 /* ---- contiguous rows ---------------------------------------------------------------- */
 
 /* Launch 1: P[g] = the combination of piece c = g % chunks of row o = g / chunks. */
 #define CONTIG_REDUCE(NAME)                                                                \
-  __kernel void NAME##_contig_reduce(__global const T *x, const ulong xoff, const ulong R, \
+  __kernel void NAME##_contig_reduce(OCAL_IN_PARAMS, const ulong R,                        \
                                      const ulong chunks, const ulong clen,                 \
                                      __global NAME##_A *P) {                                \
     __local NAME##_A sums[OCAL_WG_MAX];                                                     \
     const uint lid = get_local_id(0), L = get_local_size(0);                               \
     const ulong g = get_group_id(0), o = g / chunks, c = g % chunks;                       \
     const ulong r0 = c * clen, r1 = r0 + clen < R ? r0 + clen : R;                         \
-    __global const T *row = x + xoff + o * R;                                              \
+    const ulong base = o * R;                                                              \
     NAME##_A a = NAME##_ID;                                                                \
-    for (ulong r = r0 + lid; r < r1; r += L) a = NAME##_op(a, NAME##_cvt(row[r]));         \
+    for (ulong r = r0 + lid; r < r1; r += L) a = NAME##_op(a, OCAL_LOAD(NAME, base + r));  \
     sums[lid] = a;                                                                         \
     barrier(CLK_LOCAL_MEM_FENCE);                                                          \
     for (uint h = L >> 1; h > 0; h >>= 1) {                                                \
@@ -106,9 +128,9 @@ maximum_A maximum_op(maximum_A a, maximum_A b) { return max(a, b); }
   }
 
 /* Launch 3 (and 2, reading A): scans piece c of row o in tiles, starting from P[g] when
- * chunks > 1. in may equal out (in place) when IN is A. */
-#define CONTIG_TILES(KNAME, NAME, IN, CVT)                                                 \
-  __kernel void KNAME(__global const IN *x, const ulong xoff, __global NAME##_A *out,       \
+ * chunks > 1. in may equal out (in place) when reading results (ACC_LOAD). */
+#define CONTIG_TILES(KNAME, NAME, PARAMS, LOAD)                                            \
+  __kernel void KNAME(PARAMS, __global NAME##_A *out,                                       \
                       const ulong ooff, const ulong R, const ulong chunks, const ulong clen, \
                       __global const NAME##_A *P, const int exclusive) {                    \
     __local NAME##_A tile[TILE_WORDS];                                                      \
@@ -116,14 +138,14 @@ maximum_A maximum_op(maximum_A a, maximum_A b) { return max(a, b); }
     const uint lid = get_local_id(0), L = get_local_size(0);                               \
     const ulong g = get_group_id(0), o = g / chunks, c = g % chunks;                       \
     const ulong r0 = c * clen, r1 = r0 + clen < R ? r0 + clen : R;                         \
-    __global const IN *xrow = x + xoff + o * R;                                            \
+    const ulong base = o * R;                                                              \
     __global NAME##_A *orow = out + ooff + o * R;                                          \
     NAME##_A carry = chunks > 1 ? P[g] : NAME##_ID;                                         \
     const uint tile_len = L * IPT;                                                         \
     for (ulong t0 = r0; t0 < r1; t0 += tile_len) {                                          \
       const uint m = (uint)(r1 - t0 < tile_len ? r1 - t0 : tile_len);                      \
       for (uint k = lid; k < tile_len; k += L)                                             \
-        tile[PAD(k)] = k < m ? CVT(xrow[t0 + k]) : NAME##_ID;                               \
+        tile[PAD(k)] = k < m ? LOAD(NAME, base + t0 + k) : NAME##_ID;                      \
       barrier(CLK_LOCAL_MEM_FENCE);                                                        \
       NAME##_A v[IPT];                                                                     \
       NAME##_A run = NAME##_ID;                                                             \
@@ -247,7 +269,7 @@ ulong lb_load(volatile __global uint *w) {
 }
 
 #define CONTIG_LOOKBACK(NAME)                                                               \
-  __kernel void NAME##_lookback(__global const T *x, const ulong xoff,                      \
+  __kernel void NAME##_lookback(OCAL_IN_PARAMS,                                             \
                                 __global NAME##_A *out, const ulong ooff, const ulong R,    \
                                 const ulong tiles, __global uint *state, const ulong cap,   \
                                 const uint ticket_base, const uint epoch,                   \
@@ -266,10 +288,10 @@ ulong lb_load(volatile __global uint *w) {
     const uint tile_len = L * NAME##_LB_IPT;                                                          \
     const ulong t0 = c * tile_len;                                                          \
     const uint m = (uint)(R - t0 < tile_len ? R - t0 : tile_len);                           \
-    __global const T *xrow = x + xoff + o * R;                                              \
+    const ulong base = o * R;                                                               \
     __global NAME##_A *orow = out + ooff + o * R;                                           \
     for (uint k = lid; k < tile_len; k += L)                                                \
-      tile[PAD(k)] = k < m ? NAME##_cvt(xrow[t0 + k]) : NAME##_ID;                          \
+      tile[PAD(k)] = k < m ? OCAL_LOAD(NAME, base + t0 + k) : NAME##_ID;                    \
     barrier(CLK_LOCAL_MEM_FENCE);                                                           \
     NAME##_A val[NAME##_LB_IPT];                                                                      \
     NAME##_A run = NAME##_ID;                                                               \
@@ -358,22 +380,22 @@ ulong lb_load(volatile __global uint *w) {
 /* ---- any inner ------------------------------------------------------------------------ */
 
 #define STRIDED_REDUCE(NAME)                                                                \
-  __kernel void NAME##_strided_reduce(__global const T *x, const ulong xoff, const ulong outer, \
+  __kernel void NAME##_strided_reduce(OCAL_IN_PARAMS, const ulong outer,                   \
                                       const ulong R, const ulong inner, const ulong chunks,  \
                                       const ulong clen, __global NAME##_A *P) {             \
     const ulong total = outer * chunks * inner;                                             \
     for (ulong t = get_global_id(0); t < total; t += get_global_size(0)) {                  \
       const ulong j = t % inner, q = t / inner, s = q % chunks, o = q / chunks;             \
       const ulong r0 = s * clen, r1 = r0 + clen < R ? r0 + clen : R;                        \
-      ulong p = xoff + (o * R + r0) * inner + j;                                            \
+      ulong p = (o * R + r0) * inner + j;                                                   \
       NAME##_A a = NAME##_ID;                                                               \
-      for (ulong r = r0; r < r1; r++, p += inner) a = NAME##_op(a, NAME##_cvt(x[p]));       \
+      for (ulong r = r0; r < r1; r++, p += inner) a = NAME##_op(a, OCAL_LOAD(NAME, p));     \
       P[t] = a;                                                                             \
     }                                                                                       \
   }
 
-#define STRIDED_SCAN(KNAME, NAME, IN, CVT)                                                  \
-  __kernel void KNAME(__global const IN *x, const ulong xoff, __global NAME##_A *out,        \
+#define STRIDED_SCAN(KNAME, NAME, PARAMS, LOAD)                                             \
+  __kernel void KNAME(PARAMS, __global NAME##_A *out,                                        \
                       const ulong ooff, const ulong outer, const ulong R, const ulong inner, \
                       const ulong chunks, const ulong clen, __global const NAME##_A *P,     \
                       const int exclusive) {                                                \
@@ -382,10 +404,10 @@ ulong lb_load(volatile __global uint *w) {
       const ulong j = t % inner, q = t / inner, s = q % chunks, o = q / chunks;             \
       const ulong r0 = s * clen, r1 = r0 + clen < R ? r0 + clen : R;                        \
       const ulong base = (o * R + r0) * inner + j;                                          \
-      ulong p = xoff + base, w = ooff + base;                                               \
+      ulong p = base, w = ooff + base;                                                      \
       NAME##_A run = chunks > 1 ? P[t] : NAME##_ID;                                         \
       for (ulong r = r0; r < r1; r++, p += inner, w += inner) {                             \
-        NAME##_A next = NAME##_op(run, CVT(x[p]));                                          \
+        NAME##_A next = NAME##_op(run, LOAD(NAME, p));                                      \
         out[w] = exclusive ? run : next;                                                    \
         run = next;                                                                         \
       }                                                                                     \
@@ -401,12 +423,12 @@ ulong lb_load(volatile __global uint *w) {
 #define SCAN_K_contig_reduce(NAME)
 #endif
 #if defined(OCAL_KERNEL_tiles) || !defined(OCAL_KERNEL)
-#define SCAN_K_tiles(NAME) CONTIG_TILES(NAME##_tiles, NAME, T, NAME##_cvt)
+#define SCAN_K_tiles(NAME) CONTIG_TILES(NAME##_tiles, NAME, OCAL_IN_PARAMS, OCAL_LOAD)
 #else
 #define SCAN_K_tiles(NAME)
 #endif
 #if defined(OCAL_KERNEL_tiles_acc) || !defined(OCAL_KERNEL)
-#define SCAN_K_tiles_acc(NAME) CONTIG_TILES(NAME##_tiles_acc, NAME, NAME##_A, NAME##_acc_cvt)
+#define SCAN_K_tiles_acc(NAME) CONTIG_TILES(NAME##_tiles_acc, NAME, ACC_PARAMS(NAME), ACC_LOAD)
 #else
 #define SCAN_K_tiles_acc(NAME)
 #endif
@@ -416,7 +438,7 @@ ulong lb_load(volatile __global uint *w) {
 #define SCAN_K_strided_reduce(NAME)
 #endif
 #if defined(OCAL_KERNEL_strided) || !defined(OCAL_KERNEL)
-#define SCAN_K_strided(NAME) STRIDED_SCAN(NAME##_strided, NAME, T, NAME##_cvt)
+#define SCAN_K_strided(NAME) STRIDED_SCAN(NAME##_strided, NAME, OCAL_IN_PARAMS, OCAL_LOAD)
 #else
 #define SCAN_K_strided(NAME)
 #endif
@@ -426,7 +448,7 @@ ulong lb_load(volatile __global uint *w) {
 #define SCAN_K_lookback(NAME)
 #endif
 #if defined(OCAL_KERNEL_strided_acc) || !defined(OCAL_KERNEL)
-#define SCAN_K_strided_acc(NAME) STRIDED_SCAN(NAME##_strided_acc, NAME, NAME##_A, NAME##_acc_cvt)
+#define SCAN_K_strided_acc(NAME) STRIDED_SCAN(NAME##_strided_acc, NAME, ACC_PARAMS(NAME), ACC_LOAD)
 #else
 #define SCAN_K_strided_acc(NAME)
 #endif
@@ -444,4 +466,8 @@ SCAN_KERNELS(sum)
 #endif
 #if defined(OCAL_ONLY_maximum) || !defined(OCAL_ONLY)
 SCAN_KERNELS(maximum)
+#endif
+/* A generated scan's operation (its prologue defines user_A, user_op, ...). */
+#if defined(OCAL_ONLY_user)
+SCAN_KERNELS(user)
 #endif

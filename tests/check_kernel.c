@@ -1,4 +1,4 @@
-/* ocal tests — raw kernels (include/ocal/kernel.h, src/gen/kernel.c): programs built from
+/* ocal tests — raw kernels (include/ocal/kernel.h, src/kernel/kernel.c): programs built from
  * strings and files, kernels over 1-, 2- and 3-D ranges of odd sizes, scalars of every
  * element type, local memory, the build log with the user's line numbers, argument and
  * launch-size errors, and a disk-cache hit in a second (exec'ed) process. */

@@ -1,12 +1,14 @@
-/* ocal — kernels generated from the user's expressions: elementwise, reduction, scan.
+/* ocal — kernels generated from the user's expressions: elementwise, reduction, scan: the
+ * generator objects, their builds and their runs (string building is source.c, expression
+ * rewriting rewrite.c, argument marshalling args.c).
  *
  * Each generator writes one OpenCL C program from the argument list and the expressions,
  * builds it through the context's caches (memory, then disk, then the compiler) as ocal's
- * own kernels are built, and keeps its kernels. The reduction and the scan are the same
- * trees as ocal_sum and ocal_cumsum (cl/reduce.cl, cl/scan.cl) with the user's map and
- * combining expressions in place of the built-in operations, so they run at the same speed;
- * the host plans (work-group sizes, chunks per row) are those of src/ops/reduce.c and
- * src/ops/scan.c.
+ * own kernels are built, and keeps its kernels. A scan is cl/scan.cl itself behind a
+ * generated prologue, planned and launched by the scan engine that runs ocal_cumsum
+ * (src/ops/scan_engine.h). A reduction is still written here as the same trees as ocal_sum's
+ * (cl/reduce.cl) with the user's map and combining expressions in place of the built-in
+ * operations, and planned as src/ops/reduce.c plans them.
  *
  * Pointer arguments are passed as (memory, offset in elements) and rebased at the top of
  * every kernel, so views work and the user's expressions index from the view's start. */
@@ -20,131 +22,11 @@
 
 #define GEN_MAGIC 0x6f67656eu /* "ogen" */
 #define WG_MAX 256            /* the generated kernels' local arrays are sized for this */
-#define SCAN_IPT 8            /* scan: elements per work-item per tile */
 #define OCAL__GEN_MAX_VEC_ARGS 32
 
-typedef enum { GEN_ELEMENTWISE, GEN_REDUCTION, GEN_SCAN } gen_kind;
-
-enum { K_EW_FLAT, K_EW_WIDE, K_CONTIG = 0, K_STRIDED, K_MERGE_STRIDED, K_MERGE_GROUP, K_COUNT };
-/* The scan's kernels: cl/scan.cl's six (contiguous rows in tiles, and a work-item per
- * column), the user's input in place of the element loads. */
-enum { K_SCAN_REDUCE = 0, K_SCAN_TILES, K_SCAN_TILES_ACC, K_SCAN_STRIDED_REDUCE, K_SCAN_STRIDED,
-       K_SCAN_STRIDED_ACC, K_SCAN_LOOKBACK, K_SCAN_COUNT };
-#define K_MAX ((int)K_COUNT > (int)K_SCAN_COUNT ? (int)K_COUNT : (int)K_SCAN_COUNT)
 static const char *const reduction_kernels[K_COUNT] = {"ocal_red_contig", "ocal_red_strided",
                                                        "ocal_red_merge_strided",
                                                        "ocal_red_merge_group"};
-static const char *const scan_kernels[K_SCAN_COUNT] = {
-    "ocal_scan_reduce",         "ocal_scan_tiles",   "ocal_scan_tiles_acc",
-    "ocal_scan_strided_reduce", "ocal_scan_strided", "ocal_scan_strided_acc",
-    "ocal_scan_lookback"};
-
-struct ocal_gen_s {
-  uint32_t magic;
-  gen_kind kind;
-  ocal_context ctx;
-  ocal_dtype dtype; /* reduction and scan: the values' type */
-  int exclusive;
-  size_t state_bytes; /* reduction: bytes of one partial state */
-  ocal__gen_param *params;
-  int nparams;
-  char *source;
-  char *full_source;   /* source plus the vector form, for ocal_gen_get_source */
-  ocal__kernel *vec;   /* elementwise: the 4-wide form, NULL when the body has none */
-  ocal__kernel *kernels[K_MAX]; /* built on first use (gen_kernel), NULL before */
-  const char *const *kernel_names; /* reduction and scan: the names of kernels[] */
-  pthread_mutex_t klock; /* guards kernels[] while one is built */
-  pthread_mutex_t lock; /* guards scratch across the launches of one run */
-  cl_mem scratch;
-  size_t scratch_bytes;
-  ocal__lookback lb; /* scan: the single pass's tile states */
-};
-
-/* ---- writing source ------------------------------------------------------------------ */
-
-typedef struct {
-  char *text;
-  size_t len, cap;
-  int lines; /* newlines written so far */
-  int failed;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void sb_add(sbuf *b, const char *fmt, ...) {
-  if (b->failed) return;
-  va_list ap;
-  va_start(ap, fmt);
-  va_list ap2;
-  va_copy(ap2, ap);
-  int need = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (need < 0 || b->len + (size_t)need + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (need >= 0 && b->len + (size_t)need + 1 > cap) cap *= 2;
-    char *bigger = need < 0 ? NULL : realloc(b->text, cap);
-    if (!bigger) {
-      b->failed = 1;
-      va_end(ap2);
-      return;
-    }
-    b->text = bigger;
-    b->cap = cap;
-  }
-  vsnprintf(b->text + b->len, b->cap - b->len, fmt, ap2);
-  va_end(ap2);
-  for (size_t k = b->len; k < b->len + (size_t)need; k++)
-    if (b->text[k] == '\n') b->lines++;
-  b->len += (size_t)need;
-}
-
-/* The user's text under its own file name, so that compiler messages name it ("map:1:5:
- * error: ..."); then back to the generated lines' own numbers. */
-static void sb_user(sbuf *b, const char *label, const char *text) {
-  sb_add(b, "#line 1 \"%s\"\n%s\n", label, text);
-  sb_add(b, "#line %d \"ocal-generated\"\n", b->lines + 2);
-}
-
-static int uses_double(ocal_dtype d) { return d == OCAL_F64 || d == OCAL_C64; }
-
-static void sb_header(sbuf *b, const char *what, const ocal_gen g, const char *preamble) {
-  int fp64 = uses_double(g->dtype) && g->kind != GEN_ELEMENTWISE;
-  for (int k = 0; k < g->nparams; k++) fp64 |= uses_double(g->params[k].dtype);
-  sb_add(b, "/* ocal generated %s kernel */\n", what);
-  if (fp64) sb_add(b, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
-  if (preamble && preamble[0]) sb_user(b, "preamble", preamble);
-}
-
-/* The parameter list: "const ulong n, __global const float *x_ocal_base, const ulong
- * x_ocal_off, const float a, ..." (n is the index count). */
-static void sb_params_q(sbuf *b, const ocal_gen g, const char *qual) {
-  for (int k = 0; k < g->nparams; k++) {
-    const ocal__gen_param *p = &g->params[k];
-    const char *t = ocal__dtype_cl_type(p->dtype);
-    if (p->pointer)
-      sb_add(b, ", __global %s%s *%s%s_ocal_base, const ulong %s_ocal_off",
-             p->is_const ? "const " : "", t, qual, p->name, p->name);
-    else
-      sb_add(b, ", const %s %s", t, p->name);
-  }
-}
-static void sb_params(sbuf *b, const ocal_gen g) { sb_params_q(b, g, ""); }
-
-static void sb_rebase_q(sbuf *b, const ocal_gen g, const char *qual) {
-  for (int k = 0; k < g->nparams; k++) {
-    const ocal__gen_param *p = &g->params[k];
-    if (p->pointer)
-      sb_add(b, "  __global %s%s *%sconst %s = %s_ocal_base + %s_ocal_off;\n",
-             p->is_const ? "const " : "", ocal__dtype_cl_type(p->dtype), qual, p->name, p->name,
-             p->name);
-  }
-  /* Arguments the expressions do not use are fine: no warnings are errors in OpenCL C. */
-}
-static void sb_rebase(sbuf *b, const ocal_gen g) { sb_rebase_q(b, g, ""); }
 
 /* ---- creation ------------------------------------------------------------------------ */
 
@@ -202,7 +84,7 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
   }
   if (g->nparams > OCAL_GEN_MAX_ARGS) {
     /* Refused here, not at every run: each pointer takes two kernel arguments (the buffer
-     * and its offset) beside the generated kernels' own, within MAX_CL_ARGS. */
+     * and its offset) beside the generated kernels' own, within OCAL__GEN_MAX_CL_ARGS. */
     status = ocal__fail(OCAL_UNSUPPORTED, func,
                         "the argument list declares %d arguments; a generator takes at most %d "
                         "(OCAL_GEN_MAX_ARGS): pass more data in fewer buffers",
@@ -211,7 +93,7 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
     return status;
   }
   for (int k = 0; k < g->nparams; k++)
-    if (uses_double(g->params[k].dtype) && !ctx->fp64) {
+    if (ocal__gen_uses_double(g->params[k].dtype) && !ctx->fp64) {
       /* The message quotes the parameter: format it before the generator is freed. */
       status = ocal__fail(OCAL_UNSUPPORTED, func,
                           "argument '%s' is %s, but device '%s' has %s", g->params[k].name,
@@ -222,7 +104,7 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
       gen_free(g);
       return status;
     }
-  if (kind != GEN_ELEMENTWISE && uses_double(dtype) && !ctx->fp64) {
+  if (kind != GEN_ELEMENTWISE && ocal__gen_uses_double(dtype) && !ctx->fp64) {
     gen_free(g);
     return ocal__fail(OCAL_UNSUPPORTED, func, "device '%s' has no double precision",
                       ctx->info.name);
@@ -235,10 +117,10 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
 
 /* Appends the generated source with line numbers to the last error (after a build
  * failure, whose log counts lines of it). */
-static void append_numbered(const char *src) {
+static void append_numbered(const char *src, size_t upto) {
   ocal__append_error("\ngenerated source:\n");
   int line = 1;
-  for (const char *p = src; *p;) {
+  for (const char *p = src; *p && p < src + upto;) {
     const char *e = strchr(p, '\n');
     size_t len = e ? (size_t)(e - p) : strlen(p);
     ocal__append_error("%4d| %.*s\n", line++, (int)len, p);
@@ -253,7 +135,7 @@ static void append_numbered(const char *src) {
  * the start of a line to the "}" that closes it at the start of a line. Returns a malloc'ed
  * text, NULL when out of memory. */
 static char *wrap_kernels(const char *src, const char *const *names, int count) {
-  sbuf b = {0};
+  ocal__sbuf b = {0};
   const char *p = src;
   for (;;) {
     const char *best = NULL;
@@ -268,11 +150,11 @@ static char *wrap_kernels(const char *src, const char *const *names, int count) 
     const char *end = strstr(best, "\n}\n");
     if (!end) break;
     end += 3; /* after "\n}\n" */
-    sb_add(&b, "%.*s\n#if !defined(OCAL_GEN_ONLY) || defined(OCAL_GEN_%s)%.*s#endif\n",
+    ocal__sb_add(&b, "%.*s\n#if !defined(OCAL_GEN_ONLY) || defined(OCAL_GEN_%s)%.*s#endif\n",
            (int)(best - p), p, names[which], (int)(end - best), best);
     p = end;
   }
-  sb_add(&b, "%s", p);
+  ocal__sb_add(&b, "%s", p);
   if (b.failed) {
     free(b.text);
     return NULL;
@@ -284,8 +166,17 @@ static char *wrap_kernels(const char *src, const char *const *names, int count) 
  * options; reductions and scans) or the whole source (elementwise). */
 static ocal_status gen_get(const char *func, ocal_gen g, const char *name, int alone,
                            ocal__kernel **k) {
-  char options[128] = "";
-  if (alone) snprintf(options, sizeof options, "-DOCAL_GEN_ONLY -DOCAL_GEN_%s", name);
+  char options[160] = "", kname[64];
+  if (g->kind == GEN_SCAN) {
+    /* cl/scan.cl with the prologue's operation `user`, its kernel `name` alone. */
+    snprintf(options, sizeof options,
+             "-DOCAL_DTYPE_%s -DOCAL_ONLY -DOCAL_ONLY_user -DOCAL_KERNEL -DOCAL_KERNEL_%s",
+             ocal_dtype_name(g->dtype), name);
+    snprintf(kname, sizeof kname, "user_%s", name);
+    name = kname;
+  } else if (alone) {
+    snprintf(options, sizeof options, "-DOCAL_GEN_ONLY -DOCAL_GEN_%s", name);
+  }
   ocal__program *program;
   const char *label = g->kind == GEN_ELEMENTWISE ? "generated elementwise kernel"
                       : g->kind == GEN_REDUCTION  ? "generated reduction kernel"
@@ -293,7 +184,7 @@ static ocal_status gen_get(const char *func, ocal_gen g, const char *name, int a
   ocal_status status = ocal__program_get_from(g->ctx, label, g->source, options, &program, NULL, func);
   if (status == OCAL_BUILD_FAILED) {
     ocal__append_error("\n(in %s)", func);
-    append_numbered(g->source);
+    append_numbered(g->source, g->own_len ? g->own_len : strlen(g->source));
     return status;
   }
   if (status == OCAL_OK) status = ocal__kernel_get_for(g->ctx, program, name, k, func);
@@ -313,7 +204,7 @@ static ocal_status gen_kernel(const char *func, ocal_gen g, int idx, ocal__kerne
 /* Stores the source. Elementwise: builds it and fetches the named kernels. Reductions and
  * scans: wraps each kernel (wrap_kernels) and builds kernel `first` only, which checks the
  * user's expressions now; the others are built when a plan first launches them. */
-static ocal_status gen_build(const char *func, ocal_gen g, sbuf *b, const char *const *names,
+static ocal_status gen_build(const char *func, ocal_gen g, ocal__sbuf *b, const char *const *names,
                              int count, int first) {
   if (b->failed) {
     free(b->text);
@@ -334,171 +225,42 @@ static ocal_status gen_build(const char *func, ocal_gen g, sbuf *b, const char *
   return gen_kernel(func, g, first, &k);
 }
 
-/* ---- the 4-wide form of an elementwise body ---------------------------------------------
- * ocal_axpy streams at the copy bandwidth on GPUs with one 16-byte load per buffer and
- * work-item; scalar code does not (H200: 3.4-3.8 TB/s against 4.37). So when a body can be
- * evaluated four elements at a time with the same result, ocal writes that form too: every
- * `p[i]` becomes a 4-vector variable, loaded before the body and stored after it. The body
- * must pass a whitelist that keeps the meaning the same: all arguments of one type; only
- * arithmetic operators, assignments, parentheses and commas; numbers (float literals with
- * the f suffix for float, so that no double arithmetic is skipped); `p[i]` subscripts of
- * pointer arguments; scalar arguments; and componentwise built-in functions. No relational
- * or logical operators (vectors give -1 for true), no casts, no other use of `i`. A body
- * that passes but does not compile (a helper function taking scalars) falls back to the
- * scalar form. */
-
-static const char *const vec_functions[] = {
-    "fma", "mad", "fmin", "fmax", "min", "max", "clamp", "exp", "exp2", "exp10", "expm1",
-    "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "asin",
-    "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "abs",
-    "pow", "pown", "powr", "floor", "ceil", "round", "trunc", "rint", "copysign", "hypot",
-    "erf", "erfc", "tgamma", "lgamma", "fmod", "mix", "sign", "native_exp", "native_log",
-    "native_sqrt", "native_rsqrt", "native_sin", "native_cos", "native_recip",
-    "native_divide", "half_exp", NULL};
-
-typedef struct {
-  int read, written; /* per pointer argument */
-} vec_use;
-
-/* Returns a malloc'ed rewritten body, or NULL when the body has no 4-wide form. */
-static char *vectorize_body(const ocal_gen g, const char *body, vec_use *use) {
-  ocal_dtype t = OCAL_DTYPE_COUNT;
-  for (int k = 0; k < g->nparams; k++) {
-    if (k == 0) t = g->params[k].dtype;
-    if (g->params[k].dtype != t) return NULL;
-  }
-  if (t == OCAL_DTYPE_COUNT || ocal__dtype_is_complex(t)) return NULL;
-  int is_float = ocal__dtype_is_float(t);
-  size_t len = strlen(body), cap = 2 * len + 64 * (size_t)(g->nparams + 1), o = 0;
-  char *out = malloc(cap + 1);
-  if (!out) return NULL;
-  memset(use, 0, (size_t)g->nparams * sizeof *use);
-  size_t p = 0;
-#define VEC_FAIL() do { free(out); return NULL; } while (0)
-  while (p < len) {
-    char c = body[p];
-    if (isspace((unsigned char)c)) {
-      out[o++] = c;
-      p++;
-    } else if (isalpha((unsigned char)c) || c == '_') {
-      size_t q = p;
-      while (q < len && (isalnum((unsigned char)body[q]) || body[q] == '_')) q++;
-      size_t wl = q - p;
-      int k = -1;
-      for (int j = 0; j < g->nparams; j++)
-        if (strlen(g->params[j].name) == wl && strncmp(body + p, g->params[j].name, wl) == 0) k = j;
-      if (k >= 0 && g->params[k].pointer) {
-        /* exactly NAME [ i ] */
-        size_t r = q;
-        while (r < len && isspace((unsigned char)body[r])) r++;
-        if (r >= len || body[r] != '[') VEC_FAIL();
-        r++;
-        while (r < len && isspace((unsigned char)body[r])) r++;
-        if (r >= len || body[r] != 'i') VEC_FAIL();
-        r++;
-        while (r < len && isspace((unsigned char)body[r])) r++;
-        if (r >= len || body[r] != ']') VEC_FAIL();
-        r++;
-        /* What follows: a plain '=' writes; an 'op=' reads and writes; else a read. */
-        size_t f = r;
-        while (f < len && isspace((unsigned char)body[f])) f++;
-        if (f < len && body[f] == '=' && body[f + 1] != '=') {
-          use[k].written = 1;
-        } else if (f + 1 < len && strchr("+-*/", body[f]) && body[f + 1] == '=') {
-          use[k].written = 1;
-          use[k].read = 1;
-        } else {
-          use[k].read = 1;
-        }
-        o += (size_t)sprintf(out + o, "%s_ocal_v", g->params[k].name);
-        p = r;
-        continue;
-      }
-      int ok = k >= 0; /* a scalar argument */
-      if (!ok) {
-        size_t r = q;
-        while (r < len && isspace((unsigned char)body[r])) r++;
-        for (int j = 0; !ok && vec_functions[j]; j++)
-          ok = strlen(vec_functions[j]) == wl && strncmp(body + p, vec_functions[j], wl) == 0 &&
-               r < len && body[r] == '(';
-      }
-      if (!ok) VEC_FAIL();
-      memcpy(out + o, body + p, wl);
-      o += wl;
-      p = q;
-    } else if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)body[p + 1]))) {
-      size_t q = p;
-      int fl = 0;
-      while (q < len && (isalnum((unsigned char)body[q]) || body[q] == '.' ||
-                         ((body[q] == '+' || body[q] == '-') && (body[q - 1] == 'e' || body[q - 1] == 'E')))) {
-        if (body[q] == '.' || body[q] == 'e' || body[q] == 'E') fl = 1;
-        q++;
-      }
-      char last = body[q - 1];
-      if (body[p] == '0' && (body[p + 1] == 'x' || body[p + 1] == 'X')) VEC_FAIL();
-      if (fl || last == 'f' || last == 'F') {
-        /* a float literal: only in float bodies, only with the f suffix */
-        if (t != OCAL_F32 || (last != 'f' && last != 'F')) {
-          if (!(t == OCAL_F64 && last != 'f' && last != 'F')) VEC_FAIL();
-        }
-      } else if (!isdigit((unsigned char)last) || q - p > 9) {
-        VEC_FAIL(); /* suffixes (u, l) and literals that may be long: the scalar form */
-      }
-      (void)is_float;
-      memcpy(out + o, body + p, q - p);
-      o += q - p;
-      p = q;
-    } else if (strchr("+-*/=(),;", c)) {
-      if (c == '=' && body[p + 1] == '=') VEC_FAIL();
-      out[o++] = c;
-      p++;
-    } else {
-      VEC_FAIL(); /* < > ! & | ^ ~ % ? : [ ] { } . and anything else */
-    }
-    if (o + 64 > cap) VEC_FAIL();
-  }
-#undef VEC_FAIL
-  out[o] = '\0';
-  return out;
-}
-
-/* Writes and builds the 4-wide program; leaves g->vec NULL when there is none. */
 static void build_vector_form(ocal_gen g, const char *body, const char *preamble) {
-  vec_use use[OCAL__GEN_MAX_VEC_ARGS];
+  ocal__vec_use use[OCAL__GEN_MAX_VEC_ARGS];
   if (g->nparams == 0 || g->nparams > OCAL__GEN_MAX_VEC_ARGS) return;
-  char *vbody = vectorize_body(g, body, use);
+  char *vbody = ocal__gen_vectorize_body(g, body, use);
   if (!vbody) return;
   const char *t = ocal__dtype_cl_type(g->params[0].dtype);
-  sbuf b = {0};
-  sb_header(&b, "elementwise (4-wide form)", g, preamble);
-  sb_add(&b, "__kernel void ocal_elementwise_vec(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ") {\n");
-  sb_rebase(&b, g);
-  sb_add(&b,
+  ocal__sbuf b = {0};
+  ocal__sb_header(&b, "elementwise (4-wide form)", g, preamble);
+  ocal__sb_add(&b, "__kernel void ocal_elementwise_vec(const ulong n");
+  ocal__sb_params(&b, g);
+  ocal__sb_add(&b, ") {\n");
+  ocal__sb_rebase(&b, g);
+  ocal__sb_add(&b,
          "  const ulong ocal_nv = n / 4;\n"
          "  for (ulong ocal_q = get_global_id(0); ocal_q < ocal_nv; ocal_q += get_global_size(0)) {\n");
   for (int k = 0; k < g->nparams; k++) {
     const ocal__gen_param *p = &g->params[k];
     if (!p->pointer) continue;
     if (use[k].read)
-      sb_add(&b, "    %s4 %s_ocal_v = ((__global %s%s4 *)%s)[ocal_q];\n", t, p->name,
+      ocal__sb_add(&b, "    %s4 %s_ocal_v = ((__global %s%s4 *)%s)[ocal_q];\n", t, p->name,
              p->is_const ? "const " : "", t, p->name);
     else
-      sb_add(&b, "    %s4 %s_ocal_v = (%s4)(0);\n", t, p->name, t);
+      ocal__sb_add(&b, "    %s4 %s_ocal_v = (%s4)(0);\n", t, p->name, t);
   }
-  sb_user(&b, "body", vbody);
-  sb_add(&b, "    ;\n");
+  ocal__sb_user(&b, "body", vbody);
+  ocal__sb_add(&b, "    ;\n");
   for (int k = 0; k < g->nparams; k++) {
     const ocal__gen_param *p = &g->params[k];
     if (p->pointer && use[k].written && !p->is_const)
-      sb_add(&b, "    ((__global %s4 *)%s)[ocal_q] = %s_ocal_v;\n", t, p->name, p->name);
+      ocal__sb_add(&b, "    ((__global %s4 *)%s)[ocal_q] = %s_ocal_v;\n", t, p->name, p->name);
   }
-  sb_add(&b,
+  ocal__sb_add(&b,
          "  }\n"
          "  for (ulong i = ocal_nv * 4 + get_global_id(0); i < n; i += get_global_size(0)) {\n");
-  sb_user(&b, "body", body);
-  sb_add(&b, "  ;}\n}\n");
+  ocal__sb_user(&b, "body", body);
+  ocal__sb_add(&b, "  ;}\n}\n");
   free(vbody);
   if (b.failed) {
     free(b.text);
@@ -537,38 +299,38 @@ ocal_status ocal_gen_elementwise(ocal_context ctx, const char *arguments, const 
     gen_free(g);
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "body must not be NULL or empty");
   }
-  sbuf b = {0};
-  sb_header(&b, "elementwise", g, preamble);
+  ocal__sbuf b = {0};
+  ocal__sb_header(&b, "elementwise", g, preamble);
   /* CPUs: one work-item per index, straight-line code: PoCL vectorises a work-group across
    * its work-items only then (measured: a grid-stride loop ran at about half of ocal_axpy's
    * bandwidth there, this form at or above it). */
-  sb_add(&b, "__kernel void ocal_elementwise_flat(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ") {\n");
-  sb_rebase(&b, g);
-  sb_add(&b, "  const ulong i = get_global_id(0);\n  if (i < n) {\n");
-  sb_user(&b, "body", body);
-  sb_add(&b, "  ;}\n}\n");
+  ocal__sb_add(&b, "__kernel void ocal_elementwise_flat(const ulong n");
+  ocal__sb_params(&b, g);
+  ocal__sb_add(&b, ") {\n");
+  ocal__sb_rebase(&b, g);
+  ocal__sb_add(&b, "  const ulong i = get_global_id(0);\n  if (i < n) {\n");
+  ocal__sb_user(&b, "body", body);
+  ocal__sb_add(&b, "  ;}\n}\n");
   /* GPUs: four indices per work-item, a grid-size apart (coalesced), with the pointers
    * restrict so that the compiler may issue the loads of all four before the stores: one
    * index per work-item keeps too few bytes in flight to stream at the copy bandwidth
    * (measured on an H200: 3.4 TB/s against ocal_axpy's float4 kernel at 4.35 TB/s). */
-  sb_add(&b, "__kernel void ocal_elementwise_wide(const ulong n");
-  sb_params_q(&b, g, "restrict ");
-  sb_add(&b, ") {\n");
-  sb_rebase_q(&b, g, "restrict ");
-  sb_add(&b,
+  ocal__sb_add(&b, "__kernel void ocal_elementwise_wide(const ulong n");
+  ocal__sb_params_q(&b, g, "restrict ");
+  ocal__sb_add(&b, ") {\n");
+  ocal__sb_rebase_q(&b, g, "restrict ");
+  ocal__sb_add(&b,
          "  const ulong ocal_s = get_global_size(0);\n"
          "  ulong ocal_b = get_global_id(0);\n"
          "  for (; ocal_b + 3 * ocal_s < n; ocal_b += 4 * ocal_s) {\n");
   for (int u = 0; u < 4; u++) {
-    sb_add(&b, "  { const ulong i = ocal_b + %d * ocal_s;\n", u);
-    sb_user(&b, "body", body);
-    sb_add(&b, "  ;}\n");
+    ocal__sb_add(&b, "  { const ulong i = ocal_b + %d * ocal_s;\n", u);
+    ocal__sb_user(&b, "body", body);
+    ocal__sb_add(&b, "  ;}\n");
   }
-  sb_add(&b, "  }\n  for (; ocal_b < n; ocal_b += ocal_s) { const ulong i = ocal_b;\n");
-  sb_user(&b, "body", body);
-  sb_add(&b, "  ;}\n}\n");
+  ocal__sb_add(&b, "  }\n  for (; ocal_b < n; ocal_b += ocal_s) { const ulong i = ocal_b;\n");
+  ocal__sb_user(&b, "body", body);
+  ocal__sb_add(&b, "  ;}\n}\n");
   static const char *const names[] = {"ocal_elementwise_flat", "ocal_elementwise_wide"};
   status = gen_build(__func__, g, &b, names, 2, -1);
   if (status != OCAL_OK) {
@@ -581,25 +343,6 @@ ocal_status ocal_gen_elementwise(ocal_context ctx, const char *arguments, const 
   return OCAL_OK;
 }
 
-/* "a + b" or "b + a", spaces and outer parentheses ignored. */
-static int is_plain_sum(const char *expr) {
-  char s[64];
-  size_t n = 0;
-  for (const char *p = expr; *p; p++) {
-    if (*p == ' ' || *p == '\t' || *p == '\n') continue;
-    if (n + 1 >= sizeof s) return 0;
-    s[n++] = *p;
-  }
-  s[n] = '\0';
-  char *t = s;
-  while (n >= 2 && t[0] == '(' && t[n - 1] == ')') {
-    t++;
-    n -= 2;
-    t[n] = '\0';
-  }
-  return strcmp(t, "a+b") == 0 || strcmp(t, "b+a") == 0;
-}
-
 static ocal_status check_expr(const char *func, const char *what, const char *expr) {
   if (!expr || !expr[0])
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "%s must not be NULL or empty", what);
@@ -608,17 +351,17 @@ static ocal_status check_expr(const char *func, const char *what, const char *ex
 
 /* The reduction's state and its four operations. The compensated sum is cl/reduce.cl's
  * Neumaier step in one lane. */
-static void sb_reduction_state(sbuf *b, ocal_gen g, const char *neutral, const char *reduce,
+static void sb_reduction_state(ocal__sbuf *b, ocal_gen g, const char *neutral, const char *reduce,
                                int compensated) {
   const char *t = ocal__dtype_cl_type(g->dtype);
-  sb_add(b, "typedef %s ocal_T;\ntypedef %s4 ocal_T4;\n#define OCAL_WG_MAX %d\n", t, t, WG_MAX);
+  ocal__sb_add(b, "typedef %s ocal_T;\ntypedef %s4 ocal_T4;\n#define OCAL_WG_MAX %d\n", t, t, WG_MAX);
   if (compensated) {
-    sb_add(b,
+    ocal__sb_add(b,
            "#pragma OPENCL FP_CONTRACT OFF\n"
            "typedef struct { ocal_T ocal_s; ocal_T ocal_c; } ocal_st;\n"
            "ocal_st ocal_init(void) { ocal_st a; a.ocal_s = (ocal_T)(\n");
-    sb_user(b, "neutral", neutral);
-    sb_add(b,
+    ocal__sb_user(b, "neutral", neutral);
+    ocal__sb_add(b,
            "); a.ocal_c = 0; return a; }\n"
            "void ocal_add(ocal_st *a, ocal_T ocal_v) {\n"
            "  ocal_T ocal_t = a->ocal_s + ocal_v;\n"
@@ -629,11 +372,11 @@ static void sb_reduction_state(sbuf *b, ocal_gen g, const char *neutral, const c
            "/* A non-finite sum stays as it is: no inf - inf = NaN from the compensation. */\n"
            "ocal_T ocal_final(ocal_st a) { return isfinite(a.ocal_s) ? a.ocal_s + a.ocal_c : a.ocal_s; }\n");
   } else {
-    sb_add(b, "typedef ocal_T ocal_st;\nocal_T ocal_reduce(ocal_T a, ocal_T b) { return (\n");
-    sb_user(b, "reduce", reduce);
-    sb_add(b, "); }\nocal_st ocal_init(void) { return (ocal_T)(\n");
-    sb_user(b, "neutral", neutral);
-    sb_add(b,
+    ocal__sb_add(b, "typedef ocal_T ocal_st;\nocal_T ocal_reduce(ocal_T a, ocal_T b) { return (\n");
+    ocal__sb_user(b, "reduce", reduce);
+    ocal__sb_add(b, "); }\nocal_st ocal_init(void) { return (ocal_T)(\n");
+    ocal__sb_user(b, "neutral", neutral);
+    ocal__sb_add(b,
            "); }\n"
            "void ocal_add(ocal_st *a, ocal_T ocal_v) { *a = ocal_reduce(*a, ocal_v); }\n"
            "void ocal_merge(ocal_st *a, ocal_st b) { *a = ocal_reduce(*a, b); }\n"
@@ -643,10 +386,10 @@ static void sb_reduction_state(sbuf *b, ocal_gen g, const char *neutral, const c
 
 /* The map expression at index `idx` into variable `var`, inside its own block so that `i`
  * is a const ulong there. */
-static void sb_map(sbuf *b, const char *var, const char *idx, const char *map) {
-  sb_add(b, "    { const ulong i = %s; %s = (ocal_T)(\n", idx, var);
-  sb_user(b, "map", map);
-  sb_add(b, "); }\n");
+static void sb_map(ocal__sbuf *b, const char *var, const char *idx, const char *map) {
+  ocal__sb_add(b, "    { const ulong i = %s; %s = (ocal_T)(\n", idx, var);
+  ocal__sb_user(b, "map", map);
+  ocal__sb_add(b, "); }\n");
 }
 
 ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *neutral,
@@ -661,10 +404,10 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   ocal_gen g;
   if ((status = gen_new(__func__, ctx, GEN_REDUCTION, dtype, arguments, &g)) != OCAL_OK)
     return status;
-  int compensated = ocal__dtype_is_float(dtype) && is_plain_sum(reduce);
+  int compensated = ocal__dtype_is_float(dtype) && ocal__gen_is_plain_sum(reduce);
   g->state_bytes = ocal_dtype_size(dtype) * (compensated ? 2 : 1);
-  sbuf b = {0};
-  sb_header(&b, "reduction", g, preamble);
+  ocal__sbuf b = {0};
+  ocal__sb_header(&b, "reduction", g, preamble);
   sb_reduction_state(&b, g, neutral, reduce, compensated);
   /* Shared arguments: the user's, then the block (outer, R, inner), the chunks, the output
    * (states when chunks > 1, else results). */
@@ -672,7 +415,7 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
       ", const ulong ocal_outer, const ulong ocal_R, const ulong ocal_inner, const ulong ocal_chunks,"
       " const ulong ocal_clen, __global ocal_st *ocal_part, __global ocal_T *ocal_out,"
       " const ulong ocal_ooff) {\n";
-  sb_add(&b,
+  ocal__sb_add(&b,
          "#define OCAL_GROUP_TREE(ocal_sv)                                            \\\n"
          "  ocal_scratch[ocal_lid] = ocal_sv;                                                   \\\n"
          "  barrier(CLK_LOCAL_MEM_FENCE);                                        \\\n"
@@ -687,11 +430,11 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   /* contig: rows of R contiguous indices (inner == 1); group g reduces every chunks-th
    * stretch of L of row g / chunks (GPUs: four loads in flight per work-item, neighbours on
    * neighbouring elements), or a contiguous range per work-item (CPUs: clen != 0). */
-  sb_add(&b, "__kernel void ocal_red_contig(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, "%s", tail);
-  sb_rebase(&b, g);
-  sb_add(&b,
+  ocal__sb_add(&b, "__kernel void ocal_red_contig(const ulong n");
+  ocal__sb_params(&b, g);
+  ocal__sb_add(&b, "%s", tail);
+  ocal__sb_rebase(&b, g);
+  ocal__sb_add(&b,
          "  __local ocal_st ocal_scratch[OCAL_WG_MAX];\n"
          "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
          "  const ulong ocal_g = get_group_id(0), ocal_o = ocal_g / ocal_chunks, ocal_c = ocal_g %% ocal_chunks;\n"
@@ -705,11 +448,11 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   /* Four independent lanes, as cl/reduce.cl's NL lanes: a CPU runs this loop alone, and
    * one dependent chain of (compensated) adds would be latency-bound. */
   if (compensated)
-    sb_add(&b,
+    ocal__sb_add(&b,
            "    ocal_T4 ocal_ls = (ocal_T4)(0), ocal_lc = (ocal_T4)(0);\n"
            "    for (; ocal_r + 4 <= ocal_r1; ocal_r += 4) {\n");
   else
-    sb_add(&b,
+    ocal__sb_add(&b,
            "    ocal_st ocal_a1 = ocal_init(), ocal_a2 = ocal_init(), ocal_a3 = ocal_init();\n"
            "    for (; ocal_r + 4 <= ocal_r1; ocal_r += 4) {\n");
   sb_map(&b, "ocal_v0", "ocal_base + ocal_r", map);
@@ -717,7 +460,7 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   sb_map(&b, "ocal_v2", "ocal_base + ocal_r + 2", map);
   sb_map(&b, "ocal_v3", "ocal_base + ocal_r + 3", map);
   if (compensated)
-    sb_add(&b,
+    ocal__sb_add(&b,
            "      const ocal_T4 ocal_v = (ocal_T4)(ocal_v0, ocal_v1, ocal_v2, ocal_v3);\n"
            "      const ocal_T4 ocal_t = ocal_ls + ocal_v;\n"
            "      ocal_lc += select((ocal_v - ocal_t) + ocal_ls, (ocal_ls - ocal_t) + ocal_v,\n"
@@ -728,15 +471,15 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
            "    ocal_add(&ocal_state, ocal_ls.s2); ocal_add(&ocal_state, ocal_ls.s3);\n"
            "    ocal_state.ocal_c += (ocal_lc.s0 + ocal_lc.s1) + (ocal_lc.s2 + ocal_lc.s3);\n");
   else
-    sb_add(&b,
+    ocal__sb_add(&b,
            "      ocal_add(&ocal_state, ocal_v0); ocal_add(&ocal_a1, ocal_v1);\n"
            "      ocal_add(&ocal_a2, ocal_v2); ocal_add(&ocal_a3, ocal_v3);\n"
            "    }\n"
            "    ocal_merge(&ocal_state, ocal_a1); ocal_merge(&ocal_a2, ocal_a3);\n"
            "    ocal_merge(&ocal_state, ocal_a2);\n");
-  sb_add(&b, "    for (; ocal_r < ocal_r1; ocal_r++) {\n");
+  ocal__sb_add(&b, "    for (; ocal_r < ocal_r1; ocal_r++) {\n");
   sb_map(&b, "ocal_v0", "ocal_base + ocal_r", map);
-  sb_add(&b,
+  ocal__sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0);\n"
          "    }\n"
          "  } else {\n"
@@ -746,12 +489,12 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   sb_map(&b, "ocal_v1", "ocal_base + ocal_r + ocal_stride", map);
   sb_map(&b, "ocal_v2", "ocal_base + ocal_r + 2 * ocal_stride", map);
   sb_map(&b, "ocal_v3", "ocal_base + ocal_r + 3 * ocal_stride", map);
-  sb_add(&b,
+  ocal__sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0); ocal_add(&ocal_state, ocal_v1); ocal_add(&ocal_state, ocal_v2); ocal_add(&ocal_state, ocal_v3);\n"
          "    }\n"
          "    for (; ocal_r < ocal_R; ocal_r += ocal_stride) {\n");
   sb_map(&b, "ocal_v0", "ocal_base + ocal_r", map);
-  sb_add(&b,
+  ocal__sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0);\n"
          "    }\n"
          "  }\n"
@@ -762,11 +505,11 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
          "  }\n"
          "}\n\n");
   /* strided: one work-item per (row o, chunk s of ocal_clen indices along R, column j). */
-  sb_add(&b, "__kernel void ocal_red_strided(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, "%s", tail);
-  sb_rebase(&b, g);
-  sb_add(&b,
+  ocal__sb_add(&b, "__kernel void ocal_red_strided(const ulong n");
+  ocal__sb_params(&b, g);
+  ocal__sb_add(&b, "%s", tail);
+  ocal__sb_rebase(&b, g);
+  ocal__sb_add(&b,
          "  const ulong ocal_total = ocal_outer * ocal_chunks * ocal_inner;\n"
          "  ocal_T ocal_v0, ocal_v1;\n"
          "  for (ulong ocal_t = get_global_id(0); ocal_t < ocal_total; ocal_t += get_global_size(0)) {\n"
@@ -778,12 +521,12 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
          "    for (; ocal_r + 2 <= ocal_r1; ocal_r += 2) {\n");
   sb_map(&b, "ocal_v0", "ocal_p0 + ocal_r * ocal_inner", map);
   sb_map(&b, "ocal_v1", "ocal_p0 + (ocal_r + 1) * ocal_inner", map);
-  sb_add(&b,
+  ocal__sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0); ocal_add(&ocal_state2, ocal_v1);\n"
          "    }\n"
          "    if (ocal_r < ocal_r1) {\n");
   sb_map(&b, "ocal_v0", "ocal_p0 + ocal_r * ocal_inner", map);
-  sb_add(&b,
+  ocal__sb_add(&b,
          "      ocal_add(&ocal_state, ocal_v0);\n"
          "    }\n"
          "    ocal_merge(&ocal_state, ocal_state2);\n"
@@ -792,7 +535,7 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
          "  }\n"
          "}\n\n");
   /* The second passes, over states P[(o * S + s) * inner + j]. */
-  sb_add(&b,
+  ocal__sb_add(&b,
          "__kernel void ocal_red_merge_strided(__global const ocal_st *ocal_P, const ulong ocal_outer,\n"
          "    const ulong ocal_S, const ulong ocal_inner, __global ocal_T *ocal_out, const ulong ocal_ooff) {\n"
          "  const ulong ocal_total = ocal_outer * ocal_inner;\n"
@@ -823,6 +566,25 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   return OCAL_OK;
 }
 
+/* The scan's kernel `kind` (OCAL__SCAN_*), built on first use: the engine's callback. */
+typedef struct {
+  const char *func;
+  ocal_gen g;
+} gen_scan_call;
+
+static ocal_status scan_kernel(void *data, int kind, ocal__kernel **k) {
+  const gen_scan_call *c = data;
+  return gen_kernel(c->func, c->g, kind, k);
+}
+
+/* The scan's program is a prologue of #defines and functions written here, then cl/scan.cl
+ * itself: the prologue defines the operation `user` (its type, combination, neutral value
+ * and look-back tile) from the user's strings, and the input (OCAL_IN_PARAMS, OCAL_LOAD)
+ * from the argument list and the input expression. The kernels and the plan are
+ * ocal_cumsum's (src/ops/scan_engine.h). The user's arguments enter the kernels under mangled
+ * names (x_ocal_base and x_ocal_off for a pointer, s_ocal_arg for a scalar), so that they
+ * never meet cl/scan.cl's own names; the input expression is evaluated in a function of its
+ * own that sees the user's names, i and n. */
 ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutral,
                           const char *op, const char *input, const char *arguments,
                           const char *preamble, int exclusive, ocal_gen *gen) {
@@ -838,252 +600,76 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
   ocal_gen g;
   if ((status = gen_new(__func__, ctx, GEN_SCAN, dtype, arguments, &g)) != OCAL_OK) return status;
   g->exclusive = exclusive;
-  sbuf b = {0};
-  sb_header(&b, "scan", g, preamble);
-  sb_add(&b, "typedef %s ocal_T;\n#define OCAL_WG_MAX %d\n#define ocal_IPT %d\n",
-         ocal__dtype_cl_type(dtype), WG_MAX, SCAN_IPT);
-  sb_add(&b,
-         "#define ocal_PAD(ocal_k) ((ocal_k) + ((ocal_k) >> 5))\n"
-         "#define ocal_TILE_WORDS (OCAL_WG_MAX * ocal_IPT + OCAL_WG_MAX * ocal_IPT / 32)\n"
-         "ocal_T ocal_op(ocal_T a, ocal_T b) { return (\n");
-  sb_user(&b, "op", op);
-  sb_add(&b, "); }\n");
-  /* Macros must be one line: the neutral value and the input are pasted without #line. */
+  /* Macros must be one line: the neutral value is pasted without #line. The input is kept to
+   * one line too, as before it moved into a function. */
   if (strchr(neutral, '\n') || strchr(input, '\n')) {
-    free(b.text);
     gen_free(g);
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "neutral and input must be one line each");
   }
-  sb_add(&b, "#define OCAL_ID ((ocal_T)(%s))\n", neutral);
-  /* The input at index i, for every kernel that reads it. */
-  sb_add(&b, "#define OCAL_INPUT_AT(ocal_var, ocal_idx) { const ulong i = (ocal_idx); ocal_var = (ocal_T)(\\\n");
-  sb_add(&b, "%s); }\n", input);
-  /* The input is an (outer, R, inner) block scanned along R (outer = inner = 1 for
-   * ocal_gen_run); `i` is the flat row-major index. As in cl/scan.cl, long rows are cut into
-   * `chunks` pieces: (1) the pieces' totals into P, (2) their exclusive scan in place, (3)
-   * every piece scanned from its entry of P; with one piece only (3) runs.
-   * Contiguous rows (inner == 1), cl/scan.cl's NAME_contig_reduce / NAME_tiles /
-   * NAME_tiles_acc: a work-group per (row o, piece c), group g = o * chunks + c.
-   * (1) P[g] = the combination of piece c of row o. */
-  sb_add(&b, "__kernel void ocal_scan_reduce(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ", const ulong ocal_R, const ulong ocal_chunks, const ulong ocal_clen, __global ocal_T *ocal_P) {\n");
-  sb_rebase(&b, g);
-  sb_add(&b,
-         "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
-         "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
-         "  const ulong ocal_g = get_group_id(0), ocal_o = ocal_g / ocal_chunks, ocal_c = ocal_g %% ocal_chunks;\n"
-         "  const ulong ocal_r0 = ocal_c * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
-         "  const ulong ocal_base = ocal_o * ocal_R;\n"
-         "  ocal_T ocal_acc = OCAL_ID, ocal_v;\n"
-         "  for (ulong ocal_r = ocal_r0 + ocal_lid; ocal_r < ocal_r1; ocal_r += ocal_L) { OCAL_INPUT_AT(ocal_v, ocal_base + ocal_r) ocal_acc = ocal_op(ocal_acc, ocal_v); }\n"
-         "  ocal_sums[ocal_lid] = ocal_acc;\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  for (uint ocal_h = ocal_L >> 1; ocal_h > 0; ocal_h >>= 1) {\n"
-         "    if (ocal_lid < ocal_h) ocal_sums[ocal_lid] = ocal_op(ocal_sums[ocal_lid], ocal_sums[ocal_lid + ocal_h]);\n"
-         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  }\n"
-         "  if (ocal_lid == 0) ocal_P[ocal_g] = ocal_sums[0];\n"
-         "}\n\n");
-  /* (3) piece c of row o scanned in tiles from P[g]; and (2) the same reading a T array
-   * (the pieces' totals, one row of `chunks` per row o, scanned in place). The tile body is
-   * cl/scan.cl's CONTIG_TILES. */
-  static const char tiles_body[] =
-      "  __local ocal_T ocal_tile[ocal_TILE_WORDS];\n"
-      "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
-      "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
-      "  const ulong ocal_g = get_group_id(0), ocal_o = ocal_g / ocal_chunks, ocal_c = ocal_g % ocal_chunks;\n"
-      "  const ulong ocal_r0 = ocal_c * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
-      "  const ulong ocal_base = ocal_o * ocal_R;\n"
-      "  ocal_T ocal_carry = ocal_chunks > 1 ? ocal_P[ocal_g] : OCAL_ID;\n"
-      "  const uint ocal_tile_len = ocal_L * ocal_IPT;\n"
-      "  for (ulong ocal_t0 = ocal_r0; ocal_t0 < ocal_r1; ocal_t0 += ocal_tile_len) {\n"
-      "    const uint ocal_m = (uint)(ocal_r1 - ocal_t0 < ocal_tile_len ? ocal_r1 - ocal_t0 : ocal_tile_len);\n"
-      "    for (uint ocal_k = ocal_lid; ocal_k < ocal_tile_len; ocal_k += ocal_L) {\n"
-      "      ocal_T ocal_v = OCAL_ID;\n"
-      "      if (ocal_k < ocal_m) ocal_LOAD(ocal_v, ocal_base + ocal_t0 + ocal_k)\n"
-      "      ocal_tile[ocal_PAD(ocal_k)] = ocal_v;\n"
-      "    }\n"
-      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "    ocal_T ocal_v[ocal_IPT];\n"
-      "    ocal_T ocal_run = OCAL_ID;\n"
-      "    for (uint ocal_k = 0; ocal_k < ocal_IPT; ocal_k++) {\n"
-      "      ocal_v[ocal_k] = ocal_tile[ocal_PAD(ocal_lid * ocal_IPT + ocal_k)];\n"
-      "      ocal_run = ocal_op(ocal_run, ocal_v[ocal_k]);\n"
-      "    }\n"
-      "    ocal_sums[ocal_lid] = ocal_run;\n"
-      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "    for (uint ocal_off = 1; ocal_off < ocal_L; ocal_off <<= 1) {\n"
-      "      ocal_T ocal_left = ocal_lid >= ocal_off ? ocal_sums[ocal_lid - ocal_off] : OCAL_ID;\n"
-      "      barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "      if (ocal_lid >= ocal_off) ocal_sums[ocal_lid] = ocal_op(ocal_left, ocal_sums[ocal_lid]);\n"
-      "      barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "    }\n"
-      "    ocal_run = ocal_op(ocal_carry, ocal_lid > 0 ? ocal_sums[ocal_lid - 1] : OCAL_ID);\n"
-      "    const ocal_T ocal_total = ocal_sums[ocal_L - 1];\n"
-      "    for (uint ocal_k = 0; ocal_k < ocal_IPT; ocal_k++) {\n"
-      "      ocal_T ocal_next = ocal_op(ocal_run, ocal_v[ocal_k]);\n"
-      "      ocal_tile[ocal_PAD(ocal_lid * ocal_IPT + ocal_k)] = ocal_exclusive ? ocal_run : ocal_next;\n"
-      "      ocal_run = ocal_next;\n"
-      "    }\n"
-      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "    for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_out[ocal_ooff + ocal_base + ocal_t0 + ocal_k] = ocal_tile[ocal_PAD(ocal_k)];\n"
-      "    ocal_carry = ocal_op(ocal_carry, ocal_total);\n"
-      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "  }\n"
-      "}\n\n";
-  sb_add(&b, "#define ocal_LOAD(ocal_var, ocal_idx) OCAL_INPUT_AT(ocal_var, ocal_idx)\n");
-  sb_add(&b, "__kernel void ocal_scan_tiles(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ", __global ocal_T *ocal_out, const ulong ocal_ooff, const ulong ocal_R, const ulong ocal_chunks,"
-             " const ulong ocal_clen, __global const ocal_T *ocal_P, const int ocal_exclusive) {\n");
-  sb_rebase(&b, g);
-  sb_add(&b, "%s", tiles_body);
-  sb_add(&b, "#undef ocal_LOAD\n#define ocal_LOAD(ocal_var, ocal_idx) { ocal_var = ocal_x[(ocal_idx)]; }\n");
-  sb_add(&b, "__kernel void ocal_scan_tiles_acc(__global const ocal_T *ocal_x, __global ocal_T *ocal_out,"
-             " const ulong ocal_ooff, const ulong ocal_R, const ulong ocal_chunks, const ulong ocal_clen,"
-             " __global const ocal_T *ocal_P, const int ocal_exclusive) {\n");
-  sb_add(&b, "%s", tiles_body);
-  /* Any inner, cl/scan.cl's NAME_strided_reduce / NAME_strided / NAME_strided_acc: a
-   * work-item per (row o, piece s, column j), t = (o * chunks + s) * inner + j, neighbours
-   * on neighbouring columns. */
-  static const char strided_head[] =
-      "  const ulong ocal_total = ocal_outer * ocal_chunks * ocal_inner;\n"
-      "  for (ulong ocal_t = get_global_id(0); ocal_t < ocal_total; ocal_t += get_global_size(0)) {\n"
-      "    const ulong ocal_j = ocal_t % ocal_inner, ocal_q = ocal_t / ocal_inner, ocal_s = ocal_q % ocal_chunks, ocal_o = ocal_q / ocal_chunks;\n"
-      "    const ulong ocal_r0 = ocal_s * ocal_clen, ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;\n"
-      "    ulong ocal_p = (ocal_o * ocal_R + ocal_r0) * ocal_inner + ocal_j;\n";
-  static const char strided_scan_body[] =
-      "    ocal_T ocal_run = ocal_chunks > 1 ? ocal_P[ocal_t] : OCAL_ID, ocal_v;\n"
-      "    for (ulong ocal_r = ocal_r0; ocal_r < ocal_r1; ocal_r++, ocal_p += ocal_inner) {\n"
-      "      ocal_LOAD(ocal_v, ocal_p)\n"
-      "      const ocal_T ocal_next = ocal_op(ocal_run, ocal_v);\n"
-      "      ocal_out[ocal_ooff + ocal_p] = ocal_exclusive ? ocal_run : ocal_next;\n"
-      "      ocal_run = ocal_next;\n"
-      "    }\n"
-      "  }\n"
-      "}\n\n";
-  static const char block_args[] =
-      ", const ulong ocal_outer, const ulong ocal_R, const ulong ocal_inner, const ulong ocal_chunks,"
-      " const ulong ocal_clen";
-  sb_add(&b, "__kernel void ocal_scan_strided_reduce(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, "%s, __global ocal_T *ocal_P) {\n", block_args);
-  sb_rebase(&b, g);
-  sb_add(&b, "%s", strided_head);
-  sb_add(&b,
-         "    ocal_T ocal_acc = OCAL_ID, ocal_v;\n"
-         "    for (ulong ocal_r = ocal_r0; ocal_r < ocal_r1; ocal_r++, ocal_p += ocal_inner) { OCAL_INPUT_AT(ocal_v, ocal_p) ocal_acc = ocal_op(ocal_acc, ocal_v); }\n"
-         "    ocal_P[ocal_t] = ocal_acc;\n"
-         "  }\n"
-         "}\n\n");
-  sb_add(&b, "#undef ocal_LOAD\n#define ocal_LOAD(ocal_var, ocal_idx) OCAL_INPUT_AT(ocal_var, ocal_idx)\n");
-  sb_add(&b, "__kernel void ocal_scan_strided(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ", __global ocal_T *ocal_out, const ulong ocal_ooff%s, __global const ocal_T *ocal_P,"
-             " const int ocal_exclusive) {\n", block_args);
-  sb_rebase(&b, g);
-  sb_add(&b, "%s%s", strided_head, strided_scan_body);
-  sb_add(&b, "#undef ocal_LOAD\n#define ocal_LOAD(ocal_var, ocal_idx) { ocal_var = ocal_x[(ocal_idx)]; }\n");
-  sb_add(&b, "__kernel void ocal_scan_strided_acc(__global const ocal_T *ocal_x, __global ocal_T *ocal_out,"
-             " const ulong ocal_ooff%s, __global const ocal_T *ocal_P, const int ocal_exclusive) {\n",
-         block_args);
-  sb_add(&b, "%s%s", strided_head, strided_scan_body);
-  /* Rows of contiguous indices in one pass: cl/scan.cl's NAME_lookback (decoupled
-   * look-back, docs/scan.md), element for element, so results match ocal_cumsum's. */
-  const int small = ocal_dtype_size(dtype) <= 4;
-  sb_add(&b, "#define ocal_LB_IPT %d\n", small ? 16 : 8);
-  if (dtype == OCAL_F32)
-    sb_add(&b, "#define ocal_BITS(v) ((ulong)as_uint(v))\n#define ocal_FROM_BITS(b) as_float((uint)(b))\n");
-  else if (dtype == OCAL_F64)
-    sb_add(&b, "#define ocal_BITS(v) as_ulong(v)\n#define ocal_FROM_BITS(b) as_double(b)\n");
-  else if (dtype == OCAL_I32)
-    sb_add(&b, "#define ocal_BITS(v) ((ulong)(uint)(v))\n#define ocal_FROM_BITS(b) ((int)(uint)(b))\n");
-  else
-    sb_add(&b, "#define ocal_BITS(v) ((ulong)(v))\n#define ocal_FROM_BITS(b) ((ocal_T)(b))\n");
-  sb_add(&b, "__kernel void ocal_scan_lookback(const ulong n");
-  sb_params(&b, g);
-  sb_add(&b, ", __global ocal_T *ocal_out, const ulong ocal_ooff, const ulong ocal_R,"
-             " const ulong ocal_tiles, __global uint *ocal_state, const ulong ocal_cap,"
-             " const uint ocal_ticket_base, const uint ocal_epoch, const int ocal_exclusive) {\n");
-  sb_rebase(&b, g);
-  sb_add(&b,
-         "  __local ocal_T ocal_tile[OCAL_WG_MAX * ocal_LB_IPT + OCAL_WG_MAX * ocal_LB_IPT / 32];\n"
-         "  __local ocal_T ocal_sums[OCAL_WG_MAX];\n"
-         "  __local uint ocal_ticket_l;\n"
-         "  __local ocal_T ocal_prefix_l;\n"
-         "  const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);\n"
-         "  __global uint *ocal_flags = ocal_state + 4;\n"
-         "  __global uint *ocal_aggs = ocal_flags + ocal_cap, *ocal_incls = ocal_aggs + 2 * ocal_cap;\n"
-         "  if (ocal_lid == 0) ocal_ticket_l = atomic_inc(ocal_state) - ocal_ticket_base;\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  const ulong ocal_vt = ocal_ticket_l, ocal_o = ocal_vt / ocal_tiles, ocal_c = ocal_vt %% ocal_tiles;\n"
-         "  const uint ocal_tile_len = ocal_L * ocal_LB_IPT;\n"
-         "  const ulong ocal_t0 = ocal_c * ocal_tile_len, ocal_base = ocal_o * ocal_R;\n"
-         "  const uint ocal_m = (uint)(ocal_R - ocal_t0 < ocal_tile_len ? ocal_R - ocal_t0 : ocal_tile_len);\n"
-         "  for (uint ocal_k = ocal_lid; ocal_k < ocal_tile_len; ocal_k += ocal_L) {\n"
-         "    ocal_T ocal_v = OCAL_ID;\n"
-         "    if (ocal_k < ocal_m) OCAL_INPUT_AT(ocal_v, ocal_base + ocal_t0 + ocal_k)\n"
-         "    ocal_tile[ocal_PAD(ocal_k)] = ocal_v;\n"
-         "  }\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  ocal_T ocal_val[ocal_LB_IPT];\n"
-         "  ocal_T ocal_run = OCAL_ID;\n"
-         "  for (uint ocal_k = 0; ocal_k < ocal_LB_IPT; ocal_k++) {\n"
-         "    ocal_val[ocal_k] = ocal_tile[ocal_PAD(ocal_lid * ocal_LB_IPT + ocal_k)];\n"
-         "    ocal_run = ocal_op(ocal_run, ocal_val[ocal_k]);\n"
-         "  }\n"
-         "  ocal_sums[ocal_lid] = ocal_run;\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  for (uint ocal_off = 1; ocal_off < ocal_L; ocal_off <<= 1) {\n"
-         "    ocal_T ocal_left = ocal_lid >= ocal_off ? ocal_sums[ocal_lid - ocal_off] : OCAL_ID;\n"
-         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "    if (ocal_lid >= ocal_off) ocal_sums[ocal_lid] = ocal_op(ocal_left, ocal_sums[ocal_lid]);\n"
-         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  }\n"
-         "  if (ocal_lid == 0) {\n"
-         "    const ocal_T ocal_total = ocal_sums[ocal_L - 1];\n"
-         "    const uint ocal_tag = ocal_epoch << 2;\n"
-         "    ocal_T ocal_p = OCAL_ID;\n"
-         "    if (ocal_c > 0) {\n"
-         "      ulong ocal_bits = ocal_BITS(ocal_total);\n"
-         "      atomic_xchg(ocal_aggs + 2 * ocal_vt, (uint)ocal_bits);\n"
-         "      atomic_xchg(ocal_aggs + 2 * ocal_vt + 1, (uint)(ocal_bits >> 32));\n"
-         "      mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
-         "      atomic_xchg(ocal_flags + ocal_vt, ocal_tag | 1u);\n"
-         "      ulong ocal_j = ocal_vt - 1;\n"
-         "      for (;;) {\n"
-         "        uint ocal_f = atomic_or(ocal_flags + ocal_j, 0u);\n"
-         "        if ((ocal_f & ~3u) != ocal_tag) continue;\n"
-         "        if ((ocal_f & 3u) == 2u) break;\n"
-         "        ocal_j--;\n"
-         "      }\n"
-         "      mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
-         "      ocal_p = ocal_FROM_BITS((ulong)atomic_or(ocal_incls + 2 * ocal_j, 0u) |"
-         " ((ulong)atomic_or(ocal_incls + 2 * ocal_j + 1, 0u) << 32));\n"
-         "      for (ulong ocal_q = ocal_j + 1; ocal_q < ocal_vt; ocal_q++)\n"
-         "        ocal_p = ocal_op(ocal_p, ocal_FROM_BITS((ulong)atomic_or(ocal_aggs + 2 * ocal_q, 0u) |"
-         " ((ulong)atomic_or(ocal_aggs + 2 * ocal_q + 1, 0u) << 32)));\n"
-         "    }\n"
-         "    ulong ocal_ibits = ocal_BITS(ocal_op(ocal_p, ocal_total));\n"
-         "    atomic_xchg(ocal_incls + 2 * ocal_vt, (uint)ocal_ibits);\n"
-         "    atomic_xchg(ocal_incls + 2 * ocal_vt + 1, (uint)(ocal_ibits >> 32));\n"
-         "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
-         "    atomic_xchg(ocal_flags + ocal_vt, ocal_tag | 2u);\n"
-         "    ocal_prefix_l = ocal_p;\n"
-         "  }\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  ocal_run = ocal_op(ocal_prefix_l, ocal_lid > 0 ? ocal_sums[ocal_lid - 1] : OCAL_ID);\n"
-         "  for (uint ocal_k = 0; ocal_k < ocal_LB_IPT; ocal_k++) {\n"
-         "    ocal_T ocal_next = ocal_op(ocal_run, ocal_val[ocal_k]);\n"
-         "    ocal_tile[ocal_PAD(ocal_lid * ocal_LB_IPT + ocal_k)] = ocal_exclusive ? ocal_run : ocal_next;\n"
-         "    ocal_run = ocal_next;\n"
-         "  }\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "  for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_out[ocal_ooff + ocal_base + ocal_t0 + ocal_k] = ocal_tile[ocal_PAD(ocal_k)];\n"
-         "}\n");
-  status = gen_build(__func__, g, &b, scan_kernels, K_SCAN_COUNT,
-                     ocal__lookback_device(ctx) ? K_SCAN_LOOKBACK : K_SCAN_TILES);
+  const char *t = ocal__dtype_cl_type(dtype);
+  const ocal__source *scan_cl = NULL;
+  for (size_t k = 0; k < ocal__source_count; k++)
+    if (strcmp(ocal__sources[k].name, "scan") == 0) scan_cl = &ocal__sources[k];
+  if (!scan_cl) {
+    gen_free(g);
+    return OCAL_FAIL(OCAL_INTERNAL, "the library has no embedded cl/scan.cl");
+  }
+  ocal__sbuf b = {0};
+  ocal__sb_header(&b, "scan", g, preamble);
+  /* The operation, as cl/scan.cl's built-in ones are written. */
+  ocal__sb_add(&b, "typedef %s user_A;\nuser_A user_cvt(%s v) { return v; }\n", t, t);
+  ocal__sb_add(&b, "user_A user_acc_cvt(user_A v) { return v; }\n");
+  ocal__sb_add(&b, "user_A user_op(user_A a, user_A b) { return (\n");
+  ocal__sb_user(&b, "op", op);
+  ocal__sb_add(&b, "); }\n#define user_ID ((user_A)(%s))\n", neutral);
+  ocal__sb_add(&b, "#define user_LB_IPT %zu\n", ocal__scan_lookback_ipt(ocal_dtype_size(dtype)));
+  ocal__sb_add(&b, "#define user_BITS(v) T_BITS(v)\n#define user_FROM_BITS(b) T_FROM_BITS(b)\n");
+  /* The input at flat index i. */
+  ocal__sb_add(&b, "user_A ocal_input(const ulong i, const ulong n");
+  for (int k = 0; k < g->nparams; k++) {
+    const ocal__gen_param *p = &g->params[k];
+    if (p->pointer)
+      ocal__sb_add(&b, ", __global %s%s *%s", p->is_const ? "const " : "",
+             ocal__dtype_cl_type(p->dtype), p->name);
+    else
+      ocal__sb_add(&b, ", const %s %s", ocal__dtype_cl_type(p->dtype), p->name);
+  }
+  ocal__sb_add(&b, ") { return (user_A)(\n");
+  ocal__sb_user(&b, "input", input);
+  ocal__sb_add(&b, "); }\n#define OCAL_IN_PARAMS const ulong ocal_n");
+  for (int k = 0; k < g->nparams; k++) {
+    const ocal__gen_param *p = &g->params[k];
+    if (p->pointer)
+      ocal__sb_add(&b, ", __global %s%s *%s_ocal_base, const ulong %s_ocal_off",
+             p->is_const ? "const " : "", ocal__dtype_cl_type(p->dtype), p->name, p->name);
+    else
+      ocal__sb_add(&b, ", const %s %s_ocal_arg", ocal__dtype_cl_type(p->dtype), p->name);
+  }
+  ocal__sb_add(&b, "\n#define OCAL_LOAD(NAME, ocal_i) ocal_input((ocal_i), ocal_n");
+  for (int k = 0; k < g->nparams; k++) {
+    const ocal__gen_param *p = &g->params[k];
+    if (p->pointer)
+      ocal__sb_add(&b, ", %s_ocal_base + %s_ocal_off", p->name, p->name);
+    else
+      ocal__sb_add(&b, ", %s_ocal_arg", p->name);
+  }
+  /* cl/scan.cl reads T, the element type (-DT=... for the built-in scans), defined only here,
+   * after the user's text, which may use the name T for itself. */
+  ocal__sb_add(&b, ")\n#define T %s\n", t);
+  g->own_len = b.len;
+  ocal__sb_add(&b, "#line 1 \"scan.cl\"\n%s", scan_cl->text);
+  if (b.failed) {
+    free(b.text);
+    gen_free(g);
+    return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the generated source");
+  }
+  g->source = b.text;
+  g->kernel_names = ocal__scan_kernel_names;
+  /* Build the kernel a first run most likely launches now: it checks the user's
+   * expressions; the others are built when a plan first launches them. */
+  ocal__kernel *k;
+  status = gen_kernel(__func__, g,
+                      ocal__lookback_device(ctx) ? OCAL__SCAN_LOOKBACK : OCAL__SCAN_TILES, &k);
   if (status != OCAL_OK) {
     gen_free(g);
     return status;
@@ -1111,69 +697,6 @@ ocal_status ocal_gen_release(ocal_gen gen) {
 
 /* ---- running ------------------------------------------------------------------------- */
 
-/* Kernel arguments a run passes: two per user argument at most (a pointer's buffer and
- * offset), plus the generated kernels' own (fewer than 32). */
-#define MAX_CL_ARGS (2 * OCAL_GEN_MAX_ARGS + 32)
-
-/* The user's arguments as kernel arguments (after `n`): checks their count, kinds, types and
- * contexts. `first` receives the first buffer argument (NULL if none). */
-typedef struct {
-  ocal__arg a[MAX_CL_ARGS];
-  cl_mem mems[MAX_CL_ARGS / 2];
-  cl_ulong offs[MAX_CL_ARGS / 2];
-  int count;
-} cl_args;
-
-static ocal_status user_args(const char *func, ocal_gen g, int nargs, const ocal_gen_arg *args,
-                             cl_args *out, ocal_buffer *first) {
-  *first = NULL;
-  if (nargs != g->nparams)
-    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                      "%d argument%s given, but the argument list declares %d", nargs,
-                      nargs == 1 ? "" : "s", g->nparams);
-  if (nargs > 0 && !args) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "args must not be NULL");
-  if (2 * nargs > MAX_CL_ARGS)
-    return ocal__fail(OCAL_UNSUPPORTED, func, "more than %d arguments", MAX_CL_ARGS / 2);
-  out->count = 0;
-  for (int k = 0; k < nargs; k++) {
-    const ocal__gen_param *p = &g->params[k];
-    const char *t = ocal__dtype_cl_type(p->dtype);
-    if (p->pointer) {
-      ocal_buffer buf = args[k].buffer;
-      if (!buf || args[k].scalar)
-        return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                          "argument %d ('%s%s *%s') is a pointer: pass a buffer "
-                          "(OCAL_GEN_BUFFER(buf))",
-                          k, p->is_const ? "const " : "", t, p->name);
-      ocal_status status = ocal__check_buffer(buf, func);
-      if (status != OCAL_OK) return status;
-      if (buf->ctx != g->ctx)
-        return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                          "argument %d ('%s') belongs to another context", k, p->name);
-      if (buf->dtype != p->dtype)
-        return ocal__fail(OCAL_TYPE_MISMATCH, func,
-                          "argument %d ('%s *%s') needs a buffer of %s (%s), but the buffer "
-                          "holds %s",
-                          k, t, p->name, ocal_dtype_name(p->dtype), t,
-                          ocal_dtype_name(buf->dtype));
-      if (!*first) *first = buf;
-      int m = out->count / 2;
-      out->mems[m] = buf->mem;
-      out->offs[m] = buf->offset;
-      out->a[out->count++] = (ocal__arg){sizeof(cl_mem), &out->mems[m]};
-      out->a[out->count++] = (ocal__arg){sizeof(cl_ulong), &out->offs[m]};
-    } else {
-      if (!args[k].scalar || args[k].buffer)
-        return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                          "argument %d ('%s %s') is a scalar: pass a pointer to its value "
-                          "(OCAL_GEN_SCALAR(&value))",
-                          k, t, p->name);
-      out->a[out->count++] = (ocal__arg){ocal_dtype_size(p->dtype), args[k].scalar};
-    }
-  }
-  return OCAL_OK;
-}
-
 /* Sets every argument of k and enqueues global work-items in groups of local. */
 static ocal_status launch(ocal_gen g, ocal__kernel *k, size_t nargs, const ocal__arg *args,
                           size_t global, size_t local) {
@@ -1193,16 +716,9 @@ static ocal_status scratch(ocal_gen g, size_t bytes, cl_mem *mem) {
   return status;
 }
 
-/* Appends kernel arguments; fails when there are too many. */
-static int push(cl_args *a, size_t size, const void *value) {
-  if (a->count >= MAX_CL_ARGS) return -1;
-  a->a[a->count++] = (ocal__arg){size, value};
-  return 0;
-}
-
 /* The reduction of the (outer, R, inner) block into out at element offset ooff. The plan is
  * src/ops/reduce.c's (enqueue()), element for element, so the trees match ocal_sum's. */
-static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size_t outer,
+static ocal_status run_reduction(const char *func, ocal_gen g, ocal__cl_args *ua, size_t outer,
                                  size_t R, size_t inner, ocal_buffer out) {
   ocal_context ctx = g->ctx;
   const size_t outputs = outer * inner;
@@ -1257,14 +773,14 @@ static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size
       status = scratch(g, bytes, &part);
   }
   if (status == OCAL_OK) {
-    cl_args a1 = {.count = 0};
-    push(&a1, sizeof c_n, &c_n);
+    ocal__cl_args a1 = {.count = 0};
+    ocal__gen_push(&a1, sizeof c_n, &c_n);
     int bad = 0;
-    for (int k = 0; k < ua->count; k++) bad |= push(&a1, ua->a[k].size, ua->a[k].value);
-    bad |= push(&a1, sizeof c_outer, &c_outer) | push(&a1, sizeof c_R, &c_R) |
-           push(&a1, sizeof c_inner, &c_inner) | push(&a1, sizeof c_chunks, &c_chunks) |
-           push(&a1, sizeof c_clen, &c_clen) | push(&a1, sizeof(cl_mem), &part) |
-           push(&a1, sizeof(cl_mem), &out_mem) | push(&a1, sizeof(cl_ulong), chunks > 1 ? &zero : &ooff);
+    for (int k = 0; k < ua->count; k++) bad |= ocal__gen_push(&a1, ua->a[k].size, ua->a[k].value);
+    bad |= ocal__gen_push(&a1, sizeof c_outer, &c_outer) | ocal__gen_push(&a1, sizeof c_R, &c_R) |
+           ocal__gen_push(&a1, sizeof c_inner, &c_inner) | ocal__gen_push(&a1, sizeof c_chunks, &c_chunks) |
+           ocal__gen_push(&a1, sizeof c_clen, &c_clen) | ocal__gen_push(&a1, sizeof(cl_mem), &part) |
+           ocal__gen_push(&a1, sizeof(cl_mem), &out_mem) | ocal__gen_push(&a1, sizeof(cl_ulong), chunks > 1 ? &zero : &ooff);
     if (bad)
       status = ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments");
     else
@@ -1292,168 +808,33 @@ static ocal_status run_reduction(const char *func, ocal_gen g, cl_args *ua, size
 }
 
 /* Builds a launch's arguments: `n`, the user's arguments, then `count` more. */
-static int push_user(cl_args *a, const cl_ulong *c_n, const cl_args *ua) {
-  a->count = 0;
-  int bad = push(a, sizeof *c_n, c_n);
-  for (int k = 0; k < ua->count; k++) bad |= push(a, ua->a[k].size, ua->a[k].value);
-  return bad;
-}
-
-/* The scan of the (outer, R, inner) block along R into out (same shape, at out->offset).
- * The plan is src/ops/scan.c's (enqueue()), decision for decision, so that a generated
- * "a + b" over "x[i]" combines the elements in the same order as ocal_cumsum. */
-static ocal_status run_scan(const char *func, ocal_gen g, cl_args *ua, size_t outer, size_t R,
+/* The scan of the (outer, R, inner) block along R into out (same shape, at out->offset):
+ * the engine's plan (src/ops/scan.c), which ocal_cumsum runs too. */
+static ocal_status run_scan(const char *func, ocal_gen g, ocal__cl_args *ua, size_t outer, size_t R,
                             size_t inner, ocal_buffer out) {
-  ocal_context ctx = g->ctx;
-  const size_t lines = outer * inner;
-  const size_t target = (ctx->info.compute_units ? ctx->info.compute_units : 1) * 2048;
-  const size_t bytes = ocal_dtype_size(g->dtype);
-  cl_ulong c_n = outer * R * inner, c_outer = outer, c_R = R, c_inner = inner,
-           ooff = out->offset, zero = 0, one_chunk = 1;
-  cl_int excl = g->exclusive, one = 1;
-  cl_mem out_mem = out->mem, P = NULL;
-  ocal_status status = OCAL_OK;
-  cl_args a;
-  int bad = 0;
+  cl_ulong c_n = outer * R * inner;
+  ocal__arg in[1 + OCAL__GEN_MAX_CL_ARGS];
+  in[0] = (ocal__arg){sizeof c_n, &c_n};
+  memcpy(in + 1, ua->a, (size_t)ua->count * sizeof *in);
+  gen_scan_call call = {func, g};
+  ocal__scan_job job = {.ctx = g->ctx,
+                        .func = func,
+                        .kernel = scan_kernel,
+                        .data = &call,
+                        .in = in,
+                        .nin = 1 + (size_t)ua->count,
+                        .out = out->mem,
+                        .ooff = out->offset,
+                        .result_bytes = ocal_dtype_size(g->dtype),
+                        .outer = outer,
+                        .R = R,
+                        .inner = inner,
+                        .exclusive = g->exclusive,
+                        .lb = &g->lb,
+                        .scratch = &g->scratch,
+                        .scratch_bytes = &g->scratch_bytes};
   pthread_mutex_lock(&g->lock);
-  if (inner == 1 && R >= 2 * SCAN_IPT * 32) {
-    /* Too few rows to fill the device: one pass with decoupled look-back, by scan.c's rule
-     * (sized from the device's limit, then the kernel's), so results match ocal_cumsum. */
-    size_t est = 1, most_wg = ctx->info.max_work_group_size;
-    while (est * 2 <= WG_MAX && est * 2 <= most_wg) est *= 2;
-    if (ocal__lookback_device(ctx) && outer < ocal__ceil_div(target, est) &&
-        R / (4 * est * SCAN_IPT) >= 2) {
-      ocal__kernel *kl;
-      if ((status = gen_kernel(func, g, K_SCAN_LOOKBACK, &kl)) != OCAL_OK) {
-        pthread_mutex_unlock(&g->lock);
-        return status;
-      }
-      size_t ll = pow2_local(kl, WG_MAX), ipt = ocal_dtype_size(g->dtype) <= 4 ? 16 : 8;
-      size_t per_row = ocal__ceil_div(R, ll * ipt), tiles = outer * per_row;
-      if (tiles < ((size_t)1 << 31)) {
-        cl_uint base, epoch;
-        status = ocal__lookback_reserve(ctx, &g->lb, tiles, &base, &epoch);
-        cl_ulong c_tiles = per_row, c_cap = g->lb.cap;
-        bad = push_user(&a, &c_n, ua) | push(&a, sizeof(cl_mem), &out_mem) |
-              push(&a, sizeof ooff, &ooff) | push(&a, sizeof c_R, &c_R) |
-              push(&a, sizeof c_tiles, &c_tiles) | push(&a, sizeof(cl_mem), &g->lb.mem) |
-              push(&a, sizeof c_cap, &c_cap) | push(&a, sizeof base, &base) |
-              push(&a, sizeof epoch, &epoch) | push(&a, sizeof excl, &excl);
-        if (status == OCAL_OK)
-          status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                       : launch(g, kl, (size_t)a.count, a.a, tiles * ll, ll);
-        pthread_mutex_unlock(&g->lock);
-        return status;
-      }
-    }
-    /* Rows of contiguous indices: work-groups walk them in tiles. */
-    ocal__kernel *kt, *kr = NULL, *ka = NULL;
-    if ((status = gen_kernel(func, g, K_SCAN_TILES, &kt)) != OCAL_OK) {
-      pthread_mutex_unlock(&g->lock);
-      return status;
-    }
-    size_t local = pow2_local(kt, WG_MAX);
-    if (ctx->info.type == OCAL_DEVICE_GPU) /* one size on CPUs: each is a compile on PoCL */
-      while (local > 64 && R < 4 * local * SCAN_IPT) local /= 2;
-    size_t tile = local * SCAN_IPT, chunks = 1;
-    size_t groups_wanted = ocal__ceil_div(target, local);
-    if (outer < groups_wanted) {
-      chunks = ocal__ceil_div(groups_wanted, outer);
-      size_t most = R / (4 * tile); /* at least 4 tiles per piece */
-      if (chunks > most) chunks = most;
-      if (chunks < 1) chunks = 1;
-    }
-    size_t clen = ocal__round_up(ocal__ceil_div(R, chunks), tile);
-    chunks = ocal__ceil_div(R, clen);
-    cl_ulong c_chunks = chunks, c_clen = clen;
-    if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_REDUCE, &kr);
-    if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_TILES_ACC, &ka);
-    if (status == OCAL_OK && chunks > 1) {
-      /* (1) piece totals, (2) their exclusive scan in place, per row. */
-      status = scratch(g, outer * chunks * bytes, &P);
-      if (status == OCAL_OK) {
-        size_t lr = pow2_local(kr, local);
-        bad = push_user(&a, &c_n, ua) | push(&a, sizeof c_R, &c_R) |
-              push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
-              push(&a, sizeof(cl_mem), &P);
-        status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                     : launch(g, kr, (size_t)a.count, a.a, outer * chunks * lr, lr);
-      }
-      if (status == OCAL_OK) {
-        size_t la = pow2_local(ka, WG_MAX);
-        if (ctx->info.type == OCAL_DEVICE_GPU)
-          while (la > 64 && chunks < la * SCAN_IPT / 2) la /= 2;
-        const ocal__arg aa[] = {{sizeof(cl_mem), &P},           {sizeof(cl_mem), &P},
-                                {sizeof zero, &zero},           {sizeof c_chunks, &c_chunks},
-                                {sizeof one_chunk, &one_chunk}, {sizeof c_chunks, &c_chunks},
-                                {sizeof(cl_mem), &P},           {sizeof one, &one}};
-        status = launch(g, ka, 8, aa, outer * la, la);
-      }
-    }
-    if (status == OCAL_OK) {
-      /* (3) every piece from its starting value. */
-      bad = push_user(&a, &c_n, ua) | push(&a, sizeof(cl_mem), &out_mem) |
-            push(&a, sizeof ooff, &ooff) | push(&a, sizeof c_R, &c_R) |
-            push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
-            push(&a, sizeof(cl_mem), &P) | push(&a, sizeof excl, &excl);
-      status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                   : launch(g, kt, (size_t)a.count, a.a, outer * chunks * local, local);
-    }
-    pthread_mutex_unlock(&g->lock);
-    return status;
-  }
-
-  /* Columns (or short rows): a work-item per (row, piece, column). */
-  ocal__kernel *ks, *kr = NULL, *ka = NULL;
-  if ((status = gen_kernel(func, g, K_SCAN_STRIDED, &ks)) != OCAL_OK) {
-    pthread_mutex_unlock(&g->lock);
-    return status;
-  }
-  size_t local = pow2_local(ks, WG_MAX), chunks = 1;
-  if (lines < target && R > 64) {
-    chunks = ocal__ceil_div(target, lines);
-    size_t most = ocal__ceil_div(R, 32);
-    if (chunks > most) chunks = most;
-    if (chunks > 256) chunks = 256; /* the pieces' totals are scanned serially */
-  }
-  size_t clen = ocal__ceil_div(R, chunks);
-  chunks = ocal__ceil_div(R, clen);
-  cl_ulong c_chunks = chunks, c_clen = clen;
-  size_t items = lines * chunks < 8 * target ? lines * chunks : 8 * target;
-  if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_STRIDED_REDUCE, &kr);
-  if (chunks > 1 && status == OCAL_OK) status = gen_kernel(func, g, K_SCAN_STRIDED_ACC, &ka);
-  if (status == OCAL_OK && chunks > 1) {
-    status = scratch(g, lines * chunks * bytes, &P);
-    if (status == OCAL_OK) {
-      size_t lr = pow2_local(kr, WG_MAX);
-      bad = push_user(&a, &c_n, ua) | push(&a, sizeof c_outer, &c_outer) |
-            push(&a, sizeof c_R, &c_R) | push(&a, sizeof c_inner, &c_inner) |
-            push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
-            push(&a, sizeof(cl_mem), &P);
-      status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                   : launch(g, kr, (size_t)a.count, a.a, ocal__round_up(items, lr), lr);
-    }
-    if (status == OCAL_OK) {
-      /* The totals as an (outer, chunks, inner) block, scanned along chunks in place. */
-      size_t la = pow2_local(ka, WG_MAX);
-      size_t litems = lines < 8 * target ? lines : 8 * target;
-      const ocal__arg aa[] = {{sizeof(cl_mem), &P},           {sizeof(cl_mem), &P},
-                              {sizeof zero, &zero},           {sizeof c_outer, &c_outer},
-                              {sizeof c_chunks, &c_chunks},   {sizeof c_inner, &c_inner},
-                              {sizeof one_chunk, &one_chunk}, {sizeof c_chunks, &c_chunks},
-                              {sizeof(cl_mem), &P},           {sizeof one, &one}};
-      status = launch(g, ka, 10, aa, ocal__round_up(litems, la), la);
-    }
-  }
-  if (status == OCAL_OK) {
-    bad = push_user(&a, &c_n, ua) | push(&a, sizeof(cl_mem), &out_mem) |
-          push(&a, sizeof ooff, &ooff) | push(&a, sizeof c_outer, &c_outer) |
-          push(&a, sizeof c_R, &c_R) | push(&a, sizeof c_inner, &c_inner) |
-          push(&a, sizeof c_chunks, &c_chunks) | push(&a, sizeof c_clen, &c_clen) |
-          push(&a, sizeof(cl_mem), &P) | push(&a, sizeof excl, &excl);
-    status = bad ? ocal__fail(OCAL_UNSUPPORTED, func, "too many arguments")
-                 : launch(g, ks, (size_t)a.count, a.a, ocal__round_up(items, local), local);
-  }
+  ocal_status status = ocal__scan_enqueue(&job);
   pthread_mutex_unlock(&g->lock);
   return status;
 }
@@ -1474,9 +855,9 @@ ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *
                          ocal_buffer out) {
   ocal_status status = check_gen(gen, __func__);
   if (status != OCAL_OK) return status;
-  cl_args ua;
+  ocal__cl_args ua;
   ocal_buffer first;
-  if ((status = user_args(__func__, gen, nargs, args, &ua, &first)) != OCAL_OK) return status;
+  if ((status = ocal__gen_user_args(__func__, gen, nargs, args, &ua, &first)) != OCAL_OK) return status;
   if (n == OCAL_GEN_AUTO) {
     if (!first)
       return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
@@ -1489,10 +870,10 @@ ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *
                        "out must be NULL for an elementwise kernel (it writes through its "
                        "arguments)");
     if (n == 0) return OCAL_OK;
-    cl_args a = {.count = 0};
+    ocal__cl_args a = {.count = 0};
     cl_ulong c_n = n;
-    int bad = push(&a, sizeof c_n, &c_n);
-    for (int k = 0; k < ua.count; k++) bad |= push(&a, ua.a[k].size, ua.a[k].value);
+    int bad = ocal__gen_push(&a, sizeof c_n, &c_n);
+    for (int k = 0; k < ua.count; k++) bad |= ocal__gen_push(&a, ua.a[k].size, ua.a[k].value);
     if (bad) return OCAL_FAIL(OCAL_UNSUPPORTED, "too many arguments");
     /* CPUs: one work-item per index, straight-line. GPUs: the 4-wide form where there is
      * one and every buffer is aligned for it, else four indices per work-item. */
@@ -1537,9 +918,9 @@ ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs, const ocal_gen_
                      "reductions and scans run along axes)");
   const int scan = gen->kind == GEN_SCAN;
   const char *what = scan ? "scan" : "reduction";
-  cl_args ua;
+  ocal__cl_args ua;
   ocal_buffer x;
-  if ((status = user_args(__func__, gen, nargs, args, &ua, &x)) != OCAL_OK) return status;
+  if ((status = ocal__gen_user_args(__func__, gen, nargs, args, &ua, &x)) != OCAL_OK) return status;
   if (!x)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                      "a %s along an axis takes the shape of the first buffer argument, and "

@@ -1,19 +1,17 @@
-# ocal — your own kernels: raw programs and kernels, and the elementwise / reduction / scan
-# generators. Included by the top-level Makefile.am (one non-recursive make); appends to the
-# variables defined there.
+# ocal — kernels generated from the user's expressions: elementwise, reduction and scan
+# (raw programs and kernels are src/kernel/local.mk's). Included by the top-level
+# Makefile.am (one non-recursive make); appends to the variables defined there.
 
-ocalinclude_HEADERS += include/ocal/kernel.h
 src_libocal_core_la_SOURCES += \
 	src/gen/gen_internal.h \
 	src/gen/parse.c \
-	src/gen/kernel.c \
+	src/gen/source.c \
+	src/gen/rewrite.c \
+	src/gen/args.c \
 	src/gen/gen.c
 
-# Tests on PoCL (or OCAL_DEVICE): raw kernels, and the generators against host references.
-OCAL_TESTS += tests/check_kernel tests/check_gen
-tests_check_kernel_SOURCES = tests/check_kernel.c $(FIXTURE_FILES)
-tests_check_kernel_LDADD = $(FIXTURE_LDADD) -lm
-tests_check_kernel_CFLAGS = $(FIXTURE_CFLAGS)
+# Tests on PoCL (or OCAL_DEVICE): the generators against host references.
+OCAL_TESTS += tests/check_gen
 tests_check_gen_SOURCES = tests/check_gen.c $(FIXTURE_FILES)
 tests_check_gen_LDADD = $(FIXTURE_LDADD) -lm
 tests_check_gen_CFLAGS = $(FIXTURE_CFLAGS)

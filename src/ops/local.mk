@@ -20,6 +20,7 @@ tests_check_elementwise_CFLAGS = $(FIXTURE_CFLAGS)
 ocalinclude_HEADERS += include/ocal/reduce.h
 src_libocal_core_la_SOURCES += \
 	src/ops/reduce_internal.h \
+	src/ops/scan_engine.h \
 	src/ops/reduce_common.c \
 	src/ops/reduce.c \
 	src/ops/scan.c

@@ -12,13 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan_engine.h"
 #include "reduce_internal.h"
 
-enum { K_CONTIG_REDUCE, K_TILES, K_TILES_ACC, K_STRIDED_REDUCE, K_STRIDED, K_STRIDED_ACC,
-       K_LOOKBACK, K_KINDS };
-static const char *const kind_names[K_KINDS] = {"contig_reduce",  "tiles",   "tiles_acc",
-                                                "strided_reduce", "strided", "strided_acc",
-                                                "lookback"};
+const char *const ocal__scan_kernel_names[OCAL__SCAN_KINDS] = {
+    "contig_reduce", "tiles", "tiles_acc", "strided_reduce", "strided", "strided_acc",
+    "lookback"};
 static const char *const op_names[OCAL_SCAN_OP_COUNT] = {"sum", "maximum"};
 static const char *const op_public_names[OCAL_SCAN_OP_COUNT] = {"cumsum", "cummax"};
 
@@ -40,76 +39,97 @@ ocal_status ocal_scan_dtype(ocal_scan_op op, ocal_dtype in, ocal_dtype *out) {
   return OCAL_OK;
 }
 
-static ocal_status kernel(ocal_context ctx, ocal__rs *rs, ocal_scan_op op, ocal_dtype dtype,
-                          int kind, ocal__kernel **k) {
-  char name[64];
-  snprintf(name, sizeof name, "%s_%s", op_names[op], kind_names[kind]);
-  return ocal__rs_kernel(ctx, rs, OCAL__RS_SCAN, dtype, (int)op * K_KINDS + kind, name, k);
-}
-
 /* Whether rows of contiguous elements are scanned in one pass (decoupled look-back) rather
  * than three: on devices that allow it and where the rule or OCAL_SCAN picks it
  * (ocal__lookback_device: device type and setting only), and for fewer than 2^31
- * tiles (the tickets are 32-bit). Generated scans (src/gen) follow the same rule. */
+ * tiles (the tickets are 32-bit). Generated scans (src/gen) run this same plan. */
 static int single_pass_device(ocal_context ctx) { return ocal__lookback_device(ctx); }
 static int single_pass(ocal_context ctx, size_t tiles) {
   return single_pass_device(ctx) && tiles < ((size_t)1 << 31);
 }
 
-/* Elements per work-item of a look-back tile: NAME_LB_IPT in cl/scan.cl. */
-static size_t lookback_ipt(ocal_dtype out) { return ocal_dtype_size(out) <= 4 ? 16 : 8; }
+size_t ocal__scan_lookback_ipt(size_t result_bytes) { return result_bytes <= 4 ? 16 : 8; }
 
-static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *g, int exclusive,
-                           ocal_buffer out) {
-  ocal_context ctx = x->ctx;
-  const size_t R = g->R, lines = g->outer * g->inner, target = ocal__rs_target_items(ctx);
-  const size_t acc_bytes = ocal_dtype_size(out->dtype);
-  ocal__rs *rs;
-  ocal_status status = ocal__rs_get(ctx, &rs);
-  if (status != OCAL_OK) return status;
-  pthread_mutex_lock(&rs->lock);
+/* A launch's arguments: the job's input ones, then the kernel's own (at most 11). */
+typedef struct {
+  ocal__arg a[OCAL__SCAN_MAX_IN + 12];
+  size_t n;
+} argv_t;
+
+static void with_input(argv_t *v, const ocal__scan_job *j) {
+  memcpy(v->a, j->in, j->nin * sizeof *j->in);
+  v->n = j->nin;
+}
+static void push(argv_t *v, size_t size, const void *value) {
+  v->a[v->n++] = (ocal__arg){size, value};
+}
+
+static ocal_status launch(const ocal__scan_job *j, ocal__kernel *k, const argv_t *v,
+                          size_t global, size_t local) {
+  return ocal__kernel_run_nd(j->ctx, k, 1, &global, &local, v->n, v->a, j->func);
+}
+
+static ocal_status scratch(const ocal__scan_job *j, size_t bytes, cl_mem *mem) {
+  ocal_status status = ocal__scratch_reserve(j->ctx, j->scratch, j->scratch_bytes, bytes);
+  *mem = *j->scratch;
+  return status;
+}
+
+ocal_status ocal__scan_enqueue(const ocal__scan_job *j) {
+  ocal_context ctx = j->ctx;
+  const size_t R = j->R, lines = j->outer * j->inner, target = ocal__rs_target_items(ctx);
+  const size_t acc_bytes = j->result_bytes;
+  if (j->nin > OCAL__SCAN_MAX_IN)
+    return ocal__fail(OCAL_UNSUPPORTED, j->func, "more than %d kernel arguments for the input",
+                      OCAL__SCAN_MAX_IN);
+  ocal_status status;
   ocal__kernel *k;
-  cl_mem xmem = x->mem, omem = out->mem, P = x->mem;
-  cl_ulong xoff = x->offset, ooff = out->offset, zero = 0;
-  cl_ulong c_outer = g->outer, c_R = R, c_inner = g->inner;
-  cl_int excl = exclusive ? 1 : 0, one = 1;
+  argv_t v;
+  cl_mem omem = j->out, P = NULL;
+  cl_ulong ooff = j->ooff, zero = 0;
+  cl_ulong c_outer = j->outer, c_R = R, c_inner = j->inner;
+  cl_int excl = j->exclusive ? 1 : 0, one = 1;
 
-  if (g->inner == 1 && R >= 2 * SCAN_IPT * 32) {
+  if (j->inner == 1 && R >= 2 * SCAN_IPT * 32) {
     /* Rows of contiguous elements: work-groups walk them in tiles. Too few rows to fill the
      * device (the three-pass plan below would cut them into pieces): one pass with
      * decoupled look-back where the device allows it (single_pass), a work-group per tile.
      * The test sizes groups from the device's limit, as the kernel is not built yet. */
     size_t est = 1, most_wg = ctx->info.max_work_group_size;
     while (est * 2 <= OCAL__RS_WG_MAX && est * 2 <= most_wg) est *= 2;
-    if (single_pass_device(ctx) && g->outer < ocal__ceil_div(target, est) &&
+    if (single_pass_device(ctx) && j->outer < ocal__ceil_div(target, est) &&
         R / (4 * est * SCAN_IPT) >= 2) {
       ocal__kernel *kl;
-      if ((status = kernel(ctx, rs, op, x->dtype, K_LOOKBACK, &kl)) != OCAL_OK) goto done;
+      if ((status = j->kernel(j->data, OCAL__SCAN_LOOKBACK, &kl)) != OCAL_OK) return status;
       size_t ll = ocal__rs_local(kl, OCAL__RS_WG_MAX);
-      size_t per_row = ocal__ceil_div(R, ll * lookback_ipt(out->dtype));
-      size_t tiles = g->outer * per_row;
+      size_t per_row = ocal__ceil_div(R, ll * ocal__scan_lookback_ipt(acc_bytes));
+      size_t tiles = j->outer * per_row;
       if (single_pass(ctx, tiles)) {
         cl_uint base, epoch;
-        if ((status = ocal__lookback_reserve(ctx, &rs->lb, tiles, &base, &epoch)) != OCAL_OK) goto done;
-        cl_ulong c_tiles = per_row, c_cap = rs->lb.cap;
-        ocal__arg al[] = {{sizeof(cl_mem), &xmem},  {sizeof xoff, &xoff},
-                          {sizeof(cl_mem), &omem},  {sizeof ooff, &ooff},
-                          {sizeof c_R, &c_R},       {sizeof c_tiles, &c_tiles},
-                          {sizeof(cl_mem), &rs->lb.mem}, {sizeof c_cap, &c_cap},
-                          {sizeof base, &base},     {sizeof epoch, &epoch},
-                          {sizeof excl, &excl}};
-        status = ocal__rs_launch(ctx, kl, al, 11, tiles * ll, ll);
-        goto done;
+        if ((status = ocal__lookback_reserve(ctx, j->lb, tiles, &base, &epoch)) != OCAL_OK)
+          return status;
+        cl_ulong c_tiles = per_row, c_cap = j->lb->cap;
+        with_input(&v, j);
+        push(&v, sizeof(cl_mem), &omem);
+        push(&v, sizeof ooff, &ooff);
+        push(&v, sizeof c_R, &c_R);
+        push(&v, sizeof c_tiles, &c_tiles);
+        push(&v, sizeof(cl_mem), &j->lb->mem);
+        push(&v, sizeof c_cap, &c_cap);
+        push(&v, sizeof base, &base);
+        push(&v, sizeof epoch, &epoch);
+        push(&v, sizeof excl, &excl);
+        return launch(j, kl, &v, tiles * ll, ll);
       }
     }
-    if ((status = kernel(ctx, rs, op, x->dtype, K_TILES, &k)) != OCAL_OK) goto done;
+    if ((status = j->kernel(j->data, OCAL__SCAN_TILES, &k)) != OCAL_OK) return status;
     size_t local = ocal__rs_local(k, OCAL__RS_WG_MAX);
     if (ctx->info.type == OCAL_DEVICE_GPU) /* one size on CPUs: each is a compile on PoCL */
       while (local > 64 && R < 4 * local * SCAN_IPT) local /= 2;
     size_t tile = local * SCAN_IPT, chunks = 1;
     size_t groups_wanted = ocal__ceil_div(target, local);
-    if (g->outer < groups_wanted) {
-      chunks = ocal__ceil_div(groups_wanted, g->outer);
+    if (j->outer < groups_wanted) {
+      chunks = ocal__ceil_div(groups_wanted, j->outer);
       size_t most = R / (4 * tile); /* at least 4 tiles per piece */
       if (chunks > most) chunks = most;
       if (chunks < 1) chunks = 1;
@@ -119,42 +139,49 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
     cl_ulong c_chunks = chunks, c_clen = clen;
     if (chunks > 1) {
       /* (1) piece totals, (2) their exclusive scan in place, per row. */
-      if ((status = ocal__rs_scratch(ctx, rs, g->outer * chunks * acc_bytes, &P)) != OCAL_OK)
-        goto done;
+      if ((status = scratch(j, j->outer * chunks * acc_bytes, &P)) != OCAL_OK) return status;
       ocal__kernel *kr;
-      if ((status = kernel(ctx, rs, op, x->dtype, K_CONTIG_REDUCE, &kr)) != OCAL_OK) goto done;
+      if ((status = j->kernel(j->data, OCAL__SCAN_CONTIG_REDUCE, &kr)) != OCAL_OK) return status;
       size_t lr = ocal__rs_local(kr, local);
-      ocal__arg ar[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
-                           {sizeof c_R, &c_R},         {sizeof c_chunks, &c_chunks},
-                           {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P}};
-      status = ocal__rs_launch(ctx, kr, ar, 6, g->outer * chunks * lr, lr);
-      if (status != OCAL_OK) goto done;
+      with_input(&v, j);
+      push(&v, sizeof c_R, &c_R);
+      push(&v, sizeof c_chunks, &c_chunks);
+      push(&v, sizeof c_clen, &c_clen);
+      push(&v, sizeof(cl_mem), &P);
+      if ((status = launch(j, kr, &v, j->outer * chunks * lr, lr)) != OCAL_OK) return status;
       ocal__kernel *ka;
-      if ((status = kernel(ctx, rs, op, x->dtype, K_TILES_ACC, &ka)) != OCAL_OK) goto done;
+      if ((status = j->kernel(j->data, OCAL__SCAN_TILES_ACC, &ka)) != OCAL_OK) return status;
       size_t la = ocal__rs_local(ka, OCAL__RS_WG_MAX);
       if (ctx->info.type == OCAL_DEVICE_GPU)
         while (la > 64 && chunks < la * SCAN_IPT / 2) la /= 2;
       cl_ulong one_chunk = 1, plen = chunks;
-      ocal__arg aa[] = {{sizeof(cl_mem), &P},         {sizeof zero, &zero},
-                           {sizeof(cl_mem), &P},         {sizeof zero, &zero},
-                           {sizeof plen, &plen},         {sizeof one_chunk, &one_chunk},
-                           {sizeof plen, &plen},         {sizeof(cl_mem), &P},
-                           {sizeof one, &one}};
-      status = ocal__rs_launch(ctx, ka, aa, 9, g->outer * la, la);
-      if (status != OCAL_OK) goto done;
+      v.n = 0;
+      push(&v, sizeof(cl_mem), &P);
+      push(&v, sizeof zero, &zero);
+      push(&v, sizeof(cl_mem), &P);
+      push(&v, sizeof zero, &zero);
+      push(&v, sizeof plen, &plen);
+      push(&v, sizeof one_chunk, &one_chunk);
+      push(&v, sizeof plen, &plen);
+      push(&v, sizeof(cl_mem), &P);
+      push(&v, sizeof one, &one);
+      if ((status = launch(j, ka, &v, j->outer * la, la)) != OCAL_OK) return status;
     }
-    /* (3) every piece from its starting value. */
-    ocal__arg at[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
-                         {sizeof(cl_mem), &omem},   {sizeof ooff, &ooff},
-                         {sizeof c_R, &c_R},         {sizeof c_chunks, &c_chunks},
-                         {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P},
-                         {sizeof excl, &excl}};
-    status = ocal__rs_launch(ctx, k, at, 9, g->outer * chunks * local, local);
-    goto done;
+    /* (3) every piece from its starting value (P is unread with one piece). */
+    cl_mem Parg = P ? P : omem;
+    with_input(&v, j);
+    push(&v, sizeof(cl_mem), &omem);
+    push(&v, sizeof ooff, &ooff);
+    push(&v, sizeof c_R, &c_R);
+    push(&v, sizeof c_chunks, &c_chunks);
+    push(&v, sizeof c_clen, &c_clen);
+    push(&v, sizeof(cl_mem), &Parg);
+    push(&v, sizeof excl, &excl);
+    return launch(j, k, &v, j->outer * chunks * local, local);
   }
 
   /* Columns (or short rows): a work-item per (row, piece, column). */
-  if ((status = kernel(ctx, rs, op, x->dtype, K_STRIDED, &k)) != OCAL_OK) goto done;
+  if ((status = j->kernel(j->data, OCAL__SCAN_STRIDED, &k)) != OCAL_OK) return status;
   size_t local = ocal__rs_local(k, OCAL__RS_WG_MAX), chunks = 1;
   if (lines < target && R > 64) {
     chunks = ocal__ceil_div(target, lines);
@@ -168,38 +195,96 @@ static ocal_status enqueue(ocal_scan_op op, ocal_buffer x, const ocal__rs_geom *
   size_t items = lines * chunks < 8 * target ? lines * chunks : 8 * target;
   size_t global = ocal__round_up(items, local);
   if (chunks > 1) {
-    if ((status = ocal__rs_scratch(ctx, rs, lines * chunks * acc_bytes, &P)) != OCAL_OK) goto done;
+    if ((status = scratch(j, lines * chunks * acc_bytes, &P)) != OCAL_OK) return status;
     ocal__kernel *kr, *ka;
-    if ((status = kernel(ctx, rs, op, x->dtype, K_STRIDED_REDUCE, &kr)) != OCAL_OK) goto done;
-    ocal__arg ar[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
-                         {sizeof c_outer, &c_outer}, {sizeof c_R, &c_R},
-                         {sizeof c_inner, &c_inner}, {sizeof c_chunks, &c_chunks},
-                         {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P}};
+    if ((status = j->kernel(j->data, OCAL__SCAN_STRIDED_REDUCE, &kr)) != OCAL_OK) return status;
+    with_input(&v, j);
+    push(&v, sizeof c_outer, &c_outer);
+    push(&v, sizeof c_R, &c_R);
+    push(&v, sizeof c_inner, &c_inner);
+    push(&v, sizeof c_chunks, &c_chunks);
+    push(&v, sizeof c_clen, &c_clen);
+    push(&v, sizeof(cl_mem), &P);
     size_t lr = ocal__rs_local(kr, OCAL__RS_WG_MAX);
-    status = ocal__rs_launch(ctx, kr, ar, 8, ocal__round_up(items, lr), lr);
-    if (status != OCAL_OK) goto done;
+    if ((status = launch(j, kr, &v, ocal__round_up(items, lr), lr)) != OCAL_OK) return status;
     /* The totals as an (outer, chunks, inner) block, scanned along chunks in place. */
-    if ((status = kernel(ctx, rs, op, x->dtype, K_STRIDED_ACC, &ka)) != OCAL_OK) goto done;
+    if ((status = j->kernel(j->data, OCAL__SCAN_STRIDED_ACC, &ka)) != OCAL_OK) return status;
     cl_ulong one_chunk = 1;
     size_t la = ocal__rs_local(ka, OCAL__RS_WG_MAX);
     size_t litems = lines < 8 * target ? lines : 8 * target;
-    ocal__arg aa[] = {{sizeof(cl_mem), &P},          {sizeof zero, &zero},
-                         {sizeof(cl_mem), &P},          {sizeof zero, &zero},
-                         {sizeof c_outer, &c_outer},    {sizeof c_chunks, &c_chunks},
-                         {sizeof c_inner, &c_inner},    {sizeof one_chunk, &one_chunk},
-                         {sizeof c_chunks, &c_chunks},  {sizeof(cl_mem), &P},
-                         {sizeof one, &one}};
-    status = ocal__rs_launch(ctx, ka, aa, 11, ocal__round_up(litems, la), la);
-    if (status != OCAL_OK) goto done;
+    v.n = 0;
+    push(&v, sizeof(cl_mem), &P);
+    push(&v, sizeof zero, &zero);
+    push(&v, sizeof(cl_mem), &P);
+    push(&v, sizeof zero, &zero);
+    push(&v, sizeof c_outer, &c_outer);
+    push(&v, sizeof c_chunks, &c_chunks);
+    push(&v, sizeof c_inner, &c_inner);
+    push(&v, sizeof one_chunk, &one_chunk);
+    push(&v, sizeof c_chunks, &c_chunks);
+    push(&v, sizeof(cl_mem), &P);
+    push(&v, sizeof one, &one);
+    if ((status = launch(j, ka, &v, ocal__round_up(litems, la), la)) != OCAL_OK) return status;
   }
-  ocal__arg as[] = {{sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},
-                       {sizeof(cl_mem), &omem},   {sizeof ooff, &ooff},
-                       {sizeof c_outer, &c_outer}, {sizeof c_R, &c_R},
-                       {sizeof c_inner, &c_inner}, {sizeof c_chunks, &c_chunks},
-                       {sizeof c_clen, &c_clen},   {sizeof(cl_mem), &P},
-                       {sizeof excl, &excl}};
-  status = ocal__rs_launch(ctx, k, as, 11, global, local);
-done:
+  cl_mem Parg = P ? P : omem;
+  with_input(&v, j);
+  push(&v, sizeof(cl_mem), &omem);
+  push(&v, sizeof ooff, &ooff);
+  push(&v, sizeof c_outer, &c_outer);
+  push(&v, sizeof c_R, &c_R);
+  push(&v, sizeof c_inner, &c_inner);
+  push(&v, sizeof c_chunks, &c_chunks);
+  push(&v, sizeof c_clen, &c_clen);
+  push(&v, sizeof(cl_mem), &Parg);
+  push(&v, sizeof excl, &excl);
+  return launch(j, k, &v, global, local);
+}
+
+/* The built-in scans: kernel `kind` of operation op for the input's type, from the
+ * per-context table (ocal__rs_kernel). */
+typedef struct {
+  ocal_context ctx;
+  ocal__rs *rs;
+  ocal_scan_op op;
+  ocal_dtype dtype;
+} builtin_scan;
+
+static ocal_status builtin_kernel(void *data, int kind, ocal__kernel **k) {
+  const builtin_scan *b = data;
+  char name[64];
+  snprintf(name, sizeof name, "%s_%s", op_names[b->op], ocal__scan_kernel_names[kind]);
+  return ocal__rs_kernel(b->ctx, b->rs, OCAL__RS_SCAN, b->dtype,
+                         (int)b->op * OCAL__SCAN_KINDS + kind, name, k);
+}
+
+static ocal_status enqueue(const char *func, ocal_scan_op op, ocal_buffer x,
+                           const ocal__rs_geom *g, int exclusive, ocal_buffer out) {
+  ocal_context ctx = x->ctx;
+  ocal__rs *rs;
+  ocal_status status = ocal__rs_get(ctx, &rs);
+  if (status != OCAL_OK) return status;
+  cl_mem xmem = x->mem;
+  cl_ulong xoff = x->offset;
+  const ocal__arg in[] = {{sizeof(cl_mem), &xmem}, {sizeof xoff, &xoff}};
+  builtin_scan b = {ctx, rs, op, x->dtype};
+  ocal__scan_job job = {.ctx = ctx,
+                        .func = func,
+                        .kernel = builtin_kernel,
+                        .data = &b,
+                        .in = in,
+                        .nin = 2,
+                        .out = out->mem,
+                        .ooff = out->offset,
+                        .result_bytes = ocal_dtype_size(out->dtype),
+                        .outer = g->outer,
+                        .R = g->R,
+                        .inner = g->inner,
+                        .exclusive = exclusive,
+                        .lb = &rs->lb,
+                        .scratch = &rs->scratch,
+                        .scratch_bytes = &rs->scratch_bytes};
+  pthread_mutex_lock(&rs->lock);
+  status = ocal__scan_enqueue(&job);
   pthread_mutex_unlock(&rs->lock);
   return status;
 }
@@ -249,7 +334,7 @@ static ocal_status scan(const char *func, ocal_scan_op op, ocal_buffer x, int ax
                         "out overlaps x without being x: scan in place (out == x) or into "
                         "separate memory");
   }
-  return enqueue(op, x, &g, exclusive, out);
+  return enqueue(func, op, x, &g, exclusive, out);
 }
 
 ocal_status ocal_scan(ocal_scan_op op, ocal_buffer x, int axis, int exclusive, ocal_buffer out) {

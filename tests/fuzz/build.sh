@@ -17,7 +17,7 @@ libs=$(sed -n 's/^\(OPENCL_LIBS\|CLBLAST_LIBS\|CLFFT_LIBS\|LAPACKE_LIBS\) = //p'
 for t in gen_params gen_body settings disk_cache tuning mtx; do
   echo "fuzz build: fuzz_$t"
   $cc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$src/include" -I"$build/include" -I"$build" -I"$src/src/core" -I"$src/src/gen" \
+    -I"$src/include" -I"$build/include" -I"$build" -I"$src/src/core" -I"$src/src/gen" -I"$src/src/kernel" \
     -I"$src/src/blas" -I"$src/src/fft" -I"$src/src/sparse" \
     -o "$out/fuzz_$t" "$src/tests/fuzz/fuzz_$t.c" "$lib" $libs -lm -lpthread
 done

@@ -1,9 +1,12 @@
 /* Fuzz target: the generators' expression rewriting — the 4-wide form of an elementwise
  * body (vectorize_body, which reads `p[i]` subscripts, calls and literals and writes a new
  * body into a buffer sized from the old one) and the plain-sum test of a reduction's
- * expression (is_plain_sum). Both are static in src/gen/gen.c, which this file includes.
+ * expression (ocal__gen_is_plain_sum), both in src/gen/rewrite.c.
  * Input: an argument list, a newline, then the body. */
-#include "../../src/gen/gen.c"
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen_internal.h"
 
 #include "fuzz.h"
 
@@ -12,8 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *body = strchr(text, '\n');
   if (body) *body++ = '\0';
   else body = text + strlen(text);
-  (void)is_plain_sum(body);
-  (void)is_plain_sum(text);
+  (void)ocal__gen_is_plain_sum(body);
+  (void)ocal__gen_is_plain_sum(text);
 
   ocal__gen_param *params = NULL;
   int count = 0;
@@ -23,9 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     g.kind = GEN_ELEMENTWISE;
     g.params = params;
     g.nparams = count;
-    vec_use *use = calloc((size_t)count, sizeof *use);
+    ocal__vec_use *use = calloc((size_t)count, sizeof *use);
     if (!use) abort();
-    char *v = vectorize_body(&g, body, use);
+    char *v = ocal__gen_vectorize_body(&g, body, use);
     if (v) {
       /* The 4-wide body still names every argument it read or wrote. */
       for (int k = 0; k < count; k++)

@@ -1,12 +1,13 @@
 /* Fuzz target: the generators' argument-list parser (ocal__gen_parse_params, the
  * `arguments` of ocal_gen_elementwise/_reduction/_scan) and the raw-kernel signature
- * scanner (ocal__gen_scan_signature, which reads a kernel's parameters from OpenCL C
+ * scanner (ocal__kernel_signature, which reads a kernel's parameters from OpenCL C
  * source), both over the same text. Invariants: a parsed list has valid types and names
  * that are identifiers, not reserved; a failure leaves a message. */
 #include <ctype.h>
 
 #include "fuzz.h"
 #include "gen_internal.h"
+#include "kernel_internal.h"
 
 static int identifier(const char *s) {
   if (!(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
@@ -39,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   free(params);
 
   ocal__sig_arg *args = NULL;
-  int n = ocal__gen_scan_signature(text, "k", &args);
+  int n = ocal__kernel_signature(text, "k", &args);
   FUZZ_ASSERT(n >= -1);
   for (int i = 0; i < n; i++) {
     FUZZ_ASSERT(memchr(args[i].type, '\0', sizeof args[i].type) != NULL);

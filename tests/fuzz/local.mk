@@ -3,6 +3,7 @@
 # `make check` replays the checked-in seed corpus and the inputs of fixed crashes through
 # them (tests/fuzz/replay.sh). Included by the top-level Makefile.am.
 FUZZ_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core -I$(top_srcdir)/src/gen \
+	-I$(top_srcdir)/src/kernel \
 	-I$(top_srcdir)/src/blas -I$(top_srcdir)/src/fft -I$(top_srcdir)/src/sparse
 FUZZ_LDADD = src/libocal_core.la $(OPENCL_LIBS) -lm
 FUZZ_REPLAYS = \

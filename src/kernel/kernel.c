@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gen_internal.h"
+#include "kernel_internal.h"
 
 #define PROGRAM_MAGIC 0x6f707267u /* "oprg" */
 #define KERNEL_MAGIC 0x6f6b726eu  /* "okrn" */
@@ -27,8 +27,8 @@ struct ocal_program_s {
 
 typedef struct karg {
   ocal__arg_kind kind; /* OCAL__ARG_UNKNOWN when neither the driver nor the source said */
-  char type[OCAL__GEN_NAME_MAX];
-  char name[OCAL__GEN_NAME_MAX];
+  char type[OCAL__SIG_NAME_MAX];
+  char name[OCAL__SIG_NAME_MAX];
   int set;
   ocal_buffer buffer; /* a reference while set to a buffer */
   cl_mem sub;         /* the sub-buffer of a view at an offset */
@@ -185,7 +185,7 @@ ocal_status ocal_program_release(ocal_program program) {
 
 /* "float*" or "const float *" → "float"; "unsigned int" → "uint". */
 static void normalise_type(const char *in, char *out, size_t size) {
-  char tmp[OCAL__GEN_NAME_MAX * 2];
+  char tmp[OCAL__SIG_NAME_MAX * 2];
   size_t n = 0;
   for (const char *p = in; *p && n + 1 < sizeof tmp; p++)
     if (*p != '*') tmp[n++] = *p;
@@ -231,7 +231,7 @@ static int describe_from_driver(ocal_kernel k) {
  * information in the driver). 0 on success. */
 static int describe_from_source(ocal_kernel k, const char *source) {
   ocal__sig_arg *sig = NULL;
-  int n = ocal__gen_scan_signature(source, k->name, &sig);
+  int n = ocal__kernel_signature(source, k->name, &sig);
   if (n != k->nargs) {
     free(sig);
     return -1;
