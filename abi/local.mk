@@ -5,7 +5,7 @@
 #
 # abi-dumper reads DWARF, which an optimised build blurs (inlined and merged functions), so
 # the check builds its own copy of the library, abi/libocal-abi.la, from the same sources
-# with CFLAGS='-g -Og', beside the normal build (its objects have their own names) and only
+# with CFLAGS='-g -O0', beside the normal build (its objects have their own names) and only
 # when asked: nothing here runs in `make` or `make check`.
 # Uses from Makefile.am: src_libocal_core_la_* (the library's sources and flags), EXTRA_DIST.
 
@@ -34,7 +34,7 @@ abi-dump: abi/include
 	@if test -z '$(ABI_DUMPER)'; then \
 	  echo 'make abi-dump: abi-dumper was not found by configure (scripts/install-deps.sh)'; \
 	  exit 1; fi
-	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) CFLAGS='-g -Og' abi/libocal-abi.la
+	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) CFLAGS='-g -O0' abi/libocal-abi.la
 	$(AM_V_GEN)'$(ABI_DUMPER)' abi/.libs/libocal-abi.so -o abi/ocal-current.dump \
 	  -lver '$(PACKAGE_VERSION)' -public-headers abi/include -quiet > abi/dumper.log 2>&1 || \
 	  { cat abi/dumper.log; exit 1; }

@@ -99,7 +99,7 @@ typedef struct ocal__limits {
   unsigned sub_group_size; /* SIMD width the driver reports (warp, wavefront), 0 unknown */
   unsigned vendor_id;      /* CL_DEVICE_VENDOR_ID */
   char build_options[24];  /* "-cl-std=CL1.2" when a lower OpenCL version is emulated */
-  char text[128];          /* the limits spec applied, "" when none */
+  char text[256];          /* the limits spec applied, "" when none */
 } ocal__limits;
 
 /* State that an area built on the core (BLAS, FFT, ...) keeps per context, so the core needs
