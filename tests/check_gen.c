@@ -842,6 +842,65 @@ START_TEST(test_scan_whole_matches_builtin) {
 }
 END_TEST
 
+/* A generated scan's program is the user's preamble followed by cl/scan.cl, so a preamble
+ * that #defines the short names a kernel might use for its own variables, helpers or macros
+ * (with values that break any code that declares them) must not break the scan: cl/scan.cl
+ * declares only ocal_/OCAL_ names. Both plans of long contiguous rows (OCAL_SCAN=three and
+ * single) and the strided kernels, each against ocal_cumsum to the bit. */
+static const char hostile_preamble[] =
+    "#define tile 1\n#define L 0\n#define run (\n#define val 3\n#define sums +\n"
+    "#define carry 2.0f\n#define m 0\n#define c )\n#define o 9\n#define v 4\n#define R ]\n"
+    "#define P 6\n#define k 7\n#define lid 0\n#define total (\n#define base 1\n"
+    "#define chunks 1\n#define clen 2\n#define out 3\n#define W 1\n#define hi 0\n"
+    "#define state 5\n#define IPT 1\n#define PAD(q) 0\n#define sum_A int\n#define lb_store 8\n"
+    "#define user_A char\n#define T_BITS(q) 0\n"
+    "float twice(float q) { return q + q; }\n";
+
+static void check_scan_hostile(size_t n) {
+  double *x = random_doubles(n, n + 4242);
+  const size_t cols[2] = {n / 7, 7};
+  ocal_buffer bx = f32_buffer(x, 1, &n), bx2 = f32_buffer(x, 2, cols), out, ref, out2, ref2;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &out));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &ref));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, cols, &out2));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, cols, &ref2));
+  ck_assert_ocal(ocal_cumsum(bx, OCAL_AXIS_ALL, ref));
+  ck_assert_ocal(ocal_cumsum(bx2, 0, ref2));
+  /* twice(x[i]) / 2 is x[i] exactly: the preamble's function is used, the sum is cumsum's. */
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_scan(fixture_ctx, OCAL_F32, "0", "a + b", "twice(x[i]) * 0.5f",
+                               "const float *x", hostile_preamble, 0, &g));
+  const ocal_gen_arg a1[] = {OCAL_GEN_BUFFER(bx)}, a2[] = {OCAL_GEN_BUFFER(bx2)};
+  ck_assert_ocal(ocal_gen_run_axis(g, OCAL_AXIS_ALL, 1, a1, out));
+  ck_assert_ocal(ocal_gen_run_axis(g, 0, 1, a2, out2));
+  float *h = read_f32(out, n), *hr = read_f32(ref, n), *h2 = read_f32(out2, n),
+        *hr2 = read_f32(ref2, n);
+  ck_assert_msg(memcmp(h, hr, n * sizeof(float)) == 0,
+                "n=%zu: whole scan under a hostile preamble differs from ocal_cumsum", n);
+  ck_assert_msg(memcmp(h2, hr2, n * sizeof(float)) == 0,
+                "n=%zu: column scan under a hostile preamble differs from ocal_cumsum", n);
+  ck_assert_ocal(ocal_gen_release(g));
+  ocal_buffer all[] = {bx, bx2, out, ref, out2, ref2};
+  for (size_t i = 0; i < 6; i++) ck_assert_ocal(ocal_buffer_release(all[i]));
+  free(h);
+  free(hr);
+  free(h2);
+  free(hr2);
+  free(x);
+}
+
+START_TEST(test_scan_hostile_preamble) {
+  static const char *const plans[] = {"three", "single"};
+  for (int p = 0; p < 2; p++) {
+    setenv("OCAL_SCAN", plans[p], 1);
+    fixture_reopen(); /* settings are read at context creation */
+    check_scan_hostile(7 * 37449); /* 262143 */
+  }
+  unsetenv("OCAL_SCAN");
+  fixture_reopen();
+}
+END_TEST
+
 /* ---- the disk cache, seen from a second process --------------------------------------- */
 
 static const char *program_path = "";
@@ -907,6 +966,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, test_scan_axis_long_views);
   tcase_add_test(tc, test_scan_axis_errors);
   tcase_add_test(tc, test_scan_whole_matches_builtin);
+  tcase_add_test(tc, test_scan_hostile_preamble);
   tcase_add_test(tc, test_disk_cache_second_process);
   tcase_add_test(tc, test_gen_null_out);
   tcase_add_test(tc, test_gen_double_without_fp64);

@@ -176,6 +176,8 @@ typedef struct ocal_gen_arg {
  * statements run for every index `i` (a `ulong`, 0 <= i < n), e.g. "y[i] = a * x[i] + y[i]";
  * `n` is also in scope. A pointer points at its buffer's first element (views included).
  * `preamble` (or NULL) is OpenCL C placed before the kernel: helper functions, macros.
+ * Names that start with `ocal_` or `OCAL_` are reserved for the code ocal generates around
+ * the user's texts: the preamble and the argument names must not define or declare them.
  * The body for index i should touch element i of the buffers it writes (the elementwise
  * contract): on GPUs each work-item runs it for four indices with the pointers declared
  * `restrict`, so that their loads can all be in flight before the stores. The same buffer
@@ -217,6 +219,7 @@ OCAL_API ocal_status ocal_gen_elementwise(ocal_context ctx, const char *argument
  * spaces ignored), partial sums are compensated (Neumaier) as in ocal_sum, and map products
  * are rounded before they are added (no contraction into fma); any other reduce expression
  * is evaluated as written.
+ * The names starting with `ocal_` or `OCAL_` are reserved (see ocal_gen_elementwise).
  * \param ctx the context.
  * \param dtype the type of map's values and of the result (not complex).
  * \param neutral the identity of reduce.
@@ -244,6 +247,10 @@ OCAL_API ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, cons
  * (reduce the pieces, scan their totals, rescan the pieces). So the accuracy is the
  * built-in's (sums are not compensated), and "a + b" over "x[i]" adds in ocal_cumsum's
  * order.
+ * The names starting with `ocal_` or `OCAL_` are reserved (see ocal_gen_elementwise). The
+ * scan's kernels follow the preamble in one program, but declare no other names (beyond `i`,
+ * `n`, `a` and `b`, which the expressions use, and OpenCL C's own), so a preamble may
+ * #define any other name, short ones such as `L` or `tile` included.
  * \param ctx the context.
  * \param dtype the type of the values and of out (not complex).
  * \param neutral the identity of op.

@@ -168,11 +168,11 @@ static ocal_status gen_get(const char *func, ocal_gen g, const char *name, int a
                            ocal__kernel **k) {
   char options[160] = "", kname[64];
   if (g->kind == GEN_SCAN) {
-    /* cl/scan.cl with the prologue's operation `user`, its kernel `name` alone. */
+    /* cl/scan.cl with the prologue's operation `ocal_user`, its kernel `name` alone. */
     snprintf(options, sizeof options,
-             "-DOCAL_DTYPE_%s -DOCAL_ONLY -DOCAL_ONLY_user -DOCAL_KERNEL -DOCAL_KERNEL_%s",
+             "-DOCAL_DTYPE_%s -DOCAL_ONLY -DOCAL_ONLY_ocal_user -DOCAL_KERNEL -DOCAL_KERNEL_%s",
              ocal_dtype_name(g->dtype), name);
-    snprintf(kname, sizeof kname, "user_%s", name);
+    snprintf(kname, sizeof kname, "ocal_user_%s", name);
     name = kname;
   } else if (alone) {
     snprintf(options, sizeof options, "-DOCAL_GEN_ONLY -DOCAL_GEN_%s", name);
@@ -578,7 +578,7 @@ static ocal_status scan_kernel(void *data, int kind, ocal__kernel **k) {
 }
 
 /* The scan's program is a prologue of #defines and functions written here, then cl/scan.cl
- * itself: the prologue defines the operation `user` (its type, combination, neutral value
+ * itself: the prologue defines the operation `ocal_user` (its type, combination, neutral value
  * and look-back tile) from the user's strings, and the input (OCAL_IN_PARAMS, OCAL_LOAD)
  * from the argument list and the input expression. The kernels and the plan are
  * ocal_cumsum's (src/ops/scan_engine.h). The user's arguments enter the kernels under mangled
@@ -617,15 +617,15 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
   ocal__sbuf b = {0};
   ocal__sb_header(&b, "scan", g, preamble);
   /* The operation, as cl/scan.cl's built-in ones are written. */
-  ocal__sb_add(&b, "typedef %s user_A;\nuser_A user_cvt(%s v) { return v; }\n", t, t);
-  ocal__sb_add(&b, "user_A user_acc_cvt(user_A v) { return v; }\n");
-  ocal__sb_add(&b, "user_A user_op(user_A a, user_A b) { return (\n");
+  ocal__sb_add(&b, "typedef %s ocal_user_A;\nocal_user_A ocal_user_cvt(%s ocal_v) { return ocal_v; }\n", t, t);
+  ocal__sb_add(&b, "ocal_user_A ocal_user_acc_cvt(ocal_user_A ocal_v) { return ocal_v; }\n");
+  ocal__sb_add(&b, "ocal_user_A ocal_user_op(ocal_user_A a, ocal_user_A b) { return (\n");
   ocal__sb_user(&b, "op", op);
-  ocal__sb_add(&b, "); }\n#define user_ID ((user_A)(%s))\n", neutral);
-  ocal__sb_add(&b, "#define user_LB_IPT %zu\n", ocal__scan_lookback_ipt(ocal_dtype_size(dtype)));
-  ocal__sb_add(&b, "#define user_BITS(v) T_BITS(v)\n#define user_FROM_BITS(b) T_FROM_BITS(b)\n");
+  ocal__sb_add(&b, "); }\n#define ocal_user_ID ((ocal_user_A)(%s))\n", neutral);
+  ocal__sb_add(&b, "#define ocal_user_LB_IPT %zu\n", ocal__scan_lookback_ipt(ocal_dtype_size(dtype)));
+  ocal__sb_add(&b, "#define ocal_user_BITS(v) OCAL_T_BITS(v)\n#define ocal_user_FROM_BITS(b) OCAL_T_FROM_BITS(b)\n");
   /* The input at flat index i. */
-  ocal__sb_add(&b, "user_A ocal_input(const ulong i, const ulong n");
+  ocal__sb_add(&b, "ocal_user_A ocal_input(const ulong i, const ulong n");
   for (int k = 0; k < g->nparams; k++) {
     const ocal__gen_param *p = &g->params[k];
     if (p->pointer)
@@ -634,7 +634,7 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
     else
       ocal__sb_add(&b, ", const %s %s", ocal__dtype_cl_type(p->dtype), p->name);
   }
-  ocal__sb_add(&b, ") { return (user_A)(\n");
+  ocal__sb_add(&b, ") { return (ocal_user_A)(\n");
   ocal__sb_user(&b, "input", input);
   ocal__sb_add(&b, "); }\n#define OCAL_IN_PARAMS const ulong ocal_n");
   for (int k = 0; k < g->nparams; k++) {

@@ -21,7 +21,7 @@ const char *const ocal__scan_kernel_names[OCAL__SCAN_KINDS] = {
 static const char *const op_names[OCAL_SCAN_OP_COUNT] = {"sum", "maximum"};
 static const char *const op_public_names[OCAL_SCAN_OP_COUNT] = {"cumsum", "cummax"};
 
-#define SCAN_IPT 8 /* IPT in cl/scan.cl */
+#define SCAN_IPT 8 /* OCAL_IPT in cl/scan.cl */
 
 ocal_status ocal_scan_dtype(ocal_scan_op op, ocal_dtype in, ocal_dtype *out) {
   if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "out must not be NULL");
