@@ -138,7 +138,7 @@ ocal_status ocal__clblast_fail(ocal_context ctx, int code, const char *call, con
     hint = " (CLBlast could not allocate its temporary buffers: the shape is too large for the "
            "device's memory or largest allocation)";
   return ocal__fail(status, func, "%s failed with %s (%d) on %s%s", call,
-                    ocal__clblast_status_name(code), code, ctx->info.name, hint);
+                    ocal__clblast_status_name(code), code, ocal__context_info(ctx)->name, hint);
 }
 
 static CLBlastTranspose clblast_trans(ocal_transpose t) {
@@ -148,7 +148,7 @@ static CLBlastTranspose clblast_trans(ocal_transpose t) {
 /* x = alpha * x over n elements from offset (n > 0): CLBlast's scal. */
 ocal_status ocal__clblast_scal(ocal_context ctx, ocal_dtype dtype, double alpha, cl_mem mem,
                          size_t offset, size_t n, const char *func) {
-  cl_command_queue q = ctx->queue;
+  cl_command_queue q = ocal__context_queue(ctx);
   CLBlastStatusCode s = dtype == OCAL_F32
                             ? OCAL__CLBLAST(CLBlastSscal(n, (float)alpha, mem, offset, 1, &q, NULL))
                             : OCAL__CLBLAST(CLBlastDscal(n, alpha, mem, offset, 1, &q, NULL));
@@ -166,7 +166,7 @@ ocal_status ocal__clblast_scal(ocal_context ctx, ocal_dtype dtype, double alpha,
 ocal_status ocal__gemm_check_temp(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta,
                                    ocal_transpose tb, size_t m, size_t n, size_t k,
                                    ocal_buffer a, ocal_buffer b, ocal_buffer c, size_t batch) {
-  cl_command_queue q = ctx->queue;
+  cl_command_queue q = ocal__context_queue(ctx);
   size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1], bytes = 0;
   /* The batched routine decides on temporaries as if every offset were 0. */
   size_t ao = batch == 1 ? a->offset : 0, bo = batch == 1 ? b->offset : 0;
@@ -183,7 +183,7 @@ ocal_status ocal__gemm_check_temp(ocal_context ctx, ocal_dtype dtype, ocal_trans
   if (s != CLBlastSuccess) return ocal__clblast_fail(ctx, s, call, "ocal_gemm");
   size_t total;
   int overflow = ocal__mul_overflows(bytes, batch, &total);
-  if (overflow || total > ctx->info.max_alloc_bytes || total > ctx->info.global_mem_bytes) {
+  if (overflow || total > ocal__context_info(ctx)->max_alloc_bytes || total > ocal__context_info(ctx)->global_mem_bytes) {
     char need[64];
     if (overflow)
       snprintf(need, sizeof need, "more than SIZE_MAX bytes");
@@ -195,8 +195,8 @@ ocal_status ocal__gemm_check_temp(ocal_context ctx, ocal_dtype dtype, ocal_trans
                       "(%llu bytes): refused before CLBlast, which cannot recover from a failed "
                       "allocation of them",
                       dtype == OCAL_F32 ? "f32" : "f64", m, n, k,
-                      batch > 1 ? " (batched)" : "", need, ctx->info.name,
-                      (unsigned long long)ctx->info.max_alloc_bytes);
+                      batch > 1 ? " (batched)" : "", need, ocal__context_info(ctx)->name,
+                      (unsigned long long)ocal__context_info(ctx)->max_alloc_bytes);
   }
   return OCAL_OK;
 }
@@ -224,7 +224,7 @@ static ocal_status gemm_run(const ocal__gemm_call *g, const ocal__gemm_choice *c
   *not_built = 0;
   ocal_status st = ocal__gemm_check_temp(ctx, dtype, ta, tb, m, n, k, a, b, c, batch);
   if (st != OCAL_OK) return st;
-  cl_command_queue q = ctx->queue;
+  cl_command_queue q = ocal__context_queue(ctx);
   CLBlastStatusCode s;
   const char *call;
   /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T over the same memory:
@@ -298,7 +298,7 @@ static ocal_status gemv_run(ocal_context ctx, ocal_dtype dtype, int trans, size_
     if (st != OCAL_OK) return st;
   }
   ocal__blas_prepare(ctx, dtype);
-  cl_command_queue q = ctx->queue;
+  cl_command_queue q = ocal__context_queue(ctx);
   CLBlastTranspose t = trans ? CLBlastTransposeYes : CLBlastTransposeNo;
   CLBlastStatusCode s =
       dtype == OCAL_F32
@@ -320,7 +320,7 @@ const ocal__gemv_engine ocal__gemv_engine_clblast = {"CLBlast", gemv_run};
 
 ocal_status ocal__clblast_axpy(ocal_context ctx, ocal_dtype dtype, double alpha, ocal_buffer x,
                                ocal_buffer y, const char *func) {
-  cl_command_queue q = ctx->queue;
+  cl_command_queue q = ocal__context_queue(ctx);
   CLBlastStatusCode s =
       dtype == OCAL_F32 ? OCAL__CLBLAST(CLBlastSaxpy(x->numel, (float)alpha, x->mem, x->offset, 1,
                                                      y->mem, y->offset, 1, &q, NULL))

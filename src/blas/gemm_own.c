@@ -43,13 +43,13 @@ static int tile_fits(const own_tile *t, ocal_context ctx, ocal_dtype dtype) {
   if (!t->bm || !t->bn || !t->bk || !t->tm || !t->tn) return 0;
   if (t->tm % 4 || t->tn % 4 || t->bk % 4 || t->bm % t->tm || t->bn % t->tn) return 0;
   size_t nt = (size_t)(t->bm / t->tm) * (t->bn / t->tn);
-  if (nt > ctx->info.max_work_group_size || nt > ctx->info.max_work_item_sizes[0]) return 0;
+  if (nt > ocal__context_info(ctx)->max_work_group_size || nt > ocal__context_info(ctx)->max_work_item_sizes[0]) return 0;
   /* Every work-item loads whole 4-wide pieces of both tiles. */
   if ((t->bm * t->bk / 4) % nt || (t->bn * t->bk / 4) % nt) return 0;
   if ((t->bm * t->bk / 4) < nt || (t->bn * t->bk / 4) < nt) return 0;
   size_t es = dtype == OCAL_F32 ? 4 : 8;
   size_t local = 2 * (size_t)t->bk * ((t->bm + 4) + (t->bn + 4)) * es;
-  return local <= ctx->info.local_mem_bytes;
+  return local <= ocal__context_info(ctx)->local_mem_bytes;
 }
 
 typedef struct own_plan {
@@ -72,7 +72,7 @@ typedef struct own_plan {
 static own_plan choose_plan(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
                             size_t batch) {
   own_plan p = {{128, 128, 8, 8, 8}, 1};
-  size_t cu = ctx->info.compute_units ? ctx->info.compute_units : 1;
+  size_t cu = ocal__context_info(ctx)->compute_units ? ocal__context_info(ctx)->compute_units : 1;
   if (dtype == OCAL_F64) {
     p.tile = (own_tile){64, 64, 8, 4, 4};
   } else if (ocal__ceil_div(m, 128) * ocal__ceil_div(n, 128) * batch * 10 >= cu * 2 * 9) {
@@ -176,7 +176,7 @@ ocal_status ocal__gemm_transpose(ocal_context ctx, ocal_dtype dtype, ocal_buffer
   ocal__kernel *kern = NULL;
   ocal_status s;
   for (;;) {
-    while (ty > 1 && 32 * ty > ctx->info.max_work_group_size) ty /= 2;
+    while (ty > 1 && 32 * ty > ocal__context_info(ctx)->max_work_group_size) ty /= 2;
     char options[160];
     ocal__dtype_options(dtype, options, sizeof options);
     size_t used = strlen(options);

@@ -18,7 +18,7 @@ static ocal_status gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_
                            size_t cols, double alpha, ocal_buffer a, ocal_buffer x,
                            double beta, ocal_buffer y) {
   size_t wg = 256;
-  while (wg > 1 && wg > ctx->info.max_work_group_size) wg /= 2;
+  while (wg > 1 && wg > ocal__context_info(ctx)->max_work_group_size) wg /= 2;
   int vec4 = !trans && cols % 4 == 0 && a->offset % 4 == 0 && x->offset % 4 == 0;
   char options[256];
   size_t used;

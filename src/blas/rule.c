@@ -44,9 +44,9 @@ void ocal__blas_facts_of(ocal_context ctx, ocal_dtype dtype, ocal__blas_facts *f
 
 void ocal__blas_facts_of_device(ocal_context ctx, ocal__blas_facts *f) {
   memset(f, 0, sizeof *f);
-  f->type = ctx->info.type;
-  f->compute_units = ctx->info.compute_units;
-  f->max_alloc_bytes = ctx->info.max_alloc_bytes;
+  f->type = ocal__context_info(ctx)->type;
+  f->compute_units = ocal__context_info(ctx)->compute_units;
+  f->max_alloc_bytes = ocal__context_info(ctx)->max_alloc_bytes;
   f->gemm = ctx->settings.gemm;
   f->splitk = ctx->settings.gemm_splitk;
   f->pretranspose = ctx->settings.gemm_pretranspose;

@@ -77,14 +77,14 @@ static ocal_status splitk_run(const ocal__gemm_call *g, const ocal__gemm_choice 
   cl_mem w;
   *status = ocal__device_alloc(ctx, bytes, &w);
   if (*status != OCAL_OK) return st;
-  cl_command_queue q = ctx->queue;
+  cl_command_queue q = ocal__context_queue(ctx);
   /* Zeros first: CLBlast reads C even with beta 0 when it pads it, and the pool's memory
    * may hold NaN patterns. */
   double zero = 0.0;
   cl_int err = clEnqueueFillBuffer(q, w, &zero, es, 0, bytes, 0, NULL, NULL);
   if (err != CL_SUCCESS) {
     ocal__device_free(ctx, w);
-    return ocal__cl_fail(ctx->info.name, err, "clEnqueueFillBuffer(split-K scratch)", "ocal_gemm");
+    return ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueFillBuffer(split-K scratch)", "ocal_gemm");
   }
   CLBlastStatusCode s;
   CLBlastTranspose cta = ta ? CLBlastTransposeYes : CLBlastTransposeNo;

@@ -434,7 +434,7 @@ static int propose(tuner *t, const ocal__gemm_params *best, const choice *space,
     }
     p.v[OCAL__P_GEMMK] = space == xgemm0_space ? 0 : p.v[OCAL__P_GEMMK];
     if (space == xgemm0_space) p.v[OCAL__P_KREG] = 1, p.v[OCAL__P_KWI] = 2;
-    if (!ocal__gemm_params_valid(&p, &t->ctx->info, t->precision, NULL, 0)) continue;
+    if (!ocal__gemm_params_valid(&p, ocal__context_info(t->ctx), t->precision, NULL, 0)) continue;
     if (tried_before(t, &p)) continue;
     *out = p;
     return 1;
@@ -456,7 +456,7 @@ static void search(tuner *t, ocal__gemm_params *best, double *best_rate, const l
       for (int i = 0; i < count; i++) p.v[first + i] = seeds[s * count + i];
     /* The set in effect runs even if an earlier phase tried it: this phase times another
      * kernel of it. */
-    if (!ocal__gemm_params_valid(&p, &t->ctx->info, t->precision, NULL, 0) ||
+    if (!ocal__gemm_params_valid(&p, ocal__context_info(t->ctx), t->precision, NULL, 0) ||
         (s >= 0 && tried_before(t, &p)))
       continue;
     if (t->dead || (ran && now_s() + t->longest >= until)) return;
@@ -541,7 +541,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
   t.o = o;
   t.start = now_s();
   t.rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)o->seed * 0x2545f4914f6cdd1dull);
-  const ocal_device_info *d = &ctx->info;
+  const ocal_device_info *d = ocal__context_info(ctx);
   int gpu = d->type == OCAL_DEVICE_GPU || d->type == OCAL_DEVICE_ACCELERATOR;
 
   /* Start from what is in effect when it is known, else from the first seeds. */

@@ -61,7 +61,7 @@ static int precision_of(ocal_dtype dtype) { return dtype == OCAL_F64 ? 64 : 32; 
 static int tuning_disabled(ocal_context ctx) { return ctx->settings.tuning == 0; }
 
 char *ocal__blas_tuning_key(ocal_context ctx, int precision) {
-  const ocal_device_info *d = &ctx->info;
+  const ocal_device_info *d = ocal__context_info(ctx);
 #define OCAL__TUNING_KEY_FORMAT                                                          \
   "ocal-tuning gemm v1\nprecision=%d\nplatform=%s\nplatform_version=%s\ndevice=%s\n"   \
   "device_version=%s\ndriver=%s\nocal=%s\n"
@@ -80,7 +80,7 @@ char *ocal__blas_tuning_key(ocal_context ctx, int precision) {
 /* The tuning file lives beside the disk cache: the context's cache directory, else the
  * default one (also when the disk cache of programs is off: the tuning is not a cache). */
 char *ocal__blas_tuning_dir(ocal_context ctx) {
-  return ctx->cache_dir ? ocal__strdup(ctx->cache_dir) : ocal__disk_cache_dir(NULL, ctx->settings.cache_dir);
+  return ocal__context_cache_dir(ctx) ? ocal__strdup(ocal__context_cache_dir(ctx)) : ocal__disk_cache_dir(NULL, ctx->settings.cache_dir);
 }
 
 /* The file name ocal__disk_cache_store gives a key (disk_cache.c names files so). */
@@ -117,7 +117,7 @@ static int apply_locked(ocal_context ctx, int precision, const ocal__gemm_params
                 {"GemmRoutine", OCAL__P_MIN_INDIRECT, 1}};
   for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
     CLBlastStatusCode s =
-        override(ctx->device, precision, groups[g].kernel, p, groups[g].first, groups[g].count);
+        override(ocal__context_device(ctx), precision, groups[g].kernel, p, groups[g].first, groups[g].count);
     if (s != CLBlastSuccess) {
       snprintf(why, why_size, "CLBlastOverrideParameters(%s) failed with %s (%d)",
                groups[g].kernel, ocal__clblast_status_name(s), s);
@@ -131,10 +131,10 @@ static int apply_locked(ocal_context ctx, int precision, const ocal__gemm_params
 static applied *entry_locked(ocal_context ctx, int precision, int *created) {
   *created = 0;
   for (applied *e = table; e; e = e->next)
-    if (e->device == ctx->device && e->precision == precision) return e;
+    if (e->device == ocal__context_device(ctx) && e->precision == precision) return e;
   applied *e = calloc(1, sizeof *e);
   if (!e) return NULL;
-  e->device = ctx->device;
+  e->device = ocal__context_device(ctx);
   e->precision = precision;
   e->next = table;
   table = e;
@@ -186,11 +186,11 @@ static void apply_stored_locked(ocal_context ctx, int precision, applied *e) {
         text[size] = '\0';
         if (strlen(text) != size)
           snprintf(why, sizeof why, "the file holds binary data, not parameters");
-        else if (ocal__gemm_params_parse(text, &ctx->info, precision, &p, why, sizeof why) &&
+        else if (ocal__gemm_params_parse(text, ocal__context_info(ctx), precision, &p, why, sizeof why) &&
                  apply_locked(ctx, precision, &p, why, sizeof why)) {
           char note[256];
           snprintf(note, sizeof note, "tuning file (ocal tune gemm) for %.100s, driver %.60s",
-                   ctx->info.name, ctx->info.driver_version);
+                   ocal__context_info(ctx)->name, ocal__context_info(ctx)->driver_version);
           fill_entry(e, OCAL_TUNING_FILE, &p, note, 0);
           done = 1;
         }
@@ -209,14 +209,14 @@ static void apply_stored_locked(ocal_context ctx, int precision, applied *e) {
   }
   for (size_t i = 0; !done && i < ocal__builtin_tuning_count; i++) {
     const ocal__builtin_tuning *b = &ocal__builtin_tunings[i];
-    if (b->precision != precision || strcmp(b->device, ctx->info.name) != 0) continue;
-    if (ocal__gemm_params_parse(b->params, &ctx->info, precision, &p, why, sizeof why) &&
+    if (b->precision != precision || strcmp(b->device, ocal__context_info(ctx)->name) != 0) continue;
+    if (ocal__gemm_params_parse(b->params, ocal__context_info(ctx), precision, &p, why, sizeof why) &&
         apply_locked(ctx, precision, &p, why, sizeof why)) {
       fill_entry(e, OCAL_TUNING_BUILTIN, &p, b->note, 0);
       done = 1;
     } else {
       fprintf(stderr, "ocal: warning: built-in GEMM tuning for %s not applied: %s\n",
-              ctx->info.name, why);
+              ocal__context_info(ctx)->name, why);
     }
   }
   if (!done) fill_entry(e, OCAL_TUNING_DEFAULT, NULL, "CLBlast's defaults", 0);
@@ -281,9 +281,9 @@ static ocal_status check_tuning_call(ocal_context ctx, ocal_dtype dtype, const c
   if (dtype != OCAL_F32 && dtype != OCAL_F64)
     return ocal__fail(OCAL_UNSUPPORTED, func, "GEMM tuning is for f32 and f64, not %s",
                       ocal_dtype_name(dtype));
-  if (dtype == OCAL_F64 && !ctx->fp64)
+  if (dtype == OCAL_F64 && !ocal__context_fp64(ctx))
     return ocal__fail(OCAL_UNSUPPORTED, func, "f64 needs double precision, which %s lacks",
-                      ctx->info.name);
+                      ocal__context_info(ctx)->name);
   return OCAL_OK;
 }
 
@@ -312,7 +312,7 @@ ocal_status ocal_blas_tuning_apply(ocal_context ctx, ocal_dtype dtype, const cha
   int precision = precision_of(dtype);
   ocal__gemm_params p;
   char why[256];
-  if (!ocal__gemm_params_parse(params, &ctx->info, precision, &p, why, sizeof why))
+  if (!ocal__gemm_params_parse(params, ocal__context_info(ctx), precision, &p, why, sizeof why))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "GEMM parameters not applied: %s", why);
   /* Whatever was stored must not be applied over these later. */
   ocal__blas_prepare(ctx, dtype);

@@ -93,21 +93,21 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
     return status;
   }
   for (int k = 0; k < g->nparams; k++)
-    if (ocal__gen_uses_double(g->params[k].dtype) && !ctx->fp64) {
+    if (ocal__gen_uses_double(g->params[k].dtype) && !ocal__context_fp64(ctx)) {
       /* The message quotes the parameter: format it before the generator is freed. */
       status = ocal__fail(OCAL_UNSUPPORTED, func,
                           "argument '%s' is %s, but device '%s' has %s", g->params[k].name,
-                          ocal__dtype_cl_type(g->params[k].dtype), ctx->info.name,
-                          ctx->info.has_fp64 ? "double precision turned off (OCAL_FP64=0 or "
+                          ocal__dtype_cl_type(g->params[k].dtype), ocal__context_info(ctx)->name,
+                          ocal__context_info(ctx)->has_fp64 ? "double precision turned off (OCAL_FP64=0 or "
                                                "the context's fp64 option)"
                                              : "no double precision");
       gen_free(g);
       return status;
     }
-  if (kind != GEN_ELEMENTWISE && ocal__gen_uses_double(dtype) && !ctx->fp64) {
+  if (kind != GEN_ELEMENTWISE && ocal__gen_uses_double(dtype) && !ocal__context_fp64(ctx)) {
     gen_free(g);
     return ocal__fail(OCAL_UNSUPPORTED, func, "device '%s' has no double precision",
-                      ctx->info.name);
+                      ocal__context_info(ctx)->name);
   }
   g->ctx = ctx;
   ocal__context_retain(ctx);
@@ -722,17 +722,17 @@ static ocal_status run_reduction(const char *func, ocal_gen g, ocal__cl_args *ua
                                  size_t R, size_t inner, ocal_buffer out) {
   ocal_context ctx = g->ctx;
   const size_t outputs = outer * inner;
-  const size_t target = (ctx->info.compute_units ? ctx->info.compute_units : 1) * 2048;
+  const size_t target = (ocal__context_info(ctx)->compute_units ? ocal__context_info(ctx)->compute_units : 1) * 2048;
   const size_t vw = 16 / ocal_dtype_size(g->dtype); /* the built-in's vector width */
   int contig = inner == 1 && R >= 16 &&
-               (ctx->info.type == OCAL_DEVICE_GPU || outer < 64 || R >= 65536);
+               (ocal__context_info(ctx)->type == OCAL_DEVICE_GPU || outer < 64 || R >= 65536);
   ocal__kernel *k1, *k2 = NULL;
   ocal_status kstatus = gen_kernel(func, g, contig ? K_CONTIG : K_STRIDED, &k1);
   if (kstatus != OCAL_OK) return kstatus;
   size_t chunks = 1, clen = R, local1, global1;
   if (contig) {
     size_t lmax = pow2_local(k1, WG_MAX);
-    local1 = R < 2 * vw * lmax && ctx->info.type == OCAL_DEVICE_GPU ? pow2_local(k1, 64) : lmax;
+    local1 = R < 2 * vw * lmax && ocal__context_info(ctx)->type == OCAL_DEVICE_GPU ? pow2_local(k1, 64) : lmax;
     size_t groups_wanted = ocal__ceil_div(target, local1);
     if (outer < groups_wanted) {
       size_t most = R / (vw * local1 * 16);
@@ -741,7 +741,7 @@ static ocal_status run_reduction(const char *func, ocal_gen g, ocal__cl_args *ua
       if (chunks < 1) chunks = 1;
     }
     global1 = outer * chunks * local1;
-    clen = ctx->info.type == OCAL_DEVICE_GPU ? 0 : 1;
+    clen = ocal__context_info(ctx)->type == OCAL_DEVICE_GPU ? 0 : 1;
   } else {
     local1 = pow2_local(k1, WG_MAX);
     size_t strided_target = target / 2;
@@ -877,7 +877,7 @@ ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *
     if (bad) return OCAL_FAIL(OCAL_UNSUPPORTED, "too many arguments");
     /* CPUs: one work-item per index, straight-line. GPUs: the 4-wide form where there is
      * one and every buffer is aligned for it, else four indices per work-item. */
-    if (gen->ctx->info.type != OCAL_DEVICE_GPU)
+    if (ocal__context_info(gen->ctx)->type != OCAL_DEVICE_GPU)
       return ocal__kernel_run(gen->ctx, gen->kernels[K_EW_FLAT], n, (size_t)a.count, a.a);
     int aligned = gen->vec != NULL;
     for (int k = 0; k < nargs && aligned; k++)
@@ -899,13 +899,6 @@ ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *
                      out->numel, n, n);
   if (n == 0) return OCAL_OK;
   return run_scan(__func__, gen, &ua, 1, n, 1, out);
-}
-
-static void shape_string(int ndim, const size_t *shape, char *out, size_t size) {
-  size_t used = (size_t)snprintf(out, size, "[");
-  for (int i = 0; i < ndim && used < size; i++)
-    used += (size_t)snprintf(out + used, size - used, i ? ", %zu" : "%zu", shape[i]);
-  if (used < size) snprintf(out + used, size - used, "]");
 }
 
 ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs, const ocal_gen_arg *args,
@@ -962,8 +955,8 @@ ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs, const ocal_gen_
     if (out->ndim != x->ndim ||
         memcmp(out->shape, x->shape, (size_t)x->ndim * sizeof(size_t)) != 0) {
       char have[96], xs[96];
-      shape_string(out->ndim, out->shape, have, sizeof have);
-      shape_string(x->ndim, x->shape, xs, sizeof xs);
+      ocal__shape_format(out->ndim, out->shape, have, sizeof have);
+      ocal__shape_format(x->ndim, x->shape, xs, sizeof xs);
       return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
                        "out has shape %s, but the scan of shape %s along axis %d gives the "
                        "same shape %s",
@@ -978,9 +971,9 @@ ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs, const ocal_gen_
     match = out->ndim == x->ndim && memcmp(out->shape, kept, (size_t)x->ndim * sizeof(size_t)) == 0;
   if (!match) {
     char have[96], xs[96], need[96];
-    shape_string(out->ndim, out->shape, have, sizeof have);
-    shape_string(x->ndim, x->shape, xs, sizeof xs);
-    shape_string(nd, dropped, need, sizeof need);
+    ocal__shape_format(out->ndim, out->shape, have, sizeof have);
+    ocal__shape_format(x->ndim, x->shape, xs, sizeof xs);
+    ocal__shape_format(nd, dropped, need, sizeof need);
     return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
                      "out has shape %s, but the reduction of shape %s along axis %d gives %s",
                      have, xs, a, need);

@@ -272,7 +272,7 @@ ocal_status ocal_kernel_create(ocal_program program, const char *name, ocal_kern
     append_kernel_names(clp);
     return status;
   }
-  if (err != CL_SUCCESS) return ocal__cl_fail(ctx->info.name, err, "clCreateKernel", __func__);
+  if (err != CL_SUCCESS) return ocal__cl_fail(ocal__context_info(ctx)->name, err, "clCreateKernel", __func__);
   struct ocal_kernel_s *k = calloc(1, sizeof *k);
   if (!k || !(k->name = ocal__strdup(name))) {
     free(k);
@@ -295,18 +295,18 @@ ocal_status ocal_kernel_create(ocal_program program, const char *name, ocal_kern
                  describe_from_source(k, ocal__program_source(program->program)) == 0;
   if (!k->described)
     for (int i = 0; i < k->nargs; i++) k->args[i].kind = OCAL__ARG_UNKNOWN;
-  clGetKernelWorkGroupInfo(clk, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->wg_size,
+  clGetKernelWorkGroupInfo(clk, ocal__context_device(ctx), CL_KERNEL_WORK_GROUP_SIZE, sizeof k->wg_size,
                            &k->wg_size, NULL);
-  clGetKernelWorkGroupInfo(clk, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+  clGetKernelWorkGroupInfo(clk, ocal__context_device(ctx), CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
                            sizeof k->preferred, &k->preferred, NULL);
-  clGetKernelWorkGroupInfo(clk, ctx->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof k->kernel_local,
+  clGetKernelWorkGroupInfo(clk, ocal__context_device(ctx), CL_KERNEL_LOCAL_MEM_SIZE, sizeof k->kernel_local,
                            &k->kernel_local, NULL);
   /* The device's limits as the context plans with them (limits.c: OCAL_LIMITS included). */
-  memcpy(k->max_items, ctx->info.max_work_item_sizes, sizeof k->max_items);
-  k->max_wg = ctx->info.max_work_group_size;
-  k->device_local = ctx->info.local_mem_bytes;
-  k->base_align_bits = ctx->info.mem_base_align_bytes * 8;
-  clGetDeviceInfo(ctx->device, CL_DEVICE_ADDRESS_BITS, sizeof k->address_bits, &k->address_bits,
+  memcpy(k->max_items, ocal__context_info(ctx)->max_work_item_sizes, sizeof k->max_items);
+  k->max_wg = ocal__context_info(ctx)->max_work_group_size;
+  k->device_local = ocal__context_info(ctx)->local_mem_bytes;
+  k->base_align_bits = ocal__context_info(ctx)->mem_base_align_bytes * 8;
+  clGetDeviceInfo(ocal__context_device(ctx), CL_DEVICE_ADDRESS_BITS, sizeof k->address_bits, &k->address_bits,
                   NULL);
   if (!k->wg_size) k->wg_size = 1;
   if (!k->preferred) k->preferred = 1;
@@ -406,7 +406,7 @@ static ocal_status set_arg(ocal_kernel k, int index, size_t size, const void *va
                            const char *func) {
   cl_int err = clSetKernelArg(k->kernel, (cl_uint)index, size, value);
   if (err != CL_SUCCESS) {
-    ocal_status status = ocal__cl_fail(k->ctx->info.name, err, "clSetKernelArg", func);
+    ocal_status status = ocal__cl_fail(ocal__context_info(k->ctx)->name, err, "clSetKernelArg", func);
     ocal__append_error(" (argument %d of kernel '%s', %zu bytes)", index, k->name, size);
     return status;
   }
@@ -443,7 +443,7 @@ ocal_status ocal_kernel_set_buffer(ocal_kernel kernel, int index, ocal_buffer bu
     cl_buffer_region region = {offset_bytes, buffer->numel * ocal_dtype_size(buffer->dtype)};
     cl_int err;
     sub = clCreateSubBuffer(mem, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
-    if (err != CL_SUCCESS) return ocal__cl_fail(kernel->ctx->info.name, err, "clCreateSubBuffer", __func__);
+    if (err != CL_SUCCESS) return ocal__cl_fail(ocal__context_info(kernel->ctx)->name, err, "clCreateSubBuffer", __func__);
     mem = sub;
   }
   status = set_arg(kernel, index, sizeof mem, &mem, __func__);
@@ -470,7 +470,7 @@ ocal_status ocal_kernel_set_scalar(ocal_kernel kernel, int index, ocal_dtype dty
   if ((unsigned)dtype >= OCAL_DTYPE_COUNT)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "unknown element type %d", (int)dtype);
   if (!value) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "value must not be NULL");
-  if ((dtype == OCAL_F64 || dtype == OCAL_C64) && !kernel->ctx->fp64)
+  if ((dtype == OCAL_F64 || dtype == OCAL_C64) && !ocal__context_fp64(kernel->ctx))
     return OCAL_FAIL(OCAL_UNSUPPORTED, "the device has no double precision");
   karg *a = &kernel->args[index];
   const char *want = ocal__dtype_cl_type(dtype);
@@ -495,7 +495,7 @@ ocal_status ocal_kernel_set_local(ocal_kernel kernel, int index, size_t bytes) {
     return OCAL_FAIL(OCAL_UNSUPPORTED,
                      "%zu bytes of local memory asked for argument %d of kernel '%s', but the "
                      "device '%s' has %llu bytes",
-                     bytes, index, kernel->name, kernel->ctx->info.name,
+                     bytes, index, kernel->name, ocal__context_info(kernel->ctx)->name,
                      (unsigned long long)kernel->device_local);
   status = set_arg(kernel, index, bytes, NULL, __func__);
   if (status != OCAL_OK) return status;
@@ -566,7 +566,7 @@ ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *globa
         return OCAL_FAIL(OCAL_UNSUPPORTED,
                          "local[%d] is %zu, but device '%s' allows at most %zu work-items in "
                          "dimension %d of a work-group",
-                         d, local[d], kernel->ctx->info.name, kernel->max_items[d], d);
+                         d, local[d], ocal__context_info(kernel->ctx)->name, kernel->max_items[d], d);
       l[d] = local[d];
       if (ocal__mul_overflows(product, l[d], &product)) product = (size_t)-1;
     }
@@ -575,7 +575,7 @@ ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *globa
       return OCAL_FAIL(OCAL_UNSUPPORTED,
                        "a work-group of %zu work-items is too large: kernel '%s' on device "
                        "'%s' allows at most %zu (pass local = NULL to let ocal choose)",
-                       product, kernel->name, kernel->ctx->info.name, limit);
+                       product, kernel->name, ocal__context_info(kernel->ctx)->name, limit);
   } else {
     choose_local(kernel, ndim, g, l);
   }
@@ -587,7 +587,7 @@ ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *globa
     if (ocal__add_overflows(g[d], l[d] - 1, &rounded) || (rounded = rounded / l[d] * l[d]) > max_index)
       return OCAL_FAIL(OCAL_UNSUPPORTED,
                        "global[%d] = %zu is larger than device '%s' can index (%u-bit addresses)",
-                       d, g[d], kernel->ctx->info.name, kernel->address_bits);
+                       d, g[d], ocal__context_info(kernel->ctx)->name, kernel->address_bits);
     g[d] = rounded;
   }
   /* Each dimension may be addressable while their product is not: a range of 2^32 x 2^32
@@ -600,14 +600,14 @@ ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *globa
                        "the launch range %zu x %zu x %zu (rounded to the work-group size) has "
                        "more work-items than device '%s' can address (%u-bit addresses); "
                        "split the work into several launches",
-                       g[0], g[1], g[2], kernel->ctx->info.name, kernel->address_bits);
+                       g[0], g[1], g[2], ocal__context_info(kernel->ctx)->name, kernel->address_bits);
   cl_ulong local_total = kernel->kernel_local;
   for (int i = 0; i < kernel->nargs; i++) local_total += kernel->args[i].local_bytes;
   if (local_total > kernel->device_local)
     return OCAL_FAIL(OCAL_UNSUPPORTED,
                      "kernel '%s' needs %llu bytes of local memory per work-group (its own "
                      "arrays and the __local arguments), but device '%s' has %llu",
-                     kernel->name, (unsigned long long)local_total, kernel->ctx->info.name,
+                     kernel->name, (unsigned long long)local_total, ocal__context_info(kernel->ctx)->name,
                      (unsigned long long)kernel->device_local);
   return ocal__enqueue_nd(kernel->ctx, kernel->kernel, kernel->name, (cl_uint)ndim, g, l,
                           __func__);

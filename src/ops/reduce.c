@@ -166,7 +166,7 @@ static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
   /* On a CPU a work-group is a loop over its work-items with a pass per barrier: many short
    * rows go faster as one serial row per work-item (the strided kernel with inner 1). */
   int contig = g->inner == 1 && R >= 16 &&
-               (ctx->info.type == OCAL_DEVICE_GPU || g->outer < 64 || R >= 65536);
+               (ocal__context_info(ctx)->type == OCAL_DEVICE_GPU || g->outer < 64 || R >= 65536);
   /* Vector columns: VW of them per work-item, where loads of VW columns are aligned. */
   const int vcols = !contig && vw <= 4 && g->inner % vw == 0 && x->offset % vw == 0 &&
                     (!y || y->offset % vw == 0);
@@ -181,7 +181,7 @@ static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
     size_t lmax = ocal__rs_local(k1, OCAL__RS_WG_MAX);
     /* Short rows on a GPU: smaller groups, fewer idle work-items. A CPU runs a group as a
      * loop, so one size there (every size is a separate compile on PoCL). */
-    local1 = R < 2 * vw * lmax && ctx->info.type == OCAL_DEVICE_GPU ? ocal__rs_local(k1, 64)
+    local1 = R < 2 * vw * lmax && ocal__context_info(ctx)->type == OCAL_DEVICE_GPU ? ocal__rs_local(k1, 64)
                                                                      : lmax;
     /* Split rows only when there are too few of them to fill the device, and only into
      * chunks of at least 16 vectors per work-item. */
@@ -193,7 +193,7 @@ static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
       if (chunks < 1) chunks = 1;
     }
     global1 = g->outer * chunks * local1;
-    clen = ctx->info.type == OCAL_DEVICE_GPU ? 0 : 1; /* the contig kernel's layout flag */
+    clen = ocal__context_info(ctx)->type == OCAL_DEVICE_GPU ? 0 : 1; /* the contig kernel's layout flag */
   } else {
     local1 = ocal__rs_local(k1, OCAL__RS_WG_MAX);
     /* Every work-item runs a long serial loop, so all of them must be resident at once: a

@@ -49,7 +49,7 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
   char options[320];
   ocal__dtype_options(dtype, options, sizeof options);
   /* Integer inputs compute means, variances and norms in double where the device can. */
-  if (program == OCAL__RS_REDUCE && !ocal__rs_is_float(dtype) && ctx->fp64) {
+  if (program == OCAL__RS_REDUCE && !ocal__rs_is_float(dtype) && ocal__context_fp64(ctx)) {
     size_t len = strlen(options);
     snprintf(options + len, sizeof options - len, " -DOCAL_ACC_FP64");
   }
@@ -135,6 +135,6 @@ size_t ocal__rs_local(const ocal__kernel *k, size_t want) {
 }
 
 size_t ocal__rs_target_items(ocal_context ctx) {
-  size_t cu = ctx->info.compute_units ? ctx->info.compute_units : 1;
+  size_t cu = ocal__context_info(ctx)->compute_units ? ocal__context_info(ctx)->compute_units : 1;
   return cu * 2048;
 }

@@ -95,7 +95,7 @@ ocal_status ocal__scan_enqueue(const ocal__scan_job *j) {
      * device (the three-pass plan below would cut them into pieces): one pass with
      * decoupled look-back where the device allows it (single_pass), a work-group per tile.
      * The test sizes groups from the device's limit, as the kernel is not built yet. */
-    size_t est = 1, most_wg = ctx->info.max_work_group_size;
+    size_t est = 1, most_wg = ocal__context_info(ctx)->max_work_group_size;
     while (est * 2 <= OCAL__RS_WG_MAX && est * 2 <= most_wg) est *= 2;
     if (single_pass_device(ctx) && j->outer < ocal__ceil_div(target, est) &&
         R / (4 * est * SCAN_IPT) >= 2) {
@@ -124,7 +124,7 @@ ocal_status ocal__scan_enqueue(const ocal__scan_job *j) {
     }
     if ((status = j->kernel(j->data, OCAL__SCAN_TILES, &k)) != OCAL_OK) return status;
     size_t local = ocal__rs_local(k, OCAL__RS_WG_MAX);
-    if (ctx->info.type == OCAL_DEVICE_GPU) /* one size on CPUs: each is a compile on PoCL */
+    if (ocal__context_info(ctx)->type == OCAL_DEVICE_GPU) /* one size on CPUs: each is a compile on PoCL */
       while (local > 64 && R < 4 * local * SCAN_IPT) local /= 2;
     size_t tile = local * SCAN_IPT, chunks = 1;
     size_t groups_wanted = ocal__ceil_div(target, local);
@@ -152,7 +152,7 @@ ocal_status ocal__scan_enqueue(const ocal__scan_job *j) {
       ocal__kernel *ka;
       if ((status = j->kernel(j->data, OCAL__SCAN_TILES_ACC, &ka)) != OCAL_OK) return status;
       size_t la = ocal__rs_local(ka, OCAL__RS_WG_MAX);
-      if (ctx->info.type == OCAL_DEVICE_GPU)
+      if (ocal__context_info(ctx)->type == OCAL_DEVICE_GPU)
         while (la > 64 && chunks < la * SCAN_IPT / 2) la /= 2;
       cl_ulong one_chunk = 1, plen = chunks;
       v.n = 0;
