@@ -250,7 +250,7 @@ OCAL_API ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, cons
  * The names starting with `ocal_` or `OCAL_` are reserved (see ocal_gen_elementwise). The
  * scan's kernels follow the preamble in one program, but declare no other names (beyond `i`,
  * `n`, `a` and `b`, which the expressions use, and OpenCL C's own), so a preamble may
- * #define any other name, short ones such as `L` or `tile` included.
+ * `#define` any other name, short ones such as `L` or `tile` included.
  * \param ctx the context.
  * \param dtype the type of the values and of out (not complex).
  * \param neutral the identity of op.
