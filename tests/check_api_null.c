@@ -185,6 +185,12 @@ static ocal_status c_gemm_engine_query(int k) {
   return ocal_gemm_engine_query(P(0, o.ctx), OCAL_F32, OCAL_NO_TRANS, 8, 8, 8, 1, P(1, &e),
                                 P(2, &r));
 }
+static ocal_status c_gemm_get_precision(int k) {
+  ocal_gemm_precision p;
+  int tc;
+  const char *detail;
+  return ocal_gemm_get_precision(P(0, o.ctx), P(1, &p), P(2, &tc), P(3, &detail));
+}
 static ocal_status c_blas_get_tuning(int k) {
   ocal_blas_tuning t;
   return ocal_blas_get_tuning(P(0, o.ctx), OCAL_F32, P(1, &t));
@@ -722,6 +728,7 @@ typedef struct api_row {
 static const api_row rows[] = {
     /* blas.h */
     ROW(gemm, 3, 0), ROW(gemm_engine_query, 3, 0), ROW(gemv, 3, 0),
+    ROW(gemm_get_precision, 4, ALLOW(3)),
     ROW(blas_get_tuning, 2, 0), ROW(blas_tuning_apply, 2, NO_BASE),
     ROW(blas_tune_options_init, 1, 0),
     /* options NULL = defaults and result NULL are allowed, but start a tuning run */

@@ -34,6 +34,8 @@ static const row rows[] = {
     {"OCAL_STAGING_THREADS", "17", "3"},
     {"OCAL_TUNING", "nope", "0"},
     {"OCAL_GEMM", "clbast", "OWN"},
+    {"OCAL_GEMM_PRECISION", "tf16", "TF32"},
+    {"OCAL_GEMM_TC_EMULATE", "sometimes", "0"},
     {"OCAL_GEMM_PRETRANSPOSE", "2", "1"},
     {"OCAL_GEMM_SPLITK", "four", "6"},
     {"OCAL_GEMM_OWN_TILE", "64x64x16", "64x64x16x8x4"},
@@ -154,6 +156,8 @@ START_TEST(test_good_values_take_effect) {
   ck_assert_int_eq(s->staging_threads, 3);
   ck_assert_int_eq(s->tuning, 0);
   ck_assert_int_eq(s->gemm, OCAL__ENGINE_OWN);
+  ck_assert_int_eq(s->gemm_precision, OCAL_GEMM_PRECISION_TF32);
+  ck_assert_int_eq(s->gemm_tc_emulate, 0);
   ck_assert_int_eq(s->gemm_pretranspose, 1);
   ck_assert_int_eq(s->gemm_splitk, 6);
   ck_assert_int_eq(s->scan, OCAL__SCAN_THREE);
@@ -175,13 +179,19 @@ START_TEST(test_good_values_take_effect) {
   o.pool_limit = 4096;
   o.fp64 = 1;
   o.disk_cache = 0;
+  o.gemm_precision = OCAL_GEMM_PRECISION_FP32; /* OCAL_GEMM_PRECISION=TF32 is still set */
   ck_assert_ocal(ocal_context_create(&o, &ctx));
+  ck_assert_int_eq(ctx->settings.gemm_precision, OCAL_GEMM_PRECISION_FP32);
   ck_assert_ocal(ocal_memory_get_stats(ctx, &ms));
   ck_assert_int_eq(ms.pool_enabled, 1);
   ck_assert_uint_eq(ms.pool_limit, 4096);
   ck_assert_ocal(ocal_context_get_cache_dir(ctx, &cache_dir));
   ck_assert_ptr_null(cache_dir);
   ck_assert_ocal(ocal_context_release(ctx));
+  /* A precision outside the enum is refused, naming the option. */
+  o.gemm_precision = 2;
+  ck_assert_ocal_fails(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "gemm_precision"));
 
   /* A context keeps what it was created with: the environment changing later does not
    * reach it. */
@@ -199,6 +209,7 @@ START_TEST(test_good_values_take_effect) {
   ck_assert_int_eq(ctx->settings.pool, -1);
   ck_assert_int_eq(ctx->settings.gemm_splitk, -1);
   ck_assert_int_eq(ctx->settings.gemm, OCAL__ENGINE_AUTO);
+  ck_assert_int_eq(ctx->settings.gemm_precision, OCAL_GEMM_PRECISION_FP32); /* exact IEEE */
   ck_assert_int_eq(ctx->settings.staging_min, -1);
   ck_assert_ocal(ocal_memory_get_stats(ctx, &ms));
   ck_assert_int_eq(ms.pool_enabled, 1);

@@ -152,6 +152,16 @@ static int cmd_info(const char *selector) {
          vk && cf ? " " : "", cf ? "clfft" : (vk ? "" : "none"), fft_default_name);
   /* The GEMM engine rule's choice at a few shapes (OCAL_GEMM and friends apply). */
   if (ocal_context_create(&o, &ctx) == OCAL_OK) {
+    /* The precision mode and the tensor-core probe's answer (run once per device and
+     * driver, then read from the disk cache). */
+    ocal_gemm_precision precision;
+    int tensor_cores = 0;
+    const char *detail = NULL;
+    if (ocal_gemm_get_precision(ctx, &precision, &tensor_cores, &detail) == OCAL_OK) {
+      printf("GEMM precision    %s (OCAL_GEMM_PRECISION=fp32|tf32)\n",
+             precision == OCAL_GEMM_PRECISION_TF32 ? "tf32" : "fp32 (exact IEEE)");
+      printf("tensor cores      %s\n", detail ? detail : (tensor_cores ? "yes" : "no"));
+    }
     static const size_t sq[] = {256, 1024, 4096};
     for (size_t i = 0; i < sizeof sq / sizeof sq[0]; i++) {
       const char *engine = "none", *reason = NULL;

@@ -70,7 +70,9 @@ typedef enum ocal_transpose {
  * \param c the result, which must not overlap A or B.
  * \returns OCAL_OK; OCAL_SHAPE_MISMATCH (the message gives the shapes); OCAL_TYPE_MISMATCH;
  *          OCAL_UNSUPPORTED (not f32/f64, no fp64; without CLBlast, only OCAL_GEMM=clblast
- *          and dimensions beyond 2^31 - 1, which ocal's own kernel cannot index);
+ *          and dimensions beyond 2^31 - 1, which ocal's own kernel cannot index;
+ *          OCAL_GEMM=tc where the context's precision is fp32 or the device's tensor-core
+ *          probe failed, or for f64);
  *          OCAL_INVALID_ARGUMENT (different contexts, overlapping C);
  *          OCAL_OUT_OF_DEVICE_MEMORY when CLBlast cannot allocate its temporary buffers, and
  *          other statuses translated from CLBlast's (the message names the CLBlast code).
@@ -79,7 +81,8 @@ OCAL_API ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alph
                                ocal_buffer a, ocal_buffer b, double beta, ocal_buffer c);
 
 /** Which engine ocal_gemm runs a product on, and why, without running it: the one rule of
- * ocal's GEMM engines (ocal's own kernel, CLBlast, split-K over CLBlast) under the context's
+ * ocal's GEMM engines (ocal's own kernel, CLBlast, split-K over CLBlast, tensor cores in TF32
+ * where the context's precision allows it) under the context's
  * settings (OCAL_GEMM and friends, read when the context was created).
  * \param ctx the context whose device and settings decide.
  * \param dtype OCAL_F32 or OCAL_F64.
@@ -88,8 +91,8 @@ OCAL_API ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alph
  * \param n columns of C.
  * \param k the inner dimension.
  * \param batch batch entries (1 for a 2-D product).
- * \param engine receives the engine's name ("ocal", "CLBlast", "split-K over CLBlast"), a
- *        static string the caller does not free.
+ * \param engine receives the engine's name ("ocal", "CLBlast", "split-K over CLBlast",
+ *        "tensor cores (tf32, mma.sync)"), a static string the caller does not free.
  * \param reason receives why, e.g. "f32 on a GPU, m*n*k < 4096^3: ocal's kernel", a static
  *        string the caller does not free.
  * \returns OCAL_OK; OCAL_UNSUPPORTED when no engine of this build can run the product
@@ -98,6 +101,24 @@ OCAL_API ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alph
 OCAL_API ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta,
                                             size_t m, size_t n, size_t k, size_t batch,
                                             const char **engine, const char **reason);
+
+/** The GEMM precision of a context and whether its device runs TF32 on tensor cores.
+ * The first call on a context whose device may have them (a driver reporting compute
+ * capability 8.0 or more) runs the tensor-core probe: it builds cl/gemm_mma.cl, runs its
+ * probe kernel and one small GEMM against a host check, and keeps the answer in the context
+ * and in the disk cache (per device, driver and ocal version), so later contexts read it.
+ * \param ctx the context.
+ * \param precision receives the context's precision: the gemm_precision option, else
+ *        OCAL_GEMM_PRECISION (OCAL_GEMM_PRECISION_FP32 or OCAL_GEMM_PRECISION_TF32).
+ * \param tensor_cores receives 1 when the probe passed (f32 GEMMs of a TF32 context may run
+ *        on tensor cores), else 0.
+ * \param detail receives the probe's answer in words, e.g. "tensor cores (tf32, mma.sync
+ *        m16n8k8): probe passed ...", owned by the context (valid until it is released);
+ *        may be NULL.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when precision or
+ *          tensor_cores is NULL. */
+OCAL_API ocal_status ocal_gemm_get_precision(ocal_context ctx, ocal_gemm_precision *precision,
+                                             int *tensor_cores, const char **detail);
 
 /** Matrix-vector multiply: y = alpha * op(A) * x + beta * y.
  * \param ta whether A (2-D, {rows, cols}) is transposed.

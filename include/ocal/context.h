@@ -23,6 +23,17 @@ extern "C" {
 /** Opaque handle to a context. Created by ocal_context_create, freed by ocal_context_release. */
 typedef struct ocal_context_s *ocal_context;
 
+/** The arithmetic of f32 GEMMs on a context (ocal_context_options.gemm_precision,
+ * OCAL_GEMM_PRECISION), like PyTorch's torch.backends.cuda.matmul.allow_tf32. */
+typedef enum ocal_gemm_precision {
+  OCAL_GEMM_PRECISION_DEFAULT = -1, /**< OCAL_GEMM_PRECISION, else fp32 */
+  OCAL_GEMM_PRECISION_FP32 = 0,     /**< exact IEEE single precision (the default) */
+  OCAL_GEMM_PRECISION_TF32 = 1      /**< f32 products may round A and B to TF32 (10-bit
+                                         mantissa, round to nearest, ties away) and run on
+                                         tensor cores where the device's probe passed; the
+                                         sums stay f32 */
+} ocal_gemm_precision;
+
 /** Options for ocal_context_create. Start from ocal_context_options_init(), which sets
  * struct_size: a program compiled against an older, shorter struct keeps working with a newer
  * library (the fields it lacks take their defaults), and the library refuses a struct_size it
@@ -54,6 +65,11 @@ typedef struct ocal_context_options {
                                max_alloc, global_mem (sizes take k, m, g), or a profile (amd,
                                intel-igpu, mobile); values only ever shrink the device's own.
                                NULL (default): $OCAL_LIMITS; "" none. docs/portability.md */
+  int gemm_precision;     /**< an ocal_gemm_precision: OCAL_GEMM_PRECISION_TF32 lets f32
+                               GEMMs use TF32 tensor cores (ocal_gemm_get_precision says
+                               whether the device has them); OCAL_GEMM_PRECISION_DEFAULT
+                               (-1, the default): $OCAL_GEMM_PRECISION, else fp32. Added in
+                               0.3: a struct from 0.2 leaves it at the default */
 } ocal_context_options;
 
 /** Counters of the kernel caches of one context. */

@@ -29,6 +29,7 @@ const ocal__gemm_engine *const ocal__gemm_engines[OCAL__GEMM_ENGINE_COUNT] = {
     [OCAL__GEMM_OWN] = &ocal__gemm_engine_own,
     [OCAL__GEMM_CLBLAST] = CLBLAST_OR_NULL(ocal__gemm_engine_clblast),
     [OCAL__GEMM_SPLITK] = CLBLAST_OR_NULL(ocal__gemm_engine_splitk),
+    [OCAL__GEMM_TC] = &ocal__gemm_engine_tc,
 };
 const ocal__gemv_engine *const ocal__gemv_engines[OCAL__GEMV_ENGINE_COUNT] = {
     [OCAL__GEMV_OWN] = &ocal__gemv_engine_own,
@@ -180,7 +181,7 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
   /* An engine whose kernels do not build on this device ran nothing: ocal's kernel does the
    * product (the engine left not_built 0 when OCAL_GEMM named it). */
   if (not_built) {
-    ocal__gemm_choice own = {OCAL__GEMM_OWN, 0, 0, 0, "CLBlast's kernels do not build here"};
+    ocal__gemm_choice own = {OCAL__GEMM_OWN, 0, 0, 0, "the engine's kernels do not build here"};
     s = ocal__gemm_engine_own.run(&call, &own, &not_built);
   }
   return s;
@@ -210,6 +211,20 @@ ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, ocal_tran
                      k, c.reason);
   }
   *engine = ocal__gemm_engines[c.engine]->name;
+  return OCAL_OK;
+}
+
+ocal_status ocal_gemm_get_precision(ocal_context ctx, ocal_gemm_precision *precision,
+                                    int *tensor_cores, const char **detail) {
+  OCAL__CHECK(ocal__check_context(ctx, __func__));
+  if (!precision || !tensor_cores)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "precision and tensor_cores must not be NULL");
+  *precision = (ocal_gemm_precision)ctx->settings.gemm_precision;
+  int ok = 0;
+  const char *text = NULL;
+  OCAL__CHECK(ocal__gemm_tc_answer(ctx, &ok, &text, NULL, NULL));
+  *tensor_cores = ok;
+  if (detail) *detail = text;
   return OCAL_OK;
 }
 

@@ -19,6 +19,7 @@ typedef enum ocal__gemm_engine_id {
   OCAL__GEMM_OWN,     /* ocal's kernel (cl/blas_gemm.cl), always built */
   OCAL__GEMM_CLBLAST, /* one CLBlast call (strided-batched for a batch) */
   OCAL__GEMM_SPLITK,  /* CLBlast over slices of k, then ocal's sum */
+  OCAL__GEMM_TC,      /* tensor cores (cl/gemm_mma.cl), where the device's probe passed */
   OCAL__GEMM_ENGINE_COUNT
 } ocal__gemm_engine_id;
 
@@ -42,6 +43,9 @@ typedef struct ocal__blas_facts {
   int params_known;       /* CLBlast's parameters in effect are known (tuning file, built in) */
   long mwg, nwg, kwg;     /* their Xgemm tile (MWG, NWG) and k step (KWG) */
   long min_indirect;      /* XGEMM_MIN_INDIRECT_SIZE: CLBlast's direct/indirect switch */
+  int precision;          /* OCAL_GEMM_PRECISION or the option: OCAL_GEMM_PRECISION_FP32/TF32 */
+  int tc;                 /* the tensor-core probe passed (asked only when precision is tf32
+                             or OCAL_GEMM=tc, so fp32 contexts never probe) */
 } ocal__blas_facts;
 
 /* A GEMM as the engines see it: checked, non-empty (m, n, k, batch > 0). `small_offsets`: every
@@ -81,6 +85,7 @@ typedef struct ocal__gemv_engine {
 
 /* The engines; an engine this ocal was built without is NULL in the tables. */
 extern const ocal__gemm_engine ocal__gemm_engine_own;
+extern const ocal__gemm_engine ocal__gemm_engine_tc;
 extern const ocal__gemv_engine ocal__gemv_engine_own;
 extern const ocal__gemm_engine *const ocal__gemm_engines[OCAL__GEMM_ENGINE_COUNT];
 extern const ocal__gemv_engine *const ocal__gemv_engines[OCAL__GEMV_ENGINE_COUNT];
@@ -106,6 +111,16 @@ ocal__gemv_engine_id ocal__gemv_rule(const ocal__blas_facts *f, const char **rea
  * applied) + beta c, mn = m n (gemm_own.c; the split-K engine uses it too). */
 ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, size_t mn,
                                   size_t slices, double beta, ocal_buffer c);
+
+/* The tensor-core probe (gemm_tc.c): runs it once per context (or reads its answer from the
+ * disk cache) and says whether TF32 tensor cores may run. ocal__gemm_tc_answer also gives
+ * its description (owned by the context), whether it came from disk and how many probe
+ * kernels this context ran (any pointer may be NULL). */
+int ocal__gemm_tc_ready(ocal_context ctx);
+ocal_status ocal__gemm_tc_answer(ocal_context ctx, int *ok, const char **detail,
+                                 int *from_disk, unsigned *probes);
+/* f32 -> TF32 as the tensor cores' cvt.rna.tf32.f32: to nearest, ties away from zero. */
+float ocal__tf32_round(float x);
 
 /* y = beta y over a whole buffer (blas.c), as BLAS does when the product is empty. */
 ocal_status ocal__blas_scale_output(ocal_buffer y, double beta, const char *func);

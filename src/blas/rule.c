@@ -51,6 +51,9 @@ void ocal__blas_facts_of_device(ocal_context ctx, ocal__blas_facts *f) {
   f->splitk = ctx->settings.gemm_splitk;
   f->pretranspose = ctx->settings.gemm_pretranspose;
   f->gemv = ctx->settings.gemv;
+  f->precision = ctx->settings.gemm_precision;
+  if (f->precision == OCAL_GEMM_PRECISION_TF32 || f->gemm == OCAL__ENGINE_TC)
+    f->tc = ocal__gemm_tc_ready(ctx);
 #ifdef OCAL_HAVE_CLBLAST
   f->have_clblast = 1;
 #endif
@@ -114,6 +117,43 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
                                   int small_offsets) {
   ocal__gemm_choice c = {OCAL__GEMM_OWN, 0, 0, 0, ""};
   int fits = m <= INDEX_MAX && n <= INDEX_MAX && k <= INDEX_MAX;
+  /* Tensor cores (gemm_tc.c) only where the context allows TF32 and the device's probe
+   * passed; OCAL_GEMM=tc anywhere else is refused, naming what is missing. */
+  if (f->gemm == OCAL__ENGINE_TC) {
+    c.engine = OCAL__GEMM_ENGINE_COUNT;
+    c.named = 1;
+    if (dtype != OCAL_F32)
+      c.reason = "OCAL_GEMM=tc: the tensor-core engine takes f32 products only";
+    else if (f->precision != OCAL_GEMM_PRECISION_TF32)
+      c.reason = "OCAL_GEMM=tc, but the context's GEMM precision is fp32 (exact IEEE): set "
+                 "OCAL_GEMM_PRECISION=tf32 (or the gemm_precision option) to allow TF32";
+    else if (!f->tc)
+      c.reason = "OCAL_GEMM=tc, but this device's tensor-core probe failed (ocal info says "
+                 "why)";
+    else if (!fits)
+      c.reason = "OCAL_GEMM=tc, but a dimension exceeds 2^31 - 1";
+    else {
+      c.engine = OCAL__GEMM_TC;
+      c.reason = "OCAL_GEMM=tc: tensor cores (tf32, mma.sync m16n8k8)";
+    }
+    return c;
+  }
+  /* With TF32 allowed: the tensor-core kernel has one tile, 128 x 128, and no split of k, so
+   * it pays where the output fills a quarter of the device's compute units with tiles and k
+   * covers several k steps; smaller products (the MLP's 256 x 512 x 784 has 8 tiles for an
+   * H100's 132 SMs) stay on the rule below, where ocal's FP32 kernel splits k to fill the
+   * device. */
+  int tf32_small = 0;
+  if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F32 &&
+      f->precision == OCAL_GEMM_PRECISION_TF32 && f->tc && fits) {
+    size_t tiles = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 128) * batch;
+    if (k >= 64 && tiles * 4 >= f->compute_units) {
+      c.engine = OCAL__GEMM_TC;
+      c.reason = "precision tf32, probe passed: tensor cores (tf32, mma.sync m16n8k8)";
+      return c;
+    }
+    tf32_small = 1;
+  }
   if (!f->have_clblast) {
     if (f->gemm == OCAL__ENGINE_CLBLAST) {
       c.engine = OCAL__GEMM_ENGINE_COUNT;
@@ -139,7 +179,9 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
   if (fits && f->gemm == OCAL__ENGINE_AUTO) {
     if (f->type == OCAL_DEVICE_GPU && dtype == OCAL_F32 && batch == 1 &&
         (double)m * (double)n * (double)k < 4096.0 * 4096.0 * 4096.0) {
-      c.reason = "f32 on a GPU, m*n*k < 4096^3: ocal's kernel";
+      c.reason = tf32_small ? "precision tf32, but too few 128x128 tiles (or k < 64) for the "
+                              "tensor-core kernel: f32 on a GPU, ocal's kernel"
+                            : "f32 on a GPU, m*n*k < 4096^3: ocal's kernel";
       return c;
     }
   }

@@ -27,6 +27,7 @@ ocal_status ocal_context_options_init(ocal_context_options *options) {
   options->pool_limit = -1;
   options->memory_limit = -1;
   options->staging = -1;
+  options->gemm_precision = OCAL_GEMM_PRECISION_DEFAULT;
   return OCAL_OK;
 }
 
@@ -95,6 +96,12 @@ ocal_status ocal_context_create(const ocal_context_options *options, ocal_contex
     if (s != OCAL_OK) return s;
   }
   options = &defaults;
+  if (options->gemm_precision < OCAL_GEMM_PRECISION_DEFAULT ||
+      options->gemm_precision > OCAL_GEMM_PRECISION_TF32)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "options->gemm_precision is %d: use OCAL_GEMM_PRECISION_DEFAULT (-1), "
+                     "OCAL_GEMM_PRECISION_FP32 (0) or OCAL_GEMM_PRECISION_TF32 (1)",
+                     options->gemm_precision);
 
   ocal_context ctx = calloc(1, sizeof *ctx);
   if (!ctx) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the context");
@@ -108,6 +115,9 @@ ocal_status ocal_context_create(const ocal_context_options *options, ocal_contex
   /* Every OCAL_* variable is read here, once, before anything depends on one. */
   ocal_status status = ocal__settings_read(&ctx->settings, __func__);
   if (status != OCAL_OK) goto fail;
+  /* The option wins over OCAL_GEMM_PRECISION (settings.h's precedence). */
+  if (options->gemm_precision != OCAL_GEMM_PRECISION_DEFAULT)
+    ctx->settings.gemm_precision = options->gemm_precision;
   status = ocal__device_resolve(__func__, options->device, ctx->settings.device, &ctx->info,
                                             &ctx->platform, &ctx->device);
   if (status != OCAL_OK) goto fail;
@@ -214,3 +224,6 @@ int ocal__context_fp64(ocal_context ctx) { return ctx->fp64; }
 const char *ocal__context_cache_dir(ocal_context ctx) { return ctx->cache_dir; }
 const char *ocal__context_build_options(ocal_context ctx) { return ctx->limits.build_options; }
 unsigned ocal__context_vendor_id(ocal_context ctx) { return ctx->limits.vendor_id; }
+unsigned ocal__context_compute_capability(ocal_context ctx) {
+  return ctx->limits.compute_capability;
+}

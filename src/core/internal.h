@@ -98,6 +98,8 @@ typedef struct ocal__limits {
   unsigned cl_version;     /* OpenCL version, major * 100 + minor * 10 (120, 300), 0 unknown */
   unsigned sub_group_size; /* SIMD width the driver reports (warp, wavefront), 0 unknown */
   unsigned vendor_id;      /* CL_DEVICE_VENDOR_ID */
+  unsigned compute_capability; /* major * 10 + minor where the driver reports one
+                                  (cl_nv_device_attribute_query: 90 on an H100), else 0 */
   char build_options[24];  /* "-cl-std=CL1.2" when a lower OpenCL version is emulated */
   char text[256];          /* the limits spec applied, "" when none */
 } ocal__limits;
@@ -149,7 +151,8 @@ void ocal__context_unref(ocal_context ctx);
 /* What areas may know of a context (valid for its lifetime; no reference is taken): its
  * OpenCL objects, the device's facts (made smaller by emulated limits), whether double
  * precision may be used, the disk cache directory (NULL when off), the extra build options
- * of an emulated OpenCL version ("" when none) and the device's vendor id. */
+ * of an emulated OpenCL version ("" when none), the device's vendor id and its compute
+ * capability (ocal__limits). */
 cl_platform_id ocal__context_platform(ocal_context ctx);
 cl_device_id ocal__context_device(ocal_context ctx);
 cl_context ocal__context_cl(ocal_context ctx);
@@ -159,6 +162,7 @@ int ocal__context_fp64(ocal_context ctx);
 const char *ocal__context_cache_dir(ocal_context ctx);
 const char *ocal__context_build_options(ocal_context ctx);
 unsigned ocal__context_vendor_id(ocal_context ctx);
+unsigned ocal__context_compute_capability(ocal_context ctx);
 
 /* ---- device limits (limits.c) -------------------------------------------------------- */
 

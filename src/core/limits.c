@@ -19,6 +19,10 @@
 
 /* Vendor extensions that report the width of the device's SIMD groups. */
 #define OCAL__CL_DEVICE_WARP_SIZE_NV 0x4003
+/* cl_nv_device_attribute_query's compute capability: the PTX target a device's compiler
+ * emits for, which the tensor-core probe (src/blas/gemm_tc.c) needs to be worth building. */
+#define OCAL__CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
+#define OCAL__CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
 #define OCAL__CL_DEVICE_WAVEFRONT_WIDTH_AMD 0x4043
 #define OCAL__CL_DEVICE_SUB_GROUP_SIZES_INTEL 0x4108
 
@@ -73,7 +77,16 @@ static void read_device(ocal_context ctx) {
   if (clGetDeviceInfo(dev, CL_DEVICE_VENDOR_ID, sizeof u, &u, NULL) == CL_SUCCESS)
     l->vendor_id = u;
   l->sub_group_size = 0;
-  if (has_extension(dev, "cl_nv_device_attribute_query") &&
+  l->compute_capability = 0;
+  int nv_query = has_extension(dev, "cl_nv_device_attribute_query");
+  cl_uint major = 0, minor = 0;
+  if (nv_query &&
+      clGetDeviceInfo(dev, OCAL__CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major,
+                      NULL) == CL_SUCCESS &&
+      clGetDeviceInfo(dev, OCAL__CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof minor, &minor,
+                      NULL) == CL_SUCCESS && major < 100 && minor < 10)
+    l->compute_capability = major * 10 + minor;
+  if (nv_query &&
       clGetDeviceInfo(dev, OCAL__CL_DEVICE_WARP_SIZE_NV, sizeof u, &u, NULL) == CL_SUCCESS)
     l->sub_group_size = u;
   else if (has_extension(dev, "cl_amd_device_attribute_query") &&

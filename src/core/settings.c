@@ -132,7 +132,8 @@ typedef struct setting_def {
 #define AT(field) offsetof(ocal__settings, field), sizeof(((ocal__settings *)0)->field)
 
 static const int engine_values[] = {OCAL__ENGINE_AUTO, OCAL__ENGINE_OWN, OCAL__ENGINE_OWN,
-                                    OCAL__ENGINE_CLBLAST};
+                                    OCAL__ENGINE_CLBLAST, OCAL__ENGINE_TC};
+static const int precision_values[] = {OCAL_GEMM_PRECISION_FP32, OCAL_GEMM_PRECISION_TF32};
 static const int gemv_values[] = {OCAL__ENGINE_AUTO, OCAL__ENGINE_OWN, OCAL__ENGINE_OWN,
                                   OCAL__ENGINE_CLBLAST};
 static const int fft_values[] = {OCAL__FFT_ENV_DEFAULT, OCAL__FFT_ENV_DEFAULT,
@@ -197,8 +198,13 @@ static const setting_def defs[] = {
     {"OCAL_STAGING_THREADS", INTEGER, AT(staging_threads), NULL, NULL, 1, 16,
      "a whole number from 1 to 16", NULL},
     {"OCAL_TUNING", FLAG, AT(tuning), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
-    {"OCAL_GEMM", WORD, AT(gemm), "auto|ocal|own|clblast", engine_values, 0, 0,
-     "auto, ocal (or own) or clblast", NULL},
+    {"OCAL_GEMM", WORD, AT(gemm), "auto|ocal|own|clblast|tc", engine_values, 0, 0,
+     "auto, ocal (or own), clblast or tc (tensor cores; needs OCAL_GEMM_PRECISION=tf32)", NULL},
+    {"OCAL_GEMM_PRECISION", WORD, AT(gemm_precision), "fp32|tf32", precision_values, 0, 0,
+     "fp32 (exact IEEE) or tf32 (tensor cores where the device's probe passes)", NULL},
+    /* Tests only: the tensor-core kernels and their probe built with -DMMA_EMULATE=1, so that
+     * the engine's host code and the kernels' indexing run (slowly) on any device. */
+    {"OCAL_GEMM_TC_EMULATE", FLAG, AT(gemm_tc_emulate), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
     {"OCAL_GEMM_PRETRANSPOSE", FLAG, AT(gemm_pretranspose), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
     {"OCAL_GEMM_SPLITK", INTEGER, AT(gemm_splitk), "auto|off|no", (const int[]){-1, 0, 0}, 0,
      1024, "auto, off, 0 (never), 1 (the rule) or a number of slices from 2 to 1024", NULL},

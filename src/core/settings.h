@@ -23,7 +23,7 @@
 #include "ocal/status.h"
 
 /* Word values of the engine settings. */
-enum { OCAL__ENGINE_AUTO = 0, OCAL__ENGINE_OWN = 1, OCAL__ENGINE_CLBLAST = 2 };
+enum { OCAL__ENGINE_AUTO = 0, OCAL__ENGINE_OWN = 1, OCAL__ENGINE_CLBLAST = 2, OCAL__ENGINE_TC = 3 };
 enum { OCAL__FFT_ENV_DEFAULT = 0, OCAL__FFT_ENV_VKFFT = 1, OCAL__FFT_ENV_CLFFT = 2 };
 /* Word values of OCAL_SCAN. */
 enum { OCAL__SCAN_AUTO = 0, OCAL__SCAN_SINGLE = 1, OCAL__SCAN_THREE = 2 };
@@ -45,6 +45,8 @@ typedef struct ocal__settings {
   long staging_threads;     /* OCAL_STAGING_THREADS, 0 unset */
   int tuning;               /* OCAL_TUNING: apply stored GEMM tuning */
   int gemm;                 /* OCAL_GEMM: OCAL__ENGINE_* */
+  int gemm_precision;       /* OCAL_GEMM_PRECISION (or the option): OCAL_GEMM_PRECISION_FP32/TF32 */
+  int gemm_tc_emulate;      /* OCAL_GEMM_TC_EMULATE (tests only): -1 unset, 0, 1 */
   int gemm_pretranspose;    /* OCAL_GEMM_PRETRANSPOSE: -1 the rule, 0, 1 */
   long gemm_splitk;         /* OCAL_GEMM_SPLITK: -1 the rule, 0 never, N >= 2 always N */
   unsigned gemm_own_tile[5];/* OCAL_GEMM_OWN_TILE: BM, BN, BK, TM, TN; all 0 unset */

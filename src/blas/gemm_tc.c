@@ -1,0 +1,550 @@
+/* ocal — GEMM on tensor cores (cl/gemm_mma.cl: mma.sync through inline PTX), and the probe
+ * that decides whether a device runs it.
+ *
+ * Why an engine of its own: f32 GEMMs on a context whose precision is TF32
+ * (OCAL_GEMM_PRECISION=tf32 or the gemm_precision option; the default stays exact IEEE FP32)
+ * may round A and B to TF32 and multiply on NVIDIA's tensor cores, 2.5x ocal's best FP32
+ * kernel on an H100. docs/tensor-cores.md has the kernels' design and their measurements;
+ * the variant built here is round 2's best, `tf32_ldm_s4` (128 x 128 blocks, k step 8, four
+ * cp.async stages, ldmatrix for the k-contiguous operands, blocks rasterised by 8 rows):
+ * 113-117 TFLOP/s at 4096^3 and 8192^3 on an H100 (PyTorch TF32 395-401).
+ *
+ * The probe: nothing about a device's name or vendor says whether its compiler takes inline
+ * PTX and its hardware runs these instructions bit for bit as the kernels assume, so the probe
+ * builds cl/gemm_mma.cl and runs it: ocal_mma_probe (one m16n8k8 TF32, one m16n8k16 f16 and
+ * bf16 product of small integers, exact in f32; 32 f32 -> TF32 conversions at every rounding
+ * case; the __local address round trip that cp.async and ldmatrix rely on), then one small
+ * GEMM of the variant the engine runs, against a host reference. It is asked only on devices
+ * whose driver reports a compute capability of 8.0 or more (limits.c: the PTX target that has
+ * mma.sync's TF32 shapes, cp.async and ldmatrix); anywhere else the answer is no without a
+ * build (PoCL, Mesa, other vendors, older GPUs). The answer is kept in the context and in the
+ * disk cache beside the kernel binaries, keyed like them (platform, device, driver, ocal
+ * version, the kernel source): a later context or process reads it instead of probing. A
+ * cache file that is not exactly what ocal writes is ignored and the probe runs again.
+ *
+ * OCAL_GEMM_TC_EMULATE=1 (tests only) builds the probe and the kernels with -DMMA_EMULATE=1:
+ * the three instructions emulated in OpenCL C, everything else real, on any device. PoCL then
+ * runs this engine's host code, the probe and the kernels' indexing, edges and epilogue. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+#define FUNC "ocal_gemm"
+/* The kernel's block and work-group (cl/gemm_mma.cl: 8 warps of 32 as 2 x 4). */
+#define TC_BM 128
+#define TC_BN 128
+#define TC_THREADS 256
+/* What the kernel's local tiles may take: NVIDIA's 48 KiB a work-group, or less where the
+ * device (or OCAL_LIMITS) has less; stages that do not fit are dropped at build time. */
+#define TC_LOCAL_MAX 49152u
+
+/* Spellings a device's compiler may need (the probe tries them in order and keeps the first
+ * that builds): clang's OpenCL C knows `__asm__` and the forced-inline attribute; the asm
+ * keyword of NVIDIA's first test, and plain `inline`, are the fallbacks. */
+static const char *const extras[] = {"", " -DASM_KW=asm", " -DINL=inline",
+                                     " -DASM_KW=asm -DINL=inline"};
+#define NEXTRAS (sizeof extras / sizeof extras[0])
+
+typedef struct tc_state {
+  pthread_mutex_t lock;
+  int known;       /* the answer below is set */
+  int ok;          /* TF32 tensor cores usable */
+  int f16, bf16;   /* the probe's f16 and bf16 products were exact (for later engines) */
+  int extra;       /* index into extras[] */
+  int from_disk;   /* the answer came from the disk cache */
+  unsigned probes; /* probe kernels this context ran (tests check a cached answer runs none) */
+  char detail[256];
+} tc_state;
+
+static void state_destroy(void *p) {
+  tc_state *st = p;
+  pthread_mutex_destroy(&st->lock);
+  free(st);
+}
+
+static ocal_status state_create(ocal_context ctx, void **out) {
+  (void)ctx;
+  tc_state *st = calloc(1, sizeof *st);
+  if (!st) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, FUNC, "no memory for the tensor-core state");
+  if (pthread_mutex_init(&st->lock, NULL) != 0) {
+    free(st);
+    return ocal__fail(OCAL_INTERNAL, FUNC, "pthread_mutex_init failed");
+  }
+  *out = st;
+  return OCAL_OK;
+}
+
+static int emulated(ocal_context ctx) { return ctx->settings.gemm_tc_emulate == 1; }
+
+/* ---- host helpers ---------------------------------------------------------------------- */
+
+static uint32_t fbits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static float bitsf(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+/* f32 -> TF32 as cvt.rna.tf32.f32 does: to nearest, ties away from zero (Inf, NaN kept). */
+float ocal__tf32_round(float x) {
+  uint32_t u = fbits(x);
+  if ((u & 0x7f800000u) == 0x7f800000u) return x;
+  return bitsf((u + 0x1000u) & 0xffffe000u);
+}
+static uint16_t to_half(float f) { /* small integers only: exact */
+  uint32_t u = fbits(f), s = (u >> 16) & 0x8000u;
+  if ((u & 0x7fffffffu) == 0) return (uint16_t)s;
+  int e = (int)((u >> 23) & 0xff) - 127 + 15;
+  return (uint16_t)(s | (uint32_t)e << 10 | ((u >> 13) & 0x3ffu));
+}
+static uint16_t to_bf16(float f) { return (uint16_t)(fbits(f) >> 16); } /* exact for them */
+
+static uint64_t rng_next(uint64_t *s) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 0x2545f4914f6cdd1dull;
+}
+static double rng_unit(uint64_t *s) { /* [-1, 1) */
+  return (double)(rng_next(s) >> 11) / (double)(1ull << 53) * 2.0 - 1.0;
+}
+
+static ocal_status make_buffer(ocal_context ctx, size_t bytes, const void *host, cl_mem *out) {
+  cl_int err;
+  *out = clCreateBuffer(ocal__context_cl(ctx), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes,
+                        (void *)host, &err);
+  if (err != CL_SUCCESS)
+    return ocal__cl_fail(ocal__context_info(ctx)->name, err, "clCreateBuffer", FUNC);
+  return OCAL_OK;
+}
+
+/* ---- the launcher (the engine and the probe's GEMM) ------------------------------------- */
+
+typedef struct tc_launch {
+  int ta, tb;
+  size_t m, n, k, batch;
+  cl_mem a, b, c;
+  size_t a_off, lda, a_stride, b_off, ldb, b_stride, c_off, ldc, c_stride;
+  float alpha, beta;
+} tc_launch;
+
+/* The build options of the variant for a call: `tf32_ldm_s4` where every operand is 16-byte
+ * aligned (VEC: offsets, leading dimensions and batch strides multiples of 4 elements), else
+ * its register-staged two-stage form (the same tile, element-wise edges). */
+static void variant_options(ocal_context ctx, int extra, const tc_launch *L, char *out,
+                            size_t size) {
+  int vec = L->lda % 4 == 0 && L->ldb % 4 == 0 && L->ldc % 4 == 0 && L->a_off % 4 == 0 &&
+            L->b_off % 4 == 0 && L->c_off % 4 == 0 && L->a_stride % 4 == 0 &&
+            L->b_stride % 4 == 0 && L->c_stride % 4 == 0;
+  uint64_t local = ocal__context_info(ctx)->local_mem_bytes;
+  unsigned local_max = local < TC_LOCAL_MAX ? (unsigned)local : TC_LOCAL_MAX;
+  snprintf(out, size,
+           "-DMMA_TF32%s%s -DTA=%d -DTB=%d -DVEC=%d -DCP_ASYNC=%d -DLDMATRIX=1 -DBM=%d -DBN=%d "
+           "-DBK=8%s -DRASTER=8 -DLOCAL_MAX=%u",
+           emulated(ctx) ? " -DMMA_EMULATE=1" : "", extras[extra], L->ta, L->tb, vec, vec,
+           TC_BM, TC_BN, vec ? " -DSTAGES=4" : "", local_max);
+}
+
+/* Builds (or finds) the variant and enqueues it. *not_built = 1 when it does not build or
+ * takes fewer work-items than its 256 (nothing enqueued). */
+static ocal_status tc_enqueue(ocal_context ctx, int extra, const tc_launch *L, int *not_built) {
+  char options[320];
+  variant_options(ctx, extra, L, options, sizeof options);
+  ocal__kernel *kern;
+  *not_built = 0;
+  ocal_status s =
+      ocal__library_kernel_from(ctx, "gemm_mma", options, "ocal_gemm_mma", &kern, NULL, FUNC);
+  if (s == OCAL_OK && kern->work_group_size < TC_THREADS)
+    s = ocal__fail(OCAL_UNSUPPORTED, FUNC,
+                   "the tensor-core kernel takes %zu work-items a group on %s, fewer than its %d",
+                   kern->work_group_size, ocal__context_info(ctx)->name, TC_THREADS);
+  if (s != OCAL_OK) {
+    *not_built = 1;
+    return s;
+  }
+  cl_ulong a_off = L->a_off, b_off = L->b_off, c_off = L->c_off;
+  cl_ulong as = L->a_stride, bs = L->b_stride, cs = L->c_stride;
+  cl_uint lda = (cl_uint)L->lda, ldb = (cl_uint)L->ldb, ldc = (cl_uint)L->ldc;
+  cl_uint m = (cl_uint)L->m, n = (cl_uint)L->n, k = (cl_uint)L->k, slices = 1;
+  float alpha = L->alpha, beta = L->beta;
+  cl_int read_c = L->beta != 0.0f;
+  ocal__arg args[] = {OCAL__ARG(L->a), OCAL__ARG(a_off), OCAL__ARG(lda), OCAL__ARG(as),
+                      OCAL__ARG(L->b), OCAL__ARG(b_off), OCAL__ARG(ldb), OCAL__ARG(bs),
+                      OCAL__ARG(L->c), OCAL__ARG(c_off), OCAL__ARG(ldc), OCAL__ARG(cs),
+                      OCAL__ARG(m),    OCAL__ARG(n),     OCAL__ARG(k),   OCAL__ARG(k),
+                      OCAL__ARG(slices), OCAL__ARG(alpha), OCAL__ARG(beta), OCAL__ARG(read_c)};
+  size_t local[3] = {TC_THREADS, 1, 1};
+  size_t global[3] = {ocal__ceil_div(L->n, TC_BN) * TC_THREADS, ocal__ceil_div(L->m, TC_BM),
+                      L->batch};
+  return ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args,
+                             FUNC);
+}
+
+/* ---- the probe ---------------------------------------------------------------------------- */
+
+/* ocal_mma_probe's inputs and the bits it must return (see cl/gemm_mma.cl). Returns 0 and
+ * the verdicts, or a status when OpenCL failed. */
+static ocal_status run_probe_kernel(ocal_context ctx, ocal__kernel *k, int *tf32_ok,
+                                    int *f16_ok, int *bf16_ok, int *cvt_ok, int *addr_ok) {
+  uint64_t seed = 0x7466333270726f62ull;
+  float a32[128], b32[64], cv[32];
+  uint16_t ah[256], bh[128], ahb[256], bhb[128];
+  double ra[256], rb[128], rab[256], rbb[128];
+  for (int i = 0; i < 128; i++) a32[i] = (float)(int)(rng_unit(&seed) * 9.0);
+  for (int i = 0; i < 64; i++) b32[i] = (float)(int)(rng_unit(&seed) * 9.0);
+  for (int i = 0; i < 256; i++) {
+    ra[i] = (int)(rng_unit(&seed) * 9.0), ah[i] = to_half((float)ra[i]);
+    rab[i] = (int)(rng_unit(&seed) * 9.0), ahb[i] = to_bf16((float)rab[i]);
+  }
+  for (int i = 0; i < 128; i++) {
+    rb[i] = (int)(rng_unit(&seed) * 9.0), bh[i] = to_half((float)rb[i]);
+    rbb[i] = (int)(rng_unit(&seed) * 9.0), bhb[i] = to_bf16((float)rbb[i]);
+  }
+  /* Around every rounding case of the low 13 bits: exact, below, at and above the tie,
+   * carries into the exponent, negatives, a subnormal. */
+  static const uint32_t low[8] = {0x0000, 0x0fff, 0x1000, 0x1001, 0x1fff, 0x0001, 0x17ff, 0x1800};
+  for (int i = 0; i < 32; i++) {
+    uint32_t hi = i < 16 ? 0x3f800000u + ((uint32_t)i << 13) : 0x40ffe000u + ((uint32_t)i << 23);
+    uint32_t u = (hi & 0xffffe000u) | low[i % 8];
+    if (i == 30) u = 0x3fffffffu;
+    if (i == 31) u = 0x00001fffu;
+    if (i & 4) u |= 0x80000000u;
+    cv[i] = bitsf(u);
+  }
+  const void *hosts[7] = {a32, b32, ah, bh, ahb, bhb, cv};
+  const size_t sizes[7] = {sizeof a32, sizeof b32, sizeof ah, sizeof bh,
+                           sizeof ahb, sizeof bhb, sizeof cv};
+  cl_mem mem[8] = {NULL};
+  uint32_t out[419];
+  memset(out, 0xff, sizeof out);
+  ocal_status s = OCAL_OK;
+  for (int i = 0; i < 7 && s == OCAL_OK; i++) s = make_buffer(ctx, sizes[i], hosts[i], &mem[i]);
+  if (s == OCAL_OK) s = make_buffer(ctx, sizeof out, out, &mem[7]);
+  if (s == OCAL_OK) {
+    ocal__arg args[8];
+    for (int i = 0; i < 8; i++) args[i] = OCAL__ARG(mem[i]);
+    size_t g[1] = {32}, l[1] = {32};
+    s = ocal__kernel_run_nd(ctx, k, 1, g, l, 8, args, FUNC);
+  }
+  if (s == OCAL_OK) {
+    cl_int err = clEnqueueReadBuffer(ocal__context_queue(ctx), mem[7], CL_TRUE, 0, sizeof out,
+                                     out, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueReadBuffer", FUNC);
+  }
+  for (int i = 0; i < 8; i++)
+    if (mem[i]) clReleaseMemObject(mem[i]);
+  if (s != OCAL_OK) return s;
+  int bad[3] = {0, 0, 0};
+  for (int part = 0; part < 3; part++)
+    for (int i = 0; i < 16; i++)
+      for (int j = 0; j < 8; j++) {
+        double sum = 0;
+        if (part == 0)
+          for (int kk = 0; kk < 8; kk++) sum += (double)a32[i * 8 + kk] * b32[kk * 8 + j];
+        else if (part == 1)
+          for (int kk = 0; kk < 16; kk++) sum += ra[i * 16 + kk] * rb[kk * 8 + j];
+        else
+          for (int kk = 0; kk < 16; kk++) sum += rab[i * 16 + kk] * rbb[kk * 8 + j];
+        if (fbits((float)sum) != out[part * 128 + i * 8 + j]) bad[part]++;
+      }
+  int cvt_bad = 0;
+  for (int i = 0; i < 32; i++)
+    if (out[384 + i] != fbits(ocal__tf32_round(cv[i]))) cvt_bad++;
+  *tf32_ok = !bad[0];
+  *f16_ok = !bad[1];
+  *bf16_ok = !bad[2];
+  *cvt_ok = !cvt_bad;
+  *addr_ok = out[418] == 0x5eed0000u;
+  return OCAL_OK;
+}
+
+/* One GEMM of the engine's variant (VEC, cp.async, ldmatrix, 4 stages) with edges in m, n
+ * and k, against a double-precision product of the TF32-rounded inputs. The bound is the
+ * one tests/check_gemm_tc.c states: (k + 8) 2^-23 of |alpha| sum |a b| + |beta c|. */
+static ocal_status run_probe_gemm(ocal_context ctx, int extra, int *ok, double *worst) {
+  enum { M = 136, N = 72, K = 44 };
+  const size_t sa = sizeof(float) * M * K, sb = sizeof(float) * K * N,
+               sc = sizeof(float) * M * N;
+  float *ha = malloc(sa), *hb = malloc(sb), *hc = malloc(sc);
+  double *r = malloc(sizeof(double) * M * N), *bd = malloc(sizeof(double) * M * N);
+  *ok = 0;
+  *worst = 0;
+  ocal_status s = OCAL_OK;
+  cl_mem ma = NULL, mb = NULL, mc = NULL;
+  if (!ha || !hb || !hc || !r || !bd) {
+    s = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, FUNC, "no memory for the tensor-core probe");
+    goto done;
+  }
+  uint64_t seed = 0x6d6d612d67656d6dull;
+  for (size_t i = 0; i < (size_t)M * K; i++) ha[i] = (float)rng_unit(&seed);
+  for (size_t i = 0; i < (size_t)K * N; i++) hb[i] = (float)rng_unit(&seed);
+  for (size_t i = 0; i < (size_t)M * N; i++) hc[i] = (float)rng_unit(&seed);
+  const double alpha = 1.5, beta = -0.5;
+  for (size_t i = 0; i < M; i++)
+    for (size_t j = 0; j < N; j++) {
+      double sum = 0, mag = 0;
+      for (size_t p = 0; p < K; p++) {
+        double x = (double)ocal__tf32_round(ha[i * K + p]) * ocal__tf32_round(hb[p * N + j]);
+        sum += x;
+        mag += fabs(x);
+      }
+      r[i * N + j] = alpha * sum + beta * hc[i * N + j];
+      bd[i * N + j] = fabs(alpha) * mag + fabs(beta * hc[i * N + j]);
+    }
+  if ((s = make_buffer(ctx, sa, ha, &ma)) != OCAL_OK ||
+      (s = make_buffer(ctx, sb, hb, &mb)) != OCAL_OK ||
+      (s = make_buffer(ctx, sc, hc, &mc)) != OCAL_OK)
+    goto done;
+  tc_launch L = {0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
+                 (float)alpha, (float)beta};
+  int not_built;
+  if ((s = tc_enqueue(ctx, extra, &L, &not_built)) != OCAL_OK) goto done;
+  cl_int err = clEnqueueReadBuffer(ocal__context_queue(ctx), mc, CL_TRUE, 0, sc, hc, 0, NULL,
+                                   NULL);
+  if (err != CL_SUCCESS) {
+    s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueReadBuffer", FUNC);
+    goto done;
+  }
+  double tol = (K + 8) * ldexp(1.0, -23);
+  *ok = 1;
+  for (size_t i = 0; i < (size_t)M * N; i++) {
+    double e = fabs(hc[i] - r[i]) / (bd[i] + 1e-30);
+    if (!(e <= tol)) *ok = 0; /* NaN fails too */
+    if (e > *worst || e != e) *worst = e;
+  }
+  *worst /= tol;
+done:
+  if (ma) clReleaseMemObject(ma);
+  if (mb) clReleaseMemObject(mb);
+  if (mc) clReleaseMemObject(mc);
+  free(ha), free(hb), free(hc), free(r), free(bd);
+  return s;
+}
+
+/* The disk cache's record of an answer: this text exactly, nothing else accepted (a file
+ * edited or made by anything but ocal is "no answer", and the probe runs again). */
+#define ANSWER_FORMAT "ocal tensor-core probe 1\nok=%d f16=%d bf16=%d extra=%d\n"
+
+static char *answer_key(ocal_context ctx) {
+  const char *src = NULL;
+  for (size_t i = 0; i < ocal__source_count; i++)
+    if (strcmp(ocal__sources[i].name, "gemm_mma") == 0) src = ocal__sources[i].text;
+  if (!src) return NULL;
+  return ocal__disk_cache_key(ctx, src,
+                              emulated(ctx) ? "tensor-core probe answer, MMA_EMULATE=1"
+                                            : "tensor-core probe answer");
+}
+
+static int load_answer(ocal_context ctx, tc_state *st) {
+  const char *dir = ocal__context_cache_dir(ctx);
+  if (!dir) return 0;
+  char *key = answer_key(ctx);
+  if (!key) return 0;
+  unsigned char *bin = NULL;
+  size_t size = 0;
+  int rejected = 0, got = ocal__disk_cache_load(dir, key, &bin, &size, &rejected);
+  free(key);
+  if (!got) return 0;
+  char text[96];
+  int ok = -1, f16 = -1, bf16 = -1, extra = -1, used = 0;
+  int good = size < sizeof text;
+  if (good) {
+    memcpy(text, bin, size);
+    text[size] = '\0';
+    good = strlen(text) == size &&
+           sscanf(text, ANSWER_FORMAT "%n", &ok, &f16, &bf16, &extra, &used) == 4 &&
+           (size_t)used == size && (ok == 0 || ok == 1) && (f16 == 0 || f16 == 1) &&
+           (bf16 == 0 || bf16 == 1) && extra >= 0 && extra < (int)NEXTRAS;
+  }
+  if (good) {
+    /* The text must be exactly what store_answer writes for these values. */
+    char again[96];
+    snprintf(again, sizeof again, ANSWER_FORMAT, ok, f16, bf16, extra);
+    good = strcmp(again, text) == 0;
+  }
+  free(bin);
+  if (!good) return 0;
+  st->ok = ok, st->f16 = f16, st->bf16 = bf16, st->extra = extra;
+  st->from_disk = 1;
+  snprintf(st->detail, sizeof st->detail, "%s (the probe's answer for this device and driver, "
+           "from the disk cache)",
+           ok ? "tensor cores (tf32, mma.sync m16n8k8): probe passed"
+              : "no tensor cores: the probe failed");
+  return 1;
+}
+
+static void store_answer(ocal_context ctx, const tc_state *st) {
+  const char *dir = ocal__context_cache_dir(ctx);
+  if (!dir) return;
+  char *key = answer_key(ctx);
+  if (!key) return;
+  char text[96];
+  int n = snprintf(text, sizeof text, ANSWER_FORMAT, st->ok, st->f16, st->bf16, st->extra);
+  ocal__disk_cache_store(dir, key, (const unsigned char *)text, (size_t)n);
+  free(key);
+}
+
+/* Runs the probe (st locked, answer unknown). Sets the answer; never fails the caller: a
+ * probe that cannot run is a "no" with the reason in detail. */
+static void probe(ocal_context ctx, tc_state *st) {
+  const ocal_device_info *d = ocal__context_info(ctx);
+  unsigned cc = ocal__context_compute_capability(ctx);
+  st->ok = st->f16 = st->bf16 = 0;
+  st->extra = 0;
+  if (!emulated(ctx) && cc < 80) {
+    snprintf(st->detail, sizeof st->detail,
+             "no tensor cores: %.80s reports %s, and the kernels' mma.sync TF32 shape, "
+             "cp.async and ldmatrix need 8.0 or more (probe not built)",
+             d->name, cc ? "compute capability below 8.0" : "no compute capability");
+    return; /* a fact of the device: nothing to cache */
+  }
+  if (d->max_work_group_size < TC_THREADS) {
+    snprintf(st->detail, sizeof st->detail,
+             "no tensor cores: work-groups of %zu items at most, the kernels need %d",
+             d->max_work_group_size, TC_THREADS);
+    return;
+  }
+  if (load_answer(ctx, st)) return;
+  /* Build the probe with the first spelling the compiler takes. */
+  ocal__kernel *k = NULL;
+  ocal_status s = OCAL_UNSUPPORTED;
+  char msg[160] = "";
+  size_t tries = emulated(ctx) ? 1 : NEXTRAS;
+  for (size_t e = 0; e < tries && s != OCAL_OK; e++) {
+    char options[96];
+    snprintf(options, sizeof options, "-DMMA_TF32%s%s", emulated(ctx) ? " -DMMA_EMULATE=1" : "",
+             extras[e]);
+    s = ocal__library_kernel_from(ctx, "gemm_mma", options, "ocal_mma_probe", &k, NULL, FUNC);
+    if (s == OCAL_OK) st->extra = (int)e;
+    else if (e == 0) snprintf(msg, sizeof msg, "%.150s", ocal_last_error());
+  }
+  st->from_disk = 0;
+  if (s != OCAL_OK) {
+    snprintf(st->detail, sizeof st->detail,
+             "no tensor cores: the probe does not build on this device (%s)", msg);
+    store_answer(ctx, st);
+    return;
+  }
+  int tf32 = 0, f16 = 0, bf16 = 0, cvt = 0, addr = 0, gemm = 0;
+  double worst = 0;
+  st->probes++;
+  s = run_probe_kernel(ctx, k, &tf32, &f16, &bf16, &cvt, &addr);
+  if (s == OCAL_OK && tf32 && cvt && addr) s = run_probe_gemm(ctx, st->extra, &gemm, &worst);
+  if (s != OCAL_OK) {
+    /* A run that failed (not a wrong answer) may be a passing fault of the driver: the
+     * answer is kept for this context only. */
+    snprintf(st->detail, sizeof st->detail, "no tensor cores: the probe failed to run (%.150s)",
+             ocal_last_error());
+    return;
+  }
+  st->ok = tf32 && cvt && addr && gemm;
+  st->f16 = f16;
+  st->bf16 = bf16;
+  if (st->ok)
+    snprintf(st->detail, sizeof st->detail,
+             "tensor cores (tf32, mma.sync m16n8k8): probe passed%s (f16 %s, bf16 %s; GEMM "
+             "check worst error %.3g of its bound)",
+             emulated(ctx) ? " in emulation (OCAL_GEMM_TC_EMULATE)" : "",
+             f16 ? "exact" : "wrong", bf16 ? "exact" : "wrong", worst);
+  else
+    snprintf(st->detail, sizeof st->detail,
+             "no tensor cores: the probe ran but %s", !tf32   ? "the TF32 mma product was wrong"
+                                                     : !cvt  ? "cvt.rna.tf32 rounded differently"
+                                                     : !addr ? "the __local address mode failed"
+                                                             : "its GEMM check failed");
+  store_answer(ctx, st);
+}
+
+static ocal_status get_state(ocal_context ctx, tc_state **out) {
+  static const int key = 0;
+  void *data = NULL;
+  ocal_status s = ocal__context_attachment(ctx, &key, state_create, state_destroy, &data);
+  *out = data;
+  return s;
+}
+
+int ocal__gemm_tc_ready(ocal_context ctx) {
+  tc_state *st;
+  if (get_state(ctx, &st) != OCAL_OK) return 0;
+  pthread_mutex_lock(&st->lock);
+  if (!st->known) {
+    probe(ctx, st);
+    st->known = 1;
+  }
+  int ok = st->ok;
+  pthread_mutex_unlock(&st->lock);
+  return ok;
+}
+
+ocal_status ocal__gemm_tc_answer(ocal_context ctx, int *ok, const char **detail,
+                                 int *from_disk, unsigned *probes) {
+  tc_state *st;
+  ocal_status s = get_state(ctx, &st);
+  if (s != OCAL_OK) return s;
+  ocal__gemm_tc_ready(ctx);
+  pthread_mutex_lock(&st->lock);
+  if (ok) *ok = st->ok;
+  if (detail) *detail = st->detail; /* fixed once known: valid while the context lives */
+  if (from_disk) *from_disk = st->from_disk;
+  if (probes) *probes = st->probes;
+  pthread_mutex_unlock(&st->lock);
+  return OCAL_OK;
+}
+
+/* ---- the engine ---------------------------------------------------------------------------- */
+
+static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *choice,
+                          int *not_built) {
+  *not_built = 0;
+  ocal_context ctx = g->ctx;
+  tc_state *st;
+  ocal_status s = get_state(ctx, &st);
+  if (s != OCAL_OK) return s;
+  if (!ocal__gemm_tc_ready(ctx)) { /* the rule asked the probe: not reached */
+    if (choice->named)
+      return ocal__fail(OCAL_UNSUPPORTED, FUNC, "OCAL_GEMM=tc: %s", st->detail);
+    *not_built = 1;
+    return OCAL_OK;
+  }
+  ocal_buffer a = g->a, b = g->b, c = g->c;
+  size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1];
+  tc_launch L = {g->ta == OCAL_TRANS,
+                 g->tb == OCAL_TRANS,
+                 g->m,
+                 g->n,
+                 g->k,
+                 g->batch,
+                 a->mem,
+                 b->mem,
+                 c->mem,
+                 a->offset,
+                 lda,
+                 a->ndim == 3 ? a->shape[1] * lda : 0,
+                 b->offset,
+                 ldb,
+                 b->ndim == 3 ? b->shape[1] * ldb : 0,
+                 c->offset,
+                 g->n,
+                 g->m * g->n,
+                 (float)g->alpha,
+                 (float)g->beta};
+  int failed = 0;
+  s = tc_enqueue(ctx, st->extra, &L, &failed);
+  if (failed && !choice->named) {
+    /* ocal's kernel runs instead (blas.c); the build's message is not the caller's error. */
+    *not_built = 1;
+    return OCAL_OK;
+  }
+  return s;
+}
+
+const ocal__gemm_engine ocal__gemm_engine_tc = {"tensor cores (tf32, mma.sync)", tc_run};
