@@ -31,6 +31,14 @@ tests_check_blas_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core -I$(top_srcd
 tests_check_blas_LDADD = src/libocal_core.la $(CHECK_LIBS) -lm
 tests_check_blas_CFLAGS = $(FIXTURE_CFLAGS)
 
+# TF32 GEMM: the tensor-core engine (real where the device's probe passes, else emulated), its
+# probe's cached answer, the rule, and the exact fallback (white-box: engine.h).
+OCAL_TESTS += tests/check_gemm_tc
+tests_check_gemm_tc_SOURCES = tests/check_gemm_tc.c $(FIXTURE_FILES)
+tests_check_gemm_tc_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core -I$(top_srcdir)/src/blas
+tests_check_gemm_tc_LDADD = src/libocal_core.la $(CHECK_LIBS) -lm
+tests_check_gemm_tc_CFLAGS = $(FIXTURE_CFLAGS)
+
 # Split-K measured: off, automatic and forced, at several direct/indirect switch points.
 noinst_PROGRAMS += bench/gemm_splitk
 bench_gemm_splitk_SOURCES = bench/gemm_splitk.c bench/gemm_timing.h

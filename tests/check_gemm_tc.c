@@ -1,0 +1,459 @@
+/* ocal tests — GEMM in TF32 precision: the tensor-core engine (src/blas/gemm_tc.c,
+ * cl/gemm_mma.cl), its probe and the probe's cached answer, the precision mode's rule, and
+ * the portable fallback.
+ *
+ * Where the tests run decides what runs the kernels:
+ *  - on a device whose tensor-core probe passes (an NVIDIA GPU of compute capability 8.0 or
+ *    more), the real mma.sync kernels;
+ *  - anywhere else (PoCL in CI) the same cases run twice: through the portable path with
+ *    precision tf32 requested (which must then be exact FP32: the fallback never rounds), and
+ *    through the tensor-core engine with its instructions emulated in OpenCL C
+ *    (OCAL_GEMM_TC_EMULATE=1, a test-only setting), so the kernels' indexing, edges, stages,
+ *    views, batches and epilogue are checked without a GPU.
+ *
+ * The reference for the tensor-core engine is a double-precision product of the inputs
+ * rounded to TF32 the way the hardware's cvt.rna.tf32.f32 rounds them (to nearest, ties away
+ * from zero; implemented here independently of the library), and the tolerance of an element
+ * is (k + 8) 2^-23 (|alpha| sum |a b| + |beta c|): the products of TF32 inputs are exact in
+ * f32 and a sum of k of them is within about k 2^-24 of the exact sum, doubled for a tensor
+ * core that truncates its sums. A wrong fragment or a lost edge is off by order 1; TF32
+ * against the unrounded f32 inputs is off by ~2^-11, so unrounded inputs fail too.
+ *
+ * White-box: links the core library for the rule (engine.h) on an H100's facts and the
+ * probe's counters. */
+#include "config.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "fixture.h"
+
+/* ---- contexts ------------------------------------------------------------------------- */
+
+/* Reopens the fixture's context with precision tf32, OCAL_GEMM as given (NULL: unset) and
+ * the emulation on or off. */
+static void reopen(const char *gemm, int emulate) {
+  setenv("OCAL_GEMM_PRECISION", "tf32", 1);
+  if (gemm) setenv("OCAL_GEMM", gemm, 1);
+  else unsetenv("OCAL_GEMM");
+  if (emulate) setenv("OCAL_GEMM_TC_EMULATE", "1", 1);
+  else unsetenv("OCAL_GEMM_TC_EMULATE");
+  fixture_reopen();
+}
+
+/* Whether the device's real probe passes (no emulation). */
+static int device_has_tc(void) {
+  reopen(NULL, 0);
+  ocal_gemm_precision p;
+  int tc = 0;
+  const char *detail = NULL;
+  ck_assert_ocal(ocal_gemm_get_precision(fixture_ctx, &p, &tc, &detail));
+  ck_assert_int_eq(p, OCAL_GEMM_PRECISION_TF32);
+  ck_assert_ptr_nonnull(detail);
+  printf("check_gemm_tc: %s\n", detail);
+  fflush(stdout);
+  return tc;
+}
+
+/* The tensor-core engine forced on every product: the real one where the device has it,
+ * else the emulation. Returns 1 when emulated. */
+static int open_tc(void) {
+  int real = device_has_tc();
+  reopen("tc", !real);
+  int tc = 0;
+  ocal_gemm_precision p;
+  const char *detail;
+  ck_assert_ocal(ocal_gemm_get_precision(fixture_ctx, &p, &tc, &detail));
+  ck_assert_msg(tc, "the tensor-core probe fails%s: %s", real ? "" : " in emulation", detail);
+  return !real;
+}
+
+/* ---- the reference -------------------------------------------------------------------- */
+
+static float tf32(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
+static void fill(float *p, size_t n, uint64_t seed) {
+  uint64_t st = seed * 0x9e3779b97f4a7c15ull + 7;
+  for (size_t i = 0; i < n; i++)
+    p[i] = (float)((double)(fixture_random(&st) >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
+}
+
+/* One product: C{batch, m, n} = alpha op(A) op(B) + beta C, A and B 3-D or (shared2d) 2-D,
+ * every operand a view at element offset `off` of a larger buffer, whose other elements must
+ * be left alone. rounded: the reference rounds A and B to TF32 (tensor cores); else it is
+ * the exact product and the tolerance FP32's. */
+typedef struct gcase {
+  size_t m, n, k, batch;
+  int ta, tb;
+  double alpha, beta;
+  int nan_c;    /* C starts as NaN (beta must be 0) */
+  size_t off;   /* offset of each view in its buffer, in elements */
+  int shared_b; /* B is 2-D, one matrix for every batch entry */
+} gcase;
+
+static void run_case(const gcase *t, int rounded, const char *expect_engine, uint64_t seed) {
+  ocal_context ctx = fixture_ctx;
+  size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
+  size_t ar = t->ta ? k : m, ac = t->ta ? m : k, br = t->tb ? n : k, bcols = t->tb ? k : n;
+  size_t na = bt * m * k, nb = (t->shared_b ? 1 : bt) * k * n, nc = bt * m * n;
+  size_t guard = 37; /* elements after each view */
+  float *a = malloc((t->off + na + guard) * 4), *b = malloc((t->off + nb + guard) * 4);
+  float *c = malloc((t->off + nc + guard) * 4), *got = malloc((t->off + nc + guard) * 4);
+  double *ref = malloc(nc * 8), *bound = malloc(nc * 8);
+  ck_assert(a && b && c && got && ref && bound);
+  fill(a, t->off + na + guard, seed);
+  fill(b, t->off + nb + guard, seed + 1);
+  fill(c, t->off + nc + guard, seed + 2);
+  if (t->nan_c)
+    for (size_t i = 0; i < nc; i++) c[t->off + i] = NAN;
+  const float *A = a + t->off, *B = b + t->off, *C0 = c + t->off;
+  for (size_t e = 0; e < bt; e++) {
+    const float *Ae = A + e * m * k, *Be = B + (t->shared_b ? 0 : e) * k * n;
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < n; j++) {
+        double s = 0, mag = 0;
+        for (size_t p = 0; p < k; p++) {
+          float x = t->ta ? Ae[p * m + i] : Ae[i * k + p];
+          float y = t->tb ? Be[j * k + p] : Be[p * n + j];
+          if (rounded) x = tf32(x), y = tf32(y);
+          s += (double)x * y;
+          mag += fabs((double)x * y);
+        }
+        size_t o = e * m * n + i * n + j;
+        double cv = t->beta != 0 ? t->beta * C0[o] : 0;
+        ref[o] = t->alpha * s + cv;
+        bound[o] = fabs(t->alpha) * mag + fabs(cv);
+      }
+  }
+  size_t sa = t->off + na + guard, sb = t->off + nb + guard, sc = t->off + nc + guard;
+  ocal_buffer ba, bb, bc, va, vb, vc;
+  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F32, 1, &sa, a, &ba));
+  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F32, 1, &sb, b, &bb));
+  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F32, 1, &sc, c, &bc));
+  size_t shape_a[3] = {bt, ar, ac}, shape_b[3] = {bt, br, bcols}, shape_c[3] = {bt, m, n};
+  int nd = bt > 1 ? 3 : 2;
+  ck_assert_ocal(ocal_buffer_view(ba, t->off, nd, nd == 3 ? shape_a : shape_a + 1, &va));
+  ck_assert_ocal(ocal_buffer_view(bb, t->off, t->shared_b ? 2 : nd,
+                                  t->shared_b || nd == 2 ? shape_b + 1 : shape_b, &vb));
+  ck_assert_ocal(ocal_buffer_view(bc, t->off, nd, nd == 3 ? shape_c : shape_c + 1, &vc));
+
+  const char *engine = NULL, *reason = NULL;
+  ck_assert_ocal(ocal_gemm_engine_query(ctx, OCAL_F32, t->ta ? OCAL_TRANS : OCAL_NO_TRANS, m, n,
+                                        k, bt, &engine, &reason));
+  char what[200];
+  snprintf(what, sizeof what, "%s%s %zux%zux%zu batch %zu off %zu alpha %g beta %g%s%s (%s)",
+           t->ta ? "T" : "N", t->tb ? "T" : "N", m, n, k, bt, t->off, t->alpha, t->beta,
+           t->nan_c ? " over NaN" : "", t->shared_b ? " B shared" : "", engine);
+  if (expect_engine)
+    ck_assert_msg(strcmp(engine, expect_engine) == 0, "%s: engine %s (%s), expected %s", what,
+                  engine, reason, expect_engine);
+  else
+    ck_assert_msg(strstr(engine, "tensor cores") == NULL, "%s: the fallback ran %s (%s)", what,
+                  engine, reason);
+  ck_assert_ocal(ocal_gemm(t->ta ? OCAL_TRANS : OCAL_NO_TRANS, t->tb ? OCAL_TRANS : OCAL_NO_TRANS,
+                           t->alpha, va, vb, t->beta, vc));
+  ck_assert_ocal(ocal_buffer_read(bc, 0, sc, got, NULL));
+  /* TF32: (k + 8) 2^-23 of the bound; exact FP32 engines: check_blas's 4 (k + 2) 2^-23. */
+  double tol = (rounded ? (double)(k + 8) : 4.0 * (double)(k + 2)) * ldexp(1.0, -23);
+  double worst = 0;
+  for (size_t i = 0; i < nc; i++) {
+    double g = got[t->off + i], e = fabs(g - ref[i]);
+    ck_assert_msg(e <= tol * bound[i] + 1e-30, "%s: C[%zu] = %.9g, expected %.9g (error %.3g, "
+                  "allowed %.3g)", what, i, g, ref[i], e, tol * bound[i]);
+    if (bound[i] > 0 && e / (tol * bound[i]) > worst) worst = e / (tol * bound[i]);
+  }
+  for (size_t i = 0; i < sc; i++)
+    if (i < t->off || i >= t->off + nc)
+      ck_assert_msg(got[i] == c[i], "%s: element %zu outside C's view changed", what, i);
+  printf("check_gemm_tc: %s: worst error %.3g of the tolerance\n", what, worst);
+  fflush(stdout);
+  ocal_buffer_release(va), ocal_buffer_release(vb), ocal_buffer_release(vc);
+  ocal_buffer_release(ba), ocal_buffer_release(bb), ocal_buffer_release(bc);
+  free(a), free(b), free(c), free(got), free(ref), free(bound);
+}
+
+/* The cases: every transpose at odd shapes (m, n, k not multiples of the 128 x 128 x 8 tile),
+ * aligned shapes (the cp.async path: offsets and leading dimensions multiples of 4),
+ * alpha/beta, beta = 0 over NaN, views at odd and aligned offsets, batches with B 3-D and
+ * shared. The emulation is slow (a warp's mma is 32 work-items through local memory), so it
+ * runs the big odd shape once; the GPU runs it at every transpose. */
+static const gcase odd_shapes[] = {
+    {1, 1, 1, 1, 0, 0, 1.5, -0.5, 0, 0, 0},
+    {129, 7, 33, 1, 0, 0, 1.5, -0.5, 0, 0, 0},
+    {67, 45, 50, 1, 0, 0, -0.75, 0.0, 1, 3, 0},
+    {136, 72, 44, 1, 0, 0, 1.0, 1.0, 0, 8, 0},
+};
+static const gcase big_odd = {203, 301, 257, 1, 0, 0, 1.5, -0.5, 0, 0, 0};
+static const gcase batches[] = {
+    {33, 20, 24, 3, 0, 0, 2.0, 0.5, 0, 4, 0},
+    {45, 17, 29, 2, 0, 0, 1.0, 0.0, 1, 1, 1},
+};
+
+static void run_all(int rounded, const char *engine, int emulated) {
+  uint64_t seed = 1;
+  for (size_t s = 0; s < sizeof odd_shapes / sizeof odd_shapes[0]; s++)
+    for (int t = 0; t < 4; t++) {
+      gcase c = odd_shapes[s];
+      c.ta = t & 1, c.tb = t >> 1;
+      run_case(&c, rounded, engine, seed++);
+    }
+  for (int t = 0; t < (emulated ? 1 : 4); t++) {
+    gcase c = big_odd;
+    c.ta = t & 1, c.tb = t >> 1;
+    run_case(&c, rounded, engine, seed++);
+  }
+  for (size_t s = 0; s < sizeof batches / sizeof batches[0]; s++)
+    for (int t = 0; t < 4; t += 3) { /* NN and TT */
+      gcase c = batches[s];
+      c.ta = t & 1, c.tb = t >> 1;
+      run_case(&c, rounded, engine, seed++);
+    }
+}
+
+#define TC_ENGINE "tensor cores (tf32, mma.sync)"
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+/* The tensor-core engine, forced, on every case: real where the device has it, else emulated. */
+START_TEST(test_tc_cases) {
+  int emulated = open_tc();
+  run_all(1, TC_ENGINE, emulated);
+  /* A 1000 x 1000 x 1000 product on the GPU: many blocks, a full raster group and a long k
+   * loop through the four-stage ring. */
+  if (!emulated) {
+    gcase c = {1000, 1000, 1000, 1, 0, 0, 1.5, -0.5, 0, 0, 0};
+    run_case(&c, 1, TC_ENGINE, 99);
+  }
+}
+END_TEST
+
+/* Where the device has no tensor cores, precision tf32 runs the portable kernels, exactly. */
+START_TEST(test_fallback_is_exact) {
+  if (device_has_tc()) {
+    printf("check_gemm_tc: test_fallback_is_exact: SKIPPED: this device's probe passes, so "
+           "tf32 runs tensor cores (test_tc_cases)\n");
+    return;
+  }
+  reopen(NULL, 0);
+  run_all(0, NULL, 1);
+}
+END_TEST
+
+/* OCAL_GEMM=tc is refused, naming what is missing, where it cannot run. */
+START_TEST(test_forced_tc_refused) {
+  int real = device_has_tc();
+  size_t s2[2] = {8, 8};
+  ocal_buffer a, b, c;
+  if (!real) {
+    reopen("tc", 0);
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, s2, &a));
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, s2, &b));
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, s2, &c));
+    ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, a, b, 0.0, c),
+                         OCAL_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_GEMM=tc"));
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "probe failed"));
+    ocal_buffer_release(a), ocal_buffer_release(b), ocal_buffer_release(c);
+  }
+  /* Precision fp32 with OCAL_GEMM=tc: refused everywhere, naming OCAL_GEMM_PRECISION. */
+  setenv("OCAL_GEMM_PRECISION", "fp32", 1);
+  setenv("OCAL_GEMM", "tc", 1);
+  fixture_reopen();
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, s2, &a));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, s2, &b));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, s2, &c));
+  ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, a, b, 0.0, c),
+                       OCAL_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_GEMM_PRECISION=tf32"));
+  const char *engine, *reason;
+  ck_assert_ocal_fails(ocal_gemm_engine_query(fixture_ctx, OCAL_F32, OCAL_NO_TRANS, 8, 8, 8, 1,
+                                              &engine, &reason),
+                       OCAL_UNSUPPORTED);
+  ck_assert_str_eq(engine, "none");
+  ocal_buffer_release(a), ocal_buffer_release(b), ocal_buffer_release(c);
+  /* The default is exact FP32 and never asks the probe. */
+  unsetenv("OCAL_GEMM_PRECISION");
+  unsetenv("OCAL_GEMM");
+  fixture_reopen();
+  ocal_gemm_precision p;
+  int tc;
+  ck_assert_ocal(ocal_gemm_get_precision(fixture_ctx, &p, &tc, NULL));
+  ck_assert_int_eq(p, OCAL_GEMM_PRECISION_FP32);
+  ck_assert_ocal(ocal_gemm_engine_query(fixture_ctx, OCAL_F32, OCAL_NO_TRANS, 4096, 4096, 4096,
+                                        1, &engine, &reason));
+  ck_assert_ptr_null(strstr(engine, "tensor cores"));
+}
+END_TEST
+
+/* The rule on an H100's facts (132 SMs): tf32 with the probe passed takes the large products
+ * and leaves the MLP's small ones to ocal's kernel, saying why; fp32, f64 or a failed probe
+ * change nothing. */
+START_TEST(test_rule) {
+  ocal__blas_facts f;
+  memset(&f, 0, sizeof f);
+  f.type = OCAL_DEVICE_GPU;
+  f.compute_units = 132;
+  f.max_alloc_bytes = (uint64_t)20 << 30;
+  f.have_clblast = 1;
+  f.splitk = -1;
+  f.pretranspose = -1;
+  f.precision = OCAL_GEMM_PRECISION_TF32;
+  f.tc = 1;
+  ocal__gemm_choice c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_TC);
+  ck_assert_ptr_nonnull(strstr(c.reason, "tensor cores (tf32"));
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 1024, 1024, 1024, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_TC);
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 256, 256, 256, 16, 1); /* 4 x 16 tiles */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_TC);
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 256, 512, 784, 1, 1); /* the MLP's */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_OWN);
+  ck_assert_ptr_nonnull(strstr(c.reason, "too few 128x128 tiles"));
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 2048, 2048, 16, 1, 1); /* k too short */
+  ck_assert_int_ne(c.engine, OCAL__GEMM_TC);
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_ne(c.engine, OCAL__GEMM_TC);
+  f.tc = 0;
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_ne(c.engine, OCAL__GEMM_TC);
+  f.tc = 1;
+  f.precision = OCAL_GEMM_PRECISION_FP32;
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_ne(c.engine, OCAL__GEMM_TC);
+  /* OCAL_GEMM=tc: refused with fp32 precision, f64 or a failed probe. */
+  f.gemm = OCAL__ENGINE_TC;
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 64, 64, 64, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
+  ck_assert_ptr_nonnull(strstr(c.reason, "OCAL_GEMM_PRECISION"));
+  f.precision = OCAL_GEMM_PRECISION_TF32;
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 1, 1, 1, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_TC);
+  ck_assert_int_eq(c.named, 1);
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 64, 64, 64, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
+  f.tc = 0;
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 64, 64, 64, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
+  ck_assert_ptr_nonnull(strstr(c.reason, "probe failed"));
+}
+END_TEST
+
+/* The answer file of the probe: the one whose record names the probe. */
+static int find_answer_file(const char *dir, char *path, size_t size) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  int found = 0;
+  struct dirent *e;
+  while (!found && (e = readdir(d)) != NULL) {
+    if (!strstr(e->d_name, ".bin")) continue;
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    FILE *f = fopen(p, "rb");
+    if (!f) continue;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    for (size_t i = 0; i + 24 <= n; i++)
+      if (memcmp(buf + i, "tensor-core probe answer", 24) == 0) {
+        snprintf(path, size, "%s", p);
+        found = 1;
+        break;
+      }
+  }
+  closedir(d);
+  return found;
+}
+
+/* The probe runs once per device and driver: a second context reads its answer from the disk
+ * cache and runs no probe kernel; a damaged or hostile record counts as no answer. */
+START_TEST(test_probe_answer_cached) {
+  int real = device_has_tc();
+  char dir[] = "/tmp/ocal-gemm-tc-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  setenv("OCAL_CACHE_DIR", dir, 1);
+  setenv("OCAL_CACHE", "1", 1);
+  reopen(NULL, !real);
+  int ok = 0, from_disk = -1;
+  unsigned probes = 99;
+  const char *detail;
+  ck_assert_ocal(ocal__gemm_tc_answer(fixture_ctx, &ok, &detail, &from_disk, &probes));
+  ck_assert_msg(ok, "probe failed: %s", detail);
+  ck_assert_int_eq(from_disk, 0);
+  ck_assert_uint_eq(probes, 1);
+  /* A second context (fixture_reopen makes a new one): from disk, no probe kernel. */
+  fixture_reopen();
+  ck_assert_ocal(ocal__gemm_tc_answer(fixture_ctx, &ok, &detail, &from_disk, &probes));
+  ck_assert_int_eq(ok, 1);
+  ck_assert_int_eq(from_disk, 1);
+  ck_assert_uint_eq(probes, 0);
+  ck_assert_ptr_nonnull(strstr(detail, "disk cache"));
+
+  /* Records that are well-formed cache files but not what ocal writes: refused, the probe
+   * runs again and rewrites the answer. The cache's key is the library's own. */
+  char path[600];
+  ck_assert(find_answer_file(dir, path, sizeof path));
+  const char *src = NULL;
+  for (size_t i = 0; i < ocal__source_count; i++)
+    if (strcmp(ocal__sources[i].name, "gemm_mma") == 0) src = ocal__sources[i].text;
+  ck_assert_ptr_nonnull(src);
+  char *key = ocal__disk_cache_key(fixture_ctx, src,
+                                   real ? "tensor-core probe answer"
+                                        : "tensor-core probe answer, MMA_EMULATE=1");
+  ck_assert_ptr_nonnull(key);
+  static const char *const hostile[] = {
+      "ocal tensor-core probe 1\nok=1 f16=1 bf16=1 extra=7\n",  /* build options out of range */
+      "ocal tensor-core probe 1\nok=2 f16=1 bf16=1 extra=0\n",  /* not a verdict */
+      "ocal tensor-core probe 1\nok=1 f16=1 bf16=1 extra=0\nx", /* trailing bytes */
+      "ocal tensor-core probe 1\nok=1 f16=1 bf16=1 extra=+0\n", /* not the written form */
+      "ocal tensor-core probe 1\nok=1",                          /* truncated */
+  };
+  for (size_t h = 0; h < sizeof hostile / sizeof hostile[0]; h++) {
+    ocal__disk_cache_store(dir, key, (const unsigned char *)hostile[h], strlen(hostile[h]));
+    fixture_reopen();
+    ck_assert_ocal(ocal__gemm_tc_answer(fixture_ctx, &ok, &detail, &from_disk, &probes));
+    ck_assert_msg(from_disk == 0 && probes == 1, "record %zu was trusted", h);
+    ck_assert_int_eq(ok, 1);
+  }
+  /* Bytes flipped in the file: the disk cache's checksum refuses it. */
+  FILE *f = fopen(path, "r+b");
+  ck_assert_ptr_nonnull(f);
+  fseek(f, -12, SEEK_END);
+  fputc('Z', f);
+  fclose(f);
+  fixture_reopen();
+  ck_assert_ocal(ocal__gemm_tc_answer(fixture_ctx, &ok, &detail, &from_disk, &probes));
+  ck_assert_int_eq(from_disk, 0);
+  ck_assert_uint_eq(probes, 1);
+  free(key);
+  unsetenv("OCAL_CACHE_DIR");
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+static Suite *gemm_tc_suite(void) {
+  Suite *s = suite_create("gemm_tc");
+  TCase *tc = fixture_tcase("gemm_tc");
+  /* The emulated kernels are slow on PoCL (minutes on a shared 2-core machine). */
+  tcase_set_timeout(tc, 900);
+  tcase_add_test(tc, test_rule);
+  tcase_add_test(tc, test_forced_tc_refused);
+  tcase_add_test(tc, test_probe_answer_cached);
+  tcase_add_test(tc, test_fallback_is_exact);
+  tcase_add_test(tc, test_tc_cases);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return fixture_run(gemm_tc_suite()); }
