@@ -216,6 +216,23 @@ class Bench:
             self.add("gemm", "gemm_" + ta + tb, "f32", "%dx%dx%d" % (m, n, k), m, "gflops",
                      2.0 * m * n * k / t * 1e-9, "GFLOP/s", us=t * 1e6,
                      note=label + "; TF32 off")
+        # The same products with TF32 on (ocal's OCAL_GEMM_PRECISION=tf32 rows, dtype "tf32"):
+        # 1024^3, 4096^3, 8192^3 and the MLP's shapes. Only on CUDA, where TF32 means
+        # something; ocal prints its rows only where its tensor-core probe passes.
+        if self.dev.type == "cuda":
+            torch.backends.cuda.matmul.allow_tf32 = True
+            tf32 = [sh for sh in shapes if sh[0] != "square" or sh[1] in (1024, 4096, 8192)]
+            for label, m, n, k, ta, tb in tf32:
+                a = torch.rand((k, m) if ta == "t" else (m, k), device=self.dev) - 0.5
+                b = torch.rand((n, k) if tb == "t" else (k, n), device=self.dev) - 0.5
+                c = torch.empty((m, n), device=self.dev)
+                opa = a.t() if ta == "t" else a
+                opb = b.t() if tb == "t" else b
+                t = self.time(lambda: torch.matmul(opa, opb, out=c), 0.01 if self.quick else 0.2)
+                self.add("gemm", "gemm_" + ta + tb, "tf32", "%dx%dx%d" % (m, n, k), m, "gflops",
+                         2.0 * m * n * k / t * 1e-9, "GFLOP/s", us=t * 1e6,
+                         note=label + "; TF32 on")
+            torch.backends.cuda.matmul.allow_tf32 = False
         n = 1 << (16 if self.quick else 26)
         x = torch.rand(n, device=self.dev) - 0.5
         y = torch.rand(n, device=self.dev) - 0.5

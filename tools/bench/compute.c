@@ -46,8 +46,10 @@ static const char *tuning_name(ocal_blas_tuning_source s) {
   }
 }
 
+/* dtype: the rows' element type, "f32", or "tf32" for a context in TF32 precision (paired
+ * with PyTorch's rows of TF32 on). */
 static int one_gemm(bench_run *r, const char *label, size_t m, size_t n, size_t k,
-                    ocal_transpose ta, ocal_transpose tb, const char *tuning) {
+                    ocal_transpose ta, ocal_transpose tb, const char *tuning, const char *dtype) {
   gemm_arg g = {ta, tb, NULL, NULL, NULL};
   g.a = ta ? random_matrix(r->ctx, k, m) : random_matrix(r->ctx, m, k);
   g.b = tb ? random_matrix(r->ctx, n, k) : random_matrix(r->ctx, k, n);
@@ -63,7 +65,7 @@ static int one_gemm(bench_run *r, const char *label, size_t m, size_t n, size_t 
       snprintf(size, sizeof size, "%zux%zux%zu", m, n, k);
       snprintf(note, sizeof note, "%s; %s", label, tuning);
       /* Square shapes plot against their side; the others carry m as their x. */
-      bench_add(r, "gemm", op, "f32", size, (double)m, "gflops",
+      bench_add(r, "gemm", op, dtype, size, (double)m, "gflops",
                 2.0 * (double)m * (double)n * (double)k / t * 1e-9, "GFLOP/s", -1, t * 1e6,
                 note);
       rc = 0;
@@ -141,7 +143,7 @@ int bench_suite_gemm(bench_run *r) {
   const char *tname = tuning_name(tuning.source);
   int rc = 0;
   for (size_t m = r->quick ? 128 : 256; m <= r->gemm_max && !rc; m *= 2)
-    rc = one_gemm(r, "square", m, m, m, OCAL_NO_TRANS, OCAL_NO_TRANS, tname);
+    rc = one_gemm(r, "square", m, m, m, OCAL_NO_TRANS, OCAL_NO_TRANS, tname, "f32");
   /* The MLP 784-512-10 at batch 256: forward, weight gradients, input gradients. */
   static const struct {
     const char *label;
@@ -156,7 +158,40 @@ int bench_suite_gemm(bench_run *r) {
   /* Quick runs (CI on a CPU) keep the shapes that share CLBlast's kernels: each new kernel
    * is a compile of seconds there. */
   for (size_t i = 0; i < sizeof nn / sizeof nn[0] && !rc && !r->quick; i++)
-    rc = one_gemm(r, nn[i].label, nn[i].m, nn[i].n, nn[i].k, nn[i].ta, nn[i].tb, tname);
+    rc = one_gemm(r, nn[i].label, nn[i].m, nn[i].n, nn[i].k, nn[i].ta, nn[i].tb, tname, "f32");
+  /* TF32 rows (dtype "tf32"): a second context on the device in TF32 precision, where its
+   * tensor-core probe passes; each row's note names the engine the rule picked. */
+  if (!rc) {
+    ocal_context_options o;
+    ocal_context_options_init(&o);
+    o.device = r->device;
+    o.gemm_precision = OCAL_GEMM_PRECISION_TF32;
+    ocal_context tctx = NULL, saved = r->ctx;
+    ocal_gemm_precision p;
+    int tc = 0;
+    if (ocal_context_create(&o, &tctx) == OCAL_OK &&
+        ocal_gemm_get_precision(tctx, &p, &tc, NULL) == OCAL_OK && tc) {
+      r->ctx = tctx; /* bench_time finishes r->ctx's queue */
+      static const size_t sq[] = {1024, 4096, 8192};
+      for (size_t i = 0; i < sizeof sq / sizeof sq[0] && !rc; i++) {
+        if (sq[i] > r->gemm_max) continue;
+        const char *engine = "?", *reason;
+        ocal_gemm_engine_query(tctx, OCAL_F32, OCAL_NO_TRANS, sq[i], sq[i], sq[i], 1, &engine,
+                               &reason);
+        rc = one_gemm(r, "square", sq[i], sq[i], sq[i], OCAL_NO_TRANS, OCAL_NO_TRANS, engine,
+                      "tf32");
+      }
+      for (size_t i = 0; i < sizeof nn / sizeof nn[0] && !rc && !r->quick; i++) {
+        const char *engine = "?", *reason;
+        ocal_gemm_engine_query(tctx, OCAL_F32, nn[i].ta, nn[i].m, nn[i].n, nn[i].k, 1, &engine,
+                               &reason);
+        rc = one_gemm(r, nn[i].label, nn[i].m, nn[i].n, nn[i].k, nn[i].ta, nn[i].tb, engine,
+                      "tf32");
+      }
+      r->ctx = saved;
+    }
+    ocal_context_release(tctx);
+  }
   if (!rc) rc = blas_vectors(r, (size_t)1 << (r->quick ? 16 : 26));
   return rc;
 }
