@@ -30,4 +30,4 @@ bench_gemm_mma_probe_SOURCES = bench/gemm_mma_probe.c
 bench_gemm_mma_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
 bench_gemm_mma_probe_LDADD = $(OPENCL_LIBS) -lm
 EXTRA_DIST += bench/gemm_mma_round.sh bench/gemm_mma_clang_check.sh \
-	docs/tensor-cores.md
+	bench/tc_round.sh docs/tensor-cores.md
