@@ -224,6 +224,26 @@ static void run_all(int rounded, const char *engine, int emulated) {
 
 /* ---- tests ------------------------------------------------------------------------------ */
 
+/* Where the driver reports compute capability 8.0 or more (the only devices the probe is
+ * built for), the real probe must pass: else a broken kernel or probe on the GPU would only
+ * show as the emulation running there instead. */
+START_TEST(test_probe_passes_where_expected) {
+  reopen(NULL, 0);
+  unsigned cc = ocal__context_compute_capability(fixture_ctx);
+  ocal_gemm_precision p;
+  int tc = 0;
+  const char *detail = NULL;
+  ck_assert_ocal(ocal_gemm_get_precision(fixture_ctx, &p, &tc, &detail));
+  printf("check_gemm_tc: compute capability %u.%u: %s\n", cc / 10, cc % 10, detail);
+  if (cc >= 80)
+    ck_assert_msg(tc, "compute capability %u.%u, but the probe failed: %s", cc / 10, cc % 10,
+                  detail);
+  else
+    ck_assert_msg(!tc && strstr(detail, "probe not built"),
+                  "no compute capability 8.0, yet the probe says: %s", detail);
+}
+END_TEST
+
 /* The tensor-core engine, forced, on every case: real where the device has it, else emulated. */
 START_TEST(test_tc_cases) {
   int emulated = open_tc();
@@ -448,6 +468,7 @@ static Suite *gemm_tc_suite(void) {
   /* The emulated kernels are slow on PoCL (minutes on a shared 2-core machine). */
   tcase_set_timeout(tc, 900);
   tcase_add_test(tc, test_rule);
+  tcase_add_test(tc, test_probe_passes_where_expected);
   tcase_add_test(tc, test_forced_tc_refused);
   tcase_add_test(tc, test_probe_answer_cached);
   tcase_add_test(tc, test_fallback_is_exact);
