@@ -194,6 +194,9 @@ static const gcase odd_shapes[] = {
     {136, 72, 44, 1, 0, 0, 1.0, 1.0, 0, 8, 0},
 };
 static const gcase big_odd = {203, 301, 257, 1, 0, 0, 1.5, -0.5, 0, 0, 0};
+/* One output tile and a long k: the engine splits k in two (fewer tiles than compute units,
+ * slices of at least 256) and ocal's split-k sum adds beta C, here into a view at offset 5. */
+static const gcase split = {100, 90, 700, 1, 0, 0, 1.25, -0.5, 0, 5, 0};
 static const gcase batches[] = {
     {33, 20, 24, 3, 0, 0, 2.0, 0.5, 0, 4, 0},
     {45, 17, 29, 2, 0, 0, 1.0, 0.0, 1, 1, 1},
@@ -209,6 +212,11 @@ static void run_all(int rounded, const char *engine, int emulated) {
     }
   for (int t = 0; t < (emulated ? 1 : 4); t++) {
     gcase c = big_odd;
+    c.ta = t & 1, c.tb = t >> 1;
+    run_case(&c, rounded, engine, seed++);
+  }
+  for (int t = 0; t < 4; t += 3) { /* NN and TT */
+    gcase c = split;
     c.ta = t & 1, c.tb = t >> 1;
     run_case(&c, rounded, engine, seed++);
   }

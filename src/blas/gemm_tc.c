@@ -7,7 +7,8 @@
  * kernel on an H100. docs/tensor-cores.md has the kernels' design and their measurements;
  * the variant built here is round 2's best, `tf32_ldm_s4` (128 x 128 blocks, k step 8, four
  * cp.async stages, ldmatrix for the k-contiguous operands, blocks rasterised by 8 rows):
- * 113-117 TFLOP/s at 4096^3 and 8192^3 on an H100 (PyTorch TF32 395-401).
+ * 113-117 TFLOP/s at 4096^3 and 8192^3 on an H100 (PyTorch TF32 395-401). Outputs of fewer
+ * tiles than compute units split k (tc_run).
  *
  * The probe: nothing about a device's name or vendor says whether its compiler takes inline
  * PTX and its hardware runs these instructions bit for bit as the kernels assume, so the probe
@@ -134,6 +135,7 @@ typedef struct tc_launch {
   cl_mem a, b, c;
   size_t a_off, lda, a_stride, b_off, ldb, b_stride, c_off, ldc, c_stride;
   float alpha, beta;
+  size_t kc, slices; /* slices of k (kc each, whole k steps): C entry z = batch entry x slices */
 } tc_launch;
 
 /* The build options of the variant for a call: `tf32_ldm_s4` where every operand is 16-byte
@@ -173,17 +175,18 @@ static ocal_status tc_enqueue(ocal_context ctx, int extra, const tc_launch *L, i
   cl_ulong a_off = L->a_off, b_off = L->b_off, c_off = L->c_off;
   cl_ulong as = L->a_stride, bs = L->b_stride, cs = L->c_stride;
   cl_uint lda = (cl_uint)L->lda, ldb = (cl_uint)L->ldb, ldc = (cl_uint)L->ldc;
-  cl_uint m = (cl_uint)L->m, n = (cl_uint)L->n, k = (cl_uint)L->k, slices = 1;
+  cl_uint m = (cl_uint)L->m, n = (cl_uint)L->n, k = (cl_uint)L->k;
+  cl_uint kc = (cl_uint)L->kc, slices = (cl_uint)L->slices;
   float alpha = L->alpha, beta = L->beta;
   cl_int read_c = L->beta != 0.0f;
   ocal__arg args[] = {OCAL__ARG(L->a), OCAL__ARG(a_off), OCAL__ARG(lda), OCAL__ARG(as),
                       OCAL__ARG(L->b), OCAL__ARG(b_off), OCAL__ARG(ldb), OCAL__ARG(bs),
                       OCAL__ARG(L->c), OCAL__ARG(c_off), OCAL__ARG(ldc), OCAL__ARG(cs),
-                      OCAL__ARG(m),    OCAL__ARG(n),     OCAL__ARG(k),   OCAL__ARG(k),
+                      OCAL__ARG(m),    OCAL__ARG(n),     OCAL__ARG(k),   OCAL__ARG(kc),
                       OCAL__ARG(slices), OCAL__ARG(alpha), OCAL__ARG(beta), OCAL__ARG(read_c)};
   size_t local[3] = {TC_THREADS, 1, 1};
   size_t global[3] = {ocal__ceil_div(L->n, TC_BN) * TC_THREADS, ocal__ceil_div(L->m, TC_BM),
-                      L->batch};
+                      L->batch * L->slices};
   return ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args,
                              FUNC);
 }
@@ -305,7 +308,7 @@ static ocal_status run_probe_gemm(ocal_context ctx, int extra, int *ok, double *
       (s = make_buffer(ctx, sc, hc, &mc)) != OCAL_OK)
     goto done;
   tc_launch L = {0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
-                 (float)alpha, (float)beta};
+                 (float)alpha, (float)beta, K, 1};
   int not_built;
   if ((s = tc_enqueue(ctx, extra, &L, &not_built)) != OCAL_OK) goto done;
   cl_int err = clEnqueueReadBuffer(ocal__context_queue(ctx), mc, CL_TRUE, 0, sc, hc, 0, NULL,
@@ -517,6 +520,26 @@ static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *cho
   }
   ocal_buffer a = g->a, b = g->b, c = g->c;
   size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1];
+  /* Split of k where the output has fewer 128 x 128 tiles than the device has compute units
+   * (1024^3 on an H100: 64 tiles for 132 SMs): the kernel writes alpha times each slice's
+   * partial product into scratch and ocal's split-k sum adds them and beta C, as gemm_own.c
+   * does. Slices of at least 256 (32 k steps, so the 4-stage ring runs full), whole k steps
+   * of 8, at most 8 of them. */
+  size_t slices = 1, kc = g->k;
+  size_t cu = ocal__context_info(ctx)->compute_units ? ocal__context_info(ctx)->compute_units : 1;
+  size_t tiles = ocal__ceil_div(g->m, TC_BM) * ocal__ceil_div(g->n, TC_BN);
+  if (g->batch == 1)
+    while (slices < 8 && tiles * slices < cu && g->k / (slices * 2) >= 256) slices *= 2;
+  if (slices > 1) {
+    kc = ocal__round_up(ocal__ceil_div(g->k, slices), 8);
+    slices = ocal__ceil_div(g->k, kc);
+  }
+  cl_mem w = NULL;
+  size_t bytes;
+  if (slices > 1 && (ocal__mul_overflows(g->m * g->n, slices * sizeof(float), &bytes) ||
+                     bytes > ocal__context_info(ctx)->max_alloc_bytes / 4 ||
+                     ocal__device_alloc(ctx, bytes, &w) != OCAL_OK))
+    slices = 1, kc = g->k, w = NULL; /* no room: one pass */
   tc_launch L = {g->ta == OCAL_TRANS,
                  g->tb == OCAL_TRANS,
                  g->m,
@@ -525,20 +548,24 @@ static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *cho
                  g->batch,
                  a->mem,
                  b->mem,
-                 c->mem,
+                 w ? w : c->mem,
                  a->offset,
                  lda,
                  a->ndim == 3 ? a->shape[1] * lda : 0,
                  b->offset,
                  ldb,
                  b->ndim == 3 ? b->shape[1] * ldb : 0,
-                 c->offset,
+                 w ? 0 : c->offset,
                  g->n,
                  g->m * g->n,
                  (float)g->alpha,
-                 (float)g->beta};
+                 w ? 0.0f : (float)g->beta,
+                 kc,
+                 slices};
   int failed = 0;
   s = tc_enqueue(ctx, st->extra, &L, &failed);
+  if (s == OCAL_OK && w) s = ocal__gemm_splitk_sum(ctx, OCAL_F32, w, g->m * g->n, slices, g->beta, c);
+  if (w) ocal__device_free(ctx, w);
   if (failed && !choice->named) {
     /* ocal's kernel runs instead (blas.c); the build's message is not the caller's error. */
     *not_built = 1;
