@@ -138,11 +138,12 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
     }
     return c;
   }
-  /* With TF32 allowed: the tensor-core kernel has one tile, 128 x 128, and no split of k, so
-   * it pays where the output fills a quarter of the device's compute units with tiles and k
-   * covers several k steps; smaller products (the MLP's 256 x 512 x 784 has 8 tiles for an
-   * H100's 132 SMs) stay on the rule below, where ocal's FP32 kernel splits k to fill the
-   * device. */
+  /* With TF32 allowed: the tensor-core kernel has one tile, 128 x 128 (gemm_tc.c splits k
+   * for outputs of fewer tiles than compute units), so it is taken where the output fills at
+   * least a quarter of the device's compute units with tiles and k covers several k steps.
+   * Smaller products (the MLP's 256 x 512 x 784 has 8 tiles for an H100's 132 SMs) were not
+   * measured on tensor cores and stay on the rule below, where ocal's FP32 kernel splits k to
+   * fill the device. */
   int tf32_small = 0;
   if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F32 &&
       f->precision == OCAL_GEMM_PRECISION_TF32 && f->tc && fits) {
