@@ -445,6 +445,8 @@ static int chart_takes(const chart *c, const bench_record *r) {
   size_t m = 0, n = 0, k = 0;
   if (c->filter == 1 && (sscanf(r->size, "%zux%zux%zu", &m, &n, &k) != 3 || m != n || n != k))
     return 0;
+  /* The SGEMM chart is FP32's: the tf32 rows (TF32 precision) would join its series. */
+  if (c->filter == 1 && strcmp(r->dtype, "f32") != 0) return 0;
   if (c->filter == 2 && strncmp(r->size, "2d:", 3) == 0) return 0;
   return 1;
 }
