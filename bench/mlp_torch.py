@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """PyTorch peer of examples/mlp_train --bench-steps: the time of one SGD step of the same
 network, 784 -> 512 (ReLU) -> 10 with softmax cross-entropy (mean over the batch), plain SGD,
-FP32 with TF32 off, on random data at the same batch size.
+FP32 with TF32 off (--tf32: on, the peer of mlp_train under OCAL_GEMM_PRECISION=tf32), on
+random data at the same batch size.
 
 The step is forward, loss, backward and the parameter update, as an eager PyTorch training
 loop writes it; timed with torch.cuda.synchronize() around many steps queued back to back
 (as mlp_train times its steps between two ocal_context_finish calls). Prints one JSON line.
 
-    python3 bench/mlp_torch.py [--batch 256] [--steps 1000] [--hidden 512]
+    python3 bench/mlp_torch.py [--batch 256] [--steps 1000] [--hidden 512] [--tf32]
 """
 import argparse
 import json
@@ -22,9 +23,10 @@ def main():
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--hidden", type=int, default=512)
     ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--tf32", action="store_true", help="matmuls in TF32 (allow_tf32)")
     a = ap.parse_args()
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = a.tf32
+    torch.backends.cudnn.allow_tf32 = a.tf32
     torch.manual_seed(1)
     dev = torch.device("cuda")
 
@@ -59,7 +61,7 @@ def main():
                 impl="torch",
                 device=torch.cuda.get_device_name(0),
                 dtype="f32",
-                tf32=False,
+                tf32=a.tf32,
                 batch=a.batch,
                 hidden=a.hidden,
                 steps=a.steps,

@@ -2,8 +2,9 @@
 # bench/tc_round.sh — the GPU check of TF32 GEMM in the library (issue 17) in one call: the
 # tensor-core probe (run in a fresh cache, then read back from it), tests/check_gemm_tc on the
 # real mma.sync kernels, `ocal bench --suite gemm` (its f32 and tf32 rows) beside
-# bench/pytorch_reference.py's (TF32 off for f32, on for tf32), and the ratios. Short output;
-# about 3 minutes on an H100 (a fresh cache compiles every kernel once).
+# bench/pytorch_reference.py's (TF32 off for f32, on for tf32), the ratios, and the MLP's SGD
+# step (examples/mlp_train) in TF32 beside bench/mlp_torch.py --tf32. Short output; about 3-4
+# minutes on an H100 (a fresh cache compiles every kernel once).
 #
 #   bench/tc_round.sh BUILD_DIR [OUT_DIR]
 #
@@ -65,3 +66,18 @@ for r in recs:
         print("  tf32 %-14s %s" % (r.get("size"), r.get("note", "")))
 PY
 fi
+
+echo "== MLP SGD step, TF32 (examples/mlp_train under OCAL_GEMM_PRECISION=tf32; PyTorch allow_tf32)"
+if [ ! -x "$b/examples/mlp_train" ]; then
+  make -C "$b" -j8 examples/mlp_train > /dev/null 2>&1 || echo "  build of mlp_train failed"
+fi
+for shape in "256 512 500" "4096 4096 50"; do
+  set -- $shape
+  o=$(OCAL_GEMM_PRECISION=tf32 timeout 120 "$b/examples/mlp_train" --epochs 0 --check-host 0 \
+        --min-accuracy 0 --train $(( $1 * 2 )) --test 500 --batch $1 --hidden $2 \
+        --bench-steps $3 2>&1 | grep "SGD step time" | sed 's/ (.*//')
+  t=$(timeout 120 python3 "$src/bench/mlp_torch.py" --tf32 --batch $1 --hidden $2 --steps $3 \
+        2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["us_per_step"])' \
+        2>/dev/null)
+  echo "  batch $1 hidden $2: ocal ${o:-failed}; PyTorch TF32 ${t:-failed} us"
+done
