@@ -6,7 +6,12 @@ set -eu
 if "$OCAL_EXAMPLES/buffers" nonsense 2> /dev/null; then echo "bad argument accepted"; exit 1; fi
 "$OCAL_TOOL" --version
 "$OCAL_TOOL" devices
-"$OCAL_TOOL" info > /dev/null
+"$OCAL_TOOL" info > info.log
+# The GEMM precision mode and the tensor-core probe's answer (issue 17).
+grep -q "^GEMM precision *fp32" info.log || { echo "ocal info: no 'GEMM precision fp32' line"; exit 1; }
+grep -q "^tensor cores  *." info.log || { echo "ocal info: no 'tensor cores' line"; exit 1; }
+OCAL_GEMM_PRECISION=tf32 "$OCAL_TOOL" info | grep -q "^GEMM precision *tf32" ||
+  { echo "ocal info: OCAL_GEMM_PRECISION=tf32 not shown"; exit 1; }
 "$OCAL_TOOL" demo > demo.log
 cat demo.log
 # Every capability has its checked line, and none failed.
@@ -18,5 +23,5 @@ if "$OCAL_TOOL" demo no-such-device-anywhere 2> /dev/null; then echo "demo: bad 
 if "$OCAL_TOOL" frobnicate 2> /dev/null; then echo "unknown command accepted"; exit 1; fi
 if "$OCAL_TOOL" info no-such-device-anywhere 2> err.log; then echo "bad selector accepted"; exit 1; fi
 grep -q "matches" err.log
-rm -f err.log demo.log
+rm -f err.log demo.log info.log
 echo "example and tool checks passed"
