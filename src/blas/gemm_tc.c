@@ -82,6 +82,12 @@ static ocal_status state_create(ocal_context ctx, void **out) {
 
 static int emulated(ocal_context ctx) { return ctx->settings.gemm_tc_emulate == 1; }
 
+/* The build options every kernel of a context gets: the emulation (a tests-only setting) and
+ * the spelling the probe found. */
+static void spelling(int emulate, int extra, char *out, size_t size) {
+  snprintf(out, size, "%s%s", emulate ? " -DMMA_EMULATE=1" : "", extras[extra]);
+}
+
 /* ---- host helpers ---------------------------------------------------------------------- */
 
 static uint32_t fbits(float f) {
@@ -141,7 +147,7 @@ typedef struct tc_launch {
 /* The build options of the variant for a call: `tf32_ldm_s4` where every operand is 16-byte
  * aligned (VEC: offsets, leading dimensions and batch strides multiples of 4 elements), else
  * its register-staged two-stage form (the same tile, element-wise edges). */
-static void variant_options(ocal_context ctx, int extra, const tc_launch *L, char *out,
+static void variant_options(ocal_context ctx, const char *spell, const tc_launch *L, char *out,
                             size_t size) {
   int vec = L->lda % 4 == 0 && L->ldb % 4 == 0 && L->ldc % 4 == 0 && L->a_off % 4 == 0 &&
             L->b_off % 4 == 0 && L->c_off % 4 == 0 && L->a_stride % 4 == 0 &&
@@ -149,17 +155,18 @@ static void variant_options(ocal_context ctx, int extra, const tc_launch *L, cha
   uint64_t local = ocal__context_info(ctx)->local_mem_bytes;
   unsigned local_max = local < TC_LOCAL_MAX ? (unsigned)local : TC_LOCAL_MAX;
   snprintf(out, size,
-           "-DMMA_TF32%s%s -DTA=%d -DTB=%d -DVEC=%d -DCP_ASYNC=%d -DLDMATRIX=1 -DBM=%d -DBN=%d "
+           "-DMMA_TF32%s -DTA=%d -DTB=%d -DVEC=%d -DCP_ASYNC=%d -DLDMATRIX=1 -DBM=%d -DBN=%d "
            "-DBK=8%s -DRASTER=8 -DLOCAL_MAX=%u",
-           emulated(ctx) ? " -DMMA_EMULATE=1" : "", extras[extra], L->ta, L->tb, vec, vec,
+           spell, L->ta, L->tb, vec, vec,
            TC_BM, TC_BN, vec ? " -DSTAGES=4" : "", local_max);
 }
 
 /* Builds (or finds) the variant and enqueues it. *not_built = 1 when it does not build or
  * takes fewer work-items than its 256 (nothing enqueued). */
-static ocal_status tc_enqueue(ocal_context ctx, int extra, const tc_launch *L, int *not_built) {
+static ocal_status tc_enqueue(ocal_context ctx, const char *spell, const tc_launch *L,
+                              int *not_built) {
   char options[320];
-  variant_options(ctx, extra, L, options, sizeof options);
+  variant_options(ctx, spell, L, options, sizeof options);
   ocal__kernel *kern;
   *not_built = 0;
   ocal_status s =
@@ -273,7 +280,7 @@ static ocal_status run_probe_kernel(ocal_context ctx, ocal__kernel *k, int *tf32
 /* One GEMM of the engine's variant (VEC, cp.async, ldmatrix, 4 stages) with edges in m, n
  * and k, against a double-precision product of the TF32-rounded inputs. The bound is the
  * one tests/check_gemm_tc.c states: (k + 8) 2^-23 of |alpha| sum |a b| + |beta c|. */
-static ocal_status run_probe_gemm(ocal_context ctx, int extra, int *ok, double *worst) {
+static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int *ok, double *worst) {
   enum { M = 136, N = 72, K = 44 };
   const size_t sa = sizeof(float) * M * K, sb = sizeof(float) * K * N,
                sc = sizeof(float) * M * N;
@@ -310,7 +317,7 @@ static ocal_status run_probe_gemm(ocal_context ctx, int extra, int *ok, double *
   tc_launch L = {0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
-  if ((s = tc_enqueue(ctx, extra, &L, &not_built)) != OCAL_OK) goto done;
+  if ((s = tc_enqueue(ctx, spell, &L, &not_built)) != OCAL_OK) goto done;
   cl_int err = clEnqueueReadBuffer(ocal__context_queue(ctx), mc, CL_TRUE, 0, sc, hc, 0, NULL,
                                    NULL);
   if (err != CL_SUCCESS) {
@@ -417,21 +424,40 @@ static void probe(ocal_context ctx, tc_state *st) {
     return;
   }
   if (load_answer(ctx, st)) return;
+  /* The probe runs in a context of its own on the same device (and disk cache): a kernel
+   * that faults there (a driver that takes the PTX but runs it wrongly) loses that context,
+   * not the caller's. */
+  int emulate = emulated(ctx);
+  char sel[32];
+  snprintf(sel, sizeof sel, "%d:%d", d->platform_index, d->device_index);
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.device = sel;
+  o.cache_dir = ocal__context_cache_dir(ctx);
+  o.disk_cache = o.cache_dir != NULL;
+  ocal_context pctx = NULL;
+  if (ocal_context_create(&o, &pctx) != OCAL_OK) {
+    snprintf(st->detail, sizeof st->detail,
+             "no tensor cores: no context for the probe on %.80s (%.120s)", d->name,
+             ocal_last_error());
+    return;
+  }
   /* Build the probe with the first spelling the compiler takes. */
   ocal__kernel *k = NULL;
   ocal_status s = OCAL_UNSUPPORTED;
-  char msg[160] = "";
-  size_t tries = emulated(ctx) ? 1 : NEXTRAS;
+  char msg[160] = "", spell[64] = "";
+  size_t tries = emulate ? 1 : NEXTRAS;
   for (size_t e = 0; e < tries && s != OCAL_OK; e++) {
     char options[96];
-    snprintf(options, sizeof options, "-DMMA_TF32%s%s", emulated(ctx) ? " -DMMA_EMULATE=1" : "",
-             extras[e]);
-    s = ocal__library_kernel_from(ctx, "gemm_mma", options, "ocal_mma_probe", &k, NULL, FUNC);
+    spelling(emulate, (int)e, spell, sizeof spell);
+    snprintf(options, sizeof options, "-DMMA_TF32%s", spell);
+    s = ocal__library_kernel_from(pctx, "gemm_mma", options, "ocal_mma_probe", &k, NULL, FUNC);
     if (s == OCAL_OK) st->extra = (int)e;
     else if (e == 0) snprintf(msg, sizeof msg, "%.150s", ocal_last_error());
   }
   st->from_disk = 0;
   if (s != OCAL_OK) {
+    ocal_context_release(pctx);
     snprintf(st->detail, sizeof st->detail,
              "no tensor cores: the probe does not build on this device (%s)", msg);
     store_answer(ctx, st);
@@ -440,15 +466,17 @@ static void probe(ocal_context ctx, tc_state *st) {
   int tf32 = 0, f16 = 0, bf16 = 0, cvt = 0, addr = 0, gemm = 0;
   double worst = 0;
   st->probes++;
-  s = run_probe_kernel(ctx, k, &tf32, &f16, &bf16, &cvt, &addr);
-  if (s == OCAL_OK && tf32 && cvt && addr) s = run_probe_gemm(ctx, st->extra, &gemm, &worst);
+  s = run_probe_kernel(pctx, k, &tf32, &f16, &bf16, &cvt, &addr);
+  if (s == OCAL_OK && tf32 && cvt && addr) s = run_probe_gemm(pctx, spell, &gemm, &worst);
   if (s != OCAL_OK) {
     /* A run that failed (not a wrong answer) may be a passing fault of the driver: the
      * answer is kept for this context only. */
     snprintf(st->detail, sizeof st->detail, "no tensor cores: the probe failed to run (%.150s)",
              ocal_last_error());
+    ocal_context_release(pctx);
     return;
   }
+  ocal_context_release(pctx);
   st->ok = tf32 && cvt && addr && gemm;
   st->f16 = f16;
   st->bf16 = bf16;
@@ -456,7 +484,7 @@ static void probe(ocal_context ctx, tc_state *st) {
     snprintf(st->detail, sizeof st->detail,
              "tensor cores (tf32, mma.sync m16n8k8): probe passed%s (f16 %s, bf16 %s; GEMM "
              "check worst error %.3g of its bound)",
-             emulated(ctx) ? " in emulation (OCAL_GEMM_TC_EMULATE)" : "",
+             emulate ? " in emulation (OCAL_GEMM_TC_EMULATE)" : "",
              f16 ? "exact" : "wrong", bf16 ? "exact" : "wrong", worst);
   else
     snprintf(st->detail, sizeof st->detail,
@@ -563,7 +591,9 @@ static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *cho
                  kc,
                  slices};
   int failed = 0;
-  s = tc_enqueue(ctx, st->extra, &L, &failed);
+  char spell[64];
+  spelling(emulated(ctx), st->extra, spell, sizeof spell);
+  s = tc_enqueue(ctx, spell, &L, &failed);
   if (s == OCAL_OK && w) s = ocal__gemm_splitk_sum(ctx, OCAL_F32, w, g->m * g->n, slices, g->beta, c);
   if (w) ocal__device_free(ctx, w);
   if (failed && !choice->named) {
