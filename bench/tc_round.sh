@@ -76,8 +76,14 @@ for shape in "256 512 500" "4096 4096 50"; do
   o=$(OCAL_GEMM_PRECISION=tf32 timeout 120 "$b/examples/mlp_train" --epochs 0 --check-host 0 \
         --min-accuracy 0 --train $(( $1 * 2 )) --test 500 --batch $1 --hidden $2 \
         --bench-steps $3 2>&1 | grep "SGD step time" | sed 's/ (.*//')
+  # Every product on tensor cores (OCAL_GEMM=tc), where the rule keeps small ones on FP32:
+  # measures whether the rule's threshold (compute units / 4 output tiles) is right there.
+  f=$(OCAL_GEMM=tc OCAL_GEMM_PRECISION=tf32 timeout 120 "$b/examples/mlp_train" --epochs 0 \
+        --check-host 0 --min-accuracy 0 --train $(( $1 * 2 )) --test 500 --batch $1 \
+        --hidden $2 --bench-steps $3 2>&1 | grep "SGD step time" | sed 's/ at batch.*//;s/.*: //')
   t=$(timeout 120 python3 "$src/bench/mlp_torch.py" --tf32 --batch $1 --hidden $2 --steps $3 \
         2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["us_per_step"])' \
         2>/dev/null)
-  echo "  batch $1 hidden $2: ocal ${o:-failed}; PyTorch TF32 ${t:-failed} us"
+  echo "  batch $1 hidden $2: ocal ${o:-failed}; every GEMM on tensor cores ${f:-failed};" \
+    "PyTorch TF32 ${t:-failed} us"
 done
