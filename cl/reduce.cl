@@ -43,6 +43,15 @@
 #define KIND_F64 1
 
 #define NONE_INDEX ((ulong)0xffffffffffffffffUL)
+#define KIND_F16 9
+#define KIND_BF16 10
+
+/* f32 to bfloat16, round to nearest even; a NaN stays a quiet NaN. */
+ushort ocal_bf16_round(float f) {
+  uint u = as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
+  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
 
 /* ---- the element type -------------------------------------------------------------- */
 #if defined(OCAL_DTYPE_f32)
@@ -84,8 +93,41 @@ typedef ulong2 TV;
 typedef uchar16 TV;
 #define T_MAX ((uchar)255)
 #define T_LOWEST ((uchar)0)
+#elif defined(OCAL_DTYPE_f16) || defined(OCAL_DTYPE_bf16)
+/* f16 and bf16: 16-bit storage (TS; vectors of VW in TVS), values and sums in f32; the host
+ * passes -DT=ushort, the storage, which the compute type replaces here. Four elements per
+ * vector load (8 bytes): the f32 lanes of the compensated sums stay four. */
+#undef T
+#define T float
+#define IS_FLOAT 1
+#define VW 4
+typedef float4 TV;
+#define T_MAX INFINITY
+#define T_LOWEST (-INFINITY)
+#ifdef OCAL_DTYPE_f16
+#define TS half
+#define TVS ushort4
+#define LD1(p, i) vload_half((i), (p))
+#define LDV(p, w) vload_half4(0, (__global const half *)((p) + (w)))
+#define ST1(p, i, v) vstore_half_rte((v), (i), (p))
+#else
+#define TS ushort
+#define TVS ushort4
+#define LD1(p, i) as_float((uint)(p)[i] << 16)
+#define LDV(p, w) as_float4(convert_uint4((p)[w]) << 16)
+#define ST1(p, i, v) ((p)[i] = ocal_bf16_round(v))
+#endif
 #else
 #error "reduce.cl: unsupported element type"
+#endif
+
+/* Loads and stores of the storage type: T itself, except for the half types above. */
+#ifndef TS
+#define TS T
+#define TVS TV
+#define LD1(p, i) ((p)[i])
+#define LDV(p, w) ((p)[w])
+#define ST1(p, i, v) ((p)[i] = (v))
 #endif
 
 #ifndef IS_FLOAT
@@ -137,9 +179,17 @@ typedef float2 ACCV;
 #endif
 
 /* ---- stores ------------------------------------------------------------------------ */
-void store_T(__global void *d, ulong i, T v) { ((__global T *)d)[i] = v; }
+void store_T(__global void *d, ulong i, T v) { ST1((__global TS *)d, i, v); }
 void store_u64(__global void *d, ulong i, ulong v) { ((__global ulong *)d)[i] = v; }
 void store_f(__global void *d, ulong i, int kind, ACCF v) {
+  if (kind == KIND_F16) {
+    vstore_half_rte((float)v, i, (__global half *)d);
+    return;
+  }
+  if (kind == KIND_BF16) {
+    ((__global ushort *)d)[i] = ocal_bf16_round((float)v);
+    return;
+  }
 #ifdef HAVE_DOUBLE
   if (kind == KIND_F64) {
     ((__global double *)d)[i] = (double)v;
@@ -595,7 +645,7 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
 
 /* ---- the kernels ----------------------------------------------------------------------- */
 #define REDUCE_KERNEL_ARGS                                                                  \
-  __global const T *x, const ulong xoff, __global const T *y, const ulong yoff,             \
+  __global const TS *x, const ulong xoff, __global const TS *y, const ulong yoff,            \
       const ulong outer, const ulong R, const ulong inner, const ulong chunks,              \
       const ulong clen, __global void *dst, const ulong doff, const int kind,               \
       const ulong count, const long ddof, const int mode
@@ -632,27 +682,29 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
     if (head > R || xb % VW != yb % VW) head = R;                                            \
     const ulong nvec = (R - head) / VW, vend = head + nvec * VW;                             \
     const ulong stride = chunks * L;                                                         \
-    __global const TV *xv = (__global const TV *)(x + xb + head);                            \
-    __global const TV *yv = (__global const TV *)(y + yb + head);                            \
+    __global const TVS *xv = (__global const TVS *)(x + xb + head);                          \
+    __global const TVS *yv = (__global const TVS *)(y + yb + head);                          \
     if (clen != 0) {                                                                         \
       /* CPUs (clen 1): a contiguous range per work-item, which runs alone as a loop. */      \
       const ulong per = (nvec + stride - 1) / stride, v0 = (c * L + lid) * per;              \
       const ulong v1 = v0 + per < nvec ? v0 + per : nvec;                                    \
-      for (ulong w = v0; w < v1; w++) NAME##_addv(&st, xv[w], yv[w], head + w * VW);         \
+      for (ulong w = v0; w < v1; w++)                                                        \
+        NAME##_addv(&st, LDV(xv, w), LDV(yv, w), head + w * VW);                             \
     } else {                                                                                 \
       /* GPUs: neighbouring work-items read neighbouring vectors (coalesced). */             \
       ulong v = c * L + lid;                                                                 \
       for (; v + stride < nvec; v += 2 * stride) {                                           \
-        TV a0 = xv[v], a1 = xv[v + stride], b0 = yv[v], b1 = yv[v + stride];                 \
+        TV a0 = LDV(xv, v), a1 = LDV(xv, v + stride);                                        \
+        TV b0 = LDV(yv, v), b1 = LDV(yv, v + stride);                                        \
         NAME##_addv(&st, a0, b0, head + v * VW);                                             \
         NAME##_addv(&st, a1, b1, head + (v + stride) * VW);                                  \
       }                                                                                      \
-      if (v < nvec) NAME##_addv(&st, xv[v], yv[v], head + v * VW);                           \
+      if (v < nvec) NAME##_addv(&st, LDV(xv, v), LDV(yv, v), head + v * VW);                 \
     }                                                                                        \
     const ulong nscalar = head + (R - vend);                                                 \
     for (ulong t = c * L + lid; t < nscalar; t += stride) {                                  \
       ulong r = t < head ? t : vend + (t - head);                                            \
-      NAME##_add1(&st, x[xb + r], y[yb + r], r);                                             \
+      NAME##_add1(&st, LD1(x, xb + r), LD1(y, yb + r), r);                                   \
     }                                                                                        \
     GROUP_TREE(NAME, st)                                                                     \
     if (lid == 0) {                                                                          \
@@ -677,12 +729,14 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
       ulong r = r0;                                                                          \
       /* Eight loads in flight per work-item, into two independent states. */                \
       for (; r + 8 <= r1; r += 8) {                                                          \
-        T a0 = x[px], a1 = x[px + inner], a2 = x[px + 2 * inner], a3 = x[px + 3 * inner];    \
-        T a4 = x[px + 4 * inner], a5 = x[px + 5 * inner], a6 = x[px + 6 * inner],            \
-          a7 = x[px + 7 * inner];                                                            \
-        T b0 = y[py], b1 = y[py + inner], b2 = y[py + 2 * inner], b3 = y[py + 3 * inner];    \
-        T b4 = y[py + 4 * inner], b5 = y[py + 5 * inner], b6 = y[py + 6 * inner],            \
-          b7 = y[py + 7 * inner];                                                            \
+        T a0 = LD1(x, px), a1 = LD1(x, px + inner),                                          \
+          a2 = LD1(x, px + 2 * inner), a3 = LD1(x, px + 3 * inner);                          \
+        T a4 = LD1(x, px + 4 * inner), a5 = LD1(x, px + 5 * inner),                          \
+          a6 = LD1(x, px + 6 * inner), a7 = LD1(x, px + 7 * inner);                          \
+        T b0 = LD1(y, py), b1 = LD1(y, py + inner),                                          \
+          b2 = LD1(y, py + 2 * inner), b3 = LD1(y, py + 3 * inner);                          \
+        T b4 = LD1(y, py + 4 * inner), b5 = LD1(y, py + 5 * inner),                          \
+          b6 = LD1(y, py + 6 * inner), b7 = LD1(y, py + 7 * inner);                          \
         NAME##_add4(&st, a0, a1, a2, a3, b0, b1, b2, b3, r);                                 \
         NAME##_add4(&st2, a4, a5, a6, a7, b4, b5, b6, b7, r + 4);                            \
         px += 8 * inner;                                                                     \
@@ -690,14 +744,17 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
       }                                                                                      \
       NAME##_merge(&st, st2);                                                                \
       for (; r + 4 <= r1; r += 4) {                                                          \
-        T a0 = x[px], a1 = x[px + inner], a2 = x[px + 2 * inner], a3 = x[px + 3 * inner];    \
-        T b0 = y[py], b1 = y[py + inner], b2 = y[py + 2 * inner], b3 = y[py + 3 * inner];    \
+        T a0 = LD1(x, px), a1 = LD1(x, px + inner),                                          \
+          a2 = LD1(x, px + 2 * inner), a3 = LD1(x, px + 3 * inner);                          \
+        T b0 = LD1(y, py), b1 = LD1(y, py + inner),                                          \
+          b2 = LD1(y, py + 2 * inner), b3 = LD1(y, py + 3 * inner);                          \
         NAME##_add4(&st, a0, a1, a2, a3, b0, b1, b2, b3, r);                                 \
         px += 4 * inner;                                                                     \
         py += 4 * inner;                                                                     \
       }                                                                                      \
       for (; r < r1; r++) {                                                                  \
-        NAME##_add1(&st, x[px], y[py], r);                                                   \
+        NAME##_add1(&st, LD1(x, px),                                                         \
+          LD1(y, py), r);                                                                    \
         px += inner;                                                                         \
         py += inner;                                                                         \
       }                                                                                      \
@@ -762,22 +819,27 @@ void var_final(__global void *d, ulong i, int kind, var_st a, ulong count, long 
       const ulong jv = t % iv, q = t / iv, s = q % chunks, o = q / chunks, j = jv * VW;      \
       const ulong r0 = s * clen;                                                             \
       const ulong r1 = r0 + clen < R ? r0 + clen : R;                                        \
-      __global const TV *xp = (__global const TV *)(x + xoff + (o * R + r0) * inner + j);    \
-      __global const TV *yp = (__global const TV *)(y + yoff + (o * R + r0) * inner + j);    \
+      __global const TVS *xp = (__global const TVS *)(x + xoff + (o * R + r0) * inner + j);  \
+      __global const TVS *yp = (__global const TVS *)(y + yoff + (o * R + r0) * inner + j);  \
       FOR_LANES_OF(SV_INIT, NAME)                                                            \
       ulong r = r0;                                                                          \
       for (; r + 8 <= r1; r += 8) {                                                          \
-        TV a0 = xp[0], a1 = xp[iv], a2 = xp[2 * iv], a3 = xp[3 * iv];                        \
-        TV a4 = xp[4 * iv], a5 = xp[5 * iv], a6 = xp[6 * iv], a7 = xp[7 * iv];               \
-        TV b0 = yp[0], b1 = yp[iv], b2 = yp[2 * iv], b3 = yp[3 * iv];                        \
-        TV b4 = yp[4 * iv], b5 = yp[5 * iv], b6 = yp[6 * iv], b7 = yp[7 * iv];               \
+        TV a0 = LDV(xp, 0), a1 = LDV(xp, iv),                                                \
+          a2 = LDV(xp, 2 * iv), a3 = LDV(xp, 3 * iv);                                        \
+        TV a4 = LDV(xp, 4 * iv), a5 = LDV(xp, 5 * iv),                                       \
+          a6 = LDV(xp, 6 * iv), a7 = LDV(xp, 7 * iv);                                        \
+        TV b0 = LDV(yp, 0), b1 = LDV(yp, iv),                                                \
+          b2 = LDV(yp, 2 * iv), b3 = LDV(yp, 3 * iv);                                        \
+        TV b4 = LDV(yp, 4 * iv), b5 = LDV(yp, 5 * iv),                                       \
+          b6 = LDV(yp, 6 * iv), b7 = LDV(yp, 7 * iv);                                        \
         FOR_LANES_OF(SV_ADD4, NAME)                                                          \
         FOR_LANES_OF(SV_ADD4_HI, NAME)                                                       \
         xp += 8 * iv;                                                                        \
         yp += 8 * iv;                                                                        \
       }                                                                                      \
       for (; r < r1; r++) {                                                                  \
-        TV a0 = xp[0], b0 = yp[0];                                                           \
+        TV a0 = LDV(xp, 0),                                                                  \
+          b0 = LDV(yp, 0);                                                                   \
         FOR_LANES_OF(SV_ADD1, NAME)                                                          \
         xp += iv;                                                                            \
         yp += iv;                                                                            \

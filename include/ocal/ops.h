@@ -2,8 +2,10 @@
  * ocal — elementwise operations, fills and random numbers on device buffers.
  *
  * Every call checks its arguments, enqueues one kernel on the context's in-order queue and
- * returns without waiting. Element types: f32, f64, i32, u32, i64, u64, u8 (complex buffers
- * are not supported here). Inputs and outputs must belong to one context.
+ * returns without waiting. Element types: f32, f64, f16, bf16, i32, u32, i64, u64, u8 (complex
+ * buffers are not supported here). Inputs and outputs must belong to one context. f16 and
+ * bf16 are floats: computed in f32 (scalars are f32 values) and stored rounded to nearest
+ * even; ocal_where moves their bits unchanged. Random numbers are drawn into f32 or f64 only.
  *
  * Types. Inputs of a binary operation share one type, and the output has that type too
  * (comparisons write u8 masks of 0 and 1). Operations marked "float" below need a

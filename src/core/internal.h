@@ -328,7 +328,9 @@ ocal_status ocal__library_kernel_from(ocal_context ctx, const char *source_name,
 void ocal__program_cache_clear(ocal_context ctx);
 
 /* Build options for element type dtype: "-DT=float -DOCAL_DTYPE_f32" and the fp64 pragma
- * switch. Writes at most size bytes. */
+ * switch. F16 and BF16 give their storage, "-DT=ushort -DOCAL_DTYPE_f16": kernels that only
+ * move bits (fill) take them as they are; kernels that compute must test OCAL_DTYPE_f16/bf16.
+ * Writes at most size bytes. */
 void ocal__dtype_options(ocal_dtype dtype, char *out, size_t size);
 
 /* OpenCL C name of an element type ("float", "uchar"), and its kind. */
@@ -336,6 +338,15 @@ const char *ocal__dtype_cl_type(ocal_dtype dtype);
 int ocal__dtype_is_float(ocal_dtype dtype);   /* f32, f64 */
 int ocal__dtype_is_signed(ocal_dtype dtype);  /* i32, i64 (the signed integers) */
 int ocal__dtype_is_complex(ocal_dtype dtype); /* c32, c64 */
+int ocal__dtype_is_half(ocal_dtype dtype);    /* f16, bf16: stored in 16 bits, computed in f32 */
+
+/* Fails with OCAL_UNSUPPORTED, naming func, when dtype is f16 or bf16: for operations that do
+ * not take them. `what` names the operation's inputs in the message ("FFT plans"). */
+ocal_status ocal__reject_half(ocal_dtype dtype, const char *what, const char *func);
+
+/* One f32 to an F16 or BF16 bit pattern (round to nearest even), and back. */
+uint16_t ocal__half_from_float(ocal_dtype dtype, float v);
+float ocal__half_to_float(ocal_dtype dtype, uint16_t h);
 
 /* One kernel argument: its size in bytes and a pointer to its value. */
 typedef struct ocal__arg {

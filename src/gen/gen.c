@@ -66,10 +66,10 @@ static ocal_status gen_new(const char *func, ocal_context ctx, gen_kind kind, oc
   if (kind != GEN_ELEMENTWISE) {
     if ((unsigned)dtype >= OCAL_DTYPE_COUNT)
       return ocal__fail(OCAL_INVALID_ARGUMENT, func, "unknown element type %d", (int)dtype);
-    if (ocal__dtype_is_complex(dtype))
+    if (ocal__dtype_is_complex(dtype) || ocal__dtype_is_half(dtype))
       return ocal__fail(OCAL_UNSUPPORTED, func,
                         "%s values are not supported (element types: f32, f64, i32, u32, i64, "
-                        "u64, u8)",
+                        "u64, u8; convert f16 and bf16 to f32 with ocal_cast)",
                         ocal_dtype_name(dtype));
   }
   ocal_gen g = calloc(1, sizeof *g);

@@ -45,3 +45,9 @@ OCAL_TESTS += tests/check_softmax
 tests_check_softmax_SOURCES = tests/check_softmax.c $(FIXTURE_FILES)
 tests_check_softmax_LDADD = $(FIXTURE_LDADD) -lm
 tests_check_softmax_CFLAGS = $(FIXTURE_CFLAGS)
+
+# f16 and bf16 buffers through every operation that takes them.
+OCAL_TESTS += tests/check_half
+tests_check_half_SOURCES = tests/check_half.c $(FIXTURE_FILES)
+tests_check_half_LDADD = $(FIXTURE_LDADD) -lm
+tests_check_half_CFLAGS = $(FIXTURE_CFLAGS)

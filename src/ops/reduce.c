@@ -141,8 +141,11 @@ static ocal_status check_out(const char *func, ocal_reduce_op op, ocal_buffer x,
                     have, ops[op].name, xs, g->axis, need, keep);
 }
 
-/* Vector width of the contiguous kernels: 16 bytes. */
-static size_t vector_width(ocal_dtype dtype) { return 16 / ocal_dtype_size(dtype); }
+/* Vector width of the contiguous kernels: 16 bytes; f16 and bf16 load 4 (8 bytes), which
+ * convert to one float4 (VW in cl/reduce.cl's element-type section). */
+static size_t vector_width(ocal_dtype dtype) {
+  return dtype == OCAL_F16 || dtype == OCAL_BF16 ? 4 : 16 / ocal_dtype_size(dtype);
+}
 
 /* Enqueues op on x (and y) along g into out; arguments already checked. */
 static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,

@@ -67,7 +67,11 @@ size_t ocal__rs_local(const ocal__kernel *k, size_t want);
 size_t ocal__rs_target_items(ocal_context ctx);
 
 /* Whether a dtype is an integer type, and a signed one. */
-static inline int ocal__rs_is_float(ocal_dtype d) { return d == OCAL_F32 || d == OCAL_F64; }
+/* Floating-point inputs, whose sums, means and norms keep their type: f16 and bf16 too
+ * (computed and accumulated in f32, stored rounded to nearest even). */
+static inline int ocal__rs_is_float(ocal_dtype d) {
+  return d == OCAL_F32 || d == OCAL_F64 || d == OCAL_F16 || d == OCAL_BF16;
+}
 static inline int ocal__rs_is_signed(ocal_dtype d) { return d == OCAL_I32 || d == OCAL_I64; }
 
 #endif /* OCAL_OPS_REDUCE_INTERNAL_H */
