@@ -396,6 +396,49 @@ START_TEST(test_buffers) {
 }
 END_TEST
 
+/* A raw kernel takes an f16 buffer as a `half *` (vload_half/vstore_half need no
+ * cl_khr_fp16) and a bf16 buffer as a `ushort *`. */
+START_TEST(test_raw_kernel) {
+  const char *src =
+      "__kernel void twice(__global const half *x, __global half *y, __global const ushort *b,\n"
+      "                    __global ushort *c) {\n"
+      "  size_t i = get_global_id(0);\n"
+      "  vstore_half_rte(2.0f * vload_half(i, x), i, y);\n"
+      "  c[i] = (ushort)(as_uint(2.0f * as_float((uint)b[i] << 16)) >> 16);\n"
+      "}\n";
+  ocal_program p;
+  ocal_kernel k;
+  ck_assert_ocal(ocal_program_create(fixture_ctx, src, NULL, &p));
+  ck_assert_ocal(ocal_kernel_create(p, "twice", &k));
+  ck_assert_ocal(ocal_program_release(p));
+  size_t n = 5;
+  const uint16_t hx[5] = {0x3c00, 0xc000, 0x0001, 0x7bff, 0x3555};
+  const uint16_t bx[5] = {0x3f80, 0xc000, 0x0080, 0x4049, 0xbe00};
+  ocal_buffer x, y, b, c;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F16, 1, &n, hx, &x));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F16, 1, &n, &y));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_BF16, 1, &n, bx, &b));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_BF16, 1, &n, &c));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 0, x));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 1, y));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 2, b));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 3, c));
+  /* A bf16 buffer where the kernel wants half is refused. */
+  ck_assert_ocal_fails(ocal_kernel_set_buffer(k, 0, b), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal(ocal_kernel_launch(k, 1, &n, NULL));
+  uint16_t *gy = read_bits(y, n), *gc = read_bits(c, n);
+  for (size_t i = 0; i < n; i++) {
+    EXPECT(gy[i] == ref_encode(OCAL_F16, 2 * ref_decode(OCAL_F16, hx[i])), "f16 [%zu]: 0x%04x",
+           i, gy[i]);
+    EXPECT(gc[i] == ref_encode(OCAL_BF16, 2 * ref_decode(OCAL_BF16, bx[i])), "bf16 [%zu]: 0x%04x",
+           i, gc[i]);
+  }
+  free(gy), free(gc);
+  ocal_kernel_release(k);
+  ocal_buffer_release(x), ocal_buffer_release(y), ocal_buffer_release(b), ocal_buffer_release(c);
+}
+END_TEST
+
 /* ---- elementwise -------------------------------------------------------------------------- */
 
 static double ref_unary(ocal_unary_op op, double x) {
@@ -974,6 +1017,7 @@ static Suite *half_suite(void) {
   tcase_add_loop_test(tc, test_conversion_device, 0, 2);
   tcase_add_loop_test(tc, test_cast_all_types, 0, 2);
   tcase_add_loop_test(tc, test_buffers, 0, 2);
+  tcase_add_test(tc, test_raw_kernel);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("elementwise");
   tcase_add_loop_test(tc, test_unary, 0, 24);
