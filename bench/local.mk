@@ -31,3 +31,9 @@ bench_gemm_mma_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
 bench_gemm_mma_probe_LDADD = $(OPENCL_LIBS) -lm
 EXTRA_DIST += bench/gemm_mma_round.sh bench/gemm_mma_clang_check.sh \
 	cl/gemm_mma.cl docs/tensor-cores.md
+
+# f16 and bf16 beside f32: memory-bound operations and the portable half GEMM, as JSON lines;
+# bench/half_gpu_round.sh runs it with tests/check_half on the GPU.
+noinst_PROGRAMS += bench/half
+bench_half_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
+EXTRA_DIST += bench/half_gpu_round.sh
