@@ -686,6 +686,51 @@ START_TEST(test_special_values) {
 }
 END_TEST
 
+/* Random numbers: the f32 draws of the same stream, rounded (uniforms clamped into
+ * [low, high): the interval [1000, 1001) holds f16's 1000 and 1000.5, and f32 draws above
+ * 1000.75 round to 1001 unless clamped). */
+START_TEST(test_random) {
+  ocal_dtype d = half_types[_i % 2];
+  int normal = _i / 2;
+  size_t n = 10007;
+  const double bounds[2][2] = {{-0.3, 0.7}, {1000, 1001}};
+  for (int b = 0; b < (normal ? 1 : 2); b++) {
+    double low = bounds[b][0], high = bounds[b][1];
+    ocal_buffer h = half_out(d, 1, &n, 3), f;
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &f));
+    if (normal) {
+      ck_assert_ocal(ocal_random_normal(42, 1000, 1.5, 2.0, h));
+      ck_assert_ocal(ocal_random_normal(42, 1000, 1.5, 2.0, f));
+    } else {
+      ck_assert_ocal(ocal_random_uniform(42, 1000, low, high, h));
+      ck_assert_ocal(ocal_random_uniform(42, 1000, low, high, f));
+    }
+    uint16_t *got = read_bits(h, n);
+    float *ff = fixture_malloc(n * sizeof *ff);
+    ck_assert_ocal(ocal_buffer_read(f, 0, n, ff, NULL));
+    /* The format's values inside [low, high). */
+    double lo = ref_decode(d, ref_encode(d, low)), hi = ref_decode(d, ref_encode(d, high));
+    if (lo < low) lo += fmt_ulp(d, lo);
+    if (hi >= high) hi -= fmt_ulp(d, hi - fmt_ulp(d, hi) / 2);
+    for (size_t i = 0; i < n; i++) {
+      double v = ref_decode(d, got[i]);
+      uint16_t want = ref_encode(d, ff[i]);
+      if (!normal) {
+        double w = ref_decode(d, want);
+        want = ref_encode(d, w < lo ? lo : w > hi ? hi : w);
+        EXPECT(v >= low && v < high, "uniform %s [%zu]: %.9g outside [%g, %g)",
+               ocal_dtype_name(d), i, v, low, high);
+      }
+      EXPECT(got[i] == want, "%s %s [%zu]: 0x%04x (%.9g), want 0x%04x (f32 draw %.9g)",
+             normal ? "normal" : "uniform", ocal_dtype_name(d), i, got[i], v, want,
+             (double)ff[i]);
+    }
+    free(got), free(ff);
+    ocal_buffer_release(h), ocal_buffer_release(f);
+  }
+}
+END_TEST
+
 /* ---- reductions --------------------------------------------------------------------------- */
 
 typedef struct {
@@ -975,7 +1020,8 @@ START_TEST(test_unsupported) {
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F16, 1, &n, &h));
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_BF16, 1, &n, &h2));
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F16, 2, shape, &mat));
-  ck_assert_ocal_fails(ocal_random_uniform(1, 0, 0, 1, h), OCAL_TYPE_MISMATCH);
+  /* bf16 has no value in [1.001, 1.002): nothing could be drawn. */
+  ck_assert_ocal_fails(ocal_random_uniform(1, 0, 1.001, 1.002, h2), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_random_uniform"));
   ck_assert_ocal_fails(ocal_cumsum(h, 0, h), OCAL_UNSUPPORTED);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "f16"));
@@ -1026,6 +1072,7 @@ static Suite *half_suite(void) {
   tcase_add_loop_test(tc, test_scalar_axpby_where, 0, 24);
   tcase_add_loop_test(tc, test_sequences, 0, 2);
   tcase_add_loop_test(tc, test_special_values, 0, 2);
+  tcase_add_loop_test(tc, test_random, 0, 4);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("reductions");
   tcase_add_loop_test(tc, test_reductions, 0, 16);
