@@ -42,7 +42,8 @@ inline ushort4 ocal_bf16_round4(const float4 f) {
 #if defined(T_HALF)
 #define TS half
 #define LD_T(p, i) vload_half((i), (p))
-#define LD_T4(p, i) vload_half4((i), (p))
+/* VEC4 means 4-element-aligned offsets: the aligned forms (one 8-byte access) apply. */
+#define LD_T4(p, i) vloada_half4((i), (p))
 #elif defined(T_BF16)
 #define TS ushort
 #define LD_T(p, i) ocal_bf16_load((p)[i])
@@ -55,7 +56,7 @@ inline ushort4 ocal_bf16_round4(const float4 f) {
 #if defined(R_HALF)
 #define RS half
 #define ST_R(p, i, v) vstore_half_rte((v), (i), (p))
-#define ST_R4(p, i, v) vstore_half4_rte((v), (i), (p))
+#define ST_R4(p, i, v) vstorea_half4_rte((v), (i), (p))
 #elif defined(R_BF16)
 #define RS ushort
 #define ST_R(p, i, v) ((p)[i] = ocal_bf16_round(v))

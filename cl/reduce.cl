@@ -108,7 +108,7 @@ typedef float4 TV;
 #define TS half
 #define TVS ushort4
 #define LD1(p, i) vload_half((i), (p))
-#define LDV(p, w) vload_half4(0, (__global const half *)((p) + (w)))
+#define LDV(p, w) vloada_half4((w), (__global const half *)(p)) /* 8-byte aligned */
 #define ST1(p, i, v) vstore_half_rte((v), (i), (p))
 #else
 #define TS ushort
