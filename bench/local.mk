@@ -29,5 +29,6 @@ noinst_PROGRAMS += bench/gemm_mma_probe
 bench_gemm_mma_probe_SOURCES = bench/gemm_mma_probe.c
 bench_gemm_mma_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
 bench_gemm_mma_probe_LDADD = $(OPENCL_LIBS) -lm
+EXTRA_DIST += bench/compare_builds.sh
 EXTRA_DIST += bench/gemm_mma_round.sh bench/gemm_mma_clang_check.sh \
 	cl/gemm_mma.cl docs/tensor-cores.md
