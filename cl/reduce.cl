@@ -542,7 +542,8 @@ OCAL_RED_PLAIN(prod)
 #define MAX1(a, b) max((a), (b))
 #endif
 
-#define DEFINE_MINMAX(NAME, OP2, OP1, IDENTITY)                                              \
+/* The lanes folded into the result. */
+#define DEFINE_LANES_FOLD(NAME)                                                              \
   T NAME##_lanes(TV a) {                                                                     \
     T r = a.s0;                                                                              \
     OCAL_FOR_LANES(NAME##_FOLD_LANE)                                                         \
@@ -550,8 +551,8 @@ OCAL_RED_PLAIN(prod)
   }
 #define minimum_FOLD_LANE(cmp, k) r = MIN1(r, a.cmp);
 #define maximum_FOLD_LANE(cmp, k) r = MAX1(r, a.cmp);
-DEFINE_MINMAX(minimum, MIN2, MIN1, T_MAX)
-DEFINE_MINMAX(maximum, MAX2, MAX1, T_LOWEST)
+DEFINE_LANES_FOLD(minimum)
+DEFINE_LANES_FOLD(maximum)
 #define minimum_S TV
 #define minimum_NEUTRAL ((TV)(T_MAX))
 #define minimum_COMBINE(a, b) MIN2(a, b)
@@ -786,6 +787,31 @@ OCAL_RED_PLAIN(ocal_user)
     barrier(CLK_LOCAL_MEM_FENCE);                                             \
   }
 
+/* The scalar elements of a contig row (the head and tail beside the vectors: fewer than 2 VW
+ * for the built-ins, whose loop below is then the one-at-a-time loop alone). An input that
+ * gathers (OCAL_RED_GATHERS: a generated reduction's map) sets OCAL_RED_HEAD to the whole row
+ * on GPUs (clen 0), whose work-items then read neighbouring elements (coalesced scalar loads,
+ * where a gathered vector would be VW scalar loads 16 bytes apart across the work-items),
+ * four loads in flight, folded in by one NAME_add4 (whose elements are then not consecutive:
+ * only an operation that ignores their indices, ocal_user, is built with OCAL_RED_GATHERS). */
+#ifdef OCAL_RED_GATHERS
+#define OCAL_RED_SCALARS4(NAME)                                                               \
+  for (; ocal_t + 3 * ocal_stride < ocal_nscalar; ocal_t += 4 * ocal_stride) {               \
+    ulong ocal_r4[4];                                                                         \
+    T ocal_x4[4], ocal_y4[4];                                                                \
+    for (int ocal_k = 0; ocal_k < 4; ocal_k++) {                                             \
+      const ulong ocal_u = ocal_t + ocal_k * ocal_stride;                                    \
+      ocal_r4[ocal_k] = ocal_u < ocal_head ? ocal_u : ocal_vend + (ocal_u - ocal_head);       \
+      ocal_x4[ocal_k] = OCAL_RED_X(ocal_rb + ocal_r4[ocal_k]);                                \
+      ocal_y4[ocal_k] = OCAL_RED_Y(ocal_rb + ocal_r4[ocal_k]);                                \
+    }                                                                                        \
+    NAME##_add4(&ocal_st, ocal_x4[0], ocal_x4[1], ocal_x4[2], ocal_x4[3], ocal_y4[0],         \
+                ocal_y4[1], ocal_y4[2], ocal_y4[3], ocal_r4[0]);                             \
+  }
+#else
+#define OCAL_RED_SCALARS4(NAME)
+#endif
+
 #define OCAL_RED_CONTIG(NAME)                                                                  \
   /* Rows of R contiguous elements; group g reduces every chunks-th vector of row g/chunks  \
    * (a grid-stride loop over the row), aligned vector loads in the middle of the row. */   \
@@ -825,8 +851,9 @@ OCAL_RED_PLAIN(ocal_user)
                     OCAL_RED_YV(ocal_vb + ocal_v * VW), ocal_head + ocal_v * VW);            \
     }                                                                                        \
     const ulong ocal_nscalar = ocal_head + (ocal_R - ocal_vend);                             \
-    for (ulong ocal_t = ocal_c * ocal_L + ocal_lid; ocal_t < ocal_nscalar;                   \
-         ocal_t += ocal_stride) {                                                            \
+    ulong ocal_t = ocal_c * ocal_L + ocal_lid;                                               \
+    OCAL_RED_SCALARS4(NAME)                                                                  \
+    for (; ocal_t < ocal_nscalar; ocal_t += ocal_stride) {                                   \
       ulong ocal_r = ocal_t < ocal_head ? ocal_t : ocal_vend + (ocal_t - ocal_head);         \
       NAME##_add1(&ocal_st, OCAL_RED_X(ocal_rb + ocal_r), OCAL_RED_Y(ocal_rb + ocal_r),      \
                   ocal_r);                                                                   \

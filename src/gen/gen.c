@@ -377,10 +377,11 @@ ocal_status ocal_gen_reduction(ocal_context ctx, ocal_dtype dtype, const char *n
   sb_input(&b, g, t, "map", map, "OCAL_RED_IN_PARAMS", "OCAL_RED_X(ocal_i)");
   ocal__sb_add(&b,
                "#define OCAL_RED_USER 1\n%s"
+               "#define OCAL_RED_GATHERS 1\n"
                "#define OCAL_RED_Y(ocal_i) ((T)0)\n"
                "#define OCAL_RED_XV(ocal_i) OCAL_RED_GATHER(OCAL_RED_X, ocal_i)\n"
                "#define OCAL_RED_YV(ocal_i) ((TV)(0))\n"
-               "#define OCAL_RED_HEAD(ocal_b) 0\n",
+               "#define OCAL_RED_HEAD(ocal_b) (ocal_clen != 0 ? (ulong)0 : ~(ulong)0)\n",
                compensated ? "#define OCAL_RED_USER_COMPENSATED 1\n" : "");
   /* cl/reduce.cl's element-type section keeps short names; the user's texts, compiled
    * above, may have used them for their own macros: forget those, and rename the typedef TV
@@ -530,7 +531,9 @@ static ocal_status engine_reduce(const char *func, ocal_gen g, ocal__cl_args *ua
                           .in = in,
                           .nin = 1 + (size_t)ua->count,
                           .dtype = g->dtype,
-                          .columns_aligned = 1, /* the input gathers: no vector loads */
+                          /* A gathered vector of columns is VW scalar loads: one column
+                           * per work-item keeps neighbours' loads coalesced. */
+                          .columns_aligned = 0,
                           .out = out->mem,
                           .ooff = out->offset,
                           .kind = (cl_int)g->dtype,
