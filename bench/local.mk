@@ -15,6 +15,7 @@ EXTRA_DIST += tests/bench_memory_quick.sh
 noinst_PROGRAMS += bench/fft_tune
 bench_fft_tune_LDADD = src/libocal.la -lm
 EXTRA_DIST += bench/fft_tune.sh
+EXTRA_DIST += bench/reduce_engine_round.sh
 
 # What limits the kernels on a GPU: ptxas registers and spills, local memory, and the speed of
 # the passes' access patterns as plain copies (OpenCL only, not ocal).
