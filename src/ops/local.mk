@@ -21,6 +21,7 @@ ocalinclude_HEADERS += include/ocal/reduce.h
 src_libocal_core_la_SOURCES += \
 	src/ops/reduce_internal.h \
 	src/ops/scan_engine.h \
+	src/ops/reduce_engine.h \
 	src/ops/reduce_common.c \
 	src/ops/reduce.c \
 	src/ops/scan.c

@@ -14,9 +14,6 @@ enum { OCAL__RS_REDUCE, OCAL__RS_SCAN, OCAL__RS_PROGRAMS };
 /* Work-group size the kernels' local arrays are sized for (OCAL_WG_MAX in the .cl files). */
 #define OCAL__RS_WG_MAX 256
 
-/* Bytes of one partial state of a reduction (the largest state type in cl/reduce.cl). */
-#define OCAL__RS_STATE_BYTES 32
-
 /* Per-context state. `lock` is held across everything one operation enqueues: the scratch
  * buffer holds that operation's partial results until its last launch has read them. */
 typedef struct ocal__rs {
@@ -35,9 +32,6 @@ ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs);
 ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
                             int id, const char *name, ocal__kernel **k);
 
-/* With rs->lock held: a scratch buffer of at least `bytes` bytes. */
-ocal_status ocal__rs_scratch(ocal_context ctx, ocal__rs *rs, size_t bytes, cl_mem *mem);
-
 /* The axis as a row-major (outer, R, inner) block; axis_all when OCAL_AXIS_ALL. */
 typedef struct ocal__rs_geom {
   int axis_all;
@@ -54,10 +48,6 @@ ocal_status ocal__rs_check_buffers(const char *func, ocal_buffer x, ocal_buffer 
 /* "[3, 4, 5]" */
 void ocal__rs_shape_string(int ndim, const size_t *shape, char *out, size_t size);
 
-
-/* Sets the arguments and enqueues global (a multiple of local) work-items, under k->lock. */
-ocal_status ocal__rs_launch(ocal_context ctx, ocal__kernel *k, const ocal__arg *args,
-                            int nargs, size_t global, size_t local);
 
 /* The largest power of two <= want, <= OCAL__RS_WG_MAX and <= what the kernel allows. */
 size_t ocal__rs_local(const ocal__kernel *k, size_t want);
