@@ -117,16 +117,21 @@ retry:;
   int full = m % t.bm == 0 && n % t.bn == 0 && k % t.bk == 0 && kc % t.bk == 0;
   int vec = lda % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0 && a->offset % 4 == 0 &&
             b->offset % 4 == 0 && c->offset % 4 == 0;
-  char options[320];
+  static const char *const names[4] = {"ocal_gemm_nn", "ocal_gemm_nt", "ocal_gemm_tn",
+                                       "ocal_gemm_tt"};
+  const char *name = names[ta * 2 + tb];
+  /* The launched kernel alone (OCAL_ONLY): its program compiles a quarter of the file's
+   * unrolled tiles, the cost of a first GEMM (bench/first_calls). */
+  char options[384];
   ocal__dtype_options(dtype, options, sizeof options);
   size_t used = strlen(options);
   snprintf(options + used, sizeof options - used,
-           " -DT4=%s -DBM=%u -DBN=%u -DBK=%u -DTM=%u -DTN=%u -DFULL=%d -DVEC=%d",
-           dtype == OCAL_F32 ? "float4" : "double4", t.bm, t.bn, t.bk, t.tm, t.tn, full, vec);
-  static const char *const names[4] = {"ocal_gemm_nn", "ocal_gemm_nt", "ocal_gemm_tn",
-                                       "ocal_gemm_tt"};
+           " -DT4=%s -DBM=%u -DBN=%u -DBK=%u -DTM=%u -DTN=%u -DFULL=%d -DVEC=%d -DOCAL_ONLY"
+           " -DOCAL_ONLY_%s",
+           dtype == OCAL_F32 ? "float4" : "double4", t.bm, t.bn, t.bk, t.tm, t.tn, full, vec,
+           name);
   ocal__kernel *kern;
-  ocal_status s = ocal__library_kernel(ctx, "blas_gemm", options, names[ta * 2 + tb], &kern);
+  ocal_status s = ocal__library_kernel(ctx, "blas_gemm", options, name, &kern);
   size_t nt = (size_t)(t.bm / t.tm) * (t.bn / t.tn);
   /* The driver's figures for the built kernel rule: where it needs more local memory than
    * the device has (rusticl's llvmpipe counts twice what PoCL does) or takes fewer items
@@ -177,10 +182,11 @@ ocal_status ocal__gemm_transpose(ocal_context ctx, ocal_dtype dtype, ocal_buffer
   ocal_status s;
   for (;;) {
     while (ty > 1 && 32 * ty > ocal__context_info(ctx)->max_work_group_size) ty /= 2;
-    char options[160];
+    char options[224];
     ocal__dtype_options(dtype, options, sizeof options);
     size_t used = strlen(options);
-    snprintf(options + used, sizeof options - used, " -DTR_Y=%zu", ty);
+    snprintf(options + used, sizeof options - used,
+             " -DTR_Y=%zu -DOCAL_ONLY -DOCAL_ONLY_ocal_gemm_transpose", ty);
     s = ocal__library_kernel(ctx, "blas_gemm", options, "ocal_gemm_transpose", &kern);
     if (s != OCAL_OK) return s;
     if (32 * ty <= kern->work_group_size || ty == 1) break;
