@@ -29,5 +29,5 @@ EXTRA_DIST += tests/example_kernels.sh
 noinst_PROGRAMS += bench/first_calls
 bench_first_calls_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core
 bench_first_calls_LDADD = src/libocal_core.la $(OPENCL_LIBS) -lm
-EXTRA_DIST += bench/engine_gpu_round.sh
+EXTRA_DIST += bench/engine_gpu_round.sh bench/cold_demo.sh
 EXTRA_DIST += docs/scan.md
