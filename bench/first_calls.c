@@ -273,6 +273,41 @@ int main(void) {
   first_gemm(ctx, "then gemm 1024^3", 1024, 1024, 1024, 4096, &gstate);
   first_fft(ctx, &gstate);
 
+  /* The demo's other first calls: a fill, then y = relu(2.5 x + y) (ocal_axpy, ocal_unary). */
+  float *y = malloc(N * sizeof *y);
+  if (!y) return 1;
+  fill(y, N, &gstate);
+  ocal_buffer by;
+  CHECK(ocal_buffer_from_host(ctx, OCAL_F32, 1, &n, y, &by));
+  CHECK(ocal_context_finish(ctx));
+  float value = 0.5f;
+  begin(&p, ctx);
+  CHECK(ocal_buffer_fill(bscan, &value));
+  CHECK(ocal_buffer_read(bscan, 0, n, back, NULL));
+  worst = 0;
+  for (size_t i = 0; i < N; i++) worst = fmax(worst, fabs(back[i] - 0.5));
+  end(&p, "first ocal_buffer_fill", worst, 0);
+  begin(&p, ctx);
+  CHECK(ocal_axpy(2.5, bx, by));
+  CHECK(ocal_buffer_read(by, 0, n, back, NULL));
+  worst = 0;
+  for (size_t i = 0; i < N; i++) {
+    double want = 2.5 * (double)x[i] + (double)y[i];
+    worst = fmax(worst, fabs(back[i] - want) / (2.5 * fabs((double)x[i]) + fabs((double)y[i])));
+  }
+  end(&p, "first ocal_axpy", worst, 1e-6);
+  begin(&p, ctx);
+  CHECK(ocal_unary(OCAL_UNARY_RELU, by, by));
+  float *relu = malloc(N * sizeof *relu);
+  if (!relu) return 1;
+  CHECK(ocal_buffer_read(by, 0, n, relu, NULL));
+  worst = 0;
+  for (size_t i = 0; i < N; i++) worst = fmax(worst, fabs(relu[i] - fmax(back[i], 0.0)));
+  end(&p, "first ocal_unary relu", worst, 0);
+  free(relu);
+  free(y);
+  ocal_buffer_release(by);
+
   ocal_gen_release(red);
   ocal_buffer_release(bx);
   ocal_buffer_release(bout);
