@@ -11,8 +11,10 @@
 # second build, the runs alternate between the two (A, B, A, B, ...), so a before/after
 # comparison sees the same machine state; columns are A1 A2 A3 (B1 B2 B3).
 # Prints two tables of milliseconds: the demo's steps (the "kernel cache" row is the fill's
-# first call, the one that compiles) and the process's wall time, then first_calls' lines
-# (with the compiles of run 1 of each build: programs, kernels, KB of source and of binary).
+# first call, the one that compiles) and the process's wall time, with the wall time of an
+# `ocal devices` process beside it (the ICD loader starting every installed platform, a floor
+# under any first context), then first_calls' lines (with the compiles of run 1 of each
+# build: programs, kernels, KB of source and of binary).
 # Exits 1 when a run fails or a check in it is wrong.
 set -u
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -59,6 +61,7 @@ while [ $r -le $runs ]; do
   for b in $builds; do
     i=$((i + 1))
     run_cold "$work/demo.$i.$r" "$b/tools/ocal" demo
+    run_cold "$work/devices.$i.$r" "$b/tools/ocal" devices
   done
   r=$((r + 1))
 done
@@ -114,11 +117,13 @@ echo "-- ocal demo, cold, ms (process: wall time of the whole process)"
 for f in "$work"/demo.*.*; do
   case "$f" in *.wall) continue ;; esac
   echo "  process wall $(cat "$f.wall") ms" >> "$f"
+  echo "  devices wall $(cat "$(echo "$f" | sed 's|/demo\.|/devices.|').wall") ms" >> "$f"
 done
 table demo '
   function parse(s,   m) {
     extra = ""
     if (s ~ /^  process wall /) { label = "process (wall)"; split(s, w, " "); val = w[3]; return 1 }
+    if (s ~ /^  devices wall /) { label = "ocal devices, a process (wall)"; split(s, w, " "); val = w[3]; return 1 }
     if (match(s, /^  [a-z][a-z ]*[a-z] +(ok|FAIL) +[0-9.]+ ms/)) {
       t = substr(s, 3, RLENGTH - 2); sub(/ +(ok|FAIL) +[0-9.]+ ms$/, "", t); label = t
       v = substr(s, 3, RLENGTH - 2); sub(/ ms$/, "", v); n = split(v, w, " "); val = sprintf("%.1f", w[n])
