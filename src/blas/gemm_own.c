@@ -101,7 +101,12 @@ static ocal_status own_gemm(ocal_context ctx, ocal_dtype dtype, int ta, int tb, 
                             ocal_buffer b, double beta, ocal_buffer c) {
   own_plan plan = choose_plan(ctx, dtype, m, n, k, batch);
   own_tile t = plan.tile;
-  const own_tile smallest = {32, 32, 8, 4, 4};
+  /* Where the built kernel cannot run the planned tile, smaller ones in turn: 64, 32, 16, 4
+   * and 1 work-items (rusticl's llvmpipe builds these kernels for 32 items at most). */
+  static const own_tile fallbacks[] = {
+      {32, 32, 8, 4, 4}, {32, 32, 8, 8, 4}, {32, 32, 8, 8, 8}, {16, 16, 8, 8, 8}, {8, 8, 8, 8, 8}};
+  const size_t nfallbacks = sizeof fallbacks / sizeof fallbacks[0];
+  size_t next = 0; /* the next fallback to try */
 retry:;
   size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1], ldc = n;
   size_t a_stride = a->ndim == 3 ? a->shape[1] * lda : 0;
@@ -135,12 +140,23 @@ retry:;
   size_t nt = (size_t)(t.bm / t.tm) * (t.bn / t.tn);
   /* The driver's figures for the built kernel rule: where it needs more local memory than
    * the device has (rusticl's llvmpipe counts twice what PoCL does) or takes fewer items
-   * than the tile needs, the smallest tile runs instead. */
-  if ((s == OCAL_UNSUPPORTED || (s == OCAL_OK && kern->work_group_size < nt)) &&
-      memcmp(&t, &smallest, sizeof t) != 0) {
-    t = smallest;
-    goto retry;
+   * than the tile needs, the next smaller tile that could fit is built instead. */
+  if (s == OCAL_UNSUPPORTED || (s == OCAL_OK && kern->work_group_size < nt)) {
+    size_t cap = s == OCAL_OK ? kern->work_group_size : nt;
+    while (next < nfallbacks) {
+      const own_tile *f = &fallbacks[next++];
+      size_t items = (size_t)(f->bm / f->tm) * (f->bn / f->tn);
+      if (items < nt && (items <= cap || s != OCAL_OK) && tile_fits(f, ctx, dtype)) {
+        t = *f;
+        goto retry;
+      }
+    }
   }
+  if (s == OCAL_OK && kern->work_group_size < nt)
+    return ocal__fail(OCAL_UNSUPPORTED, "ocal_gemm",
+                      "device '%s' runs ocal's GEMM kernel with at most %zu work-items, fewer "
+                      "than its smallest tile needs (%zu); set OCAL_GEMM=clblast",
+                      ocal__context_info(ctx)->name, kern->work_group_size, nt);
   if (s != OCAL_OK) return s;
 
   size_t es = dtype == OCAL_F32 ? 4 : 8;
