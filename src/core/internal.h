@@ -112,6 +112,19 @@ typedef struct ocal__attachment {
   void (*destroy)(void *data);
 } ocal__attachment;
 
+/* What a context's compiles cost, beyond ocal_cache_stats' count (kept out of that public
+ * struct, which callers allocate, so its size stays the ABI baseline's): kernels per program
+ * and the size of the compiler's output show what a first call builds that it never runs.
+ * Guarded by the context lock; bench/first_calls reads it. */
+typedef struct ocal__compile_tally {
+  uint64_t kernels;       /* kernels in the programs compiled from source */
+  uint64_t source_bytes;  /* bytes of source handed to the compiler (before #if guards) */
+  uint64_t binary_bytes;  /* bytes of the built binaries (PTX on NVIDIA), 0 where unknown */
+} ocal__compile_tally;
+
+/* Copies the context's compile tally (under its lock). */
+void ocal__context_compile_tally(ocal_context ctx, ocal__compile_tally *out);
+
 /* The context's fields belong to src/core: areas read what they need through the accessors
  * below (tests/layering.sh checks that no area reaches into the struct). */
 struct ocal_context_s {
@@ -128,6 +141,7 @@ struct ocal_context_s {
   pthread_mutex_t lock; /* guards programs and stats */
   ocal__program *programs;
   ocal_cache_stats stats;
+  ocal__compile_tally compiled; /* what the compiler was given and made (program.c) */
   ocal__attachment *attachments;
   struct ocal__memory *memory; /* pool, pinned blocks, transfer queue, staging (memory.c) */
   ocal__settings settings; /* the OCAL_* variables, read once at creation (settings.c) */
