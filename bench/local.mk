@@ -15,6 +15,7 @@ EXTRA_DIST += tests/bench_memory_quick.sh
 noinst_PROGRAMS += bench/fft_tune
 bench_fft_tune_LDADD = src/libocal.la -lm
 EXTRA_DIST += bench/fft_tune.sh
+EXTRA_DIST += bench/reduce_engine_round.sh
 
 # What limits the kernels on a GPU: ptxas registers and spills, local memory, and the speed of
 # the passes' access patterns as plain copies (OpenCL only, not ocal).
@@ -29,5 +30,12 @@ noinst_PROGRAMS += bench/gemm_mma_probe
 bench_gemm_mma_probe_SOURCES = bench/gemm_mma_probe.c
 bench_gemm_mma_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
 bench_gemm_mma_probe_LDADD = $(OPENCL_LIBS) -lm
+EXTRA_DIST += bench/compare_builds.sh
 EXTRA_DIST += bench/gemm_mma_round.sh bench/gemm_mma_clang_check.sh \
 	bench/tc_round.sh docs/tensor-cores.md
+
+# f16 and bf16 beside f32: memory-bound operations and the portable half GEMM, as JSON lines;
+# bench/half_gpu_round.sh runs it with tests/check_half on the GPU.
+noinst_PROGRAMS += bench/half
+bench_half_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
+EXTRA_DIST += bench/half_gpu_round.sh

@@ -4,7 +4,8 @@
  * Build options: -DT=float|double -DT4=float4|double4, the tile -DBM -DBN (block tile of C),
  * -DBK (k step), -DTM -DTN (each work-item's micro-tile, multiples of 4), -DFULL=1 when m,
  * n and every slice of k are whole tiles (no bounds checks at all), -DVEC=1 when every
- * leading dimension and offset is a multiple of 4 (4-wide global loads and stores).
+ * leading dimension and offset is a multiple of 4 (4-wide global loads and stores),
+ * -DOCAL_ONLY -DOCAL_ONLY_<kernel> to compile that one kernel alone.
  *
  * Design (why): a work-group of (BM/TM) x (BN/TN) work-items computes one BM x BN block of C;
  * each work-item keeps a TM x TN block of accumulators in registers, so every value read
@@ -259,7 +260,11 @@ inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, co
     }
 }
 
-/* One kernel per transpose combination, so that the layout branches fold away. */
+/* One kernel per transpose combination, so that the layout branches fold away. Only the
+ * one a call launches is compiled (-DOCAL_ONLY -DOCAL_ONLY_<kernel name>; gemm_own.c): each
+ * is a fully unrolled tile, and a first GEMM that compiled all four (and the transposition)
+ * paid four times the compile it needs (bench/first_calls). Without OCAL_ONLY every kernel
+ * is built. */
 #define OCAL_GEMM_KERNEL(name, ta, tb)                                                       \
   __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void name(                        \
       __global const T *a, const ulong a_off, const uint lda, const ulong a_stride,          \
@@ -273,10 +278,18 @@ inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, co
               (__local T *)bs);                                                              \
   }
 
+#if !defined(OCAL_ONLY) || defined(OCAL_ONLY_ocal_gemm_nn)
 OCAL_GEMM_KERNEL(ocal_gemm_nn, 0, 0)
+#endif
+#if !defined(OCAL_ONLY) || defined(OCAL_ONLY_ocal_gemm_nt)
 OCAL_GEMM_KERNEL(ocal_gemm_nt, 0, 1)
+#endif
+#if !defined(OCAL_ONLY) || defined(OCAL_ONLY_ocal_gemm_tn)
 OCAL_GEMM_KERNEL(ocal_gemm_tn, 1, 0)
+#endif
+#if !defined(OCAL_ONLY) || defined(OCAL_ONLY_ocal_gemm_tt)
 OCAL_GEMM_KERNEL(ocal_gemm_tt, 1, 1)
+#endif
 
 #endif /* BM */
 
@@ -284,6 +297,7 @@ OCAL_GEMM_KERNEL(ocal_gemm_tt, 1, 1)
  * of A before a CLBlast call (blas.c), through a 32 x 32 local tile so both sides are
  * coalesced. Launched as 32 x TR_Y work-groups, each covering a 32 x 32 tile: TR_Y is 8 (256
  * items), or less where the device's work-groups are smaller (gemm_own.c picks it). */
+#if !defined(OCAL_ONLY) || defined(OCAL_ONLY_ocal_gemm_transpose)
 #ifndef TR_Y
 #define TR_Y 8
 #endif
@@ -300,3 +314,4 @@ __kernel __attribute__((reqd_work_group_size(32, TR_Y, 1))) void ocal_gemm_trans
   for (uint j = ly; j < 32; j += TR_Y)
     if (c0 + j < cols && r0 + lx < rows) out[(ulong)(c0 + j) * rows + r0 + lx] = tile[lx][j];
 }
+#endif /* ocal_gemm_transpose */

@@ -2,7 +2,9 @@
  * -DOCAL_WG=<work-group size, a power of two>. CLBlast's Xgemv reached 611 GB/s on an H200
  * for a 4096 x 16384 f32 A, these 4142 (y = A x) and 3776 GB/s (y = A^T x).
  * beta == 0 must not read y (BLAS semantics: NaNs in y go away): -DOCAL_READ_Y=0 builds
- * that variant, since a run-time flag lets the compiler fold the read into a multiply. */
+ * that variant, since a run-time flag lets the compiler fold the read into a multiply.
+ * -DOCAL_ONLY -DOCAL_ONLY_ocal_gemv_n (or _ocal_gemv_t: both passes) compiles only what one
+ * form launches; without OCAL_ONLY every kernel is built. */
 #ifdef OCAL_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -10,6 +12,7 @@
 /* y = alpha A x + beta y, A row-major rows x cols: one work-group per row, the row read in
  * coalesced (OCAL_VEC4: 4-wide, when cols and both offsets are multiples of 4) steps, then
  * a tree sum in local memory. */
+#if !defined(OCAL_ONLY) || defined(OCAL_ONLY_ocal_gemv_n)
 __kernel __attribute__((reqd_work_group_size(OCAL_WG, 1, 1)))
 void ocal_gemv_n(__global const T *a, const ulong a_off, __global const T *x, const ulong x_off,
                  __global T *y, const ulong y_off, const ulong cols, const T alpha,
@@ -41,6 +44,9 @@ void ocal_gemv_n(__global const T *a, const ulong a_off, __global const T *x, co
   }
 }
 
+#endif /* ocal_gemv_n */
+
+#if !defined(OCAL_ONLY) || defined(OCAL_ONLY_ocal_gemv_t)
 /* y = alpha A^T x + beta y, first pass: partial sums of `chunk` rows per (column, chunk);
  * consecutive work-items read consecutive columns of a row (coalesced). */
 __kernel void ocal_gemv_t_part(__global const T *a, const ulong a_off, __global const T *x,
@@ -65,3 +71,4 @@ __kernel void ocal_gemv_t_sum(__global const T *p, __global T *y, const ulong y_
   __global T *out = y + y_off + c;
   *out = OCAL_READ_Y ? alpha * s + beta * *out : alpha * s;
 }
+#endif /* ocal_gemv_t */

@@ -7,6 +7,10 @@
  *   -DVEC4                              offsets are multiples of 4: use 4-wide loads
  *   -DSCALAR_LEFT                       scalar kernels compute s op x instead of x op s
  *   -DIDX=uint|ulong                    index type of the broadcast kernels
+ *   -DT_HALF / -DT_BF16, -DR_HALF / -DR_BF16  the buffer holds f16 or bf16 (T or R is then
+ *                                       float: values are computed in f32)
+ *   -DRTO=<type>                        cast and arange: the source type, converted to f32
+ *                                       rounding to odd before a half output rounds it
  * Element offsets (views) come as arguments, counted in elements. */
 #ifdef OCAL_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -18,6 +22,62 @@
 #define OCAL_VEC(t, n) OCAL_CAT(t, n)
 #define T4 OCAL_VEC(T, 4)
 #define R4 OCAL_VEC(R, 4)
+
+/* ---- storage: loads give T, stores take R ---------------------------------------------
+ * f16 is read and written with the core vload_half/vstore_half_rte (no cl_khr_fp16 needed);
+ * bf16 is the upper half of an f32, read by a shift and written rounding to nearest even by
+ * integer arithmetic, a NaN kept a quiet NaN (truncating a signalling NaN's payload could
+ * leave the bits of an infinity). */
+inline float ocal_bf16_load(const ushort h) { return as_float((uint)h << 16); }
+inline float4 ocal_bf16_load4(const ushort4 h) { return as_float4(convert_uint4(h) << 16); }
+inline ushort ocal_bf16_round(const float f) {
+  uint u = as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
+  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+inline ushort4 ocal_bf16_round4(const float4 f) {
+  return (ushort4)(ocal_bf16_round(f.x), ocal_bf16_round(f.y), ocal_bf16_round(f.z),
+                   ocal_bf16_round(f.w));
+}
+#if defined(T_HALF)
+#define TS half
+#define LD_T(p, i) vload_half((i), (p))
+/* VEC4 means 4-element-aligned offsets: the aligned forms (one 8-byte access) apply. */
+#define LD_T4(p, i) vloada_half4((i), (p))
+#elif defined(T_BF16)
+#define TS ushort
+#define LD_T(p, i) ocal_bf16_load((p)[i])
+#define LD_T4(p, i) ocal_bf16_load4(vload4((i), (p)))
+#else
+#define TS T
+#define LD_T(p, i) ((p)[i])
+#define LD_T4(p, i) (((__global const T4 *)(p))[i])
+#endif
+#if defined(R_HALF)
+#define RS half
+#define ST_R(p, i, v) vstore_half_rte((v), (i), (p))
+#define ST_R4(p, i, v) vstorea_half4_rte((v), (i), (p))
+#elif defined(R_BF16)
+#define RS ushort
+#define ST_R(p, i, v) ((p)[i] = ocal_bf16_round(v))
+#define ST_R4(p, i, v) vstore4(ocal_bf16_round4(v), (i), (p))
+#else
+#define RS R
+#define ST_R(p, i, v) ((p)[i] = (v))
+#define ST_R4(p, i, v) (((__global R4 *)(p))[i] = (v))
+#endif
+
+/* A value of type RTO to f32 rounding to odd (truncate, then set the last bit when anything
+ * was dropped): rounding that to f16 or bf16 then equals rounding the value itself once,
+ * where going through a round-to-nearest f32 could round twice (f64 or 64-bit integers to
+ * bf16, for instance). */
+#ifdef RTO
+inline float ocal_rto(const RTO x) {
+  float f = convert_float_rtz(x);
+  if (!isinf(f) && (RTO)f != x) f = as_float(as_uint(f) | 1u);
+  return f;
+}
+#endif
 
 /* ---- unary operations, computed in the output type R ---------------------------------- */
 #if defined(OP_neg)
@@ -52,8 +112,10 @@
 /* a < 0 is false for NaN, so NaN passes through as in PyTorch. */
 #define F1(a) ((a) < (R)0 ? (R)0 : (a))
 #elif defined(OP_gelu)
-/* The exact (erf) form, PyTorch's default. */
-#define F1(a) ((R)0.5 * (a) * ((R)1 + erf((a) * (R)0.70710678118654752440)))
+/* The exact (erf) form, PyTorch's default, written with erfc: 1 + erf(t) = erfc(-t), which
+ * for negative a keeps its relative accuracy where 1 + erf cancels (at a = -5 the f32 form
+ * lost every digit of a 1e-6 result, which f16 outputs show). */
+#define F1(a) ((R)0.5 * (a) * erfc((a) * (R)-0.70710678118654752440))
 #elif defined(OP_floor)
 #ifdef R_FLOAT
 #define F1(a) floor(a)
@@ -175,41 +237,39 @@ inline T ocal_ipow(T a, T b) {
 
 #ifdef F1
 #define UNARY(a) F1((R)(a))
-__kernel void ocal_unary(__global const T *x, const ulong xoff, __global R *y, const ulong yoff,
+__kernel void ocal_unary(__global const TS *x, const ulong xoff, __global RS *y, const ulong yoff,
                          const ulong n) {
   const ulong gid = get_global_id(0), gsz = get_global_size(0);
   ulong done = 0;
 #ifdef VEC4
-  __global const T4 *x4 = (__global const T4 *)(x + xoff);
-  __global R4 *y4 = (__global R4 *)(y + yoff);
   const ulong n4 = n / 4;
   for (ulong i = gid; i < n4; i += gsz) {
-    const T4 v = x4[i];
-    y4[i] = MAP4(UNARY, v);
+    const T4 v = LD_T4(x + xoff, i);
+    ST_R4(y + yoff, i, MAP4(UNARY, v));
   }
   done = n4 * 4;
 #endif
-  for (ulong i = done + gid; i < n; i += gsz) y[yoff + i] = UNARY(x[xoff + i]);
+  for (ulong i = done + gid; i < n; i += gsz) ST_R(y, yoff + i, UNARY(LD_T(x, xoff + i)));
 }
 #endif
 
 #ifdef F2
-__kernel void ocal_binary_flat(__global const T *a, const ulong aoff, __global const T *b,
-                               const ulong boff, __global R *y, const ulong yoff, const ulong n) {
+__kernel void ocal_binary_flat(__global const TS *a, const ulong aoff, __global const TS *b,
+                               const ulong boff, __global RS *y, const ulong yoff, const ulong n) {
   const ulong gid = get_global_id(0), gsz = get_global_size(0);
   ulong done = 0;
 #ifdef VEC4
-  __global const T4 *a4 = (__global const T4 *)(a + aoff);
-  __global const T4 *b4 = (__global const T4 *)(b + boff);
-  __global R4 *y4 = (__global R4 *)(y + yoff);
   const ulong n4 = n / 4;
   for (ulong i = gid; i < n4; i += gsz) {
-    const T4 u = a4[i], v = b4[i];
-    y4[i] = ZIP4(F2, u, v);
+    const T4 u = LD_T4(a + aoff, i), v = LD_T4(b + boff, i);
+    ST_R4(y + yoff, i, ZIP4(F2, u, v));
   }
   done = n4 * 4;
 #endif
-  for (ulong i = done + gid; i < n; i += gsz) y[yoff + i] = F2(a[aoff + i], b[boff + i]);
+  for (ulong i = done + gid; i < n; i += gsz) {
+    const T u = LD_T(a, aoff + i), v = LD_T(b, boff + i);
+    ST_R(y, yoff + i, F2(u, v));
+  }
 }
 
 #ifdef SCALAR_LEFT
@@ -217,21 +277,22 @@ __kernel void ocal_binary_flat(__global const T *a, const ulong aoff, __global c
 #else
 #define WITH_SCALAR(v) F2(v, s)
 #endif
-__kernel void ocal_binary_scalar(__global const T *x, const ulong xoff, const T s, __global R *y,
-                                 const ulong yoff, const ulong n) {
+__kernel void ocal_binary_scalar(__global const TS *x, const ulong xoff, const T s,
+                                 __global RS *y, const ulong yoff, const ulong n) {
   const ulong gid = get_global_id(0), gsz = get_global_size(0);
   ulong done = 0;
 #ifdef VEC4
-  __global const T4 *x4 = (__global const T4 *)(x + xoff);
-  __global R4 *y4 = (__global R4 *)(y + yoff);
   const ulong n4 = n / 4;
   for (ulong i = gid; i < n4; i += gsz) {
-    const T4 v = x4[i];
-    y4[i] = MAP4(WITH_SCALAR, v);
+    const T4 v = LD_T4(x + xoff, i);
+    ST_R4(y + yoff, i, MAP4(WITH_SCALAR, v));
   }
   done = n4 * 4;
 #endif
-  for (ulong i = done + gid; i < n; i += gsz) y[yoff + i] = WITH_SCALAR(x[xoff + i]);
+  for (ulong i = done + gid; i < n; i += gsz) {
+    const T v = LD_T(x, xoff + i);
+    ST_R(y, yoff + i, WITH_SCALAR(v));
+  }
 }
 #endif
 
@@ -251,15 +312,15 @@ inline IDX ocal_bcast_index(IDX i, const IDX d1, const IDX d2, const IDX d3, con
 }
 
 #ifdef F2
-__kernel void ocal_binary_bcast(__global const T *a, const ulong aoff, const ulong4 ast,
-                                __global const T *b, const ulong boff, const ulong4 bst,
-                                __global R *y, const ulong yoff, const ulong4 dims) {
+__kernel void ocal_binary_bcast(__global const TS *a, const ulong aoff, const ulong4 ast,
+                                __global const TS *b, const ulong boff, const ulong4 bst,
+                                __global RS *y, const ulong yoff, const ulong4 dims) {
   const IDX n = (IDX)(dims.x * dims.y * dims.z * dims.w);
   const IDX d1 = (IDX)dims.y, d2 = (IDX)dims.z, d3 = (IDX)dims.w;
   for (IDX i = (IDX)get_global_id(0); i < n; i += (IDX)get_global_size(0)) {
-    T va = a[aoff + ocal_bcast_index(i, d1, d2, d3, ast)];
-    T vb = b[boff + ocal_bcast_index(i, d1, d2, d3, bst)];
-    y[yoff + i] = F2(va, vb);
+    T va = LD_T(a, aoff + ocal_bcast_index(i, d1, d2, d3, ast));
+    T vb = LD_T(b, boff + ocal_bcast_index(i, d1, d2, d3, bst));
+    ST_R(y, yoff + i, F2(va, vb));
   }
 }
 #endif
@@ -273,19 +334,19 @@ __kernel void ocal_binary_bcast(__global const T *a, const ulong aoff, const ulo
 inline ulong ocal_mode_index(const uint mode, const ulong i, const ulong r, const ulong c) {
   return mode == 0 ? i : mode == 1 ? c : mode == 2 ? r : 0;
 }
-__kernel void ocal_binary_2d(__global const T *a, const ulong aoff, const uint amode,
-                             __global const T *b, const ulong boff, const uint bmode,
-                             __global R *y, const ulong yoff, const ulong cols,
+__kernel void ocal_binary_2d(__global const TS *a, const ulong aoff, const uint amode,
+                             __global const TS *b, const ulong boff, const uint bmode,
+                             __global RS *y, const ulong yoff, const ulong cols,
                              const ulong rows) {
   const ulong c = get_global_id(0);
   if (c >= cols) return;
-  __global const T *pa = a + aoff, *pb = b + boff;
-  __global R *py = y + yoff;
+  __global const TS *pa = a + aoff, *pb = b + boff;
+  __global RS *py = y + yoff;
   for (ulong r = get_global_id(1); r < rows; r += get_global_size(1)) {
     const ulong i = r * cols + c;
-    const T va = pa[ocal_mode_index(amode, i, r, c)];
-    const T vb = pb[ocal_mode_index(bmode, i, r, c)];
-    py[i] = F2(va, vb);
+    const T va = LD_T(pa, ocal_mode_index(amode, i, r, c));
+    const T vb = LD_T(pb, ocal_mode_index(bmode, i, r, c));
+    ST_R(py, i, F2(va, vb));
   }
 }
 #endif
@@ -312,18 +373,23 @@ __kernel void ocal_where(__global const uchar *m, const ulong moff, const ulong4
 #else
 #define AXPBY(xv, yv) (alpha * (xv) + beta * (yv))
 #endif
-__kernel void ocal_axpby(const T alpha, __global const T *x, const ulong xoff, const T beta,
-                         __global T *y, const ulong yoff, const ulong n) {
+/* y is read through LD_T and written through ST_R: the host builds it with R = T. */
+__kernel void ocal_axpby(const T alpha, __global const TS *x, const ulong xoff, const T beta,
+                         __global RS *y, const ulong yoff, const ulong n) {
   const ulong gid = get_global_id(0), gsz = get_global_size(0);
   ulong done = 0;
 #ifdef VEC4
-  __global const T4 *x4 = (__global const T4 *)(x + xoff);
-  __global T4 *y4 = (__global T4 *)(y + yoff);
   const ulong n4 = n / 4;
-  for (ulong i = gid; i < n4; i += gsz) y4[i] = AXPBY(x4[i], y4[i]);
+  for (ulong i = gid; i < n4; i += gsz) {
+    const T4 xv = LD_T4(x + xoff, i), yv = LD_T4((__global const TS *)y + yoff, i);
+    ST_R4(y + yoff, i, AXPBY(xv, yv));
+  }
   done = n4 * 4;
 #endif
-  for (ulong i = done + gid; i < n; i += gsz) y[yoff + i] = AXPBY(x[xoff + i], y[yoff + i]);
+  for (ulong i = done + gid; i < n; i += gsz) {
+    const T xv = LD_T(x, xoff + i), yv = LD_T((__global const TS *)y, yoff + i);
+    ST_R(y, yoff + i, AXPBY(xv, yv));
+  }
 }
 #endif
 
@@ -333,33 +399,47 @@ __kernel void ocal_axpby(const T alpha, __global const T *x, const ulong xoff, c
 #if defined(T_FLOAT) && !defined(R_FLOAT)
 /* The explicit NaN test: NVIDIA's driver does not give 0 for NaN as the spec says. */
 #define CONVERT(v) (isnan(v) ? (R)0 : OCAL_CAT(OCAL_CAT(convert_, R), _sat_rtz)(v))
+#elif defined(RTO)
+#define CONVERT(v) ocal_rto(v) /* to a half type: rounded once, by the store */
 #else
 #define CONVERT(v) ((R)(v))
 #endif
-__kernel void ocal_cast(__global const T *x, const ulong xoff, __global R *y, const ulong yoff,
+__kernel void ocal_cast(__global const TS *x, const ulong xoff, __global RS *y, const ulong yoff,
                         const ulong n) {
-  for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
-    y[yoff + i] = CONVERT(x[xoff + i]);
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+    const T v = LD_T(x, xoff + i);
+    ST_R(y, yoff + i, CONVERT(v));
+  }
 }
 #endif
 
 #ifdef OP_arange
 /* y[i] = start + i * step, computed in C (long for integer outputs; double where the device
  * has fp64, else float, for floating-point ones) and then converted, as NumPy does. */
-__kernel void ocal_arange(__global R *y, const ulong yoff, const C start, const C step,
+#ifdef RTO
+#define FROM_C(v) ocal_rto(v)
+#else
+#define FROM_C(v) ((R)(v))
+#endif
+__kernel void ocal_arange(__global RS *y, const ulong yoff, const C start, const C step,
                           const ulong n) {
   for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
-    y[yoff + i] = (R)(start + (C)i * step);
+    ST_R(y, yoff + i, FROM_C(start + (C)i * step));
 }
 #endif
 
 #ifdef OP_linspace
 /* n evenly spaced values from start to stop inclusive, computed in the floating-point type C;
  * the last one is stop exactly. */
-__kernel void ocal_linspace(__global R *y, const ulong yoff, const C start, const C stop,
+#ifdef RTO
+#define FROM_C(v) ocal_rto(v)
+#else
+#define FROM_C(v) ((R)(v))
+#endif
+__kernel void ocal_linspace(__global RS *y, const ulong yoff, const C start, const C stop,
                             const ulong n) {
   const C step = n > 1 ? (stop - start) / (C)(n - 1) : (C)0;
   for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
-    y[yoff + i] = (R)(i + 1 == n && n > 1 ? stop : start + (C)i * step);
+    ST_R(y, yoff + i, FROM_C(i + 1 == n && n > 1 ? stop : start + (C)i * step));
 }
 #endif

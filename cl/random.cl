@@ -1,7 +1,10 @@
 /* ocal — random numbers from the counter-based generator Philox-4x32-10 (Salmon et al.,
  * "Parallel random numbers: as easy as 1, 2, 3", SC'11). Element e of the stream (e = offset
  * + i) is a pure function of (seed, e), so any device, launch shape or split of the work
- * gives the same numbers. Built with -DR=float|double and -DDIST_UNIFORM | -DDIST_NORMAL.
+ * gives the same numbers. Built with -DR=float|double and -DDIST_UNIFORM | -DDIST_NORMAL;
+ * f16 and bf16 outputs are drawn as f32 (-DR=float) and stored rounded to nearest even
+ * (-DR_HALF, -DR_BF16), clamped to [lo, hi], the format's values inside [low, high), so that
+ * rounding cannot reach high or fall below low.
  *
  * f32: counter e / 4 gives four 32-bit words; element e takes word e % 4 (uniform) or, for
  *      normals, the pair of words (e % 4) & ~1 and its neighbour through Box-Muller.
@@ -48,8 +51,31 @@ inline float ocal_u01_open0(uint w) { return (float)((w >> 8) + 1u) * 0x1.0p-24f
 #define PER_BLOCK 4
 #endif
 
-__kernel void ocal_random(__global R *y, const ulong yoff, const ulong n, const ulong offset,
-                          const ulong seed, const R p0, const R p1) {
+#if defined(R_HALF) || defined(R_BF16)
+#define RANGE_ARGS , const float lo, const float hi
+#define IN_RANGE(v) fmin(fmax((v), lo), hi)
+#else
+#define RANGE_ARGS
+#define IN_RANGE(v) (v)
+#endif
+#if defined(R_HALF)
+#define RS half
+#define ST(p, i, v) vstore_half_rte((v), (i), (p))
+#elif defined(R_BF16)
+#define RS ushort
+#define ST(p, i, v) ((p)[i] = ocal_bf16_round(v))
+/* f32 to bfloat16, round to nearest even (a random number is never NaN). */
+inline ushort ocal_bf16_round(const float f) {
+  const uint u = as_uint(f);
+  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+#else
+#define RS R
+#define ST(p, i, v) ((p)[i] = (v))
+#endif
+
+__kernel void ocal_random(__global RS *y, const ulong yoff, const ulong n, const ulong offset,
+                          const ulong seed, const R p0, const R p1 RANGE_ARGS) {
   for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
     const ulong e = offset + i;
     const uint4 w = ocal_block(e / PER_BLOCK, seed);
@@ -61,7 +87,7 @@ __kernel void ocal_random(__global R *y, const ulong yoff, const ulong n, const 
 #else
     const R u = ocal_u01(ocal_word(w, lane));
 #endif
-    y[yoff + i] = p0 + p1 * u;
+    ST(y, yoff + i, IN_RANGE(p0 + p1 * u));
 #else
     /* p0 = mean, p1 = stddev; Box-Muller on a pair of uniforms. */
 #if defined(R_IS_DOUBLE)
@@ -73,7 +99,7 @@ __kernel void ocal_random(__global R *y, const ulong yoff, const ulong n, const 
     const R r = sqrt((R)-2 * log(u1));
     const R theta = (R)6.283185307179586476925 * u2;
     const R z = (lane & 1u) ? r * sin(theta) : r * cos(theta);
-    y[yoff + i] = p0 + p1 * z;
+    ST(y, yoff + i, p0 + p1 * z);
 #endif
   }
 }

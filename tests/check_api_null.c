@@ -587,6 +587,16 @@ static ocal_status c_dtype_from_name(int k) {
   ocal_dtype t;
   return ocal_dtype_from_name(P(0, "f32"), P(1, &t));
 }
+static ocal_status c_half_encode(int k) {
+  const float f[2] = {1.0f, -0.5f};
+  uint16_t h[2];
+  return ocal_half_encode(OCAL_F16, P(0, f), P(1, h), 2);
+}
+static ocal_status c_half_decode(int k) {
+  const uint16_t h[2] = {0x3c00, 0xbf00};
+  float f[2];
+  return ocal_half_decode(OCAL_BF16, P(0, h), P(1, f), 2);
+}
 
 /* status.h: ocal_error_set's func and fmt may be NULL (documented); it returns its status.
  * Called through a pointer so that the format check does not see the NULL format. */
@@ -782,7 +792,8 @@ static const api_row rows[] = {
     ROW(reduce_to_host, 2, 0), ROW(dot_to_host, 3, 0), ROW(scan_dtype, 1, 0), ROW(scan, 2, 0),
     ROW(cumsum, 2, 0), ROW(cummax, 2, 0),
     /* types.h, status.h, version.h, and the value-returning functions of the others */
-    ROW(dtype_from_name, 2, 0), ROW(error_set, 2, ALLOW(0) | ALLOW(1)),
+    ROW(dtype_from_name, 2, 0), ROW(half_encode, 2, 0), ROW(half_decode, 2, 0),
+    ROW(error_set, 2, ALLOW(0) | ALLOW(1)),
     /* sparse.h (LOBPCG's residual norms, and CG's and LOBPCG's options and results, are
      * optional) */
     ROW(csr_from_host, 5, 0), ROW(csr_from_coo, 5, 0), ROW(csr_from_buffers, 4, 0),

@@ -246,6 +246,29 @@ static void e_lobpcg(void) {
 
 /* ---- memory -------------------------------------------------------------------------------- */
 
+/* f16 and bf16 where a call does not take them: the message names the call. */
+static void e_cumsum_half(void) {
+  size_t shape[1] = {4};
+  ocal_buffer x, y;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F16, 1, shape, &x));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F16, 1, shape, &y));
+  FAILS(ocal_cumsum(x, 0, y));
+  ocal_buffer_release(x);
+  ocal_buffer_release(y);
+}
+
+static void e_gemv_half(void) {
+  size_t shape[2] = {4, 4}, n = 4;
+  ocal_buffer a, x, y;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_BF16, 2, shape, &a));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_BF16, 1, &n, &x));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_BF16, 1, &n, &y));
+  FAILS(ocal_gemv(OCAL_NO_TRANS, 1, a, x, 0, y));
+  ocal_buffer_release(a);
+  ocal_buffer_release(x);
+  ocal_buffer_release(y);
+}
+
 static void e_transfer_write(void) {
   size_t s[1] = {4};
   ocal_buffer b = f32(1, s);
@@ -279,6 +302,8 @@ static const struct {
     {"ocal_cg", e_cg},
     {"ocal_lobpcg", e_lobpcg},
     {"ocal_transfer_write", e_transfer_write},
+    {"ocal_cumsum", e_cumsum_half},
+    {"ocal_gemv", e_gemv_half},
 };
 
 START_TEST(test_error_names) {

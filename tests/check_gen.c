@@ -491,6 +491,160 @@ START_TEST(test_reduction_axis) {
 }
 END_TEST
 
+START_TEST(test_reduction_axis_vector_columns) {
+  /* inner a multiple of 4, where ocal_sum reads vectors of columns (strided_v) and a
+   * generated reduction one column per work-item; sizes that are not powers of two. */
+  const size_t a[3] = {5, 999, 12};
+  check_axis(3, a, 1, 0);
+  check_axis(3, a, 0, 1);
+  const size_t b[2] = {3001, 8}; /* long columns: chunks and a second pass */
+  check_axis(2, b, 0, 0);
+}
+END_TEST
+
+/* A combination that is not a sum (one value per state, VW values folded by the user's
+ * expression): max along every axis of an i32 array and over all of a u8 one (VW 16), exact. */
+START_TEST(test_reduction_plain_axes_types) {
+  const size_t shape[3] = {7, 1001, 12}, n = 7 * 1001 * 12;
+  int32_t *h = fixture_malloc(n * 4);
+  uint64_t st = 77;
+  for (size_t i = 0; i < n; i++) h[i] = (int32_t)(fixture_random(&st) >> 32);
+  ocal_buffer bx, out;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I32, 3, shape, h, &bx));
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_reduction(fixture_ctx, OCAL_I32, "INT_MIN", "max(a, b)", "x[i] ^ k",
+                                    "const int *x, int k", NULL, &g));
+  int32_t k = 0x55;
+  const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(bx), OCAL_GEN_SCALAR(&k)};
+  for (int axis = 0; axis < 3; axis++) {
+    size_t outer = 1, inner = 1, oshape[2];
+    int ond = 0;
+    for (int d = 0; d < 3; d++) {
+      if (d < axis) outer *= shape[d];
+      if (d > axis) inner *= shape[d];
+      if (d != axis) oshape[ond++] = shape[d];
+    }
+    size_t R = shape[axis];
+    ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I32, 2, oshape, &out));
+    ck_assert_ocal(ocal_gen_run_axis(g, axis, 2, args, out));
+    int32_t *got = fixture_malloc(outer * inner * 4);
+    ck_assert_ocal(ocal_buffer_read(out, 0, outer * inner, got, NULL));
+    for (size_t o = 0; o < outer; o++)
+      for (size_t j = 0; j < inner; j++) {
+        int32_t want = INT32_MIN;
+        for (size_t r = 0; r < R; r++) {
+          int32_t v = h[(o * R + r) * inner + j] ^ k;
+          if (v > want) want = v;
+        }
+        ck_assert_msg(got[o * inner + j] == want, "axis %d: out[%zu] = %d, want %d", axis,
+                      o * inner + j, got[o * inner + j], want);
+      }
+    free(got);
+    ck_assert_ocal(ocal_buffer_release(out));
+  }
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  free(h);
+
+  const size_t m = 100003, one = 1; /* u8: VW is 16 */
+  uint8_t *u = fixture_malloc(m);
+  for (size_t i = 0; i < m; i++) u[i] = (uint8_t)(fixture_random(&st) % 200);
+  u[m - 2] = 201; /* in the scalar tail */
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_U8, 1, &m, u, &bx));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_U8, 1, &one, &out));
+  ck_assert_ocal(ocal_gen_reduction(fixture_ctx, OCAL_U8, "0", "max(a, b)", "x[i]",
+                                    "const uchar *x", NULL, &g));
+  const ocal_gen_arg uargs[] = {OCAL_GEN_BUFFER(bx)};
+  ck_assert_ocal(ocal_gen_run(g, OCAL_GEN_AUTO, 1, uargs, out));
+  uint8_t ugot;
+  ck_assert_ocal(ocal_buffer_read(out, 0, 1, &ugot, NULL));
+  ck_assert_int_eq(ugot, 201);
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  ck_assert_ocal(ocal_buffer_release(out));
+  free(u);
+}
+END_TEST
+
+/* A generated reduction is cl/reduce.cl behind the user's preamble: a preamble that defines
+ * the short names the reduction kernels used before they were prefixed (and the element
+ * type's, which the prologue forgets) must not break them. The sum is ocal_sum's (the same
+ * kernels and plan) and the maximum ocal_amax's. */
+static const char reduce_hostile_preamble[] =
+    "#define st 1\n#define scratch (\n#define lid 0\n#define L 0\n#define g 2\n#define o 9\n"
+    "#define c )\n#define head 3\n#define nvec ]\n#define vend 4\n#define stride 5\n"
+    "#define per 6\n#define w 7\n#define v 4\n#define t 8\n#define r 9\n#define j 1\n"
+    "#define s 2\n#define px 3\n#define P 6\n#define S 7\n#define R ]\n#define inner (\n"
+    "#define outer )\n#define chunks 1\n#define clen 2\n#define dst 3\n#define doff 4\n"
+    "#define kind 5\n#define count 6\n#define ddof 7\n#define mode 8\n#define h 0\n"
+    "#define k 7\n#define d 1\n#define NL 3\n#define ACCF int\n#define ACCV int\n"
+    "#define HAVE_DOUBLE 0\n#define FOR_LANES(M) (\n#define GROUP_TREE )\n"
+    "#define VW 3\n#define IS_FLOAT 0\n#define IS_SIGNED 1\n#define T_MAX 0\n#define T char\n"
+    "typedef int TV;\nint nsum_init(int q) { return q; }\nint store_T(int q) { return q; }\n"
+    "float twice(float q) { return q + q; }\n";
+
+static void check_reduce_hostile(const char *neutral, const char *reduce, ocal_reduce_op op) {
+  const size_t n = 7 * 37449, cols[2] = {37449, 7}, one = 1;
+  double *x = random_doubles(n, n + 99);
+  ocal_buffer bx = f32_buffer(x, 1, &n), bx2 = f32_buffer(x, 2, cols), out, ref, out2, ref2;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &one, &out));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &one, &ref));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &cols[1], &out2));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &cols[1], &ref2));
+  ck_assert_ocal(ocal_reduce(op, bx, OCAL_AXIS_ALL, ref));
+  ck_assert_ocal(ocal_reduce(op, bx2, 0, ref2));
+  /* twice(x[i]) * 0.5f is x[i] exactly: the preamble's function is used. */
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_reduction(fixture_ctx, OCAL_F32, neutral, reduce, "twice(x[i]) * 0.5f",
+                                    "const float *x", reduce_hostile_preamble, &g));
+  const ocal_gen_arg a1[] = {OCAL_GEN_BUFFER(bx)}, a2[] = {OCAL_GEN_BUFFER(bx2)};
+  ck_assert_ocal(ocal_gen_run_axis(g, OCAL_AXIS_ALL, 1, a1, out));
+  ck_assert_ocal(ocal_gen_run_axis(g, 0, 1, a2, out2));
+  float *h = read_f32(out, 1), *hr = read_f32(ref, 1), *h2 = read_f32(out2, 7),
+        *hr2 = read_f32(ref2, 7);
+  /* Bit for bit where the plans read the same elements into the same lanes: everywhere for
+   * the columns and the maximum; on GPUs a generated row is read as scalars (coalesced), so
+   * a generated sum there is another compensated sum, within an ulp or two. */
+  ocal_device_info info;
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
+  double want = op == OCAL_REDUCE_SUM ? 0 : -INFINITY, mag = 0;
+  for (size_t i = 0; i < n; i++) {
+    want = op == OCAL_REDUCE_SUM ? want + (float)x[i] : fmax(want, (float)x[i]);
+    mag += fabs((float)x[i]);
+  }
+  if (op == OCAL_REDUCE_MAX || info.type != OCAL_DEVICE_GPU)
+    ck_assert_msg(memcmp(h, hr, sizeof(float)) == 0, "%s: whole reduction %.9g, ocal_%s %.9g",
+                  reduce, h[0], ocal_reduce_op_name(op), hr[0]);
+  else
+    ck_assert_msg(fabs(h[0] - hr[0]) <= 2.4e-7 * fabs(hr[0]) + 1e-12 * mag,
+                  "%s: whole reduction %.9g, ocal_%s %.9g", reduce, h[0],
+                  ocal_reduce_op_name(op), hr[0]);
+  for (int j = 0; j < 7; j++)
+    ck_assert_msg(memcmp(&h2[j], &hr2[j], sizeof(float)) == 0,
+                  "%s: column %d: %.9g, ocal_%s %.9g", reduce, j, h2[j],
+                  ocal_reduce_op_name(op), hr2[j]);
+  ck_assert_msg(fabs(h[0] - want) <= 1e-6 * mag, "%s: %.9g, want %.9g", reduce, h[0], want);
+  const char *src;
+  ck_assert_ocal(ocal_gen_get_source(g, &src));
+  ck_assert_msg(strstr(src, "twice(x[i]) * 0.5f") && strstr(src, reduce) &&
+                    strstr(src, "#define nvec ]"),
+                "the generated source does not show the user's texts");
+  ck_assert_ocal(ocal_gen_release(g));
+  ocal_buffer all[] = {bx, bx2, out, ref, out2, ref2};
+  for (size_t i = 0; i < 6; i++) ck_assert_ocal(ocal_buffer_release(all[i]));
+  free(h);
+  free(hr);
+  free(h2);
+  free(hr2);
+  free(x);
+}
+
+START_TEST(test_reduction_hostile_preamble) {
+  check_reduce_hostile("0", "a + b", OCAL_REDUCE_SUM);
+  check_reduce_hostile("-INFINITY", "fmax(a, b)", OCAL_REDUCE_MAX);
+}
+END_TEST
+
 /* ---- scans -------------------------------------------------------------------------- */
 
 static void check_scan_sum(size_t n, int exclusive) {
@@ -960,6 +1114,9 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, test_reduction_compensated);
   tcase_add_test(tc, test_reduction_other_ops);
   tcase_add_test(tc, test_reduction_axis);
+  tcase_add_test(tc, test_reduction_axis_vector_columns);
+  tcase_add_test(tc, test_reduction_plain_axes_types);
+  tcase_add_test(tc, test_reduction_hostile_preamble);
   tcase_add_test(tc, test_scan_sum);
   tcase_add_test(tc, test_scan_max_in_place);
   tcase_add_test(tc, test_scan_axis_small);

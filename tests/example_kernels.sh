@@ -12,7 +12,7 @@ if "$OCAL_EXAMPLES/raw_kernel" --device no-such-device-anywhere 2> /dev/null; th
   echo "bad device accepted"; exit 1
 fi
 "$OCAL_EXAMPLES/gen_reduction" 20000
-"$OCAL_EXAMPLES/gen_reduction" --show-source 1000 | grep -q "ocal_red_contig"
+"$OCAL_EXAMPLES/gen_reduction" --show-source 1000 | grep -q "OCAL_RED_ALL_KERNELS(ocal_user)"
 "$OCAL_EXAMPLES/gen_reduction" --help > /dev/null
 if "$OCAL_EXAMPLES/gen_reduction" 5 2> /dev/null; then echo "bad argument accepted"; exit 1; fi
 out=bench_gen_quick.out

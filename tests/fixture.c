@@ -97,6 +97,12 @@ long double fixture_get(ocal_dtype d, const void *p, size_t i) {
     case OCAL_I64: return ((const int64_t *)p)[i];
     case OCAL_U64: return ((const uint64_t *)p)[i];
     case OCAL_U8: return ((const uint8_t *)p)[i];
+    case OCAL_F16:
+    case OCAL_BF16: {
+      float f;
+      ocal_half_decode(d, (const uint16_t *)p + i, &f, 1);
+      return f;
+    }
     default: ck_abort_msg("fixture_get: not a real dtype"); return 0;
   }
 }

@@ -7,6 +7,7 @@
  * two). Prints one line per family; exits 1 at the first wrong result. */
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -382,6 +383,79 @@ static void generated(void) {
   ocal_buffer_release(S), ocal_buffer_release(X), ocal_buffer_release(Y);
 }
 
+/* f16 and bf16: the conversions (cast), an elementwise kernel's 4-wide and scalar paths, the
+ * reduction kernels' half loads (contiguous rows, vector columns, strided columns) and
+ * softmax; results decoded to f32 and compared at the formats' precision. */
+static void half_types(void) {
+  const ocal_dtype types[2] = {OCAL_F16, OCAL_BF16};
+  for (int t = 0; t < 2; t++) {
+    ocal_dtype d = types[t];
+    double tol = d == OCAL_F16 ? 1e-3 : 8e-3;
+    enum { R = 9, C = 12, N = R * C };
+    size_t shape[2] = {R, C}, n = N, rows = R, cols = C;
+    float x[N], got[N];
+    double want[N];
+    uint16_t bits[N];
+    ocal_buffer X = upload(n, 2, shape, x), H, Y;
+    CHECK(ocal_buffer_create(ctx, d, 2, shape, &H));
+    CHECK(ocal_buffer_create(ctx, d, 2, shape, &Y));
+    CHECK(ocal_cast(X, H));
+    CHECK(ocal_buffer_read(H, 0, n, bits, NULL));
+    CHECK(ocal_half_decode(d, bits, got, n));
+    for (size_t i = 0; i < n; i++) x[i] = got[i], want[i] = x[i];
+    compare(d == OCAL_F16 ? "f16 cast" : "bf16 cast", got, want, n, tol);
+    CHECK(ocal_unary(OCAL_UNARY_EXP, H, Y));
+    CHECK(ocal_buffer_read(Y, 0, n, bits, NULL));
+    CHECK(ocal_half_decode(d, bits, got, n));
+    for (size_t i = 0; i < n; i++) want[i] = exp(x[i]);
+    compare(d == OCAL_F16 ? "f16 exp" : "bf16 exp", got, want, n, tol);
+    for (int axis = 0; axis < 2; axis++) {
+      size_t outs = axis == 0 ? cols : rows, oshape[1] = {outs};
+      ocal_buffer O;
+      CHECK(ocal_buffer_create(ctx, d, 1, oshape, &O));
+      CHECK(ocal_sum(H, axis, O));
+      CHECK(ocal_buffer_read(O, 0, outs, bits, NULL));
+      CHECK(ocal_half_decode(d, bits, got, outs));
+      for (size_t o = 0; o < outs; o++) {
+        want[o] = 0;
+        for (size_t i = 0; i < (axis == 0 ? rows : cols); i++)
+          want[o] += x[axis == 0 ? i * cols + o : o * cols + i];
+      }
+      char what[64];
+      snprintf(what, sizeof what, "%s sum axis %d", ocal_dtype_name(d), axis);
+      compare(what, got, want, outs, 4 * tol);
+      ocal_buffer_release(O);
+    }
+    /* A view at an odd offset: scalar loads everywhere. */
+    size_t vshape[2] = {R - 1, C - 1};
+    ocal_buffer V, O;
+    CHECK(ocal_buffer_view(H, 1, 2, vshape, &V));
+    size_t oshape[1] = {C - 1};
+    CHECK(ocal_buffer_create(ctx, d, 1, oshape, &O));
+    CHECK(ocal_amax(V, 0, O));
+    CHECK(ocal_buffer_read(O, 0, C - 1, bits, NULL));
+    CHECK(ocal_half_decode(d, bits, got, C - 1));
+    for (size_t j = 0; j < C - 1; j++) {
+      want[j] = -INFINITY;
+      for (size_t i = 0; i < R - 1; i++)
+        if (x[1 + i * (C - 1) + j] > want[j]) want[j] = x[1 + i * (C - 1) + j];
+    }
+    compare(d == OCAL_F16 ? "f16 amax (view)" : "bf16 amax (view)", got, want, C - 1, 0);
+    CHECK(ocal_softmax(H, 1, Y));
+    CHECK(ocal_buffer_read(Y, 0, n, bits, NULL));
+    CHECK(ocal_half_decode(d, bits, got, n));
+    for (size_t r = 0; r < R; r++) {
+      double m = -INFINITY, s = 0;
+      for (size_t c = 0; c < C; c++) m = x[r * C + c] > m ? x[r * C + c] : m;
+      for (size_t c = 0; c < C; c++) s += exp(x[r * C + c] - m);
+      for (size_t c = 0; c < C; c++) want[r * C + c] = exp(x[r * C + c] - m) / s;
+    }
+    compare(d == OCAL_F16 ? "f16 softmax" : "bf16 softmax", got, want, n, tol);
+    ocal_buffer_release(V), ocal_buffer_release(O);
+    ocal_buffer_release(X), ocal_buffer_release(H), ocal_buffer_release(Y);
+  }
+}
+
 int main(void) {
   CHECK(ocal_context_create(NULL, &ctx));
   ocal_device_info d;
@@ -407,6 +481,7 @@ int main(void) {
   fourstep_fft(4096); /* the smallest length the four-step kernels take: 64 x 64 */
   generated();
   generated_long_scan();
+  half_types();
   CHECK(ocal_context_release(ctx));
   printf("oclgrind_set: %s\n", failures ? "FAILED" : "all results match the host reference");
   return failures ? 1 : 0;

@@ -61,6 +61,10 @@ typedef enum ocal_transpose {
  * 2-D: op(A) is m x k, op(B) is k x n, C is m x n. 3-D (strided-batched, one call to
  * CLBlast, no host loop): C is {batch, m, n}; A and B are {batch, ...} or 2-D, in which case
  * the one matrix is used for every batch entry. With k = 0, C = beta * C.
+ *
+ * f16 and bf16 operands give a result of the same type (f16 x f16 -> f16): they are
+ * converted to f32, multiplied with f32 accumulation by the engine the rule picks for f32,
+ * and the result rounded to nearest even; alpha and beta apply in f32.
  * \param ta whether A is transposed: A has shape {m, k}, or {k, m} with OCAL_TRANS.
  * \param tb whether B is transposed: B has shape {k, n}, or {n, k} with OCAL_TRANS.
  * \param alpha scale of the product.
@@ -69,10 +73,10 @@ typedef enum ocal_transpose {
  * \param beta scale of C's old contents; with beta = 0 they need not be initialised.
  * \param c the result, which must not overlap A or B.
  * \returns OCAL_OK; OCAL_SHAPE_MISMATCH (the message gives the shapes); OCAL_TYPE_MISMATCH;
- *          OCAL_UNSUPPORTED (not f32/f64, no fp64; without CLBlast, only OCAL_GEMM=clblast
- *          and dimensions beyond 2^31 - 1, which ocal's own kernel cannot index;
- *          OCAL_GEMM=tc where the context's precision is fp32 or the device's tensor-core
- *          probe failed, or for f64);
+ *          OCAL_UNSUPPORTED (not f32/f64/f16/bf16, no fp64; without CLBlast, only
+ *          OCAL_GEMM=clblast and dimensions beyond 2^31 - 1, which ocal's own kernel cannot
+ *          index; OCAL_GEMM=tc where the context's precision is fp32 or the device's
+ *          tensor-core probe failed, or for f64);
  *          OCAL_INVALID_ARGUMENT (different contexts, overlapping C);
  *          OCAL_OUT_OF_DEVICE_MEMORY when CLBlast cannot allocate its temporary buffers, and
  *          other statuses translated from CLBlast's (the message names the CLBlast code).
@@ -85,7 +89,8 @@ OCAL_API ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alph
  * where the context's precision allows it) under the context's
  * settings (OCAL_GEMM and friends, read when the context was created).
  * \param ctx the context whose device and settings decide.
- * \param dtype OCAL_F32 or OCAL_F64.
+ * \param dtype OCAL_F32 or OCAL_F64; OCAL_F16 and OCAL_BF16 answer for the f32 product they
+ *        run as.
  * \param ta whether A is transposed (as for ocal_gemm).
  * \param m rows of C.
  * \param n columns of C.

@@ -117,7 +117,8 @@ OCAL_API ocal_status ocal_buffer_copy(ocal_buffer src, ocal_buffer dst);
 /** Sets every element to \p value (a device kernel; does not block).
  * \param buf the buffer (or view).
  * \param value points to one element of the buffer's dtype (a float for f32, two floats for
- *        c32, ...); it is read before the call returns.
+ *        c32, a uint16_t bit pattern for f16 and bf16, ...); it is read before the call
+ *        returns.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
 OCAL_API ocal_status ocal_buffer_fill(ocal_buffer buf, const void *value);
 

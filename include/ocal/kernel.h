@@ -212,14 +212,21 @@ OCAL_API ocal_status ocal_gen_elementwise(ocal_context ctx, const char *argument
  * `map` is an expression of `i` and the arguments ("x[i] * y[i]") giving a value of type
  * `dtype`; `reduce` combines two such values named `a` and `b` ("a + b", "max(a, b)") and
  * must be associative (the order of combination is a tree, not left to right); `neutral` is
- * its identity ("0", "-INFINITY"). The kernels use the same tree as ocal_sum: one work-group
- * per row or per chunk of a row, a second pass merging the chunks.
+ * its identity ("0", "-INFINITY"). The kernels and the plan are ocal_sum's (one engine:
+ * cl/reduce.cl instantiated with the user's expressions, planned by the same host code): one
+ * work-group per row or per chunk of a row, a work-item per column along other axes, a
+ * second pass merging the chunks.
  *
  * Accuracy: when dtype is f32 or f64 and `reduce` is a plain sum ("a + b" or "b + a",
- * spaces ignored), partial sums are compensated (Neumaier) as in ocal_sum, and map products
- * are rounded before they are added (no contraction into fma); any other reduce expression
- * is evaluated as written.
- * The names starting with `ocal_` or `OCAL_` are reserved (see ocal_gen_elementwise).
+ * spaces ignored), the reduction is ocal_sum's compensated (Neumaier) sum, and map products
+ * are rounded before they are added (no contraction into fma): a generated "a + b" of
+ * "x[i]" gives ocal_sum's result (to the bit on CPUs; GPUs read a generated row as
+ * scalars, coalesced, rather than as vectors). Any other reduce expression is evaluated as
+ * written, and must also be commutative (the trees do not keep the order of the elements).
+ * The names starting with `ocal_` or `OCAL_` are reserved (see ocal_gen_elementwise). The
+ * reduction's kernels follow the preamble in one program, but declare no other names
+ * (beyond `i`, `n`, `a` and `b`, which the expressions use, and OpenCL C's own), so a
+ * preamble may `#define` any other name, short ones such as `L` or `VW` included.
  * \param ctx the context.
  * \param dtype the type of map's values and of the result (not complex).
  * \param neutral the identity of reduce.

@@ -2,8 +2,10 @@
  * ocal — elementwise operations, fills and random numbers on device buffers.
  *
  * Every call checks its arguments, enqueues one kernel on the context's in-order queue and
- * returns without waiting. Element types: f32, f64, i32, u32, i64, u64, u8 (complex buffers
- * are not supported here). Inputs and outputs must belong to one context.
+ * returns without waiting. Element types: f32, f64, f16, bf16, i32, u32, i64, u64, u8 (complex
+ * buffers are not supported here). Inputs and outputs must belong to one context. f16 and
+ * bf16 are floats: computed in f32 (scalars are f32 values) and stored rounded to nearest
+ * even; ocal_where moves their bits unchanged.
  *
  * Types. Inputs of a binary operation share one type, and the output has that type too
  * (comparisons write u8 masks of 0 and 1). Operations marked "float" below need a
@@ -199,30 +201,33 @@ OCAL_API ocal_status ocal_arange(double start, double step, ocal_buffer out);
  * \returns as ocal_arange. */
 OCAL_API ocal_status ocal_linspace(double start, double stop, ocal_buffer out);
 
-/** Fills a f32 or f64 buffer with uniform random numbers in [low, high).
+/** Fills an f32, f64, f16 or bf16 buffer with uniform random numbers in [low, high).
  *
  * The numbers come from the counter-based generator Philox-4x32-10 keyed by \p seed:
  * element i of out gets number offset + i of the stream, so the same seed and offset give
  * the same numbers on every device, and a program draws fresh numbers by advancing offset by
- * the count it used. Uniforms are exact across devices.
+ * the count it used. Uniforms are exact across devices. f16 and bf16 get the f32 draws
+ * rounded to nearest even and clamped to the format's values in [low, high) (so none equals
+ * high); an interval holding no value of the format is OCAL_INVALID_ARGUMENT.
  * \param seed the key of the stream.
  * \param offset position in the stream of out's first element.
  * \param low the lower bound (included), finite.
  * \param high the upper bound (excluded), finite, > low.
- * \param out the f32 or f64 buffer to fill.
+ * \param out the f32, f64, f16 or bf16 buffer to fill.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT for bad bounds;
  *          OCAL_TYPE_MISMATCH for another type. */
 OCAL_API ocal_status ocal_random_uniform(uint64_t seed, uint64_t offset, double low,
                                          double high, ocal_buffer out);
 
-/** Fills a f32 or f64 buffer with normal random numbers (mean, stddev > 0) from the same
- * stream as ocal_random_uniform, through the Box-Muller transform; they agree across devices
- * to within the rounding of each device's log, sin and cos.
+/** Fills an f32, f64, f16 or bf16 buffer with normal random numbers (mean, stddev > 0) from
+ * the same stream as ocal_random_uniform, through the Box-Muller transform; they agree across
+ * devices to within the rounding of each device's log, sin and cos. f16 and bf16 get the f32
+ * draws rounded to nearest even.
  * \param seed the key of the stream.
  * \param offset position in the stream of out's first element.
  * \param mean the mean, finite.
  * \param stddev the standard deviation, finite and > 0.
- * \param out the f32 or f64 buffer to fill.
+ * \param out the f32, f64, f16 or bf16 buffer to fill.
  * \returns as ocal_random_uniform. */
 OCAL_API ocal_status ocal_random_normal(uint64_t seed, uint64_t offset, double mean,
                                         double stddev, ocal_buffer out);

@@ -16,8 +16,10 @@
  *     Over OCAL_AXIS_ALL, `out` must have exactly one element (any shape).
  *   - A scan needs `out` with x's shape (over OCAL_AXIS_ALL: the same number of elements).
  *
- * Element types. Inputs: f32, f64 (contexts with fp64), i32, u32, i64, u64, u8; complex
- * buffers give OCAL_UNSUPPORTED. Results, as NumPy:
+ * Element types. Inputs: f32, f64 (contexts with fp64), f16, bf16, i32, u32, i64, u64, u8;
+ * complex buffers give OCAL_UNSUPPORTED, and scans of f16 and bf16 too. f16 and bf16 are
+ * floats here: read as f32, accumulated in f32 (compensated sums), and the result stored in
+ * the input's type rounded to nearest even. Results, as NumPy:
  *   - sum, prod, dot, cumsum: floats keep their type; signed integers give i64, unsigned
  *     integers (u8 too) give u64. Integer arithmetic is exact 64-bit two's complement: it
  *     wraps modulo 2^64 only when the true result leaves the 64-bit range.

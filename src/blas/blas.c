@@ -53,7 +53,7 @@ static const char *shape_text(ocal_buffer b, char *out, size_t size) {
  * the call's. */
 static ocal_status check_operands(const char *func, int n, const ocal_buffer *bufs,
                                   const char *const *names, ocal_context *ctx,
-                                  ocal_dtype *dtype) {
+                                  ocal_dtype *dtype, int half_ok) {
   for (int i = 0; i < n; i++) {
     if (!bufs[i]) return ocal__fail(OCAL_INVALID_HANDLE, func, "%s is NULL", names[i]);
     ocal_status s = ocal__check_buffer(bufs[i], func);
@@ -61,8 +61,10 @@ static ocal_status check_operands(const char *func, int n, const ocal_buffer *bu
   }
   *ctx = bufs[0]->ctx;
   *dtype = bufs[0]->dtype;
-  if (*dtype != OCAL_F32 && *dtype != OCAL_F64)
-    return ocal__fail(OCAL_UNSUPPORTED, func, "%s is %s: BLAS calls take f32 or f64 buffers",
+  if (*dtype != OCAL_F32 && *dtype != OCAL_F64 && !(half_ok && ocal__dtype_is_half(*dtype)))
+    return ocal__fail(OCAL_UNSUPPORTED, func,
+                      "%s is %s: this call takes f32 or f64 buffers (ocal_gemm also f16 and "
+                      "bf16); convert with ocal_cast",
                       names[0], ocal_dtype_name(*dtype));
   for (int i = 1; i < n; i++) {
     if (bufs[i]->ctx != *ctx)
@@ -114,13 +116,34 @@ ocal_status ocal__blas_scale_output(ocal_buffer y, double beta, const char *func
 
 /* ---- GEMM ----------------------------------------------------------------------------- */
 
+/* A product of f16 or bf16 matrices on every device: the operands converted to f32 in pooled
+ * buffers, the f32 product (accumulated in f32 by whichever engine the rule picks), and the
+ * result rounded back to nearest even. C is read only when beta is not 0, so NaNs in an
+ * uninitialised C do not leak into the result. Tensor-core kernels may replace this where
+ * a device has them; this path stays the portable one. */
+static ocal_status gemm_half(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_buffer a,
+                             ocal_buffer b, double beta, ocal_buffer c) {
+  ocal_buffer w[3] = {NULL, NULL, NULL};
+  const ocal_buffer in[3] = {a, b, c};
+  ocal_status s = OCAL_OK;
+  for (int i = 0; i < 3 && s == OCAL_OK; i++) {
+    s = ocal_buffer_create(c->ctx, OCAL_F32, in[i]->ndim, in[i]->shape, &w[i]);
+    if (s == OCAL_OK && (i < 2 || beta != 0.0)) s = ocal_cast(in[i], w[i]);
+  }
+  if (s == OCAL_OK) s = ocal_gemm(ta, tb, alpha, w[0], w[1], beta, w[2]);
+  if (s == OCAL_OK) s = ocal_cast(w[2], c);
+  for (int i = 0; i < 3; i++)
+    if (w[i]) ocal_buffer_release(w[i]);
+  return s;
+}
+
 ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_buffer a,
                       ocal_buffer b, double beta, ocal_buffer c) {
   static const char *const names[] = {"a", "b", "c"};
   ocal_buffer bufs[] = {a, b, c};
   ocal_context ctx;
   ocal_dtype dtype;
-  OCAL__CHECK(check_operands(__func__, 3, bufs, names, &ctx, &dtype));
+  OCAL__CHECK(check_operands(__func__, 3, bufs, names, &ctx, &dtype, 1));
   if ((ta != OCAL_NO_TRANS && ta != OCAL_TRANS) || (tb != OCAL_NO_TRANS && tb != OCAL_TRANS))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ta and tb must be OCAL_NO_TRANS or OCAL_TRANS");
 
@@ -158,6 +181,7 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
   OCAL__CHECK(check_disjoint(__func__, c, "c", a, "a"));
   OCAL__CHECK(check_disjoint(__func__, c, "c", b, "b"));
   if (m == 0 || n == 0 || batch == 0) return OCAL_OK;
+  if (ocal__dtype_is_half(dtype)) return gemm_half(ta, tb, alpha, a, b, beta, c);
   if (ak == 0) return ocal__blas_scale_output(c, beta, __func__);
 
   /* CLBlast's indices are int: the split-K engine needs every element index to fit. */
@@ -193,11 +217,13 @@ ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, ocal_tran
   OCAL__CHECK(ocal__check_context(ctx, __func__));
   if (!engine || !reason)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "engine and reason must not be NULL");
-  if (dtype != OCAL_F32 && dtype != OCAL_F64)
-    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "dtype is %s: GEMM takes f32 or f64",
+  if (dtype != OCAL_F32 && dtype != OCAL_F64 && !ocal__dtype_is_half(dtype))
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "dtype is %s: GEMM takes f32, f64, f16 or bf16",
                      ocal_dtype_name(dtype));
   if (ta != OCAL_NO_TRANS && ta != OCAL_TRANS)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ta must be OCAL_NO_TRANS or OCAL_TRANS");
+  /* f16 and bf16 products run as f32 products between conversions (gemm_half). */
+  if (ocal__dtype_is_half(dtype)) dtype = OCAL_F32;
   if (!m || !n || !k || !batch)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                      "m, n, k and batch must be at least 1 (an empty product runs no engine)");
@@ -236,7 +262,7 @@ ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffe
   ocal_buffer bufs[] = {a, x, y};
   ocal_context ctx;
   ocal_dtype dtype;
-  OCAL__CHECK(check_operands(__func__, 3, bufs, names, &ctx, &dtype));
+  OCAL__CHECK(check_operands(__func__, 3, bufs, names, &ctx, &dtype, 0));
   if (ta != OCAL_NO_TRANS && ta != OCAL_TRANS)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ta must be OCAL_NO_TRANS or OCAL_TRANS");
   char sa[96], sx[96], sy[96];

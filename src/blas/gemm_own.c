@@ -101,7 +101,12 @@ static ocal_status own_gemm(ocal_context ctx, ocal_dtype dtype, int ta, int tb, 
                             ocal_buffer b, double beta, ocal_buffer c) {
   own_plan plan = choose_plan(ctx, dtype, m, n, k, batch);
   own_tile t = plan.tile;
-  const own_tile smallest = {32, 32, 8, 4, 4};
+  /* Where the built kernel cannot run the planned tile, smaller ones in turn: 64, 32, 16, 4
+   * and 1 work-items (rusticl's llvmpipe builds these kernels for 32 items at most). */
+  static const own_tile fallbacks[] = {
+      {32, 32, 8, 4, 4}, {32, 32, 8, 8, 4}, {32, 32, 8, 8, 8}, {16, 16, 8, 8, 8}, {8, 8, 8, 8, 8}};
+  const size_t nfallbacks = sizeof fallbacks / sizeof fallbacks[0];
+  size_t next = 0; /* the next fallback to try */
 retry:;
   size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1], ldc = n;
   size_t a_stride = a->ndim == 3 ? a->shape[1] * lda : 0;
@@ -117,25 +122,41 @@ retry:;
   int full = m % t.bm == 0 && n % t.bn == 0 && k % t.bk == 0 && kc % t.bk == 0;
   int vec = lda % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0 && a->offset % 4 == 0 &&
             b->offset % 4 == 0 && c->offset % 4 == 0;
-  char options[320];
+  static const char *const names[4] = {"ocal_gemm_nn", "ocal_gemm_nt", "ocal_gemm_tn",
+                                       "ocal_gemm_tt"};
+  const char *name = names[ta * 2 + tb];
+  /* The launched kernel alone (OCAL_ONLY): its program compiles a quarter of the file's
+   * unrolled tiles, the cost of a first GEMM (bench/first_calls). */
+  char options[384];
   ocal__dtype_options(dtype, options, sizeof options);
   size_t used = strlen(options);
   snprintf(options + used, sizeof options - used,
-           " -DT4=%s -DBM=%u -DBN=%u -DBK=%u -DTM=%u -DTN=%u -DFULL=%d -DVEC=%d",
-           dtype == OCAL_F32 ? "float4" : "double4", t.bm, t.bn, t.bk, t.tm, t.tn, full, vec);
-  static const char *const names[4] = {"ocal_gemm_nn", "ocal_gemm_nt", "ocal_gemm_tn",
-                                       "ocal_gemm_tt"};
+           " -DT4=%s -DBM=%u -DBN=%u -DBK=%u -DTM=%u -DTN=%u -DFULL=%d -DVEC=%d -DOCAL_ONLY"
+           " -DOCAL_ONLY_%s",
+           dtype == OCAL_F32 ? "float4" : "double4", t.bm, t.bn, t.bk, t.tm, t.tn, full, vec,
+           name);
   ocal__kernel *kern;
-  ocal_status s = ocal__library_kernel(ctx, "blas_gemm", options, names[ta * 2 + tb], &kern);
+  ocal_status s = ocal__library_kernel(ctx, "blas_gemm", options, name, &kern);
   size_t nt = (size_t)(t.bm / t.tm) * (t.bn / t.tn);
   /* The driver's figures for the built kernel rule: where it needs more local memory than
    * the device has (rusticl's llvmpipe counts twice what PoCL does) or takes fewer items
-   * than the tile needs, the smallest tile runs instead. */
-  if ((s == OCAL_UNSUPPORTED || (s == OCAL_OK && kern->work_group_size < nt)) &&
-      memcmp(&t, &smallest, sizeof t) != 0) {
-    t = smallest;
-    goto retry;
+   * than the tile needs, the next smaller tile that could fit is built instead. */
+  if (s == OCAL_UNSUPPORTED || (s == OCAL_OK && kern->work_group_size < nt)) {
+    size_t cap = s == OCAL_OK ? kern->work_group_size : nt;
+    while (next < nfallbacks) {
+      const own_tile *f = &fallbacks[next++];
+      size_t items = (size_t)(f->bm / f->tm) * (f->bn / f->tn);
+      if (items < nt && (items <= cap || s != OCAL_OK) && tile_fits(f, ctx, dtype)) {
+        t = *f;
+        goto retry;
+      }
+    }
   }
+  if (s == OCAL_OK && kern->work_group_size < nt)
+    return ocal__fail(OCAL_UNSUPPORTED, "ocal_gemm",
+                      "device '%s' runs ocal's GEMM kernel with at most %zu work-items, fewer "
+                      "than its smallest tile needs (%zu); set OCAL_GEMM=clblast",
+                      ocal__context_info(ctx)->name, kern->work_group_size, nt);
   if (s != OCAL_OK) return s;
 
   size_t es = dtype == OCAL_F32 ? 4 : 8;
@@ -177,10 +198,11 @@ ocal_status ocal__gemm_transpose(ocal_context ctx, ocal_dtype dtype, ocal_buffer
   ocal_status s;
   for (;;) {
     while (ty > 1 && 32 * ty > ocal__context_info(ctx)->max_work_group_size) ty /= 2;
-    char options[160];
+    char options[224];
     ocal__dtype_options(dtype, options, sizeof options);
     size_t used = strlen(options);
-    snprintf(options + used, sizeof options - used, " -DTR_Y=%zu", ty);
+    snprintf(options + used, sizeof options - used,
+             " -DTR_Y=%zu -DOCAL_ONLY -DOCAL_ONLY_ocal_gemm_transpose", ty);
     s = ocal__library_kernel(ctx, "blas_gemm", options, "ocal_gemm_transpose", &kern);
     if (s != OCAL_OK) return s;
     if (32 * ty <= kern->work_group_size || ty == 1) break;

@@ -24,8 +24,13 @@ static ocal_status gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_
   size_t used;
   ocal__dtype_options(dtype, options, sizeof options);
   used = strlen(options);
-  snprintf(options + used, sizeof options - used, " -DOCAL_WG=%zu -DT4=%s%s -DOCAL_READ_Y=%d", wg,
-           dtype == OCAL_F32 ? "float4" : "double4", vec4 ? " -DOCAL_VEC4" : "", beta != 0.0);
+  /* Only the kernels of this call's form are compiled (OCAL_ONLY: y = A x's, or the two
+   * passes of y = A^T x). */
+  const char *only =
+      trans ? " -DOCAL_ONLY -DOCAL_ONLY_ocal_gemv_t" : " -DOCAL_ONLY -DOCAL_ONLY_ocal_gemv_n";
+  snprintf(options + used, sizeof options - used, " -DOCAL_WG=%zu -DT4=%s%s -DOCAL_READ_Y=%d%s",
+           wg, dtype == OCAL_F32 ? "float4" : "double4", vec4 ? " -DOCAL_VEC4" : "", beta != 0.0,
+           only);
   cl_ulong a_off = a->offset, x_off = x->offset, y_off = y->offset, ncols = cols;
   cl_ulong nrows = rows;
   float alpha_f = (float)alpha, beta_f = (float)beta;
@@ -41,9 +46,10 @@ static ocal_status gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_
       if (s != OCAL_OK) return s;
       if (wg <= k->work_group_size || wg == 1) break;
       while (wg > 1 && wg > k->work_group_size) wg /= 2;
-      snprintf(options + used, sizeof options - used, " -DOCAL_WG=%zu -DT4=%s%s -DOCAL_READ_Y=%d",
-               wg, dtype == OCAL_F32 ? "float4" : "double4", vec4 ? " -DOCAL_VEC4" : "",
-               beta != 0.0);
+      snprintf(options + used, sizeof options - used,
+               " -DOCAL_WG=%zu -DT4=%s%s -DOCAL_READ_Y=%d%s", wg,
+               dtype == OCAL_F32 ? "float4" : "double4", vec4 ? " -DOCAL_VEC4" : "",
+               beta != 0.0, only);
     }
     size_t global = rows * wg;
     ocal__arg args[] = {OCAL__ARG(a->mem), OCAL__ARG(a_off), OCAL__ARG(x->mem),

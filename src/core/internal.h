@@ -114,6 +114,19 @@ typedef struct ocal__attachment {
   void (*destroy)(void *data);
 } ocal__attachment;
 
+/* What a context's compiles cost, beyond ocal_cache_stats' count (kept out of that public
+ * struct, which callers allocate, so its size stays the ABI baseline's): kernels per program
+ * and the size of the compiler's output show what a first call builds that it never runs.
+ * Guarded by the context lock; bench/first_calls reads it. */
+typedef struct ocal__compile_tally {
+  uint64_t kernels;       /* kernels in the programs compiled from source */
+  uint64_t source_bytes;  /* bytes of source handed to the compiler (before #if guards) */
+  uint64_t binary_bytes;  /* bytes of the built binaries (PTX on NVIDIA), 0 where unknown */
+} ocal__compile_tally;
+
+/* Copies the context's compile tally (under its lock). */
+void ocal__context_compile_tally(ocal_context ctx, ocal__compile_tally *out);
+
 /* The context's fields belong to src/core: areas read what they need through the accessors
  * below (tests/layering.sh checks that no area reaches into the struct). */
 struct ocal_context_s {
@@ -130,6 +143,7 @@ struct ocal_context_s {
   pthread_mutex_t lock; /* guards programs and stats */
   ocal__program *programs;
   ocal_cache_stats stats;
+  ocal__compile_tally compiled; /* what the compiler was given and made (program.c) */
   ocal__attachment *attachments;
   struct ocal__memory *memory; /* pool, pinned blocks, transfer queue, staging (memory.c) */
   ocal__settings settings; /* the OCAL_* variables, read once at creation (settings.c) */
@@ -332,7 +346,9 @@ ocal_status ocal__library_kernel_from(ocal_context ctx, const char *source_name,
 void ocal__program_cache_clear(ocal_context ctx);
 
 /* Build options for element type dtype: "-DT=float -DOCAL_DTYPE_f32" and the fp64 pragma
- * switch. Writes at most size bytes. */
+ * switch. F16 and BF16 give their storage, "-DT=ushort -DOCAL_DTYPE_f16": kernels that only
+ * move bits (fill) take them as they are; kernels that compute must test OCAL_DTYPE_f16/bf16.
+ * Writes at most size bytes. */
 void ocal__dtype_options(ocal_dtype dtype, char *out, size_t size);
 
 /* OpenCL C name of an element type ("float", "uchar"), and its kind. */
@@ -340,6 +356,15 @@ const char *ocal__dtype_cl_type(ocal_dtype dtype);
 int ocal__dtype_is_float(ocal_dtype dtype);   /* f32, f64 */
 int ocal__dtype_is_signed(ocal_dtype dtype);  /* i32, i64 (the signed integers) */
 int ocal__dtype_is_complex(ocal_dtype dtype); /* c32, c64 */
+int ocal__dtype_is_half(ocal_dtype dtype);    /* f16, bf16: stored in 16 bits, computed in f32 */
+
+/* Fails with OCAL_UNSUPPORTED, naming func, when dtype is f16 or bf16: for operations that do
+ * not take them. `what` names the operation's inputs in the message ("FFT plans"). */
+ocal_status ocal__reject_half(ocal_dtype dtype, const char *what, const char *func);
+
+/* One f32 to an F16 or BF16 bit pattern (round to nearest even), and back. */
+uint16_t ocal__half_from_float(ocal_dtype dtype, float v);
+float ocal__half_to_float(ocal_dtype dtype, uint16_t h);
 
 /* One kernel argument: its size in bytes and a pointer to its value. */
 typedef struct ocal__arg {

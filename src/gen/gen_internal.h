@@ -28,24 +28,27 @@ int ocal__gen_dtype_from_cl(const char *name, size_t len);
 
 
 /* ---- the generator object (gen.c) ----------------------------------------------------- */
+#include "../ops/reduce_engine.h"
 #include "../ops/scan_engine.h"
 
 typedef enum { GEN_ELEMENTWISE, GEN_REDUCTION, GEN_SCAN } gen_kind;
 
-enum { K_EW_FLAT, K_EW_WIDE, K_CONTIG = 0, K_STRIDED, K_MERGE_STRIDED, K_MERGE_GROUP, K_COUNT };
-/* A scan's kernels are cl/scan.cl's (src/ops/scan_engine.h, OCAL__SCAN_*). */
-#define K_MAX ((int)K_COUNT > (int)OCAL__SCAN_KINDS ? (int)K_COUNT : (int)OCAL__SCAN_KINDS)
+/* An elementwise generator's kernels; a reduction's are cl/reduce.cl's
+ * (src/ops/reduce_engine.h, OCAL__RED_*), a scan's cl/scan.cl's (src/ops/scan_engine.h,
+ * OCAL__SCAN_*). */
+enum { K_EW_FLAT, K_EW_WIDE };
+#define K_MAX ((int)OCAL__RED_KINDS > (int)OCAL__SCAN_KINDS ? (int)OCAL__RED_KINDS : (int)OCAL__SCAN_KINDS)
 struct ocal_gen_s {
   uint32_t magic;
   gen_kind kind;
   ocal_context ctx;
   ocal_dtype dtype; /* reduction and scan: the values' type */
   int exclusive;
-  size_t state_bytes; /* reduction: bytes of one partial state */
   ocal__gen_param *params;
   int nparams;
   char *source;
-  size_t own_len;      /* scan: the generated prologue's length (the rest is cl/scan.cl) */
+  size_t own_len;      /* reduction, scan: the generated prologue's length (the rest is
+                          cl/reduce.cl or cl/scan.cl) */
   char *full_source;   /* source plus the vector form, for ocal_gen_get_source */
   ocal__kernel *vec;   /* elementwise: the 4-wide form, NULL when the body has none */
   ocal__kernel *kernels[K_MAX]; /* built on first use (gen_kernel), NULL before */

@@ -49,8 +49,12 @@ static int tok_is(const char *s, token t, const char *word) {
 }
 
 int ocal__gen_dtype_from_cl(const char *name, size_t len) {
+  /* f16 and bf16 are left out: a user's expression would compute on `half` (which needs
+   * cl_khr_fp16) or on bf16's raw bits; cast to f32 first. */
 #define OCAL__GEN_CL_NAME(NAME, lname, cltype, size)                       \
-  if (strlen(cltype) == len && strncmp(name, cltype, len) == 0) return OCAL_##NAME;
+  if (OCAL_##NAME != OCAL_F16 && OCAL_##NAME != OCAL_BF16 && strlen(cltype) == len && \
+      strncmp(name, cltype, len) == 0)                                     \
+    return OCAL_##NAME;
   OCAL_DTYPE_MAP(OCAL__GEN_CL_NAME)
 #undef OCAL__GEN_CL_NAME
   return -1;

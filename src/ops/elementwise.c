@@ -72,12 +72,12 @@ ocal_status ocal_unary(ocal_unary_op op, ocal_buffer x, ocal_buffer out) {
   if (status != OCAL_OK) return status;
   const char *name = unary_ops[op].name;
   if (unary_ops[op].float_only) {
-    if (!ocal__dtype_is_float(out->dtype))
+    if (!ocal__ew_is_real_float(out->dtype))
       return OCAL_FAIL(OCAL_TYPE_MISMATCH,
-                       "%s needs a floating-point output, but out is %s (x is %s); pass an f32 "
-                       "or f64 output buffer",
+                       "%s needs a floating-point output, but out is %s (x is %s); pass an f32, "
+                       "f64, f16 or bf16 output buffer",
                        name, ocal_dtype_name(out->dtype), ocal_dtype_name(x->dtype));
-    if (ocal__dtype_is_float(x->dtype) && x->dtype != out->dtype)
+    if (ocal__ew_is_real_float(x->dtype) && x->dtype != out->dtype)
       return check_type(out, x->dtype, "out", "the type of x; use ocal_cast to convert", __func__);
   } else if ((status = check_type(out, x->dtype, "out", "the type of x", __func__)) != OCAL_OK) {
     return status;
@@ -186,7 +186,7 @@ static const char *index_option(size_t n) {
 static ocal_status check_binary_types(ocal_binary_op op, ocal_buffer a, ocal_buffer out,
                                       const char *func) {
   const char *name = binary_ops[op].name;
-  if (binary_ops[op].kind == FLOAT_ONLY && !ocal__dtype_is_float(a->dtype))
+  if (binary_ops[op].kind == FLOAT_ONLY && !ocal__ew_is_real_float(a->dtype))
     return ocal__fail(OCAL_TYPE_MISMATCH, func,
                       "%s needs floating-point inputs, but they are %s; convert with ocal_cast",
                       name, ocal_dtype_name(a->dtype));
@@ -274,7 +274,7 @@ static ocal_status binary_with_scalar(ocal_binary_op op, ocal_buffer x, double s
   ocal__ew_options(options, sizeof options, x->dtype, out->dtype, binary_ops[op].name, vec4,
                    left ? "-DSCALAR_LEFT" : NULL);
   cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
-  const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), {ocal_dtype_size(x->dtype), s},
+  const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), {ocal__ew_scalar_size(x->dtype), s},
                             OCAL__ARG(out->mem), OCAL__ARG(yoff), OCAL__ARG(n)};
   return run(x->ctx, options, "ocal_binary_scalar", items(x->numel, vec4), 6, args, func);
 }
@@ -305,8 +305,12 @@ ocal_status ocal_where(ocal_buffer mask, ocal_buffer a, ocal_buffer b, ocal_buff
   if (out->numel == 0) return OCAL_OK;
 
   char options[256];
-  ocal__ew_options(options, sizeof options, a->dtype, a->dtype, "where", 0,
-                   index_option(out->numel));
+  if (ocal__dtype_is_half(a->dtype)) /* where moves bits: a half type as its 16-bit storage */
+    snprintf(options, sizeof options, "-DT=ushort -DR=ushort -DOP_where %s",
+             index_option(out->numel));
+  else
+    ocal__ew_options(options, sizeof options, a->dtype, a->dtype, "where", 0,
+                     index_option(out->numel));
   cl_ulong moff = mask->offset, aoff = a->offset, boff = b->offset, yoff = out->offset;
   cl_ulong4 mst = {{st[0][0], st[0][1], st[0][2], st[0][3]}};
   cl_ulong4 ast = {{st[1][0], st[1][1], st[1][2], st[1][3]}};
@@ -335,7 +339,7 @@ static ocal_status axpby(double alpha, ocal_buffer x, double beta, int beta_one,
   char options[256];
   ocal__ew_options(options, sizeof options, x->dtype, x->dtype, "axpby", vec4,
                    beta_one ? "-DBETA_ONE" : NULL);
-  size_t es = ocal_dtype_size(x->dtype);
+  size_t es = ocal__ew_scalar_size(x->dtype);
   cl_ulong xoff = x->offset, yoff = y->offset, n = x->numel;
   const ocal__arg args[] = {{es, a}, OCAL__ARG(x->mem), OCAL__ARG(xoff), {es, b},
                             OCAL__ARG(y->mem), OCAL__ARG(yoff), OCAL__ARG(n)};
@@ -361,8 +365,14 @@ ocal_status ocal_cast(ocal_buffer x, ocal_buffer out) {
   if (status == OCAL_OK) status = ocal__ew_check_alias(x, out, __func__);
   if (status != OCAL_OK || x->numel == 0) return status;
   if (x->dtype == out->dtype) return ocal_buffer_copy(x, out);
-  char options[256];
-  ocal__ew_options(options, sizeof options, x->dtype, out->dtype, "cast", 0, NULL);
+  /* Integers and f64 reach a half type through an f32 rounded to odd (see cl/elementwise.cl),
+   * so that they are rounded once. */
+  char options[256], rto[32] = "";
+  if (ocal__dtype_is_half(out->dtype) && !ocal__ew_is_real_float(x->dtype))
+    snprintf(rto, sizeof rto, "-DRTO=%s", ocal__dtype_cl_type(x->dtype));
+  if (ocal__dtype_is_half(out->dtype) && x->dtype == OCAL_F64)
+    snprintf(rto, sizeof rto, "-DRTO=double");
+  ocal__ew_options(options, sizeof options, x->dtype, out->dtype, "cast", 0, rto);
   cl_ulong xoff = x->offset, yoff = out->offset, n = x->numel;
   const ocal__arg args[] = {OCAL__ARG(x->mem), OCAL__ARG(xoff), OCAL__ARG(out->mem),
                             OCAL__ARG(yoff), OCAL__ARG(n)};
@@ -375,7 +385,7 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
                             const char *kernel, const char *func) {
   ocal_status status = ocal__ew_check(out, NULL, "out", func);
   if (status != OCAL_OK) return status;
-  int integer = !ocal__dtype_is_float(out->dtype) && strcmp(op, "arange") == 0;
+  int integer = !ocal__ew_is_real_float(out->dtype) && strcmp(op, "arange") == 0;
   ocal_dtype c = integer ? OCAL_I64 : ocal__context_fp64(out->ctx) ? OCAL_F64 : OCAL_F32;
   if (!integer && (!isfinite(first) || !isfinite(second)))
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "%s needs finite bounds, got %g and %g", op,
@@ -385,8 +395,10 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
   if ((status = ocal__ew_scalar(second, c, b, func)) != OCAL_OK) return status;
   if (out->numel == 0) return OCAL_OK;
   char extra[64], options[256];
-  snprintf(extra, sizeof extra, "-DC=%s%s", ocal__dtype_cl_type(c),
-           c == OCAL_F64 ? " -DOCAL_NEED_FP64" : "");
+  snprintf(extra, sizeof extra, "-DC=%s%s%s%s", ocal__dtype_cl_type(c),
+           c == OCAL_F64 ? " -DOCAL_NEED_FP64" : "",
+           ocal__dtype_is_half(out->dtype) && c != OCAL_F32 ? " -DRTO=" : "",
+           ocal__dtype_is_half(out->dtype) && c != OCAL_F32 ? ocal__dtype_cl_type(c) : "");
   ocal__ew_options(options, sizeof options, out->dtype, out->dtype, op, 0, extra);
   size_t cs = ocal_dtype_size(c);
   cl_ulong yoff = out->offset, n = out->numel;

@@ -21,6 +21,7 @@ ocalinclude_HEADERS += include/ocal/reduce.h
 src_libocal_core_la_SOURCES += \
 	src/ops/reduce_internal.h \
 	src/ops/scan_engine.h \
+	src/ops/reduce_engine.h \
 	src/ops/reduce_common.c \
 	src/ops/reduce.c \
 	src/ops/scan.c
@@ -45,3 +46,9 @@ OCAL_TESTS += tests/check_softmax
 tests_check_softmax_SOURCES = tests/check_softmax.c $(FIXTURE_FILES)
 tests_check_softmax_LDADD = $(FIXTURE_LDADD) -lm
 tests_check_softmax_CFLAGS = $(FIXTURE_CFLAGS)
+
+# f16 and bf16 buffers through every operation that takes them.
+OCAL_TESTS += tests/check_half
+tests_check_half_SOURCES = tests/check_half.c $(FIXTURE_FILES)
+tests_check_half_LDADD = $(FIXTURE_LDADD) -lm
+tests_check_half_CFLAGS = $(FIXTURE_CFLAGS)

@@ -5,14 +5,31 @@
 
 #include "ops_common.h"
 
+/* The OpenCL C type a kernel computes in, and the option naming a half type's storage. */
+static const char *compute_type(ocal_dtype t) {
+  return ocal__dtype_is_half(t) ? "float" : ocal__dtype_cl_type(t);
+}
+static const char *storage_option(ocal_dtype t, char side) {
+  if (t == OCAL_F16) return side == 'T' ? " -DT_HALF" : " -DR_HALF";
+  if (t == OCAL_BF16) return side == 'T' ? " -DT_BF16" : " -DR_BF16";
+  return "";
+}
+
 void ocal__ew_options(char *out, size_t size, ocal_dtype t, ocal_dtype r, const char *op,
                       int vec4, const char *extra) {
   int fp64 = t == OCAL_F64 || r == OCAL_F64;
-  snprintf(out, size, "-DT=%s -DR=%s -DOP_%s%s%s%s%s%s%s%s", ocal__dtype_cl_type(t),
-           ocal__dtype_cl_type(r), op, ocal__dtype_is_float(t) ? " -DT_FLOAT" : "",
-           ocal__dtype_is_float(r) ? " -DR_FLOAT" : "",
-           ocal__dtype_is_signed(t) ? " -DT_SIGNED" : "", fp64 ? " -DOCAL_NEED_FP64" : "",
-           vec4 ? " -DVEC4" : "", extra && extra[0] ? " " : "", extra ? extra : "");
+  snprintf(out, size, "-DT=%s -DR=%s -DOP_%s%s%s%s%s%s%s%s%s%s", compute_type(t),
+           compute_type(r), op, ocal__ew_is_real_float(t) ? " -DT_FLOAT" : "",
+           ocal__ew_is_real_float(r) ? " -DR_FLOAT" : "", storage_option(t, 'T'),
+           storage_option(r, 'R'), ocal__dtype_is_signed(t) ? " -DT_SIGNED" : "",
+           fp64 ? " -DOCAL_NEED_FP64" : "", vec4 ? " -DVEC4" : "", extra && extra[0] ? " " : "",
+           extra ? extra : "");
+}
+
+int ocal__ew_is_real_float(ocal_dtype t) { return ocal__dtype_is_float(t) || ocal__dtype_is_half(t); }
+
+size_t ocal__ew_scalar_size(ocal_dtype t) {
+  return ocal__dtype_is_half(t) ? sizeof(float) : ocal_dtype_size(t);
 }
 
 ocal_status ocal__ew_check(ocal_buffer buf, ocal_context ctx, const char *role, const char *func) {
@@ -24,7 +41,7 @@ ocal_status ocal__ew_check(ocal_buffer buf, ocal_context ctx, const char *role, 
   if (ocal__dtype_is_complex(buf->dtype))
     return ocal__fail(OCAL_UNSUPPORTED, func,
                       "buffer %s is %s: elementwise operations take real types only (f32, f64, "
-                      "i32, u32, i64, u64, u8)",
+                      "f16, bf16, i32, u32, i64, u64, u8)",
                       role, ocal_dtype_name(buf->dtype));
   return OCAL_OK;
 }
@@ -43,7 +60,9 @@ ocal_status ocal__ew_check_alias(ocal_buffer in, ocal_buffer out, const char *fu
 
 ocal_status ocal__ew_scalar(double v, ocal_dtype t, unsigned char out[8], const char *func) {
   memset(out, 0, 8);
-  if (t == OCAL_F32) {
+  /* Half types compute in f32, so their scalars are f32 values (not rounded to 16 bits
+   * first, as PyTorch keeps a Python scalar in the operation's compute type). */
+  if (t == OCAL_F32 || ocal__dtype_is_half(t)) {
     float f = (float)v;
     memcpy(out, &f, sizeof f);
     return OCAL_OK;

@@ -10,6 +10,12 @@
 void ocal__ew_options(char *out, size_t size, ocal_dtype t, ocal_dtype r, const char *op,
                       int vec4, const char *extra);
 
+/* Floating-point for elementwise kernels: f32, f64 and the half types (computed in f32). */
+int ocal__ew_is_real_float(ocal_dtype t);
+
+/* Size of a scalar kernel argument of element type t: half types pass an f32. */
+size_t ocal__ew_scalar_size(ocal_dtype t);
+
 /* Fails unless buf is a live buffer of ctx (ctx NULL: any) whose type elementwise kernels
  * take (the real types). `role` names it in messages ("x", "out"). */
 ocal_status ocal__ew_check(ocal_buffer buf, ocal_context ctx, const char *role, const char *func);
@@ -18,8 +24,8 @@ ocal_status ocal__ew_check(ocal_buffer buf, ocal_context ctx, const char *role, 
  * ranges are fine. */
 ocal_status ocal__ew_check_alias(ocal_buffer in, ocal_buffer out, const char *func);
 
-/* Converts a scalar to one element of type t in out (8 bytes); fails for an integer type
- * unless the value is a whole number in range. */
+/* Converts a scalar to one element of type t in out (8 bytes; an f32 for the half types);
+ * fails for an integer type unless the value is a whole number in range. */
 ocal_status ocal__ew_scalar(double v, ocal_dtype t, unsigned char out[8], const char *func);
 
 /* True when every buffer's first element sits at a multiple of 4 elements (4-wide loads). */

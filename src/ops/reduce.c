@@ -1,4 +1,5 @@
-/* ocal — reductions: argument checks, the launch plan, the public calls.
+/* ocal — reductions: argument checks, the one launch plan (ocal__reduce_enqueue, which
+ * ocal_gen_reduction runs too: src/ops/reduce_engine.h), the public calls.
  *
  * The kernels are in cl/reduce.cl. The input is seen as an (outer, R, inner) block reduced
  * along R; the plan picks
@@ -16,18 +17,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reduce_engine.h"
 #include "reduce_internal.h"
 
-/* Kernel families of cl/reduce.cl, and the kernels of each. */
+/* Kernel families of cl/reduce.cl: the built-in operations. */
 enum {
   FAM_SUM, FAM_PROD, FAM_MIN, FAM_MAX, FAM_ARGMIN, FAM_ARGMAX, FAM_SUMSQ, FAM_DOT, FAM_VAR,
   FAM_FSUM
 };
 static const char *const family_names[] = {"sum",    "prod",  "minimum", "maximum", "argmin",
                                            "argmax", "sumsq", "dotp", "var",   "fsum"};
-enum { K_CONTIG, K_STRIDED, K_MERGE_STRIDED, K_MERGE_GROUP, K_STRIDED_V, K_KINDS };
-static const char *const kind_names[K_KINDS] = {"contig", "strided", "merge_strided",
-                                                "merge_group", "strided_v"};
+const char *const ocal__reduce_kernel_names[OCAL__RED_KINDS] = {
+    "contig", "strided", "merge_strided", "merge_group", "strided_v"};
 
 /* Per op: its name in messages, its kernel family, the finishing mode (1: divide by the
  * count, 2: square root), and whether an empty reduction is an error. */
@@ -141,59 +142,50 @@ static ocal_status check_out(const char *func, ocal_reduce_op op, ocal_buffer x,
                     have, ops[op].name, xs, g->axis, need, keep);
 }
 
-/* Vector width of the contiguous kernels: 16 bytes. */
-static size_t vector_width(ocal_dtype dtype) { return 16 / ocal_dtype_size(dtype); }
+/* Vector width of the contiguous kernels: 16 bytes; f16 and bf16 load 4 (8 bytes), which
+ * convert to one float4 (VW in cl/reduce.cl's element-type section). */
+static size_t vector_width(ocal_dtype dtype) {
+  return dtype == OCAL_F16 || dtype == OCAL_BF16 ? 4 : 16 / ocal_dtype_size(dtype);
+}
 
-/* Enqueues op on x (and y) along g into out; arguments already checked. */
-static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
-                           const ocal__rs_geom *g, long ddof, ocal_buffer out) {
-  ocal_context ctx = x->ctx;
-  const size_t outputs = g->outer * g->inner, R = g->R;
+ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
+  ocal_context ctx = job->ctx;
+  const size_t outer = job->outer, inner = job->inner, R = job->R;
+  const size_t outputs = outer * inner;
   const size_t target = ocal__rs_target_items(ctx);
-  const size_t vw = vector_width(x->dtype);
-  /* Means of 64-bit integers: a compensated float sum, as their exact sum may wrap. */
-  const int family = op == OCAL_REDUCE_MEAN && (x->dtype == OCAL_I64 || x->dtype == OCAL_U64)
-                         ? FAM_FSUM
-                         : ops[op].family;
-  ocal__rs *rs;
-  ocal_status status = ocal__rs_get(ctx, &rs);
-  if (status != OCAL_OK) return status;
-
-  pthread_mutex_lock(&rs->lock);
+  const size_t vw = vector_width(job->dtype);
+  const int gpu = ocal__context_info(ctx)->type == OCAL_DEVICE_GPU;
   ocal__kernel *k1 = NULL, *k2 = NULL;
-  char name[64];
+  if (job->nin > OCAL__REDUCE_MAX_IN)
+    return ocal__fail(OCAL_INTERNAL, job->func, "%zu input arguments (at most %d)", job->nin,
+                      OCAL__REDUCE_MAX_IN);
   /* Plan the first launch: kernel, work-group size, chunks per output. */
   /* On a CPU a work-group is a loop over its work-items with a pass per barrier: many short
    * rows go faster as one serial row per work-item (the strided kernel with inner 1). */
-  int contig = g->inner == 1 && R >= 16 &&
-               (ocal__context_info(ctx)->type == OCAL_DEVICE_GPU || g->outer < 64 || R >= 65536);
+  int contig = inner == 1 && R >= 16 && (gpu || outer < 64 || R >= 65536);
   /* Vector columns: VW of them per work-item, where loads of VW columns are aligned. */
-  const int vcols = !contig && vw <= 4 && g->inner % vw == 0 && x->offset % vw == 0 &&
-                    (!y || y->offset % vw == 0);
-  const int kind1 = contig ? K_CONTIG : vcols ? K_STRIDED_V : K_STRIDED;
+  const int vcols = !contig && vw <= 4 && inner % vw == 0 && job->columns_aligned;
+  const int kind1 = contig ? OCAL__RED_CONTIG : vcols ? OCAL__RED_STRIDED_V : OCAL__RED_STRIDED;
   const size_t cols_per_item = vcols ? vw : 1;
   size_t chunks = 1, clen = R, local1, global1;
-  snprintf(name, sizeof name, "%s_%s", family_names[family], kind_names[kind1]);
-  status = ocal__rs_kernel(ctx, rs, OCAL__RS_REDUCE, x->dtype, family * K_KINDS + kind1, name,
-                           &k1);
-  if (status != OCAL_OK) goto done;
+  ocal_status status = job->kernel(job->data, kind1, &k1);
+  if (status != OCAL_OK) return status;
   if (contig) {
     size_t lmax = ocal__rs_local(k1, OCAL__RS_WG_MAX);
     /* Short rows on a GPU: smaller groups, fewer idle work-items. A CPU runs a group as a
      * loop, so one size there (every size is a separate compile on PoCL). */
-    local1 = R < 2 * vw * lmax && ocal__context_info(ctx)->type == OCAL_DEVICE_GPU ? ocal__rs_local(k1, 64)
-                                                                     : lmax;
+    local1 = R < 2 * vw * lmax && gpu ? ocal__rs_local(k1, 64) : lmax;
     /* Split rows only when there are too few of them to fill the device, and only into
      * chunks of at least 16 vectors per work-item. */
     size_t groups_wanted = ocal__ceil_div(target, local1);
-    if (g->outer < groups_wanted) {
+    if (outer < groups_wanted) {
       size_t most = R / (vw * local1 * 16);
-      chunks = ocal__ceil_div(groups_wanted, g->outer);
+      chunks = ocal__ceil_div(groups_wanted, outer);
       if (chunks > most) chunks = most;
       if (chunks < 1) chunks = 1;
     }
-    global1 = g->outer * chunks * local1;
-    clen = ocal__context_info(ctx)->type == OCAL_DEVICE_GPU ? 0 : 1; /* the contig kernel's layout flag */
+    global1 = outer * chunks * local1;
+    clen = gpu ? 0 : 1; /* the contig kernel's layout flag */
   } else {
     local1 = ocal__rs_local(k1, OCAL__RS_WG_MAX);
     /* Every work-item runs a long serial loop, so all of them must be resident at once: a
@@ -218,56 +210,111 @@ static ocal_status enqueue(ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
     global1 = ocal__round_up(items, local1);
   }
 
-  cl_mem xmem = x->mem ? x->mem : out->mem; /* R == 0: nothing is read */
-  cl_mem ymem = y && y->mem ? y->mem : xmem;
-  cl_ulong xoff = x->offset, yoff = y ? y->offset : x->offset;
-  cl_ulong c_outer = g->outer, c_R = R, c_inner = g->inner, c_chunks = chunks, c_clen = clen;
-  cl_ulong count = R, doff = out->offset, zero = 0;
-  cl_int kind = (cl_int)out->dtype, mode = ops[op].mode;
-  cl_long c_ddof = ddof;
-  cl_mem dst = out->mem;
+  cl_ulong c_outer = outer, c_R = R, c_inner = inner, c_chunks = chunks, c_clen = clen;
+  cl_ulong count = R, doff = job->ooff, zero = 0;
+  cl_int kind = job->kind, mode = job->mode;
+  cl_long c_ddof = job->ddof;
+  cl_mem dst = job->out;
   if (chunks > 1) {
-    status = ocal__rs_scratch(ctx, rs, outputs * chunks * OCAL__RS_STATE_BYTES, &dst);
-    if (status != OCAL_OK) goto done;
+    size_t bytes;
+    if (ocal__mul_overflows(outputs * chunks, OCAL__REDUCE_STATE_BYTES, &bytes))
+      return ocal__fail(OCAL_OVERFLOW, job->func, "the partial results do not fit in memory");
+    status = ocal__scratch_reserve(ctx, job->scratch, job->scratch_bytes, bytes);
+    if (status != OCAL_OK) return status;
+    dst = *job->scratch;
   }
-  ocal__arg a1[] = {
-      {sizeof(cl_mem), &xmem},   {sizeof xoff, &xoff},       {sizeof(cl_mem), &ymem},
-      {sizeof yoff, &yoff},      {sizeof c_outer, &c_outer}, {sizeof c_R, &c_R},
-      {sizeof c_inner, &c_inner}, {sizeof c_chunks, &c_chunks}, {sizeof c_clen, &c_clen},
-      {sizeof(cl_mem), &dst},    {sizeof(cl_ulong), chunks > 1 ? &zero : &doff},
-      {sizeof kind, &kind},      {sizeof count, &count},     {sizeof c_ddof, &c_ddof},
-      {sizeof mode, &mode},
+  ocal__arg a1[OCAL__REDUCE_MAX_IN + 11];
+  memcpy(a1, job->in, job->nin * sizeof *a1);
+  const ocal__arg tail1[] = {
+      {sizeof c_outer, &c_outer}, {sizeof c_R, &c_R},         {sizeof c_inner, &c_inner},
+      {sizeof c_chunks, &c_chunks}, {sizeof c_clen, &c_clen}, {sizeof(cl_mem), &dst},
+      {sizeof(cl_ulong), chunks > 1 ? &zero : &doff},         {sizeof kind, &kind},
+      {sizeof count, &count},   {sizeof c_ddof, &c_ddof},     {sizeof mode, &mode},
   };
-  status = ocal__rs_launch(ctx, k1, a1, (int)(sizeof a1 / sizeof a1[0]), global1, local1);
-  if (status != OCAL_OK || chunks == 1) goto done;
+  memcpy(a1 + job->nin, tail1, sizeof tail1);
+  status = ocal__kernel_run_nd(ctx, k1, 1, &global1, &local1,
+                               job->nin + sizeof tail1 / sizeof tail1[0], a1, job->func);
+  if (status != OCAL_OK || chunks == 1) return status;
 
   /* Second launch: merge the chunks of every output. */
   int by_group = outputs < 256;
-  int k2kind = by_group ? K_MERGE_GROUP : K_MERGE_STRIDED;
-  snprintf(name, sizeof name, "%s_%s", family_names[family], kind_names[k2kind]);
-  status = ocal__rs_kernel(ctx, rs, OCAL__RS_REDUCE, x->dtype, family * K_KINDS + k2kind, name,
-                           &k2);
-  if (status != OCAL_OK) goto done;
-  size_t local2, global2;
+  status = job->kernel(job->data, by_group ? OCAL__RED_MERGE_GROUP : OCAL__RED_MERGE_STRIDED,
+                       &k2);
+  if (status != OCAL_OK) return status;
+  size_t local2 = ocal__rs_local(k2, OCAL__RS_WG_MAX), global2;
   if (by_group) {
-    local2 = ocal__rs_local(k2, OCAL__RS_WG_MAX);
     global2 = outputs * local2;
   } else {
-    local2 = ocal__rs_local(k2, OCAL__RS_WG_MAX);
     size_t items = outputs < 8 * target ? outputs : 8 * target;
     global2 = ocal__round_up(items, local2);
   }
   /* The merge kernels see (outer, chunks, inner); contig chunks of rows are inner 1. */
-  cl_ulong m_inner = contig ? 1 : g->inner, m_outer = contig ? g->outer : g->outer;
-  cl_mem out_mem = out->mem;
+  cl_ulong m_inner = contig ? 1 : inner;
+  cl_mem out_mem = job->out;
   ocal__arg a2[] = {
-      {sizeof(cl_mem), &dst},  {sizeof m_outer, &m_outer}, {sizeof c_chunks, &c_chunks},
+      {sizeof(cl_mem), &dst},  {sizeof c_outer, &c_outer}, {sizeof c_chunks, &c_chunks},
       {sizeof m_inner, &m_inner}, {sizeof(cl_mem), &out_mem}, {sizeof doff, &doff},
       {sizeof kind, &kind},    {sizeof count, &count},     {sizeof c_ddof, &c_ddof},
       {sizeof mode, &mode},
   };
-  status = ocal__rs_launch(ctx, k2, a2, (int)(sizeof a2 / sizeof a2[0]), global2, local2);
-done:
+  return ocal__kernel_run_nd(ctx, k2, 1, &global2, &local2, sizeof a2 / sizeof a2[0], a2,
+                             job->func);
+}
+
+/* A built-in family's kernel `kind`, from the context's table: the engine's callback. */
+typedef struct {
+  ocal__rs *rs;
+  ocal_context ctx;
+  ocal_dtype dtype;
+  int family;
+} builtin_call;
+
+static ocal_status builtin_kernel(void *data, int kind, ocal__kernel **k) {
+  const builtin_call *c = data;
+  char name[64];
+  snprintf(name, sizeof name, "%s_%s", family_names[c->family], ocal__reduce_kernel_names[kind]);
+  return ocal__rs_kernel(c->ctx, c->rs, OCAL__RS_REDUCE, c->dtype,
+                         c->family * OCAL__RED_KINDS + kind, name, k);
+}
+
+/* Enqueues op on x (and y) along g into out; arguments already checked. */
+static ocal_status enqueue(const char *func, ocal_reduce_op op, ocal_buffer x, ocal_buffer y,
+                           const ocal__rs_geom *g, long ddof, ocal_buffer out) {
+  ocal_context ctx = x->ctx;
+  const size_t vw = vector_width(x->dtype);
+  /* Means of 64-bit integers: a compensated float sum, as their exact sum may wrap. */
+  const int family = op == OCAL_REDUCE_MEAN && (x->dtype == OCAL_I64 || x->dtype == OCAL_U64)
+                         ? FAM_FSUM
+                         : ops[op].family;
+  ocal__rs *rs;
+  ocal_status status = ocal__rs_get(ctx, &rs);
+  if (status != OCAL_OK) return status;
+  cl_mem xmem = x->mem ? x->mem : out->mem; /* R == 0: nothing is read */
+  cl_mem ymem = y && y->mem ? y->mem : xmem;
+  cl_ulong xoff = x->offset, yoff = y ? y->offset : x->offset;
+  const ocal__arg in[] = {{sizeof(cl_mem), &xmem}, {sizeof xoff, &xoff},
+                          {sizeof(cl_mem), &ymem}, {sizeof yoff, &yoff}};
+  builtin_call call = {rs, ctx, x->dtype, family};
+  ocal__reduce_job job = {.ctx = ctx,
+                          .func = func,
+                          .kernel = builtin_kernel,
+                          .data = &call,
+                          .in = in,
+                          .nin = 4,
+                          .dtype = x->dtype,
+                          .columns_aligned = x->offset % vw == 0 && (!y || y->offset % vw == 0),
+                          .out = out->mem,
+                          .ooff = out->offset,
+                          .kind = (cl_int)out->dtype,
+                          .ddof = ddof,
+                          .mode = ops[op].mode,
+                          .outer = g->outer,
+                          .R = g->R,
+                          .inner = g->inner,
+                          .scratch = &rs->scratch,
+                          .scratch_bytes = &rs->scratch_bytes};
+  pthread_mutex_lock(&rs->lock);
+  status = ocal__reduce_enqueue(&job);
   pthread_mutex_unlock(&rs->lock);
   return status;
 }
@@ -315,7 +362,7 @@ static ocal_status reduce(const char *func, ocal_reduce_op op, ocal_buffer x, oc
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "%s of an empty buffer%s has no result (there is no identity to return)",
                       ops[op].name, g.axis_all ? "" : " along an axis of length 0");
-  return enqueue(op, x, y, &g, ddof, out);
+  return enqueue(func, op, x, y, &g, ddof, out);
 }
 
 ocal_status ocal_reduce(ocal_reduce_op op, ocal_buffer x, int axis, ocal_buffer out) {

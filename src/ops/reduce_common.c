@@ -69,12 +69,6 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
   return OCAL_OK;
 }
 
-ocal_status ocal__rs_scratch(ocal_context ctx, ocal__rs *rs, size_t bytes, cl_mem *mem) {
-  ocal_status status = ocal__scratch_reserve(ctx, &rs->scratch, &rs->scratch_bytes, bytes);
-  *mem = rs->scratch;
-  return status;
-}
-
 void ocal__rs_shape_string(int ndim, const size_t *shape, char *out, size_t size) {
   size_t used = 0;
   used += (size_t)snprintf(out, size, "[");
@@ -122,12 +116,6 @@ ocal_status ocal__rs_geometry(const char *func, ocal_buffer x, int axis, ocal__r
   g->R = x->shape[a];
   for (int i = a + 1; i < x->ndim; i++) g->inner *= x->shape[i];
   return OCAL_OK;
-}
-
-ocal_status ocal__rs_launch(ocal_context ctx, ocal__kernel *k, const ocal__arg *args,
-                            int nargs, size_t global, size_t local) {
-  return ocal__kernel_run_nd(ctx, k, 1, &global, &local, (size_t)nargs, args,
-                             "ocal reduce/scan launch");
 }
 
 size_t ocal__rs_local(const ocal__kernel *k, size_t want) {

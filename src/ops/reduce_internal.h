@@ -14,9 +14,6 @@ enum { OCAL__RS_REDUCE, OCAL__RS_SCAN, OCAL__RS_PROGRAMS };
 /* Work-group size the kernels' local arrays are sized for (OCAL_WG_MAX in the .cl files). */
 #define OCAL__RS_WG_MAX 256
 
-/* Bytes of one partial state of a reduction (the largest state type in cl/reduce.cl). */
-#define OCAL__RS_STATE_BYTES 32
-
 /* Per-context state. `lock` is held across everything one operation enqueues: the scratch
  * buffer holds that operation's partial results until its last launch has read them. */
 typedef struct ocal__rs {
@@ -35,9 +32,6 @@ ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs);
 ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
                             int id, const char *name, ocal__kernel **k);
 
-/* With rs->lock held: a scratch buffer of at least `bytes` bytes. */
-ocal_status ocal__rs_scratch(ocal_context ctx, ocal__rs *rs, size_t bytes, cl_mem *mem);
-
 /* The axis as a row-major (outer, R, inner) block; axis_all when OCAL_AXIS_ALL. */
 typedef struct ocal__rs_geom {
   int axis_all;
@@ -55,10 +49,6 @@ ocal_status ocal__rs_check_buffers(const char *func, ocal_buffer x, ocal_buffer 
 void ocal__rs_shape_string(int ndim, const size_t *shape, char *out, size_t size);
 
 
-/* Sets the arguments and enqueues global (a multiple of local) work-items, under k->lock. */
-ocal_status ocal__rs_launch(ocal_context ctx, ocal__kernel *k, const ocal__arg *args,
-                            int nargs, size_t global, size_t local);
-
 /* The largest power of two <= want, <= OCAL__RS_WG_MAX and <= what the kernel allows. */
 size_t ocal__rs_local(const ocal__kernel *k, size_t want);
 
@@ -67,7 +57,11 @@ size_t ocal__rs_local(const ocal__kernel *k, size_t want);
 size_t ocal__rs_target_items(ocal_context ctx);
 
 /* Whether a dtype is an integer type, and a signed one. */
-static inline int ocal__rs_is_float(ocal_dtype d) { return d == OCAL_F32 || d == OCAL_F64; }
+/* Floating-point inputs, whose sums, means and norms keep their type: f16 and bf16 too
+ * (computed and accumulated in f32, stored rounded to nearest even). */
+static inline int ocal__rs_is_float(ocal_dtype d) {
+  return d == OCAL_F32 || d == OCAL_F64 || d == OCAL_F16 || d == OCAL_BF16;
+}
 static inline int ocal__rs_is_signed(ocal_dtype d) { return d == OCAL_I32 || d == OCAL_I64; }
 
 #endif /* OCAL_OPS_REDUCE_INTERNAL_H */

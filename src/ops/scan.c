@@ -32,6 +32,10 @@ ocal_status ocal_scan_dtype(ocal_scan_op op, ocal_dtype in, ocal_dtype *out) {
   if (in == OCAL_C32 || in == OCAL_C64)
     return OCAL_FAIL(OCAL_UNSUPPORTED, "scans of %s buffers are not supported",
                      ocal_dtype_name(in));
+  if (in == OCAL_F16 || in == OCAL_BF16)
+    return OCAL_FAIL(OCAL_UNSUPPORTED,
+                     "scans of %s buffers are not supported; convert to f32 with ocal_cast first",
+                     ocal_dtype_name(in));
   if (op == OCAL_SCAN_SUM && !ocal__rs_is_float(in))
     *out = ocal__rs_is_signed(in) ? OCAL_I64 : OCAL_U64;
   else
@@ -301,6 +305,7 @@ static ocal_status scan(const char *func, ocal_scan_op op, ocal_buffer x, int ax
   if (status != OCAL_OK) return status;
   ocal__rs_geom g;
   if ((status = ocal__rs_geometry(func, x, axis, &g)) != OCAL_OK) return status;
+  if ((status = ocal__reject_half(x->dtype, "scans", func)) != OCAL_OK) return status;
   ocal_dtype want;
   if ((status = ocal_scan_dtype(op, x->dtype, &want)) != OCAL_OK) return status;
   if (out->dtype != want)

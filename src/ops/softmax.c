@@ -9,13 +9,24 @@
 
 static ocal_status check_float(ocal_buffer b, ocal_dtype want, const char *role,
                                const char *func) {
-  if (b->dtype != OCAL_F32 && b->dtype != OCAL_F64)
-    return ocal__fail(OCAL_TYPE_MISMATCH, func, "%s is %s: this operation takes f32 or f64", role,
+  if (b->dtype != OCAL_F32 && b->dtype != OCAL_F64 && !ocal__dtype_is_half(b->dtype))
+    return ocal__fail(OCAL_TYPE_MISMATCH, func,
+                      "%s is %s: this operation takes f32, f64, f16 or bf16", role,
                       ocal_dtype_name(b->dtype));
   if (b->dtype != want)
     return ocal__fail(OCAL_TYPE_MISMATCH, func, "%s is %s but must be %s (the type of the input)",
                       role, ocal_dtype_name(b->dtype), ocal_dtype_name(want));
   return OCAL_OK;
+}
+
+/* "-DT=<compute type>" and the storage option of a half type. */
+static const char *type_options(ocal_dtype d) {
+  switch (d) {
+    case OCAL_F64: return "-DT=double -DOCAL_NEED_FP64";
+    case OCAL_F16: return "-DT=float -DT_HALF";
+    case OCAL_BF16: return "-DT=float -DT_BF16";
+    default: return "-DT=float";
+  }
 }
 
 /* True when two buffers (b may be NULL) share any byte. */
@@ -64,8 +75,7 @@ static ocal_status softmax(ocal_buffer x, int axis, ocal_buffer out, int log, co
   if (x->numel == 0) return OCAL_OK;
 
   char options[160];
-  snprintf(options, sizeof options, "-DT=%s%s%s", ocal__dtype_cl_type(x->dtype),
-           x->dtype == OCAL_F64 ? " -DOCAL_NEED_FP64" : "", log ? " -DLOG_SOFTMAX" : "");
+  snprintf(options, sizeof options, "%s%s", type_options(x->dtype), log ? " -DLOG_SOFTMAX" : "");
   cl_ulong xoff = x->offset, yoff = out->offset;
   const ocal__arg args[] = {OCAL__ARG(x->mem),   OCAL__ARG(xoff), OCAL__ARG(out->mem),
                             OCAL__ARG(yoff),     OCAL__ARG(outer), OCAL__ARG(n),
@@ -94,7 +104,7 @@ ocal_status ocal_softmax_cross_entropy(ocal_buffer logits, ocal_buffer labels, o
   if (status != OCAL_OK) return status;
   if (!loss && !grad)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "loss and grad are both NULL: nothing to compute");
-  if (ocal__dtype_is_float(labels->dtype))
+  if (ocal__dtype_is_float(labels->dtype) || ocal__dtype_is_half(labels->dtype))
     return OCAL_FAIL(OCAL_TYPE_MISMATCH,
                      "labels is %s: class labels must be integers (i32, u32, i64, u64 or u8)",
                      ocal_dtype_name(labels->dtype));
@@ -135,10 +145,9 @@ ocal_status ocal_softmax_cross_entropy(ocal_buffer logits, ocal_buffer labels, o
   if (rows == 0) return OCAL_OK;
 
   char options[200];
-  snprintf(options, sizeof options, "-DT=%s -DL=%s%s%s%s%s", ocal__dtype_cl_type(logits->dtype),
+  snprintf(options, sizeof options, "%s -DL=%s%s%s%s", type_options(logits->dtype),
            ocal__dtype_cl_type(labels->dtype), ocal__dtype_is_signed(labels->dtype) ? " -DL_SIGNED" : "",
-           logits->dtype == OCAL_F64 ? " -DOCAL_NEED_FP64" : "", loss ? " -DHAS_LOSS" : "",
-           grad ? " -DHAS_GRAD" : "");
+           loss ? " -DHAS_LOSS" : "", grad ? " -DHAS_GRAD" : "");
   cl_mem none = NULL;
   cl_ulong zoff = logits->offset, loff = labels->offset;
   cl_ulong lossoff = loss ? loss->offset : 0, goff = grad ? grad->offset : 0;
