@@ -265,6 +265,134 @@ START_TEST(test_tc_cases) {
 }
 END_TEST
 
+/* ---- f16 and bf16 ----------------------------------------------------------------------- */
+
+/* An f16 or bf16 product C{batch, m, n} = alpha op(A) op(B) + beta C, all of type dt, views at
+ * offset `off` (elements); the reference is the double product of the inputs as stored, and
+ * the bound adds the output's rounding to nearest even (relative 2^-11 f16, 2^-8 bf16;
+ * 2^-25 absolute for f16's subnormals) to (k + 8) 2^-23 of |alpha| sum |a b| + |beta c|.
+ * The rounding of C alone comes close to its bound (a value just above a power of two), so
+ * worst errors near 1 of the tolerance are expected here; a wrong fragment or edge is off by
+ * order 1 of the value, hundreds of times the tolerance. */
+static void run_half_case(ocal_dtype dt, const gcase *t, const char *expect_engine,
+                          uint64_t seed) {
+  ocal_context ctx = fixture_ctx;
+  size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
+  size_t ar = t->ta ? k : m, ac = t->ta ? m : k, br = t->tb ? n : k, bcols = t->tb ? k : n;
+  size_t na = bt * m * k, nb = (t->shared_b ? 1 : bt) * k * n, nc = bt * m * n, guard = 19;
+  size_t sa = t->off + na + guard, sb = t->off + nb + guard, sc = t->off + nc + guard;
+  float *fa = malloc(sa * 4), *fb = malloc(sb * 4), *fc = malloc(sc * 4), *got = malloc(sc * 4);
+  uint16_t *ha = malloc(sa * 2), *hb = malloc(sb * 2), *hc = malloc(sc * 2), *hg = malloc(sc * 2);
+  double *ref = malloc(nc * 8), *bound = malloc(nc * 8);
+  ck_assert(fa && fb && fc && got && ha && hb && hc && hg && ref && bound);
+  fill(fa, sa, seed), fill(fb, sb, seed + 1), fill(fc, sc, seed + 2);
+  if (t->nan_c)
+    for (size_t i = 0; i < nc; i++) fc[t->off + i] = NAN;
+  ck_assert_ocal(ocal_half_encode(dt, fa, ha, sa));
+  ck_assert_ocal(ocal_half_encode(dt, fb, hb, sb));
+  ck_assert_ocal(ocal_half_encode(dt, fc, hc, sc));
+  ck_assert_ocal(ocal_half_decode(dt, ha, fa, sa));
+  ck_assert_ocal(ocal_half_decode(dt, hb, fb, sb));
+  ck_assert_ocal(ocal_half_decode(dt, hc, fc, sc));
+  const float *A = fa + t->off, *B = fb + t->off, *C0 = fc + t->off;
+  for (size_t e = 0; e < bt; e++) {
+    const float *Ae = A + e * m * k, *Be = B + (t->shared_b ? 0 : e) * k * n;
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < n; j++) {
+        double sum = 0, mag = 0;
+        for (size_t p = 0; p < k; p++) {
+          double x = (double)(t->ta ? Ae[p * m + i] : Ae[i * k + p]) *
+                     (t->tb ? Be[j * k + p] : Be[p * n + j]);
+          sum += x;
+          mag += fabs(x);
+        }
+        size_t o = e * m * n + i * n + j;
+        double cv = t->beta != 0 ? t->beta * C0[o] : 0;
+        ref[o] = t->alpha * sum + cv;
+        bound[o] = fabs(t->alpha) * mag + fabs(cv);
+      }
+  }
+  ocal_buffer ba, bb, bc, va, vb, vc;
+  ck_assert_ocal(ocal_buffer_from_host(ctx, dt, 1, &sa, ha, &ba));
+  ck_assert_ocal(ocal_buffer_from_host(ctx, dt, 1, &sb, hb, &bb));
+  ck_assert_ocal(ocal_buffer_from_host(ctx, dt, 1, &sc, hc, &bc));
+  size_t shape_a[3] = {bt, ar, ac}, shape_b[3] = {bt, br, bcols}, shape_c[3] = {bt, m, n};
+  int nd = bt > 1 ? 3 : 2;
+  ck_assert_ocal(ocal_buffer_view(ba, t->off, nd, nd == 3 ? shape_a : shape_a + 1, &va));
+  ck_assert_ocal(ocal_buffer_view(bb, t->off, t->shared_b ? 2 : nd,
+                                  t->shared_b || nd == 2 ? shape_b + 1 : shape_b, &vb));
+  ck_assert_ocal(ocal_buffer_view(bc, t->off, nd, nd == 3 ? shape_c : shape_c + 1, &vc));
+  const char *engine = NULL, *reason = NULL;
+  ck_assert_ocal(ocal_gemm_engine_query(ctx, dt, t->ta ? OCAL_TRANS : OCAL_NO_TRANS, m, n, k,
+                                        bt, &engine, &reason));
+  char what[200];
+  snprintf(what, sizeof what, "%s %s%s %zux%zux%zu batch %zu off %zu beta %g%s (%s)",
+           ocal_dtype_name(dt), t->ta ? "T" : "N", t->tb ? "T" : "N", m, n, k, bt, t->off,
+           t->beta, t->nan_c ? " over NaN" : "", engine);
+  ck_assert_msg(strcmp(engine, expect_engine) == 0, "%s: engine %s (%s)", what, engine, reason);
+  ck_assert_ocal(ocal_gemm(t->ta ? OCAL_TRANS : OCAL_NO_TRANS, t->tb ? OCAL_TRANS : OCAL_NO_TRANS,
+                           t->alpha, va, vb, t->beta, vc));
+  ck_assert_ocal(ocal_buffer_read(bc, 0, sc, hg, NULL));
+  ck_assert_ocal(ocal_half_decode(dt, hg, got, sc));
+  double u = dt == OCAL_F16 ? ldexp(1.0, -11) : ldexp(1.0, -8);
+  double tiny = dt == OCAL_F16 ? ldexp(1.0, -25) : 0.0, worst = 0;
+  for (size_t i = 0; i < nc; i++) {
+    double g = got[t->off + i], e = fabs(g - ref[i]);
+    /* Rounding C to nearest is within u of the f32 value, which is within the f32 term of
+     * the reference: so u (|ref| + f32 term) + the f32 term. */
+    double f32_term = (double)(k + 8) * ldexp(1.0, -23) * bound[i];
+    double allowed = f32_term * (1 + u) + u * fabs(ref[i]) + tiny;
+    ck_assert_msg(e <= allowed, "%s: C[%zu] = %.6g, expected %.6g (error %.3g, allowed %.3g)",
+                  what, i, g, ref[i], e, allowed);
+    if (allowed > 0 && e / allowed > worst) worst = e / allowed;
+  }
+  for (size_t i = 0; i < sc; i++)
+    if (i < t->off || i >= t->off + nc)
+      ck_assert_msg(hg[i] == hc[i], "%s: element %zu outside C's view changed", what, i);
+  printf("check_gemm_tc: %s: worst error %.3g of the tolerance\n", what, worst);
+  fflush(stdout);
+  ocal_buffer_release(va), ocal_buffer_release(vb), ocal_buffer_release(vc);
+  ocal_buffer_release(ba), ocal_buffer_release(bb), ocal_buffer_release(bc);
+  free(fa), free(fb), free(fc), free(got), free(ha), free(hb), free(hc), free(hg);
+  free(ref), free(bound);
+}
+
+#define HALF_ENGINE "tensor cores (f16/bf16, mma.sync)"
+
+/* f16 and bf16 GEMMs on the m16n8k16 kernels (real, else emulated): every transpose at an odd
+ * shape, the cp.async path (offsets and leading dimensions multiples of 8), beta = 0 over
+ * NaN, a batch with B shared; the emulation keeps to fewer builds. */
+START_TEST(test_half_cases) {
+  int emulated = open_tc();
+  static const gcase cases[] = {
+      {129, 7, 33, 1, 0, 0, 1.5, -0.5, 0, 3, 0},
+      {136, 72, 48, 1, 0, 0, 1.0, 0.0, 1, 8, 0},
+      {1, 1, 1, 1, 0, 0, 2.0, 0.5, 0, 0, 0},
+      {45, 17, 29, 2, 0, 0, 1.0, 0.25, 0, 1, 1},
+  };
+  uint64_t seed = 500;
+  for (int d = 0; d < 2; d++) {
+    ocal_dtype dt = d ? OCAL_BF16 : OCAL_F16;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+      for (int t = 0; t < 4; t++) {
+        /* Emulated (PoCL in CI, where every variant is a slow build): f16 NN and TT at the
+         * odd shape, NN on the cp.async path and the batch; bf16 NN on the cp.async path. */
+        if (emulated && (t == 1 || t == 2 || (t == 3 && (d == 1 || i > 0)) ||
+                         (d == 1 && i != 1) || i == 2))
+          continue;
+        gcase c = cases[i];
+        c.ta = t & 1, c.tb = t >> 1;
+        run_half_case(dt, &c, HALF_ENGINE, seed++);
+      }
+  }
+  if (!emulated) {
+    gcase c = {1000, 1000, 1000, 1, 0, 0, 1.0, 0.0, 0, 0, 0};
+    run_half_case(OCAL_F16, &c, HALF_ENGINE, 7);
+    run_half_case(OCAL_BF16, &c, HALF_ENGINE, 8);
+  }
+}
+END_TEST
+
 /* Where the device has no tensor cores, precision tf32 runs the portable kernels, exactly. */
 START_TEST(test_fallback_is_exact) {
   if (device_has_tc()) {
@@ -481,6 +609,7 @@ static Suite *gemm_tc_suite(void) {
   tcase_add_test(tc, test_probe_answer_cached);
   tcase_add_test(tc, test_fallback_is_exact);
   tcase_add_test(tc, test_tc_cases);
+  tcase_add_test(tc, test_half_cases);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -62,9 +62,12 @@ typedef enum ocal_transpose {
  * CLBlast, no host loop): C is {batch, m, n}; A and B are {batch, ...} or 2-D, in which case
  * the one matrix is used for every batch entry. With k = 0, C = beta * C.
  *
- * f16 and bf16 operands give a result of the same type (f16 x f16 -> f16): they are
- * converted to f32, multiplied with f32 accumulation by the engine the rule picks for f32,
- * and the result rounded to nearest even; alpha and beta apply in f32.
+ * f16 and bf16 operands give a result of the same type (f16 x f16 -> f16): their products
+ * accumulate in f32, alpha and beta apply in f32 and the result is rounded to nearest even.
+ * Where the device's tensor-core probe passed for the type (ocal_gemm_get_precision), one
+ * m16n8k16 tensor-core kernel does it; elsewhere they are converted to f32 and multiplied by
+ * the engine the rule picks for f32. No precision mode is involved: the 16-bit products are
+ * exact either way.
  * \param ta whether A is transposed: A has shape {m, k}, or {k, m} with OCAL_TRANS.
  * \param tb whether B is transposed: B has shape {k, n}, or {n, k} with OCAL_TRANS.
  * \param alpha scale of the product.

@@ -181,7 +181,28 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
   OCAL__CHECK(check_disjoint(__func__, c, "c", a, "a"));
   OCAL__CHECK(check_disjoint(__func__, c, "c", b, "b"));
   if (m == 0 || n == 0 || batch == 0) return OCAL_OK;
-  if (ocal__dtype_is_half(dtype)) return gemm_half(ta, tb, alpha, a, b, beta, c);
+  if (ocal__dtype_is_half(dtype)) {
+    /* Tensor cores (m16n8k16, f32 accumulation) where the probe passed for this type, unless
+     * OCAL_GEMM names another engine; OCAL_GEMM=tc insists. The 16-bit products are exact in
+     * f32, so no precision mode is involved. */
+    int engine = ctx->settings.gemm;
+    int fits = m <= 0x7fffffff && n <= 0x7fffffff && ak <= 0x7fffffff;
+    if (ak > 0 && fits && (engine == OCAL__ENGINE_AUTO || engine == OCAL__ENGINE_TC) &&
+        ocal__gemm_tc_half_ready(ctx, dtype)) {
+      ocal__gemm_call call = {ctx, dtype, ta, tb, m, n, ak, batch, alpha, beta, a, b, c};
+      int not_built = 0;
+      ocal_status s = ocal__gemm_tc_half(&call, &not_built);
+      if (!not_built) return s;
+      if (engine == OCAL__ENGINE_TC)
+        return OCAL_FAIL(OCAL_UNSUPPORTED, "OCAL_GEMM=tc: the %s tensor-core kernel does not "
+                         "build on this device", ocal_dtype_name(dtype));
+    } else if (engine == OCAL__ENGINE_TC && ak > 0) {
+      return OCAL_FAIL(OCAL_UNSUPPORTED,
+                       "OCAL_GEMM=tc, but this device's tensor-core probe failed for %s (ocal "
+                       "info says why)", ocal_dtype_name(dtype));
+    }
+    return gemm_half(ta, tb, alpha, a, b, beta, c);
+  }
   if (ak == 0) return ocal__blas_scale_output(c, beta, __func__);
 
   /* CLBlast's indices are int: the split-K engine needs every element index to fit. */
@@ -222,7 +243,15 @@ ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, ocal_tran
                      ocal_dtype_name(dtype));
   if (ta != OCAL_NO_TRANS && ta != OCAL_TRANS)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ta must be OCAL_NO_TRANS or OCAL_TRANS");
-  /* f16 and bf16 products run as f32 products between conversions (gemm_half). */
+  /* f16 and bf16 products run on tensor cores where the probe passed for the type (unless
+   * OCAL_GEMM names another engine), else as f32 products between conversions (gemm_half). */
+  if (ocal__dtype_is_half(dtype) && m && n && k && batch &&
+      (ctx->settings.gemm == OCAL__ENGINE_AUTO || ctx->settings.gemm == OCAL__ENGINE_TC) &&
+      ocal__gemm_tc_half_ready(ctx, dtype)) {
+    *engine = "tensor cores (f16/bf16, mma.sync)";
+    *reason = "f16/bf16 operands, probe passed: tensor cores (m16n8k16, f32 accumulation)";
+    return OCAL_OK;
+  }
   if (ocal__dtype_is_half(dtype)) dtype = OCAL_F32;
   if (!m || !n || !k || !batch)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT,

@@ -119,6 +119,11 @@ ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, 
 int ocal__gemm_tc_ready(ocal_context ctx);
 ocal_status ocal__gemm_tc_answer(ocal_context ctx, int *ok, const char **detail,
                                  int *from_disk, unsigned *probes);
+/* f16 and bf16 GEMMs on tensor cores (gemm_tc.c): whether the probe passed for dtype, and
+ * the product (call->dtype OCAL_F16 or OCAL_BF16, dimensions within 2^31 - 1). *not_built
+ * = 1 (nothing run, OCAL_OK) where the kernel does not build: the portable path runs. */
+int ocal__gemm_tc_half_ready(ocal_context ctx, ocal_dtype dtype);
+ocal_status ocal__gemm_tc_half(const ocal__gemm_call *call, int *not_built);
 /* f32 -> TF32 as the tensor cores' cvt.rna.tf32.f32: to nearest, ties away from zero. */
 float ocal__tf32_round(float x);
 

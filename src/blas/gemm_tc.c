@@ -136,6 +136,7 @@ static ocal_status make_buffer(ocal_context ctx, size_t bytes, const void *host,
 /* ---- the launcher (the engine and the probe's GEMM) ------------------------------------- */
 
 typedef struct tc_launch {
+  ocal_dtype dtype; /* OCAL_F32 (TF32 kernels), OCAL_F16 or OCAL_BF16 (m16n8k16, C alike) */
   int ta, tb;
   size_t m, n, k, batch;
   cl_mem a, b, c;
@@ -149,11 +150,24 @@ typedef struct tc_launch {
  * its register-staged two-stage form (the same tile, element-wise edges). */
 static void variant_options(ocal_context ctx, const char *spell, const tc_launch *L, char *out,
                             size_t size) {
-  int vec = L->lda % 4 == 0 && L->ldb % 4 == 0 && L->ldc % 4 == 0 && L->a_off % 4 == 0 &&
-            L->b_off % 4 == 0 && L->c_off % 4 == 0 && L->a_stride % 4 == 0 &&
-            L->b_stride % 4 == 0 && L->c_stride % 4 == 0;
+  /* 16 bytes of elements: 4 f32 or 8 f16/bf16. */
+  size_t w = L->dtype == OCAL_F32 ? 4 : 8;
+  int vec = L->lda % w == 0 && L->ldb % w == 0 && L->ldc % w == 0 && L->a_off % w == 0 &&
+            L->b_off % w == 0 && L->c_off % w == 0 && L->a_stride % w == 0 &&
+            L->b_stride % w == 0 && L->c_stride % w == 0;
   uint64_t local = ocal__context_info(ctx)->local_mem_bytes;
   unsigned local_max = local < TC_LOCAL_MAX ? (unsigned)local : TC_LOCAL_MAX;
+  if (L->dtype != OCAL_F32) {
+    /* Round 1's `f16_cp_ldm` with 16-bit C (`_o16`): 128 x 128 x 32 blocks, two stages,
+     * cp.async (VEC) and ldmatrix for both operands; 280 TFLOP/s at 4096^3 on an H100 with
+     * f16 C (PyTorch f16 736), ahead of round 2's deeper pipelines. */
+    const char *t = L->dtype == OCAL_F16 ? "F16" : "BF16";
+    snprintf(out, size,
+             "-DMMA_%s -DOUT_%s%s -DTA=%d -DTB=%d -DVEC=%d -DCP_ASYNC=%d -DLDMATRIX=1 "
+             "-DLOCAL_MAX=%u",
+             t, t, spell, L->ta, L->tb, vec, vec, local_max);
+    return;
+  }
   snprintf(out, size,
            "-DMMA_TF32%s -DTA=%d -DTB=%d -DVEC=%d -DCP_ASYNC=%d -DLDMATRIX=1 -DBM=%d -DBN=%d "
            "-DBK=8%s -DRASTER=8 -DLOCAL_MAX=%u",
@@ -314,7 +328,7 @@ static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int *ok, 
       (s = make_buffer(ctx, sb, hb, &mb)) != OCAL_OK ||
       (s = make_buffer(ctx, sc, hc, &mc)) != OCAL_OK)
     goto done;
-  tc_launch L = {0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
+  tc_launch L = {OCAL_F32, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
   if ((s = tc_enqueue(ctx, spell, &L, &not_built)) != OCAL_OK) goto done;
@@ -340,9 +354,75 @@ done:
   return s;
 }
 
+/* One f16 (or bf16) GEMM of the engine's 16-bit variant, C in the same type: 136 x 72 x 48
+ * (VEC, cp.async), alpha 1.5, beta -0.5, against a double product of the inputs; the bound
+ * adds the output's rounding (2^-11 f16, 2^-8 bf16, relative; 2^-25 absolute for f16's
+ * subnormals) to (k + 8) 2^-23 of |alpha| sum |a b| + |beta c|. */
+static ocal_status run_probe_gemm_half(ocal_context ctx, const char *spell, ocal_dtype dtype,
+                                       int *ok) {
+  enum { M = 136, N = 72, K = 48 };
+  const size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+  float *f = malloc(sizeof(float) * (na + nb + nc) * 2);
+  uint16_t *h = malloc(sizeof(uint16_t) * (na + nb + nc));
+  *ok = 0;
+  ocal_status s = OCAL_OK;
+  cl_mem ma = NULL, mb = NULL, mc = NULL;
+  if (!f || !h) {
+    s = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, FUNC, "no memory for the tensor-core probe");
+    goto done;
+  }
+  uint64_t seed = 0x68616c662d6d6d61ull;
+  for (size_t i = 0; i < na + nb + nc; i++) f[i] = (float)rng_unit(&seed);
+  /* The inputs as the device sees them: encoded, then decoded back (exact). */
+  if ((s = ocal_half_encode(dtype, f, h, na + nb + nc)) != OCAL_OK ||
+      (s = ocal_half_decode(dtype, h, f, na + nb + nc)) != OCAL_OK)
+    goto done;
+  const float *a = f, *b = f + na, *c0 = f + na + nb;
+  float *got = f + na + nb + nc;
+  if ((s = make_buffer(ctx, na * 2, h, &ma)) != OCAL_OK ||
+      (s = make_buffer(ctx, nb * 2, h + na, &mb)) != OCAL_OK ||
+      (s = make_buffer(ctx, nc * 2, h + na + nb, &mc)) != OCAL_OK)
+    goto done;
+  const double alpha = 1.5, beta = -0.5;
+  tc_launch L = {dtype, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
+                 (float)alpha, (float)beta, K, 1};
+  int not_built;
+  if ((s = tc_enqueue(ctx, spell, &L, &not_built)) != OCAL_OK) goto done;
+  cl_int err = clEnqueueReadBuffer(ocal__context_queue(ctx), mc, CL_TRUE, 0, nc * 2,
+                                   h + na + nb, 0, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueReadBuffer", FUNC);
+    goto done;
+  }
+  if ((s = ocal_half_decode(dtype, h + na + nb, got, nc)) != OCAL_OK) goto done;
+  double u = dtype == OCAL_F16 ? ldexp(1.0, -11) : ldexp(1.0, -8);
+  double tiny = dtype == OCAL_F16 ? ldexp(1.0, -25) : 0.0;
+  *ok = 1;
+  for (size_t i = 0; i < M; i++)
+    for (size_t j = 0; j < N; j++) {
+      double sum = 0, mag = 0;
+      for (size_t p = 0; p < K; p++) {
+        double x = (double)a[i * K + p] * b[p * N + j];
+        sum += x;
+        mag += fabs(x);
+      }
+      double ref = alpha * sum + beta * c0[i * N + j];
+      double bound = fabs(alpha) * mag + fabs(beta * c0[i * N + j]);
+      double e = fabs(got[i * N + j] - ref);
+      double f32_term = (K + 8) * ldexp(1.0, -23) * bound;
+      if (!(e <= f32_term * (1 + u) + u * fabs(ref) + tiny)) *ok = 0;
+    }
+done:
+  if (ma) clReleaseMemObject(ma);
+  if (mb) clReleaseMemObject(mb);
+  if (mc) clReleaseMemObject(mc);
+  free(f), free(h);
+  return s;
+}
+
 /* The disk cache's record of an answer: this text exactly, nothing else accepted (a file
  * edited or made by anything but ocal is "no answer", and the probe runs again). */
-#define ANSWER_FORMAT "ocal tensor-core probe 1\nok=%d f16=%d bf16=%d extra=%d\n"
+#define ANSWER_FORMAT "ocal tensor-core probe 2\nok=%d f16=%d bf16=%d extra=%d\n"
 
 static char *answer_key(ocal_context ctx) {
   const char *src = NULL;
@@ -385,10 +465,11 @@ static int load_answer(ocal_context ctx, tc_state *st) {
   if (!good) return 0;
   st->ok = ok, st->f16 = f16, st->bf16 = bf16, st->extra = extra;
   st->from_disk = 1;
-  snprintf(st->detail, sizeof st->detail, "%s (the probe's answer for this device and driver, "
-           "from the disk cache)",
+  snprintf(st->detail, sizeof st->detail, "%s (f16 %s, bf16 %s; the probe's answer for this "
+           "device and driver, from the disk cache)",
            ok ? "tensor cores (tf32, mma.sync m16n8k8): probe passed"
-              : "no tensor cores: the probe failed");
+              : "no tensor cores: the probe failed",
+           f16 ? "passed" : "failed", bf16 ? "passed" : "failed");
   return 1;
 }
 
@@ -468,6 +549,13 @@ static void probe(ocal_context ctx, tc_state *st) {
   st->probes++;
   s = run_probe_kernel(pctx, k, &tf32, &f16, &bf16, &cvt, &addr);
   if (s == OCAL_OK && tf32 && cvt && addr) s = run_probe_gemm(pctx, spell, &gemm, &worst);
+  /* The 16-bit kernels: their products were exact above; one GEMM each of the variant the
+   * engine runs (the address mode and ldmatrix are shared with TF32's). */
+  int f16_gemm = 0, bf16_gemm = 0;
+  if (s == OCAL_OK && f16 && addr) s = run_probe_gemm_half(pctx, spell, OCAL_F16, &f16_gemm);
+  if (s == OCAL_OK && bf16 && addr) s = run_probe_gemm_half(pctx, spell, OCAL_BF16, &bf16_gemm);
+  f16 = f16 && f16_gemm;
+  bf16 = bf16 && bf16_gemm;
   if (s != OCAL_OK) {
     /* A run that failed (not a wrong answer) may be a passing fault of the driver: the
      * answer is kept for this context only. */
@@ -482,10 +570,10 @@ static void probe(ocal_context ctx, tc_state *st) {
   st->bf16 = bf16;
   if (st->ok)
     snprintf(st->detail, sizeof st->detail,
-             "tensor cores (tf32, mma.sync m16n8k8): probe passed%s (f16 %s, bf16 %s; GEMM "
-             "check worst error %.3g of its bound)",
-             emulate ? " in emulation (OCAL_GEMM_TC_EMULATE)" : "",
-             f16 ? "exact" : "wrong", bf16 ? "exact" : "wrong", worst);
+             "tensor cores (tf32, mma.sync m16n8k8): probe passed%s (TF32 GEMM check worst "
+             "error %.3g of its bound; f16 %s, bf16 %s)",
+             emulate ? " in emulation (OCAL_GEMM_TC_EMULATE)" : "", worst,
+             f16 ? "passed" : "failed", bf16 ? "passed" : "failed");
   else
     snprintf(st->detail, sizeof st->detail,
              "no tensor cores: the probe ran but %s", !tf32   ? "the TF32 mma product was wrong"
@@ -531,6 +619,63 @@ ocal_status ocal__gemm_tc_answer(ocal_context ctx, int *ok, const char **detail,
   return OCAL_OK;
 }
 
+/* ---- f16 and bf16 (m16n8k16, f32 accumulation) ------------------------------------------ */
+
+int ocal__gemm_tc_half_ready(ocal_context ctx, ocal_dtype dtype) {
+  tc_state *st;
+  if (get_state(ctx, &st) != OCAL_OK) return 0;
+  ocal__gemm_tc_ready(ctx);
+  pthread_mutex_lock(&st->lock);
+  int ok = dtype == OCAL_F16 ? st->f16 : dtype == OCAL_BF16 ? st->bf16 : 0;
+  pthread_mutex_unlock(&st->lock);
+  return ok;
+}
+
+/* An f16 or bf16 product (A, B and C of that type) in one kernel: the products of the 16-bit
+ * inputs are exact and accumulate in f32, alpha and beta apply in f32 and C is rounded to
+ * nearest even, the semantics of blas.c's portable path (convert to f32, f32 GEMM, convert
+ * back) without its four extra passes. No split of k: the split-k sum is f32's. */
+ocal_status ocal__gemm_tc_half(const ocal__gemm_call *g, int *not_built) {
+  ocal_context ctx = g->ctx;
+  *not_built = 0;
+  tc_state *st;
+  ocal_status s = get_state(ctx, &st);
+  if (s != OCAL_OK) return s;
+  if (!ocal__gemm_tc_half_ready(ctx, g->dtype)) {
+    *not_built = 1;
+    return OCAL_OK;
+  }
+  ocal_buffer a = g->a, b = g->b, c = g->c;
+  size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1];
+  tc_launch L = {g->dtype,
+                 g->ta == OCAL_TRANS,
+                 g->tb == OCAL_TRANS,
+                 g->m,
+                 g->n,
+                 g->k,
+                 g->batch,
+                 a->mem,
+                 b->mem,
+                 c->mem,
+                 a->offset,
+                 lda,
+                 a->ndim == 3 ? a->shape[1] * lda : 0,
+                 b->offset,
+                 ldb,
+                 b->ndim == 3 ? b->shape[1] * ldb : 0,
+                 c->offset,
+                 g->n,
+                 g->m * g->n,
+                 (float)g->alpha,
+                 (float)g->beta,
+                 g->k,
+                 1};
+  char spell[64];
+  spelling(emulated(ctx), st->extra, spell, sizeof spell);
+  s = tc_enqueue(ctx, spell, &L, not_built);
+  return *not_built ? OCAL_OK : s;
+}
+
 /* ---- the engine ---------------------------------------------------------------------------- */
 
 static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *choice,
@@ -568,7 +713,8 @@ static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *cho
                      bytes > ocal__context_info(ctx)->max_alloc_bytes / 4 ||
                      ocal__device_alloc(ctx, bytes, &w) != OCAL_OK))
     slices = 1, kc = g->k, w = NULL; /* no room: one pass */
-  tc_launch L = {g->ta == OCAL_TRANS,
+  tc_launch L = {OCAL_F32,
+                 g->ta == OCAL_TRANS,
                  g->tb == OCAL_TRANS,
                  g->m,
                  g->n,
