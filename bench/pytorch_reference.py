@@ -233,6 +233,18 @@ class Bench:
                          2.0 * m * n * k / t * 1e-9, "GFLOP/s", us=t * 1e6,
                          note=label + "; TF32 on")
             torch.backends.cuda.matmul.allow_tf32 = False
+            # f16 and bf16 (ocal's rows where its tensor-core probe passed): C of the same type.
+            for name, dt in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+                for sq in (1024, 4096, 8192):
+                    if sq > self.gemm_max:
+                        continue
+                    a = (torch.rand((sq, sq), device=self.dev) - 0.5).to(dt)
+                    b = (torch.rand((sq, sq), device=self.dev) - 0.5).to(dt)
+                    c = torch.empty((sq, sq), device=self.dev, dtype=dt)
+                    t = self.time(lambda: torch.matmul(a, b, out=c), 0.2)
+                    self.add("gemm", "gemm_nn", name, "%dx%dx%d" % (sq, sq, sq), sq, "gflops",
+                             2.0 * sq ** 3 / t * 1e-9, "GFLOP/s", us=t * 1e6,
+                             note="square; %s" % name)
         n = 1 << (16 if self.quick else 26)
         x = torch.rand(n, device=self.dev) - 0.5
         y = torch.rand(n, device=self.dev) - 0.5

@@ -56,14 +56,15 @@ timeout 240 python3 "$src/bench/pytorch_reference.py" --suite gemm --json "$out/
 if [ -s "$out/ocal.json" ] && [ -s "$out/torch.json" ]; then
   "$b/tools/ocal" bench --from "$out/ocal.json" --compare "$out/torch.json" > "$out/compare.txt" 2>&1
   echo "== ocal / PyTorch (tf32: ocal's TF32 context against PyTorch with allow_tf32; f32: both exact)"
-  grep -E "gflops" "$out/compare.txt" | grep -E " (tf32|f32) " | awk '{ printf "  %s\n", $0 }'
+  grep -E "gflops" "$out/compare.txt" | grep -E " (tf32|f32|f16|bf16) " |
+    awk '{ printf "  %s\n", $0 }'
   # The tf32 rows' engines (the notes name them).
   python3 - "$out/ocal.json" <<'PY'
 import json, sys
 recs = json.load(open(sys.argv[1]))["records"]
 for r in recs:
-    if r.get("dtype") == "tf32":
-        print("  tf32 %-14s %s" % (r.get("size"), r.get("note", "")))
+    if r.get("dtype") in ("tf32", "f16", "bf16"):
+        print("  %-4s %-14s %s" % (r.get("dtype"), r.get("size"), r.get("note", "")))
 PY
 fi
 

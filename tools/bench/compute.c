@@ -26,6 +26,19 @@ static ocal_buffer random_matrix(ocal_context ctx, size_t rows, size_t cols) {
   return random_buffer(ctx, 2, rows, cols);
 }
 
+/* A random matrix of a 16-bit type: f32 values cast (rounded to nearest even). */
+static ocal_buffer random_matrix_of(ocal_context ctx, ocal_dtype dt, size_t rows, size_t cols) {
+  ocal_buffer f = random_matrix(ctx, rows, cols), h = NULL;
+  if (dt == OCAL_F32 || !f) return f;
+  size_t shape[2] = {rows, cols};
+  if (ocal_buffer_create(ctx, dt, 2, shape, &h) != OCAL_OK || ocal_cast(f, h) != OCAL_OK) {
+    ocal_buffer_release(h);
+    h = NULL;
+  }
+  ocal_buffer_release(f);
+  return h;
+}
+
 typedef struct gemm_arg {
   ocal_transpose ta, tb;
   ocal_buffer a, b, c;
@@ -51,9 +64,11 @@ static const char *tuning_name(ocal_blas_tuning_source s) {
 static int one_gemm(bench_run *r, const char *label, size_t m, size_t n, size_t k,
                     ocal_transpose ta, ocal_transpose tb, const char *tuning, const char *dtype) {
   gemm_arg g = {ta, tb, NULL, NULL, NULL};
-  g.a = ta ? random_matrix(r->ctx, k, m) : random_matrix(r->ctx, m, k);
-  g.b = tb ? random_matrix(r->ctx, n, k) : random_matrix(r->ctx, k, n);
-  g.c = random_matrix(r->ctx, m, n);
+  /* "f16" and "bf16" rows multiply buffers of that type; "f32" and "tf32" f32 ones. */
+  ocal_dtype dt = !strcmp(dtype, "f16") ? OCAL_F16 : !strcmp(dtype, "bf16") ? OCAL_BF16 : OCAL_F32;
+  g.a = ta ? random_matrix_of(r->ctx, dt, k, m) : random_matrix_of(r->ctx, dt, m, k);
+  g.b = tb ? random_matrix_of(r->ctx, dt, n, k) : random_matrix_of(r->ctx, dt, k, n);
+  g.c = random_matrix_of(r->ctx, dt, m, n);
   int rc = 1;
   if (!g.a || !g.b || !g.c) {
     fprintf(stderr, "ocal bench: gemm matrices: %s\n", ocal_last_error());
@@ -191,6 +206,20 @@ int bench_suite_gemm(bench_run *r) {
       r->ctx = saved;
     }
     ocal_context_release(tctx);
+  }
+  /* f16 and bf16 rows where the device's tensor-core probe passed for the type (elsewhere
+   * their GEMM is the portable conversion path, measured by bench/half). */
+  static const ocal_dtype halves[2] = {OCAL_F16, OCAL_BF16};
+  for (int h = 0; h < 2 && !rc && !r->quick; h++) {
+    const char *engine = NULL, *reason;
+    if (ocal_gemm_engine_query(r->ctx, halves[h], OCAL_NO_TRANS, 1024, 1024, 1024, 1, &engine,
+                               &reason) != OCAL_OK || !strstr(engine, "tensor cores"))
+      continue;
+    static const size_t sq[] = {1024, 4096, 8192};
+    for (size_t i = 0; i < sizeof sq / sizeof sq[0] && !rc; i++)
+      if (sq[i] <= r->gemm_max)
+        rc = one_gemm(r, "square", sq[i], sq[i], sq[i], OCAL_NO_TRANS, OCAL_NO_TRANS, engine,
+                      ocal_dtype_name(halves[h]));
   }
   if (!rc) rc = blas_vectors(r, (size_t)1 << (r->quick ? 16 : 26));
   return rc;
