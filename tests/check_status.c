@@ -246,6 +246,7 @@ static const dtype_row dtype_rows[] = {
     {OCAL_F32, "f32", 4}, {OCAL_F64, "f64", 8}, {OCAL_I32, "i32", 4},
     {OCAL_U32, "u32", 4}, {OCAL_I64, "i64", 8}, {OCAL_U64, "u64", 8},
     {OCAL_U8, "u8", 1},   {OCAL_C32, "c32", 8}, {OCAL_C64, "c64", 16},
+    {OCAL_F16, "f16", 2}, {OCAL_BF16, "bf16", 2},
 };
 #define N_DTYPE (sizeof dtype_rows / sizeof dtype_rows[0])
 
@@ -297,7 +298,7 @@ START_TEST(test_dtype_from_name_round_trip) {
 END_TEST
 
 START_TEST(test_dtype_from_name_unknown) {
-  const char *bad[] = {"float", "f16", "f3", "f320", "", "complex64", "xyz"};
+  const char *bad[] = {"float", "half", "f8", "bf32", "f3", "f320", "", "complex64", "xyz"};
   for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
     ocal_dtype dt = OCAL_I64;
     ck_assert_ocal_fails(ocal_dtype_from_name(bad[b], &dt), OCAL_INVALID_ARGUMENT);
