@@ -106,6 +106,8 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
 #ifndef OCAL_IN_PARAMS
 #define OCAL_IN_PARAMS __global const T *ocal_x, const ulong ocal_xoff
 #define OCAL_LOAD(NAME, ocal_i) NAME##_cvt(ocal_x[ocal_xoff + (ocal_i)])
+#else
+#define OCAL_LB_USER_LOAD 1 /* no buffer to read vectors from (OCAL_LB_LOAD 2) */
 #endif
 #define OCAL_ACC_PARAMS(NAME) __global const NAME##_A *ocal_x, const ulong ocal_xoff
 #define OCAL_ACC_LOAD(NAME, ocal_i) NAME##_acc_cvt(ocal_x[ocal_xoff + (ocal_i)])
@@ -220,16 +222,21 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
 /* Elements per work-item of a look-back tile: 16 for results of 4 bytes or less, 8 for 8-byte
  * results, so a tile's local array takes what NAME_tiles' takes for 8-byte results (17 KB)
  * and a 2^28-element scan has half as many tiles (look-backs) for floats. The host mirrors
- * the rule (scan.c, lookback_ipt). */
+ * the rule (scan.c, ocal__scan_lookback_ipt); -DOCAL_LB_IPT=n overrides it for the built-in
+ * operations (bench/scan_probe, which sizes its launches itself). */
 #if defined(OCAL_ONLY_maximum) || !defined(OCAL_ONLY)
-#if defined(OCAL_DTYPE_f64) || defined(OCAL_DTYPE_i64) || defined(OCAL_DTYPE_u64)
+#if defined(OCAL_LB_IPT)
+#define maximum_LB_IPT OCAL_LB_IPT
+#elif defined(OCAL_DTYPE_f64) || defined(OCAL_DTYPE_i64) || defined(OCAL_DTYPE_u64)
 #define maximum_LB_IPT 8
 #else
 #define maximum_LB_IPT 16
 #endif
 #endif
 #if defined(OCAL_ONLY_sum) || !defined(OCAL_ONLY)
-#if defined(OCAL_DTYPE_f32)
+#if defined(OCAL_LB_IPT)
+#define sum_LB_IPT OCAL_LB_IPT
+#elif defined(OCAL_DTYPE_f32)
 #define sum_LB_IPT 16
 #else
 #define sum_LB_IPT 8
@@ -237,21 +244,61 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
 #endif
 #define OCAL_LB_TILE_WORDS(ocal_ipt) (OCAL_WG_MAX * (ocal_ipt) + OCAL_WG_MAX * (ocal_ipt) / 32)
 
+/* How the look-back kernel does each step (build options; bench/scan_probe times them):
+ *   OCAL_LB_LOAD   0: the tile goes to local memory in a loop of L-strided loads whose trip
+ *                     count the compiler does not know (one load in flight per work-item);
+ *                  1: NAME_LB_IPT loads per work-item into registers first (all in flight at
+ *                     once), then to local memory; the same for the stores;
+ *                  2: as 1 with 4-element vector loads and stores, for the built-in
+ *                     operations over 4-byte elements (others take 1).
+ *   OCAL_LB_BSCAN  0: the work-items' totals scanned by Hillis and Steele in place (two
+ *                     barriers a step); 1: the same into two buffers in turn (one barrier a
+ *                     step); 2: each 32-wide warp scans with PTX shuffles (NVIDIA's inline
+ *                     assembly), then one barrier for the warps' totals.
+ *   OCAL_LB_PACK   1: results of 4 bytes or less are published with their flag in one 64-bit
+ *                     word (cl_khr_int64_base_atomics), read in one load with no fence.
+ *   OCAL_LB_NONE   1: no look-back: every tile is scanned from the neutral value (wrong
+ *                     results on purpose: the speed of the tile work alone, for the probe).
+ *   OCAL_LB_STATS  1: state words 1 and 2 count predecessors looked at and windows read. */
+#ifndef OCAL_LB_LOAD
+#define OCAL_LB_LOAD 1
+#endif
+#ifndef OCAL_LB_BSCAN
+#define OCAL_LB_BSCAN 1
+#endif
+#ifndef OCAL_LB_PACK
+#define OCAL_LB_PACK 0
+#endif
+#ifndef OCAL_LB_NONE
+#define OCAL_LB_NONE 0
+#endif
+#ifndef OCAL_LB_STATS
+#define OCAL_LB_STATS 0
+#endif
+#if OCAL_LB_PACK
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#endif
+
 #if defined(OCAL_DTYPE_f32)
 #define OCAL_T_BITS(ocal_v) ((ulong)as_uint(ocal_v))
 #define OCAL_T_FROM_BITS(ocal_b) as_float((uint)(ocal_b))
+#define OCAL_T4 float4
 #elif defined(OCAL_DTYPE_f64)
 #define OCAL_T_BITS(ocal_v) as_ulong(ocal_v)
 #define OCAL_T_FROM_BITS(ocal_b) as_double(ocal_b)
 #elif defined(OCAL_DTYPE_i32)
 #define OCAL_T_BITS(ocal_v) ((ulong)(uint)(ocal_v))
 #define OCAL_T_FROM_BITS(ocal_b) ((int)(uint)(ocal_b))
+#define OCAL_T4 int4
 #elif defined(OCAL_DTYPE_i64)
 #define OCAL_T_BITS(ocal_v) ((ulong)(ocal_v))
 #define OCAL_T_FROM_BITS(ocal_b) ((long)(ocal_b))
 #else
 #define OCAL_T_BITS(ocal_v) ((ulong)(ocal_v))
 #define OCAL_T_FROM_BITS(ocal_b) ((T)(ocal_b))
+#if defined(OCAL_DTYPE_u32)
+#define OCAL_T4 uint4
+#endif
 #endif
 #if defined(OCAL_ONLY_sum) || !defined(OCAL_ONLY)
 #ifdef OCAL_IS_FLOAT
@@ -281,6 +328,188 @@ ulong ocal_lb_load(volatile __global uint *ocal_w) {
   uint ocal_lo = ocal_w[0], ocal_hi = ocal_w[1];
   return (ulong)ocal_lo | ((ulong)ocal_hi << 32);
 }
+/* Packed (OCAL_LB_PACK): the flag word in the low half, the value's 32 bits in the high half,
+ * exchanged and loaded as one 64-bit word. A tile's total and its inclusive prefix have a word
+ * each (a total never changes once published, so windows slid past can read it again). */
+#if OCAL_LB_PACK
+void ocal_lb_put64(__global uint *ocal_w, uint ocal_flag, ulong ocal_bits) {
+  atom_xchg((volatile __global ulong *)ocal_w, ((ulong)(uint)ocal_bits << 32) | ocal_flag);
+}
+ulong ocal_lb_get64(__global uint *ocal_w) { return *(volatile __global ulong *)ocal_w; }
+#else
+void ocal_lb_put64(__global uint *ocal_w, uint ocal_flag, ulong ocal_bits) {
+  ocal_lb_store(ocal_w, ((ulong)(uint)ocal_bits << 32) | ocal_flag);
+}
+ulong ocal_lb_get64(__global uint *ocal_w) { return ocal_lb_load(ocal_w); }
+#endif
+
+/* A warp-wide shuffle up by d lanes (OCAL_LB_BSCAN 2: NVIDIA's PTX through OpenCL C's inline
+ * assembly, which NVIDIA's compiler accepts; the keyword is __asm__ unless -DOCAL_ASM_KW=asm). */
+#ifndef OCAL_ASM_KW
+#define OCAL_ASM_KW __asm__
+#endif
+#if OCAL_LB_BSCAN == 2 && !defined(OCAL_LB_SHFL_EMULATE)
+uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
+  uint ocal_r;
+  OCAL_ASM_KW volatile("shfl.sync.up.b32 %0, %1, %2, 0, 0xffffffff;" : "=r"(ocal_r) : "r"(ocal_x), "r"(ocal_d));
+  return ocal_r;
+}
+#define OCAL_LB_XCHG_DECL(NAME)
+#define OCAL_LB_SHFL_UP(NAME, ocal_dst, ocal_x, ocal_d)                                            \
+  ocal_dst = sizeof(NAME##_A) <= 4                                                                 \
+                 ? NAME##_FROM_BITS((ulong)ocal_shfl_up32((uint)NAME##_BITS(ocal_x), (ocal_d)))    \
+                 : NAME##_FROM_BITS((ulong)ocal_shfl_up32((uint)NAME##_BITS(ocal_x), (ocal_d)) |   \
+                                    ((ulong)ocal_shfl_up32((uint)(NAME##_BITS(ocal_x) >> 32), (ocal_d)) << 32));
+#elif OCAL_LB_BSCAN == 2
+/* -DOCAL_LB_SHFL_EMULATE: the same shuffle through local memory, so that the warp scan's
+ * indexing is tested where there is no PTX (PoCL; docs/scan.md). */
+#define OCAL_LB_XCHG_DECL(NAME) __local NAME##_A ocal_xchg[OCAL_WG_MAX];
+#define OCAL_LB_SHFL_UP(NAME, ocal_dst, ocal_x, ocal_d)                                            \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+  ocal_xchg[ocal_lid] = (ocal_x);                                                                  \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+  ocal_dst = (ocal_lid & 31) >= (ocal_d) ? ocal_xchg[ocal_lid - (ocal_d)] : (ocal_x);
+#else
+#define OCAL_LB_XCHG_DECL(NAME)
+#endif
+
+/* The tile into local memory (entry OCAL_PAD(k) holds element k of the tile, NAME_ID past
+ * its end m). The loads of OCAL_LB_LOAD 1 and 2 are all issued before the first local store,
+ * so a work-item has NAME_LB_IPT loads in flight; neighbouring work-items read neighbouring
+ * elements (or 4-element vectors), so every load instruction is coalesced. */
+#if OCAL_LB_LOAD == 2 && defined(OCAL_T4) && !defined(OCAL_LB_USER_LOAD)
+#define OCAL_LB_VEC 1
+#endif
+#if OCAL_LB_LOAD == 0
+#define OCAL_LB_TILE_IN(NAME)                                                                      \
+  for (uint ocal_k = ocal_lid; ocal_k < ocal_tile_len; ocal_k += ocal_L)                           \
+    ocal_tile[OCAL_PAD(ocal_k)] = ocal_k < ocal_m ? OCAL_LOAD(NAME, ocal_base + ocal_t0 + ocal_k) : NAME##_ID;
+#define OCAL_LB_TILE_OUT(NAME)                                                                     \
+  for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_orow[ocal_t0 + ocal_k] = ocal_tile[OCAL_PAD(ocal_k)];
+#elif defined(OCAL_LB_VEC)
+#define OCAL_LB_TILE_IN(NAME)                                                                      \
+  {                                                                                                \
+    NAME##_A ocal_r[NAME##_LB_IPT];                                                                \
+    const ulong ocal_g0 = ocal_xoff + ocal_base + ocal_t0;                                         \
+    if (ocal_m == ocal_tile_len && (ocal_g0 & 3) == 0) {                                           \
+      __global const OCAL_T4 *ocal_p4 = (__global const OCAL_T4 *)(ocal_x + ocal_g0);              \
+      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT / 4; ocal_k++) {                                \
+        const OCAL_T4 ocal_q = ocal_p4[ocal_lid + ocal_k * ocal_L];                                \
+        ocal_r[4 * ocal_k] = NAME##_cvt(ocal_q.s0);                                                \
+        ocal_r[4 * ocal_k + 1] = NAME##_cvt(ocal_q.s1);                                            \
+        ocal_r[4 * ocal_k + 2] = NAME##_cvt(ocal_q.s2);                                            \
+        ocal_r[4 * ocal_k + 3] = NAME##_cvt(ocal_q.s3);                                            \
+      }                                                                                            \
+    } else {                                                                                       \
+      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                    \
+        const uint ocal_e = 4 * (ocal_lid + (ocal_k >> 2) * ocal_L) + (ocal_k & 3);                \
+        ocal_r[ocal_k] = ocal_e < ocal_m ? OCAL_LOAD(NAME, ocal_base + ocal_t0 + ocal_e) : NAME##_ID; \
+      }                                                                                            \
+    }                                                                                              \
+    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                        \
+      ocal_tile[OCAL_PAD(4 * (ocal_lid + (ocal_k >> 2) * ocal_L) + (ocal_k & 3))] = ocal_r[ocal_k]; \
+  }
+#define OCAL_LB_TILE_OUT(NAME)                                                                     \
+  {                                                                                                \
+    __global NAME##_A *ocal_o1 = ocal_orow + ocal_t0;                                              \
+    if (ocal_m == ocal_tile_len && ((ocal_ooff + ocal_o * ocal_R + ocal_t0) & 3) == 0) {           \
+      __global OCAL_T4 *ocal_o4 = (__global OCAL_T4 *)ocal_o1;                                     \
+      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT / 4; ocal_k++) {                                \
+        const uint ocal_e = 4 * (ocal_lid + ocal_k * ocal_L);                                      \
+        ocal_o4[ocal_lid + ocal_k * ocal_L] =                                                      \
+            (OCAL_T4)(ocal_tile[OCAL_PAD(ocal_e)], ocal_tile[OCAL_PAD(ocal_e + 1)],                \
+                      ocal_tile[OCAL_PAD(ocal_e + 2)], ocal_tile[OCAL_PAD(ocal_e + 3)]);           \
+      }                                                                                            \
+    } else {                                                                                       \
+      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                    \
+        const uint ocal_e = 4 * (ocal_lid + (ocal_k >> 2) * ocal_L) + (ocal_k & 3);                \
+        if (ocal_e < ocal_m) ocal_o1[ocal_e] = ocal_tile[OCAL_PAD(ocal_e)];                        \
+      }                                                                                            \
+    }                                                                                              \
+  }
+#else
+#define OCAL_LB_TILE_IN(NAME)                                                                      \
+  {                                                                                                \
+    NAME##_A ocal_r[NAME##_LB_IPT];                                                                \
+    if (ocal_m == ocal_tile_len) {                                                                 \
+      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                      \
+        ocal_r[ocal_k] = OCAL_LOAD(NAME, ocal_base + ocal_t0 + ocal_lid + ocal_k * ocal_L);        \
+    } else {                                                                                       \
+      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                    \
+        const uint ocal_e = ocal_lid + ocal_k * ocal_L;                                            \
+        ocal_r[ocal_k] = ocal_e < ocal_m ? OCAL_LOAD(NAME, ocal_base + ocal_t0 + ocal_e) : NAME##_ID; \
+      }                                                                                            \
+    }                                                                                              \
+    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                        \
+      ocal_tile[OCAL_PAD(ocal_lid + ocal_k * ocal_L)] = ocal_r[ocal_k];                            \
+  }
+#define OCAL_LB_TILE_OUT(NAME)                                                                     \
+  {                                                                                                \
+    __global NAME##_A *ocal_o1 = ocal_orow + ocal_t0;                                              \
+    if (ocal_m == ocal_tile_len) {                                                                 \
+      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                      \
+        ocal_o1[ocal_lid + ocal_k * ocal_L] = ocal_tile[OCAL_PAD(ocal_lid + ocal_k * ocal_L)];     \
+    } else {                                                                                       \
+      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                    \
+        const uint ocal_e = ocal_lid + ocal_k * ocal_L;                                            \
+        if (ocal_e < ocal_m) ocal_o1[ocal_e] = ocal_tile[OCAL_PAD(ocal_e)];                        \
+      }                                                                                            \
+    }                                                                                              \
+  }
+#endif
+
+/* The scan of the work-items' totals ocal_run across the group: ocal_excl, the combination of
+ * the totals of the work-items before this one, and ocal_total, the tile's. */
+#if OCAL_LB_BSCAN == 0
+#define OCAL_LB_SUMS_WORDS OCAL_WG_MAX
+#define OCAL_LB_BLOCK_SCAN(NAME)                                                                   \
+  ocal_sums[ocal_lid] = ocal_run;                                                                  \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+  for (uint ocal_off = 1; ocal_off < ocal_L; ocal_off <<= 1) {                                     \
+    NAME##_A ocal_left = ocal_lid >= ocal_off ? ocal_sums[ocal_lid - ocal_off] : NAME##_ID;        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+    if (ocal_lid >= ocal_off) ocal_sums[ocal_lid] = NAME##_op(ocal_left, ocal_sums[ocal_lid]);     \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+  }                                                                                                \
+  const NAME##_A ocal_excl = ocal_lid > 0 ? ocal_sums[ocal_lid - 1] : NAME##_ID;                   \
+  const NAME##_A ocal_total = ocal_sums[ocal_L - 1];
+#elif OCAL_LB_BSCAN == 1
+#define OCAL_LB_SUMS_WORDS (2 * OCAL_WG_MAX)
+#define OCAL_LB_BLOCK_SCAN(NAME)                                                                   \
+  uint ocal_pp = 0;                                                                                \
+  ocal_sums[ocal_lid] = ocal_run;                                                                  \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+  for (uint ocal_off = 1; ocal_off < ocal_L; ocal_off <<= 1) {                                     \
+    NAME##_A ocal_s = ocal_sums[ocal_pp + ocal_lid];                                               \
+    if (ocal_lid >= ocal_off) ocal_s = NAME##_op(ocal_sums[ocal_pp + ocal_lid - ocal_off], ocal_s); \
+    ocal_pp ^= OCAL_WG_MAX;                                                                        \
+    ocal_sums[ocal_pp + ocal_lid] = ocal_s;                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+  }                                                                                                \
+  const NAME##_A ocal_excl = ocal_lid > 0 ? ocal_sums[ocal_pp + ocal_lid - 1] : NAME##_ID;         \
+  const NAME##_A ocal_total = ocal_sums[ocal_pp + ocal_L - 1];
+#elif OCAL_LB_BSCAN == 2
+#define OCAL_LB_SUMS_WORDS (OCAL_WG_MAX / 32)
+#define OCAL_LB_BLOCK_SCAN(NAME)                                                                   \
+  const uint ocal_lane = ocal_lid & 31, ocal_warp = ocal_lid >> 5;                                 \
+  NAME##_A ocal_s = ocal_run;                                                                      \
+  for (uint ocal_d = 1; ocal_d < 32; ocal_d <<= 1) {                                               \
+    NAME##_A ocal_y;                                                                               \
+    OCAL_LB_SHFL_UP(NAME, ocal_y, ocal_s, ocal_d)                                                  \
+    if (ocal_lane >= ocal_d) ocal_s = NAME##_op(ocal_y, ocal_s);                                   \
+  }                                                                                                \
+  NAME##_A ocal_ws;                                                                                \
+  OCAL_LB_SHFL_UP(NAME, ocal_ws, ocal_s, 1u)                                                       \
+  if (ocal_lane == 31) ocal_sums[ocal_warp] = ocal_s;                                              \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+  NAME##_A ocal_wp = NAME##_ID;                                                                    \
+  for (uint ocal_w = 0; ocal_w < ocal_warp; ocal_w++) ocal_wp = NAME##_op(ocal_wp, ocal_sums[ocal_w]); \
+  NAME##_A ocal_total = ocal_wp;                                                                   \
+  for (uint ocal_w = ocal_warp; ocal_w < (ocal_L >> 5); ocal_w++) ocal_total = NAME##_op(ocal_total, ocal_sums[ocal_w]); \
+  const NAME##_A ocal_excl = ocal_lane > 0 ? NAME##_op(ocal_wp, ocal_ws) : ocal_wp;
+#else
+#error "OCAL_LB_BSCAN is 0, 1 or 2"
+#endif
 
 #define OCAL_CONTIG_LOOKBACK(NAME)                                                                 \
   __kernel void NAME##_lookback(OCAL_IN_PARAMS,                                                    \
@@ -289,13 +518,15 @@ ulong ocal_lb_load(volatile __global uint *ocal_w) {
                                 const uint ocal_ticket_base, const uint ocal_epoch,                \
                                 const int ocal_exclusive) {                                        \
     __local NAME##_A ocal_tile[OCAL_LB_TILE_WORDS(NAME##_LB_IPT)];                                 \
-    __local NAME##_A ocal_sums[OCAL_WG_MAX];                                                       \
+    __local NAME##_A ocal_sums[OCAL_LB_SUMS_WORDS];                                                \
     __local uint ocal_ticket_l;                                                                    \
     __local NAME##_A ocal_prefix_l;                                                                \
     __local uint ocal_lb_kp, ocal_lb_kz; /* nearest PREFIX, nearest unpublished in the window */   \
+    OCAL_LB_XCHG_DECL(NAME)                                                                        \
     const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);                             \
     __global uint *ocal_flags = ocal_state + 4;                                                    \
     __global uint *ocal_aggs = ocal_flags + ocal_cap, *ocal_incls = ocal_aggs + 2 * ocal_cap;      \
+    const int ocal_packed = OCAL_LB_PACK && sizeof(NAME##_A) <= 4;                                 \
     if (ocal_lid == 0) ocal_ticket_l = atomic_inc(ocal_state) - ocal_ticket_base;                  \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
     const ulong ocal_v = ocal_ticket_l, ocal_o = ocal_v / ocal_tiles, ocal_c = ocal_v % ocal_tiles; \
@@ -304,8 +535,7 @@ ulong ocal_lb_load(volatile __global uint *ocal_w) {
     const uint ocal_m = (uint)(ocal_R - ocal_t0 < ocal_tile_len ? ocal_R - ocal_t0 : ocal_tile_len); \
     const ulong ocal_base = ocal_o * ocal_R;                                                       \
     __global NAME##_A *ocal_orow = ocal_out + ocal_ooff + ocal_o * ocal_R;                         \
-    for (uint ocal_k = ocal_lid; ocal_k < ocal_tile_len; ocal_k += ocal_L)                         \
-      ocal_tile[OCAL_PAD(ocal_k)] = ocal_k < ocal_m ? OCAL_LOAD(NAME, ocal_base + ocal_t0 + ocal_k) : NAME##_ID; \
+    OCAL_LB_TILE_IN(NAME)                                                                          \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
     NAME##_A ocal_val[NAME##_LB_IPT];                                                              \
     NAME##_A ocal_run = NAME##_ID;                                                                 \
@@ -313,18 +543,15 @@ ulong ocal_lb_load(volatile __global uint *ocal_w) {
       ocal_val[ocal_k] = ocal_tile[OCAL_PAD(ocal_lid * NAME##_LB_IPT + ocal_k)];                   \
       ocal_run = NAME##_op(ocal_run, ocal_val[ocal_k]);                                            \
     }                                                                                              \
-    ocal_sums[ocal_lid] = ocal_run;                                                                \
-    barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
-    for (uint ocal_off = 1; ocal_off < ocal_L; ocal_off <<= 1) {                                   \
-      NAME##_A ocal_left = ocal_lid >= ocal_off ? ocal_sums[ocal_lid - ocal_off] : NAME##_ID;      \
-      barrier(CLK_LOCAL_MEM_FENCE);                                                                \
-      if (ocal_lid >= ocal_off) ocal_sums[ocal_lid] = NAME##_op(ocal_left, ocal_sums[ocal_lid]);   \
-      barrier(CLK_LOCAL_MEM_FENCE);                                                                \
-    }                                                                                              \
-    const NAME##_A ocal_total = ocal_sums[ocal_L - 1];                                             \
+    OCAL_LB_BLOCK_SCAN(NAME)                                                                       \
     const uint ocal_tag = ocal_epoch << 2;                                                         \
-    if (ocal_lid == 0) {                                                                           \
-      if (ocal_c > 0) {                                                                            \
+    if (OCAL_LB_NONE) {                                                                            \
+      if (ocal_lid == 0) ocal_prefix_l = NAME##_ID;                                                \
+    } else if (ocal_lid == 0) {                                                                    \
+      if (ocal_packed) {                                                                           \
+        ocal_lb_put64(ocal_c > 0 ? ocal_aggs + 2 * ocal_v : ocal_incls + 2 * ocal_v,               \
+                      ocal_tag | (ocal_c > 0 ? OCAL_LB_AGG : OCAL_LB_PREFIX), NAME##_BITS(ocal_total)); \
+      } else if (ocal_c > 0) {                                                                     \
         ocal_lb_store(ocal_aggs + 2 * ocal_v, NAME##_BITS(ocal_total));                            \
         mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
         atomic_xchg(ocal_flags + ocal_v, ocal_tag | OCAL_LB_AGG);                                  \
@@ -332,37 +559,53 @@ ulong ocal_lb_load(volatile __global uint *ocal_w) {
         ocal_lb_store(ocal_incls + 2 * ocal_v, NAME##_BITS(ocal_total));                           \
         mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
         atomic_xchg(ocal_flags + ocal_v, ocal_tag | OCAL_LB_PREFIX);                               \
-        ocal_prefix_l = NAME##_ID;                                                                 \
       }                                                                                            \
+      if (ocal_c == 0) ocal_prefix_l = NAME##_ID;                                                  \
     }                                                                                              \
-    if (ocal_c > 0) {                                                                              \
+    if (!OCAL_LB_NONE && ocal_c > 0) {                                                             \
       /* The look-back in windows of W predecessors: work-item k reads the flag of tile            \
        * hi - k and, if it is published, its value (into tile[k]: the elements are in val[] \
        * now). The nearest PREFIX with every tile after it published ends the walk; a tile \
        * before it not yet published means the window is read again; a window of AGGs only \
-       * slides back by W (tile 0 of the row publishes PREFIX, so the walk stops there). */ \
+       * slides back by W (tile 0 of the row publishes PREFIX, so the walk stops there). \
+       * Packed, a tile's inclusive prefix and its total are two words read together (no \
+       * fence, one round trip): the prefix if its flag is there, else the total. */              \
       const ulong ocal_first = ocal_v - ocal_c;                                                    \
       ulong ocal_hi = ocal_v - 1;                                                                  \
       const uint ocal_W = OCAL_LB_WINDOW_OF(ocal_L);                                               \
-      uint ocal_kp, ocal_kz;                                                                       \
+      uint ocal_kp, ocal_kz, ocal_rounds = 0;                                                      \
       for (;;) {                                                                                   \
         if (ocal_lid == 0) ocal_lb_kp = ocal_lb_kz = ocal_W;                                       \
         barrier(CLK_LOCAL_MEM_FENCE);                                                              \
         if (ocal_lid < ocal_W && ocal_lid <= ocal_hi - ocal_first) {                               \
           const ulong ocal_q = ocal_hi - ocal_lid;                                                 \
-          const uint ocal_f = ocal_lb_flag(ocal_flags + ocal_q);                                   \
-          if ((ocal_f & ~3u) != ocal_tag) {                                                        \
-            atomic_min(&ocal_lb_kz, ocal_lid);                                                     \
+          if (ocal_packed) {                                                                       \
+            const ulong ocal_wi = ocal_lb_get64(ocal_incls + 2 * ocal_q);                          \
+            const ulong ocal_wa = ocal_lb_get64(ocal_aggs + 2 * ocal_q);                           \
+            if (((uint)ocal_wi & ~3u) == ocal_tag) {                                               \
+              ocal_tile[ocal_lid] = NAME##_FROM_BITS(ocal_wi >> 32);                               \
+              atomic_min(&ocal_lb_kp, ocal_lid);                                                   \
+            } else if (((uint)ocal_wa & ~3u) == ocal_tag) {                                        \
+              ocal_tile[ocal_lid] = NAME##_FROM_BITS(ocal_wa >> 32);                               \
+            } else {                                                                               \
+              atomic_min(&ocal_lb_kz, ocal_lid);                                                   \
+            }                                                                                      \
           } else {                                                                                 \
-            mem_fence(CLK_GLOBAL_MEM_FENCE);                                                       \
-            const uint ocal_pre = (ocal_f & 3u) == OCAL_LB_PREFIX;                                 \
-            ocal_tile[ocal_lid] = NAME##_FROM_BITS(ocal_lb_load((ocal_pre ? ocal_incls : ocal_aggs) + 2 * ocal_q)); \
-            if (ocal_pre) atomic_min(&ocal_lb_kp, ocal_lid);                                       \
+            const uint ocal_f = ocal_lb_flag(ocal_flags + ocal_q);                                 \
+            if ((ocal_f & ~3u) != ocal_tag) {                                                      \
+              atomic_min(&ocal_lb_kz, ocal_lid);                                                   \
+            } else {                                                                               \
+              mem_fence(CLK_GLOBAL_MEM_FENCE);                                                     \
+              const uint ocal_pre = (ocal_f & 3u) == OCAL_LB_PREFIX;                               \
+              ocal_tile[ocal_lid] = NAME##_FROM_BITS(ocal_lb_load((ocal_pre ? ocal_incls : ocal_aggs) + 2 * ocal_q)); \
+              if (ocal_pre) atomic_min(&ocal_lb_kp, ocal_lid);                                     \
+            }                                                                                      \
           }                                                                                        \
         }                                                                                          \
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                       \
         ocal_kp = ocal_lb_kp;                                                                      \
         ocal_kz = ocal_lb_kz;                                                                      \
+        ocal_rounds++;                                                                             \
         barrier(CLK_LOCAL_MEM_FENCE);                                                              \
         if (ocal_kp < ocal_kz) break;   /* found, every tile after it published */                 \
         if (ocal_kz == ocal_W) ocal_hi -= ocal_W; /* all AGG: slide back */                        \
@@ -372,23 +615,32 @@ ulong ocal_lb_load(volatile __global uint *ocal_w) {
          * order, so a float result does not depend on which prefix was found. */        \
         NAME##_A ocal_p = ocal_tile[ocal_kp];                                                      \
         for (uint ocal_k = ocal_kp; ocal_k-- > 0;) ocal_p = NAME##_op(ocal_p, ocal_tile[ocal_k]);  \
-        for (ulong ocal_q = ocal_hi + 1; ocal_q < ocal_v; ocal_q++) /* windows slid past: published AGGs */ \
-          ocal_p = NAME##_op(ocal_p, NAME##_FROM_BITS(ocal_lb_load(ocal_aggs + 2 * ocal_q)));      \
-        ocal_lb_store(ocal_incls + 2 * ocal_v, NAME##_BITS(NAME##_op(ocal_p, ocal_total)));        \
-        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
-        atomic_xchg(ocal_flags + ocal_v, ocal_tag | OCAL_LB_PREFIX);                               \
+        for (ulong ocal_q = ocal_hi + 1; ocal_q < ocal_v; ocal_q++) /* windows slid past: published totals */ \
+          ocal_p = NAME##_op(ocal_p, NAME##_FROM_BITS(ocal_packed ? ocal_lb_get64(ocal_aggs + 2 * ocal_q) >> 32 \
+                                                                  : ocal_lb_load(ocal_aggs + 2 * ocal_q))); \
+        if (ocal_packed) {                                                                         \
+          ocal_lb_put64(ocal_incls + 2 * ocal_v, ocal_tag | OCAL_LB_PREFIX, NAME##_BITS(NAME##_op(ocal_p, ocal_total))); \
+        } else {                                                                                   \
+          ocal_lb_store(ocal_incls + 2 * ocal_v, NAME##_BITS(NAME##_op(ocal_p, ocal_total)));      \
+          mem_fence(CLK_GLOBAL_MEM_FENCE);                                                         \
+          atomic_xchg(ocal_flags + ocal_v, ocal_tag | OCAL_LB_PREFIX);                             \
+        }                                                                                          \
         ocal_prefix_l = ocal_p;                                                                    \
+        if (OCAL_LB_STATS) {                                                                       \
+          atomic_add(ocal_state + 1, (uint)(ocal_v - (ocal_hi - ocal_kp)));                        \
+          atomic_add(ocal_state + 2, ocal_rounds);                                                 \
+        }                                                                                          \
       }                                                                                            \
     }                                                                                              \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
-    ocal_run = NAME##_op(ocal_prefix_l, ocal_lid > 0 ? ocal_sums[ocal_lid - 1] : NAME##_ID);       \
+    ocal_run = NAME##_op(ocal_prefix_l, ocal_excl);                                                \
     for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                      \
       NAME##_A ocal_next = NAME##_op(ocal_run, ocal_val[ocal_k]);                                  \
       ocal_tile[OCAL_PAD(ocal_lid * NAME##_LB_IPT + ocal_k)] = ocal_exclusive ? ocal_run : ocal_next; \
       ocal_run = ocal_next;                                                                        \
     }                                                                                              \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
-    for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_orow[ocal_t0 + ocal_k] = ocal_tile[OCAL_PAD(ocal_k)]; \
+    OCAL_LB_TILE_OUT(NAME)                                                                         \
   }
 
 /* ---- any inner ------------------------------------------------------------------------ */
