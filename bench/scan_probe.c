@@ -41,7 +41,7 @@
     if (e_ != CL_SUCCESS) DIE("%s: error %d", #x, (int)e_); \
   } while (0)
 
-/* load: OCAL_LB_LOAD (0 loop, 1 registers, 2 float4); bscan: OCAL_LB_BSCAN (0 Hillis-Steele
+/* load: OCAL_LB_LOAD (0 loop, 1 registers, 2 float4, 3 direct); bscan: OCAL_LB_BSCAN (0 Hillis-Steele
  * in place, 1 two buffers, 2 PTX warp shuffles); pack: OCAL_LB_PACK; window: OCAL_LB_WINDOW
  * (0: the group); none: OCAL_LB_NONE; stats: also run the OCAL_LB_STATS build. */
 typedef struct variant {
@@ -60,6 +60,13 @@ static const variant variants[] = {
     {"vec_shfl", 256, 16, 2, 2, 0, 0, 0, 0},
     {"vec_shfl_pack", 256, 16, 2, 2, 1, 0, 0, 1},
     {"vec_shfl_none", 256, 16, 2, 2, 0, 0, 1, 0},
+    /* Each work-item's elements straight to registers, no local tile (OCAL_LB_LOAD 3). */
+    {"direct_pp_pack", 256, 16, 3, 1, 1, 0, 0, 0},
+    {"direct_shfl_pack", 256, 16, 3, 2, 1, 0, 0, 1},
+    {"direct_shfl_none", 256, 16, 3, 2, 0, 0, 1, 0},
+    {"direct_shfl_pack_128x16", 128, 16, 3, 2, 1, 0, 0, 0},
+    {"direct_shfl_pack_256x8", 256, 8, 3, 2, 1, 0, 0, 0},
+    {"direct_shfl_pack_512x8", 512, 8, 3, 2, 1, 0, 0, 0},
     {"vec_shfl_pack_w32", 256, 16, 2, 2, 1, 32, 0, 1},
     {"vec_shfl_pack_w64", 256, 16, 2, 2, 1, 64, 0, 0},
     {"vec_shfl_pack_128x16", 128, 16, 2, 2, 1, 0, 0, 0},

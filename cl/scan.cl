@@ -243,6 +243,13 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
 #endif
 #endif
 #define OCAL_LB_TILE_WORDS(ocal_ipt) (OCAL_WG_MAX * (ocal_ipt) + OCAL_WG_MAX * (ocal_ipt) / 32)
+/* The local array: the padded tile, or (OCAL_LB_LOAD 3, no tile in local memory) the look-back's
+ * window alone. */
+#if defined(OCAL_LB_LOAD) && OCAL_LB_LOAD == 3
+#define OCAL_LB_LOCAL_WORDS(ocal_ipt) OCAL_WG_MAX
+#else
+#define OCAL_LB_LOCAL_WORDS(ocal_ipt) OCAL_LB_TILE_WORDS(ocal_ipt)
+#endif
 
 /* How the look-back kernel does each step (build options; bench/scan_probe times them):
  *   OCAL_LB_LOAD   0: the tile goes to local memory in a loop of L-strided loads whose trip
@@ -250,7 +257,9 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
  *                  1: NAME_LB_IPT loads per work-item into registers first (all in flight at
  *                     once), then to local memory; the same for the stores;
  *                  2: as 1 with 4-element vector loads and stores, for the built-in
- *                     operations over 4-byte elements (others take 1).
+ *                     operations over 4-byte elements (others take 1);
+ *                  3: each work-item's own NAME_LB_IPT elements straight to registers (as
+ *                     vectors where 2 has them), no local memory.
  *   OCAL_LB_BSCAN  0: the work-items' totals scanned by Hillis and Steele in place (two
  *                     barriers a step); 1: the same into two buffers in turn (one barrier a
  *                     step); 2: each 32-wide warp scans with PTX shuffles (NVIDIA's inline
@@ -373,12 +382,22 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
 #define OCAL_LB_XCHG_DECL(NAME)
 #endif
 
-/* The tile into local memory (entry OCAL_PAD(k) holds element k of the tile, NAME_ID past
- * its end m). The loads of OCAL_LB_LOAD 1 and 2 are all issued before the first local store,
- * so a work-item has NAME_LB_IPT loads in flight; neighbouring work-items read neighbouring
- * elements (or 4-element vectors), so every load instruction is coalesced. */
-#if OCAL_LB_LOAD == 2 && defined(OCAL_T4) && !defined(OCAL_LB_USER_LOAD)
+/* The tile into the work-items' registers, NAME_LB_IPT consecutive elements each (ocal_val,
+ * NAME_ID past the tile's end m), and the results back out (OCAL_LB_TO_VAL, OCAL_LB_FROM_VAL).
+ * Modes 0 to 2 go through local memory (entry OCAL_PAD(k) holds element k of the tile): the
+ * loads of modes 1 and 2 are all issued before the first local store, so a work-item has
+ * NAME_LB_IPT loads in flight, and neighbouring work-items read neighbouring elements (or
+ * 4-element vectors), so every load instruction is coalesced. Mode 3 loads each work-item's
+ * own elements straight into registers as 4-element vectors (a warp's instruction then reads
+ * every other 16 bytes of 1 KB, and the next one the rest: the caches merge them) and stores
+ * them the same way, with no trip through local memory and two barriers fewer. Vectors are
+ * for the built-in operations over 4-byte elements (results too for f32), others are read
+ * and written an element at a time. */
+#if OCAL_LB_LOAD >= 2 && defined(OCAL_T4) && !defined(OCAL_LB_USER_LOAD)
 #define OCAL_LB_VEC 1
+#if defined(OCAL_DTYPE_f32)
+#define OCAL_LB_VEC_OUT 1
+#endif
 #endif
 #if OCAL_LB_LOAD == 0
 #define OCAL_LB_TILE_IN(NAME)                                                                      \
@@ -386,7 +405,7 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
     ocal_tile[OCAL_PAD(ocal_k)] = ocal_k < ocal_m ? OCAL_LOAD(NAME, ocal_base + ocal_t0 + ocal_k) : NAME##_ID;
 #define OCAL_LB_TILE_OUT(NAME)                                                                     \
   for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_orow[ocal_t0 + ocal_k] = ocal_tile[OCAL_PAD(ocal_k)];
-#elif defined(OCAL_LB_VEC)
+#elif OCAL_LB_LOAD == 2 && defined(OCAL_LB_VEC)
 #define OCAL_LB_TILE_IN(NAME)                                                                      \
   {                                                                                                \
     NAME##_A ocal_r[NAME##_LB_IPT];                                                                \
@@ -409,16 +428,17 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
     for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                        \
       ocal_tile[OCAL_PAD(4 * (ocal_lid + (ocal_k >> 2) * ocal_L) + (ocal_k & 3))] = ocal_r[ocal_k]; \
   }
+#if defined(OCAL_LB_VEC_OUT)
 #define OCAL_LB_TILE_OUT(NAME)                                                                     \
   {                                                                                                \
     __global NAME##_A *ocal_o1 = ocal_orow + ocal_t0;                                              \
     if (ocal_m == ocal_tile_len && ((ocal_ooff + ocal_o * ocal_R + ocal_t0) & 3) == 0) {           \
-      __global OCAL_T4 *ocal_o4 = (__global OCAL_T4 *)ocal_o1;                                     \
+      __global float4 *ocal_o4 = (__global float4 *)ocal_o1;                                       \
       for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT / 4; ocal_k++) {                                \
         const uint ocal_e = 4 * (ocal_lid + ocal_k * ocal_L);                                      \
         ocal_o4[ocal_lid + ocal_k * ocal_L] =                                                      \
-            (OCAL_T4)(ocal_tile[OCAL_PAD(ocal_e)], ocal_tile[OCAL_PAD(ocal_e + 1)],                \
-                      ocal_tile[OCAL_PAD(ocal_e + 2)], ocal_tile[OCAL_PAD(ocal_e + 3)]);           \
+            (float4)(ocal_tile[OCAL_PAD(ocal_e)], ocal_tile[OCAL_PAD(ocal_e + 1)],                 \
+                     ocal_tile[OCAL_PAD(ocal_e + 2)], ocal_tile[OCAL_PAD(ocal_e + 3)]);            \
       }                                                                                            \
     } else {                                                                                       \
       for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                    \
@@ -428,6 +448,16 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
     }                                                                                              \
   }
 #else
+#define OCAL_LB_TILE_OUT(NAME)                                                                     \
+  {                                                                                                \
+    __global NAME##_A *ocal_o1 = ocal_orow + ocal_t0;                                              \
+    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                      \
+      const uint ocal_e = 4 * (ocal_lid + (ocal_k >> 2) * ocal_L) + (ocal_k & 3);                  \
+      if (ocal_e < ocal_m) ocal_o1[ocal_e] = ocal_tile[OCAL_PAD(ocal_e)];                          \
+    }                                                                                              \
+  }
+#endif
+#elif OCAL_LB_LOAD <= 2
 #define OCAL_LB_TILE_IN(NAME)                                                                      \
   {                                                                                                \
     NAME##_A ocal_r[NAME##_LB_IPT];                                                                \
@@ -456,6 +486,65 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
       }                                                                                            \
     }                                                                                              \
   }
+#endif
+
+#if OCAL_LB_LOAD <= 2
+#define OCAL_LB_TO_VAL(NAME)                                                                       \
+  OCAL_LB_TILE_IN(NAME)                                                                            \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+  for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                          \
+    ocal_val[ocal_k] = ocal_tile[OCAL_PAD(ocal_lid * NAME##_LB_IPT + ocal_k)];
+#define OCAL_LB_FROM_VAL(NAME)                                                                     \
+  for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                          \
+    ocal_tile[OCAL_PAD(ocal_lid * NAME##_LB_IPT + ocal_k)] = ocal_val[ocal_k];                     \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+  OCAL_LB_TILE_OUT(NAME)
+#elif OCAL_LB_LOAD == 3
+#if defined(OCAL_LB_VEC)
+#define OCAL_LB_DIRECT_IN_FULL(NAME)                                                               \
+  if (((ocal_xoff + ocal_e0) & 3) == 0) {                                                          \
+    __global const OCAL_T4 *ocal_p4 = (__global const OCAL_T4 *)(ocal_x + ocal_xoff + ocal_e0);    \
+    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT / 4; ocal_k++) {                                  \
+      const OCAL_T4 ocal_q = ocal_p4[ocal_k];                                                      \
+      ocal_val[4 * ocal_k] = NAME##_cvt(ocal_q.s0);                                                \
+      ocal_val[4 * ocal_k + 1] = NAME##_cvt(ocal_q.s1);                                            \
+      ocal_val[4 * ocal_k + 2] = NAME##_cvt(ocal_q.s2);                                            \
+      ocal_val[4 * ocal_k + 3] = NAME##_cvt(ocal_q.s3);                                            \
+    }                                                                                              \
+  } else
+#else
+#define OCAL_LB_DIRECT_IN_FULL(NAME)
+#endif
+#if defined(OCAL_LB_VEC_OUT)
+#define OCAL_LB_DIRECT_OUT_FULL(NAME)                                                              \
+  if (((ocal_ooff + ocal_e0) & 3) == 0) {                                                          \
+    __global float4 *ocal_o4 = (__global float4 *)(ocal_out + ocal_ooff + ocal_e0);                \
+    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT / 4; ocal_k++)                                    \
+      ocal_o4[ocal_k] = (float4)(ocal_val[4 * ocal_k], ocal_val[4 * ocal_k + 1], ocal_val[4 * ocal_k + 2], \
+                                 ocal_val[4 * ocal_k + 3]);                                        \
+  } else
+#else
+#define OCAL_LB_DIRECT_OUT_FULL(NAME)
+#endif
+#define OCAL_LB_TO_VAL(NAME)                                                                       \
+  const ulong ocal_e0 = ocal_base + ocal_t0 + ocal_lid * NAME##_LB_IPT;                            \
+  if (ocal_m == ocal_tile_len) {                                                                   \
+    OCAL_LB_DIRECT_IN_FULL(NAME)                                                                   \
+    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) ocal_val[ocal_k] = OCAL_LOAD(NAME, ocal_e0 + ocal_k); \
+  } else {                                                                                         \
+    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                        \
+      ocal_val[ocal_k] = ocal_lid * NAME##_LB_IPT + ocal_k < ocal_m ? OCAL_LOAD(NAME, ocal_e0 + ocal_k) : NAME##_ID; \
+  }
+#define OCAL_LB_FROM_VAL(NAME)                                                                     \
+  if (ocal_m == ocal_tile_len) {                                                                   \
+    OCAL_LB_DIRECT_OUT_FULL(NAME)                                                                  \
+    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) ocal_out[ocal_ooff + ocal_e0 + ocal_k] = ocal_val[ocal_k]; \
+  } else {                                                                                         \
+    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                        \
+      if (ocal_lid * NAME##_LB_IPT + ocal_k < ocal_m) ocal_out[ocal_ooff + ocal_e0 + ocal_k] = ocal_val[ocal_k]; \
+  }
+#else
+#error "OCAL_LB_LOAD is 0, 1, 2 or 3"
 #endif
 
 /* The scan of the work-items' totals ocal_run across the group: ocal_excl, the combination of
@@ -517,7 +606,7 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
                                 const ulong ocal_tiles, __global uint *ocal_state, const ulong ocal_cap, \
                                 const uint ocal_ticket_base, const uint ocal_epoch,                \
                                 const int ocal_exclusive) {                                        \
-    __local NAME##_A ocal_tile[OCAL_LB_TILE_WORDS(NAME##_LB_IPT)];                                 \
+    __local NAME##_A ocal_tile[OCAL_LB_LOCAL_WORDS(NAME##_LB_IPT)];                                \
     __local NAME##_A ocal_sums[OCAL_LB_SUMS_WORDS];                                                \
     __local uint ocal_ticket_l;                                                                    \
     __local NAME##_A ocal_prefix_l;                                                                \
@@ -535,14 +624,10 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
     const uint ocal_m = (uint)(ocal_R - ocal_t0 < ocal_tile_len ? ocal_R - ocal_t0 : ocal_tile_len); \
     const ulong ocal_base = ocal_o * ocal_R;                                                       \
     __global NAME##_A *ocal_orow = ocal_out + ocal_ooff + ocal_o * ocal_R;                         \
-    OCAL_LB_TILE_IN(NAME)                                                                          \
-    barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
     NAME##_A ocal_val[NAME##_LB_IPT];                                                              \
+    OCAL_LB_TO_VAL(NAME)                                                                           \
     NAME##_A ocal_run = NAME##_ID;                                                                 \
-    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                      \
-      ocal_val[ocal_k] = ocal_tile[OCAL_PAD(ocal_lid * NAME##_LB_IPT + ocal_k)];                   \
-      ocal_run = NAME##_op(ocal_run, ocal_val[ocal_k]);                                            \
-    }                                                                                              \
+    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) ocal_run = NAME##_op(ocal_run, ocal_val[ocal_k]); \
     OCAL_LB_BLOCK_SCAN(NAME)                                                                       \
     const uint ocal_tag = ocal_epoch << 2;                                                         \
     if (OCAL_LB_NONE) {                                                                            \
@@ -636,11 +721,10 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
     ocal_run = NAME##_op(ocal_prefix_l, ocal_excl);                                                \
     for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                      \
       NAME##_A ocal_next = NAME##_op(ocal_run, ocal_val[ocal_k]);                                  \
-      ocal_tile[OCAL_PAD(ocal_lid * NAME##_LB_IPT + ocal_k)] = ocal_exclusive ? ocal_run : ocal_next; \
+      ocal_val[ocal_k] = ocal_exclusive ? ocal_run : ocal_next;                                    \
       ocal_run = ocal_next;                                                                        \
     }                                                                                              \
-    barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
-    OCAL_LB_TILE_OUT(NAME)                                                                         \
+    OCAL_LB_FROM_VAL(NAME)                                                                         \
   }
 
 /* ---- any inner ------------------------------------------------------------------------ */
