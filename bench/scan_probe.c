@@ -23,7 +23,8 @@
  * Output: one line per variant, "name L IPT regs | GB/s ratio at each size | max error".
  * SCAN_SIZES (default "28 24": log2 of n), SCAN_REPS, SCAN_BUDGET_S (default 75: past it the
  * variants left are skipped, and said so) and SCAN_ONLY (a comma list of variant names).
- * SCAN_EMULATE_SHFL=1 runs the PTX-shuffle variants anywhere with the shuffles done through
+ * SCAN_OPTS adds build options to every variant (e.g. -DOCAL_LB_WINDOW=2 -DOCAL_LB_SLOTS=2 to
+ * test the look-back's sliding paths). SCAN_EMULATE_SHFL=1 runs the PTX-shuffle variants anywhere with the shuffles done through
  * local memory (-DOCAL_LB_SHFL_EMULATE): a test of their indexing where there is no NVIDIA GPU. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -47,39 +48,42 @@
 typedef struct variant {
   const char *name;
   int L, ipt, load, bscan, pack, window, none, stats;
+  const char *extra; /* more build options */
 } variant;
 
 static const variant variants[] = {
-    {"base", 256, 16, 0, 0, 0, 0, 0, 1},      /* the kernel before this round */
-    {"base_none", 256, 16, 0, 0, 0, 0, 1, 0}, /* its tile work alone */
-    {"reg", 256, 16, 1, 0, 0, 0, 0, 0},
-    {"reg_pp", 256, 16, 1, 1, 0, 0, 0, 0},
-    {"vec_pp", 256, 16, 2, 1, 0, 0, 0, 1},
-    {"vec_pp_pack", 256, 16, 2, 1, 1, 0, 0, 1},
-    {"vec_pp_none", 256, 16, 2, 1, 0, 0, 1, 0},
-    {"vec_shfl", 256, 16, 2, 2, 0, 0, 0, 0},
-    {"vec_shfl_pack", 256, 16, 2, 2, 1, 0, 0, 1},
-    {"vec_shfl_none", 256, 16, 2, 2, 0, 0, 1, 0},
+    /* The kernel before this round (and its tile work alone). */
+    {"base", 256, 16, 0, 0, 0, 0, 0, 1, "-DOCAL_LB_KEEP=0"},
+    {"base_none", 256, 16, 0, 0, 0, 0, 1, 0, "-DOCAL_LB_KEEP=0"},
+    {"base_keep", 256, 16, 0, 0, 0, 0, 0, 1, NULL}, /* windows slid past kept locally */
+    {"reg", 256, 16, 1, 0, 0, 0, 0, 0, NULL},
+    {"reg_pp", 256, 16, 1, 1, 0, 0, 0, 0, NULL},
+    {"vec_pp", 256, 16, 2, 1, 0, 0, 0, 1, NULL},
+    {"vec_pp_pack", 256, 16, 2, 1, 1, 0, 0, 1, NULL},
+    {"vec_pp_none", 256, 16, 2, 1, 0, 0, 1, 0, NULL},
+    {"vec_shfl", 256, 16, 2, 2, 0, 0, 0, 0, NULL},
+    {"vec_shfl_pack", 256, 16, 2, 2, 1, 0, 0, 1, NULL},
+    {"vec_shfl_none", 256, 16, 2, 2, 0, 0, 1, 0, NULL},
     /* Each work-item's elements straight to registers, no local tile (OCAL_LB_LOAD 3). */
-    {"direct_pp_pack", 256, 16, 3, 1, 1, 0, 0, 0},
-    {"direct_shfl_pack", 256, 16, 3, 2, 1, 0, 0, 1},
-    {"direct_shfl_none", 256, 16, 3, 2, 0, 0, 1, 0},
-    {"direct_shfl_pack_128x16", 128, 16, 3, 2, 1, 0, 0, 0},
-    {"direct_shfl_pack_256x8", 256, 8, 3, 2, 1, 0, 0, 0},
-    {"direct_shfl_pack_512x8", 512, 8, 3, 2, 1, 0, 0, 0},
-    {"vec_shfl_pack_w32", 256, 16, 2, 2, 1, 32, 0, 1},
-    {"vec_shfl_pack_w64", 256, 16, 2, 2, 1, 64, 0, 0},
-    {"vec_shfl_pack_128x16", 128, 16, 2, 2, 1, 0, 0, 0},
-    {"vec_shfl_pack_128x32", 128, 32, 2, 2, 1, 0, 0, 1},
-    {"vec_shfl_pack_256x8", 256, 8, 2, 2, 1, 0, 0, 0},
-    {"vec_shfl_pack_256x24", 256, 24, 2, 2, 1, 0, 0, 0},
-    {"vec_shfl_pack_256x32", 256, 32, 2, 2, 1, 0, 0, 0},
-    {"vec_shfl_pack_512x8", 512, 8, 2, 2, 1, 0, 0, 0},
-    {"vec_shfl_pack_512x16", 512, 16, 2, 2, 1, 0, 0, 0},
-    {"vec_shfl_none_128x32", 128, 32, 2, 2, 0, 0, 1, 0},
-    {"vec_pp_pack_128x32", 128, 32, 2, 1, 1, 0, 0, 0},
-    {"vec_pp_pack_512x8", 512, 8, 2, 1, 1, 0, 0, 0},
-    {"reg_pp_pack", 256, 16, 1, 1, 1, 0, 0, 0},
+    {"direct_pp_pack", 256, 16, 3, 1, 1, 0, 0, 0, NULL},
+    {"direct_shfl_pack", 256, 16, 3, 2, 1, 0, 0, 1, NULL},
+    {"direct_shfl_none", 256, 16, 3, 2, 0, 0, 1, 0, NULL},
+    {"direct_shfl_pack_128x16", 128, 16, 3, 2, 1, 0, 0, 0, NULL},
+    {"direct_shfl_pack_256x8", 256, 8, 3, 2, 1, 0, 0, 0, NULL},
+    {"direct_shfl_pack_512x8", 512, 8, 3, 2, 1, 0, 0, 0, NULL},
+    {"vec_shfl_pack_w32", 256, 16, 2, 2, 1, 32, 0, 1, NULL},
+    {"vec_shfl_pack_w64", 256, 16, 2, 2, 1, 64, 0, 0, NULL},
+    {"vec_shfl_pack_128x16", 128, 16, 2, 2, 1, 0, 0, 0, NULL},
+    {"vec_shfl_pack_128x32", 128, 32, 2, 2, 1, 0, 0, 1, NULL},
+    {"vec_shfl_pack_256x8", 256, 8, 2, 2, 1, 0, 0, 0, NULL},
+    {"vec_shfl_pack_256x24", 256, 24, 2, 2, 1, 0, 0, 0, NULL},
+    {"vec_shfl_pack_256x32", 256, 32, 2, 2, 1, 0, 0, 0, NULL},
+    {"vec_shfl_pack_512x8", 512, 8, 2, 2, 1, 0, 0, 0, NULL},
+    {"vec_shfl_pack_512x16", 512, 16, 2, 2, 1, 0, 0, 0, NULL},
+    {"vec_shfl_none_128x32", 128, 32, 2, 2, 0, 0, 1, 0, NULL},
+    {"vec_pp_pack_128x32", 128, 32, 2, 1, 1, 0, 0, 0, NULL},
+    {"vec_pp_pack_512x8", 512, 8, 2, 1, 1, 0, 0, 0, NULL},
+    {"reg_pp_pack", 256, 16, 1, 1, 1, 0, 0, 0, NULL},
 };
 #define NVAR (sizeof variants / sizeof variants[0])
 
@@ -348,7 +352,7 @@ int main(int argc, char **argv) {
       printf("%-22s skipped: no cl_khr_int64_base_atomics\n", v->name);
       continue;
     }
-    char opts[512];
+    char opts[1024];
     snprintf(opts, sizeof opts,
              "-DT=float -DOCAL_DTYPE_f32 -DOCAL_ONLY -DOCAL_ONLY_sum -DOCAL_KERNEL "
              "-DOCAL_KERNEL_lookback -DOCAL_WG_MAX=%d -DOCAL_LB_IPT=%d -DOCAL_LB_LOAD=%d "
@@ -356,10 +360,12 @@ int main(int argc, char **argv) {
              v->L, v->ipt, v->load, v->bscan, v->pack, v->none, asm_kw_asm ? " -DOCAL_ASM_KW=asm" : "",
              emulate_shfl ? " -DOCAL_LB_SHFL_EMULATE=1" : "");
     if (v->window) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DOCAL_LB_WINDOW=%d", v->window);
+    if (v->extra) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", v->extra);
+    if (getenv("SCAN_OPTS")) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", getenv("SCAN_OPTS"));
     cl_program p = build(scan_src, opts, why, sizeof why, regs, sizeof regs);
     if (!p && v->bscan == 2 && !asm_kw_asm && strstr(why, "asm")) {
       /* NVIDIA's front end may want the keyword asm rather than clang's __asm__. */
-      char again[560];
+      char again[1100];
       snprintf(again, sizeof again, "%s -DOCAL_ASM_KW=asm", opts);
       p = build(scan_src, again, why, sizeof why, regs, sizeof regs);
       if (p) {
@@ -417,7 +423,7 @@ int main(int argc, char **argv) {
       continue;
     }
     const variant *v = &variants[vi];
-    char opts[600];
+    char opts[1024];
     snprintf(opts, sizeof opts,
              "-DT=float -DOCAL_DTYPE_f32 -DOCAL_ONLY -DOCAL_ONLY_sum -DOCAL_KERNEL "
              "-DOCAL_KERNEL_lookback -DOCAL_WG_MAX=%d -DOCAL_LB_IPT=%d -DOCAL_LB_LOAD=%d "
@@ -425,6 +431,8 @@ int main(int argc, char **argv) {
              v->L, v->ipt, v->load, v->bscan, v->pack, asm_kw_asm ? " -DOCAL_ASM_KW=asm" : "",
              emulate_shfl ? " -DOCAL_LB_SHFL_EMULATE=1" : "");
     if (v->window) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DOCAL_LB_WINDOW=%d", v->window);
+    if (v->extra) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", v->extra);
+    if (getenv("SCAN_OPTS")) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", getenv("SCAN_OPTS"));
     cl_program p = build(scan_src, opts, why, sizeof why, NULL, 0);
     if (!p) continue;
     cl_kernel k = clCreateKernel(p, "sum_lookback", &e);

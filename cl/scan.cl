@@ -243,10 +243,10 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
 #endif
 #endif
 #define OCAL_LB_TILE_WORDS(ocal_ipt) (OCAL_WG_MAX * (ocal_ipt) + OCAL_WG_MAX * (ocal_ipt) / 32)
-/* The local array: the padded tile, or (OCAL_LB_LOAD 3, no tile in local memory) the look-back's
- * window alone. */
+/* The local array: the padded tile, or (OCAL_LB_LOAD 3, no tile in local memory) room for the
+ * look-back's windows (four of a group's size). */
 #if defined(OCAL_LB_LOAD) && OCAL_LB_LOAD == 3
-#define OCAL_LB_LOCAL_WORDS(ocal_ipt) OCAL_WG_MAX
+#define OCAL_LB_LOCAL_WORDS(ocal_ipt) (4 * OCAL_WG_MAX)
 #else
 #define OCAL_LB_LOCAL_WORDS(ocal_ipt) OCAL_LB_TILE_WORDS(ocal_ipt)
 #endif
@@ -268,7 +268,10 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
  *                     word (cl_khr_int64_base_atomics), read in one load with no fence.
  *   OCAL_LB_NONE   1: no look-back: every tile is scanned from the neutral value (wrong
  *                     results on purpose: the speed of the tile work alone, for the probe).
- *   OCAL_LB_STATS  1: state words 1 and 2 count predecessors looked at and windows read. */
+ *   OCAL_LB_STATS  1: state words 1 and 2 count predecessors looked at and windows read.
+ *   OCAL_LB_KEEP   1: windows a look-back slides past stay in local memory (as many as fit)
+ *                     and the fold reads them eight at a time; 0: the first work-item reads
+ *                     the totals of windows slid past again from global memory, one by one. */
 #ifndef OCAL_LB_LOAD
 #define OCAL_LB_LOAD 1
 #endif
@@ -283,6 +286,22 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
 #endif
 #ifndef OCAL_LB_STATS
 #define OCAL_LB_STATS 0
+#endif
+/* Test only: -DOCAL_LB_SPARSE=n publishes the inclusive prefix of every n-th tile of a row
+ * alone, so that look-backs walk up to n tiles back (sliding windows on a CPU, whose
+ * predecessors have always finished). */
+#ifndef OCAL_LB_SPARSE
+#define OCAL_LB_SPARSE 0
+#endif
+#ifndef OCAL_LB_KEEP
+#define OCAL_LB_KEEP 1
+#endif
+/* Windows a look-back keeps in local memory (OCAL_LB_KEEP); -DOCAL_LB_SLOTS=n caps it, to test
+ * the path that reads the totals of windows it could not keep again. */
+#ifdef OCAL_LB_SLOTS
+#define OCAL_LB_SLOTS_OF(ocal_n) ((ocal_n) < OCAL_LB_SLOTS ? (ocal_n) : OCAL_LB_SLOTS)
+#else
+#define OCAL_LB_SLOTS_OF(ocal_n) (ocal_n)
 #endif
 #if OCAL_LB_PACK
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
@@ -658,7 +677,9 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
       const ulong ocal_first = ocal_v - ocal_c;                                                    \
       ulong ocal_hi = ocal_v - 1;                                                                  \
       const uint ocal_W = OCAL_LB_WINDOW_OF(ocal_L);                                               \
-      uint ocal_kp, ocal_kz, ocal_rounds = 0;                                                      \
+      uint ocal_kp, ocal_kz, ocal_rounds = 0, ocal_slot = 0, ocal_over = 0;                       \
+      const uint ocal_slots = OCAL_LB_KEEP ? OCAL_LB_SLOTS_OF(OCAL_LB_LOCAL_WORDS(NAME##_LB_IPT) / ocal_W) : 1; \
+      __local NAME##_A *ocal_win = ocal_tile;                                                      \
       for (;;) {                                                                                   \
         if (ocal_lid == 0) ocal_lb_kp = ocal_lb_kz = ocal_W;                                       \
         barrier(CLK_LOCAL_MEM_FENCE);                                                              \
@@ -668,10 +689,10 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
             const ulong ocal_wi = ocal_lb_get64(ocal_incls + 2 * ocal_q);                          \
             const ulong ocal_wa = ocal_lb_get64(ocal_aggs + 2 * ocal_q);                           \
             if (((uint)ocal_wi & ~3u) == ocal_tag) {                                               \
-              ocal_tile[ocal_lid] = NAME##_FROM_BITS(ocal_wi >> 32);                               \
+              ocal_win[ocal_lid] = NAME##_FROM_BITS(ocal_wi >> 32);                                \
               atomic_min(&ocal_lb_kp, ocal_lid);                                                   \
             } else if (((uint)ocal_wa & ~3u) == ocal_tag) {                                        \
-              ocal_tile[ocal_lid] = NAME##_FROM_BITS(ocal_wa >> 32);                               \
+              ocal_win[ocal_lid] = NAME##_FROM_BITS(ocal_wa >> 32);                                \
             } else {                                                                               \
               atomic_min(&ocal_lb_kz, ocal_lid);                                                   \
             }                                                                                      \
@@ -682,7 +703,7 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
             } else {                                                                               \
               mem_fence(CLK_GLOBAL_MEM_FENCE);                                                     \
               const uint ocal_pre = (ocal_f & 3u) == OCAL_LB_PREFIX;                               \
-              ocal_tile[ocal_lid] = NAME##_FROM_BITS(ocal_lb_load((ocal_pre ? ocal_incls : ocal_aggs) + 2 * ocal_q)); \
+              ocal_win[ocal_lid] = NAME##_FROM_BITS(ocal_lb_load((ocal_pre ? ocal_incls : ocal_aggs) + 2 * ocal_q)); \
               if (ocal_pre) atomic_min(&ocal_lb_kp, ocal_lid);                                     \
             }                                                                                      \
           }                                                                                        \
@@ -693,17 +714,39 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
         ocal_rounds++;                                                                             \
         barrier(CLK_LOCAL_MEM_FENCE);                                                              \
         if (ocal_kp < ocal_kz) break;   /* found, every tile after it published */                 \
-        if (ocal_kz == ocal_W) ocal_hi -= ocal_W; /* all AGG: slide back */                        \
+        if (ocal_kz == ocal_W) { /* all AGG: slide back, keeping the window's values if there is room */ \
+          ocal_hi -= ocal_W;                                                                       \
+          if (ocal_slot + 1 < ocal_slots) ocal_win = ocal_tile + ++ocal_slot * ocal_W;             \
+          else ocal_over = 1;                                                                      \
+        }                                                                                          \
       }                                                                                            \
       if (ocal_lid == 0) {                                                                         \
         /* The left fold from the inclusive prefix of tile hi - kp, in increasing tile             \
-         * order, so a float result does not depend on which prefix was found. */        \
-        NAME##_A ocal_p = ocal_tile[ocal_kp];                                                      \
-        for (uint ocal_k = ocal_kp; ocal_k-- > 0;) ocal_p = NAME##_op(ocal_p, ocal_tile[ocal_k]);  \
-        for (ulong ocal_q = ocal_hi + 1; ocal_q < ocal_v; ocal_q++) /* windows slid past: published totals */ \
-          ocal_p = NAME##_op(ocal_p, NAME##_FROM_BITS(ocal_packed ? ocal_lb_get64(ocal_aggs + 2 * ocal_q) >> 32 \
-                                                                  : ocal_lb_load(ocal_aggs + 2 * ocal_q))); \
-        if (ocal_packed) {                                                                         \
+         * order, so a float result does not depend on which prefix was found: the windows        \
+         * kept are one array, tile hi - kp at ocal_f and the tiles after it below it, read      \
+         * eight at a time so that the loads need not wait for the additions. */                  \
+        uint ocal_f = ocal_over ? ocal_kp : ocal_slot * ocal_W + ocal_kp;                          \
+        __local const NAME##_A *ocal_a = ocal_over ? (__local const NAME##_A *)ocal_win : ocal_tile; \
+        NAME##_A ocal_p = ocal_a[ocal_f];                                                          \
+        if (ocal_over) {                                                                           \
+          /* Windows slid past and not kept: their published totals again, from global memory. */ \
+          for (uint ocal_k = ocal_f; ocal_k-- > 0;) ocal_p = NAME##_op(ocal_p, ocal_a[ocal_k]);    \
+          for (ulong ocal_q = ocal_hi + 1; ocal_q < ocal_v; ocal_q++)                              \
+            ocal_p = NAME##_op(ocal_p, NAME##_FROM_BITS(ocal_packed ? ocal_lb_get64(ocal_aggs + 2 * ocal_q) >> 32 \
+                                                                    : ocal_lb_load(ocal_aggs + 2 * ocal_q))); \
+          ocal_f = 0;                                                                              \
+        }                                                                                          \
+        for (; ocal_f >= 8; ocal_f -= 8) {                                                         \
+          const NAME##_A ocal_a0 = ocal_a[ocal_f - 1], ocal_a1 = ocal_a[ocal_f - 2], ocal_a2 = ocal_a[ocal_f - 3], \
+                         ocal_a3 = ocal_a[ocal_f - 4], ocal_a4 = ocal_a[ocal_f - 5], ocal_a5 = ocal_a[ocal_f - 6], \
+                         ocal_a6 = ocal_a[ocal_f - 7], ocal_a7 = ocal_a[ocal_f - 8];               \
+          ocal_p = NAME##_op(NAME##_op(NAME##_op(NAME##_op(ocal_p, ocal_a0), ocal_a1), ocal_a2), ocal_a3); \
+          ocal_p = NAME##_op(NAME##_op(NAME##_op(NAME##_op(ocal_p, ocal_a4), ocal_a5), ocal_a6), ocal_a7); \
+        }                                                                                          \
+        while (ocal_f > 0) ocal_p = NAME##_op(ocal_p, ocal_a[--ocal_f]);                           \
+        if (OCAL_LB_SPARSE && ocal_c % OCAL_LB_SPARSE != 0) {                                      \
+          /* test only: no inclusive prefix here, so later look-backs walk further */              \
+        } else if (ocal_packed) {                                                                  \
           ocal_lb_put64(ocal_incls + 2 * ocal_v, ocal_tag | OCAL_LB_PREFIX, NAME##_BITS(NAME##_op(ocal_p, ocal_total))); \
         } else {                                                                                   \
           ocal_lb_store(ocal_incls + 2 * ocal_v, NAME##_BITS(NAME##_op(ocal_p, ocal_total)));      \
