@@ -71,6 +71,8 @@ static const variant variants[] = {
     {"direct_shfl_pack_128x16", 128, 16, 3, 2, 1, 0, 0, 0, NULL},
     {"direct_shfl_pack_256x8", 256, 8, 3, 2, 1, 0, 0, 0, NULL},
     {"direct_shfl_pack_512x8", 512, 8, 3, 2, 1, 0, 0, 0, NULL},
+    {"direct_shfl_pack_128x32", 128, 32, 3, 2, 1, 0, 0, 0, NULL},
+    {"direct_shfl_pack_256x32", 256, 32, 3, 2, 1, 0, 0, 0, NULL},
     {"vec_shfl_pack_w32", 256, 16, 2, 2, 1, 32, 0, 1, NULL},
     {"vec_shfl_pack_w64", 256, 16, 2, 2, 1, 64, 0, 0, NULL},
     {"vec_shfl_pack_128x16", 128, 16, 2, 2, 1, 0, 0, 0, NULL},
@@ -299,6 +301,22 @@ int main(int argc, char **argv) {
   OK(e);
   cl_kernel c4 = clCreateKernel(cp, "probe_copy4", &e);
   OK(e);
+  {
+    /* The macros a kernel could pick its variant by (cl/scan_probe.cl, probe_macros). */
+    cl_kernel km = clCreateKernel(cp, "probe_macros", &e);
+    OK(e);
+    cl_mem dm = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 5 * sizeof(cl_int), NULL, &e);
+    OK(e);
+    cl_int m[5] = {0, 0, 0, 0, 0};
+    size_t one = 1;
+    OK(clSetKernelArg(km, 0, sizeof(cl_mem), &dm));
+    OK(clEnqueueNDRangeKernel(q, km, 1, NULL, &one, NULL, 0, NULL, NULL));
+    OK(clEnqueueReadBuffer(q, dm, CL_TRUE, 0, sizeof m, m, 0, NULL, NULL));
+    printf("kernel macros: cl_khr_int64_base_atomics %d, cl_khr_subgroups %d, cl_nv_pragma_unroll %d, "
+           "__NV_CL_C_VERSION %d, __opencl_c_subgroups %d\n", m[0], m[1], m[2], m[3], m[4]);
+    clReleaseMemObject(dm);
+    clReleaseKernel(km);
+  }
   double ceiling[4];
   for (int s = 0; s < nsizes; s++) {
     size_t n = (size_t)1 << lg[s];
@@ -327,7 +345,7 @@ int main(int argc, char **argv) {
   }
 
   /* 2. The variants. */
-  printf("%-22s %4s %3s %4s", "variant", "L", "IPT", "regs");
+  printf("%-24s %4s %3s %4s", "variant", "L", "IPT", "regs");
   for (int s = 0; s < nsizes; s++) printf(" | 2^%d GB/s  xcopy", lg[s]);
   printf(" | max err\n");
   int shown_log = 0, stats_wanted[NVAR] = {0}, failures = 0;
@@ -341,15 +359,15 @@ int main(int argc, char **argv) {
       if (!strstr(list, key)) continue;
     }
     if (now() - t_start > budget) {
-      printf("%-22s skipped: past SCAN_BUDGET_S=%.0f s\n", v->name, budget);
+      printf("%-24s skipped: past SCAN_BUDGET_S=%.0f s\n", v->name, budget);
       continue;
     }
     if (v->bscan == 2 && !is_nvidia && !emulate_shfl) {
-      printf("%-22s skipped: PTX shuffles need NVIDIA's compiler\n", v->name);
+      printf("%-24s skipped: PTX shuffles need NVIDIA's compiler\n", v->name);
       continue;
     }
     if (v->pack && !have_int64_atomics) {
-      printf("%-22s skipped: no cl_khr_int64_base_atomics\n", v->name);
+      printf("%-24s skipped: no cl_khr_int64_base_atomics\n", v->name);
       continue;
     }
     char opts[1024];
@@ -374,7 +392,7 @@ int main(int argc, char **argv) {
       }
     }
     if (!p) {
-      printf("%-22s nobuild%s%.*s\n", v->name, shown_log ? "" : ": ", shown_log ? 0 : 300, why);
+      printf("%-24s nobuild%s%.*s\n", v->name, shown_log ? "" : ": ", shown_log ? 0 : 300, why);
       shown_log = 1;
       failures++;
       continue;
@@ -384,7 +402,7 @@ int main(int argc, char **argv) {
     size_t wg = 0;
     clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
     if (wg < (size_t)v->L) {
-      printf("%-22s skipped: the kernel allows %zu work-items a group\n", v->name, wg);
+      printf("%-24s skipped: the kernel allows %zu work-items a group\n", v->name, wg);
       clReleaseKernel(k);
       clReleaseProgram(p);
       continue;
@@ -393,7 +411,7 @@ int main(int argc, char **argv) {
     double worst = 0;
     clReleaseEvent(run_scan(k, v, dx, dy, nodd));
     worst = fmax(worst, check(x, dy, nodd, reset, buf));
-    printf("%-22s %4d %3d %4s", v->name, v->L, v->ipt, regs[0] ? regs : "-");
+    printf("%-24s %4d %3d %4s", v->name, v->L, v->ipt, regs[0] ? regs : "-");
     for (int s = 0; s < nsizes; s++) {
       size_t n = (size_t)1 << lg[s];
       double t[64];
