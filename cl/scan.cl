@@ -271,7 +271,9 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
  *   OCAL_LB_STATS  1: state words 1 and 2 count predecessors looked at and windows read.
  *   OCAL_LB_KEEP   1: windows a look-back slides past stay in local memory (as many as fit)
  *                     and the fold reads them eight at a time; 0: the first work-item reads
- *                     the totals of windows slid past again from global memory, one by one. */
+ *                     the totals of windows slid past again from global memory, one by one.
+ *   OCAL_LB_REREAD 1: (modes 0 to 2) a work-item's elements are not kept in registers through
+ *                     the look-back but read from the local tile again. */
 #ifndef OCAL_LB_LOAD
 #define OCAL_LB_LOAD 1
 #endif
@@ -295,6 +297,9 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
 #endif
 #ifndef OCAL_LB_KEEP
 #define OCAL_LB_KEEP 1
+#endif
+#ifndef OCAL_LB_REREAD
+#define OCAL_LB_REREAD 0
 #endif
 /* Windows a look-back keeps in local memory (OCAL_LB_KEEP); -DOCAL_LB_SLOTS=n caps it, to test
  * the path that reads the totals of windows it could not keep again. */
@@ -418,6 +423,13 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
 #define OCAL_LB_VEC_OUT 1
 #endif
 #endif
+/* Loads a work-item keeps in flight at once (OCAL_LB_CHUNK, a multiple of 4 dividing
+ * NAME_LB_IPT; default all of them): fewer registers for the loads, so more groups fit. */
+#ifdef OCAL_LB_CHUNK
+#define OCAL_LB_CH(NAME) OCAL_LB_CHUNK
+#else
+#define OCAL_LB_CH(NAME) NAME##_LB_IPT
+#endif
 #if OCAL_LB_LOAD == 0
 #define OCAL_LB_TILE_IN(NAME)                                                                      \
   for (uint ocal_k = ocal_lid; ocal_k < ocal_tile_len; ocal_k += ocal_L)                           \
@@ -426,26 +438,29 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
   for (uint ocal_k = ocal_lid; ocal_k < ocal_m; ocal_k += ocal_L) ocal_orow[ocal_t0 + ocal_k] = ocal_tile[OCAL_PAD(ocal_k)];
 #elif OCAL_LB_LOAD == 2 && defined(OCAL_LB_VEC)
 #define OCAL_LB_TILE_IN(NAME)                                                                      \
-  {                                                                                                \
-    NAME##_A ocal_r[NAME##_LB_IPT];                                                                \
+  for (uint ocal_c0 = 0; ocal_c0 < NAME##_LB_IPT; ocal_c0 += OCAL_LB_CH(NAME)) {                   \
+    NAME##_A ocal_r[OCAL_LB_CH(NAME)];                                                             \
     const ulong ocal_g0 = ocal_xoff + ocal_base + ocal_t0;                                         \
     if (ocal_m == ocal_tile_len && (ocal_g0 & 3) == 0) {                                           \
       __global const OCAL_T4 *ocal_p4 = (__global const OCAL_T4 *)(ocal_x + ocal_g0);              \
-      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT / 4; ocal_k++) {                                \
-        const OCAL_T4 ocal_q = ocal_p4[ocal_lid + ocal_k * ocal_L];                                \
+      for (uint ocal_k = 0; ocal_k < OCAL_LB_CH(NAME) / 4; ocal_k++) {                             \
+        const OCAL_T4 ocal_q = ocal_p4[ocal_lid + (ocal_c0 / 4 + ocal_k) * ocal_L];                \
         ocal_r[4 * ocal_k] = NAME##_cvt(ocal_q.s0);                                                \
         ocal_r[4 * ocal_k + 1] = NAME##_cvt(ocal_q.s1);                                            \
         ocal_r[4 * ocal_k + 2] = NAME##_cvt(ocal_q.s2);                                            \
         ocal_r[4 * ocal_k + 3] = NAME##_cvt(ocal_q.s3);                                            \
       }                                                                                            \
     } else {                                                                                       \
-      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                    \
-        const uint ocal_e = 4 * (ocal_lid + (ocal_k >> 2) * ocal_L) + (ocal_k & 3);                \
+      for (uint ocal_k = 0; ocal_k < OCAL_LB_CH(NAME); ocal_k++) {                                 \
+        const uint ocal_kk = ocal_c0 + ocal_k;                                                     \
+        const uint ocal_e = 4 * (ocal_lid + (ocal_kk >> 2) * ocal_L) + (ocal_kk & 3);              \
         ocal_r[ocal_k] = ocal_e < ocal_m ? OCAL_LOAD(NAME, ocal_base + ocal_t0 + ocal_e) : NAME##_ID; \
       }                                                                                            \
     }                                                                                              \
-    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                        \
-      ocal_tile[OCAL_PAD(4 * (ocal_lid + (ocal_k >> 2) * ocal_L) + (ocal_k & 3))] = ocal_r[ocal_k]; \
+    for (uint ocal_k = 0; ocal_k < OCAL_LB_CH(NAME); ocal_k++) {                                   \
+      const uint ocal_kk = ocal_c0 + ocal_k;                                                       \
+      ocal_tile[OCAL_PAD(4 * (ocal_lid + (ocal_kk >> 2) * ocal_L) + (ocal_kk & 3))] = ocal_r[ocal_k]; \
+    }                                                                                              \
   }
 #if defined(OCAL_LB_VEC_OUT)
 #define OCAL_LB_TILE_OUT(NAME)                                                                     \
@@ -478,19 +493,19 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
 #endif
 #elif OCAL_LB_LOAD <= 2
 #define OCAL_LB_TILE_IN(NAME)                                                                      \
-  {                                                                                                \
-    NAME##_A ocal_r[NAME##_LB_IPT];                                                                \
+  for (uint ocal_c0 = 0; ocal_c0 < NAME##_LB_IPT; ocal_c0 += OCAL_LB_CH(NAME)) {                   \
+    NAME##_A ocal_r[OCAL_LB_CH(NAME)];                                                             \
     if (ocal_m == ocal_tile_len) {                                                                 \
-      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                      \
-        ocal_r[ocal_k] = OCAL_LOAD(NAME, ocal_base + ocal_t0 + ocal_lid + ocal_k * ocal_L);        \
+      for (uint ocal_k = 0; ocal_k < OCAL_LB_CH(NAME); ocal_k++)                                   \
+        ocal_r[ocal_k] = OCAL_LOAD(NAME, ocal_base + ocal_t0 + ocal_lid + (ocal_c0 + ocal_k) * ocal_L); \
     } else {                                                                                       \
-      for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                    \
-        const uint ocal_e = ocal_lid + ocal_k * ocal_L;                                            \
+      for (uint ocal_k = 0; ocal_k < OCAL_LB_CH(NAME); ocal_k++) {                                 \
+        const uint ocal_e = ocal_lid + (ocal_c0 + ocal_k) * ocal_L;                                \
         ocal_r[ocal_k] = ocal_e < ocal_m ? OCAL_LOAD(NAME, ocal_base + ocal_t0 + ocal_e) : NAME##_ID; \
       }                                                                                            \
     }                                                                                              \
-    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++)                                        \
-      ocal_tile[OCAL_PAD(ocal_lid + ocal_k * ocal_L)] = ocal_r[ocal_k];                            \
+    for (uint ocal_k = 0; ocal_k < OCAL_LB_CH(NAME); ocal_k++)                                     \
+      ocal_tile[OCAL_PAD(ocal_lid + (ocal_c0 + ocal_k) * ocal_L)] = ocal_r[ocal_k];                \
   }
 #define OCAL_LB_TILE_OUT(NAME)                                                                     \
   {                                                                                                \
@@ -507,7 +522,36 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
   }
 #endif
 
-#if OCAL_LB_LOAD <= 2
+/* A work-item's elements: in registers (ocal_val) or, with OCAL_LB_REREAD, read from the local
+ * tile where they stay (two passes over local memory, and no registers held through the
+ * look-back, so more groups fit on a compute unit). The look-back's windows then have a local
+ * array of their own (ocal_wbuf), as the tile must stay intact. */
+#if OCAL_LB_REREAD && OCAL_LB_LOAD <= 2
+#if OCAL_LB_BSCAN == 1
+/* The block scan's two buffers are free once every work-item has read its results from them
+ * (before the look-back's first barrier): the windows go there. */
+#define OCAL_LB_VAL_DECL(NAME)
+#define OCAL_LB_WBUF ocal_sums
+#else
+#define OCAL_LB_VAL_DECL(NAME) __local NAME##_A ocal_wbuf[2 * OCAL_WG_MAX];
+#define OCAL_LB_WBUF ocal_wbuf
+#endif
+#define OCAL_LB_ELEM(NAME, ocal_k) ocal_tile[OCAL_PAD(ocal_lid * NAME##_LB_IPT + (ocal_k))]
+#define OCAL_LB_WBUF_WORDS(ocal_ipt) (2 * OCAL_WG_MAX)
+#define OCAL_LB_TO_VAL(NAME)                                                                       \
+  OCAL_LB_TILE_IN(NAME)                                                                            \
+  barrier(CLK_LOCAL_MEM_FENCE);
+#define OCAL_LB_FROM_VAL(NAME)                                                                     \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+  OCAL_LB_TILE_OUT(NAME)
+#else
+#define OCAL_LB_VAL_DECL(NAME) NAME##_A ocal_val[NAME##_LB_IPT];
+#define OCAL_LB_ELEM(NAME, ocal_k) ocal_val[ocal_k]
+#define OCAL_LB_WBUF ocal_tile
+#define OCAL_LB_WBUF_WORDS(ocal_ipt) OCAL_LB_LOCAL_WORDS(ocal_ipt)
+#endif
+#if OCAL_LB_REREAD && OCAL_LB_LOAD <= 2
+#elif OCAL_LB_LOAD <= 2
 #define OCAL_LB_TO_VAL(NAME)                                                                       \
   OCAL_LB_TILE_IN(NAME)                                                                            \
   barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
@@ -643,10 +687,10 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
     const uint ocal_m = (uint)(ocal_R - ocal_t0 < ocal_tile_len ? ocal_R - ocal_t0 : ocal_tile_len); \
     const ulong ocal_base = ocal_o * ocal_R;                                                       \
     __global NAME##_A *ocal_orow = ocal_out + ocal_ooff + ocal_o * ocal_R;                         \
-    NAME##_A ocal_val[NAME##_LB_IPT];                                                              \
+    OCAL_LB_VAL_DECL(NAME)                                                                         \
     OCAL_LB_TO_VAL(NAME)                                                                           \
     NAME##_A ocal_run = NAME##_ID;                                                                 \
-    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) ocal_run = NAME##_op(ocal_run, ocal_val[ocal_k]); \
+    for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) ocal_run = NAME##_op(ocal_run, OCAL_LB_ELEM(NAME, ocal_k)); \
     OCAL_LB_BLOCK_SCAN(NAME)                                                                       \
     const uint ocal_tag = ocal_epoch << 2;                                                         \
     if (OCAL_LB_NONE) {                                                                            \
@@ -678,8 +722,8 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
       ulong ocal_hi = ocal_v - 1;                                                                  \
       const uint ocal_W = OCAL_LB_WINDOW_OF(ocal_L);                                               \
       uint ocal_kp, ocal_kz, ocal_rounds = 0, ocal_slot = 0, ocal_over = 0;                       \
-      const uint ocal_slots = OCAL_LB_KEEP ? OCAL_LB_SLOTS_OF(OCAL_LB_LOCAL_WORDS(NAME##_LB_IPT) / ocal_W) : 1; \
-      __local NAME##_A *ocal_win = ocal_tile;                                                      \
+      const uint ocal_slots = OCAL_LB_KEEP ? OCAL_LB_SLOTS_OF(OCAL_LB_WBUF_WORDS(NAME##_LB_IPT) / ocal_W) : 1; \
+      __local NAME##_A *ocal_win = OCAL_LB_WBUF;                                                   \
       for (;;) {                                                                                   \
         if (ocal_lid == 0) ocal_lb_kp = ocal_lb_kz = ocal_W;                                       \
         barrier(CLK_LOCAL_MEM_FENCE);                                                              \
@@ -716,7 +760,7 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
         if (ocal_kp < ocal_kz) break;   /* found, every tile after it published */                 \
         if (ocal_kz == ocal_W) { /* all AGG: slide back, keeping the window's values if there is room */ \
           ocal_hi -= ocal_W;                                                                       \
-          if (ocal_slot + 1 < ocal_slots) ocal_win = ocal_tile + ++ocal_slot * ocal_W;             \
+          if (ocal_slot + 1 < ocal_slots) ocal_win = OCAL_LB_WBUF + ++ocal_slot * ocal_W;          \
           else ocal_over = 1;                                                                      \
         }                                                                                          \
       }                                                                                            \
@@ -726,7 +770,7 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
          * kept are one array, tile hi - kp at ocal_f and the tiles after it below it, read      \
          * eight at a time so that the loads need not wait for the additions. */                  \
         uint ocal_f = ocal_over ? ocal_kp : ocal_slot * ocal_W + ocal_kp;                          \
-        __local const NAME##_A *ocal_a = ocal_over ? (__local const NAME##_A *)ocal_win : ocal_tile; \
+        __local const NAME##_A *ocal_a = ocal_over ? (__local const NAME##_A *)ocal_win : OCAL_LB_WBUF; \
         NAME##_A ocal_p = ocal_a[ocal_f];                                                          \
         if (ocal_over) {                                                                           \
           /* Windows slid past and not kept: their published totals again, from global memory. */ \
@@ -763,8 +807,8 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
     barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
     ocal_run = NAME##_op(ocal_prefix_l, ocal_excl);                                                \
     for (uint ocal_k = 0; ocal_k < NAME##_LB_IPT; ocal_k++) {                                      \
-      NAME##_A ocal_next = NAME##_op(ocal_run, ocal_val[ocal_k]);                                  \
-      ocal_val[ocal_k] = ocal_exclusive ? ocal_run : ocal_next;                                    \
+      NAME##_A ocal_next = NAME##_op(ocal_run, OCAL_LB_ELEM(NAME, ocal_k));                        \
+      OCAL_LB_ELEM(NAME, ocal_k) = ocal_exclusive ? ocal_run : ocal_next;                          \
       ocal_run = ocal_next;                                                                        \
     }                                                                                              \
     OCAL_LB_FROM_VAL(NAME)                                                                         \
