@@ -143,6 +143,23 @@ static cl_program build(const char *src, const char *opts, char *why, size_t why
   return p;
 }
 
+/* Appends the variant's extra options and SCAN_OPTS, and spells out the knobs the variant
+ * leaves alone (OCAL_LB_REREAD 0, OCAL_LB_CHUNK all), so that a variant means the same
+ * kernel whatever cl/scan.cl's defaults (the library's choice) are. */
+static void explicit_defaults(const variant *v, char *opts, size_t size) {
+  const char *more = getenv("SCAN_OPTS");
+  char all[512];
+  snprintf(all, sizeof all, "%s %s", v->extra ? v->extra : "", more ? more : "");
+  size_t len = strlen(opts);
+  snprintf(opts + len, size - len, " %s", all);
+  len = strlen(opts);
+  if (!strstr(all, "OCAL_LB_REREAD")) snprintf(opts + len, size - len, " -DOCAL_LB_REREAD=0");
+  len = strlen(opts);
+  if (!strstr(all, "OCAL_LB_CHUNK")) snprintf(opts + len, size - len, " -DOCAL_LB_CHUNK=%d", v->ipt);
+  len = strlen(opts);
+  if (!strstr(all, "OCAL_LB_KEEP")) snprintf(opts + len, size - len, " -DOCAL_LB_KEEP=1");
+}
+
 static double event_ms(cl_event ev) {
   cl_ulong a = 0, b = 0;
   OK(clWaitForEvents(1, &ev));
@@ -372,8 +389,7 @@ int main(int argc, char **argv) {
              v->L, v->ipt, v->load, v->bscan, v->pack, v->none, asm_kw_asm ? " -DOCAL_ASM_KW=asm" : "",
              emulate_shfl ? " -DOCAL_LB_SHFL_EMULATE=1" : "");
     if (v->window) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DOCAL_LB_WINDOW=%d", v->window);
-    if (v->extra) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", v->extra);
-    if (getenv("SCAN_OPTS")) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", getenv("SCAN_OPTS"));
+    explicit_defaults(v, opts, sizeof opts);
     cl_program p = build(scan_src, opts, why, sizeof why, regs, sizeof regs);
     if (!p && v->bscan == 2 && !asm_kw_asm && strstr(why, "asm")) {
       /* NVIDIA's front end may want the keyword asm rather than clang's __asm__. */
@@ -443,8 +459,7 @@ int main(int argc, char **argv) {
              v->L, v->ipt, v->load, v->bscan, v->pack, asm_kw_asm ? " -DOCAL_ASM_KW=asm" : "",
              emulate_shfl ? " -DOCAL_LB_SHFL_EMULATE=1" : "");
     if (v->window) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DOCAL_LB_WINDOW=%d", v->window);
-    if (v->extra) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", v->extra);
-    if (getenv("SCAN_OPTS")) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", getenv("SCAN_OPTS"));
+    explicit_defaults(v, opts, sizeof opts);
     cl_program p = build(scan_src, opts, why, sizeof why, NULL, 0);
     if (!p) continue;
     cl_kernel k = clCreateKernel(p, "sum_lookback", &e);
