@@ -219,27 +219,29 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
 #endif
 #define OCAL_LB_AGG 1u
 #define OCAL_LB_PREFIX 2u
-/* Elements per work-item of a look-back tile: 16 for results of 4 bytes or less, 8 for 8-byte
- * results, so a tile's local array takes what NAME_tiles' takes for 8-byte results (17 KB)
- * and a 2^28-element scan has half as many tiles (look-backs) for floats. The host mirrors
+/* Elements per work-item of a look-back tile: 24 for results of 4 bytes or less, 12 for 8-byte
+ * results, so a tile is 24 KB of results and the kernel's local memory (tile, padding and the
+ * block scan's buffers) stays under 28 KB of the 32 KB every OpenCL 1.2 device has. Large
+ * tiles matter: each costs a look-back whatever its size, and on the H100 a tile of 4,096
+ * floats was 0.77x a copy where 6,144 or 8,192 were 0.9x (docs/scan.md). The host mirrors
  * the rule (scan.c, ocal__scan_lookback_ipt); -DOCAL_LB_IPT=n overrides it for the built-in
  * operations (bench/scan_probe, which sizes its launches itself). */
 #if defined(OCAL_ONLY_maximum) || !defined(OCAL_ONLY)
 #if defined(OCAL_LB_IPT)
 #define maximum_LB_IPT OCAL_LB_IPT
 #elif defined(OCAL_DTYPE_f64) || defined(OCAL_DTYPE_i64) || defined(OCAL_DTYPE_u64)
-#define maximum_LB_IPT 8
+#define maximum_LB_IPT 12
 #else
-#define maximum_LB_IPT 16
+#define maximum_LB_IPT 24
 #endif
 #endif
 #if defined(OCAL_ONLY_sum) || !defined(OCAL_ONLY)
 #if defined(OCAL_LB_IPT)
 #define sum_LB_IPT OCAL_LB_IPT
 #elif defined(OCAL_DTYPE_f32)
-#define sum_LB_IPT 16
+#define sum_LB_IPT 24
 #else
-#define sum_LB_IPT 8
+#define sum_LB_IPT 12
 #endif
 #endif
 #define OCAL_LB_TILE_WORDS(ocal_ipt) (OCAL_WG_MAX * (ocal_ipt) + OCAL_WG_MAX * (ocal_ipt) / 32)
@@ -274,14 +276,20 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
  *                     the totals of windows slid past again from global memory, one by one.
  *   OCAL_LB_REREAD 1: (modes 0 to 2) a work-item's elements are not kept in registers through
  *                     the look-back but read from the local tile again. */
+/* The defaults are what the library runs everywhere: a portable kernel (no vendor's
+ * instructions) that was the fastest on the H100 (bench/scan_probe; docs/scan.md). */
 #ifndef OCAL_LB_LOAD
-#define OCAL_LB_LOAD 1
+#define OCAL_LB_LOAD 2
 #endif
 #ifndef OCAL_LB_BSCAN
 #define OCAL_LB_BSCAN 1
 #endif
 #ifndef OCAL_LB_PACK
+#if defined(cl_khr_int64_base_atomics)
+#define OCAL_LB_PACK 1 /* the device's compiler says it has 64-bit atomics */
+#else
 #define OCAL_LB_PACK 0
+#endif
 #endif
 #ifndef OCAL_LB_NONE
 #define OCAL_LB_NONE 0
@@ -299,7 +307,7 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
 #define OCAL_LB_KEEP 1
 #endif
 #ifndef OCAL_LB_REREAD
-#define OCAL_LB_REREAD 0
+#define OCAL_LB_REREAD 1
 #endif
 /* Windows a look-back keeps in local memory (OCAL_LB_KEEP); -DOCAL_LB_SLOTS=n caps it, to test
  * the path that reads the totals of windows it could not keep again. */
@@ -424,11 +432,12 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
 #endif
 #endif
 /* Loads a work-item keeps in flight at once (OCAL_LB_CHUNK, a multiple of 4 dividing
- * NAME_LB_IPT; default all of them): fewer registers for the loads, so more groups fit. */
+ * NAME_LB_IPT; default 8 where it divides, else 4): fewer registers for the loads, so more
+ * groups fit, and still 256 x 8 loads in flight per group. */
 #ifdef OCAL_LB_CHUNK
 #define OCAL_LB_CH(NAME) OCAL_LB_CHUNK
 #else
-#define OCAL_LB_CH(NAME) NAME##_LB_IPT
+#define OCAL_LB_CH(NAME) (NAME##_LB_IPT % 8 == 0 ? 8 : 4)
 #endif
 #if OCAL_LB_LOAD == 0
 #define OCAL_LB_TILE_IN(NAME)                                                                      \

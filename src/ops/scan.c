@@ -48,7 +48,7 @@ static int single_pass(ocal_context ctx, size_t tiles) {
   return single_pass_device(ctx) && tiles < ((size_t)1 << 31);
 }
 
-size_t ocal__scan_lookback_ipt(size_t result_bytes) { return result_bytes <= 4 ? 16 : 8; }
+size_t ocal__scan_lookback_ipt(size_t result_bytes) { return result_bytes <= 4 ? 24 : 12; }
 
 /* A launch's arguments: the job's input ones, then the kernel's own (at most 11). */
 typedef struct {
