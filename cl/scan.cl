@@ -209,14 +209,14 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
  * device's global atomics and fences do (docs/scan.md says more). The state buffer: word 0
  * the ticket counter, then `cap` flags, then `cap` totals and `cap` inclusive prefixes of
  * two words each. */
-/* Predecessors a look-back reads at once: the whole group (a wide window finds the nearest
- * PREFIX in one round where many groups run at once). Defining OCAL_LB_WINDOW (2, say) makes
- * the walk slide through many windows: that is how the sliding path was tested (docs/scan.md). */
-#ifdef OCAL_LB_WINDOW
-#define OCAL_LB_WINDOW_OF(ocal_L) ((ocal_L) < OCAL_LB_WINDOW ? (ocal_L) : OCAL_LB_WINDOW)
-#else
-#define OCAL_LB_WINDOW_OF(ocal_L) (ocal_L)
+/* Predecessors a look-back reads at once: 128, or the whole group if smaller (a wide window
+ * finds the nearest PREFIX in one round where many groups run at once; on the H100 the
+ * nearest was 80 to 120 tiles back). -DOCAL_LB_WINDOW=2, say, makes the walk slide through
+ * many windows: that is how the sliding paths were tested (docs/scan.md). */
+#ifndef OCAL_LB_WINDOW
+#define OCAL_LB_WINDOW 128 /* 0.955x a copy on the H100 where the whole group (256) was 0.938x */
 #endif
+#define OCAL_LB_WINDOW_OF(ocal_L) ((ocal_L) < OCAL_LB_WINDOW ? (ocal_L) : OCAL_LB_WINDOW)
 #define OCAL_LB_AGG 1u
 #define OCAL_LB_PREFIX 2u
 /* Elements per work-item of a look-back tile: 24 for results of 4 bytes or less, 12 for 8-byte
@@ -266,8 +266,8 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
  *                     barriers a step); 1: the same into two buffers in turn (one barrier a
  *                     step); 2: each 32-wide warp scans with PTX shuffles (NVIDIA's inline
  *                     assembly), then one barrier for the warps' totals.
- *   OCAL_LB_PACK   1: results of 4 bytes or less are published with their flag in one 64-bit
- *                     word (cl_khr_int64_base_atomics), read in one load with no fence.
+ *   OCAL_LB_PACK   1: a result is published as one or two 64-bit words each holding the flag
+ *                     and 32 bits of it (cl_khr_int64_base_atomics), read with no fence.
  *   OCAL_LB_NONE   1: no look-back: every tile is scanned from the neutral value (wrong
  *                     results on purpose: the speed of the tile work alone, for the probe).
  *   OCAL_LB_STATS  1: state words 1 and 2 count predecessors looked at and windows read.
@@ -383,6 +383,21 @@ void ocal_lb_put64(__global uint *ocal_w, uint ocal_flag, ulong ocal_bits) {
 }
 ulong ocal_lb_get64(__global uint *ocal_w) { return ocal_lb_load(ocal_w); }
 #endif
+/* A packed value of `words` (1 or 2) 64-bit words, each its flag word and 32 bits of the
+ * value: every word says itself whether it is there, so no fence orders the value before
+ * the flag (NVIDIA's H100 once returned a value older than the flag read before it with the
+ * flag and the value in separate words and a mem_fence between: docs/scan.md). */
+void ocal_lb_publish(__global uint *ocal_w, uint ocal_words, uint ocal_flag, ulong ocal_bits) {
+  ocal_lb_put64(ocal_w, ocal_flag, ocal_bits & 0xffffffffu);
+  if (ocal_words > 1) ocal_lb_put64(ocal_w + 2, ocal_flag, ocal_bits >> 32);
+}
+/* 1 and the value's bits in *bits if every word of the value carries `flag`, else 0. */
+int ocal_lb_read(__global uint *ocal_w, uint ocal_words, uint ocal_flag, ulong *ocal_bits) {
+  const ulong ocal_w0 = ocal_lb_get64(ocal_w);
+  const ulong ocal_w1 = ocal_words > 1 ? ocal_lb_get64(ocal_w + 2) : (ulong)ocal_flag;
+  *ocal_bits = (ocal_w0 >> 32) | (ocal_words > 1 ? (ocal_w1 >> 32) << 32 : 0);
+  return (uint)ocal_w0 == ocal_flag && (uint)ocal_w1 == ocal_flag;
+}
 
 /* A warp-wide shuffle up by d lanes (OCAL_LB_BSCAN 2: NVIDIA's PTX through OpenCL C's inline
  * assembly, which NVIDIA's compiler accepts; the keyword is __asm__ unless -DOCAL_ASM_KW=asm). */
@@ -685,9 +700,14 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
     __local uint ocal_lb_kp, ocal_lb_kz; /* nearest PREFIX, nearest unpublished in the window */   \
     OCAL_LB_XCHG_DECL(NAME)                                                                        \
     const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);                             \
+    /* Packed: per tile four words of total and four of inclusive prefix (one or two 64-bit  \
+     * words used). Else a flag word, then two words of each. 4 + 8 cap words in all. */      \
+    const int ocal_packed = OCAL_LB_PACK && sizeof(NAME##_A) <= 8;                                 \
+    const uint ocal_pw = sizeof(NAME##_A) <= 4 ? 1 : 2; /* 64-bit words of a packed value */   \
     __global uint *ocal_flags = ocal_state + 4;                                                    \
-    __global uint *ocal_aggs = ocal_flags + ocal_cap, *ocal_incls = ocal_aggs + 2 * ocal_cap;      \
-    const int ocal_packed = OCAL_LB_PACK && sizeof(NAME##_A) <= 4;                                 \
+    __global uint *ocal_aggs = ocal_packed ? ocal_state + 4 : ocal_flags + ocal_cap;              \
+    __global uint *ocal_incls = ocal_packed ? ocal_aggs + 4 * ocal_cap : ocal_aggs + 2 * ocal_cap; \
+    const ulong ocal_ps = ocal_packed ? 4 : 2; /* words per tile in aggs and incls */           \
     if (ocal_lid == 0) ocal_ticket_l = atomic_inc(ocal_state) - ocal_ticket_base;                  \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
     const ulong ocal_v = ocal_ticket_l, ocal_o = ocal_v / ocal_tiles, ocal_c = ocal_v % ocal_tiles; \
@@ -706,8 +726,8 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
       if (ocal_lid == 0) ocal_prefix_l = NAME##_ID;                                                \
     } else if (ocal_lid == 0) {                                                                    \
       if (ocal_packed) {                                                                           \
-        ocal_lb_put64(ocal_c > 0 ? ocal_aggs + 2 * ocal_v : ocal_incls + 2 * ocal_v,               \
-                      ocal_tag | (ocal_c > 0 ? OCAL_LB_AGG : OCAL_LB_PREFIX), NAME##_BITS(ocal_total)); \
+        ocal_lb_publish(ocal_c > 0 ? ocal_aggs + 4 * ocal_v : ocal_incls + 4 * ocal_v, ocal_pw,    \
+                        ocal_tag | (ocal_c > 0 ? OCAL_LB_AGG : OCAL_LB_PREFIX), NAME##_BITS(ocal_total)); \
       } else if (ocal_c > 0) {                                                                     \
         ocal_lb_store(ocal_aggs + 2 * ocal_v, NAME##_BITS(ocal_total));                            \
         mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
@@ -739,13 +759,14 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
         if (ocal_lid < ocal_W && ocal_lid <= ocal_hi - ocal_first) {                               \
           const ulong ocal_q = ocal_hi - ocal_lid;                                                 \
           if (ocal_packed) {                                                                       \
-            const ulong ocal_wi = ocal_lb_get64(ocal_incls + 2 * ocal_q);                          \
-            const ulong ocal_wa = ocal_lb_get64(ocal_aggs + 2 * ocal_q);                           \
-            if (((uint)ocal_wi & ~3u) == ocal_tag) {                                               \
-              ocal_win[ocal_lid] = NAME##_FROM_BITS(ocal_wi >> 32);                                \
+            ulong ocal_bi, ocal_ba;                                                                \
+            const int ocal_hp = ocal_lb_read(ocal_incls + 4 * ocal_q, ocal_pw, ocal_tag | OCAL_LB_PREFIX, &ocal_bi); \
+            const int ocal_ha = ocal_lb_read(ocal_aggs + 4 * ocal_q, ocal_pw, ocal_tag | OCAL_LB_AGG, &ocal_ba); \
+            if (ocal_hp) {                                                                         \
+              ocal_win[ocal_lid] = NAME##_FROM_BITS(ocal_bi);                                      \
               atomic_min(&ocal_lb_kp, ocal_lid);                                                   \
-            } else if (((uint)ocal_wa & ~3u) == ocal_tag) {                                        \
-              ocal_win[ocal_lid] = NAME##_FROM_BITS(ocal_wa >> 32);                                \
+            } else if (ocal_ha) {                                                                  \
+              ocal_win[ocal_lid] = NAME##_FROM_BITS(ocal_ba);                                      \
             } else {                                                                               \
               atomic_min(&ocal_lb_kz, ocal_lid);                                                   \
             }                                                                                      \
@@ -784,9 +805,15 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
         if (ocal_over) {                                                                           \
           /* Windows slid past and not kept: their published totals again, from global memory. */ \
           for (uint ocal_k = ocal_f; ocal_k-- > 0;) ocal_p = NAME##_op(ocal_p, ocal_a[ocal_k]);    \
-          for (ulong ocal_q = ocal_hi + 1; ocal_q < ocal_v; ocal_q++)                              \
-            ocal_p = NAME##_op(ocal_p, NAME##_FROM_BITS(ocal_packed ? ocal_lb_get64(ocal_aggs + 2 * ocal_q) >> 32 \
-                                                                    : ocal_lb_load(ocal_aggs + 2 * ocal_q))); \
+          for (ulong ocal_q = ocal_hi + 1; ocal_q < ocal_v; ocal_q++) {                            \
+            ulong ocal_b;                                                                          \
+            if (ocal_packed) /* seen published by another work-item: wait until this one sees it too */ \
+              while (!ocal_lb_read(ocal_aggs + 4 * ocal_q, ocal_pw, ocal_tag | OCAL_LB_AGG, &ocal_b)) \
+                ;                                                                                  \
+            else                                                                                   \
+              ocal_b = ocal_lb_load(ocal_aggs + 2 * ocal_q);                                       \
+            ocal_p = NAME##_op(ocal_p, NAME##_FROM_BITS(ocal_b));                                  \
+          }                                                                                        \
           ocal_f = 0;                                                                              \
         }                                                                                          \
         for (; ocal_f >= 8; ocal_f -= 8) {                                                         \
@@ -800,7 +827,7 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
         if (OCAL_LB_SPARSE && ocal_c % OCAL_LB_SPARSE != 0) {                                      \
           /* test only: no inclusive prefix here, so later look-backs walk further */              \
         } else if (ocal_packed) {                                                                  \
-          ocal_lb_put64(ocal_incls + 2 * ocal_v, ocal_tag | OCAL_LB_PREFIX, NAME##_BITS(NAME##_op(ocal_p, ocal_total))); \
+          ocal_lb_publish(ocal_incls + 4 * ocal_v, ocal_pw, ocal_tag | OCAL_LB_PREFIX, NAME##_BITS(NAME##_op(ocal_p, ocal_total))); \
         } else {                                                                                   \
           ocal_lb_store(ocal_incls + 2 * ocal_v, NAME##_BITS(NAME##_op(ocal_p, ocal_total)));      \
           mem_fence(CLK_GLOBAL_MEM_FENCE);                                                         \

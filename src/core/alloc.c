@@ -55,7 +55,7 @@ ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t 
     if (cap < 4096) cap = 4096;
     cap = (cap + 3) / 4 * 4; /* the values start 16-byte aligned */
     cl_mem fresh;
-    ocal_status status = ocal__device_alloc(ctx, 4 * (4 + 5 * cap), &fresh);
+    ocal_status status = ocal__device_alloc(ctx, 4 * (4 + 8 * cap), &fresh);
     if (status != OCAL_OK) return status;
     if (lb->mem) ocal__device_free(ctx, lb->mem);
     lb->mem = fresh;
@@ -67,7 +67,7 @@ ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t 
     /* Zeros written from the host (blocking, so the zeros need not outlive the call), not
      * clEnqueueFillBuffer: Oclgrind 21.10 counts filled memory as uninitialised. This
      * happens when the buffer is new or grows, and when the epoch wraps. */
-    size_t bytes = 4 * (4 + 5 * lb->cap);
+    size_t bytes = 4 * (4 + 8 * lb->cap);
     void *zeros = calloc(1, bytes);
     if (!zeros) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory to clear a scan's state");
     cl_int err = clEnqueueWriteBuffer(ctx->queue, lb->mem, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL);

@@ -190,8 +190,8 @@ void ocal__device_free(ocal_context ctx, cl_mem mem);
 ocal_status ocal__scratch_reserve(ocal_context ctx, cl_mem *mem, size_t *have, size_t bytes);
 
 /* The tile states of a single-pass scan with decoupled look-back (cl/scan.cl's
- * NAME_lookback, and generated scans): a ticket counter and `cap` tiles' flags and two
- * two-word values. `tickets` counts the tickets handed out, `epoch` the launches (flags carry
+ * NAME_lookback, and generated scans): a ticket counter and 8 words per tile (`cap` tiles):
+ * flags and two-word values, or packed words (cl/scan.cl). `tickets` counts the tickets handed out, `epoch` the launches (flags carry
  * it, so the buffer is cleared only when it is new or grows, or the epoch wraps). Zeroed
  * (all NULL/0) before first use; free `mem` with ocal__device_free. */
 typedef struct ocal__lookback {
