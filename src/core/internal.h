@@ -209,8 +209,8 @@ ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t 
  * keep running while others wait for them. GPUs and CPU drivers give that (a started group
  * holds a compute unit or a thread until it ends); accelerators and unknown devices need
  * not, so they keep the three-pass scans whatever OCAL_SCAN says. Among the others the
- * choice depends on the device type and OCAL_SCAN only (auto: CPUs one pass, GPUs three;
- * single; three), never on sizes or timings. */
+ * choice depends on the device type and OCAL_SCAN only (auto and single: one pass; three),
+ * never on sizes or timings. */
 int ocal__lookback_device(ocal_context ctx);
 
 /* ---- memory: pool, pinned host memory, transfer queue (pool.c, transfer.c) ----------- */
