@@ -29,7 +29,7 @@
  *   NAME_strided_reduce / NAME_strided / NAME_strided_acc   any inner: a work-item per
  *       (row, piece, column), neighbours on neighbouring columns;
  *   NAME_lookback    rows of contiguous elements in ONE launch (decoupled look-back, below;
- *       docs/scan.md), which the host prefers to the three launches on CPUs (OCAL_SCAN). */
+ *       docs/scan.md), which the host prefers to the three launches on GPUs and CPUs (OCAL_SCAN). */
 #ifdef OCAL_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -192,23 +192,24 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
  * groups started before it and are running, which cannot deadlock whatever the device runs
  * concurrently (a CPU driver's threads included; Oclgrind runs groups one after another, so
  * there every predecessor has finished). The group scans its tile, publishes the tile's
- * total (flag OCAL_LB_AGG), then its work-items read a window of L predecessors' flags at once until
+ * total (flag OCAL_LB_AGG), then its work-items read a window of predecessors at once until
  * the nearest one with an inclusive prefix (flag OCAL_LB_PREFIX) with every tile after it published;
  * the first work-item combines that prefix with the totals after it in increasing tile order
  * (so a float result is the same left-to-right combination of tile totals whichever flags it
  * found: deterministic for a fixed tile size), and publishes its own inclusive prefix. Tile 0
  * of a row publishes PREFIX at once.
  *
- * Every word other groups read is written with 32-bit global atomics (OpenCL 1.1 core) and
- * read with volatile loads (ocal_lb_flag, ocal_lb_load); values are stored as two 32-bit halves, which
- * is safe because a value never changes after its flag says it is there. A flag word holds (epoch << 2) | state, the epoch a number
- * the host changes at every launch, so the state buffer needs no clearing between launches.
- * OpenCL 1.2 orders a work-item's own memory operations with mem_fence but says nothing of
- * when other work-groups see them; the scheme needs only that a value written before a fence
- * and a flag is visible to a group that read the flag and then fenced, which is what every
- * device's global atomics and fences do (docs/scan.md says more). The state buffer: word 0
- * the ticket counter, then `cap` flags, then `cap` totals and `cap` inclusive prefixes of
- * two words each. */
+ * Where the device has 64-bit atomics, a published value is one or two 64-bit words, each
+ * the flag and 32 bits of the value, exchanged atomically and read with volatile loads: a
+ * reader takes a value only when all its words carry the flag, so nothing depends on the
+ * order in which other groups see stores (ocal_lb_publish, ocal_lb_read). Elsewhere a flag
+ * word and a two-word value are written with 32-bit atomics (OpenCL 1.1 core), value, then
+ * mem_fence, then flag, and read flag, mem_fence, value: OpenCL 1.2 does not promise that
+ * order across groups, and the H100 did not keep it (docs/scan.md). A flag holds
+ * (epoch << 2) | state, the epoch a number the host changes at every launch, so the state
+ * buffer needs no clearing between launches. The state buffer: word 0 the ticket counter
+ * (words 1 and 2: OCAL_LB_STATS's counters), then 8 words per tile for `cap` tiles: packed,
+ * four of total and four of inclusive prefix; else a flag, two of total, two of prefix. */
 /* Predecessors a look-back reads at once: 128, or the whole group if smaller (a wide window
  * finds the nearest PREFIX in one round where many groups run at once; on the H100 the
  * nearest was 80 to 120 tiles back). -DOCAL_LB_WINDOW=2, say, makes the walk slide through
