@@ -79,7 +79,7 @@ static const variant variants[] = {
     {"rrc8_reg_pp_pack_256x24", 256, 24, 1, 1, 1, 0, 0, 0, "-DOCAL_LB_REREAD=1 -DOCAL_LB_CHUNK=8"},
     {"rrc8_pp_256x24", 256, 24, 2, 1, 0, 0, 0, 0, "-DOCAL_LB_REREAD=1 -DOCAL_LB_CHUNK=8"},
     /* Flags and values in separate words (devices without 64-bit atomics): wrong on the H100
-     * in round 2 (a value older than its flag; docs/scan.md). */
+     * in round 2 (most likely a value older than its flag; docs/scan.md). */
     {"rrc4_pp_256x12", 256, 12, 2, 1, 0, 0, 0, 0, "-DOCAL_LB_REREAD=1 -DOCAL_LB_CHUNK=4"},
     {"rrc8_pp_pack_256x32_w128", 256, 32, 2, 1, 1, 128, 0, 0, "-DOCAL_LB_REREAD=1 -DOCAL_LB_CHUNK=8"},
     /* The register theory checked with NVIDIA's own switch (fails elsewhere). */

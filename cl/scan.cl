@@ -205,7 +205,7 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
  * order in which other groups see stores (ocal_lb_publish, ocal_lb_read). Elsewhere a flag
  * word and a two-word value are written with 32-bit atomics (OpenCL 1.1 core), value, then
  * mem_fence, then flag, and read flag, mem_fence, value: OpenCL 1.2 does not promise that
- * order across groups, and the H100 did not keep it (docs/scan.md). A flag holds
+ * order across groups, and the H100 most likely did not keep it (docs/scan.md). A flag holds
  * (epoch << 2) | state, the epoch a number the host changes at every launch, so the state
  * buffer needs no clearing between launches. The state buffer: word 0 the ticket counter
  * (words 1 and 2: OCAL_LB_STATS's counters), then 8 words per tile for `cap` tiles: packed,
@@ -386,7 +386,7 @@ ulong ocal_lb_get64(__global uint *ocal_w) { return ocal_lb_load(ocal_w); }
 #endif
 /* A packed value of `words` (1 or 2) 64-bit words, each its flag word and 32 bits of the
  * value: every word says itself whether it is there, so no fence orders the value before
- * the flag (NVIDIA's H100 once returned a value older than the flag read before it with the
+ * the flag (NVIDIA's H100 most likely once returned a value older than the flag read before it with the
  * flag and the value in separate words and a mem_fence between: docs/scan.md). */
 void ocal_lb_publish(__global uint *ocal_w, uint ocal_words, uint ocal_flag, ulong ocal_bits) {
   ocal_lb_put64(ocal_w, ocal_flag, ocal_bits & 0xffffffffu);

@@ -269,7 +269,7 @@ END_TEST
  * 4-byte results or 256 * 12 of 8-byte ones on PoCL) at lengths around whole tiles, over one
  * row and a few rows, inclusive and exclusive, then the same call again on other data (the
  * tile states are reused with a new epoch: a value read before its flag says it is there is
- * the previous call's, which the H100 once returned, docs/scan.md) and a longer one (they
+ * the previous call's, which the H100 most likely once returned, docs/scan.md) and a longer one (they
  * grow). Integer sums must be exact, so a wrong, stale or missing predecessor shows. One test
  * per element type. */
 START_TEST(test_single_pass) {
