@@ -39,3 +39,11 @@ EXTRA_DIST += bench/gemm_mma_round.sh bench/gemm_mma_clang_check.sh \
 noinst_PROGRAMS += bench/half
 bench_half_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
 EXTRA_DIST += bench/half_gpu_round.sh
+
+# bench/scan_probe: cl/scan.cl's single-pass scan in a matrix of build variants, checked and
+# timed beside a device copy (plain OpenCL, not libocal). Not a test: bench/scan_round.sh runs it.
+noinst_PROGRAMS += bench/scan_probe
+bench_scan_probe_SOURCES = bench/scan_probe.c
+bench_scan_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
+bench_scan_probe_LDADD = $(OPENCL_LIBS) -lm
+EXTRA_DIST += bench/scan_round.sh cl/scan_probe.cl

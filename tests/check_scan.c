@@ -265,11 +265,13 @@ START_TEST(test_in_place_and_nan) {
 }
 END_TEST
 
-/* The single-pass scan (decoupled look-back, a work-group per tile of 256 * 16 elements of
- * 4-byte results or 256 * 8 of 8-byte ones on PoCL) at lengths around whole tiles, over one
- * row and a few rows, inclusive and exclusive, then the same call again (the tile states
- * are reused with a new epoch) and a longer one (they grow). Integer sums must be exact, so a wrong or missing predecessor
- * shows. One test per element type. */
+/* The single-pass scan (decoupled look-back, a work-group per tile of 256 * 24 elements of
+ * 4-byte results or 256 * 12 of 8-byte ones on PoCL) at lengths around whole tiles, over one
+ * row and a few rows, inclusive and exclusive, then the same call again on other data (the
+ * tile states are reused with a new epoch: a value read before its flag says it is there is
+ * the previous call's, which the H100 most likely once returned, docs/scan.md) and a longer one (they
+ * grow). Integer sums must be exact, so a wrong, stale or missing predecessor shows. One test
+ * per element type. */
 START_TEST(test_single_pass) {
   ocal_dtype d = real_dtypes[_i];
   if (!fixture_dtype_usable(d)) return;
@@ -290,8 +292,8 @@ START_TEST(test_single_pass) {
 }
 END_TEST
 
-/* OCAL_SCAN forces each plan of long contiguous scans (the rule picks three passes on GPUs,
- * one on CPUs): both must give the reference's results, whole buffers and a few long rows,
+/* OCAL_SCAN forces each plan of long contiguous scans (the rule picks the single pass on
+ * GPUs and CPUs): both must give the reference's results, whole buffers and a few long rows,
  * inclusive and exclusive. One test per element type. */
 START_TEST(test_scan_setting) {
   ocal_dtype d = real_dtypes[_i];

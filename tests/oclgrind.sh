@@ -34,4 +34,15 @@ if [ -s "$err" ]; then
 fi
 [ $rc -eq 0 ] || { echo "oclgrind: the set failed (exit $rc)"; exit 1; }
 grep -q "^oclgrind_set on Oclgrind" "$out" || { echo "oclgrind: the set did not run on Oclgrind's device"; exit 1; }
+# The single-pass scan once more, every check but the race check (tests/oclgrind_set.c says why).
+OCAL_CACHE=0 OCAL_DEVICE= timeout 600 oclgrind --build-options -cl-opt-disable \
+  --check-api --uninitialized "$set_prog" single-pass > "$out" 2> "$err"
+rc=$?
+cat "$out"
+if [ -s "$err" ]; then
+  echo "oclgrind: reports for the single-pass scan (standard error):"
+  head -200 "$err"
+  exit 1
+fi
+[ $rc -eq 0 ] || { echo "oclgrind: the single-pass set failed (exit $rc)"; exit 1; }
 echo "oclgrind: no reports"

@@ -55,7 +55,7 @@ ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t 
     if (cap < 4096) cap = 4096;
     cap = (cap + 3) / 4 * 4; /* the values start 16-byte aligned */
     cl_mem fresh;
-    ocal_status status = ocal__device_alloc(ctx, 4 * (4 + 5 * cap), &fresh);
+    ocal_status status = ocal__device_alloc(ctx, 4 * (4 + 8 * cap), &fresh);
     if (status != OCAL_OK) return status;
     if (lb->mem) ocal__device_free(ctx, lb->mem);
     lb->mem = fresh;
@@ -67,7 +67,7 @@ ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t 
     /* Zeros written from the host (blocking, so the zeros need not outlive the call), not
      * clEnqueueFillBuffer: Oclgrind 21.10 counts filled memory as uninitialised. This
      * happens when the buffer is new or grows, and when the epoch wraps. */
-    size_t bytes = 4 * (4 + 5 * lb->cap);
+    size_t bytes = 4 * (4 + 8 * lb->cap);
     void *zeros = calloc(1, bytes);
     if (!zeros) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory to clear a scan's state");
     cl_int err = clEnqueueWriteBuffer(ctx->queue, lb->mem, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL);
@@ -87,9 +87,8 @@ int ocal__lookback_device(ocal_context ctx) {
   const int concurrent = ctx->info.type == OCAL_DEVICE_GPU || ctx->info.type == OCAL_DEVICE_CPU;
   if (!concurrent || ctx->settings.scan == OCAL__SCAN_THREE) return 0;
   if (ctx->settings.scan == OCAL__SCAN_SINGLE) return 1;
-  /* The rule: CPU drivers take the single pass; GPUs keep the three passes until the H100
-   * round (bench/engine_gpu_round.sh, OCAL_SCAN=single beside three) shows the single pass
-   * ahead: it was 0.16x a copy there against 0.49x for three passes before the look-back
-   * read its flags with plain loads and in windows (docs/scan.md). */
-  return ctx->info.type == OCAL_DEVICE_CPU;
+  /* The rule: every device whose groups run concurrently (GPUs and CPU drivers) takes the
+   * single pass. On the H100 it reads and writes each element once at 0.9x a copy or more
+   * where the three passes reach 0.5x (bench/scan_probe; docs/scan.md). */
+  return 1;
 }

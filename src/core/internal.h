@@ -208,8 +208,8 @@ void ocal__device_free(ocal_context ctx, cl_mem mem);
 ocal_status ocal__scratch_reserve(ocal_context ctx, cl_mem *mem, size_t *have, size_t bytes);
 
 /* The tile states of a single-pass scan with decoupled look-back (cl/scan.cl's
- * NAME_lookback, and generated scans): a ticket counter and `cap` tiles' flags and two
- * two-word values. `tickets` counts the tickets handed out, `epoch` the launches (flags carry
+ * NAME_lookback, and generated scans): a ticket counter and 8 words per tile (`cap` tiles):
+ * flags and two-word values, or packed words (cl/scan.cl). `tickets` counts the tickets handed out, `epoch` the launches (flags carry
  * it, so the buffer is cleared only when it is new or grows, or the epoch wraps). Zeroed
  * (all NULL/0) before first use; free `mem` with ocal__device_free. */
 typedef struct ocal__lookback {
@@ -227,8 +227,8 @@ ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t 
  * keep running while others wait for them. GPUs and CPU drivers give that (a started group
  * holds a compute unit or a thread until it ends); accelerators and unknown devices need
  * not, so they keep the three-pass scans whatever OCAL_SCAN says. Among the others the
- * choice depends on the device type and OCAL_SCAN only (auto: CPUs one pass, GPUs three;
- * single; three), never on sizes or timings. */
+ * choice depends on the device type and OCAL_SCAN only (auto and single: one pass; three),
+ * never on sizes or timings. */
 int ocal__lookback_device(ocal_context ctx);
 
 /* ---- memory: pool, pinned host memory, transfer queue (pool.c, transfer.c) ----------- */

@@ -5,7 +5,7 @@
  * tiles; otherwise a work-item scans one column. When there are too few rows or columns to
  * fill the device, R is cut into pieces: their totals are computed, scanned, and each piece
  * is then scanned from its starting value (three launches instead of one), or, for rows of
- * contiguous elements where ocal__lookback_device says so (CPUs; GPUs with OCAL_SCAN=single),
+ * contiguous elements where ocal__lookback_device says so (GPUs and CPUs unless OCAL_SCAN=three),
  * in one launch with decoupled look-back (a work-group per tile, each taking the total of
  * the tiles before it from its predecessors' published states: docs/scan.md). */
 #include <stdio.h>
@@ -52,7 +52,7 @@ static int single_pass(ocal_context ctx, size_t tiles) {
   return single_pass_device(ctx) && tiles < ((size_t)1 << 31);
 }
 
-size_t ocal__scan_lookback_ipt(size_t result_bytes) { return result_bytes <= 4 ? 16 : 8; }
+size_t ocal__scan_lookback_ipt(size_t result_bytes) { return result_bytes <= 4 ? 24 : 12; }
 
 /* A launch's arguments: the job's input ones, then the kernel's own (at most 11). */
 typedef struct {
