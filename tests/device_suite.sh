@@ -6,6 +6,7 @@
 #   tests/device_suite.sh --prepare BUILD_DIR   (where the build was made: writes the list of
 #                                                tests and their environment into BUILD_DIR)
 #   tests/device_suite.sh BUILD_DIR [JOBS]      (anywhere: runs them, one line per test)
+#                                                (DEVICE_SUITE_LOG=FILE: each line also there)
 #
 # BUILD_DIR is an in-tree build (static, so that it runs wherever it is copied). Each test's
 # output goes to BUILD_DIR/tests/<name>.device.log; the last line is "suite on <device>: P
@@ -38,7 +39,9 @@ run_one() {
 }
 export -f run_one
 start=$(date +%s)
-out=$(printf '%s\n' $tests | xargs -P "$jobs" -I{} bash -c 'run_one {}')
+# Each line also goes to DEVICE_SUITE_LOG as its test ends, so a run cut short keeps them.
+out=$(printf '%s\n' $tests | xargs -P "$jobs" -I{} bash -c 'run_one {}' |
+  tee -a "${DEVICE_SUITE_LOG:-/dev/null}")
 echo "$out"
 p=$(grep -c '^PASS' <<< "$out")
 s=$(grep -c '^SKIP' <<< "$out")
