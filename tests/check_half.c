@@ -203,8 +203,10 @@ static void check_decoded(ocal_dtype d, const uint16_t *in, const float *got, si
   for (size_t i = 0; i < n; i++) {
     double want = ref_decode(d, in[i]);
     if (isnan(want)) {
-      EXPECT(isnan(got[i]) && !signbit(got[i]) == !(in[i] & 0x8000), "%s (%s): 0x%04x gave %g",
-             what, ocal_dtype_name(d), in[i], (double)got[i]);
+      /* Any NaN: OpenCL leaves a NaN's sign and payload to the device (NVIDIA's vload_half
+       * gives the positive canonical NaN for 0xfc01). */
+      EXPECT(isnan(got[i]), "%s (%s): 0x%04x gave %g", what, ocal_dtype_name(d), in[i],
+             (double)got[i]);
       continue;
     }
     EXPECT((double)got[i] == want && !signbit(got[i]) == !signbit(want),
