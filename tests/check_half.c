@@ -189,7 +189,10 @@ static void check_encoded(ocal_dtype d, const float *in, const uint16_t *got, si
   for (size_t i = 0; i < n; i++) {
     uint16_t want = ref_encode(d, in[i]);
     if (isnan(in[i])) {
-      EXPECT(is_nan_bits(d, got[i]) && (got[i] & 0x8000) == (want & 0x8000),
+      /* ocal_half_encode keeps a NaN's sign; a device may not (OpenCL leaves it to the
+       * device: NVIDIA's vstore_half gives 0x7fff for -NaN), so there any NaN is right. */
+      int host = strcmp(what, "ocal_half_encode") == 0;
+      EXPECT(is_nan_bits(d, got[i]) && (!host || (got[i] & 0x8000) == (want & 0x8000)),
              "%s (%s): NaN gave 0x%04x", what, ocal_dtype_name(d), got[i]);
       continue;
     }

@@ -8,6 +8,12 @@ set -u
 doxygen=${OCAL_DOXYGEN-}
 doxyfile=${OCAL_DOXYFILE:-Doxyfile}
 if [ -z "$doxygen" ]; then doxygen=$(command -v doxygen || true); fi
+# A build carried to another machine (the GPU machine's suite) names a doxygen that may not
+# exist there: that is the same as none installed.
+if [ -n "$doxygen" ] && ! command -v "$doxygen" > /dev/null 2>&1; then
+  echo "doc.sh: $doxygen (the doxygen configure found) is not on this machine"
+  doxygen=
+fi
 if [ -z "$doxygen" ]; then
   echo "doc.sh: SKIP: doxygen is not installed (scripts/install-deps.sh installs it), so the"
   echo "doc.sh: public headers' documentation is not checked"
