@@ -22,10 +22,15 @@ for r in $(seq 1 "$rounds"); do
   for side in new old; do
     b=$new
     [ $side = old ] && b=$old
-    # Each side keeps its own disk cache, so that "from disk" figures compare like with like.
-    OCAL_CACHE_DIR="$out/cache-$side" timeout 1200 "$b/tools/ocal" bench --quiet \
-      --suite "$suites" --json "$out/$side$r.json" "$@" > /dev/null 2> "$out/$side$r.err" ||
+    # Each side keeps its own disk cache, so that "from disk" figures compare like with like,
+    # and every run starts with an empty NVIDIA compute cache (other drivers ignore it): a
+    # shared one would hand the second build the first one's compiles.
+    mkdir -p "$out/cuda-$side$r"
+    CUDA_CACHE_PATH="$out/cuda-$side$r" OCAL_CACHE_DIR="$out/cache-$side" timeout 1200 \
+      "$b/tools/ocal" bench --quiet --suite "$suites" --json "$out/$side$r.json" "$@" \
+      > /dev/null 2> "$out/$side$r.err" ||
       echo "ocal bench failed in $b (round $r): $(tail -n 2 "$out/$side$r.err")"
+    rm -rf "$out/cuda-$side$r"
   done
 done
 python3 - "$out" <<'PY'

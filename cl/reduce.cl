@@ -237,6 +237,29 @@ typedef float2 ocal_ACCV;
   ((ocal_xoff + (ocal_b)) % VW != (ocal_yoff + (ocal_b)) % VW                             \
        ? ~(ulong)0                                                                        \
        : (VW - (ocal_xoff + (ocal_b)) % VW) % VW)
+/* Cursors: the kernels read through a cursor set at a flat index and moved along by
+ * element offsets. A built-in's is a pair of pointers that advance (on an H100, addressing
+ * every load from the buffer's start instead, x + xoff + (p + k * inner), cost 4-5% on a
+ * 2^24 dot and variance and on a column max: docs/reduce.md). */
+#define OCAL_RED_CURSOR(ocal_c, ocal_i)                                                   \
+  __global const OCAL_TS *ocal_c##_x = ocal_x + ocal_xoff + (ocal_i),                     \
+                         *ocal_c##_y = ocal_y + ocal_yoff + (ocal_i)
+#define OCAL_RED_CX(ocal_c, ocal_d) OCAL_LD1(ocal_c##_x, ocal_d)
+#define OCAL_RED_CY(ocal_c, ocal_d) OCAL_LD1(ocal_c##_y, ocal_d)
+#define OCAL_RED_CXV(ocal_c, ocal_d) OCAL_LDV(ocal_c##_x + (ocal_d))
+#define OCAL_RED_CYV(ocal_c, ocal_d) OCAL_LDV(ocal_c##_y + (ocal_d))
+#define OCAL_RED_ADVANCE(ocal_c, ocal_d) (ocal_c##_x += (ocal_d), ocal_c##_y += (ocal_d))
+#endif
+
+/* A generated reduction's cursor is the flat index its OCAL_RED_X and OCAL_RED_XV gather
+ * from (its prologue may define its own). */
+#ifndef OCAL_RED_CURSOR
+#define OCAL_RED_CURSOR(ocal_c, ocal_i) ulong ocal_c = (ocal_i)
+#define OCAL_RED_CX(ocal_c, ocal_d) OCAL_RED_X((ocal_c) + (ocal_d))
+#define OCAL_RED_CY(ocal_c, ocal_d) OCAL_RED_Y((ocal_c) + (ocal_d))
+#define OCAL_RED_CXV(ocal_c, ocal_d) OCAL_RED_XV((ocal_c) + (ocal_d))
+#define OCAL_RED_CYV(ocal_c, ocal_d) OCAL_RED_YV((ocal_c) + (ocal_d))
+#define OCAL_RED_ADVANCE(ocal_c, ocal_d) (ocal_c += (ocal_d))
 #endif
 
 /* ---- stores ------------------------------------------------------------------------ */
@@ -352,18 +375,24 @@ void ocal_nsum_add4(ocal_nsum_st *ocal_a, ocal_ACCF ocal_v0, ocal_ACCF ocal_v1, 
  *                              product's, exactly, by fma), or nothing;
  *   NAME_FINAL(d, i, kind, r, count, mode)   stores the folded sum r as result i of d. */
 #define OCAL_RED_PLAIN(NAME)                                                                  \
+  /* Mapped values are bound to a local first: COMBINE may name its arguments more than     \
+   * once (max and min with NaN tests do), and NVIDIA's compiler did not merge the copies    \
+   * (a column max 5% slower on an H100 than with the local). */                            \
   typedef NAME##_S NAME##_st;                                                                 \
   NAME##_st NAME##_init(void) { return NAME##_NEUTRAL; }                                      \
   void NAME##_add1(NAME##_st *ocal_a, T ocal_x, T ocal_y, ulong ocal_i) {                     \
-    *ocal_a = NAME##_COMBINE(*ocal_a, NAME##_MAP1(ocal_x, ocal_y));                           \
+    const NAME##_st ocal_m = NAME##_MAP1(ocal_x, ocal_y);                                     \
+    *ocal_a = NAME##_COMBINE(*ocal_a, ocal_m);                                                \
   }                                                                                           \
   void NAME##_add4(NAME##_st *ocal_a, T ocal_x0, T ocal_x1, T ocal_x2, T ocal_x3, T ocal_y0,  \
                    T ocal_y1, T ocal_y2, T ocal_y3, ulong ocal_i) {                           \
-    *ocal_a = NAME##_COMBINE(*ocal_a, NAME##_MAP4(ocal_x0, ocal_x1, ocal_x2, ocal_x3, ocal_y0, \
-                                                  ocal_y1, ocal_y2, ocal_y3));               \
+    const NAME##_st ocal_m =                                                                  \
+        NAME##_MAP4(ocal_x0, ocal_x1, ocal_x2, ocal_x3, ocal_y0, ocal_y1, ocal_y2, ocal_y3);  \
+    *ocal_a = NAME##_COMBINE(*ocal_a, ocal_m);                                                \
   }                                                                                           \
   void NAME##_addv(NAME##_st *ocal_a, TV ocal_x, TV ocal_y, ulong ocal_i) {                   \
-    *ocal_a = NAME##_COMBINE(*ocal_a, NAME##_MAPV(ocal_x, ocal_y));                           \
+    const NAME##_st ocal_m = NAME##_MAPV(ocal_x, ocal_y);                                     \
+    *ocal_a = NAME##_COMBINE(*ocal_a, ocal_m);                                                \
   }                                                                                           \
   void NAME##_merge(NAME##_st *ocal_a, NAME##_st ocal_b) {                                    \
     *ocal_a = NAME##_COMBINE(*ocal_a, ocal_b);                                                \
@@ -876,28 +905,28 @@ OCAL_RED_PLAIN(ocal_user)
     if (ocal_head > ocal_R) ocal_head = ocal_R;                                              \
     const ulong ocal_nvec = (ocal_R - ocal_head) / VW, ocal_vend = ocal_head + ocal_nvec * VW; \
     const ulong ocal_stride = ocal_chunks * ocal_L;                                          \
-    const ulong ocal_vb = ocal_rb + ocal_head; /* flat index of vector 0 */                  \
+    OCAL_RED_CURSOR(ocal_cv, ocal_rb + ocal_head); /* at vector 0 */                         \
     if (ocal_clen != 0) {                                                                    \
       /* CPUs (clen 1): a contiguous range per work-item, which runs alone as a loop. */      \
       const ulong ocal_per = (ocal_nvec + ocal_stride - 1) / ocal_stride,                    \
                   ocal_v0 = (ocal_c * ocal_L + ocal_lid) * ocal_per;                         \
       const ulong ocal_v1 = ocal_v0 + ocal_per < ocal_nvec ? ocal_v0 + ocal_per : ocal_nvec; \
       for (ulong ocal_w = ocal_v0; ocal_w < ocal_v1; ocal_w++)                               \
-        NAME##_addv(&ocal_st, OCAL_RED_XV(ocal_vb + ocal_w * VW),                            \
-                    OCAL_RED_YV(ocal_vb + ocal_w * VW), ocal_head + ocal_w * VW);            \
+        NAME##_addv(&ocal_st, OCAL_RED_CXV(ocal_cv, ocal_w * VW),                            \
+                    OCAL_RED_CYV(ocal_cv, ocal_w * VW), ocal_head + ocal_w * VW);            \
     } else {                                                                                 \
       /* GPUs: neighbouring work-items read neighbouring vectors (coalesced). */             \
       ulong ocal_v = ocal_c * ocal_L + ocal_lid;                                             \
       for (; ocal_v + ocal_stride < ocal_nvec; ocal_v += 2 * ocal_stride) {                  \
-        const ulong ocal_p0 = ocal_vb + ocal_v * VW, ocal_p1 = ocal_p0 + ocal_stride * VW;   \
-        TV ocal_a0 = OCAL_RED_XV(ocal_p0), ocal_a1 = OCAL_RED_XV(ocal_p1),                   \
-           ocal_b0 = OCAL_RED_YV(ocal_p0), ocal_b1 = OCAL_RED_YV(ocal_p1);                   \
+        const ulong ocal_p0 = ocal_v * VW, ocal_p1 = ocal_p0 + ocal_stride * VW;             \
+        TV ocal_a0 = OCAL_RED_CXV(ocal_cv, ocal_p0), ocal_a1 = OCAL_RED_CXV(ocal_cv, ocal_p1), \
+           ocal_b0 = OCAL_RED_CYV(ocal_cv, ocal_p0), ocal_b1 = OCAL_RED_CYV(ocal_cv, ocal_p1); \
         NAME##_addv(&ocal_st, ocal_a0, ocal_b0, ocal_head + ocal_v * VW);                    \
         NAME##_addv(&ocal_st, ocal_a1, ocal_b1, ocal_head + (ocal_v + ocal_stride) * VW);    \
       }                                                                                      \
       if (ocal_v < ocal_nvec)                                                                \
-        NAME##_addv(&ocal_st, OCAL_RED_XV(ocal_vb + ocal_v * VW),                            \
-                    OCAL_RED_YV(ocal_vb + ocal_v * VW), ocal_head + ocal_v * VW);            \
+        NAME##_addv(&ocal_st, OCAL_RED_CXV(ocal_cv, ocal_v * VW),                            \
+                    OCAL_RED_CYV(ocal_cv, ocal_v * VW), ocal_head + ocal_v * VW);            \
     }                                                                                        \
     const ulong ocal_nscalar = ocal_head + (ocal_R - ocal_vend);                             \
     ulong ocal_t = ocal_c * ocal_L + ocal_lid;                                               \
@@ -928,37 +957,37 @@ OCAL_RED_PLAIN(ocal_user)
       const ulong ocal_r0 = ocal_s * ocal_clen;                                              \
       const ulong ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;     \
       const ulong ocal_n1 = ocal_inner;                                                      \
-      ulong ocal_p = (ocal_o * ocal_R + ocal_r0) * ocal_inner + ocal_j;                      \
+      OCAL_RED_CURSOR(ocal_p, (ocal_o * ocal_R + ocal_r0) * ocal_inner + ocal_j);            \
       NAME##_st ocal_st = NAME##_init(), ocal_st2 = NAME##_init();                           \
       ulong ocal_r = ocal_r0;                                                                \
       for (; ocal_r + 8 <= ocal_r1; ocal_r += 8) {                                           \
-        T ocal_a0 = OCAL_RED_X(ocal_p), ocal_a1 = OCAL_RED_X(ocal_p + ocal_n1),              \
-          ocal_a2 = OCAL_RED_X(ocal_p + 2 * ocal_n1), ocal_a3 = OCAL_RED_X(ocal_p + 3 * ocal_n1); \
-        T ocal_a4 = OCAL_RED_X(ocal_p + 4 * ocal_n1), ocal_a5 = OCAL_RED_X(ocal_p + 5 * ocal_n1), \
-          ocal_a6 = OCAL_RED_X(ocal_p + 6 * ocal_n1), ocal_a7 = OCAL_RED_X(ocal_p + 7 * ocal_n1); \
-        T ocal_b0 = OCAL_RED_Y(ocal_p), ocal_b1 = OCAL_RED_Y(ocal_p + ocal_n1),              \
-          ocal_b2 = OCAL_RED_Y(ocal_p + 2 * ocal_n1), ocal_b3 = OCAL_RED_Y(ocal_p + 3 * ocal_n1); \
-        T ocal_b4 = OCAL_RED_Y(ocal_p + 4 * ocal_n1), ocal_b5 = OCAL_RED_Y(ocal_p + 5 * ocal_n1), \
-          ocal_b6 = OCAL_RED_Y(ocal_p + 6 * ocal_n1), ocal_b7 = OCAL_RED_Y(ocal_p + 7 * ocal_n1); \
+        T ocal_a0 = OCAL_RED_CX(ocal_p, 0), ocal_a1 = OCAL_RED_CX(ocal_p, ocal_n1),              \
+          ocal_a2 = OCAL_RED_CX(ocal_p, 2 * ocal_n1), ocal_a3 = OCAL_RED_CX(ocal_p, 3 * ocal_n1); \
+        T ocal_a4 = OCAL_RED_CX(ocal_p, 4 * ocal_n1), ocal_a5 = OCAL_RED_CX(ocal_p, 5 * ocal_n1), \
+          ocal_a6 = OCAL_RED_CX(ocal_p, 6 * ocal_n1), ocal_a7 = OCAL_RED_CX(ocal_p, 7 * ocal_n1); \
+        T ocal_b0 = OCAL_RED_CY(ocal_p, 0), ocal_b1 = OCAL_RED_CY(ocal_p, ocal_n1),              \
+          ocal_b2 = OCAL_RED_CY(ocal_p, 2 * ocal_n1), ocal_b3 = OCAL_RED_CY(ocal_p, 3 * ocal_n1); \
+        T ocal_b4 = OCAL_RED_CY(ocal_p, 4 * ocal_n1), ocal_b5 = OCAL_RED_CY(ocal_p, 5 * ocal_n1), \
+          ocal_b6 = OCAL_RED_CY(ocal_p, 6 * ocal_n1), ocal_b7 = OCAL_RED_CY(ocal_p, 7 * ocal_n1); \
         NAME##_add4(&ocal_st, ocal_a0, ocal_a1, ocal_a2, ocal_a3, ocal_b0, ocal_b1, ocal_b2, \
                     ocal_b3, ocal_r);                                                        \
         NAME##_add4(&ocal_st2, ocal_a4, ocal_a5, ocal_a6, ocal_a7, ocal_b4, ocal_b5, ocal_b6, \
                     ocal_b7, ocal_r + 4);                                                    \
-        ocal_p += 8 * ocal_n1;                                                               \
+        OCAL_RED_ADVANCE(ocal_p, 8 * ocal_n1);                                               \
       }                                                                                      \
       NAME##_merge(&ocal_st, ocal_st2);                                                      \
       for (; ocal_r + 4 <= ocal_r1; ocal_r += 4) {                                           \
-        T ocal_a0 = OCAL_RED_X(ocal_p), ocal_a1 = OCAL_RED_X(ocal_p + ocal_n1),              \
-          ocal_a2 = OCAL_RED_X(ocal_p + 2 * ocal_n1), ocal_a3 = OCAL_RED_X(ocal_p + 3 * ocal_n1); \
-        T ocal_b0 = OCAL_RED_Y(ocal_p), ocal_b1 = OCAL_RED_Y(ocal_p + ocal_n1),              \
-          ocal_b2 = OCAL_RED_Y(ocal_p + 2 * ocal_n1), ocal_b3 = OCAL_RED_Y(ocal_p + 3 * ocal_n1); \
+        T ocal_a0 = OCAL_RED_CX(ocal_p, 0), ocal_a1 = OCAL_RED_CX(ocal_p, ocal_n1),              \
+          ocal_a2 = OCAL_RED_CX(ocal_p, 2 * ocal_n1), ocal_a3 = OCAL_RED_CX(ocal_p, 3 * ocal_n1); \
+        T ocal_b0 = OCAL_RED_CY(ocal_p, 0), ocal_b1 = OCAL_RED_CY(ocal_p, ocal_n1),              \
+          ocal_b2 = OCAL_RED_CY(ocal_p, 2 * ocal_n1), ocal_b3 = OCAL_RED_CY(ocal_p, 3 * ocal_n1); \
         NAME##_add4(&ocal_st, ocal_a0, ocal_a1, ocal_a2, ocal_a3, ocal_b0, ocal_b1, ocal_b2, \
                     ocal_b3, ocal_r);                                                        \
-        ocal_p += 4 * ocal_n1;                                                               \
+        OCAL_RED_ADVANCE(ocal_p, 4 * ocal_n1);                                               \
       }                                                                                      \
       for (; ocal_r < ocal_r1; ocal_r++) {                                                   \
-        NAME##_add1(&ocal_st, OCAL_RED_X(ocal_p), OCAL_RED_Y(ocal_p), ocal_r);               \
-        ocal_p += ocal_n1;                                                                   \
+        NAME##_add1(&ocal_st, OCAL_RED_CX(ocal_p, 0), OCAL_RED_CY(ocal_p, 0), ocal_r);               \
+        OCAL_RED_ADVANCE(ocal_p, ocal_n1);                                                   \
       }                                                                                      \
       if (ocal_chunks == 1)                                                                  \
         NAME##_final(ocal_dst, ocal_doff + ocal_o * ocal_inner + ocal_j, ocal_kind, ocal_st, \
@@ -1035,26 +1064,26 @@ OCAL_RED_PLAIN(ocal_user)
       const ulong ocal_r0 = ocal_s * ocal_clen;                                              \
       const ulong ocal_r1 = ocal_r0 + ocal_clen < ocal_R ? ocal_r0 + ocal_clen : ocal_R;     \
       const ulong ocal_n1 = ocal_inner;                                                      \
-      ulong ocal_p = (ocal_o * ocal_R + ocal_r0) * ocal_inner + ocal_j;                      \
+      OCAL_RED_CURSOR(ocal_p, (ocal_o * ocal_R + ocal_r0) * ocal_inner + ocal_j);            \
       OCAL_FOR_LANES_OF(OCAL_SV_INIT, NAME)                                                  \
       ulong ocal_r = ocal_r0;                                                                \
       for (; ocal_r + 8 <= ocal_r1; ocal_r += 8) {                                           \
-        TV ocal_a0 = OCAL_RED_XV(ocal_p), ocal_a1 = OCAL_RED_XV(ocal_p + ocal_n1),           \
-           ocal_a2 = OCAL_RED_XV(ocal_p + 2 * ocal_n1), ocal_a3 = OCAL_RED_XV(ocal_p + 3 * ocal_n1); \
-        TV ocal_a4 = OCAL_RED_XV(ocal_p + 4 * ocal_n1), ocal_a5 = OCAL_RED_XV(ocal_p + 5 * ocal_n1), \
-           ocal_a6 = OCAL_RED_XV(ocal_p + 6 * ocal_n1), ocal_a7 = OCAL_RED_XV(ocal_p + 7 * ocal_n1); \
-        TV ocal_b0 = OCAL_RED_YV(ocal_p), ocal_b1 = OCAL_RED_YV(ocal_p + ocal_n1),           \
-           ocal_b2 = OCAL_RED_YV(ocal_p + 2 * ocal_n1), ocal_b3 = OCAL_RED_YV(ocal_p + 3 * ocal_n1); \
-        TV ocal_b4 = OCAL_RED_YV(ocal_p + 4 * ocal_n1), ocal_b5 = OCAL_RED_YV(ocal_p + 5 * ocal_n1), \
-           ocal_b6 = OCAL_RED_YV(ocal_p + 6 * ocal_n1), ocal_b7 = OCAL_RED_YV(ocal_p + 7 * ocal_n1); \
+        TV ocal_a0 = OCAL_RED_CXV(ocal_p, 0), ocal_a1 = OCAL_RED_CXV(ocal_p, ocal_n1),           \
+           ocal_a2 = OCAL_RED_CXV(ocal_p, 2 * ocal_n1), ocal_a3 = OCAL_RED_CXV(ocal_p, 3 * ocal_n1); \
+        TV ocal_a4 = OCAL_RED_CXV(ocal_p, 4 * ocal_n1), ocal_a5 = OCAL_RED_CXV(ocal_p, 5 * ocal_n1), \
+           ocal_a6 = OCAL_RED_CXV(ocal_p, 6 * ocal_n1), ocal_a7 = OCAL_RED_CXV(ocal_p, 7 * ocal_n1); \
+        TV ocal_b0 = OCAL_RED_CYV(ocal_p, 0), ocal_b1 = OCAL_RED_CYV(ocal_p, ocal_n1),           \
+           ocal_b2 = OCAL_RED_CYV(ocal_p, 2 * ocal_n1), ocal_b3 = OCAL_RED_CYV(ocal_p, 3 * ocal_n1); \
+        TV ocal_b4 = OCAL_RED_CYV(ocal_p, 4 * ocal_n1), ocal_b5 = OCAL_RED_CYV(ocal_p, 5 * ocal_n1), \
+           ocal_b6 = OCAL_RED_CYV(ocal_p, 6 * ocal_n1), ocal_b7 = OCAL_RED_CYV(ocal_p, 7 * ocal_n1); \
         OCAL_FOR_LANES_OF(OCAL_SV_ADD4, NAME)                                                \
         OCAL_FOR_LANES_OF(OCAL_SV_ADD4_HI, NAME)                                             \
-        ocal_p += 8 * ocal_n1;                                                               \
+        OCAL_RED_ADVANCE(ocal_p, 8 * ocal_n1);                                               \
       }                                                                                      \
       for (; ocal_r < ocal_r1; ocal_r++) {                                                   \
-        TV ocal_a0 = OCAL_RED_XV(ocal_p), ocal_b0 = OCAL_RED_YV(ocal_p);                     \
+        TV ocal_a0 = OCAL_RED_CXV(ocal_p, 0), ocal_b0 = OCAL_RED_CYV(ocal_p, 0);                     \
         OCAL_FOR_LANES_OF(OCAL_SV_ADD1, NAME)                                                \
-        ocal_p += ocal_n1;                                                                   \
+        OCAL_RED_ADVANCE(ocal_p, ocal_n1);                                                   \
       }                                                                                      \
       OCAL_FOR_LANES_OF(OCAL_SV_STORE, NAME)                                                 \
     }                                                                                        \
