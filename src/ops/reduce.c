@@ -112,7 +112,7 @@ static ocal_status check_out(const char *func, ocal_reduce_op op, ocal_buffer x,
                       ocal_dtype_name(want), why);
   }
   char have[96], need[96], keep[96];
-  ocal__rs_shape_string(out->ndim, out->shape, have, sizeof have);
+  ocal__shape_format(out->ndim, out->shape, have, sizeof have);
   if (g->axis_all) {
     if (out->numel == 1) return OCAL_OK;
     return ocal__fail(OCAL_SHAPE_MISMATCH, func,
@@ -133,9 +133,9 @@ static ocal_status check_out(const char *func, ocal_reduce_op op, ocal_buffer x,
             memcmp(out->shape, kept, (size_t)x->ndim * sizeof(size_t)) == 0;
   if (match) return OCAL_OK;
   char xs[96];
-  ocal__rs_shape_string(x->ndim, x->shape, xs, sizeof xs);
-  ocal__rs_shape_string(nd, dropped, need, sizeof need);
-  ocal__rs_shape_string(x->ndim, kept, keep, sizeof keep);
+  ocal__shape_format(x->ndim, x->shape, xs, sizeof xs);
+  ocal__shape_format(nd, dropped, need, sizeof need);
+  ocal__shape_format(x->ndim, kept, keep, sizeof keep);
   return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                     "out has shape %s, but %s of x with shape %s along axis %d gives shape %s "
                     "(or %s, keeping the axis)",
@@ -346,8 +346,8 @@ static ocal_status reduce(const char *func, ocal_reduce_op op, ocal_buffer x, oc
                                 memcmp(y->shape, x->shape, (size_t)x->ndim * sizeof(size_t)) == 0;
     if (!same) {
       char xs[96], ys[96];
-      ocal__rs_shape_string(x->ndim, x->shape, xs, sizeof xs);
-      ocal__rs_shape_string(y->ndim, y->shape, ys, sizeof ys);
+      ocal__shape_format(x->ndim, x->shape, xs, sizeof xs);
+      ocal__shape_format(y->ndim, y->shape, ys, sizeof ys);
       return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                         g.axis_all ? "dot of x with shape %s and y with shape %s: they need "
                                      "the same number of elements"

@@ -69,14 +69,6 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
   return OCAL_OK;
 }
 
-void ocal__rs_shape_string(int ndim, const size_t *shape, char *out, size_t size) {
-  size_t used = 0;
-  used += (size_t)snprintf(out, size, "[");
-  for (int i = 0; i < ndim && used < size; i++)
-    used += (size_t)snprintf(out + used, size - used, i ? ", %zu" : "%zu", shape[i]);
-  if (used < size) snprintf(out + used, size - used, "]");
-}
-
 ocal_status ocal__rs_check_buffers(const char *func, ocal_buffer x, ocal_buffer other) {
   ocal_status status = ocal__check_buffer(x, func);
   if (status != OCAL_OK) return status;

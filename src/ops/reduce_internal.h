@@ -45,10 +45,6 @@ ocal_status ocal__rs_geometry(const char *func, ocal_buffer x, int axis, ocal__r
  * (no complex). Pass other = x to check x alone. */
 ocal_status ocal__rs_check_buffers(const char *func, ocal_buffer x, ocal_buffer other);
 
-/* "[3, 4, 5]" */
-void ocal__rs_shape_string(int ndim, const size_t *shape, char *out, size_t size);
-
-
 /* The largest power of two <= want, <= OCAL__RS_WG_MAX and <= what the kernel allows. */
 size_t ocal__rs_local(const ocal__kernel *k, size_t want);
 

@@ -318,8 +318,8 @@ static ocal_status scan(const char *func, ocal_scan_op op, ocal_buffer x, int ax
                               memcmp(out->shape, x->shape, (size_t)x->ndim * sizeof(size_t)) == 0;
   if (!same) {
     char xs[96], os[96];
-    ocal__rs_shape_string(x->ndim, x->shape, xs, sizeof xs);
-    ocal__rs_shape_string(out->ndim, out->shape, os, sizeof os);
+    ocal__shape_format(x->ndim, x->shape, xs, sizeof xs);
+    ocal__shape_format(out->ndim, out->shape, os, sizeof os);
     if (g.axis_all)
       return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                         "out has shape %s (%zu elements), but %s of x with shape %s over the "
