@@ -245,6 +245,17 @@ class Bench:
                     self.add("gemm", "gemm_nn", name, "%dx%dx%d" % (sq, sq, sq), sq, "gflops",
                              2.0 * sq ** 3 / t * 1e-9, "GFLOP/s", us=t * 1e6,
                              note="square; %s" % name)
+        # f64 squares (ocal's "f64" rows; its note names the engine).
+        if not self.quick:
+            for sq in (1024, 4096, 8192):
+                if sq > self.gemm_max:
+                    continue
+                a = torch.rand((sq, sq), device=self.dev, dtype=torch.float64) - 0.5
+                b = torch.rand((sq, sq), device=self.dev, dtype=torch.float64) - 0.5
+                c = torch.empty((sq, sq), device=self.dev, dtype=torch.float64)
+                t = self.time(lambda: torch.matmul(a, b, out=c), 0.2)
+                self.add("gemm", "gemm_nn", "f64", "%dx%dx%d" % (sq, sq, sq), sq, "gflops",
+                         2.0 * sq ** 3 / t * 1e-9, "GFLOP/s", us=t * 1e6, note="square; f64")
         n = 1 << (16 if self.quick else 26)
         x = torch.rand(n, device=self.dev) - 0.5
         y = torch.rand(n, device=self.dev) - 0.5

@@ -64,8 +64,11 @@ static const char *tuning_name(ocal_blas_tuning_source s) {
 static int one_gemm(bench_run *r, const char *label, size_t m, size_t n, size_t k,
                     ocal_transpose ta, ocal_transpose tb, const char *tuning, const char *dtype) {
   gemm_arg g = {ta, tb, NULL, NULL, NULL};
-  /* "f16" and "bf16" rows multiply buffers of that type; "f32" and "tf32" f32 ones. */
-  ocal_dtype dt = !strcmp(dtype, "f16") ? OCAL_F16 : !strcmp(dtype, "bf16") ? OCAL_BF16 : OCAL_F32;
+  /* "f16", "bf16" and "f64" rows multiply buffers of that type; "f32" and "tf32" f32 ones. */
+  ocal_dtype dt = !strcmp(dtype, "f16")    ? OCAL_F16
+                  : !strcmp(dtype, "bf16") ? OCAL_BF16
+                  : !strcmp(dtype, "f64")  ? OCAL_F64
+                                           : OCAL_F32;
   g.a = ta ? random_matrix_of(r->ctx, dt, k, m) : random_matrix_of(r->ctx, dt, m, k);
   g.b = tb ? random_matrix_of(r->ctx, dt, n, k) : random_matrix_of(r->ctx, dt, k, n);
   g.c = random_matrix_of(r->ctx, dt, m, n);
@@ -220,6 +223,19 @@ int bench_suite_gemm(bench_run *r) {
       if (sq[i] <= r->gemm_max)
         rc = one_gemm(r, "square", sq[i], sq[i], sq[i], OCAL_NO_TRANS, OCAL_NO_TRANS, engine,
                       ocal_dtype_name(halves[h]));
+  }
+  /* f64 squares where the device has doubles (beside PyTorch's float64 matmul); the note
+   * names the engine. */
+  int fp64 = 0;
+  ocal_context_get_fp64(r->ctx, &fp64);
+  static const size_t sq64[] = {1024, 4096, 8192};
+  for (size_t i = 0; i < sizeof sq64 / sizeof sq64[0] && fp64 && !rc && !r->quick; i++) {
+    const char *engine = "?", *reason;
+    if (sq64[i] > r->gemm_max) continue;
+    ocal_gemm_engine_query(r->ctx, OCAL_F64, OCAL_NO_TRANS, sq64[i], sq64[i], sq64[i], 1,
+                           &engine, &reason);
+    rc = one_gemm(r, "square", sq64[i], sq64[i], sq64[i], OCAL_NO_TRANS, OCAL_NO_TRANS, engine,
+                  "f64");
   }
   if (!rc) rc = blas_vectors(r, (size_t)1 << (r->quick ? 16 : 26));
   return rc;
