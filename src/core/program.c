@@ -13,6 +13,7 @@
 struct ocal__program {
   ocal__program *next;
   char *source; /* a copy: the memory cache compares whole sources, never only hashes */
+  const char *library_text; /* the embedded text it was built from (cl_sources.c), or NULL */
   char *options;
   cl_program program;
   ocal__kernel *kernels;
@@ -142,14 +143,35 @@ void ocal__context_compile_tally(ocal_context ctx, ocal__compile_tally *out) {
   pthread_mutex_unlock(&ctx->lock);
 }
 
+/* The embedded text source is (cl_sources.c), or NULL. Those texts live as long as the
+ * process, so their address names them: a library call's lookup compares a pointer instead of
+ * 16-120 KB of text, which every elementwise call used to do. */
+static const char *library_text(const char *source) {
+  for (size_t i = 0; i < ocal__source_count; i++)
+    if (ocal__sources[i].text == source) return source;
+  return NULL;
+}
+
+/* Whether entry p holds source (lib: library_text(source)). */
+static int same_source(const ocal__program *p, const char *source, const char *lib) {
+  if (lib && p->library_text) return p->library_text == lib;
+  return strcmp(p->source, source) == 0;
+}
+
 static ocal_status program_get(ocal_context ctx, const char *source_name, const char *source,
                                const char *options, ocal__program **out,
                                ocal__program_origin *origin, const char *func) {
   ocal_status status = OCAL_OK;
   ocal__program_origin from = OCAL__PROGRAM_FROM_MEMORY;
+  const char *lib = library_text(source);
   pthread_mutex_lock(&ctx->lock);
-  for (ocal__program *p = ctx->programs; p; p = p->next) {
-    if (strcmp(p->options, options) == 0 && strcmp(p->source, source) == 0) {
+  for (ocal__program **pp = &ctx->programs; *pp; pp = &(*pp)->next) {
+    ocal__program *p = *pp;
+    if (strcmp(p->options, options) == 0 && same_source(p, source, lib)) {
+      /* Most recently used first: a loop of calls finds its program at the head. */
+      *pp = p->next;
+      p->next = ctx->programs;
+      ctx->programs = p;
       ctx->stats.memory_hits++;
       *out = p;
       pthread_mutex_unlock(&ctx->lock);
@@ -164,6 +186,7 @@ static ocal_status program_get(ocal_context ctx, const char *source_name, const 
     status = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, who(func), "no memory for the program cache");
     goto done;
   }
+  entry->library_text = lib;
   if (ctx->cache_dir) key = ocal__disk_cache_key(ctx, source, options);
   if (key && load_from_disk(ctx, key, &entry->program)) {
     ctx->stats.disk_hits++;
