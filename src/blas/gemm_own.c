@@ -4,24 +4,11 @@
  * device for the whole process (see splitk.c). On Hopper the set tuned for 4096^3 leaves
  * mid-size products to its direct kernel (1024^3: 15.6 TFLOP/s on an H100, PyTorch FP32
  * 38.5). ocal's kernel picks its tile per call. Which engine runs is decided per call by
- * the rule in rule.c (f32 on a GPU below 4096^3: here), on the figures below. Without CLBlast
+ * the rule in rule.c (f32 on a GPU below 4096^3: here). Without CLBlast
  * this engine runs every product.
  *
- * Measured on an NVIDIA H100 80GB HBM3, driver 580.159.04, bench/gemm_own beside PyTorch
- * FP32 (TF32 off) in the same call, TFLOP/s, best tile/split of ocal's kernel:
- *   shape              ocal kernel         CLBlast  CLBlast, A pre-transposed  PyTorch
- *   512^3              18.8 (64x64, S=4)   11.8      9.9                        17.8
- *   1024^3             36.0 (128x128, S=2) 15.6     15.0                        38.2
- *   1536^3             37.7 (64x128, S=4)  17.2     22.9                        38.6
- *   2048^3             43.9 (128x128)      27.4     39.7                        50.4
- *   4096^3             44.9 (128x128)      43.0     45.3                        51.7
- *   8192^3             45.0 (128x128)      46.0     46.8                        51.6
- *   1024x1024x4096     41.7 (128x128, S=4) 15.6     15.7                        47.5
- *   256x512x784        13.7 (128x64, S=8)   7.7      5.6                        15.4
- *   784x512x256 TN     13.4 (64x64)        10.4      -                          17.0
- *   256x784x512 NT     11.6 (64x128, S=4)   8.9      7.4                        12.2
- *   256x10x512          0.10 (64x64)        0.07     0.09                        0.21
- * (CLBlast pre-transposed: see clblast.c.)
+ * The figures the rule and choose_plan() rest on (H100, bench/gemm_own beside PyTorch) are in
+ * docs/blas-engines.md, "Measurements behind the rules".
  *
  * OCAL_GEMM: unset or "auto" = the rule, "ocal" = ocal's kernel for every product,
  * "clblast" = CLBlast for every product. OCAL_GEMM_OWN_TILE=BMxBNxBKxTMxTN and

@@ -11,16 +11,9 @@
  * parameter set per device, so this is the one way to get more parallelism per call
  * without switching sets (which would rebuild its programs).
  *
- * When it pays (measured on an NVIDIA H200, driver 580.159.04, built-in Hopper set with
- * XGEMM_MIN_INDIRECT_SIZE=1536, bench/gemm_splitk, GFLOP/s; PyTorch FP32 in the same run):
- *   shape            plain   split S=2/4/8          PyTorch
- *   512^3            11715   10148/9518/8634        17260
- *   1024^3           15476   14374/13963/12701      38296
- *   1536^3           17917   15693/15132/13991
- *   2048^3           31055   26486/15636/14848      50440
- *   1024x1024x4096   12078   15327/15607/15470
- *   MLP 256x512x784   7963    5459/5408/5302        15568 (every MLP shape: split slower)
- * Products below the switch point already run CLBlast's direct kernel, which is not starved
+ * When it pays: the H200 figures (bench/gemm_splitk) are in docs/blas-engines.md,
+ * "Measurements behind the rules". In short: products below the switch point already run
+ * CLBlast's direct kernel, which is not starved
  * for work-groups (1024^3: 1024 groups of 128 threads): splitting them only adds the sum
  * pass, so they are never split. What wins is a product whose volume sends it to the
  * indirect kernel while its output has few tiles (1024x1024x4096: 128 tiles, 1.29x with
