@@ -44,8 +44,9 @@ typedef struct own_plan {
   size_t slices; /* split of k: 1 = none */
 } own_plan;
 
-/* The tile and split of k for a product, from the H100 figures at the top of this file
- * (bench/gemm_own; the device holds two 256-thread 128 x 128 work-groups per SM):
+/* The tile and split of k for a product, from the H100 figures
+ * in docs/blas-engines.md (bench/gemm_own; the device holds two 256-thread 128 x 128
+ * work-groups per SM):
  *  - an output of at least ~2 work-groups per SM in 128 x 128 tiles (2048^2 and up) runs
  *    them unsplit: 43.9 TFLOP/s at 2048^3, where every split was slower;
  *  - a smaller output of at least 1024^2 keeps 128 x 128 tiles and splits k until there
@@ -54,7 +55,10 @@ typedef struct own_plan {
  *    25.1, 17.3;
  *  - below that, 64 x 64 tiles (128 work-items), split the same way when k >= 512, no
  *    slice under 64: 512^3 S=8 18.3, 256x512x784 S=8 13.0, 256x784x512 (NT) S=8 10.9
- *    (unsplit 9.9, 5.2, 6.4). Outputs under 64 wide are never split (not measured).
+ *    (unsplit 9.9, 5.2, 6.4);
+ *  - an output under 64 wide or tall (the MLP's 256 x 10 and 512 x 10) splits k into
+ *    slices of at least 32 where k >= 128: the few tiles of such an output leave the device
+ *    idle, and the split's extra pass costs less than that (docs/blas-engines.md).
  * f64 (not measured on the H100) takes 64 x 64 tiles of 4 x 4, unsplit. */
 static own_plan choose_plan(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
                             size_t batch) {
@@ -68,7 +72,9 @@ static own_plan choose_plan(ocal_context ctx, ocal_dtype dtype, size_t m, size_t
     size_t min_kc = 256;
     if (m * n < (size_t)1024 * 1024) p.tile = (own_tile){64, 64, 16, 8, 4}, min_kc = 64;
     size_t tiles = ocal__ceil_div(m, p.tile.bm) * ocal__ceil_div(n, p.tile.bn);
-    int may_split = batch == 1 && m >= 64 && n >= 64 && (min_kc == 256 || k >= 512);
+    int skinny = m < 64 || n < 64;
+    if (skinny) min_kc = 32;
+    int may_split = batch == 1 && (skinny ? k >= 128 : min_kc == 256 || k >= 512);
     while (may_split && p.slices < 8 && tiles * p.slices < 4 * cu &&
            k / (p.slices * 2) >= min_kc)
       p.slices *= 2;
