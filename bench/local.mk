@@ -24,6 +24,13 @@ bench_fft_fourstep_probe_SOURCES = bench/fft_fourstep_probe.c
 bench_fft_fourstep_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
 bench_fft_fourstep_probe_LDADD = $(OPENCL_LIBS)
 
+# bench/wgmma_probe: which sm_80/sm_90a PTX instructions an OpenCL driver takes inline, and
+# whether a PTX binary retargeted to sm_90a with wgmma builds and runs (docs/tensor-cores.md).
+noinst_PROGRAMS += bench/wgmma_probe
+bench_wgmma_probe_SOURCES = bench/wgmma_probe.c
+bench_wgmma_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
+bench_wgmma_probe_LDADD = $(OPENCL_LIBS)
+
 # bench/gemm_mma_probe: cl/gemm_mma.cl's tensor-core kernels checked and timed on an NVIDIA GPU
 # (plain OpenCL, not libocal; exits 77 elsewhere). Not a test: bench/gemm_mma_round.sh runs it.
 noinst_PROGRAMS += bench/gemm_mma_probe
