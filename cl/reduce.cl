@@ -946,6 +946,14 @@ OCAL_RED_PLAIN(ocal_user)
     }                                                                                        \
   }
 
+/* Rows k * n1 (k < 4, or k < 8) from cursor c into P0.. P3 (P7): type TT, load LD. */
+#define OCAL_RED_LOADS4(TT, LD, P, c, n1)                                                    \
+  TT P##0 = LD(c, 0), P##1 = LD(c, n1), P##2 = LD(c, 2 * (n1)), P##3 = LD(c, 3 * (n1));
+#define OCAL_RED_LOADS8(TT, LD, P, c, n1)                                                    \
+  OCAL_RED_LOADS4(TT, LD, P, c, n1)                                                          \
+  TT P##4 = LD(c, 4 * (n1)), P##5 = LD(c, 5 * (n1)), P##6 = LD(c, 6 * (n1)),                \
+     P##7 = LD(c, 7 * (n1));
+
 #define OCAL_RED_STRIDED(NAME)                                                                 \
   /* One work-item per (o, chunk s of clen rows of R, column j): neighbours read neighbouring \
    * columns, eight loads in flight into two independent states. */                        \
@@ -961,14 +969,8 @@ OCAL_RED_PLAIN(ocal_user)
       NAME##_st ocal_st = NAME##_init(), ocal_st2 = NAME##_init();                           \
       ulong ocal_r = ocal_r0;                                                                \
       for (; ocal_r + 8 <= ocal_r1; ocal_r += 8) {                                           \
-        T ocal_a0 = OCAL_RED_CX(ocal_p, 0), ocal_a1 = OCAL_RED_CX(ocal_p, ocal_n1),              \
-          ocal_a2 = OCAL_RED_CX(ocal_p, 2 * ocal_n1), ocal_a3 = OCAL_RED_CX(ocal_p, 3 * ocal_n1); \
-        T ocal_a4 = OCAL_RED_CX(ocal_p, 4 * ocal_n1), ocal_a5 = OCAL_RED_CX(ocal_p, 5 * ocal_n1), \
-          ocal_a6 = OCAL_RED_CX(ocal_p, 6 * ocal_n1), ocal_a7 = OCAL_RED_CX(ocal_p, 7 * ocal_n1); \
-        T ocal_b0 = OCAL_RED_CY(ocal_p, 0), ocal_b1 = OCAL_RED_CY(ocal_p, ocal_n1),              \
-          ocal_b2 = OCAL_RED_CY(ocal_p, 2 * ocal_n1), ocal_b3 = OCAL_RED_CY(ocal_p, 3 * ocal_n1); \
-        T ocal_b4 = OCAL_RED_CY(ocal_p, 4 * ocal_n1), ocal_b5 = OCAL_RED_CY(ocal_p, 5 * ocal_n1), \
-          ocal_b6 = OCAL_RED_CY(ocal_p, 6 * ocal_n1), ocal_b7 = OCAL_RED_CY(ocal_p, 7 * ocal_n1); \
+        OCAL_RED_LOADS8(T, OCAL_RED_CX, ocal_a, ocal_p, ocal_n1)                             \
+        OCAL_RED_LOADS8(T, OCAL_RED_CY, ocal_b, ocal_p, ocal_n1)                             \
         NAME##_add4(&ocal_st, ocal_a0, ocal_a1, ocal_a2, ocal_a3, ocal_b0, ocal_b1, ocal_b2, \
                     ocal_b3, ocal_r);                                                        \
         NAME##_add4(&ocal_st2, ocal_a4, ocal_a5, ocal_a6, ocal_a7, ocal_b4, ocal_b5, ocal_b6, \
@@ -977,16 +979,14 @@ OCAL_RED_PLAIN(ocal_user)
       }                                                                                      \
       NAME##_merge(&ocal_st, ocal_st2);                                                      \
       for (; ocal_r + 4 <= ocal_r1; ocal_r += 4) {                                           \
-        T ocal_a0 = OCAL_RED_CX(ocal_p, 0), ocal_a1 = OCAL_RED_CX(ocal_p, ocal_n1),              \
-          ocal_a2 = OCAL_RED_CX(ocal_p, 2 * ocal_n1), ocal_a3 = OCAL_RED_CX(ocal_p, 3 * ocal_n1); \
-        T ocal_b0 = OCAL_RED_CY(ocal_p, 0), ocal_b1 = OCAL_RED_CY(ocal_p, ocal_n1),              \
-          ocal_b2 = OCAL_RED_CY(ocal_p, 2 * ocal_n1), ocal_b3 = OCAL_RED_CY(ocal_p, 3 * ocal_n1); \
+        OCAL_RED_LOADS4(T, OCAL_RED_CX, ocal_a, ocal_p, ocal_n1)                             \
+        OCAL_RED_LOADS4(T, OCAL_RED_CY, ocal_b, ocal_p, ocal_n1)                             \
         NAME##_add4(&ocal_st, ocal_a0, ocal_a1, ocal_a2, ocal_a3, ocal_b0, ocal_b1, ocal_b2, \
                     ocal_b3, ocal_r);                                                        \
         OCAL_RED_ADVANCE(ocal_p, 4 * ocal_n1);                                               \
       }                                                                                      \
       for (; ocal_r < ocal_r1; ocal_r++) {                                                   \
-        NAME##_add1(&ocal_st, OCAL_RED_CX(ocal_p, 0), OCAL_RED_CY(ocal_p, 0), ocal_r);               \
+        NAME##_add1(&ocal_st, OCAL_RED_CX(ocal_p, 0), OCAL_RED_CY(ocal_p, 0), ocal_r);       \
         OCAL_RED_ADVANCE(ocal_p, ocal_n1);                                                   \
       }                                                                                      \
       if (ocal_chunks == 1)                                                                  \
@@ -1068,20 +1068,14 @@ OCAL_RED_PLAIN(ocal_user)
       OCAL_FOR_LANES_OF(OCAL_SV_INIT, NAME)                                                  \
       ulong ocal_r = ocal_r0;                                                                \
       for (; ocal_r + 8 <= ocal_r1; ocal_r += 8) {                                           \
-        TV ocal_a0 = OCAL_RED_CXV(ocal_p, 0), ocal_a1 = OCAL_RED_CXV(ocal_p, ocal_n1),           \
-           ocal_a2 = OCAL_RED_CXV(ocal_p, 2 * ocal_n1), ocal_a3 = OCAL_RED_CXV(ocal_p, 3 * ocal_n1); \
-        TV ocal_a4 = OCAL_RED_CXV(ocal_p, 4 * ocal_n1), ocal_a5 = OCAL_RED_CXV(ocal_p, 5 * ocal_n1), \
-           ocal_a6 = OCAL_RED_CXV(ocal_p, 6 * ocal_n1), ocal_a7 = OCAL_RED_CXV(ocal_p, 7 * ocal_n1); \
-        TV ocal_b0 = OCAL_RED_CYV(ocal_p, 0), ocal_b1 = OCAL_RED_CYV(ocal_p, ocal_n1),           \
-           ocal_b2 = OCAL_RED_CYV(ocal_p, 2 * ocal_n1), ocal_b3 = OCAL_RED_CYV(ocal_p, 3 * ocal_n1); \
-        TV ocal_b4 = OCAL_RED_CYV(ocal_p, 4 * ocal_n1), ocal_b5 = OCAL_RED_CYV(ocal_p, 5 * ocal_n1), \
-           ocal_b6 = OCAL_RED_CYV(ocal_p, 6 * ocal_n1), ocal_b7 = OCAL_RED_CYV(ocal_p, 7 * ocal_n1); \
+        OCAL_RED_LOADS8(TV, OCAL_RED_CXV, ocal_a, ocal_p, ocal_n1)                           \
+        OCAL_RED_LOADS8(TV, OCAL_RED_CYV, ocal_b, ocal_p, ocal_n1)                           \
         OCAL_FOR_LANES_OF(OCAL_SV_ADD4, NAME)                                                \
         OCAL_FOR_LANES_OF(OCAL_SV_ADD4_HI, NAME)                                             \
         OCAL_RED_ADVANCE(ocal_p, 8 * ocal_n1);                                               \
       }                                                                                      \
       for (; ocal_r < ocal_r1; ocal_r++) {                                                   \
-        TV ocal_a0 = OCAL_RED_CXV(ocal_p, 0), ocal_b0 = OCAL_RED_CYV(ocal_p, 0);                     \
+        TV ocal_a0 = OCAL_RED_CXV(ocal_p, 0), ocal_b0 = OCAL_RED_CYV(ocal_p, 0);             \
         OCAL_FOR_LANES_OF(OCAL_SV_ADD1, NAME)                                                \
         OCAL_RED_ADVANCE(ocal_p, ocal_n1);                                                   \
       }                                                                                      \
