@@ -4,8 +4,8 @@
  * device for the whole process (see splitk.c). On Hopper the set tuned for 4096^3 leaves
  * mid-size products to its direct kernel (1024^3: 15.6 TFLOP/s on an H100, PyTorch FP32
  * 38.5). ocal's kernel picks its tile per call. Which engine runs is decided per call by
- * the rule in rule.c (f32 on a GPU below 4096^3: here). Without CLBlast
- * this engine runs every product.
+ * the rule in rule.c (f32 on a GPU below 4096^3: here). Without CLBlast this engine runs
+ * every product.
  *
  * The figures the rule and choose_plan() rest on (H100, bench/gemm_own beside PyTorch) are in
  * docs/blas-engines.md, "Measurements behind the rules".
@@ -44,9 +44,8 @@ typedef struct own_plan {
   size_t slices; /* split of k: 1 = none */
 } own_plan;
 
-/* The tile and split of k for a product, from the H100 figures
- * in docs/blas-engines.md (bench/gemm_own; the device holds two 256-thread 128 x 128
- * work-groups per SM):
+/* The tile and split of k for a product, from the H100 figures in docs/blas-engines.md
+ * (bench/gemm_own; the device holds two 256-thread 128 x 128 work-groups per SM):
  *  - an output of at least ~2 work-groups per SM in 128 x 128 tiles (2048^2 and up) runs
  *    them unsplit: 43.9 TFLOP/s at 2048^3, where every split was slower;
  *  - a smaller output of at least 1024^2 keeps 128 x 128 tiles and splits k until there

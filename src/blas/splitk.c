@@ -13,8 +13,8 @@
  *
  * When it pays: the H200 figures (bench/gemm_splitk) are in docs/blas-engines.md,
  * "Measurements behind the rules". In short: products below the switch point already run
- * CLBlast's direct kernel, which is not starved
- * for work-groups (1024^3: 1024 groups of 128 threads): splitting them only adds the sum
+ * CLBlast's direct kernel, which is not starved for work-groups (1024^3: 1024 groups of
+ * 128 threads): splitting them only adds the sum
  * pass, so they are never split. What wins is a product whose volume sends it to the
  * indirect kernel while its output has few tiles (1024x1024x4096: 128 tiles, 1.29x with
  * S=4, whose slices run the direct kernel). With the switch point lowered to 512 the

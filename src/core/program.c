@@ -143,8 +143,8 @@ void ocal__context_compile_tally(ocal_context ctx, ocal__compile_tally *out) {
   pthread_mutex_unlock(&ctx->lock);
 }
 
-/* The embedded text source is (cl_sources.c), or NULL. Those texts live as long as the
- * process, so their address names them: a library call's lookup compares a pointer instead of
+/* source itself when it is one of the library's embedded texts (cl_sources.c), else NULL.
+ * Those texts live as long as the process, so their address names them: a library call's lookup compares a pointer instead of
  * 16-120 KB of text, which every elementwise call used to do. */
 static const char *library_text(const char *source) {
   for (size_t i = 0; i < ocal__source_count; i++)
