@@ -94,6 +94,15 @@ static float tf32(float x) {
   return x;
 }
 
+/* What the wgmma kernel's tensor cores do with f32 operands: the low 13 bits dropped. */
+static float tf32_truncated(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) != 0x7f800000u) u &= 0xffffe000u;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
 static void fill(float *p, size_t n, uint64_t seed) {
   uint64_t st = seed * 0x9e3779b97f4a7c15ull + 7;
   for (size_t i = 0; i < n; i++)
@@ -102,8 +111,8 @@ static void fill(float *p, size_t n, uint64_t seed) {
 
 /* One product: C{batch, m, n} = alpha op(A) op(B) + beta C, A and B 3-D or (shared2d) 2-D,
  * every operand a view at element offset `off` of a larger buffer, whose other elements must
- * be left alone. rounded: the reference rounds A and B to TF32 (tensor cores); else it is
- * the exact product and the tolerance FP32's. */
+ * be left alone. rounded: 1, the reference rounds A and B to TF32 (mma.sync), 2 truncates
+ * them (wgmma); 0, it is the exact product and the tolerance FP32's. */
 typedef struct gcase {
   size_t m, n, k, batch;
   int ta, tb;
@@ -137,7 +146,8 @@ static void run_case(const gcase *t, int rounded, const char *expect_engine, uin
         for (size_t p = 0; p < k; p++) {
           float x = t->ta ? Ae[p * m + i] : Ae[i * k + p];
           float y = t->tb ? Be[j * k + p] : Be[p * n + j];
-          if (rounded) x = tf32(x), y = tf32(y);
+          if (rounded == 1) x = tf32(x), y = tf32(y);
+          if (rounded == 2) x = tf32_truncated(x), y = tf32_truncated(y);
           s += (double)x * y;
           mag += fabs((double)x * y);
         }
@@ -241,6 +251,7 @@ static void run_all(int rounded, const char *engine, int emulated) {
 }
 
 #define TC_ENGINE "tensor cores (tf32, mma.sync)"
+#define WGMMA_ENGINE "tensor cores (tf32, wgmma)"
 
 /* ---- tests ------------------------------------------------------------------------------ */
 
@@ -258,6 +269,8 @@ START_TEST(test_probe_passes_where_expected) {
   if (cc >= 80)
     ck_assert_msg(tc, "compute capability %u.%u, but the probe failed: %s", cc / 10, cc % 10,
                   detail);
+  if (cc == 90)
+    ck_assert_msg(strstr(detail, "wgmma passed"), "compute capability 9.0, but: %s", detail);
   else
     ck_assert_msg(!tc && strstr(detail, "probe not built"),
                   "no compute capability 8.0, yet the probe says: %s", detail);
@@ -275,6 +288,34 @@ START_TEST(test_tc_cases) {
     gcase c = {1000, 1000, 1000, 1, 0, 0, 1.5, -0.5, 0, 0, 0};
     run_case(&c, 1, TC_ENGINE, 99);
   }
+}
+END_TEST
+
+/* The wgmma engine, forced, on every case where the device has it (compute capability 9.0;
+ * the reference truncates to TF32 as its tensor cores do), with products of many 128 x 256
+ * blocks at every transpose; refused, naming what is missing, everywhere else. */
+START_TEST(test_wgmma_cases) {
+  if (groups_too_small("test_wgmma_cases")) return;
+  reopen("wgmma", 0);
+  if (ocal__context_compute_capability(fixture_ctx) != 90) {
+    size_t s2[2] = {8, 8};
+    ocal_buffer a, b, c;
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, s2, &a));
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, s2, &b));
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, s2, &c));
+    ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, a, b, 0.0, c),
+                         OCAL_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_GEMM=wgmma"));
+    ocal_buffer_release(a), ocal_buffer_release(b), ocal_buffer_release(c);
+    return;
+  }
+  run_all(2, WGMMA_ENGINE, 0);
+  for (int t = 0; t < 4; t++) {
+    gcase c = {1000, 1100, 300, 1, t & 1, t >> 1, 1.5, -0.5, 0, t == 1 ? 3 : 0, 0};
+    run_case(&c, 2, WGMMA_ENGINE, 200 + (uint64_t)t);
+  }
+  gcase b = {130, 300, 100, 3, 0, 1, 1.0, 0.0, 1, 0, 1}; /* batch, B shared, beta 0 over NaN */
+  run_case(&b, 2, WGMMA_ENGINE, 210);
 }
 END_TEST
 
@@ -515,6 +556,33 @@ START_TEST(test_rule) {
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 64, 64, 64, 1, 1);
   ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
   ck_assert_ptr_nonnull(strstr(c.reason, "probe failed"));
+  /* wgmma (compute capability 9.0): products of at least one 128 x 256 block per compute
+   * unit and k of 128 or more; mma.sync below that. */
+  f.gemm = OCAL__ENGINE_AUTO;
+  f.tc = 1;
+  f.wgmma = 1;
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_WGMMA);
+  ck_assert_ptr_nonnull(strstr(c.reason, "wgmma"));
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 1024, 1024, 1024, 1, 1); /* 32 blocks */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_TC);
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 4096, 4096, 64, 1, 1); /* k too short */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_TC);
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_ne(c.engine, OCAL__GEMM_WGMMA);
+  f.gemm = OCAL__ENGINE_WGMMA;
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 1, 1, 1, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_WGMMA);
+  ck_assert_int_eq(c.named, 1);
+  f.wgmma = 0;
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 64, 64, 64, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
+  ck_assert_ptr_nonnull(strstr(c.reason, "wgmma probe"));
+  f.wgmma = 1;
+  f.precision = OCAL_GEMM_PRECISION_FP32;
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 64, 64, 64, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
+  ck_assert_ptr_nonnull(strstr(c.reason, "OCAL_GEMM_PRECISION"));
 }
 END_TEST
 
@@ -582,11 +650,13 @@ START_TEST(test_probe_answer_cached) {
                                         : "tensor-core probe answer, MMA_EMULATE=1");
   ck_assert_ptr_nonnull(key);
   static const char *const hostile[] = {
-      "ocal tensor-core probe 1\nok=1 f16=1 bf16=1 extra=7\n",  /* build options out of range */
-      "ocal tensor-core probe 1\nok=2 f16=1 bf16=1 extra=0\n",  /* not a verdict */
-      "ocal tensor-core probe 1\nok=1 f16=1 bf16=1 extra=0\nx", /* trailing bytes */
-      "ocal tensor-core probe 1\nok=1 f16=1 bf16=1 extra=+0\n", /* not the written form */
-      "ocal tensor-core probe 1\nok=1",                          /* truncated */
+      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=7 wgmma=0\n",  /* options out of range */
+      "ocal tensor-core probe 3\nok=2 f16=1 bf16=1 extra=0 wgmma=0\n",  /* not a verdict */
+      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=0 wgmma=2\n",  /* not a verdict */
+      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=0 wgmma=0\nx", /* trailing bytes */
+      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=+0 wgmma=0\n", /* not the written form */
+      "ocal tensor-core probe 2\nok=1 f16=1 bf16=1 extra=0\n",          /* an older version */
+      "ocal tensor-core probe 3\nok=1",                                  /* truncated */
   };
   for (size_t h = 0; h < sizeof hostile / sizeof hostile[0]; h++) {
     ocal__disk_cache_store(dir, key, (const unsigned char *)hostile[h], strlen(hostile[h]));
@@ -624,6 +694,7 @@ static Suite *gemm_tc_suite(void) {
   tcase_add_test(tc, test_probe_answer_cached);
   tcase_add_test(tc, test_fallback_is_exact);
   tcase_add_test(tc, test_tc_cases);
+  tcase_add_test(tc, test_wgmma_cases);
   tcase_add_test(tc, test_half_cases);
   suite_add_tcase(s, tc);
   return s;

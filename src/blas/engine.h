@@ -20,6 +20,7 @@ typedef enum ocal__gemm_engine_id {
   OCAL__GEMM_CLBLAST, /* one CLBlast call (strided-batched for a batch) */
   OCAL__GEMM_SPLITK,  /* CLBlast over slices of k, then ocal's sum */
   OCAL__GEMM_TC,      /* tensor cores (cl/gemm_mma.cl), where the device's probe passed */
+  OCAL__GEMM_WGMMA,   /* Hopper's wgmma (cl/gemm_wgmma.cl), where its probe passed */
   OCAL__GEMM_ENGINE_COUNT
 } ocal__gemm_engine_id;
 
@@ -46,6 +47,7 @@ typedef struct ocal__blas_facts {
   int precision;          /* OCAL_GEMM_PRECISION or the option: OCAL_GEMM_PRECISION_FP32/TF32 */
   int tc;                 /* the tensor-core probe passed (asked only when precision is tf32
                              or OCAL_GEMM=tc, so fp32 contexts never probe) */
+  int wgmma;              /* the wgmma kernel's probe passed too (compute capability 9.0) */
 } ocal__blas_facts;
 
 /* A GEMM as the engines see it: checked, non-empty (m, n, k, batch > 0). `small_offsets`: every
@@ -86,6 +88,7 @@ typedef struct ocal__gemv_engine {
 /* The engines; an engine this ocal was built without is NULL in the tables. */
 extern const ocal__gemm_engine ocal__gemm_engine_own;
 extern const ocal__gemm_engine ocal__gemm_engine_tc;
+extern const ocal__gemm_engine ocal__gemm_engine_wgmma;
 extern const ocal__gemv_engine ocal__gemv_engine_own;
 extern const ocal__gemm_engine *const ocal__gemm_engines[OCAL__GEMM_ENGINE_COUNT];
 extern const ocal__gemv_engine *const ocal__gemv_engines[OCAL__GEMV_ENGINE_COUNT];
@@ -126,6 +129,29 @@ int ocal__gemm_tc_half_ready(ocal_context ctx, ocal_dtype dtype);
 ocal_status ocal__gemm_tc_half(const ocal__gemm_call *call, int *not_built);
 /* f32 -> TF32 as the tensor cores' cvt.rna.tf32.f32: to nearest, ties away from zero. */
 float ocal__tf32_round(float x);
+/* f32 -> TF32 by truncation (the low 13 bits dropped), what the tensor cores do with the f32
+ * operands the wgmma kernel gives them. */
+float ocal__tf32_truncate(float x);
+
+/* One tensor-core product as the kernels take it (gemm_tc.c, gemm_wgmma.c): row-major,
+ * offsets and strides in elements, batch strides 0 for a matrix shared by every entry. */
+typedef struct ocal__tc_launch {
+  ocal_dtype dtype; /* OCAL_F32 (TF32 kernels), OCAL_F16 or OCAL_BF16 (m16n8k16, C alike) */
+  int ta, tb;
+  size_t m, n, k, batch;
+  cl_mem a, b, c;
+  size_t a_off, lda, a_stride, b_off, ldb, b_stride, c_off, ldc, c_stride;
+  float alpha, beta;
+  size_t kc, slices; /* slices of k (kc each, whole k steps): C entry z = batch entry x slices */
+} ocal__tc_launch;
+
+/* Whether the wgmma kernel may run (its probe passed; gemm_tc.c runs it with the others). */
+int ocal__gemm_wgmma_ready(ocal_context ctx);
+/* A TF32 product (dtype OCAL_F32, one slice) on the wgmma kernel (gemm_wgmma.c), operands that
+ * are not k-contiguous and 16-byte aligned packed into scratch first. *not_built = 1 when the
+ * kernel does not build (nothing enqueued). */
+ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *launch,
+                                 int *not_built);
 
 /* y = beta y over a whole buffer (blas.c), as BLAS does when the product is empty. */
 ocal_status ocal__blas_scale_output(ocal_buffer y, double beta, const char *func);

@@ -57,6 +57,7 @@ typedef struct tc_state {
   int known;       /* the answer below is set */
   int ok;          /* TF32 tensor cores usable */
   int f16, bf16;   /* the probe's f16 and bf16 products were exact (for later engines) */
+  int wgmma;       /* the wgmma kernel's GEMM check passed (compute capability 9.0) */
   int extra;       /* index into extras[] */
   int from_disk;   /* the answer came from the disk cache */
   unsigned probes; /* probe kernels this context ran (tests check a cached answer runs none) */
@@ -107,6 +108,11 @@ float ocal__tf32_round(float x) {
   if ((u & 0x7f800000u) == 0x7f800000u) return x;
   return bitsf((u + 0x1000u) & 0xffffe000u);
 }
+float ocal__tf32_truncate(float x) {
+  uint32_t u = fbits(x);
+  if ((u & 0x7f800000u) == 0x7f800000u) return x;
+  return bitsf(u & 0xffffe000u);
+}
 static uint16_t to_half(float f) { /* small integers only: exact */
   uint32_t u = fbits(f), s = (u >> 16) & 0x8000u;
   if ((u & 0x7fffffffu) == 0) return (uint16_t)s;
@@ -136,20 +142,11 @@ static ocal_status make_buffer(ocal_context ctx, size_t bytes, const void *host,
 
 /* ---- the launcher (the engine and the probe's GEMM) ------------------------------------- */
 
-typedef struct tc_launch {
-  ocal_dtype dtype; /* OCAL_F32 (TF32 kernels), OCAL_F16 or OCAL_BF16 (m16n8k16, C alike) */
-  int ta, tb;
-  size_t m, n, k, batch;
-  cl_mem a, b, c;
-  size_t a_off, lda, a_stride, b_off, ldb, b_stride, c_off, ldc, c_stride;
-  float alpha, beta;
-  size_t kc, slices; /* slices of k (kc each, whole k steps): C entry z = batch entry x slices */
-} tc_launch;
 
 /* The build options of the variant for a call: `tf32_ldm_s4` where every operand is 16-byte
  * aligned (VEC: offsets, leading dimensions and batch strides multiples of 4 elements), else
  * its register-staged two-stage form (the same tile, element-wise edges). */
-static void variant_options(ocal_context ctx, const char *spell, const tc_launch *L, char *out,
+static void variant_options(ocal_context ctx, const char *spell, const ocal__tc_launch *L, char *out,
                             size_t size) {
   /* 16 bytes of elements: 4 f32 or 8 f16/bf16. */
   size_t w = L->dtype == OCAL_F32 ? 4 : 8;
@@ -182,7 +179,7 @@ static void variant_options(ocal_context ctx, const char *spell, const tc_launch
 
 /* Builds (or finds) the variant and enqueues it. *not_built = 1 when it does not build or
  * takes fewer work-items than its 256 (nothing enqueued). */
-static ocal_status tc_enqueue(ocal_context ctx, const char *spell, const tc_launch *L,
+static ocal_status tc_enqueue(ocal_context ctx, const char *spell, const ocal__tc_launch *L,
                               int *not_built) {
   char options[320];
   variant_options(ctx, spell, L, options, sizeof options);
@@ -297,10 +294,13 @@ static ocal_status run_probe_kernel(ocal_context ctx, ocal__kernel *k, int *tf32
 }
 
 /* One GEMM of the engine's variant (VEC, cp.async, ldmatrix, 4 stages) with edges in m, n
- * and k, against a double-precision product of the TF32-rounded inputs. The bound is the
- * one tests/check_gemm_tc.c states: (k + 8) 2^-23 of |alpha| sum |a b| + |beta c|. */
-static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int *ok, double *worst) {
-  enum { M = 136, N = 72, K = 44 };
+ * and k, against a double-precision product of the TF32-rounded inputs; or (wgmma) one of
+ * the wgmma kernel, B packed, with edges of its 128 x 256 x 32 tile, against the truncated
+ * inputs. The bound is the one tests/check_gemm_tc.c states: (k + 8) 2^-23 of
+ * |alpha| sum |a b| + |beta c|. */
+static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int wgmma, int *ok,
+                                  double *worst) {
+  const size_t M = 136, N = wgmma ? 264 : 72, K = wgmma ? 72 : 44;
   const size_t sa = sizeof(float) * M * K, sb = sizeof(float) * K * N,
                sc = sizeof(float) * M * N;
   float *ha = malloc(sa), *hb = malloc(sb), *hc = malloc(sc);
@@ -314,15 +314,17 @@ static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int *ok, 
     goto done;
   }
   uint64_t seed = 0x6d6d612d67656d6dull;
-  for (size_t i = 0; i < (size_t)M * K; i++) ha[i] = (float)rng_unit(&seed);
-  for (size_t i = 0; i < (size_t)K * N; i++) hb[i] = (float)rng_unit(&seed);
-  for (size_t i = 0; i < (size_t)M * N; i++) hc[i] = (float)rng_unit(&seed);
+  for (size_t i = 0; i < M * K; i++) ha[i] = (float)rng_unit(&seed);
+  for (size_t i = 0; i < K * N; i++) hb[i] = (float)rng_unit(&seed);
+  for (size_t i = 0; i < M * N; i++) hc[i] = (float)rng_unit(&seed);
   const double alpha = 1.5, beta = -0.5;
   for (size_t i = 0; i < M; i++)
     for (size_t j = 0; j < N; j++) {
       double sum = 0, mag = 0;
       for (size_t p = 0; p < K; p++) {
-        double x = (double)ocal__tf32_round(ha[i * K + p]) * ocal__tf32_round(hb[p * N + j]);
+        double x = wgmma ? (double)ocal__tf32_truncate(ha[i * K + p]) *
+                               ocal__tf32_truncate(hb[p * N + j])
+                         : (double)ocal__tf32_round(ha[i * K + p]) * ocal__tf32_round(hb[p * N + j]);
         sum += x;
         mag += fabs(x);
       }
@@ -333,19 +335,23 @@ static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int *ok, 
       (s = make_buffer(ctx, sb, hb, &mb)) != OCAL_OK ||
       (s = make_buffer(ctx, sc, hc, &mc)) != OCAL_OK)
     goto done;
-  tc_launch L = {OCAL_F32, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
+  ocal__tc_launch L = {OCAL_F32, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
-  if ((s = tc_enqueue(ctx, spell, &L, &not_built)) != OCAL_OK) goto done;
+  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, &not_built) : tc_enqueue(ctx, spell, &L, &not_built);
+  if (s != OCAL_OK) {
+    if (not_built) s = OCAL_OK; /* a kernel that does not build: the answer is no */
+    goto done;
+  }
   cl_int err = clEnqueueReadBuffer(ocal__context_queue(ctx), mc, CL_TRUE, 0, sc, hc, 0, NULL,
                                    NULL);
   if (err != CL_SUCCESS) {
     s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueReadBuffer", FUNC);
     goto done;
   }
-  double tol = (K + 8) * ldexp(1.0, -23);
+  double tol = (double)(K + 8) * ldexp(1.0, -23);
   *ok = 1;
-  for (size_t i = 0; i < (size_t)M * N; i++) {
+  for (size_t i = 0; i < M * N; i++) {
     double e = fabs(hc[i] - r[i]) / (bd[i] + 1e-30);
     if (!(e <= tol)) *ok = 0; /* NaN fails too */
     if (e > *worst || e != e) *worst = e;
@@ -389,7 +395,7 @@ static ocal_status run_probe_gemm_half(ocal_context ctx, const char *spell, ocal
       (s = make_buffer(ctx, nc * 2, h + na + nb, &mc)) != OCAL_OK)
     goto done;
   const double alpha = 1.5, beta = -0.5;
-  tc_launch L = {dtype, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
+  ocal__tc_launch L = {dtype, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
   if ((s = tc_enqueue(ctx, spell, &L, &not_built)) != OCAL_OK) goto done;
@@ -427,7 +433,7 @@ done:
 
 /* The disk cache's record of an answer: this text exactly, nothing else accepted (a file
  * edited or made by anything but ocal is "no answer", and the probe runs again). */
-#define ANSWER_FORMAT "ocal tensor-core probe 2\nok=%d f16=%d bf16=%d extra=%d\n"
+#define ANSWER_FORMAT "ocal tensor-core probe 3\nok=%d f16=%d bf16=%d extra=%d wgmma=%d\n"
 
 static char *answer_key(ocal_context ctx) {
   const char *src = NULL;
@@ -450,31 +456,32 @@ static int load_answer(ocal_context ctx, tc_state *st) {
   free(key);
   if (!got) return 0;
   char text[96];
-  int ok = -1, f16 = -1, bf16 = -1, extra = -1, used = 0;
+  int ok = -1, f16 = -1, bf16 = -1, extra = -1, wgmma = -1, used = 0;
   int good = size < sizeof text;
   if (good) {
     memcpy(text, bin, size);
     text[size] = '\0';
     good = strlen(text) == size &&
-           sscanf(text, ANSWER_FORMAT "%n", &ok, &f16, &bf16, &extra, &used) == 4 &&
+           sscanf(text, ANSWER_FORMAT "%n", &ok, &f16, &bf16, &extra, &wgmma, &used) == 5 &&
            (size_t)used == size && (ok == 0 || ok == 1) && (f16 == 0 || f16 == 1) &&
-           (bf16 == 0 || bf16 == 1) && extra >= 0 && extra < (int)NEXTRAS;
+           (bf16 == 0 || bf16 == 1) && extra >= 0 && extra < (int)NEXTRAS &&
+           (wgmma == 0 || wgmma == 1);
   }
   if (good) {
     /* The text must be exactly what store_answer writes for these values. */
     char again[96];
-    snprintf(again, sizeof again, ANSWER_FORMAT, ok, f16, bf16, extra);
+    snprintf(again, sizeof again, ANSWER_FORMAT, ok, f16, bf16, extra, wgmma);
     good = strcmp(again, text) == 0;
   }
   free(bin);
   if (!good) return 0;
-  st->ok = ok, st->f16 = f16, st->bf16 = bf16, st->extra = extra;
+  st->ok = ok, st->f16 = f16, st->bf16 = bf16, st->extra = extra, st->wgmma = wgmma;
   st->from_disk = 1;
-  snprintf(st->detail, sizeof st->detail, "%s (f16 %s, bf16 %s; the probe's answer for this "
-           "device and driver, from the disk cache)",
+  snprintf(st->detail, sizeof st->detail, "%s (f16 %s, bf16 %s, wgmma %s; the probe's answer "
+           "for this device and driver, from the disk cache)",
            ok ? "tensor cores (tf32, mma.sync m16n8k8): probe passed"
               : "no tensor cores: the probe failed",
-           f16 ? "passed" : "failed", bf16 ? "passed" : "failed");
+           f16 ? "passed" : "failed", bf16 ? "passed" : "failed", wgmma ? "passed" : "no");
   return 1;
 }
 
@@ -484,7 +491,8 @@ static void store_answer(ocal_context ctx, const tc_state *st) {
   char *key = answer_key(ctx);
   if (!key) return;
   char text[96];
-  int n = snprintf(text, sizeof text, ANSWER_FORMAT, st->ok, st->f16, st->bf16, st->extra);
+  int n = snprintf(text, sizeof text, ANSWER_FORMAT, st->ok, st->f16, st->bf16, st->extra,
+                   st->wgmma);
   ocal__disk_cache_store(dir, key, (const unsigned char *)text, (size_t)n);
   free(key);
 }
@@ -494,7 +502,7 @@ static void store_answer(ocal_context ctx, const tc_state *st) {
 static void probe(ocal_context ctx, tc_state *st) {
   const ocal_device_info *d = ocal__context_info(ctx);
   unsigned cc = ocal__context_compute_capability(ctx);
-  st->ok = st->f16 = st->bf16 = 0;
+  st->ok = st->f16 = st->bf16 = st->wgmma = 0;
   st->extra = 0;
   if (!emulated(ctx) && cc < 80) {
     snprintf(st->detail, sizeof st->detail,
@@ -553,7 +561,13 @@ static void probe(ocal_context ctx, tc_state *st) {
   double worst = 0;
   st->probes++;
   s = run_probe_kernel(pctx, k, &tf32, &f16, &bf16, &cvt, &addr);
-  if (s == OCAL_OK && tf32 && cvt && addr) s = run_probe_gemm(pctx, spell, &gemm, &worst);
+  if (s == OCAL_OK && tf32 && cvt && addr) s = run_probe_gemm(pctx, spell, 0, &gemm, &worst);
+  /* Hopper's wgmma (sm_90a, compute capability 9.0 exactly: later GPUs dropped it), through
+   * the PTX retargeting of src/core/ptx.c: one GEMM check of the kernel the engine runs. */
+  int wgmma = 0;
+  double wgmma_worst = 0;
+  if (s == OCAL_OK && gemm && !emulate && cc == 90)
+    s = run_probe_gemm(pctx, spell, 1, &wgmma, &wgmma_worst);
   /* The 16-bit kernels: their products were exact above; one GEMM each of the variant the
    * engine runs (the address mode and ldmatrix are shared with TF32's). */
   int f16_gemm = 0, bf16_gemm = 0;
@@ -573,12 +587,18 @@ static void probe(ocal_context ctx, tc_state *st) {
   st->ok = tf32 && cvt && addr && gemm;
   st->f16 = f16;
   st->bf16 = bf16;
+  st->wgmma = st->ok && wgmma;
+  char wg[64];
+  if (st->wgmma)
+    snprintf(wg, sizeof wg, "passed, worst error %.3g", wgmma_worst);
+  else
+    snprintf(wg, sizeof wg, "%s", cc == 90 && !emulate ? "failed" : "not for this device");
   if (st->ok)
     snprintf(st->detail, sizeof st->detail,
              "tensor cores (tf32, mma.sync m16n8k8): probe passed%s (TF32 GEMM check worst "
-             "error %.3g of its bound; f16 %s, bf16 %s)",
+             "error %.3g of its bound; f16 %s, bf16 %s; wgmma %s)",
              emulate ? " in emulation (OCAL_GEMM_TC_EMULATE)" : "", worst,
-             f16 ? "passed" : "failed", bf16 ? "passed" : "failed");
+             f16 ? "passed" : "failed", bf16 ? "passed" : "failed", wg);
   else
     snprintf(st->detail, sizeof st->detail,
              "no tensor cores: the probe ran but %s", !tf32   ? "the TF32 mma product was wrong"
@@ -594,6 +614,16 @@ static ocal_status get_state(ocal_context ctx, tc_state **out) {
   ocal_status s = ocal__context_attachment(ctx, &key, state_create, state_destroy, &data);
   *out = data;
   return s;
+}
+
+int ocal__gemm_wgmma_ready(ocal_context ctx) {
+  tc_state *st;
+  if (get_state(ctx, &st) != OCAL_OK) return 0;
+  ocal__gemm_tc_ready(ctx);
+  pthread_mutex_lock(&st->lock);
+  int ok = st->wgmma;
+  pthread_mutex_unlock(&st->lock);
+  return ok;
 }
 
 int ocal__gemm_tc_ready(ocal_context ctx) {
@@ -652,7 +682,7 @@ ocal_status ocal__gemm_tc_half(const ocal__gemm_call *g, int *not_built) {
   }
   ocal_buffer a = g->a, b = g->b, c = g->c;
   size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1];
-  tc_launch L = {g->dtype,
+  ocal__tc_launch L = {g->dtype,
                  g->ta == OCAL_TRANS,
                  g->tb == OCAL_TRANS,
                  g->m,
@@ -718,7 +748,7 @@ static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *cho
                      bytes > ocal__context_info(ctx)->max_alloc_bytes / 4 ||
                      ocal__device_alloc(ctx, bytes, &w) != OCAL_OK))
     slices = 1, kc = g->k, w = NULL; /* no room: one pass */
-  tc_launch L = {OCAL_F32,
+  ocal__tc_launch L = {OCAL_F32,
                  g->ta == OCAL_TRANS,
                  g->tb == OCAL_TRANS,
                  g->m,

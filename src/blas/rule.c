@@ -52,8 +52,11 @@ void ocal__blas_facts_of_device(ocal_context ctx, ocal__blas_facts *f) {
   f->pretranspose = ctx->settings.gemm_pretranspose;
   f->gemv = ctx->settings.gemv;
   f->precision = ctx->settings.gemm_precision;
-  if (f->precision == OCAL_GEMM_PRECISION_TF32 || f->gemm == OCAL__ENGINE_TC)
+  if (f->precision == OCAL_GEMM_PRECISION_TF32 || f->gemm == OCAL__ENGINE_TC ||
+      f->gemm == OCAL__ENGINE_WGMMA) {
     f->tc = ocal__gemm_tc_ready(ctx);
+    f->wgmma = f->tc && ocal__gemm_wgmma_ready(ctx);
+  }
 #ifdef OCAL_HAVE_CLBLAST
   f->have_clblast = 1;
 #endif
@@ -119,6 +122,25 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
   int fits = m <= INDEX_MAX && n <= INDEX_MAX && k <= INDEX_MAX;
   /* Tensor cores (gemm_tc.c) only where the context allows TF32 and the device's probe
    * passed; OCAL_GEMM=tc anywhere else is refused, naming what is missing. */
+  if (f->gemm == OCAL__ENGINE_WGMMA) {
+    c.engine = OCAL__GEMM_ENGINE_COUNT;
+    c.named = 1;
+    if (dtype != OCAL_F32)
+      c.reason = "OCAL_GEMM=wgmma: the wgmma engine takes f32 products only";
+    else if (f->precision != OCAL_GEMM_PRECISION_TF32)
+      c.reason = "OCAL_GEMM=wgmma, but the context's GEMM precision is fp32 (exact IEEE): set "
+                 "OCAL_GEMM_PRECISION=tf32 (or the gemm_precision option) to allow TF32";
+    else if (!f->wgmma)
+      c.reason = "OCAL_GEMM=wgmma, but this device's wgmma probe did not pass (it needs compute "
+                 "capability 9.0 and NVIDIA's PTX binaries; ocal info says why)";
+    else if (!fits)
+      c.reason = "OCAL_GEMM=wgmma, but a dimension exceeds 2^31 - 1";
+    else {
+      c.engine = OCAL__GEMM_WGMMA;
+      c.reason = "OCAL_GEMM=wgmma: tensor cores (tf32, wgmma m64n256k8)";
+    }
+    return c;
+  }
   if (f->gemm == OCAL__ENGINE_TC) {
     c.engine = OCAL__GEMM_ENGINE_COUNT;
     c.named = 1;
@@ -147,6 +169,15 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
   int tf32_small = 0;
   if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F32 &&
       f->precision == OCAL_GEMM_PRECISION_TF32 && f->tc && fits) {
+    /* wgmma's 128 x 256 blocks where they fill every compute unit once and k covers a few of
+     * its 32-deep stages (the kernel does not split k). */
+    size_t wide = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
+    if (f->wgmma && k >= 128 && wide >= f->compute_units) {
+      c.engine = OCAL__GEMM_WGMMA;
+      c.reason = "precision tf32, wgmma probe passed, at least one 128 x 256 block per compute "
+                 "unit: tensor cores (tf32, wgmma m64n256k8)";
+      return c;
+    }
     size_t tiles = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 128) * batch;
     if (k >= 64 && tiles * 4 >= f->compute_units) {
       c.engine = OCAL__GEMM_TC;

@@ -337,6 +337,16 @@ ocal_status ocal__library_kernel(ocal_context ctx, const char *source_name, cons
 
 /* ocal__library_kernel, also saying where its program came from (see ocal__program_origin;
  * origin may be NULL), with func, the public call being served, starting any message. */
+/* Appends the compiler's log of program on the context's device to the last error. */
+void ocal__append_build_log(ocal_context ctx, cl_program program);
+/* ptx.c: build options containing -DOCAL_PTX_TARGET=NAME ask for the program to be rebuilt
+ * from its PTX for target NAME, its "//@" lines made live (NVIDIA only). The option's target
+ * (copied into target), or NULL when options do not ask. */
+const char *ocal__ptx_target_option(const char *options, char *target, size_t size);
+/* Replaces the built *program by its PTX retargeted; OCAL_BUILD_FAILED where the binary is not
+ * PTX or the driver refuses it (*program then unchanged). */
+ocal_status ocal__ptx_retarget(ocal_context ctx, const char *source_name, const char *target,
+                               cl_program *program, const char *func);
 ocal_status ocal__library_kernel_from(ocal_context ctx, const char *source_name,
                                       const char *options, const char *kernel_name,
                                       ocal__kernel **kernel, ocal__program_origin *origin,

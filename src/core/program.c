@@ -45,7 +45,7 @@ void ocal__program_cache_clear(ocal_context ctx) {
 }
 
 /* Appends the compiler's log for the context's device to the last error. */
-static void append_build_log(ocal_context ctx, cl_program program) {
+void ocal__append_build_log(ocal_context ctx, cl_program program) {
   size_t size = 0;
   if (clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) !=
           CL_SUCCESS ||
@@ -119,9 +119,17 @@ static ocal_status compile(ocal_context ctx, const char *source_name, const char
         err == CL_BUILD_PROGRAM_FAILURE ? OCAL_BUILD_FAILED : OCAL_OPENCL_ERROR, who(func),
         "%s failed to build with options '%s' on device '%s': clBuildProgram returned %s (%d)",
         source_name, options, ctx->info.name, ocal__cl_error_name(err), (int)err);
-    append_build_log(ctx, program);
+    ocal__append_build_log(ctx, program);
     clReleaseProgram(program);
     return status;
+  }
+  char target[32];
+  if (ocal__ptx_target_option(options, target, sizeof target)) {
+    ocal_status status = ocal__ptx_retarget(ctx, source_name, target, &program, who(func));
+    if (status != OCAL_OK) {
+      clReleaseProgram(program);
+      return status;
+    }
   }
   /* The tally (the caller holds the context lock): binary sizes are asked for here, once
    * per compile; a driver that cannot say leaves them out. */

@@ -132,7 +132,7 @@ typedef struct setting_def {
 #define AT(field) offsetof(ocal__settings, field), sizeof(((ocal__settings *)0)->field)
 
 static const int engine_values[] = {OCAL__ENGINE_AUTO, OCAL__ENGINE_OWN, OCAL__ENGINE_OWN,
-                                    OCAL__ENGINE_CLBLAST, OCAL__ENGINE_TC};
+                                    OCAL__ENGINE_CLBLAST, OCAL__ENGINE_TC, OCAL__ENGINE_WGMMA};
 static const int precision_values[] = {OCAL_GEMM_PRECISION_FP32, OCAL_GEMM_PRECISION_TF32};
 static const int gemv_values[] = {OCAL__ENGINE_AUTO, OCAL__ENGINE_OWN, OCAL__ENGINE_OWN,
                                   OCAL__ENGINE_CLBLAST};
@@ -198,8 +198,9 @@ static const setting_def defs[] = {
     {"OCAL_STAGING_THREADS", INTEGER, AT(staging_threads), NULL, NULL, 1, 16,
      "a whole number from 1 to 16", NULL},
     {"OCAL_TUNING", FLAG, AT(tuning), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
-    {"OCAL_GEMM", WORD, AT(gemm), "auto|ocal|own|clblast|tc", engine_values, 0, 0,
-     "auto, ocal (or own), clblast or tc (tensor cores; needs OCAL_GEMM_PRECISION=tf32)", NULL},
+    {"OCAL_GEMM", WORD, AT(gemm), "auto|ocal|own|clblast|tc|wgmma", engine_values, 0, 0,
+     "auto, ocal (or own), clblast, tc or wgmma (tensor cores; both need "
+     "OCAL_GEMM_PRECISION=tf32)", NULL},
     {"OCAL_GEMM_PRECISION", WORD, AT(gemm_precision), "fp32|tf32", precision_values, 0, 0,
      "fp32 (exact IEEE) or tf32 (tensor cores where the device's probe passes)", NULL},
     /* Tests only: the tensor-core kernels and their probe built with -DMMA_EMULATE=1, so that

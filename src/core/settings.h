@@ -23,7 +23,13 @@
 #include "ocal/status.h"
 
 /* Word values of the engine settings. */
-enum { OCAL__ENGINE_AUTO = 0, OCAL__ENGINE_OWN = 1, OCAL__ENGINE_CLBLAST = 2, OCAL__ENGINE_TC = 3 };
+enum {
+  OCAL__ENGINE_AUTO = 0,
+  OCAL__ENGINE_OWN = 1,
+  OCAL__ENGINE_CLBLAST = 2,
+  OCAL__ENGINE_TC = 3,
+  OCAL__ENGINE_WGMMA = 4
+};
 enum { OCAL__FFT_ENV_DEFAULT = 0, OCAL__FFT_ENV_VKFFT = 1, OCAL__FFT_ENV_CLFFT = 2 };
 /* Word values of OCAL_SCAN. */
 enum { OCAL__SCAN_AUTO = 0, OCAL__SCAN_SINGLE = 1, OCAL__SCAN_THREE = 2 };

@@ -1,0 +1,165 @@
+/* ocal — TF32 GEMM on Hopper's wgmma (cl/gemm_wgmma.c), the engine "tensor cores (tf32,
+ * wgmma)".
+ *
+ * Why an engine beside gemm_tc.c's mma.sync: on an H100, mma.sync stops at 0.30x PyTorch's
+ * TF32 at 4096^3 (docs/tensor-cores.md); wgmma, with 128 x 256 blocks, k steps of 32 in the
+ * 128-byte swizzled layout and four stages (193 KiB of local memory, which a program rebuilt
+ * from PTX may take although OpenCL reports 48 KiB), reaches about 0.73x. NVIDIA's OpenCL
+ * compiler cannot emit wgmma, so the program is rebuilt from its PTX for sm_90a
+ * (src/core/ptx.c); gemm_tc.c's probe runs one checked GEMM of it on devices of compute
+ * capability 9.0 before the rule may pick it.
+ *
+ * The kernel reads A (m x k) and B (n x k) as k-contiguous rows at 16-byte aligned addresses
+ * and lets the tensor cores truncate the f32 values to TF32 (rounding them first in local
+ * memory cost a third of the speed). An operand in another layout (A transposed, B not, an
+ * unaligned leading dimension, offset or batch stride) is packed into pooled scratch first by
+ * ocal_wgmma_pack: one read and one write of it. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "engine.h"
+
+#define FUNC "ocal_gemm"
+#define WG_BM 128
+#define WG_BN 256
+#define WG_THREADS 256
+/* The variant: its 4 stages of (128 + 256) x 32 f32 are 196608 bytes; an H100 gives a
+ * work-group up to 232448. */
+#define WG_OPTIONS                                                                               \
+  "-DOCAL_PTX_TARGET=sm_90a -DBN=256 -DBK=32 -DSTAGES=4 -DSWZ=1 -DROUND=0 -DRASTER=8 "          \
+  "-DSMEM_MAX=232448"
+
+/* Whether operand rows (k-contiguous) can be read in place: 16-byte aligned everywhere. */
+static int aligned(size_t off, size_t ld, size_t stride) {
+  return off % 4 == 0 && ld % 4 == 0 && stride % 4 == 0;
+}
+
+/* Packs one operand into scratch *out as rows x k, k-contiguous, row stride ldk. */
+static ocal_status pack(ocal_context ctx, cl_mem in, size_t off, size_t ld, size_t stride,
+                        int trans, size_t rows, size_t k, size_t batch, size_t ldk,
+                        cl_mem *out) {
+  ocal__kernel *kern;
+  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", WG_OPTIONS, "ocal_wgmma_pack",
+                                            &kern, NULL, FUNC);
+  if (s != OCAL_OK) return s;
+  size_t bytes;
+  if (ocal__mul_overflows(rows * ldk, batch * sizeof(float), &bytes))
+    return ocal__fail(OCAL_OUT_OF_DEVICE_MEMORY, FUNC, "the packed operand's size overflows");
+  if ((s = ocal__device_alloc(ctx, bytes, out)) != OCAL_OK) return s;
+  cl_ulong in_off = off, in_stride = stride;
+  cl_uint ldc = (cl_uint)ld, ld_out = (cl_uint)ldk, r = (cl_uint)rows, c = (cl_uint)k;
+  cl_int t = trans;
+  ocal__arg args[] = {OCAL__ARG(in), OCAL__ARG(in_off), OCAL__ARG(ldc), OCAL__ARG(in_stride),
+                      OCAL__ARG(t),  OCAL__ARG(*out),   OCAL__ARG(ld_out), OCAL__ARG(r),
+                      OCAL__ARG(c)};
+  size_t local[3] = {32, 8, 1};
+  size_t global[3] = {ocal__ceil_div(ldk, 32) * 32, ocal__ceil_div(rows, 32) * 8, batch};
+  s = ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args, FUNC);
+  if (s != OCAL_OK) {
+    ocal__device_free(ctx, *out);
+    *out = NULL;
+  }
+  return s;
+}
+
+ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int *not_built) {
+  *not_built = 0;
+  ocal__kernel *kern;
+  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", WG_OPTIONS, "ocal_gemm_wgmma",
+                                            &kern, NULL, FUNC);
+  if (s == OCAL_OK && kern->work_group_size < WG_THREADS)
+    s = ocal__fail(OCAL_UNSUPPORTED, FUNC,
+                   "the wgmma kernel takes %zu work-items a group on %s, fewer than its %d",
+                   kern->work_group_size, ocal__context_info(ctx)->name, WG_THREADS);
+  if (s != OCAL_OK) {
+    *not_built = 1;
+    return s;
+  }
+  /* A as m x k rows, B as n x k rows, in place where they already are. A 3-D operand with a
+   * batch stride of 0 (one matrix for every entry) is packed once. */
+  size_t ldk = ocal__round_up(L->k, 4);
+  cl_mem pa = NULL, pb = NULL;
+  cl_mem a = L->a, b = L->b;
+  size_t a_off = L->a_off, lda = L->lda, as = L->a_stride;
+  size_t b_off = L->b_off, ldb = L->ldb, bs = L->b_stride;
+  if (L->ta || !aligned(a_off, lda, as)) {
+    size_t n = as ? L->batch : 1;
+    if ((s = pack(ctx, L->a, a_off, lda, as, L->ta, L->m, L->k, n, ldk, &pa)) != OCAL_OK)
+      return s;
+    a = pa, a_off = 0, lda = ldk, as = as ? L->m * ldk : 0;
+  }
+  if (!L->tb || !aligned(b_off, ldb, bs)) {
+    size_t n = bs ? L->batch : 1;
+    if ((s = pack(ctx, L->b, b_off, ldb, bs, !L->tb, L->n, L->k, n, ldk, &pb)) != OCAL_OK) {
+      if (pa) ocal__device_free(ctx, pa);
+      return s;
+    }
+    b = pb, b_off = 0, ldb = ldk, bs = bs ? L->n * ldk : 0;
+  }
+  cl_ulong ao = a_off, bo = b_off, co = L->c_off, as_ = as, bs_ = bs, cs = L->c_stride;
+  cl_uint la = (cl_uint)lda, lb = (cl_uint)ldb, lc = (cl_uint)L->ldc;
+  cl_uint m = (cl_uint)L->m, n = (cl_uint)L->n, k = (cl_uint)L->k;
+  float alpha = L->alpha, beta = L->beta;
+  cl_int read_c = L->beta != 0.0f;
+  ocal__arg args[] = {OCAL__ARG(a),     OCAL__ARG(ao),    OCAL__ARG(la), OCAL__ARG(as_),
+                      OCAL__ARG(b),     OCAL__ARG(bo),    OCAL__ARG(lb), OCAL__ARG(bs_),
+                      OCAL__ARG(L->c),  OCAL__ARG(co),    OCAL__ARG(lc), OCAL__ARG(cs),
+                      OCAL__ARG(m),     OCAL__ARG(n),     OCAL__ARG(k),  OCAL__ARG(alpha),
+                      OCAL__ARG(beta),  OCAL__ARG(read_c)};
+  size_t local[3] = {WG_THREADS, 1, 1};
+  size_t global[3] = {ocal__ceil_div(L->n, WG_BN) * WG_THREADS, ocal__ceil_div(L->m, WG_BM),
+                      L->batch};
+  s = ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args, FUNC);
+  /* Pooled scratch: freed after the enqueue, reused by later calls in queue order. */
+  if (pa) ocal__device_free(ctx, pa);
+  if (pb) ocal__device_free(ctx, pb);
+  return s;
+}
+
+static ocal_status wgmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *choice,
+                             int *not_built) {
+  *not_built = 0;
+  ocal_context ctx = g->ctx;
+  if (!ocal__gemm_wgmma_ready(ctx)) { /* the rule asked the probe: not reached */
+    if (choice->named)
+      return ocal__fail(OCAL_UNSUPPORTED, FUNC,
+                        "OCAL_GEMM=wgmma: this device's wgmma probe did not pass");
+    *not_built = 1;
+    return OCAL_OK;
+  }
+  ocal_buffer a = g->a, b = g->b, c = g->c;
+  size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1];
+  ocal__tc_launch L = {OCAL_F32,
+                       g->ta == OCAL_TRANS,
+                       g->tb == OCAL_TRANS,
+                       g->m,
+                       g->n,
+                       g->k,
+                       g->batch,
+                       a->mem,
+                       b->mem,
+                       c->mem,
+                       a->offset,
+                       lda,
+                       a->ndim == 3 ? a->shape[1] * lda : 0,
+                       b->offset,
+                       ldb,
+                       b->ndim == 3 ? b->shape[1] * ldb : 0,
+                       c->offset,
+                       g->n,
+                       g->m * g->n,
+                       (float)g->alpha,
+                       (float)g->beta,
+                       g->k,
+                       1};
+  int failed = 0;
+  ocal_status s = ocal__gemm_wgmma_run(ctx, &L, &failed);
+  if (failed && !choice->named) {
+    *not_built = 1; /* ocal's kernel runs instead (blas.c) */
+    return OCAL_OK;
+  }
+  return s;
+}
+
+const ocal__gemm_engine ocal__gemm_engine_wgmma = {"tensor cores (tf32, wgmma)", wgmma_run};
