@@ -61,7 +61,7 @@ typedef struct tc_state {
   int extra;       /* index into extras[] */
   int from_disk;   /* the answer came from the disk cache */
   unsigned probes; /* probe kernels this context ran (tests check a cached answer runs none) */
-  char detail[256];
+  char detail[512];
 } tc_state;
 
 static void state_destroy(void *p) {
@@ -340,7 +340,10 @@ static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int wgmma
   int not_built;
   s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, &not_built) : tc_enqueue(ctx, spell, &L, &not_built);
   if (s != OCAL_OK) {
-    if (not_built) s = OCAL_OK; /* a kernel that does not build: the answer is no */
+    if (not_built) { /* a kernel that does not build: the answer is no, *worst < 0 says why */
+      s = OCAL_OK;
+      *worst = -1;
+    }
     goto done;
   }
   cl_int err = clEnqueueReadBuffer(ocal__context_queue(ctx), mc, CL_TRUE, 0, sc, hc, 0, NULL,
@@ -566,8 +569,16 @@ static void probe(ocal_context ctx, tc_state *st) {
    * the PTX retargeting of src/core/ptx.c: one GEMM check of the kernel the engine runs. */
   int wgmma = 0;
   double wgmma_worst = 0;
-  if (s == OCAL_OK && gemm && !emulate && cc == 90)
+  char wg[200] = "not for this device";
+  if (s == OCAL_OK && gemm && !emulate && cc == 90) {
     s = run_probe_gemm(pctx, spell, 1, &wgmma, &wgmma_worst);
+    if (wgmma)
+      snprintf(wg, sizeof wg, "passed, worst error %.3g", wgmma_worst);
+    else if (wgmma_worst < 0)
+      snprintf(wg, sizeof wg, "does not build: %.150s", ocal_last_error());
+    else
+      snprintf(wg, sizeof wg, "failed its GEMM check");
+  }
   /* The 16-bit kernels: their products were exact above; one GEMM each of the variant the
    * engine runs (the address mode and ldmatrix are shared with TF32's). */
   int f16_gemm = 0, bf16_gemm = 0;
@@ -588,11 +599,6 @@ static void probe(ocal_context ctx, tc_state *st) {
   st->f16 = f16;
   st->bf16 = bf16;
   st->wgmma = st->ok && wgmma;
-  char wg[64];
-  if (st->wgmma)
-    snprintf(wg, sizeof wg, "passed, worst error %.3g", wgmma_worst);
-  else
-    snprintf(wg, sizeof wg, "%s", cc == 90 && !emulate ? "failed" : "not for this device");
   if (st->ok)
     snprintf(st->detail, sizeof st->detail,
              "tensor cores (tf32, mma.sync m16n8k8): probe passed%s (TF32 GEMM check worst "

@@ -17,6 +17,7 @@ struct ocal__program {
   char *options;
   cl_program program;
   ocal__kernel *kernels;
+  int from_ptx; /* rebuilt from PTX for another target (ptx.c) */
 };
 
 static void free_kernels(ocal__kernel *k) {
@@ -195,6 +196,8 @@ static ocal_status program_get(ocal_context ctx, const char *source_name, const 
     goto done;
   }
   entry->library_text = lib;
+  char target[32];
+  entry->from_ptx = ocal__ptx_target_option(options, target, sizeof target) != NULL;
   if (ctx->cache_dir) key = ocal__disk_cache_key(ctx, source, options);
   if (key && load_from_disk(ctx, key, &entry->program)) {
     ctx->stats.disk_hits++;
@@ -285,8 +288,11 @@ ocal_status ocal__kernel_get_for(ocal_context ctx, ocal__program *program, const
   clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local_bytes,
                            &local_bytes, NULL);
   /* A kernel that needs more local memory than the device has (emulated limits included)
-   * fails here, when it is created, with the figures, not later at its launch. */
-  if (local_bytes > ctx->info.local_mem_bytes) {
+   * fails here, when it is created, with the figures, not later at its launch. Not for a
+   * program rebuilt from PTX: NVIDIA's OpenCL reports the 48 KiB a kernel gets without CUDA's
+   * opt-in, but PTX may declare up to the hardware's limit (227 KiB on an H100), which ptxas
+   * enforces when it builds. */
+  if (local_bytes > ctx->info.local_mem_bytes && !program->from_ptx) {
     status = ocal__fail(OCAL_UNSUPPORTED, who(func),
                         "kernel '%s' needs %llu bytes of local memory, more than the %llu of "
                         "device '%s'%s",
