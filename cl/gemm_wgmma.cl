@@ -1,38 +1,38 @@
 /* ocal — TF32 GEMM on Hopper's wgmma (compute capability 9.0, PTX target sm_90a):
  * C = alpha A B^T + beta C for row-major A (m x k, row stride lda) and B (n x k, row stride
- * ldb), both k-contiguous as wgmma's TF32 form requires; src/blas/gemm_tc.c transposes other
- * layouts into scratch first. Offsets and strides count elements; launch z = batch entry.
+ * ldb), both k-contiguous as wgmma's TF32 form requires; src/blas/gemm_wgmma.c packs other
+ * layouts into scratch first (ocal_wgmma_pack, below). Offsets and strides count elements;
+ * launch {ceil(n / BN) 256, ceil(m / 128), batch}.
  *
  * Why the odd "//@" lines: NVIDIA's OpenCL compiler targets sm_90, where ptxas refuses every
- * wgmma instruction, and OpenCL C has no way to ask for sm_90a. So the wgmma instructions are
+ * wgmma instruction, and OpenCL C has no way to ask for sm_90a. So those instructions are
  * written as PTX comments "//@...": the OpenCL build substitutes their register operands like
- * any inline assembly and ignores them; gemm_tc.c then takes the program's binary (PTX text),
- * removes the "//@" markers, changes the target to sm_90a and builds that with
- * clCreateProgramWithBinary (docs/tensor-cores.md, "wgmma from OpenCL").
+ * any inline assembly's and ignores them; with -DOCAL_PTX_TARGET=sm_90a ocal then takes the
+ * program's binary (PTX text), removes the markers, changes the target and builds that
+ * (src/core/ptx.c; docs/tensor-cores.md, "wgmma from OpenCL").
  *
- * Build options: -DBN=128|256 (block columns; rows are 128, two warpgroups of 64), -DWN (the
- * instruction's n, dividing BN), -DBK=8|16|32 (k per stage), -DSTAGES (local stages, 48 KiB in
- * all), -DROUND=1 (round the inputs to TF32 to nearest, ties away, in local memory once they
- * land, as cvt.rna does; else the tensor cores truncate), -DRASTER=G. VEC is implied: every
- * leading dimension, offset and batch stride is a multiple of 4 elements. */
+ * Build options: -DBN=128|256 (block columns; rows are 128, two warpgroups of 64 rows, each
+ * issuing m64nBNk8), -DBK=8|16|32 (k per stage: rows of 32, 64 or 128 bytes in the matching
+ * swizzle), -DSTAGES (local stages, at most SMEM_MAX bytes in all), -DRASTER=G. The engine's
+ * variant and the measurements behind it are in docs/tensor-cores.md. The tensor cores
+ * truncate the f32 operands to TF32 (rounding them in local memory first cost a third of the
+ * speed on an H100). Every leading dimension, offset and batch stride of A and B is a
+ * multiple of 4 elements (16-byte copies). */
 
 #ifndef BN
-#define BN 128
-#endif
-#ifndef WN
-#define WN BN
+#define BN 256
 #endif
 #ifndef BK
-#define BK 8
+#define BK 32
 #endif
 #ifndef STAGES
 #define STAGES 4
 #endif
-#ifndef ROUND
-#define ROUND 1
-#endif
 #ifndef RASTER
 #define RASTER 8
+#endif
+#ifndef SMEM_MAX
+#define SMEM_MAX 49152
 #endif
 #ifndef ASM_KW
 #define ASM_KW __asm__
@@ -44,65 +44,44 @@
 
 #define BM 128
 #define NTHREADS 256
-#define KCH (BK / 4)                 /* 16-byte pieces of a row per stage */
+#define KCH (BK / 4) /* 16-byte pieces of a row per stage */
 #define A_BYTES (BM * BK * 4)
 #define B_BYTES (BN * BK * 4)
 #define STAGE_BYTES (A_BYTES + B_BYTES)
 #define A_PER (BM * KCH / NTHREADS) /* pieces a work-item copies per stage */
 #define B_PER (BN * KCH / NTHREADS)
-#define NACC (BN / 2)               /* a work-item's f32 accumulators (64 x BN per warpgroup) */
+#define NACC (BN / 2) /* a work-item's f32 accumulators (64 x BN per warpgroup) */
+#define AHEAD (STAGES - 2) /* k tiles in flight */
 
-#if STAGES < 2
-#error "STAGES is 2 or more"
-#endif
-#ifndef SMEM_MAX
-#define SMEM_MAX 49152
+#if STAGES < 3 || STAGES > 6
+#error "STAGES is 3 to 6: stage t - 2 is refilled while t - 1's wgmma may still run"
 #endif
 #if STAGES * STAGE_BYTES > SMEM_MAX
 #error "the stages pass SMEM_MAX bytes"
 #endif
 
-/* Local tiles: row r of an operand's stage (BK f32, W = 4 BK bytes) in one of wgmma's two
- * k-major layouts.
- *   SWZ=1 (default): rows W bytes apart, the 16-byte piece c of row r at piece
- *     c ^ ((r W / 128) % KCH), the hardware's 32/64/128-byte swizzle for W = 32/64/128: the 8
- *     rows of a core matrix then fall on distinct banks.
- *   SWZ=0: 8 x 16-byte core matrices (8 rows x 4 f32), core matrix (r / 8, c) at
- *     ((r / 8) KCH + c) 128 bytes, its rows 16 bytes apart (no swizzle).
- * Either way 8 rows take 8 W bytes, so rows R start at R W. Copy piece q of a stage goes to
- * piece_dst(q); a warp's 32 copies fill 512 contiguous bytes. */
-#ifndef SWZ
-#define SWZ 1
-#endif
+/* Local tiles: row r of an operand's stage (BK f32, W = 4 BK bytes) in wgmma's k-major
+ * swizzled layout of the same width (32, 64 or 128 bytes): rows W bytes apart, the 16-byte
+ * piece c of row r at piece c ^ ((r W / 128) % KCH), so the 8 rows of a core matrix fall on
+ * distinct banks (the unswizzled layout of 8 x 16-byte core matrices ran 20% slower). */
 #define W_BYTES (BK * 4)
-#if SWZ
-INL uint piece_row(uint q) { return q / KCH; }
-INL uint piece_col(uint q) { return (q % KCH) * 4; }
-INL uint piece_dst(uint q) {
-  const uint r = q / KCH;
-  return r * W_BYTES + (((q % KCH) ^ ((r * W_BYTES / 128) % KCH)) * 16);
-}
 #define DESC_LBO 16u
-#define DESC_SBO (8u * W_BYTES)
+#define DESC_SBO (8u * W_BYTES) /* between 8-row groups */
 #define DESC_LAYOUT (BK == 32 ? 1ul : BK == 16 ? 2ul : 3ul) /* 128B, 64B, 32B swizzle */
-#define KSTEP_BYTES 32u /* k8 within a swizzled row */
-#else
-INL uint piece_row(uint q) { return (q / (8 * KCH)) * 8 + q % 8; }
-INL uint piece_col(uint q) { return ((q / 8) % KCH) * 4; }
-INL uint piece_dst(uint q) { return q * 16; }
-#define DESC_LBO 128u
-#define DESC_SBO (KCH * 128u)
-#define DESC_LAYOUT 0ul
-#define KSTEP_BYTES 256u /* two core matrices along k */
-#endif
+#define KSTEP_BYTES 32u /* k8 within a row */
+/* A work-item copies piece tid % KCH of rows tid / KCH + i ROW_STEP; the swizzle of those
+ * rows is the same for every i. */
+#define ROW_STEP (NTHREADS / KCH)
 
 /* Matrix descriptor: start >> 4, leading byte offset >> 4 at bit 16, stride byte offset >> 4
- * at bit 32 (between 8-row groups), layout (swizzle) at bit 62. */
+ * at bit 32, layout (swizzle) at bit 62. */
 INL ulong desc_of(uint addr) {
   return (ulong)((addr & 0x3ffffu) >> 4) | ((ulong)(DESC_LBO >> 4) << 16) |
          ((ulong)(DESC_SBO >> 4) << 32) | (DESC_LAYOUT << 62);
 }
 
+/* NVIDIA's OpenCL gives a __local pointer's shared-space offset as its integer value
+ * (cl/gemm_mma.cl's SMEM_ADDR=0, which its probe checks). */
 INL uint smem_u32(__local const void *p) { return (uint)(ulong)p; }
 
 /* One 16-byte cp.async; bytes past `bytes` are zero-filled. */
@@ -112,42 +91,25 @@ INL void cp_async16(uint dst, __global const float *src, uint bytes) {
 }
 INL void cp_commit(void) { ASM("cp.async.commit_group;" ::: "memory"); }
 #define CP_WAIT(n) ASM("cp.async.wait_group " #n ";" ::: "memory")
+/* cp.async.wait_group takes a literal: AHEAD - 1 groups may stay in flight. */
+#if AHEAD == 1
+#define CP_WAIT_TILE() CP_WAIT(0)
+#elif AHEAD == 2
+#define CP_WAIT_TILE() CP_WAIT(1)
+#elif AHEAD == 3
+#define CP_WAIT_TILE() CP_WAIT(2)
+#else
+#define CP_WAIT_TILE() CP_WAIT(3)
+#endif
 
-#ifndef FENCE
-#define FENCE 1
-#endif
-INL void fence_async(void) {
-#if FENCE
-  ASM("//@fence.proxy.async.shared::cta;" ::: "memory");
-#endif
-}
+/* Generic-proxy writes (cp.async) made visible to wgmma's reads (the async proxy). */
+INL void fence_async(void) { ASM("//@fence.proxy.async.shared::cta;" ::: "memory"); }
 INL void wg_fence(void) { ASM("//@wgmma.fence.sync.aligned;" ::: "memory"); }
 INL void wg_commit(void) { ASM("//@wgmma.commit_group.sync.aligned;" ::: "memory"); }
 #define WG_WAIT(n) ASM("//@wgmma.wait_group.sync.aligned " #n ";" ::: "memory")
 
-INL float tf32_rna(float x) {
-  uint r;
-  ASM("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return as_float(r);
-}
-
-#define WGMMA_TF32_N64(D, o, da, db) \
-  ASM("//@{ .reg .pred p; setp.ne.b32 p, %34, 0;\n\t" \
-      "//@wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" \
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, " \
-      "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
-      "%24, %25, %26, %27, %28, %29, %30, %31" \
-      "}, %32, %33, p, 1, 1; }" \
-      : "+f"(D[(o) + 0]), "+f"(D[(o) + 1]), "+f"(D[(o) + 2]), "+f"(D[(o) + 3]), \
-        "+f"(D[(o) + 4]), "+f"(D[(o) + 5]), "+f"(D[(o) + 6]), "+f"(D[(o) + 7]), \
-        "+f"(D[(o) + 8]), "+f"(D[(o) + 9]), "+f"(D[(o) + 10]), "+f"(D[(o) + 11]), \
-        "+f"(D[(o) + 12]), "+f"(D[(o) + 13]), "+f"(D[(o) + 14]), "+f"(D[(o) + 15]), \
-        "+f"(D[(o) + 16]), "+f"(D[(o) + 17]), "+f"(D[(o) + 18]), "+f"(D[(o) + 19]), \
-        "+f"(D[(o) + 20]), "+f"(D[(o) + 21]), "+f"(D[(o) + 22]), "+f"(D[(o) + 23]), \
-        "+f"(D[(o) + 24]), "+f"(D[(o) + 25]), "+f"(D[(o) + 26]), "+f"(D[(o) + 27]), \
-        "+f"(D[(o) + 28]), "+f"(D[(o) + 29]), "+f"(D[(o) + 30]), "+f"(D[(o) + 31]) \
-      : "l"(da), "l"(db), "r"(1))
-
+/* D[o ...] += A (descriptor da, 64 x 8) B^T (descriptor db, n x 8): the operands are the
+ * accumulators (in and out), the two descriptors and 1 for scale-d (accumulate). */
 #define WGMMA_TF32_N128(D, o, da, db) \
   ASM("//@{ .reg .pred p; setp.ne.b32 p, %66, 0;\n\t" \
       "//@wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" \
@@ -226,55 +188,40 @@ INL float tf32_rna(float x) {
       : "l"(da), "l"(db), "r"(1))
 #define WGMMA_(n) WGMMA_TF32_N##n
 #define WGMMA_N(n) WGMMA_(n)
-#define WGMMA WGMMA_N(WN)
-/* cp.async.wait_group takes a literal: STAGES - 3 groups may stay in flight. */
-#ifndef WAIT0
-#define WAIT0 0
-#endif
-#define AHEAD (WAIT0 ? STAGES - 1 : STAGES - 2) /* k tiles in flight */
-#if AHEAD == 1
-#define CP_WAIT_TILE() CP_WAIT(0)
-#elif AHEAD == 2
-#define CP_WAIT_TILE() CP_WAIT(1)
-#elif AHEAD == 3
-#define CP_WAIT_TILE() CP_WAIT(2)
-#else
-#define CP_WAIT_TILE() CP_WAIT(3)
-#endif
+#define WGMMA WGMMA_N(BN)
 
-/* Copies stage `s` of k tile `t`: A's rows row0.. and B's rows col0.., zero past m, n, k. */
-INL void load_tile(uint sbase, uint s, uint t, uint tid, __global const float *a, uint lda,
-                   __global const float *b, uint ldb, uint row0, uint col0, uint m, uint n,
-                   uint k) {
-  const uint dst = sbase + s * STAGE_BYTES;
-#pragma unroll
-  for (uint i = 0; i < A_PER; i++) {
-    const uint q = tid + i * NTHREADS, r = row0 + piece_row(q), kk = t * BK + piece_col(q);
-    const uint bytes = r < m && kk < k ? min(16u, (k - kk) * 4u) : 0u;
-    cp_async16(dst + piece_dst(q), bytes ? a + (ulong)r * lda + kk : a, bytes);
-  }
-#pragma unroll
-  for (uint i = 0; i < B_PER; i++) {
-    const uint q = tid + i * NTHREADS, r = col0 + piece_row(q), kk = t * BK + piece_col(q);
-    const uint bytes = r < n && kk < k ? min(16u, (k - kk) * 4u) : 0u;
-    cp_async16(dst + A_BYTES + piece_dst(q), bytes ? b + (ulong)r * ldb + kk : b, bytes);
-  }
+/* A work-item's copies of one operand: its first row's source (k = 0), the source's step of
+ * ROW_STEP rows, how many of its rows lie inside the matrix, its local destination. */
+typedef struct copy_plan {
+  __global const float *src;
+  ulong step;
+  uint rows, dst;
+} copy_plan;
+
+INL copy_plan plan_of(__global const float *x, uint ld, uint first, uint limit, uint tid,
+                      uint count) {
+  copy_plan p;
+  const uint r = tid / KCH, c = tid % KCH;
+  p.src = x + (ulong)(first + r) * ld + c * 4;
+  p.step = (ulong)ROW_STEP * ld;
+  p.rows = first + r < limit ? min(count, (limit - first - r + ROW_STEP - 1) / ROW_STEP) : 0u;
+  p.dst = r * W_BYTES + ((c ^ ((r * W_BYTES / 128) % KCH)) * 16);
+  return p;
 }
 
-#if ROUND
-/* Rounds the pieces this work-item copied into stage s (they have landed). */
-INL void round_tile(__local float4 *tiles, uint s, uint tid) {
-  __local float4 *st = tiles + s * (STAGE_BYTES / 16);
+/* Copies k tile t of one operand into its part of a stage (local address dst), zero past the
+ * matrix's rows and k. `any`: a valid address for the copies of no bytes. */
+INL void copy_tile(const copy_plan *p, uint dst, uint t, uint tid, uint k, uint count,
+                   __global const float *any) {
+  const uint kk = t * BK + (tid % KCH) * 4;
+  const uint bytes = kk < k ? min(16u, (k - kk) * 4u) : 0u;
 #pragma unroll
-  for (uint i = 0; i < A_PER + B_PER; i++) {
-    const uint q = tid + (i < A_PER ? i : i - A_PER) * NTHREADS;
-    const uint at = (i < A_PER ? 0u : A_BYTES / 16) + piece_dst(q) / 16;
-    float4 v = st[at];
-    v.x = tf32_rna(v.x), v.y = tf32_rna(v.y), v.z = tf32_rna(v.z), v.w = tf32_rna(v.w);
-    st[at] = v;
+  for (uint i = 0; i < count; i++) {
+    const uint nb = i < p->rows ? bytes : 0u;
+    cp_async16(dst + p->dst + i * ROW_STEP * W_BYTES, nb ? p->src + t * BK + i * p->step : any,
+               nb);
   }
 }
-#endif
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void
 ocal_gemm_wgmma(__global const float *a, ulong a_off, uint lda, ulong a_stride,
@@ -299,6 +246,8 @@ ocal_gemm_wgmma(__global const float *a, ulong a_off, uint lda, ulong a_stride,
   c += c_off + z * c_stride;
   const uint row0 = by * BM, col0 = bx * BN, wg = tid / 128;
   const uint sbase = smem_u32(tiles), ktiles = (k + BK - 1) / BK;
+  const copy_plan pa = plan_of(a, lda, row0, m, tid, A_PER);
+  const copy_plan pb = plan_of(b, ldb, col0, n, tid, B_PER);
 
   float d[NACC];
 #pragma unroll
@@ -306,43 +255,39 @@ ocal_gemm_wgmma(__global const float *a, ulong a_off, uint lda, ulong a_stride,
 
 #pragma unroll
   for (uint s = 0; s < AHEAD; s++) {
-    if (s < ktiles) load_tile(sbase, s, s, tid, a, lda, b, ldb, row0, col0, m, n, k);
+    if (s < ktiles) {
+      copy_tile(&pa, sbase + s * STAGE_BYTES, s, tid, k, A_PER, a);
+      copy_tile(&pb, sbase + s * STAGE_BYTES + A_BYTES, s, tid, k, B_PER, b);
+    }
     cp_commit();
   }
   for (uint t = 0; t < ktiles; t++) {
-    const uint s = t % STAGES;
+    const uint st = sbase + (t % STAGES) * STAGE_BYTES;
     CP_WAIT_TILE(); /* this work-item's copies of tile t have landed */
-#if ROUND
-    round_tile(tiles, s, tid);
-#endif
-    fence_async(); /* ... and are visible to wgmma (the async proxy) */
+    fence_async();  /* ... and are visible to wgmma */
     barrier(CLK_LOCAL_MEM_FENCE);
     /* Every warpgroup is past wgmma.wait_group 1 of step t - 1: tile t - 2's stage is free. */
     const uint tn = t + AHEAD;
-    if (tn < ktiles) load_tile(sbase, tn % STAGES, tn, tid, a, lda, b, ldb, row0, col0, m, n, k);
+    if (tn < ktiles) {
+      const uint dst = sbase + (tn % STAGES) * STAGE_BYTES;
+      copy_tile(&pa, dst, tn, tid, k, A_PER, a);
+      copy_tile(&pb, dst + A_BYTES, tn, tid, k, B_PER, b);
+    }
     cp_commit();
     wg_fence();
-    const uint st = sbase + s * STAGE_BYTES;
 #pragma unroll
     for (uint kk = 0; kk < BK / 8; kk++) {
       const ulong da = desc_of(st + wg * 64 * W_BYTES + kk * KSTEP_BYTES);
-#pragma unroll
-      for (uint nn = 0; nn < BN / WN; nn++) {
-        const ulong db = desc_of(st + A_BYTES + nn * WN * W_BYTES + kk * KSTEP_BYTES);
-        WGMMA(d, nn * (WN / 2), da, db);
-      }
+      const ulong db = desc_of(st + A_BYTES + kk * KSTEP_BYTES);
+      WGMMA(d, 0, da, db);
     }
     wg_commit();
-#if WAIT0
-    WG_WAIT(0);
-#else
     WG_WAIT(1);
-#endif
   }
   WG_WAIT(0);
 
-  /* D's layout (64 x n per warpgroup): warp w of the group has rows 16 w + lane / 4 (+ 8),
-   * accumulator 4 j + 2 h + e is row +8h, column 8 j + 2 (lane % 4) + e. */
+  /* D's layout (64 x BN per warpgroup): warp w of the group has rows 16 w + lane / 4 (+ 8);
+   * accumulator 4 j + 2 h + e is row + 8 h, column 8 j + 2 (lane % 4) + e. */
   const uint lane = tid % 32, r0 = row0 + wg * 64 + ((tid / 32) % 4) * 16 + lane / 4;
 #pragma unroll
   for (uint j = 0; j < BN / 8; j++) {
@@ -365,32 +310,56 @@ ocal_gemm_wgmma(__global const float *a, ulong a_off, uint lda, ulong a_stride,
 
 /* Operand packing for ocal_gemm_wgmma, which reads A and B as k-contiguous rows at 16-byte
  * aligned addresses: out (z, r, c) = in[in_off + z in_stride + (trans ? c ld + r : r ld + c)]
- * for r < rows and c < cols, zero for cols <= c < ld_out (ld_out a multiple of 4). 32 x 32
- * tiles through local memory, so reads and writes are contiguous either way; work-groups of
- * 32 x 8, launched as {ceil(ld_out / 32) 32, ceil(rows / 32) 8, batch}. */
-__kernel __attribute__((reqd_work_group_size(32, 8, 1))) void
+ * for r < rows and c < cols, zero for cols <= c < ld_out (ld_out a multiple of 4). Tiles of
+ * 64 x 64, work-groups of 16 x 16 launched as {ceil(ld_out / 64) 16, ceil(rows / 64) 16,
+ * batch}; each work-item writes 4 x 4 elements as 16-byte stores. A transpose goes through
+ * local memory so that its reads are contiguous too, as 16-byte loads where `vec` (ld, in_off
+ * and in_stride multiples of 4). */
+__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
 ocal_wgmma_pack(__global const float *in, ulong in_off, uint ld, ulong in_stride, int trans,
-                __global float *out, uint ld_out, uint rows, uint cols) {
-  __local float tile[32][33];
+                int vec, __global float *out, uint ld_out, uint rows, uint cols) {
+  __local float tile[64][65];
   const uint tx = get_local_id(0), ty = get_local_id(1);
-  const uint r0 = get_group_id(1) * 32, c0 = get_group_id(0) * 32;
+  const uint r0 = get_group_id(1) * 64, c0 = get_group_id(0) * 64;
   const ulong z = get_group_id(2);
   in += in_off + z * in_stride;
   out += z * rows * (ulong)ld_out;
   if (trans) {
-    for (uint i = ty; i < 32; i += 8) {
-      const uint c = c0 + i, r = r0 + tx;
-      tile[i][tx] = c < cols && r < rows ? in[(ulong)c * ld + r] : 0.0f;
+    /* tile[c - c0][r - r0] from in's row c. */
+    for (uint i = 0; i < 4; i++) {
+      const uint c = c0 + ty + 16 * i, r = r0 + 4 * tx;
+      float4 v = (float4)(0.0f);
+      if (c < cols && vec && r + 3 < rows) {
+        v = vload4(0, in + (ulong)c * ld + r);
+      } else if (c < cols) {
+        __global const float *row = in + (ulong)c * ld;
+        v.x = r < rows ? row[r] : 0.0f;
+        v.y = r + 1 < rows ? row[r + 1] : 0.0f;
+        v.z = r + 2 < rows ? row[r + 2] : 0.0f;
+        v.w = r + 3 < rows ? row[r + 3] : 0.0f;
+      }
+      tile[ty + 16 * i][4 * tx] = v.x;
+      tile[ty + 16 * i][4 * tx + 1] = v.y;
+      tile[ty + 16 * i][4 * tx + 2] = v.z;
+      tile[ty + 16 * i][4 * tx + 3] = v.w;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint i = ty; i < 32; i += 8) {
-      const uint r = r0 + i, c = c0 + tx;
-      if (r < rows && c < ld_out) out[(ulong)r * ld_out + c] = tile[tx][i];
+    for (uint i = 0; i < 4; i++) {
+      const uint r = r0 + ty + 16 * i, c = c0 + 4 * tx;
+      if (r >= rows || c >= ld_out) continue;
+      const uint rr = ty + 16 * i;
+      vstore4((float4)(tile[4 * tx][rr], tile[4 * tx + 1][rr], tile[4 * tx + 2][rr],
+                       tile[4 * tx + 3][rr]),
+              0, out + (ulong)r * ld_out + c);
     }
   } else {
-    for (uint i = ty; i < 32; i += 8) {
-      const uint r = r0 + i, c = c0 + tx;
-      if (r < rows && c < ld_out) out[(ulong)r * ld_out + c] = c < cols ? in[(ulong)r * ld + c] : 0.0f;
+    for (uint i = 0; i < 4; i++) {
+      const uint r = r0 + ty + 16 * i, c = c0 + 4 * tx;
+      if (r >= rows || c >= ld_out) continue;
+      __global const float *row = in + (ulong)r * ld;
+      vstore4((float4)(c < cols ? row[c] : 0.0f, c + 1 < cols ? row[c + 1] : 0.0f,
+                       c + 2 < cols ? row[c + 2] : 0.0f, c + 3 < cols ? row[c + 3] : 0.0f),
+              0, out + (ulong)r * ld_out + c);
     }
   }
 }

@@ -49,12 +49,12 @@ static ocal_status pack(ocal_context ctx, cl_mem in, size_t off, size_t ld, size
   if ((s = ocal__device_alloc(ctx, bytes, out)) != OCAL_OK) return s;
   cl_ulong in_off = off, in_stride = stride;
   cl_uint ldc = (cl_uint)ld, ld_out = (cl_uint)ldk, r = (cl_uint)rows, c = (cl_uint)k;
-  cl_int t = trans;
-  ocal__arg args[] = {OCAL__ARG(in), OCAL__ARG(in_off), OCAL__ARG(ldc), OCAL__ARG(in_stride),
-                      OCAL__ARG(t),  OCAL__ARG(*out),   OCAL__ARG(ld_out), OCAL__ARG(r),
-                      OCAL__ARG(c)};
-  size_t local[3] = {32, 8, 1};
-  size_t global[3] = {ocal__ceil_div(ldk, 32) * 32, ocal__ceil_div(rows, 32) * 8, batch};
+  cl_int t = trans, vec = aligned(off, ld, stride);
+  ocal__arg args[] = {OCAL__ARG(in),  OCAL__ARG(in_off), OCAL__ARG(ldc),    OCAL__ARG(in_stride),
+                      OCAL__ARG(t),   OCAL__ARG(vec),    OCAL__ARG(*out),   OCAL__ARG(ld_out),
+                      OCAL__ARG(r),   OCAL__ARG(c)};
+  size_t local[3] = {16, 16, 1};
+  size_t global[3] = {ocal__ceil_div(ldk, 64) * 16, ocal__ceil_div(rows, 64) * 16, batch};
   s = ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args, FUNC);
   if (s != OCAL_OK) {
     ocal__device_free(ctx, *out);

@@ -169,13 +169,14 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
   int tf32_small = 0;
   if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F32 &&
       f->precision == OCAL_GEMM_PRECISION_TF32 && f->tc && fits) {
-    /* wgmma's 128 x 256 blocks where they fill every compute unit once and k covers a few of
-     * its 32-deep stages (the kernel does not split k). */
+    /* wgmma's 128 x 256 blocks where they keep at least half the compute units busy and k
+     * covers a few of its 32-deep stages (the kernel does not split k); on an H100 that is
+     * 2048^3 and up, where it runs 2.3x mma.sync (docs/tensor-cores.md). */
     size_t wide = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
-    if (f->wgmma && k >= 128 && wide >= f->compute_units) {
+    if (f->wgmma && k >= 128 && wide * 2 >= f->compute_units) {
       c.engine = OCAL__GEMM_WGMMA;
-      c.reason = "precision tf32, wgmma probe passed, at least one 128 x 256 block per compute "
-                 "unit: tensor cores (tf32, wgmma m64n256k8)";
+      c.reason = "precision tf32, wgmma probe passed, 128 x 256 blocks for at least half the "
+                 "compute units: tensor cores (tf32, wgmma m64n256k8)";
       return c;
     }
     size_t tiles = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 128) * batch;
