@@ -1,8 +1,9 @@
-/* ocal — TF32 GEMM on Hopper's wgmma (compute capability 9.0, PTX target sm_90a):
+/* ocal — GEMM on Hopper's wgmma (compute capability 9.0, PTX target sm_90a): TF32 from f32
+ * operands, or f16 / bf16 (-DWG_F16, -DWG_BF16: A, B and C of that type), accumulating in f32.
  * C = alpha A B^T + beta C for row-major A (m x k, row stride lda) and B (n x k, row stride
- * ldb), both k-contiguous as wgmma's TF32 form requires; src/blas/gemm_wgmma.c packs other
- * layouts into scratch first (ocal_wgmma_pack, below). Offsets and strides count elements;
- * launch {ceil(n / BN) 256, ceil(m / 128), batch}.
+ * ldb), both k-contiguous (wgmma's TF32 form requires it; one layout serves all three types);
+ * src/blas/gemm_wgmma.c packs other layouts into scratch first (ocal_wgmma_pack, below).
+ * Offsets and strides count elements; launch {ceil(n / BN) 256, ceil(m / 128), batch}.
  *
  * Why the odd "//@" lines: NVIDIA's OpenCL compiler targets sm_90, where ptxas refuses every
  * wgmma instruction, and OpenCL C has no way to ask for sm_90a. So those instructions are
@@ -12,18 +13,40 @@
  * (src/core/ptx.c; docs/tensor-cores.md, "wgmma from OpenCL").
  *
  * Build options: -DBN=128|256 (block columns; rows are 128, two warpgroups of 64 rows, each
- * issuing m64nBNk8), -DBK=8|16|32 (k per stage: rows of 32, 64 or 128 bytes in the matching
- * swizzle), -DSTAGES (local stages, at most SMEM_MAX bytes in all), -DRASTER=G. The engine's
- * variant and the measurements behind it are in docs/tensor-cores.md. The tensor cores
- * truncate the f32 operands to TF32 (rounding them in local memory first cost a third of the
- * speed on an H100). Every leading dimension, offset and batch stride of A and B is a
- * multiple of 4 elements (16-byte copies). */
+ * issuing m64nBNk8 (TF32) or m64nBNk16), -DBK (k per stage, elements: rows of 32, 64 or 128
+ * bytes in the matching swizzle; default 128 bytes), -DSTAGES (local stages, at most SMEM_MAX
+ * bytes in all), -DRASTER=G. The engine's variant and the measurements behind it are in
+ * docs/tensor-cores.md. The tensor cores truncate f32 operands to TF32 (rounding them in local
+ * memory first cost a third of the speed on an H100). Every leading dimension, offset and
+ * batch stride of A and B is a multiple of 16 bytes of elements. f16 C is rounded to nearest
+ * even by vstore_half, bf16 C to nearest even in integer arithmetic, as cl/gemm_mma.cl. */
+
+#if defined(WG_F16) || defined(WG_BF16)
+typedef ushort ET; /* f16 / bf16 bits */
+typedef ushort4 ET4;
+#define EB 2
+#define WG_K "16"
+#define WG_TRANS ", 0, 0" /* both operands k-major */
+#ifdef WG_F16
+#define WG_TYPES "f32.f16.f16"
+#else
+#define WG_TYPES "f32.bf16.bf16"
+#endif
+#else
+typedef float ET;
+typedef float4 ET4;
+#define EB 4
+#define WG_K "8"
+#define WG_TRANS ""
+#define WG_TYPES "f32.tf32.tf32"
+#endif
+#define EPP (16 / EB) /* elements in a 16-byte piece */
 
 #ifndef BN
 #define BN 256
 #endif
 #ifndef BK
-#define BK 32
+#define BK (128 / EB)
 #endif
 #ifndef STAGES
 #define STAGES 4
@@ -44,9 +67,10 @@
 
 #define BM 128
 #define NTHREADS 256
-#define KCH (BK / 4) /* 16-byte pieces of a row per stage */
-#define A_BYTES (BM * BK * 4)
-#define B_BYTES (BN * BK * 4)
+#define W_BYTES (BK * EB) /* a row of a stage */
+#define KCH (W_BYTES / 16) /* its 16-byte pieces */
+#define A_BYTES (BM * W_BYTES)
+#define B_BYTES (BN * W_BYTES)
 #define STAGE_BYTES (A_BYTES + B_BYTES)
 #define A_PER (BM * KCH / NTHREADS) /* pieces a work-item copies per stage */
 #define B_PER (BN * KCH / NTHREADS)
@@ -60,15 +84,17 @@
 #error "the stages pass SMEM_MAX bytes"
 #endif
 
-/* Local tiles: row r of an operand's stage (BK f32, W = 4 BK bytes) in wgmma's k-major
- * swizzled layout of the same width (32, 64 or 128 bytes): rows W bytes apart, the 16-byte
- * piece c of row r at piece c ^ ((r W / 128) % KCH), so the 8 rows of a core matrix fall on
- * distinct banks (the unswizzled layout of 8 x 16-byte core matrices ran 20% slower). */
-#define W_BYTES (BK * 4)
+/* Local tiles: row r of an operand's stage (W bytes) in wgmma's k-major swizzled layout of
+ * the same width (32, 64 or 128 bytes): rows W bytes apart, the 16-byte piece c of row r at
+ * piece c ^ ((r W / 128) % KCH), so the 8 rows of a core matrix fall on distinct banks (the
+ * unswizzled layout of 8 x 16-byte core matrices ran 20% slower). */
+#if W_BYTES != 32 && W_BYTES != 64 && W_BYTES != 128
+#error "BK makes rows of 32, 64 or 128 bytes"
+#endif
 #define DESC_LBO 16u
 #define DESC_SBO (8u * W_BYTES) /* between 8-row groups */
-#define DESC_LAYOUT (BK == 32 ? 1ul : BK == 16 ? 2ul : 3ul) /* 128B, 64B, 32B swizzle */
-#define KSTEP_BYTES 32u /* k8 within a row */
+#define DESC_LAYOUT (W_BYTES == 128 ? 1ul : W_BYTES == 64 ? 2ul : 3ul) /* the swizzle */
+#define KSTEP_BYTES 32u /* one instruction's k (8 tf32 or 16 f16/bf16) within a row */
 /* A work-item copies piece tid % KCH of rows tid / KCH + i ROW_STEP; the swizzle of those
  * rows is the same for every i. */
 #define ROW_STEP (NTHREADS / KCH)
@@ -85,7 +111,7 @@ INL ulong desc_of(uint addr) {
 INL uint smem_u32(__local const void *p) { return (uint)(ulong)p; }
 
 /* One 16-byte cp.async; bytes past `bytes` are zero-filled. */
-INL void cp_async16(uint dst, __global const float *src, uint bytes) {
+INL void cp_async16(uint dst, __global const ET *src, uint bytes) {
   ASM("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes)
       : "memory");
 }
@@ -108,39 +134,39 @@ INL void wg_fence(void) { ASM("//@wgmma.fence.sync.aligned;" ::: "memory"); }
 INL void wg_commit(void) { ASM("//@wgmma.commit_group.sync.aligned;" ::: "memory"); }
 #define WG_WAIT(n) ASM("//@wgmma.wait_group.sync.aligned " #n ";" ::: "memory")
 
-/* D[o ...] += A (descriptor da, 64 x 8) B^T (descriptor db, n x 8): the operands are the
- * accumulators (in and out), the two descriptors and 1 for scale-d (accumulate). */
-#define WGMMA_TF32_N128(D, o, da, db) \
+/* D += A (descriptor da, 64 x k) B^T (descriptor db, BN x k), k = WG_K: the operands are
+ * the accumulators (in and out), the two descriptors and 1 for scale-d (accumulate). */
+#define WGMMA_N128(D, da, db) \
   ASM("//@{ .reg .pred p; setp.ne.b32 p, %66, 0;\n\t" \
-      "//@wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" \
+      "//@wgmma.mma_async.sync.aligned.m64n128k" WG_K "." WG_TYPES " {" \
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, " \
       "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
       "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, " \
       "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, " \
       "%60, %61, %62, %63" \
-      "}, %64, %65, p, 1, 1; }" \
-      : "+f"(D[(o) + 0]), "+f"(D[(o) + 1]), "+f"(D[(o) + 2]), "+f"(D[(o) + 3]), \
-        "+f"(D[(o) + 4]), "+f"(D[(o) + 5]), "+f"(D[(o) + 6]), "+f"(D[(o) + 7]), \
-        "+f"(D[(o) + 8]), "+f"(D[(o) + 9]), "+f"(D[(o) + 10]), "+f"(D[(o) + 11]), \
-        "+f"(D[(o) + 12]), "+f"(D[(o) + 13]), "+f"(D[(o) + 14]), "+f"(D[(o) + 15]), \
-        "+f"(D[(o) + 16]), "+f"(D[(o) + 17]), "+f"(D[(o) + 18]), "+f"(D[(o) + 19]), \
-        "+f"(D[(o) + 20]), "+f"(D[(o) + 21]), "+f"(D[(o) + 22]), "+f"(D[(o) + 23]), \
-        "+f"(D[(o) + 24]), "+f"(D[(o) + 25]), "+f"(D[(o) + 26]), "+f"(D[(o) + 27]), \
-        "+f"(D[(o) + 28]), "+f"(D[(o) + 29]), "+f"(D[(o) + 30]), "+f"(D[(o) + 31]), \
-        "+f"(D[(o) + 32]), "+f"(D[(o) + 33]), "+f"(D[(o) + 34]), "+f"(D[(o) + 35]), \
-        "+f"(D[(o) + 36]), "+f"(D[(o) + 37]), "+f"(D[(o) + 38]), "+f"(D[(o) + 39]), \
-        "+f"(D[(o) + 40]), "+f"(D[(o) + 41]), "+f"(D[(o) + 42]), "+f"(D[(o) + 43]), \
-        "+f"(D[(o) + 44]), "+f"(D[(o) + 45]), "+f"(D[(o) + 46]), "+f"(D[(o) + 47]), \
-        "+f"(D[(o) + 48]), "+f"(D[(o) + 49]), "+f"(D[(o) + 50]), "+f"(D[(o) + 51]), \
-        "+f"(D[(o) + 52]), "+f"(D[(o) + 53]), "+f"(D[(o) + 54]), "+f"(D[(o) + 55]), \
-        "+f"(D[(o) + 56]), "+f"(D[(o) + 57]), "+f"(D[(o) + 58]), "+f"(D[(o) + 59]), \
-        "+f"(D[(o) + 60]), "+f"(D[(o) + 61]), "+f"(D[(o) + 62]), "+f"(D[(o) + 63]) \
+      "}, %64, %65, p, 1, 1" WG_TRANS "; }" \
+      : "+f"(D[0]), "+f"(D[1]), "+f"(D[2]), "+f"(D[3]), \
+        "+f"(D[4]), "+f"(D[5]), "+f"(D[6]), "+f"(D[7]), \
+        "+f"(D[8]), "+f"(D[9]), "+f"(D[10]), "+f"(D[11]), \
+        "+f"(D[12]), "+f"(D[13]), "+f"(D[14]), "+f"(D[15]), \
+        "+f"(D[16]), "+f"(D[17]), "+f"(D[18]), "+f"(D[19]), \
+        "+f"(D[20]), "+f"(D[21]), "+f"(D[22]), "+f"(D[23]), \
+        "+f"(D[24]), "+f"(D[25]), "+f"(D[26]), "+f"(D[27]), \
+        "+f"(D[28]), "+f"(D[29]), "+f"(D[30]), "+f"(D[31]), \
+        "+f"(D[32]), "+f"(D[33]), "+f"(D[34]), "+f"(D[35]), \
+        "+f"(D[36]), "+f"(D[37]), "+f"(D[38]), "+f"(D[39]), \
+        "+f"(D[40]), "+f"(D[41]), "+f"(D[42]), "+f"(D[43]), \
+        "+f"(D[44]), "+f"(D[45]), "+f"(D[46]), "+f"(D[47]), \
+        "+f"(D[48]), "+f"(D[49]), "+f"(D[50]), "+f"(D[51]), \
+        "+f"(D[52]), "+f"(D[53]), "+f"(D[54]), "+f"(D[55]), \
+        "+f"(D[56]), "+f"(D[57]), "+f"(D[58]), "+f"(D[59]), \
+        "+f"(D[60]), "+f"(D[61]), "+f"(D[62]), "+f"(D[63]) \
       : "l"(da), "l"(db), "r"(1))
 
-#define WGMMA_TF32_N256(D, o, da, db) \
+#define WGMMA_N256(D, da, db) \
   ASM("//@{ .reg .pred p; setp.ne.b32 p, %130, 0;\n\t" \
-      "//@wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" \
+      "//@wgmma.mma_async.sync.aligned.m64n256k" WG_K "." WG_TYPES " {" \
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, " \
       "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
       "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, " \
@@ -152,57 +178,79 @@ INL void wg_commit(void) { ASM("//@wgmma.commit_group.sync.aligned;" ::: "memory
       "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, " \
       "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, " \
       "%120, %121, %122, %123, %124, %125, %126, %127" \
-      "}, %128, %129, p, 1, 1; }" \
-      : "+f"(D[(o) + 0]), "+f"(D[(o) + 1]), "+f"(D[(o) + 2]), "+f"(D[(o) + 3]), \
-        "+f"(D[(o) + 4]), "+f"(D[(o) + 5]), "+f"(D[(o) + 6]), "+f"(D[(o) + 7]), \
-        "+f"(D[(o) + 8]), "+f"(D[(o) + 9]), "+f"(D[(o) + 10]), "+f"(D[(o) + 11]), \
-        "+f"(D[(o) + 12]), "+f"(D[(o) + 13]), "+f"(D[(o) + 14]), "+f"(D[(o) + 15]), \
-        "+f"(D[(o) + 16]), "+f"(D[(o) + 17]), "+f"(D[(o) + 18]), "+f"(D[(o) + 19]), \
-        "+f"(D[(o) + 20]), "+f"(D[(o) + 21]), "+f"(D[(o) + 22]), "+f"(D[(o) + 23]), \
-        "+f"(D[(o) + 24]), "+f"(D[(o) + 25]), "+f"(D[(o) + 26]), "+f"(D[(o) + 27]), \
-        "+f"(D[(o) + 28]), "+f"(D[(o) + 29]), "+f"(D[(o) + 30]), "+f"(D[(o) + 31]), \
-        "+f"(D[(o) + 32]), "+f"(D[(o) + 33]), "+f"(D[(o) + 34]), "+f"(D[(o) + 35]), \
-        "+f"(D[(o) + 36]), "+f"(D[(o) + 37]), "+f"(D[(o) + 38]), "+f"(D[(o) + 39]), \
-        "+f"(D[(o) + 40]), "+f"(D[(o) + 41]), "+f"(D[(o) + 42]), "+f"(D[(o) + 43]), \
-        "+f"(D[(o) + 44]), "+f"(D[(o) + 45]), "+f"(D[(o) + 46]), "+f"(D[(o) + 47]), \
-        "+f"(D[(o) + 48]), "+f"(D[(o) + 49]), "+f"(D[(o) + 50]), "+f"(D[(o) + 51]), \
-        "+f"(D[(o) + 52]), "+f"(D[(o) + 53]), "+f"(D[(o) + 54]), "+f"(D[(o) + 55]), \
-        "+f"(D[(o) + 56]), "+f"(D[(o) + 57]), "+f"(D[(o) + 58]), "+f"(D[(o) + 59]), \
-        "+f"(D[(o) + 60]), "+f"(D[(o) + 61]), "+f"(D[(o) + 62]), "+f"(D[(o) + 63]), \
-        "+f"(D[(o) + 64]), "+f"(D[(o) + 65]), "+f"(D[(o) + 66]), "+f"(D[(o) + 67]), \
-        "+f"(D[(o) + 68]), "+f"(D[(o) + 69]), "+f"(D[(o) + 70]), "+f"(D[(o) + 71]), \
-        "+f"(D[(o) + 72]), "+f"(D[(o) + 73]), "+f"(D[(o) + 74]), "+f"(D[(o) + 75]), \
-        "+f"(D[(o) + 76]), "+f"(D[(o) + 77]), "+f"(D[(o) + 78]), "+f"(D[(o) + 79]), \
-        "+f"(D[(o) + 80]), "+f"(D[(o) + 81]), "+f"(D[(o) + 82]), "+f"(D[(o) + 83]), \
-        "+f"(D[(o) + 84]), "+f"(D[(o) + 85]), "+f"(D[(o) + 86]), "+f"(D[(o) + 87]), \
-        "+f"(D[(o) + 88]), "+f"(D[(o) + 89]), "+f"(D[(o) + 90]), "+f"(D[(o) + 91]), \
-        "+f"(D[(o) + 92]), "+f"(D[(o) + 93]), "+f"(D[(o) + 94]), "+f"(D[(o) + 95]), \
-        "+f"(D[(o) + 96]), "+f"(D[(o) + 97]), "+f"(D[(o) + 98]), "+f"(D[(o) + 99]), \
-        "+f"(D[(o) + 100]), "+f"(D[(o) + 101]), "+f"(D[(o) + 102]), "+f"(D[(o) + 103]), \
-        "+f"(D[(o) + 104]), "+f"(D[(o) + 105]), "+f"(D[(o) + 106]), "+f"(D[(o) + 107]), \
-        "+f"(D[(o) + 108]), "+f"(D[(o) + 109]), "+f"(D[(o) + 110]), "+f"(D[(o) + 111]), \
-        "+f"(D[(o) + 112]), "+f"(D[(o) + 113]), "+f"(D[(o) + 114]), "+f"(D[(o) + 115]), \
-        "+f"(D[(o) + 116]), "+f"(D[(o) + 117]), "+f"(D[(o) + 118]), "+f"(D[(o) + 119]), \
-        "+f"(D[(o) + 120]), "+f"(D[(o) + 121]), "+f"(D[(o) + 122]), "+f"(D[(o) + 123]), \
-        "+f"(D[(o) + 124]), "+f"(D[(o) + 125]), "+f"(D[(o) + 126]), "+f"(D[(o) + 127]) \
+      "}, %128, %129, p, 1, 1" WG_TRANS "; }" \
+      : "+f"(D[0]), "+f"(D[1]), "+f"(D[2]), "+f"(D[3]), \
+        "+f"(D[4]), "+f"(D[5]), "+f"(D[6]), "+f"(D[7]), \
+        "+f"(D[8]), "+f"(D[9]), "+f"(D[10]), "+f"(D[11]), \
+        "+f"(D[12]), "+f"(D[13]), "+f"(D[14]), "+f"(D[15]), \
+        "+f"(D[16]), "+f"(D[17]), "+f"(D[18]), "+f"(D[19]), \
+        "+f"(D[20]), "+f"(D[21]), "+f"(D[22]), "+f"(D[23]), \
+        "+f"(D[24]), "+f"(D[25]), "+f"(D[26]), "+f"(D[27]), \
+        "+f"(D[28]), "+f"(D[29]), "+f"(D[30]), "+f"(D[31]), \
+        "+f"(D[32]), "+f"(D[33]), "+f"(D[34]), "+f"(D[35]), \
+        "+f"(D[36]), "+f"(D[37]), "+f"(D[38]), "+f"(D[39]), \
+        "+f"(D[40]), "+f"(D[41]), "+f"(D[42]), "+f"(D[43]), \
+        "+f"(D[44]), "+f"(D[45]), "+f"(D[46]), "+f"(D[47]), \
+        "+f"(D[48]), "+f"(D[49]), "+f"(D[50]), "+f"(D[51]), \
+        "+f"(D[52]), "+f"(D[53]), "+f"(D[54]), "+f"(D[55]), \
+        "+f"(D[56]), "+f"(D[57]), "+f"(D[58]), "+f"(D[59]), \
+        "+f"(D[60]), "+f"(D[61]), "+f"(D[62]), "+f"(D[63]), \
+        "+f"(D[64]), "+f"(D[65]), "+f"(D[66]), "+f"(D[67]), \
+        "+f"(D[68]), "+f"(D[69]), "+f"(D[70]), "+f"(D[71]), \
+        "+f"(D[72]), "+f"(D[73]), "+f"(D[74]), "+f"(D[75]), \
+        "+f"(D[76]), "+f"(D[77]), "+f"(D[78]), "+f"(D[79]), \
+        "+f"(D[80]), "+f"(D[81]), "+f"(D[82]), "+f"(D[83]), \
+        "+f"(D[84]), "+f"(D[85]), "+f"(D[86]), "+f"(D[87]), \
+        "+f"(D[88]), "+f"(D[89]), "+f"(D[90]), "+f"(D[91]), \
+        "+f"(D[92]), "+f"(D[93]), "+f"(D[94]), "+f"(D[95]), \
+        "+f"(D[96]), "+f"(D[97]), "+f"(D[98]), "+f"(D[99]), \
+        "+f"(D[100]), "+f"(D[101]), "+f"(D[102]), "+f"(D[103]), \
+        "+f"(D[104]), "+f"(D[105]), "+f"(D[106]), "+f"(D[107]), \
+        "+f"(D[108]), "+f"(D[109]), "+f"(D[110]), "+f"(D[111]), \
+        "+f"(D[112]), "+f"(D[113]), "+f"(D[114]), "+f"(D[115]), \
+        "+f"(D[116]), "+f"(D[117]), "+f"(D[118]), "+f"(D[119]), \
+        "+f"(D[120]), "+f"(D[121]), "+f"(D[122]), "+f"(D[123]), \
+        "+f"(D[124]), "+f"(D[125]), "+f"(D[126]), "+f"(D[127]) \
       : "l"(da), "l"(db), "r"(1))
-#define WGMMA_(n) WGMMA_TF32_N##n
-#define WGMMA_N(n) WGMMA_(n)
-#define WGMMA WGMMA_N(BN)
+#define WGMMA_(n) WGMMA_N##n
+#define WGMMA_SIZE(n) WGMMA_(n)
+#define WGMMA WGMMA_SIZE(BN)
+
+/* C's element type from f32 and back. */
+INL float load_c(__global const ET *p) {
+#if defined(WG_F16)
+  return vload_half(0, (__global const half *)p);
+#elif defined(WG_BF16)
+  return as_float((uint)*p << 16);
+#else
+  return *p;
+#endif
+}
+INL void store_c(__global ET *p, const float v) {
+#if defined(WG_F16)
+  vstore_half(v, 0, (__global half *)p);
+#elif defined(WG_BF16)
+  const uint u = as_uint(v);
+  *p = (ushort)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u
+                                                  : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#else
+  *p = v;
+#endif
+}
 
 /* A work-item's copies of one operand: its first row's source (k = 0), the source's step of
  * ROW_STEP rows, how many of its rows lie inside the matrix, its local destination. */
 typedef struct copy_plan {
-  __global const float *src;
+  __global const ET *src;
   ulong step;
   uint rows, dst;
 } copy_plan;
 
-INL copy_plan plan_of(__global const float *x, uint ld, uint first, uint limit, uint tid,
+INL copy_plan plan_of(__global const ET *x, uint ld, uint first, uint limit, uint tid,
                       uint count) {
   copy_plan p;
   const uint r = tid / KCH, c = tid % KCH;
-  p.src = x + (ulong)(first + r) * ld + c * 4;
+  p.src = x + (ulong)(first + r) * ld + c * EPP;
   p.step = (ulong)ROW_STEP * ld;
   p.rows = first + r < limit ? min(count, (limit - first - r + ROW_STEP - 1) / ROW_STEP) : 0u;
   p.dst = r * W_BYTES + ((c ^ ((r * W_BYTES / 128) % KCH)) * 16);
@@ -212,9 +260,9 @@ INL copy_plan plan_of(__global const float *x, uint ld, uint first, uint limit, 
 /* Copies k tile t of one operand into its part of a stage (local address dst), zero past the
  * matrix's rows and k. `any`: a valid address for the copies of no bytes. */
 INL void copy_tile(const copy_plan *p, uint dst, uint t, uint tid, uint k, uint count,
-                   __global const float *any) {
-  const uint kk = t * BK + (tid % KCH) * 4;
-  const uint bytes = kk < k ? min(16u, (k - kk) * 4u) : 0u;
+                   __global const ET *any) {
+  const uint kk = t * BK + (tid % KCH) * EPP;
+  const uint bytes = kk < k ? min(16u, (k - kk) * EB) : 0u;
 #pragma unroll
   for (uint i = 0; i < count; i++) {
     const uint nb = i < p->rows ? bytes : 0u;
@@ -224,8 +272,8 @@ INL void copy_tile(const copy_plan *p, uint dst, uint t, uint tid, uint k, uint 
 }
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void
-ocal_gemm_wgmma(__global const float *a, ulong a_off, uint lda, ulong a_stride,
-                __global const float *b, ulong b_off, uint ldb, ulong b_stride, __global float *c,
+ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
+                __global const ET *b, ulong b_off, uint ldb, ulong b_stride, __global ET *c,
                 ulong c_off, uint ldc, ulong c_stride, uint m, uint n, uint k, float alpha,
                 float beta, int read_c) {
   __local float4 tiles[STAGES * STAGE_BYTES / 16] __attribute__((aligned(1024)));
@@ -276,10 +324,10 @@ ocal_gemm_wgmma(__global const float *a, ulong a_off, uint lda, ulong a_stride,
     cp_commit();
     wg_fence();
 #pragma unroll
-    for (uint kk = 0; kk < BK / 8; kk++) {
+    for (uint kk = 0; kk < W_BYTES / KSTEP_BYTES; kk++) {
       const ulong da = desc_of(st + wg * 64 * W_BYTES + kk * KSTEP_BYTES);
       const ulong db = desc_of(st + A_BYTES + kk * KSTEP_BYTES);
-      WGMMA(d, 0, da, db);
+      WGMMA(d, da, db);
     }
     wg_commit();
     WG_WAIT(1);
@@ -296,13 +344,13 @@ ocal_gemm_wgmma(__global const float *a, ulong a_off, uint lda, ulong a_stride,
     for (uint h = 0; h < 2; h++) {
       const uint r = r0 + 8 * h;
       if (r >= m) continue;
-      __global float *cr = c + (ulong)r * ldc + col;
+      __global ET *cr = c + (ulong)r * ldc + col;
 #pragma unroll
       for (uint e = 0; e < 2; e++) {
         if (col + e >= n) continue;
         float v = alpha * d[4 * j + 2 * h + e];
-        if (read_c) v += beta * cr[e];
-        cr[e] = v;
+        if (read_c) v += beta * load_c(cr + e);
+        store_c(cr + e, v);
       }
     }
   }
@@ -310,15 +358,15 @@ ocal_gemm_wgmma(__global const float *a, ulong a_off, uint lda, ulong a_stride,
 
 /* Operand packing for ocal_gemm_wgmma, which reads A and B as k-contiguous rows at 16-byte
  * aligned addresses: out (z, r, c) = in[in_off + z in_stride + (trans ? c ld + r : r ld + c)]
- * for r < rows and c < cols, zero for cols <= c < ld_out (ld_out a multiple of 4). Tiles of
+ * for r < rows and c < cols, zero for cols <= c < ld_out (ld_out a multiple of EPP). Tiles of
  * 64 x 64, work-groups of 16 x 16 launched as {ceil(ld_out / 64) 16, ceil(rows / 64) 16,
  * batch}; each work-item writes 4 x 4 elements as 16-byte stores. A transpose goes through
- * local memory so that its reads are contiguous too, as 16-byte loads where `vec` (ld, in_off
+ * local memory so that its reads are contiguous too, as 4-element loads where `vec` (ld, in_off
  * and in_stride multiples of 4). */
 __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
-ocal_wgmma_pack(__global const float *in, ulong in_off, uint ld, ulong in_stride, int trans,
-                int vec, __global float *out, uint ld_out, uint rows, uint cols) {
-  __local float tile[64][65];
+ocal_wgmma_pack(__global const ET *in, ulong in_off, uint ld, ulong in_stride, int trans,
+                int vec, __global ET *out, uint ld_out, uint rows, uint cols) {
+  __local ET tile[64][65];
   const uint tx = get_local_id(0), ty = get_local_id(1);
   const uint r0 = get_group_id(1) * 64, c0 = get_group_id(0) * 64;
   const ulong z = get_group_id(2);
@@ -328,15 +376,15 @@ ocal_wgmma_pack(__global const float *in, ulong in_off, uint ld, ulong in_stride
     /* tile[c - c0][r - r0] from in's row c. */
     for (uint i = 0; i < 4; i++) {
       const uint c = c0 + ty + 16 * i, r = r0 + 4 * tx;
-      float4 v = (float4)(0.0f);
+      ET4 v = (ET4)(0);
       if (c < cols && vec && r + 3 < rows) {
         v = vload4(0, in + (ulong)c * ld + r);
       } else if (c < cols) {
-        __global const float *row = in + (ulong)c * ld;
-        v.x = r < rows ? row[r] : 0.0f;
-        v.y = r + 1 < rows ? row[r + 1] : 0.0f;
-        v.z = r + 2 < rows ? row[r + 2] : 0.0f;
-        v.w = r + 3 < rows ? row[r + 3] : 0.0f;
+        __global const ET *row = in + (ulong)c * ld;
+        v.x = r < rows ? row[r] : (ET)0;
+        v.y = r + 1 < rows ? row[r + 1] : (ET)0;
+        v.z = r + 2 < rows ? row[r + 2] : (ET)0;
+        v.w = r + 3 < rows ? row[r + 3] : (ET)0;
       }
       tile[ty + 16 * i][4 * tx] = v.x;
       tile[ty + 16 * i][4 * tx + 1] = v.y;
@@ -348,17 +396,17 @@ ocal_wgmma_pack(__global const float *in, ulong in_off, uint ld, ulong in_stride
       const uint r = r0 + ty + 16 * i, c = c0 + 4 * tx;
       if (r >= rows || c >= ld_out) continue;
       const uint rr = ty + 16 * i;
-      vstore4((float4)(tile[4 * tx][rr], tile[4 * tx + 1][rr], tile[4 * tx + 2][rr],
-                       tile[4 * tx + 3][rr]),
+      vstore4((ET4)(tile[4 * tx][rr], tile[4 * tx + 1][rr], tile[4 * tx + 2][rr],
+                    tile[4 * tx + 3][rr]),
               0, out + (ulong)r * ld_out + c);
     }
   } else {
     for (uint i = 0; i < 4; i++) {
       const uint r = r0 + ty + 16 * i, c = c0 + 4 * tx;
       if (r >= rows || c >= ld_out) continue;
-      __global const float *row = in + (ulong)r * ld;
-      vstore4((float4)(c < cols ? row[c] : 0.0f, c + 1 < cols ? row[c + 1] : 0.0f,
-                       c + 2 < cols ? row[c + 2] : 0.0f, c + 3 < cols ? row[c + 3] : 0.0f),
+      __global const ET *row = in + (ulong)r * ld;
+      vstore4((ET4)(c < cols ? row[c] : (ET)0, c + 1 < cols ? row[c + 1] : (ET)0,
+                    c + 2 < cols ? row[c + 2] : (ET)0, c + 3 < cols ? row[c + 3] : (ET)0),
               0, out + (ulong)r * ld_out + c);
     }
   }

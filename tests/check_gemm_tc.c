@@ -448,6 +448,44 @@ START_TEST(test_half_cases) {
 }
 END_TEST
 
+#define WGMMA_HALF_ENGINE "tensor cores (f16/bf16, wgmma)"
+
+/* f16 and bf16 on the wgmma kernel, forced, where the device has it (compute capability 9.0):
+ * the cases above at every transpose and products of many 128 x 256 blocks; refused, naming
+ * OCAL_GEMM=wgmma, everywhere else. */
+START_TEST(test_wgmma_half_cases) {
+  if (groups_too_small("test_wgmma_half_cases")) return;
+  reopen("wgmma", 0);
+  if (ocal__context_compute_capability(fixture_ctx) != 90) {
+    size_t s2[2] = {8, 8};
+    ocal_buffer a, b, c;
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F16, 2, s2, &a));
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F16, 2, s2, &b));
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F16, 2, s2, &c));
+    ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, a, b, 0.0, c),
+                         OCAL_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_GEMM=wgmma"));
+    ocal_buffer_release(a), ocal_buffer_release(b), ocal_buffer_release(c);
+    return;
+  }
+  static const gcase cases[] = {
+      {129, 7, 33, 1, 0, 0, 1.5, -0.5, 0, 3, 0},
+      {136, 72, 48, 1, 0, 0, 1.0, 0.0, 1, 8, 0},
+      {1, 1, 1, 1, 0, 0, 2.0, 0.5, 0, 0, 0},
+      {45, 17, 29, 2, 0, 0, 1.0, 0.25, 0, 1, 1},
+      {1000, 1100, 300, 1, 0, 0, 1.0, 0.5, 0, 0, 0},
+  };
+  uint64_t seed = 700;
+  for (int d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+      for (int t = 0; t < 4; t++) {
+        gcase c = cases[i];
+        c.ta = t & 1, c.tb = t >> 1;
+        run_half_case(d ? OCAL_BF16 : OCAL_F16, &c, WGMMA_HALF_ENGINE, seed++);
+      }
+}
+END_TEST
+
 /* Where the device has no tensor cores, precision tf32 runs the portable kernels, exactly. */
 START_TEST(test_fallback_is_exact) {
   if (device_has_tc()) {
@@ -652,7 +690,7 @@ START_TEST(test_probe_answer_cached) {
   static const char *const hostile[] = {
       "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=7 wgmma=0\n",  /* options out of range */
       "ocal tensor-core probe 3\nok=2 f16=1 bf16=1 extra=0 wgmma=0\n",  /* not a verdict */
-      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=0 wgmma=2\n",  /* not a verdict */
+      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=0 wgmma=9\n",  /* not a verdict */
       "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=0 wgmma=0\nx", /* trailing bytes */
       "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=+0 wgmma=0\n", /* not the written form */
       "ocal tensor-core probe 2\nok=1 f16=1 bf16=1 extra=0\n",          /* an older version */
@@ -695,6 +733,7 @@ static Suite *gemm_tc_suite(void) {
   tcase_add_test(tc, test_fallback_is_exact);
   tcase_add_test(tc, test_tc_cases);
   tcase_add_test(tc, test_wgmma_cases);
+  tcase_add_test(tc, test_wgmma_half_cases);
   tcase_add_test(tc, test_half_cases);
   suite_add_tcase(s, tc);
   return s;

@@ -187,20 +187,24 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
      * OCAL_GEMM names another engine; OCAL_GEMM=tc insists. The 16-bit products are exact in
      * f32, so no precision mode is involved. */
     int engine = ctx->settings.gemm;
+    int forced = engine == OCAL__ENGINE_TC || engine == OCAL__ENGINE_WGMMA;
+    const char *named = engine == OCAL__ENGINE_WGMMA ? "wgmma" : "tc";
     int fits = m <= 0x7fffffff && n <= 0x7fffffff && ak <= 0x7fffffff;
-    if (ak > 0 && fits && (engine == OCAL__ENGINE_AUTO || engine == OCAL__ENGINE_TC) &&
-        ocal__gemm_tc_half_ready(ctx, dtype)) {
+    int ready = ocal__gemm_tc_half_ready(ctx, dtype) &&
+                (engine != OCAL__ENGINE_WGMMA || ocal__gemm_wgmma_ready(ctx, dtype));
+    if (ak > 0 && fits && (engine == OCAL__ENGINE_AUTO || forced) && ready) {
       ocal__gemm_call call = {ctx, dtype, ta, tb, m, n, ak, batch, alpha, beta, a, b, c};
       int not_built = 0;
       ocal_status s = ocal__gemm_tc_half(&call, &not_built);
       if (!not_built) return s;
-      if (engine == OCAL__ENGINE_TC)
-        return OCAL_FAIL(OCAL_UNSUPPORTED, "OCAL_GEMM=tc: the %s tensor-core kernel does not "
-                         "build on this device", ocal_dtype_name(dtype));
-    } else if (engine == OCAL__ENGINE_TC && ak > 0) {
+      if (forced)
+        return OCAL_FAIL(OCAL_UNSUPPORTED, "OCAL_GEMM=%s: the %s tensor-core kernel does not "
+                         "build on this device", named, ocal_dtype_name(dtype));
+    } else if (forced && ak > 0) {
       return OCAL_FAIL(OCAL_UNSUPPORTED,
-                       "OCAL_GEMM=tc, but this device's tensor-core probe failed for %s (ocal "
-                       "info says why)", ocal_dtype_name(dtype));
+                       "OCAL_GEMM=%s, but this device's %s probe failed for %s (ocal info says "
+                       "why)", named, engine == OCAL__ENGINE_WGMMA ? "wgmma" : "tensor-core",
+                       ocal_dtype_name(dtype));
     }
     return gemm_half(ta, tb, alpha, a, b, beta, c);
   }
@@ -249,8 +253,23 @@ ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, ocal_tran
   if (ocal__dtype_is_half(dtype) && m && n && k && batch &&
       (ctx->settings.gemm == OCAL__ENGINE_AUTO || ctx->settings.gemm == OCAL__ENGINE_TC) &&
       ocal__gemm_tc_half_ready(ctx, dtype)) {
-    *engine = "tensor cores (f16/bf16, mma.sync)";
-    *reason = "f16/bf16 operands, probe passed: tensor cores (m16n8k16, f32 accumulation)";
+    if (ocal__gemm_half_on_wgmma(ctx, dtype, m, n, k, batch)) {
+      *engine = "tensor cores (f16/bf16, wgmma)";
+      *reason = "f16/bf16 operands, wgmma probe passed, 128 x 256 blocks for at least half the "
+                "compute units: tensor cores (wgmma m64n256k16, f32 accumulation)";
+    } else {
+      *engine = "tensor cores (f16/bf16, mma.sync)";
+      *reason = "f16/bf16 operands, probe passed: tensor cores (m16n8k16, f32 accumulation)";
+    }
+    return OCAL_OK;
+  }
+  if (ocal__dtype_is_half(dtype) && m && n && k && batch &&
+      ctx->settings.gemm == OCAL__ENGINE_WGMMA) {
+    int ok = ocal__gemm_tc_half_ready(ctx, dtype) && ocal__gemm_wgmma_ready(ctx, dtype);
+    *engine = ok ? "tensor cores (f16/bf16, wgmma)" : "none";
+    *reason = ok ? "OCAL_GEMM=wgmma: tensor cores (wgmma m64n256k16, f32 accumulation)"
+                 : "OCAL_GEMM=wgmma, but this device's wgmma probe did not pass for this type";
+    if (!ok) return OCAL_FAIL(OCAL_UNSUPPORTED, "%s", *reason);
     return OCAL_OK;
   }
   if (ocal__dtype_is_half(dtype)) dtype = OCAL_F32;

@@ -145,11 +145,18 @@ typedef struct ocal__tc_launch {
   size_t kc, slices; /* slices of k (kc each, whole k steps): C entry z = batch entry x slices */
 } ocal__tc_launch;
 
-/* Whether the wgmma kernel may run (its probe passed; gemm_tc.c runs it with the others). */
-int ocal__gemm_wgmma_ready(ocal_context ctx);
-/* A TF32 product (dtype OCAL_F32, one slice) on the wgmma kernel (gemm_wgmma.c), operands that
- * are not k-contiguous and 16-byte aligned packed into scratch first. *not_built = 1 when the
- * kernel does not build (nothing enqueued). */
+/* Whether the wgmma kernel may run for dtype (OCAL_F32 in TF32, OCAL_F16, OCAL_BF16): its
+ * probe passed for that type (gemm_tc.c runs it with the others). */
+int ocal__gemm_wgmma_ready(ocal_context ctx, ocal_dtype dtype);
+/* Whether a product is large enough for wgmma's 128 x 256 blocks to pay (rule.c): the blocks
+ * keep at least half the compute units busy and k covers a few stages. */
+int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch);
+/* Whether an f16/bf16 product runs on wgmma (else mma.sync), under the context's OCAL_GEMM. */
+int ocal__gemm_half_on_wgmma(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
+                             size_t batch);
+/* A product on the wgmma kernel (gemm_wgmma.c): OCAL_F32 in TF32, or OCAL_F16/OCAL_BF16 with C
+ * of that type; one slice of k. Operands that are not k-contiguous and 16-byte aligned are
+ * packed into scratch first. *not_built = 1 when the kernel does not build (nothing enqueued). */
 ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *launch,
                                  int *not_built);
 

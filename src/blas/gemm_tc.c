@@ -52,12 +52,15 @@ static const char *const extras[] = {"", " -DASM_KW=asm", " -DINL=inline",
                                      " -DASM_KW=asm -DINL=inline"};
 #define NEXTRAS (sizeof extras / sizeof extras[0])
 
+enum { WG_TF32 = 1, WG_F16 = 2, WG_BF16 = 4 };
+
 typedef struct tc_state {
   pthread_mutex_t lock;
   int known;       /* the answer below is set */
   int ok;          /* TF32 tensor cores usable */
   int f16, bf16;   /* the probe's f16 and bf16 products were exact (for later engines) */
-  int wgmma;       /* the wgmma kernel's GEMM check passed (compute capability 9.0) */
+  int wgmma;       /* the wgmma kernel's GEMM checks that passed (compute capability 9.0):
+                      WG_TF32 | WG_F16 | WG_BF16 */
   int extra;       /* index into extras[] */
   int from_disk;   /* the answer came from the disk cache */
   unsigned probes; /* probe kernels this context ran (tests check a cached answer runs none) */
@@ -373,8 +376,8 @@ done:
  * adds the output's rounding (2^-11 f16, 2^-8 bf16, relative; 2^-25 absolute for f16's
  * subnormals) to (k + 8) 2^-23 of |alpha| sum |a b| + |beta c|. */
 static ocal_status run_probe_gemm_half(ocal_context ctx, const char *spell, ocal_dtype dtype,
-                                       int *ok) {
-  enum { M = 136, N = 72, K = 48 };
+                                       int wgmma, int *ok) {
+  const size_t M = 136, N = wgmma ? 264 : 72, K = wgmma ? 72 : 48;
   const size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
   float *f = malloc(sizeof(float) * (na + nb + nc) * 2);
   uint16_t *h = malloc(sizeof(uint16_t) * (na + nb + nc));
@@ -401,7 +404,11 @@ static ocal_status run_probe_gemm_half(ocal_context ctx, const char *spell, ocal
   ocal__tc_launch L = {dtype, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
-  if ((s = tc_enqueue(ctx, spell, &L, &not_built)) != OCAL_OK) goto done;
+  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, &not_built) : tc_enqueue(ctx, spell, &L, &not_built);
+  if (s != OCAL_OK) {
+    if (wgmma && not_built) s = OCAL_OK; /* does not build: the answer is no */
+    goto done;
+  }
   cl_int err = clEnqueueReadBuffer(ocal__context_queue(ctx), mc, CL_TRUE, 0, nc * 2,
                                    h + na + nb, 0, NULL, NULL);
   if (err != CL_SUCCESS) {
@@ -468,7 +475,7 @@ static int load_answer(ocal_context ctx, tc_state *st) {
            sscanf(text, ANSWER_FORMAT "%n", &ok, &f16, &bf16, &extra, &wgmma, &used) == 5 &&
            (size_t)used == size && (ok == 0 || ok == 1) && (f16 == 0 || f16 == 1) &&
            (bf16 == 0 || bf16 == 1) && extra >= 0 && extra < (int)NEXTRAS &&
-           (wgmma == 0 || wgmma == 1);
+           wgmma >= 0 && wgmma <= 7;
   }
   if (good) {
     /* The text must be exactly what store_answer writes for these values. */
@@ -484,7 +491,8 @@ static int load_answer(ocal_context ctx, tc_state *st) {
            "for this device and driver, from the disk cache)",
            ok ? "tensor cores (tf32, mma.sync m16n8k8): probe passed"
               : "no tensor cores: the probe failed",
-           f16 ? "passed" : "failed", bf16 ? "passed" : "failed", wgmma ? "passed" : "no");
+           f16 ? "passed" : "failed", bf16 ? "passed" : "failed",
+           wgmma == 7 ? "passed" : wgmma ? "passed in part" : "no");
   return 1;
 }
 
@@ -579,11 +587,19 @@ static void probe(ocal_context ctx, tc_state *st) {
     else
       snprintf(wg, sizeof wg, "failed its GEMM check");
   }
+  /* wgmma for f16 and bf16 (the same kernel, 16-bit operands): one GEMM check each. */
+  int wg_f16 = 0, wg_bf16 = 0;
+  if (s == OCAL_OK && wgmma && f16) s = run_probe_gemm_half(pctx, spell, OCAL_F16, 1, &wg_f16);
+  if (s == OCAL_OK && wgmma && bf16) s = run_probe_gemm_half(pctx, spell, OCAL_BF16, 1, &wg_bf16);
+  if (wgmma && (!wg_f16 || !wg_bf16))
+    snprintf(wg + strlen(wg), sizeof wg - strlen(wg), "; f16 %s, bf16 %s",
+             wg_f16 ? "passed" : "failed", wg_bf16 ? "passed" : "failed");
   /* The 16-bit kernels: their products were exact above; one GEMM each of the variant the
    * engine runs (the address mode and ldmatrix are shared with TF32's). */
   int f16_gemm = 0, bf16_gemm = 0;
-  if (s == OCAL_OK && f16 && addr) s = run_probe_gemm_half(pctx, spell, OCAL_F16, &f16_gemm);
-  if (s == OCAL_OK && bf16 && addr) s = run_probe_gemm_half(pctx, spell, OCAL_BF16, &bf16_gemm);
+  if (s == OCAL_OK && f16 && addr) s = run_probe_gemm_half(pctx, spell, OCAL_F16, 0, &f16_gemm);
+  if (s == OCAL_OK && bf16 && addr)
+    s = run_probe_gemm_half(pctx, spell, OCAL_BF16, 0, &bf16_gemm);
   f16 = f16 && f16_gemm;
   bf16 = bf16 && bf16_gemm;
   if (s != OCAL_OK) {
@@ -598,7 +614,9 @@ static void probe(ocal_context ctx, tc_state *st) {
   st->ok = tf32 && cvt && addr && gemm;
   st->f16 = f16;
   st->bf16 = bf16;
-  st->wgmma = st->ok && wgmma;
+  st->wgmma = st->ok && wgmma ? WG_TF32 | (f16 && wg_f16 ? WG_F16 : 0) |
+                                    (bf16 && wg_bf16 ? WG_BF16 : 0)
+                              : 0;
   if (st->ok)
     snprintf(st->detail, sizeof st->detail,
              "tensor cores (tf32, mma.sync m16n8k8): probe passed%s (TF32 GEMM check worst "
@@ -622,14 +640,23 @@ static ocal_status get_state(ocal_context ctx, tc_state **out) {
   return s;
 }
 
-int ocal__gemm_wgmma_ready(ocal_context ctx) {
+int ocal__gemm_wgmma_ready(ocal_context ctx, ocal_dtype dtype) {
   tc_state *st;
   if (get_state(ctx, &st) != OCAL_OK) return 0;
   ocal__gemm_tc_ready(ctx);
+  int bit = dtype == OCAL_F32 ? WG_TF32 : dtype == OCAL_F16 ? WG_F16 : dtype == OCAL_BF16 ? WG_BF16 : 0;
   pthread_mutex_lock(&st->lock);
-  int ok = st->wgmma;
+  int ok = (st->wgmma & bit) != 0;
   pthread_mutex_unlock(&st->lock);
   return ok;
+}
+
+int ocal__gemm_half_on_wgmma(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
+                             size_t batch) {
+  int engine = ctx->settings.gemm;
+  if (engine == OCAL__ENGINE_TC || !ocal__gemm_wgmma_ready(ctx, dtype)) return 0;
+  return engine == OCAL__ENGINE_WGMMA ||
+         ocal__gemm_wgmma_pays(ocal__context_info(ctx)->compute_units, m, n, k, batch);
 }
 
 int ocal__gemm_tc_ready(ocal_context ctx) {
@@ -711,9 +738,13 @@ ocal_status ocal__gemm_tc_half(const ocal__gemm_call *g, int *not_built) {
                  (float)g->beta,
                  g->k,
                  1};
-  char spell[64];
-  spelling(emulated(ctx), st->extra, spell, sizeof spell);
-  s = tc_enqueue(ctx, spell, &L, not_built);
+  if (ocal__gemm_half_on_wgmma(ctx, g->dtype, g->m, g->n, g->k, g->batch)) {
+    s = ocal__gemm_wgmma_run(ctx, &L, not_built);
+  } else {
+    char spell[64];
+    spelling(emulated(ctx), st->extra, spell, sizeof spell);
+    s = tc_enqueue(ctx, spell, &L, not_built);
+  }
   return *not_built ? OCAL_OK : s;
 }
 

@@ -1,5 +1,5 @@
-/* ocal — TF32 GEMM on Hopper's wgmma (cl/gemm_wgmma.c), the engine "tensor cores (tf32,
- * wgmma)".
+/* ocal — GEMM on Hopper's wgmma (cl/gemm_wgmma.cl): the engine "tensor cores (tf32, wgmma)"
+ * for f32 products in TF32, and the large f16 and bf16 products (gemm_tc.c decides).
  *
  * Why an engine beside gemm_tc.c's mma.sync: on an H100, mma.sync stops at 0.30x PyTorch's
  * TF32 at 4096^3 (docs/tensor-cores.md); wgmma, with 128 x 256 blocks, k steps of 32 in the
@@ -10,10 +10,11 @@
  * capability 9.0 before the rule may pick it.
  *
  * The kernel reads A (m x k) and B (n x k) as k-contiguous rows at 16-byte aligned addresses
- * and lets the tensor cores truncate the f32 values to TF32 (rounding them first in local
- * memory cost a third of the speed). An operand in another layout (A transposed, B not, an
- * unaligned leading dimension, offset or batch stride) is packed into pooled scratch first by
- * ocal_wgmma_pack: one read and one write of it. */
+ * and lets the tensor cores truncate f32 values to TF32 (rounding them first in local memory
+ * cost a third of the speed). An operand in another layout (A transposed, B not, an unaligned
+ * leading dimension, offset or batch stride) is packed into pooled scratch first by
+ * ocal_wgmma_pack: one read and one write of it (for f16/bf16 too: wgmma could read B
+ * n-contiguous there, but one layout for the three types keeps one kernel). */
 #include "config.h"
 
 #include <stdio.h>
@@ -24,32 +25,36 @@
 #define WG_BM 128
 #define WG_BN 256
 #define WG_THREADS 256
-/* The variant: its 4 stages of (128 + 256) x 32 f32 are 196608 bytes; an H100 gives a
- * work-group up to 232448. */
-#define WG_OPTIONS                                                                               \
-  "-DOCAL_PTX_TARGET=sm_90a -DBN=256 -DBK=32 -DSTAGES=4 -DSWZ=1 -DROUND=0 -DRASTER=8 "          \
-  "-DSMEM_MAX=232448"
+/* The variant: its 4 stages of (128 + 256) rows of 128 bytes are 196608 bytes; an H100
+ * gives a work-group up to 232448. */
+static const char *options_for(ocal_dtype dtype) {
+#define WG_COMMON "-DOCAL_PTX_TARGET=sm_90a -DBN=256 -DSTAGES=4 -DRASTER=8 -DSMEM_MAX=232448"
+  return dtype == OCAL_F16    ? WG_COMMON " -DWG_F16"
+         : dtype == OCAL_BF16 ? WG_COMMON " -DWG_BF16"
+                              : WG_COMMON;
+#undef WG_COMMON
+}
 
-/* Whether operand rows (k-contiguous) can be read in place: 16-byte aligned everywhere. */
-static int aligned(size_t off, size_t ld, size_t stride) {
-  return off % 4 == 0 && ld % 4 == 0 && stride % 4 == 0;
+/* Whether offset, leading dimension and batch stride are multiples of `elems`. */
+static int aligned(size_t off, size_t ld, size_t stride, size_t elems) {
+  return off % elems == 0 && ld % elems == 0 && stride % elems == 0;
 }
 
 /* Packs one operand into scratch *out as rows x k, k-contiguous, row stride ldk. */
-static ocal_status pack(ocal_context ctx, cl_mem in, size_t off, size_t ld, size_t stride,
-                        int trans, size_t rows, size_t k, size_t batch, size_t ldk,
-                        cl_mem *out) {
+static ocal_status pack(ocal_context ctx, ocal_dtype dtype, cl_mem in, size_t off, size_t ld,
+                        size_t stride, int trans, size_t rows, size_t k, size_t batch,
+                        size_t ldk, cl_mem *out) {
   ocal__kernel *kern;
-  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", WG_OPTIONS, "ocal_wgmma_pack",
-                                            &kern, NULL, FUNC);
+  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", options_for(dtype),
+                                            "ocal_wgmma_pack", &kern, NULL, FUNC);
   if (s != OCAL_OK) return s;
   size_t bytes;
-  if (ocal__mul_overflows(rows * ldk, batch * sizeof(float), &bytes))
+  if (ocal__mul_overflows(rows * ldk, batch * ocal_dtype_size(dtype), &bytes))
     return ocal__fail(OCAL_OUT_OF_DEVICE_MEMORY, FUNC, "the packed operand's size overflows");
   if ((s = ocal__device_alloc(ctx, bytes, out)) != OCAL_OK) return s;
   cl_ulong in_off = off, in_stride = stride;
   cl_uint ldc = (cl_uint)ld, ld_out = (cl_uint)ldk, r = (cl_uint)rows, c = (cl_uint)k;
-  cl_int t = trans, vec = aligned(off, ld, stride);
+  cl_int t = trans, vec = aligned(off, ld, stride, 4);
   ocal__arg args[] = {OCAL__ARG(in),  OCAL__ARG(in_off), OCAL__ARG(ldc),    OCAL__ARG(in_stride),
                       OCAL__ARG(t),   OCAL__ARG(vec),    OCAL__ARG(*out),   OCAL__ARG(ld_out),
                       OCAL__ARG(r),   OCAL__ARG(c)};
@@ -66,8 +71,8 @@ static ocal_status pack(ocal_context ctx, cl_mem in, size_t off, size_t ld, size
 ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int *not_built) {
   *not_built = 0;
   ocal__kernel *kern;
-  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", WG_OPTIONS, "ocal_gemm_wgmma",
-                                            &kern, NULL, FUNC);
+  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", options_for(L->dtype),
+                                            "ocal_gemm_wgmma", &kern, NULL, FUNC);
   if (s == OCAL_OK && kern->work_group_size < WG_THREADS)
     s = ocal__fail(OCAL_UNSUPPORTED, FUNC,
                    "the wgmma kernel takes %zu work-items a group on %s, fewer than its %d",
@@ -78,20 +83,22 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int
   }
   /* A as m x k rows, B as n x k rows, in place where they already are. A 3-D operand with a
    * batch stride of 0 (one matrix for every entry) is packed once. */
-  size_t ldk = ocal__round_up(L->k, 4);
+  size_t epp = 16 / ocal_dtype_size(L->dtype); /* elements in 16 bytes */
+  size_t ldk = ocal__round_up(L->k, epp);
   cl_mem pa = NULL, pb = NULL;
   cl_mem a = L->a, b = L->b;
   size_t a_off = L->a_off, lda = L->lda, as = L->a_stride;
   size_t b_off = L->b_off, ldb = L->ldb, bs = L->b_stride;
-  if (L->ta || !aligned(a_off, lda, as)) {
+  if (L->ta || !aligned(a_off, lda, as, epp)) {
     size_t n = as ? L->batch : 1;
-    if ((s = pack(ctx, L->a, a_off, lda, as, L->ta, L->m, L->k, n, ldk, &pa)) != OCAL_OK)
-      return s;
+    s = pack(ctx, L->dtype, L->a, a_off, lda, as, L->ta, L->m, L->k, n, ldk, &pa);
+    if (s != OCAL_OK) return s;
     a = pa, a_off = 0, lda = ldk, as = as ? L->m * ldk : 0;
   }
-  if (!L->tb || !aligned(b_off, ldb, bs)) {
+  if (!L->tb || !aligned(b_off, ldb, bs, epp)) {
     size_t n = bs ? L->batch : 1;
-    if ((s = pack(ctx, L->b, b_off, ldb, bs, !L->tb, L->n, L->k, n, ldk, &pb)) != OCAL_OK) {
+    s = pack(ctx, L->dtype, L->b, b_off, ldb, bs, !L->tb, L->n, L->k, n, ldk, &pb);
+    if (s != OCAL_OK) {
       if (pa) ocal__device_free(ctx, pa);
       return s;
     }
@@ -121,7 +128,7 @@ static ocal_status wgmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *
                              int *not_built) {
   *not_built = 0;
   ocal_context ctx = g->ctx;
-  if (!ocal__gemm_wgmma_ready(ctx)) { /* the rule asked the probe: not reached */
+  if (!ocal__gemm_wgmma_ready(ctx, OCAL_F32)) { /* the rule asked the probe: not reached */
     if (choice->named)
       return ocal__fail(OCAL_UNSUPPORTED, FUNC,
                         "OCAL_GEMM=wgmma: this device's wgmma probe did not pass");

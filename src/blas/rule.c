@@ -55,7 +55,7 @@ void ocal__blas_facts_of_device(ocal_context ctx, ocal__blas_facts *f) {
   if (f->precision == OCAL_GEMM_PRECISION_TF32 || f->gemm == OCAL__ENGINE_TC ||
       f->gemm == OCAL__ENGINE_WGMMA) {
     f->tc = ocal__gemm_tc_ready(ctx);
-    f->wgmma = f->tc && ocal__gemm_wgmma_ready(ctx);
+    f->wgmma = f->tc && ocal__gemm_wgmma_ready(ctx, OCAL_F32);
   }
 #ifdef OCAL_HAVE_CLBLAST
   f->have_clblast = 1;
@@ -115,6 +115,14 @@ static int pretranspose(const ocal__blas_facts *f, size_t m, size_t n, size_t k)
   return (double)m * (double)n * (double)k >= t * t * t;
 }
 
+/* wgmma's 128 x 256 blocks where they keep at least half the compute units busy and k covers
+ * a few of its 32-deep stages (the kernel does not split k); on an H100 that is 2048^3 and
+ * up, where it runs 2.3x mma.sync (docs/tensor-cores.md). */
+int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch) {
+  size_t wide = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
+  return k >= 128 && wide * 2 >= compute_units;
+}
+
 ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
                                   ocal_transpose ta, size_t m, size_t n, size_t k, size_t batch,
                                   int small_offsets) {
@@ -169,11 +177,7 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
   int tf32_small = 0;
   if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F32 &&
       f->precision == OCAL_GEMM_PRECISION_TF32 && f->tc && fits) {
-    /* wgmma's 128 x 256 blocks where they keep at least half the compute units busy and k
-     * covers a few of its 32-deep stages (the kernel does not split k); on an H100 that is
-     * 2048^3 and up, where it runs 2.3x mma.sync (docs/tensor-cores.md). */
-    size_t wide = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
-    if (f->wgmma && k >= 128 && wide * 2 >= f->compute_units) {
+    if (f->wgmma && ocal__gemm_wgmma_pays(f->compute_units, m, n, k, batch)) {
       c.engine = OCAL__GEMM_WGMMA;
       c.reason = "precision tf32, wgmma probe passed, 128 x 256 blocks for at least half the "
                  "compute units: tensor cores (tf32, wgmma m64n256k8)";
