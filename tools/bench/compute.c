@@ -219,10 +219,14 @@ int bench_suite_gemm(bench_run *r) {
                                &reason) != OCAL_OK || !strstr(engine, "tensor cores"))
       continue;
     static const size_t sq[] = {1024, 4096, 8192};
-    for (size_t i = 0; i < sizeof sq / sizeof sq[0] && !rc; i++)
-      if (sq[i] <= r->gemm_max)
-        rc = one_gemm(r, "square", sq[i], sq[i], sq[i], OCAL_NO_TRANS, OCAL_NO_TRANS, engine,
-                      ocal_dtype_name(halves[h]));
+    for (size_t i = 0; i < sizeof sq / sizeof sq[0] && !rc; i++) {
+      if (sq[i] > r->gemm_max) continue;
+      /* The kernel depends on the size (mma.sync or wgmma): the note names the one that ran. */
+      ocal_gemm_engine_query(r->ctx, halves[h], OCAL_NO_TRANS, sq[i], sq[i], sq[i], 1, &engine,
+                             &reason);
+      rc = one_gemm(r, "square", sq[i], sq[i], sq[i], OCAL_NO_TRANS, OCAL_NO_TRANS, engine,
+                    ocal_dtype_name(halves[h]));
+    }
   }
   /* f64 squares where the device has doubles (beside PyTorch's float64 matmul); the note
    * names the engine. */
