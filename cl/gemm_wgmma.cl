@@ -1,8 +1,9 @@
 /* ocal — GEMM on Hopper's wgmma (compute capability 9.0, PTX target sm_90a): TF32 from f32
  * operands, or f16 / bf16 (-DWG_F16, -DWG_BF16: A, B and C of that type), accumulating in f32.
  * C = alpha A B^T + beta C for row-major A (m x k, row stride lda) and B (n x k, row stride
- * ldb), both k-contiguous (wgmma's TF32 form requires it; one layout serves all three types);
- * src/blas/gemm_wgmma.c packs other layouts into scratch first (ocal_wgmma_pack, below).
+ * ldb), both k-contiguous (wgmma's TF32 form requires it), or for f16/bf16 with -DB_MN=1,
+ * C = alpha A B + beta C with B k x n (below); src/blas/gemm_wgmma.c packs other layouts into
+ * scratch first (ocal_wgmma_pack, below).
  * Offsets and strides count elements; launch {ceil(n / BN) 256, ceil(m / 128), batch}.
  *
  * Why the odd "//@" lines: NVIDIA's OpenCL compiler targets sm_90, where ptxas refuses every
@@ -26,7 +27,14 @@ typedef ushort ET; /* f16 / bf16 bits */
 typedef ushort4 ET4;
 #define EB 2
 #define WG_K "16"
+#ifndef B_MN
+#define B_MN 0
+#endif
+#if B_MN
+#define WG_TRANS ", 0, 1" /* A k-major, B n-major */
+#else
 #define WG_TRANS ", 0, 0" /* both operands k-major */
+#endif
 #ifdef WG_F16
 #define WG_TYPES "f32.f16.f16"
 #else
@@ -39,6 +47,10 @@ typedef float4 ET4;
 #define WG_K "8"
 #define WG_TRANS ""
 #define WG_TYPES "f32.tf32.tf32"
+#if defined(B_MN) && B_MN
+#error "TF32 wgmma reads B k-major only"
+#endif
+#define B_MN 0
 #endif
 #define EPP (16 / EB) /* elements in a 16-byte piece */
 
@@ -101,10 +113,25 @@ typedef float4 ET4;
 
 /* Matrix descriptor: start >> 4, leading byte offset >> 4 at bit 16, stride byte offset >> 4
  * at bit 32, layout (swizzle) at bit 62. */
-INL ulong desc_of(uint addr) {
-  return (ulong)((addr & 0x3ffffu) >> 4) | ((ulong)(DESC_LBO >> 4) << 16) |
-         ((ulong)(DESC_SBO >> 4) << 32) | (DESC_LAYOUT << 62);
+INL ulong desc_with(uint addr, uint lbo, uint sbo, ulong layout) {
+  return (ulong)((addr & 0x3ffffu) >> 4) | ((ulong)(lbo >> 4) << 16) | ((ulong)(sbo >> 4) << 32) |
+         (layout << 62);
 }
+INL ulong desc_of(uint addr) { return desc_with(addr, DESC_LBO, DESC_SBO, DESC_LAYOUT); }
+
+#if B_MN
+/* B_MN=1 (f16/bf16 only): B read in place as k rows of n (k x n, row stride ldb: the common
+ * A B with B not transposed), wgmma's n-major operand with the 128-byte swizzle. A stage's B
+ * is BN / 64 columns of "atoms" 64 n wide: k row r of atom column j at
+ * j BCOL_BYTES + r 128, its 16-byte piece c at piece c ^ (r % 8). Descriptor: leading byte
+ * offset between atom columns, stride byte offset between groups of 8 k rows. */
+#if W_BYTES != 128
+#error "B_MN=1 takes 128-byte rows (BK 64 of 16-bit elements)"
+#endif
+#define BCOL_BYTES (BK * 128)
+#define BP_ROW (BN * EB / 16)         /* 16-byte pieces in a k row of B's stage */
+#define B_ROW_STEP (NTHREADS / BP_ROW) /* k rows between a work-item's pieces */
+#endif
 
 /* NVIDIA's OpenCL gives a __local pointer's shared-space offset as its integer value
  * (cl/gemm_mma.cl's SMEM_ADDR=0, which its probe checks). */
@@ -257,6 +284,33 @@ INL copy_plan plan_of(__global const ET *x, uint ld, uint first, uint limit, uin
   return p;
 }
 
+#if B_MN
+/* B's plan when it is read n-major: piece tid % BP_ROW of k rows tid / BP_ROW + i B_ROW_STEP
+ * (the same swizzle for every i: B_ROW_STEP is a multiple of 8). rows: the bytes of its piece
+ * inside n. */
+INL copy_plan plan_b_mn(__global const ET *b, uint ldb, uint col0, uint n, uint tid) {
+  copy_plan p;
+  const uint r = tid / BP_ROW, c = tid % BP_ROW, n0 = col0 + c * EPP;
+  p.src = b + (ulong)r * ldb + n0;
+  p.step = (ulong)B_ROW_STEP * ldb;
+  p.rows = n0 < n ? min(16u, (n - n0) * EB) : 0u;
+  p.dst = (c / 8) * BCOL_BYTES + r * 128 + (((c % 8) ^ (r % 8)) * 16);
+  return p;
+}
+
+/* Copies k tile t of B (n-major) into its part of a stage, zero past n and k. */
+INL void copy_tile_b_mn(const copy_plan *p, uint dst, uint t, uint tid, uint k, uint ldb,
+                        __global const ET *any) {
+  const uint r = t * BK + tid / BP_ROW;
+#pragma unroll
+  for (uint i = 0; i < B_PER; i++) {
+    const uint nb = r + i * B_ROW_STEP < k ? p->rows : 0u;
+    cp_async16(dst + p->dst + i * B_ROW_STEP * 128,
+               nb ? p->src + (ulong)t * BK * ldb + i * p->step : any, nb);
+  }
+}
+#endif
+
 /* Copies k tile t of one operand into its part of a stage (local address dst), zero past the
  * matrix's rows and k. `any`: a valid address for the copies of no bytes. */
 INL void copy_tile(const copy_plan *p, uint dst, uint t, uint tid, uint k, uint count,
@@ -295,7 +349,13 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
   const uint row0 = by * BM, col0 = bx * BN, wg = tid / 128;
   const uint sbase = smem_u32(tiles), ktiles = (k + BK - 1) / BK;
   const copy_plan pa = plan_of(a, lda, row0, m, tid, A_PER);
+#if B_MN
+  const copy_plan pb = plan_b_mn(b, ldb, col0, n, tid);
+#define COPY_B(dst, t) copy_tile_b_mn(&pb, dst, t, tid, k, ldb, b)
+#else
   const copy_plan pb = plan_of(b, ldb, col0, n, tid, B_PER);
+#define COPY_B(dst, t) copy_tile(&pb, dst, t, tid, k, B_PER, b)
+#endif
 
   float d[NACC];
 #pragma unroll
@@ -305,7 +365,7 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
   for (uint s = 0; s < AHEAD; s++) {
     if (s < ktiles) {
       copy_tile(&pa, sbase + s * STAGE_BYTES, s, tid, k, A_PER, a);
-      copy_tile(&pb, sbase + s * STAGE_BYTES + A_BYTES, s, tid, k, B_PER, b);
+      COPY_B(sbase + s * STAGE_BYTES + A_BYTES, s);
     }
     cp_commit();
   }
@@ -319,14 +379,18 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
     if (tn < ktiles) {
       const uint dst = sbase + (tn % STAGES) * STAGE_BYTES;
       copy_tile(&pa, dst, tn, tid, k, A_PER, a);
-      copy_tile(&pb, dst + A_BYTES, tn, tid, k, B_PER, b);
+      COPY_B(dst + A_BYTES, tn);
     }
     cp_commit();
     wg_fence();
 #pragma unroll
     for (uint kk = 0; kk < W_BYTES / KSTEP_BYTES; kk++) {
       const ulong da = desc_of(st + wg * 64 * W_BYTES + kk * KSTEP_BYTES);
+#if B_MN
+      const ulong db = desc_with(st + A_BYTES + kk * 2048u, BCOL_BYTES, 1024u, 1ul);
+#else
       const ulong db = desc_of(st + A_BYTES + kk * KSTEP_BYTES);
+#endif
       WGMMA(d, da, db);
     }
     wg_commit();

@@ -451,8 +451,9 @@ END_TEST
 #define WGMMA_HALF_ENGINE "tensor cores (f16/bf16, wgmma)"
 
 /* f16 and bf16 on the wgmma kernel, forced, where the device has it (compute capability 9.0):
- * the cases above at every transpose and products of many 128 x 256 blocks; refused, naming
- * OCAL_GEMM=wgmma, everywhere else. */
+ * the cases above at every transpose and products of many 128 x 256 blocks, with B packed
+ * (unaligned or transposed) or read in place (n-major); refused, naming OCAL_GEMM=wgmma,
+ * everywhere else. */
 START_TEST(test_wgmma_half_cases) {
   if (groups_too_small("test_wgmma_half_cases")) return;
   reopen("wgmma", 0);
@@ -474,6 +475,7 @@ START_TEST(test_wgmma_half_cases) {
       {1, 1, 1, 1, 0, 0, 2.0, 0.5, 0, 0, 0},
       {45, 17, 29, 2, 0, 0, 1.0, 0.25, 0, 1, 1},
       {1000, 1100, 300, 1, 0, 0, 1.0, 0.5, 0, 0, 0},
+      {1000, 1104, 264, 2, 0, 0, 1.5, -0.5, 0, 8, 0}, /* B read in place when not transposed */
   };
   uint64_t seed = 700;
   for (int d = 0; d < 2; d++)

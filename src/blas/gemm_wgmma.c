@@ -13,8 +13,8 @@
  * and lets the tensor cores truncate f32 values to TF32 (rounding them first in local memory
  * cost a third of the speed). An operand in another layout (A transposed, B not, an unaligned
  * leading dimension, offset or batch stride) is packed into pooled scratch first by
- * ocal_wgmma_pack: one read and one write of it (for f16/bf16 too: wgmma could read B
- * n-contiguous there, but one layout for the three types keeps one kernel). */
+ * ocal_wgmma_pack: one read and one write of it. f16/bf16 B that is not transposed is read
+ * in place, n-major (the kernel's B_MN=1; wgmma's TF32 form cannot). */
 #include "config.h"
 
 #include <stdio.h>
@@ -27,11 +27,11 @@
 #define WG_THREADS 256
 /* The variant: its 4 stages of (128 + 256) rows of 128 bytes are 196608 bytes; an H100
  * gives a work-group up to 232448. */
-static const char *options_for(ocal_dtype dtype) {
+static const char *options_for(ocal_dtype dtype, int b_mn) {
 #define WG_COMMON "-DOCAL_PTX_TARGET=sm_90a -DBN=256 -DSTAGES=4 -DRASTER=8 -DSMEM_MAX=232448"
-  return dtype == OCAL_F16    ? WG_COMMON " -DWG_F16"
-         : dtype == OCAL_BF16 ? WG_COMMON " -DWG_BF16"
-                              : WG_COMMON;
+  if (dtype == OCAL_F16) return b_mn ? WG_COMMON " -DWG_F16 -DB_MN=1" : WG_COMMON " -DWG_F16";
+  if (dtype == OCAL_BF16) return b_mn ? WG_COMMON " -DWG_BF16 -DB_MN=1" : WG_COMMON " -DWG_BF16";
+  return WG_COMMON;
 #undef WG_COMMON
 }
 
@@ -45,7 +45,7 @@ static ocal_status pack(ocal_context ctx, ocal_dtype dtype, cl_mem in, size_t of
                         size_t stride, int trans, size_t rows, size_t k, size_t batch,
                         size_t ldk, cl_mem *out) {
   ocal__kernel *kern;
-  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", options_for(dtype),
+  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", options_for(dtype, 0),
                                             "ocal_wgmma_pack", &kern, NULL, FUNC);
   if (s != OCAL_OK) return s;
   size_t bytes;
@@ -70,8 +70,11 @@ static ocal_status pack(ocal_context ctx, ocal_dtype dtype, cl_mem in, size_t of
 
 ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int *not_built) {
   *not_built = 0;
+  size_t epp = 16 / ocal_dtype_size(L->dtype); /* elements in 16 bytes */
+  /* f16/bf16 B not transposed (k x n) and aligned: read in place, n-major (B_MN). */
+  int b_mn = L->dtype != OCAL_F32 && !L->tb && aligned(L->b_off, L->ldb, L->b_stride, epp);
   ocal__kernel *kern;
-  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", options_for(L->dtype),
+  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", options_for(L->dtype, b_mn),
                                             "ocal_gemm_wgmma", &kern, NULL, FUNC);
   if (s == OCAL_OK && kern->work_group_size < WG_THREADS)
     s = ocal__fail(OCAL_UNSUPPORTED, FUNC,
@@ -83,7 +86,6 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int
   }
   /* A as m x k rows, B as n x k rows, in place where they already are. A 3-D operand with a
    * batch stride of 0 (one matrix for every entry) is packed once. */
-  size_t epp = 16 / ocal_dtype_size(L->dtype); /* elements in 16 bytes */
   size_t ldk = ocal__round_up(L->k, epp);
   cl_mem pa = NULL, pb = NULL;
   cl_mem a = L->a, b = L->b;
@@ -95,7 +97,7 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int
     if (s != OCAL_OK) return s;
     a = pa, a_off = 0, lda = ldk, as = as ? L->m * ldk : 0;
   }
-  if (!L->tb || !aligned(b_off, ldb, bs, epp)) {
+  if (!b_mn && (!L->tb || !aligned(b_off, ldb, bs, epp))) {
     size_t n = bs ? L->batch : 1;
     s = pack(ctx, L->dtype, L->b, b_off, ldb, bs, !L->tb, L->n, L->k, n, ldk, &pb);
     if (s != OCAL_OK) {
