@@ -65,9 +65,9 @@ typedef enum ocal_transpose {
  * f16 and bf16 operands give a result of the same type (f16 x f16 -> f16): their products
  * accumulate in f32, alpha and beta apply in f32 and the result is rounded to nearest even.
  * Where the device's tensor-core probe passed for the type (ocal_gemm_get_precision), one
- * m16n8k16 tensor-core kernel does it; elsewhere they are converted to f32 and multiplied by
- * the engine the rule picks for f32. No precision mode is involved: the 16-bit products are
- * exact either way.
+ * tensor-core kernel does it (mma.sync m16n8k16; on compute capability 9.0, wgmma for large
+ * products); elsewhere they are converted to f32 and multiplied by the engine the rule picks
+ * for f32. No precision mode is involved: the 16-bit products are exact either way.
  * \param ta whether A is transposed: A has shape {m, k}, or {k, m} with OCAL_TRANS.
  * \param tb whether B is transposed: B has shape {k, n}, or {n, k} with OCAL_TRANS.
  * \param alpha scale of the product.
@@ -78,8 +78,9 @@ typedef enum ocal_transpose {
  * \returns OCAL_OK; OCAL_SHAPE_MISMATCH (the message gives the shapes); OCAL_TYPE_MISMATCH;
  *          OCAL_UNSUPPORTED (not f32/f64/f16/bf16, no fp64; without CLBlast, only
  *          OCAL_GEMM=clblast and dimensions beyond 2^31 - 1, which ocal's own kernel cannot
- *          index; OCAL_GEMM=tc where the context's precision is fp32 or the device's
- *          tensor-core probe failed, or for f64);
+ *          index; OCAL_GEMM=tc or OCAL_GEMM=wgmma where the context's precision is fp32 or
+ *          the device's tensor-core probe failed (wgmma: compute capability 9.0 only), or
+ *          for f64);
  *          OCAL_INVALID_ARGUMENT (different contexts, overlapping C);
  *          OCAL_OUT_OF_DEVICE_MEMORY when CLBlast cannot allocate its temporary buffers, and
  *          other statuses translated from CLBlast's (the message names the CLBlast code).
@@ -100,7 +101,9 @@ OCAL_API ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alph
  * \param k the inner dimension.
  * \param batch batch entries (1 for a 2-D product).
  * \param engine receives the engine's name ("ocal", "CLBlast", "split-K over CLBlast",
- *        "tensor cores (tf32, mma.sync)"), a static string the caller does not free.
+ *        "tensor cores (tf32, mma.sync)", "tensor cores (tf32, wgmma)", and for f16/bf16
+ *        "tensor cores (f16/bf16, mma.sync)" or "tensor cores (f16/bf16, wgmma)"), a static
+ *        string the caller does not free.
  * \param reason receives why, e.g. "f32 on a GPU, m*n*k < 4096^3: ocal's kernel", a static
  *        string the caller does not free.
  * \returns OCAL_OK; OCAL_UNSUPPORTED when no engine of this build can run the product
@@ -121,8 +124,9 @@ OCAL_API ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, 
  * \param tensor_cores receives 1 when the probe passed (f32 GEMMs of a TF32 context may run
  *        on tensor cores), else 0.
  * \param detail receives the probe's answer in words, e.g. "tensor cores (tf32, mma.sync
- *        m16n8k8): probe passed ...", owned by the context (valid until it is released);
- *        may be NULL.
+ *        m16n8k8): probe passed (...; wgmma passed ...)", owned by the context (valid until it
+ *        is released); may be NULL. On compute capability 9.0 the probe also checks the
+ *        wgmma kernel (rebuilt from PTX for sm_90a), for f32 in TF32, f16 and bf16.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when precision or
  *          tensor_cores is NULL. */
 OCAL_API ocal_status ocal_gemm_get_precision(ocal_context ctx, ocal_gemm_precision *precision,

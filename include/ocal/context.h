@@ -28,10 +28,12 @@ typedef struct ocal_context_s *ocal_context;
 typedef enum ocal_gemm_precision {
   OCAL_GEMM_PRECISION_DEFAULT = -1, /**< OCAL_GEMM_PRECISION, else fp32 */
   OCAL_GEMM_PRECISION_FP32 = 0,     /**< exact IEEE single precision (the default) */
-  OCAL_GEMM_PRECISION_TF32 = 1      /**< f32 products may round A and B to TF32 (10-bit
-                                         mantissa, round to nearest, ties away) and run on
-                                         tensor cores where the device's probe passed; the
-                                         sums stay f32 */
+  OCAL_GEMM_PRECISION_TF32 = 1      /**< f32 products may reduce A and B to TF32 (10-bit
+                                         mantissa: rounded to nearest, ties away, by the
+                                         mma.sync kernel; truncated by the tensor cores in
+                                         the wgmma kernel of compute capability 9.0) and run
+                                         on tensor cores where the device's probe passed;
+                                         the sums stay f32 */
 } ocal_gemm_precision;
 
 /** Options for ocal_context_create. Start from ocal_context_options_init(), which sets
