@@ -15,9 +15,13 @@
  * read neighbouring 16-byte words: no bank conflicts on the reads, and the stores of C are
  * coalesced. Transposed operands are handled in the load stage: each layout is read along
  * its contiguous dimension. The next tile is loaded into registers while the current one is
- * multiplied (two local buffers, one barrier per k step). A z index of the launch selects
- * a batch entry (strides a_stride, b_stride) and, for split-K, a slice of k whose partial
- * product goes to its own block of C. */
+ * multiplied (two local buffers, one barrier per k step). -DWARP_TILE=1 (gemm_own.c sets it
+ * for the f32 128 x 128 tile, where it was measured) arranges each warp's work-items as 8 x 4
+ * instead of 16 x 2, so that a warp's local reads of A and B take 4 bank cycles per k instead
+ * of 6, and reads the next k's values from local memory while the current ones are
+ * multiplied: 2-4% faster on the H100 at 2048^3-8192^3 (docs/blas-engines.md). A z index of
+ * the launch selects a batch entry (strides a_stride, b_stride) and, for split-K, a slice of
+ * k whose partial product goes to its own block of C. */
 #ifdef OCAL_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -162,6 +166,17 @@ inline void store_b(__local T *bs, const int tb, const uint lid, const T4 *rb) {
   }
 }
 
+/* A work-item's values of A and B at step kk of the local tiles (4-wide runs). */
+inline void load_frag(__local const T *ac, __local const T *bc, const int kk, const uint tx,
+                      const uint ty, T4 *fa, T4 *fb) {
+#pragma unroll
+  for (int i4 = 0; i4 < TM / 4; i4++)
+    fa[i4] = *(__local const T4 *)(ac + kk * LAS + i4 * (DY * 4) + ty * 4);
+#pragma unroll
+  for (int j4 = 0; j4 < TN / 4; j4++)
+    fb[j4] = *(__local const T4 *)(bc + kk * LBS + j4 * (DX * 4) + tx * 4);
+}
+
 inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, const ulong a_stride,
                       __global const T *b, const ulong b_off, const uint ldb, const ulong b_stride,
                       __global T *c, const ulong c_off, const uint ldc, const ulong c_stride,
@@ -169,7 +184,14 @@ inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, co
                       const T alpha, const T beta, const int read_c, const int ta, const int tb,
                       __local T *as, __local T *bs) {
   const uint lid = get_local_id(0);
+#if WARP_TILE /* needs DX a multiple of 8 and NT of 32 */
+  const uint warp = lid / 32, lane = lid % 32;
+  const uint tx = (warp % (DX / 8)) * 8 + lane % 8, ty = (warp / (DX / 8)) * 4 + lane / 8;
+#define NFRAG 2 /* fragment buffers: the next k's values load while these are multiplied */
+#else
   const uint tx = lid % DX, ty = lid / DX;
+#define NFRAG 1
+#endif
   const uint col0 = get_group_id(0) * BN, row0 = get_group_id(1) * BM;
   const uint z = get_group_id(2), entry = z / slices, slice = z % slices;
   a += a_off + entry * a_stride;
@@ -200,24 +222,28 @@ inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, co
     }
     __local const T *ac = as + cur * (BK * LAS);
     __local const T *bc = bs + cur * (BK * LBS);
+    T4 fa[NFRAG][TM / 4], fb[NFRAG][TN / 4];
+    if (NFRAG == 2) load_frag(ac, bc, 0, tx, ty, fa[0], fb[0]);
 #pragma unroll
     for (int kk = 0; kk < BK; kk++) {
+      const int f = kk % NFRAG;
+      if (NFRAG == 1) load_frag(ac, bc, kk, tx, ty, fa[0], fb[0]);
+      else if (kk + 1 < BK)
+        load_frag(ac, bc, kk + 1, tx, ty, fa[(kk + 1) % NFRAG], fb[(kk + 1) % NFRAG]);
       T av[TM], bv[TN];
 #pragma unroll
       for (int i4 = 0; i4 < TM / 4; i4++) {
-        const T4 v = *(__local const T4 *)(ac + kk * LAS + i4 * (DY * 4) + ty * 4);
-        av[i4 * 4 + 0] = v.s0;
-        av[i4 * 4 + 1] = v.s1;
-        av[i4 * 4 + 2] = v.s2;
-        av[i4 * 4 + 3] = v.s3;
+        av[i4 * 4 + 0] = fa[f][i4].s0;
+        av[i4 * 4 + 1] = fa[f][i4].s1;
+        av[i4 * 4 + 2] = fa[f][i4].s2;
+        av[i4 * 4 + 3] = fa[f][i4].s3;
       }
 #pragma unroll
       for (int j4 = 0; j4 < TN / 4; j4++) {
-        const T4 v = *(__local const T4 *)(bc + kk * LBS + j4 * (DX * 4) + tx * 4);
-        bv[j4 * 4 + 0] = v.s0;
-        bv[j4 * 4 + 1] = v.s1;
-        bv[j4 * 4 + 2] = v.s2;
-        bv[j4 * 4 + 3] = v.s3;
+        bv[j4 * 4 + 0] = fb[f][j4].s0;
+        bv[j4 * 4 + 1] = fb[f][j4].s1;
+        bv[j4 * 4 + 2] = fb[f][j4].s2;
+        bv[j4 * 4 + 3] = fb[f][j4].s3;
       }
 #pragma unroll
       for (int i = 0; i < TM; i++)

@@ -117,16 +117,20 @@ retry:;
   static const char *const names[4] = {"ocal_gemm_nn", "ocal_gemm_nt", "ocal_gemm_tn",
                                        "ocal_gemm_tt"};
   const char *name = names[ta * 2 + tb];
+  /* The 8 x 4 warp arrangement with fragment prefetch (cl/blas_gemm.cl) where it was measured:
+   * f32, 128 x 128 x 8 in 8 x 8. */
+  int warp_tile = dtype == OCAL_F32 && t.bm == 128 && t.bn == 128 && t.bk == 8 && t.tm == 8 &&
+                  t.tn == 8;
   /* The launched kernel alone (OCAL_ONLY): its program compiles a quarter of the file's
    * unrolled tiles, the cost of a first GEMM (bench/first_calls). */
   char options[384];
   ocal__dtype_options(dtype, options, sizeof options);
   size_t used = strlen(options);
   snprintf(options + used, sizeof options - used,
-           " -DT4=%s -DBM=%u -DBN=%u -DBK=%u -DTM=%u -DTN=%u -DFULL=%d -DVEC=%d -DOCAL_ONLY"
-           " -DOCAL_ONLY_%s",
+           " -DT4=%s -DBM=%u -DBN=%u -DBK=%u -DTM=%u -DTN=%u -DFULL=%d -DVEC=%d -DWARP_TILE=%d"
+           " -DOCAL_ONLY -DOCAL_ONLY_%s",
            dtype == OCAL_F32 ? "float4" : "double4", t.bm, t.bn, t.bk, t.tm, t.tn, full, vec,
-           name);
+           warp_tile, name);
   ocal__kernel *kern;
   ocal_status s = ocal__library_kernel(ctx, "blas_gemm", options, name, &kern);
   size_t nt = (size_t)(t.bm / t.tm) * (t.bn / t.tn);
