@@ -13,32 +13,10 @@
  * way) with each item moving all four columns of its rows as one float8, and staged, with
  * consecutive items on consecutive columns; and reads and writes of C columns at a stride
  * (C = 1 .. 16) in groups of 4096 points. One JSON object per line; a configuration that does not build is reported and skipped. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
-#define DIE(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), exit(1))
-#define OK(x)                                                   \
-  do {                                                          \
-    cl_int e_ = (x);                                            \
-    if (e_ != CL_SUCCESS) DIE("%s: error %d", #x, (int)e_);     \
-  } while (0)
+#include "cl_probe.h"
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) DIE("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (fread(s, 1, (size_t)n, f) != (size_t)n) DIE("cannot read %s", path);
-  s[n] = 0;
-  fclose(f);
-  return s;
-}
 
 static int count(const char *s, const char *w) {
   int n = 0;
@@ -217,7 +195,7 @@ int main(int argc, char **argv) {
   char ext[8192] = "";
   clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
   int nv = strstr(ext, "cl_nv_compiler_options") != NULL;
-  char *src = slurp(argv[1]);
+  char *src = read_text(argv[1]);
   cl_ulong local = 0;
   OK(clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL));
   for (int i = 3; i < argc; i++) {

@@ -30,21 +30,12 @@
  * MMA_OPTS="..." adds build options to every build (e.g. -DSMEM_ADDR=0). The last lines are
  * one summary per variant: "summary NAME check ok|FAIL|nobuild  2048 T  4096 T  8192 T" in
  * TFLOP/s, which bench/gemm_mma_round.sh reads. Exit status 0 when every check passed. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
-#define DIE(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), exit(1))
-#define OK(x)                                                   \
-  do {                                                          \
-    cl_int e_ = (x);                                            \
-    if (e_ != CL_SUCCESS) DIE("%s: error %d", #x, (int)e_);     \
-  } while (0)
+#include "cl_probe.h"
+
 
 enum { IN_TF32, IN_F16, IN_BF16 };
 enum { OUT_F32, OUT_F16, OUT_BF16 };

@@ -54,3 +54,12 @@ bench_scan_probe_SOURCES = bench/scan_probe.c
 bench_scan_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
 bench_scan_probe_LDADD = $(OPENCL_LIBS) -lm
 EXTRA_DIST += bench/scan_round.sh cl/scan_probe.cl
+
+# bench/gemm_f32_probe: exact FP32 GEMM variants (cl/blas_gemm.cl's tiles and options, and a
+# cp.async kernel, cl/gemm_f32_probe.cl) checked and timed on one device (plain OpenCL, not
+# libocal; docs/blas-engines.md).
+noinst_PROGRAMS += bench/gemm_f32_probe
+bench_gemm_f32_probe_SOURCES = bench/gemm_f32_probe.c
+bench_gemm_f32_probe_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
+bench_gemm_f32_probe_LDADD = $(OPENCL_LIBS) -lm
+EXTRA_DIST += cl/gemm_f32_probe.cl

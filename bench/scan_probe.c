@@ -26,21 +26,12 @@
  * SCAN_OPTS adds build options to every variant (e.g. -DOCAL_LB_WINDOW=2 -DOCAL_LB_SLOTS=2 to
  * test the look-back's sliding paths). SCAN_EMULATE_SHFL=1 runs the PTX-shuffle variants anywhere with the shuffles done through
  * local memory (-DOCAL_LB_SHFL_EMULATE): a test of their indexing where there is no NVIDIA GPU. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
-#define DIE(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), exit(1))
-#define OK(x)                                               \
-  do {                                                      \
-    cl_int e_ = (x);                                        \
-    if (e_ != CL_SUCCESS) DIE("%s: error %d", #x, (int)e_); \
-  } while (0)
+#include "cl_probe.h"
+
 
 /* load: OCAL_LB_LOAD (0 loop, 1 registers, 2 float4, 3 direct); bscan: OCAL_LB_BSCAN (0 Hillis-Steele
  * in place, 1 two buffers, 2 PTX warp shuffles); pack: OCAL_LB_PACK; window: OCAL_LB_WINDOW
@@ -97,19 +88,6 @@ static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) DIE("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)len + 1);
-  if (!s || fread(s, 1, (size_t)len, f) != (size_t)len) DIE("cannot read %s", path);
-  s[len] = 0;
-  fclose(f);
-  return s;
 }
 
 /* Builds src with opts; returns NULL and puts the start of the log in why on failure, and the

@@ -227,3 +227,4 @@ unsigned ocal__context_vendor_id(ocal_context ctx) { return ctx->limits.vendor_i
 unsigned ocal__context_compute_capability(ocal_context ctx) {
   return ctx->limits.compute_capability;
 }
+unsigned ocal__context_sub_group_size(ocal_context ctx) { return ctx->limits.sub_group_size; }

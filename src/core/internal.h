@@ -165,8 +165,8 @@ void ocal__context_unref(ocal_context ctx);
 /* What areas may know of a context (valid for its lifetime; no reference is taken): its
  * OpenCL objects, the device's facts (made smaller by emulated limits), whether double
  * precision may be used, the disk cache directory (NULL when off), the extra build options
- * of an emulated OpenCL version ("" when none), the device's vendor id and its compute
- * capability (ocal__limits). */
+ * of an emulated OpenCL version ("" when none), the device's vendor id, its compute
+ * capability and its SIMD width (ocal__limits). */
 cl_platform_id ocal__context_platform(ocal_context ctx);
 cl_device_id ocal__context_device(ocal_context ctx);
 cl_context ocal__context_cl(ocal_context ctx);
@@ -177,6 +177,7 @@ const char *ocal__context_cache_dir(ocal_context ctx);
 const char *ocal__context_build_options(ocal_context ctx);
 unsigned ocal__context_vendor_id(ocal_context ctx);
 unsigned ocal__context_compute_capability(ocal_context ctx);
+unsigned ocal__context_sub_group_size(ocal_context ctx);
 
 /* ---- device limits (limits.c) -------------------------------------------------------- */
 
