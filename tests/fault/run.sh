@@ -66,7 +66,12 @@ export OCAL_DEVICE=${OCAL_DEVICE:-cpu}
 # cache and makes the same calls in the same order.
 cache=$(mktemp -d)
 export OCAL_CACHE_DIR=$cache
-export ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=99:detect_leaks=1}
+# use_sigaltstack=0 and PoCL alone: the sanitizer runtime's faults on CI's machine that
+# Makefile.am's sanitizer test environment names.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=99:detect_leaks=1:use_sigaltstack=0}
+if [ -z "${OCL_ICD_VENDORS-}" ] && [ -r /etc/OpenCL/vendors/pocl.icd ]; then
+  export OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd
+fi
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/../lsan.supp:print_suppressions=0:intercept_tls_get_addr=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
