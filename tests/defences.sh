@@ -14,6 +14,11 @@ work=$(mktemp -d)
 jobs=$(nproc)
 fuzz_seconds=${FUZZ_SECONDS:-30}
 export OCAL_DEVICE=${OCAL_DEVICE:-cpu}
+# PoCL alone registered (see Makefile.am's sanitizer test environment: Mesa's Clover, loaded
+# by the ICD loader in every process, leaves an allocation the sanitizers cannot attribute).
+if [ -z "${OCL_ICD_VENDORS-}" ] && [ -r /etc/OpenCL/vendors/pocl.icd ]; then
+  export OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd
+fi
 cleanup() { [ "${DEFENCES_KEEP:-0}" = 1 ] && echo "defences: kept $work" || rm -rf "$work"; }
 trap cleanup EXIT
 t0=$SECONDS
