@@ -10,7 +10,7 @@
  * The results file (format "ocal-bench-1"), also written by bench/pytorch_reference.py:
  *
  *   {"format": "ocal-bench-1", "impl": "ocal", "ocal_version": "0.1.0", "device": "...",
- *    "platform": "...", "driver": "...", "date": "2026-11-21T22:00:00Z", "quick": false,
+ *    "platform": "...", "driver": "...", "date": "YYYY-MM-DDThh:mm:ssZ", "quick": false,
  *    "records": [
  *      {"suite": "elementwise", "op": "add", "dtype": "f32", "size": "1048576", "n": 1048576,
  *       "metric": "bandwidth", "value": 2710.5, "unit": "GB/s", "ratio_to_copy": 0.91,
