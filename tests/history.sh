@@ -22,7 +22,8 @@ history_patterns='\bsessions? [0-9]+
 \b(this|that|the|last|previous|an earlier|a later|one) session\b
 \brounds? [0-9]+\b
 \b(next|later) rounds\b
-\bissues? #?[0-9]+
+\bissue #?[0-9]+
+\bissues #?[0-9]+(,| and | or )
 (^|[^&[:alnum:]/])#[0-9]+\b
 \bbugs? [0-9]+\b
 \b(at|after|before|since) [0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]+\b
