@@ -238,9 +238,9 @@ typedef float2 ocal_ACCV;
        ? ~(ulong)0                                                                        \
        : (VW - (ocal_xoff + (ocal_b)) % VW) % VW)
 /* Cursors: the kernels read through a cursor set at a flat index and moved along by
- * element offsets. A built-in's is a pair of pointers that advance (on an H100, addressing
- * every load from the buffer's start instead, x + xoff + (p + k * inner), cost 4-5% on a
- * 2^24 dot and variance and on a column max: docs/reduce.md). */
+ * element offsets. A built-in's is a pair of pointers that advance: addressing every load
+ * from the buffer's start instead, x + xoff + (p + k * inner), is slower on NVIDIA
+ * (docs/reduce.md#code-generation). */
 #define OCAL_RED_CURSOR(ocal_c, ocal_i)                                                   \
   __global const OCAL_TS *ocal_c##_x = ocal_x + ocal_xoff + (ocal_i),                     \
                          *ocal_c##_y = ocal_y + ocal_yoff + (ocal_i)
@@ -376,8 +376,8 @@ void ocal_nsum_add4(ocal_nsum_st *ocal_a, ocal_ACCF ocal_v0, ocal_ACCF ocal_v1, 
  *   NAME_FINAL(d, i, kind, r, count, mode)   stores the folded sum r as result i of d. */
 #define OCAL_RED_PLAIN(NAME)                                                                  \
   /* Mapped values are bound to a local first: COMBINE may name its arguments more than     \
-   * once (max and min with NaN tests do), and NVIDIA's compiler did not merge the copies    \
-   * (a column max 5% slower on an H100 than with the local). */                            \
+   * once (max and min with NaN tests do), and NVIDIA's compiler does not merge the copies   \
+   * (docs/reduce.md#code-generation). */                                                   \
   typedef NAME##_S NAME##_st;                                                                 \
   NAME##_st NAME##_init(void) { return NAME##_NEUTRAL; }                                      \
   void NAME##_add1(NAME##_st *ocal_a, T ocal_x, T ocal_y, ulong ocal_i) {                     \
@@ -1088,8 +1088,7 @@ OCAL_RED_PLAIN(ocal_user)
 
 /* Only the kernel the host launches is compiled: the host names one operation and one kernel
  * (-DOCAL_ONLY -DOCAL_ONLY_<operation> -DOCAL_KERNEL -DOCAL_KERNEL_<kernel>), so a first
- * reduction compiles one small program instead of fifty kernels (on an H100 the whole file
- * took 6.2 s to build per type).
+ * reduction compiles one small program instead of fifty kernels (seconds per type).
  * Without OCAL_ONLY_* every built-in kernel is built (tools and tests that compile the whole
  * file). */
 #if defined(OCAL_KERNEL_contig) || !defined(OCAL_KERNEL)

@@ -205,17 +205,17 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
  * order in which other groups see stores (ocal_lb_publish, ocal_lb_read). Elsewhere a flag
  * word and a two-word value are written with 32-bit atomics (OpenCL 1.1 core), value, then
  * mem_fence, then flag, and read flag, mem_fence, value: OpenCL 1.2 does not promise that
- * order across groups, and the H100 most likely did not keep it (docs/scan.md). A flag holds
+ * order across groups, and NVIDIA's GPUs need not keep it (docs/scan.md). A flag holds
  * (epoch << 2) | state, the epoch a number the host changes at every launch, so the state
  * buffer needs no clearing between launches. The state buffer: word 0 the ticket counter
  * (words 1 and 2: OCAL_LB_STATS's counters), then 8 words per tile for `cap` tiles: packed,
  * four of total and four of inclusive prefix; else a flag, two of total, two of prefix. */
 /* Predecessors a look-back reads at once: 128, or the whole group if smaller (a wide window
- * finds the nearest PREFIX in one round where many groups run at once; on the H100 the
- * nearest was 80 to 120 tiles back). -DOCAL_LB_WINDOW=2, say, makes the walk slide through
+ * finds the nearest PREFIX in one round where many groups run at once: on a large GPU it
+ * is tens of tiles back). -DOCAL_LB_WINDOW=2, say, makes the walk slide through
  * many windows: that is how the sliding paths were tested (docs/scan.md). */
 #ifndef OCAL_LB_WINDOW
-#define OCAL_LB_WINDOW 128 /* 0.955x a copy on the H100 where the whole group (256) was 0.938x */
+#define OCAL_LB_WINDOW 128 /* faster than the whole group (256): docs/measurements.md */
 #endif
 #define OCAL_LB_WINDOW_OF(ocal_L) ((ocal_L) < OCAL_LB_WINDOW ? (ocal_L) : OCAL_LB_WINDOW)
 #define OCAL_LB_AGG 1u
@@ -223,10 +223,10 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
 /* Elements per work-item of a look-back tile: 24 for results of 4 bytes or less, 12 for 8-byte
  * results, so a tile is 24 KB of results and the kernel's local memory (tile, padding and the
  * block scan's buffers) stays under 28 KB of the 32 KB every OpenCL 1.2 device has. Large
- * tiles matter: each costs a look-back whatever its size, and on the H100 a tile of 4,096
- * floats was 0.77x a copy where 6,144 or 8,192 were 0.9x (docs/scan.md). The host mirrors
+ * tiles matter: each costs a look-back whatever its size, so small tiles lose a fifth of the
+ * speed (docs/measurements.md#reductions-and-scans). The host mirrors
  * the rule (scan.c, ocal__scan_lookback_ipt); -DOCAL_LB_IPT=n overrides it for the built-in
- * operations (bench/scan_probe, which sizes its launches itself). */
+ * operations (the scan probe of bench/experiments/, which sizes its launches itself). */
 #if defined(OCAL_ONLY_maximum) || !defined(OCAL_ONLY)
 #if defined(OCAL_LB_IPT)
 #define maximum_LB_IPT OCAL_LB_IPT
@@ -278,7 +278,7 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
  *   OCAL_LB_REREAD 1: (modes 0 to 2) a work-item's elements are not kept in registers through
  *                     the look-back but read from the local tile again. */
 /* The defaults are what the library runs everywhere: a portable kernel (no vendor's
- * instructions) that was the fastest on the H100 (bench/scan_probe; docs/scan.md). */
+ * instructions) that was the fastest measured (docs/measurements.md#reductions-and-scans). */
 #ifndef OCAL_LB_LOAD
 #define OCAL_LB_LOAD 2
 #endif
@@ -386,8 +386,8 @@ ulong ocal_lb_get64(__global uint *ocal_w) { return ocal_lb_load(ocal_w); }
 #endif
 /* A packed value of `words` (1 or 2) 64-bit words, each its flag word and 32 bits of the
  * value: every word says itself whether it is there, so no fence orders the value before
- * the flag (NVIDIA's H100 most likely once returned a value older than the flag read before it with the
- * flag and the value in separate words and a mem_fence between: docs/scan.md). */
+ * the flag (with the flag and the value in separate words and a mem_fence between, an NVIDIA
+ * GPU most likely returned a value older than the flag read before it: docs/scan.md). */
 void ocal_lb_publish(__global uint *ocal_w, uint ocal_words, uint ocal_flag, ulong ocal_bits) {
   ocal_lb_put64(ocal_w, ocal_flag, ocal_bits & 0xffffffffu);
   if (ocal_words > 1) ocal_lb_put64(ocal_w + 2, ocal_flag, ocal_bits >> 32);

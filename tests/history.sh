@@ -104,6 +104,7 @@ done
 for f in $(find src cl include tools -type f \( -name '*.c' -o -name '*.h' -o -name '*.cl' \
              -o -name '*.h.in' -o -name '*.mk' -o -name '*.sh' -o -name '*.py' \) | sort); do
   case "$f" in
+    src/core/cl_sources.c) continue ;; # generated from cl/ by the build
     *.mk | *.sh | *.py) sed -n 's/^[^#]*\(#.*\)$/\1/p; t; s/.*//p' "$f" > "$tmp/c" ;;
     *) awk '
          { out = ""; s = $0

@@ -22,8 +22,8 @@
  * Staging. Blocking writes and reads of ordinary (pageable) host memory of 16 MiB or more go
  * through small pinned staging buffers: several host threads (half the processors, at most 8)
  * each copy 1 MiB chunks of their part while their previous chunk crosses the bus. Where this
- * is faster is decided per device: on by default for discrete GPUs (on an NVIDIA H200 it moves
- * 256 MiB to 1 GiB at 43-46 GB/s, against 10-18 GB/s for the driver's pageable path), off for
+ * is faster is decided per device: on by default for discrete GPUs (several times the driver's pageable
+ * path: docs/benchmarks.md), off for
  * CPU devices, whose memory is host memory anyway. OCAL_STAGING=0/1 or the staging option
  * override it; OCAL_STAGING_MIN (bytes), OCAL_STAGING_CHUNK (bytes) and OCAL_STAGING_THREADS
  * tune it.

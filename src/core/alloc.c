@@ -88,7 +88,7 @@ int ocal__lookback_device(ocal_context ctx) {
   if (!concurrent || ctx->settings.scan == OCAL__SCAN_THREE) return 0;
   if (ctx->settings.scan == OCAL__SCAN_SINGLE) return 1;
   /* The rule: every device whose groups run concurrently (GPUs and CPU drivers) takes the
-   * single pass. On the H100 it reads and writes each element once at 0.9x a copy or more
-   * where the three passes reach 0.5x (bench/scan_probe; docs/scan.md). */
+   * single pass: it reads and writes each element once where the three passes read the input
+   * twice (docs/scan.md#figures). */
   return 1;
 }

@@ -10,7 +10,7 @@
 
 /* ---- the 4-wide form of an elementwise body ---------------------------------------------
  * ocal_axpy streams at the copy bandwidth on GPUs with one 16-byte load per buffer and
- * work-item; scalar code does not (H200: 3.4-3.8 TB/s against 4.37). So when a body can be
+ * work-item; scalar code does not (docs/measurements.md#examples). So when a body can be
  * evaluated four elements at a time with the same result, ocal writes that form too: every
  * `p[i]` becomes a 4-vector variable, loaded before the body and stored after it. The body
  * must pass a whitelist that keeps the meaning the same: all arguments of one type; only

@@ -10,8 +10,8 @@
  *     neighbours read neighbouring addresses; when there are too few outputs to fill the
  *     device, R is split into chunks and a second launch merges them. Where the columns
  *     allow aligned vector loads, `strided_v` takes a vector of neighbouring columns per
- *     work-item: on an H200 that lifts a column sum of a 16384^2 float matrix from 0.54 to
- *     0.88 of copy bandwidth (max: 1.02).
+ *     work-item, which brings a column sum near the copy bandwidth where one column per
+ *     work-item stays near half of it (docs/measurements.md#reductions-and-scans).
  * Small inputs are one launch. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,8 +192,8 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
      * second wave of a few groups would double the time. Aim at half the device's
      * threads (each keeps eight loads in flight), rounding the chunks down. A work-item of
      * vector columns keeps VW times the bytes in flight and needs more registers: a quarter
-     * of the threads (on an H200, a 16384^2 column sum: 0.84 of copy at a half, 0.88 at a
-     * quarter, 0.56 at an eighth; max 0.83, 1.02, 0.78). */
+     * of the threads, the best of a half, a quarter and an eighth for a column sum
+     * (docs/measurements.md#reductions-and-scans). */
     size_t strided_target = target / (vcols ? 4 : 2), columns = outputs / cols_per_item;
     if (columns < strided_target && R > 64) {
       chunks = strided_target / columns;

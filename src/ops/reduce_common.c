@@ -55,8 +55,8 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
   }
   /* One kernel per program: `name` is "<operation>_<kernel>" (operations have no '_'), and
    * the .cl files keep only what -DOCAL_ONLY_<operation> -DOCAL_KERNEL_<kernel> name. A
-   * whole file is fifty kernels per type, which a first call used to compile all of (6.2 s
-   * on an H100); the options are part of the program cache's and disk cache's keys. */
+   * whole file is fifty kernels per type, seconds of compiling for a first call that runs one;
+   * the options are part of the program cache's and disk cache's keys. */
   const char *cut = strchr(name, '_');
   if (!cut) return OCAL_FAIL(OCAL_INTERNAL, "kernel name '%s' has no operation prefix", name);
   size_t len = strlen(options);
