@@ -1,5 +1,5 @@
 #!/bin/sh
-# ocal — checks the layering of src/ (docs/DESIGN: "nothing in src/core knows about any
+# ocal — checks the layering of src/ (docs/design.md: "nothing in src/core knows about any
 # operation", "no area includes another's internals"). Run by `make check`; reads the source
 # tree only. It fails, naming the file and line, when
 #   1. a file of src/core includes a header of an area: one in src/<area>/, a public header

@@ -1,6 +1,6 @@
 /* The memory-bound suites: copy and transfer bandwidth, elementwise operations, reductions
  * and scans. Each figure is in GB/s with its ratio to the device copy of the same number of
- * floats measured in the same run (DESIGN.md's yardstick).
+ * floats measured in the same run (docs/design.md, "Yardsticks").
  *
  * Bytes counted: every element read plus every element written (a copy of n floats moves
  * 8n bytes, an add 12n); a reduction counts what it reads (dot reads two buffers), a scan
