@@ -9,7 +9,8 @@
 #   2. README.md, CONTRIBUTING.md or a page of docs/ names a path outside the repository
 #      (`../` outside a link, `/work/`, `/tmp/`, `.device/`);
 #   3. a relative markdown link in README.md, CONTRIBUTING.md or docs/ points to no file of
-#      the repository.
+#      the repository, or to an anchor that file does not have; or a comment cites a page of
+#      docs/ (or an anchor of one) that does not exist.
 # NEWS and docs/measurements.md are history by design, and are not read.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -126,24 +127,64 @@ for f in $(find src cl include tools -type f \( -name '*.c' -o -name '*.h' -o -n
   scan "$f" code "$tmp/c" || status=1
 done
 
-# Relative links of the docs resolve to files of the repository.
+# The anchors a markdown file offers: its <a id="..."> tags and its headings' slugs as GitHub
+# makes them (lower case, punctuation but '-' and '_' dropped, spaces to '-').
+anchors() {
+  sed -n 's/.*<a id="\([^"]*\)">.*/\1/p' "$1"
+  sed -n 's/^##* //p' "$1" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g'
+}
+
+# Relative links of the docs resolve to files of the repository, and their #anchors to a
+# heading or an anchor there.
 for f in $docs; do
   [ -f "$f" ] || continue
   dir=$(dirname "$f")
-  grep -no '](\([^)#[:space:]][^)[:space:]]*\))' "$f" | while IFS= read -r hit; do
+  grep -no '](\([^)[:space:]]*\))' "$f" | while IFS= read -r hit; do
     line=${hit%%:*}
     target=${hit#*](}
     target=${target%)}
-    target=${target%%#*}
     case "$target" in http:* | https:* | mailto:* | "") continue ;; esac
-    path=$(cd "$dir" && realpath -m "$target")
+    anchor=
+    case "$target" in *#*) anchor=${target#*#} ;; esac
+    target=${target%%#*}
+    if [ -z "$target" ]; then
+      path=$src/$f
+    else
+      path=$(cd "$dir" && realpath -m "$target")
+    fi
     case "$path" in
-      "$src"/*) [ -e "$path" ] || echo "$f:$line: link to a file that does not exist: $target" ;;
+      "$src"/*)
+        if [ ! -e "$path" ]; then
+          echo "$f:$line: link to a file that does not exist: $target"
+        elif [ -n "$anchor" ] && ! anchors "$path" | grep -qx -- "$anchor"; then
+          echo "$f:$line: link to an anchor that $target does not have: #$anchor"
+        fi ;;
       *) echo "$f:$line: link outside the repository: $target" ;;
     esac
   done > "$tmp/links"
   [ -s "$tmp/links" ] && { cat "$tmp/links"; status=1; }
 done
 
-[ "$status" -eq 0 ] && echo "history: docs and comments speak of the present; links resolve"
+# Code that cites a page of docs/ (docs/scan.md, docs/measurements.md#staging) cites one that
+# exists, at an anchor it has.
+grep -rnoE 'docs/[A-Za-z0-9_-]+\.md(#[A-Za-z0-9_-]+)?' src cl include tools \
+    --include='*.c' --include='*.h' --include='*.cl' --include='*.in' 2> /dev/null |
+  grep -v '^src/core/cl_sources\.c:' | while IFS= read -r hit; do
+    file=${hit%%:*}
+    rest=${hit#*:}
+    line=${rest%%:*}
+    ref=${rest#*:}
+    page=${ref%%#*}
+    if [ ! -f "$page" ]; then
+      echo "$file:$line: cites $page, which does not exist"
+    else
+      case "$ref" in
+        *#*) anchors "$page" | grep -qx -- "${ref#*#}" ||
+               echo "$file:$line: cites $ref, an anchor $page does not have" ;;
+      esac
+    fi
+  done > "$tmp/cites"
+[ -s "$tmp/cites" ] && { cat "$tmp/cites"; status=1; }
+
+[ "$status" -eq 0 ] && echo "history: docs and comments speak of the present; links and citations resolve"
 exit "$status"
