@@ -157,7 +157,7 @@ for f in $docs; do
         if [ ! -e "$path" ]; then
           echo "$f:$line: link to a file that does not exist: $target"
         elif [ -n "$anchor" ] && ! anchors "$path" | grep -qx -- "$anchor"; then
-          echo "$f:$line: link to an anchor that $target does not have: #$anchor"
+          echo "$f:$line: link to an anchor that ${target:-this page} does not have: #$anchor"
         fi ;;
       *) echo "$f:$line: link outside the repository: $target" ;;
     esac
