@@ -974,7 +974,7 @@ END_TEST
 /* ---- the engine rule (src/blas/rule.c) ------------------------------------------------ */
 
 /* The choices at every shape the benches use (tools/bench's gemm suite: squares 256..8192
- * and the MLP's six shapes; bench/gemm_own's and bench/gemm_splitk's shapes), written down
+ * and the MLP's six shapes; bench/experiments/gemm_own's and bench/experiments/gemm_splitk's shapes), written down
  * from the rule as it was spread over blas.c, gemm_own.c and splitk.c before the engine
  * table (docs/blas-engines.md): the rule must give exactly these. */
 typedef struct rule_case {
@@ -1042,7 +1042,7 @@ static const rule_case h100_cases[] = {
       {OCAL_F32, T, 512, 10, 256, 1, OWN, 0, 0},
       {OCAL_F32, N, 256, 512, 10, 1, OWN, 0, 0},
       {OCAL_F32, N, 256, 784, 512, 1, OWN, 0, 0},
-      /* bench/gemm_own and bench/gemm_splitk */
+      /* bench/experiments/gemm_own and bench/experiments/gemm_splitk */
       {OCAL_F32, N, 1536, 1536, 1536, 1, OWN, 0, 0},
       {OCAL_F32, N, 1024, 1024, 4096, 1, OWN, 0, 0},
       {OCAL_F32, T, 1024, 1024, 1024, 1, OWN, 0, 0},
@@ -1236,35 +1236,19 @@ static ocal__blas_facts sim_facts(sim_device dev, int gemm, int precision, unsig
   return f;
 }
 
-/* The rule's answer on a simulated device (small offsets). main's f16/bf16 choice, as
- * src/blas/blas.c makes it outside the rule (transcribed here to pin today's choices). */
+/* The rule's answer on a simulated device (small offsets). */
 static ocal__gemm_choice rule_of(const rule_row *r, int *widen) {
   unsigned tc, wg;
   ocal__blas_facts f = sim_facts(r->dev, r->gemm, r->precision, &tc, &wg);
   f.tc = (tc & PROBE_TF32) != 0;
   f.wgmma = f.tc && (wg & PROBE_TF32);
-  *widen = 0;
-  if (r->dtype == OCAL_F16 || r->dtype == OCAL_BF16) {
-    unsigned bit = r->dtype == OCAL_F16 ? PROBE_F16 : PROBE_BF16;
-    int engine = f.gemm;
-    int forced = engine == OCAL__ENGINE_TC || engine == OCAL__ENGINE_WGMMA;
-    int fits = r->m <= 0x7fffffff && r->n <= 0x7fffffff && r->k <= 0x7fffffff;
-    int wg_ready = (wg & PROBE_TF32) && (wg & bit);
-    int ready = (tc & bit) && (engine != OCAL__ENGINE_WGMMA || wg_ready);
-    ocal__gemm_choice c = {OCAL__GEMM_ENGINE_COUNT, 0, 0, 1, "main"};
-    if (r->k > 0 && fits && (engine == OCAL__ENGINE_AUTO || forced) && ready) {
-      int on_wgmma = engine != OCAL__ENGINE_TC && wg_ready &&
-                     (engine == OCAL__ENGINE_WGMMA ||
-                      ocal__gemm_wgmma_pays(f.compute_units, r->m, r->n, r->k, r->batch));
-      c.engine = on_wgmma ? OCAL__GEMM_WGMMA : OCAL__GEMM_TC;
-      return c;
-    } else if (forced && r->k > 0) {
-      return c;
-    }
-    *widen = 1;
-    return ocal__gemm_rule(&f, OCAL_F32, r->ta, r->m, r->n, r->k, r->batch, 1);
-  }
-  return ocal__gemm_rule(&f, r->dtype, r->ta, r->m, r->n, r->k, r->batch, 1);
+  f.tc_f16 = (tc & PROBE_F16) != 0;
+  f.tc_bf16 = (tc & PROBE_BF16) != 0;
+  f.wgmma_f16 = (wg & PROBE_F16) != 0;
+  f.wgmma_bf16 = (wg & PROBE_BF16) != 0;
+  ocal__gemm_choice c = ocal__gemm_rule(&f, r->dtype, r->ta, r->m, r->n, r->k, r->batch, 1);
+  *widen = c.widen;
+  return c;
 }
 
 #define OWN OCAL__GEMM_OWN

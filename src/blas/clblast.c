@@ -285,7 +285,7 @@ static ocal_status gemm_run(const ocal__gemm_call *g, const ocal__gemm_choice *c
   return OCAL_OK;
 }
 
-const ocal__gemm_engine ocal__gemm_engine_clblast = {"CLBlast", gemm_run};
+const ocal__gemm_engine ocal__gemm_engine_clblast = {"CLBlast", NULL, gemm_run};
 
 /* ---- GEMV ----------------------------------------------------------------------------- */
 

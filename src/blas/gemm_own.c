@@ -7,7 +7,7 @@
  * the rule in rule.c (f32 on a GPU below 4096^3: here). Without CLBlast this engine runs
  * every product.
  *
- * The figures the rule and choose_plan() rest on (H100, bench/gemm_own beside PyTorch) are in
+ * The figures the rule and choose_plan() rest on (H100, bench/experiments/gemm_own beside PyTorch) are in
  * docs/blas-engines.md, "Measurements behind the rules".
  *
  * OCAL_GEMM: unset or "auto" = the rule, "ocal" = ocal's kernel for every product,
@@ -45,7 +45,7 @@ typedef struct own_plan {
 } own_plan;
 
 /* The tile and split of k for a product, from the H100 figures in docs/blas-engines.md
- * (bench/gemm_own; the device holds two 256-thread 128 x 128 work-groups per SM):
+ * (bench/experiments/gemm_own; the device holds two 256-thread 128 x 128 work-groups per SM):
  *  - an output of at least ~2 work-groups per SM in 128 x 128 tiles (2048^2 and up) runs
  *    them unsplit: 43.9 TFLOP/s at 2048^3, where every split was slower;
  *  - a smaller output of at least 1024^2 keeps 128 x 128 tiles and splits k until there
@@ -244,4 +244,4 @@ static ocal_status own_run(const ocal__gemm_call *g, const ocal__gemm_choice *ch
                   g->batch, g->alpha, g->a, g->b, g->beta, g->c);
 }
 
-const ocal__gemm_engine ocal__gemm_engine_own = {"ocal", own_run};
+const ocal__gemm_engine ocal__gemm_engine_own = {"ocal", NULL, own_run};

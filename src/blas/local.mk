@@ -13,6 +13,9 @@ src_libocal_core_la_SOURCES += \
 	src/blas/gemm_own.c \
 	src/blas/gemm_tc.c \
 	src/blas/gemm_wgmma.c \
+	src/blas/tc_answer.c \
+	src/blas/tc_probe.c \
+	src/blas/tensor_cores.h \
 	src/blas/gemv.c \
 	src/blas/params.c \
 	src/blas/rule.c \

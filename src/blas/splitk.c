@@ -11,7 +11,7 @@
  * parameter set per device, so this is the one way to get more parallelism per call
  * without switching sets (which would rebuild its programs).
  *
- * When it pays: the H200 figures (bench/gemm_splitk) are in docs/blas-engines.md,
+ * When it pays: the H200 figures (bench/experiments/gemm_splitk) are in docs/blas-engines.md,
  * "Measurements behind the rules". In short: products below the switch point already run
  * CLBlast's direct kernel, which is not starved for work-groups (1024^3: 1024 groups of
  * 128 threads): splitting them only adds the sum
@@ -114,6 +114,6 @@ static ocal_status splitk_run(const ocal__gemm_call *g, const ocal__gemm_choice 
   return st;
 }
 
-const ocal__gemm_engine ocal__gemm_engine_splitk = {"split-K over CLBlast", splitk_run};
+const ocal__gemm_engine ocal__gemm_engine_splitk = {"split-K over CLBlast", NULL, splitk_run};
 
 #endif /* OCAL_HAVE_CLBLAST */
