@@ -19,9 +19,8 @@
  * for f32 NN products in the 128 x 128 tile on 32-wide warps, where it was measured) arranges
  * each warp's work-items as 8 x 4 instead of 16 x 2, so that a warp's local reads of A and B
  * take 4 bank cycles per k instead of 6, and reads the next k's values from local memory
- * while the current ones are multiplied: 2-4% faster on the H100 at 2048^3-8192^3
- * (docs/blas-engines.md). A z index of
- * the launch selects a batch entry (strides a_stride, b_stride) and, for split-K, a slice of
+ * while the current ones are multiplied (docs/blas-engines.md, section "ocal's GEMM
+ * kernel"). A z index of the launch selects a batch entry (strides a_stride, b_stride) and, for split-K, a slice of
  * k whose partial product goes to its own block of C. */
 #ifdef OCAL_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable

@@ -17,8 +17,8 @@
  * issuing m64nBNk8 (TF32) or m64nBNk16), -DBK (k per stage, elements: rows of 32, 64 or 128
  * bytes in the matching swizzle; default 128 bytes), -DSTAGES (local stages, at most SMEM_MAX
  * bytes in all), -DRASTER=G. The engine's variant and the measurements behind it are in
- * docs/tensor-cores.md. The tensor cores truncate f32 operands to TF32 (rounding them in local
- * memory first cost a third of the speed on an H100). Every leading dimension, offset and
+ * docs/blas-engines.md, section "Tensor cores". The tensor cores truncate f32 operands to TF32
+ * (rounding them in local memory first cost a third of the speed). Every leading dimension, offset and
  * batch stride of A and B is a multiple of 16 bytes of elements. f16 C is rounded to nearest
  * even by vstore_half, bf16 C to nearest even in integer arithmetic, as cl/gemm_mma.cl. */
 

@@ -322,4 +322,4 @@ ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffe
 }
 
 /* BLAS-1 is ocal's own: ocal_axpy and ocal_scale (ocal/ops.h), ocal_dot and ocal_norm2
- * (ocal/reduce.h), faster than CLBlast's on an H100 and built without CLBlast too. */
+ * (ocal/reduce.h), faster than CLBlast's and built without CLBlast too. */
