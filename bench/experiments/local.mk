@@ -3,7 +3,7 @@
 # by `make` or `make check`, and left out of the tarball (nodist_: a git checkout has them).
 # Included by bench/local.mk.
 
-EXPERIMENT_PROGRAMS = \
+OCAL_EXPERIMENTS = \
 	bench/experiments/fft_fourstep_probe \
 	bench/experiments/fft_tune \
 	bench/experiments/gemm_f32_probe \
@@ -12,8 +12,8 @@ EXPERIMENT_PROGRAMS = \
 	bench/experiments/gemm_splitk \
 	bench/experiments/scan_probe \
 	bench/experiments/wgmma_probe
-EXTRA_PROGRAMS = $(EXPERIMENT_PROGRAMS)
-CLEANFILES += $(EXPERIMENT_PROGRAMS)
+EXTRA_PROGRAMS = $(OCAL_EXPERIMENTS)
+CLEANFILES += $(OCAL_EXPERIMENTS)
 
 # Plain OpenCL and the ICD loader (not libocal): bench/experiments/cl_probe.h.
 EXPERIMENT_CL_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
@@ -42,4 +42,4 @@ nodist_bench_experiments_gemm_splitk_SOURCES = bench/experiments/gemm_splitk.c
 bench_experiments_gemm_splitk_LDADD = src/libocal.la -lm
 
 .PHONY: experiments
-experiments: $(EXPERIMENT_PROGRAMS)
+experiments: $(OCAL_EXPERIMENTS)
