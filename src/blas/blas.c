@@ -235,8 +235,9 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
   if (ak == 0) return half ? run_widened(&call, NULL) : ocal__blas_scale_output(c, beta, __func__);
   /* CLBlast's indices are int: the split-K engine needs every element index to fit (for a
    * widened product, those of its f32 copies). */
-  int small_offsets = half ? a->numel <= 0x7fffffff && b->numel <= 0x7fffffff
-                           : a->offset + a->numel <= 0x7fffffff && b->offset + b->numel <= 0x7fffffff;
+  size_t a_end = half ? a->numel : a->offset + a->numel;
+  size_t b_end = half ? b->numel : b->offset + b->numel;
+  int small_offsets = a_end <= 0x7fffffff && b_end <= 0x7fffffff;
   ocal__gemm_choice choice = choose(ctx, dtype, ta, m, n, ak, batch, small_offsets);
   if (choice.engine == OCAL__GEMM_ENGINE_COUNT)
     return OCAL_FAIL(OCAL_UNSUPPORTED, "no engine can run this %s %zux%zux%zu product: %s",

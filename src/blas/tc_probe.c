@@ -243,7 +243,8 @@ static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int wgmma
   ocal__tc_launch L = {OCAL_F32, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
-  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, &not_built) : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
+  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, &not_built)
+            : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
   if (s != OCAL_OK) {
     if (not_built) { /* a kernel that does not build: the answer is no, *worst < 0 says why */
       s = OCAL_OK;
@@ -306,7 +307,8 @@ static ocal_status run_probe_gemm_half(ocal_context ctx, const char *spell, ocal
   ocal__tc_launch L = {dtype, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
-  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, &not_built) : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
+  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, &not_built)
+            : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
   if (s != OCAL_OK) {
     if (wgmma && not_built) s = OCAL_OK; /* does not build: the answer is no */
     goto done;
