@@ -1,6 +1,7 @@
-/* ocal tests — GEMM in TF32 precision: the tensor-core engine (src/blas/gemm_tc.c,
- * cl/gemm_mma.cl), its probe and the probe's cached answer, the precision mode's rule, and
- * the portable fallback.
+/* ocal tests — GEMM on tensor cores: the engines (src/blas/gemm_tc.c with cl/gemm_mma.cl,
+ * src/blas/gemm_wgmma.c), the probe (src/blas/tc_probe.c) and its cached answer
+ * (src/blas/tc_answer.c), the precision mode's rule, the query beside the product, and the
+ * portable fallback.
  *
  * Where the tests run decides what runs the kernels:
  *  - on a device whose tensor-core probe passes (an NVIDIA GPU of compute capability 8.0 or
