@@ -3,13 +3,13 @@
  * kernel builds included) and prints what its first call compiled or loaded from the disk
  * cache.
  * Run it with an empty OCAL_CACHE_DIR to see cold compiles (and, on PoCL, POCL_KERNEL_CACHE=0
- * so that PoCL's own cache does not hide them); bench/engine_gpu_round.sh does that.
+ * so that PoCL's own cache does not hide them); bench/experiments/engine_gpu_round.sh does that.
  *
  *   bench/first_calls
  *
  * One line per call: name, milliseconds, programs compiled, the kernels in them, kilobytes of
  * source given to the compiler and of binary it made (PTX on NVIDIA; a kernel compiled but
- * never launched shows here), programs from the disk cache. bench/cold_demo.sh runs it
+ * never launched shows here), programs from the disk cache. bench/experiments/cold_demo.sh runs it
  * beside `ocal demo`. Every result is checked against a double-precision host computation
  * (the 1024^3 GEMM on 4096 sampled entries): a wrong result fails the program (exit 1).
  * It reads the compile tally through src/core's internal interface (linked with

@@ -19,9 +19,8 @@
  * for f32 NN products in the 128 x 128 tile on 32-wide warps, where it was measured) arranges
  * each warp's work-items as 8 x 4 instead of 16 x 2, so that a warp's local reads of A and B
  * take 4 bank cycles per k instead of 6, and reads the next k's values from local memory
- * while the current ones are multiplied: 2-4% faster on the H100 at 2048^3-8192^3
- * (docs/blas-engines.md). A z index of
- * the launch selects a batch entry (strides a_stride, b_stride) and, for split-K, a slice of
+ * while the current ones are multiplied (docs/blas-engines.md, section "ocal's GEMM
+ * kernel"). A z index of the launch selects a batch entry (strides a_stride, b_stride) and, for split-K, a slice of
  * k whose partial product goes to its own block of C. */
 #ifdef OCAL_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -45,7 +44,29 @@
 #define LOAD4(p, i) vload4(0, (p) + (i))
 #endif
 
-/* The next A tile (BM rows of op(A) x BK values of k from kb) into registers. */
+/* Four consecutive values from p[idx]: the run starts at index `at` of its dimension, whose
+ * values stop at `end` (zeros beyond); `inside` says whether its row or column lies in the
+ * matrix at all. FULL tiles need no checks. */
+inline T4 load_run(__global const T *p, const ulong idx, const int inside, const uint at,
+                   const uint end) {
+#if FULL
+  return LOAD4(p, idx);
+#else
+  T4 v = (T4)(0);
+  if (inside) {
+    if (at + 3 < end) v = LOAD4(p, idx);
+    else {
+      if (at < end) v.s0 = p[idx];
+      if (at + 1 < end) v.s1 = p[idx + 1];
+      if (at + 2 < end) v.s2 = p[idx + 2];
+    }
+  }
+  return v;
+#endif
+}
+
+/* The next A tile (BM rows of op(A) x BK values of k from kb) into registers, each layout
+ * read along its contiguous dimension. */
 inline void load_a(__global const T *a, const uint lda, const int ta, const uint row0,
                    const uint kb, const uint m, const uint kend, const uint lid, T4 *ra) {
 #pragma unroll
@@ -53,39 +74,25 @@ inline void load_a(__global const T *a, const uint lda, const int ta, const uint
     const uint e = lid + (uint)i * NT;
     if (!ta) {
       const uint r = e / (BK / 4), kk = (e % (BK / 4)) * 4;
-      const ulong idx = (ulong)(row0 + r) * lda + kb + kk;
-#if FULL
-      ra[i] = LOAD4(a, idx);
-#else
-      T4 v = (T4)(0);
-      if (row0 + r < m) {
-        if (kb + kk + 3 < kend) v = LOAD4(a, idx);
-        else {
-          if (kb + kk < kend) v.s0 = a[idx];
-          if (kb + kk + 1 < kend) v.s1 = a[idx + 1];
-          if (kb + kk + 2 < kend) v.s2 = a[idx + 2];
-        }
-      }
-      ra[i] = v;
-#endif
+      ra[i] = load_run(a, (ulong)(row0 + r) * lda + kb + kk, row0 + r < m, kb + kk, kend);
     } else {
       const uint kk = e / (BM / 4), r = (e % (BM / 4)) * 4;
-      const ulong idx = (ulong)(kb + kk) * lda + row0 + r;
-#if FULL
-      ra[i] = LOAD4(a, idx);
-#else
-      T4 v = (T4)(0);
-      if (kb + kk < kend) {
-        if (row0 + r + 3 < m) v = LOAD4(a, idx);
-        else {
-          if (row0 + r < m) v.s0 = a[idx];
-          if (row0 + r + 1 < m) v.s1 = a[idx + 1];
-          if (row0 + r + 2 < m) v.s2 = a[idx + 2];
-        }
-      }
-      ra[i] = v;
-#endif
+      ra[i] = load_run(a, (ulong)(kb + kk) * lda + row0 + r, kb + kk < kend, row0 + r, m);
     }
+  }
+}
+
+/* Four values into a k-major local tile (row stride ld) at (row, col): along the row in one
+ * 16-byte store, or down the column (a transposition) in four. */
+inline void store_run(__local T *tile, const uint ld, const uint row, const uint col,
+                      const int along, const T4 v) {
+  if (along) {
+    *(__local T4 *)(tile + row * ld + col) = v;
+  } else {
+    tile[(row + 0) * ld + col] = v.s0;
+    tile[(row + 1) * ld + col] = v.s1;
+    tile[(row + 2) * ld + col] = v.s2;
+    tile[(row + 3) * ld + col] = v.s3;
   }
 }
 
@@ -93,16 +100,8 @@ inline void store_a(__local T *as, const int ta, const uint lid, const T4 *ra) {
 #pragma unroll
   for (int i = 0; i < NLA; i++) {
     const uint e = lid + (uint)i * NT;
-    if (!ta) {
-      const uint r = e / (BK / 4), kk = (e % (BK / 4)) * 4;
-      as[(kk + 0) * LAS + r] = ra[i].s0;
-      as[(kk + 1) * LAS + r] = ra[i].s1;
-      as[(kk + 2) * LAS + r] = ra[i].s2;
-      as[(kk + 3) * LAS + r] = ra[i].s3;
-    } else {
-      const uint kk = e / (BM / 4), r = (e % (BM / 4)) * 4;
-      *(__local T4 *)(as + kk * LAS + r) = ra[i];
-    }
+    if (!ta) store_run(as, LAS, (e % (BK / 4)) * 4, e / (BK / 4), 0, ra[i]);
+    else store_run(as, LAS, e / (BM / 4), (e % (BM / 4)) * 4, 1, ra[i]);
   }
 }
 
@@ -114,38 +113,10 @@ inline void load_b(__global const T *b, const uint ldb, const int tb, const uint
     const uint e = lid + (uint)i * NT;
     if (!tb) {
       const uint kk = e / (BN / 4), c = (e % (BN / 4)) * 4;
-      const ulong idx = (ulong)(kb + kk) * ldb + col0 + c;
-#if FULL
-      rb[i] = LOAD4(b, idx);
-#else
-      T4 v = (T4)(0);
-      if (kb + kk < kend) {
-        if (col0 + c + 3 < n) v = LOAD4(b, idx);
-        else {
-          if (col0 + c < n) v.s0 = b[idx];
-          if (col0 + c + 1 < n) v.s1 = b[idx + 1];
-          if (col0 + c + 2 < n) v.s2 = b[idx + 2];
-        }
-      }
-      rb[i] = v;
-#endif
+      rb[i] = load_run(b, (ulong)(kb + kk) * ldb + col0 + c, kb + kk < kend, col0 + c, n);
     } else {
       const uint c = e / (BK / 4), kk = (e % (BK / 4)) * 4;
-      const ulong idx = (ulong)(col0 + c) * ldb + kb + kk;
-#if FULL
-      rb[i] = LOAD4(b, idx);
-#else
-      T4 v = (T4)(0);
-      if (col0 + c < n) {
-        if (kb + kk + 3 < kend) v = LOAD4(b, idx);
-        else {
-          if (kb + kk < kend) v.s0 = b[idx];
-          if (kb + kk + 1 < kend) v.s1 = b[idx + 1];
-          if (kb + kk + 2 < kend) v.s2 = b[idx + 2];
-        }
-      }
-      rb[i] = v;
-#endif
+      rb[i] = load_run(b, (ulong)(col0 + c) * ldb + kb + kk, col0 + c < n, kb + kk, kend);
     }
   }
 }
@@ -154,16 +125,8 @@ inline void store_b(__local T *bs, const int tb, const uint lid, const T4 *rb) {
 #pragma unroll
   for (int i = 0; i < NLB; i++) {
     const uint e = lid + (uint)i * NT;
-    if (!tb) {
-      const uint kk = e / (BN / 4), c = (e % (BN / 4)) * 4;
-      *(__local T4 *)(bs + kk * LBS + c) = rb[i];
-    } else {
-      const uint c = e / (BK / 4), kk = (e % (BK / 4)) * 4;
-      bs[(kk + 0) * LBS + c] = rb[i].s0;
-      bs[(kk + 1) * LBS + c] = rb[i].s1;
-      bs[(kk + 2) * LBS + c] = rb[i].s2;
-      bs[(kk + 3) * LBS + c] = rb[i].s3;
-    }
+    if (!tb) store_run(bs, LBS, e / (BN / 4), (e % (BN / 4)) * 4, 1, rb[i]);
+    else store_run(bs, LBS, (e % (BK / 4)) * 4, e / (BK / 4), 0, rb[i]);
   }
 }
 

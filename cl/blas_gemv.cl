@@ -1,6 +1,6 @@
 /* ocal — GEMV kernels (src/blas/gemv.c), built per element type with -DT=float|double and
- * -DOCAL_WG=<work-group size, a power of two>. CLBlast's Xgemv reached 611 GB/s on an H200
- * for a 4096 x 16384 f32 A, these 4142 (y = A x) and 3776 GB/s (y = A^T x).
+ * -DOCAL_WG=<work-group size, a power of two>. They run near the copy bandwidth, several
+ * times CLBlast's Xgemv (docs/blas-engines.md, section "GEMV").
  * beta == 0 must not read y (BLAS semantics: NaNs in y go away): -DOCAL_READ_Y=0 builds
  * that variant, since a run-time flag lets the compiler fold the read into a multiply.
  * -DOCAL_ONLY -DOCAL_ONLY_ocal_gemv_n (or _ocal_gemv_t: both passes) compiles only what one

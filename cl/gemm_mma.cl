@@ -870,6 +870,26 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mm
     }
 }
 
+/* The probe's m16n8k16 fragments of lane (g, t): A 16 x 16 and B 16 x 8 (k x n), row-major
+ * 16-bit values, two to a register. */
+INL void probe_frag16(__global const ushort *a, __global const ushort *b, const uint g,
+                      const uint t, uint *h, uint *hb) {
+  h[0] = (uint)a[g * 16 + 2 * t] | (uint)a[g * 16 + 2 * t + 1] << 16;
+  h[1] = (uint)a[(g + 8) * 16 + 2 * t] | (uint)a[(g + 8) * 16 + 2 * t + 1] << 16;
+  h[2] = (uint)a[g * 16 + 2 * t + 8] | (uint)a[g * 16 + 2 * t + 9] << 16;
+  h[3] = (uint)a[(g + 8) * 16 + 2 * t + 8] | (uint)a[(g + 8) * 16 + 2 * t + 9] << 16;
+  hb[0] = (uint)b[(2 * t) * 8 + g] | (uint)b[(2 * t + 1) * 8 + g] << 16;
+  hb[1] = (uint)b[(2 * t + 8) * 8 + g] | (uint)b[(2 * t + 9) * 8 + g] << 16;
+}
+
+/* Lane (g, t)'s four values of a 16 x 8 D into out, row-major, as bits. */
+INL void probe_store_d(__global uint *out, const uint g, const uint t, const float *d) {
+  out[g * 8 + 2 * t] = as_uint(d[0]);
+  out[g * 8 + 2 * t + 1] = as_uint(d[1]);
+  out[(g + 8) * 8 + 2 * t] = as_uint(d[2]);
+  out[(g + 8) * 8 + 2 * t + 1] = as_uint(d[3]);
+}
+
 /* The probe: one warp, one m16n8k8 TF32 product, one m16n8k16 f16 and one bf16 product, the
  * tf32 conversion of 32 values, and the shared-address mode. The host fills the inputs with
  * values whose products and sums are exact in f32 and checks every output bit.
@@ -900,36 +920,17 @@ __kernel __attribute__((reqd_work_group_size(32, 1, 1))) void ocal_mma_probe(
   bb[0] = to_tf32(b32[t * 8 + g]);
   bb[1] = to_tf32(b32[(t + 4) * 8 + g]);
   MMA_OP_TF32(d, a, bb);
-  out[g * 8 + 2 * t] = as_uint(d[0]);
-  out[g * 8 + 2 * t + 1] = as_uint(d[1]);
-  out[(g + 8) * 8 + 2 * t] = as_uint(d[2]);
-  out[(g + 8) * 8 + 2 * t + 1] = as_uint(d[3]);
+  probe_store_d(out, g, t, d);
 
   uint h[4], hb[2];
-  h[0] = (uint)ah[g * 16 + 2 * t] | (uint)ah[g * 16 + 2 * t + 1] << 16;
-  h[1] = (uint)ah[(g + 8) * 16 + 2 * t] | (uint)ah[(g + 8) * 16 + 2 * t + 1] << 16;
-  h[2] = (uint)ah[g * 16 + 2 * t + 8] | (uint)ah[g * 16 + 2 * t + 9] << 16;
-  h[3] = (uint)ah[(g + 8) * 16 + 2 * t + 8] | (uint)ah[(g + 8) * 16 + 2 * t + 9] << 16;
-  hb[0] = (uint)bh[(2 * t) * 8 + g] | (uint)bh[(2 * t + 1) * 8 + g] << 16;
-  hb[1] = (uint)bh[(2 * t + 8) * 8 + g] | (uint)bh[(2 * t + 9) * 8 + g] << 16;
+  probe_frag16(ah, bh, g, t, h, hb);
   float e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   MMA_OP_F16(e, h, hb);
-  out[128 + g * 8 + 2 * t] = as_uint(e[0]);
-  out[128 + g * 8 + 2 * t + 1] = as_uint(e[1]);
-  out[128 + (g + 8) * 8 + 2 * t] = as_uint(e[2]);
-  out[128 + (g + 8) * 8 + 2 * t + 1] = as_uint(e[3]);
-  h[0] = (uint)ahb[g * 16 + 2 * t] | (uint)ahb[g * 16 + 2 * t + 1] << 16;
-  h[1] = (uint)ahb[(g + 8) * 16 + 2 * t] | (uint)ahb[(g + 8) * 16 + 2 * t + 1] << 16;
-  h[2] = (uint)ahb[g * 16 + 2 * t + 8] | (uint)ahb[g * 16 + 2 * t + 9] << 16;
-  h[3] = (uint)ahb[(g + 8) * 16 + 2 * t + 8] | (uint)ahb[(g + 8) * 16 + 2 * t + 9] << 16;
-  hb[0] = (uint)bhb[(2 * t) * 8 + g] | (uint)bhb[(2 * t + 1) * 8 + g] << 16;
-  hb[1] = (uint)bhb[(2 * t + 8) * 8 + g] | (uint)bhb[(2 * t + 9) * 8 + g] << 16;
+  probe_store_d(out + 128, g, t, e);
+  probe_frag16(ahb, bhb, g, t, h, hb);
   float f[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   MMA_OP_BF16(f, h, hb);
-  out[256 + g * 8 + 2 * t] = as_uint(f[0]);
-  out[256 + g * 8 + 2 * t + 1] = as_uint(f[1]);
-  out[256 + (g + 8) * 8 + 2 * t] = as_uint(f[2]);
-  out[256 + (g + 8) * 8 + 2 * t + 1] = as_uint(f[3]);
+  probe_store_d(out + 256, g, t, f);
 
   out[384 + lane] = to_tf32(cv[lane]);
 #if MMA_EMULATE

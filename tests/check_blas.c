@@ -974,7 +974,7 @@ END_TEST
 /* ---- the engine rule (src/blas/rule.c) ------------------------------------------------ */
 
 /* The choices at every shape the benches use (tools/bench's gemm suite: squares 256..8192
- * and the MLP's six shapes; bench/gemm_own's and bench/gemm_splitk's shapes), written down
+ * and the MLP's six shapes; bench/experiments/gemm_own's and bench/experiments/gemm_splitk's shapes), written down
  * from the rule as it was spread over blas.c, gemm_own.c and splitk.c before the engine
  * table (docs/blas-engines.md): the rule must give exactly these. */
 typedef struct rule_case {
@@ -1042,7 +1042,7 @@ static const rule_case h100_cases[] = {
       {OCAL_F32, T, 512, 10, 256, 1, OWN, 0, 0},
       {OCAL_F32, N, 256, 512, 10, 1, OWN, 0, 0},
       {OCAL_F32, N, 256, 784, 512, 1, OWN, 0, 0},
-      /* bench/gemm_own and bench/gemm_splitk */
+      /* bench/experiments/gemm_own and bench/experiments/gemm_splitk */
       {OCAL_F32, N, 1536, 1536, 1536, 1, OWN, 0, 0},
       {OCAL_F32, N, 1024, 1024, 4096, 1, OWN, 0, 0},
       {OCAL_F32, T, 1024, 1024, 1024, 1, OWN, 0, 0},
@@ -1197,6 +1197,172 @@ END_TEST
 #undef SPL
 #undef N
 #undef T
+
+/* ---- one rule for every type and device --------------------------------------------- */
+
+/* Simulated devices: the facts the rule sees, and which of the tensor-core probe's checks
+ * passed (bits by type: TF32, F16, BF16), for mma.sync and for wgmma. */
+enum { PROBE_TF32 = 1, PROBE_F16 = 2, PROBE_BF16 = 4, PROBE_ALL = 7 };
+typedef enum { DEV_HOPPER, DEV_HOPPER_WG_NO_BF16, DEV_AMPERE, DEV_GPU_NO_TC, DEV_CPU } sim_device;
+
+typedef struct rule_row {
+  sim_device dev;
+  int gemm;      /* OCAL_GEMM: OCAL__ENGINE_* */
+  int precision; /* OCAL_GEMM_PRECISION_* */
+  ocal_dtype dtype;
+  ocal_transpose ta;
+  size_t m, n, k, batch;
+  int engine;   /* ocal__gemm_engine_id; OCAL__GEMM_ENGINE_COUNT: refused */
+  int widen;    /* f16/bf16 converted to f32 around the engine */
+  size_t slices;
+  int pretranspose;
+} rule_row;
+
+static ocal__blas_facts sim_facts(sim_device dev, int gemm, int precision, unsigned *tc,
+                                  unsigned *wg) {
+  ocal__blas_facts f = h100_facts();
+  f.gemm = gemm;
+  f.precision = precision;
+  *tc = *wg = 0;
+  switch (dev) {
+  case DEV_HOPPER: *tc = PROBE_ALL, *wg = PROBE_ALL; break;
+  case DEV_HOPPER_WG_NO_BF16: *tc = PROBE_ALL, *wg = PROBE_TF32 | PROBE_F16; break;
+  case DEV_AMPERE: *tc = PROBE_ALL, f.compute_units = 108; break;
+  case DEV_GPU_NO_TC: break;
+  case DEV_CPU:
+    f.type = OCAL_DEVICE_CPU, f.compute_units = 4, f.params_known = 0;
+    break;
+  }
+  return f;
+}
+
+/* The rule's answer on a simulated device (small offsets). */
+static ocal__gemm_choice rule_of(const rule_row *r, int *widen) {
+  unsigned tc, wg;
+  ocal__blas_facts f = sim_facts(r->dev, r->gemm, r->precision, &tc, &wg);
+  f.tc = (tc & PROBE_TF32) != 0;
+  f.wgmma = f.tc && (wg & PROBE_TF32);
+  f.tc_f16 = (tc & PROBE_F16) != 0;
+  f.tc_bf16 = (tc & PROBE_BF16) != 0;
+  f.wgmma_f16 = (wg & PROBE_F16) != 0;
+  f.wgmma_bf16 = (wg & PROBE_BF16) != 0;
+  ocal__gemm_choice c = ocal__gemm_rule(&f, r->dtype, r->ta, r->m, r->n, r->k, r->batch, 1);
+  *widen = c.widen;
+  return c;
+}
+
+#define OWN OCAL__GEMM_OWN
+#define CLB OCAL__GEMM_CLBLAST
+#define SPL OCAL__GEMM_SPLITK
+#define TC OCAL__GEMM_TC
+#define WG OCAL__GEMM_WGMMA
+#define NONE OCAL__GEMM_ENGINE_COUNT
+#define N OCAL_NO_TRANS
+#define T OCAL_TRANS
+#define AUTO OCAL__ENGINE_AUTO
+#define FP32 OCAL_GEMM_PRECISION_FP32
+#define TF32 OCAL_GEMM_PRECISION_TF32
+#define BIG ((size_t)1 << 31)
+
+static const rule_row rule_rows[] = {
+    /* Hopper, precision tf32: wgmma for products of many 128 x 256 blocks, mma.sync below,
+     * ocal's f32 kernel for the MLP's small ones; f16/bf16 always on tensor cores. */
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 1024, 1024, 1024, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 256, 256, 16, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 512, 784, 1, OWN, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 4096, 4096, 64, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F64, N, 4096, 4096, 4096, 1, CLB, 0, 0, 1},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_BF16, T, 8192, 8192, 8192, 1, WG, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_BF16, N, 1024, 1024, 1024, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 256, 512, 784, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 4096, 4096, 64, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 1, 1, 1, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, BIG, 8, 8, 1, CLB, 1, 0, 0},
+    /* Hopper, precision fp32 (the default): f32 exact; f16/bf16 unchanged. */
+    {DEV_HOPPER, AUTO, FP32, OCAL_F32, N, 4096, 4096, 4096, 1, CLB, 0, 0, 1},
+    {DEV_HOPPER, AUTO, FP32, OCAL_F32, N, 1024, 1024, 1024, 1, OWN, 0, 0, 0},
+    {DEV_HOPPER, AUTO, FP32, OCAL_F32, N, 256, 256, 256, 8, CLB, 0, 0, 0},
+    {DEV_HOPPER, AUTO, FP32, OCAL_F16, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
+    {DEV_HOPPER, AUTO, FP32, OCAL_BF16, N, 256, 512, 784, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, FP32, OCAL_F16, N, 256, 256, 256, 8, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, FP32, OCAL_F16, N, 256, 256, 256, 64, WG, 0, 0, 0},
+    /* wgmma's probe passed for f16 but not bf16 */
+    {DEV_HOPPER_WG_NO_BF16, AUTO, FP32, OCAL_F16, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
+    {DEV_HOPPER_WG_NO_BF16, AUTO, FP32, OCAL_BF16, N, 4096, 4096, 4096, 1, TC, 0, 0, 0},
+    {DEV_HOPPER_WG_NO_BF16, OCAL__ENGINE_WGMMA, FP32, OCAL_BF16, N, 64, 64, 64, 1, NONE, 0, 0, 0},
+    /* OCAL_GEMM=tc and =wgmma: that engine or a refusal */
+    {DEV_HOPPER, OCAL__ENGINE_TC, TF32, OCAL_F32, N, 4096, 4096, 4096, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_TC, TF32, OCAL_F32, N, 1, 1, 1, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_TC, TF32, OCAL_F16, N, 4096, 4096, 4096, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_TC, TF32, OCAL_F64, N, 64, 64, 64, 1, NONE, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_TC, FP32, OCAL_F32, N, 64, 64, 64, 1, NONE, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_TC, FP32, OCAL_BF16, N, 64, 64, 64, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_TC, FP32, OCAL_BF16, N, BIG, 8, 8, 1, NONE, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_WGMMA, TF32, OCAL_F32, N, 64, 64, 64, 1, WG, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_WGMMA, FP32, OCAL_F32, N, 64, 64, 64, 1, NONE, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_WGMMA, FP32, OCAL_BF16, N, 64, 64, 64, 1, WG, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_WGMMA, FP32, OCAL_F16, T, 1, 1, 1, 1, WG, 0, 0, 0},
+    /* OCAL_GEMM=ocal and =clblast: f16/bf16 as f32 products on that engine */
+    {DEV_HOPPER, OCAL__ENGINE_OWN, TF32, OCAL_F32, N, 4096, 4096, 4096, 1, OWN, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_OWN, TF32, OCAL_F16, N, 4096, 4096, 4096, 1, OWN, 1, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_CLBLAST, FP32, OCAL_BF16, N, 1024, 1024, 1024, 1, CLB, 1, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_CLBLAST, FP32, OCAL_F16, N, 1024, 1024, 4096, 1, SPL, 1, 4, 0},
+    /* Ampere-like (108 compute units, no wgmma): mma.sync for tf32 and f16/bf16 */
+    {DEV_AMPERE, AUTO, TF32, OCAL_F32, N, 4096, 4096, 4096, 1, TC, 0, 0, 0},
+    {DEV_AMPERE, AUTO, TF32, OCAL_F16, N, 4096, 4096, 4096, 1, TC, 0, 0, 0},
+    {DEV_AMPERE, AUTO, FP32, OCAL_BF16, N, 256, 512, 784, 1, TC, 0, 0, 0},
+    {DEV_AMPERE, OCAL__ENGINE_WGMMA, TF32, OCAL_F32, N, 64, 64, 64, 1, NONE, 0, 0, 0},
+    {DEV_AMPERE, OCAL__ENGINE_WGMMA, TF32, OCAL_F16, N, 64, 64, 64, 1, NONE, 0, 0, 0},
+    /* A GPU without tensor cores: f32 as ever; f16/bf16 as f32 products on the f32 rule */
+    {DEV_GPU_NO_TC, AUTO, TF32, OCAL_F32, N, 4096, 4096, 4096, 1, CLB, 0, 0, 1},
+    {DEV_GPU_NO_TC, AUTO, TF32, OCAL_F32, N, 1024, 1024, 1024, 1, OWN, 0, 0, 0},
+    {DEV_GPU_NO_TC, AUTO, TF32, OCAL_F16, N, 4096, 4096, 4096, 1, CLB, 1, 0, 1},
+    {DEV_GPU_NO_TC, AUTO, FP32, OCAL_BF16, N, 1024, 1024, 1024, 1, OWN, 1, 0, 0},
+    {DEV_GPU_NO_TC, AUTO, FP32, OCAL_F16, N, 256, 512, 784, 1, OWN, 1, 0, 0},
+    {DEV_GPU_NO_TC, AUTO, FP32, OCAL_F16, N, 256, 256, 256, 8, CLB, 1, 0, 0},
+    {DEV_GPU_NO_TC, AUTO, FP32, OCAL_BF16, T, 4096, 4096, 4096, 1, CLB, 1, 0, 0},
+    {DEV_GPU_NO_TC, OCAL__ENGINE_TC, TF32, OCAL_F32, N, 64, 64, 64, 1, NONE, 0, 0, 0},
+    {DEV_GPU_NO_TC, OCAL__ENGINE_TC, TF32, OCAL_F16, N, 64, 64, 64, 1, NONE, 0, 0, 0},
+    {DEV_GPU_NO_TC, OCAL__ENGINE_WGMMA, TF32, OCAL_BF16, N, 64, 64, 64, 1, NONE, 0, 0, 0},
+    /* A CPU (PoCL): CLBlast on its defaults, f16/bf16 as f32 products */
+    {DEV_CPU, AUTO, FP32, OCAL_F32, N, 4096, 4096, 4096, 1, CLB, 0, 0, 0},
+    {DEV_CPU, AUTO, TF32, OCAL_F32, N, 64, 64, 64, 1, CLB, 0, 0, 0},
+    {DEV_CPU, AUTO, FP32, OCAL_F16, N, 1024, 1024, 1024, 1, CLB, 1, 0, 0},
+    {DEV_CPU, AUTO, FP32, OCAL_F64, T, 33, 17, 65, 3, CLB, 0, 0, 0},
+    {DEV_CPU, OCAL__ENGINE_OWN, FP32, OCAL_BF16, N, 33, 17, 65, 1, OWN, 1, 0, 0},
+};
+
+/* Every row: the engine, the widening, the slices and the pre-transposition, and a reason. */
+START_TEST(test_rule_every_type_and_device) {
+  for (size_t i = 0; i < sizeof rule_rows / sizeof rule_rows[0]; i++) {
+    const rule_row *r = &rule_rows[i];
+    int widen = -1;
+    ocal__gemm_choice c = rule_of(r, &widen);
+    ck_assert_msg((int)c.engine == r->engine && widen == r->widen && c.slices == r->slices &&
+                      c.pretranspose == r->pretranspose && c.reason && c.reason[0],
+                  "row %zu (device %d, OCAL_GEMM %d, precision %d, %s %zux%zux%zu batch %zu): "
+                  "engine %d widen %d slices %zu pretranspose %d (%s); expected %d %d %zu %d",
+                  i, (int)r->dev, r->gemm, r->precision, ocal_dtype_name(r->dtype), r->m, r->n,
+                  r->k, r->batch, (int)c.engine, widen, c.slices, c.pretranspose, c.reason,
+                  r->engine, r->widen, r->slices, r->pretranspose);
+  }
+}
+END_TEST
+
+#undef OWN
+#undef CLB
+#undef SPL
+#undef TC
+#undef WG
+#undef NONE
+#undef N
+#undef T
+#undef AUTO
+#undef FP32
+#undef TF32
+#undef BIG
 
 /* ---- tuning --------------------------------------------------------------------------- */
 
@@ -1428,6 +1594,7 @@ static Suite *blas_suite(void) {
   tc = fixture_tcase("rule");
   tcase_add_test(tc, test_rule_h100_bench_shapes);
   tcase_add_test(tc, test_rule_pocl_bench_shapes);
+  tcase_add_test(tc, test_rule_every_type_and_device);
   suite_add_tcase(s, tc);
 
   tc = fixture_tcase("tuning");

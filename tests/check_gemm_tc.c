@@ -1,6 +1,7 @@
-/* ocal tests — GEMM in TF32 precision: the tensor-core engine (src/blas/gemm_tc.c,
- * cl/gemm_mma.cl), its probe and the probe's cached answer, the precision mode's rule, and
- * the portable fallback.
+/* ocal tests — GEMM on tensor cores: the engines (src/blas/gemm_tc.c with cl/gemm_mma.cl,
+ * src/blas/gemm_wgmma.c), the probe (src/blas/tc_probe.c) and its cached answer
+ * (src/blas/tc_answer.c), the precision mode's rule, the query beside the product, and the
+ * portable fallback.
  *
  * Where the tests run decides what runs the kernels:
  *  - on a device whose tensor-core probe passes (an NVIDIA GPU of compute capability 8.0 or
@@ -488,6 +489,33 @@ START_TEST(test_wgmma_half_cases) {
 }
 END_TEST
 
+/* ocal_gemm_engine_query is the product's own choice: an f16 product with a dimension beyond
+ * the tensor-core kernels' 32-bit indices is not reported as running on them (with OCAL_GEMM
+ * unset it is widened to f32; with OCAL_GEMM=tc it is refused, as the product is). */
+START_TEST(test_query_is_the_products_choice) {
+  if (groups_too_small("test_query_is_the_products_choice")) return;
+  int emulate = !device_has_tc();
+  reopen(NULL, emulate);
+  const char *engine = NULL, *reason = NULL;
+  const size_t big = (size_t)1 << 31;
+  ck_assert_ocal(ocal_gemm_engine_query(fixture_ctx, OCAL_F16, OCAL_NO_TRANS, 64, 64, 64, 1,
+                                        &engine, &reason));
+  ck_assert_msg(strstr(engine, "tensor cores (f16/bf16"), "64^3 f16: %s (%s)", engine, reason);
+  ocal_status st = ocal_gemm_engine_query(fixture_ctx, OCAL_F16, OCAL_NO_TRANS, big, 8, 8, 1,
+                                          &engine, &reason);
+  ck_assert_msg(!strstr(engine, "tensor cores"), "2^31 x 8 x 8 f16 (status %d): %s (%s)",
+                (int)st, engine, reason);
+  reopen("tc", emulate);
+  ck_assert_ocal_fails(ocal_gemm_engine_query(fixture_ctx, OCAL_BF16, OCAL_NO_TRANS, big, 8, 8,
+                                              1, &engine, &reason),
+                       OCAL_UNSUPPORTED);
+  ck_assert_str_eq(engine, "none");
+  ck_assert_ptr_nonnull(strstr(reason, "2^31 - 1"));
+  unsetenv("OCAL_GEMM");
+  unsetenv("OCAL_GEMM_TC_EMULATE");
+}
+END_TEST
+
 /* Where the device has no tensor cores, precision tf32 runs the portable kernels, exactly. */
 START_TEST(test_fallback_is_exact) {
   if (device_has_tc()) {
@@ -737,6 +765,7 @@ static Suite *gemm_tc_suite(void) {
   tcase_add_test(tc, test_wgmma_cases);
   tcase_add_test(tc, test_wgmma_half_cases);
   tcase_add_test(tc, test_half_cases);
+  tcase_add_test(tc, test_query_is_the_products_choice);
   suite_add_tcase(s, tc);
   return s;
 }

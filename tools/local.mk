@@ -31,6 +31,6 @@ bench_kernel_cache_LDADD = $(BENCH_LDADD)
 
 # `ocal bench --quick` end to end: JSON, Markdown, --compare, --from, --plot, bad arguments.
 TESTS += tests/bench_tool.sh
-EXTRA_DIST += tests/bench_tool.sh bench/pytorch_reference.py bench/lobpcg_scipy.py bench/sparse_gpu_round.sh docs/sparse.md docs/benchmarks.md \
+EXTRA_DIST += tests/bench_tool.sh bench/pytorch_reference.py bench/lobpcg_scipy.py docs/sparse.md docs/benchmarks.md \
 	docs/bench-elementwise.png docs/bench-reduce.png docs/bench-gemm.png docs/bench-fft.png \
 	docs/bench-h100.json docs/bench-h100-torch.json docs/bench-h200.json docs/bench-h200-torch.json

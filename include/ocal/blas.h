@@ -88,13 +88,15 @@ typedef enum ocal_transpose {
 OCAL_API ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha,
                                ocal_buffer a, ocal_buffer b, double beta, ocal_buffer c);
 
-/** Which engine ocal_gemm runs a product on, and why, without running it: the one rule of
- * ocal's GEMM engines (ocal's own kernel, CLBlast, split-K over CLBlast, tensor cores in TF32
- * where the context's precision allows it) under the context's
- * settings (OCAL_GEMM and friends, read when the context was created).
+/** Which engine ocal_gemm runs a product on, and why, without running it: the same rule
+ * ocal_gemm asks (ocal's own kernel, CLBlast, split-K over CLBlast, tensor cores in TF32
+ * where the context's precision allows it, tensor cores for f16/bf16 where the device's
+ * probe passed for the type) under the context's settings (OCAL_GEMM and friends, read when
+ * the context was created). The answer assumes the operands' offsets fit CLBlast's int.
  * \param ctx the context whose device and settings decide.
- * \param dtype OCAL_F32 or OCAL_F64; OCAL_F16 and OCAL_BF16 answer for the f32 product they
- *        run as.
+ * \param dtype OCAL_F32, OCAL_F64, OCAL_F16 or OCAL_BF16. An f16/bf16 product that no
+ *        tensor-core kernel takes runs as an f32 product between conversions: the answer is
+ *        that f32 product's engine.
  * \param ta whether A is transposed (as for ocal_gemm).
  * \param m rows of C.
  * \param n columns of C.

@@ -117,22 +117,70 @@ ocal_status ocal__blas_scale_output(ocal_buffer y, double beta, const char *func
 
 /* ---- GEMM ----------------------------------------------------------------------------- */
 
-/* A product of f16 or bf16 matrices on every device: the operands converted to f32 in pooled
- * buffers, the f32 product (accumulated in f32 by whichever engine the rule picks), and the
- * result rounded back to nearest even. C is read only when beta is not 0, so NaNs in an
- * uninitialised C do not leak into the result. Tensor-core kernels may replace this where
- * a device has them; this path stays the portable one. */
-static ocal_status gemm_half(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_buffer a,
-                             ocal_buffer b, double beta, ocal_buffer c) {
+/* The facts of the context and the rule's choice for a product. The choice of any engine but
+ * CLBlast's never depends on CLBlast's parameters, so the rule is asked with the device's facts
+ * first: the parameters in effect sit behind the tuning table's lock, a cost small products
+ * notice. */
+static ocal__gemm_choice choose(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta, size_t m,
+                                size_t n, size_t k, size_t batch, int small_offsets) {
+  ocal__blas_facts facts;
+  ocal__blas_facts_of_device(ctx, dtype, &facts);
+  ocal__gemm_choice c = ocal__gemm_rule(&facts, dtype, ta, m, n, k, batch, small_offsets);
+  if ((c.engine == OCAL__GEMM_CLBLAST || c.engine == OCAL__GEMM_SPLITK) && facts.have_clblast) {
+    ocal__blas_facts_of(ctx, dtype, &facts);
+    c = ocal__gemm_rule(&facts, dtype, ta, m, n, k, batch, small_offsets);
+  }
+  return c;
+}
+
+static ocal_status run_widened(const ocal__gemm_call *call, const ocal__gemm_choice *choice);
+
+/* Runs the engine the rule chose. An engine whose kernels do not build on this device ran
+ * nothing (it leaves not_built 0 when OCAL_GEMM named it): ocal's kernel does an f32 or f64
+ * product, the widened product an f16/bf16 one. */
+static ocal_status run_choice(const ocal__gemm_call *call, const ocal__gemm_choice *choice) {
+  if (choice->widen) return run_widened(call, choice);
+  int not_built = 0;
+  ocal_status s = ocal__gemm_engines[choice->engine]->run(call, choice, &not_built);
+  if (!not_built) return s;
+  if (ocal__dtype_is_half(call->dtype)) {
+    int small = call->a->numel <= 0x7fffffff && call->b->numel <= 0x7fffffff;
+    ocal__gemm_choice wide = choose(call->ctx, OCAL_F32, call->ta, call->m, call->n, call->k,
+                                    call->batch, small);
+    if (wide.engine == OCAL__GEMM_ENGINE_COUNT)
+      return ocal__fail(OCAL_UNSUPPORTED, "ocal_gemm", "no engine can run this %s %zux%zux%zu "
+                        "product: %s", ocal_dtype_name(call->dtype), call->m, call->n, call->k,
+                        wide.reason);
+    wide.widen = 1;
+    return run_widened(call, &wide);
+  }
+  ocal__gemm_choice own = {OCAL__GEMM_OWN, 0, 0, 0, 0, "the engine's kernels do not build here"};
+  return ocal__gemm_engine_own.run(call, &own, &not_built);
+}
+
+/* An f16 or bf16 product as an f32 one, the portable path for every device: the operands
+ * converted to f32 in pooled buffers, the f32 product on the engine the rule chose (NULL: k
+ * is 0, C is only scaled), and the result rounded back to nearest even. C is read only when
+ * beta is not 0, so NaNs in an uninitialised C do not leak into the result. */
+static ocal_status run_widened(const ocal__gemm_call *call, const ocal__gemm_choice *choice) {
   ocal_buffer w[3] = {NULL, NULL, NULL};
-  const ocal_buffer in[3] = {a, b, c};
+  const ocal_buffer in[3] = {call->a, call->b, call->c};
   ocal_status s = OCAL_OK;
   for (int i = 0; i < 3 && s == OCAL_OK; i++) {
-    s = ocal_buffer_create(c->ctx, OCAL_F32, in[i]->ndim, in[i]->shape, &w[i]);
-    if (s == OCAL_OK && (i < 2 || beta != 0.0)) s = ocal_cast(in[i], w[i]);
+    s = ocal_buffer_create(call->ctx, OCAL_F32, in[i]->ndim, in[i]->shape, &w[i]);
+    if (s == OCAL_OK && ((i < 2 && choice) || (i == 2 && call->beta != 0.0)))
+      s = ocal_cast(in[i], w[i]);
   }
-  if (s == OCAL_OK) s = ocal_gemm(ta, tb, alpha, w[0], w[1], beta, w[2]);
-  if (s == OCAL_OK) s = ocal_cast(w[2], c);
+  if (s == OCAL_OK && !choice) s = ocal__blas_scale_output(w[2], call->beta, "ocal_gemm");
+  if (s == OCAL_OK && choice) {
+    ocal__gemm_call wide = *call;
+    wide.dtype = OCAL_F32;
+    wide.a = w[0], wide.b = w[1], wide.c = w[2];
+    ocal__gemm_choice f32 = *choice;
+    f32.widen = 0;
+    s = run_choice(&wide, &f32);
+  }
+  if (s == OCAL_OK) s = ocal_cast(w[2], call->c);
   for (int i = 0; i < 3; i++)
     if (w[i]) ocal_buffer_release(w[i]);
   return s;
@@ -182,59 +230,19 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
   OCAL__CHECK(check_disjoint(__func__, c, "c", a, "a"));
   OCAL__CHECK(check_disjoint(__func__, c, "c", b, "b"));
   if (m == 0 || n == 0 || batch == 0) return OCAL_OK;
-  if (ocal__dtype_is_half(dtype)) {
-    /* Tensor cores (m16n8k16, f32 accumulation) where the probe passed for this type, unless
-     * OCAL_GEMM names another engine; OCAL_GEMM=tc insists. The 16-bit products are exact in
-     * f32, so no precision mode is involved. */
-    int engine = ctx->settings.gemm;
-    int forced = engine == OCAL__ENGINE_TC || engine == OCAL__ENGINE_WGMMA;
-    const char *named = engine == OCAL__ENGINE_WGMMA ? "wgmma" : "tc";
-    int fits = m <= 0x7fffffff && n <= 0x7fffffff && ak <= 0x7fffffff;
-    int ready = ocal__gemm_tc_half_ready(ctx, dtype) &&
-                (engine != OCAL__ENGINE_WGMMA || ocal__gemm_wgmma_ready(ctx, dtype));
-    if (ak > 0 && fits && (engine == OCAL__ENGINE_AUTO || forced) && ready) {
-      ocal__gemm_call call = {ctx, dtype, ta, tb, m, n, ak, batch, alpha, beta, a, b, c};
-      int not_built = 0;
-      ocal_status s = ocal__gemm_tc_half(&call, &not_built);
-      if (!not_built) return s;
-      if (forced)
-        return OCAL_FAIL(OCAL_UNSUPPORTED, "OCAL_GEMM=%s: the %s tensor-core kernel does not "
-                         "build on this device", named, ocal_dtype_name(dtype));
-    } else if (forced && ak > 0) {
-      return OCAL_FAIL(OCAL_UNSUPPORTED,
-                       "OCAL_GEMM=%s, but this device's %s probe failed for %s (ocal info says "
-                       "why)", named, engine == OCAL__ENGINE_WGMMA ? "wgmma" : "tensor-core",
-                       ocal_dtype_name(dtype));
-    }
-    return gemm_half(ta, tb, alpha, a, b, beta, c);
-  }
-  if (ak == 0) return ocal__blas_scale_output(c, beta, __func__);
-
-  /* CLBlast's indices are int: the split-K engine needs every element index to fit. */
-  int small_offsets = a->offset + a->numel <= 0x7fffffff && b->offset + b->numel <= 0x7fffffff;
-  /* The rule's choice of ocal's kernel never depends on CLBlast's parameters, so it is asked
-   * with the device's facts first: the parameters in effect sit behind the tuning table's
-   * lock, a cost a 512^3 product on an H100 (15 us) notices. */
-  ocal__blas_facts facts;
-  ocal__blas_facts_of_device(ctx, &facts);
-  ocal__gemm_choice choice = ocal__gemm_rule(&facts, dtype, ta, m, n, ak, batch, small_offsets);
-  if (choice.engine != OCAL__GEMM_OWN && facts.have_clblast) {
-    ocal__blas_facts_of(ctx, dtype, &facts);
-    choice = ocal__gemm_rule(&facts, dtype, ta, m, n, ak, batch, small_offsets);
-  }
-  if (choice.engine == OCAL__GEMM_ENGINE_COUNT)
-    return OCAL_FAIL(OCAL_UNSUPPORTED, "no engine can run this %zux%zux%zu product: %s", m, n,
-                     ak, choice.reason);
+  int half = ocal__dtype_is_half(dtype);
   ocal__gemm_call call = {ctx, dtype, ta, tb, m, n, ak, batch, alpha, beta, a, b, c};
-  int not_built = 0;
-  ocal_status s = ocal__gemm_engines[choice.engine]->run(&call, &choice, &not_built);
-  /* An engine whose kernels do not build on this device ran nothing: ocal's kernel does the
-   * product (the engine left not_built 0 when OCAL_GEMM named it). */
-  if (not_built) {
-    ocal__gemm_choice own = {OCAL__GEMM_OWN, 0, 0, 0, "the engine's kernels do not build here"};
-    s = ocal__gemm_engine_own.run(&call, &own, &not_built);
-  }
-  return s;
+  if (ak == 0) return half ? run_widened(&call, NULL) : ocal__blas_scale_output(c, beta, __func__);
+  /* CLBlast's indices are int: the split-K engine needs every element index to fit (for a
+   * widened product, those of its f32 copies). */
+  size_t a_end = half ? a->numel : a->offset + a->numel;
+  size_t b_end = half ? b->numel : b->offset + b->numel;
+  int small_offsets = a_end <= 0x7fffffff && b_end <= 0x7fffffff;
+  ocal__gemm_choice choice = choose(ctx, dtype, ta, m, n, ak, batch, small_offsets);
+  if (choice.engine == OCAL__GEMM_ENGINE_COUNT)
+    return OCAL_FAIL(OCAL_UNSUPPORTED, "no engine can run this %s %zux%zux%zu product: %s",
+                     ocal_dtype_name(dtype), m, n, ak, choice.reason);
+  return run_choice(&call, &choice);
 }
 
 ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta,
@@ -248,44 +256,19 @@ ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, ocal_tran
                      ocal_dtype_name(dtype));
   if (ta != OCAL_NO_TRANS && ta != OCAL_TRANS)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ta must be OCAL_NO_TRANS or OCAL_TRANS");
-  /* f16 and bf16 products run on tensor cores where the probe passed for the type (unless
-   * OCAL_GEMM names another engine), else as f32 products between conversions (gemm_half). */
-  if (ocal__dtype_is_half(dtype) && m && n && k && batch &&
-      (ctx->settings.gemm == OCAL__ENGINE_AUTO || ctx->settings.gemm == OCAL__ENGINE_TC) &&
-      ocal__gemm_tc_half_ready(ctx, dtype)) {
-    if (ocal__gemm_half_on_wgmma(ctx, dtype, m, n, k, batch)) {
-      *engine = "tensor cores (f16/bf16, wgmma)";
-      *reason = "f16/bf16 operands, wgmma probe passed, 128 x 256 blocks for at least half the "
-                "compute units: tensor cores (wgmma m64n256k16, f32 accumulation)";
-    } else {
-      *engine = "tensor cores (f16/bf16, mma.sync)";
-      *reason = "f16/bf16 operands, probe passed: tensor cores (m16n8k16, f32 accumulation)";
-    }
-    return OCAL_OK;
-  }
-  if (ocal__dtype_is_half(dtype) && m && n && k && batch &&
-      ctx->settings.gemm == OCAL__ENGINE_WGMMA) {
-    int ok = ocal__gemm_tc_half_ready(ctx, dtype) && ocal__gemm_wgmma_ready(ctx, dtype);
-    *engine = ok ? "tensor cores (f16/bf16, wgmma)" : "none";
-    *reason = ok ? "OCAL_GEMM=wgmma: tensor cores (wgmma m64n256k16, f32 accumulation)"
-                 : "OCAL_GEMM=wgmma, but this device's wgmma probe did not pass for this type";
-    if (!ok) return OCAL_FAIL(OCAL_UNSUPPORTED, "%s", *reason);
-    return OCAL_OK;
-  }
-  if (ocal__dtype_is_half(dtype)) dtype = OCAL_F32;
   if (!m || !n || !k || !batch)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                      "m, n, k and batch must be at least 1 (an empty product runs no engine)");
-  ocal__blas_facts facts;
-  ocal__blas_facts_of(ctx, dtype, &facts);
-  ocal__gemm_choice c = ocal__gemm_rule(&facts, dtype, ta, m, n, k, batch, 1);
+  /* The product's own choice (its offsets taken as small). */
+  ocal__gemm_choice c = choose(ctx, dtype, ta, m, n, k, batch, 1);
   *reason = c.reason;
   if (c.engine == OCAL__GEMM_ENGINE_COUNT) {
     *engine = "none";
-    return OCAL_FAIL(OCAL_UNSUPPORTED, "no engine can run this %zux%zux%zu product: %s", m, n,
-                     k, c.reason);
+    return OCAL_FAIL(OCAL_UNSUPPORTED, "no engine can run this %s %zux%zux%zu product: %s",
+                     ocal_dtype_name(dtype), m, n, k, c.reason);
   }
-  *engine = ocal__gemm_engines[c.engine]->name;
+  const ocal__gemm_engine *e = ocal__gemm_engines[c.engine];
+  *engine = ocal__dtype_is_half(dtype) && !c.widen ? e->name_half : e->name;
   return OCAL_OK;
 }
 
@@ -331,7 +314,7 @@ ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffe
   if (opm == 0) return OCAL_OK;
   if (opn == 0) return ocal__blas_scale_output(y, beta, __func__);
   ocal__blas_facts facts;
-  ocal__blas_facts_of_device(ctx, &facts);
+  ocal__blas_facts_of_device(ctx, dtype, &facts);
   const char *reason;
   ocal__gemv_engine_id id = ocal__gemv_rule(&facts, &reason);
   if (id == OCAL__GEMV_ENGINE_COUNT) return OCAL_FAIL(OCAL_UNSUPPORTED, "%s", reason);
@@ -340,4 +323,4 @@ ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffe
 }
 
 /* BLAS-1 is ocal's own: ocal_axpy and ocal_scale (ocal/ops.h), ocal_dot and ocal_norm2
- * (ocal/reduce.h), faster than CLBlast's on an H100 and built without CLBlast too. */
+ * (ocal/reduce.h), faster than CLBlast's and built without CLBlast too. */

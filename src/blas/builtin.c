@@ -7,10 +7,10 @@
  * `ocal tune gemm --budget 300` on it and copy the printed parameters here. */
 #include "blas_internal.h"
 
-/* Hopper (SM 9.0), NVIDIA OpenCL driver 580.159.04, measured with `ocal tune gemm`: the
- * Xgemm set on an H200 (132 candidates, 43.5 TFLOP/s at 4096^3), the XgemmDirect set and the
- * switch point on an H100 80GB HBM3 (`--phases direct,switch`: the direct kernel scored on
- * 1024^3, 512^3 and 256^3 together). The two cards have the same 132 SMs; both get the set. */
+/* Hopper (compute capability 9.0), found with `ocal tune gemm`: the Xgemm set on one card,
+ * the XgemmDirect set and the switch point (`--phases direct,switch`, the direct kernel
+ * scored on 1024^3, 512^3 and 256^3 together) on the other. The two cards have the same
+ * compute units; both get the set (docs/blas-engines.md, section "Tuning"). */
 #define OCAL__HOPPER_F32                                                                   \
   "GEMMK=0\nKREG=1\nKWG=32\nKWI=2\nMDIMA=32\nMDIMC=8\nMWG=64\nNDIMB=32\nNDIMC=8\nNWG=128\n"  \
   "SA=1\nSB=1\nSTRM=1\nSTRN=1\nVWM=2\nVWN=2\n"                                           \

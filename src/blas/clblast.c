@@ -4,10 +4,10 @@
  * tables in blas.c then hold NULL for it).
  *
  * Row-major buffers map onto CLBlast's layouts directly; a view's element offset is passed as
- * CLBlast's offset argument. A pre-transposed A (the rule's choice, rule.c) measured on an
- * NVIDIA H100, bench/gemm_own, TFLOP/s: 4096^3 45.3 against 43.0 plain, 8192^3 46.8 against
- * 46.0 (A supplied transposed: 45.9, 47.1); 512^3 9.9 against 11.8 (below the switch point
- * the direct kernel reads A in place, so the rule only pre-transposes above it). */
+ * CLBlast's offset argument. A is pre-transposed by ocal (the rule's choice, rule.c) only
+ * above CLBlast's direct/indirect switch point: the indirect kernel then runs faster, while
+ * below it the direct kernel reads A in place and the extra pass only costs
+ * (docs/blas-engines.md, section "CLBlast"). */
 #include "config.h"
 
 #include <pthread.h>
@@ -285,7 +285,7 @@ static ocal_status gemm_run(const ocal__gemm_call *g, const ocal__gemm_choice *c
   return OCAL_OK;
 }
 
-const ocal__gemm_engine ocal__gemm_engine_clblast = {"CLBlast", gemm_run};
+const ocal__gemm_engine ocal__gemm_engine_clblast = {"CLBlast", NULL, gemm_run};
 
 /* ---- GEMV ----------------------------------------------------------------------------- */
 

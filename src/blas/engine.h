@@ -2,14 +2,18 @@
  *
  * As src/fft/engine.h does for FFTs: every engine is a const table of operations in a file of
  * its own (gemm_own.c and gemv.c: ocal's kernels; clblast.c: CLBlast; splitk.c: CLBlast's
- * batched GEMM over slices of k summed by an ocal kernel), and one rule (rule.c) picks the
- * engine for a call and says why. The rule is a pure function of the facts below, so a test
- * can ask it what it picks on a device it does not have (tests/check_blas.c: an H100's facts).
+ * batched GEMM over slices of k summed by an ocal kernel; gemm_tc.c and gemm_wgmma.c: the
+ * tensor-core kernels), and one rule (rule.c) picks the engine for a call of any type and says
+ * why. The rule is a pure function of the facts below, so a test can ask it what it picks on
+ * a device it does not have (tests/check_blas.c: an H100's facts, a device without tensor
+ * cores).
  *
  * blas.c checks the operands, asks the rule and runs the engine it picked; no engine calls
- * back into blas.c. An engine whose kernels do not build on the device reports so through
- * *not_built with nothing run, and blas.c then runs ocal's kernel (unless OCAL_GEMM named the
- * engine). */
+ * another or back into blas.c. f16/bf16 products that no tensor-core engine takes are
+ * widened by blas.c: converted to f32 around the engine the rule picked for them. An engine
+ * whose kernels do not build on the device reports so through *not_built with nothing run,
+ * and blas.c then runs ocal's kernel, or the widened product for f16/bf16 (unless OCAL_GEMM
+ * named the engine). */
 #ifndef OCAL_BLAS_ENGINE_H
 #define OCAL_BLAS_ENGINE_H
 
@@ -45,9 +49,12 @@ typedef struct ocal__blas_facts {
   long mwg, nwg, kwg;     /* their Xgemm tile (MWG, NWG) and k step (KWG) */
   long min_indirect;      /* XGEMM_MIN_INDIRECT_SIZE: CLBlast's direct/indirect switch */
   int precision;          /* OCAL_GEMM_PRECISION or the option: OCAL_GEMM_PRECISION_FP32/TF32 */
-  int tc;                 /* the tensor-core probe passed (asked only when precision is tf32
-                             or OCAL_GEMM=tc, so fp32 contexts never probe) */
+  int tc;                 /* the tensor-core probe passed for TF32 (asked only when precision
+                             is tf32 or OCAL_GEMM names tc or wgmma: fp32 f32 never probes) */
   int wgmma;              /* the wgmma kernel's probe passed too (compute capability 9.0) */
+  int tc_f16, tc_bf16;    /* the probe passed for the f16 / bf16 kernels (asked for f16/bf16
+                             products unless OCAL_GEMM names ocal or clblast) */
+  int wgmma_f16, wgmma_bf16; /* the wgmma kernel's probe passed for f16 / bf16 */
 } ocal__blas_facts;
 
 /* A GEMM as the engines see it: checked, non-empty (m, n, k, batch > 0). `small_offsets`: every
@@ -67,11 +74,13 @@ typedef struct ocal__gemm_choice {
   size_t slices;    /* OCAL__GEMM_SPLITK: the number of slices of k */
   int pretranspose; /* OCAL__GEMM_CLBLAST: ocal transposes A into scratch first */
   int named;        /* OCAL_GEMM named the engine: no fallback to ocal's kernel */
+  int widen;        /* f16/bf16 operands converted to f32 for the engine, C rounded back */
   const char *reason;
 } ocal__gemm_choice;
 
 typedef struct ocal__gemm_engine {
   const char *name;
+  const char *name_half; /* its name for f16/bf16 operands (NULL: it never takes them) */
   /* Runs the product. *not_built = 1 (and nothing ran) when the engine's kernels do not build
    * on this device. */
   ocal_status (*run)(const ocal__gemm_call *call, const ocal__gemm_choice *choice,
@@ -93,16 +102,21 @@ extern const ocal__gemv_engine ocal__gemv_engine_own;
 extern const ocal__gemm_engine *const ocal__gemm_engines[OCAL__GEMM_ENGINE_COUNT];
 extern const ocal__gemv_engine *const ocal__gemv_engines[OCAL__GEMV_ENGINE_COUNT];
 
-/* The facts of a context for dtype (applies the stored CLBlast tuning first, as the first
- * BLAS call does). ocal__blas_facts_of_device: the device and settings only (params_known
- * 0), all the GEMV rule needs, without the tuning table's lock. */
+/* The facts of a context for a product of dtype (applies the stored CLBlast tuning first, as
+ * the first BLAS call does; f16/bf16 products widened to f32 use f32's parameters).
+ * ocal__blas_facts_of_device: the device, the probe and the settings only (params_known 0),
+ * all the GEMV rule needs and all the GEMM rule needs for any engine but CLBlast's, without
+ * the tuning table's lock. */
 void ocal__blas_facts_of(ocal_context ctx, ocal_dtype dtype, ocal__blas_facts *facts);
-void ocal__blas_facts_of_device(ocal_context ctx, ocal__blas_facts *facts);
+void ocal__blas_facts_of_device(ocal_context ctx, ocal_dtype dtype, ocal__blas_facts *facts);
 
-/* THE rule: which engine runs an m x n x k product (batch entries of it; ta as asked) of
- * dtype, and why. small_offsets as in ocal__gemm_call. A choice of an engine that is not
- * built (OCAL_GEMM=clblast without CLBlast, a product too large for ocal's kernel) is
- * returned with engine = OCAL__GEMM_ENGINE_COUNT and the reason. */
+/* THE rule: which engine runs an m x n x k product (k > 0, batch entries of it; ta as asked)
+ * of dtype (f32, f64, f16, bf16), and why. small_offsets as in ocal__gemm_call (for a widened
+ * product, of the f32 copies). An f16/bf16 product that no tensor-core engine takes is
+ * widened: the choice is the f32 rule's for the same shape, with widen set. A choice that
+ * cannot run (OCAL_GEMM=clblast without CLBlast, a probe that failed for the engine
+ * OCAL_GEMM names, a product too large for ocal's kernel) is returned with engine =
+ * OCAL__GEMM_ENGINE_COUNT and the reason. */
 ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
                                   ocal_transpose ta, size_t m, size_t n, size_t k, size_t batch,
                                   int small_offsets);
@@ -115,50 +129,16 @@ ocal__gemv_engine_id ocal__gemv_rule(const ocal__blas_facts *f, const char **rea
 ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, size_t mn,
                                   size_t slices, double beta, ocal_buffer c);
 
-/* The tensor-core probe (gemm_tc.c): runs it once per context (or reads its answer from the
- * disk cache) and says whether TF32 tensor cores may run. ocal__gemm_tc_answer also gives
- * its description (owned by the context), whether it came from disk and how many probe
- * kernels this context ran (any pointer may be NULL). */
-int ocal__gemm_tc_ready(ocal_context ctx);
+/* The tensor-core probe's answer for the context (tc_probe.c; it runs once per context or
+ * comes from the disk cache): whether TF32 tensor cores may run, its description (owned by
+ * the context), whether it came from disk and how many probe kernels this context ran (any
+ * pointer may be NULL). */
 ocal_status ocal__gemm_tc_answer(ocal_context ctx, int *ok, const char **detail,
                                  int *from_disk, unsigned *probes);
-/* f16 and bf16 GEMMs on tensor cores (gemm_tc.c): whether the probe passed for dtype, and
- * the product (call->dtype OCAL_F16 or OCAL_BF16, dimensions within 2^31 - 1). *not_built
- * = 1 (nothing run, OCAL_OK) where the kernel does not build: the portable path runs. */
-int ocal__gemm_tc_half_ready(ocal_context ctx, ocal_dtype dtype);
-ocal_status ocal__gemm_tc_half(const ocal__gemm_call *call, int *not_built);
-/* f32 -> TF32 as the tensor cores' cvt.rna.tf32.f32: to nearest, ties away from zero. */
-float ocal__tf32_round(float x);
-/* f32 -> TF32 by truncation (the low 13 bits dropped), what the tensor cores do with the f32
- * operands the wgmma kernel gives them. */
-float ocal__tf32_truncate(float x);
 
-/* One tensor-core product as the kernels take it (gemm_tc.c, gemm_wgmma.c): row-major,
- * offsets and strides in elements, batch strides 0 for a matrix shared by every entry. */
-typedef struct ocal__tc_launch {
-  ocal_dtype dtype; /* OCAL_F32 (TF32 kernels), OCAL_F16 or OCAL_BF16 (m16n8k16, C alike) */
-  int ta, tb;
-  size_t m, n, k, batch;
-  cl_mem a, b, c;
-  size_t a_off, lda, a_stride, b_off, ldb, b_stride, c_off, ldc, c_stride;
-  float alpha, beta;
-  size_t kc, slices; /* slices of k (kc each, whole k steps): C entry z = batch entry x slices */
-} ocal__tc_launch;
-
-/* Whether the wgmma kernel may run for dtype (OCAL_F32 in TF32, OCAL_F16, OCAL_BF16): its
- * probe passed for that type (gemm_tc.c runs it with the others). */
-int ocal__gemm_wgmma_ready(ocal_context ctx, ocal_dtype dtype);
 /* Whether a product is large enough for wgmma's 128 x 256 blocks to pay (rule.c): the blocks
  * keep at least half the compute units busy and k covers a few stages. */
 int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch);
-/* Whether an f16/bf16 product runs on wgmma (else mma.sync), under the context's OCAL_GEMM. */
-int ocal__gemm_half_on_wgmma(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
-                             size_t batch);
-/* A product on the wgmma kernel (gemm_wgmma.c): OCAL_F32 in TF32, or OCAL_F16/OCAL_BF16 with C
- * of that type; one slice of k. Operands that are not k-contiguous and 16-byte aligned are
- * packed into scratch first. *not_built = 1 when the kernel does not build (nothing enqueued). */
-ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *launch,
-                                 int *not_built);
 
 /* y = beta y over a whole buffer (blas.c), as BLAS does when the product is empty. */
 ocal_status ocal__blas_scale_output(ocal_buffer y, double beta, const char *func);

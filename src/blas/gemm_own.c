@@ -1,14 +1,11 @@
 /* ocal — GEMM through ocal's own kernels (cl/blas_gemm.cl) where CLBlast's are weak.
  *
  * Why: CLBlast 1.5.3 keeps one Xgemm parameter set and one direct/indirect switch point per
- * device for the whole process (see splitk.c). On Hopper the set tuned for 4096^3 leaves
- * mid-size products to its direct kernel (1024^3: 15.6 TFLOP/s on an H100, PyTorch FP32
- * 38.5). ocal's kernel picks its tile per call. Which engine runs is decided per call by
- * the rule in rule.c (f32 on a GPU below 4096^3: here). Without CLBlast this engine runs
- * every product.
- *
- * The figures the rule and choose_plan() rest on (H100, bench/gemm_own beside PyTorch) are in
- * docs/blas-engines.md, "Measurements behind the rules".
+ * device for the whole process (see splitk.c), so a set tuned for large products leaves
+ * mid-size ones to its slower direct kernel. ocal's kernel picks its tile per call. Which
+ * engine runs is decided per call by the rule in rule.c (f32 on a GPU below 4096^3: here).
+ * Without CLBlast this engine runs every product. The figures the rule and choose_plan()
+ * rest on: docs/blas-engines.md, section "ocal's GEMM kernel".
  *
  * OCAL_GEMM: unset or "auto" = the rule, "ocal" = ocal's kernel for every product,
  * "clblast" = CLBlast for every product. OCAL_GEMM_OWN_TILE=BMxBNxBKxTMxTN and
@@ -44,21 +41,18 @@ typedef struct own_plan {
   size_t slices; /* split of k: 1 = none */
 } own_plan;
 
-/* The tile and split of k for a product, from the H100 figures in docs/blas-engines.md
- * (bench/gemm_own; the device holds two 256-thread 128 x 128 work-groups per SM):
- *  - an output of at least ~2 work-groups per SM in 128 x 128 tiles (2048^2 and up) runs
- *    them unsplit: 43.9 TFLOP/s at 2048^3, where every split was slower;
+/* The tile and split of k for a product (figures: docs/blas-engines.md, section "ocal's GEMM
+ * kernel"); a compute unit holds two 256-thread 128 x 128 work-groups:
+ *  - an output of at least ~2 work-groups per compute unit in 128 x 128 tiles runs them
+ *    unsplit, where every split was slower;
  *  - a smaller output of at least 1024^2 keeps 128 x 128 tiles and splits k until there
- *    are 4 work-groups per SM, no slice under 256: 1024^3 S=4 35.4 (S=2 36.0),
- *    1536^3 S=4 34.4, 1024x1024x4096 S=8 39.9 (S=4 41.7); unsplit they reached 20.7,
- *    25.1, 17.3;
+ *    are 4 work-groups per compute unit, no slice under 256;
  *  - below that, 64 x 64 tiles (128 work-items), split the same way when k >= 512, no
- *    slice under 64: 512^3 S=8 18.3, 256x512x784 S=8 13.0, 256x784x512 (NT) S=8 10.9
- *    (unsplit 9.9, 5.2, 6.4);
- *  - an output under 64 wide or tall (the MLP's 256 x 10 and 512 x 10) splits k into
- *    slices of at least 32 where k >= 128: the few tiles of such an output leave the device
- *    idle, and the split's extra pass costs less than that (docs/blas-engines.md).
- * f64 (not measured on the H100) takes 64 x 64 tiles of 4 x 4, unsplit. */
+ *    slice under 64;
+ *  - an output under 64 wide or tall (an MLP's last layer) splits k into slices of at least
+ *    32 where k >= 128: its few tiles leave the device idle, and the split's extra pass
+ *    costs less than that.
+ * f64 takes 64 x 64 tiles of 4 x 4, unsplit (not measured). */
 static own_plan choose_plan(ocal_context ctx, ocal_dtype dtype, size_t m, size_t n, size_t k,
                             size_t batch) {
   own_plan p = {{128, 128, 8, 8, 8}, 1};
@@ -244,4 +238,4 @@ static ocal_status own_run(const ocal__gemm_call *g, const ocal__gemm_choice *ch
                   g->batch, g->alpha, g->a, g->b, g->beta, g->c);
 }
 
-const ocal__gemm_engine ocal__gemm_engine_own = {"ocal", own_run};
+const ocal__gemm_engine ocal__gemm_engine_own = {"ocal", NULL, own_run};

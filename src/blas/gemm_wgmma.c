@@ -1,13 +1,13 @@
-/* ocal — GEMM on Hopper's wgmma (cl/gemm_wgmma.cl): the engine "tensor cores (tf32, wgmma)"
- * for f32 products in TF32, and the large f16 and bf16 products (gemm_tc.c decides).
+/* ocal — the engine "tensor cores (wgmma)": Hopper's wgmma (cl/gemm_wgmma.cl) for f32
+ * products in TF32 and for f16 and bf16 products.
  *
- * Why an engine beside gemm_tc.c's mma.sync: on an H100, mma.sync stops at 0.30x PyTorch's
- * TF32 at 4096^3 (docs/tensor-cores.md); wgmma, with 128 x 256 blocks, k steps of 32 in the
+ * Why an engine beside gemm_tc.c's mma.sync: wgmma's 128 x 256 blocks, k steps of 32 in the
  * 128-byte swizzled layout and four stages (193 KiB of local memory, which a program rebuilt
- * from PTX may take although OpenCL reports 48 KiB), reaches about 0.73x. NVIDIA's OpenCL
- * compiler cannot emit wgmma, so the program is rebuilt from its PTX for sm_90a
- * (src/core/ptx.c); gemm_tc.c's probe runs one checked GEMM of it on devices of compute
- * capability 9.0 before the rule may pick it.
+ * from PTX may take although OpenCL reports 48 KiB) run large products well over twice as
+ * fast (docs/blas-engines.md, section "Tensor cores"). NVIDIA's OpenCL compiler cannot emit
+ * wgmma, so the program is rebuilt from its PTX for sm_90a (src/core/ptx.c); the probe
+ * (tc_probe.c) runs one checked GEMM of it per type on devices of compute capability 9.0
+ * before the rule may pick it.
  *
  * The kernel reads A (m x k) and B (n x k) as k-contiguous rows at 16-byte aligned addresses
  * and lets the tensor cores truncate f32 values to TF32 (rounding them first in local memory
@@ -19,14 +19,14 @@
 
 #include <stdio.h>
 
-#include "engine.h"
+#include "tensor_cores.h"
 
 #define FUNC "ocal_gemm"
 #define WG_BM 128
 #define WG_BN 256
 #define WG_THREADS 256
-/* The variant: its 4 stages of (128 + 256) rows of 128 bytes are 196608 bytes; an H100
- * gives a work-group up to 232448. */
+/* The variant: its 4 stages of (128 + 256) rows of 128 bytes are 196608 bytes; compute
+ * capability 9.0 gives a work-group up to 232448. */
 static const char *options_for(ocal_dtype dtype, int b_mn) {
 #define WG_COMMON "-DOCAL_PTX_TARGET=sm_90a -DBN=256 -DSTAGES=4 -DRASTER=8 -DSMEM_MAX=232448"
   if (dtype == OCAL_F16) return b_mn ? WG_COMMON " -DWG_F16 -DB_MN=1" : WG_COMMON " -DWG_F16";
@@ -130,45 +130,27 @@ static ocal_status wgmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *
                              int *not_built) {
   *not_built = 0;
   ocal_context ctx = g->ctx;
-  if (!ocal__gemm_wgmma_ready(ctx, OCAL_F32)) { /* the rule asked the probe: not reached */
+  if (!ocal__tc_probe_wgmma_passed(ctx, g->dtype)) { /* the rule asked the probe: not reached */
     if (choice->named)
       return ocal__fail(OCAL_UNSUPPORTED, FUNC,
                         "OCAL_GEMM=wgmma: this device's wgmma probe did not pass");
     *not_built = 1;
     return OCAL_OK;
   }
-  ocal_buffer a = g->a, b = g->b, c = g->c;
-  size_t lda = a->shape[a->ndim - 1], ldb = b->shape[b->ndim - 1];
-  ocal__tc_launch L = {OCAL_F32,
-                       g->ta == OCAL_TRANS,
-                       g->tb == OCAL_TRANS,
-                       g->m,
-                       g->n,
-                       g->k,
-                       g->batch,
-                       a->mem,
-                       b->mem,
-                       c->mem,
-                       a->offset,
-                       lda,
-                       a->ndim == 3 ? a->shape[1] * lda : 0,
-                       b->offset,
-                       ldb,
-                       b->ndim == 3 ? b->shape[1] * ldb : 0,
-                       c->offset,
-                       g->n,
-                       g->m * g->n,
-                       (float)g->alpha,
-                       (float)g->beta,
-                       g->k,
-                       1};
+  ocal__tc_launch L;
+  ocal__tc_launch_of(g, &L);
   int failed = 0;
   ocal_status s = ocal__gemm_wgmma_run(ctx, &L, &failed);
   if (failed && !choice->named) {
-    *not_built = 1; /* ocal's kernel runs instead (blas.c) */
+    *not_built = 1; /* blas.c runs the fallback */
     return OCAL_OK;
   }
+  if (failed && g->dtype != OCAL_F32)
+    return ocal__fail(OCAL_UNSUPPORTED, FUNC,
+                      "OCAL_GEMM=wgmma: the %s tensor-core kernel does not build on this device",
+                      ocal_dtype_name(g->dtype));
   return s;
 }
 
-const ocal__gemm_engine ocal__gemm_engine_wgmma = {"tensor cores (tf32, wgmma)", wgmma_run};
+const ocal__gemm_engine ocal__gemm_engine_wgmma = {"tensor cores (tf32, wgmma)",
+                                                   "tensor cores (f16/bf16, wgmma)", wgmma_run};

@@ -1,10 +1,9 @@
 /* ocal — GEMV through ocal's own kernels (cl/blas_gemv.cl) instead of CLBlast's Xgemv.
  *
- * Why: GEMV reads A once and is bound by memory bandwidth; CLBlast 1.5.3's Xgemv reached
- * 611 GB/s (y = A x) and 1710 GB/s (y = A^T x) on an NVIDIA H200 for a 4096 x 16384 f32 A,
- * where one work-group per row with a local tree sum reached 4142 GB/s and row chunks of
- * coalesced columns plus a sum pass 3776 GB/s (bench/gemv_own; PyTorch's torch.mv 4170 GB/s
- * in the same run). OCAL_GEMV=clblast goes back to CLBlast. */
+ * Why: GEMV reads A once and is bound by memory bandwidth, which CLBlast's Xgemv leaves
+ * largely unused; one work-group per row with a local tree sum (y = A x) and row chunks of
+ * coalesced columns plus a sum pass (y = A^T x) run near the copy bandwidth
+ * (docs/blas-engines.md, section "GEMV"). OCAL_GEMV=clblast goes back to CLBlast. */
 #include "config.h"
 
 #include <stdio.h>

@@ -13,6 +13,9 @@ src_libocal_core_la_SOURCES += \
 	src/blas/gemm_own.c \
 	src/blas/gemm_tc.c \
 	src/blas/gemm_wgmma.c \
+	src/blas/tc_answer.c \
+	src/blas/tc_probe.c \
+	src/blas/tensor_cores.h \
 	src/blas/gemv.c \
 	src/blas/params.c \
 	src/blas/rule.c \
@@ -40,13 +43,3 @@ tests_check_gemm_tc_SOURCES = tests/check_gemm_tc.c $(FIXTURE_FILES)
 tests_check_gemm_tc_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core -I$(top_srcdir)/src/blas
 tests_check_gemm_tc_LDADD = src/libocal_core.la $(CHECK_LIBS) -lm
 tests_check_gemm_tc_CFLAGS = $(FIXTURE_CFLAGS)
-
-# Split-K measured: off, automatic and forced, at several direct/indirect switch points.
-noinst_PROGRAMS += bench/gemm_splitk
-bench_gemm_splitk_SOURCES = bench/gemm_splitk.c bench/gemm_timing.h
-bench_gemm_splitk_LDADD = src/libocal.la -lm
-
-# ocal's own GEMM kernel beside CLBlast, over several tiles; CLBlast with A pre-transposed.
-noinst_PROGRAMS += bench/gemm_own
-bench_gemm_own_SOURCES = bench/gemm_own.c bench/gemm_timing.h
-bench_gemm_own_LDADD = src/libocal.la -lm

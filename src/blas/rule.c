@@ -1,21 +1,20 @@
-/* ocal — the one rule that picks the GEMM and GEMV engines (see engine.h).
+/* ocal — the one rule that picks the GEMM and GEMV engines for every type (see engine.h).
  *
  * The rule is a pure function of ocal__blas_facts and the shape: it reads no context and
- * no environment, so tests/check_blas.c checks its answers at every bench shape on PoCL's
- * facts and on an H100's. The figures behind each part are beside the engine they favour:
- * gemm_own.c (ocal's kernel below 4096^3 on GPUs), splitk.c (split-K where the output
- * starves CLBlast's indirect kernel), clblast.c (A pre-transposed for the indirect kernel),
- * gemv.c (ocal's GEMV kernels). */
+ * no environment, so tests/check_blas.c checks its answers on PoCL's facts and on simulated
+ * devices (an H100's, one without tensor cores). ocal__blas_facts_of gathers the facts,
+ * asking the tensor-core probe only where the answer can matter. The measurements behind
+ * each threshold are in docs/blas-engines.md. */
 #include "config.h"
 
 #include <string.h>
 
 #include "engine.h"
+#include "tensor_cores.h"
 
-/* Work-groups per compute unit that CLBlast's indirect kernel needs to run well: the Hopper
- * set reaches 43 TFLOP/s at 4096^3 with 2048 work-groups on 132 SMs (about 16 per SM,
- * several waves) and is starved at 128; four per SM is the point below which splitting is
- * tried (splitk.c). */
+/* Work-groups per compute unit that CLBlast's indirect kernel needs to run well (it runs
+ * well with several waves and is starved with one); below four per compute unit splitting
+ * is tried (splitk.c). */
 #define SPLITK_WG_PER_CU 4
 /* No slice shorter than this: below it the sum pass and CLBlast's per-slice padding cost
  * more than the extra work-groups gain. */
@@ -27,22 +26,20 @@
 #define INDEX_MAX 0x7fffffffu
 
 void ocal__blas_facts_of(ocal_context ctx, ocal_dtype dtype, ocal__blas_facts *f) {
-  ocal__blas_facts_of_device(ctx, f);
+  ocal__blas_facts_of_device(ctx, dtype, f);
 #ifdef OCAL_HAVE_CLBLAST
   ocal__gemm_params p;
-  if (ocal__blas_params_in_effect(ctx, dtype, &p)) {
+  if (ocal__blas_params_in_effect(ctx, ocal__dtype_is_half(dtype) ? OCAL_F32 : dtype, &p)) {
     f->params_known = 1;
     f->mwg = p.v[OCAL__P_MWG];
     f->nwg = p.v[OCAL__P_NWG];
     f->kwg = p.v[OCAL__P_KWG];
     f->min_indirect = p.v[OCAL__P_MIN_INDIRECT];
   }
-#else
-  (void)dtype;
 #endif
 }
 
-void ocal__blas_facts_of_device(ocal_context ctx, ocal__blas_facts *f) {
+void ocal__blas_facts_of_device(ocal_context ctx, ocal_dtype dtype, ocal__blas_facts *f) {
   memset(f, 0, sizeof *f);
   f->type = ocal__context_info(ctx)->type;
   f->compute_units = ocal__context_info(ctx)->compute_units;
@@ -52,10 +49,16 @@ void ocal__blas_facts_of_device(ocal_context ctx, ocal__blas_facts *f) {
   f->pretranspose = ctx->settings.gemm_pretranspose;
   f->gemv = ctx->settings.gemv;
   f->precision = ctx->settings.gemm_precision;
-  if (f->precision == OCAL_GEMM_PRECISION_TF32 || f->gemm == OCAL__ENGINE_TC ||
-      f->gemm == OCAL__ENGINE_WGMMA) {
-    f->tc = ocal__gemm_tc_ready(ctx);
-    f->wgmma = f->tc && ocal__gemm_wgmma_ready(ctx, OCAL_F32);
+  int named_tc = f->gemm == OCAL__ENGINE_TC || f->gemm == OCAL__ENGINE_WGMMA;
+  if (f->precision == OCAL_GEMM_PRECISION_TF32 || named_tc) {
+    f->tc = ocal__tc_probe_passed(ctx, OCAL_F32);
+    f->wgmma = f->tc && ocal__tc_probe_wgmma_passed(ctx, OCAL_F32);
+  }
+  if (ocal__dtype_is_half(dtype) && (f->gemm == OCAL__ENGINE_AUTO || named_tc)) {
+    f->tc_f16 = ocal__tc_probe_passed(ctx, OCAL_F16);
+    f->tc_bf16 = ocal__tc_probe_passed(ctx, OCAL_BF16);
+    f->wgmma_f16 = ocal__tc_probe_wgmma_passed(ctx, OCAL_F16);
+    f->wgmma_bf16 = ocal__tc_probe_wgmma_passed(ctx, OCAL_BF16);
   }
 #ifdef OCAL_HAVE_CLBLAST
   f->have_clblast = 1;
@@ -103,9 +106,9 @@ static size_t splitk_slices(const ocal__blas_facts *f, ocal_dtype dtype, size_t 
 
 /* CLBlast's indirect kernel wants ocal's A rotated and, through the C API, transposes it into
  * a buffer created and released on every call; ocal's transpose into pooled scratch followed
- * by CLBlast on the transposed A measured faster on an H100 (figures in clblast.c). Below the
- * switch point CLBlast's direct kernel reads A in place and the extra pass only costs, so
- * only products that run the indirect kernel. */
+ * by CLBlast on the transposed A measured faster. Below the switch point CLBlast's direct
+ * kernel reads A in place and the extra pass only costs, so only products that run the
+ * indirect kernel. */
 static int pretranspose(const ocal__blas_facts *f, size_t m, size_t n, size_t k) {
   if (f->pretranspose == 0) return 0;
   if (m > INDEX_MAX || k > INDEX_MAX) return 0;
@@ -116,64 +119,88 @@ static int pretranspose(const ocal__blas_facts *f, size_t m, size_t n, size_t k)
 }
 
 /* wgmma's 128 x 256 blocks where they keep at least half the compute units busy and k covers
- * a few of its 32-deep stages (the kernel does not split k); on an H100 that is 2048^3 and
- * up, where it runs 2.3x mma.sync (docs/tensor-cores.md). */
+ * a few of its 32-deep stages (the kernel does not split k); below that mma.sync's smaller
+ * tiles fill the device better. */
 int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch) {
   size_t wide = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
   return k >= 128 && wide * 2 >= compute_units;
 }
 
+/* Whether the probe passed for dtype's kernels: mma.sync (wgmma 0) or wgmma. */
+static int probe_passed(const ocal__blas_facts *f, ocal_dtype dtype, int wgmma) {
+  switch (dtype) {
+  case OCAL_F32: return wgmma ? f->wgmma : f->tc;
+  case OCAL_F16: return wgmma ? f->wgmma_f16 : f->tc_f16;
+  case OCAL_BF16: return wgmma ? f->wgmma_bf16 : f->tc_bf16;
+  default: return 0;
+  }
+}
+
+/* OCAL_GEMM=tc or =wgmma: that engine where it can run, else no engine and what is missing.
+ * f32 needs the context to allow TF32; f16/bf16 products are exact in f32 and need none. */
+static ocal__gemm_choice named_tensor_cores(const ocal__blas_facts *f, ocal_dtype dtype,
+                                            int fits) {
+  int wg = f->gemm == OCAL__ENGINE_WGMMA, half = ocal__dtype_is_half(dtype);
+  ocal__gemm_choice c = {OCAL__GEMM_ENGINE_COUNT, 0, 0, 1, 0, ""};
+  if (dtype != OCAL_F32 && !half)
+    c.reason = wg ? "OCAL_GEMM=wgmma: the wgmma engine takes f32, f16 and bf16 products only"
+                  : "OCAL_GEMM=tc: the tensor-core engine takes f32, f16 and bf16 products only";
+  else if (!half && f->precision != OCAL_GEMM_PRECISION_TF32)
+    c.reason = wg ? "OCAL_GEMM=wgmma, but the context's GEMM precision is fp32 (exact IEEE): "
+                    "set OCAL_GEMM_PRECISION=tf32 (or the gemm_precision option) to allow TF32"
+                  : "OCAL_GEMM=tc, but the context's GEMM precision is fp32 (exact IEEE): set "
+                    "OCAL_GEMM_PRECISION=tf32 (or the gemm_precision option) to allow TF32";
+  else if (!probe_passed(f, dtype, wg))
+    c.reason = wg ? "OCAL_GEMM=wgmma, but this device's wgmma probe did not pass for this type "
+                    "(it needs compute capability 9.0 and NVIDIA's PTX binaries; ocal info says "
+                    "why)"
+                  : "OCAL_GEMM=tc, but this device's tensor-core probe failed for this type "
+                    "(ocal info says why)";
+  else if (!fits)
+    c.reason = wg ? "OCAL_GEMM=wgmma, but a dimension exceeds 2^31 - 1"
+                  : "OCAL_GEMM=tc, but a dimension exceeds 2^31 - 1";
+  else {
+    c.engine = wg ? OCAL__GEMM_WGMMA : OCAL__GEMM_TC;
+    c.reason = wg   ? (half ? "OCAL_GEMM=wgmma: tensor cores (wgmma m64n256k16, f32 accumulation)"
+                            : "OCAL_GEMM=wgmma: tensor cores (tf32, wgmma m64n256k8)")
+               : half ? "OCAL_GEMM=tc: tensor cores (mma.sync m16n8k16, f32 accumulation)"
+                      : "OCAL_GEMM=tc: tensor cores (tf32, mma.sync m16n8k8)";
+  }
+  return c;
+}
+
 ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
                                   ocal_transpose ta, size_t m, size_t n, size_t k, size_t batch,
                                   int small_offsets) {
-  ocal__gemm_choice c = {OCAL__GEMM_OWN, 0, 0, 0, ""};
+  ocal__gemm_choice c = {OCAL__GEMM_OWN, 0, 0, 0, 0, ""};
   int fits = m <= INDEX_MAX && n <= INDEX_MAX && k <= INDEX_MAX;
-  /* Tensor cores (gemm_tc.c) only where the context allows TF32 and the device's probe
-   * passed; OCAL_GEMM=tc anywhere else is refused, naming what is missing. */
-  if (f->gemm == OCAL__ENGINE_WGMMA) {
-    c.engine = OCAL__GEMM_ENGINE_COUNT;
-    c.named = 1;
-    if (dtype != OCAL_F32)
-      c.reason = "OCAL_GEMM=wgmma: the wgmma engine takes f32 products only";
-    else if (f->precision != OCAL_GEMM_PRECISION_TF32)
-      c.reason = "OCAL_GEMM=wgmma, but the context's GEMM precision is fp32 (exact IEEE): set "
-                 "OCAL_GEMM_PRECISION=tf32 (or the gemm_precision option) to allow TF32";
-    else if (!f->wgmma)
-      c.reason = "OCAL_GEMM=wgmma, but this device's wgmma probe did not pass (it needs compute "
-                 "capability 9.0 and NVIDIA's PTX binaries; ocal info says why)";
-    else if (!fits)
-      c.reason = "OCAL_GEMM=wgmma, but a dimension exceeds 2^31 - 1";
-    else {
-      c.engine = OCAL__GEMM_WGMMA;
-      c.reason = "OCAL_GEMM=wgmma: tensor cores (tf32, wgmma m64n256k8)";
+  if (f->gemm == OCAL__ENGINE_TC || f->gemm == OCAL__ENGINE_WGMMA)
+    return named_tensor_cores(f, dtype, fits);
+  if (ocal__dtype_is_half(dtype)) {
+    /* f16/bf16 on tensor cores wherever the probe passed for the type, in any precision (the
+     * 16-bit products are exact in f32): wgmma where its blocks pay, else mma.sync. */
+    if (f->gemm == OCAL__ENGINE_AUTO && fits && probe_passed(f, dtype, 0)) {
+      if (probe_passed(f, dtype, 1) && ocal__gemm_wgmma_pays(f->compute_units, m, n, k, batch)) {
+        c.engine = OCAL__GEMM_WGMMA;
+        c.reason = "f16/bf16 operands, wgmma probe passed, 128 x 256 blocks for at least half "
+                   "the compute units: tensor cores (wgmma m64n256k16, f32 accumulation)";
+      } else {
+        c.engine = OCAL__GEMM_TC;
+        c.reason = "f16/bf16 operands, probe passed: tensor cores (m16n8k16, f32 "
+                   "accumulation)";
+      }
+      return c;
     }
-    return c;
-  }
-  if (f->gemm == OCAL__ENGINE_TC) {
-    c.engine = OCAL__GEMM_ENGINE_COUNT;
-    c.named = 1;
-    if (dtype != OCAL_F32)
-      c.reason = "OCAL_GEMM=tc: the tensor-core engine takes f32 products only";
-    else if (f->precision != OCAL_GEMM_PRECISION_TF32)
-      c.reason = "OCAL_GEMM=tc, but the context's GEMM precision is fp32 (exact IEEE): set "
-                 "OCAL_GEMM_PRECISION=tf32 (or the gemm_precision option) to allow TF32";
-    else if (!f->tc)
-      c.reason = "OCAL_GEMM=tc, but this device's tensor-core probe failed (ocal info says "
-                 "why)";
-    else if (!fits)
-      c.reason = "OCAL_GEMM=tc, but a dimension exceeds 2^31 - 1";
-    else {
-      c.engine = OCAL__GEMM_TC;
-      c.reason = "OCAL_GEMM=tc: tensor cores (tf32, mma.sync m16n8k8)";
-    }
+    /* Else the portable path: an f32 product between conversions, on the f32 rule. */
+    c = ocal__gemm_rule(f, OCAL_F32, ta, m, n, k, batch, small_offsets);
+    c.widen = 1;
     return c;
   }
   /* With TF32 allowed: the tensor-core kernel has one tile, 128 x 128 (gemm_tc.c splits k
    * for outputs of fewer tiles than compute units), so it is taken where the output fills at
    * least a quarter of the device's compute units with tiles and k covers several k steps.
-   * Smaller products (the MLP's 256 x 512 x 784 has 8 tiles for an H100's 132 SMs) were not
-   * measured on tensor cores and stay on the rule below, where ocal's FP32 kernel splits k to
-   * fill the device. */
+   * Smaller products (an MLP's layers) stay on the rule below, where ocal's FP32 kernel
+   * splits k to fill the device. */
   int tf32_small = 0;
   if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F32 &&
       f->precision == OCAL_GEMM_PRECISION_TF32 && f->tc && fits) {
@@ -210,9 +237,9 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
     c.reason = "OCAL_GEMM=ocal: ocal's kernel";
     return c;
   }
-  /* The rule measured on an H100 (gemm_own.c): f32 products smaller than 4096^3 run ocal's
-   * kernel; at 4096^3 and above CLBlast with A pre-transposed was ahead. Batched products and
-   * f64 were not measured and stay with CLBlast, as do CPUs and other devices. */
+  /* On GPUs f32 products smaller than 4096^3 run ocal's kernel; from 4096^3 CLBlast with A
+   * pre-transposed is ahead (docs/blas-engines.md). Batched products and f64 stay with
+   * CLBlast, as do CPUs and other devices. */
   if (fits && f->gemm == OCAL__ENGINE_AUTO) {
     if (f->type == OCAL_DEVICE_GPU && dtype == OCAL_F32 && batch == 1 &&
         (double)m * (double)n * (double)k < 4096.0 * 4096.0 * 4096.0) {
@@ -266,7 +293,7 @@ ocal__gemv_engine_id ocal__gemv_rule(const ocal__blas_facts *f, const char **rea
                               : "OCAL_GEMV=clblast, but this ocal was built without CLBlast";
     return f->have_clblast ? OCAL__GEMV_CLBLAST : OCAL__GEMV_ENGINE_COUNT;
   }
-  /* ocal's kernels: 2.2 to 6.8x CLBlast's Xgemv on an H200 (gemv.c). */
+  /* ocal's kernels are several times faster than CLBlast's Xgemv (docs/blas-engines.md). */
   *reason = "ocal's kernels (faster than CLBlast's Xgemv)";
   return OCAL__GEMV_OWN;
 }

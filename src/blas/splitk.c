@@ -1,38 +1,17 @@
 /* ocal — split-K GEMM for outputs too small to fill the device.
  *
- * Why: CLBlast's fast (indirect) Xgemm kernel gives each work-group one MWG x NWG tile of C.
- * With the Hopper set (64 x 128 tiles of 64 threads) a 1024 x 1024 output is 128
- * work-groups for 132 SMs, each able to hold several: most of the GPU idles, and CLBlast's
- * direct kernel, which it uses below XGEMM_MIN_INDIRECT_SIZE, tops out near 15 TFLOP/s.
- * Splitting k into S slices gives S times as many work-groups: one strided-batched CLBlast
- * GEMM computes the S partial products op(A)[:, K_s] op(B)[K_s, :] into a scratch {S, m, n}
- * (batch s starts k/S columns further into op(A) and k/S rows further into op(B)), and one
- * small ocal kernel (cl/blas_splitk.cl) sums the slices into C with beta. CLBlast keeps one
- * parameter set per device, so this is the one way to get more parallelism per call
- * without switching sets (which would rebuild its programs).
- *
- * When it pays: the H200 figures (bench/gemm_splitk) are in docs/blas-engines.md,
- * "Measurements behind the rules". In short: products below the switch point already run
- * CLBlast's direct kernel, which is not starved for work-groups (1024^3: 1024 groups of
- * 128 threads): splitting them only adds the sum
- * pass, so they are never split. What wins is a product whose volume sends it to the
- * indirect kernel while its output has few tiles (1024x1024x4096: 128 tiles, 1.29x with
- * S=4, whose slices run the direct kernel). With the switch point lowered to 512 the
- * slices run the indirect kernel and gain more (1024x1024x4096 23390, 1.9x; 1536^3 S=8
- * 24210 vs 17917), but the lower switch point makes every unsplit product between 512^3
- * and 1536^3 slower (1024^3: 8737, 512^3: 2438), and CLBlast has one set per device, so
- * the shipped switch point stays at 1536. The rule: split when the plain call would run the
- * indirect kernel (m n k >= XGEMM_MIN_INDIRECT_SIZE^3) with fewer than half the
- * work-groups the device holds well (four per compute unit); S fills them, at most 16,
- * slices of at least 256. The rule is in rule.c, with the other engines' rules.
- *
- * Since ocal's own GEMM kernel (gemm_own.c) takes f32 products below 4096^3 on GPUs, with
- * a split of k of its own, this path serves the products left to CLBlast (f64, batched
- * entries are never split, OCAL_GEMM=clblast).
+ * Why: CLBlast's fast (indirect) Xgemm kernel gives each work-group one MWG x NWG tile of C,
+ * so a product with a small output and a long k leaves most of the device idle. Splitting k
+ * into S slices gives S times as many work-groups: one strided-batched CLBlast GEMM computes
+ * the S partial products op(A)[:, K_s] op(B)[K_s, :] into a scratch {S, m, n} (batch s
+ * starts k/S columns further into op(A) and k/S rows further into op(B)), and one small ocal
+ * kernel (cl/blas_splitk.cl) sums the slices into C with beta. CLBlast keeps one parameter
+ * set per device, so this is the one way to get more parallelism per call without switching
+ * sets (which would rebuild its programs). When it pays, and why the shipped switch point
+ * stays where it is: docs/blas-engines.md, section "Split-K"; the rule is in rule.c.
  *
  * OCAL_GEMM_SPLITK: unset or 1 = the automatic rule, 0 = never, N >= 2 = always N slices
- * for every non-batched product with k >= N (tests use it to exercise the path on PoCL,
- * benches to measure it). */
+ * for every non-batched product with k >= N (tests use it to exercise the path on PoCL). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -114,6 +93,6 @@ static ocal_status splitk_run(const ocal__gemm_call *g, const ocal__gemm_choice 
   return st;
 }
 
-const ocal__gemm_engine ocal__gemm_engine_splitk = {"split-K over CLBlast", splitk_run};
+const ocal__gemm_engine ocal__gemm_engine_splitk = {"split-K over CLBlast", NULL, splitk_run};
 
 #endif /* OCAL_HAVE_CLBLAST */

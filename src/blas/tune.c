@@ -69,8 +69,8 @@ static const choice xgemm0_space[] = {
     {OCAL__P_VWN, 4, {1, 2, 4, 8}},      {OCAL__P_STRM, 2, {0, 1}},
     {OCAL__P_STRN, 2, {0, 1}},           {OCAL__P_SA, 2, {0, 1}},
     {OCAL__P_SB, 2, {0, 1}}};
-/* Xgemm's kernel 1 (GEMMK=1) is not searched: on an H100 some of its sets that satisfy
- * CLBlast's tuner constraints computed wrong results or crashed the context, and none beat
+/* Xgemm's kernel 1 (GEMMK=1) is not searched: some of its sets that satisfy CLBlast's tuner
+ * constraints computed wrong results or crashed the context on NVIDIA's driver, and none beat
  * kernel 0. A tuning file may still name it. */
 static const choice direct_space[] = {
     {OCAL__P_WGD, 4, {8, 16, 32, 64}}, {OCAL__P_MDIMCD, 3, {8, 16, 32}},

@@ -20,7 +20,7 @@
 /* Vendor extensions that report the width of the device's SIMD groups. */
 #define OCAL__CL_DEVICE_WARP_SIZE_NV 0x4003
 /* cl_nv_device_attribute_query's compute capability: the PTX target a device's compiler
- * emits for, which the tensor-core probe (src/blas/gemm_tc.c) needs to be worth building. */
+ * emits for, which the tensor-core probe (src/blas/tc_probe.c) needs to be worth building. */
 #define OCAL__CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
 #define OCAL__CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
 #define OCAL__CL_DEVICE_WAVEFRONT_WIDTH_AMD 0x4043

@@ -24,10 +24,8 @@ TESTS += tests/example_kernels.sh
 EXTRA_DIST += tests/example_kernels.sh
 
 # What the first reduction, scan and generated reduction of a process cost (kernel builds
-# included), and GEMM's and FFT's; bench/engine_gpu_round.sh and bench/cold_demo.sh run it
-# with an empty disk cache. It reads src/core's compile tally, so it links libocal_core.
+# included), and GEMM's and FFT's; run it with an empty disk cache to see cold compiles. It reads src/core's compile tally, so it links libocal_core.
 noinst_PROGRAMS += bench/first_calls
 bench_first_calls_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src/core
 bench_first_calls_LDADD = src/libocal_core.la $(OPENCL_LIBS) -lm
-EXTRA_DIST += bench/engine_gpu_round.sh bench/cold_demo.sh
 EXTRA_DIST += docs/scan.md

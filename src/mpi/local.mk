@@ -3,7 +3,7 @@
 # Makefile.am; appends to the variables defined there.
 
 EXTRA_DIST += src/mpi/local.mk cl/mpi_accumulate.cl ocal-mpi.pc.in tests/mpi.sh \
-	bench/mpi_allreduce_torch.py bench/mpi_device_round.sh docs/mpi.md
+	bench/mpi_allreduce_torch.py docs/mpi.md
 
 if HAVE_MPI
 lib_LTLIBRARIES += src/libocal-mpi.la

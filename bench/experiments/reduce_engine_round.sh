@@ -1,11 +1,11 @@
 #!/bin/bash
-# bench/reduce_engine_round.sh — the GPU round of the one reduction engine (issue 14,
+# bench/experiments/reduce_engine_round.sh — the GPU round of the one reduction engine (issue 14,
 # docs/reduce.md): ocal_sum and friends and ocal_gen_reduction run cl/reduce.cl's kernels
 # under one planner. Runs the reduction and generator tests, `ocal bench --suite reduce`
 # (every reduction row at the largest size, and the axis sums) and bench/gen (generated dot
 # beside ocal_dot at 2^28).
 #
-#   bench/reduce_engine_round.sh BUILD_DIR OUT_DIR [quick]
+#   bench/experiments/reduce_engine_round.sh BUILD_DIR OUT_DIR [quick]
 #
 # BUILD_DIR is an in-tree build (static or not) with tools/ocal, bench/gen and
 # tests/check_{reduce,gen}. Run it on a build of this branch and on one of main, on the same

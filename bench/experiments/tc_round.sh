@@ -1,12 +1,12 @@
 #!/bin/bash
-# bench/tc_round.sh — the GPU check of TF32 GEMM in the library (issue 17) in one call: the
+# bench/experiments/tc_round.sh — the GPU check of TF32 GEMM in the library (issue 17) in one call: the
 # tensor-core probe (run in a fresh cache, then read back from it), tests/check_gemm_tc on the
 # real mma.sync kernels, `ocal bench --suite gemm` (its f32, tf32, f16 and bf16 rows) beside
 # bench/pytorch_reference.py's (TF32 off for f32, on for tf32), the ratios, and the MLP's SGD
 # step (examples/mlp_train) in TF32 beside bench/mlp_torch.py --tf32. Short output; about 3-4
 # minutes on an H100 (a fresh cache compiles every kernel once).
 #
-#   bench/tc_round.sh BUILD_DIR [OUT_DIR]
+#   bench/experiments/tc_round.sh BUILD_DIR [OUT_DIR]
 #
 # BUILD_DIR: an in-tree build (static or not) with tools/ocal; tests/check_gemm_tc is built
 # there if missing. OUT_DIR (default a temporary directory, removed) keeps ocal.json,

@@ -1,4 +1,4 @@
-/* ocal — bench/gemm_f32_probe's cp.async kernel: exact FP32 C = A B (row-major, n a multiple
+/* ocal — bench/experiments/gemm_f32_probe's cp.async kernel: exact FP32 C = A B (row-major, n a multiple
  * of 128, no alpha/beta) on CUDA cores, for comparison with cl/blas_gemm.cl's register-staged
  * pipeline (docs/blas-engines.md, "Exact FP32 past 0.9x"). NVIDIA only (inline PTX).
  *

@@ -1,4 +1,4 @@
-/* bench/fft_fourstep_probe — what limits cl/fft_fourstep.cl on a GPU, in one run:
+/* bench/experiments/fft_fourstep_probe — what limits cl/fft_fourstep.cl on a GPU, in one run:
  *
  *   fft_fourstep_probe CL_FILE OUTDIR CONFIG ...      CONFIG: "logl,logr,c[,maxreg]"
  *

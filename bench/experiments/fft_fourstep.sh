@@ -1,10 +1,10 @@
 #!/bin/bash
-# bench/fft_fourstep.sh — ocal's four-step FFT (src/fft/fourstep.c) against VkFFT and torch.fft
+# bench/experiments/fft_fourstep.sh — ocal's four-step FFT (src/fft/fourstep.c) against VkFFT and torch.fft
 # (cuFFT) on long 1-D C2C shapes, in one session. One JSON object per line on stdout.
 #
-#   bench/fft_fourstep.sh BUILD_DIR SHAPES [TUNE ...]
+#   bench/experiments/fft_fourstep.sh BUILD_DIR SHAPES [TUNE ...]
 #
-# SHAPES: bench/fft_tune's shape numbers, "2,3,5,6" (2^20 x 128, 2^24 x 8, 2^22 x 32,
+# SHAPES: bench/experiments/fft_tune's shape numbers, "2,3,5,6" (2^20 x 128, 2^24 x 8, 2^22 x 32,
 # 2^21 x 64). TUNE: "vkfft" (OCAL_FFT_FOURSTEP=0), "auto" (the default rule) or an
 # OCAL_FFT_FOURSTEP_TUNE string ("c=2,r=16", "n1=1024") run with OCAL_FFT_FOURSTEP=1;
 # "TUNE@SHAPES" limits one to some shapes. torch.fft runs before and after. Each

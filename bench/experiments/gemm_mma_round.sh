@@ -1,14 +1,14 @@
 #!/bin/bash
-# bench/gemm_mma_round.sh — one round of cl/gemm_mma.cl on the GPU machine, in one call:
+# bench/experiments/gemm_mma_round.sh — one round of cl/gemm_mma.cl on the GPU machine, in one call:
 # PyTorch's matmul (TF32 on for f32; f16; bf16) at 2048^3, 4096^3 and 8192^3, then
-# bench/gemm_mma_probe (probe kernel, every variant's check against a host reference, timing),
+# bench/experiments/gemm_mma_probe (probe kernel, every variant's check against a host reference, timing),
 # then each variant's TFLOP/s as a ratio of PyTorch's in the same precision. Short output;
 # about 4 minutes at most (PyTorch 60 s, the probe 140 s of work then its summary, 170 s hard).
 #
-#   bench/gemm_mma_round.sh BUILD_DIR [VARIANT ...]
+#   bench/experiments/gemm_mma_round.sh BUILD_DIR [VARIANT ...]
 #
-# BUILD_DIR: a configured ocal build directory; bench/gemm_mma_probe is built there if missing.
-# MMA_OPTS / MMA_SIZES pass through to the probe (see bench/gemm_mma_probe.c).
+# BUILD_DIR: a configured ocal build directory; bench/experiments/gemm_mma_probe is built there if missing.
+# MMA_OPTS / MMA_SIZES pass through to the probe (see bench/experiments/gemm_mma_probe.c).
 b=${1:?usage: gemm_mma_round.sh BUILD_DIR [VARIANT ...]}
 shift
 # Without names: round 2's variants first, then round 1's best of each precision as the
@@ -19,7 +19,7 @@ shift
   f16_ldm_r8 tf32_ldm
 src=$(cd "$(dirname "$0")/.." && pwd)
 probe=$b/bench/gemm_mma_probe own_probe=
-if [ ! -x "$probe" ] && ! make -C "$b" -j8 bench/gemm_mma_probe >/dev/null 2>&1; then
+if [ ! -x "$probe" ] && ! make -C "$b" -j8 bench/experiments/gemm_mma_probe >/dev/null 2>&1; then
   # A build directory from before bench/gemm_mma.mk: the program needs only OpenCL.
   probe=$(mktemp /tmp/ocal-mma-probe-bin-XXXXXX)
   own_probe=$probe

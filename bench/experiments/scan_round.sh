@@ -1,12 +1,12 @@
 #!/bin/bash
-# bench/scan_round.sh — the single-pass scan's GPU round in one call: bench/scan_probe (every
+# bench/experiments/scan_round.sh — the single-pass scan's GPU round in one call: bench/experiments/scan_probe (every
 # variant of cl/scan.cl's sum_lookback for f32 at 2^28 and 2^24, checked, beside a device
 # copy); with "lib", also `ocal bench --suite reduce`'s cumsum and copy rows with
 # OCAL_SCAN=single and OCAL_SCAN=three (what the library runs: minutes more).
 #
-#   bench/scan_round.sh BUILD_DIR [quick|lib]
+#   bench/experiments/scan_round.sh BUILD_DIR [quick|lib]
 #
-# BUILD_DIR is an in-tree build (static or not) with bench/scan_probe (and tools/ocal).
+# BUILD_DIR is an in-tree build (static or not) with bench/experiments/scan_probe (and tools/ocal).
 # "quick" runs small sizes (to try the script on PoCL). The probe's kernels are read from the
 # source tree's cl/ (this script's ../cl), so a kernel edit needs no rebuild.
 set -u
@@ -23,7 +23,7 @@ if [ ! -x "$probe" ]; then
   trap 'rm -f "$probe"' EXIT
   cc -O2 -o "$probe" "$here/scan_probe.c" -lOpenCL -lm || { echo "cannot build scan_probe"; exit 1; }
 fi
-echo "== bench/scan_probe (${SCAN_SIZES:-28 24})"
+echo "== bench/experiments/scan_probe (${SCAN_SIZES:-28 24})"
 timeout 170 "$probe" "$cl"
 echo "scan_probe rc $?"
 if [ "${2:-}" = lib ]; then

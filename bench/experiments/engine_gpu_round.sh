@@ -1,9 +1,9 @@
 #!/bin/bash
-# bench/engine_gpu_round.sh — the reduction and scan engine's GPU round in one call: a cold
+# bench/experiments/engine_gpu_round.sh — the reduction and scan engine's GPU round in one call: a cold
 # `ocal demo` (empty disk cache), the first calls' compile times, the reduction, scan and
 # generator tests, and `ocal bench --suite reduce` (cumsum beside copy at 2^28).
 #
-#   bench/engine_gpu_round.sh BUILD_DIR OUT_DIR [quick]
+#   bench/experiments/engine_gpu_round.sh BUILD_DIR OUT_DIR [quick]
 #
 # "quick" runs the bench at CI sizes (to try the script on PoCL).
 #

@@ -1,9 +1,9 @@
 #!/bin/bash
-# bench/blas_engine_round.sh — the GPU check of the BLAS engine table and the settings module
+# bench/experiments/blas_engine_round.sh — the GPU check of the BLAS engine table and the settings module
 # (issue 14) in one call: the rule's choices on this device, the BLAS tests, and the GEMM
 # suite of `ocal bench` beside the same suite from a build of the previous code.
 #
-#   bench/blas_engine_round.sh OUT_DIR NEW_BUILD [OLD_BUILD [quick]]
+#   bench/experiments/blas_engine_round.sh OUT_DIR NEW_BUILD [OLD_BUILD [quick]]
 #
 # NEW_BUILD and OLD_BUILD are in-tree builds (static or not) with tools/ocal (and, for
 # NEW_BUILD, tests/check_blas). The two suites run alternately, twice each, and the better

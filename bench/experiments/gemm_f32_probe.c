@@ -1,6 +1,6 @@
-/* bench/gemm_f32_probe — exact FP32 GEMM (C = A B, square, row-major) on CUDA cores: ocal's
+/* bench/experiments/gemm_f32_probe — exact FP32 GEMM (C = A B, square, row-major) on CUDA cores: ocal's
  * kernel (cl/blas_gemm.cl) in a table of tiles and build variants, and a cp.async pipelined
- * kernel (cl/gemm_f32_probe.cl), checked and timed in one run (docs/blas-engines.md, "Exact
+ * kernel (bench/experiments/gemm_f32_probe.cl), checked and timed in one run (docs/blas-engines.md, "Exact
  * FP32 past 0.9x").
  *
  *   gemm_f32_probe CL_DIR [MAX_N]
@@ -53,7 +53,7 @@ static const variant variants[] = {
     {1, 256, 128, 8, 16, 8, "nn", "-DWARP_TILE=0", NULL},
     {1, 64, 128, 8, 8, 8, "nn", "-DWARP_TILE=0", NULL},
     /* cp.async pipelines: stages, k step, warps of 16 x 2 or 8 x 4 work-items, rows of a
-     * work-item in runs of 4 or interleaved (cl/gemm_f32_probe.cl). */
+     * work-item in runs of 4 or interleaved (bench/experiments/gemm_f32_probe.cl). */
     {0, 128, 128, 8, 8, 8, "nn", "-DSTAGES=2 -DWARP_ARR=0 -DROWI=0", NULL},
     {0, 128, 128, 8, 8, 8, "nn", "-DSTAGES=3 -DWARP_ARR=0 -DROWI=0", NULL},
     {0, 128, 128, 8, 8, 8, "nn", "-DSTAGES=3 -DWARP_ARR=1 -DROWI=1", NULL},
@@ -115,7 +115,9 @@ static cl_program with_directive(cl_program p, const char *directive) {
 static cl_kernel build(const char *cl_dir, const variant *v, char *regs, size_t regs_size,
                        char *name, size_t name_size) {
   char path[4096], opts[512];
-  snprintf(path, sizeof path, "%s/%s", cl_dir, v->lib ? "blas_gemm.cl" : "gemm_f32_probe.cl");
+  /* The probe kernel lies beside this file, ocal's in cl/. */
+  snprintf(path, sizeof path, "%s/%s", cl_dir,
+           v->lib ? "blas_gemm.cl" : "../bench/experiments/gemm_f32_probe.cl");
   snprintf(name, name_size, v->lib ? "ocal_gemm_%s" : "gemm_f32_probe_nn", v->op);
   if (v->lib)
     snprintf(opts, sizeof opts,

@@ -1,8 +1,8 @@
 #!/bin/sh
-# bench/half_gpu_round.sh — the f16/bf16 round on a GPU in one call: tests/check_half on the
+# bench/experiments/half_gpu_round.sh — the f16/bf16 round on a GPU in one call: tests/check_half on the
 # device, then bench/half (f16 and bf16 beside f32: casts, add, exp, sums, GEMM).
 #
-#   bench/half_gpu_round.sh BUILD_DIR [quick]
+#   bench/experiments/half_gpu_round.sh BUILD_DIR [quick]
 #
 # BUILD_DIR is an in-tree build (static, so that it runs where it is copied). OCAL_DEVICE
 # picks the device (default gpu). "quick" runs bench/half at CI sizes (to try the script on

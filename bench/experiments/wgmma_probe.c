@@ -1,4 +1,4 @@
-/* bench/wgmma_probe — can OpenCL reach Hopper's wgmma? (docs/tensor-cores.md)
+/* bench/experiments/wgmma_probe — can OpenCL reach Hopper's wgmma? (docs/tensor-cores.md)
  *
  * On every GPU of every platform, builds small kernels whose inline PTX uses sm_80 and
  * sm_90a instructions and prints which the compiler takes, with the PTX target its binary
@@ -6,7 +6,7 @@
  * returns PTX text) with its target changed to sm_90a and a wgmma.fence put in, loaded back
  * with clCreateProgramWithBinary, built and run once (128 work-items; the kernel writes 1).
  *
- *   bench/wgmma_probe [BUILD_OPTIONS]      (for example "-cl-nv-arch sm_90a")
+ *   bench/experiments/wgmma_probe [BUILD_OPTIONS]      (for example "-cl-nv-arch sm_90a")
  *
  * Prints one line per kernel; exits 0 (a refused instruction is an answer, not a failure). */
 #define CL_TARGET_OPENCL_VERSION 300

@@ -1,11 +1,11 @@
 #!/bin/bash
-# bench/gemm_mma_clang_check.sh — compiles every variant of cl/gemm_mma.cl for NVPTX with clang-14
+# bench/experiments/gemm_mma_clang_check.sh — compiles every variant of cl/gemm_mma.cl for NVPTX with clang-14
 # (no GPU needed) and counts the PTX lines that matter: mma.sync, cp.async, ldmatrix, and any
 # stack (.local) traffic, which would mean the accumulators left the registers. NVIDIA's own
 # OpenCL front end differs; this catches OpenCL C and inline-assembly operand errors only, and
 # ptxas is not run (not installed here), so the PTX inside the asm strings is not validated.
 #
-#   bench/gemm_mma_clang_check.sh [SRCDIR]     exit status: number of variants that failed
+#   bench/experiments/gemm_mma_clang_check.sh [SRCDIR]     exit status: number of variants that failed
 src=${1:-$(dirname "$0")/..}
 CLANG=${CLANG:-clang-14}
 tmp=$(mktemp -d /tmp/ocal-mma-check-XXXXXX)

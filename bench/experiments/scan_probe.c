@@ -1,4 +1,4 @@
-/* bench/scan_probe — cl/scan.cl's single-pass scan (NAME_lookback, decoupled look-back) built
+/* bench/experiments/scan_probe — cl/scan.cl's single-pass scan (NAME_lookback, decoupled look-back) built
  * with a matrix of variants, checked and timed against a plain device copy, in one run:
  *
  *   scan_probe CL_DIR
@@ -231,7 +231,7 @@ int main(int argc, char **argv) {
   char path[4096];
   snprintf(path, sizeof path, "%s/scan.cl", argv[1]);
   scan_src = read_text(path);
-  snprintf(path, sizeof path, "%s/scan_probe.cl", argv[1]);
+  snprintf(path, sizeof path, "%s/../bench/experiments/scan_probe.cl", argv[1]);
   char *copy_src = read_text(path);
 
   /* The first GPU, else the first CPU, of any platform. */
@@ -300,7 +300,7 @@ int main(int argc, char **argv) {
   cl_kernel c4 = clCreateKernel(cp, "probe_copy4", &e);
   OK(e);
   {
-    /* The macros a kernel could pick its variant by (cl/scan_probe.cl, probe_macros). */
+    /* The macros a kernel could pick its variant by (bench/experiments/scan_probe.cl, probe_macros). */
     cl_kernel km = clCreateKernel(cp, "probe_macros", &e);
     OK(e);
     cl_mem dm = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 5 * sizeof(cl_int), NULL, &e);

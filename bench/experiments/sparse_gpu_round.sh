@@ -1,9 +1,9 @@
 #!/bin/bash
-# bench/sparse_gpu_round.sh — the sparse area's whole GPU round in one call: the sparse tests,
+# bench/experiments/sparse_gpu_round.sh — the sparse area's whole GPU round in one call: the sparse tests,
 # every SpMV kernel variant on the bench matrices, the full sparse suite, PyTorch's figures
 # and the comparison table.
 #
-#   bench/sparse_gpu_round.sh OUT_DIR [BUILD_DIR [quick]]
+#   bench/experiments/sparse_gpu_round.sh OUT_DIR [BUILD_DIR [quick]]
 #
 # BUILD_DIR (default: the current directory) is an in-tree build (static or not) with
 # tools/ocal, tests/check_sparse and bench/pytorch_reference.py. "quick" runs the suites

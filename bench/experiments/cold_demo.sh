@@ -5,7 +5,7 @@
 # POCL_KERNEL_CACHE=0 keeps PoCL's own cache from hiding compiles (other drivers ignore it).
 # Issue 14 asks for a cold demo within 3 s on the H100.
 #
-#   bench/cold_demo.sh BUILD_DIR [OTHER_BUILD_DIR]
+#   bench/experiments/cold_demo.sh BUILD_DIR [OTHER_BUILD_DIR]
 #
 # BUILD_DIR is a built tree (static or not) with tools/ocal and bench/first_calls. With a
 # second build, the runs alternate between the two (A, B, A, B, ...), so a before/after

@@ -1,4 +1,4 @@
-/* bench/gemm_own — GFLOP/s of ocal_gemm through CLBlast and through ocal's own kernel
+/* bench/experiments/gemm_own — GFLOP/s of ocal_gemm through CLBlast and through ocal's own kernel
  * (src/blas/gemm_own.c) with several tiles, and of CLBlast with A as stored, transposed by
  * ocal first, or supplied transposed. One JSON object per line:
  *   {"shape":"1024x1024x1024","ta":0,"tb":0,"engine":"ocal","tile":"64x64x16x8x4",
@@ -6,7 +6,7 @@
  * maxdiff: the largest difference from CLBlast's C for the same product (relative to the
  * largest |C|), a sanity check of the kernel on the device.
  *
- *   bench/gemm_own [TILE ... | -]   (default: a fixed list; TILE is BMxBNxBKxTMxTN; "-":
+ *   bench/experiments/gemm_own [TILE ... | -]   (default: a fixed list; TILE is BMxBNxBKxTMxTN; "-":
  *                                    no sweep, only CLBlast and the automatic choice) */
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@
 
 #include <ocal.h>
 
-#define BENCH_NAME "bench/gemm_own"
+#define BENCH_NAME "bench/experiments/gemm_own"
 #include "gemm_timing.h"
 
 /* Seconds of back-to-back calls per timing round. */

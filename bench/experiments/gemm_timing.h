@@ -1,4 +1,4 @@
-/* What bench/gemm_own and bench/gemm_splitk share: a deterministic test matrix and the
+/* What bench/experiments/gemm_own and bench/experiments/gemm_splitk share: a deterministic test matrix and the
  * timing of one ocal_gemm shape. Header-only, each program includes it once (after
  * defining BENCH_NAME, for common.h). */
 #ifndef OCAL_BENCH_GEMM_TIMING_H
@@ -8,7 +8,7 @@
 
 #include <ocal.h>
 
-#include "common.h"
+#include "../common.h"
 
 /* An r x c f32 matrix of values in [-0.5, 0.5) that depend on seed; NULL on failure. */
 static ocal_buffer matrix(ocal_context ctx, size_t r, size_t c, unsigned seed) {

@@ -1,10 +1,10 @@
-/* bench/gemm_splitk — GFLOP/s of ocal_gemm with split-K off, automatic and forced to S
+/* bench/experiments/gemm_splitk — GFLOP/s of ocal_gemm with split-K off, automatic and forced to S
  * slices, under the stored GEMM tuning and with its direct/indirect switch point lowered
  * (the slices only reach CLBlast's indirect kernel above it). One JSON object per line:
  *   {"shape":"1024x1024x1024","ta":0,"tb":0,"min_indirect":1536,"splitk":"auto",
  *    "slices":0,"gflops":...,"us":...}
  *
- *   bench/gemm_splitk [MIN_INDIRECT ...]   (default: the stored value, 512, 256) */
+ *   bench/experiments/gemm_splitk [MIN_INDIRECT ...]   (default: the stored value, 512, 256) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 
 #include <ocal.h>
 
-#define BENCH_NAME "bench/gemm_splitk"
+#define BENCH_NAME "bench/experiments/gemm_splitk"
 #include "gemm_timing.h"
 
 /* The tuning text in effect with XGEMM_MIN_INDIRECT_SIZE replaced. */

@@ -1,7 +1,7 @@
-/* bench/fft_tune — the fft suite's five shapes on the default engine, timed and checked, for
+/* bench/experiments/fft_tune — the fft suite's five shapes on the default engine, timed and checked, for
  * comparing VkFFT configurations (OCAL_VKFFT_TUNE, see src/fft/vkfft.c) one process each.
  *
- *   OCAL_VKFFT_TUNE="coalescedMemory=128" bench/fft_tune [label] [shape ...]
+ *   OCAL_VKFFT_TUNE="coalescedMemory=128" bench/experiments/fft_tune [label] [shape ...]
  *
  * shape: 0 1024x65536, 1 4096x32768, 2 2^20x128, 3 2^24x8, 4 2-D 4096x4096 (default: these
  * five); 5 2^22x32, 6 2^21x64; 7 4096x4, 8 2-D 64x128 batch 3 (small, for a CPU).

@@ -1,4 +1,4 @@
-/* bench/gemm_mma_probe — cl/gemm_mma.cl's tensor-core GEMM kernels on an NVIDIA GPU, in one run:
+/* bench/experiments/gemm_mma_probe — cl/gemm_mma.cl's tensor-core GEMM kernels on an NVIDIA GPU, in one run:
  *
  *   gemm_mma_probe CL_FILE [VARIANT ...]
  *
@@ -29,7 +29,7 @@
  * said so), so that the summary always comes out.
  * MMA_OPTS="..." adds build options to every build (e.g. -DSMEM_ADDR=0). The last lines are
  * one summary per variant: "summary NAME check ok|FAIL|nobuild  2048 T  4096 T  8192 T" in
- * TFLOP/s, which bench/gemm_mma_round.sh reads. Exit status 0 when every check passed. */
+ * TFLOP/s, which bench/experiments/gemm_mma_round.sh reads. Exit status 0 when every check passed. */
 #include <math.h>
 #include <stdint.h>
 #include <time.h>

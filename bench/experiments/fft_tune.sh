@@ -1,11 +1,11 @@
 #!/bin/bash
-# bench/fft_tune.sh — compares VkFFT configurations on the fft suite's five shapes, one process
+# bench/experiments/fft_tune.sh — compares VkFFT configurations on the fft suite's five shapes, one process
 # per configuration (OCAL_VKFFT_TUNE is read at plan creation), and PyTorch's torch.fft before
 # and after them in the same session. One JSON object per line on stdout.
 #
-#   bench/fft_tune.sh BUILD_DIR [CONFIG[@SHAPES] ...]
+#   bench/experiments/fft_tune.sh BUILD_DIR [CONFIG[@SHAPES] ...]
 #
-# CONFIG: "default" or "field=value,..."; SHAPES: bench/fft_tune's shape numbers, "3,5,6".
+# CONFIG: "default" or "field=value,..."; SHAPES: bench/experiments/fft_tune's shape numbers, "3,5,6".
 #
 # Each configuration gets a fresh disk cache directory, so every plan time is a cold compile.
 b=${1:?usage: fft_tune.sh BUILD_DIR [CONFIG ...]}

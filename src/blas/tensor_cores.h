@@ -1,0 +1,64 @@
+/* ocal — what the tensor-core files share (never installed): the launch the two kernels take
+ * (gemm_tc.c: mma.sync, gemm_wgmma.c: wgmma), the probe that decides whether a device runs
+ * them (tc_probe.c) and its answer kept in the disk cache (tc_answer.c). */
+#ifndef OCAL_BLAS_TENSOR_CORES_H
+#define OCAL_BLAS_TENSOR_CORES_H
+
+#include "engine.h"
+
+/* One tensor-core product as the kernels take it: row-major, offsets and strides in
+ * elements, batch strides 0 for a matrix shared by every entry. */
+typedef struct ocal__tc_launch {
+  ocal_dtype dtype; /* OCAL_F32 (TF32 kernels), OCAL_F16 or OCAL_BF16 (m16n8k16, C alike) */
+  int ta, tb;
+  size_t m, n, k, batch;
+  cl_mem a, b, c;
+  size_t a_off, lda, a_stride, b_off, ldb, b_stride, c_off, ldc, c_stride;
+  float alpha, beta;
+  size_t kc, slices; /* slices of k (kc each, whole k steps): C entry z = batch entry x slices */
+} ocal__tc_launch;
+
+/* The launch of the whole product g, C in place, one slice of k. */
+void ocal__tc_launch_of(const ocal__gemm_call *g, ocal__tc_launch *launch);
+
+/* Builds (or finds) the mma.sync variant for the launch, with the build options `spell`
+ * (ocal__tc_spelling), and enqueues it (gemm_tc.c). *not_built = 1 when it does not build
+ * or takes fewer work-items than it needs (nothing enqueued). */
+ocal_status ocal__gemm_tc_enqueue(ocal_context ctx, const char *spell,
+                                  const ocal__tc_launch *launch, int *not_built);
+/* A product on the wgmma kernel (gemm_wgmma.c): OCAL_F32 in TF32, or OCAL_F16/OCAL_BF16 with C
+ * of that type; one slice of k. Operands that are not k-contiguous and 16-byte aligned are
+ * packed into scratch first. *not_built = 1 when the kernel does not build (nothing enqueued). */
+ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *launch,
+                                 int *not_built);
+
+/* ---- the probe (tc_probe.c) ------------------------------------------------------------ */
+
+/* Whether the probe passed (it runs once per context, or its answer comes from the disk
+ * cache) for the mma.sync kernels of dtype (OCAL_F32 in TF32, OCAL_F16, OCAL_BF16), and for
+ * the wgmma kernel of dtype. */
+int ocal__tc_probe_passed(ocal_context ctx, ocal_dtype dtype);
+int ocal__tc_probe_wgmma_passed(ocal_context ctx, ocal_dtype dtype);
+/* The build options the probe found the device's compiler takes (empty before a pass). */
+void ocal__tc_spelling(ocal_context ctx, char *out, size_t size);
+/* Whether the context emulates the three instructions (OCAL_GEMM_TC_EMULATE=1, tests only). */
+int ocal__tc_emulated(ocal_context ctx);
+
+/* Spellings a device's compiler may need, tried in this order (tc_probe.c). */
+#define OCAL__TC_SPELLING_COUNT 4
+
+/* ---- the probe's answer in the disk cache (tc_answer.c) ------------------------------- */
+
+/* What the probe found: TF32 tensor cores usable (ok), the f16 and bf16 kernels, the wgmma
+ * checks that passed (OCAL__WG_* bits), and the spelling that builds (index). */
+enum { OCAL__WG_TF32 = 1, OCAL__WG_F16 = 2, OCAL__WG_BF16 = 4 };
+typedef struct ocal__tc_answer {
+  int ok, f16, bf16, extra, wgmma;
+} ocal__tc_answer;
+
+/* 1 and *answer where the context's cache holds the answer for this device, driver, ocal
+ * and kernel source, exactly as ocal__tc_answer_store writes it; else 0. */
+int ocal__tc_answer_load(ocal_context ctx, ocal__tc_answer *answer);
+void ocal__tc_answer_store(ocal_context ctx, const ocal__tc_answer *answer);
+
+#endif /* OCAL_BLAS_TENSOR_CORES_H */
