@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
   TRY(ocal_cg_options_init(&co));
   co.rtol = rtol;
   co.precond = jacobi ? OCAL_PRECOND_JACOBI : OCAL_PRECOND_NONE;
-  ocal_cg_result res;
+  ocal_cg_result res = {sizeof res};
   TRY(ocal_cg(&op, b, x, &co, &res));
   printf("%ld x %ld grid (%zu unknowns, %zu nonzeros): CG%s converged in %zu iterations, "
          "||r|| / ||b|| = %.3g\n",

@@ -408,7 +408,7 @@ int main(int argc, char **argv) {
         TRY(ocal_cg_options_init(&o));
         o.rtol = rtol;
         o.max_iter = (size_t)max_iter;
-        ocal_cg_result cr;
+        ocal_cg_result cr = {sizeof cr};
         ocal_status s = ocal_cg(&op, b1, x1, &o, &cr);
         if (s != OCAL_OK && s != OCAL_NOT_CONVERGED) TRY(s);
         TRY(ocal_buffer_read(x1, 0, total, xref, NULL));

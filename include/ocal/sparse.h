@@ -216,12 +216,20 @@ typedef struct ocal_cg_options {
   int use_x0;              /**< 1: x holds the initial guess; 0 (default): start from 0 */
 } ocal_cg_options;
 
-/** What ocal_cg did. */
+/** What ocal_cg did. The library fills it; set struct_size = sizeof(ocal_cg_result) before
+ * the call (`ocal_cg_result res = {sizeof res};`), so that later fields can be added without
+ * breaking a program compiled against this struct. */
 typedef struct ocal_cg_result {
-  size_t iterations;    /**< iterations run */
-  double residual_norm; /**< ||b - A x|| of the returned x, as the recurrence computes it */
-  double b_norm;        /**< ||b|| */
-  int converged;        /**< 1 when the tolerance was met */
+  size_t struct_size;        /**< sizeof(ocal_cg_result), set by the caller */
+  size_t iterations;         /**< iterations run (restarts included) */
+  double residual_norm;      /**< ||r|| as the recurrence computes it, at the last iteration */
+  double true_residual_norm; /**< ||b - A x|| of the returned x, computed afresh with one
+                                  product with A; NaN when the solve stopped on a breakdown
+                                  (A or the preconditioner not positive definite) */
+  double b_norm;             /**< ||b|| */
+  size_t restarts;           /**< times the recurrence met the tolerance while the true
+                                  residual did not, and restarted from the true residual */
+  int converged;             /**< 1 when the true residual met the tolerance */
 } ocal_cg_result;
 
 /** Fills \p options with the defaults. \param options the struct.
@@ -231,15 +239,23 @@ OCAL_API ocal_status ocal_cg_options_init(ocal_cg_options *options);
 /** Solves A x = b for symmetric positive definite A with (preconditioned) conjugate
  * gradients, on the device. Each iteration applies A once, runs three fused vector updates
  * and ocal's dot products, and reads one residual norm back to the host (the stopping test).
+ * Convergence is never taken from the recurrence alone: when the recurrence residual meets
+ * the tolerance, the true residual b - A x is computed afresh (one product with A). If it
+ * meets the tolerance too, the solve has converged; if not (rounding on a badly scaled
+ * system), CG restarts from the true residual, and when a restart no longer halves the true
+ * residual it stops with OCAL_NOT_CONVERGED.
  * \param a the operator.
  * \param b the right-hand side, n elements of the operator's type.
  * \param x receives the solution (n elements; its input is the initial guess with use_x0).
  *        When the method does not converge, x holds the last iterate.
  * \param options NULL for the defaults.
- * \param result receives the iteration count and the residual norm; may be NULL.
- * \returns OCAL_OK; OCAL_NOT_CONVERGED when the iteration limit was reached first, or when
- *          A or the preconditioner turned out not to be positive definite (the message says
- *          which); argument errors as for ocal_spmv. */
+ * \param result receives the iteration count and both residual norms; may be NULL. Its
+ *        struct_size must be sizeof(ocal_cg_result).
+ * \returns OCAL_OK when ||b - A x|| <= max(rtol ||b||, atol); OCAL_NOT_CONVERGED when the
+ *          iteration limit was reached first, when the true residual stagnates above the
+ *          tolerance, or when A or the preconditioner turned out not to be positive definite
+ *          (the message says which, with both residuals); OCAL_INVALID_ARGUMENT for a bad
+ *          result->struct_size; argument errors as for ocal_spmv. */
 OCAL_API ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
                              const ocal_cg_options *options, ocal_cg_result *result);
 
@@ -264,6 +280,7 @@ typedef struct ocal_lobpcg_options {
 
 /** What ocal_lobpcg did. */
 typedef struct ocal_lobpcg_result {
+  size_t struct_size;     /**< sizeof(ocal_lobpcg_result), set by the caller */
   size_t iterations;      /**< iterations run (SciPy's iteration count) */
   size_t best_iteration;  /**< the iteration whose block was returned */
   size_t converged;       /**< eigenpairs whose residual norm is within the tolerance */
@@ -297,9 +314,9 @@ OCAL_API ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options);
  *          ocal was built without LAPACKE; OCAL_INVALID_ARGUMENT for k too large for n, or
  *          linearly dependent initial vectors or constraints; argument errors as for
  *          ocal_spmm. */
-OCAL_API ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalues,
-                                 double *residual_norms, const ocal_lobpcg_options *options,
-                                 ocal_lobpcg_result *result);
+OCAL_API ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x,
+                                 const ocal_lobpcg_options *options, double *eigenvalues,
+                                 double *residual_norms, ocal_lobpcg_result *result);
 
 #ifdef __cplusplus
 }

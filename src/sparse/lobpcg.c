@@ -35,9 +35,9 @@ ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options) {
 
 #ifndef OCAL_HAVE_LAPACKE
 
-ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalues,
-                        double *residual_norms, const ocal_lobpcg_options *options,
-                        ocal_lobpcg_result *result) {
+ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x,
+                        const ocal_lobpcg_options *options, double *eigenvalues,
+                        double *residual_norms, ocal_lobpcg_result *result) {
   (void)a, (void)x, (void)eigenvalues, (void)residual_norms, (void)options, (void)result;
   return OCAL_FAIL(OCAL_UNSUPPORTED,
                    "ocal was built without LAPACKE, which LOBPCG needs for its small dense "
@@ -556,9 +556,9 @@ done:
   return s;
 }
 
-ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalues,
-                        double *residual_norms, const ocal_lobpcg_options *options,
-                        ocal_lobpcg_result *result) {
+ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x,
+                        const ocal_lobpcg_options *options, double *eigenvalues,
+                        double *residual_norms, ocal_lobpcg_result *result) {
   const char *func = __func__;
   ocal_status s = ocal__check_operator(a, "A", func);
   if (s == OCAL_OK) s = ocal__check_buffer(x, func);
