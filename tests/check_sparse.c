@@ -983,6 +983,10 @@ static hmat laplacian_1d(size_t n) {
 
 /* Runs LOBPCG for k pairs and checks the eigenvalues against want (k values), the residual
  * norms it reports against a host recomputation, and the B-orthonormality of the vectors. */
+/* How check_lobpcg forms the Gram products: -1 as the library picks, 0 ocal_gemm, 1 the
+ * dedicated kernels (ocal__lobpcg_tuning.gram_kernel). */
+static int check_gram_kernel = -1;
+
 static void check_lobpcg(const hmat *m, ocal_dtype vt, size_t k, int largest, const double *want,
                          double rel, const double *bdiag, size_t max_iter) {
   ocal_csr a = upload(m, vt, OCAL_I32);
@@ -1012,8 +1016,10 @@ static void check_lobpcg(const hmat *m, ocal_dtype vt, size_t k, int largest, co
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, shape, &x));
   double ev[64], rn[64];
   ocal_lobpcg_result res = {sizeof res};
-  ck_assert_ocal(ocal_lobpcg(&op, x, &o, ev, rn, &res));
+  ocal__lobpcg_tuning tuning = {check_gram_kernel, NULL};
+  ck_assert_ocal(ocal__lobpcg_run(&op, x, &o, &tuning, ev, rn, &res));
   ck_assert_uint_eq(res.converged, k);
+  ck_assert_int_eq(res.stop, OCAL_LOBPCG_CONVERGED);
   for (size_t i = 0; i < k; i++)
     EXPECT(fabs(ev[i] - want[i]) <= rel * fabs(want[i]),
            "%s %s eigenvalue %zu: %.15g, want %.15g (rel %.3g, %zu iterations)",
@@ -1053,7 +1059,7 @@ START_TEST(test_lobpcg_laplacian) {
   double want[8];
   /* Both ways of forming the Gram matrices: ocal_gemm and the dedicated kernel. */
   for (int gi = 0; gi < 4; gi++) {
-    ocal__lobpcg_gram_kernel = gi / 2;
+    check_gram_kernel = gi / 2;
     int vi = gi % 2;
     ocal_dtype vt = vtypes[vi];
     if (!fixture_dtype_usable(vt)) continue;
@@ -1066,7 +1072,7 @@ START_TEST(test_lobpcg_laplacian) {
     for (int i = 0; i < 3; i++) want[i] = e1[59 - i];
     check_lobpcg(&l1, vt, 3, 1, want, rel, NULL, 400);
   }
-  ocal__lobpcg_gram_kernel = -1;
+  check_gram_kernel = -1;
   hmat_free(&l1);
   hmat_free(&l2);
   free(e1);
@@ -1077,7 +1083,7 @@ END_TEST
 /* Generalised: A x = lambda B x with B = diag(b) and A = diag(b) L: then the eigenvalues are
  * the Laplacian's (L x = lambda x) when A is symmetric, so take A = D L D and B = D^2 with
  * y = D x: D L D x = lambda D^2 x  <=>  L y = lambda y. */
-/* The host-side profile of one run (ocal__lobpcg_prof): every device call is counted, the
+/* The host-side profile of one run (ocal__lobpcg_tuning.profile): every device call is counted, the
  * counts are per iteration, and the line it prints is the overhead figure of docs/sparse.md
  * (per iteration: GEMMs, blocking reads, uploads, buffer allocations, and their times). */
 START_TEST(test_lobpcg_profile) {
@@ -1097,14 +1103,14 @@ START_TEST(test_lobpcg_profile) {
   double ev[8], rn[8];
   ocal_lobpcg_result res = {sizeof res};
   for (int gk = 0; gk < 2; gk++) {
-    ocal__lobpcg_gram_kernel = gk;
-    memset(&ocal__lobpcg_prof, 0, sizeof ocal__lobpcg_prof);
+    ocal__lobpcg_profile prof = {0};
+    ocal__lobpcg_tuning tuning = {gk, &prof};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    ocal_status st = ocal_lobpcg(&op, x, &o, ev, rn, &res);
+    ocal_status st = ocal__lobpcg_run(&op, x, &o, &tuning, ev, rn, &res);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     ck_assert(st == OCAL_OK || st == OCAL_NOT_CONVERGED);
-    const ocal__lobpcg_profile *p = &ocal__lobpcg_prof;
+    const ocal__lobpcg_profile *p = &prof;
     /* The loop's last pass only finds that every pair has converged. */
     ck_assert(p->iterations == (long)res.iterations || p->iterations == (long)res.iterations + 1);
     ck_assert_int_gt(p->gemm, p->iterations);
@@ -1120,7 +1126,6 @@ START_TEST(test_lobpcg_profile) {
             1e3 * p->allocs_s / it, p->applies / it, 1e3 * p->applies_s / it, p->reduces / it,
             1e3 * p->reduces_s / it, p->copies / it, 1e3 * p->copies_s / it);
   }
-  ocal__lobpcg_gram_kernel = -1;
   ocal_buffer_release(x);
   ocal_csr_release(a);
   hmat_free(&l2);

@@ -278,7 +278,28 @@ typedef struct ocal_lobpcg_options {
                                over the best (default 20, SciPy's) */
 } ocal_lobpcg_options;
 
-/** What ocal_lobpcg did. */
+/** Why ocal_lobpcg's iterations stopped (SciPy says the same in its warnings). */
+typedef enum ocal_lobpcg_stop {
+  OCAL_LOBPCG_CONVERGED = 0,           /**< every pair met the tolerance */
+  OCAL_LOBPCG_MAX_ITER = 1,            /**< options.max_iter iterations ran */
+  OCAL_LOBPCG_BASIS_RANK_LOST = 2,     /**< the block of (preconditioned) residuals could no
+                                            longer be B-orthonormalised: Cholesky of its Gram
+                                            matrix failed, the search space lost its rank
+                                            (SciPy: "Failed at iteration") */
+  OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED = 3 /**< the Rayleigh-Ritz eigenproblem failed in LAPACK
+                                            even without the previous directions (SciPy:
+                                            "eigh failed at iteration") */
+} ocal_lobpcg_stop;
+
+/** Names a stop reason ("converged", "max_iter", "basis_rank_lost",
+ * "rayleigh_ritz_failed"); "invalid" for a value out of range.
+ * \param stop the reason.
+ * \returns a static string. */
+OCAL_API const char *ocal_lobpcg_stop_name(ocal_lobpcg_stop stop);
+
+/** What ocal_lobpcg did. The library fills it; set struct_size =
+ * sizeof(ocal_lobpcg_result) before the call (`ocal_lobpcg_result res = {sizeof res};`), so
+ * that later fields can be added without breaking a program compiled against this one. */
 typedef struct ocal_lobpcg_result {
   size_t struct_size;     /**< sizeof(ocal_lobpcg_result), set by the caller */
   size_t iterations;      /**< iterations run (SciPy's iteration count) */
@@ -286,6 +307,7 @@ typedef struct ocal_lobpcg_result {
   size_t converged;       /**< eigenpairs whose residual norm is within the tolerance */
   double tolerance;       /**< the residual tolerance used */
   double max_residual;    /**< the largest residual norm of the returned pairs */
+  ocal_lobpcg_stop stop;  /**< why the iterations stopped (the error message says it too) */
 } ocal_lobpcg_result;
 
 /** Fills \p options with the defaults. \param options the struct.
