@@ -1234,6 +1234,13 @@ START_TEST(test_lobpcg_precond_constraints) {
   ck_assert_msg(ev[0] >= e[0] * (1 - 1e-6) && ev[0] <= 4.0, "ev[0] = %g", ev[0]);
   ck_assert_uint_lt(res.converged, 3);
   ck_assert(res.max_residual > 1e-12);
+  ck_assert_int_eq(res.stop, OCAL_LOBPCG_MAX_ITER);
+  ck_assert_str_eq(ocal_lobpcg_stop_name(res.stop), "max_iter");
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "iteration limit"));
+  /* A result struct without its struct_size is refused before any work. */
+  ocal_lobpcg_result bad = {0};
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &bad), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "struct_size"));
   ocal_buffer_release(xb);
   hmat m2 = random_hmat(40, 40, 3.0, 0, SIZE_MAX, 9);
   check_all_products(&m2, OCAL_F32, OCAL_I32, 9);
@@ -1245,6 +1252,67 @@ START_TEST(test_lobpcg_precond_constraints) {
   free(yh);
   free(e);
   hmat_free(&l);
+}
+END_TEST
+
+/* Why LOBPCG stopped, for each reason a run can be led to: a zero preconditioner leaves no
+ * residual direction to B-orthonormalise (the basis loses its rank at once), and an
+ * operator that turns to NaN makes the Rayleigh-Ritz eigenproblem fail. */
+typedef struct nan_after {
+  ocal_csr a;
+  int calls, good; /* calls made; calls answered before the NaNs start */
+} nan_after;
+
+static ocal_status nan_after_apply(void *user, ocal_buffer x, ocal_buffer y) {
+  nan_after *t = user;
+  if (t->calls++ < t->good) return ocal_spmm(OCAL_NO_TRANS, 1.0, t->a, x, 0.0, y);
+  const float nanf_ = NAN;
+  const double nand = NAN;
+  ocal_dtype vt;
+  ocal_buffer_get_dtype(y, &vt);
+  return ocal_buffer_fill(y, vt == OCAL_F32 ? (const void *)&nanf_ : (const void *)&nand);
+}
+
+START_TEST(test_lobpcg_stop_reasons) {
+  ck_assert_str_eq(ocal_lobpcg_stop_name(OCAL_LOBPCG_CONVERGED), "converged");
+  ck_assert_str_eq(ocal_lobpcg_stop_name(OCAL_LOBPCG_BASIS_RANK_LOST), "basis_rank_lost");
+  ck_assert_str_eq(ocal_lobpcg_stop_name(OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED),
+                   "rayleigh_ritz_failed");
+  ck_assert_str_eq(ocal_lobpcg_stop_name((ocal_lobpcg_stop)99), "invalid");
+#ifdef OCAL_HAVE_LAPACKE
+  hmat l = laplacian_2d(12, 10);
+  size_t n = l.rows, k = 3, shape[2] = {n, k};
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  ocal_csr a = upload(&l, vt, OCAL_I32), zero;
+  ck_assert_ocal(ocal_csr_from_coo(fixture_ctx, vt, OCAL_I32, n, n, 0, NULL, NULL, NULL, &zero));
+  ocal_operator op, mop;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  ck_assert_ocal(ocal_operator_from_csr(zero, &mop));
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, shape, &x));
+  double ev[3], rn[3];
+  ocal_lobpcg_options o;
+  ocal_lobpcg_options_init(&o);
+  o.max_iter = 50;
+  o.m = &mop;
+  ocal_lobpcg_result res = {sizeof res};
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_NOT_CONVERGED);
+  ck_assert_int_eq(res.stop, OCAL_LOBPCG_BASIS_RANK_LOST);
+  ck_assert_uint_eq(res.iterations, 0);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "B-orthonormalised"));
+
+  /* The set-up takes A twice (X, then the first residual directions): NaN from the second. */
+  nan_after t = {a, 0, 1};
+  ocal_operator nop = {n, vt, nan_after_apply, &t, NULL};
+  o.m = NULL;
+  ck_assert_ocal_fails(ocal_lobpcg(&nop, x, &o, ev, rn, &res), OCAL_NOT_CONVERGED);
+  ck_assert_int_eq(res.stop, OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "Rayleigh-Ritz"));
+  ocal_buffer_release(x);
+  ocal_csr_release(zero);
+  ocal_csr_release(a);
+  hmat_free(&l);
+#endif
 }
 END_TEST
 
@@ -1291,6 +1359,7 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_lobpcg_laplacian);
   tcase_add_test(tc, test_lobpcg_generalised);
   tcase_add_test(tc, test_lobpcg_profile);
+  tcase_add_test(tc, test_lobpcg_stop_reasons);
   tcase_add_test(tc, test_lobpcg_precond_constraints);
 #else
   tcase_add_test(tc, test_lobpcg_unsupported);

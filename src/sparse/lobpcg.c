@@ -1098,6 +1098,14 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
   }
   CK(rayleigh_ritz_x(&L, &R, 1, &failed));
   if (failed) {
+    if (result) {
+      result->iterations = iter;
+      result->best_iteration = R.best_iter;
+      result->converged = 0;
+      result->tolerance = R.tol;
+      result->max_residual = NAN;
+      result->stop = stop;
+    }
     s = OCAL_FAIL(OCAL_NOT_CONVERGED,
                   "the final Rayleigh-Ritz eigenproblem failed in LAPACK (the block lost "
                   "B-orthogonality) after %zu iterations; before it, %s",
