@@ -501,6 +501,24 @@ START_TEST(test_mtx_malformed) {
     ck_assert_msg(strstr(ocal_last_error(), bad[i].line) != NULL, "case %zu: message \"%s\"", i,
                   ocal_last_error());
   }
+  /* A comment line of 1024 characters: refused, and the message says what the limit is. */
+  {
+    const char *head = "%%MatrixMarket matrix coordinate real general\n%";
+    size_t hl = strlen(head), len = hl + 1023 + 12;
+    char *text = fixture_malloc(len + 1);
+    memcpy(text, head, hl);
+    memset(text + hl, 'c', 1023);
+    memcpy(text + hl + 1023, "\n1 1 1\n1 1 1", 12);
+    ocal__mtx m;
+    ck_assert_int_eq(ocal__mtx_parse(text, len, &m, "ocal_csr_read_mtx"), OCAL_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ocal_last_error(), "line 2: the line is longer than 1023 characters"),
+                  "%s", ocal_last_error());
+    /* One character less is read. */
+    memcpy(text + hl + 1022, "\n1 1 1\n1 1 1", 12);
+    ck_assert_ocal(ocal__mtx_parse(text, len - 1, &m, "ocal_csr_read_mtx"));
+    ocal__mtx_free(&m);
+    free(text);
+  }
   /* Through the file too: the path is named, and the context still works after. */
   const char *path = write_tmp("bad.mtx", bad[10].text);
   ocal_csr a = (ocal_csr)1;
@@ -518,6 +536,24 @@ START_TEST(test_mtx_malformed) {
 END_TEST
 
 /* ---- bad arguments ----------------------------------------------------------------- */
+
+/* A COO matrix of 2^40 rows (one entry) needs 8 TiB of row pointers: the message names them
+ * and the count, not the one entry. */
+START_TEST(test_coo_huge_rows) {
+  int64_t ri[] = {0}, cj[] = {0};
+  double v[] = {1};
+  ocal_csr a = NULL;
+  if (!fixture_dtype_usable(OCAL_F64)) return;
+  ocal_status s = ocal_csr_from_coo(fixture_ctx, OCAL_F64, OCAL_I64, (size_t)1 << 40, 1, 1, ri,
+                                    cj, v, &a);
+  ck_assert_msg(s == OCAL_OUT_OF_HOST_MEMORY || s == OCAL_OVERFLOW, "%s: %s",
+                ocal_status_name(s), ocal_last_error());
+  ck_assert_ptr_null(a);
+  ck_assert_msg(strstr(ocal_last_error(), "row pointers") != NULL &&
+                    strstr(ocal_last_error(), "1099511627777") != NULL,
+                "%s", ocal_last_error());
+}
+END_TEST
 
 START_TEST(test_bad_inputs) {
   ocal_context ctx = fixture_ctx;
@@ -1369,6 +1405,7 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_mtx_read);
   tcase_add_test(tc, test_mtx_malformed);
   tcase_add_test(tc, test_bad_inputs);
+  tcase_add_test(tc, test_coo_huge_rows);
   suite_add_tcase(s, tc);
   return s;
 }
