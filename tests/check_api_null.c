@@ -710,7 +710,8 @@ static ocal_status c_no_pointers(int k) {
                          ocal_version_string(),
                          ocal_cl_error_name(-9999),
                          ocal_cl_error_name(0),
-                         ocal_fft_engine_name((ocal_fft_engine)-1)};
+                         ocal_fft_engine_name((ocal_fft_engine)-1),
+                         ocal_lobpcg_stop_name((ocal_lobpcg_stop)-1)};
   for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
     if (!texts[i]) return OCAL_INTERNAL;
   if (ocal_dtype_size((ocal_dtype)999) != 0 || ocal_version() == 0) return OCAL_INTERNAL;
@@ -806,7 +807,8 @@ static const api_row rows[] = {
     {"(value-returning functions)", 0, 0, c_no_pointers,
      "ocal_device_type_name ocal_unary_op_name ocal_binary_op_name ocal_reduce_op_name "
      "ocal_status_name ocal_status_description ocal_last_error ocal_dtype_size "
-     "ocal_dtype_name ocal_version ocal_version_string ocal_cl_error_name ocal_fft_engine_name"},
+     "ocal_dtype_name ocal_version ocal_version_string ocal_cl_error_name ocal_fft_engine_name "
+     "ocal_lobpcg_stop_name"},
 };
 #define NROWS (int)(sizeof rows / sizeof rows[0])
 

@@ -977,13 +977,13 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
   if (s == OCAL_OK) s = ocal__check_buffer(x, func);
   if (s == OCAL_OK) s = ocal__result_check(result, sizeof *result, "ocal_lobpcg_result", func);
   if (s != OCAL_OK) return s;
-  if (eigenvalues == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "eigenvalues is NULL");
+  if (eigenvalues == NULL) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "eigenvalues is NULL");
   ocal_lobpcg_options o;
   ocal_lobpcg_options_init(&o);
   if (options) {
     if (options->struct_size < offsetof(ocal_lobpcg_options, largest) + sizeof(int) ||
         options->struct_size > sizeof o)
-      return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                        "options->struct_size is %zu; start from ocal_lobpcg_options_init",
                        options->struct_size);
     memcpy(&o, options, options->struct_size);
@@ -994,10 +994,10 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
   L.prof = tuning && tuning->profile ? tuning->profile : &own_prof;
   size_t n = a->n;
   if (x->dtype != a->dtype)
-    return OCAL_FAIL(OCAL_TYPE_MISMATCH, "the operator takes %s but x is %s",
+    return ocal__fail(OCAL_TYPE_MISMATCH, func, "the operator takes %s but x is %s",
                      ocal_dtype_name(a->dtype), ocal_dtype_name(x->dtype));
   if (x->ndim != 2 || x->shape[0] != n || x->shape[1] == 0)
-    return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
+    return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                      "x must be a {n, k} block with n = %zu (the operator's size) and k >= 1",
                      n);
   size_t k = x->shape[1];
@@ -1006,20 +1006,20 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
   if (o.m && (s = ocal__check_operator(o.m, "M", func)) != OCAL_OK) return s;
   if ((o.b && (o.b->n != n || o.b->dtype != a->dtype)) ||
       (o.m && (o.m->n != n || o.m->dtype != a->dtype)))
-    return OCAL_FAIL(OCAL_TYPE_MISMATCH,
+    return ocal__fail(OCAL_TYPE_MISMATCH, func,
                      "B and M must have A's size (%zu) and type (%s)", n, ocal_dtype_name(a->dtype));
   size_t nj = 0;
   if (o.y) {
     if ((s = ocal__check_buffer(o.y, func)) != OCAL_OK) return s;
     if (o.y->ctx != x->ctx || o.y->dtype != a->dtype || o.y->ndim != 2 || o.y->shape[0] != n ||
         o.y->shape[1] == 0)
-      return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
+      return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                        "constraints y must be a {%zu, j} block of %s in x's context", n,
                        ocal_dtype_name(a->dtype));
     nj = o.y->shape[1];
   }
   if (nj >= n || n - nj < 5 * k)
-    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                      "k = %zu eigenpairs is too many for n = %zu%s: LOBPCG needs n - j >= 5 k "
                      "(as SciPy's iterations do); use a dense eigensolver for so small a problem",
                      k, n, nj ? " with j constraints" : "");
@@ -1106,7 +1106,7 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
       result->max_residual = NAN;
       result->stop = stop;
     }
-    s = OCAL_FAIL(OCAL_NOT_CONVERGED,
+    s = ocal__fail(OCAL_NOT_CONVERGED, func,
                   "the final Rayleigh-Ritz eigenproblem failed in LAPACK (the block lost "
                   "B-orthogonality) after %zu iterations; before it, %s",
                   iter, stop_reason(stop));
@@ -1132,7 +1132,7 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
     result->stop = stop;
   }
   if (conv < k)
-    s = OCAL_FAIL(OCAL_NOT_CONVERGED,
+    s = ocal__fail(OCAL_NOT_CONVERGED, func,
                   "%zu of %zu eigenpairs within the tolerance %g after %zu iterations (largest "
                   "residual norm %g): %s; x and eigenvalues hold the best block found",
                   conv, k, R.tol, iter, rmax, stop_reason(stop));
