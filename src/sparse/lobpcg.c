@@ -4,7 +4,12 @@
  * and its iteration counts carry over. The tall blocks {n, m} live on the device: their
  * products with small matrices and their Gram matrices X^T Y run through ocal_gemm; the
  * small dense problems (Cholesky, triangular inverse, the generalised symmetric
- * eigenproblem of at most 3k x 3k) run on the host through LAPACKE. */
+ * eigenproblem of at most 3k x 3k) run on the host through LAPACKE.
+ *
+ * The first half holds the block operations (Gram matrices, products with small matrices,
+ * B-orthonormalisation, residuals); the second reads as SciPy's loop: initial_block, then
+ * each iteration residual_step, search_directions, rayleigh_ritz and update_block, and at
+ * the end rayleigh_ritz_x on the best block. */
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
