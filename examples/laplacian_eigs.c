@@ -170,8 +170,8 @@ int main(int argc, char **argv) {
   lo.max_iter = (size_t)max_iter;
   lo.tol = f32 ? 1e-3 : 1e-6;
   double ev[64], rn[64];
-  ocal_lobpcg_result res;
-  ocal_status st = ocal_lobpcg(&op, x, ev, rn, &lo, &res);
+  ocal_lobpcg_result res = {sizeof res};
+  ocal_status st = ocal_lobpcg(&op, x, &lo, ev, rn, &res);
   TRY(st);
   printf("LOBPCG: %zu iterations, %zu of %ld pairs within the tolerance %g\n", res.iterations,
          res.converged, k, res.tolerance);

@@ -143,12 +143,13 @@ int main(int argc, char **argv) {
   TRY(ocal_cg_options_init(&co));
   co.rtol = rtol;
   co.precond = jacobi ? OCAL_PRECOND_JACOBI : OCAL_PRECOND_NONE;
-  ocal_cg_result res;
+  ocal_cg_result res = {sizeof res};
   TRY(ocal_cg(&op, b, x, &co, &res));
+  /* OCAL_OK means the true residual ||b - A x||, not only the recurrence's, met rtol. */
   printf("%ld x %ld grid (%zu unknowns, %zu nonzeros): CG%s converged in %zu iterations, "
-         "||r|| / ||b|| = %.3g\n",
+         "||b - A x|| / ||b|| = %.3g\n",
          n, n, N, nnz, jacobi ? " with Jacobi" : "", res.iterations,
-         res.residual_norm / res.b_norm);
+         res.true_residual_norm / res.b_norm);
 
   /* The check: the error against the known discrete solution, relative to its size, must be
    * within what the tolerance allows (the condition number of A grows like n^2). */

@@ -149,10 +149,11 @@ enum { T_SPMV_INT, T_HALO, T_SPMV_BND, T_DOT, T_ALLREDUCE, T_AXPY, T_COUNT };
 /* Plain CG from x = 0: r = b, p = r; q = A p, alpha = r.r / p.q, x += alpha p, r -= alpha q,
  * beta = r.r(new) / r.r, p = r + beta p. Runs until ||r|| <= rtol ||b|| or max_iter
  * iterations (rtol 0: always max_iter). With t non-NULL, every phase is finished and timed.
- * Returns the iteration count; *res receives ||r||, *bnorm ||b||. */
+ * Returns the iteration count; *res receives ||r|| as the recurrence has it, *true_res (when
+ * not NULL) ||b - A x|| computed afresh, *bnorm ||b||. */
 static size_t cg(dist *d, ocal_buffer pext, ocal_buffer pown, ocal_buffer q, ocal_buffer x,
                  ocal_buffer r, ocal_buffer b, double rtol, size_t max_iter, double *t,
-                 double *res, double *bnorm) {
+                 double *res, double *true_res, double *bnorm) {
   ocal_context ctx;
   TRY(ocal_mpi_get_context(d->mpi, &ctx));
   const double zero = 0;
@@ -186,6 +187,15 @@ static size_t cg(dist *d, ocal_buffer pext, ocal_buffer pown, ocal_buffer q, oca
       tt[T_AXPY] += MPI_Wtime() - t0;
     }
     rr = rr_new;
+  }
+  /* The recurrence drifts from b - A x by rounding (far, on a badly scaled system): the
+   * caller judges convergence by the true residual, one more product with x in p's place. */
+  if (true_res) {
+    TRY(ocal_buffer_copy(x, pown));
+    apply(d, pext, 0, dummy);
+    TRY(ocal_buffer_copy(b, r));
+    TRY(ocal_axpy(-1.0, q, r));
+    *true_res = sqrt(gdot(r, r, NULL));
   }
   TRY(ocal_context_finish(ctx));
   *res = sqrt(rr);
@@ -341,14 +351,15 @@ int main(int argc, char **argv) {
   TRY(ocal_buffer_create(ctx, OCAL_F64, 1, &own, &r));
 
   int ok = 1;
-  double res = 0, bnorm = 0;
+  double res = 0, true_res = 0, bnorm = 0;
   size_t iters = 0;
   if (max_iter > 0) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    iters = cg(&d, pext, pown, q, x, r, b, rtol, (size_t)max_iter, NULL, &res, &bnorm);
+    iters = cg(&d, pext, pown, q, x, r, b, rtol, (size_t)max_iter, NULL, &res, &true_res,
+               &bnorm);
     double t = MPI_Wtime() - t0;
-    int converged = res <= rtol * bnorm;
+    int converged = true_res <= rtol * bnorm;
     /* The error against x*, relative to max |x*|, within what the tolerance allows (the
      * condition number of A is about (2 (n + 1) / pi)^2 / 2). */
     TRY(ocal_buffer_read(x, 0, own, xh, NULL));
@@ -365,9 +376,10 @@ int main(int argc, char **argv) {
     int err_ok = err / xmax <= allowed;
     ok = converged && err_ok;
     if (d.rank == 0) {
-      printf("CG %s in %zu iterations, ||r|| / ||b|| = %.3e, %.3f s (%.3f ms per iteration)\n",
-             converged ? "converged" : "did NOT converge", iters, res / bnorm, t,
-             iters ? 1e3 * t / (double)iters : 0.0);
+      printf("CG %s in %zu iterations, ||b - A x|| / ||b|| = %.3e (recurrence %.3e), %.3f s "
+             "(%.3f ms per iteration)\n",
+             converged ? "converged" : "did NOT converge", iters, true_res / bnorm, res / bnorm,
+             t, iters ? 1e3 * t / (double)iters : 0.0);
       printf("max |x - x*| / max |x*| = %.3g (allowed %.3g): %s\n", err / xmax, allowed,
              err_ok ? "ok" : "FAILED");
     }
@@ -408,7 +420,7 @@ int main(int argc, char **argv) {
         TRY(ocal_cg_options_init(&o));
         o.rtol = rtol;
         o.max_iter = (size_t)max_iter;
-        ocal_cg_result cr;
+        ocal_cg_result cr = {sizeof cr};
         ocal_status s = ocal_cg(&op, b1, x1, &o, &cr);
         if (s != OCAL_OK && s != OCAL_NOT_CONVERGED) TRY(s);
         TRY(ocal_buffer_read(x1, 0, total, xref, NULL));
@@ -448,11 +460,11 @@ int main(int argc, char **argv) {
      * timed on its own: the breakdown that parallel efficiency is read from. */
     double tb[T_COUNT] = {0}, rb, bb;
     /* Two iterations first, so that no kernel is compiled inside the timings. */
-    cg(&d, pext, pown, q, x, r, b, 0, 2, tb, &rb, &bb);
+    cg(&d, pext, pown, q, x, r, b, 0, 2, tb, &rb, NULL, &bb);
     memset(tb, 0, sizeof tb);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    size_t k = cg(&d, pext, pown, q, x, r, b, 0, (size_t)bench, NULL, &rb, &bb);
+    size_t k = cg(&d, pext, pown, q, x, r, b, 0, (size_t)bench, NULL, &rb, NULL, &bb);
     double t_iter = (MPI_Wtime() - t0) / (double)k;
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
@@ -461,7 +473,7 @@ int main(int argc, char **argv) {
     double t_apply = (MPI_Wtime() - t0) / (double)bench;
     memset(tb, 0, sizeof tb);
     MPI_Barrier(MPI_COMM_WORLD);
-    k = cg(&d, pext, pown, q, x, r, b, 0, (size_t)bench, tb, &rb, &bb);
+    k = cg(&d, pext, pown, q, x, r, b, 0, (size_t)bench, tb, &rb, NULL, &bb);
     double mine[T_COUNT + 2], *all = NULL;
     mine[0] = t_iter;
     mine[1] = t_apply;

@@ -224,7 +224,7 @@ static void e_cg(void) {
   ocal_cg_options o;
   ocal_cg_options_init(&o);
   o.rtol = -1;
-  ocal_cg_result r;
+  ocal_cg_result r = {sizeof r};
   FAILS(ocal_cg(&op, b, x, &o, &r));
   ocal_buffer_release(b);
   ocal_buffer_release(x);
@@ -238,8 +238,8 @@ static void e_lobpcg(void) {
   size_t s[2] = {5, 4}; /* 4 eigenpairs of a 5 x 5 matrix: too many (5 < 3 * 4) */
   ocal_buffer x = f32(2, s);
   double ev[4], res[4];
-  ocal_lobpcg_result r;
-  FAILS(ocal_lobpcg(&op, x, ev, res, NULL, &r));
+  ocal_lobpcg_result r = {sizeof r};
+  FAILS(ocal_lobpcg(&op, x, NULL, ev, res, &r));
   ocal_buffer_release(x);
   ocal_csr_release(a);
 }

@@ -501,6 +501,24 @@ START_TEST(test_mtx_malformed) {
     ck_assert_msg(strstr(ocal_last_error(), bad[i].line) != NULL, "case %zu: message \"%s\"", i,
                   ocal_last_error());
   }
+  /* A comment line of 1024 characters: refused, and the message says what the limit is. */
+  {
+    const char *head = "%%MatrixMarket matrix coordinate real general\n%";
+    size_t hl = strlen(head), len = hl + 1023 + 12;
+    char *text = fixture_malloc(len + 1);
+    memcpy(text, head, hl);
+    memset(text + hl, 'c', 1023);
+    memcpy(text + hl + 1023, "\n1 1 1\n1 1 1", 12);
+    ocal__mtx m;
+    ck_assert_int_eq(ocal__mtx_parse(text, len, &m, "ocal_csr_read_mtx"), OCAL_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ocal_last_error(), "line 2: the line is longer than 1023 characters"),
+                  "%s", ocal_last_error());
+    /* One character less is read. */
+    memcpy(text + hl + 1022, "\n1 1 1\n1 1 1", 12);
+    ck_assert_ocal(ocal__mtx_parse(text, len - 1, &m, "ocal_csr_read_mtx"));
+    ocal__mtx_free(&m);
+    free(text);
+  }
   /* Through the file too: the path is named, and the context still works after. */
   const char *path = write_tmp("bad.mtx", bad[10].text);
   ocal_csr a = (ocal_csr)1;
@@ -518,6 +536,29 @@ START_TEST(test_mtx_malformed) {
 END_TEST
 
 /* ---- bad arguments ----------------------------------------------------------------- */
+
+/* Under AddressSanitizer a failed allocation returns NULL, as malloc does, instead of ending
+ * the process: test_coo_huge_rows checks what the library says when one fails. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+
+/* A COO matrix of 2^40 rows (one entry) needs 8 TiB of row pointers: the message names them
+ * and the count, not the one entry. */
+START_TEST(test_coo_huge_rows) {
+  int64_t ri[] = {0}, cj[] = {0};
+  double v[] = {1};
+  ocal_csr a = NULL;
+  if (!fixture_dtype_usable(OCAL_F64)) return;
+  ocal_status s = ocal_csr_from_coo(fixture_ctx, OCAL_F64, OCAL_I64, (size_t)1 << 40, 1, 1, ri,
+                                    cj, v, &a);
+  ck_assert_msg(s == OCAL_OUT_OF_HOST_MEMORY || s == OCAL_OVERFLOW, "%s: %s",
+                ocal_status_name(s), ocal_last_error());
+  ck_assert_ptr_null(a);
+  ck_assert_msg(strstr(ocal_last_error(), "row pointers") != NULL &&
+                    strstr(ocal_last_error(), "1099511627777") != NULL,
+                "%s", ocal_last_error());
+}
+END_TEST
 
 START_TEST(test_bad_inputs) {
   ocal_context ctx = fixture_ctx;
@@ -691,7 +732,7 @@ static size_t check_cg(const hmat *m, ocal_dtype vt, ocal_cg_precond pc, double 
     ck_assert_ocal(ocal_csr_diagonal(a, diag));
     o.diagonal = diag;
   }
-  ocal_cg_result res;
+  ocal_cg_result res = {sizeof res};
   ck_assert_ocal(ocal_cg(&op, b, x, &o, &res));
   ck_assert_int_eq(res.converged, 1);
   read_block(x, vt, n, xh);
@@ -737,6 +778,104 @@ START_TEST(test_cg_spd) {
 }
 END_TEST
 
+/* A badly scaled SPD system: diag(10^(span * i / (n - 1))), a unit-scale b and x0 = 1, so
+ * r0 = b - A x0 is span-sized while the tolerance is ||b||-sized. The recurrence residual
+ * then drifts far below what the rounding of A x allows: ocal_cg may only claim
+ * convergence when ||b - A x|| computed on the host meets the tolerance, and must report
+ * the true residual it checked. Run directly, as the matrix, and as a callback. */
+typedef struct csr_cb {
+  ocal_csr a;
+} csr_cb;
+
+static ocal_status csr_cb_apply(void *user, ocal_buffer x, ocal_buffer y) {
+  return ocal_spmm(OCAL_NO_TRANS, 1.0, ((csr_cb *)user)->a, x, 0.0, y);
+}
+
+static void check_cg_ill_scaled(ocal_dtype vt, double span, ocal_cg_precond pc, int callback,
+                                int expect_ok) {
+  const size_t n = 100;
+  hmat m = {n, n, n, fixture_malloc((n + 1) * 8), fixture_malloc(n * 8), fixture_malloc(n * 8)};
+  for (size_t i = 0; i <= n; i++) m.rp[i] = (int64_t)i;
+  double *bh = fixture_malloc(n * 8), *ones = fixture_malloc(n * 8), *xh = fixture_malloc(n * 8);
+  uint64_t st = 17;
+  for (size_t i = 0; i < n; i++) {
+    m.ci[i] = (int64_t)i;
+    m.v[i] = pow(10.0, span * (double)i / (double)(n - 1));
+    bh[i] = urand(&st) * 2 - 1;
+    ones[i] = 1;
+  }
+  ocal_csr a = upload(&m, vt, OCAL_I32);
+  csr_cb cb = {a};
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  if (callback) {
+    op.apply = csr_cb_apply;
+    op.user = &cb;
+  }
+  void *bp = val_array(vt, bh, n), *xp = val_array(vt, ones, n);
+  ocal_buffer b, x, diag = NULL;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, vt, 1, &n, bp, &b));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, vt, 1, &n, xp, &x));
+  ocal_cg_options o;
+  ck_assert_ocal(ocal_cg_options_init(&o));
+  o.use_x0 = 1;
+  o.precond = pc;
+  if (pc == OCAL_PRECOND_JACOBI && callback) {
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 1, &n, &diag));
+    ck_assert_ocal(ocal_csr_diagonal(a, diag));
+    o.diagonal = diag;
+  }
+  ocal_cg_result res = {.struct_size = sizeof res};
+  ocal_status s = ocal_cg(&op, b, x, &o, &res);
+  read_block(x, vt, n, xh);
+  double rn = 0, bn = 0;
+  for (size_t i = 0; i < n; i++) {
+    double r = vround(vt, bh[i]) - vround(vt, m.v[i]) * xh[i];
+    rn += r * r;
+    bn += vround(vt, bh[i]) * vround(vt, bh[i]);
+  }
+  rn = sqrt(rn);
+  bn = sqrt(bn);
+  double tol = o.rtol * bn;
+  const char *what = callback ? "callback" : pc == OCAL_PRECOND_JACOBI ? "Jacobi" : "plain";
+  EXPECT(s == OCAL_OK || s == OCAL_NOT_CONVERGED, "%s: %s", what, ocal_last_error());
+  if (s == OCAL_OK) {
+    EXPECT(res.converged == 1, "%s: OCAL_OK without converged", what);
+    /* The true residual of the returned x, up to the rounding of this host check. */
+    EXPECT(rn <= tol * 1.01, "%s %s: OCAL_OK but ||b - A x|| = %g > tol %g (recurrence %g)",
+           ocal_dtype_name(vt), what, rn, tol, res.residual_norm);
+  } else {
+    EXPECT(res.converged == 0, "%s: OCAL_NOT_CONVERGED with converged", what);
+    EXPECT(strstr(ocal_last_error(), "true residual") != NULL, "%s: message %s", what,
+           ocal_last_error());
+  }
+  EXPECT(expect_ok == (s == OCAL_OK), "%s %s span 1e%g: %s (%s)", ocal_dtype_name(vt), what,
+         span, ocal_status_name(s), ocal_last_error());
+  EXPECT(fabs(res.true_residual_norm - rn) <= 1e-3 * rn + 1e-3 * tol,
+         "%s: reported true residual %g, host %g", what, res.true_residual_norm, rn);
+  ocal_buffer_release(b);
+  ocal_buffer_release(x);
+  ocal_buffer_release(diag);
+  ocal_csr_release(a);
+  hmat_free(&m);
+  free(bp); free(xp); free(bh); free(ones); free(xh);
+}
+
+START_TEST(test_cg_true_residual) {
+  if (!fixture_dtype_usable(OCAL_F64)) return;
+  /* 1e20: Jacobi's recurrence claims 1e-14 after two iterations while ||b - A x|| is 50
+   * ||b||; the restart from the true residual solves the diagonal system exactly. Plain CG
+   * cannot reach the tolerance from x0 = 1 and must say so, with the true residual. */
+  check_cg_ill_scaled(OCAL_F64, 20, OCAL_PRECOND_JACOBI, 0, 1);
+  check_cg_ill_scaled(OCAL_F64, 20, OCAL_PRECOND_JACOBI, 1, 1);
+  check_cg_ill_scaled(OCAL_F64, 20, OCAL_PRECOND_NONE, 0, 0);
+  check_cg_ill_scaled(OCAL_F64, 20, OCAL_PRECOND_NONE, 1, 0);
+  /* 1e3: an ordinary system converges as before, the true residual confirming it. */
+  check_cg_ill_scaled(OCAL_F64, 3, OCAL_PRECOND_NONE, 0, 1);
+  check_cg_ill_scaled(OCAL_F64, 3, OCAL_PRECOND_NONE, 1, 1);
+}
+END_TEST
+
 /* A user callback as the operator: y = 2 A x through ocal_spmm, counted. */
 typedef struct twice {
   ocal_csr a;
@@ -759,10 +898,11 @@ START_TEST(test_cg_callback_and_failures) {
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &b));
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &x));
   ck_assert_ocal(ocal_random_uniform(3, 0, -1, 1, b));
-  ocal_cg_result res;
+  ocal_cg_result res = {sizeof res};
   ck_assert_ocal(ocal_cg(&op, b, x, NULL, &res));
   ck_assert_int_eq(res.converged, 1);
-  ck_assert_int_eq(t.calls, (int)res.iterations);
+  /* One product per iteration, and one for the true residual. */
+  ck_assert_int_eq(t.calls, (int)res.iterations + 1);
   /* 2 A x = b: check A x = b / 2 with ocal_spmv. */
   float *xh = fixture_malloc(n * 4), *bh = fixture_malloc(n * 4), *ax = fixture_malloc(n * 4);
   ocal_buffer y;
@@ -884,6 +1024,10 @@ static hmat laplacian_1d(size_t n) {
 
 /* Runs LOBPCG for k pairs and checks the eigenvalues against want (k values), the residual
  * norms it reports against a host recomputation, and the B-orthonormality of the vectors. */
+/* How check_lobpcg forms the Gram products: -1 as the library picks, 0 ocal_gemm, 1 the
+ * dedicated kernels (ocal__lobpcg_tuning.gram_kernel). */
+static int check_gram_kernel = -1;
+
 static void check_lobpcg(const hmat *m, ocal_dtype vt, size_t k, int largest, const double *want,
                          double rel, const double *bdiag, size_t max_iter) {
   ocal_csr a = upload(m, vt, OCAL_I32);
@@ -912,9 +1056,11 @@ static void check_lobpcg(const hmat *m, ocal_dtype vt, size_t k, int largest, co
   ocal_buffer x;
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, shape, &x));
   double ev[64], rn[64];
-  ocal_lobpcg_result res;
-  ck_assert_ocal(ocal_lobpcg(&op, x, ev, rn, &o, &res));
+  ocal_lobpcg_result res = {sizeof res};
+  ocal__lobpcg_tuning tuning = {check_gram_kernel, NULL};
+  ck_assert_ocal(ocal__lobpcg_run(&op, x, &o, &tuning, ev, rn, &res));
   ck_assert_uint_eq(res.converged, k);
+  ck_assert_int_eq(res.stop, OCAL_LOBPCG_CONVERGED);
   for (size_t i = 0; i < k; i++)
     EXPECT(fabs(ev[i] - want[i]) <= rel * fabs(want[i]),
            "%s %s eigenvalue %zu: %.15g, want %.15g (rel %.3g, %zu iterations)",
@@ -954,7 +1100,7 @@ START_TEST(test_lobpcg_laplacian) {
   double want[8];
   /* Both ways of forming the Gram matrices: ocal_gemm and the dedicated kernel. */
   for (int gi = 0; gi < 4; gi++) {
-    ocal__lobpcg_gram_kernel = gi / 2;
+    check_gram_kernel = gi / 2;
     int vi = gi % 2;
     ocal_dtype vt = vtypes[vi];
     if (!fixture_dtype_usable(vt)) continue;
@@ -967,7 +1113,7 @@ START_TEST(test_lobpcg_laplacian) {
     for (int i = 0; i < 3; i++) want[i] = e1[59 - i];
     check_lobpcg(&l1, vt, 3, 1, want, rel, NULL, 400);
   }
-  ocal__lobpcg_gram_kernel = -1;
+  check_gram_kernel = -1;
   hmat_free(&l1);
   hmat_free(&l2);
   free(e1);
@@ -978,7 +1124,7 @@ END_TEST
 /* Generalised: A x = lambda B x with B = diag(b) and A = diag(b) L: then the eigenvalues are
  * the Laplacian's (L x = lambda x) when A is symmetric, so take A = D L D and B = D^2 with
  * y = D x: D L D x = lambda D^2 x  <=>  L y = lambda y. */
-/* The host-side profile of one run (ocal__lobpcg_prof): every device call is counted, the
+/* The host-side profile of one run (ocal__lobpcg_tuning.profile): every device call is counted, the
  * counts are per iteration, and the line it prints is the overhead figure of docs/sparse.md
  * (per iteration: GEMMs, blocking reads, uploads, buffer allocations, and their times). */
 START_TEST(test_lobpcg_profile) {
@@ -996,16 +1142,16 @@ START_TEST(test_lobpcg_profile) {
   ocal_buffer x;
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F64, 2, shape, &x));
   double ev[8], rn[8];
-  ocal_lobpcg_result res;
+  ocal_lobpcg_result res = {sizeof res};
   for (int gk = 0; gk < 2; gk++) {
-    ocal__lobpcg_gram_kernel = gk;
-    memset(&ocal__lobpcg_prof, 0, sizeof ocal__lobpcg_prof);
+    ocal__lobpcg_profile prof = {0};
+    ocal__lobpcg_tuning tuning = {gk, &prof};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    ocal_status st = ocal_lobpcg(&op, x, ev, rn, &o, &res);
+    ocal_status st = ocal__lobpcg_run(&op, x, &o, &tuning, ev, rn, &res);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     ck_assert(st == OCAL_OK || st == OCAL_NOT_CONVERGED);
-    const ocal__lobpcg_profile *p = &ocal__lobpcg_prof;
+    const ocal__lobpcg_profile *p = &prof;
     /* The loop's last pass only finds that every pair has converged. */
     ck_assert(p->iterations == (long)res.iterations || p->iterations == (long)res.iterations + 1);
     ck_assert_int_gt(p->gemm, p->iterations);
@@ -1021,7 +1167,6 @@ START_TEST(test_lobpcg_profile) {
             1e3 * p->allocs_s / it, p->applies / it, 1e3 * p->applies_s / it, p->reduces / it,
             1e3 * p->reduces_s / it, p->copies / it, 1e3 * p->copies_s / it);
   }
-  ocal__lobpcg_gram_kernel = -1;
   ocal_buffer_release(x);
   ocal_csr_release(a);
   hmat_free(&l2);
@@ -1087,15 +1232,15 @@ START_TEST(test_lobpcg_precond_constraints) {
   o.max_iter = 500;
   o.tol = vt == OCAL_F64 ? 1e-9 : 1e-4;
   double ev[3], rn[3];
-  ocal_lobpcg_result res;
-  ck_assert_ocal(ocal_lobpcg(&op, x, ev, rn, &o, &res));
+  ocal_lobpcg_result res = {sizeof res};
+  ck_assert_ocal(ocal_lobpcg(&op, x, &o, ev, rn, &res));
   double rel = vt == OCAL_F64 ? 1e-8 : 1e-4;
   for (int i = 0; i < 3; i++)
     EXPECT(fabs(ev[i] - e[i + 1]) <= rel * e[i + 1], "constrained eigenvalue %d: %.15g, want %.15g",
            i, ev[i], e[i + 1]);
   /* The initial block given (use_x0): the result of the first run converges at once. */
   o.use_x0 = 1;
-  ck_assert_ocal(ocal_lobpcg(&op, x, ev, rn, &o, &res));
+  ck_assert_ocal(ocal_lobpcg(&op, x, &o, ev, rn, &res));
   ck_assert_uint_le(res.iterations, 2);
 
   /* Bad inputs: k too large for n, mismatched types and shapes, linearly dependent block,
@@ -1103,33 +1248,40 @@ START_TEST(test_lobpcg_precond_constraints) {
   size_t big[2] = {n, 30};
   ocal_buffer xb;
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, big, &xb));
-  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, NULL, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, NULL, ev, rn, &res), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "too many"));
   ocal_buffer_release(xb);
   ocal_dtype other = vt == OCAL_F64 ? OCAL_F32 : OCAL_I32;
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, other, 2, xshape, &xb));
-  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, NULL, &res), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, NULL, ev, rn, &res), OCAL_TYPE_MISMATCH);
   ocal_buffer_release(xb);
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 1, &n, &xb));
-  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, NULL, &res), OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, NULL, ev, rn, &res), OCAL_SHAPE_MISMATCH);
   ocal_buffer_release(xb);
   ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, vt, 2, xshape, &xb));
   ocal_lobpcg_options_init(&o);
   o.use_x0 = 1; /* all zeros: dependent */
-  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, &o, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "linearly dependent"));
   o.struct_size = 1;
-  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, &o, &res), OCAL_INVALID_ARGUMENT);
-  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, NULL, rn, NULL, &res), OCAL_INVALID_ARGUMENT);
-  ck_assert_ocal_fails(ocal_lobpcg(NULL, xb, ev, rn, NULL, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, NULL, NULL, rn, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_lobpcg(NULL, xb, NULL, ev, rn, &res), OCAL_INVALID_ARGUMENT);
   /* Too few iterations: OCAL_NOT_CONVERGED with the best block and its eigenvalues. */
   ocal_lobpcg_options_init(&o);
   o.max_iter = 2;
   o.tol = 1e-12;
-  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, ev, rn, &o, &res), OCAL_NOT_CONVERGED);
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_NOT_CONVERGED);
   ck_assert_msg(ev[0] >= e[0] * (1 - 1e-6) && ev[0] <= 4.0, "ev[0] = %g", ev[0]);
   ck_assert_uint_lt(res.converged, 3);
   ck_assert(res.max_residual > 1e-12);
+  ck_assert_int_eq(res.stop, OCAL_LOBPCG_MAX_ITER);
+  ck_assert_str_eq(ocal_lobpcg_stop_name(res.stop), "max_iter");
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "iteration limit"));
+  /* A result struct without its struct_size is refused before any work. */
+  ocal_lobpcg_result bad = {0};
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &bad), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "struct_size"));
   ocal_buffer_release(xb);
   hmat m2 = random_hmat(40, 40, 3.0, 0, SIZE_MAX, 9);
   check_all_products(&m2, OCAL_F32, OCAL_I32, 9);
@@ -1144,6 +1296,67 @@ START_TEST(test_lobpcg_precond_constraints) {
 }
 END_TEST
 
+/* Why LOBPCG stopped, for each reason a run can be led to: a zero preconditioner leaves no
+ * residual direction to B-orthonormalise (the basis loses its rank at once), and an
+ * operator that turns to NaN makes the Rayleigh-Ritz eigenproblem fail. */
+typedef struct nan_after {
+  ocal_csr a;
+  int calls, good; /* calls made; calls answered before the NaNs start */
+} nan_after;
+
+static ocal_status nan_after_apply(void *user, ocal_buffer x, ocal_buffer y) {
+  nan_after *t = user;
+  if (t->calls++ < t->good) return ocal_spmm(OCAL_NO_TRANS, 1.0, t->a, x, 0.0, y);
+  const float nanf_ = NAN;
+  const double nand = NAN;
+  ocal_dtype vt;
+  ocal_buffer_get_dtype(y, &vt);
+  return ocal_buffer_fill(y, vt == OCAL_F32 ? (const void *)&nanf_ : (const void *)&nand);
+}
+
+START_TEST(test_lobpcg_stop_reasons) {
+  ck_assert_str_eq(ocal_lobpcg_stop_name(OCAL_LOBPCG_CONVERGED), "converged");
+  ck_assert_str_eq(ocal_lobpcg_stop_name(OCAL_LOBPCG_BASIS_RANK_LOST), "basis_rank_lost");
+  ck_assert_str_eq(ocal_lobpcg_stop_name(OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED),
+                   "rayleigh_ritz_failed");
+  ck_assert_str_eq(ocal_lobpcg_stop_name((ocal_lobpcg_stop)99), "invalid");
+#ifdef OCAL_HAVE_LAPACKE
+  hmat l = laplacian_2d(12, 10);
+  size_t n = l.rows, k = 3, shape[2] = {n, k};
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  ocal_csr a = upload(&l, vt, OCAL_I32), zero;
+  ck_assert_ocal(ocal_csr_from_coo(fixture_ctx, vt, OCAL_I32, n, n, 0, NULL, NULL, NULL, &zero));
+  ocal_operator op, mop;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  ck_assert_ocal(ocal_operator_from_csr(zero, &mop));
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, shape, &x));
+  double ev[3], rn[3];
+  ocal_lobpcg_options o;
+  ocal_lobpcg_options_init(&o);
+  o.max_iter = 50;
+  o.m = &mop;
+  ocal_lobpcg_result res = {sizeof res};
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_NOT_CONVERGED);
+  ck_assert_int_eq(res.stop, OCAL_LOBPCG_BASIS_RANK_LOST);
+  ck_assert_uint_eq(res.iterations, 0);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "B-orthonormalised"));
+
+  /* The set-up takes A twice (X, then the first residual directions): NaN from the second. */
+  nan_after t = {a, 0, 1};
+  ocal_operator nop = {n, vt, nan_after_apply, &t, NULL};
+  o.m = NULL;
+  ck_assert_ocal_fails(ocal_lobpcg(&nop, x, &o, ev, rn, &res), OCAL_NOT_CONVERGED);
+  ck_assert_int_eq(res.stop, OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "Rayleigh-Ritz"));
+  ocal_buffer_release(x);
+  ocal_csr_release(zero);
+  ocal_csr_release(a);
+  hmat_free(&l);
+#endif
+}
+END_TEST
+
 #ifndef OCAL_HAVE_LAPACKE
 /* Built without LAPACKE: ocal_lobpcg says so, and the context still works. */
 START_TEST(test_lobpcg_unsupported) {
@@ -1155,7 +1368,7 @@ START_TEST(test_lobpcg_unsupported) {
   ocal_buffer x;
   ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, shape, &x));
   double ev[2];
-  ck_assert_ocal_fails(ocal_lobpcg(&op, x, ev, NULL, NULL, NULL), OCAL_UNSUPPORTED);
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, NULL, ev, NULL, NULL), OCAL_UNSUPPORTED);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "LAPACKE"));
   check_product(&l, OCAL_F32, a, 0, 1, 1.0, 0.0, 3);
   ocal_buffer_release(x);
@@ -1180,12 +1393,14 @@ Suite *sparse_suite(void) {
   tc = fixture_tcase("cg");
   tcase_add_test(tc, test_cg_spd);
   tcase_add_test(tc, test_cg_callback_and_failures);
+  tcase_add_test(tc, test_cg_true_residual);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("lobpcg");
 #ifdef OCAL_HAVE_LAPACKE
   tcase_add_test(tc, test_lobpcg_laplacian);
   tcase_add_test(tc, test_lobpcg_generalised);
   tcase_add_test(tc, test_lobpcg_profile);
+  tcase_add_test(tc, test_lobpcg_stop_reasons);
   tcase_add_test(tc, test_lobpcg_precond_constraints);
 #else
   tcase_add_test(tc, test_lobpcg_unsupported);
@@ -1195,6 +1410,7 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_mtx_read);
   tcase_add_test(tc, test_mtx_malformed);
   tcase_add_test(tc, test_bad_inputs);
+  tcase_add_test(tc, test_coo_huge_rows);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -2,7 +2,8 @@
 # ocal's defences (docs/defences.md), as CI runs them after the sanitizer build's tests:
 #   1. fault injection: tests/fault/run.sh over tests/fault/fault_program, built by clang
 #      with AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer;
-#   2. ThreadSanitizer: tests/tsan/stress in a clang --enable-tsan build;
+#   2. ThreadSanitizer: tests/tsan/stress and tests/tsan/lobpcg_pair in a clang --enable-tsan
+#      build;
 #   3. fuzzing: each libFuzzer target of tests/fuzz/ for FUZZ_SECONDS from its seed corpus.
 # Builds from a clone of the repository's HEAD in a temporary directory, as .ci/run does.
 # Environment: FUZZ_SECONDS (default 30), FAULT_MAX_N (default 3: n per section and entry
@@ -51,10 +52,11 @@ git clone -q "$src" "$work/tsan"
   cd "$work/tsan"
   ./autogen.sh > /dev/null 2>&1
   CC=clang-14 ./configure -q --enable-werror --enable-tsan --disable-shared > /dev/null
-  make -j"$jobs" tests/tsan/stress > /dev/null
-  OCAL_CACHE_DIR="$work/tsan-cache" \
-    TSAN_OPTIONS="suppressions=$src/tests/tsan.supp:halt_on_error=1:exitcode=66:second_deadlock_stack=1" \
-    tests/tsan/stress "${TSAN_ITERATIONS:-2}" "${TSAN_THREADS:-3}"
+  make -j"$jobs" tests/tsan/stress tests/tsan/lobpcg_pair > /dev/null
+  export OCAL_CACHE_DIR="$work/tsan-cache" \
+    TSAN_OPTIONS="suppressions=$src/tests/tsan.supp:halt_on_error=1:exitcode=66:second_deadlock_stack=1"
+  tests/tsan/stress "${TSAN_ITERATIONS:-2}" "${TSAN_THREADS:-3}"
+  tests/tsan/lobpcg_pair 2
 )
 stamp "ThreadSanitizer stress done"
 

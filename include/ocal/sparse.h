@@ -66,11 +66,14 @@ OCAL_API ocal_status ocal_csr_from_host(ocal_context ctx, ocal_dtype value_type,
  * \param rows number of rows (>= 1).
  * \param cols number of columns (>= 1).
  * \param nnz number of triplets (0 is allowed: an all-zero matrix).
- * \param row_idx nnz row indices.
- * \param col_idx nnz column indices.
- * \param values nnz values.
+ * \param row_idx nnz row indices (may be NULL when nnz is 0).
+ * \param col_idx nnz column indices (may be NULL when nnz is 0).
+ * \param values nnz values (may be NULL when nnz is 0).
  * \param out receives the matrix.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT naming the first entry out of range; as
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT naming the first entry out of range;
+ *          OCAL_OUT_OF_HOST_MEMORY when the host arrays of the conversion do not fit (the
+ *          message says whether the rows + 1 row pointers or the nnz entries failed: a
+ *          row count of 2^40 needs 8 TiB of row pointers whatever nnz is); as
  *          ocal_csr_from_host otherwise. */
 OCAL_API ocal_status ocal_csr_from_coo(ocal_context ctx, ocal_dtype value_type,
                                        ocal_dtype index_type, size_t rows, size_t cols,
@@ -92,7 +95,9 @@ OCAL_API ocal_status ocal_csr_from_buffers(ocal_buffer row_ptr, ocal_buffer col_
 
 /** Reads a Matrix Market file (the `coordinate` format SuiteSparse ships: `real`, `integer`
  * or `pattern` values, `general` or `symmetric`; symmetric files are expanded to both
- * triangles, pattern entries are 1). Duplicate entries are summed.
+ * triangles, pattern entries are 1). Duplicate entries are summed. Lines (comments
+ * included) may hold at most 1023 characters besides the line end; a longer line is refused
+ * with OCAL_INVALID_ARGUMENT, the message naming the line and the limit.
  * \param ctx the context.
  * \param path the file.
  * \param value_type OCAL_F32 or OCAL_F64 for the matrix.
@@ -127,11 +132,20 @@ OCAL_API ocal_status ocal_csr_get_dtypes(ocal_csr a, ocal_dtype *value_type, oca
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
 OCAL_API ocal_status ocal_csr_get_context(ocal_csr a, ocal_context *ctx);
 
-/** Names the SpMV kernel chosen for the matrix from its row-length statistics at creation:
- * "scalar" (one work-item per row), "vector" (a slice of a work-group per row) or
- * "adaptive" (vector slices for ordinary rows, whole work-groups for long rows). The
- * environment variable OCAL_SPMV=scalar|vector|adaptive, read at creation, overrides the
- * choice (for measurements); docs/sparse.md gives the rule and the figures behind it.
+/** Names the SpMV kernel chosen for the matrix at its creation, one of four:
+ * "scalar" (one work-item per row), "vector" (a slice of 2 to 64 work-items per row),
+ * "adaptive" (vector slices for ordinary rows, a whole work-group for each long row: one
+ * longer than 1024 entries and 16 times the mean) or "stream" (a work-group stages a block
+ * of consecutive rows' entries in local memory and sums each row from there).
+ * The rule, from the row-length statistics: on a CPU device always "scalar"; elsewhere
+ * "scalar" when no row is long and the mean row length is at most 8, else "stream" when the
+ * mean is at most 32, else "adaptive" when some rows are long, else "vector".
+ * The setting OCAL_SPMV (read when the context is created, applied to each matrix created
+ * in it) overrides the rule: auto (the rule), scalar, vector, vectorN (N work-items per row,
+ * N = 2..64, a power of two), adaptive, stream or streamN (blocks of up to N entries,
+ * N = 256..4096, a power of two). vectorN and streamN name the kernel "vector" and
+ * "stream": N is a parameter, not another kernel. docs/sparse.md has the figures behind
+ * the rule.
  * \param a the matrix.
  * \param name receives a static string.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
@@ -216,12 +230,20 @@ typedef struct ocal_cg_options {
   int use_x0;              /**< 1: x holds the initial guess; 0 (default): start from 0 */
 } ocal_cg_options;
 
-/** What ocal_cg did. */
+/** What ocal_cg did. The library fills it; set struct_size = sizeof(ocal_cg_result) before
+ * the call (`ocal_cg_result res = {sizeof res};`), so that later fields can be added without
+ * breaking a program compiled against this struct. */
 typedef struct ocal_cg_result {
-  size_t iterations;    /**< iterations run */
-  double residual_norm; /**< ||b - A x|| of the returned x, as the recurrence computes it */
-  double b_norm;        /**< ||b|| */
-  int converged;        /**< 1 when the tolerance was met */
+  size_t struct_size;        /**< sizeof(ocal_cg_result), set by the caller */
+  size_t iterations;         /**< iterations run (restarts included) */
+  double residual_norm;      /**< ||r|| as the recurrence computes it, at the last iteration */
+  double true_residual_norm; /**< ||b - A x|| of the returned x, computed afresh with one
+                                  product with A; NaN when the solve stopped on a breakdown
+                                  (A or the preconditioner not positive definite) */
+  double b_norm;             /**< ||b|| */
+  size_t restarts;           /**< times the recurrence met the tolerance while the true
+                                  residual did not, and restarted from the true residual */
+  int converged;             /**< 1 when the true residual met the tolerance */
 } ocal_cg_result;
 
 /** Fills \p options with the defaults. \param options the struct.
@@ -231,15 +253,23 @@ OCAL_API ocal_status ocal_cg_options_init(ocal_cg_options *options);
 /** Solves A x = b for symmetric positive definite A with (preconditioned) conjugate
  * gradients, on the device. Each iteration applies A once, runs three fused vector updates
  * and ocal's dot products, and reads one residual norm back to the host (the stopping test).
+ * Convergence is never taken from the recurrence alone: when the recurrence residual meets
+ * the tolerance, the true residual b - A x is computed afresh (one product with A). If it
+ * meets the tolerance too, the solve has converged; if not (rounding on a badly scaled
+ * system), CG restarts from the true residual, and when a restart no longer halves the true
+ * residual it stops with OCAL_NOT_CONVERGED.
  * \param a the operator.
  * \param b the right-hand side, n elements of the operator's type.
  * \param x receives the solution (n elements; its input is the initial guess with use_x0).
  *        When the method does not converge, x holds the last iterate.
  * \param options NULL for the defaults.
- * \param result receives the iteration count and the residual norm; may be NULL.
- * \returns OCAL_OK; OCAL_NOT_CONVERGED when the iteration limit was reached first, or when
- *          A or the preconditioner turned out not to be positive definite (the message says
- *          which); argument errors as for ocal_spmv. */
+ * \param result receives the iteration count and both residual norms; may be NULL. Its
+ *        struct_size must be sizeof(ocal_cg_result).
+ * \returns OCAL_OK when ||b - A x|| <= max(rtol ||b||, atol); OCAL_NOT_CONVERGED when the
+ *          iteration limit was reached first, when the true residual stagnates above the
+ *          tolerance, or when A or the preconditioner turned out not to be positive definite
+ *          (the message says which, with both residuals); OCAL_INVALID_ARGUMENT for a bad
+ *          result->struct_size; argument errors as for ocal_spmv. */
 OCAL_API ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
                              const ocal_cg_options *options, ocal_cg_result *result);
 
@@ -249,7 +279,10 @@ OCAL_API ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer 
 typedef struct ocal_lobpcg_options {
   size_t struct_size;     /**< sizeof(ocal_lobpcg_options), set by ocal_lobpcg_options_init */
   int largest;            /**< 0 (default): the k smallest eigenvalues; 1: the k largest */
-  double tol;             /**< residual tolerance; <= 0 (default): sqrt(eps) * n, as SciPy */
+  double tol;             /**< residual tolerance; <= 0 (default): sqrt(eps) * n, as SciPy,
+                               with eps the machine epsilon of the operator's value type
+                               (FLT_EPSILON, 1.2e-7, for OCAL_F32; DBL_EPSILON, 2.2e-16,
+                               for OCAL_F64) */
   size_t max_iter;        /**< iteration limit, default 20 (SciPy's) */
   const ocal_operator *b; /**< NULL, or B of the generalised problem A x = lambda B x
                                (symmetric positive definite) */
@@ -262,13 +295,39 @@ typedef struct ocal_lobpcg_options {
                                over the best (default 20, SciPy's) */
 } ocal_lobpcg_options;
 
-/** What ocal_lobpcg did. */
+/** Why ocal_lobpcg's iterations stopped (SciPy says the same in its warnings). Restarts
+ * without the previous directions (when they cannot be B-orthonormalised, or when the mean
+ * residual grows 2^restart_control-fold over the best) never end a run: there is no limit
+ * on them, in SciPy either, so "restarts exhausted" is not a reason. */
+typedef enum ocal_lobpcg_stop {
+  OCAL_LOBPCG_CONVERGED = 0,           /**< every pair met the tolerance */
+  OCAL_LOBPCG_MAX_ITER = 1,            /**< options.max_iter iterations ran */
+  OCAL_LOBPCG_BASIS_RANK_LOST = 2,     /**< the block of (preconditioned) residuals could no
+                                            longer be B-orthonormalised: Cholesky of its Gram
+                                            matrix failed, the search space lost its rank
+                                            (SciPy: "Failed at iteration") */
+  OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED = 3 /**< the Rayleigh-Ritz eigenproblem failed in LAPACK
+                                            even without the previous directions (SciPy:
+                                            "eigh failed at iteration") */
+} ocal_lobpcg_stop;
+
+/** Names a stop reason ("converged", "max_iter", "basis_rank_lost",
+ * "rayleigh_ritz_failed"); "invalid" for a value out of range.
+ * \param stop the reason.
+ * \returns a static string. */
+OCAL_API const char *ocal_lobpcg_stop_name(ocal_lobpcg_stop stop);
+
+/** What ocal_lobpcg did. The library fills it; set struct_size =
+ * sizeof(ocal_lobpcg_result) before the call (`ocal_lobpcg_result res = {sizeof res};`), so
+ * that later fields can be added without breaking a program compiled against this one. */
 typedef struct ocal_lobpcg_result {
+  size_t struct_size;     /**< sizeof(ocal_lobpcg_result), set by the caller */
   size_t iterations;      /**< iterations run (SciPy's iteration count) */
   size_t best_iteration;  /**< the iteration whose block was returned */
   size_t converged;       /**< eigenpairs whose residual norm is within the tolerance */
   double tolerance;       /**< the residual tolerance used */
   double max_residual;    /**< the largest residual norm of the returned pairs */
+  ocal_lobpcg_stop stop;  /**< why the iterations stopped (the error message says it too) */
 } ocal_lobpcg_result;
 
 /** Fills \p options with the defaults. \param options the struct.
@@ -286,20 +345,24 @@ OCAL_API ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options);
  * \param a the operator A.
  * \param x the block {n, k} (1 <= k): with use_x0 its contents are the initial vectors; on
  *        return, the eigenvectors (B-orthonormal columns), in the order of \p eigenvalues.
+ * \param options NULL for the defaults.
  * \param eigenvalues receives k eigenvalues (host memory), ascending for the smallest,
  *        descending for the largest.
  * \param residual_norms receives the k residual norms ||A x - lambda B x|| (host memory), or
  *        NULL.
- * \param options NULL for the defaults.
- * \param result receives the facts of the run, or NULL.
+ * \param result receives the facts of the run, why the iterations stopped included, or
+ *        NULL. Its struct_size must be sizeof(ocal_lobpcg_result).
  * \returns OCAL_OK when every pair met the tolerance; OCAL_NOT_CONVERGED when some did not
- *          within max_iter (the best block found is still returned); OCAL_UNSUPPORTED when
- *          ocal was built without LAPACKE; OCAL_INVALID_ARGUMENT for k too large for n, or
- *          linearly dependent initial vectors or constraints; argument errors as for
+ *          (the best block found is still returned, and the message and result->stop say
+ *          why the iterations stopped: the limit, or a basis that lost its rank, or a
+ *          Rayleigh-Ritz eigenproblem LAPACK could not solve); OCAL_UNSUPPORTED when
+ *          ocal was built without LAPACKE; OCAL_INVALID_ARGUMENT for k too large for n,
+ *          linearly dependent initial vectors or constraints, or a bad
+ *          result->struct_size; argument errors as for
  *          ocal_spmm. */
-OCAL_API ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalues,
-                                 double *residual_norms, const ocal_lobpcg_options *options,
-                                 ocal_lobpcg_result *result);
+OCAL_API ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x,
+                                 const ocal_lobpcg_options *options, double *eigenvalues,
+                                 double *residual_norms, ocal_lobpcg_result *result);
 
 #ifdef __cplusplus
 }

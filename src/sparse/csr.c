@@ -381,7 +381,14 @@ ocal_status ocal__csr_from_triplets(ocal_context ctx, ocal_dtype vt, ocal_dtype 
   void *rp = malloc((rows + 1) * es), *ci = malloc((nnz ? nnz : 1) * es);
   void *v = malloc((nnz ? nnz : 1) * vs);
   ocal_status s = OCAL_OK;
-  if (!count || !order || !rp || !ci || !v) {
+  if (!count || !rp) {
+    s = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func,
+                   "no host memory for the %zu row pointers of %zu rows (%zu bytes each, twice "
+                   "over while the matrix is built): is the row count right?",
+                   rows + 1, rows, es > sizeof *count ? es : sizeof *count);
+    goto done;
+  }
+  if (!order || !ci || !v) {
     s = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no host memory for %zu entries", nnz);
     goto done;
   }

@@ -4,7 +4,12 @@
  * and its iteration counts carry over. The tall blocks {n, m} live on the device: their
  * products with small matrices and their Gram matrices X^T Y run through ocal_gemm; the
  * small dense problems (Cholesky, triangular inverse, the generalised symmetric
- * eigenproblem of at most 3k x 3k) run on the host through LAPACKE. */
+ * eigenproblem of at most 3k x 3k) run on the host through LAPACKE.
+ *
+ * The first half holds the block operations (Gram matrices, products with small matrices,
+ * B-orthonormalisation, residuals); the second reads as SciPy's loop: initial_block, then
+ * each iteration residual_step, search_directions, rayleigh_ritz and update_block, and at
+ * the end rayleigh_ritz_x on the best block. */
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
@@ -21,9 +26,6 @@
 #include <lapacke.h>
 #endif
 
-ocal__lobpcg_profile ocal__lobpcg_prof;
-int ocal__lobpcg_gram_kernel = -1;
-
 ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options) {
   if (options == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options is NULL");
   memset(options, 0, sizeof *options);
@@ -33,16 +35,33 @@ ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options) {
   return OCAL_OK;
 }
 
+const char *ocal_lobpcg_stop_name(ocal_lobpcg_stop stop) {
+  switch (stop) {
+    case OCAL_LOBPCG_CONVERGED: return "converged";
+    case OCAL_LOBPCG_MAX_ITER: return "max_iter";
+    case OCAL_LOBPCG_BASIS_RANK_LOST: return "basis_rank_lost";
+    case OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED: return "rayleigh_ritz_failed";
+  }
+  return "invalid";
+}
+
+ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, const ocal_lobpcg_options *options,
+                        double *eigenvalues, double *residual_norms, ocal_lobpcg_result *result) {
+  return ocal__lobpcg_run(a, x, options, NULL, eigenvalues, residual_norms, result);
+}
+
 #ifndef OCAL_HAVE_LAPACKE
 
-ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalues,
-                        double *residual_norms, const ocal_lobpcg_options *options,
-                        ocal_lobpcg_result *result) {
-  (void)a, (void)x, (void)eigenvalues, (void)residual_norms, (void)options, (void)result;
-  return OCAL_FAIL(OCAL_UNSUPPORTED,
-                   "ocal was built without LAPACKE, which LOBPCG needs for its small dense "
-                   "eigenproblems: install liblapacke-dev (scripts/install-deps.sh does) and "
-                   "run configure again");
+ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
+                             const ocal_lobpcg_options *options,
+                             const ocal__lobpcg_tuning *tuning, double *eigenvalues,
+                             double *residual_norms, ocal_lobpcg_result *result) {
+  (void)a, (void)x, (void)options, (void)tuning, (void)eigenvalues, (void)residual_norms;
+  (void)result;
+  return ocal__fail(OCAL_UNSUPPORTED, "ocal_lobpcg",
+                    "ocal was built without LAPACKE, which LOBPCG needs for its small dense "
+                    "eigenproblems: install liblapacke-dev (scripts/install-deps.sh does) and "
+                    "run configure again");
 }
 
 #else
@@ -68,6 +87,8 @@ typedef struct lob {
    * overhead, not arithmetic, sets the time (PoCL 40 x 40, k = 8: 2.3 ms per iteration
    * against 4.5 through ocal_gemm; docs/sparse.md). */
   int own;
+  int gram_kernel;            /* the run's tuning: -1 (L->own decides), 0 or 1 */
+  ocal__lobpcg_profile *prof; /* the run's counters: the caller's, or the run's own */
 } lob;
 #define OWN_MAX_K 16
 /* lobpcg_gram's work-group (GRAM_WG in cl/sparse_solve.cl): a device that allows fewer items
@@ -85,38 +106,30 @@ static double prof_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Every device call of this file goes through these counters (ocal__lobpcg_prof), so that
- * the per-iteration overhead can be read off a run. */
-#define PROF(cnt, sec, expr)                  \
-  ({                                          \
-    double t0_ = prof_now();                  \
-    ocal_status s_ = (expr);                  \
-    ocal__lobpcg_prof.cnt++;                  \
-    ocal__lobpcg_prof.sec += prof_now() - t0_; \
-    s_;                                       \
+/* Every device call of this file goes through this macro, which counts it and its host time
+ * in the run's profile (L->prof), so that the per-iteration overhead can be read off a run:
+ * `cnt` names a counter of ocal__lobpcg_profile, `cnt##_s` its seconds. */
+#define PROF(L, cnt, expr)                 \
+  ({                                       \
+    double t0_ = prof_now();               \
+    ocal_status s_ = (expr);               \
+    (L)->prof->cnt++;                      \
+    (L)->prof->cnt##_s += prof_now() - t0_; \
+    s_;                                    \
   })
-#define ocal_gemm(...) PROF(gemm, gemm_s, (ocal_gemm)(__VA_ARGS__))
-#define ocal_buffer_read(...) PROF(reads, reads_s, (ocal_buffer_read)(__VA_ARGS__))
 /* A blocking read of lob L: afterwards the upload workspace is free again. */
-#define read_sync(L, ...) (((L)->ws_used = 0), ocal_buffer_read(__VA_ARGS__))
-#define ocal_buffer_from_host(...) PROF(uploads, uploads_s, (ocal_buffer_from_host)(__VA_ARGS__))
-#define ocal_buffer_create(...) PROF(allocs, allocs_s, (ocal_buffer_create)(__VA_ARGS__))
-#define ocal_buffer_copy(...) PROF(copies, copies_s, (ocal_buffer_copy)(__VA_ARGS__))
-#define ocal_dot(...) PROF(reduces, reduces_s, (ocal_dot)(__VA_ARGS__))
-#define ocal_amax(...) PROF(reduces, reduces_s, (ocal_amax)(__VA_ARGS__))
+#define read_sync(L, ...) (((L)->ws_used = 0), PROF(L, reads, ocal_buffer_read(__VA_ARGS__)))
 
-/* Whether the LOBPCG kernels run (L->own, unless a test overrides it). */
-static int own_kernels(const lob *L) {
-  return ocal__lobpcg_gram_kernel >= 0 ? ocal__lobpcg_gram_kernel : L->own;
-}
+/* Whether the LOBPCG kernels run (L->own, unless the run's tuning names a choice). */
+static int own_kernels(const lob *L) { return L->gram_kernel >= 0 ? L->gram_kernel : L->own; }
 
 /* G = X^T Y into the {a, b} buffer gb: the dedicated kernel of cl/sparse_solve.cl for
- * small blocks (L->own), else ocal_gemm; ocal__lobpcg_gram_kernel (0 or 1) overrides that
+ * small blocks (L->own), else ocal_gemm; the run's tuning (gram_kernel 0 or 1) overrides that
  * for tests. */
 static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t b,
                              ocal_buffer gb) {
   int own = own_kernels(L);
-  if (!own) return ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, gb);
+  if (!own) return PROF(L, gemm, ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, xb, yb, 0.0, gb));
   char opt[96];
   ocal__dtype_options(L->vt, opt, sizeof opt);
   ocal__kernel *k;
@@ -130,11 +143,7 @@ static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, s
                       OCAL__ARG(go)};
   size_t local = GRAM_WG, global = a * b * local;
   if (global == 0) return OCAL_OK;
-  double t0 = prof_now();
-  s = ocal__kernel_run_nd(L->ctx, k, 1, &global, &local, 9, args, L->func);
-  ocal__lobpcg_prof.gemm++;
-  ocal__lobpcg_prof.gemm_s += prof_now() - t0;
-  return s;
+  return PROF(L, gemm, ocal__kernel_run_nd(L->ctx, k, 1, &global, &local, 9, args, L->func));
 }
 
 /* Y = alpha X C + beta Y for a small C {a, b}: the dedicated kernel (lobpcg_times) where
@@ -142,7 +151,7 @@ static ocal_status gram_into(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, s
 static ocal_status small_gemm(lob *L, double alpha, ocal_buffer xb, ocal_buffer cb, double beta,
                               ocal_buffer yb) {
   int own = own_kernels(L);
-  if (!own) return ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, alpha, xb, cb, beta, yb);
+  if (!own) return PROF(L, gemm, ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, alpha, xb, cb, beta, yb));
   char opt[96];
   ocal__dtype_options(L->vt, opt, sizeof opt);
   ocal__kernel *k;
@@ -157,16 +166,12 @@ static ocal_status small_gemm(lob *L, double alpha, ocal_buffer xb, ocal_buffer 
   ocal__arg args[] = {OCAL__ARG(nn),     OCAL__ARG(aa), OCAL__ARG(bb),      aarg,
                       OCAL__ARG(xb->mem), OCAL__ARG(xo), OCAL__ARG(cb->mem), OCAL__ARG(co),
                       barg,              OCAL__ARG(yb->mem), OCAL__ARG(yo)};
-  double t0 = prof_now();
-  s = ocal__kernel_run(L->ctx, k, L->n * bb, 11, args);
-  ocal__lobpcg_prof.gemm++;
-  ocal__lobpcg_prof.gemm_s += prof_now() - t0;
-  return s;
+  return PROF(L, gemm, ocal__kernel_run(L->ctx, k, L->n * bb, 11, args));
 }
 
 static ocal_status blk(lob *L, size_t m, ocal_buffer *out) {
   size_t shape[2] = {L->n, m};
-  return ocal_buffer_create(L->ctx, L->vt, 2, shape, out);
+  return PROF(L, allocs, ocal_buffer_create(L->ctx, L->vt, 2, shape, out));
 }
 
 /* Replaces *dst by src, releasing the old buffer. */
@@ -180,7 +185,7 @@ static ocal_status apply(lob *L, const ocal_operator *op, ocal_buffer xb, size_t
                          ocal_buffer *out) {
   ocal_buffer y = NULL;
   ocal_status s = blk(L, m, &y);
-  if (s == OCAL_OK) s = PROF(applies, applies_s, op->apply(op->user, xb, y));
+  if (s == OCAL_OK) s = PROF(L, applies, op->apply(op->user, xb, y));
   if (s != OCAL_OK) {
     ocal_buffer_release(y);
     return s;
@@ -193,7 +198,7 @@ static ocal_status apply(lob *L, const ocal_operator *op, ocal_buffer xb, size_t
 static ocal_status gram(lob *L, ocal_buffer xb, size_t a, ocal_buffer yb, size_t b, double *g) {
   size_t shape[2] = {a, b};
   ocal_buffer gb;
-  ocal_status s = ocal_buffer_create(L->ctx, L->vt, 2, shape, &gb);
+  ocal_status s = PROF(L, allocs, ocal_buffer_create(L->ctx, L->vt, 2, shape, &gb));
   if (s != OCAL_OK) return s;
   s = gram_into(L, xb, a, yb, b, gb);
   if (s == OCAL_OK) {
@@ -224,18 +229,18 @@ static ocal_status upload_small(lob *L, const double *c, size_t a, size_t b, oca
         ((float *)h)[i] = (float)c[i];
     }
     ocal_event ev = NULL;
-    ocal_status s = PROF(uploads, uploads_s, ocal_buffer_write(L->ws, L->ws_used, n, h, &ev));
+    ocal_status s = PROF(L, uploads, ocal_buffer_write(L->ws, L->ws_used, n, h, &ev));
     if (s != OCAL_OK) return s;
     ocal_event_release(ev);
     s = ocal_buffer_view(L->ws, L->ws_used, 2, shape, out);
     if (s == OCAL_OK) L->ws_used += n;
     return s;
   }
-  if (L->vt == OCAL_F64) return ocal_buffer_from_host(L->ctx, OCAL_F64, 2, shape, c, out);
+  if (L->vt == OCAL_F64) return PROF(L, uploads, ocal_buffer_from_host(L->ctx, OCAL_F64, 2, shape, c, out));
   float *f = malloc(n * sizeof *f);
   if (f == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   for (size_t i = 0; i < n; i++) f[i] = (float)c[i];
-  ocal_status s = ocal_buffer_from_host(L->ctx, OCAL_F32, 2, shape, f, out);
+  ocal_status s = PROF(L, uploads, ocal_buffer_from_host(L->ctx, OCAL_F32, 2, shape, f, out));
   free(f);
   return s;
 }
@@ -338,9 +343,9 @@ static ocal_status times(lob *L, ocal_buffer xb, const double *c, size_t a, size
  * or the maxima (amax). */
 static ocal_status column_reduce(lob *L, ocal_buffer xb, size_t m, int max, double *out) {
   ocal_buffer r;
-  ocal_status s = ocal_buffer_create(L->ctx, L->vt, 1, &m, &r);
+  ocal_status s = PROF(L, allocs, ocal_buffer_create(L->ctx, L->vt, 1, &m, &r));
   if (s != OCAL_OK) return s;
-  s = max ? ocal_amax(xb, 0, r) : ocal_dot(xb, xb, 0, r);
+  s = PROF(L, reduces, max ? ocal_amax(xb, 0, r) : ocal_dot(xb, xb, 0, r));
   if (s == OCAL_OK) {
     if (L->vt == OCAL_F64) {
       s = read_sync(L, r, 0, m, out, NULL);
@@ -366,10 +371,10 @@ static ocal_status reduce_and_gram(lob *L, int max, ocal_buffer v, ocal_buffer g
   unsigned char *h = malloc(tot * es);
   ocal_status s = OCAL_OK;
   if (h == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
-  CK(ocal_buffer_create(L->ctx, L->vt, 1, &tot, &r));
+  CK(PROF(L, allocs, ocal_buffer_create(L->ctx, L->vt, 1, &tot, &r)));
   CK(ocal_buffer_view(r, 0, 1, &m, &rv));
   CK(ocal_buffer_view(r, m, 2, gshape, &gv));
-  CK(max ? ocal_amax(v, 0, rv) : ocal_dot(v, v, 0, rv));
+  CK(PROF(L, reduces, max ? ocal_amax(v, 0, rv) : ocal_dot(v, v, 0, rv)));
   CK(gram_into(L, gl, m, gr, m, gv));
   CK(read_sync(L, r, 0, tot, h, NULL));
   for (size_t i = 0; i < tot; i++) {
@@ -531,7 +536,7 @@ static ocal_status residuals(lob *L, ocal_buffer ax, ocal_buffer bx, const doubl
   if (d == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg", "no host memory");
   for (size_t i = 0; i < k; i++) d[i * k + i] = lambda[i];
   CK(blk(L, k, &r));
-  CK(ocal_buffer_copy(ax, r));
+  CK(PROF(L, copies, ocal_buffer_copy(ax, r)));
   CK(mul_small(L, bx, d, k, k, -1.0, 1.0, r));
   if (gx) {
     double *both = malloc((k + k * k) * sizeof *both);
@@ -556,31 +561,448 @@ done:
   return s;
 }
 
-ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalues,
-                        double *residual_norms, const ocal_lobpcg_options *options,
-                        ocal_lobpcg_result *result) {
-  const char *func = __func__;
+/* Everything one run holds besides lob: the blocks on the device, SciPy's names for them,
+ * and the small matrices of the Rayleigh-Ritz steps on the host. */
+typedef struct lob_run {
+  size_t k, m, nj;          /* block size, active (unconverged) columns, constraints */
+  int largest;
+  double tol;
+  ocal_buffer X, AX, BX;    /* the block, A X and B X (BX NULL without B) */
+  ocal_buffer P, AP, BP;    /* the previous step's directions */
+  ocal_buffer R, bestX;     /* the residuals; the block of the smallest mean residual */
+  ocal_buffer Y, BY;        /* the constraints (the caller's) and B Y */
+  ocal_buffer aR, aAR, aBR; /* the active residuals, preconditioned and B-orthonormal */
+  ocal_buffer aP, aAP, aBP; /* the active columns of P, AP, BP */
+  ocal_buffer sel, cb, cxv, crv, cpv; /* a column selection; the coefficients and their bands */
+  gram_batch gbat;
+  double *lambda, *res, *ga, *gb, *w, *c, *t, *ybyf;
+  /* The Gram blocks of [X, R, P]: gXAR is X^T A R, and so on; gXRall is (BX)^T R for every
+   * column, read with the residual norms. */
+  double *gXAR, *gRAR, *gXAX, *gXBX, *gRBR, *gXBR, *gXAP, *gRAP, *gPAP, *gXBP, *gRBP, *gPBP;
+  double *gXRall;
+  int *mask;
+  int restart, forced, explicit_gram;
+  double smallest;
+  size_t best_iter;
+} lob_run;
+
+static ocal_status run_alloc(lob_run *R, size_t k) {
+  size_t maxn = 3 * k, kk = k * k;
+  R->lambda = calloc(k, sizeof(double));
+  R->res = calloc(k, sizeof(double));
+  R->ga = calloc(maxn * maxn, sizeof(double));
+  R->gb = calloc(maxn * maxn, sizeof(double));
+  R->w = calloc(maxn, sizeof(double));
+  R->c = calloc(maxn * k, sizeof(double));
+  R->t = calloc(kk, sizeof(double));
+  double **g[] = {&R->gXAR, &R->gRAR, &R->gXAX, &R->gXBX, &R->gRBR, &R->gXBR, &R->gXAP,
+                  &R->gRAP, &R->gPAP, &R->gXBP, &R->gRBP, &R->gPBP, &R->gXRall};
+  int ok = R->lambda && R->res && R->ga && R->gb && R->w && R->c && R->t;
+  for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) ok &= (*g[i] = calloc(kk, sizeof(double))) != NULL;
+  R->mask = calloc(k, sizeof(int));
+  if (!ok || R->mask == NULL)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_lobpcg",
+                      "no host memory for the Rayleigh-Ritz matrices");
+  return OCAL_OK;
+}
+
+static void run_free(lob *L, lob_run *R) {
+  ocal_buffer *b[] = {&R->X,  &R->AX,  &R->BX,  &R->P,   &R->AP,  &R->BP,  &R->R,
+                      &R->bestX, &R->aR, &R->aAR, &R->aBR, &R->aP, &R->aAP, &R->aBP,
+                      &R->sel, &R->cxv, &R->crv, &R->cpv, &R->cb,  &R->gbat.buf};
+  for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) ocal_buffer_release(*b[i]);
+  if (R->BY != R->Y) ocal_buffer_release(R->BY);
+  /* Pending uploads read the host arena: let them finish before it goes. */
+  if (L->ws) ocal_context_finish(L->ctx);
+  ocal_buffer_release(L->ws);
+  free(L->wsh);
+  double *h[] = {R->lambda, R->res, R->ga,   R->gb,   R->w,    R->c,    R->t,    R->ybyf,
+                 R->gXAR,   R->gRAR, R->gXAX, R->gXBX, R->gRBR, R->gXBR, R->gXAP, R->gRAP,
+                 R->gPAP,   R->gXBP, R->gRBP, R->gPBP, R->gXRall};
+  for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) free(h[i]);
+  free(R->mask);
+}
+
+/* X C, A X C and B X C for the coefficients in R->c (k x k): the block rotated to the Ritz
+ * vectors. */
+static ocal_status rotate_block(lob *L, lob_run *R) {
+  ocal_buffer nx = NULL;
+  ocal_status s = OCAL_OK;
+  CK(times(L, R->X, R->c, R->k, R->k, &nx));
+  replace(&R->X, nx);
+  nx = NULL;
+  CK(times(L, R->AX, R->c, R->k, R->k, &nx));
+  replace(&R->AX, nx);
+  nx = NULL;
+  if (L->b) {
+    CK(times(L, R->BX, R->c, R->k, R->k, &nx));
+    replace(&R->BX, nx);
+    nx = NULL;
+  }
+done:
+  ocal_buffer_release(nx);
+  return s;
+}
+
+/* The wanted k of the nn Ritz pairs in ga and w: R->lambda, and their coefficients in R->c
+ * (nn x k). */
+static void pick_ritz(lob_run *R, size_t nn) {
+  for (size_t i = 0; i < R->k; i++) {
+    size_t p = pick(nn, R->largest, i);
+    R->lambda[i] = R->w[p];
+    for (size_t r = 0; r < nn; r++) R->c[r * R->k + i] = R->ga[r * nn + p];
+  }
+}
+
+/* Rayleigh-Ritz on the span of X alone, X rotated to the Ritz vectors. X is B-orthonormal,
+ * so X^T B X = I is taken as it is, except with `explicit_b`, which forms X^T B X and
+ * symmetrises both Gram matrices (the final step). *failed is set when LAPACK fails. */
+static ocal_status rayleigh_ritz_x(lob *L, lob_run *R, int explicit_b, int *failed) {
+  size_t k = R->k;
+  ocal_status s = gram(L, R->X, k, R->AX, k, R->ga);
+  if (s == OCAL_OK && explicit_b) s = gram(L, R->X, k, L->b ? R->BX : R->X, k, R->gb);
+  if (s != OCAL_OK) return s;
+  if (explicit_b) {
+    symmetrise(R->ga, k);
+    symmetrise(R->gb, k);
+  }
+  *failed = eigh(k, R->ga, explicit_b ? R->gb : NULL, R->w);
+  if (*failed) return OCAL_OK;
+  pick_ritz(R, k);
+  return rotate_block(L, R);
+}
+
+/* SciPy's set-up: the initial block (the caller's, or uniform random numbers in [-1, 1)),
+ * made B-orthogonal to the constraints and B-orthonormal, and its Rayleigh-Ritz step. */
+static ocal_status initial_block(lob *L, lob_run *R, ocal_buffer x, const ocal_lobpcg_options *o) {
+  ocal_status s = OCAL_OK;
+  size_t k = R->k, nj = R->nj;
+  CK(blk(L, k, &R->X));
+  if (o->use_x0)
+    CK(PROF(L, copies, ocal_buffer_copy(x, R->X)));
+  else
+    CK(ocal_random_uniform(o->seed, 0, -1.0, 1.0, R->X));
+  /* Constraints: the Cholesky factor of Y^T B Y, and X made B-orthogonal to Y. */
+  if (R->Y) {
+    R->BY = R->Y;
+    if (L->b) CK(apply(L, L->b, R->Y, nj, &R->BY));
+    R->ybyf = malloc(nj * nj * sizeof *R->ybyf);
+    if (R->ybyf == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, L->func, "no host memory");
+    CK(gram(L, R->Y, nj, R->BY, nj, R->ybyf));
+    if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', (lapack_int)nj, R->ybyf, (lapack_int)nj) != 0)
+      return ocal__fail(OCAL_INVALID_ARGUMENT, L->func,
+                        "the constraints (columns of y) are linearly dependent");
+    for (size_t i = 0; i < nj; i++)
+      for (size_t j = 0; j < i; j++) R->ybyf[i * nj + j] = 0;
+    CK(apply_constraints(L, R->X, k, R->Y, R->BY, nj, R->ybyf));
+  }
+  int ok, failed;
+  CK(b_orthonormalize(L, &R->X, &R->BX, 0, k, R->t, &ok));
+  if (!ok)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, L->func,
+                      "the initial block's columns are linearly dependent (B-orthonormalisation "
+                      "by Cholesky failed)");
+  CK(apply(L, L->a, R->X, k, &R->AX));
+  CK(rayleigh_ritz_x(L, R, 0, &failed));
+  if (failed)
+    return ocal__fail(OCAL_INTERNAL, L->func,
+                      "the initial Rayleigh-Ritz eigenproblem failed in LAPACK");
+  for (size_t i = 0; i < k; i++) R->mask[i] = 1;
+  R->smallest = DBL_MAX;
+  R->restart = 1;
+  /* The Gram batch, and the upload workspace: between two blocking reads a step uploads at
+   * most the coefficients (3k x k), a selection, a T factor and a residual diagonal, so
+   * 16 k^2 is ample. */
+  CK(blk(L, k, &R->bestX));
+  size_t gshape = 12 * k * k;
+  CK(PROF(L, allocs, ocal_buffer_create(L->ctx, L->vt, 1, &gshape, &R->gbat.buf)));
+  L->ws_cap = 16 * k * k + 16;
+  L->wsh = malloc(L->ws_cap * ocal_dtype_size(L->vt));
+  if (L->wsh == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, L->func, "no host memory");
+  CK(PROF(L, allocs, ocal_buffer_create(L->ctx, L->vt, 1, &L->ws_cap, &L->ws)));
+done:
+  return s;
+}
+
+/* SciPy's residual step: R = A X - B X diag(lambda) and its column norms, the best block so
+ * far kept, a forced restart when the mean residual grew 2^restart_control times over the
+ * best, and soft locking: R->m becomes the number of columns still above the tolerance.
+ * `early` also brings back (BX)^T R in the same read (see the loop). */
+static ocal_status residual_step(lob *L, lob_run *R, long it, int restart_control, int early) {
+  size_t k = R->k;
+  ocal_buffer bx = L->b ? R->BX : R->X;
+  replace(&R->R, NULL);
+  ocal_status s = residuals(L, R->AX, bx, R->lambda, k, &R->R, R->res, early ? bx : NULL,
+                            R->gXRall);
+  if (s != OCAL_OK) return s;
+  double rnorm = 0;
+  for (size_t i = 0; i < k; i++) rnorm += R->res[i];
+  rnorm /= (double)k;
+  if (rnorm < R->smallest) {
+    R->smallest = rnorm;
+    R->best_iter = (size_t)it;
+    CK(PROF(L, copies, ocal_buffer_copy(R->X, R->bestX)));
+  } else if (rnorm > ldexp(1.0, restart_control) * R->smallest) {
+    R->forced = 1;
+    replace(&R->AX, NULL);
+    CK(apply(L, L->a, R->X, k, &R->AX));
+    if (L->b) {
+      replace(&R->BX, NULL);
+      CK(apply(L, L->b, R->X, k, &R->BX));
+    }
+  }
+  R->m = 0;
+  for (size_t i = 0; i < k; i++) {
+    R->mask[i] = R->mask[i] && R->res[i] > R->tol;
+    R->m += (size_t)R->mask[i];
+  }
+done:
+  return s;
+}
+
+/* SciPy's search directions: the active residuals, preconditioned, made B-orthogonal to the
+ * constraints and to X, and B-orthonormalised (*ok = 0 when that fails: the block has lost
+ * its rank, and SciPy stops), with A applied; and the active previous directions,
+ * B-orthonormalised too (when that fails, this step restarts without P). */
+static ocal_status search_directions(lob *L, lob_run *R, long it, int early, int *ok) {
+  size_t k = R->k, m = R->m;
+  ocal_buffer nx = NULL;
+  ocal_status s = OCAL_OK;
+  replace(&R->aR, NULL);
+  replace(&R->sel, NULL);
+  CK(selection(L, R->mask, k, m, &R->sel));
+  CK(times_dev(L, R->R, R->sel, m, &R->aR));
+  if (it > 0) {
+    replace(&R->aP, NULL);
+    replace(&R->aAP, NULL);
+    replace(&R->aBP, NULL);
+    CK(times_dev(L, R->P, R->sel, m, &R->aP));
+    CK(times_dev(L, R->AP, R->sel, m, &R->aAP));
+    if (L->b) CK(times_dev(L, R->BP, R->sel, m, &R->aBP));
+  }
+  if (L->m) {
+    CK(apply(L, L->m, R->aR, m, &nx));
+    replace(&R->aR, nx);
+    nx = NULL;
+  }
+  if (R->Y) CK(apply_constraints(L, R->aR, m, R->Y, R->BY, R->nj, R->ybyf));
+  /* B-orthogonalise the residuals to X: R -= X (BX^T R). */
+  if (early) {
+    for (size_t i = 0; i < k; i++)
+      for (size_t q = 0, col = 0; q < k; q++)
+        if (R->mask[q]) R->gXBR[i * m + col++] = R->gXRall[i * k + q];
+  } else {
+    CK(gram(L, L->b ? R->BX : R->X, k, R->aR, m, R->gXBR));
+  }
+  CK(mul_small(L, R->X, R->gXBR, k, m, -1.0, 1.0, R->aR));
+  replace(&R->aBR, NULL);
+  CK(b_orthonormalize(L, &R->aR, &R->aBR, 0, m, R->t, ok));
+  if (!*ok) goto done;
+  replace(&R->aAR, NULL);
+  CK(apply(L, L->a, R->aR, m, &R->aAR));
+  if (it > 0) {
+    int pok;
+    CK(b_orthonormalize(L, &R->aP, &R->aBP, 1, m, R->t, &pok));
+    if (pok) {
+      CK(times(L, R->aAP, R->t, m, m, &nx));
+      replace(&R->aAP, nx);
+      nx = NULL;
+      R->restart = R->forced;
+    } else {
+      R->restart = 1;
+    }
+  }
+done:
+  ocal_buffer_release(nx);
+  return s;
+}
+
+/* The Gram blocks of [X, R, P] in one batch: implicit (X^T A X = diag(lambda), the
+ * B-products the identity) early, explicit and symmetrised once the residuals are small. */
+static ocal_status gram_blocks(lob *L, lob_run *R) {
+  size_t k = R->k, m = R->m;
+  gram_batch *g = &R->gbat;
+  ocal_buffer bxv = L->b ? R->BX : R->X, brv = L->b ? R->aBR : R->aR, bpv = L->b ? R->aBP : R->aP;
+  ocal_status s = OCAL_OK;
+  CK(batch_gram(L, g, R->X, k, R->aAR, m, R->gXAR));
+  CK(batch_gram(L, g, R->aR, m, R->aAR, m, R->gRAR));
+  if (R->explicit_gram) {
+    CK(batch_gram(L, g, R->X, k, R->AX, k, R->gXAX));
+    CK(batch_gram(L, g, R->X, k, bxv, k, R->gXBX));
+    CK(batch_gram(L, g, R->aR, m, brv, m, R->gRBR));
+    CK(batch_gram(L, g, R->X, k, brv, m, R->gXBR));
+  } else {
+    memset(R->gXAX, 0, k * k * 8);
+    memset(R->gXBX, 0, k * k * 8);
+    memset(R->gRBR, 0, m * m * 8);
+    memset(R->gXBR, 0, k * m * 8);
+    for (size_t i = 0; i < k; i++) {
+      R->gXAX[i * k + i] = R->lambda[i];
+      R->gXBX[i * k + i] = 1;
+    }
+    for (size_t i = 0; i < m; i++) R->gRBR[i * m + i] = 1;
+  }
+  if (!R->restart) {
+    CK(batch_gram(L, g, R->X, k, R->aAP, m, R->gXAP));
+    CK(batch_gram(L, g, R->aR, m, R->aAP, m, R->gRAP));
+    CK(batch_gram(L, g, R->aP, m, R->aAP, m, R->gPAP));
+    CK(batch_gram(L, g, R->X, k, bpv, m, R->gXBP));
+    CK(batch_gram(L, g, R->aR, m, bpv, m, R->gRBP));
+    if (R->explicit_gram) CK(batch_gram(L, g, R->aP, m, bpv, m, R->gPBP));
+  }
+  CK(batch_read(L, g));
+  if (R->explicit_gram) {
+    symmetrise(R->gRAR, m);
+    symmetrise(R->gXAX, k);
+    symmetrise(R->gXBX, k);
+    symmetrise(R->gRBR, m);
+  }
+  if (!R->restart) {
+    if (R->explicit_gram) {
+      symmetrise(R->gPAP, m);
+      symmetrise(R->gPBP, m);
+    } else {
+      memset(R->gPBP, 0, m * m * 8);
+      for (size_t i = 0; i < m; i++) R->gPBP[i * m + i] = 1;
+    }
+  }
+done:
+  return s;
+}
+
+/* Assembles the symmetric pair (ga, gb) of [X, R] (with_p = 0) or [X, R, P] from the Gram
+ * blocks; returns its order. */
+static size_t assemble(lob_run *R, int with_p) {
+  size_t k = R->k, m = R->m, nn = k + (with_p ? 2 : 1) * m;
+  double *mats[2][6] = {{R->gXAX, R->gXAR, R->gRAR, R->gXAP, R->gRAP, R->gPAP},
+                        {R->gXBX, R->gXBR, R->gRBR, R->gXBP, R->gRBP, R->gPBP}};
+  double *dst[2] = {R->ga, R->gb};
+  for (int q = 0; q < 2; q++) {
+    double **g = mats[q];
+    put(dst[q], nn, 0, 0, g[0], k, k, 0);
+    put(dst[q], nn, 0, k, g[1], k, m, 0);
+    put(dst[q], nn, k, 0, g[1], k, m, 1);
+    put(dst[q], nn, k, k, g[2], m, m, 0);
+    if (with_p) {
+      put(dst[q], nn, 0, k + m, g[3], k, m, 0);
+      put(dst[q], nn, k, k + m, g[4], m, m, 0);
+      put(dst[q], nn, k + m, 0, g[3], k, m, 1);
+      put(dst[q], nn, k + m, k, g[4], m, m, 1);
+      put(dst[q], nn, k + m, k + m, g[5], m, m, 0);
+    }
+  }
+  return nn;
+}
+
+/* SciPy's Rayleigh-Ritz step on [X, R, P] (or [X, R] on a restart, or when the larger
+ * problem fails): the wanted Ritz pairs in R->lambda and R->c. *nn receives the order;
+ * *failed is set when even [X, R] fails (SciPy: "eigh failed", and it stops). */
+static ocal_status rayleigh_ritz(lob *L, lob_run *R, size_t *nn, int *failed) {
+  ocal_status s = gram_blocks(L, R);
+  if (s != OCAL_OK) return s;
+  *failed = 0;
+  if (!R->restart) {
+    *nn = assemble(R, 1);
+    if (eigh(*nn, R->ga, R->gb, R->w)) R->restart = 1; /* try again without P */
+  }
+  if (R->restart) {
+    *nn = assemble(R, 0);
+    if (eigh(*nn, R->ga, R->gb, R->w)) {
+      *failed = 1;
+      return OCAL_OK;
+    }
+  }
+  pick_ritz(R, *nn);
+  return OCAL_OK;
+}
+
+/* X = X cx + R cr + P cp (and the same for A X, B X); P becomes R cr + P cp. */
+static ocal_status update_block(lob *L, lob_run *R, size_t nn) {
+  size_t k = R->k, m = R->m;
+  ocal_buffer pp = NULL, app = NULL, bpp = NULL, nx = NULL;
+  ocal_status s = OCAL_OK;
+  /* One upload of the coefficients; cx, cr and cp are bands of its rows. */
+  replace(&R->cb, NULL);
+  replace(&R->cxv, NULL);
+  replace(&R->crv, NULL);
+  replace(&R->cpv, NULL);
+  CK(upload_small(L, R->c, nn, k, &R->cb));
+  CK(rows_view(R->cb, 0, k, k, &R->cxv));
+  CK(rows_view(R->cb, k, m, k, &R->crv));
+  if (!R->restart) CK(rows_view(R->cb, k + m, m, k, &R->cpv));
+  CK(times_dev(L, R->aR, R->crv, k, &pp));
+  CK(times_dev(L, R->aAR, R->crv, k, &app));
+  if (L->b) CK(times_dev(L, R->aBR, R->crv, k, &bpp));
+  if (!R->restart) {
+    CK(small_gemm(L, 1.0, R->aP, R->cpv, 1.0, pp));
+    CK(small_gemm(L, 1.0, R->aAP, R->cpv, 1.0, app));
+    if (L->b) CK(small_gemm(L, 1.0, R->aBP, R->cpv, 1.0, bpp));
+  }
+  ocal_buffer *blocks[3] = {&R->X, &R->AX, &R->BX}, dirs[3] = {pp, app, bpp};
+  for (int q = 0; q < (L->b ? 3 : 2); q++) {
+    CK(blk(L, k, &nx));
+    CK(PROF(L, copies, ocal_buffer_copy(dirs[q], nx)));
+    CK(small_gemm(L, 1.0, *blocks[q], R->cxv, 1.0, nx));
+    replace(blocks[q], nx);
+    nx = NULL;
+  }
+  replace(&R->P, pp);
+  replace(&R->AP, app);
+  replace(&R->BP, bpp);
+  pp = app = bpp = NULL;
+done:
+  ocal_buffer_release(pp);
+  ocal_buffer_release(app);
+  ocal_buffer_release(bpp);
+  ocal_buffer_release(nx);
+  return s;
+}
+
+/* Why the iterations stopped, in the words of the error message. */
+static const char *stop_reason(ocal_lobpcg_stop stop) {
+  switch (stop) {
+    case OCAL_LOBPCG_CONVERGED: return "every pair met the tolerance during the iterations";
+    case OCAL_LOBPCG_MAX_ITER: return "the iteration limit (options.max_iter) was reached";
+    case OCAL_LOBPCG_BASIS_RANK_LOST:
+      return "stopped early: the block of residuals could no longer be B-orthonormalised "
+             "(Cholesky failed; the search space lost its rank)";
+    case OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED:
+      return "stopped early: the Rayleigh-Ritz eigenproblem failed in LAPACK even without "
+             "the previous directions";
+  }
+  return "invalid";
+}
+
+ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
+                             const ocal_lobpcg_options *options,
+                             const ocal__lobpcg_tuning *tuning, double *eigenvalues,
+                             double *residual_norms, ocal_lobpcg_result *result) {
+  const char *func = "ocal_lobpcg";
   ocal_status s = ocal__check_operator(a, "A", func);
   if (s == OCAL_OK) s = ocal__check_buffer(x, func);
+  if (s == OCAL_OK) s = ocal__result_check(result, sizeof *result, "ocal_lobpcg_result", func);
   if (s != OCAL_OK) return s;
-  if (eigenvalues == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "eigenvalues is NULL");
+  if (eigenvalues == NULL) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "eigenvalues is NULL");
   ocal_lobpcg_options o;
   ocal_lobpcg_options_init(&o);
   if (options) {
     if (options->struct_size < offsetof(ocal_lobpcg_options, largest) + sizeof(int) ||
         options->struct_size > sizeof o)
-      return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                        "options->struct_size is %zu; start from ocal_lobpcg_options_init",
                        options->struct_size);
     memcpy(&o, options, options->struct_size);
   }
+  ocal__lobpcg_profile own_prof = {0};
   lob L = {x->ctx, a->dtype, a->n, a, o.b, o.m, func};
+  L.gram_kernel = tuning ? tuning->gram_kernel : -1;
+  L.prof = tuning && tuning->profile ? tuning->profile : &own_prof;
   size_t n = a->n;
   if (x->dtype != a->dtype)
-    return OCAL_FAIL(OCAL_TYPE_MISMATCH, "the operator takes %s but x is %s",
+    return ocal__fail(OCAL_TYPE_MISMATCH, func, "the operator takes %s but x is %s",
                      ocal_dtype_name(a->dtype), ocal_dtype_name(x->dtype));
   if (x->ndim != 2 || x->shape[0] != n || x->shape[1] == 0)
-    return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
+    return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                      "x must be a {n, k} block with n = %zu (the operator's size) and k >= 1",
                      n);
   size_t k = x->shape[1];
@@ -589,447 +1011,138 @@ ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x, double *eigenvalu
   if (o.m && (s = ocal__check_operator(o.m, "M", func)) != OCAL_OK) return s;
   if ((o.b && (o.b->n != n || o.b->dtype != a->dtype)) ||
       (o.m && (o.m->n != n || o.m->dtype != a->dtype)))
-    return OCAL_FAIL(OCAL_TYPE_MISMATCH,
+    return ocal__fail(OCAL_TYPE_MISMATCH, func,
                      "B and M must have A's size (%zu) and type (%s)", n, ocal_dtype_name(a->dtype));
   size_t nj = 0;
   if (o.y) {
     if ((s = ocal__check_buffer(o.y, func)) != OCAL_OK) return s;
     if (o.y->ctx != x->ctx || o.y->dtype != a->dtype || o.y->ndim != 2 || o.y->shape[0] != n ||
         o.y->shape[1] == 0)
-      return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
+      return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                        "constraints y must be a {%zu, j} block of %s in x's context", n,
                        ocal_dtype_name(a->dtype));
     nj = o.y->shape[1];
   }
   if (nj >= n || n - nj < 5 * k)
-    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                      "k = %zu eigenpairs is too many for n = %zu%s: LOBPCG needs n - j >= 5 k "
                      "(as SciPy's iterations do); use a dense eigensolver for so small a problem",
                      k, n, nj ? " with j constraints" : "");
   if (o.max_iter == 0) o.max_iter = 20;
   double eps = a->dtype == OCAL_F32 ? FLT_EPSILON : DBL_EPSILON;
-  double tol = o.tol > 0 ? o.tol : sqrt(eps) * (double)n;
-  int hasb = o.b != NULL;
 
-  ocal_buffer X = NULL, AX = NULL, BX = NULL, P = NULL, AP = NULL, BP = NULL, R = NULL;
-  ocal_buffer bestX = NULL, Y = o.y, BY = NULL, aR = NULL, aBR = NULL, aAR = NULL;
-  ocal_buffer aP = NULL, aAP = NULL, aBP = NULL, pp = NULL, app = NULL, bpp = NULL, nx = NULL;
-  ocal_buffer sel = NULL, cb = NULL, cxv = NULL, crv = NULL, cpv = NULL;
-  gram_batch gbat;
-  memset(&gbat, 0, sizeof gbat);
-  size_t maxn = 3 * k;
-  double *lambda = calloc(k, sizeof *lambda), *res = calloc(k, sizeof *res);
-  double *ga = calloc(maxn * maxn, sizeof(double)), *gb = calloc(maxn * maxn, sizeof(double));
-  double *w = calloc(maxn, sizeof(double)), *c = calloc(maxn * k, sizeof(double));
-  double *t = calloc(k * k, sizeof(double)), *ybyf = NULL;
-  double *gXAR = calloc(k * k, 8), *gRAR = calloc(k * k, 8), *gXAX = calloc(k * k, 8);
-  double *gXBX = calloc(k * k, 8), *gRBR = calloc(k * k, 8), *gXBR = calloc(k * k, 8);
-  double *gXAP = calloc(k * k, 8), *gRAP = calloc(k * k, 8), *gPAP = calloc(k * k, 8);
-  double *gXBP = calloc(k * k, 8), *gRBP = calloc(k * k, 8), *gPBP = calloc(k * k, 8);
-  double *gXRall = calloc(k * k, 8);
-  int *mask = calloc(k, sizeof *mask);
-  size_t iter = 0, best_iter = 0;
+  lob_run R;
+  memset(&R, 0, sizeof R);
+  R.k = k;
+  R.nj = nj;
+  R.Y = o.y;
+  R.largest = o.largest;
+  R.tol = o.tol > 0 ? o.tol : sqrt(eps) * (double)n;
+  ocal_lobpcg_stop stop = OCAL_LOBPCG_MAX_ITER;
   long it = -1;
   int failed = 0;
-  if (!lambda || !res || !ga || !gb || !w || !c || !t || !gXAR || !gRAR || !gXAX || !gXBX ||
-      !gRBR || !gXBR || !gXAP || !gRAP || !gPAP || !gXBP || !gRBP || !gPBP || !mask ||
-      !gXRall) {
-    s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory for the Rayleigh-Ritz matrices");
-    goto done;
-  }
-
-  /* The initial block: the caller's, or uniform random numbers in [-1, 1). */
-  CK(blk(&L, k, &X));
-  if (o.use_x0)
-    CK(ocal_buffer_copy(x, X));
-  else
-    CK(ocal_random_uniform(o.seed, 0, -1.0, 1.0, X));
-
-  /* Constraints: the Cholesky factor of Y^T B Y, and X made B-orthogonal to Y. */
-  if (Y) {
-    BY = Y;
-    if (hasb) CK(apply(&L, o.b, Y, nj, &BY));
-    ybyf = malloc(nj * nj * sizeof *ybyf);
-    if (ybyf == NULL) {
-      s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
-      goto done;
-    }
-    CK(gram(&L, Y, nj, BY, nj, ybyf));
-    if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', (lapack_int)nj, ybyf, (lapack_int)nj) != 0) {
-      s = OCAL_FAIL(OCAL_INVALID_ARGUMENT, "the constraints (columns of y) are linearly dependent");
-      goto done;
-    }
-    for (size_t i = 0; i < nj; i++)
-      for (size_t j = 0; j < i; j++) ybyf[i * nj + j] = 0;
-    CK(apply_constraints(&L, X, k, Y, BY, nj, ybyf));
-  }
-  int ok;
-  CK(b_orthonormalize(&L, &X, &BX, 0, k, t, &ok));
-  if (!ok) {
-    s = OCAL_FAIL(OCAL_INVALID_ARGUMENT,
-                  "the initial block's columns are linearly dependent (B-orthonormalisation by "
-                  "Cholesky failed)");
-    goto done;
-  }
-  CK(apply(&L, a, X, k, &AX));
-  CK(gram(&L, X, k, AX, k, ga));
-  if (eigh(k, ga, NULL, w)) {
-    s = OCAL_FAIL(OCAL_INTERNAL, "the initial Rayleigh-Ritz eigenproblem failed in LAPACK");
-    goto done;
-  }
-  for (size_t i = 0; i < k; i++) {
-    size_t p = pick(k, o.largest, i);
-    lambda[i] = w[p];
-    for (size_t r = 0; r < k; r++) c[r * k + i] = ga[r * k + p];
-  }
-  CK(times(&L, X, c, k, k, &nx));
-  replace(&X, nx);
-  CK(times(&L, AX, c, k, k, &nx));
-  replace(&AX, nx);
-  if (hasb) {
-    CK(times(&L, BX, c, k, k, &nx));
-    replace(&BX, nx);
-  }
-  nx = NULL;
-  for (size_t i = 0; i < k; i++) mask[i] = 1;
-  double smallest = DBL_MAX;
-  int restart = 1, forced = 0, explicit_gram = 0;
-  CK(blk(&L, k, &bestX));
-  {
-    size_t gshape = 12 * k * k;
-    CK(ocal_buffer_create(L.ctx, L.vt, 1, &gshape, &gbat.buf));
-    /* Between two blocking reads a step uploads at most the coefficients (3k x k), a
-     * selection, a T factor and a residual diagonal: 16 k^2 is ample. */
-    L.ws_cap = 16 * k * k + 16;
-    L.wsh = malloc(L.ws_cap * ocal_dtype_size(L.vt));
-    if (L.wsh == NULL) {
-      s = OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory");
-      goto done;
-    }
-    CK(ocal_buffer_create(L.ctx, L.vt, 1, &L.ws_cap, &L.ws));
-  }
-  size_t m = k;
-
+  CK(run_alloc(&R, k));
+  CK(initial_block(&L, &R, x, &o));
+  R.m = k;
   while (it < (long)o.max_iter) {
     it++;
-    ocal__lobpcg_prof.iterations++;
-    replace(&R, NULL);
+    L.prof->iterations++;
     /* With the LOBPCG kernels and neither preconditioner nor constraints, (BX)^T R comes
      * back with the residual norms: each Gram element is summed on its own in a fixed
      * order, and selecting R's active columns is exact, so the columns of this product are
-     * bit for bit those of (BX)^T R_active below, one blocking read earlier. */
-    int early = own_kernels(&L) && !o.m && !Y;
-    CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, early ? (hasb ? BX : X) : NULL,
-                 gXRall));
-    double rnorm = 0, rmax = 0;
-    for (size_t i = 0; i < k; i++) {
-      rnorm += res[i];
-      rmax = fmax(rmax, res[i]);
-    }
-    rnorm /= (double)k;
-    if (rnorm < smallest) {
-      smallest = rnorm;
-      best_iter = (size_t)it;
-      CK(ocal_buffer_copy(X, bestX));
-    } else if (rnorm > ldexp(1.0, o.restart_control) * smallest) {
-      forced = 1;
-      replace(&AX, NULL);
-      CK(apply(&L, a, X, k, &AX));
-      if (hasb) {
-        replace(&BX, NULL);
-        CK(apply(&L, o.b, X, k, &BX));
-      }
-    }
-    m = 0;
-    for (size_t i = 0; i < k; i++) {
-      mask[i] = mask[i] && res[i] > tol;
-      m += (size_t)mask[i];
-    }
-    if (m == 0) break;
-
-    replace(&aR, NULL);
-    replace(&sel, NULL);
-    CK(selection(&L, mask, k, m, &sel));
-    CK(times_dev(&L, R, sel, m, &aR));
-    if (it > 0) {
-      replace(&aP, NULL);
-      replace(&aAP, NULL);
-      replace(&aBP, NULL);
-      CK(times_dev(&L, P, sel, m, &aP));
-      CK(times_dev(&L, AP, sel, m, &aAP));
-      if (hasb) CK(times_dev(&L, BP, sel, m, &aBP));
-    }
-    if (o.m) {
-      CK(apply(&L, o.m, aR, m, &nx));
-      replace(&aR, nx);
-      nx = NULL;
-    }
-    if (Y) CK(apply_constraints(&L, aR, m, Y, BY, nj, ybyf));
-    /* B-orthogonalise the residuals to X: R -= X (BX^T R). */
-    if (early) {
-      for (size_t i = 0; i < k; i++)
-        for (size_t q = 0, col = 0; q < k; q++)
-          if (mask[q]) gXBR[i * m + col++] = gXRall[i * k + q];
-    } else {
-      CK(gram(&L, hasb ? BX : X, k, aR, m, gXBR));
-    }
-    CK(mul_small(&L, X, gXBR, k, m, -1.0, 1.0, aR));
-    replace(&aBR, NULL);
-    CK(b_orthonormalize(&L, &aR, &aBR, 0, m, t, &ok));
-    if (!ok) {
-      failed = 1; /* SciPy: "Failed at iteration ... with accuracies ..." and stops */
+     * bit for bit those of (BX)^T R_active, one blocking read earlier. */
+    int early = own_kernels(&L) && !o.m && !R.Y;
+    CK(residual_step(&L, &R, it, o.restart_control, early));
+    if (R.m == 0) {
+      stop = OCAL_LOBPCG_CONVERGED;
       break;
     }
-    replace(&aAR, NULL);
-    CK(apply(&L, a, aR, m, &aAR));
-    if (it > 0) {
-      CK(b_orthonormalize(&L, &aP, &aBP, 1, m, t, &ok));
-      if (ok) {
-        CK(times(&L, aAP, t, m, m, &nx));
-        replace(&aAP, nx);
-        nx = NULL;
-        restart = forced;
-      } else {
-        restart = 1;
-      }
+    int ok;
+    CK(search_directions(&L, &R, it, early, &ok));
+    if (!ok) { /* SciPy: "Failed at iteration ... with accuracies ..." and stops */
+      stop = OCAL_LOBPCG_BASIS_RANK_LOST;
+      break;
     }
+    double rmax = 0;
+    for (size_t i = 0; i < k; i++) rmax = fmax(rmax, R.res[i]);
     double myeps = a->dtype == OCAL_F32 ? 1.0 : sqrt(DBL_EPSILON);
-    explicit_gram = !(rmax > myeps && !explicit_gram);
-
-    ocal_buffer bxv = hasb ? BX : X, brv = hasb ? aBR : aR, bpv = hasb ? aBP : aP;
-    CK(batch_gram(&L, &gbat, X, k, aAR, m, gXAR));
-    CK(batch_gram(&L, &gbat, aR, m, aAR, m, gRAR));
-    if (explicit_gram) {
-      CK(batch_gram(&L, &gbat, X, k, AX, k, gXAX));
-      CK(batch_gram(&L, &gbat, X, k, bxv, k, gXBX));
-      CK(batch_gram(&L, &gbat, aR, m, brv, m, gRBR));
-      CK(batch_gram(&L, &gbat, X, k, brv, m, gXBR));
-    } else {
-      memset(gXAX, 0, k * k * 8);
-      memset(gXBX, 0, k * k * 8);
-      memset(gRBR, 0, m * m * 8);
-      memset(gXBR, 0, k * m * 8);
-      for (size_t i = 0; i < k; i++) {
-        gXAX[i * k + i] = lambda[i];
-        gXBX[i * k + i] = 1;
-      }
-      for (size_t i = 0; i < m; i++) gRBR[i * m + i] = 1;
+    R.explicit_gram = !(rmax > myeps && !R.explicit_gram);
+    size_t nn;
+    CK(rayleigh_ritz(&L, &R, &nn, &failed));
+    if (failed) { /* SciPy: "eigh failed at iteration ..." and stops */
+      stop = OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED;
+      break;
     }
-    size_t nn = 0;
-    if (!restart) {
-      CK(batch_gram(&L, &gbat, X, k, aAP, m, gXAP));
-      CK(batch_gram(&L, &gbat, aR, m, aAP, m, gRAP));
-      CK(batch_gram(&L, &gbat, aP, m, aAP, m, gPAP));
-      CK(batch_gram(&L, &gbat, X, k, bpv, m, gXBP));
-      CK(batch_gram(&L, &gbat, aR, m, bpv, m, gRBP));
-      if (explicit_gram) CK(batch_gram(&L, &gbat, aP, m, bpv, m, gPBP));
-    }
-    CK(batch_read(&L, &gbat));
-    if (explicit_gram) {
-      symmetrise(gRAR, m);
-      symmetrise(gXAX, k);
-      symmetrise(gXBX, k);
-      symmetrise(gRBR, m);
-    }
-    if (!restart) {
-      if (explicit_gram) {
-        symmetrise(gPAP, m);
-        symmetrise(gPBP, m);
-      } else {
-        memset(gPBP, 0, m * m * 8);
-        for (size_t i = 0; i < m; i++) gPBP[i * m + i] = 1;
-      }
-      nn = k + 2 * m;
-      put(ga, nn, 0, 0, gXAX, k, k, 0);
-      put(ga, nn, 0, k, gXAR, k, m, 0);
-      put(ga, nn, 0, k + m, gXAP, k, m, 0);
-      put(ga, nn, k, 0, gXAR, k, m, 1);
-      put(ga, nn, k, k, gRAR, m, m, 0);
-      put(ga, nn, k, k + m, gRAP, m, m, 0);
-      put(ga, nn, k + m, 0, gXAP, k, m, 1);
-      put(ga, nn, k + m, k, gRAP, m, m, 1);
-      put(ga, nn, k + m, k + m, gPAP, m, m, 0);
-      put(gb, nn, 0, 0, gXBX, k, k, 0);
-      put(gb, nn, 0, k, gXBR, k, m, 0);
-      put(gb, nn, 0, k + m, gXBP, k, m, 0);
-      put(gb, nn, k, 0, gXBR, k, m, 1);
-      put(gb, nn, k, k, gRBR, m, m, 0);
-      put(gb, nn, k, k + m, gRBP, m, m, 0);
-      put(gb, nn, k + m, 0, gXBP, k, m, 1);
-      put(gb, nn, k + m, k, gRBP, m, m, 1);
-      put(gb, nn, k + m, k + m, gPBP, m, m, 0);
-      if (eigh(nn, ga, gb, w)) restart = 1; /* try again without P */
-    }
-    if (restart) {
-      nn = k + m;
-      put(ga, nn, 0, 0, gXAX, k, k, 0);
-      put(ga, nn, 0, k, gXAR, k, m, 0);
-      put(ga, nn, k, 0, gXAR, k, m, 1);
-      put(ga, nn, k, k, gRAR, m, m, 0);
-      put(gb, nn, 0, 0, gXBX, k, k, 0);
-      put(gb, nn, 0, k, gXBR, k, m, 0);
-      put(gb, nn, k, 0, gXBR, k, m, 1);
-      put(gb, nn, k, k, gRBR, m, m, 0);
-      if (eigh(nn, ga, gb, w)) {
-        failed = 1; /* SciPy: "eigh failed at iteration ..." and stops */
-        break;
-      }
-    }
-    /* The wanted Ritz pairs: coefficients c (nn x k) of [X, R, P]. */
-    for (size_t i = 0; i < k; i++) {
-      size_t p = pick(nn, o.largest, i);
-      lambda[i] = w[p];
-      for (size_t r = 0; r < nn; r++) c[r * k + i] = ga[r * nn + p];
-    }
-    /* One upload of the coefficients; cx, cr and cp are bands of its rows. */
-    replace(&cb, NULL);
-    replace(&cxv, NULL);
-    replace(&crv, NULL);
-    replace(&cpv, NULL);
-    CK(upload_small(&L, c, nn, k, &cb));
-    CK(rows_view(cb, 0, k, k, &cxv));
-    CK(rows_view(cb, k, m, k, &crv));
-    if (!restart) CK(rows_view(cb, k + m, m, k, &cpv));
-    replace(&pp, NULL);
-    replace(&app, NULL);
-    replace(&bpp, NULL);
-    CK(times_dev(&L, aR, crv, k, &pp));
-    CK(times_dev(&L, aAR, crv, k, &app));
-    if (hasb) CK(times_dev(&L, aBR, crv, k, &bpp));
-    if (!restart) {
-      CK(small_gemm(&L, 1.0, aP, cpv, 1.0, pp));
-      CK(small_gemm(&L, 1.0, aAP, cpv, 1.0, app));
-      if (hasb) CK(small_gemm(&L, 1.0, aBP, cpv, 1.0, bpp));
-    }
-    /* X = X cx + pp, and the same for AX and BX; then P = pp. */
-    CK(blk(&L, k, &nx));
-    CK(ocal_buffer_copy(pp, nx));
-    CK(small_gemm(&L, 1.0, X, cxv, 1.0, nx));
-    replace(&X, nx);
-    CK(blk(&L, k, &nx));
-    CK(ocal_buffer_copy(app, nx));
-    CK(small_gemm(&L, 1.0, AX, cxv, 1.0, nx));
-    replace(&AX, nx);
-    if (hasb) {
-      CK(blk(&L, k, &nx));
-      CK(ocal_buffer_copy(bpp, nx));
-      CK(small_gemm(&L, 1.0, BX, cxv, 1.0, nx));
-      replace(&BX, nx);
-    }
-    nx = NULL;
-    replace(&P, pp);
-    replace(&AP, app);
-    replace(&BP, bpp);
-    pp = app = bpp = NULL;
+    CK(update_block(&L, &R, nn));
   }
-  iter = it < 0 ? 0 : (size_t)it;
-  if (!failed && m != 0) {
+  size_t iter = it < 0 ? 0 : (size_t)it;
+  if (stop == OCAL_LOBPCG_MAX_ITER) {
     /* The loop ran out: one more residual check of the last block (SciPy does it too). */
-    replace(&R, NULL);
-    CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, NULL, NULL));
+    replace(&R.R, NULL);
+    CK(residuals(&L, R.AX, o.b ? R.BX : R.X, R.lambda, k, &R.R, R.res, NULL, NULL));
     double rnorm = 0;
-    for (size_t i = 0; i < k; i++) rnorm += res[i];
+    for (size_t i = 0; i < k; i++) rnorm += R.res[i];
     rnorm /= (double)k;
-    if (rnorm < smallest) {
-      smallest = rnorm;
-      best_iter = (size_t)it + 1;
-      CK(ocal_buffer_copy(X, bestX));
+    if (rnorm < R.smallest) {
+      R.smallest = rnorm;
+      R.best_iter = (size_t)it + 1;
+      CK(PROF(&L, copies, ocal_buffer_copy(R.X, R.bestX)));
     }
   }
 
   /* The best block, made to satisfy the constraints exactly, and a final Rayleigh-Ritz step
    * with explicit symmetrised Gram matrices. */
-  replace(&X, bestX);
-  bestX = NULL;
-  if (Y) CK(apply_constraints(&L, X, k, Y, BY, nj, ybyf));
-  replace(&AX, NULL);
-  CK(apply(&L, a, X, k, &AX));
-  if (hasb) {
-    replace(&BX, NULL);
-    CK(apply(&L, o.b, X, k, &BX));
+  replace(&R.X, R.bestX);
+  R.bestX = NULL;
+  if (R.Y) CK(apply_constraints(&L, R.X, k, R.Y, R.BY, nj, R.ybyf));
+  replace(&R.AX, NULL);
+  CK(apply(&L, a, R.X, k, &R.AX));
+  if (o.b) {
+    replace(&R.BX, NULL);
+    CK(apply(&L, o.b, R.X, k, &R.BX));
   }
-  CK(gram(&L, X, k, AX, k, ga));
-  CK(gram(&L, X, k, hasb ? BX : X, k, gb));
-  symmetrise(ga, k);
-  symmetrise(gb, k);
-  if (eigh(k, ga, gb, w)) {
-    s = OCAL_FAIL(OCAL_NOT_CONVERGED, "the final Rayleigh-Ritz eigenproblem failed in LAPACK "
-                                     "(the block lost B-orthogonality)");
+  CK(rayleigh_ritz_x(&L, &R, 1, &failed));
+  if (failed) {
+    if (result) {
+      result->iterations = iter;
+      result->best_iteration = R.best_iter;
+      result->converged = 0;
+      result->tolerance = R.tol;
+      result->max_residual = NAN;
+      result->stop = stop;
+    }
+    s = ocal__fail(OCAL_NOT_CONVERGED, func,
+                  "the final Rayleigh-Ritz eigenproblem failed in LAPACK (the block lost "
+                  "B-orthogonality) after %zu iterations; before it, %s",
+                  iter, stop_reason(stop));
     goto done;
   }
-  for (size_t i = 0; i < k; i++) {
-    size_t p = pick(k, o.largest, i);
-    lambda[i] = w[p];
-    for (size_t r = 0; r < k; r++) c[r * k + i] = ga[r * k + p];
-  }
-  CK(times(&L, X, c, k, k, &nx));
-  replace(&X, nx);
-  CK(times(&L, AX, c, k, k, &nx));
-  replace(&AX, nx);
-  if (hasb) {
-    CK(times(&L, BX, c, k, k, &nx));
-    replace(&BX, nx);
-  }
-  nx = NULL;
-  replace(&R, NULL);
-  CK(residuals(&L, AX, hasb ? BX : X, lambda, k, &R, res, NULL, NULL));
-  CK(ocal_buffer_copy(X, x));
+  replace(&R.R, NULL);
+  CK(residuals(&L, R.AX, o.b ? R.BX : R.X, R.lambda, k, &R.R, R.res, NULL, NULL));
+  CK(PROF(&L, copies, ocal_buffer_copy(R.X, x)));
   size_t conv = 0;
   double rmax = 0;
   for (size_t i = 0; i < k; i++) {
-    eigenvalues[i] = lambda[i];
-    if (residual_norms) residual_norms[i] = res[i];
-    conv += res[i] <= tol;
-    rmax = fmax(rmax, res[i]);
+    eigenvalues[i] = R.lambda[i];
+    if (residual_norms) residual_norms[i] = R.res[i];
+    conv += R.res[i] <= R.tol;
+    rmax = fmax(rmax, R.res[i]);
   }
   if (result) {
     result->iterations = iter;
-    result->best_iteration = best_iter;
+    result->best_iteration = R.best_iter;
     result->converged = conv;
-    result->tolerance = tol;
+    result->tolerance = R.tol;
     result->max_residual = rmax;
+    result->stop = stop;
   }
   if (conv < k)
-    s = OCAL_FAIL(OCAL_NOT_CONVERGED,
-                  "%zu of %zu eigenpairs within the tolerance %g after %zu iterations%s (largest "
-                  "residual norm %g); x and eigenvalues hold the best block found",
-                  conv, k, tol, iter,
-                  failed ? ", stopped early because the Rayleigh-Ritz basis lost its rank" : "",
-                  rmax);
+    s = ocal__fail(OCAL_NOT_CONVERGED, func,
+                  "%zu of %zu eigenpairs within the tolerance %g after %zu iterations (largest "
+                  "residual norm %g): %s; x and eigenvalues hold the best block found",
+                  conv, k, R.tol, iter, rmax, stop_reason(stop));
 done:
-  ocal_buffer_release(X);
-  ocal_buffer_release(AX);
-  ocal_buffer_release(BX);
-  ocal_buffer_release(P);
-  ocal_buffer_release(AP);
-  ocal_buffer_release(BP);
-  ocal_buffer_release(R);
-  ocal_buffer_release(bestX);
-  if (BY != Y) ocal_buffer_release(BY);
-  ocal_buffer_release(aR);
-  ocal_buffer_release(aBR);
-  ocal_buffer_release(aAR);
-  ocal_buffer_release(aP);
-  ocal_buffer_release(aAP);
-  ocal_buffer_release(aBP);
-  ocal_buffer_release(pp);
-  ocal_buffer_release(app);
-  ocal_buffer_release(bpp);
-  ocal_buffer_release(nx);
-  ocal_buffer_release(sel);
-  ocal_buffer_release(gbat.buf);
-  /* Pending uploads read the host arena: let them finish before it goes. */
-  if (L.ws) ocal_context_finish(L.ctx);
-  ocal_buffer_release(L.ws);
-  free(L.wsh);
-  ocal_buffer_release(cxv);
-  ocal_buffer_release(crv);
-  ocal_buffer_release(cpv);
-  ocal_buffer_release(cb);
-  free(lambda); free(res); free(ga); free(gb); free(w); free(c); free(t); free(ybyf);
-  free(gXAR); free(gRAR); free(gXAX); free(gXBX); free(gRBR); free(gXBR);
-  free(gXAP); free(gRAP); free(gPAP); free(gXBP); free(gRBP); free(gPBP); free(mask);
-  free(gXRall);
+  run_free(&L, &R);
   return s;
 }
 

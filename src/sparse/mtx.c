@@ -23,19 +23,27 @@ void ocal__mtx_free(ocal__mtx *m) {
 }
 
 /* Copies the next line (without its newline) into buf; returns 0 at the end of data,
- * -1 for a line too long or containing a NUL byte. */
+ * -1 for a line of MAX_LINE characters or more, -2 for a NUL byte. */
 static int next_line(const char *data, size_t len, size_t *pos, char *buf, size_t *line_no) {
   if (*pos >= len) return 0;
   size_t p = *pos, n = 0;
   (*line_no)++;
   while (p < len && data[p] != '\n') {
-    if (data[p] == '\0' || n + 1 >= MAX_LINE) return -1;
+    if (data[p] == '\0') return -2;
+    if (n + 1 >= MAX_LINE) return -1;
     if (data[p] != '\r') buf[n++] = data[p];
     p++;
   }
   buf[n] = '\0';
   *pos = p < len ? p + 1 : p;
   return 1;
+}
+
+/* What is wrong with a line next_line refused. */
+static const char *bad_line(int r) {
+  return r == -2 ? "the line holds a NUL byte (the file is not text)"
+                 : "the line is longer than 1023 characters, the most ocal reads (comments "
+                   "included): shorten or remove it";
 }
 
 static int blank(const char *s) {
@@ -78,7 +86,7 @@ ocal_status ocal__mtx_parse(const char *data, size_t len, ocal__mtx *out, const 
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "line 1: %s; a Matrix Market file starts with "
                       "\"%%%%MatrixMarket matrix coordinate real general\"",
-                      r == 0 ? "the file is empty" : "the line is too long or holds a NUL byte");
+                      r == 0 ? "the file is empty" : bad_line(r));
   char w[6][32];
   int nw = sscanf(line, "%31s %31s %31s %31s %31s %31s", w[0], w[1], w[2], w[3], w[4], w[5]);
   if (nw < 5 || strcasecmp(w[0], "%%MatrixMarket") != 0 || strcasecmp(w[1], "matrix") != 0)
@@ -114,8 +122,7 @@ ocal_status ocal__mtx_parse(const char *data, size_t len, ocal__mtx *out, const 
       return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                         "line %zu: the file ends before the size line \"rows cols entries\"", ln);
     if (r < 0)
-      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                        "line %zu: the line is too long or holds a NUL byte", ln);
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func, "line %zu: %s", ln, bad_line(r));
     if (line[0] == '%' || blank(line)) continue;
     const char *s = line;
     if (!parse_int(&s, &rows) || !parse_int(&s, &cols) || !parse_int(&s, &nnz) || !blank(s))
@@ -163,8 +170,7 @@ ocal_status ocal__mtx_parse(const char *data, size_t len, ocal__mtx *out, const 
     }
     if (r < 0) {
       ocal__mtx_free(out);
-      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                        "line %zu: the line is too long or holds a NUL byte", ln);
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func, "line %zu: %s", ln, bad_line(r));
     }
     if (line[0] == '%' || blank(line)) continue;
     const char *s = line;

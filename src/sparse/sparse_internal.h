@@ -47,18 +47,27 @@ struct ocal_csr_s {
   struct ocal_csr_s *t;  /* the transposed copy, built on the first OCAL_TRANS product */
 };
 
-/* What ocal_lobpcg spent its host time on, summed over every run in the process (never
- * reset by the library; callers zero it). For measuring the per-iteration overhead from a
- * test or bench program; not thread-safe, not public. */
+/* What one ocal_lobpcg run spent its host time on: each counter counts device calls of one
+ * kind, its _s twin their seconds. For measuring the per-iteration overhead from a test or
+ * bench program; not public. */
 typedef struct ocal__lobpcg_profile {
   long iterations;
   long gemm, reads, uploads, allocs, applies, reduces, copies;
   double gemm_s, reads_s, uploads_s, allocs_s, applies_s, reduces_s, copies_s;
 } ocal__lobpcg_profile;
-extern ocal__lobpcg_profile ocal__lobpcg_prof;
-/* LOBPCG's Gram products and small-matrix updates: -1 (the default) picks by block size,
- * 1 the dedicated kernels, 0 ocal_gemm; tests set it to run both. */
-extern int ocal__lobpcg_gram_kernel;
+
+/* Per-run settings of LOBPCG that tests and benchmarks take, never the public API. */
+typedef struct ocal__lobpcg_tuning {
+  int gram_kernel;               /* Gram products and small-matrix updates: -1 picks by block
+                                    size, 1 the dedicated kernels, 0 ocal_gemm */
+  ocal__lobpcg_profile *profile; /* NULL, or counters this run adds to (the caller zeroes) */
+} ocal__lobpcg_tuning;
+
+/* ocal_lobpcg with per-run tuning (NULL: the defaults); messages name ocal_lobpcg. */
+ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
+                             const ocal_lobpcg_options *options,
+                             const ocal__lobpcg_tuning *tuning, double *eigenvalues,
+                             double *residual_norms, ocal_lobpcg_result *result);
 
 /* The SpMV kernel for a matrix on a CPU (cpu = 1) or another device, from its mean row
  * length and its number of long rows (csr.c; OCAL_SPMV overrides it). */
@@ -105,6 +114,11 @@ ocal_status ocal__csr_transposed(ocal_csr a, const char *func, ocal_csr *t);
 
 /* Checks an operator's fields (apply set, n > 0, a float type); `role` names it ("A"). */
 ocal_status ocal__check_operator(const ocal_operator *a, const char *role, const char *func);
+
+/* Checks the struct_size of a result struct the caller passed (NULL passes): it must be
+ * `size`, the library's sizeof. Messages name func and the struct's type. */
+ocal_status ocal__result_check(const void *result, size_t size, const char *type,
+                               const char *func);
 
 /* Build options "-DT=... -DIDX=..." (and the fp64 switch) for a matrix's types. */
 void ocal__csr_options(ocal_dtype vt, ocal_dtype it, const char *extra, char *out, size_t size);
