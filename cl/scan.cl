@@ -254,7 +254,8 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
 #define OCAL_LB_LOCAL_WORDS(ocal_ipt) OCAL_LB_TILE_WORDS(ocal_ipt)
 #endif
 
-/* How the look-back kernel does each step (build options; bench/scan_probe times them):
+/* How the look-back kernel does each step (build options; bench/experiments/scan_probe
+ * times them):
  *   OCAL_LB_LOAD   0: the tile goes to local memory in a loop of L-strided loads whose trip
  *                     count the compiler does not know (one load in flight per work-item);
  *                  1: NAME_LB_IPT loads per work-item into registers first (all in flight at
