@@ -711,7 +711,15 @@ static ocal_status c_no_pointers(int k) {
                          ocal_cl_error_name(-9999),
                          ocal_cl_error_name(0),
                          ocal_fft_engine_name((ocal_fft_engine)-1),
-                         ocal_lobpcg_stop_name((ocal_lobpcg_stop)-1)};
+                         ocal_lobpcg_stop_name((ocal_lobpcg_stop)-1),
+                         ocal_fft_kind_name((ocal_fft_kind)9),
+                         ocal_fft_direction_name((ocal_fft_direction)0),
+                         ocal_fft_norm_name((ocal_fft_norm)-3),
+                         ocal_transpose_name((ocal_transpose)2),
+                         ocal_blas_tuning_source_name((ocal_blas_tuning_source)-1),
+                         ocal_gemm_precision_name((ocal_gemm_precision)7),
+                         ocal_scan_op_name((ocal_scan_op)5),
+                         ocal_cg_precond_name((ocal_cg_precond)-2)};
   for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
     if (!texts[i]) return OCAL_INTERNAL;
   if (ocal_dtype_size((ocal_dtype)999) != 0 || ocal_version() == 0) return OCAL_INTERNAL;
@@ -808,7 +816,9 @@ static const api_row rows[] = {
      "ocal_device_type_name ocal_unary_op_name ocal_binary_op_name ocal_reduce_op_name "
      "ocal_status_name ocal_status_description ocal_last_error ocal_dtype_size "
      "ocal_dtype_name ocal_version ocal_version_string ocal_cl_error_name ocal_fft_engine_name "
-     "ocal_lobpcg_stop_name"},
+     "ocal_lobpcg_stop_name ocal_fft_kind_name ocal_fft_direction_name ocal_fft_norm_name "
+     "ocal_transpose_name ocal_blas_tuning_source_name ocal_gemm_precision_name "
+     "ocal_scan_op_name ocal_cg_precond_name"},
 };
 #define NROWS (int)(sizeof rows / sizeof rows[0])
 

@@ -56,6 +56,11 @@ typedef enum ocal_transpose {
   OCAL_TRANS = 1     /**< op(X) = X^T */
 } ocal_transpose;
 
+/** Short name of a transpose, as BLAS spells it ("N", "T").
+ * \param ta any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_transpose. */
+OCAL_API const char *ocal_transpose_name(ocal_transpose ta);
+
 /** Matrix multiply: C = alpha * op(A) * op(B) + beta * C.
  *
  * 2-D: op(A) is m x k, op(B) is k x n, C is m x n. 3-D (strided-batched, one call to
@@ -155,6 +160,11 @@ typedef enum ocal_blas_tuning_source {
   OCAL_TUNING_FILE,        /**< this device's tuning file (written by ocal_blas_tune) */
   OCAL_TUNING_USER         /**< ocal_blas_tuning_apply, or ocal_blas_tune without storing */
 } ocal_blas_tuning_source;
+
+/** Short name of a tuning source ("default", "disabled", "builtin", "file", "user").
+ * \param source any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_blas_tuning_source. */
+OCAL_API const char *ocal_blas_tuning_source_name(ocal_blas_tuning_source source);
 
 /** The GEMM tuning in effect for one device and precision. Its strings belong to ocal and
  * stay valid and unchanged for the rest of the process (a later tuning gives new strings):

@@ -36,6 +36,12 @@ typedef enum ocal_gemm_precision {
                                          the sums stay f32 */
 } ocal_gemm_precision;
 
+/** Short name of a GEMM precision ("default", "fp32", "tf32": the values OCAL_GEMM_PRECISION
+ * takes).
+ * \param precision any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_gemm_precision. */
+OCAL_API const char *ocal_gemm_precision_name(ocal_gemm_precision precision);
+
 /** Options for ocal_context_create. Start from ocal_context_options_init(), which sets
  * struct_size: a program compiled against an older, shorter struct keeps working with a newer
  * library (the fields it lacks take their defaults), and the library refuses a struct_size it

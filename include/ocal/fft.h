@@ -221,6 +221,22 @@ OCAL_API ocal_status ocal_fft_engine_available(ocal_fft_engine engine, int *avai
  * \returns a static string; "invalid" for a value that is not an engine. */
 OCAL_API const char *ocal_fft_engine_name(ocal_fft_engine engine);
 
+/** Short name of a transform kind ("c2c", "r2c", "c2r").
+ * \param kind any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_fft_kind. */
+OCAL_API const char *ocal_fft_kind_name(ocal_fft_kind kind);
+
+/** Short name of a direction ("forward", "inverse").
+ * \param direction any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_fft_direction. */
+OCAL_API const char *ocal_fft_direction_name(ocal_fft_direction direction);
+
+/** Short name of a normalisation, as NumPy's norm= argument ("backward", "ortho",
+ * "forward").
+ * \param norm any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_fft_norm. */
+OCAL_API const char *ocal_fft_norm_name(ocal_fft_norm norm);
+
 /** The engine a plan with engine OCAL_FFT_ENGINE_DEFAULT gets now (OCAL_FFT, else VkFFT where
  * built, else clFFT; the default engine may still hand single shapes to the four-step
  * kernels, see ocal_fft_plan_info).

@@ -14,6 +14,18 @@ ocal_status ocal__check_context(ocal_context ctx, const char *func) {
   return OCAL_OK;
 }
 
+const char *ocal_gemm_precision_name(ocal_gemm_precision precision) {
+  switch (precision) {
+    case OCAL_GEMM_PRECISION_DEFAULT:
+      return "default";
+    case OCAL_GEMM_PRECISION_FP32:
+      return "fp32";
+    case OCAL_GEMM_PRECISION_TF32:
+      return "tf32";
+  }
+  return "invalid";
+}
+
 ocal_status ocal_context_options_init(ocal_context_options *options) {
   if (!options) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options must not be NULL");
   memset(options, 0, sizeof *options);
