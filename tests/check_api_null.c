@@ -192,7 +192,7 @@ static ocal_status c_gemm_get_precision(int k) {
   return ocal_gemm_get_precision(P(0, o.ctx), P(1, &p), P(2, &tc), P(3, &detail));
 }
 static ocal_status c_blas_get_tuning(int k) {
-  ocal_blas_tuning t;
+  ocal_blas_tuning t = {sizeof t};
   return ocal_blas_get_tuning(P(0, o.ctx), OCAL_F32, P(1, &t));
 }
 static ocal_status c_blas_tuning_apply(int k) {
@@ -207,7 +207,7 @@ static ocal_status c_blas_tune_options_init(int k) {
 static ocal_status c_blas_tune(int k) {
   ocal_blas_tune_options t;
   ocal_blas_tune_options_init(&t);
-  ocal_blas_tuning r;
+  ocal_blas_tuning r = {sizeof r};
   return ocal_blas_tune(P(0, o.ctx), P(1, &t), P(2, &r));
 }
 static ocal_status c_buffer_create(int k) {
@@ -306,7 +306,7 @@ static ocal_status c_context_release(int k) {
 }
 static ocal_status c_context_finish(int k) { return ocal_context_finish(P(0, o.ctx)); }
 static ocal_status c_context_get_device_info(int k) {
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   return ocal_context_get_device_info(P(0, o.ctx), P(1, &info));
 }
 static ocal_status c_context_get_fp64(int k) {
@@ -314,7 +314,7 @@ static ocal_status c_context_get_fp64(int k) {
   return ocal_context_get_fp64(P(0, o.ctx), P(1, &f));
 }
 static ocal_status c_context_get_cache_stats(int k) {
-  ocal_cache_stats st;
+  ocal_cache_stats st = {sizeof st};
   return ocal_context_get_cache_stats(P(0, o.ctx), P(1, &st));
 }
 static ocal_status c_context_get_cache_dir(int k) {
@@ -334,12 +334,12 @@ static ocal_status c_context_get_cl_queue(int k) {
   return ocal_context_get_cl_queue(P(0, o.ctx), P(1, &q));
 }
 static ocal_status c_device_list(int k) {
-  ocal_device_info infos[4];
+  ocal_device_info infos[4] = {{sizeof infos[0]}};
   size_t n;
   return ocal_device_list(4, P(0, infos), P(1, &n));
 }
 static ocal_status c_device_select(int k) {
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   /* "0:0" names a device on every machine (a GPU-only one has no "cpu"). */
   return ocal_device_select(P(0, "0:0"), P(1, &info));
 }
@@ -360,11 +360,11 @@ static ocal_status c_fft_plan_release(int k) {
   return ocal_fft_plan_release(P(0, (ocal_fft_plan)NULL));
 }
 static ocal_status c_fft_plan_get_info(int k) {
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   return ocal_fft_plan_get_info(P(0, o.plan), P(1, &info));
 }
 static ocal_status c_fft_get_cache_stats(int k) {
-  ocal_fft_cache_stats st;
+  ocal_fft_cache_stats st = {sizeof st};
   return ocal_fft_get_cache_stats(P(0, o.ctx), P(1, &st));
 }
 static ocal_status c_fft_engine_available(int k) {
@@ -460,7 +460,7 @@ static ocal_status c_gen_get_source(int k) {
 }
 static ocal_status c_gen_release(int k) { return ocal_gen_release(P(0, (ocal_gen)NULL)); }
 static ocal_status c_memory_get_stats(int k) {
-  ocal_memory_stats st;
+  ocal_memory_stats st = {sizeof st};
   return ocal_memory_get_stats(P(0, o.ctx), P(1, &st));
 }
 static ocal_status c_memory_trim(int k) { return ocal_memory_trim(P(0, o.ctx)); }

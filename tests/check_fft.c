@@ -256,7 +256,7 @@ static void check_real(const fft_case *c, const char *label) {
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &r2c));
   describe(c, OCAL_FFT_C2R, &d);
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &c2r));
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   ck_assert_ocal(ocal_fft_plan_get_info(r2c, &info));
   ck_assert_uint_eq(info.in_numel, total);
   ck_assert_uint_eq(info.out_numel, ctotal);
@@ -599,7 +599,7 @@ START_TEST(test_engine_choice) {
     setenv("OCAL_FFT", "CLFFT", 1);
     fixture_reopen();
     ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
-    ocal_fft_plan_info info;
+    ocal_fft_plan_info info = {sizeof info};
     ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
     ck_assert_int_eq(info.engine, OCAL_FFT_ENGINE_CLFFT);
     ck_assert_str_eq(info.engine_name, "clfft");
@@ -634,7 +634,7 @@ START_TEST(test_plan_cache_reuses_plans) {
   d.norm = OCAL_FFT_NORM_ORTHO;
   ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &c));
   ck_assert_ptr_ne(a, c);
-  ocal_fft_cache_stats st;
+  ocal_fft_cache_stats st = {sizeof st};
   ck_assert_ocal(ocal_fft_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.plans_built, 2);
   ck_assert_uint_eq(st.memory_hits, 1);
@@ -695,7 +695,7 @@ START_TEST(test_plan_cache_threads) {
                   ocal_status_name(args[i].status));
     ck_assert_ptr_eq(args[i].plan, args[0].plan);
   }
-  ocal_fft_cache_stats st;
+  ocal_fft_cache_stats st = {sizeof st};
   ck_assert_ocal(ocal_fft_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.plans_built, 1); /* one build; the others waited for it */
   ck_assert_uint_eq(st.memory_hits, T - 1);
@@ -732,7 +732,7 @@ static int disk_cache_child(const char *dir) {
     ocal_context_release(ctx);
     return 1;
   }
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   ocal_fft_plan_get_info(plan, &info);
   /* An impulse at 1: X[k] = exp(-2 pi i k / 48). */
   size_t n = 96;
@@ -794,10 +794,10 @@ START_TEST(test_disk_cache_across_processes) {
   disk_cache_desc(&d);
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ck_assert_int_eq(info.from_disk_cache, 0);
-  ocal_fft_cache_stats st;
+  ocal_fft_cache_stats st = {sizeof st};
   ck_assert_ocal(ocal_fft_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.disk_stores, 1);
   ck_assert_uint_eq(st.disk_hits, 0);
@@ -843,7 +843,7 @@ static int tuned_plan_from_disk(const char *dir, const char *tune, const fft_cas
   describe(c, OCAL_FFT_C2C, &d);
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ocal_fft_plan_release(plan);
   ocal_context_release(ctx);
@@ -896,7 +896,7 @@ START_TEST(test_build_failure) {
   int cl = 0;
   ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_CLFFT, &cl));
   if (!cl) return;
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   if (strstr(info.platform_name, "Portable Computing Language"))
     setenv("POCL_EXTRA_BUILD_FLAGS", "-Werror=incompatible-pointer-types", 1);
@@ -938,7 +938,7 @@ START_TEST(test_build_failure) {
     s = ocal_fft_plan_create(fixture_ctx, &d, &plan);
     if (vs == OCAL_OK) {
       ck_assert_ocal(s);
-      ocal_fft_plan_info pi;
+      ocal_fft_plan_info pi = {sizeof pi};
       ck_assert_ocal(ocal_fft_plan_get_info(plan, &pi));
       ck_assert_str_eq(pi.engine_name, "vkfft");
       ocal_fft_plan_release(plan);
@@ -970,7 +970,7 @@ START_TEST(test_default_falls_back) {
   if (named == OCAL_OK) ocal_fft_plan_release(plan);
   d.engine = OCAL_FFT_ENGINE_DEFAULT;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
-  ocal_fft_plan_info pi;
+  ocal_fft_plan_info pi = {sizeof pi};
   ck_assert_ocal(ocal_fft_plan_get_info(plan, &pi));
   if (named != OCAL_OK) {
     /* VkFFT refused it: clFFT took it, and the info says so. */
@@ -1041,7 +1041,7 @@ static void check_long_1d(ocal_fft_kind kind, size_t n, int dbl) {
   d.kind = cplx ? OCAL_FFT_C2C : OCAL_FFT_C2R;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &inv));
   if (!cplx) {
-    ocal_fft_plan_info fi, ii;
+    ocal_fft_plan_info fi = {sizeof fi}, ii = {sizeof ii};
     ck_assert_ocal(ocal_fft_plan_get_info(fwd, &fi));
     ck_assert_ocal(ocal_fft_plan_get_info(inv, &ii));
     /* Both directions come from one engine (both real, or both through C2C). */

@@ -29,12 +29,12 @@ START_TEST(test_build_failure_reports_log_and_context_survives) {
   ck_assert_msg(strstr(msg, "CL_BUILD_PROGRAM_FAILURE") != NULL, "no error name: %s", msg);
   ck_assert_msg(strstr(msg, "compiler log") != NULL, "no compiler log: %s", msg);
   ck_assert_msg(strstr(msg, "no_such_variable_here") != NULL, "log misses the culprit: %s", msg);
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   ck_assert_msg(strstr(msg, info.name) != NULL, "message does not name the device: %s", msg);
 
   /* A failed build is not cached: asking again compiles (and fails) again. */
-  ocal_cache_stats before, after;
+  ocal_cache_stats before = {sizeof before}, after = {sizeof after};
   ck_assert_ocal(ocal_context_get_cache_stats(fixture_ctx, &before));
   ck_assert_ocal_fails(ocal__program_get(fixture_ctx, "broken.cl", broken_source, "", &p),
                        OCAL_BUILD_FAILED);
@@ -65,7 +65,7 @@ START_TEST(test_memory_cache_keys_on_source_and_options) {
   ck_assert_ptr_eq(a, b);
   ck_assert_ocal(ocal__program_get(ctx, "count.cl", good_source, "-DUNUSED=1", &c));
   ck_assert_ptr_ne(a, c);
-  ocal_cache_stats st;
+  ocal_cache_stats st = {sizeof st};
   ck_assert_ocal(ocal_context_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.compiles, 2);
   ck_assert_uint_eq(st.memory_hits, 1);

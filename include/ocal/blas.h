@@ -168,8 +168,12 @@ OCAL_API const char *ocal_blas_tuning_source_name(ocal_blas_tuning_source source
 
 /** The GEMM tuning in effect for one device and precision. Its strings belong to ocal and
  * stay valid and unchanged for the rest of the process (a later tuning gives new strings):
- * neither free nor modify them. */
+ * neither free nor modify them.
+ * The library fills it; set struct_size = sizeof(ocal_blas_tuning) before the call
+ * (`ocal_blas_tuning x = {sizeof x};`), as for every struct ocal fills: a later version may append
+ * fields, and then writes only the ones a program compiled against this struct knows. */
 typedef struct ocal_blas_tuning {
+  size_t struct_size;             /**< sizeof(ocal_blas_tuning), set by the caller */
   ocal_blas_tuning_source source; /**< where the parameters come from */
   const char *path;   /**< the tuning file for this device (whether or not it exists), ""
                            when no cache directory can be named */
@@ -184,8 +188,9 @@ typedef struct ocal_blas_tuning {
  * first if no BLAS call has done so yet).
  * \param ctx the context.
  * \param dtype OCAL_F32 or OCAL_F64.
- * \param info receives the facts.
- * \returns OCAL_OK; OCAL_UNSUPPORTED for other types or without CLBlast. */
+ * \param info receives the facts; set its struct_size first.
+ * \returns OCAL_OK; OCAL_UNSUPPORTED for other types or without CLBlast;
+ *          OCAL_INVALID_ARGUMENT for a NULL info or a bad info->struct_size. */
 OCAL_API ocal_status ocal_blas_get_tuning(ocal_context ctx, ocal_dtype dtype,
                                           ocal_blas_tuning *info);
 
@@ -240,8 +245,9 @@ OCAL_API ocal_status ocal_blas_tune_options_init(ocal_blas_tune_options *options
  * the device's tuning file, which every later process then applies.
  * \param ctx the context (its device is tuned).
  * \param options NULL for the defaults.
- * \param result receives the winner; may be NULL.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for bad options (struct_size included);
+ * \param result receives the winner; may be NULL, else set its struct_size first (checked
+ *        before any tuning).
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for bad options or a bad result->struct_size;
  *          OCAL_UNSUPPORTED; OCAL_INTERNAL when no candidate ran correctly. */
 OCAL_API ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *options,
                                     ocal_blas_tuning *result);

@@ -87,8 +87,12 @@ typedef enum ocal_mpi_op {
   OCAL_MPI_MIN = 2
 } ocal_mpi_op;
 
-/** Facts of one rank's ocal_mpi. */
+/** Facts of one rank's ocal_mpi.
+ * The library fills it; set struct_size = sizeof(ocal_mpi_info) before the call
+ * (`ocal_mpi_info x = {sizeof x};`), as for every struct ocal fills: a later version may append
+ * fields, and then writes only the ones a program compiled against this struct knows. */
 typedef struct ocal_mpi_info {
+  size_t struct_size;   /**< sizeof(ocal_mpi_info), set by the caller */
   int rank;             /**< rank in the communicator */
   int size;             /**< number of ranks */
   int local_rank;       /**< rank among the ranks of this node */
@@ -139,8 +143,9 @@ OCAL_API ocal_status ocal_mpi_release(ocal_mpi mpi);
 OCAL_API ocal_status ocal_mpi_get_context(ocal_mpi mpi, ocal_context *ctx);
 
 /** Facts of this rank: ranks, device sharing, staging settings.
- * \param mpi the handle. \param info receives them.
- * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
+ * \param mpi the handle. \param info receives them; set its struct_size first.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when info is NULL or
+ *          info->struct_size is not one this library knows (nothing is written then). */
 OCAL_API ocal_status ocal_mpi_get_info(ocal_mpi mpi, ocal_mpi_info *info);
 
 /** Name of a reduction ("sum", "max", "min").

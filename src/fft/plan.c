@@ -473,15 +473,20 @@ ocal_status ocal_fft_plan_get_info(ocal_fft_plan plan, ocal_fft_plan_info *info)
   ocal_status s = check_plan(plan, __func__);
   if (s != OCAL_OK) return s;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
-  memset(info, 0, sizeof *info);
-  info->engine = plan->engine_id;
-  info->engine_name = plan->engine->name;
-  info->in_dtype = plan->in_dtype;
-  info->out_dtype = plan->out_dtype;
-  info->in_numel = plan->in_numel;
-  info->out_numel = plan->out_numel;
-  info->from_disk_cache = plan->built.from_disk_cache;
-  info->create_seconds = plan->create_seconds;
+  /* The first ocal_fft_plan_info with struct_size ends with create_seconds. */
+  s = ocal__result_check(__func__, "info", "ocal_fft_plan_info", info,
+                         OCAL__SIZE_THROUGH(ocal_fft_plan_info, create_seconds), sizeof *info);
+  if (s != OCAL_OK) return s;
+  ocal_fft_plan_info all = {sizeof all};
+  all.engine = plan->engine_id;
+  all.engine_name = plan->engine->name;
+  all.in_dtype = plan->in_dtype;
+  all.out_dtype = plan->out_dtype;
+  all.in_numel = plan->in_numel;
+  all.out_numel = plan->out_numel;
+  all.from_disk_cache = plan->built.from_disk_cache;
+  all.create_seconds = plan->create_seconds;
+  ocal__result_write(info, &all);
   return OCAL_OK;
 }
 
@@ -489,12 +494,16 @@ ocal_status ocal_fft_get_cache_stats(ocal_context ctx, ocal_fft_cache_stats *sta
   ocal_status s = ocal__check_context(ctx, __func__);
   if (s != OCAL_OK) return s;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");
+  /* The first ocal_fft_cache_stats with struct_size ends with disk_stores. */
+  s = ocal__result_check(__func__, "stats", "ocal_fft_cache_stats", stats,
+                         OCAL__SIZE_THROUGH(ocal_fft_cache_stats, disk_stores), sizeof *stats);
+  if (s != OCAL_OK) return s;
   fft_cache *c;
   if ((s = ocal__context_attachment(ctx, &cache_key, cache_create, cache_destroy, (void **)&c)) !=
       OCAL_OK)
     return s;
   pthread_mutex_lock(&c->lock);
-  *stats = c->stats;
+  ocal__result_write(stats, &c->stats);
   pthread_mutex_unlock(&c->lock);
   return OCAL_OK;
 }
