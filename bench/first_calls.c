@@ -51,6 +51,7 @@ typedef struct {
 
 static void begin(probe *p, ocal_context ctx) {
   p->ctx = ctx;
+  p->before.struct_size = sizeof p->before;
   CHECK(ocal_context_get_cache_stats(ctx, &p->before));
   ocal__context_compile_tally(ctx, &p->tally);
   p->t0 = now_ms();

@@ -762,7 +762,7 @@ typedef struct grown {
 START_TEST(test_filled_struct_older_size) {
   const grown lib = {sizeof lib, 11, 22};
   const size_t older = OCAL__SIZE_THROUGH(grown, old_field);
-  unsigned char room[sizeof(grown) + 16];
+  _Alignas(16) unsigned char room[sizeof(grown) + 16];
   memset(room, 0xa5, sizeof room);
   memcpy(room, &older, sizeof older);
   ck_assert_ocal(ocal__result_check("ocal_try", "out", "grown", room, older, sizeof lib));

@@ -1242,6 +1242,41 @@ START_TEST(test_vkfft_build_failure) {
 }
 END_TEST
 
+/* The structs a plan and the cache fill take the caller's struct_size: exactly the struct
+ * is written, and a size this library does not know is refused before anything is. */
+START_TEST(test_filled_structs_struct_size) {
+  ocal_fft_desc d;
+  ck_assert_ocal(ocal_fft_desc_init(&d));
+  d.lengths[0] = 16;
+  ocal_fft_plan plan;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
+  _Alignas(16) unsigned char room[sizeof(ocal_fft_plan_info) + 32];
+  for (int round = 0; round < 2; round++) {
+    const size_t size = round == 0 ? sizeof(ocal_fft_plan_info) : sizeof(ocal_fft_cache_stats);
+    const size_t bad[] = {0, size - 1, size + 1};
+    for (int b = 0; b < 3; b++) {
+      memset(room, 0x5a, sizeof room);
+      memcpy(room, &bad[b], sizeof bad[b]);
+      ck_assert_ocal_fails(round == 0 ? ocal_fft_plan_get_info(plan, (void *)room)
+                                      : ocal_fft_get_cache_stats(fixture_ctx, (void *)room),
+                           OCAL_INVALID_ARGUMENT);
+      ck_assert_ptr_nonnull(strstr(ocal_last_error(), round == 0 ? "sizeof(ocal_fft_plan_info)"
+                                                                 : "sizeof(ocal_fft_cache_stats)"));
+      for (size_t i = sizeof(size_t); i < sizeof room; i++) ck_assert_uint_eq(room[i], 0x5a);
+    }
+    memset(room, 0x5a, sizeof room);
+    memcpy(room, &size, sizeof size);
+    ck_assert_ocal(round == 0 ? ocal_fft_plan_get_info(plan, (void *)room)
+                              : ocal_fft_get_cache_stats(fixture_ctx, (void *)room));
+    for (size_t i = size; i < sizeof room; i++) ck_assert_uint_eq(room[i], 0x5a);
+  }
+  ocal_fft_plan_info info = {sizeof info};
+  ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
+  ck_assert_uint_eq(info.in_numel, 16);
+  ck_assert_ocal(ocal_fft_plan_release(plan));
+}
+END_TEST
+
 int main(int argc, char **argv) {
   /* The exec'ed second process of test_disk_cache_across_processes. */
   if (argc == 3 && strcmp(argv[1], "--disk-cache-child") == 0) return disk_cache_child(argv[2]);
@@ -1259,6 +1294,7 @@ int main(int argc, char **argv) {
   TCase *tp = fixture_tcase("plans");
   tcase_add_test(tp, test_clfft_refuses_large_prime_factors);
   tcase_add_test(tp, test_engine_choice);
+  tcase_add_test(tp, test_filled_structs_struct_size);
   tcase_add_test(tp, test_build_failure);
   tcase_add_test(tp, test_default_falls_back);
   tcase_add_test(tp, test_plan_cache_reuses_plans);
