@@ -143,13 +143,6 @@ size_t ocal__fft_problem_n(const ocal__fft_problem *p) {
   return n;
 }
 
-static const char *kind_name(ocal_fft_kind k) {
-  return k == OCAL_FFT_C2C ? "c2c" : k == OCAL_FFT_R2C ? "r2c" : "c2r";
-}
-static const char *norm_name(ocal_fft_norm n) {
-  return n == OCAL_FFT_NORM_BACKWARD ? "backward" : n == OCAL_FFT_NORM_ORTHO ? "ortho" : "forward";
-}
-
 /* Checks a description and brings it to the canonical form that the cache compares. */
 static ocal_status canonical(ocal_context ctx, const ocal_fft_desc *in, ocal_fft_desc *d,
                              size_t *in_numel, size_t *out_numel) {
@@ -292,13 +285,13 @@ static void plan_setup(struct ocal_fft_plan_s *p, ocal_context ctx) {
   q->scale[1] = d->norm == OCAL_FFT_NORM_BACKWARD ? 1.0 / n
                 : d->norm == OCAL_FFT_NORM_ORTHO  ? 1.0 / sqrt(n)
                                                   : 1.0;
-  snprintf(p->text, sizeof p->text, "%s %s %zu", kind_name(d->kind),
+  snprintf(p->text, sizeof p->text, "%s %s %zu", ocal_fft_kind_name(d->kind),
            ocal_dtype_name(d->precision), d->lengths[0]);
   for (int i = 1; i < d->ndim; i++)
     snprintf(p->text + strlen(p->text), sizeof p->text - strlen(p->text), "x%zu", d->lengths[i]);
   snprintf(p->text + strlen(p->text), sizeof p->text - strlen(p->text),
            " batch %zu %s norm=%s", d->batch, d->in_place ? "in-place" : "out-of-place",
-           norm_name(d->norm));
+           ocal_fft_norm_name(d->norm));
   q->text = p->text;
   ocal_dtype r = d->precision, c = r == OCAL_F64 ? OCAL_C64 : OCAL_C32;
   p->in_dtype = d->kind == OCAL_FFT_R2C ? r : c;
