@@ -239,6 +239,37 @@ START_TEST(test_context_attachment_created_once_and_destroyed) {
 }
 END_TEST
 
+/* cl/prelude.cl travels inside the sources that include it: each embedded text holds it
+ * verbatim where its #include line was (so a program's cache key, a hash of its text, covers
+ * it), and no embedded text keeps an #include of a .cl file, which no compiler could find. */
+START_TEST(test_prelude_is_embedded_in_its_sources) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/prelude.cl", OCAL_CL_DIR);
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "cannot read %s", path);
+  static char prelude[16384];
+  size_t n = fread(prelude, 1, sizeof prelude - 1, f);
+  fclose(f);
+  ck_assert_uint_gt(n, 0);
+  ck_assert_uint_lt(n, sizeof prelude - 1);
+  prelude[n] = '\0';
+  static const char *const users[] = {"elementwise", "random", "reduce", "softmax"};
+  int found = 0;
+  for (size_t i = 0; i < ocal__source_count; i++) {
+    const char *text = ocal__sources[i].text;
+    ck_assert_msg(strstr(text, "\n#include \"") == NULL && strncmp(text, "#include \"", 10) != 0,
+                  "the embedded %s keeps an #include line", ocal__sources[i].name);
+    for (size_t u = 0; u < sizeof users / sizeof users[0]; u++) {
+      if (strcmp(ocal__sources[i].name, users[u]) != 0) continue;
+      ck_assert_msg(strstr(text, prelude) != NULL, "the embedded %s lacks cl/prelude.cl",
+                    users[u]);
+      found++;
+    }
+  }
+  ck_assert_int_eq(found, 4);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("program");
   TCase *tc = fixture_tcase("program");
@@ -248,6 +279,7 @@ int main(void) {
   tcase_add_test(tc, test_launch_covers_every_element_once);
   tcase_add_test(tc, test_cl_errors_by_name_and_status);
   tcase_add_test(tc, test_fnv1a64_reference_values);
+  tcase_add_test(tc, test_prelude_is_embedded_in_its_sources);
   tcase_add_test(tc, test_disk_cache_round_trip_and_rejects);
   tcase_add_test(tc, test_context_attachment_created_once_and_destroyed);
   suite_add_tcase(s, tc);
