@@ -2,8 +2,9 @@
  * `#include "prelude.cl"`, which build-aux/embed-cl.sh replaces by this file's text when it
  * embeds the sources, so the library needs no include path at run time and a program's cache
  * key covers the prelude (it is part of the source text).
- * Every name starts with ocal_, parameters and locals included: reduce.cl and scan.cl are
- * compiled after a user's preamble, whose macros must not change this code.
+ * Every name starts with ocal_, parameters and locals included, and vector components are
+ * read as .s0 to .s3: reduce.cl is compiled after a user's preamble, whose macros (a
+ * `#define w 7`) must not change this code.
  *
  * bf16 is the upper half of an f32: read by a shift, written rounding to nearest even by
  * integer arithmetic, a NaN kept a quiet NaN (truncating a signalling NaN's payload could
@@ -20,6 +21,6 @@ ushort ocal_bf16_round(const float ocal_f) {
 }
 
 ushort4 ocal_bf16_round4(const float4 ocal_f) {
-  return (ushort4)(ocal_bf16_round(ocal_f.x), ocal_bf16_round(ocal_f.y),
-                   ocal_bf16_round(ocal_f.z), ocal_bf16_round(ocal_f.w));
+  return (ushort4)(ocal_bf16_round(ocal_f.s0), ocal_bf16_round(ocal_f.s1),
+                   ocal_bf16_round(ocal_f.s2), ocal_bf16_round(ocal_f.s3));
 }
