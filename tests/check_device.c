@@ -765,8 +765,8 @@ START_TEST(test_filled_struct_older_size) {
   _Alignas(16) unsigned char room[sizeof(grown) + 16];
   memset(room, 0xa5, sizeof room);
   memcpy(room, &older, sizeof older);
-  ck_assert_ocal(ocal__result_check("ocal_try", "out", "grown", room, older, sizeof lib));
-  ocal__result_write(room, &lib);
+  ck_assert_ocal(ocal__filled_check("ocal_try", "out", "grown", room, older, sizeof lib));
+  ocal__filled_write(room, &lib);
   size_t size;
   uint64_t old_field;
   memcpy(&size, room, sizeof size);
@@ -779,8 +779,8 @@ START_TEST(test_filled_struct_older_size) {
   /* The newer size gets the new field as well. */
   size = sizeof lib;
   memcpy(room, &size, sizeof size);
-  ck_assert_ocal(ocal__result_check("ocal_try", "out", "grown", room, older, sizeof lib));
-  ocal__result_write(room, &lib);
+  ck_assert_ocal(ocal__filled_check("ocal_try", "out", "grown", room, older, sizeof lib));
+  ocal__filled_write(room, &lib);
   grown got;
   memcpy(&got, room, sizeof got);
   ck_assert_uint_eq(got.new_field, 22);
@@ -794,12 +794,12 @@ START_TEST(test_filled_struct_older_size) {
       "sizeof(grown) before the call"};
   for (int b = 0; b < 2; b++) {
     memcpy(room, &bad[b], sizeof bad[b]);
-    ck_assert_ocal_fails(ocal__result_check("ocal_try", "out", "grown", room, older, sizeof lib),
+    ck_assert_ocal_fails(ocal__filled_check("ocal_try", "out", "grown", room, older, sizeof lib),
                          OCAL_INVALID_ARGUMENT);
     ck_assert_str_eq(ocal_last_error(), want[b]);
   }
   /* NULL is for the caller to refuse (some calls allow it). */
-  ck_assert_ocal(ocal__result_check("ocal_try", "out", "grown", NULL, older, sizeof lib));
+  ck_assert_ocal(ocal__filled_check("ocal_try", "out", "grown", NULL, older, sizeof lib));
 }
 END_TEST
 

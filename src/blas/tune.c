@@ -530,7 +530,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
   const ocal_blas_tune_options *o = &defaults;
   s = ocal__blas_check_tuning_call(ctx, o->dtype, __func__);
   if (s != OCAL_OK) return s;
-  s = ocal__result_check(__func__, "result", "ocal_blas_tuning", result, OCAL__BLAS_TUNING_MIN,
+  s = ocal__filled_check(__func__, "result", "ocal_blas_tuning", result, OCAL__BLAS_TUNING_MIN,
                          sizeof *result);
   if (s != OCAL_OK) return s;
   if (!(o->budget_s >= 0.0))

@@ -183,10 +183,10 @@ ocal_status ocal_context_get_device_info(ocal_context ctx, ocal_device_info *inf
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
-  status = ocal__result_check(__func__, "info", "ocal_device_info", info,
+  status = ocal__filled_check(__func__, "info", "ocal_device_info", info,
                               OCAL__DEVICE_INFO_MIN, sizeof *info);
   if (status != OCAL_OK) return status;
-  ocal__result_write(info, &ctx->info);
+  ocal__filled_write(info, &ctx->info);
   return OCAL_OK;
 }
 
@@ -203,11 +203,11 @@ ocal_status ocal_context_get_cache_stats(ocal_context ctx, ocal_cache_stats *sta
   if (status != OCAL_OK) return status;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");
   /* The first ocal_cache_stats with struct_size ends with disk_rejects. */
-  status = ocal__result_check(__func__, "stats", "ocal_cache_stats", stats,
+  status = ocal__filled_check(__func__, "stats", "ocal_cache_stats", stats,
                               OCAL__SIZE_THROUGH(ocal_cache_stats, disk_rejects), sizeof *stats);
   if (status != OCAL_OK) return status;
   pthread_mutex_lock(&ctx->lock);
-  ocal__result_write(stats, &ctx->stats);
+  ocal__filled_write(stats, &ctx->stats);
   pthread_mutex_unlock(&ctx->lock);
   return OCAL_OK;
 }

@@ -272,7 +272,7 @@ ocal_status ocal_device_list(size_t capacity, ocal_device_info *infos, size_t *c
   /* infos[0].struct_size is the size of every entry: the caller's array has that stride. */
   size_t entry = 0;
   if (capacity > 0) {
-    ocal_status status = ocal__result_check(__func__, "infos[0]", "ocal_device_info", infos,
+    ocal_status status = ocal__filled_check(__func__, "infos[0]", "ocal_device_info", infos,
                                             OCAL__DEVICE_INFO_MIN, sizeof *infos);
     if (status != OCAL_OK) return status;
     entry = infos[0].struct_size;
@@ -284,7 +284,7 @@ ocal_status ocal_device_list(size_t capacity, ocal_device_info *infos, size_t *c
   for (size_t i = 0; i < n && i < capacity; i++) {
     ocal_device_info *dst = (ocal_device_info *)((char *)infos + i * entry);
     memcpy(dst, &entry, sizeof entry);
-    ocal__result_write(dst, &list[i].info);
+    ocal__filled_write(dst, &list[i].info);
   }
   *count = n;
   free(list);
@@ -419,7 +419,7 @@ ocal_status ocal__device_resolve(const char *func, const char *selector, const c
 
 ocal_status ocal_device_select(const char *selector, ocal_device_info *info) {
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
-  ocal_status status = ocal__result_check(__func__, "info", "ocal_device_info", info,
+  ocal_status status = ocal__filled_check(__func__, "info", "ocal_device_info", info,
                                           OCAL__DEVICE_INFO_MIN, sizeof *info);
   if (status != OCAL_OK) return status;
   ocal__settings settings;
@@ -430,6 +430,6 @@ ocal_status ocal_device_select(const char *selector, ocal_device_info *info) {
   }
   ocal_device_info chosen = {sizeof chosen};
   status = ocal__device_resolve(__func__, selector, settings.device, &chosen, NULL, NULL);
-  if (status == OCAL_OK) ocal__result_write(info, &chosen);
+  if (status == OCAL_OK) ocal__filled_write(info, &chosen);
   return status;
 }

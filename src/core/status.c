@@ -152,7 +152,7 @@ char *ocal__strdup(const char *s) {
   return copy;
 }
 
-ocal_status ocal__result_check(const char *func, const char *param, const char *type,
+ocal_status ocal__filled_check(const char *func, const char *param, const char *type,
                                const void *dst, size_t min_size, size_t full_size) {
   if (!dst) return OCAL_OK;
   size_t size;
@@ -165,7 +165,7 @@ ocal_status ocal__result_check(const char *func, const char *param, const char *
   return OCAL_OK;
 }
 
-void ocal__result_write(void *dst, const void *src) {
+void ocal__filled_write(void *dst, const void *src) {
   size_t size;
   memcpy(&size, dst, sizeof size);
   memcpy((char *)dst + sizeof size, (const char *)src + sizeof size, size - sizeof size);

@@ -467,7 +467,7 @@ ocal_status ocal_fft_plan_get_info(ocal_fft_plan plan, ocal_fft_plan_info *info)
   if (s != OCAL_OK) return s;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
   /* The first ocal_fft_plan_info with struct_size ends with create_seconds. */
-  s = ocal__result_check(__func__, "info", "ocal_fft_plan_info", info,
+  s = ocal__filled_check(__func__, "info", "ocal_fft_plan_info", info,
                          OCAL__SIZE_THROUGH(ocal_fft_plan_info, create_seconds), sizeof *info);
   if (s != OCAL_OK) return s;
   ocal_fft_plan_info all = {sizeof all};
@@ -479,7 +479,7 @@ ocal_status ocal_fft_plan_get_info(ocal_fft_plan plan, ocal_fft_plan_info *info)
   all.out_numel = plan->out_numel;
   all.from_disk_cache = plan->built.from_disk_cache;
   all.create_seconds = plan->create_seconds;
-  ocal__result_write(info, &all);
+  ocal__filled_write(info, &all);
   return OCAL_OK;
 }
 
@@ -488,7 +488,7 @@ ocal_status ocal_fft_get_cache_stats(ocal_context ctx, ocal_fft_cache_stats *sta
   if (s != OCAL_OK) return s;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");
   /* The first ocal_fft_cache_stats with struct_size ends with disk_stores. */
-  s = ocal__result_check(__func__, "stats", "ocal_fft_cache_stats", stats,
+  s = ocal__filled_check(__func__, "stats", "ocal_fft_cache_stats", stats,
                          OCAL__SIZE_THROUGH(ocal_fft_cache_stats, disk_stores), sizeof *stats);
   if (s != OCAL_OK) return s;
   fft_cache *c;
@@ -496,7 +496,7 @@ ocal_status ocal_fft_get_cache_stats(ocal_context ctx, ocal_fft_cache_stats *sta
       OCAL_OK)
     return s;
   pthread_mutex_lock(&c->lock);
-  ocal__result_write(stats, &c->stats);
+  ocal__filled_write(stats, &c->stats);
   pthread_mutex_unlock(&c->lock);
   return OCAL_OK;
 }
