@@ -51,6 +51,7 @@ typedef struct {
 
 static void begin(probe *p, ocal_context ctx) {
   p->ctx = ctx;
+  p->before.struct_size = sizeof p->before;
   CHECK(ocal_context_get_cache_stats(ctx, &p->before));
   ocal__context_compile_tally(ctx, &p->tally);
   p->t0 = now_ms();
@@ -59,7 +60,7 @@ static void begin(probe *p, ocal_context ctx) {
 static void end(probe *p, const char *what, double err, double tol) {
   CHECK(ocal_context_finish(p->ctx));
   double ms = now_ms() - p->t0;
-  ocal_cache_stats after;
+  ocal_cache_stats after = {sizeof after};
   CHECK(ocal_context_get_cache_stats(p->ctx, &after));
   ocal__compile_tally t;
   ocal__context_compile_tally(p->ctx, &t);
@@ -173,7 +174,7 @@ static void first_fft(ocal_context ctx, uint64_t *state) {
       ref2 += re * re + im * im;
     }
   p.t0 += now_ms() - ms_end;
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   char what[64];
   CHECK(ocal_fft_plan_get_info(plan, &info));
   snprintf(what, sizeof what, "first FFT 3x1000 C2C (%s)", info.engine_name);

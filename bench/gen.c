@@ -97,7 +97,7 @@ static int child(const char *dir) {
   CHECK(ocal_gen_elementwise(ctx, axpy_args, axpy_body, NULL, &g1));
   CHECK(make_dot(ctx, &g2));
   double t = now() - t0;
-  ocal_cache_stats st;
+  ocal_cache_stats st = {sizeof st};
   CHECK(ocal_context_get_cache_stats(ctx, &st));
   printf("\"ms\":%.2f,\"compiles\":%llu,\"disk_hits\":%llu", t * 1e3,
          (unsigned long long)st.compiles, (unsigned long long)st.disk_hits);
@@ -160,7 +160,7 @@ int main(int argc, char **argv) {
   state b;
   memset(&b, 0, sizeof b);
   CHECK(ocal_context_create(NULL, &b.ctx));
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   CHECK(ocal_context_get_device_info(b.ctx, &info));
   char dev[300];
   size_t k = 0;

@@ -93,7 +93,7 @@ static ocal_buffer make(ocal_dtype d, int ndim, const size_t *shape) {
 int main(int argc, char **argv) {
   int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
   CHECK(ocal_context_create(NULL, &ctx));
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   CHECK(ocal_context_get_device_info(ctx, &info));
   fprintf(stderr, "bench/half on %s\n", info.name);
   const size_t cols = quick ? 256 : 8192, n = quick ? (size_t)1 << 16 : (size_t)1 << 26;

@@ -135,7 +135,7 @@ static void bench_alloc(int ops) {
     for (int pool = 1; pool >= 0; pool--) {
       ocal_context ctx = make_ctx(pool, 0);
       alloc_pass(ctx, ops, touch); /* warm up: the driver's first allocations, the pool */
-      ocal_memory_stats before, after;
+      ocal_memory_stats before = {sizeof before}, after = {sizeof after};
       CHECK(ocal_memory_get_stats(ctx, &before));
       /* The best of ROUNDS passes: one pass takes about a millisecond, which one preemption
        * on a busy host would distort. */
@@ -211,7 +211,7 @@ typedef struct {
 
 static void bench_transfer(size_t max_bytes, const staging_kind *chunks, int nchunks) {
   ocal_context plain = make_ctx(1, 0);
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   CHECK(ocal_context_get_device_info(plain, &info));
   unsigned char *pageable = malloc(max_bytes);
   if (!pageable) exit(1);
@@ -369,7 +369,7 @@ static void bench_pipeline(size_t chunk_elems, int chunks) {
 
 int main(int argc, char **argv) {
   int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   CHECK(ocal_device_select(NULL, &info));
   printf("{\"bench\":\"device\",\"name\":\"%s\",\"platform\":\"%s\",\"driver\":\"%s\"}\n",
          info.name, info.platform_name, info.driver_version);

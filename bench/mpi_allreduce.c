@@ -75,8 +75,8 @@ int main(int argc, char **argv) {
   ocal_context ctx;
   TRYB(ocal_mpi_create(MPI_COMM_WORLD, NULL, &mpi));
   TRYB(ocal_mpi_get_context(mpi, &ctx));
-  ocal_mpi_info info;
-  ocal_device_info dev;
+  ocal_mpi_info info = {sizeof info};
+  ocal_device_info dev = {sizeof dev};
   TRYB(ocal_mpi_get_info(mpi, &info));
   TRYB(ocal_context_get_device_info(ctx, &dev));
   int ok = 1;

@@ -23,22 +23,11 @@
 #define T4 OCAL_VEC(T, 4)
 #define R4 OCAL_VEC(R, 4)
 
+#include "prelude.cl"
+
 /* ---- storage: loads give T, stores take R ---------------------------------------------
  * f16 is read and written with the core vload_half/vstore_half_rte (no cl_khr_fp16 needed);
- * bf16 is the upper half of an f32, read by a shift and written rounding to nearest even by
- * integer arithmetic, a NaN kept a quiet NaN (truncating a signalling NaN's payload could
- * leave the bits of an infinity). */
-inline float ocal_bf16_load(const ushort h) { return as_float((uint)h << 16); }
-inline float4 ocal_bf16_load4(const ushort4 h) { return as_float4(convert_uint4(h) << 16); }
-inline ushort ocal_bf16_round(const float f) {
-  uint u = as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
-  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-inline ushort4 ocal_bf16_round4(const float4 f) {
-  return (ushort4)(ocal_bf16_round(f.x), ocal_bf16_round(f.y), ocal_bf16_round(f.z),
-                   ocal_bf16_round(f.w));
-}
+ * bf16 with the prelude's ocal_bf16_load and ocal_bf16_round. */
 #if defined(T_HALF)
 #define TS half
 #define LD_T(p, i) vload_half((i), (p))

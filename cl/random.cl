@@ -16,6 +16,8 @@
 /* Contracting a * b + c into fma would change results between devices. */
 #pragma OPENCL FP_CONTRACT OFF
 
+#include "prelude.cl"
+
 inline uint4 ocal_philox4x32_10(uint4 c, uint2 k) {
   for (int r = 0; r < 10; r++) {
     if (r > 0) {
@@ -64,11 +66,6 @@ inline float ocal_u01_open0(uint w) { return (float)((w >> 8) + 1u) * 0x1.0p-24f
 #elif defined(R_BF16)
 #define RS ushort
 #define ST(p, i, v) ((p)[i] = ocal_bf16_round(v))
-/* f32 to bfloat16, round to nearest even (a random number is never NaN). */
-inline ushort ocal_bf16_round(const float f) {
-  const uint u = as_uint(f);
-  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 #else
 #define RS R
 #define ST(p, i, v) ((p)[i] = (v))

@@ -70,12 +70,7 @@
 #define OCAL_KIND_F16 9
 #define OCAL_KIND_BF16 10
 
-/* f32 to bfloat16, round to nearest even; a NaN stays a quiet NaN. */
-ushort ocal_bf16_round(float ocal_f) {
-  uint ocal_u = as_uint(ocal_f);
-  if ((ocal_u & 0x7fffffffu) > 0x7f800000u) return (ushort)((ocal_u >> 16) | 0x40u);
-  return (ushort)((ocal_u + 0x7fffu + ((ocal_u >> 16) & 1u)) >> 16);
-}
+#include "prelude.cl"
 
 /* ---- the element type -------------------------------------------------------------- */
 #if defined(OCAL_DTYPE_f32)

@@ -10,22 +10,19 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 
+#include "prelude.cl"
+
 /* Storage: TS elements, read as T by LD and written from T by ST. f16 goes through the core
- * vload_half/vstore_half_rte (no cl_khr_fp16 needed), bf16 is the upper half of an f32,
- * written rounding to nearest even with a NaN kept quiet. */
+ * vload_half/vstore_half_rte (no cl_khr_fp16 needed), bf16 through the prelude's
+ * ocal_bf16_load and ocal_bf16_round. */
 #if defined(T_HALF)
 #define TS half
 #define LD(p, i) vload_half((i), (p))
 #define ST(p, i, v) vstore_half_rte((v), (i), (p))
 #elif defined(T_BF16)
 #define TS ushort
-#define LD(p, i) as_float((uint)(p)[i] << 16)
+#define LD(p, i) ocal_bf16_load((p)[i])
 #define ST(p, i, v) ((p)[i] = ocal_bf16_round(v))
-inline ushort ocal_bf16_round(const float f) {
-  uint u = as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
-  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 #else
 #define TS T
 #define LD(p, i) ((p)[i])

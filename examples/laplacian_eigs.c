@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
   opts.device = device;
   ocal_context ctx;
   TRY(ocal_context_create(&opts, &ctx));
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   TRY(ocal_context_get_device_info(ctx, &info));
   int fp64 = 0;
   TRY(ocal_context_get_fp64(ctx, &fp64));

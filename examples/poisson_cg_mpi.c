@@ -292,9 +292,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "poisson_cg_mpi: rank %d's device has no double precision\n", d.rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  ocal_mpi_info mi;
+  ocal_mpi_info mi = {sizeof mi};
   TRY(ocal_mpi_get_info(d.mpi, &mi));
-  ocal_device_info di;
+  ocal_device_info di = {sizeof di};
   TRY(ocal_context_get_device_info(ctx, &di));
   if (d.rank == 0)
     printf("poisson_cg_mpi: %ld x %ld grid (%ld unknowns) on %d ranks, device %s%s%s\n", n, n,

@@ -192,7 +192,7 @@ static ocal_status c_gemm_get_precision(int k) {
   return ocal_gemm_get_precision(P(0, o.ctx), P(1, &p), P(2, &tc), P(3, &detail));
 }
 static ocal_status c_blas_get_tuning(int k) {
-  ocal_blas_tuning t;
+  ocal_blas_tuning t = {sizeof t};
   return ocal_blas_get_tuning(P(0, o.ctx), OCAL_F32, P(1, &t));
 }
 static ocal_status c_blas_tuning_apply(int k) {
@@ -207,7 +207,7 @@ static ocal_status c_blas_tune_options_init(int k) {
 static ocal_status c_blas_tune(int k) {
   ocal_blas_tune_options t;
   ocal_blas_tune_options_init(&t);
-  ocal_blas_tuning r;
+  ocal_blas_tuning r = {sizeof r};
   return ocal_blas_tune(P(0, o.ctx), P(1, &t), P(2, &r));
 }
 static ocal_status c_buffer_create(int k) {
@@ -306,7 +306,7 @@ static ocal_status c_context_release(int k) {
 }
 static ocal_status c_context_finish(int k) { return ocal_context_finish(P(0, o.ctx)); }
 static ocal_status c_context_get_device_info(int k) {
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   return ocal_context_get_device_info(P(0, o.ctx), P(1, &info));
 }
 static ocal_status c_context_get_fp64(int k) {
@@ -314,7 +314,7 @@ static ocal_status c_context_get_fp64(int k) {
   return ocal_context_get_fp64(P(0, o.ctx), P(1, &f));
 }
 static ocal_status c_context_get_cache_stats(int k) {
-  ocal_cache_stats st;
+  ocal_cache_stats st = {sizeof st};
   return ocal_context_get_cache_stats(P(0, o.ctx), P(1, &st));
 }
 static ocal_status c_context_get_cache_dir(int k) {
@@ -334,12 +334,12 @@ static ocal_status c_context_get_cl_queue(int k) {
   return ocal_context_get_cl_queue(P(0, o.ctx), P(1, &q));
 }
 static ocal_status c_device_list(int k) {
-  ocal_device_info infos[4];
+  ocal_device_info infos[4] = {{sizeof infos[0]}};
   size_t n;
   return ocal_device_list(4, P(0, infos), P(1, &n));
 }
 static ocal_status c_device_select(int k) {
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   /* "0:0" names a device on every machine (a GPU-only one has no "cpu"). */
   return ocal_device_select(P(0, "0:0"), P(1, &info));
 }
@@ -360,11 +360,11 @@ static ocal_status c_fft_plan_release(int k) {
   return ocal_fft_plan_release(P(0, (ocal_fft_plan)NULL));
 }
 static ocal_status c_fft_plan_get_info(int k) {
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   return ocal_fft_plan_get_info(P(0, o.plan), P(1, &info));
 }
 static ocal_status c_fft_get_cache_stats(int k) {
-  ocal_fft_cache_stats st;
+  ocal_fft_cache_stats st = {sizeof st};
   return ocal_fft_get_cache_stats(P(0, o.ctx), P(1, &st));
 }
 static ocal_status c_fft_engine_available(int k) {
@@ -460,7 +460,7 @@ static ocal_status c_gen_get_source(int k) {
 }
 static ocal_status c_gen_release(int k) { return ocal_gen_release(P(0, (ocal_gen)NULL)); }
 static ocal_status c_memory_get_stats(int k) {
-  ocal_memory_stats st;
+  ocal_memory_stats st = {sizeof st};
   return ocal_memory_get_stats(P(0, o.ctx), P(1, &st));
 }
 static ocal_status c_memory_trim(int k) { return ocal_memory_trim(P(0, o.ctx)); }
@@ -711,7 +711,15 @@ static ocal_status c_no_pointers(int k) {
                          ocal_cl_error_name(-9999),
                          ocal_cl_error_name(0),
                          ocal_fft_engine_name((ocal_fft_engine)-1),
-                         ocal_lobpcg_stop_name((ocal_lobpcg_stop)-1)};
+                         ocal_lobpcg_stop_name((ocal_lobpcg_stop)-1),
+                         ocal_fft_kind_name((ocal_fft_kind)9),
+                         ocal_fft_direction_name((ocal_fft_direction)0),
+                         ocal_fft_norm_name((ocal_fft_norm)-3),
+                         ocal_transpose_name((ocal_transpose)2),
+                         ocal_blas_tuning_source_name((ocal_blas_tuning_source)-1),
+                         ocal_gemm_precision_name((ocal_gemm_precision)7),
+                         ocal_scan_op_name((ocal_scan_op)5),
+                         ocal_cg_precond_name((ocal_cg_precond)-2)};
   for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
     if (!texts[i]) return OCAL_INTERNAL;
   if (ocal_dtype_size((ocal_dtype)999) != 0 || ocal_version() == 0) return OCAL_INTERNAL;
@@ -808,7 +816,9 @@ static const api_row rows[] = {
      "ocal_device_type_name ocal_unary_op_name ocal_binary_op_name ocal_reduce_op_name "
      "ocal_status_name ocal_status_description ocal_last_error ocal_dtype_size "
      "ocal_dtype_name ocal_version ocal_version_string ocal_cl_error_name ocal_fft_engine_name "
-     "ocal_lobpcg_stop_name"},
+     "ocal_lobpcg_stop_name ocal_fft_kind_name ocal_fft_direction_name ocal_fft_norm_name "
+     "ocal_transpose_name ocal_blas_tuning_source_name ocal_gemm_precision_name "
+     "ocal_scan_op_name ocal_cg_precond_name"},
 };
 #define NROWS (int)(sizeof rows / sizeof rows[0])
 

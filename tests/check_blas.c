@@ -247,7 +247,7 @@ static int print_tuning(const char *dir) {
     fprintf(stderr, "gemm wrong: %g %g %g %g\n", c[0], c[1], c[2], c[3]);
     rc = 5;
   }
-  ocal_blas_tuning info;
+  ocal_blas_tuning info = {sizeof info};
   if (ocal_blas_get_tuning(ctx, OCAL_F32, &info) != OCAL_OK) rc = 6;
   printf("source=%d\npath=%s\nnote=%s\n%s", (int)info.source, info.path, info.note, info.params);
   ocal_buffer_release(A), ocal_buffer_release(B), ocal_buffer_release(C);
@@ -514,7 +514,7 @@ START_TEST(test_gemm_splitk_auto) {
   char params[1024];
   cpu_params(1, params, sizeof params);
   ck_assert_ocal(ocal_blas_tuning_apply(fixture_ctx, OCAL_F32, params));
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   /* 32 x 32 tiles: one tile, k long enough for at least two slices of 256. */
   size_t s = ocal__gemm_splitk_slices(fixture_ctx, OCAL_F32, 32, 32, 2048);
@@ -842,7 +842,7 @@ START_TEST(test_errors_name_the_shapes) {
   opt.fp64 = 0;
   ocal_context nofp64;
   ck_assert_ocal(ocal_context_create(&opt, &nofp64));
-  ocal_blas_tuning info;
+  ocal_blas_tuning info = {sizeof info};
   ck_assert_ocal_fails(ocal_blas_get_tuning(nofp64, OCAL_F64, &info), OCAL_UNSUPPORTED);
   ck_assert_ocal_fails(ocal_blas_get_tuning(nofp64, OCAL_I32, &info), OCAL_UNSUPPORTED);
   ocal_context_release(nofp64);
@@ -947,7 +947,7 @@ END_TEST
  * to a number; ocal's kernels do not use those names. */
 START_TEST(test_gemm_falls_back_when_clblast_does_not_build) {
   NEEDS_CLBLAST();
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   if (!strstr(info.platform_name, "Portable Computing Language")) return;
   setenv("POCL_EXTRA_BUILD_FLAGS",
@@ -1119,9 +1119,9 @@ END_TEST
 START_TEST(test_rule_pocl_bench_shapes) {
   ocal__blas_facts f;
   ocal__blas_facts_of(fixture_ctx, OCAL_F32, &f);
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
-  ocal_blas_tuning tuning;
+  ocal_blas_tuning tuning = {sizeof tuning};
   if (strcmp(info.name, "NVIDIA H100 80GB HBM3") == 0 && HAVE_CLBLAST &&
       ocal_blas_get_tuning(fixture_ctx, OCAL_F32, &tuning) == OCAL_OK &&
       tuning.source != OCAL_TUNING_BUILTIN)
@@ -1368,7 +1368,7 @@ END_TEST
 
 START_TEST(test_params_validation) {
   NEEDS_CLBLAST();
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   char text[1024], why[256];
   ocal__gemm_params p;
@@ -1426,9 +1426,9 @@ START_TEST(test_tuning_info_sources) {
   NEEDS_CLBLAST();
   char *dir = make_temp_dir();
   ocal_context ctx = context_in(dir);
-  ocal_blas_tuning info;
+  ocal_blas_tuning info = {sizeof info};
   ck_assert_ocal(ocal_blas_get_tuning(ctx, OCAL_F32, &info));
-  ocal_device_info d;
+  ocal_device_info d = {sizeof d};
   ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   int builtin = 0;
   for (size_t i = 0; i < ocal__builtin_tuning_count; i++)
@@ -1497,7 +1497,7 @@ START_TEST(test_tuning_file_checked_before_use) {
   /* Corrupt bytes where the file should be (OCAL_TUNING=0 here: only its name is wanted). */
   setenv("OCAL_TUNING", "0", 1);
   ocal_context ctx = context_in(dir);
-  ocal_blas_tuning info;
+  ocal_blas_tuning info = {sizeof info};
   ck_assert_ocal(ocal_blas_get_tuning(ctx, OCAL_F32, &info));
   ocal_context_release(ctx);
   FILE *f = fopen(info.path, "wb");
@@ -1522,7 +1522,7 @@ START_TEST(test_tuner_stores_file_for_new_process) {
   ck_assert_uint_eq(o.struct_size, sizeof o);
   o.budget_s = 4;
   o.size = 128;
-  ocal_blas_tuning result;
+  ocal_blas_tuning result = {sizeof result};
   /* A struct_size this library cannot have been built with is refused before any tuning. */
   o.struct_size = sizeof(size_t);
   ck_assert_ocal_fails(ocal_blas_tune(ctx, &o, &result), OCAL_INVALID_ARGUMENT);

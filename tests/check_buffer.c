@@ -1084,7 +1084,7 @@ START_TEST(test_fp64_disabled) {
   ocal_context ctx = NULL;
   ck_assert_ocal(ocal_context_create(&opt, &ctx));
   ck_assert_int_eq(context_fp64(ctx), 0);
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   ck_assert_msg(info.name[0] != '\0', "the device has no name");
 
@@ -1129,7 +1129,7 @@ START_TEST(test_fp64_disabled) {
 END_TEST
 
 START_TEST(test_out_of_device_memory) {
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   ck_assert_uint_gt(info.global_mem_bytes, 0);
   ck_assert_uint_gt(info.max_alloc_bytes, 0);

@@ -140,8 +140,9 @@ static ocal_context new_context(int disk_cache, const char *cache_dir) {
 }
 
 static ocal_cache_stats stats_of(ocal_context ctx) {
-  ocal_cache_stats st;
+  ocal_cache_stats st = {sizeof st};
   memset(&st, 0xff, sizeof st);
+  st.struct_size = sizeof st;
   ck_assert_ocal(ocal_context_get_cache_stats(ctx, &st));
   return st;
 }
@@ -258,7 +259,7 @@ static int child_main(const char *dir, const char *dtype_name, const char *seed_
     fprintf(stderr, "child: %s\n", why);
     code = CHILD_BAD_FILL;
   } else {
-    ocal_cache_stats st;
+    ocal_cache_stats st = {sizeof st};
     if (ocal_context_get_cache_stats(ctx, &st) != OCAL_OK)
       code = CHILD_BAD_STATS;
     else if (disk_hit >= 0 ? st.compiles != (disk_hit ? 0u : 1u) : st.compiles > 1)
@@ -1023,7 +1024,7 @@ static int child_tuning(const char *dir) {
   opt.disk_cache = 1;
   opt.cache_dir = dir;
   if (ocal_context_create(&opt, &ctx) != OCAL_OK) return 1;
-  ocal_blas_tuning info;
+  ocal_blas_tuning info = {sizeof info};
   ocal_status s = ocal_blas_get_tuning(ctx, OCAL_F32, &info);
   int code = s == OCAL_UNSUPPORTED ? 3 : s != OCAL_OK ? 1 : info.source == OCAL_TUNING_FILE ? 2 : 0;
   if (s != OCAL_OK && s != OCAL_UNSUPPORTED) fprintf(stderr, "child: %s\n", ocal_last_error());
@@ -1037,7 +1038,7 @@ START_TEST(test_hostile_tuning_file) {
   char *dir = make_tmpdir(), *spare = make_tmpdir();
   /* This process learns the file's path (and reads nothing: there is no file yet). */
   ocal_context ctx = new_context(1, dir);
-  ocal_blas_tuning info;
+  ocal_blas_tuning info = {sizeof info};
   ocal_status s = ocal_blas_get_tuning(ctx, OCAL_F32, &info);
   ck_assert_ocal(ocal_context_release(ctx));
   if (s == OCAL_UNSUPPORTED) { /* built without CLBlast: no tuning file to read */

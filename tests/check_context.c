@@ -23,7 +23,7 @@ static int context_fp64(ocal_context ctx) {
 }
 
 static int device_fp64(ocal_context ctx) {
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   return info.has_fp64;
 }
@@ -60,7 +60,7 @@ START_TEST(test_create_null_options) {
   ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_ptr_nonnull(ctx);
   ck_assert_ptr_ne(ctx, fixture_ctx);
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   ck_assert_msg(info.name[0] != '\0', "the context's device has no name");
   ck_assert_ocal(ocal_context_release(ctx));
@@ -113,6 +113,7 @@ START_TEST(test_create_device_zero_zero) {
   ck_assert_ocal(ocal_device_list(0, NULL, &n));
   ocal_device_info *list = calloc(n, sizeof *list);
   ck_assert_ptr_nonnull(list);
+  list[0].struct_size = sizeof *list;
   ck_assert_ocal(ocal_device_list(n, list, &n));
   long want = -1;
   for (size_t i = 0; i < n; i++)
@@ -124,7 +125,7 @@ START_TEST(test_create_device_zero_zero) {
   ocal_context ctx = NULL;
   if (want >= 0) {
     ck_assert_ocal(ocal_context_create(&opts, &ctx));
-    ocal_device_info info;
+    ocal_device_info info = {sizeof info};
     ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
     ck_assert_int_eq(info.platform_index, 0);
     ck_assert_int_eq(info.device_index, 0);
@@ -235,7 +236,7 @@ START_TEST(test_escape_hatches_consistent) {
   ck_assert_ptr_eq(cdev, dev);
 
   /* The cl_device_id is the device ocal_context_get_device_info describes. */
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   char name[256] = "";
   ck_assert_int_eq(clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL), CL_SUCCESS);
@@ -351,9 +352,11 @@ END_TEST
 /* ---- device, finish, release ------------------------------------------------------------ */
 
 START_TEST(test_context_device_matches_select) {
-  ocal_device_info selected, ctx_info;
+  ocal_device_info selected = {sizeof selected}, ctx_info = {sizeof ctx_info};
   memset(&selected, 0, sizeof selected);
+  selected.struct_size = sizeof selected;
   memset(&ctx_info, 0xff, sizeof ctx_info);
+  ctx_info.struct_size = sizeof ctx_info;
   ck_assert_ocal(ocal_device_select(NULL, &selected));
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &ctx_info));
   ck_assert_int_eq(ctx_info.platform_index, selected.platform_index);
@@ -387,7 +390,7 @@ END_TEST
 /* The limits option shrinks the device (never grows it), rejects what it does not know
  * naming where it came from, and a smaller device still runs kernels. */
 START_TEST(test_context_limits_option) {
-  ocal_device_info real;
+  ocal_device_info real = {sizeof real};
   ck_assert_ocal(ocal_device_select(NULL, &real));
   ocal_context_options o;
   ocal_context_options_init(&o);
@@ -396,7 +399,7 @@ START_TEST(test_context_limits_option) {
              "cl_version=1.1";
   ocal_context ctx = NULL;
   ck_assert_ocal(ocal_context_create(&o, &ctx));
-  ocal_device_info d;
+  ocal_device_info d = {sizeof d};
   ck_assert_ocal(ocal_context_get_device_info(ctx, &d));
   ck_assert_uint_eq(d.local_mem_bytes, real.local_mem_bytes < 16384 ? real.local_mem_bytes : 16384);
   ck_assert_uint_eq(d.max_work_group_size, real.max_work_group_size < 64 ? real.max_work_group_size : 64);
@@ -489,9 +492,9 @@ static void assert_null_handle(ocal_status s, const char *func) {
 }
 
 START_TEST(test_null_context) {
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   int fp64 = 5;
-  ocal_cache_stats stats;
+  ocal_cache_stats stats = {sizeof stats};
   const char *dir = "untouched";
   cl_context clctx = (cl_context)&info;
   cl_device_id dev = (cl_device_id)&info;
@@ -633,8 +636,9 @@ START_TEST(test_cache_dir_environment) {
 END_TEST
 
 START_TEST(test_cache_stats_start_at_zero) {
-  ocal_cache_stats stats;
+  ocal_cache_stats stats = {sizeof stats};
   memset(&stats, 0xff, sizeof stats);
+  stats.struct_size = sizeof stats;
   ck_assert_ocal(ocal_context_get_cache_stats(fixture_ctx, &stats));
   ck_assert_uint_eq(stats.compiles, 0);
   ck_assert_uint_eq(stats.disk_hits, 0);
@@ -646,13 +650,13 @@ END_TEST
 /* ---- many contexts, and one context from many threads ----------------------------------- */
 
 START_TEST(test_many_contexts_in_a_loop) {
-  ocal_device_info first;
+  ocal_device_info first = {sizeof first};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &first));
   for (int i = 0; i < 20; i++) {
     ocal_context ctx = NULL;
     ocal_status s = ocal_context_create(NULL, &ctx);
     ck_assert_msg(s == OCAL_OK, "context %d: %s", i, ocal_last_error());
-    ocal_device_info info;
+    ocal_device_info info = {sizeof info};
     ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
     ck_assert_str_eq(info.name, first.name);
     ck_assert_ocal(ocal_context_finish(ctx));
@@ -754,13 +758,82 @@ START_TEST(test_shared_context_from_threads) {
   }
 
   /* One f32 fill program, compiled once; every other request came from the memory cache. */
-  ocal_cache_stats stats;
+  ocal_cache_stats stats = {sizeof stats};
   ck_assert_ocal(ocal_context_get_cache_stats(ctx, &stats));
   ck_assert_uint_eq(stats.compiles, 1);
   ck_assert_uint_eq(stats.disk_hits, 0);
   ck_assert_uint_eq(stats.disk_rejects, 0);
   ck_assert_uint_eq(stats.compiles + stats.memory_hits, (uint64_t)fills);
   ck_assert_ocal(ocal_context_release(ctx));
+}
+END_TEST
+
+/* ---- structs the library fills -------------------------------------------------------- */
+
+/* Each call fills one struct whose struct_size the caller set; `out` is the caller's room. */
+typedef ocal_status (*fill_fn)(void *out);
+static ocal_status fill_device_info(void *out) {
+  return ocal_context_get_device_info(fixture_ctx, out);
+}
+static ocal_status fill_cache_stats(void *out) {
+  return ocal_context_get_cache_stats(fixture_ctx, out);
+}
+static ocal_status fill_memory_stats(void *out) { return ocal_memory_get_stats(fixture_ctx, out); }
+static ocal_status fill_device_select(void *out) { return ocal_device_select(NULL, out); }
+static ocal_status fill_device_list(void *out) {
+  size_t n;
+  return ocal_device_list(1, out, &n);
+}
+
+enum { PAST = 64 }; /* bytes of the caller's memory after the struct, which must stay as they are */
+
+/* With struct_size = sizeof the struct, the call writes the struct and not one byte past it;
+ * a struct_size this library cannot have been built with is refused, naming the call, the
+ * field and the type, before anything is written. */
+static void check_struct_size(const char *call, const char *type, fill_fn fill, size_t size) {
+  unsigned char *room = malloc(size + PAST);
+  ck_assert_ptr_nonnull(room);
+  memset(room, 0xa5, size + PAST);
+  memcpy(room, &size, sizeof size);
+  ck_assert_msg(fill(room) == OCAL_OK, "%s: %s", call, ocal_last_error());
+  size_t kept;
+  memcpy(&kept, room, sizeof kept);
+  ck_assert_uint_eq(kept, size);
+  int written = 0;
+  for (size_t i = sizeof size; i < size; i++) written |= room[i] != 0xa5;
+  ck_assert_msg(written, "%s wrote nothing", call);
+  for (size_t i = size; i < size + PAST; i++)
+    ck_assert_msg(room[i] == 0xa5, "%s wrote byte %zu, past struct_size %zu", call, i, size);
+
+  const size_t bad[] = {0, sizeof(size_t), size - 1, size + 1, size + PAST, (size_t)-1};
+  for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+    memset(room, 0x5a, size + PAST);
+    memcpy(room, &bad[b], sizeof bad[b]);
+    ck_assert_msg(fill(room) == OCAL_INVALID_ARGUMENT, "%s took struct_size %zu", call, bad[b]);
+    const char *msg = ocal_last_error();
+    ck_assert_msg(strncmp(msg, call, strlen(call)) == 0 && strstr(msg, "struct_size") &&
+                      strstr(msg, type),
+                  "%s, struct_size %zu: the message does not name the call, the field and "
+                  "the type: %s",
+                  call, bad[b], msg);
+    for (size_t i = sizeof(size_t); i < size + PAST; i++)
+      ck_assert_msg(room[i] == 0x5a, "%s refused struct_size %zu but wrote byte %zu", call,
+                    bad[b], i);
+  }
+  free(room);
+}
+
+START_TEST(test_filled_structs_honour_struct_size) {
+  check_struct_size("ocal_context_get_device_info", "ocal_device_info", fill_device_info,
+                    sizeof(ocal_device_info));
+  check_struct_size("ocal_context_get_cache_stats", "ocal_cache_stats", fill_cache_stats,
+                    sizeof(ocal_cache_stats));
+  check_struct_size("ocal_memory_get_stats", "ocal_memory_stats", fill_memory_stats,
+                    sizeof(ocal_memory_stats));
+  check_struct_size("ocal_device_select", "ocal_device_info", fill_device_select,
+                    sizeof(ocal_device_info));
+  check_struct_size("ocal_device_list", "ocal_device_info", fill_device_list,
+                    sizeof(ocal_device_info));
 }
 END_TEST
 
@@ -803,6 +876,7 @@ int main(void) {
   tcase_add_test(tc, test_cache_dir_option);
   tcase_add_test(tc, test_cache_dir_environment);
   tcase_add_test(tc, test_cache_stats_start_at_zero);
+  tcase_add_test(tc, test_filled_structs_honour_struct_size);
   suite_add_tcase(s, tc);
 
   tc = fixture_tcase("lifetime_and_threads");

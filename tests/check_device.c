@@ -21,6 +21,7 @@ static ocal_device_info *list_devices(size_t *n) {
   ck_assert_uint_ge(*n, 1);
   ocal_device_info *infos = calloc(*n, sizeof *infos);
   ck_assert_ptr_nonnull(infos);
+  infos[0].struct_size = sizeof *infos;
   size_t again = 0;
   ck_assert_ocal(ocal_device_list(*n, infos, &again));
   ck_assert_uint_eq(again, *n);
@@ -69,8 +70,9 @@ static void assert_lists_devices(const ocal_device_info *list, size_t n) {
 
 /* Selects with `sel` and checks the result against the device at index `want` (-1: none). */
 static void check_select(const char *sel, const ocal_device_info *list, size_t n, long want) {
-  ocal_device_info got;
+  ocal_device_info got = {sizeof got};
   memset(&got, 0, sizeof got);
+  got.struct_size = sizeof got;
   if (want >= 0) {
     ocal_status s = ocal_device_select(sel, &got);
     ck_assert_msg(s == OCAL_OK, "selector '%s' returned %s: %s", sel, ocal_status_name(s),
@@ -194,6 +196,7 @@ START_TEST(test_list_capacity_smaller) {
   ck_assert_ptr_nonnull(infos);
   memset(infos, 0xa5, (n + 1) * sizeof *infos);
   memset(&sentinel, 0xa5, sizeof sentinel);
+  if (capacity > 0) infos[0].struct_size = sizeof *infos;
   size_t count = 12345;
   ck_assert_ocal(ocal_device_list(capacity, infos, &count));
   ck_assert_uint_eq(count, n);
@@ -215,6 +218,7 @@ START_TEST(test_list_capacity_larger) {
   ck_assert_ptr_nonnull(infos);
   memset(infos, 0x5a, capacity * sizeof *infos);
   memset(&sentinel, 0x5a, sizeof sentinel);
+  infos[0].struct_size = sizeof *infos;
   size_t count = 0;
   ck_assert_ocal(ocal_device_list(capacity, infos, &count));
   ck_assert_uint_eq(count, n);
@@ -228,7 +232,7 @@ START_TEST(test_list_capacity_larger) {
 END_TEST
 
 START_TEST(test_list_null_arguments) {
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal_fails(ocal_device_list(0, NULL, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_list"));
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "count"));
@@ -257,7 +261,7 @@ static void check_type_keyword(const char *keyword, ocal_device_type type) {
   snprintf(spelled, sizeof spelled, "\t%c%s\n", toupper((unsigned char)keyword[0]), keyword + 1);
   check_select(spelled, list, n, want);
   if (want < 0) {
-    ocal_device_info info;
+    ocal_device_info info = {sizeof info};
     ck_assert_ocal_fails(ocal_device_select(keyword, &info), OCAL_DEVICE_NOT_FOUND);
     ck_assert_ptr_nonnull(strstr(ocal_last_error(), keyword));
   }
@@ -289,7 +293,7 @@ START_TEST(test_select_index_out_of_range) {
   ocal_device_info *list = list_devices(&n);
   const char *bad[] = {"99:0", "0:99"};
   for (size_t b = 0; b < 2; b++) {
-    ocal_device_info info;
+    ocal_device_info info = {sizeof info};
     ck_assert_ocal_fails(ocal_device_select(bad[b], &info), OCAL_DEVICE_NOT_FOUND);
     const char *msg = ocal_last_error();
     ck_assert_msg(strstr(msg, bad[b]) != NULL, "message does not quote '%s': %s", bad[b], msg);
@@ -377,7 +381,7 @@ END_TEST
 START_TEST(test_select_no_match) {
   size_t n;
   ocal_device_info *list = list_devices(&n);
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal_fails(ocal_device_select("no-such-device-xyz", &info), OCAL_DEVICE_NOT_FOUND);
   const char *msg = ocal_last_error();
   ck_assert_ptr_nonnull(strstr(msg, "no-such-device-xyz"));
@@ -442,7 +446,7 @@ START_TEST(test_select_documented_examples) {
   /* The case the docs promised and ocal missed: PoCL by its short name. */
   for (size_t i = 0; i < n; i++) {
     if (strcmp(list[i].platform_name, "Portable Computing Language") != 0) continue;
-    ocal_device_info got;
+    ocal_device_info got = {sizeof got};
     ck_assert_msg(ocal_device_select("pocl", &got) == OCAL_OK, "'pocl' finds no PoCL device: %s",
                   ocal_last_error());
     ck_assert_str_eq(got.platform_name, "Portable Computing Language");
@@ -497,7 +501,7 @@ START_TEST(test_failed_device_query_fails_creation) {
   ocal__cl_get_device_info = clGetDeviceInfo;
   fail_at = -1;
   ck_assert_ocal(ocal_context_create(NULL, &ctx));
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   ck_assert_uint_gt(info.max_work_group_size, 0);
   ck_assert_uint_gt(info.max_alloc_bytes, 0);
@@ -626,7 +630,7 @@ static void check_env_keyword(const char *keyword, ocal_device_type type) {
   ocal_device_info *list = list_devices(&n);
   long want = first_of_type(list, n, type);
   ck_assert_int_eq(setenv("OCAL_DEVICE", keyword, 1), 0);
-  ocal_device_info got;
+  ocal_device_info got = {sizeof got};
   ocal_context ctx = NULL;
   if (want >= 0) {
     ck_assert_ocal(ocal_device_select(NULL, &got));
@@ -664,7 +668,7 @@ START_TEST(test_env_index_pairs) {
     char sel[32];
     snprintf(sel, sizeof sel, "%d:%d", list[i].platform_index, list[i].device_index);
     ck_assert_int_eq(setenv("OCAL_DEVICE", sel, 1), 0);
-    ocal_device_info got;
+    ocal_device_info got = {sizeof got};
     ck_assert_ocal(ocal_device_select(NULL, &got));
     ck_assert_same_device(&got, &list[i]);
   }
@@ -696,7 +700,7 @@ START_TEST(test_env_bad_value) {
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
   ck_assert_ptr_null(ctx);
 
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal_fails(ocal_device_select(NULL, &info), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
   free(list);
@@ -717,13 +721,13 @@ START_TEST(test_explicit_selector_overrides_env) {
     opts.device = sel;
     ocal_context ctx = NULL;
     ck_assert_ocal(ocal_context_create(&opts, &ctx));
-    ocal_device_info got;
+    ocal_device_info got = {sizeof got};
     ck_assert_ocal(ocal_context_get_device_info(ctx, &got));
     ck_assert_same_device(&got, &list[i]);
     ck_assert_ocal(ocal_context_release(ctx));
   }
   /* A failing explicit selector is reported as the selector, not as OCAL_DEVICE. */
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal_fails(ocal_device_select("also-no-such-device", &info), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "also-no-such-device"));
   ck_assert_ptr_null(strstr(ocal_last_error(), "OCAL_DEVICE"));
@@ -746,6 +750,59 @@ static TCase *plain_tcase(const char *name) {
   return tc;
 }
 
+/* A later ocal may append fields to a struct it fills; a program compiled against the older
+ * struct passes the older size and gets the fields it knows, nothing past them. Simulated
+ * with a struct of two versions through the helpers every such call uses. */
+typedef struct grown {
+  size_t struct_size;
+  uint64_t old_field;
+  uint64_t new_field;
+} grown;
+
+START_TEST(test_filled_struct_older_size) {
+  const grown lib = {sizeof lib, 11, 22};
+  const size_t older = OCAL__SIZE_THROUGH(grown, old_field);
+  _Alignas(16) unsigned char room[sizeof(grown) + 16];
+  memset(room, 0xa5, sizeof room);
+  memcpy(room, &older, sizeof older);
+  ck_assert_ocal(ocal__filled_check("ocal_try", "out", "grown", room, older, sizeof lib));
+  ocal__filled_write(room, &lib);
+  size_t size;
+  uint64_t old_field;
+  memcpy(&size, room, sizeof size);
+  memcpy(&old_field, room + offsetof(grown, old_field), sizeof old_field);
+  ck_assert_uint_eq(size, older);
+  ck_assert_uint_eq(old_field, 11);
+  for (size_t i = older; i < sizeof room; i++)
+    ck_assert_msg(room[i] == 0xa5, "byte %zu past the older struct was written", i);
+
+  /* The newer size gets the new field as well. */
+  size = sizeof lib;
+  memcpy(room, &size, sizeof size);
+  ck_assert_ocal(ocal__filled_check("ocal_try", "out", "grown", room, older, sizeof lib));
+  ocal__filled_write(room, &lib);
+  grown got;
+  memcpy(&got, room, sizeof got);
+  ck_assert_uint_eq(got.new_field, 22);
+
+  /* Below the first size or above the library's own: refused, saying what to do. */
+  const size_t bad[] = {older - 1, sizeof lib + 1};
+  const char *const want[] = {
+      "ocal_try: out->struct_size is 15, but this library takes 16 to 24: set it to "
+      "sizeof(grown) before the call",
+      "ocal_try: out->struct_size is 25, but this library takes 16 to 24: set it to "
+      "sizeof(grown) before the call"};
+  for (int b = 0; b < 2; b++) {
+    memcpy(room, &bad[b], sizeof bad[b]);
+    ck_assert_ocal_fails(ocal__filled_check("ocal_try", "out", "grown", room, older, sizeof lib),
+                         OCAL_INVALID_ARGUMENT);
+    ck_assert_str_eq(ocal_last_error(), want[b]);
+  }
+  /* NULL is for the caller to refuse (some calls allow it). */
+  ck_assert_ocal(ocal__filled_check("ocal_try", "out", "grown", NULL, older, sizeof lib));
+}
+END_TEST
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--child-threads") == 0) return child_threads();
   if (argc > 0) program_path = argv[0];
@@ -759,6 +816,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, test_list_capacity_smaller);
   tcase_add_test(tc, test_list_capacity_larger);
   tcase_add_test(tc, test_list_null_arguments);
+  tcase_add_test(tc, test_filled_struct_older_size);
   suite_add_tcase(s, tc);
 
   tc = plain_tcase("select");

@@ -256,7 +256,7 @@ static void check_real(const fft_case *c, const char *label) {
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &r2c));
   describe(c, OCAL_FFT_C2R, &d);
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &c2r));
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   ck_assert_ocal(ocal_fft_plan_get_info(r2c, &info));
   ck_assert_uint_eq(info.in_numel, total);
   ck_assert_uint_eq(info.out_numel, ctotal);
@@ -599,7 +599,7 @@ START_TEST(test_engine_choice) {
     setenv("OCAL_FFT", "CLFFT", 1);
     fixture_reopen();
     ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
-    ocal_fft_plan_info info;
+    ocal_fft_plan_info info = {sizeof info};
     ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
     ck_assert_int_eq(info.engine, OCAL_FFT_ENGINE_CLFFT);
     ck_assert_str_eq(info.engine_name, "clfft");
@@ -634,7 +634,7 @@ START_TEST(test_plan_cache_reuses_plans) {
   d.norm = OCAL_FFT_NORM_ORTHO;
   ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &c));
   ck_assert_ptr_ne(a, c);
-  ocal_fft_cache_stats st;
+  ocal_fft_cache_stats st = {sizeof st};
   ck_assert_ocal(ocal_fft_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.plans_built, 2);
   ck_assert_uint_eq(st.memory_hits, 1);
@@ -695,7 +695,7 @@ START_TEST(test_plan_cache_threads) {
                   ocal_status_name(args[i].status));
     ck_assert_ptr_eq(args[i].plan, args[0].plan);
   }
-  ocal_fft_cache_stats st;
+  ocal_fft_cache_stats st = {sizeof st};
   ck_assert_ocal(ocal_fft_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.plans_built, 1); /* one build; the others waited for it */
   ck_assert_uint_eq(st.memory_hits, T - 1);
@@ -732,7 +732,7 @@ static int disk_cache_child(const char *dir) {
     ocal_context_release(ctx);
     return 1;
   }
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   ocal_fft_plan_get_info(plan, &info);
   /* An impulse at 1: X[k] = exp(-2 pi i k / 48). */
   size_t n = 96;
@@ -794,10 +794,10 @@ START_TEST(test_disk_cache_across_processes) {
   disk_cache_desc(&d);
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ck_assert_int_eq(info.from_disk_cache, 0);
-  ocal_fft_cache_stats st;
+  ocal_fft_cache_stats st = {sizeof st};
   ck_assert_ocal(ocal_fft_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.disk_stores, 1);
   ck_assert_uint_eq(st.disk_hits, 0);
@@ -843,7 +843,7 @@ static int tuned_plan_from_disk(const char *dir, const char *tune, const fft_cas
   describe(c, OCAL_FFT_C2C, &d);
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ocal_fft_plan_release(plan);
   ocal_context_release(ctx);
@@ -896,7 +896,7 @@ START_TEST(test_build_failure) {
   int cl = 0;
   ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_CLFFT, &cl));
   if (!cl) return;
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   if (strstr(info.platform_name, "Portable Computing Language"))
     setenv("POCL_EXTRA_BUILD_FLAGS", "-Werror=incompatible-pointer-types", 1);
@@ -938,7 +938,7 @@ START_TEST(test_build_failure) {
     s = ocal_fft_plan_create(fixture_ctx, &d, &plan);
     if (vs == OCAL_OK) {
       ck_assert_ocal(s);
-      ocal_fft_plan_info pi;
+      ocal_fft_plan_info pi = {sizeof pi};
       ck_assert_ocal(ocal_fft_plan_get_info(plan, &pi));
       ck_assert_str_eq(pi.engine_name, "vkfft");
       ocal_fft_plan_release(plan);
@@ -970,7 +970,7 @@ START_TEST(test_default_falls_back) {
   if (named == OCAL_OK) ocal_fft_plan_release(plan);
   d.engine = OCAL_FFT_ENGINE_DEFAULT;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
-  ocal_fft_plan_info pi;
+  ocal_fft_plan_info pi = {sizeof pi};
   ck_assert_ocal(ocal_fft_plan_get_info(plan, &pi));
   if (named != OCAL_OK) {
     /* VkFFT refused it: clFFT took it, and the info says so. */
@@ -1041,7 +1041,7 @@ static void check_long_1d(ocal_fft_kind kind, size_t n, int dbl) {
   d.kind = cplx ? OCAL_FFT_C2C : OCAL_FFT_C2R;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &inv));
   if (!cplx) {
-    ocal_fft_plan_info fi, ii;
+    ocal_fft_plan_info fi = {sizeof fi}, ii = {sizeof ii};
     ck_assert_ocal(ocal_fft_plan_get_info(fwd, &fi));
     ck_assert_ocal(ocal_fft_plan_get_info(inv, &ii));
     /* Both directions come from one engine (both real, or both through C2C). */
@@ -1242,6 +1242,41 @@ START_TEST(test_vkfft_build_failure) {
 }
 END_TEST
 
+/* The structs a plan and the cache fill take the caller's struct_size: exactly the struct
+ * is written, and a size this library does not know is refused before anything is. */
+START_TEST(test_filled_structs_struct_size) {
+  ocal_fft_desc d;
+  ck_assert_ocal(ocal_fft_desc_init(&d));
+  d.lengths[0] = 16;
+  ocal_fft_plan plan;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
+  _Alignas(16) unsigned char room[sizeof(ocal_fft_plan_info) + 32];
+  for (int round = 0; round < 2; round++) {
+    const size_t size = round == 0 ? sizeof(ocal_fft_plan_info) : sizeof(ocal_fft_cache_stats);
+    const size_t bad[] = {0, size - 1, size + 1};
+    for (int b = 0; b < 3; b++) {
+      memset(room, 0x5a, sizeof room);
+      memcpy(room, &bad[b], sizeof bad[b]);
+      ck_assert_ocal_fails(round == 0 ? ocal_fft_plan_get_info(plan, (void *)room)
+                                      : ocal_fft_get_cache_stats(fixture_ctx, (void *)room),
+                           OCAL_INVALID_ARGUMENT);
+      ck_assert_ptr_nonnull(strstr(ocal_last_error(), round == 0 ? "sizeof(ocal_fft_plan_info)"
+                                                                 : "sizeof(ocal_fft_cache_stats)"));
+      for (size_t i = sizeof(size_t); i < sizeof room; i++) ck_assert_uint_eq(room[i], 0x5a);
+    }
+    memset(room, 0x5a, sizeof room);
+    memcpy(room, &size, sizeof size);
+    ck_assert_ocal(round == 0 ? ocal_fft_plan_get_info(plan, (void *)room)
+                              : ocal_fft_get_cache_stats(fixture_ctx, (void *)room));
+    for (size_t i = size; i < sizeof room; i++) ck_assert_uint_eq(room[i], 0x5a);
+  }
+  ocal_fft_plan_info info = {sizeof info};
+  ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
+  ck_assert_uint_eq(info.in_numel, 16);
+  ck_assert_ocal(ocal_fft_plan_release(plan));
+}
+END_TEST
+
 int main(int argc, char **argv) {
   /* The exec'ed second process of test_disk_cache_across_processes. */
   if (argc == 3 && strcmp(argv[1], "--disk-cache-child") == 0) return disk_cache_child(argv[2]);
@@ -1259,6 +1294,7 @@ int main(int argc, char **argv) {
   TCase *tp = fixture_tcase("plans");
   tcase_add_test(tp, test_clfft_refuses_large_prime_factors);
   tcase_add_test(tp, test_engine_choice);
+  tcase_add_test(tp, test_filled_structs_struct_size);
   tcase_add_test(tp, test_build_failure);
   tcase_add_test(tp, test_default_falls_back);
   tcase_add_test(tp, test_plan_cache_reuses_plans);

@@ -86,7 +86,7 @@ static void run_case(const fs_case *c) {
   d.norm = c->norm;
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ck_assert_str_eq(info.engine_name, "fourstep");
   ck_assert_int_eq(info.engine, OCAL_FFT_ENGINE_FOURSTEP);
@@ -169,7 +169,7 @@ static const char *engine_of(size_t n, ocal_fft_engine e) {
   d.engine = e;
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ck_assert_int_ne(info.engine, OCAL_FFT_ENGINE_DEFAULT);
   ck_assert_ocal(ocal_fft_plan_release(plan));
@@ -185,7 +185,7 @@ START_TEST(test_fourstep_choice) {
   setenv("OCAL_FFT_FOURSTEP_TUNE", "n1=64,c=1,r=4", 1);
   /* the rule: not on a CPU device */
   unsetenv("OCAL_FFT_FOURSTEP");
-  ocal_device_info di;
+  ocal_device_info di = {sizeof di};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &di));
   if (di.type != OCAL_DEVICE_GPU)
     ck_assert_str_ne(engine_of(4096, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
@@ -284,11 +284,11 @@ START_TEST(test_fourstep_disk_cache) {
     ck_assert_ocal(ocal_context_create(&o, &ctx));
     ocal_fft_plan plan;
     ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
-    ocal_fft_plan_info info;
+    ocal_fft_plan_info info = {sizeof info};
     ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
     ck_assert_str_eq(info.engine_name, "fourstep");
     ck_assert_int_eq(info.from_disk_cache, round);
-    ocal_fft_cache_stats cs;
+    ocal_fft_cache_stats cs = {sizeof cs};
     ck_assert_ocal(ocal_fft_get_cache_stats(ctx, &cs));
     ck_assert_uint_eq(cs.disk_hits, (uint64_t)round);
     ck_assert_uint_eq(cs.disk_stores, (uint64_t)(1 - round));

@@ -65,7 +65,7 @@ static int device_has_tc(void) {
 /* The kernels need work-groups of 256 items; a device with smaller ones (PoCL's "mobile"
  * profile in tests/implementations.sh) has no tensor-core engine, even emulated. */
 static int groups_too_small(const char *test) {
-  ocal_device_info d;
+  ocal_device_info d = {sizeof d};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &d));
   if (d.max_work_group_size >= 256) return 0;
   printf("check_gemm_tc: %s: SKIPPED: work-groups of %zu items at most, the kernels need 256\n",

@@ -605,7 +605,7 @@ static void check_reduce_hostile(const char *neutral, const char *reduce, ocal_r
   /* Bit for bit where the plans read the same elements into the same lanes: everywhere for
    * the columns and the maximum; on GPUs a generated row is read as scalars (coalesced), so
    * a generated sum there is another compensated sum, within an ulp or two. */
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   double want = op == OCAL_REDUCE_SUM ? 0 : -INFINITY, mag = 0;
   for (size_t i = 0; i < n; i++) {
@@ -687,7 +687,7 @@ END_TEST
 /* ---- creation errors (issue 19, bugs 5, 6, 13) ---------------------------------------- */
 
 static unsigned long long compiles_of(ocal_context ctx) {
-  ocal_cache_stats st;
+  ocal_cache_stats st = {sizeof st};
   ck_assert_ocal(ocal_context_get_cache_stats(ctx, &st));
   return (unsigned long long)st.compiles + st.disk_hits + st.memory_hits;
 }
@@ -1069,7 +1069,7 @@ static int child_main(const char *dir, int expect_hit) {
   int code = 0;
   ocal_gen g = NULL;
   ocal_buffer b = NULL, out = NULL;
-  ocal_cache_stats st;
+  ocal_cache_stats st = {sizeof st};
   const size_t n = 1000, one = 1;
   float h[1000], sum = 0;
   for (size_t i = 0; i < n; i++) h[i] = (float)(i % 10);

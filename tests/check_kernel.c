@@ -333,7 +333,7 @@ START_TEST(test_launch_limits) {
   ck_assert_ocal_fails(ocal_kernel_launch(k, 4, &n, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_kernel_launch(k, 0, &n, NULL), OCAL_INVALID_ARGUMENT);
   /* A work-group whose every dimension fits but whose product does not. */
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   const size_t g3[3] = {64, 64, 64}, l3[3] = {64, 64, 64};
   ocal_kernel k3 = make_kernel(coords_src, NULL, "coords");
@@ -431,7 +431,7 @@ static int child_main(const char *dir, int expect_hit) {
   ocal_program p = NULL;
   ocal_kernel k = NULL;
   ocal_buffer b = NULL;
-  ocal_cache_stats st;
+  ocal_cache_stats st = {sizeof st};
   const size_t n = 33;
   float h[33], a = 3.0f;
   cl_ulong cn = n;

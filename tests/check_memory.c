@@ -36,7 +36,7 @@ static cl_mem mem_of(ocal_buffer b) {
 }
 
 static ocal_memory_stats stats_of(ocal_context ctx) {
-  ocal_memory_stats s;
+  ocal_memory_stats s = {sizeof s};
   ck_assert_ocal(ocal_memory_get_stats(ctx, &s));
   return s;
 }

@@ -29,12 +29,12 @@ START_TEST(test_build_failure_reports_log_and_context_survives) {
   ck_assert_msg(strstr(msg, "CL_BUILD_PROGRAM_FAILURE") != NULL, "no error name: %s", msg);
   ck_assert_msg(strstr(msg, "compiler log") != NULL, "no compiler log: %s", msg);
   ck_assert_msg(strstr(msg, "no_such_variable_here") != NULL, "log misses the culprit: %s", msg);
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   ck_assert_msg(strstr(msg, info.name) != NULL, "message does not name the device: %s", msg);
 
   /* A failed build is not cached: asking again compiles (and fails) again. */
-  ocal_cache_stats before, after;
+  ocal_cache_stats before = {sizeof before}, after = {sizeof after};
   ck_assert_ocal(ocal_context_get_cache_stats(fixture_ctx, &before));
   ck_assert_ocal_fails(ocal__program_get(fixture_ctx, "broken.cl", broken_source, "", &p),
                        OCAL_BUILD_FAILED);
@@ -65,7 +65,7 @@ START_TEST(test_memory_cache_keys_on_source_and_options) {
   ck_assert_ptr_eq(a, b);
   ck_assert_ocal(ocal__program_get(ctx, "count.cl", good_source, "-DUNUSED=1", &c));
   ck_assert_ptr_ne(a, c);
-  ocal_cache_stats st;
+  ocal_cache_stats st = {sizeof st};
   ck_assert_ocal(ocal_context_get_cache_stats(ctx, &st));
   ck_assert_uint_eq(st.compiles, 2);
   ck_assert_uint_eq(st.memory_hits, 1);
@@ -239,6 +239,37 @@ START_TEST(test_context_attachment_created_once_and_destroyed) {
 }
 END_TEST
 
+/* cl/prelude.cl travels inside the sources that include it: each embedded text holds it
+ * verbatim where its #include line was (so a program's cache key, a hash of its text, covers
+ * it), and no embedded text keeps an #include of a .cl file, which no compiler could find. */
+START_TEST(test_prelude_is_embedded_in_its_sources) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/prelude.cl", OCAL_CL_DIR);
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "cannot read %s", path);
+  static char prelude[16384];
+  size_t n = fread(prelude, 1, sizeof prelude - 1, f);
+  fclose(f);
+  ck_assert_uint_gt(n, 0);
+  ck_assert_uint_lt(n, sizeof prelude - 1);
+  prelude[n] = '\0';
+  static const char *const users[] = {"elementwise", "random", "reduce", "softmax"};
+  int found = 0;
+  for (size_t i = 0; i < ocal__source_count; i++) {
+    const char *text = ocal__sources[i].text;
+    ck_assert_msg(strstr(text, "\n#include \"") == NULL && strncmp(text, "#include \"", 10) != 0,
+                  "the embedded %s keeps an #include line", ocal__sources[i].name);
+    for (size_t u = 0; u < sizeof users / sizeof users[0]; u++) {
+      if (strcmp(ocal__sources[i].name, users[u]) != 0) continue;
+      ck_assert_msg(strstr(text, prelude) != NULL, "the embedded %s lacks cl/prelude.cl",
+                    users[u]);
+      found++;
+    }
+  }
+  ck_assert_int_eq(found, 4);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("program");
   TCase *tc = fixture_tcase("program");
@@ -248,6 +279,7 @@ int main(void) {
   tcase_add_test(tc, test_launch_covers_every_element_once);
   tcase_add_test(tc, test_cl_errors_by_name_and_status);
   tcase_add_test(tc, test_fnv1a64_reference_values);
+  tcase_add_test(tc, test_prelude_is_embedded_in_its_sources);
   tcase_add_test(tc, test_disk_cache_round_trip_and_rejects);
   tcase_add_test(tc, test_context_attachment_created_once_and_destroyed);
   suite_add_tcase(s, tc);

@@ -120,7 +120,7 @@ END_TEST
 /* The selector these tests put in OCAL_DEVICE: "cpu" (PoCL in CI), or "gpu" on a machine
  * with no CPU device (the lent GPU machine), and the type it must select. */
 static const char *some_device(ocal_device_type *type) {
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   *type = OCAL_DEVICE_CPU;
   if (ocal_device_select("cpu", &info) == OCAL_OK) return "cpu";
   *type = OCAL_DEVICE_GPU;
@@ -137,14 +137,14 @@ START_TEST(test_good_values_take_effect) {
   setenv("OCAL_CACHE_DIR", dir, 1);
   ocal_device_type type;
   const char *sel = some_device(&type);
-  ocal_device_info want;
+  ocal_device_info want = {sizeof want};
   ck_assert_ocal(ocal_device_select(sel, &want));
   setenv("OCAL_DEVICE", sel, 1);
   ocal_context ctx;
   ck_assert_ocal(ocal_context_create(NULL, &ctx));
 
   /* Observable through public calls. */
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(ctx, &info));
   ck_assert_str_eq(info.name, want.name);
   ck_assert_uint_eq(info.local_mem_bytes, 16384); /* OCAL_LIMITS */
@@ -154,7 +154,7 @@ START_TEST(test_good_values_take_effect) {
   const char *cache_dir;
   ck_assert_ocal(ocal_context_get_cache_dir(ctx, &cache_dir));
   ck_assert_str_eq(cache_dir, dir);
-  ocal_memory_stats ms;
+  ocal_memory_stats ms = {sizeof ms};
   ck_assert_ocal(ocal_memory_get_stats(ctx, &ms));
   ck_assert_int_eq(ms.pool_enabled, 0);
   ck_assert_uint_eq(ms.pool_limit, 12288);
@@ -236,7 +236,7 @@ END_TEST
 /* The calls without a context read their one variable the same way. */
 START_TEST(test_calls_without_a_context) {
   unset_all();
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ocal_device_type type;
   setenv("OCAL_DEVICE", some_device(&type), 1);
   ck_assert_ocal(ocal_device_select(NULL, &info));

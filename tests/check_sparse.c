@@ -261,7 +261,7 @@ START_TEST(test_spmv_kernels) {
   hmat_free(&zero);
   /* The automatic choice (ocal__spmv_rule): on GPUs a matrix with long rows takes the stream
    * kernel and short regular rows one work-item each; CPUs take scalar. */
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   int cpu = info.type == OCAL_DEVICE_CPU;
   const char *name;

@@ -206,7 +206,7 @@ START_TEST(test_message_names_function) {
   ck_assert_ocal_fails(ocal_context_create(NULL, NULL), OCAL_INVALID_ARGUMENT);
   assert_names_function("ocal_context_create");
 
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ck_assert_ocal_fails(ocal_device_select("no-such-device-xyz", &info), OCAL_DEVICE_NOT_FOUND);
   assert_names_function("ocal_device_select");
 

@@ -420,7 +420,7 @@ static void test_null_arguments(void) {
   ocal_mpi m = NULL;
   expect_null(ocal_mpi_create(MPI_COMM_WORLD, NULL, NULL), "ocal_mpi_create", "mpi");
   ocal_context c;
-  ocal_mpi_info info;
+  ocal_mpi_info info = {sizeof info};
   expect_null(ocal_mpi_get_context(NULL, &c), "ocal_mpi_get_context", "mpi");
   expect_null(ocal_mpi_get_context(mpi, NULL), "ocal_mpi_get_context", "ctx");
   expect_null(ocal_mpi_get_info(NULL, &info), "ocal_mpi_get_info", "mpi");
@@ -498,9 +498,9 @@ int main(void) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   OK(ocal_mpi_get_context(mpi, &ctx));
-  ocal_mpi_info info;
+  ocal_mpi_info info = {sizeof info};
   OK(ocal_mpi_get_info(mpi, &info));
-  ocal_device_info dev;
+  ocal_device_info dev = {sizeof dev};
   OK(ocal_context_get_device_info(ctx, &dev));
   CHECK(info.rank == rank && info.size == nranks, "info rank %d size %d", info.rank, info.size);
   CHECK(info.local_size == nranks && info.local_rank == rank, "one node: local %d of %d",

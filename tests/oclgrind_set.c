@@ -279,7 +279,7 @@ static void fourstep_fft(size_t n) {
   d.lengths[0] = n;
   ocal_fft_plan plan;
   CHECK(ocal_fft_plan_create(ctx, &d, &plan));
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   CHECK(ocal_fft_plan_get_info(plan, &info));
   float *x = malloc(2 * n * 4), *y = malloc(2 * n * 4);
   double *want = malloc(2 * n * 8);
@@ -465,7 +465,7 @@ int main(int argc, char **argv) {
   const int single = argc > 1 && strcmp(argv[1], "single-pass") == 0;
   setenv("OCAL_SCAN", single ? "single" : "three", 1);
   CHECK(ocal_context_create(NULL, &ctx));
-  ocal_device_info d;
+  ocal_device_info d = {sizeof d};
   CHECK(ocal_context_get_device_info(ctx, &d));
   printf("oclgrind_set on %s\n", d.name);
   if (single) {

@@ -76,7 +76,7 @@ static int demo_transfer(ocal_context ctx, const float *host, float *back, size_
 static int demo_cache(ocal_context ctx, size_t n, step *st) {
   ocal_buffer buf;
   STEP_CALL(st, ocal_buffer_create(ctx, OCAL_F32, 1, &n, &buf));
-  ocal_cache_stats before, after;
+  ocal_cache_stats before = {sizeof before}, after = {sizeof after};
   ocal_context_get_cache_stats(ctx, &before);
   float value = 0.5f;
   double t0 = now_ms();
@@ -221,7 +221,7 @@ static int demo_fft(ocal_context ctx, step *st) {
   st->ms = now_ms() - t0;
   if (s == OCAL_OK) s = ocal_buffer_read(bout, 0, total, out, NULL);
   const char *engine = "?";
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   if (plan && ocal_fft_plan_get_info(plan, &info) == OCAL_OK) engine = info.engine_name;
   double err2 = 0, ref2 = 0;
   for (size_t b = 0; s == OCAL_OK && b < BATCH; b++)
@@ -307,7 +307,7 @@ int tool_demo(const char *selector) {
   ocal_status s = ocal_context_create(&opts, &ctx);
   if (s != OCAL_OK) return tool_fail("creating a context", s);
   st.ms = now_ms() - t0;
-  ocal_device_info d;
+  ocal_device_info d = {sizeof d};
   ocal_context_get_device_info(ctx, &d);
   printf("ocal %s demo on %s (%s, %s)\n", ocal_version_string(), d.name,
          ocal_device_type_name(d.type), d.platform_name);

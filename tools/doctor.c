@@ -299,6 +299,7 @@ int tool_doctor(void) {
   int working = 0;
   if (s == OCAL_OK && count > 0) {
     ocal_device_info *list = calloc(count, sizeof *list);
+    if (list) list[0].struct_size = sizeof *list;
     if (list && ocal_device_list(count, list, &count) == OCAL_OK)
       for (size_t i = 0; i < count; i++) working += check_device(&list[i]);
     free(list);

@@ -55,12 +55,13 @@ static int cmd_devices(void) {
   }
   ocal_device_info *list = calloc(n, sizeof *list);
   if (!list) return tool_fail("listing devices", OCAL_OUT_OF_HOST_MEMORY);
+  list[0].struct_size = sizeof *list;
   s = ocal_device_list(n, list, &n);
   if (s != OCAL_OK) {
     free(list);
     return tool_fail("listing devices", s);
   }
-  ocal_device_info picked;
+  ocal_device_info picked = {sizeof picked};
   int have_pick = ocal_device_select(NULL, &picked) == OCAL_OK;
   const char *env = getenv("OCAL_DEVICE");
   printf("   %-5s %-12s %-40s %-28s %10s %5s %5s\n", "P:D", "type", "device", "platform",
@@ -97,7 +98,7 @@ static void print_pool(const char *selector) {
       if (ocal_buffer_create(ctx, OCAL_U8, 1, &n, &b) == OCAL_OK) ocal_buffer_release(b);
     }
   }
-  ocal_memory_stats m;
+  ocal_memory_stats m = {sizeof m};
   if (ocal_memory_get_stats(ctx, &m) == OCAL_OK)
     printf("memory pool       %s, cache limit %.0f MiB (OCAL_POOL, OCAL_POOL_LIMIT); small run: "
            "%" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64 " device allocations, %" PRIu64
@@ -109,7 +110,7 @@ static void print_pool(const char *selector) {
 
 static int cmd_info(const char *selector) {
   /* The facts as a context sees them: OCAL_LIMITS may make the device look smaller. */
-  ocal_device_info d;
+  ocal_device_info d = {sizeof d};
   ocal_context_options o;
   ocal_context_options_init(&o);
   o.device = selector;
@@ -232,7 +233,7 @@ static int cmd_tune(int argc, char **argv) {
   ocal_context ctx;
   ocal_status s = ocal_context_create(&co, &ctx);
   if (s != OCAL_OK) return tool_fail("creating a context", s);
-  ocal_blas_tuning result;
+  ocal_blas_tuning result = {sizeof result};
   s = ocal_blas_tune(ctx, &o, &result);
   ocal_context_release(ctx);
   if (s != OCAL_OK) return tool_fail("tuning GEMM", s);

@@ -83,7 +83,7 @@ static int one(const char *label, const char *tune, const shape *sh) {
   double t0 = now();
   CHECK(ocal_fft_plan_create(ctx, &d, &plan));
   double plan_ms = (now() - t0) * 1e3;
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   CHECK(ocal_fft_plan_get_info(plan, &info));
   size_t points = sh->n[0] * (sh->ndim == 2 ? sh->n[1] : 1), total = points * sh->batch;
   ocal_buffer in, out;

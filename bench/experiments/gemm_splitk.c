@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "context: %s\n", ocal_last_error());
     return 1;
   }
-  ocal_blas_tuning info;
+  ocal_blas_tuning info = {sizeof info};
   if (ocal_blas_get_tuning(ctx, OCAL_F32, &info) != OCAL_OK) return 1;
   char stored[1024];
   snprintf(stored, sizeof stored, "%s", info.params);

@@ -36,6 +36,12 @@ typedef enum ocal_gemm_precision {
                                          the sums stay f32 */
 } ocal_gemm_precision;
 
+/** Short name of a GEMM precision ("default", "fp32", "tf32": the values OCAL_GEMM_PRECISION
+ * takes).
+ * \param precision any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_gemm_precision. */
+OCAL_API const char *ocal_gemm_precision_name(ocal_gemm_precision precision);
+
 /** Options for ocal_context_create. Start from ocal_context_options_init(), which sets
  * struct_size: a program compiled against an older, shorter struct keeps working with a newer
  * library (the fields it lacks take their defaults), and the library refuses a struct_size it
@@ -74,8 +80,13 @@ typedef struct ocal_context_options {
                                0.3: a struct from 0.2 leaves it at the default */
 } ocal_context_options;
 
-/** Counters of the kernel caches of one context. */
+/** Counters of the kernel caches of one context.
+ * The library fills it; set struct_size = sizeof(ocal_cache_stats) before the call
+ * (`ocal_cache_stats x = {sizeof x};`), as for every struct ocal fills: a later version
+ * may append fields, and then writes only the ones a program compiled against this struct
+ * knows. */
 typedef struct ocal_cache_stats {
+  size_t struct_size;    /**< sizeof(ocal_cache_stats), set by the caller */
   uint64_t compiles;     /**< programs compiled from source (the compiler ran) */
   uint64_t disk_hits;    /**< programs loaded from the disk cache (the compiler did not run) */
   uint64_t memory_hits;  /**< program requests served from the context's memory cache */
@@ -133,8 +144,9 @@ OCAL_API ocal_status ocal_context_enqueue_marker(ocal_context ctx, ocal_event *e
 
 /** Copies the facts of the context's device.
  * \param ctx the context.
- * \param info receives the facts.
- * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when info is NULL. */
+ * \param info receives the facts; set its struct_size first.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when info is NULL or
+ *          info->struct_size is not one this library knows (nothing is written then). */
 OCAL_API ocal_status ocal_context_get_device_info(ocal_context ctx, ocal_device_info *info);
 
 /** Reports whether the context can use double precision (f64 and c64 buffers): the device
@@ -146,8 +158,9 @@ OCAL_API ocal_status ocal_context_get_fp64(ocal_context ctx, int *has_fp64);
 
 /** Reads the counters of the context's kernel caches.
  * \param ctx the context.
- * \param stats receives the counters.
- * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when stats is NULL. */
+ * \param stats receives the counters; set its struct_size first.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when stats is NULL or
+ *          stats->struct_size is not one this library knows (nothing is written then). */
 OCAL_API ocal_status ocal_context_get_cache_stats(ocal_context ctx, ocal_cache_stats *stats);
 
 /** The directory of the disk cache in use.

@@ -32,8 +32,13 @@ typedef enum ocal_device_type {
   OCAL_DEVICE_ACCELERATOR = 3 /**< CL_DEVICE_TYPE_ACCELERATOR */
 } ocal_device_type;
 
-/** The facts of one device. Strings are NUL-terminated and truncated to fit. */
+/** The facts of one device. Strings are NUL-terminated and truncated to fit.
+ * The library fills it; set struct_size = sizeof(ocal_device_info) before the call
+ * (`ocal_device_info x = {sizeof x};`), as for every struct ocal fills: a later version
+ * may append fields, and then writes only the ones a program compiled against this struct
+ * knows. */
 typedef struct ocal_device_info {
+  size_t struct_size;           /**< sizeof(ocal_device_info), set by the caller */
   int platform_index;           /**< index of the platform, as in selector "P:D" */
   int device_index;             /**< index of the device within its platform */
   ocal_device_type type;        /**< CL_DEVICE_TYPE */
@@ -63,17 +68,22 @@ OCAL_API const char *ocal_device_type_name(ocal_device_type type);
 /** Lists every device of every OpenCL platform, in platform then device order.
  * \param capacity number of entries \p infos can hold.
  * \param infos array that receives up to \p capacity entries; may be NULL when capacity is 0.
+ *        Set infos[0].struct_size (the others need not be set): it is the size of every
+ *        entry, so the array of a program compiled against an older, shorter struct is
+ *        filled with that stride.
  * \param count receives the number of devices that exist (which may exceed capacity).
- * \returns OCAL_OK (also when there are no devices: count is then 0), or an error when
- *          OpenCL itself fails. */
+ * \returns OCAL_OK (also when there are no devices: count is then 0); OCAL_INVALID_ARGUMENT
+ *          for a NULL count or infos, or an infos[0].struct_size this library does not know
+ *          (nothing is written then); an error when OpenCL itself fails. */
 OCAL_API ocal_status ocal_device_list(size_t capacity, ocal_device_info *infos, size_t *count);
 
 /** Resolves a selector to the device it picks, without creating anything.
  * \param selector see the top of this header; NULL or "" for OCAL_DEVICE / the default.
- * \param info receives the chosen device's facts.
+ * \param info receives the chosen device's facts; set its struct_size first.
  * \returns OCAL_OK; OCAL_NO_DEVICE when there is no OpenCL device at all;
  *          OCAL_DEVICE_NOT_FOUND when the selector matches nothing (the message lists the
- *          devices that exist). */
+ *          devices that exist); OCAL_INVALID_ARGUMENT for a NULL info or a bad
+ *          info->struct_size. */
 OCAL_API ocal_status ocal_device_select(const char *selector, ocal_device_info *info);
 
 #ifdef __cplusplus

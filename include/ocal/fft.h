@@ -125,8 +125,13 @@ typedef struct ocal_fft_desc {
   ocal_fft_engine engine;  /**< default OCAL_FFT_ENGINE_DEFAULT */
 } ocal_fft_desc;
 
-/** Facts of a created plan. */
+/** Facts of a created plan.
+ * The library fills it; set struct_size = sizeof(ocal_fft_plan_info) before the call
+ * (`ocal_fft_plan_info x = {sizeof x};`), as for every struct ocal fills: a later version
+ * may append fields, and then writes only the ones a program compiled against this struct
+ * knows. */
 typedef struct ocal_fft_plan_info {
+  size_t struct_size;       /**< sizeof(ocal_fft_plan_info), set by the caller */
   ocal_fft_engine engine;   /**< the engine that runs the plan (never
                                  OCAL_FFT_ENGINE_DEFAULT); OCAL_FFT_ENGINE_FOURSTEP also when
                                  the default engine hands a shape to the four-step kernels
@@ -145,8 +150,13 @@ typedef struct ocal_fft_plan_info {
   double create_seconds;    /**< wall time the engine took to create the plan */
 } ocal_fft_plan_info;
 
-/** Counters of one context's plan cache. */
+/** Counters of one context's plan cache.
+ * The library fills it; set struct_size = sizeof(ocal_fft_cache_stats) before the call
+ * (`ocal_fft_cache_stats x = {sizeof x};`), as for every struct ocal fills: a later version
+ * may append fields, and then writes only the ones a program compiled against this struct
+ * knows. */
 typedef struct ocal_fft_cache_stats {
+  size_t struct_size;    /**< sizeof(ocal_fft_cache_stats), set by the caller */
   uint64_t plans_built;  /**< plans an engine created (memory cache misses) */
   uint64_t memory_hits;  /**< plan requests served from the context's cache */
   uint64_t disk_hits;    /**< engine plans whose compiled kernels came from the disk cache */
@@ -199,14 +209,16 @@ OCAL_API ocal_status ocal_fft_plan_release(ocal_fft_plan plan);
 
 /** Copies the facts of a plan.
  * \param plan the plan.
- * \param info receives the facts (its strings are static).
- * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when info is NULL. */
+ * \param info receives the facts (its strings are static); set its struct_size first.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when info is NULL or
+ *          info->struct_size is not one this library knows (nothing is written then). */
 OCAL_API ocal_status ocal_fft_plan_get_info(ocal_fft_plan plan, ocal_fft_plan_info *info);
 
 /** Reads the counters of a context's plan cache (all zero before the first plan).
  * \param ctx the context.
- * \param stats receives the counters.
- * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when stats is NULL. */
+ * \param stats receives the counters; set its struct_size first.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when stats is NULL or
+ *          stats->struct_size is not one this library knows (nothing is written then). */
 OCAL_API ocal_status ocal_fft_get_cache_stats(ocal_context ctx, ocal_fft_cache_stats *stats);
 
 /** Says whether an engine was built into this copy of ocal.
@@ -220,6 +232,22 @@ OCAL_API ocal_status ocal_fft_engine_available(ocal_fft_engine engine, int *avai
  * \param engine any value.
  * \returns a static string; "invalid" for a value that is not an engine. */
 OCAL_API const char *ocal_fft_engine_name(ocal_fft_engine engine);
+
+/** Short name of a transform kind ("c2c", "r2c", "c2r").
+ * \param kind any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_fft_kind. */
+OCAL_API const char *ocal_fft_kind_name(ocal_fft_kind kind);
+
+/** Short name of a direction ("forward", "inverse").
+ * \param direction any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_fft_direction. */
+OCAL_API const char *ocal_fft_direction_name(ocal_fft_direction direction);
+
+/** Short name of a normalisation, as NumPy's norm= argument ("backward", "ortho",
+ * "forward").
+ * \param norm any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_fft_norm. */
+OCAL_API const char *ocal_fft_norm_name(ocal_fft_norm norm);
 
 /** The engine a plan with engine OCAL_FFT_ENGINE_DEFAULT gets now (OCAL_FFT, else VkFFT where
  * built, else clFFT; the default engine may still hand single shapes to the four-step

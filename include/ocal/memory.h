@@ -60,8 +60,13 @@
 extern "C" {
 #endif
 
-/** Counters of a context's device memory. Bytes are counted in allocated (rounded) sizes. */
+/** Counters of a context's device memory. Bytes are counted in allocated (rounded) sizes.
+ * The library fills it; set struct_size = sizeof(ocal_memory_stats) before the call
+ * (`ocal_memory_stats x = {sizeof x};`), as for every struct ocal fills: a later version
+ * may append fields, and then writes only the ones a program compiled against this struct
+ * knows. */
 typedef struct ocal_memory_stats {
+  size_t struct_size;            /**< sizeof(ocal_memory_stats), set by the caller */
   int pool_enabled;              /**< 1 when the context pools device memory */
   uint64_t bytes_in_use;         /**< held by live buffers (and ocal's own scratch memory) */
   uint64_t bytes_cached;         /**< freed, kept by the pool for reuse */
@@ -78,8 +83,9 @@ typedef struct ocal_memory_stats {
 
 /** Reads the counters of the context's device memory.
  * \param ctx the context.
- * \param stats receives the counters.
- * \returns OCAL_OK; OCAL_INVALID_HANDLE, OCAL_INVALID_ARGUMENT. */
+ * \param stats receives the counters; set its struct_size first.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when stats is NULL or
+ *          stats->struct_size is not one this library knows (nothing is written then). */
 OCAL_API ocal_status ocal_memory_get_stats(ocal_context ctx, ocal_memory_stats *stats);
 
 /** Gives every cached block back to the driver (memory of live buffers stays). Safe while

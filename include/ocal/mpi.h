@@ -25,6 +25,31 @@
  * called the same collective with the same element type, element count, operation and root:
  * when they did not, every rank returns the same error instead of hanging.
  *
+ * When one rank's arguments are wrong. A collective's (allreduce, broadcast, allgather,
+ * reduce-scatter, blocking or not) buffer, operation, element type, root, send/recv pairing,
+ * and the device resources it prepares are checked on each rank, and a rank that finds a
+ * fault still takes part in that check: the faulty rank gets its own status and message
+ * (e.g. OCAL_TYPE_MISMATCH, "reductions take f32, f64, i32 or i64 buffers, not u8"), every
+ * other rank gets OCAL_INVALID_ARGUMENT with "the arguments of another rank's call were
+ * wrong (its own message says how)", no data moves, and every handle stays usable. When all
+ * ranks' arguments are valid but differ, every rank gets the same status: OCAL_TYPE_MISMATCH
+ * for the element type, OCAL_SHAPE_MISMATCH for the element count, OCAL_INVALID_ARGUMENT for
+ * the collective, operation or root; the message gives the range across the ranks. The
+ * blocking calls return these statuses; the non-blocking ones return OCAL_OK and
+ * ocal_mpi_wait (or ocal_mpi_test once done) returns them. Three kinds of fault are this
+ * rank's alone, reported at once before any message is sent, and leave the other ranks
+ * waiting in the collective (until this rank calls a next one, which they then take for
+ * theirs): a NULL or released ocal_mpi handle, a NULL req of a non-blocking call, and no
+ * host memory for the request. An OpenCL error on one rank during the collective fails
+ * that rank's call only; it still sends and receives every message, so the others finish
+ * with OCAL_OK, but their results are undefined wherever they depend on that rank's data.
+ * ocal_mpi_iexchange is not a collective: a wrong argument fails the calling rank at once,
+ * and its peers' matching receives or sends wait until it posts them. ocal_mpi_create:
+ * a rank that fails before duplicating comm (NULL mpi, MPI not initialised, MPI_COMM_NULL,
+ * a bad OCAL_MPI_* setting) leaves the others waiting in MPI_Comm_dup; one whose context
+ * cannot be created still takes part in the node's device exchange and fails alone, and the
+ * other ranks' calls succeed.
+ *
  * Ordering with device work: a collective starts after every command queued on the context's
  * main queue before the call (it waits for a marker). Its results are in the buffer when a
  * blocking call returns, or when ocal_mpi_wait returns, or, for device work, once the event of
@@ -62,8 +87,13 @@ typedef enum ocal_mpi_op {
   OCAL_MPI_MIN = 2
 } ocal_mpi_op;
 
-/** Facts of one rank's ocal_mpi. */
+/** Facts of one rank's ocal_mpi.
+ * The library fills it; set struct_size = sizeof(ocal_mpi_info) before the call
+ * (`ocal_mpi_info x = {sizeof x};`), as for every struct ocal fills: a later version
+ * may append fields, and then writes only the ones a program compiled against this struct
+ * knows. */
 typedef struct ocal_mpi_info {
+  size_t struct_size;   /**< sizeof(ocal_mpi_info), set by the caller */
   int rank;             /**< rank in the communicator */
   int size;             /**< number of ranks */
   int local_rank;       /**< rank among the ranks of this node */
@@ -114,8 +144,9 @@ OCAL_API ocal_status ocal_mpi_release(ocal_mpi mpi);
 OCAL_API ocal_status ocal_mpi_get_context(ocal_mpi mpi, ocal_context *ctx);
 
 /** Facts of this rank: ranks, device sharing, staging settings.
- * \param mpi the handle. \param info receives them.
- * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
+ * \param mpi the handle. \param info receives them; set its struct_size first.
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when info is NULL or
+ *          info->struct_size is not one this library knows (nothing is written then). */
 OCAL_API ocal_status ocal_mpi_get_info(ocal_mpi mpi, ocal_mpi_info *info);
 
 /** Name of a reduction ("sum", "max", "min").

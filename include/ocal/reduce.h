@@ -91,6 +91,11 @@ typedef enum ocal_scan_op {
   OCAL_SCAN_OP_COUNT
 } ocal_scan_op;
 
+/** Short name of a scan ("sum", "max").
+ * \param op any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_scan_op. */
+OCAL_API const char *ocal_scan_op_name(ocal_scan_op op);
+
 /** Short name of a reduction ("sum", "argmax", ...).
  * \param op any value.
  * \returns a static string; "invalid" for a value that is not an ocal_reduce_op. */

@@ -217,6 +217,11 @@ typedef enum ocal_cg_precond {
                                else from the CSR matrix behind the operator */
 } ocal_cg_precond;
 
+/** Short name of a preconditioner ("none", "jacobi").
+ * \param precond any value.
+ * \returns a static string; "invalid" for a value that is not an ocal_cg_precond. */
+OCAL_API const char *ocal_cg_precond_name(ocal_cg_precond precond);
+
 /** Options of ocal_cg. Start from ocal_cg_options_init(), which sets struct_size; a caller
  * compiled against an older, shorter struct keeps working (fields it lacks take defaults). */
 typedef struct ocal_cg_options {

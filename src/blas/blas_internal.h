@@ -122,6 +122,9 @@ void ocal__blas_record(ocal_context ctx, int precision, ocal_blas_tuning_source 
 /* Checks the context and dtype (f32/f64, fp64) of a tuning call. */
 ocal_status ocal__blas_check_tuning_call(ocal_context ctx, ocal_dtype dtype, const char *func);
 
+/* The first ocal_blas_tuning with struct_size ends with gflops. */
+#define OCAL__BLAS_TUNING_MIN OCAL__SIZE_THROUGH(ocal_blas_tuning, gflops)
+
 /* Records a failed CLBlast call ("CLBlastSgemm failed with CLBlastTempBufferAllocFailure
  * (-4) on <device>") and returns the ocal status it maps to. */
 ocal_status ocal__clblast_fail(ocal_context ctx, int code, const char *call, const char *func);

@@ -4,6 +4,7 @@
 # noinst_PROGRAMS, EXTRA_DIST.
 
 ocalinclude_HEADERS += include/ocal/blas.h
+src_libocal_core_la_SOURCES += src/blas/names.c
 src_libocal_core_la_SOURCES += \
 	src/blas/blas_internal.h \
 	src/blas/engine.h \

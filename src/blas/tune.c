@@ -530,6 +530,9 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
   const ocal_blas_tune_options *o = &defaults;
   s = ocal__blas_check_tuning_call(ctx, o->dtype, __func__);
   if (s != OCAL_OK) return s;
+  s = ocal__filled_check(__func__, "result", "ocal_blas_tuning", result, OCAL__BLAS_TUNING_MIN,
+                         sizeof *result);
+  if (s != OCAL_OK) return s;
   if (!(o->budget_s >= 0.0))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "budget_s must be >= 0, not %g", o->budget_s);
 
@@ -545,7 +548,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
   int gpu = d->type == OCAL_DEVICE_GPU || d->type == OCAL_DEVICE_ACCELERATOR;
 
   /* Start from what is in effect when it is known, else from the first seeds. */
-  ocal_blas_tuning current;
+  ocal_blas_tuning current = {sizeof current};
   s = ocal_blas_get_tuning(ctx, o->dtype, &current);
   if (s != OCAL_OK) return s;
   ocal__gemm_params best;

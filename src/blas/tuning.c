@@ -295,11 +295,14 @@ ocal_status ocal_blas_get_tuning(ocal_context ctx, ocal_dtype dtype, ocal_blas_t
   ocal_status s = check_tuning_call(ctx, dtype, __func__);
   if (s != OCAL_OK) return s;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
+  s = ocal__filled_check(__func__, "info", "ocal_blas_tuning", info, OCAL__BLAS_TUNING_MIN,
+                         sizeof *info);
+  if (s != OCAL_OK) return s;
   int precision = precision_of(dtype), created;
   pthread_mutex_lock(&table_lock);
   applied *e = entry_locked(ctx, precision, &created);
   if (e && created) apply_stored_locked(ctx, precision, e);
-  if (e) *info = e->info;
+  if (e) ocal__filled_write(info, &e->info);
   pthread_mutex_unlock(&table_lock);
   if (!e) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the tuning table");
   return OCAL_OK;

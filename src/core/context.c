@@ -14,6 +14,18 @@ ocal_status ocal__check_context(ocal_context ctx, const char *func) {
   return OCAL_OK;
 }
 
+const char *ocal_gemm_precision_name(ocal_gemm_precision precision) {
+  switch (precision) {
+    case OCAL_GEMM_PRECISION_DEFAULT:
+      return "default";
+    case OCAL_GEMM_PRECISION_FP32:
+      return "fp32";
+    case OCAL_GEMM_PRECISION_TF32:
+      return "tf32";
+  }
+  return "invalid";
+}
+
 ocal_status ocal_context_options_init(ocal_context_options *options) {
   if (!options) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options must not be NULL");
   memset(options, 0, sizeof *options);
@@ -171,7 +183,10 @@ ocal_status ocal_context_get_device_info(ocal_context ctx, ocal_device_info *inf
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
-  *info = ctx->info;
+  status = ocal__filled_check(__func__, "info", "ocal_device_info", info,
+                              OCAL__DEVICE_INFO_MIN, sizeof *info);
+  if (status != OCAL_OK) return status;
+  ocal__filled_write(info, &ctx->info);
   return OCAL_OK;
 }
 
@@ -187,8 +202,12 @@ ocal_status ocal_context_get_cache_stats(ocal_context ctx, ocal_cache_stats *sta
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");
+  /* The first ocal_cache_stats with struct_size ends with disk_rejects. */
+  status = ocal__filled_check(__func__, "stats", "ocal_cache_stats", stats,
+                              OCAL__SIZE_THROUGH(ocal_cache_stats, disk_rejects), sizeof *stats);
+  if (status != OCAL_OK) return status;
   pthread_mutex_lock(&ctx->lock);
-  *stats = ctx->stats;
+  ocal__filled_write(stats, &ctx->stats);
   pthread_mutex_unlock(&ctx->lock);
   return OCAL_OK;
 }

@@ -269,11 +269,23 @@ ocal_status ocal_device_list(size_t capacity, ocal_device_info *infos, size_t *c
   if (!count) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "count must not be NULL");
   if (!infos && capacity > 0)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "infos is NULL but capacity is %zu", capacity);
+  /* infos[0].struct_size is the size of every entry: the caller's array has that stride. */
+  size_t entry = 0;
+  if (capacity > 0) {
+    ocal_status status = ocal__filled_check(__func__, "infos[0]", "ocal_device_info", infos,
+                                            OCAL__DEVICE_INFO_MIN, sizeof *infos);
+    if (status != OCAL_OK) return status;
+    entry = infos[0].struct_size;
+  }
   device_entry *list;
   size_t n;
   ocal_status status = enumerate(__func__, &list, &n);
   if (status != OCAL_OK) return status;
-  for (size_t i = 0; i < n && i < capacity; i++) infos[i] = list[i].info;
+  for (size_t i = 0; i < n && i < capacity; i++) {
+    ocal_device_info *dst = (ocal_device_info *)((char *)infos + i * entry);
+    memcpy(dst, &entry, sizeof entry);
+    ocal__filled_write(dst, &list[i].info);
+  }
   *count = n;
   free(list);
   return OCAL_OK;
@@ -407,11 +419,17 @@ ocal_status ocal__device_resolve(const char *func, const char *selector, const c
 
 ocal_status ocal_device_select(const char *selector, ocal_device_info *info) {
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
+  ocal_status status = ocal__filled_check(__func__, "info", "ocal_device_info", info,
+                                          OCAL__DEVICE_INFO_MIN, sizeof *info);
+  if (status != OCAL_OK) return status;
   ocal__settings settings;
   settings.device[0] = '\0';
   if (!selector || !selector[0]) {
-    ocal_status status = ocal__settings_read_one("OCAL_DEVICE", &settings, __func__);
+    status = ocal__settings_read_one("OCAL_DEVICE", &settings, __func__);
     if (status != OCAL_OK) return status;
   }
-  return ocal__device_resolve(__func__, selector, settings.device, info, NULL, NULL);
+  ocal_device_info chosen = {sizeof chosen};
+  status = ocal__device_resolve(__func__, selector, settings.device, &chosen, NULL, NULL);
+  if (status == OCAL_OK) ocal__filled_write(info, &chosen);
+  return status;
 }

@@ -42,6 +42,21 @@ ocal_status ocal__fail(ocal_status status, const char *func, const char *fmt, ..
 ocal_status ocal__options_copy(const char *func, const char *init, void *dst, size_t dst_size,
                                const void *src, size_t min_size);
 
+/* The public structs the library fills start with `size_t struct_size`, which the caller
+ * sets to sizeof the struct before the call. ocal__filled_check checks it (dst may be NULL
+ * when NULL is allowed): min_size is the struct's size in the first version that had
+ * struct_size (fixed, not sizeof, once fields are added); outside min_size to full_size it
+ * fails with OCAL_INVALID_ARGUMENT naming the public call, the parameter and the type.
+ * ocal__filled_write then copies the library's full struct src into dst, writing only the
+ * caller's struct_size bytes (struct_size itself is left as the caller set it), so a program
+ * compiled against an older, shorter struct gets the fields it knows and nothing past them. */
+#define OCAL__SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+/* The first ocal_device_info with struct_size ends with has_fp64. */
+#define OCAL__DEVICE_INFO_MIN OCAL__SIZE_THROUGH(ocal_device_info, has_fp64)
+ocal_status ocal__filled_check(const char *func, const char *param, const char *type,
+                               const void *dst, size_t min_size, size_t full_size);
+void ocal__filled_write(void *dst, const void *src);
+
 /* Records a failed OpenCL call: its name (the text of `call` up to the first '('), the
  * error's name, the device; returns the ocal status the error maps to. */
 ocal_status ocal__cl_fail(const char *device_name, cl_int err, const char *call,

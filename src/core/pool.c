@@ -393,8 +393,13 @@ ocal_status ocal_memory_get_stats(ocal_context ctx, ocal_memory_stats *stats) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");
+  /* The first ocal_memory_stats with struct_size ends with memory_limit. */
+  status = ocal__filled_check(__func__, "stats", "ocal_memory_stats", stats,
+                              OCAL__SIZE_THROUGH(ocal_memory_stats, memory_limit),
+                              sizeof *stats);
+  if (status != OCAL_OK) return status;
   pthread_mutex_lock(&ctx->memory->lock);
-  *stats = ctx->memory->stats;
+  ocal__filled_write(stats, &ctx->memory->stats);
   pthread_mutex_unlock(&ctx->memory->lock);
   return OCAL_OK;
 }

@@ -152,6 +152,25 @@ char *ocal__strdup(const char *s) {
   return copy;
 }
 
+ocal_status ocal__filled_check(const char *func, const char *param, const char *type,
+                               const void *dst, size_t min_size, size_t full_size) {
+  if (!dst) return OCAL_OK;
+  size_t size;
+  memcpy(&size, dst, sizeof size);
+  if (size < min_size || size > full_size)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "%s->struct_size is %zu, but this library takes %zu to %zu: set it to "
+                      "sizeof(%s) before the call",
+                      param, size, min_size, full_size, type);
+  return OCAL_OK;
+}
+
+void ocal__filled_write(void *dst, const void *src) {
+  size_t size;
+  memcpy(&size, dst, sizeof size);
+  memcpy((char *)dst + sizeof size, (const char *)src + sizeof size, size - sizeof size);
+}
+
 ocal_status ocal__options_copy(const char *func, const char *init, void *dst, size_t dst_size,
                                const void *src, size_t min_size) {
   size_t size;

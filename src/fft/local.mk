@@ -4,6 +4,7 @@
 # noinst_PROGRAMS, EXTRA_DIST.
 
 ocalinclude_HEADERS += include/ocal/fft.h
+src_libocal_core_la_SOURCES += src/fft/names.c
 src_libocal_core_la_SOURCES += \
 	src/fft/engine.h \
 	src/fft/plan.c

@@ -143,13 +143,6 @@ size_t ocal__fft_problem_n(const ocal__fft_problem *p) {
   return n;
 }
 
-static const char *kind_name(ocal_fft_kind k) {
-  return k == OCAL_FFT_C2C ? "c2c" : k == OCAL_FFT_R2C ? "r2c" : "c2r";
-}
-static const char *norm_name(ocal_fft_norm n) {
-  return n == OCAL_FFT_NORM_BACKWARD ? "backward" : n == OCAL_FFT_NORM_ORTHO ? "ortho" : "forward";
-}
-
 /* Checks a description and brings it to the canonical form that the cache compares. */
 static ocal_status canonical(ocal_context ctx, const ocal_fft_desc *in, ocal_fft_desc *d,
                              size_t *in_numel, size_t *out_numel) {
@@ -292,13 +285,13 @@ static void plan_setup(struct ocal_fft_plan_s *p, ocal_context ctx) {
   q->scale[1] = d->norm == OCAL_FFT_NORM_BACKWARD ? 1.0 / n
                 : d->norm == OCAL_FFT_NORM_ORTHO  ? 1.0 / sqrt(n)
                                                   : 1.0;
-  snprintf(p->text, sizeof p->text, "%s %s %zu", kind_name(d->kind),
+  snprintf(p->text, sizeof p->text, "%s %s %zu", ocal_fft_kind_name(d->kind),
            ocal_dtype_name(d->precision), d->lengths[0]);
   for (int i = 1; i < d->ndim; i++)
     snprintf(p->text + strlen(p->text), sizeof p->text - strlen(p->text), "x%zu", d->lengths[i]);
   snprintf(p->text + strlen(p->text), sizeof p->text - strlen(p->text),
            " batch %zu %s norm=%s", d->batch, d->in_place ? "in-place" : "out-of-place",
-           norm_name(d->norm));
+           ocal_fft_norm_name(d->norm));
   q->text = p->text;
   ocal_dtype r = d->precision, c = r == OCAL_F64 ? OCAL_C64 : OCAL_C32;
   p->in_dtype = d->kind == OCAL_FFT_R2C ? r : c;
@@ -473,15 +466,20 @@ ocal_status ocal_fft_plan_get_info(ocal_fft_plan plan, ocal_fft_plan_info *info)
   ocal_status s = check_plan(plan, __func__);
   if (s != OCAL_OK) return s;
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
-  memset(info, 0, sizeof *info);
-  info->engine = plan->engine_id;
-  info->engine_name = plan->engine->name;
-  info->in_dtype = plan->in_dtype;
-  info->out_dtype = plan->out_dtype;
-  info->in_numel = plan->in_numel;
-  info->out_numel = plan->out_numel;
-  info->from_disk_cache = plan->built.from_disk_cache;
-  info->create_seconds = plan->create_seconds;
+  /* The first ocal_fft_plan_info with struct_size ends with create_seconds. */
+  s = ocal__filled_check(__func__, "info", "ocal_fft_plan_info", info,
+                         OCAL__SIZE_THROUGH(ocal_fft_plan_info, create_seconds), sizeof *info);
+  if (s != OCAL_OK) return s;
+  ocal_fft_plan_info all = {sizeof all};
+  all.engine = plan->engine_id;
+  all.engine_name = plan->engine->name;
+  all.in_dtype = plan->in_dtype;
+  all.out_dtype = plan->out_dtype;
+  all.in_numel = plan->in_numel;
+  all.out_numel = plan->out_numel;
+  all.from_disk_cache = plan->built.from_disk_cache;
+  all.create_seconds = plan->create_seconds;
+  ocal__filled_write(info, &all);
   return OCAL_OK;
 }
 
@@ -489,12 +487,16 @@ ocal_status ocal_fft_get_cache_stats(ocal_context ctx, ocal_fft_cache_stats *sta
   ocal_status s = ocal__check_context(ctx, __func__);
   if (s != OCAL_OK) return s;
   if (!stats) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "stats must not be NULL");
+  /* The first ocal_fft_cache_stats with struct_size ends with disk_stores. */
+  s = ocal__filled_check(__func__, "stats", "ocal_fft_cache_stats", stats,
+                         OCAL__SIZE_THROUGH(ocal_fft_cache_stats, disk_stores), sizeof *stats);
+  if (s != OCAL_OK) return s;
   fft_cache *c;
   if ((s = ocal__context_attachment(ctx, &cache_key, cache_create, cache_destroy, (void **)&c)) !=
       OCAL_OK)
     return s;
   pthread_mutex_lock(&c->lock);
-  *stats = c->stats;
+  ocal__filled_write(stats, &c->stats);
   pthread_mutex_unlock(&c->lock);
   return OCAL_OK;
 }

@@ -515,21 +515,36 @@ ocal_status ocal_gen_release(ocal_gen gen) {
 
 /* ---- running ------------------------------------------------------------------------- */
 
+/* What the reduction and scan engines pass to engine_kernel: the element count, then the
+ * user's arguments. */
+typedef struct engine_input {
+  cl_ulong n;
+  ocal__arg in[1 + OCAL__GEN_MAX_CL_ARGS];
+  size_t nin;
+  gen_call call;
+} engine_input;
+
+static void engine_input_fill(engine_input *e, const char *func, ocal_gen g,
+                              const ocal__cl_args *ua, size_t numel) {
+  e->n = numel;
+  e->in[0] = (ocal__arg){sizeof e->n, &e->n};
+  memcpy(e->in + 1, ua->a, (size_t)ua->count * sizeof *e->in);
+  e->nin = 1 + (size_t)ua->count;
+  e->call = (gen_call){func, g};
+}
+
 /* The reduction of the (outer, R, inner) block into out (outer * inner results, at
  * out->offset): the engine's plan (src/ops/reduce.c), which ocal_sum runs too. */
 static ocal_status engine_reduce(const char *func, ocal_gen g, ocal__cl_args *ua, size_t outer,
                                  size_t R, size_t inner, ocal_buffer out) {
-  cl_ulong c_n = outer * R * inner;
-  ocal__arg in[1 + OCAL__GEN_MAX_CL_ARGS];
-  in[0] = (ocal__arg){sizeof c_n, &c_n};
-  memcpy(in + 1, ua->a, (size_t)ua->count * sizeof *in);
-  gen_call call = {func, g};
+  engine_input e;
+  engine_input_fill(&e, func, g, ua, outer * R * inner);
   ocal__reduce_job job = {.ctx = g->ctx,
                           .func = func,
                           .kernel = engine_kernel,
-                          .data = &call,
-                          .in = in,
-                          .nin = 1 + (size_t)ua->count,
+                          .data = &e.call,
+                          .in = e.in,
+                          .nin = e.nin,
                           .dtype = g->dtype,
                           /* A gathered vector of columns is VW scalar loads: one column
                            * per work-item keeps neighbours' loads coalesced. */
@@ -552,17 +567,14 @@ static ocal_status engine_reduce(const char *func, ocal_gen g, ocal__cl_args *ua
  * the engine's plan (src/ops/scan.c), which ocal_cumsum runs too. */
 static ocal_status run_scan(const char *func, ocal_gen g, ocal__cl_args *ua, size_t outer, size_t R,
                             size_t inner, ocal_buffer out) {
-  cl_ulong c_n = outer * R * inner;
-  ocal__arg in[1 + OCAL__GEN_MAX_CL_ARGS];
-  in[0] = (ocal__arg){sizeof c_n, &c_n};
-  memcpy(in + 1, ua->a, (size_t)ua->count * sizeof *in);
-  gen_call call = {func, g};
+  engine_input e;
+  engine_input_fill(&e, func, g, ua, outer * R * inner);
   ocal__scan_job job = {.ctx = g->ctx,
                         .func = func,
                         .kernel = engine_kernel,
-                        .data = &call,
-                        .in = in,
-                        .nin = 1 + (size_t)ua->count,
+                        .data = &e.call,
+                        .in = e.in,
+                        .nin = e.nin,
                         .out = out->mem,
                         .ooff = out->offset,
                         .result_bytes = ocal_dtype_size(g->dtype),

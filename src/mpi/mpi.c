@@ -74,6 +74,7 @@ static ocal_status pick_device(const char *sel, int local_rank, char *out, size_
   if (st != OCAL_OK || n == 0) return st;
   ocal_device_info *all = calloc(n, sizeof *all);
   if (!all) return ocal_error_set(OCAL_OUT_OF_HOST_MEMORY, "ocal_mpi_create", "no memory");
+  all[0].struct_size = sizeof *all;
   if ((st = ocal_device_list(n, all, &n)) != OCAL_OK) {
     free(all);
     return st;
@@ -128,7 +129,7 @@ static ocal_status pick_device(const char *sel, int local_rank, char *out, size_
 /* What tells this device apart from the others of the node: its PCI address, else its UUID,
  * else its platform and device index (which name one device within one machine too). */
 static void device_identity(ocal_mpi m) {
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ocal_context_get_device_info(m->ctx, &info);
   size_t len = 0;
   char *ext = NULL;
@@ -175,7 +176,7 @@ static void count_sharers(ocal_mpi m, MPI_Comm node) {
     }
   free(ids);
   m->sharers = sharers;
-  ocal_device_info info;
+  ocal_device_info info = {sizeof info};
   ocal_context_get_device_info(m->ctx, &info);
   if (sharers > 1 && first == m->local_rank && info.type != OCAL_DEVICE_CPU &&
       !getenv("OCAL_MPI_QUIET"))
@@ -367,16 +368,27 @@ ocal_status ocal_mpi_get_info(ocal_mpi mpi, ocal_mpi_info *info) {
   ocal_status st = check_mpi(mpi, __func__);
   if (st != OCAL_OK) return st;
   if (!info) return ocal_error_set(OCAL_INVALID_ARGUMENT, __func__, "info is NULL");
-  memset(info, 0, sizeof *info);
-  info->rank = mpi->rank;
-  info->size = mpi->size;
-  info->local_rank = mpi->local_rank;
-  info->local_size = mpi->local_size;
-  info->device_sharers = mpi->sharers;
-  info->async = mpi->async;
-  info->chunk_bytes = mpi->chunk;
-  info->slots = mpi->slots;
-  snprintf(info->device_id, sizeof info->device_id, "%s", mpi->device_id);
+  /* Only the caller's struct_size bytes are written, as for every struct ocal fills (this
+   * library may not use libocal's helper); the first ocal_mpi_info with struct_size ends
+   * with device_id. */
+  const size_t min = offsetof(ocal_mpi_info, device_id) + sizeof info->device_id;
+  if (info->struct_size < min || info->struct_size > sizeof *info)
+    return ocal_error_set(OCAL_INVALID_ARGUMENT, __func__,
+                          "info->struct_size is %zu, but this library takes %zu to %zu: set it "
+                          "to sizeof(ocal_mpi_info) before the call",
+                          info->struct_size, min, sizeof *info);
+  ocal_mpi_info all = {sizeof all};
+  all.rank = mpi->rank;
+  all.size = mpi->size;
+  all.local_rank = mpi->local_rank;
+  all.local_size = mpi->local_size;
+  all.device_sharers = mpi->sharers;
+  all.async = mpi->async;
+  all.chunk_bytes = mpi->chunk;
+  all.slots = mpi->slots;
+  snprintf(all.device_id, sizeof all.device_id, "%s", mpi->device_id);
+  memcpy((char *)info + sizeof info->struct_size, (char *)&all + sizeof all.struct_size,
+         info->struct_size - sizeof info->struct_size);
   return OCAL_OK;
 }
 

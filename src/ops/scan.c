@@ -23,6 +23,11 @@ static const char *const op_public_names[OCAL_SCAN_OP_COUNT] = {"cumsum", "cumma
 
 #define SCAN_IPT 8 /* OCAL_IPT in cl/scan.cl */
 
+const char *ocal_scan_op_name(ocal_scan_op op) {
+  static const char *const names[OCAL_SCAN_OP_COUNT] = {"sum", "max"};
+  return (unsigned)op < OCAL_SCAN_OP_COUNT ? names[op] : "invalid";
+}
+
 ocal_status ocal_scan_dtype(ocal_scan_op op, ocal_dtype in, ocal_dtype *out) {
   if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "out must not be NULL");
   if ((unsigned)op >= OCAL_SCAN_OP_COUNT)

@@ -2,6 +2,7 @@
 # top-level Makefile.am. Appends to the variables defined there.
 
 ocalinclude_HEADERS += include/ocal/sparse.h
+src_libocal_core_la_SOURCES += src/sparse/names.c
 src_libocal_core_la_SOURCES += \
 	src/sparse/sparse_internal.h \
 	src/sparse/csr.c \

@@ -96,7 +96,7 @@ static ocal_status sec_context(void) {
   ocal_status st = OCAL_OK;
   ocal_context second = NULL;
   ocal_buffer b = NULL;
-  ocal_device_info info, list[8];
+  ocal_device_info info = {sizeof info}, list[8] = {{sizeof list[0]}};
   size_t count = 0;
   int fp64;
   float v = 3.25f, host[17];

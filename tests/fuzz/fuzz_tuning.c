@@ -7,8 +7,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = fuzz_string(data, size);
-  ocal_device_info device;
+  ocal_device_info device = {sizeof device};
   memset(&device, 0, sizeof device);
+  device.struct_size = sizeof device;
   device.local_mem_bytes = 64 * 1024;
   device.max_work_group_size = 1024;
   device.max_work_item_sizes[0] = 1024;

@@ -155,7 +155,7 @@ static int run_suites(bench_run *r, const bench_args *a, unsigned suites) {
   o.device = a->device;
   ocal_status s = ocal_context_create(&o, &r->ctx);
   if (s != OCAL_OK) return bench_fail("creating a context", s);
-  ocal_device_info d;
+  ocal_device_info d = {sizeof d};
   ocal_context_get_device_info(r->ctx, &d);
   bench_results *res = &r->res;
   snprintf(res->impl, sizeof res->impl, "ocal");

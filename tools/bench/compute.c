@@ -155,7 +155,7 @@ static int blas_vectors(bench_run *r, size_t n) {
 }
 
 int bench_suite_gemm(bench_run *r) {
-  ocal_blas_tuning tuning;
+  ocal_blas_tuning tuning = {sizeof tuning};
   ocal_status s = ocal_blas_get_tuning(r->ctx, OCAL_F32, &tuning);
   if (s != OCAL_OK) return bench_fail("GEMM tuning", s);
   const char *tname = tuning_name(tuning.source);
@@ -294,7 +294,7 @@ static int one_fft(bench_run *r, const char *dir, ocal_fft_engine engine, const 
   double t0 = bench_now(), cold = -1, warm = -1;
   if (s == OCAL_OK) s = ocal_fft_plan_create(ctx, &d, &f.plan);
   cold = bench_now() - t0;
-  ocal_fft_plan_info info;
+  ocal_fft_plan_info info = {sizeof info};
   if (s == OCAL_OK) s = ocal_fft_plan_get_info(f.plan, &info);
   if (s == OCAL_OK) name = info.engine_name;
   if (s == OCAL_OK && ran) *ran = name;
@@ -421,7 +421,7 @@ static int time_fill(const char *device, const char *dir, int requests, double *
 
 int bench_cache_child(const char *device, const char *dir) {
   double ms[1];
-  ocal_cache_stats st;
+  ocal_cache_stats st = {sizeof st};
   if (time_fill(device, dir, 1, ms, &st)) return 1;
   printf("%.6f %llu\n", ms[0], (unsigned long long)st.compiles);
   return 0;
@@ -437,7 +437,7 @@ int bench_suite_cache(bench_run *r) {
       return 1;
     }
     double first[2];
-    ocal_cache_stats st;
+    ocal_cache_stats st = {sizeof st};
     int rc = time_fill(r->device, dir, 2, first, &st);
     /* The second process is this program again (exec'ed: an OpenCL driver's threads do not
      * survive a bare fork), as a user's next run would be. */
