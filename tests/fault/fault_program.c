@@ -549,8 +549,8 @@ out:
 static ocal_status sec_kernel(void) {
   ocal_status st = OCAL_OK;
   enum { N = 1031 };
-  ocal_program prog = NULL;
-  ocal_kernel k = NULL;
+  ocal_program prog = NULL, typed = NULL;
+  ocal_kernel k = NULL, tk = NULL;
   ocal_buffer x = NULL;
   float *hx = random_floats(N), *back = xalloc(N * sizeof *back);
   double want[N];
@@ -572,7 +572,18 @@ static ocal_status sec_kernel(void) {
   TRY(ocal_buffer_read(x, 0, N, back, NULL));
   for (size_t i = 0; i < N; i++) want[i] = -2.0 * hx[i] + 1.0;
   EXPECT(mismatch(back, want, N, 1e-6) < 0, "raw kernel");
+  /* An argument typed by a macro of the build options: whatever the driver tells or keeps,
+   * a value of another type must never reach the kernel. */
+  TRY(ocal_program_create(ctx,
+                          "__kernel void put(__global T *x, const T v) { x[0] = v; }\n",
+                          "-DT=float", &typed));
+  TRY(ocal_kernel_create(typed, "put", &tk));
+  int32_t wrong_type = 7;
+  EXPECT(ocal_kernel_set_scalar(tk, 1, OCAL_I32, &wrong_type) != OCAL_OK,
+         "an int for argument 'const T v' (-DT=float) was accepted");
 out:
+  ocal_kernel_release(tk);
+  ocal_program_release(typed);
   ocal_kernel_release(k);
   ocal_program_release(prog);
   ocal_buffer_release(x);
