@@ -495,6 +495,64 @@ static ocal_status sec_fft_fourstep(void) {
   return fft_through(OCAL_FFT_ENGINE_DEFAULT, 4096, 64);
 }
 
+/* The default engine on lengths of 1: C2C of length 1 (batch 4), C2C of 1 x 12 and R2C of
+ * 5 x 1 (a full DFT of 5 reals). ocal runs them without clFFT, whose bake asserted (a failed
+ * clGetProgramInfo) or crashed (a failed clEnqueueWriteBuffer) under the injected faults. */
+static ocal_status sec_fft_unit(void) {
+  ocal_status st = OCAL_OK;
+  ocal_fft_plan plan = NULL;
+  ocal_buffer in = NULL, out = NULL;
+  float *hin = random_floats(24), *back = xalloc(24 * sizeof *back);
+  double want[24];
+  static const struct {
+    int ndim;
+    size_t lens[2], batch;
+    ocal_fft_kind kind;
+  } cases[] = {{1, {1, 0}, 4, OCAL_FFT_C2C}, {2, {1, 12}, 1, OCAL_FFT_C2C},
+               {2, {5, 1}, 1, OCAL_FFT_R2C}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    ocal_fft_desc d;
+    ocal_fft_desc_init(&d);
+    d.ndim = cases[c].ndim;
+    d.lengths[0] = cases[c].lens[0];
+    d.lengths[1] = cases[c].lens[1];
+    d.batch = cases[c].batch;
+    d.kind = cases[c].kind;
+    size_t n = cases[c].lens[0] * (cases[c].ndim > 1 ? cases[c].lens[1] : 1), rows = d.batch;
+    int r2c = d.kind == OCAL_FFT_R2C;
+    TRY(ocal_fft_plan_create(ctx, &d, &plan));
+    TRY(ocal_buffer_from_host(ctx, r2c ? OCAL_F32 : OCAL_C32, 1, (size_t[]){n * rows}, hin, &in));
+    TRY(ocal_buffer_create(ctx, OCAL_C32, 1, (size_t[]){n * rows}, &out));
+    TRY(ocal_fft_execute(plan, OCAL_FFT_FORWARD, in, out));
+    TRY(ocal_buffer_read(out, 0, n * rows, back, NULL));
+    for (size_t t = 0; t < rows; t++)
+      for (size_t k = 0; k < n; k++) {
+        double re = 0, im = 0;
+        for (size_t j = 0; j < n; j++) {
+          double ang = -2.0 * M_PI * (double)((j * k) % n) / (double)n;
+          double xr = r2c ? hin[t * n + j] : hin[2 * (t * n + j)];
+          double xi = r2c ? 0 : hin[2 * (t * n + j) + 1];
+          re += xr * cos(ang) - xi * sin(ang);
+          im += xr * sin(ang) + xi * cos(ang);
+        }
+        want[2 * (t * n + k)] = re;
+        want[2 * (t * n + k) + 1] = im;
+      }
+    EXPECT(mismatch(back, want, 2 * n * rows, 1e-5) < 0, "FFT case %zu", c);
+    ocal_fft_plan_release(plan);
+    ocal_buffer_release(in);
+    ocal_buffer_release(out);
+    plan = NULL, in = out = NULL;
+  }
+out:
+  ocal_fft_plan_release(plan);
+  ocal_buffer_release(in);
+  ocal_buffer_release(out);
+  free(hin);
+  free(back);
+  return st;
+}
+
 static ocal_status sec_gen(void) {
   ocal_status st = OCAL_OK;
   enum { N = 2053 };
@@ -600,6 +658,7 @@ static const struct {
     {"reduce", sec_reduce},       {"scan", sec_scan},           {"softmax", sec_softmax},
     {"random", sec_random},       {"gemm-ocal", sec_gemm},      {"gemm-clblast", sec_gemm},
     {"fft-vkfft", sec_fft_vkfft}, {"fft-clfft", sec_fft_clfft}, {"fft-fourstep", sec_fft_fourstep},
+    {"fft-unit", sec_fft_unit},
     {"gen", sec_gen},             {"kernel", sec_kernel},
 };
 
