@@ -420,6 +420,24 @@ out:
   return st;
 }
 
+/* The forward DFT of `rows` rows of n complex numbers (real: n reals each), every bin, in
+ * double precision, interleaved into want. */
+static void host_dft(const float *x, int real, size_t n, size_t rows, double *want) {
+  for (size_t t = 0; t < rows; t++)
+    for (size_t k = 0; k < n; k++) {
+      double re = 0, im = 0;
+      for (size_t j = 0; j < n; j++) {
+        double ang = -2.0 * M_PI * (double)((j * k) % n) / (double)n;
+        double xr = real ? x[t * n + j] : x[2 * (t * n + j)];
+        double xi = real ? 0 : x[2 * (t * n + j) + 1];
+        re += xr * cos(ang) - xi * sin(ang);
+        im += xr * sin(ang) + xi * cos(ang);
+      }
+      want[2 * (t * n + k)] = re;
+      want[2 * (t * n + k) + 1] = im;
+    }
+}
+
 /* One C2C transform of `n` points (batch 2) and one R2C of n_real points through `engine`,
  * against a naive DFT. */
 static ocal_status fft_through(ocal_fft_engine engine, size_t n, size_t n_real) {
@@ -439,18 +457,7 @@ static ocal_status fft_through(ocal_fft_engine engine, size_t n, size_t n_real) 
   TRY(ocal_buffer_create(ctx, OCAL_C32, 1, (size_t[]){n * batch}, &out_b));
   TRY(ocal_fft_execute(plan, OCAL_FFT_FORWARD, in, out_b));
   TRY(ocal_buffer_read(out_b, 0, n * batch, back, NULL));
-  for (size_t t = 0; t < batch; t++)
-    for (size_t k = 0; k < n; k++) {
-      double re = 0, im = 0;
-      for (size_t j = 0; j < n; j++) {
-        double ang = -2.0 * M_PI * (double)((j * k) % n) / (double)n;
-        const float *x = hin + 2 * (t * n + j);
-        re += x[0] * cos(ang) - x[1] * sin(ang);
-        im += x[0] * sin(ang) + x[1] * cos(ang);
-      }
-      want[2 * (t * n + k)] = re;
-      want[2 * (t * n + k) + 1] = im;
-    }
+  host_dft(hin, 0, n, batch, want);
   EXPECT(mismatch(back, want, total, 2e-4 * sqrt((double)n)) < 0, "C2C FFT of %zu", n);
 
   d.lengths[0] = n_real;
@@ -525,19 +532,7 @@ static ocal_status sec_fft_unit(void) {
     TRY(ocal_buffer_create(ctx, OCAL_C32, 1, (size_t[]){n * rows}, &out));
     TRY(ocal_fft_execute(plan, OCAL_FFT_FORWARD, in, out));
     TRY(ocal_buffer_read(out, 0, n * rows, back, NULL));
-    for (size_t t = 0; t < rows; t++)
-      for (size_t k = 0; k < n; k++) {
-        double re = 0, im = 0;
-        for (size_t j = 0; j < n; j++) {
-          double ang = -2.0 * M_PI * (double)((j * k) % n) / (double)n;
-          double xr = r2c ? hin[t * n + j] : hin[2 * (t * n + j)];
-          double xi = r2c ? 0 : hin[2 * (t * n + j) + 1];
-          re += xr * cos(ang) - xi * sin(ang);
-          im += xr * sin(ang) + xi * cos(ang);
-        }
-        want[2 * (t * n + k)] = re;
-        want[2 * (t * n + k) + 1] = im;
-      }
+    host_dft(hin, r2c, n, rows, want);
     EXPECT(mismatch(back, want, 2 * n * rows, 1e-5) < 0, "FFT case %zu", c);
     ocal_fft_plan_release(plan);
     ocal_buffer_release(in);
