@@ -1072,6 +1072,98 @@ static TCase *cache_tcase(const char *name) {
   return tc;
 }
 
+
+/* ---- kernel argument facts ------------------------------------------------------------ */
+
+/* A raw kernel whose argument types come from the build options, as a user writes them. */
+static const char *const macro_typed_src =
+    "__kernel void put(__global T *out, const T v, const uint n) {\n"
+    "  if (get_global_id(0) < n) out[get_global_id(0)] = v;\n"
+    "}\n";
+
+/* Builds macro_typed_src with -DT=float in ctx and checks that a wrong-typed scalar and
+ * buffer are refused. */
+static void assert_put_checks_types(ocal_context ctx) {
+  ocal_program p = NULL;
+  ocal_kernel k = NULL;
+  ck_assert_ocal(ocal_program_create(ctx, macro_typed_src, "-DT=float", &p));
+  ck_assert_ocal(ocal_kernel_create(p, "put", &k));
+  int32_t i = 3;
+  float f = 1.5f;
+  size_t n = 4;
+  ocal_buffer ib = NULL;
+  ck_assert_ocal(ocal_buffer_create(ctx, OCAL_I32, 1, &n, &ib));
+  ck_assert_ocal_fails(ocal_kernel_set_scalar(k, 1, OCAL_I32, &i), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_kernel_set_buffer(k, 0, ib), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 1, OCAL_F32, &f));
+  ck_assert_ocal(ocal_buffer_release(ib));
+  ck_assert_ocal(ocal_kernel_release(k));
+  ck_assert_ocal(ocal_program_release(p));
+}
+
+/* Whether data holds the text s. */
+static int holds(const unsigned char *data, size_t size, const char *s) {
+  size_t n = strlen(s);
+  for (size_t i = 0; i + n <= size; i++)
+    if (memcmp(data + i, s, n) == 0) return 1;
+  return 0;
+}
+
+/* A raw program's cache entry keeps what the driver said of its kernels' arguments (some
+ * drivers, Intel's CPU runtime, drop it from a binary loaded back), and an entry without
+ * those facts (as an older ocal wrote them) is rebuilt, not trusted. */
+START_TEST(test_entry_keeps_argument_facts) {
+  char *dir = make_tmpdir();
+  ocal_context ctx = new_context(1, dir);
+  assert_put_checks_types(ctx);
+  ASSERT_STATS(ctx, 1, 0, 0, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+
+  /* The facts are in the file, with T resolved. */
+  char *path = only_bin(dir);
+  size_t size;
+  unsigned char *data = slurp(path, &size);
+  ck_assert_msg(holds(data, size, "kernel\tput\t3\n") && holds(data, size, "\tv\tfloat\n"),
+                "the cache entry holds no argument facts for kernel 'put'");
+
+  /* The same entry as the driver's binary alone: OCALBIN1, key length, payload length, key,
+   * payload, checksum (src/core/disk_cache.c); the payload here is the binary after the
+   * facts (src/core/program.c: "OCALARG1", facts length, facts, binary). */
+  uint32_t key_len, facts_len;
+  memcpy(&key_len, data + 8, 4);
+  const unsigned char *payload = data + 20 + key_len;
+  ck_assert_int_eq(memcmp(payload, "OCALARG1", 8), 0);
+  memcpy(&facts_len, payload + 8, 4);
+  uint64_t bin_len = size - 8 - (size_t)(payload - data) - 12 - facts_len;
+  const unsigned char *binary = payload + 12 + facts_len;
+  size_t old_size = 20 + key_len + (size_t)bin_len + 8;
+  unsigned char *old = malloc(old_size);
+  ck_assert_ptr_nonnull(old);
+  memcpy(old, data, 8 + 4);
+  memcpy(old + 12, &bin_len, 8);
+  memcpy(old + 20, data + 20, key_len);
+  memcpy(old + 20 + key_len, binary, (size_t)bin_len);
+  uint64_t h = fnv1a64(old, old_size - 8);
+  memcpy(old + old_size - 8, &h, 8);
+  spit(path, old, old_size);
+  free(old);
+  free(data);
+
+  ctx = new_context(1, dir);
+  assert_put_checks_types(ctx);
+  ASSERT_STATS(ctx, 1, 0, 0, 1); /* rejected and rebuilt */
+  ck_assert_ocal(ocal_context_release(ctx));
+  /* The rebuilt entry has its facts again: a pure disk hit that still checks types. */
+  ctx = new_context(1, dir);
+  assert_put_checks_types(ctx);
+  ASSERT_STATS(ctx, 0, 1, 0, 0);
+  ck_assert_ocal(ocal_context_release(ctx));
+  free(path);
+  rm_rf(dir);
+  free(dir);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   if (argc == 6 && strcmp(argv[1], "--child-fill") == 0)
     return child_main(argv[2], argv[3], argv[4], argv[5]);
@@ -1090,6 +1182,7 @@ int main(int argc, char **argv) {
   tcase_add_test(hits, test_second_process_skips_compiler);
   tcase_add_test(hits, test_concurrent_processes);
   tcase_add_test(hits, test_one_file_per_program);
+  tcase_add_test(hits, test_entry_keeps_argument_facts);
   suite_add_tcase(s, hits);
 
   TCase *corrupt = cache_tcase("corruption");

@@ -116,6 +116,34 @@ START_TEST(test_bad_values_fail_context_creation) {
 }
 END_TEST
 
+
+/* A value far longer than any setting takes is refused with a message that quotes its start
+ * only and still ends with the accepted values. */
+START_TEST(test_long_value_message_is_whole) {
+  unset_all();
+  enum { LONG = 20000 };
+  char *v = malloc(LONG + 1);
+  ck_assert_ptr_nonnull(v);
+  memset(v, 'x', LONG);
+  v[LONG] = '\0';
+  for (size_t i = 0; i < NROWS; i++) {
+    if (!rows[i].bad[0] || strcmp(rows[i].name, "OCAL_LIMITS") == 0) continue;
+    setenv(rows[i].name, v, 1);
+    ocal_context ctx = NULL;
+    ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_INVALID_ARGUMENT);
+    const char *msg = ocal_last_error();
+    const char *tail = "(or leave it unset)";
+    size_t n = strlen(msg);
+    ck_assert_msg(n < 2048 && n > strlen(tail) && strcmp(msg + n - strlen(tail), tail) == 0 &&
+                      strstr(msg, "(20000 characters)") != NULL,
+                  "%s: the message (%zu characters) does not end with the accepted values: "
+                  "...%s", rows[i].name, n, n > 200 ? msg + n - 200 : msg);
+    unsetenv(rows[i].name);
+  }
+  free(v);
+}
+END_TEST
+
 /* Every good value together: the context takes them all, and each lands where it should. */
 /* The selector these tests put in OCAL_DEVICE: "cpu" (PoCL in CI), or "gpu" on a machine
  * with no CPU device (the lent GPU machine), and the type it must select. */
@@ -318,6 +346,7 @@ static Suite *settings_suite(void) {
   tcase_add_test(tc, test_every_variable_has_a_row);
   tcase_add_test(tc, test_readme_lists_every_variable);
   tcase_add_test(tc, test_bad_values_fail_context_creation);
+  tcase_add_test(tc, test_long_value_message_is_whole);
   tcase_add_test(tc, test_good_values_take_effect);
   tcase_add_test(tc, test_calls_without_a_context);
   tcase_add_test(tc, test_parsers);

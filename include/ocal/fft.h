@@ -34,9 +34,24 @@
  * Bluestein's algorithm, compiled kernels kept in ocal's disk cache so a second process
  * creates the same plan quickly) and clFFT (lengths whose prime factors are 2, 3, 5, 7, 11 and
  * 13 only). The description's engine field, else the OCAL_FFT environment variable
- * ("vkfft" or "clfft"), else the default chooses. Where the default engine is VkFFT and it
- * refuses a shape, the plan is made with clFFT if that takes it: length 1 and dimensions of
- * length 1 (VkFFT 1.2.26 has no radix for them) go to clFFT so.
+ * ("vkfft" or "clfft"), else the default chooses.
+ *
+ * Lengths of 1, on every engine: an axis of length 1 is dropped before an engine sees it (it
+ * transforms nothing and moves no element), and a transform whose every length is 1 runs on
+ * ocal's own kernels: C2C a copy, R2C each real widened to a complex number, C2R each real
+ * part kept; the normalisation of N = 1 is 1. An R2C/C2R whose last length is 1 (and another
+ * is not) is a C2C transform of the other axes: it runs through a C2C plan of the engine, as
+ * below. Where the default engine is VkFFT and it cannot build a plan on the device, the
+ * next candidate takes it: for a real transform VkFFT through a C2C plan, then clFFT, then
+ * (real) clFFT through a C2C plan.
+ *
+ * clFFT and faults: clFFT 2.12 ends the process from inside its plan bake when an OpenCL call
+ * there fails (an assertion after a failed clGetProgramInfo; a crash or a silently corrupt
+ * plan after a failed clEnqueueWriteBuffer), which ocal cannot catch. So the default engine
+ * reaches clFFT only where ocal was built without VkFFT or VkFFT cannot build the plan on the
+ * device; a plan that names clFFT (the desc's engine or OCAL_FFT=clfft) keeps that exposure for
+ * every shape with a length above 1, under a driver that runs out of memory or resources
+ * while clFFT builds its kernels.
  *
  * R2C and C2R whose last (contiguous) length is odd and too long for one VkFFT work-group,
  * and whose prime factors are not all <= 13 (so clFFT refuses them too), run on the default
@@ -139,7 +154,9 @@ typedef struct ocal_fft_plan_info {
                                  2^24 with OCAL_FFT_FOURSTEP=1) */
   const char *engine_name;  /**< ocal_fft_engine_name(engine) (static string), or
                                  "vkfft (via c2c)" / "clfft (via c2c)" when a real plan runs
-                                 through a C2C plan of that engine (above) */
+                                 through a C2C plan of that engine (above), or
+                                 "ocal (length 1)" when every length is 1 (`engine` is then
+                                 the engine the plan would have run on) */
   ocal_dtype in_dtype;      /**< element type execute wants for the forward direction's
                                  input (c32 for C2C f32, f32 for R2C f32, c32 for C2R f32) */
   ocal_dtype out_dtype;     /**< element type of the forward direction's output */

@@ -97,7 +97,8 @@ OCAL_API ocal_status ocal_kernel_get_num_args(ocal_kernel kernel, int *count);
  * \param buffer a buffer of the kernel's context.
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for an index out of range or an argument that is not
  *          a `__global` / `__constant` pointer; OCAL_TYPE_MISMATCH when the pointer's
- *          element type is not the buffer's (checked where the driver reports types). */
+ *          element type is not the buffer's; OCAL_UNSUPPORTED when the type cannot be known
+ *          (see ocal_kernel_set_scalar). */
 OCAL_API ocal_status ocal_kernel_set_buffer(ocal_kernel kernel, int index, ocal_buffer buffer);
 
 /** Sets argument `index` to a scalar of an ocal element type (float, double, int, uint,
@@ -107,7 +108,12 @@ OCAL_API ocal_status ocal_kernel_set_buffer(ocal_kernel kernel, int index, ocal_
  * \param dtype the scalar's type.
  * \param value points to the value (ocal_dtype_size(dtype) bytes; copied).
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when the argument is not a by-value scalar;
- *          OCAL_TYPE_MISMATCH when the kernel declares another type. */
+ *          OCAL_TYPE_MISMATCH when the kernel declares another type; OCAL_UNSUPPORTED when
+ *          the type cannot be known: the driver reports no argument information (ocal asks
+ *          it once, when the program is compiled, and keeps the answer in the disk cache)
+ *          and the declaration names a type that is not built into OpenCL C (a macro of the
+ *          build options, a typedef) or cannot be read. Set such an argument with
+ *          clSetKernelArg on ocal_kernel_get_cl_kernel's kernel. */
 OCAL_API ocal_status ocal_kernel_set_scalar(ocal_kernel kernel, int index, ocal_dtype dtype,
                                             const void *value);
 

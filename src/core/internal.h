@@ -340,6 +340,14 @@ ocal_status ocal__program_get_from(ocal_context ctx, const char *source_name, co
 cl_program ocal__program_cl(const ocal__program *program);
 const char *ocal__program_source(const ocal__program *program);
 
+/* What the driver said of argument `index` of kernel `kernel_name` when a program built with
+ * -cl-kernel-arg-info was compiled (kept with its disk cache entry, as a binary loaded back
+ * may have lost it): the kernel's argument count, the address qualifier, the type and the
+ * name (cut to the sizes given). 0 on success, -1 when the program holds no such facts. */
+int ocal__program_arg_fact(const ocal__program *program, const char *kernel_name,
+                           unsigned index, unsigned *nargs, cl_kernel_arg_address_qualifier *aq,
+                           char *type, size_t type_size, char *name, size_t name_size);
+
 /* Returns kernel `kernel_name` of a program (created once, then cached); a failure names
  * func (NULL: "ocal"). */
 ocal_status ocal__kernel_get(ocal_context ctx, ocal__program *program, const char *kernel_name,

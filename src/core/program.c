@@ -18,6 +18,7 @@ struct ocal__program {
   cl_program program;
   ocal__kernel *kernels;
   int from_ptx; /* rebuilt from PTX for another target (ptx.c) */
+  char *arg_facts; /* its kernels' arguments as the driver told them (see collect_arg_facts) */
 };
 
 static void free_kernels(ocal__kernel *k) {
@@ -39,6 +40,7 @@ void ocal__program_cache_clear(ocal_context ctx) {
     if (p->program) clReleaseProgram(p->program);
     free(p->source);
     free(p->options);
+    free(p->arg_facts);
     free(p);
     p = next;
   }
@@ -64,43 +66,221 @@ void ocal__append_build_log(ocal_context ctx, cl_program program) {
   free(log);
 }
 
-/* Tries the disk cache: 1 and a built program on a valid hit, 0 otherwise. */
-static int load_from_disk(ocal_context ctx, const char *key, cl_program *out) {
-  unsigned char *binary = NULL;
+/* ---- kernel argument facts ----------------------------------------------------------- */
+
+/* A program built with -cl-kernel-arg-info keeps its kernels' argument names, types and
+ * address qualifiers; some drivers (Intel's CPU runtime) drop them from a binary loaded back
+ * from the disk cache. So they are asked for once, after the compile, and kept with the
+ * program and its cache file. The text holds, per kernel, a line "kernel\tNAME\tNARGS" and
+ * then one line "QUALIFIER\tNAME\tTYPE" per argument (QUALIFIER the cl_kernel_arg_address_
+ * qualifier in decimal). */
+static int wants_arg_facts(const char *options) {
+  return strstr(options, "-cl-kernel-arg-info") != NULL;
+}
+
+typedef struct text {
+  char *s;
+  size_t len, cap;
+  int failed;
+} text;
+
+static void text_add(text *t, const char *piece) {
+  size_t n = strlen(piece);
+  if (t->failed) return;
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = (t->len + n + 1) * 2;
+    char *bigger = realloc(t->s, cap);
+    if (!bigger) {
+      t->failed = 1;
+      return;
+    }
+    t->s = bigger;
+    t->cap = cap;
+  }
+  memcpy(t->s + t->len, piece, n + 1);
+  t->len += n;
+}
+
+/* A string property of a kernel or of one of its arguments (arg < 0: the kernel's name),
+ * malloc'ed; NULL when the driver cannot say or the text would break the format. */
+static char *kernel_string(cl_kernel k, int arg, cl_uint what) {
+  size_t size = 0;
+  cl_int err = arg < 0 ? clGetKernelInfo(k, what, 0, NULL, &size)
+                       : clGetKernelArgInfo(k, (cl_uint)arg, what, 0, NULL, &size);
+  if (err != CL_SUCCESS || size == 0 || size > 4096) return NULL;
+  char *s = malloc(size + 1);
+  if (!s) return NULL;
+  err = arg < 0 ? clGetKernelInfo(k, what, size, s, NULL)
+                : clGetKernelArgInfo(k, (cl_uint)arg, what, size, s, NULL);
+  s[size] = '\0';
+  if (err != CL_SUCCESS || strpbrk(s, "\t\n")) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+/* One kernel's lines; 0 on success. */
+static int describe_kernel(cl_kernel k, text *t) {
+  cl_uint nargs = 0;
+  char *name = kernel_string(k, -1, CL_KERNEL_FUNCTION_NAME);
+  int ok = name && clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL) ==
+                       CL_SUCCESS;
+  char line[64];
+  if (ok) {
+    text_add(t, "kernel\t");
+    text_add(t, name);
+    snprintf(line, sizeof line, "\t%u\n", (unsigned)nargs);
+    text_add(t, line);
+  }
+  free(name);
+  for (cl_uint i = 0; ok && i < nargs; i++) {
+    cl_kernel_arg_address_qualifier aq;
+    char *arg = kernel_string(k, (int)i, CL_KERNEL_ARG_NAME);
+    char *type = kernel_string(k, (int)i, CL_KERNEL_ARG_TYPE_NAME);
+    ok = arg && type && clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq,
+                                           &aq, NULL) == CL_SUCCESS;
+    if (ok) {
+      snprintf(line, sizeof line, "%u\t", (unsigned)aq);
+      text_add(t, line);
+      text_add(t, arg);
+      text_add(t, "\t");
+      text_add(t, type);
+      text_add(t, "\n");
+    }
+    free(arg);
+    free(type);
+  }
+  return ok ? 0 : -1;
+}
+
+/* The argument facts of every kernel of a program just built (malloc'ed), or NULL when the
+ * driver cannot give them all. */
+static char *collect_arg_facts(cl_program program) {
+  cl_uint n = 0;
+  if (clCreateKernelsInProgram(program, 0, NULL, &n) != CL_SUCCESS) return NULL;
+  cl_kernel *kernels = calloc(n ? n : 1, sizeof *kernels);
+  text t = {0};
+  int ok = kernels && clCreateKernelsInProgram(program, n, kernels, NULL) == CL_SUCCESS;
+  text_add(&t, "");
+  for (cl_uint i = 0; i < n && ok; i++) ok = describe_kernel(kernels[i], &t) == 0;
+  for (cl_uint i = 0; kernels && i < n; i++)
+    if (kernels[i]) clReleaseKernel(kernels[i]);
+  free(kernels);
+  if (!ok || t.failed) {
+    free(t.s);
+    return NULL;
+  }
+  return t.s;
+}
+
+int ocal__program_arg_fact(const ocal__program *program, const char *kernel_name,
+                           unsigned index, unsigned *nargs, cl_kernel_arg_address_qualifier *aq,
+                           char *type, size_t type_size, char *name, size_t name_size) {
+  if (!program->arg_facts) return -1;
+  size_t klen = strlen(kernel_name);
+  for (const char *p = program->arg_facts; *p;) {
+    const char *eol = strchr(p, '\n');
+    if (!eol) return -1;
+    if (strncmp(p, "kernel\t", 7) == 0 && strncmp(p + 7, kernel_name, klen) == 0 &&
+        p[7 + klen] == '\t') {
+      *nargs = (unsigned)strtoul(p + 8 + klen, NULL, 10);
+      if (index >= *nargs) return -1;
+      p = eol + 1;
+      for (unsigned i = 0; i < index && (eol = strchr(p, '\n')); i++) p = eol + 1;
+      /* QUALIFIER\tNAME\tTYPE\n */
+      char *end;
+      unsigned long q = strtoul(p, &end, 10);
+      const char *tab = *end == '\t' ? strchr(end + 1, '\t') : NULL;
+      eol = strchr(p, '\n');
+      if (!tab || !eol || tab > eol) return -1;
+      *aq = (cl_kernel_arg_address_qualifier)q;
+      snprintf(name, name_size, "%.*s", (int)(tab - end - 1), end + 1);
+      snprintf(type, type_size, "%.*s", (int)(eol - tab - 1), tab + 1);
+      return 0;
+    }
+    p = eol + 1;
+  }
+  return -1;
+}
+
+/* ---- the disk cache's entries ---------------------------------------------------------- */
+
+/* An entry's payload: this magic, the argument facts' length (4 bytes) and text (empty for a
+ * program built without -cl-kernel-arg-info), then the driver's binary. An entry of another
+ * layout (an older ocal's) is rejected and rebuilt. */
+static const char payload_magic[8] = {'O', 'C', 'A', 'L', 'A', 'R', 'G', '1'};
+#define PAYLOAD_HEADER (sizeof payload_magic + 4)
+
+/* Tries the disk cache: 1, a built program and its argument facts (NULL when the entry holds
+ * none; an entry that lacks the facts its options ask for is a miss) on a valid hit, 0
+ * otherwise. */
+static int load_from_disk(ocal_context ctx, const char *key, const char *options,
+                          cl_program *out, char **facts) {
+  unsigned char *payload = NULL;
   size_t size = 0;
   int rejected = 0;
-  if (!ocal__disk_cache_load(ctx->cache_dir, key, &binary, &size, &rejected)) {
+  *facts = NULL;
+  if (!ocal__disk_cache_load(ctx->cache_dir, key, &payload, &size, &rejected)) {
     if (rejected) ctx->stats.disk_rejects++;
     return 0;
   }
-  cl_int err, binary_status = CL_SUCCESS;
-  const unsigned char *bins[1] = {binary};
-  cl_program program = clCreateProgramWithBinary(ctx->cl_ctx, 1, &ctx->device, &size, bins,
-                                                 &binary_status, &err);
-  free(binary);
-  if (err == CL_SUCCESS && binary_status == CL_SUCCESS &&
+  uint32_t facts_len = 0;
+  int ok = size > PAYLOAD_HEADER && memcmp(payload, payload_magic, sizeof payload_magic) == 0;
+  if (ok) {
+    memcpy(&facts_len, payload + sizeof payload_magic, 4);
+    ok = facts_len < size - PAYLOAD_HEADER &&
+         memchr(payload + PAYLOAD_HEADER, '\0', facts_len) == NULL &&
+         (facts_len > 0 || !wants_arg_facts(options));
+  }
+  if (ok && facts_len) {
+    *facts = malloc((size_t)facts_len + 1);
+    ok = *facts != NULL;
+    if (ok) {
+      memcpy(*facts, payload + PAYLOAD_HEADER, facts_len);
+      (*facts)[facts_len] = '\0';
+    }
+  }
+  cl_int err = CL_INVALID_BINARY, binary_status = CL_SUCCESS;
+  cl_program program = NULL;
+  if (ok) {
+    size_t bin_size = size - PAYLOAD_HEADER - facts_len;
+    const unsigned char *bins[1] = {payload + PAYLOAD_HEADER + facts_len};
+    program = clCreateProgramWithBinary(ctx->cl_ctx, 1, &ctx->device, &bin_size, bins,
+                                        &binary_status, &err);
+  }
+  free(payload);
+  if (ok && err == CL_SUCCESS && binary_status == CL_SUCCESS &&
       clBuildProgram(program, 1, &ctx->device, NULL, NULL, NULL) == CL_SUCCESS) {
     *out = program;
     return 1;
   }
-  /* The driver refused the binary (a driver update the key missed): rebuild from source. */
-  if (err == CL_SUCCESS) clReleaseProgram(program);
+  /* Not an entry of this layout, or the driver refused the binary (a driver update the key
+   * missed): rebuild from source. */
+  if (ok && err == CL_SUCCESS) clReleaseProgram(program);
+  free(*facts);
+  *facts = NULL;
   ctx->stats.disk_rejects++;
   return 0;
 }
 
-static void store_to_disk(ocal_context ctx, const char *key, cl_program program) {
+static void store_to_disk(ocal_context ctx, const char *key, cl_program program,
+                          const char *facts) {
   size_t size = 0;
   if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) !=
           CL_SUCCESS ||
       size == 0)
     return;
-  unsigned char *binary = malloc(size);
-  if (!binary) return;
-  unsigned char *bins[1] = {binary};
+  uint32_t facts_len = facts ? (uint32_t)strlen(facts) : 0;
+  unsigned char *payload = malloc(PAYLOAD_HEADER + facts_len + size);
+  if (!payload) return;
+  memcpy(payload, payload_magic, sizeof payload_magic);
+  memcpy(payload + sizeof payload_magic, &facts_len, 4);
+  if (facts_len) memcpy(payload + PAYLOAD_HEADER, facts, facts_len);
+  unsigned char *bins[1] = {payload + PAYLOAD_HEADER + facts_len};
   if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
-    ocal__disk_cache_store(ctx->cache_dir, key, binary, size);
-  free(binary);
+    ocal__disk_cache_store(ctx->cache_dir, key, payload, PAYLOAD_HEADER + facts_len + size);
+  free(payload);
 }
 
 /* The name messages start with: the public call being served, else (callers not yet passing
@@ -199,15 +379,18 @@ static ocal_status program_get(ocal_context ctx, const char *source_name, const 
   char target[32];
   entry->from_ptx = ocal__ptx_target_option(options, target, sizeof target) != NULL;
   if (ctx->cache_dir) key = ocal__disk_cache_key(ctx, source, options);
-  if (key && load_from_disk(ctx, key, &entry->program)) {
+  if (key && load_from_disk(ctx, key, options, &entry->program, &entry->arg_facts)) {
     ctx->stats.disk_hits++;
     from = OCAL__PROGRAM_FROM_DISK;
   } else {
     status = compile(ctx, source_name, source, options, &entry->program, func);
     if (status != OCAL_OK) goto done;
     from = OCAL__PROGRAM_BUILT;
-    if (key) {
-      store_to_disk(ctx, key, entry->program);
+    if (wants_arg_facts(options)) entry->arg_facts = collect_arg_facts(entry->program);
+    /* A program whose facts the driver could not give is not stored: its cache entry would
+     * be a miss anyway. */
+    if (key && (entry->arg_facts || !wants_arg_facts(options))) {
+      store_to_disk(ctx, key, entry->program, entry->arg_facts);
       from = OCAL__PROGRAM_BUILT_STORED;
     }
   }

@@ -255,11 +255,19 @@ static void set_default(const setting_def *d, ocal__settings *s) {
   }
 }
 
+/* The message quotes a long value's start only, so that the reason and the accepted values
+ * still fit in the last error. */
+#define QUOTED_MAX 64
+
 static ocal_status bad_value(const setting_def *d, const char *v, const char *func,
                              const char *detail) {
+  size_t len = strlen(v);
+  char more[64] = "";
+  if (len > QUOTED_MAX) snprintf(more, sizeof more, "...' (%zu characters)", len);
   return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                    "%s='%s' is not accepted%s%s: use %s (or leave it unset)", d->name, v,
-                    detail ? ": " : "", detail ? detail : "", d->accepted);
+                    "%s='%.*s%s is not accepted%s%s: use %s (or leave it unset)", d->name,
+                    QUOTED_MAX, v, more[0] ? more : "'", detail ? ": " : "",
+                    detail ? detail : "", d->accepted);
 }
 
 static ocal_status read_one(const setting_def *d, ocal__settings *s, const char *func) {

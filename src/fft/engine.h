@@ -63,6 +63,9 @@ extern const ocal__fft_engine ocal__fft_fourstep;
  * Fails only on a bad OCAL_FFT_FOURSTEP or OCAL_FFT_FOURSTEP_TUNE. */
 ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, int *use);
 
+/* Transforms whose every length is 1 (unit.c): ocal's own copy, widening or real parts. */
+extern const ocal__fft_engine ocal__fft_unit;
+
 /* The engine that runs an R2C or C2R problem through a C2C plan of engine `inner` on a
  * complex scratch buffer (viac2c.c), or NULL when `inner` was not built in. For the default
  * engine, where no engine takes the real plan itself. */

@@ -28,6 +28,8 @@ tests_check_fft_CFLAGS = $(FIXTURE_CFLAGS)
 # Real plans through a C2C plan, where the engines refuse the real one (viac2c.c).
 src_libocal_core_la_SOURCES += src/fft/viac2c.c
 OCAL_KERNEL_FILES += cl/fft_via_c2c.cl
+# Transforms of length 1 (unit.c): a copy, a widening or the real parts, no engine.
+src_libocal_core_la_SOURCES += src/fft/unit.c
 # Scaling for the normalisations an engine does not do itself.
 OCAL_KERNEL_FILES += cl/fft_scale.cl
 

@@ -209,6 +209,16 @@ static ocal_status canonical(ocal_context ctx, const ocal_fft_desc *in, ocal_fft
       *out_numel = real;
       break;
   }
+  /* An axis of length 1 transforms nothing and moves no element: it is dropped, so that the
+   * engines never see one (VkFFT has no radix for 1). The last axis of a real transform is
+   * kept: it is the one that is halved. */
+  int kept = 0;
+  for (int i = 0; i < d->ndim; i++)
+    if (d->lengths[i] != 1 || (i == d->ndim - 1 && d->kind != OCAL_FFT_C2C))
+      d->lengths[kept++] = d->lengths[i];
+  if (kept == 0) d->lengths[kept++] = 1;
+  for (int i = kept; i < 3; i++) d->lengths[i] = 0;
+  d->ndim = kept;
   return OCAL_OK;
 }
 
@@ -329,6 +339,16 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
     if ((s = ocal__fft_fourstep_wanted(ctx, &d, &use)) != OCAL_OK) return s;
     if (use) eng = &ocal__fft_fourstep;
   }
+  /* Length 1 everywhere: ocal's copy. A real transform whose halved axis has length 1 halves
+   * nothing: it is a C2C transform of the other axes, which the engine's plans through a C2C
+   * plan do (viac2c.c). */
+  size_t n = 1;
+  for (int i = 0; i < d.ndim; i++) n *= d.lengths[i];
+  if (n == 1) {
+    eng = &ocal__fft_unit;
+  } else if (d.kind != OCAL_FFT_C2C && d.lengths[d.ndim - 1] == 1 && ocal__fft_via_c2c(d.engine)) {
+    eng = ocal__fft_via_c2c(d.engine);
+  }
   /* The plan's info names the engine that runs it, the four-step kernels included. */
   ocal_fft_engine eng_id = eng == &ocal__fft_fourstep ? OCAL_FFT_ENGINE_FOURSTEP : d.engine;
 
@@ -371,9 +391,11 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   double t0 = seconds_now();
   s = p->engine->plan_create(&p->problem, &p->built);
   /* The default engine: where the one picked cannot build the plan on this device (its
-   * kernels do not compile there, or it refuses the shape: VkFFT 1.2.26 has no radix for a
-   * length or a dimension of 1, which clFFT takes), the next engine takes it, and the
-   * plan's info names the one that runs. A plan that names its engine fails instead. */
+   * kernels do not compile there, or it refuses the shape), the next one takes it, and the
+   * plan's info names the one that runs. VkFFT's plans through a C2C plan (viac2c.c: VkFFT
+   * on CPU devices refuses the real transforms of long odd lengths, not their C2C ones) come
+   * before clFFT, which is left last: its bake can end the process when the driver fails
+   * under it. A plan that names its engine fails instead. */
   if (s != OCAL_OK && (s == OCAL_BUILD_FAILED || s == OCAL_UNSUPPORTED) &&
       desc->engine == OCAL_FFT_ENGINE_DEFAULT && ctx->settings.fft == OCAL__FFT_ENV_DEFAULT) {
     char first[1024];
@@ -381,33 +403,21 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
     ocal_status first_status = s;
     const ocal__fft_engine *tried = p->engine;
     static const ocal_fft_engine order[] = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_ENGINE_CLFFT};
-    for (size_t i = 0; i < sizeof order / sizeof order[0] && s != OCAL_OK; i++) {
-      const ocal__fft_engine *next = engine_table(order[i]);
-      if (!next || next == tried) continue;
+    for (size_t i = 0; i < 2 * (sizeof order / sizeof order[0]) && s != OCAL_OK; i++) {
+      /* Each engine, then (a real transform only) its plan through a C2C plan, whose info
+       * names it "vkfft (via c2c)". */
+      int via = i % 2;
+      const ocal__fft_engine *next =
+          via ? ocal__fft_via_c2c(order[i / 2]) : engine_table(order[i / 2]);
+      if (!next || next == tried || (via && p->desc.kind == OCAL_FFT_C2C)) continue;
       /* p->asked and p->desc stay what the caller asked for: the cache finds this plan
        * again by them. */
       pthread_mutex_lock(&c->lock);
       p->engine = next;
-      p->engine_id = order[i];
+      p->engine_id = order[i / 2];
       pthread_mutex_unlock(&c->lock);
       memset(&p->built, 0, sizeof p->built);
       s = next->plan_create(&p->problem, &p->built);
-    }
-    /* Last, for a real transform: a C2C plan of the same lengths under it (viac2c.c), which
-     * the engines take where they refuse the real one (VkFFT on CPU devices, capped at 256
-     * work-items per group: R2C/C2R of long odd lengths). The info names it
-     * "vkfft (via c2c)". */
-    for (size_t i = 0; i < sizeof order / sizeof order[0] && s != OCAL_OK &&
-                       p->desc.kind != OCAL_FFT_C2C;
-         i++) {
-      const ocal__fft_engine *via = ocal__fft_via_c2c(order[i]);
-      if (!via) continue;
-      pthread_mutex_lock(&c->lock);
-      p->engine = via;
-      p->engine_id = order[i];
-      pthread_mutex_unlock(&c->lock);
-      memset(&p->built, 0, sizeof p->built);
-      s = via->plan_create(&p->problem, &p->built);
     }
     if (s != OCAL_OK) {
       char last[1024];

@@ -65,6 +65,13 @@ static ocal_status via_create(const ocal__fft_engine *inner, const ocal__fft_pro
   v->q = *p;
   v->q.kind = OCAL_FFT_C2C;
   v->q.in_place = 1;
+  /* A C2C axis of length 1 transforms nothing (a real plan keeps its last one, the halved
+   * axis, even at length 1): the engine does not see it. */
+  v->q.ndim = 0;
+  for (int i = 0; i < p->ndim; i++)
+    if (p->lengths[i] != 1) v->q.lengths[v->q.ndim++] = p->lengths[i];
+  if (v->q.ndim == 0) v->q.lengths[v->q.ndim++] = 1;
+  for (int i = v->q.ndim; i < 3; i++) v->q.lengths[i] = 0;
   snprintf(v->text, sizeof v->text, "c2c%s (for %s)", p->text + 3, p->text);
   v->q.text = v->text;
 

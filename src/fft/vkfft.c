@@ -449,26 +449,10 @@ static ocal_status tune_parse(VkFFTConfiguration *c, const char *text) {
   return OCAL_OK;
 }
 
-/* What ocal sets beyond VkFFT's own defaults, from facts about the device and the problem.
- *
- * Long 1-D transforms on NVIDIA. VkFFT 1.2.26 splits a power-of-two length N that does not fit
- * one work-group into uploads (kernels) of at most S = L / coalescedMemory points each, with
- * L the local memory rounded down to a power of two (32 KiB of NVIDIA's 48 KiB) and
- * coalescedMemory 32 bytes on NVIDIA: S = 1024, so every N above 2^20 takes three uploads,
- * which VkFFT then shapes 64 x 512 x 512 (2^24), 64 x 512 x 128 (2^22): the strided uploads
- * read 4 complex values (32 bytes) per row. With coalescedMemory = 128 it shapes them
- * 256 x 256 x 256 and 256 x 256 x 64 with 16 values (128 bytes) per row, which was faster
- * on an H100 for every length measured (docs/measurements.md#vkfft-coalesced). Three
- * uploads still read and write the whole array three times, so no VkFFT setting reaches 0.9x
- * cuFFT there; fewer uploads would need the 128 KiB work-group memory OpenCL does not give
- * (ocal's own two-pass kernels, src/fft/fourstep.c, keep that much in registers and take
- * 2^24 on GPUs). coalescedMemory = 8 makes two uploads of one value per row (far slower),
- * and the other fields (aimThreads, numSharedBanks, registerBoost*, performBandwidthBoost,
- * swapTo3Stage4Step, useLUT) generate the same kernels for these lengths or were slower.
- * The shapes of two uploads or fewer (2^20 x 128,
- * 4096 x 4096, ...) keep VkFFT's default: there coalescedMemory = 128 makes more uploads.
- * Only what was measured is changed: single-precision C2C 1-D, N in (S^2, (L/128)^3]
- * (beyond that VkFFT would need four uploads and refuses). */
+/* What ocal sets beyond VkFFT's own defaults: coalescedMemory = 128 for single-precision
+ * C2C 1-D power-of-two lengths that take three uploads on NVIDIA, which makes its strided
+ * uploads read whole 128-byte rows; it was faster there at every length measured, and
+ * everything else keeps VkFFT's defaults (docs/measurements.md#vkfft-coalesced). */
 static void tune_builtin(ocal_context ctx, const ocal__fft_problem *p, VkFFTConfiguration *c) {
   /* VkFFT picks coalescedMemory = 32 by the vendor id 0x10DE (NVIDIA) itself; this tunes
    * only that default, so it keys on the same id (limits.c reads it). */

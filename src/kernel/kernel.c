@@ -27,6 +27,7 @@ struct ocal_program_s {
 
 typedef struct karg {
   ocal__arg_kind kind; /* OCAL__ARG_UNKNOWN when neither the driver nor the source said */
+  int type_known;      /* 0: a type name only the source gave, not a built-in one (a macro?) */
   char type[OCAL__SIG_NAME_MAX];
   char name[OCAL__SIG_NAME_MAX];
   int set;
@@ -203,7 +204,36 @@ static void normalise_type(const char *in, char *out, size_t size) {
   out[len] = '\0';
 }
 
-/* Fills the argument descriptions from the driver, 0 on success. */
+/* One argument as the driver describes it. */
+static void describe_arg(karg *a, cl_kernel_arg_address_qualifier aq, const char *type,
+                         const char *name) {
+  a->kind = aq == CL_KERNEL_ARG_ADDRESS_LOCAL     ? OCAL__ARG_LOCAL
+            : aq == CL_KERNEL_ARG_ADDRESS_PRIVATE ? OCAL__ARG_SCALAR
+                                                  : OCAL__ARG_GLOBAL;
+  /* Images and samplers are private by-value handles: leave them unchecked. */
+  if (strstr(type, "image") || strstr(type, "sampler")) a->kind = OCAL__ARG_UNKNOWN;
+  a->type_known = 1; /* macros expanded; a typedef or struct is the driver's to size-check */
+  normalise_type(type, a->type, sizeof a->type);
+  snprintf(a->name, sizeof a->name, "%.63s", name);
+}
+
+/* Fills the argument descriptions from what the driver said when the program was compiled
+ * (kept with the program and its disk cache entry), 0 on success. */
+static int describe_from_facts(ocal_kernel k, const ocal__program *program) {
+  for (int i = 0; i < k->nargs; i++) {
+    cl_kernel_arg_address_qualifier aq;
+    unsigned nargs = 0;
+    char type[128], name[128];
+    if (ocal__program_arg_fact(program, k->name, (unsigned)i, &nargs, &aq, type, sizeof type,
+                               name, sizeof name) != 0 ||
+        nargs != (unsigned)k->nargs)
+      return -1;
+    describe_arg(&k->args[i], aq, type, name);
+  }
+  return 0;
+}
+
+/* The same from the driver, 0 on success. */
 static int describe_from_driver(ocal_kernel k) {
   for (int i = 0; i < k->nargs; i++) {
     cl_kernel_arg_address_qualifier aq;
@@ -215,20 +245,16 @@ static int describe_from_driver(ocal_kernel k) {
         clGetKernelArgInfo(k->kernel, (cl_uint)i, CL_KERNEL_ARG_NAME, sizeof name, name, NULL) !=
             CL_SUCCESS)
       return -1;
-    karg *a = &k->args[i];
-    a->kind = aq == CL_KERNEL_ARG_ADDRESS_LOCAL     ? OCAL__ARG_LOCAL
-              : aq == CL_KERNEL_ARG_ADDRESS_PRIVATE ? OCAL__ARG_SCALAR
-                                                    : OCAL__ARG_GLOBAL;
-    /* Images and samplers are private by-value handles: leave them unchecked. */
-    if (strstr(type, "image") || strstr(type, "sampler")) a->kind = OCAL__ARG_UNKNOWN;
-    normalise_type(type, a->type, sizeof a->type);
-    snprintf(a->name, sizeof a->name, "%.63s", name);
+    describe_arg(&k->args[i], aq, type, name);
   }
   return 0;
 }
 
-/* The same from the program's source (a program loaded from the disk cache has no argument
- * information in the driver). 0 on success. */
+static int builtin_type(const char *t);
+
+/* The same from the program's source, where the driver gave nothing. The source cannot say
+ * what a type name other than a built-in one is (a macro from the build options, a typedef),
+ * so such a type is marked unknown. 0 on success. */
 static int describe_from_source(ocal_kernel k, const char *source) {
   ocal__sig_arg *sig = NULL;
   int n = ocal__kernel_signature(source, k->name, &sig);
@@ -240,6 +266,8 @@ static int describe_from_source(ocal_kernel k, const char *source) {
     k->args[i].kind = sig[i].kind;
     normalise_type(sig[i].type, k->args[i].type, sizeof k->args[i].type);
     snprintf(k->args[i].name, sizeof k->args[i].name, "%s", sig[i].name);
+    k->args[i].type_known = builtin_type(k->args[i].type) ||
+                            (sig[i].kind != OCAL__ARG_SCALAR && strcmp(k->args[i].type, "void") == 0);
   }
   free(sig);
   return 0;
@@ -291,7 +319,7 @@ ocal_status ocal_kernel_create(ocal_program program, const char *name, ocal_kern
     free(k);
     return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the kernel");
   }
-  k->described = describe_from_driver(k) == 0 ||
+  k->described = describe_from_facts(k, program->program) == 0 || describe_from_driver(k) == 0 ||
                  describe_from_source(k, ocal__program_source(program->program)) == 0;
   if (!k->described)
     for (int i = 0; i < k->nargs; i++) k->args[i].kind = OCAL__ARG_UNKNOWN;
@@ -402,6 +430,28 @@ static int builtin_type(const char *t) {
   return 0;
 }
 
+/* Refuses to set an argument whose type ocal cannot know: a wrong value would reach the
+ * kernel unchecked. */
+static ocal_status check_type_known(ocal_kernel k, int index, const char *func) {
+  karg *a = &k->args[index];
+  if (!k->described)
+    return ocal__fail(OCAL_UNSUPPORTED, func,
+                      "the type of argument %d of kernel '%s' cannot be known: the driver "
+                      "reports no argument information for the program and its declaration "
+                      "could not be read; set it with clSetKernelArg on "
+                      "ocal_kernel_get_cl_kernel's kernel",
+                      index, k->name);
+  if (!a->type_known)
+    return ocal__fail(OCAL_UNSUPPORTED, func,
+                      "the type of argument %d ('%s %s') of kernel '%s' cannot be known: the "
+                      "driver reports no argument information for the program, and '%s' is "
+                      "not a built-in type of OpenCL C (a macro from the build options or a "
+                      "typedef); declare the argument with a built-in type, or set it with "
+                      "clSetKernelArg on ocal_kernel_get_cl_kernel's kernel",
+                      index, a->type, a->name, k->name, a->type);
+  return OCAL_OK;
+}
+
 static ocal_status set_arg(ocal_kernel k, int index, size_t size, const void *value,
                            const char *func) {
   cl_int err = clSetKernelArg(k->kernel, (cl_uint)index, size, value);
@@ -420,6 +470,7 @@ ocal_status ocal_kernel_set_buffer(ocal_kernel kernel, int index, ocal_buffer bu
   if ((status = ocal__check_buffer(buffer, __func__)) != OCAL_OK) return status;
   if (buffer->ctx != kernel->ctx)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "the buffer belongs to another context than the kernel");
+  if ((status = check_type_known(kernel, index, __func__)) != OCAL_OK) return status;
   karg *a = &kernel->args[index];
   const char *want = ocal__dtype_cl_type(buffer->dtype);
   if (kernel->described && strcmp(a->type, want) != 0 && builtin_type(a->type) &&
@@ -472,6 +523,7 @@ ocal_status ocal_kernel_set_scalar(ocal_kernel kernel, int index, ocal_dtype dty
   if (!value) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "value must not be NULL");
   if ((dtype == OCAL_F64 || dtype == OCAL_C64) && !ocal__context_fp64(kernel->ctx))
     return OCAL_FAIL(OCAL_UNSUPPORTED, "the device has no double precision");
+  if ((status = check_type_known(kernel, index, __func__)) != OCAL_OK) return status;
   karg *a = &kernel->args[index];
   const char *want = ocal__dtype_cl_type(dtype);
   if (kernel->described && strcmp(a->type, want) != 0 && builtin_type(a->type))

@@ -420,6 +420,24 @@ out:
   return st;
 }
 
+/* The forward DFT of `rows` rows of n complex numbers (real: n reals each), every bin, in
+ * double precision, interleaved into want. */
+static void host_dft(const float *x, int real, size_t n, size_t rows, double *want) {
+  for (size_t t = 0; t < rows; t++)
+    for (size_t k = 0; k < n; k++) {
+      double re = 0, im = 0;
+      for (size_t j = 0; j < n; j++) {
+        double ang = -2.0 * M_PI * (double)((j * k) % n) / (double)n;
+        double xr = real ? x[t * n + j] : x[2 * (t * n + j)];
+        double xi = real ? 0 : x[2 * (t * n + j) + 1];
+        re += xr * cos(ang) - xi * sin(ang);
+        im += xr * sin(ang) + xi * cos(ang);
+      }
+      want[2 * (t * n + k)] = re;
+      want[2 * (t * n + k) + 1] = im;
+    }
+}
+
 /* One C2C transform of `n` points (batch 2) and one R2C of n_real points through `engine`,
  * against a naive DFT. */
 static ocal_status fft_through(ocal_fft_engine engine, size_t n, size_t n_real) {
@@ -439,18 +457,7 @@ static ocal_status fft_through(ocal_fft_engine engine, size_t n, size_t n_real) 
   TRY(ocal_buffer_create(ctx, OCAL_C32, 1, (size_t[]){n * batch}, &out_b));
   TRY(ocal_fft_execute(plan, OCAL_FFT_FORWARD, in, out_b));
   TRY(ocal_buffer_read(out_b, 0, n * batch, back, NULL));
-  for (size_t t = 0; t < batch; t++)
-    for (size_t k = 0; k < n; k++) {
-      double re = 0, im = 0;
-      for (size_t j = 0; j < n; j++) {
-        double ang = -2.0 * M_PI * (double)((j * k) % n) / (double)n;
-        const float *x = hin + 2 * (t * n + j);
-        re += x[0] * cos(ang) - x[1] * sin(ang);
-        im += x[0] * sin(ang) + x[1] * cos(ang);
-      }
-      want[2 * (t * n + k)] = re;
-      want[2 * (t * n + k) + 1] = im;
-    }
+  host_dft(hin, 0, n, batch, want);
   EXPECT(mismatch(back, want, total, 2e-4 * sqrt((double)n)) < 0, "C2C FFT of %zu", n);
 
   d.lengths[0] = n_real;
@@ -493,6 +500,52 @@ static ocal_status sec_fft_clfft(void) { return fft_through(OCAL_FFT_ENGINE_CLFF
  * own four-step kernels; the R2C part goes to the default engine. */
 static ocal_status sec_fft_fourstep(void) {
   return fft_through(OCAL_FFT_ENGINE_DEFAULT, 4096, 64);
+}
+
+/* The default engine on lengths of 1: C2C of length 1 (batch 4), C2C of 1 x 12 and R2C of
+ * 5 x 1 (a full DFT of 5 reals). ocal runs them without clFFT, whose bake asserted (a failed
+ * clGetProgramInfo) or crashed (a failed clEnqueueWriteBuffer) under the injected faults. */
+static ocal_status sec_fft_unit(void) {
+  ocal_status st = OCAL_OK;
+  ocal_fft_plan plan = NULL;
+  ocal_buffer in = NULL, out = NULL;
+  float *hin = random_floats(24), *back = xalloc(24 * sizeof *back);
+  double want[24];
+  static const struct {
+    int ndim;
+    size_t lens[2], batch;
+    ocal_fft_kind kind;
+  } cases[] = {{1, {1, 0}, 4, OCAL_FFT_C2C}, {2, {1, 12}, 1, OCAL_FFT_C2C},
+               {2, {5, 1}, 1, OCAL_FFT_R2C}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    ocal_fft_desc d;
+    ocal_fft_desc_init(&d);
+    d.ndim = cases[c].ndim;
+    d.lengths[0] = cases[c].lens[0];
+    d.lengths[1] = cases[c].lens[1];
+    d.batch = cases[c].batch;
+    d.kind = cases[c].kind;
+    size_t n = cases[c].lens[0] * (cases[c].ndim > 1 ? cases[c].lens[1] : 1), rows = d.batch;
+    int r2c = d.kind == OCAL_FFT_R2C;
+    TRY(ocal_fft_plan_create(ctx, &d, &plan));
+    TRY(ocal_buffer_from_host(ctx, r2c ? OCAL_F32 : OCAL_C32, 1, (size_t[]){n * rows}, hin, &in));
+    TRY(ocal_buffer_create(ctx, OCAL_C32, 1, (size_t[]){n * rows}, &out));
+    TRY(ocal_fft_execute(plan, OCAL_FFT_FORWARD, in, out));
+    TRY(ocal_buffer_read(out, 0, n * rows, back, NULL));
+    host_dft(hin, r2c, n, rows, want);
+    EXPECT(mismatch(back, want, 2 * n * rows, 1e-5) < 0, "FFT case %zu", c);
+    ocal_fft_plan_release(plan);
+    ocal_buffer_release(in);
+    ocal_buffer_release(out);
+    plan = NULL, in = out = NULL;
+  }
+out:
+  ocal_fft_plan_release(plan);
+  ocal_buffer_release(in);
+  ocal_buffer_release(out);
+  free(hin);
+  free(back);
+  return st;
 }
 
 static ocal_status sec_gen(void) {
@@ -549,8 +602,8 @@ out:
 static ocal_status sec_kernel(void) {
   ocal_status st = OCAL_OK;
   enum { N = 1031 };
-  ocal_program prog = NULL;
-  ocal_kernel k = NULL;
+  ocal_program prog = NULL, typed = NULL;
+  ocal_kernel k = NULL, tk = NULL;
   ocal_buffer x = NULL;
   float *hx = random_floats(N), *back = xalloc(N * sizeof *back);
   double want[N];
@@ -572,7 +625,18 @@ static ocal_status sec_kernel(void) {
   TRY(ocal_buffer_read(x, 0, N, back, NULL));
   for (size_t i = 0; i < N; i++) want[i] = -2.0 * hx[i] + 1.0;
   EXPECT(mismatch(back, want, N, 1e-6) < 0, "raw kernel");
+  /* An argument typed by a macro of the build options: whatever the driver tells or keeps,
+   * a value of another type must never reach the kernel. */
+  TRY(ocal_program_create(ctx,
+                          "__kernel void put(__global T *x, const T v) { x[0] = v; }\n",
+                          "-DT=float", &typed));
+  TRY(ocal_kernel_create(typed, "put", &tk));
+  int32_t wrong_type = 7;
+  EXPECT(ocal_kernel_set_scalar(tk, 1, OCAL_I32, &wrong_type) != OCAL_OK,
+         "an int for argument 'const T v' (-DT=float) was accepted");
 out:
+  ocal_kernel_release(tk);
+  ocal_program_release(typed);
   ocal_kernel_release(k);
   ocal_program_release(prog);
   ocal_buffer_release(x);
@@ -589,6 +653,7 @@ static const struct {
     {"reduce", sec_reduce},       {"scan", sec_scan},           {"softmax", sec_softmax},
     {"random", sec_random},       {"gemm-ocal", sec_gemm},      {"gemm-clblast", sec_gemm},
     {"fft-vkfft", sec_fft_vkfft}, {"fft-clfft", sec_fft_clfft}, {"fft-fourstep", sec_fft_fourstep},
+    {"fft-unit", sec_fft_unit},
     {"gen", sec_gen},             {"kernel", sec_kernel},
 };
 
