@@ -1,6 +1,6 @@
 /* ocal — R2C and C2R plans built from a C2C plan of the same lengths.
  *
- * VkFFT on CPU devices is capped at 256 work-items per group (issue 19, bug 1: larger groups
+ * VkFFT on CPU devices is capped at 256 work-items per group (larger groups
  * overflow the stacks of PoCL's threads), and with that cap it refuses the real transforms of
  * long odd lengths (R2C/C2R f64 of 20001, 32769, 65535, 65537; f32 above 4095), which clFFT
  * does not take either (they have prime factors above 13). Its C2C plans of those lengths
