@@ -1,5 +1,5 @@
 # The ABI check: `make abi-check` dumps the ABI of the library as built from this tree and
-# compares it with the baseline of the last release (abi/ocal-0.2.dump.xz) through
+# compares it with the baseline of the last release (abi/ocal-0.3.dump.xz) through
 # abi-dumper and abi-compliance-checker, printing the report's path. docs/abi.md says how to
 # read the report and how to make a new baseline at a release (`make abi-baseline`).
 #
@@ -19,7 +19,8 @@ abi_libocal_abi_la_LIBADD = $(src_libocal_core_la_LIBADD)
 abi_libocal_abi_la_LDFLAGS = -rpath '$(abs_builddir)/abi' -version-info $(OCAL_LT_VERSION) \
 	-no-undefined
 
-OCAL_ABI_BASELINE = $(srcdir)/abi/ocal-0.2.dump.xz
+OCAL_ABI_BASELINE = $(srcdir)/abi/ocal-0.3.dump.xz
+EXTRA_DIST += $(srcdir)/abi/ocal-0.2.dump.xz
 EXTRA_DIST += $(OCAL_ABI_BASELINE) abi/skip-types.pl
 
 # The public headers in one directory (version.h is made in the build directory): the
