@@ -376,6 +376,16 @@ ocal_status ocal__csr_from_triplets(ocal_context ctx, ocal_dtype vt, ocal_dtype 
                                     const int64_t *cj, const double *val, const char *func,
                                     ocal_csr *out) {
   size_t es = ocal_dtype_size(it), vs = ocal_dtype_size(vt);
+  /* The row pointers end up in one device buffer: a count they cannot fit is refused before
+   * any host memory is taken, since a system that overcommits would hand out the host arrays
+   * and end the process when they are filled. */
+  uint64_t max_alloc = ocal__context_info(ctx)->max_alloc_bytes;
+  if (rows >= max_alloc / es) {
+    return ocal__fail(OCAL_OUT_OF_DEVICE_MEMORY, func,
+                      "the %zu row pointers of %zu rows need %zu bytes each, more in all than "
+                      "the device's largest buffer (%llu bytes): is the row count right?",
+                      rows + 1, rows, es, (unsigned long long)max_alloc);
+  }
   size_t *count = calloc(rows + 1, sizeof *count);
   size_t *order = malloc((nnz ? nnz : 1) * sizeof *order);
   void *rp = malloc((rows + 1) * es), *ci = malloc((nnz ? nnz : 1) * es);
