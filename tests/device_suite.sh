@@ -38,6 +38,10 @@ run_one() {
   echo "$r $t ${ms}ms $(grep -E '^[0-9]+%:' "$b/$t.device.log" | tail -n 1)"
 }
 export -f run_one
+# The suite on the other CPU implementations (tests/implementations.sh) belongs to the CPU
+# machines' make check: on a GPU machine that also has PoCL it would run the whole suite eight
+# more times on the CPU. OCAL_IMPL_DISABLED= (empty) in the environment runs it anyway.
+export OCAL_IMPL_DISABLED=${OCAL_IMPL_DISABLED-the device suite runs the GPU, not the CPU implementations}
 start=$(date +%s)
 # Each line also goes to DEVICE_SUITE_LOG as its test ends, so a run cut short keeps them.
 out=$(printf '%s\n' $tests | xargs -P "$jobs" -I{} bash -c 'run_one {}' |
