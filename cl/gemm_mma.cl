@@ -694,29 +694,14 @@ INL void mma_stage(__local const ET *as, __local const ET *bs, const uint sa_add
   }
 }
 
-/* C's element type from f32. bf16 rounds to nearest even (NaN kept quiet); f16 by
- * vstore_half's default rounding, which is also to nearest even. */
-INL float load_c(__global const CT *p) {
+/* C's element type from f32 and back. */
+#define C_T CT
 #if defined(OUT_F16)
-  return vload_half(0, (__global const half *)p);
+#define C_F16
 #elif defined(OUT_BF16)
-  return as_float((uint)*p << 16);
-#else
-  return *p;
+#define C_BF16
 #endif
-}
-
-INL void store_c(__global CT *p, const float v) {
-#if defined(OUT_F16)
-  vstore_half(v, 0, (__global half *)p);
-#elif defined(OUT_BF16)
-  const uint u = as_uint(v);
-  *p = (ushort)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u
-                                                  : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-#else
-  *p = v;
-#endif
-}
+#include "gemm_c_io.cl"
 
 /* Local memory of one work-group: STAGES stages of A's and B's tiles. */
 #define STAGE (A_TILE + B_TILE)

@@ -200,26 +200,13 @@ INL void wg_commit(void) { ASM("//@wgmma.commit_group.sync.aligned;" ::: "memory
 #define WGMMA WGMMA_SIZE(BN)
 
 /* C's element type from f32 and back. */
-INL float load_c(__global const ET *p) {
+#define C_T ET
 #if defined(WG_F16)
-  return vload_half(0, (__global const half *)p);
+#define C_F16
 #elif defined(WG_BF16)
-  return as_float((uint)*p << 16);
-#else
-  return *p;
+#define C_BF16
 #endif
-}
-INL void store_c(__global ET *p, const float v) {
-#if defined(WG_F16)
-  vstore_half(v, 0, (__global half *)p);
-#elif defined(WG_BF16)
-  const uint u = as_uint(v);
-  *p = (ushort)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u
-                                                  : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-#else
-  *p = v;
-#endif
-}
+#include "gemm_c_io.cl"
 
 /* A work-item's copies of one operand: its first row's source (k = 0), the source's step of
  * ROW_STEP rows, how many of its rows lie inside the matrix, its local destination. */

@@ -2,27 +2,15 @@
 #include "ocal/blas.h"
 
 const char *ocal_transpose_name(ocal_transpose ta) {
-  switch (ta) {
-    case OCAL_NO_TRANS:
-      return "N";
-    case OCAL_TRANS:
-      return "T";
-  }
-  return "invalid";
+  return ta == OCAL_NO_TRANS ? "N" : ta == OCAL_TRANS ? "T" : "invalid";
 }
 
 const char *ocal_blas_tuning_source_name(ocal_blas_tuning_source source) {
-  switch (source) {
-    case OCAL_TUNING_DEFAULT:
-      return "default";
-    case OCAL_TUNING_DISABLED:
-      return "disabled";
-    case OCAL_TUNING_BUILTIN:
-      return "builtin";
-    case OCAL_TUNING_FILE:
-      return "file";
-    case OCAL_TUNING_USER:
-      return "user";
-  }
-  return "invalid";
+  static const char *const names[] = {[OCAL_TUNING_DEFAULT] = "default",
+                                      [OCAL_TUNING_DISABLED] = "disabled",
+                                      [OCAL_TUNING_BUILTIN] = "builtin",
+                                      [OCAL_TUNING_FILE] = "file",
+                                      [OCAL_TUNING_USER] = "user"};
+  return (unsigned)source < sizeof names / sizeof *names && names[source] ? names[source]
+                                                                           : "invalid";
 }

@@ -2,35 +2,21 @@
 #include "ocal/fft.h"
 
 const char *ocal_fft_kind_name(ocal_fft_kind kind) {
-  switch (kind) {
-    case OCAL_FFT_C2C:
-      return "c2c";
-    case OCAL_FFT_R2C:
-      return "r2c";
-    case OCAL_FFT_C2R:
-      return "c2r";
-  }
-  return "invalid";
+  return kind == OCAL_FFT_C2C   ? "c2c"
+         : kind == OCAL_FFT_R2C ? "r2c"
+         : kind == OCAL_FFT_C2R ? "c2r"
+                                : "invalid";
 }
 
 const char *ocal_fft_direction_name(ocal_fft_direction direction) {
-  switch (direction) {
-    case OCAL_FFT_FORWARD:
-      return "forward";
-    case OCAL_FFT_INVERSE:
-      return "inverse";
-  }
-  return "invalid";
+  return direction == OCAL_FFT_FORWARD ? "forward"
+         : direction == OCAL_FFT_INVERSE ? "inverse"
+                                         : "invalid";
 }
 
 const char *ocal_fft_norm_name(ocal_fft_norm norm) {
-  switch (norm) {
-    case OCAL_FFT_NORM_BACKWARD:
-      return "backward";
-    case OCAL_FFT_NORM_ORTHO:
-      return "ortho";
-    case OCAL_FFT_NORM_FORWARD:
-      return "forward";
-  }
-  return "invalid";
+  return norm == OCAL_FFT_NORM_BACKWARD ? "backward"
+         : norm == OCAL_FFT_NORM_ORTHO  ? "ortho"
+         : norm == OCAL_FFT_NORM_FORWARD ? "forward"
+                                         : "invalid";
 }
