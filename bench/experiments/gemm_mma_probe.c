@@ -160,12 +160,15 @@ static char *build_log(cl_program p) {
  * the inline-assembly keyword or the forced-inline attribute is retried once with the other
  * spelling (-DASM_KW=asm, -DINL=inline), which then holds for every later build. Returns NULL
  * and prints the trimmed log (log_lines of it; none when negative) on failure. */
+static char src_dir[1024]; /* the kernel file's directory, for its #include */
 static cl_program build(const char *opts, int log_lines, char **log_out) {
   const char *extra = getenv("MMA_OPTS");
-  char full[1024];
+  char full[2048];
   for (int attempt = 0; attempt < 3; attempt++) {
-    snprintf(full, sizeof full, "%s%s%s %s%s%s", opts, asm_kw, inl_kw, extra ? extra : "",
-             nv_verbose ? " -cl-nv-verbose" : "", emulate ? " -DMMA_EMULATE=1" : "");
+    /* -I the kernel's directory: it includes cl/gemm_c_io.cl, which the library inlines. */
+    snprintf(full, sizeof full, "%s%s%s %s%s%s -I \"%s\"", opts, asm_kw, inl_kw,
+             extra ? extra : "", nv_verbose ? " -cl-nv-verbose" : "",
+             emulate ? " -DMMA_EMULATE=1" : "", src_dir);
     cl_int e;
     cl_program p = clCreateProgramWithSource(ctx, 1, (const char **)&src, NULL, &e);
     OK(e);
@@ -579,6 +582,10 @@ int main(int argc, char **argv) {
            "need one (skipped)\n", np);
     return 77;
   }
+  snprintf(src_dir, sizeof src_dir, "%s", argv[1]);
+  char *slash = strrchr(src_dir, '/');
+  if (slash) *slash = '\0';
+  else snprintf(src_dir, sizeof src_dir, ".");
   FILE *f = fopen(argv[1], "rb");
   if (!f) DIE("cannot open %s", argv[1]);
   fseek(f, 0, SEEK_END);
