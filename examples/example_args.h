@@ -56,7 +56,7 @@ static inline ocal_status example_context(const char *prog, const char *device,
   ocal_context_options_init(&opts);
   opts.device = device;
   ocal_status s = ocal_context_create(&opts, ctx);
-  ocal_device_info info = {sizeof info};
+  ocal_device_info info = {.struct_size = sizeof info};
   if (s == OCAL_OK && (s = ocal_context_get_device_info(*ctx, &info)) != OCAL_OK) {
     ocal_context_release(*ctx);
     *ctx = NULL;

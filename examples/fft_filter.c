@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
   TRY(ocal_fft_plan_create(ctx, &d, &forward));
   d.kind = OCAL_FFT_C2R;
   TRY(ocal_fft_plan_create(ctx, &d, &inverse));
-  ocal_fft_plan_info pi = {sizeof pi};
+  ocal_fft_plan_info pi = {.struct_size = sizeof pi};
   TRY(ocal_fft_plan_get_info(forward, &pi));
 
   size_t bins = n / 2 + 1, high = bins - cutoff;

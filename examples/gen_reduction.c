@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
   ocal_context ctx;
   ocal_status s = ocal_context_create(&opts, &ctx);
   if (s != OCAL_OK) return fail("ocal_context_create", s);
-  ocal_device_info info = {sizeof info};
+  ocal_device_info info = {.struct_size = sizeof info};
   ocal_context_get_device_info(ctx, &info);
   printf("device: %s (%s)\n", info.name, info.platform_name);
 

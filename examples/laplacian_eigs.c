@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
   opts.device = device;
   ocal_context ctx;
   TRY(ocal_context_create(&opts, &ctx));
-  ocal_device_info info = {sizeof info};
+  ocal_device_info info = {.struct_size = sizeof info};
   TRY(ocal_context_get_device_info(ctx, &info));
   int fp64 = 0;
   TRY(ocal_context_get_fp64(ctx, &fp64));
@@ -170,7 +170,7 @@ int main(int argc, char **argv) {
   lo.max_iter = (size_t)max_iter;
   lo.tol = f32 ? 1e-3 : 1e-6;
   double ev[64], rn[64];
-  ocal_lobpcg_result res = {sizeof res};
+  ocal_lobpcg_result res = {.struct_size = sizeof res};
   ocal_status st = ocal_lobpcg(&op, x, &lo, ev, rn, &res);
   TRY(st);
   printf("LOBPCG: %zu iterations, %zu of %ld pairs within the tolerance %g\n", res.iterations,

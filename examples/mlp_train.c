@@ -347,7 +347,7 @@ static ocal_status run(ocal_context ctx, dataset *train, dataset *test, const op
   double t0 = now();
   TRY(sgd_step(&m, xb, yb, &p, o->lr));
   TRY(ocal_context_finish(ctx));
-  ocal_cache_stats cs = {sizeof cs};
+  ocal_cache_stats cs = {.struct_size = sizeof cs};
   TRY(ocal_context_get_cache_stats(ctx, &cs));
   /* CLBlast builds its GEMM kernels itself, outside ocal's cache (drivers may cache them). */
   printf("first SGD step: %.1f ms (ocal's kernels: %llu compiled, %llu from the disk cache)\n",
@@ -569,7 +569,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "mlp_train: no device: %s\n%s\n", ocal_status_name(s), ocal_last_error());
     return 1;
   }
-  ocal_device_info info = {sizeof info};
+  ocal_device_info info = {.struct_size = sizeof info};
   ocal_context_get_device_info(ctx, &info);
   printf("device: %s (%s)\n", info.name, info.platform_name);
   printf("data: %s, %zu training and %zu held-out samples of %zu features\n",

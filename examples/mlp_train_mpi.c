@@ -418,9 +418,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "mlp_train_mpi: rank %d: %s\n", rank, ocal_last_error());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  ocal_mpi_info info = {sizeof info};
+  ocal_mpi_info info = {.struct_size = sizeof info};
   ocal_context ctx;
-  ocal_device_info dev = {sizeof dev};
+  ocal_device_info dev = {.struct_size = sizeof dev};
   ocal_mpi_get_info(mpi, &info);
   ocal_mpi_get_context(mpi, &ctx);
   ocal_context_get_device_info(ctx, &dev);

@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
   opts.device = device;
   ocal_context ctx;
   TRY(ocal_context_create(&opts, &ctx));
-  ocal_device_info info = {sizeof info};
+  ocal_device_info info = {.struct_size = sizeof info};
   TRY(ocal_context_get_device_info(ctx, &info));
   int fp64 = 0;
   TRY(ocal_context_get_fp64(ctx, &fp64));
@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
   TRY(ocal_cg_options_init(&co));
   co.rtol = rtol;
   co.precond = jacobi ? OCAL_PRECOND_JACOBI : OCAL_PRECOND_NONE;
-  ocal_cg_result res = {sizeof res};
+  ocal_cg_result res = {.struct_size = sizeof res};
   TRY(ocal_cg(&op, b, x, &co, &res));
   /* OCAL_OK means the true residual ||b - A x||, not only the recurrence's, met rtol. */
   printf("%ld x %ld grid (%zu unknowns, %zu nonzeros): CG%s converged in %zu iterations, "

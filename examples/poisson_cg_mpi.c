@@ -292,9 +292,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "poisson_cg_mpi: rank %d's device has no double precision\n", d.rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  ocal_mpi_info mi = {sizeof mi};
+  ocal_mpi_info mi = {.struct_size = sizeof mi};
   TRY(ocal_mpi_get_info(d.mpi, &mi));
-  ocal_device_info di = {sizeof di};
+  ocal_device_info di = {.struct_size = sizeof di};
   TRY(ocal_context_get_device_info(ctx, &di));
   if (d.rank == 0)
     printf("poisson_cg_mpi: %ld x %ld grid (%ld unknowns) on %d ranks, device %s%s%s\n", n, n,
@@ -420,7 +420,7 @@ int main(int argc, char **argv) {
         TRY(ocal_cg_options_init(&o));
         o.rtol = rtol;
         o.max_iter = (size_t)max_iter;
-        ocal_cg_result cr = {sizeof cr};
+        ocal_cg_result cr = {.struct_size = sizeof cr};
         ocal_status s = ocal_cg(&op, b1, x1, &o, &cr);
         if (s != OCAL_OK && s != OCAL_NOT_CONVERGED) TRY(s);
         TRY(ocal_buffer_read(x1, 0, total, xref, NULL));

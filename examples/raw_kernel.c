@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
   ocal_context ctx;
   ocal_status s = ocal_context_create(&opts, &ctx);
   if (s != OCAL_OK) return fail("ocal_context_create", s);
-  ocal_device_info info = {sizeof info};
+  ocal_device_info info = {.struct_size = sizeof info};
   ocal_context_get_device_info(ctx, &info);
   printf("device: %s (%s)\n", info.name, info.platform_name);
 
@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
     }
     printf("dest = a * b for %zu floats, compiled at run time: %s (largest difference from "
            "the host %.3g)\n", n, bad ? "MISMATCH" : "matches the host", worst);
-    ocal_cache_stats st = {sizeof st};
+    ocal_cache_stats st = {.struct_size = sizeof st};
     if (ocal_context_get_cache_stats(ctx, &st) == OCAL_OK)
       printf("kernel cache: %llu compiled, %llu loaded from disk\n",
              (unsigned long long)st.compiles, (unsigned long long)st.disk_hits);

@@ -7,7 +7,7 @@ if "$OCAL_EXAMPLES/buffers" nonsense 2> /dev/null; then echo "bad argument accep
 "$OCAL_TOOL" --version
 "$OCAL_TOOL" devices
 "$OCAL_TOOL" info > info.log
-# The GEMM precision mode and the tensor-core probe's answer (issue 17).
+# The GEMM precision mode and the tensor-core probe's answer.
 grep -q "^GEMM precision *fp32" info.log || { echo "ocal info: no 'GEMM precision fp32' line"; exit 1; }
 grep -q "^tensor cores  *." info.log || { echo "ocal info: no 'tensor cores' line"; exit 1; }
 OCAL_GEMM_PRECISION=tf32 "$OCAL_TOOL" info | grep -q "^GEMM precision *tf32" ||

@@ -33,7 +33,7 @@ allowed() {
     # user chose; the reduction-engine branch moves this file's launch onto
     # ocal__kernel_run_nd. Remove these lines when that branch is merged.
     4:src/kernel/kernel.c) return 0 ;;
-    # The generators run their scans on the scan engine of src/ops (issue 14: one engine for
+    # The generators run their scans on the scan engine of src/ops (one engine for
     # ocal_cumsum and ocal_gen_scan); src/ops/scan_engine.h is that engine's interface for them.
     2:src/gen/gen_internal.h) return 0 ;;
   esac

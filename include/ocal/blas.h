@@ -170,9 +170,9 @@ OCAL_API const char *ocal_blas_tuning_source_name(ocal_blas_tuning_source source
  * stay valid and unchanged for the rest of the process (a later tuning gives new strings):
  * neither free nor modify them.
  * The library fills it; set struct_size = sizeof(ocal_blas_tuning) before the call
- * (`ocal_blas_tuning x = {sizeof x};`), as for every struct ocal fills: a later version
- * may append fields, and then writes only the ones a program compiled against this struct
- * knows. */
+ * (`ocal_blas_tuning x = {.struct_size = sizeof x};`), as for every struct ocal fills:
+ * a later version may append fields, and then writes only the ones a program compiled
+ * against this struct knows. */
 typedef struct ocal_blas_tuning {
   size_t struct_size;             /**< sizeof(ocal_blas_tuning), set by the caller */
   ocal_blas_tuning_source source; /**< where the parameters come from */

@@ -82,9 +82,9 @@ typedef struct ocal_context_options {
 
 /** Counters of the kernel caches of one context.
  * The library fills it; set struct_size = sizeof(ocal_cache_stats) before the call
- * (`ocal_cache_stats x = {sizeof x};`), as for every struct ocal fills: a later version
- * may append fields, and then writes only the ones a program compiled against this struct
- * knows. */
+ * (`ocal_cache_stats x = {.struct_size = sizeof x};`), as for every struct ocal fills:
+ * a later version may append fields, and then writes only the ones a program compiled
+ * against this struct knows. */
 typedef struct ocal_cache_stats {
   size_t struct_size;    /**< sizeof(ocal_cache_stats), set by the caller */
   uint64_t compiles;     /**< programs compiled from source (the compiler ran) */

@@ -34,9 +34,9 @@ typedef enum ocal_device_type {
 
 /** The facts of one device. Strings are NUL-terminated and truncated to fit.
  * The library fills it; set struct_size = sizeof(ocal_device_info) before the call
- * (`ocal_device_info x = {sizeof x};`), as for every struct ocal fills: a later version
- * may append fields, and then writes only the ones a program compiled against this struct
- * knows. */
+ * (`ocal_device_info x = {.struct_size = sizeof x};`), as for every struct ocal fills:
+ * a later version may append fields, and then writes only the ones a program compiled
+ * against this struct knows. */
 typedef struct ocal_device_info {
   size_t struct_size;           /**< sizeof(ocal_device_info), set by the caller */
   int platform_index;           /**< index of the platform, as in selector "P:D" */

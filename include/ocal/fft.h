@@ -142,9 +142,9 @@ typedef struct ocal_fft_desc {
 
 /** Facts of a created plan.
  * The library fills it; set struct_size = sizeof(ocal_fft_plan_info) before the call
- * (`ocal_fft_plan_info x = {sizeof x};`), as for every struct ocal fills: a later version
- * may append fields, and then writes only the ones a program compiled against this struct
- * knows. */
+ * (`ocal_fft_plan_info x = {.struct_size = sizeof x};`), as for every struct ocal fills:
+ * a later version may append fields, and then writes only the ones a program compiled
+ * against this struct knows. */
 typedef struct ocal_fft_plan_info {
   size_t struct_size;       /**< sizeof(ocal_fft_plan_info), set by the caller */
   ocal_fft_engine engine;   /**< the engine that runs the plan (never
@@ -169,9 +169,9 @@ typedef struct ocal_fft_plan_info {
 
 /** Counters of one context's plan cache.
  * The library fills it; set struct_size = sizeof(ocal_fft_cache_stats) before the call
- * (`ocal_fft_cache_stats x = {sizeof x};`), as for every struct ocal fills: a later version
- * may append fields, and then writes only the ones a program compiled against this struct
- * knows. */
+ * (`ocal_fft_cache_stats x = {.struct_size = sizeof x};`), as for every struct ocal fills:
+ * a later version may append fields, and then writes only the ones a program compiled
+ * against this struct knows. */
 typedef struct ocal_fft_cache_stats {
   size_t struct_size;    /**< sizeof(ocal_fft_cache_stats), set by the caller */
   uint64_t plans_built;  /**< plans an engine created (memory cache misses) */

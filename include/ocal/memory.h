@@ -62,9 +62,9 @@ extern "C" {
 
 /** Counters of a context's device memory. Bytes are counted in allocated (rounded) sizes.
  * The library fills it; set struct_size = sizeof(ocal_memory_stats) before the call
- * (`ocal_memory_stats x = {sizeof x};`), as for every struct ocal fills: a later version
- * may append fields, and then writes only the ones a program compiled against this struct
- * knows. */
+ * (`ocal_memory_stats x = {.struct_size = sizeof x};`), as for every struct ocal fills:
+ * a later version may append fields, and then writes only the ones a program compiled
+ * against this struct knows. */
 typedef struct ocal_memory_stats {
   size_t struct_size;            /**< sizeof(ocal_memory_stats), set by the caller */
   int pool_enabled;              /**< 1 when the context pools device memory */

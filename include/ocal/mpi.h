@@ -89,9 +89,9 @@ typedef enum ocal_mpi_op {
 
 /** Facts of one rank's ocal_mpi.
  * The library fills it; set struct_size = sizeof(ocal_mpi_info) before the call
- * (`ocal_mpi_info x = {sizeof x};`), as for every struct ocal fills: a later version
- * may append fields, and then writes only the ones a program compiled against this struct
- * knows. */
+ * (`ocal_mpi_info x = {.struct_size = sizeof x};`), as for every struct ocal fills:
+ * a later version may append fields, and then writes only the ones a program compiled
+ * against this struct knows. */
 typedef struct ocal_mpi_info {
   size_t struct_size;   /**< sizeof(ocal_mpi_info), set by the caller */
   int rank;             /**< rank in the communicator */

@@ -236,8 +236,8 @@ typedef struct ocal_cg_options {
 } ocal_cg_options;
 
 /** What ocal_cg did. The library fills it; set struct_size = sizeof(ocal_cg_result) before
- * the call (`ocal_cg_result res = {sizeof res};`), so that later fields can be added without
- * breaking a program compiled against this struct. */
+ * the call (`ocal_cg_result res = {.struct_size = sizeof res};`), so that later fields
+ * can be added without breaking a program compiled against this struct. */
 typedef struct ocal_cg_result {
   size_t struct_size;        /**< sizeof(ocal_cg_result), set by the caller */
   size_t iterations;         /**< iterations run (restarts included) */
@@ -322,9 +322,9 @@ typedef enum ocal_lobpcg_stop {
  * \returns a static string. */
 OCAL_API const char *ocal_lobpcg_stop_name(ocal_lobpcg_stop stop);
 
-/** What ocal_lobpcg did. The library fills it; set struct_size =
- * sizeof(ocal_lobpcg_result) before the call (`ocal_lobpcg_result res = {sizeof res};`), so
- * that later fields can be added without breaking a program compiled against this one. */
+/** What ocal_lobpcg did. The library fills it; set struct_size = sizeof(ocal_lobpcg_result)
+ * before the call (`ocal_lobpcg_result res = {.struct_size = sizeof res};`), so that later
+ * fields can be added without breaking a program compiled against this one. */
 typedef struct ocal_lobpcg_result {
   size_t struct_size;     /**< sizeof(ocal_lobpcg_result), set by the caller */
   size_t iterations;      /**< iterations run (SciPy's iteration count) */

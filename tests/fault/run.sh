@@ -43,7 +43,7 @@ fi
 # after a comment with its reason: a failure the sweep found whose fix belongs to another
 # change or to a dependency. Keep them narrow.
 exclusions=(
-  # Issue 19, bug 11, which can be guarded only in part: clfftBakePlan swallows a failed
+  # A fault that can be guarded only in part: clfftBakePlan swallows a failed
   # write of its constant buffer (the 1st and 3rd writes of the section are the two
   # plans'), reports success, computes wrong results and leaves the heap corrupt.
   # src/fft/clfft.c drains the queue before the bake, so a queue already in error fails
