@@ -1,7 +1,10 @@
 # ocal — bench/experiments/: one-off probes, sweeps and GPU round scripts, each kept with the
 # question it answered (bench/experiments/README.md). Built only by `make experiments`, never
-# by `make` or `make check`, and left out of the tarball (nodist_: a git checkout has them).
+# by `make` or `make check`, and left out of the tarball (nodist_: a git checkout has them);
+# the tarball carries this folder's README alone, which the docs link to.
 # Included by bench/local.mk.
+
+EXTRA_DIST += bench/experiments/README.md
 
 OCAL_EXPERIMENTS = \
 	bench/experiments/fft_fourstep_probe \
