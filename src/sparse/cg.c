@@ -147,27 +147,14 @@ static ocal_status next_direction(cg_state *c, cl_uint cur, cl_uint nxt) {
   return run_kernel(c->ctx, c->vt, "cg_update_p", c->n, 10, args);
 }
 
-/* Checks a result struct's struct_size (NULL is allowed) before any work is done. */
-ocal_status ocal__result_check(const void *result, size_t size, const char *type,
-                               const char *func) {
-  if (result == NULL) return OCAL_OK;
-  size_t got;
-  memcpy(&got, result, sizeof got);
-  if (got != size)
-    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                      "result->struct_size is %zu, but this library's %s has %zu bytes: set "
-                      "struct_size = sizeof(%s) before the call",
-                      got, type, size, type);
-  return OCAL_OK;
-}
-
 ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
                     const ocal_cg_options *options, ocal_cg_result *result) {
   const char *func = __func__;
   ocal_status s = ocal__check_operator(a, "A", func);
   if (s == OCAL_OK) s = ocal__check_buffer(b, func);
   if (s == OCAL_OK) s = ocal__check_buffer(x, func);
-  if (s == OCAL_OK) s = ocal__result_check(result, sizeof *result, "ocal_cg_result", func);
+  if (s == OCAL_OK)
+    s = ocal__filled_check(func, "result", "ocal_cg_result", result, sizeof *result, sizeof *result);
   if (s != OCAL_OK) return s;
   ocal_cg_options o;
   ocal_cg_options_init(&o);

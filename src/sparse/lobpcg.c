@@ -980,7 +980,8 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
   const char *func = "ocal_lobpcg";
   ocal_status s = ocal__check_operator(a, "A", func);
   if (s == OCAL_OK) s = ocal__check_buffer(x, func);
-  if (s == OCAL_OK) s = ocal__result_check(result, sizeof *result, "ocal_lobpcg_result", func);
+  if (s == OCAL_OK) s = ocal__filled_check(func, "result", "ocal_lobpcg_result", result,
+                                              sizeof *result, sizeof *result);
   if (s != OCAL_OK) return s;
   if (eigenvalues == NULL) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "eigenvalues is NULL");
   ocal_lobpcg_options o;

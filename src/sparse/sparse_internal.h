@@ -115,10 +115,6 @@ ocal_status ocal__csr_transposed(ocal_csr a, const char *func, ocal_csr *t);
 /* Checks an operator's fields (apply set, n > 0, a float type); `role` names it ("A"). */
 ocal_status ocal__check_operator(const ocal_operator *a, const char *role, const char *func);
 
-/* Checks the struct_size of a result struct the caller passed (NULL passes): it must be
- * `size`, the library's sizeof. Messages name func and the struct's type. */
-ocal_status ocal__result_check(const void *result, size_t size, const char *type,
-                               const char *func);
 
 /* Build options "-DT=... -DIDX=..." (and the fp64 switch) for a matrix's types. */
 void ocal__csr_options(ocal_dtype vt, ocal_dtype it, const char *extra, char *out, size_t size);
