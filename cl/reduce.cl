@@ -835,12 +835,100 @@ OCAL_RED_PLAIN(ocal_user)
 #endif
 #endif /* OCAL_RED_USER */
 
+/* ---- one pass: the last work-group merges the others' states ------------------------------
+ * A single-output contig reduction with chunks > 1 and ocal_fin_epoch != 0 (the host asks for
+ * it where the device has 64-bit atomics) needs no second launch: each group publishes its
+ * state to the state buffer `fin` (src/core's look-back state, which the scans use too: word
+ * 0 a ticket counter, then 64 bytes per group) and takes two tickets; the group that takes
+ * the last ticket merges every group's state, group 0 first, in the order merge_group does,
+ * so the result depends on the launch shape only, never on which group ran last.
+ * A state is published as eight 64-bit words, each 32 bits of it beside a tag, (epoch << 2)
+ * | 3, exchanged atomically; the last group reads them with volatile loads and waits for
+ * every word to carry this launch's tag. So nothing depends on the order in which groups
+ * see each other's stores, which OpenCL 1.2 does not promise (the same design as the scans'
+ * packed words: docs/scan.md). A device without 64-bit atomics keeps the second launch. */
+#if defined(cl_khr_int64_base_atomics)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define OCAL_RED_ONE_PASS 1
+#define OCAL_RED_FIN_TAG(ocal_e) ((ulong)(((ocal_e) << 2) | 3u))
+#define OCAL_RED_FIN_FUNCS(NAME)                                                               \
+  typedef union {                                                                            \
+    NAME##_st ocal_s;                                                                        \
+    uint ocal_w[8];                                                                          \
+  } NAME##_words;                                                                            \
+  void NAME##_publish(__global uint *ocal_fin, ulong ocal_g, NAME##_st ocal_st, uint ocal_e) { \
+    NAME##_words ocal_u;                                                                     \
+    for (int ocal_k = 0; ocal_k < 8; ocal_k++) ocal_u.ocal_w[ocal_k] = 0;                   \
+    ocal_u.ocal_s = ocal_st;                                                                 \
+    volatile __global ulong *ocal_p = (volatile __global ulong *)(ocal_fin + 4) + 8 * ocal_g; \
+    for (int ocal_k = 0; ocal_k < (int)((sizeof(NAME##_st) + 3) / 4); ocal_k++)              \
+      atom_xchg(ocal_p + ocal_k, ((ulong)ocal_u.ocal_w[ocal_k] << 32) | OCAL_RED_FIN_TAG(ocal_e)); \
+  }                                                                                          \
+  NAME##_st NAME##_take(__global uint *ocal_fin, ulong ocal_g, uint ocal_e) {                \
+    NAME##_words ocal_u;                                                                     \
+    for (int ocal_k = 0; ocal_k < 8; ocal_k++) ocal_u.ocal_w[ocal_k] = 0;                   \
+    volatile __global ulong *ocal_p = (volatile __global ulong *)(ocal_fin + 4) + 8 * ocal_g; \
+    for (int ocal_k = 0; ocal_k < (int)((sizeof(NAME##_st) + 3) / 4); ocal_k++) {            \
+      ulong ocal_w = ocal_p[ocal_k];                                                         \
+      while ((uint)ocal_w != (uint)OCAL_RED_FIN_TAG(ocal_e)) ocal_w = ocal_p[ocal_k];        \
+      ocal_u.ocal_w[ocal_k] = (uint)(ocal_w >> 32);                                          \
+    }                                                                                        \
+    return ocal_u.ocal_s;                                                                    \
+  }
+/* In the contig kernel after its group tree (ocal_scratch[0] holds the group's state). */
+#define OCAL_RED_FINISH(NAME)                                                                  \
+  if (ocal_lid == 0) {                                                                       \
+    NAME##_publish(ocal_fin, ocal_g, ocal_scratch[0], ocal_fin_epoch);                       \
+    const uint ocal_ticket = atomic_add(ocal_fin, 2u) - ocal_fin_base;                       \
+    ocal_last[0] = ocal_ticket == 2u * (uint)(get_num_groups(0) - 1);                        \
+  }                                                                                          \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+  if (ocal_last[0]) {                                                                        \
+    NAME##_st ocal_m = NAME##_init();                                                        \
+    for (ulong ocal_s = ocal_lid; ocal_s < ocal_chunks; ocal_s += ocal_L)                    \
+      NAME##_merge(&ocal_m, NAME##_take(ocal_fin, ocal_s, ocal_fin_epoch));                  \
+    OCAL_GROUP_TREE(NAME, ocal_m)                                                            \
+    if (ocal_lid == 0)                                                                       \
+      NAME##_final(ocal_dst, ocal_doff, ocal_kind, ocal_scratch[0], ocal_count, ocal_ddof,   \
+                   ocal_mode);                                                               \
+  }
+#define OCAL_RED_LAST_DECL __local uint ocal_last[1];
+#define OCAL_RED_FIN_ON (ocal_fin_epoch != 0 && ocal_chunks > 1)
+#else
+#define OCAL_RED_FIN_FUNCS(NAME)
+#define OCAL_RED_LAST_DECL
+#define OCAL_RED_FIN_ON 0
+#define OCAL_RED_FINISH(NAME)
+#endif
+
+/* Vectors in flight per work-item in the contig kernel's GPU loop (1, 2, 4 or 8): the host
+ * may set it (OCAL_REDUCE_TUNE's unroll); the order of the sums does not depend on it. */
+#ifndef OCAL_RED_UNROLL
+#define OCAL_RED_UNROLL 2
+#endif
+#if OCAL_RED_UNROLL == 1
+#define OCAL_RED_REP(M, X) M(X, 0)
+#elif OCAL_RED_UNROLL == 2
+#define OCAL_RED_REP(M, X) M(X, 0) M(X, 1)
+#elif OCAL_RED_UNROLL == 4
+#define OCAL_RED_REP(M, X) M(X, 0) M(X, 1) M(X, 2) M(X, 3)
+#elif OCAL_RED_UNROLL == 8
+#define OCAL_RED_REP(M, X) M(X, 0) M(X, 1) M(X, 2) M(X, 3) M(X, 4) M(X, 5) M(X, 6) M(X, 7)
+#else
+#error "reduce.cl: OCAL_RED_UNROLL is 1, 2, 4 or 8"
+#endif
+#define OCAL_RED_UNROLL_LOAD(NAME, k)                                                          \
+  const ulong ocal_p##k = (ocal_v + (k) * ocal_stride) * VW;                                 \
+  TV ocal_a##k = OCAL_RED_CXV(ocal_cv, ocal_p##k), ocal_b##k = OCAL_RED_CYV(ocal_cv, ocal_p##k);
+#define OCAL_RED_UNROLL_ADD(NAME, k) NAME##_addv(&ocal_st, ocal_a##k, ocal_b##k, ocal_head + ocal_p##k);
+
 /* ---- the kernels ----------------------------------------------------------------------- */
 #define OCAL_RED_KERNEL_ARGS                                                                \
   OCAL_RED_IN_PARAMS, const ulong ocal_outer, const ulong ocal_R, const ulong ocal_inner,   \
       const ulong ocal_chunks, const ulong ocal_clen, __global void *ocal_dst,              \
       const ulong ocal_doff, const int ocal_kind, const ulong ocal_count,                   \
-      const long ocal_ddof, const int ocal_mode
+      const long ocal_ddof, const int ocal_mode, __global uint *ocal_fin,                   \
+      const uint ocal_fin_base, const uint ocal_fin_epoch
 
 #define OCAL_RED_MERGE_ARGS(NAME)                                                           \
   __global const NAME##_st *ocal_P, const ulong ocal_outer, const ulong ocal_S,             \
@@ -890,6 +978,7 @@ OCAL_RED_PLAIN(ocal_user)
    * (a grid-stride loop over the row), aligned vector loads in the middle of the row. */   \
   __kernel void NAME##_contig(OCAL_RED_KERNEL_ARGS) {                                        \
     __local NAME##_st ocal_scratch[OCAL_WG_MAX];                                             \
+    OCAL_RED_LAST_DECL                                                                       \
     const uint ocal_lid = get_local_id(0), ocal_L = get_local_size(0);                       \
     const ulong ocal_g = get_group_id(0), ocal_o = ocal_g / ocal_chunks,                     \
                 ocal_c = ocal_g % ocal_chunks;                                               \
@@ -910,16 +999,15 @@ OCAL_RED_PLAIN(ocal_user)
         NAME##_addv(&ocal_st, OCAL_RED_CXV(ocal_cv, ocal_w * VW),                            \
                     OCAL_RED_CYV(ocal_cv, ocal_w * VW), ocal_head + ocal_w * VW);            \
     } else {                                                                                 \
-      /* GPUs: neighbouring work-items read neighbouring vectors (coalesced). */             \
+      /* GPUs: neighbouring work-items read neighbouring vectors (coalesced), with       \
+       * OCAL_RED_UNROLL of them in flight. */                                                \
       ulong ocal_v = ocal_c * ocal_L + ocal_lid;                                             \
-      for (; ocal_v + ocal_stride < ocal_nvec; ocal_v += 2 * ocal_stride) {                  \
-        const ulong ocal_p0 = ocal_v * VW, ocal_p1 = ocal_p0 + ocal_stride * VW;             \
-        TV ocal_a0 = OCAL_RED_CXV(ocal_cv, ocal_p0), ocal_a1 = OCAL_RED_CXV(ocal_cv, ocal_p1), \
-           ocal_b0 = OCAL_RED_CYV(ocal_cv, ocal_p0), ocal_b1 = OCAL_RED_CYV(ocal_cv, ocal_p1); \
-        NAME##_addv(&ocal_st, ocal_a0, ocal_b0, ocal_head + ocal_v * VW);                    \
-        NAME##_addv(&ocal_st, ocal_a1, ocal_b1, ocal_head + (ocal_v + ocal_stride) * VW);    \
+      for (; ocal_v + (OCAL_RED_UNROLL - 1) * ocal_stride < ocal_nvec;                       \
+           ocal_v += OCAL_RED_UNROLL * ocal_stride) {                                        \
+        OCAL_RED_REP(OCAL_RED_UNROLL_LOAD, NAME)                                             \
+        OCAL_RED_REP(OCAL_RED_UNROLL_ADD, NAME)                                              \
       }                                                                                      \
-      if (ocal_v < ocal_nvec)                                                                \
+      for (; ocal_v < ocal_nvec; ocal_v += ocal_stride)                                      \
         NAME##_addv(&ocal_st, OCAL_RED_CXV(ocal_cv, ocal_v * VW),                            \
                     OCAL_RED_CYV(ocal_cv, ocal_v * VW), ocal_head + ocal_v * VW);            \
     }                                                                                        \
@@ -932,7 +1020,9 @@ OCAL_RED_PLAIN(ocal_user)
                   ocal_r);                                                                   \
     }                                                                                        \
     OCAL_GROUP_TREE(NAME, ocal_st)                                                           \
-    if (ocal_lid == 0) {                                                                     \
+    if (OCAL_RED_FIN_ON) {                                                                   \
+      OCAL_RED_FINISH(NAME)                                                                  \
+    } else if (ocal_lid == 0) {                                                              \
       if (ocal_chunks == 1)                                                                  \
         NAME##_final(ocal_dst, ocal_doff + ocal_o, ocal_kind, ocal_scratch[0], ocal_count,   \
                      ocal_ddof, ocal_mode);                                                  \
@@ -1048,6 +1138,38 @@ OCAL_RED_PLAIN(ocal_user)
     ((__global NAME##_st *)ocal_dst)[(ocal_o * ocal_chunks + ocal_s) * ocal_inner + ocal_j + k] = \
         ocal_st##k;
 
+/* Rows in flight per work-item of NAME_strided_v: 8, or 16 (OCAL_REDUCE_TUNE's rows): the
+ * second eight are loaded with the first and added after them, so the sums' order is the
+ * same as with 8 for every row that an 8-row step takes. */
+#ifndef OCAL_RED_ROWS
+#define OCAL_RED_ROWS 8
+#endif
+#if OCAL_RED_ROWS == 16
+#define OCAL_SV_ADD4_C(NAME, cmp, k)                                                   \
+  NAME##_add4(&ocal_st##k, ocal_c0.cmp, ocal_c1.cmp, ocal_c2.cmp, ocal_c3.cmp, ocal_d0.cmp, \
+              ocal_d1.cmp, ocal_d2.cmp, ocal_d3.cmp, ocal_r + 8);
+#define OCAL_SV_ADD4_C_HI(NAME, cmp, k)                                                \
+  NAME##_add4(&ocal_st##k, ocal_c4.cmp, ocal_c5.cmp, ocal_c6.cmp, ocal_c7.cmp, ocal_d4.cmp, \
+              ocal_d5.cmp, ocal_d6.cmp, ocal_d7.cmp, ocal_r + 12);
+#define OCAL_SV_ROWS16(NAME)                                                                   \
+  for (; ocal_r + 16 <= ocal_r1; ocal_r += 16) {                                             \
+    OCAL_RED_LOADS8(TV, OCAL_RED_CXV, ocal_a, ocal_p, ocal_n1)                               \
+    OCAL_RED_LOADS8(TV, OCAL_RED_CYV, ocal_b, ocal_p, ocal_n1)                               \
+    OCAL_RED_ADVANCE(ocal_p, 8 * ocal_n1);                                                   \
+    OCAL_RED_LOADS8(TV, OCAL_RED_CXV, ocal_c, ocal_p, ocal_n1)                               \
+    OCAL_RED_LOADS8(TV, OCAL_RED_CYV, ocal_d, ocal_p, ocal_n1)                               \
+    OCAL_RED_ADVANCE(ocal_p, 8 * ocal_n1);                                                   \
+    OCAL_FOR_LANES_OF(OCAL_SV_ADD4, NAME)                                                    \
+    OCAL_FOR_LANES_OF(OCAL_SV_ADD4_HI, NAME)                                                 \
+    OCAL_FOR_LANES_OF(OCAL_SV_ADD4_C, NAME)                                                  \
+    OCAL_FOR_LANES_OF(OCAL_SV_ADD4_C_HI, NAME)                                               \
+  }
+#elif OCAL_RED_ROWS == 8
+#define OCAL_SV_ROWS16(NAME)
+#else
+#error "reduce.cl: OCAL_RED_ROWS is 8 or 16"
+#endif
+
 #ifdef OCAL_FOR_LANES_OF
 #define OCAL_RED_STRIDED_V(NAME)                                                               \
   __kernel void NAME##_strided_v(OCAL_RED_KERNEL_ARGS) {                                     \
@@ -1062,6 +1184,7 @@ OCAL_RED_PLAIN(ocal_user)
       OCAL_RED_CURSOR(ocal_p, (ocal_o * ocal_R + ocal_r0) * ocal_inner + ocal_j);            \
       OCAL_FOR_LANES_OF(OCAL_SV_INIT, NAME)                                                  \
       ulong ocal_r = ocal_r0;                                                                \
+      OCAL_SV_ROWS16(NAME)                                                                   \
       for (; ocal_r + 8 <= ocal_r1; ocal_r += 8) {                                           \
         OCAL_RED_LOADS8(TV, OCAL_RED_CXV, ocal_a, ocal_p, ocal_n1)                           \
         OCAL_RED_LOADS8(TV, OCAL_RED_CYV, ocal_b, ocal_p, ocal_n1)                           \
@@ -1087,7 +1210,7 @@ OCAL_RED_PLAIN(ocal_user)
  * Without OCAL_ONLY_* every built-in kernel is built (tools and tests that compile the whole
  * file). */
 #if defined(OCAL_KERNEL_contig) || !defined(OCAL_KERNEL)
-#define OCAL_RED_K_contig(NAME) OCAL_RED_CONTIG(NAME)
+#define OCAL_RED_K_contig(NAME) OCAL_RED_FIN_FUNCS(NAME) OCAL_RED_CONTIG(NAME)
 #else
 #define OCAL_RED_K_contig(NAME)
 #endif

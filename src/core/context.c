@@ -247,3 +247,4 @@ unsigned ocal__context_compute_capability(ocal_context ctx) {
   return ctx->limits.compute_capability;
 }
 unsigned ocal__context_sub_group_size(ocal_context ctx) { return ctx->limits.sub_group_size; }
+int ocal__context_int64_atomics(ocal_context ctx) { return ctx->limits.int64_atomics; }

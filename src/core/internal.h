@@ -112,6 +112,7 @@ typedef struct ocal__limits {
   int emulated;            /* 1 when the limits option or OCAL_LIMITS made the device smaller */
   unsigned cl_version;     /* OpenCL version, major * 100 + minor * 10 (120, 300), 0 unknown */
   unsigned sub_group_size; /* SIMD width the driver reports (warp, wavefront), 0 unknown */
+  int int64_atomics;       /* 1 when the device has cl_khr_int64_base_atomics */
   unsigned vendor_id;      /* CL_DEVICE_VENDOR_ID */
   unsigned compute_capability; /* major * 10 + minor where the driver reports one
                                   (cl_nv_device_attribute_query: 90 on an H100), else 0 */
@@ -193,6 +194,7 @@ const char *ocal__context_build_options(ocal_context ctx);
 unsigned ocal__context_vendor_id(ocal_context ctx);
 unsigned ocal__context_compute_capability(ocal_context ctx);
 unsigned ocal__context_sub_group_size(ocal_context ctx);
+int ocal__context_int64_atomics(ocal_context ctx);
 
 /* ---- device limits (limits.c) -------------------------------------------------------- */
 

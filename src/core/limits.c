@@ -78,6 +78,7 @@ static void read_device(ocal_context ctx) {
     l->vendor_id = u;
   l->sub_group_size = 0;
   l->compute_capability = 0;
+  l->int64_atomics = has_extension(dev, "cl_khr_int64_base_atomics");
   int nv_query = has_extension(dev, "cl_nv_device_attribute_query");
   cl_uint major = 0, minor = 0;
   if (nv_query &&

@@ -176,6 +176,9 @@ static int check_spmv(const char *text, ocal__settings *s) {
   "registerBoost4Step|performBandwidthBoost|useLUT|swapTo3Stage4Step|considerAllAxesStrided|" \
   "fixMaxRadixBluestein"
 
+/* The reductions' launch shape (src/ops/reduce.c checks the values when it plans). */
+#define REDUCE_KEYS "wg|gpc|unroll|onepass|cdiv|cwg|rows"
+
 static const setting_def defs[] = {
     {"OCAL_DEVICE", TEXT, AT(device), NULL, NULL, 0, 0,
      "a selector: gpu, cpu, accelerator, P:D indices or part of a device or platform name", NULL},
@@ -229,6 +232,8 @@ static const setting_def defs[] = {
      "(N = 256..4096, a power of two)", check_spmv},
     {"OCAL_SCAN", WORD, AT(scan), "auto|single|three", scan_values, 0, 0,
      "auto, single or three", NULL},
+    {"OCAL_REDUCE_TUNE", KV, AT(reduce_tune), REDUCE_KEYS, NULL, 0, 0,
+     "key=value,... with keys wg, gpc, unroll, onepass, cdiv, cwg, rows", NULL},
 };
 #define NDEFS (sizeof defs / sizeof defs[0])
 

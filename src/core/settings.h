@@ -64,6 +64,7 @@ typedef struct ocal__settings {
   char vkfft_tune[384];     /* OCAL_VKFFT_TUNE: "field=value,..." */
   char spmv[16];            /* OCAL_SPMV: a kernel name, "" for the rule */
   int scan;                 /* OCAL_SCAN: OCAL__SCAN_*, the plan of long contiguous scans */
+  char reduce_tune[128];    /* OCAL_REDUCE_TUNE: "key=value,..." */
 } ocal__settings;
 
 /* Reads and validates every variable into *s; on a bad value returns OCAL_INVALID_ARGUMENT

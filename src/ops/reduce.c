@@ -159,6 +159,9 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
   if (job->nin > OCAL__REDUCE_MAX_IN)
     return ocal__fail(OCAL_INTERNAL, job->func, "%zu input arguments (at most %d)", job->nin,
                       OCAL__REDUCE_MAX_IN);
+  ocal__reduce_tune tune;
+  ocal_status status = ocal__reduce_tune_read(ctx, job->func, &tune);
+  if (status != OCAL_OK) return status;
   /* Plan the first launch: kernel, work-group size, chunks per output. */
   /* On a CPU a work-group is a loop over its work-items with a pass per barrier: many short
    * rows go faster as one serial row per work-item (the strided kernel with inner 1). */
@@ -168,16 +171,18 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
   const int kind1 = contig ? OCAL__RED_CONTIG : vcols ? OCAL__RED_STRIDED_V : OCAL__RED_STRIDED;
   const size_t cols_per_item = vcols ? vw : 1;
   size_t chunks = 1, clen = R, local1, global1;
-  ocal_status status = job->kernel(job->data, kind1, &k1);
+  status = job->kernel(job->data, kind1, &k1);
   if (status != OCAL_OK) return status;
   if (contig) {
-    size_t lmax = ocal__rs_local(k1, OCAL__RS_WG_MAX);
+    size_t lmax = ocal__rs_local(k1, tune.wg ? (size_t)tune.wg : OCAL__RS_WG_MAX);
     /* Short rows on a GPU: smaller groups, fewer idle work-items. A CPU runs a group as a
      * loop, so one size there (every size is a separate compile on PoCL). */
     local1 = R < 2 * vw * lmax && gpu ? ocal__rs_local(k1, 64) : lmax;
     /* Split rows only when there are too few of them to fill the device, and only into
-     * chunks of at least 16 vectors per work-item. */
+     * chunks of at least 16 vectors per work-item. Groups wanted: as many as keep 2048
+     * work-items per compute unit, or OCAL_REDUCE_TUNE's gpc per compute unit. */
     size_t groups_wanted = ocal__ceil_div(target, local1);
+    if (tune.gpc) groups_wanted = (target / 2048) * (size_t)tune.gpc;
     if (outer < groups_wanted) {
       size_t most = R / (vw * local1 * 16);
       chunks = ocal__ceil_div(groups_wanted, outer);
@@ -187,14 +192,15 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
     global1 = outer * chunks * local1;
     clen = gpu ? 0 : 1; /* the contig kernel's layout flag */
   } else {
-    local1 = ocal__rs_local(k1, OCAL__RS_WG_MAX);
+    local1 = ocal__rs_local(k1, tune.cwg ? (size_t)tune.cwg : OCAL__RS_WG_MAX);
     /* Every work-item runs a long serial loop, so all of them must be resident at once: a
      * second wave of a few groups would double the time. Aim at half the device's
      * threads (each keeps eight loads in flight), rounding the chunks down. A work-item of
      * vector columns keeps VW times the bytes in flight and needs more registers: a quarter
      * of the threads, the best of a half, a quarter and an eighth for a column sum
      * (docs/measurements.md#reductions-and-scans). */
-    size_t strided_target = target / (vcols ? 4 : 2), columns = outputs / cols_per_item;
+    size_t strided_target = target / (tune.cdiv ? (size_t)tune.cdiv : vcols ? 4 : 2),
+           columns = outputs / cols_per_item;
     if (columns < strided_target && R > 64) {
       chunks = strided_target / columns;
       size_t most = ocal__ceil_div(R, 64); /* at least 64 elements per work-item */
@@ -214,8 +220,16 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
   cl_ulong count = R, doff = job->ooff, zero = 0;
   cl_int kind = job->kind, mode = job->mode;
   cl_long c_ddof = job->ddof;
-  cl_mem dst = job->out;
-  if (chunks > 1) {
+  cl_mem dst = job->out, fin = job->out;
+  cl_uint fin_base = 0, fin_epoch = 0;
+  /* One pass for a single output: the last work-group merges (cl/reduce.cl says how). */
+  const int one_pass = contig && outputs == 1 && chunks > 1 && job->lb &&
+                       ocal__context_int64_atomics(ctx) && tune.onepass != 2;
+  if (one_pass) {
+    status = ocal__lookback_reserve(ctx, job->lb, 2 * chunks, &fin_base, &fin_epoch);
+    if (status != OCAL_OK) return status;
+    fin = job->lb->mem;
+  } else if (chunks > 1) {
     size_t bytes;
     if (ocal__mul_overflows(outputs * chunks, OCAL__REDUCE_STATE_BYTES, &bytes))
       return ocal__fail(OCAL_OVERFLOW, job->func, "the partial results do not fit in memory");
@@ -223,18 +237,19 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
     if (status != OCAL_OK) return status;
     dst = *job->scratch;
   }
-  ocal__arg a1[OCAL__REDUCE_MAX_IN + 11];
+  ocal__arg a1[OCAL__REDUCE_MAX_IN + 14];
   memcpy(a1, job->in, job->nin * sizeof *a1);
   const ocal__arg tail1[] = {
       {sizeof c_outer, &c_outer}, {sizeof c_R, &c_R},         {sizeof c_inner, &c_inner},
       {sizeof c_chunks, &c_chunks}, {sizeof c_clen, &c_clen}, {sizeof(cl_mem), &dst},
-      {sizeof(cl_ulong), chunks > 1 ? &zero : &doff},         {sizeof kind, &kind},
+      {sizeof(cl_ulong), chunks > 1 && !one_pass ? &zero : &doff}, {sizeof kind, &kind},
       {sizeof count, &count},   {sizeof c_ddof, &c_ddof},     {sizeof mode, &mode},
+      {sizeof(cl_mem), &fin},   {sizeof fin_base, &fin_base}, {sizeof fin_epoch, &fin_epoch},
   };
   memcpy(a1 + job->nin, tail1, sizeof tail1);
   status = ocal__kernel_run_nd(ctx, k1, 1, &global1, &local1,
                                job->nin + sizeof tail1 / sizeof tail1[0], a1, job->func);
-  if (status != OCAL_OK || chunks == 1) return status;
+  if (status != OCAL_OK || chunks == 1 || one_pass) return status;
 
   /* Second launch: merge the chunks of every output. */
   int by_group = outputs < 256;
@@ -312,7 +327,8 @@ static ocal_status enqueue(const char *func, ocal_reduce_op op, ocal_buffer x, o
                           .R = g->R,
                           .inner = g->inner,
                           .scratch = &rs->scratch,
-                          .scratch_bytes = &rs->scratch_bytes};
+                          .scratch_bytes = &rs->scratch_bytes,
+                          .lb = &rs->lb};
   pthread_mutex_lock(&rs->lock);
   status = ocal__reduce_enqueue(&job);
   pthread_mutex_unlock(&rs->lock);

@@ -57,6 +57,15 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
    * the .cl files keep only what -DOCAL_ONLY_<operation> -DOCAL_KERNEL_<kernel> name. A
    * whole file is fifty kernels per type, seconds of compiling for a first call that runs one;
    * the options are part of the program cache's and disk cache's keys. */
+  if (program == OCAL__RS_REDUCE) {
+    ocal__reduce_tune t;
+    ocal_status status = ocal__reduce_tune_read(ctx, "ocal_reduce", &t);
+    if (status != OCAL_OK) return status;
+    size_t len = strlen(options);
+    if (t.unroll) snprintf(options + len, sizeof options - len, " -DOCAL_RED_UNROLL=%ld", t.unroll);
+    len = strlen(options);
+    if (t.rows) snprintf(options + len, sizeof options - len, " -DOCAL_RED_ROWS=%ld", t.rows);
+  }
   const char *cut = strchr(name, '_');
   if (!cut) return OCAL_FAIL(OCAL_INTERNAL, "kernel name '%s' has no operation prefix", name);
   size_t len = strlen(options);
@@ -107,6 +116,42 @@ ocal_status ocal__rs_geometry(const char *func, ocal_buffer x, int axis, ocal__r
   for (int i = 0; i < a; i++) g->outer *= x->shape[i];
   g->R = x->shape[a];
   for (int i = a + 1; i < x->ndim; i++) g->inner *= x->shape[i];
+  return OCAL_OK;
+}
+
+/* One key of OCAL_REDUCE_TUNE: whether value v is accepted for it. */
+static int tune_ok(const char *key, long long v) {
+  const int pow2 = v > 0 && (v & (v - 1)) == 0;
+  if (!strcmp(key, "wg") || !strcmp(key, "cwg")) return pow2 && v >= 32 && v <= OCAL__RS_WG_MAX;
+  if (!strcmp(key, "gpc")) return v >= 1 && v <= 64;
+  if (!strcmp(key, "unroll")) return pow2 && v <= 8;
+  if (!strcmp(key, "onepass")) return v == 0 || v == 1;
+  if (!strcmp(key, "cdiv")) return v >= 1 && v <= 16;
+  if (!strcmp(key, "rows")) return v == 8 || v == 16;
+  return 0;
+}
+
+ocal_status ocal__reduce_tune_read(ocal_context ctx, const char *func, ocal__reduce_tune *t) {
+  memset(t, 0, sizeof *t);
+  const char *cursor = ctx->settings.reduce_tune;
+  char key[16];
+  long long v;
+  while (ocal__kv_next(&cursor, key, sizeof key, &v)) {
+    if (!tune_ok(key, v))
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "OCAL_REDUCE_TUNE has %s=%lld: use wg and cwg 32..%d (powers of two), "
+                        "gpc 1..64, unroll 1, 2, 4 or 8, onepass 0 or 1, cdiv 1..16, rows 8 "
+                        "or 16",
+                        key, v, OCAL__RS_WG_MAX);
+    long *field = !strcmp(key, "wg")       ? &t->wg
+                  : !strcmp(key, "gpc")    ? &t->gpc
+                  : !strcmp(key, "unroll") ? &t->unroll
+                  : !strcmp(key, "onepass") ? &t->onepass
+                  : !strcmp(key, "cdiv")   ? &t->cdiv
+                  : !strcmp(key, "cwg")    ? &t->cwg
+                                           : &t->rows;
+    *field = !strcmp(key, "onepass") ? (v ? 1 : 2) : (long)v;
+  }
   return OCAL_OK;
 }
 

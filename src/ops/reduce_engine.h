@@ -50,6 +50,10 @@ typedef struct ocal__reduce_job {
    * the whole job. */
   cl_mem *scratch;
   size_t *scratch_bytes;
+  /* The caller's look-back state (shared with its scans, under the same lock): where it is
+   * given and the device has 64-bit atomics, a single-output reduction is one launch whose
+   * last work-group merges the others' states (cl/reduce.cl); NULL keeps a second launch. */
+  ocal__lookback *lb;
 } ocal__reduce_job;
 
 /* Plans and enqueues the job: a work-group per row or a work-item per column, and a second

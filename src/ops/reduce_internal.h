@@ -52,6 +52,19 @@ size_t ocal__rs_local(const ocal__kernel *k, size_t want);
  * flight; on a CPU a work-group is a loop, so the number only sets how work is split). */
 size_t ocal__rs_target_items(ocal_context ctx);
 
+/* The reductions' launch shape as OCAL_REDUCE_TUNE sets it, 0 where it leaves the rule's:
+ * contig work-group size, its groups per compute unit for long rows, vectors in flight
+ * per work-item (cl/reduce.cl's OCAL_RED_UNROLL), one pass (1) or a second launch (2, from
+ * onepass=0) for single-output reductions; the strided kernels' fraction of the device's
+ * work-items (cdiv: a half is 2), their work-group size, and rows in flight per work-item of
+ * strided_v (OCAL_RED_ROWS). */
+typedef struct ocal__reduce_tune {
+  long wg, gpc, unroll, onepass, cdiv, cwg, rows;
+} ocal__reduce_tune;
+
+/* Reads the context's OCAL_REDUCE_TUNE; a value out of range fails naming `func`. */
+ocal_status ocal__reduce_tune_read(ocal_context ctx, const char *func, ocal__reduce_tune *t);
+
 /* Whether a dtype is an integer type, and a signed one. */
 /* Floating-point inputs, whose sums, means and norms keep their type: f16 and bf16 too
  * (computed and accumulated in f32, stored rounded to nearest even). */
