@@ -852,6 +852,96 @@ START_TEST(test_queued_back_to_back) {
 }
 END_TEST
 
+/* ---- launch shapes (OCAL_REDUCE_TUNE) --------------------------------------------------- */
+
+/* Launch shapes that take each path of the plan: one pass (the last work-group merges) and a
+ * second launch, vectors in flight, groups per compute unit, work-group sizes, rows in flight
+ * of the vector columns (1003 rows: 16-row steps, an 8-row step, single rows). */
+static const char *const tunes[] = {"onepass=0,rows=16,cdiv=1", "unroll=1,gpc=3",
+                                    "unroll=8,wg=64,rows=16,cwg=64,cdiv=16"};
+
+/* The sum of x over the whole buffer, read back as bytes (f32 or f64). */
+static void whole_sum(ocal_buffer x, ocal_dtype d, void *result) {
+  size_t one = 1;
+  ocal_buffer out;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, d, 1, &one, &out));
+  ck_assert_ocal(ocal_sum(x, OCAL_AXIS_ALL, out));
+  ck_assert_ocal(ocal_buffer_read(out, 0, 1, result, NULL));
+  ocal_buffer_release(out);
+}
+
+/* Every shape gives the host reference's results on odd sizes; a float sum in one pass is
+ * the same bits as with the second launch (the same states merged in the same order), and
+ * the same bits when run again. */
+START_TEST(test_launch_shapes) {
+  static const ocal_reduce_op ops[] = {OCAL_REDUCE_SUM,   OCAL_REDUCE_DOT,  OCAL_REDUCE_MAX,
+                                       OCAL_REDUCE_ARGMIN, OCAL_REDUCE_VAR, OCAL_REDUCE_NORM2};
+  static const ocal_dtype types[] = {OCAL_F32, OCAL_I32, OCAL_F64};
+  size_t n = 777781, cols[2] = {1003, 516};
+  for (size_t t = 0; t < sizeof tunes / sizeof tunes[0]; t++) {
+    setenv("OCAL_REDUCE_TUNE", tunes[t], 1);
+    fixture_reopen();
+    for (int k = 0; k < (int)(sizeof types / sizeof types[0]); k++) {
+      ocal_dtype d = types[k];
+      if (!fixture_dtype_usable(d) || (d == OCAL_F64 && t > 0)) continue;
+      for (int o = 0; o < (int)(sizeof ops / sizeof ops[0]); o++) {
+        ocal_reduce_op op = ops[o];
+        check_case(op, d, 1, &n, OCAL_AXIS_ALL, data_for(op), default_out(op, d),
+                   op == OCAL_REDUCE_VAR, (t + (size_t)o) % 3, (uint64_t)(100 * t + 10 * k + o));
+        check_case(op, d, 2, cols, 0, data_for(op), default_out(op, d), 0, (size_t)k % 2 * 4,
+                   (uint64_t)(100 * t + 10 * k + o + 5));
+      }
+    }
+  }
+  /* One pass against the second launch, bit for bit, at one work-group size. */
+  float *h = make_data(OCAL_F32, n, DATA_MIXED, 4242);
+  ocal_buffer x;
+  float got[3];
+  for (int pass = 0; pass < 2; pass++) {
+    setenv("OCAL_REDUCE_TUNE", pass ? "onepass=1" : "onepass=0", 1);
+    fixture_reopen();
+    ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &n, h, &x));
+    whole_sum(x, OCAL_F32, &got[pass]);
+    if (pass) whole_sum(x, OCAL_F32, &got[2]);
+    ocal_buffer_release(x);
+  }
+  ck_assert_msg(memcmp(&got[0], &got[1], sizeof got[0]) == 0 &&
+                    memcmp(&got[1], &got[2], sizeof got[0]) == 0,
+                "one pass %.9g (again %.9g), second launch %.9g", got[1], got[2], got[0]);
+  free(h);
+  unsetenv("OCAL_REDUCE_TUNE");
+  fixture_reopen();
+}
+END_TEST
+
+/* A value out of range fails the reduction with a message that names the setting; an unknown
+ * key fails the context. */
+START_TEST(test_launch_shape_errors) {
+  static const char *const bad[] = {"unroll=3", "wg=100", "gpc=0", "onepass=2", "rows=12",
+                                    "cdiv=17",  "cwg=512"};
+  size_t n = 100;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("OCAL_REDUCE_TUNE", bad[i], 1);
+    fixture_reopen();
+    ocal_buffer x, out;
+    size_t one = 1;
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &x));
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &one, &out));
+    ck_assert_ocal_fails(ocal_sum(x, OCAL_AXIS_ALL, out), OCAL_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ocal_last_error(), "OCAL_REDUCE_TUNE") != NULL, "%s: %s", bad[i],
+                  ocal_last_error());
+    ocal_buffer_release(x);
+    ocal_buffer_release(out);
+  }
+  setenv("OCAL_REDUCE_TUNE", "lanes=4", 1);
+  ocal_context ctx = NULL;
+  ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "OCAL_REDUCE_TUNE") != NULL, "%s", ocal_last_error());
+  unsetenv("OCAL_REDUCE_TUNE");
+  fixture_reopen();
+}
+END_TEST
+
 static Suite *reduce_suite(void) {
   Suite *s = suite_create("reduce");
   TCase *tc = fixture_tcase("whole");
@@ -872,6 +962,10 @@ static Suite *reduce_suite(void) {
   tcase_add_test(tc, test_empty);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_queued_back_to_back);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("shapes");
+  tcase_add_test(tc, test_launch_shapes);
+  tcase_add_test(tc, test_launch_shape_errors);
   suite_add_tcase(s, tc);
   return s;
 }
