@@ -269,8 +269,13 @@ int bench_suite_reduce(bench_run *r) {
   if (s == OCAL_OK) s = ocal_buffer_fill(whole[0], &half);
   if (s == OCAL_OK) s = ocal_buffer_fill(whole[1], &quarter);
   int rc = s != OCAL_OK ? bench_fail("reduction buffers", s) : 0;
+  /* OCAL_BENCH_REDUCE=big: only the largest size and the axis reductions (to compare launch
+   * shapes through OCAL_REDUCE_TUNE, docs/reduce.md). */
+  const char *only = getenv("OCAL_BENCH_REDUCE");
+  const int big = only && strcmp(only, "big") == 0;
   FOR_SIZES(r, lg) {
     if (rc) break;
+    if (big && lg + 2 <= r->max_log2) continue;
     size_t n = (size_t)1 << lg;
     ocal_buffer v[3] = {NULL, NULL, NULL};
     rd_arg a = {0, OCAL_AXIS_ALL, NULL, NULL, out, index_out, NULL};
@@ -284,14 +289,14 @@ int bench_suite_reduce(bench_run *r) {
 
   /* The cost of one 1024-element sum, queued and waited for. */
   ocal_buffer v[3] = {NULL, NULL, NULL};
-  if (!rc && (s = views(whole, v, 3, 1024)) != OCAL_OK) rc = bench_fail("views", s);
+  if (!rc && !big && (s = views(whole, v, 3, 1024)) != OCAL_OK) rc = bench_fail("views", s);
   rd_arg a = {RD_SUM, OCAL_AXIS_ALL, v[0], v[1], out, index_out, v[2]};
-  if (!rc) rc = small_call(r, "reduce", "sum", run_rd, &a);
+  if (!rc && !big) rc = small_call(r, "reduce", "sum", run_rd, &a);
   release_all(v, 3);
 
   /* A single-threaded C loop on the host against ocal's sum of the same size. */
   size_t hn = (size_t)1 << (r->max_log2 < 26 ? r->max_log2 : 26);
-  float *h = rc ? NULL : malloc(hn * sizeof *h);
+  float *h = rc || big ? NULL : malloc(hn * sizeof *h);
   if (h) {
     for (size_t i = 0; i < hn; i++) h[i] = (float)(i % 7) * 0.25f;
     volatile float sink = host_sum(h, hn);
