@@ -649,11 +649,21 @@ typedef struct {
   T v;
 } arg_st;
 
+/* States with padding bytes are made from zeroed words, so that copies of them are fully
+ * initialised (the one-pass reduction publishes every byte of a state: cl/reduce.cl's
+ * NAME_publish, which Oclgrind checks). */
+#define OCAL_ZEROED(ST, v)                                 \
+  union {                                                  \
+    ST ocal_s;                                             \
+    ulong ocal_w[4];                                       \
+  } v;                                                     \
+  for (int ocal_k = 0; ocal_k < 4; ocal_k++) v.ocal_w[ocal_k] = 0;
+
 arg_st arg_init(void) {
-  arg_st a;
-  a.i = OCAL_NONE_INDEX;
-  a.v = 0;
-  return a;
+  OCAL_ZEROED(arg_st, u)
+  u.ocal_s.i = OCAL_NONE_INDEX;
+  u.ocal_s.v = 0;
+  return u.ocal_s;
 }
 
 /* Whether candidate (v, i) replaces the current (a->v, a->i). LESS says which is better. */
@@ -754,12 +764,8 @@ typedef struct {
 } var_st;
 
 var_st var_init(void) {
-  var_st a;
-  a.n = 0;
-  a.k = 0;
-  a.s1 = 0;
-  a.s2 = 0;
-  return a;
+  OCAL_ZEROED(var_st, u)
+  return u.ocal_s;
 }
 void var_add1(var_st *a, T x, T y, ulong i) {
   ocal_ACCF f = (ocal_ACCF)x / (ocal_ACCF)WIDE_SCALE;

@@ -47,6 +47,7 @@ static const row rows[] = {
     {"OCAL_VKFFT_TUNE", "useLUT", "useLUT=1"},
     {"OCAL_SPMV", "vector3", "stream1024"},
     {"OCAL_SCAN", "double", "THREE"},
+    {"OCAL_REDUCE_TUNE", "lanes=4", "unroll=4,rows=16"},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 

@@ -61,10 +61,12 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
     ocal__reduce_tune t;
     ocal_status status = ocal__reduce_tune_read(ctx, "ocal_reduce", &t);
     if (status != OCAL_OK) return status;
-    size_t len = strlen(options);
-    if (t.unroll) snprintf(options + len, sizeof options - len, " -DOCAL_RED_UNROLL=%ld", t.unroll);
-    len = strlen(options);
-    if (t.rows) snprintf(options + len, sizeof options - len, " -DOCAL_RED_ROWS=%ld", t.rows);
+    /* Only the kernel that reads a value gets it, so the others' builds stay shared. */
+    size_t len = strlen(options), nlen = strlen(name);
+    if (t.unroll && nlen > 7 && !strcmp(name + nlen - 7, "_contig"))
+      snprintf(options + len, sizeof options - len, " -DOCAL_RED_UNROLL=%ld", t.unroll);
+    if (t.rows && nlen > 10 && !strcmp(name + nlen - 10, "_strided_v"))
+      snprintf(options + len, sizeof options - len, " -DOCAL_RED_ROWS=%ld", t.rows);
   }
   const char *cut = strchr(name, '_');
   if (!cut) return OCAL_FAIL(OCAL_INTERNAL, "kernel name '%s' has no operation prefix", name);
