@@ -910,7 +910,7 @@ OCAL_RED_PLAIN(ocal_user)
 /* Vectors in flight per work-item in the contig kernel's GPU loop (1, 2, 4 or 8): the host
  * may set it (OCAL_REDUCE_TUNE's unroll); the order of the sums does not depend on it. */
 #ifndef OCAL_RED_UNROLL
-#define OCAL_RED_UNROLL 2
+#define OCAL_RED_UNROLL 4 /* 2 and 8 were slower on an H100: docs/reduce.md */
 #endif
 #if OCAL_RED_UNROLL == 1
 #define OCAL_RED_REP(M, X) M(X, 0)
@@ -1094,9 +1094,30 @@ OCAL_RED_PLAIN(ocal_user)
     const ulong ocal_total = ocal_outer * ocal_inner;                                        \
     for (ulong ocal_t = get_global_id(0); ocal_t < ocal_total; ocal_t += get_global_size(0)) { \
       const ulong ocal_j = ocal_t % ocal_inner, ocal_o = ocal_t / ocal_inner;                \
-      NAME##_st ocal_st = ocal_P[ocal_o * ocal_S * ocal_inner + ocal_j];                     \
-      for (ulong ocal_s = 1; ocal_s < ocal_S; ocal_s++)                                      \
-        NAME##_merge(&ocal_st, ocal_P[(ocal_o * ocal_S + ocal_s) * ocal_inner + ocal_j]);    \
+      __global const NAME##_st *ocal_q = ocal_P + ocal_o * ocal_S * ocal_inner + ocal_j;     \
+      NAME##_st ocal_st = ocal_q[0];                                                         \
+      ulong ocal_s = 1;                                                                      \
+      /* Eight states loaded before they are merged (in order): a work-item per output has   \
+       * few neighbours to hide a load's latency behind. */                                  \
+      for (; ocal_s + 8 <= ocal_S; ocal_s += 8) {                                            \
+        const NAME##_st ocal_m0 = ocal_q[ocal_s * ocal_inner],                               \
+                        ocal_m1 = ocal_q[(ocal_s + 1) * ocal_inner],                         \
+                        ocal_m2 = ocal_q[(ocal_s + 2) * ocal_inner],                         \
+                        ocal_m3 = ocal_q[(ocal_s + 3) * ocal_inner],                         \
+                        ocal_m4 = ocal_q[(ocal_s + 4) * ocal_inner],                         \
+                        ocal_m5 = ocal_q[(ocal_s + 5) * ocal_inner],                         \
+                        ocal_m6 = ocal_q[(ocal_s + 6) * ocal_inner],                         \
+                        ocal_m7 = ocal_q[(ocal_s + 7) * ocal_inner];                         \
+        NAME##_merge(&ocal_st, ocal_m0);                                                     \
+        NAME##_merge(&ocal_st, ocal_m1);                                                     \
+        NAME##_merge(&ocal_st, ocal_m2);                                                     \
+        NAME##_merge(&ocal_st, ocal_m3);                                                     \
+        NAME##_merge(&ocal_st, ocal_m4);                                                     \
+        NAME##_merge(&ocal_st, ocal_m5);                                                     \
+        NAME##_merge(&ocal_st, ocal_m6);                                                     \
+        NAME##_merge(&ocal_st, ocal_m7);                                                     \
+      }                                                                                      \
+      for (; ocal_s < ocal_S; ocal_s++) NAME##_merge(&ocal_st, ocal_q[ocal_s * ocal_inner]); \
       NAME##_final(ocal_dst, ocal_doff + ocal_t, ocal_kind, ocal_st, ocal_count, ocal_ddof,  \
                    ocal_mode);                                                               \
     }                                                                                        \

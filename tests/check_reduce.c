@@ -874,8 +874,9 @@ static void whole_sum(ocal_buffer x, ocal_dtype d, void *result) {
  * the same bits as with the second launch (the same states merged in the same order), and
  * the same bits when run again. */
 START_TEST(test_launch_shapes) {
-  static const ocal_reduce_op ops[] = {OCAL_REDUCE_SUM,   OCAL_REDUCE_DOT,  OCAL_REDUCE_MAX,
-                                       OCAL_REDUCE_ARGMIN, OCAL_REDUCE_VAR, OCAL_REDUCE_NORM2};
+  /* A compensated sum, a plain lane-wise state, and the two states with padding bytes. */
+  static const ocal_reduce_op ops[] = {OCAL_REDUCE_DOT, OCAL_REDUCE_MAX, OCAL_REDUCE_ARGMIN,
+                                       OCAL_REDUCE_VAR};
   static const ocal_dtype types[] = {OCAL_F32, OCAL_I32, OCAL_F64};
   size_t n = 777781, cols[2] = {1003, 516};
   for (size_t t = 0; t < sizeof tunes / sizeof tunes[0]; t++) {
@@ -883,13 +884,14 @@ START_TEST(test_launch_shapes) {
     fixture_reopen();
     for (int k = 0; k < (int)(sizeof types / sizeof types[0]); k++) {
       ocal_dtype d = types[k];
-      if (!fixture_dtype_usable(d) || (d == OCAL_F64 && t > 0)) continue;
+      if (!fixture_dtype_usable(d) || (d != OCAL_F32 && t > 0)) continue;
       for (int o = 0; o < (int)(sizeof ops / sizeof ops[0]); o++) {
         ocal_reduce_op op = ops[o];
         check_case(op, d, 1, &n, OCAL_AXIS_ALL, data_for(op), default_out(op, d),
                    op == OCAL_REDUCE_VAR, (t + (size_t)o) % 3, (uint64_t)(100 * t + 10 * k + o));
-        check_case(op, d, 2, cols, 0, data_for(op), default_out(op, d), 0, (size_t)k % 2 * 4,
-                   (uint64_t)(100 * t + 10 * k + o + 5));
+        if (op == OCAL_REDUCE_DOT || op == OCAL_REDUCE_VAR)
+          check_case(op, d, 2, cols, 0, data_for(op), default_out(op, d), 0, (size_t)k % 2 * 4,
+                     (uint64_t)(100 * t + 10 * k + o + 5));
       }
     }
   }

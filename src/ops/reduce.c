@@ -179,9 +179,11 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
      * loop, so one size there (every size is a separate compile on PoCL). */
     local1 = R < 2 * vw * lmax && gpu ? ocal__rs_local(k1, 64) : lmax;
     /* Split rows only when there are too few of them to fill the device, and only into
-     * chunks of at least 16 vectors per work-item. Groups wanted: as many as keep 2048
-     * work-items per compute unit, or OCAL_REDUCE_TUNE's gpc per compute unit. */
-    size_t groups_wanted = ocal__ceil_div(target, local1);
+     * chunks of at least 16 vectors per work-item. Groups wanted: as many as keep 1024
+     * work-items per compute unit (each with OCAL_RED_UNROLL vectors in flight: on an H100
+     * 2048 and 1536 were slower, docs/reduce.md), or OCAL_REDUCE_TUNE's gpc per compute
+     * unit. */
+    size_t groups_wanted = ocal__ceil_div(target / 2, local1);
     if (tune.gpc) groups_wanted = (target / 2048) * (size_t)tune.gpc;
     if (outer < groups_wanted) {
       size_t most = R / (vw * local1 * 16);
