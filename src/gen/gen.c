@@ -556,7 +556,8 @@ static ocal_status engine_reduce(const char *func, ocal_gen g, ocal__cl_args *ua
                           .R = R,
                           .inner = inner,
                           .scratch = &g->scratch,
-                          .scratch_bytes = &g->scratch_bytes};
+                          .scratch_bytes = &g->scratch_bytes,
+                          .lb = &g->lb};
   pthread_mutex_lock(&g->lock);
   ocal_status status = ocal__reduce_enqueue(&job);
   pthread_mutex_unlock(&g->lock);

@@ -57,7 +57,7 @@ struct ocal_gen_s {
   pthread_mutex_t lock; /* guards scratch across the launches of one run */
   cl_mem scratch;
   size_t scratch_bytes;
-  ocal__lookback lb; /* scan: the single pass's tile states */
+  ocal__lookback lb; /* the single-pass scan's tile states; a one-pass reduction's states */
 };
 
 /* ---- string building (source.c) ------------------------------------------------------- */
