@@ -928,6 +928,41 @@ OCAL_RED_PLAIN(ocal_user)
   TV ocal_a##k = OCAL_RED_CXV(ocal_cv, ocal_p##k), ocal_b##k = OCAL_RED_CYV(ocal_cv, ocal_p##k);
 #define OCAL_RED_UNROLL_ADD(NAME, k) NAME##_addv(&ocal_st, ocal_a##k, ocal_b##k, ocal_head + ocal_p##k);
 
+/* OCAL_RED_PIPE=1 (OCAL_REDUCE_TUNE's pipe): the contig and strided_v loops load the next
+ * step's vectors before they fold in the current ones, so that a work-item keeps loads in
+ * flight while it computes (a compensated sum spends longer there than a max). The order of
+ * the sums is the same as without it. */
+#ifndef OCAL_RED_PIPE
+#define OCAL_RED_PIPE 0
+#endif
+#if OCAL_RED_PIPE
+#define OCAL_RED_PL_DECL(NAME, k) TV ocal_pa##k, ocal_pb##k;
+#define OCAL_RED_PL_FIRST(NAME, k)                                                             \
+  ocal_pa##k = OCAL_RED_CXV(ocal_cv, (ocal_v + (k) * ocal_stride) * VW);                     \
+  ocal_pb##k = OCAL_RED_CYV(ocal_cv, (ocal_v + (k) * ocal_stride) * VW);
+#define OCAL_RED_PL_NEXT(NAME, k)                                                              \
+  const ulong ocal_q##k = (ocal_v + (OCAL_RED_UNROLL + (k)) * ocal_stride) * VW;             \
+  const TV ocal_qa##k = OCAL_RED_CXV(ocal_cv, ocal_q##k), ocal_qb##k = OCAL_RED_CYV(ocal_cv, ocal_q##k);
+#define OCAL_RED_PL_ADD(NAME, k)                                                               \
+  NAME##_addv(&ocal_st, ocal_pa##k, ocal_pb##k, ocal_head + (ocal_v + (k) * ocal_stride) * VW);
+#define OCAL_RED_PL_SHIFT(NAME, k) ocal_pa##k = ocal_qa##k; ocal_pb##k = ocal_qb##k;
+#define OCAL_RED_PIPE_CONTIG(NAME)                                                             \
+  if (ocal_v + (OCAL_RED_UNROLL - 1) * ocal_stride < ocal_nvec) {                            \
+    OCAL_RED_REP(OCAL_RED_PL_DECL, NAME)                                                     \
+    OCAL_RED_REP(OCAL_RED_PL_FIRST, NAME)                                                    \
+    for (; ocal_v + (2 * OCAL_RED_UNROLL - 1) * ocal_stride < ocal_nvec;                     \
+         ocal_v += OCAL_RED_UNROLL * ocal_stride) {                                          \
+      OCAL_RED_REP(OCAL_RED_PL_NEXT, NAME)                                                   \
+      OCAL_RED_REP(OCAL_RED_PL_ADD, NAME)                                                    \
+      OCAL_RED_REP(OCAL_RED_PL_SHIFT, NAME)                                                  \
+    }                                                                                        \
+    OCAL_RED_REP(OCAL_RED_PL_ADD, NAME)                                                      \
+    ocal_v += OCAL_RED_UNROLL * ocal_stride;                                                 \
+  }
+#else
+#define OCAL_RED_PIPE_CONTIG(NAME)
+#endif
+
 /* ---- the kernels ----------------------------------------------------------------------- */
 #define OCAL_RED_KERNEL_ARGS                                                                \
   OCAL_RED_IN_PARAMS, const ulong ocal_outer, const ulong ocal_R, const ulong ocal_inner,   \
@@ -1008,6 +1043,7 @@ OCAL_RED_PLAIN(ocal_user)
       /* GPUs: neighbouring work-items read neighbouring vectors (coalesced), with       \
        * OCAL_RED_UNROLL of them in flight. */                                                \
       ulong ocal_v = ocal_c * ocal_L + ocal_lid;                                             \
+      OCAL_RED_PIPE_CONTIG(NAME)                                                             \
       for (; ocal_v + (OCAL_RED_UNROLL - 1) * ocal_stride < ocal_nvec;                       \
            ocal_v += OCAL_RED_UNROLL * ocal_stride) {                                        \
         OCAL_RED_REP(OCAL_RED_UNROLL_LOAD, NAME)                                             \
@@ -1197,6 +1233,37 @@ OCAL_RED_PLAIN(ocal_user)
 #error "reduce.cl: OCAL_RED_ROWS is 8 or 16"
 #endif
 
+#if OCAL_RED_PIPE
+/* The next eight rows (c, d) are loaded before the current ones (a, b) are added. */
+#define OCAL_SV_SHIFT8(X)                                                                      \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define OCAL_SV_MOVE(k) ocal_a##k = ocal_c##k; ocal_b##k = ocal_d##k;
+#define OCAL_SV_LOADS8_INTO(LD, P, c, n1)                                                      \
+  P##0 = LD(c, 0); P##1 = LD(c, n1); P##2 = LD(c, 2 * (n1)); P##3 = LD(c, 3 * (n1));         \
+  P##4 = LD(c, 4 * (n1)); P##5 = LD(c, 5 * (n1)); P##6 = LD(c, 6 * (n1)); P##7 = LD(c, 7 * (n1));
+#define OCAL_SV_PIPE(NAME)                                                                     \
+  if (ocal_r + 8 <= ocal_r1) {                                                               \
+    TV ocal_a0, ocal_a1, ocal_a2, ocal_a3, ocal_a4, ocal_a5, ocal_a6, ocal_a7;               \
+    TV ocal_b0, ocal_b1, ocal_b2, ocal_b3, ocal_b4, ocal_b5, ocal_b6, ocal_b7;               \
+    OCAL_SV_LOADS8_INTO(OCAL_RED_CXV, ocal_a, ocal_p, ocal_n1)                               \
+    OCAL_SV_LOADS8_INTO(OCAL_RED_CYV, ocal_b, ocal_p, ocal_n1)                               \
+    OCAL_RED_ADVANCE(ocal_p, 8 * ocal_n1);                                                   \
+    for (; ocal_r + 16 <= ocal_r1; ocal_r += 8) {                                            \
+      OCAL_RED_LOADS8(TV, OCAL_RED_CXV, ocal_c, ocal_p, ocal_n1)                             \
+      OCAL_RED_LOADS8(TV, OCAL_RED_CYV, ocal_d, ocal_p, ocal_n1)                             \
+      OCAL_RED_ADVANCE(ocal_p, 8 * ocal_n1);                                                 \
+      OCAL_FOR_LANES_OF(OCAL_SV_ADD4, NAME)                                                  \
+      OCAL_FOR_LANES_OF(OCAL_SV_ADD4_HI, NAME)                                               \
+      OCAL_SV_SHIFT8(OCAL_SV_MOVE)                                                           \
+    }                                                                                        \
+    OCAL_FOR_LANES_OF(OCAL_SV_ADD4, NAME)                                                    \
+    OCAL_FOR_LANES_OF(OCAL_SV_ADD4_HI, NAME)                                                 \
+    ocal_r += 8;                                                                             \
+  }
+#else
+#define OCAL_SV_PIPE(NAME)
+#endif
+
 #ifdef OCAL_FOR_LANES_OF
 #define OCAL_RED_STRIDED_V(NAME)                                                               \
   __kernel void NAME##_strided_v(OCAL_RED_KERNEL_ARGS) {                                     \
@@ -1212,6 +1279,7 @@ OCAL_RED_PLAIN(ocal_user)
       OCAL_FOR_LANES_OF(OCAL_SV_INIT, NAME)                                                  \
       ulong ocal_r = ocal_r0;                                                                \
       OCAL_SV_ROWS16(NAME)                                                                   \
+      OCAL_SV_PIPE(NAME)                                                                     \
       for (; ocal_r + 8 <= ocal_r1; ocal_r += 8) {                                           \
         OCAL_RED_LOADS8(TV, OCAL_RED_CXV, ocal_a, ocal_p, ocal_n1)                           \
         OCAL_RED_LOADS8(TV, OCAL_RED_CYV, ocal_b, ocal_p, ocal_n1)                           \

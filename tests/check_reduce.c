@@ -855,10 +855,11 @@ END_TEST
 /* ---- launch shapes (OCAL_REDUCE_TUNE) --------------------------------------------------- */
 
 /* Launch shapes that take each path of the plan: one pass (the last work-group merges) and a
- * second launch, groups per compute unit, work-group sizes, vectors in flight, rows in flight
- * of the vector columns (1003 rows: 16-row steps, an 8-row step, single rows). */
+ * second launch, groups per compute unit, work-group sizes, vectors in flight and loaded a
+ * step ahead, rows in flight of the vector columns (1003 rows: 16-row steps, 8-row steps,
+ * single rows). */
 static const char *const tunes[] = {"onepass=0,rows=16,cdiv=1", "gpc=3,wg=64,cwg=64,cdiv=16",
-                                    "unroll=8,rows=16"};
+                                    "unroll=8,pipe=1"};
 
 /* The sum of x over the whole buffer, read back as bytes (f32 or f64). */
 static void whole_sum(ocal_buffer x, ocal_dtype d, void *result) {
@@ -921,8 +922,8 @@ END_TEST
 /* A value out of range fails the reduction with a message that names the setting; an unknown
  * key fails the context. */
 START_TEST(test_launch_shape_errors) {
-  static const char *const bad[] = {"unroll=3", "wg=100", "gpc=0", "onepass=2", "rows=12",
-                                    "cdiv=17",  "cwg=512"};
+  static const char *const bad[] = {"unroll=3", "wg=100", "gpc=0",  "onepass=2",
+                                    "rows=12",  "cdiv=17", "cwg=512", "pipe=2"};
   size_t n = 100;
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_REDUCE_TUNE", bad[i], 1);

@@ -177,7 +177,7 @@ static int check_spmv(const char *text, ocal__settings *s) {
   "fixMaxRadixBluestein"
 
 /* The reductions' launch shape (src/ops/reduce.c checks the values when it plans). */
-#define REDUCE_KEYS "wg|gpc|unroll|onepass|cdiv|cwg|rows"
+#define REDUCE_KEYS "wg|gpc|unroll|onepass|cdiv|cwg|rows|pipe"
 
 static const setting_def defs[] = {
     {"OCAL_DEVICE", TEXT, AT(device), NULL, NULL, 0, 0,
@@ -233,7 +233,7 @@ static const setting_def defs[] = {
     {"OCAL_SCAN", WORD, AT(scan), "auto|single|three", scan_values, 0, 0,
      "auto, single or three", NULL},
     {"OCAL_REDUCE_TUNE", KV, AT(reduce_tune), REDUCE_KEYS, NULL, 0, 0,
-     "key=value,... with keys wg, gpc, unroll, onepass, cdiv, cwg, rows", NULL},
+     "key=value,... with keys wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe", NULL},
 };
 #define NDEFS (sizeof defs / sizeof defs[0])
 

@@ -65,8 +65,12 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
     size_t len = strlen(options), nlen = strlen(name);
     if (t.unroll && nlen > 7 && !strcmp(name + nlen - 7, "_contig"))
       snprintf(options + len, sizeof options - len, " -DOCAL_RED_UNROLL=%ld", t.unroll);
-    if (t.rows && nlen > 10 && !strcmp(name + nlen - 10, "_strided_v"))
+    const int is_v = nlen > 10 && !strcmp(name + nlen - 10, "_strided_v");
+    if (t.rows && is_v)
       snprintf(options + len, sizeof options - len, " -DOCAL_RED_ROWS=%ld", t.rows);
+    len = strlen(options);
+    if (t.pipe && (is_v || (nlen > 7 && !strcmp(name + nlen - 7, "_contig"))))
+      snprintf(options + len, sizeof options - len, " -DOCAL_RED_PIPE=1");
   }
   const char *cut = strchr(name, '_');
   if (!cut) return OCAL_FAIL(OCAL_INTERNAL, "kernel name '%s' has no operation prefix", name);
@@ -127,7 +131,7 @@ static int tune_ok(const char *key, long long v) {
   if (!strcmp(key, "wg") || !strcmp(key, "cwg")) return pow2 && v >= 32 && v <= OCAL__RS_WG_MAX;
   if (!strcmp(key, "gpc")) return v >= 1 && v <= 64;
   if (!strcmp(key, "unroll")) return pow2 && v <= 8;
-  if (!strcmp(key, "onepass")) return v == 0 || v == 1;
+  if (!strcmp(key, "onepass") || !strcmp(key, "pipe")) return v == 0 || v == 1;
   if (!strcmp(key, "cdiv")) return v >= 1 && v <= 16;
   if (!strcmp(key, "rows")) return v == 8 || v == 16;
   return 0;
@@ -142,8 +146,8 @@ ocal_status ocal__reduce_tune_read(ocal_context ctx, const char *func, ocal__red
     if (!tune_ok(key, v))
       return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                         "OCAL_REDUCE_TUNE has %s=%lld: use wg and cwg 32..%d (powers of two), "
-                        "gpc 1..64, unroll 1, 2, 4 or 8, onepass 0 or 1, cdiv 1..16, rows 8 "
-                        "or 16",
+                        "gpc 1..64, unroll 1, 2, 4 or 8, onepass and pipe 0 or 1, cdiv 1..16, "
+                        "rows 8 or 16",
                         key, v, OCAL__RS_WG_MAX);
     long *field = !strcmp(key, "wg")       ? &t->wg
                   : !strcmp(key, "gpc")    ? &t->gpc
@@ -151,6 +155,7 @@ ocal_status ocal__reduce_tune_read(ocal_context ctx, const char *func, ocal__red
                   : !strcmp(key, "onepass") ? &t->onepass
                   : !strcmp(key, "cdiv")   ? &t->cdiv
                   : !strcmp(key, "cwg")    ? &t->cwg
+                  : !strcmp(key, "pipe")   ? &t->pipe
                                            : &t->rows;
     *field = !strcmp(key, "onepass") ? (v ? 1 : 2) : (long)v;
   }

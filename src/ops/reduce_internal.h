@@ -57,9 +57,9 @@ size_t ocal__rs_target_items(ocal_context ctx);
  * per work-item (cl/reduce.cl's OCAL_RED_UNROLL), one pass (1) or a second launch (2, from
  * onepass=0) for single-output reductions; the strided kernels' fraction of the device's
  * work-items (cdiv: a half is 2), their work-group size, and rows in flight per work-item of
- * strided_v (OCAL_RED_ROWS). */
+ * strided_v (OCAL_RED_ROWS); pipe 1 loads a step ahead (OCAL_RED_PIPE). */
 typedef struct ocal__reduce_tune {
-  long wg, gpc, unroll, onepass, cdiv, cwg, rows;
+  long wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe;
 } ocal__reduce_tune;
 
 /* Reads the context's OCAL_REDUCE_TUNE; a value out of range fails naming `func`. */
