@@ -251,6 +251,8 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
   memcpy(a1 + job->nin, tail1, sizeof tail1);
   status = ocal__kernel_run_nd(ctx, k1, 1, &global1, &local1,
                                job->nin + sizeof tail1 / sizeof tail1[0], a1, job->func);
+  /* A launch that was not enqueued took no tickets: the next one counts from the same base. */
+  if (status != OCAL_OK && one_pass) job->lb->tickets = fin_base;
   if (status != OCAL_OK || chunks == 1 || one_pass) return status;
 
   /* Second launch: merge the chunks of every output. */
