@@ -165,6 +165,10 @@ static int check_spmv(const char *text, ocal__settings *s) {
   (void)s;
   if (strcmp(text, "auto") == 0 || strcmp(text, "scalar") == 0 || strcmp(text, "adaptive") == 0)
     return 0;
+  long n;
+  if (strcmp(text, "merge") == 0 ||
+      (strncmp(text, "merge", 5) == 0 && ocal__parse_long(text + 5, 1, 32, &n) == 0))
+    return 0;
   return pow2_suffix(text, "vector", 2, 64) || pow2_suffix(text, "stream", 256, 4096) ? 0 : -1;
 }
 
@@ -225,8 +229,8 @@ static const setting_def defs[] = {
      "registerBoostNonPow2, registerBoost4Step, performBandwidthBoost, useLUT, "
      "swapTo3Stage4Step, considerAllAxesStrided, fixMaxRadixBluestein", NULL},
     {"OCAL_SPMV", TEXT, AT(spmv), NULL, NULL, 0, 0,
-     "auto, scalar, adaptive, vector, vectorN (N = 2..64, a power of two), stream or streamN "
-     "(N = 256..4096, a power of two)", check_spmv},
+     "auto, scalar, adaptive, vector, vectorN (N = 2..64, a power of two), stream, streamN "
+     "(N = 256..4096, a power of two), merge or mergeN (N = 1..32)", check_spmv},
     {"OCAL_SCAN", WORD, AT(scan), "auto|single|three", scan_values, 0, 0,
      "auto, single or three", NULL},
 };

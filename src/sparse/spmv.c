@@ -74,6 +74,25 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
                         scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
     return launch(a, "spmv_stream", extra, groups_for(a->nblocks, 1) * swg, swg, args, 11, func);
   }
+  if (a->kind == OCAL__SPMV_MERGE) {
+    const size_t swg = a->swg;
+    snprintf(extra, sizeof extra, "-DWG=%zu -DIPT=%u", swg, a->ipt);
+    int64_t nnz64 = (int64_t)a->nnz, nt64 = (int64_t)a->ntiles;
+    int32_t nnz32 = (int32_t)a->nnz, nt32 = (int32_t)a->ntiles;
+    int wide = a->it == OCAL_I64;
+    ocal__arg args[] = {rows_arg, wide ? OCAL__ARG(nnz64) : OCAL__ARG(nnz32),
+                        wide ? OCAL__ARG(nt64) : OCAL__ARG(nt32), OCAL__ARG(a->tiles->mem),
+                        OCAL__ARG(a->rp->mem), OCAL__ARG(a->ci->mem), OCAL__ARG(a->v->mem),
+                        OCAL__ARG(x->mem), OCAL__ARG(xoff), OCAL__ARG(y->mem), OCAL__ARG(yoff),
+                        OCAL__ARG(a->carry->mem), scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
+    s = launch(a, "spmv_merge", extra, groups_for(a->ntiles, 1) * swg, swg, args, 14, func);
+    if (s != OCAL_OK || a->ntiles < 2) return s;
+    /* The rows cut between tiles, after every tile's part is written (in-order queue). */
+    ocal__arg fix[] = {wide ? OCAL__ARG(nt64) : OCAL__ARG(nt32), OCAL__ARG(a->tiles->mem),
+                       OCAL__ARG(a->rp->mem), OCAL__ARG(y->mem), OCAL__ARG(yoff),
+                       OCAL__ARG(a->carry->mem), scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
+    return launch(a, "spmv_merge_fixup", extra, a->ntiles, 0, fix, 8, func);
+  }
   const size_t wg = a->wg;
   if (a->kind == OCAL__SPMV_VECTOR) {
     snprintf(extra, sizeof extra, "-DVL=%u -DWG=%zu", a->lanes, wg);
