@@ -8,12 +8,47 @@
  *   -DCAP=<entries>    spmv_stream: the entries one work-group stages in local memory
  *   -DIPT=<items>      spmv_merge, spmv_merge_fixup: merge-path items per work-item (a tile
  *                      is WG * IPT items: row ends and entries together)
+ *   -DPTX_S, -DPTX_X   spmv_stream, spmv_merge: NVIDIA cache hints on the loads (below)
  * Every kernel writes y[row] = alpha * (A x)[row] + beta * y[row], each row exactly once and
  * by one work-item, adding partial sums in a fixed order, so results do not depend on timing. With beta = 0 the old y is not read
  * (BLAS semantics: NaNs in an uninitialised y must not leak through). Offsets of views come
  * as element counts. */
 #ifdef OCAL_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+/* Loads of the matrix's indices and values (LDS) and gathers of x (LDX). -DPTX_S=1 reads the
+ * matrix with ld.global.cs (streamed, evicted first, so that x keeps its place in L2);
+ * -DPTX_X=1 gathers x with ld.global.nc (the read-only path), 2 with ld.global.cg (L2 only).
+ * PTX_T, PTX_TC, PTX_I, PTX_IC: the PTX types and register classes of T and IDX. NVIDIA only:
+ * the host builds these after asking for them, and plain loads otherwise. */
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#if defined(PTX_S) || defined(PTX_X)
+#define PTX_LOAD(name, type, hint, pt, pc)                                          \
+  static inline type name(__global const type *p) {                               \
+    type r;                                                                        \
+    __asm__("ld.global." hint "." STR(pt) " %0, [%1];" : "=" STR(pc)(r) : "l"(p)); \
+    return r;                                                                      \
+  }
+#endif
+#ifdef PTX_S
+PTX_LOAD(lds_t, T, "cs", PTX_T, PTX_TC)
+PTX_LOAD(lds_i, IDX, "cs", PTX_I, PTX_IC)
+#define LDS_T(p) lds_t(p)
+#define LDS_I(p) lds_i(p)
+#else
+#define LDS_T(p) (*(p))
+#define LDS_I(p) (*(p))
+#endif
+#if defined(PTX_X) && PTX_X == 1
+PTX_LOAD(ldx_t, T, "nc", PTX_T, PTX_TC)
+#define LDX(p) ldx_t(p)
+#elif defined(PTX_X) && PTX_X == 2
+PTX_LOAD(ldx_t, T, "cg", PTX_T, PTX_TC)
+#define LDX(p) ldx_t(p)
+#else
+#define LDX(p) (*(p))
 #endif
 
 #define FINISH(yv, sum) (beta == (T)0 ? alpha * (sum) : alpha * (sum) + beta * (yv))
@@ -131,10 +166,11 @@ void spmv_stream(const IDX nblocks, __global const IDX *restrict blocks,
      * some compilers, PoCL's among them, need barriers outside conditionals). */
     const int staged = end - start <= CAP;
     if (staged) {
-      for (IDX j = start + lid; j < end; j += WG) part[j - start] = v[j] * x[ci[j]];
+      for (IDX j = start + lid; j < end; j += WG)
+        part[j - start] = LDS_T(v + j) * LDX(x + LDS_I(ci + j));
     } else {
       T sum = 0;
-      for (IDX j = start + lid; j < end; j += WG) sum += v[j] * x[ci[j]];
+      for (IDX j = start + lid; j < end; j += WG) sum += LDS_T(v + j) * LDX(x + LDS_I(ci + j));
       part[lid] = sum;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -198,14 +234,14 @@ void spmv_merge(const IDX rows, const IDX nnz, const IDX ntiles, __global const 
     for (uint q = 0; q < IPT; q++) {
       const uint k = lid + q * WG;
       if (k < nz) {
-        c[q] = ci[n0 + k];
-        w[q] = v[n0 + k];
+        c[q] = LDS_I(ci + n0 + k);
+        w[q] = LDS_T(v + n0 + k);
       }
     }
 #pragma unroll
     for (uint q = 0; q < IPT; q++) {
       const uint k = lid + q * WG;
-      if (k < nz) prod[k] = w[q] * x[c[q]];
+      if (k < nz) prod[k] = w[q] * LDX(x + c[q]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     /* This work-item's start on the tile's path: i row ends and j entries before it. */

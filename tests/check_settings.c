@@ -46,6 +46,7 @@ static const row rows[] = {
     {"OCAL_FFT_FOURSTEP_TUNE", "n2=64", "n1=64,c=1"},
     {"OCAL_VKFFT_TUNE", "useLUT", "useLUT=1"},
     {"OCAL_SPMV", "vector3", "stream1024"},
+    {"OCAL_SPMV_LOADS", "evict", "cs-nc"},
     {"OCAL_SCAN", "double", "THREE"},
 };
 #define NROWS (sizeof rows / sizeof rows[0])

@@ -138,6 +138,10 @@ static const int gemv_values[] = {OCAL__ENGINE_AUTO, OCAL__ENGINE_OWN, OCAL__ENG
                                   OCAL__ENGINE_CLBLAST};
 static const int fft_values[] = {OCAL__FFT_ENV_DEFAULT, OCAL__FFT_ENV_DEFAULT,
                                  OCAL__FFT_ENV_VKFFT, OCAL__FFT_ENV_CLFFT};
+static const int spmv_loads_values[] = {OCAL__SPMV_LOADS_AUTO,  OCAL__SPMV_LOADS_PLAIN,
+                                        OCAL__SPMV_LOADS_CS,    OCAL__SPMV_LOADS_NC,
+                                        OCAL__SPMV_LOADS_CG,    OCAL__SPMV_LOADS_CS_NC,
+                                        OCAL__SPMV_LOADS_CS_CG};
 static const int scan_values[] = {OCAL__SCAN_AUTO, OCAL__SCAN_SINGLE, OCAL__SCAN_THREE};
 
 /* BMxBNxBKxTMxTN, five positive numbers (whether the tile fits the device is decided per
@@ -231,6 +235,9 @@ static const setting_def defs[] = {
     {"OCAL_SPMV", TEXT, AT(spmv), NULL, NULL, 0, 0,
      "auto, scalar, adaptive, vector, vectorN (N = 2..64, a power of two), stream, streamN "
      "(N = 256..4096, a power of two), merge or mergeN (N = 1..32)", check_spmv},
+    {"OCAL_SPMV_LOADS", WORD, AT(spmv_loads), "auto|plain|cs|nc|cg|cs-nc|cs-cg",
+     spmv_loads_values, 0, 0,
+     "auto, plain, or NVIDIA cache hints: cs, nc, cg, cs-nc or cs-cg", NULL},
     {"OCAL_SCAN", WORD, AT(scan), "auto|single|three", scan_values, 0, 0,
      "auto, single or three", NULL},
 };

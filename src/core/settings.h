@@ -33,6 +33,18 @@ enum {
 enum { OCAL__FFT_ENV_DEFAULT = 0, OCAL__FFT_ENV_VKFFT = 1, OCAL__FFT_ENV_CLFFT = 2 };
 /* Word values of OCAL_SCAN. */
 enum { OCAL__SCAN_AUTO = 0, OCAL__SCAN_SINGLE = 1, OCAL__SCAN_THREE = 2 };
+/* OCAL_SPMV_LOADS: plain loads, or NVIDIA PTX cache hints on the stream and merge kernels'
+ * loads: cs = the matrix's indices and values streamed (evict first), nc = x through the
+ * non-coherent (texture) path, cg = x cached in L2 only. */
+enum {
+  OCAL__SPMV_LOADS_AUTO = 0,
+  OCAL__SPMV_LOADS_PLAIN = 1,
+  OCAL__SPMV_LOADS_CS = 2,
+  OCAL__SPMV_LOADS_NC = 3,
+  OCAL__SPMV_LOADS_CG = 4,
+  OCAL__SPMV_LOADS_CS_NC = 5,
+  OCAL__SPMV_LOADS_CS_CG = 6
+};
 
 typedef struct ocal__settings {
   /* Flags: -1 unset (or "auto": the default), 0 off, 1 on. Byte sizes and integers: -1 or 0
@@ -63,6 +75,7 @@ typedef struct ocal__settings {
   char fft_fourstep_tune[128]; /* OCAL_FFT_FOURSTEP_TUNE: "key=value,..." */
   char vkfft_tune[384];     /* OCAL_VKFFT_TUNE: "field=value,..." */
   char spmv[16];            /* OCAL_SPMV: a kernel name, "" for the rule */
+  int spmv_loads;           /* OCAL_SPMV_LOADS: OCAL__SPMV_LOADS_*, cache hints of the SpMV loads */
   int scan;                 /* OCAL_SCAN: OCAL__SCAN_*, the plan of long contiguous scans */
 } ocal__settings;
 

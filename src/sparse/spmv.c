@@ -17,13 +17,29 @@ static ocal__arg scalar_arg(ocal_dtype vt, const scalar *s) {
 
 static ocal_status launch(ocal_csr a, const char *kernel, const char *extra, size_t global,
                           size_t local, ocal__arg *args, size_t nargs, const char *func) {
-  char opt[160];
+  char opt[256];
   ocal__csr_options(a->vt, a->it, extra, opt, sizeof opt);
   ocal__kernel *k;
   ocal_status s = ocal__library_kernel_from(a->ctx, "sparse_spmv", opt, kernel, &k, NULL, func);
   if (s != OCAL_OK) return s;
   if (local == 0) return ocal__kernel_run(a->ctx, k, global, nargs, args);
   return ocal__kernel_run_nd(a->ctx, k, 1, &global, &local, nargs, args, func);
+}
+
+/* The build options of OCAL_SPMV_LOADS's PTX cache hints for the stream and merge kernels
+ * ("" for plain loads: auto and plain). A device without PTX fails the build, naming it. */
+static void load_hints(ocal_csr a, char *out, size_t size) {
+  int h = a->ctx->settings.spmv_loads;
+  int s = h == OCAL__SPMV_LOADS_CS || h == OCAL__SPMV_LOADS_CS_NC || h == OCAL__SPMV_LOADS_CS_CG;
+  int x = h == OCAL__SPMV_LOADS_NC || h == OCAL__SPMV_LOADS_CS_NC   ? 1
+          : h == OCAL__SPMV_LOADS_CG || h == OCAL__SPMV_LOADS_CS_CG ? 2
+                                                                     : 0;
+  out[0] = '\0';
+  if (!s && !x) return;
+  int f64 = a->vt == OCAL_F64, i64 = a->it == OCAL_I64;
+  snprintf(out, size, "%s%s%s -DPTX_T=%s -DPTX_TC=%s -DPTX_I=%s -DPTX_IC=%s", s ? " -DPTX_S" : "",
+           x ? " -DPTX_X=" : "", x == 1 ? "1" : x == 2 ? "2" : "", f64 ? "f64" : "f32",
+           f64 ? "d" : "f", i64 ? "s64" : "s32", i64 ? "l" : "r");
 }
 
 /* The number of work-groups for `items` rows handled `per_group` at a time, capped so that
@@ -61,10 +77,11 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
                         scalar_arg(a->vt, &be)};
     return launch(a, "spmv_scalar", NULL, a->rows, 0, args, 10, func);
   }
-  char extra[96];
+  char extra[160], hints[96];
+  load_hints(a, hints, sizeof hints);
   if (a->kind == OCAL__SPMV_STREAM) {
     const size_t swg = a->swg;
-    snprintf(extra, sizeof extra, "-DWG=%zu -DCAP=%u", swg, a->cap);
+    snprintf(extra, sizeof extra, "-DWG=%zu -DCAP=%u%s", swg, a->cap, hints);
     int64_t nb64 = (int64_t)a->nblocks;
     int32_t nb32 = (int32_t)a->nblocks;
     ocal__arg args[] = {a->it == OCAL_I64 ? OCAL__ARG(nb64) : OCAL__ARG(nb32),
@@ -76,7 +93,7 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
   }
   if (a->kind == OCAL__SPMV_MERGE) {
     const size_t swg = a->swg;
-    snprintf(extra, sizeof extra, "-DWG=%zu -DIPT=%u", swg, a->ipt);
+    snprintf(extra, sizeof extra, "-DWG=%zu -DIPT=%u%s", swg, a->ipt, hints);
     int64_t nnz64 = (int64_t)a->nnz, nt64 = (int64_t)a->ntiles;
     int32_t nnz32 = (int32_t)a->nnz, nt32 = (int32_t)a->ntiles;
     int wide = a->it == OCAL_I64;
