@@ -260,15 +260,15 @@ START_TEST(test_spmv_kernels) {
   hmat_free(&regular);
   hmat_free(&one);
   hmat_free(&zero);
-  /* The automatic choice (ocal__spmv_rule): on GPUs a matrix of short rows with long ones
-   * takes the merge-path kernel and short regular rows one work-item each; CPUs take scalar. */
+  /* The automatic choice (ocal__spmv_rule): on GPUs a matrix with long rows takes the stream
+   * kernel and short regular rows one work-item each; CPUs take scalar. */
   ocal_device_info info = {sizeof info};
   ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &info));
   int cpu = info.type == OCAL_DEVICE_CPU;
   const char *name;
   ocal_csr a = upload(&long_rows, vt, OCAL_I64);
   ck_assert_ocal(ocal_csr_get_spmv_kernel(a, &name));
-  ck_assert_str_eq(name, cpu ? "scalar" : "merge");
+  ck_assert_str_eq(name, cpu ? "scalar" : "stream");
   ocal_csr_release(a);
   a = upload(&short_rows, vt, OCAL_I64);
   ck_assert_ocal(ocal_csr_get_spmv_kernel(a, &name));
@@ -285,8 +285,7 @@ START_TEST(test_spmv_kernels) {
   ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 0), OCAL__SPMV_SCALAR);
   ck_assert_int_eq(ocal__spmv_rule(0, 1.5, 0), OCAL__SPMV_SCALAR);
   ck_assert_int_eq(ocal__spmv_rule(0, 20.0, 0), OCAL__SPMV_STREAM);
-  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 3), OCAL__SPMV_MERGE);
-  ck_assert_int_eq(ocal__spmv_rule(0, 30.0, 1), OCAL__SPMV_MERGE);
+  ck_assert_int_eq(ocal__spmv_rule(0, 5.0, 3), OCAL__SPMV_STREAM);
   ck_assert_int_eq(ocal__spmv_rule(0, 50.0, 0), OCAL__SPMV_VECTOR);
   ck_assert_int_eq(ocal__spmv_rule(0, 50.0, 3), OCAL__SPMV_ADAPTIVE);
   ck_assert_int_eq(ocal__spmv_rule(1, 50.0, 3), OCAL__SPMV_SCALAR);
@@ -376,6 +375,38 @@ START_TEST(test_spmv_merge_powerlaw) {
   unsetenv("OCAL_SPMV");
   fixture_reopen();
   for (size_t which = 0; which < sizeof mats / sizeof mats[0]; which++) hmat_free(&mats[which]);
+}
+END_TEST
+
+/* Cache hints named through OCAL_SPMV_LOADS: the right products where the driver reports a
+ * PTX compute capability, a build failure (not a wrong answer) where it does not; the
+ * automatic choice right on both. */
+START_TEST(test_spmv_load_hints) {
+  hmat m = powerlaw_hmat(999, 1001, 2.0, 0, 500, 86);
+  static const char *hints[] = {"cs-nc", "auto"};
+  setenv("OCAL_SPMV", "stream", 1);
+  for (size_t i = 0; i < 2; i++) {
+    setenv("OCAL_SPMV_LOADS", hints[i], 1);
+    fixture_reopen();
+    int ptx = ocal__context_compute_capability(fixture_ctx) > 0;
+    ocal_csr a = upload(&m, OCAL_F32, OCAL_I32);
+    if (ptx || i == 1) {
+      check_product(&m, OCAL_F32, a, 0, 1, 1.0, 0.5, 97);
+    } else {
+      size_t r = m.rows, c = m.cols;
+      ocal_buffer x, y;
+      ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &c, &x));
+      ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &r, &y));
+      ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1.0, a, x, 0.0, y), OCAL_BUILD_FAILED);
+      ocal_buffer_release(x);
+      ocal_buffer_release(y);
+    }
+    ocal_csr_release(a);
+  }
+  unsetenv("OCAL_SPMV_LOADS");
+  unsetenv("OCAL_SPMV");
+  fixture_reopen();
+  hmat_free(&m);
 }
 END_TEST
 
@@ -1479,6 +1510,7 @@ Suite *sparse_suite(void) {
   suite_add_tcase(s, tc);
   tc = fixture_tcase("spmv_merge");
   tcase_add_test(tc, test_spmv_merge_powerlaw);
+  tcase_add_test(tc, test_spmv_load_hints);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("cg");
   tcase_add_test(tc, test_cg_spd);

@@ -50,6 +50,8 @@ struct ocal_csr_s {
   ocal_buffer carry;      /* merge: 2 ntiles partial sums of rows cut between tiles */
   size_t ntiles;
   unsigned ipt;           /* merge: path items per work-item */
+  int plain_loads;        /* 1 once the stream or merge kernel with PTX cache hints failed to
+                           * build on this device: plain loads from then on */
   double mean_len;       /* row-length statistics gathered at creation */
   size_t max_len;
   pthread_mutex_t lock;  /* guards t */
