@@ -140,9 +140,9 @@ OCAL_API ocal_status ocal_csr_get_context(ocal_csr a, ocal_context *ctx);
  * (merge-path: each work-group takes an equal share of rows and entries together, long rows
  * cut between groups and their partial sums added in a fixed order).
  * The rule, from the row-length statistics: on a CPU device always "scalar"; elsewhere
- * "scalar" when no row is long and the mean row length is at most 8, else "merge" when some
- * rows are long and the mean is at most 32, else "stream" when the mean is at most 32, else
- * "adaptive" when some rows are long, else "vector".
+ * "scalar" when no row is long and the mean row length is at most 8, else "stream" when the
+ * mean is at most 32, else "adaptive" when some rows are long, else "vector" ("merge" only
+ * through OCAL_SPMV).
  * The setting OCAL_SPMV (read when the context is created, applied to each matrix created
  * in it) overrides the rule: auto (the rule), scalar, vector, vectorN (N work-items per row,
  * N = 2..64, a power of two), adaptive, stream or streamN (blocks of up to N entries,

@@ -33,9 +33,10 @@ enum {
 enum { OCAL__FFT_ENV_DEFAULT = 0, OCAL__FFT_ENV_VKFFT = 1, OCAL__FFT_ENV_CLFFT = 2 };
 /* Word values of OCAL_SCAN. */
 enum { OCAL__SCAN_AUTO = 0, OCAL__SCAN_SINGLE = 1, OCAL__SCAN_THREE = 2 };
-/* OCAL_SPMV_LOADS: plain loads, or NVIDIA PTX cache hints on the stream and merge kernels'
- * loads: cs = the matrix's indices and values streamed (evict first), nc = x through the
- * non-coherent (texture) path, cg = x cached in L2 only. */
+/* OCAL_SPMV_LOADS: auto (src/sparse/spmv.c's load_hints), plain loads, or NVIDIA PTX cache
+ * hints on the stream and merge kernels' loads: cs = the matrix's indices and values
+ * streamed (evict first), nc = x through the non-coherent (texture) path, cg = x cached in
+ * L2 only. */
 enum {
   OCAL__SPMV_LOADS_AUTO = 0,
   OCAL__SPMV_LOADS_PLAIN = 1,
