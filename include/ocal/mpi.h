@@ -105,6 +105,13 @@ typedef struct ocal_mpi_info {
   int slots;            /**< chunks in flight */
   char device_id[128];  /**< how the device was told apart: "pci:DDDD:BB:DD.F", "uuid:...",
                              or "cl:P:D" (platform and device index) without either extension */
+  int nodes;            /**< number of nodes the collectives' paths see (OCAL_MPI_NODE_SIZE
+                             cuts one machine into pretend nodes) */
+  int shared;           /**< 1 when collectives take the node-local path through shared
+                             host memory, 0 when the ring over MPI point-to-point runs */
+  size_t small_bytes;   /**< allreduces below this size are one MPI_Allreduce of host memory */
+  char path[256];       /**< which path runs and why, e.g. "node-local shared memory: ..." or
+                             "ring: OCAL_MPI_SHARED=off" */
 } ocal_mpi_info;
 
 /** One transfer of ocal_mpi_iexchange: count elements of buf from element offset, to or from
