@@ -485,6 +485,14 @@ static ocal_status ensure_kernel(ocal_mpi m, int t, ocal_mpi_op op) {
                                  &m->ord_kernels[t][op])) == OCAL_OK &&
         (st = ocal_kernel_get_cl_kernel(m->ord_kernels[t][op], &m->cl_ord[t][op])) == OCAL_OK)
       st = ocal_kernel_get_cl_kernel(m->kernels[t][op], &m->cl_kernels[t][op]);
+    if (st != OCAL_OK) { /* nothing half-made stays behind: the next call builds afresh */
+      ocal_kernel_release(m->kernels[t][op]);
+      ocal_kernel_release(m->ord_kernels[t][op]);
+      ocal_program_release(m->progs[t][op]);
+      m->kernels[t][op] = m->ord_kernels[t][op] = NULL;
+      m->progs[t][op] = NULL;
+      m->cl_kernels[t][op] = m->cl_ord[t][op] = NULL;
+    }
   }
   pthread_mutex_unlock(&m->lock);
   return st;
