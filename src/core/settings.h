@@ -78,6 +78,16 @@ typedef struct ocal__settings {
   char spmv[16];            /* OCAL_SPMV: a kernel name, "" for the rule */
   int spmv_loads;           /* OCAL_SPMV_LOADS: OCAL__SPMV_LOADS_*, cache hints of the SpMV loads */
   int scan;                 /* OCAL_SCAN: OCAL__SCAN_*, the plan of long contiguous scans */
+  /* libocal-mpi's settings: validated with the others, read by libocal-mpi through the
+   * public ocal_setting_get (it is a library of its own, over the public API). */
+  int64_t mpi_chunk;        /* OCAL_MPI_CHUNK, bytes, -1 unset */
+  long mpi_slots;           /* OCAL_MPI_SLOTS, 0 unset */
+  int mpi_async;            /* OCAL_MPI_ASYNC */
+  int mpi_quiet;            /* OCAL_MPI_QUIET */
+  int mpi_shared;           /* OCAL_MPI_SHARED: the node-local shared-memory path */
+  int64_t mpi_small;        /* OCAL_MPI_SMALL, bytes, -1 unset */
+  long mpi_node_size;       /* OCAL_MPI_NODE_SIZE (tests only), 0 unset */
+  int mpi_shared_fault;     /* OCAL_MPI_SHARED_FAULT (tests only): 0 none, 1 window, 2 speed */
 } ocal__settings;
 
 /* Reads and validates every variable into *s; on a bad value returns OCAL_INVALID_ARGUMENT
