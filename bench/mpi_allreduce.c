@@ -4,7 +4,11 @@
  * MPI_Allreduce of host memory alone. One JSON record per size on rank 0's stdout; every
  * result is checked (each rank contributes rank + 1, so every element must be P(P+1)/2).
  *
- *   mpirun -np 2 bench/mpi_allreduce [--quick] [--max-mib N] [--repeat R]
+ *   mpirun -np 2 bench/mpi_allreduce [--quick] [--min-kib N] [--max-mib N] [--repeat R]
+ *                                    [--ours-only]
+ *
+ * Sizes go from --min-kib KiB (default 1024) up by 4x; --ours-only leaves out the others (for
+ * runs that compare libocal-mpi's paths under OCAL_MPI_* settings; "path" says which ran).
  *
  * GB/s are algorithm bandwidth (the buffer's bytes over the time); NCCL's "bus bandwidth" is
  * that times 2(P-1)/P. Times are the slowest rank's, median of R runs. */
@@ -54,14 +58,16 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  int quick = 0, repeat = 5;
-  size_t max_mib = 1024;
+  int quick = 0, repeat = 5, ours_only = 0;
+  size_t max_mib = 1024, min_kib = 1024;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--max-mib") && i + 1 < argc) max_mib = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--min-kib") && i + 1 < argc) min_kib = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--ours-only")) ours_only = 1;
     else {
-      if (rank == 0) fprintf(stderr, "usage: mpirun -np P mpi_allreduce [--quick] [--max-mib N] [--repeat R]\n");
+      if (rank == 0) fprintf(stderr, "usage: mpirun -np P mpi_allreduce [--quick] [--min-kib N] [--max-mib N] [--repeat R] [--ours-only]\n");
       MPI_Finalize();
       return 2;
     }
@@ -81,8 +87,9 @@ int main(int argc, char **argv) {
   TRYB(ocal_context_get_device_info(ctx, &dev));
   int ok = 1;
   double *t = calloc((size_t)repeat, sizeof *t);
-  for (size_t mib = 1; mib <= max_mib; mib *= 4) {
-    size_t bytes = mib << 20, n = bytes / 4;
+  if (min_kib < 1) min_kib = 1;
+  for (size_t kib = min_kib; kib <= max_mib << 10; kib *= 4) {
+    size_t bytes = kib << 10, n = bytes / 4;
     ocal_buffer b;
     float *host = malloc(bytes), *pinned = NULL, mine = (float)(rank + 1);
     TRYB(ocal_buffer_create(ctx, OCAL_F32, 1, &n, &b));
@@ -99,6 +106,8 @@ int main(int argc, char **argv) {
     }
     ok &= check(b, host, n, "ocal_mpi_allreduce");
     double ours = median(t, repeat);
+    double naive = 0, mpi_host = 0, d2h = 0, h2d = 0;
+    if (ours_only) goto report;
     /* The obvious way: download, MPI_Allreduce on the host, upload. */
     for (int r = -1; r < repeat; r++) {
       TRYB(ocal_buffer_fill(b, &mine));
@@ -111,7 +120,7 @@ int main(int argc, char **argv) {
       if (r >= 0) t[r] = now() - t0;
     }
     ok &= check(b, host, n, "download + MPI_Allreduce + upload");
-    double naive = median(t, repeat);
+    naive = median(t, repeat);
     /* MPI_Allreduce of host memory alone. */
     for (int r = -1; r < repeat; r++) {
       for (size_t i = 0; i < n; i++) host[i] = mine;
@@ -120,7 +129,7 @@ int main(int argc, char **argv) {
       MPI_Allreduce(MPI_IN_PLACE, host, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       if (r >= 0) t[r] = now() - t0;
     }
-    double mpi_host = median(t, repeat);
+    mpi_host = median(t, repeat);
     /* Pinned copies, every rank at once (as during a collective). */
     for (int r = -1; r < repeat; r++) {
       MPI_Barrier(MPI_COMM_WORLD);
@@ -128,22 +137,25 @@ int main(int argc, char **argv) {
       TRYB(ocal_buffer_read(b, 0, n, pinned, NULL));
       if (r >= 0) t[r] = now() - t0;
     }
-    double d2h = median(t, repeat);
+    d2h = median(t, repeat);
     for (int r = -1; r < repeat; r++) {
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = now();
       TRYB(ocal_buffer_write(b, 0, n, pinned, NULL));
       if (r >= 0) t[r] = now() - t0;
     }
-    double h2d = median(t, repeat);
+    h2d = median(t, repeat);
+  report:
     if (rank == 0) {
       printf("{\"bench\": \"mpi_allreduce\", \"device\": \"%s\", \"ranks\": %d, \"sharers\": %d, "
              "\"bytes\": %zu, \"ours_gbps\": %.3f, \"naive_gbps\": %.3f, \"speedup\": %.2f, "
              "\"mpi_host_gbps\": %.3f, \"d2h_pinned_gbps\": %.3f, \"h2d_pinned_gbps\": %.3f, "
-             "\"chunk\": %zu, \"slots\": %d, \"async\": %d}\n",
+             "\"chunk\": %zu, \"slots\": %d, \"async\": %d, \"small\": %zu, \"path\": \"%s\"}\n",
              dev.name, nranks, info.device_sharers, bytes, bytes / ours * 1e-9,
-             bytes / naive * 1e-9, naive / ours, bytes / mpi_host * 1e-9, bytes / d2h * 1e-9,
-             bytes / h2d * 1e-9, info.chunk_bytes, info.slots, info.async);
+             naive > 0 ? bytes / naive * 1e-9 : 0, naive / ours,
+             mpi_host > 0 ? bytes / mpi_host * 1e-9 : 0, d2h > 0 ? bytes / d2h * 1e-9 : 0,
+             h2d > 0 ? bytes / h2d * 1e-9 : 0, info.chunk_bytes, info.slots, info.async,
+             info.small_bytes, info.path);
       fflush(stdout);
     }
     TRYB(ocal_pinned_free(ctx, pinned));

@@ -24,3 +24,22 @@ __kernel void ocal_mpi_accumulate(__global T *acc, const ulong acc_off, __global
   for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
     acc[acc_off + i] = OCAL_COMBINE(acc[acc_off + i], in[in_off + i]);
 }
+
+/* The node-local path's reduction, in a fixed order so that every rank gets the same bits:
+ * dst[dst_off + i] = x_0 (op) x_1 (op) ... x_{nranks-1}, where x_me is own[own_off + i] and
+ * the peers' x_k are in scratch, one chunk of `stride` elements each in rank order with
+ * this rank's left out, from scr_off. dst may be own (in place). */
+__kernel void ocal_mpi_reduce_ordered(__global T *dst, const ulong dst_off,
+                                      __global const T *own, const ulong own_off,
+                                      __global const T *scr, const ulong scr_off,
+                                      const ulong stride, const uint nranks, const uint me,
+                                      const ulong n) {
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+    T v = me == 0 ? own[own_off + i] : scr[scr_off + i];
+    for (uint k = 1; k < nranks; k++) {
+      T x = k == me ? own[own_off + i] : scr[scr_off + (k < me ? k : k - 1) * stride + i];
+      v = OCAL_COMBINE(v, x);
+    }
+    dst[dst_off + i] = v;
+  }
+}

@@ -6,12 +6,49 @@
  *   -DROWLIST          spmv_vector: rows come from a list (the short rows of an irregular
  *                      matrix, whose long rows go to spmv_long)
  *   -DCAP=<entries>    spmv_stream: the entries one work-group stages in local memory
+ *   -DIPT=<items>      spmv_merge, spmv_merge_fixup: merge-path items per work-item (a tile
+ *                      is WG * IPT items: row ends and entries together)
+ *   -DPTX_S, -DPTX_X   spmv_stream, spmv_merge: NVIDIA cache hints on the loads (below)
  * Every kernel writes y[row] = alpha * (A x)[row] + beta * y[row], each row exactly once and
- * by one work-item, so results do not depend on timing. With beta = 0 the old y is not read
+ * by one work-item, adding partial sums in a fixed order, so results do not depend on timing. With beta = 0 the old y is not read
  * (BLAS semantics: NaNs in an uninitialised y must not leak through). Offsets of views come
  * as element counts. */
 #ifdef OCAL_NEED_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+/* Loads of the matrix's indices and values (LDS) and gathers of x (LDX). -DPTX_S=1 reads the
+ * matrix with ld.global.cs (streamed, evicted first, so that x keeps its place in L2);
+ * -DPTX_X=1 gathers x with ld.global.nc (the read-only path), 2 with ld.global.cg (L2 only).
+ * PTX_T, PTX_TC, PTX_I, PTX_IC: the PTX types and register classes of T and IDX. NVIDIA only:
+ * the host builds these after asking for them, and plain loads otherwise. */
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#if defined(PTX_S) || defined(PTX_X)
+#define PTX_LOAD(name, type, hint, pt, pc)                                          \
+  static inline type name(__global const type *p) {                               \
+    type r;                                                                        \
+    __asm__("ld.global." hint "." STR(pt) " %0, [%1];" : "=" STR(pc)(r) : "l"(p)); \
+    return r;                                                                      \
+  }
+#endif
+#ifdef PTX_S
+PTX_LOAD(lds_t, T, "cs", PTX_T, PTX_TC)
+PTX_LOAD(lds_i, IDX, "cs", PTX_I, PTX_IC)
+#define LDS_T(p) lds_t(p)
+#define LDS_I(p) lds_i(p)
+#else
+#define LDS_T(p) (*(p))
+#define LDS_I(p) (*(p))
+#endif
+#if defined(PTX_X) && PTX_X == 1
+PTX_LOAD(ldx_t, T, "nc", PTX_T, PTX_TC)
+#define LDX(p) ldx_t(p)
+#elif defined(PTX_X) && PTX_X == 2
+PTX_LOAD(ldx_t, T, "cg", PTX_T, PTX_TC)
+#define LDX(p) ldx_t(p)
+#else
+#define LDX(p) (*(p))
 #endif
 
 #define FINISH(yv, sum) (beta == (T)0 ? alpha * (sum) : alpha * (sum) + beta * (yv))
@@ -129,10 +166,11 @@ void spmv_stream(const IDX nblocks, __global const IDX *restrict blocks,
      * some compilers, PoCL's among them, need barriers outside conditionals). */
     const int staged = end - start <= CAP;
     if (staged) {
-      for (IDX j = start + lid; j < end; j += WG) part[j - start] = v[j] * x[ci[j]];
+      for (IDX j = start + lid; j < end; j += WG)
+        part[j - start] = LDS_T(v + j) * LDX(x + LDS_I(ci + j));
     } else {
       T sum = 0;
-      for (IDX j = start + lid; j < end; j += WG) sum += v[j] * x[ci[j]];
+      for (IDX j = start + lid; j < end; j += WG) sum += LDS_T(v + j) * LDX(x + LDS_I(ci + j));
       part[lid] = sum;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -150,6 +188,127 @@ void spmv_stream(const IDX nblocks, __global const IDX *restrict blocks,
       y[r0] = FINISH(y[r0], sum);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+#endif
+
+#ifdef IPT
+#define TILE (WG * IPT)
+/* Merge-path CSR (Merrill and Garland): the "path" walks the row ends and the entries
+ * together (rows + nnz items), and every work-group takes the next TILE items of it, so a
+ * group's work is the same whatever the row lengths: long rows are cut across groups, runs
+ * of empty rows cost one item each. The host stored each tile's first row (tiles[g]); the
+ * tile starts at entry g * TILE - tiles[g]. A group stages its entries' products and its
+ * rows' ends in local memory with coalesced loads, then each work-item walks IPT items of
+ * the tile's path and writes the rows it closes. A row cut between work-items is finished by
+ * the work-item that closes it, which adds the partial sums of the items before it in order;
+ * a row cut between tiles leaves each earlier tile's part in carry[] and the closing tile's
+ * part in head[], and spmv_merge_fixup adds them. No atomics: the same bits every run. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void spmv_merge(const IDX rows, const IDX nnz, const IDX ntiles, __global const IDX *restrict tiles,
+                __global const IDX *restrict rp, __global const IDX *restrict ci,
+                __global const T *restrict v, __global const T *restrict x, const ulong xoff,
+                __global T *restrict y, const ulong yoff, __global T *restrict carry,
+                const T alpha, const T beta) {
+  __local T prod[TILE];
+  __local uint lend[TILE];
+  __local uint crow[WG];
+  __local T csum[WG];
+  __global T *restrict head = carry + ntiles;
+  const uint lid = get_local_id(0);
+  const long total = (long)rows + (long)nnz;
+  x += xoff;
+  y += yoff;
+  for (IDX g = get_group_id(0); g < ntiles; g += get_num_groups(0)) {
+    const IDX r0 = tiles[g], r1 = tiles[g + 1];
+    const long d0 = (long)g * TILE, d1 = min(d0 + TILE, total);
+    const IDX n0 = (IDX)(d0 - r0), n1 = (IDX)(d1 - r1);
+    const uint nr = (uint)(r1 - r0), nz = (uint)(n1 - n0);
+    /* Does the tile's first row hold entries of an earlier tile? */
+    const int cont = n0 > rp[r0];
+    for (uint k = lid; k < nr; k += WG) lend[k] = (uint)(rp[r0 + k + 1] - n0);
+    /* Indices and values first, then the gathers of x: IPT loads in flight per work-item. */
+    IDX c[IPT];
+    T w[IPT];
+#pragma unroll
+    for (uint q = 0; q < IPT; q++) {
+      const uint k = lid + q * WG;
+      if (k < nz) {
+        c[q] = LDS_I(ci + n0 + k);
+        w[q] = LDS_T(v + n0 + k);
+      }
+    }
+#pragma unroll
+    for (uint q = 0; q < IPT; q++) {
+      const uint k = lid + q * WG;
+      if (k < nz) prod[k] = w[q] * LDX(x + c[q]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* This work-item's start on the tile's path: i row ends and j entries before it. */
+    const uint len = nr + nz, d = min(lid * IPT, len), dend = min(d + IPT, len);
+    uint lo = d > nz ? d - nz : 0, hi = min(d, nr);
+    while (lo < hi) {
+      const uint p = (lo + hi) / 2;
+      if (lend[p] <= d - p - 1)
+        lo = p + 1;
+      else
+        hi = p;
+    }
+    uint i = lo, j = d - lo, first = len;
+    T sum = 0, first_sum = 0;
+    for (uint k = d; k < dend; k++) {
+      if (i < nr && j >= lend[i]) {
+        /* Row i ends here. The first one may have begun in earlier work-items: kept. */
+        if (first == len) {
+          first = i;
+          first_sum = sum;
+        } else {
+          y[r0 + i] = FINISH(y[r0 + i], sum);
+        }
+        sum = 0;
+        i++;
+      } else {
+        sum += prod[j++];
+      }
+    }
+    crow[lid] = i;
+    csum[lid] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (first != len) {
+      T tot = first_sum;
+      for (int k = (int)lid - 1; k >= 0 && crow[k] == first; k--) tot += csum[k];
+      if (first == 0 && cont)
+        head[g] = tot;
+      else
+        y[r0 + first] = FINISH(y[r0 + first], tot);
+    }
+    if (lid == WG - 1) {
+      /* The row still open at the tile's end (none after the last row): its part here. */
+      T tot = 0;
+      for (int k = WG - 1; k >= 0 && crow[k] == nr; k--) tot += csum[k];
+      carry[g] = tot;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+/* Finishes the rows that began in an earlier tile than the one that closes them: the
+ * closing tile's part, then the earlier tiles' parts from the nearest back. */
+__kernel void spmv_merge_fixup(const IDX ntiles, __global const IDX *restrict tiles,
+                               __global const IDX *restrict rp, __global T *restrict y,
+                               const ulong yoff, __global const T *restrict carry,
+                               const T alpha, const T beta) {
+  __global const T *head = carry + ntiles;
+  y += yoff;
+  for (IDX g = get_global_id(0); g < ntiles; g += get_global_size(0)) {
+    const IDX r = tiles[g];
+    if (tiles[g + 1] == r || (long)g * TILE - r <= (long)rp[r]) continue;
+    T sum = head[g];
+    for (IDX h = g - 1;; h--) {
+      sum += carry[h];
+      if (h == 0 || tiles[h] != r) break;
+    }
+    y[r] = FINISH(y[r], sum);
   }
 }
 #endif

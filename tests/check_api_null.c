@@ -333,6 +333,12 @@ static ocal_status c_context_get_cl_queue(int k) {
   cl_command_queue q;
   return ocal_context_get_cl_queue(P(0, o.ctx), P(1, &q));
 }
+static ocal_status c_setting_get(int k) {
+  long long v;
+  char text[16];
+  /* A byte-count setting: its text out-parameter may be NULL. */
+  return ocal_setting_get(P(0, "OCAL_MPI_CHUNK"), P(1, &v), P(2, text), sizeof text);
+}
 static ocal_status c_device_list(int k) {
   ocal_device_info infos[4] = {{sizeof infos[0]}};
   size_t n;
@@ -765,6 +771,7 @@ static const api_row rows[] = {
     ROW(context_release, 1, NO_BASE | ALLOW(0)), ROW(context_finish, 1, 0), ROW(context_get_device_info, 2, 0),
     ROW(context_get_fp64, 2, 0), ROW(context_get_cache_stats, 2, 0), ROW(context_get_cache_dir, 2, 0),
     ROW(context_get_cl_context, 2, 0), ROW(context_get_cl_device, 2, 0), ROW(context_get_cl_queue, 2, 0),
+    ROW(setting_get, 3, ALLOW(2)),
     /* device.h (selector NULL: OCAL_DEVICE or the default order) */
     ROW(device_list, 2, 0), ROW(device_select, 2, ALLOW(0)),
     /* fft.h */

@@ -46,8 +46,17 @@ static const row rows[] = {
     {"OCAL_FFT_FOURSTEP_TUNE", "n2=64", "n1=64,c=1"},
     {"OCAL_VKFFT_TUNE", "useLUT", "useLUT=1"},
     {"OCAL_SPMV", "vector3", "stream1024"},
+    {"OCAL_SPMV_LOADS", "evict", "cs-nc"},
     {"OCAL_SCAN", "double", "THREE"},
     {"OCAL_REDUCE_TUNE", "lanes=4", "unroll=4,rows=16"},
+    {"OCAL_MPI_CHUNK", "100", "64K"},
+    {"OCAL_MPI_SLOTS", "0", "3"},
+    {"OCAL_MPI_ASYNC", "2", "off"},
+    {"OCAL_MPI_QUIET", "very", "1"},
+    {"OCAL_MPI_SHARED", "maybe", "on"},
+    {"OCAL_MPI_SMALL", "2G", "256K"},
+    {"OCAL_MPI_NODE_SIZE", "0", "2"},
+    {"OCAL_MPI_SHARED_FAULT", "disk", "speed"},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -211,7 +220,40 @@ START_TEST(test_good_values_take_effect) {
   ck_assert_str_eq(s->fft_fourstep_tune, "n1=64,c=1");
   ck_assert_str_eq(s->vkfft_tune, "useLUT=1");
   ck_assert_str_eq(s->spmv, "stream1024");
+  ck_assert_int_eq(s->mpi_chunk, 64 << 10);
+  ck_assert_int_eq(s->mpi_slots, 3);
+  ck_assert_int_eq(s->mpi_async, 0);
+  ck_assert_int_eq(s->mpi_quiet, 1);
+  ck_assert_int_eq(s->mpi_shared, 1);
+  ck_assert_int_eq(s->mpi_small, 256 << 10);
+  ck_assert_int_eq(s->mpi_node_size, 2);
+  ck_assert_int_eq(s->mpi_shared_fault, 2);
   ck_assert_ocal(ocal_context_release(ctx));
+
+  /* The public accessor (libocal-mpi reads its settings so): the same values, text too. */
+  long long v = 0;
+  char text[64];
+  ck_assert_ocal(ocal_setting_get("OCAL_MPI_CHUNK", &v, NULL, 0));
+  ck_assert_int_eq(v, 64 << 10);
+  ck_assert_ocal(ocal_setting_get("OCAL_MPI_SHARED_FAULT", &v, NULL, 0));
+  ck_assert_int_eq(v, 2);
+  ck_assert_ocal(ocal_setting_get("OCAL_MPI_ASYNC", &v, NULL, 0));
+  ck_assert_int_eq(v, 0);
+  ck_assert_ocal(ocal_setting_get("OCAL_SPMV", NULL, text, sizeof text));
+  ck_assert_str_eq(text, "stream1024");
+  ck_assert_ocal(ocal_setting_get("OCAL_GEMM_OWN_TILE", NULL, text, sizeof text));
+  ck_assert_str_eq(text, "64x64x16x8x4");
+  ck_assert_ocal_fails(ocal_setting_get("OCAL_SPMV", NULL, text, 4), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_setting_get("OCAL_MPI_CHUNK", NULL, text, sizeof text),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_setting_get("OCAL_NO_SUCH", &v, NULL, 0), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_NO_SUCH"));
+  setenv("OCAL_MPI_SLOTS", "17", 1);
+  ck_assert_ocal_fails(ocal_setting_get("OCAL_MPI_SLOTS", &v, NULL, 0), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_MPI_SLOTS='17'"));
+  unsetenv("OCAL_MPI_SLOTS");
+  ck_assert_ocal(ocal_setting_get("OCAL_MPI_SLOTS", &v, NULL, 0));
+  ck_assert_int_eq(v, 0);
 
   /* Explicit context options win over the environment. */
   ocal_context_options o;

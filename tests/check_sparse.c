@@ -115,7 +115,8 @@ static ocal_csr upload(const hmat *m, ocal_dtype vt, ocal_dtype it) {
 START_TEST(test_spmv_setting_refused) {
   int32_t rp[3] = {0, 1, 2}, ci[2] = {0, 1};
   float v[2] = {1.0f, 2.0f};
-  static const char *const bad[] = {"bogus", "stream3", "vector128", "stream512x", "vector0"};
+  static const char *const bad[] = {"bogus",  "stream3", "vector128", "stream512x",
+                                    "vector0", "merge0",  "merge33",   "merge7x"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_SPMV", bad[i], 1);
     ocal_context c = NULL;
@@ -222,8 +223,8 @@ END_TEST
 
 /* Each SpMV kernel (forced through OCAL_SPMV) on matrices that suit it and that do not. */
 START_TEST(test_spmv_kernels) {
-  static const char *kinds[] = {"scalar", "vector",   "vector2",    "vector32",
-                                "adaptive", "stream", "stream256", "stream4096"};
+  static const char *kinds[] = {"scalar", "vector",    "vector2",    "vector32", "adaptive",
+                                "stream", "stream256", "stream4096"};
   ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
   hmat short_rows = random_hmat(1000, 1000, 1.0, 5, SIZE_MAX, 21);
   hmat long_rows = random_hmat(301, 3001, 5.0, 0, 7, 22);
@@ -290,6 +291,122 @@ START_TEST(test_spmv_kernels) {
   ck_assert_int_eq(ocal__spmv_rule(1, 50.0, 3), OCAL__SPMV_SCALAR);
   hmat_free(&short_rows);
   hmat_free(&long_rows);
+}
+END_TEST
+
+/* Power-law row lengths (a Pareto tail of exponent 1.6 from `base` entries), every 7th row
+ * empty, a run of `empty_run` empty rows in the middle, and row `huge` holding every column:
+ * the matrices the merge-path kernel is for. */
+static hmat powerlaw_hmat(size_t rows, size_t cols, double base, size_t empty_run, size_t huge,
+                          uint64_t seed) {
+  hmat m = {rows, cols, 0, NULL, NULL, NULL};
+  uint64_t st = seed * 0x9e3779b97f4a7c15ull + 3;
+  size_t *len = fixture_malloc(rows * sizeof *len), cap = 1;
+  for (size_t r = 0; r < rows; r++) {
+    size_t l = (size_t)floor(base / pow(1.0 - urand(&st), 1.0 / 1.6));
+    if (r % 7 == 3 || (r >= rows / 2 && r < rows / 2 + empty_run)) l = 0;
+    if (r == huge) l = cols;
+    len[r] = l < cols ? l : cols;
+    cap += len[r];
+  }
+  m.rp = fixture_malloc((rows + 1) * sizeof *m.rp);
+  m.ci = fixture_malloc(cap * sizeof *m.ci);
+  m.v = fixture_malloc(cap * sizeof *m.v);
+  m.rp[0] = 0;
+  for (size_t r = 0; r < rows; r++) {
+    /* Columns in order from a random start with random gaps (repeats allowed: CSR takes
+     * them, and the products must add them all). */
+    size_t c = len[r] == cols ? 0 : (size_t)(fixture_random(&st) % cols);
+    for (size_t k = 0; k < len[r]; k++) {
+      m.ci[m.nnz] = (int64_t)((c + k * (len[r] == cols ? 1 : 1 + fixture_random(&st) % 3)) % cols);
+      m.v[m.nnz++] = urand(&st) * 2 - 1;
+    }
+    m.rp[r + 1] = (int64_t)m.nnz;
+  }
+  free(len);
+  return m;
+}
+
+/* The merge-path kernel against the host on power-law matrices of odd sizes whose rows cross
+ * work-item and tile boundaries, on a 1 x 1 matrix and on one of empty rows, and its results
+ * the same bits run after run. */
+START_TEST(test_spmv_merge_powerlaw) {
+  /* Tiles of 256 items in every type pair, the default size in the widest one (each pair
+   * is a compile on PoCL). */
+  static const char *kinds[] = {"merge1", "merge"};
+  hmat mats[] = {powerlaw_hmat(4099, 3001, 2.0, 600, 2049, 81),
+                 powerlaw_hmat(1237, 20011, 4.0, 0, 5, 82), powerlaw_hmat(3, 9001, 1.0, 0, 1, 83),
+                 random_hmat(1, 1, 1.0, 0, 0, 84), random_hmat(37, 23, 1.0, 1, SIZE_MAX, 85)};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    setenv("OCAL_SPMV", kinds[i], 1);
+    fixture_reopen();
+    for (size_t which = 0; which < sizeof mats / sizeof mats[0]; which++)
+      for (int t = i == 0 ? 0 : 3; t < 4; t++) {
+        ocal_dtype tv = vtypes[t & 1], ti = itypes[t >> 1];
+        if (!fixture_dtype_usable(tv)) continue;
+        const hmat *m = &mats[which];
+        ocal_csr a = upload(m, tv, ti);
+        const char *name;
+        ck_assert_ocal(ocal_csr_get_spmv_kernel(a, &name));
+        ck_assert_str_eq(name, "merge");
+        check_product(m, tv, a, 0, 1, 1.0, 0.0, 90 + i);
+        check_product(m, tv, a, 0, 1, -0.5, 1.5, 95 + i);
+        /* Deterministic: two products of the same input agree bit for bit. */
+        double *xh = fixture_malloc(m->cols * 8), *yh = fixture_malloc(m->rows * 8);
+        ocal_buffer x = make_block(tv, m->cols, 1, xh, 7), y1 = make_block(tv, m->rows, 1, yh, 8),
+                    y2 = make_block(tv, m->rows, 1, yh, 8);
+        ck_assert_ocal(ocal_spmv(OCAL_NO_TRANS, 1.0, a, x, 0.25, y1));
+        ck_assert_ocal(ocal_spmv(OCAL_NO_TRANS, 1.0, a, x, 0.25, y2));
+        size_t bytes = m->rows * ocal_dtype_size(tv);
+        void *b1 = fixture_malloc(bytes), *b2 = fixture_malloc(bytes);
+        ck_assert_ocal(ocal_buffer_read(y1, 0, m->rows, b1, NULL));
+        ck_assert_ocal(ocal_buffer_read(y2, 0, m->rows, b2, NULL));
+        ck_assert_msg(memcmp(b1, b2, bytes) == 0, "%s: two runs differ", kinds[i]);
+        free(b1);
+        free(b2);
+        free(xh);
+        free(yh);
+        ocal_buffer_release(x);
+        ocal_buffer_release(y1);
+        ocal_buffer_release(y2);
+        ocal_csr_release(a);
+      }
+  }
+  unsetenv("OCAL_SPMV");
+  fixture_reopen();
+  for (size_t which = 0; which < sizeof mats / sizeof mats[0]; which++) hmat_free(&mats[which]);
+}
+END_TEST
+
+/* Cache hints named through OCAL_SPMV_LOADS: the right products where the driver reports a
+ * PTX compute capability, a build failure (not a wrong answer) where it does not; the
+ * automatic choice right on both. */
+START_TEST(test_spmv_load_hints) {
+  hmat m = powerlaw_hmat(999, 1001, 2.0, 0, 500, 86);
+  static const char *hints[] = {"cs-nc", "auto"};
+  setenv("OCAL_SPMV", "stream", 1);
+  for (size_t i = 0; i < 2; i++) {
+    setenv("OCAL_SPMV_LOADS", hints[i], 1);
+    fixture_reopen();
+    int ptx = ocal__context_compute_capability(fixture_ctx) > 0;
+    ocal_csr a = upload(&m, OCAL_F32, OCAL_I32);
+    if (ptx || i == 1) {
+      check_product(&m, OCAL_F32, a, 0, 1, 1.0, 0.5, 97);
+    } else {
+      size_t r = m.rows, c = m.cols;
+      ocal_buffer x, y;
+      ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &c, &x));
+      ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &r, &y));
+      ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1.0, a, x, 0.0, y), OCAL_BUILD_FAILED);
+      ocal_buffer_release(x);
+      ocal_buffer_release(y);
+    }
+    ocal_csr_release(a);
+  }
+  unsetenv("OCAL_SPMV_LOADS");
+  unsetenv("OCAL_SPMV");
+  fixture_reopen();
+  hmat_free(&m);
 }
 END_TEST
 
@@ -1390,6 +1507,10 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_coo_unsorted_duplicates);
   tcase_add_test(tc, test_from_buffers_and_queries);
   tcase_add_test(tc, test_diagonal);
+  suite_add_tcase(s, tc);
+  tc = fixture_tcase("spmv_merge");
+  tcase_add_test(tc, test_spmv_merge_powerlaw);
+  tcase_add_test(tc, test_spmv_load_hints);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("cg");
   tcase_add_test(tc, test_cg_spd);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # libocal-mpi under mpirun on the default device (PoCL in CI): the collectives' tests with 1,
-# 2 and 3 ranks (more ranks than cores: --oversubscribe), then the examples (distributed sum,
+# 2, 3 and 4 ranks (more ranks than cores: --oversubscribe) on each path (node-local shared
+# memory, pretend nodes, the ring), then the examples (distributed sum,
 # data-parallel training, distributed CG), whose results must equal a single rank's, and the
 # benchmarks' quick forms.
 #
@@ -54,12 +55,24 @@ run 1 "$build/examples/poisson_cg_mpi" --n 41 --check | tee "$tmp/cg.log"
 grep -q "check: 1 ranks equal one rank's" "$tmp/cg.log"
 # (Only PoCL keeps such a cache: on other devices there is nothing to copy.)
 if [ -d "$pocl.0" ]; then
-  for r in 1 2; do [ -d "$pocl.$r" ] || cp -r "$pocl.0" "$pocl.$r"; done
+  for r in 1 2 3; do [ -d "$pocl.$r" ] || cp -r "$pocl.0" "$pocl.$r"; done
 fi
-run 2 "$build/tests/mpi_collectives"
-OCAL_MPI_SLOTS=4 run 3 "$build/tests/mpi_collectives"
-# Without the progress thread (every call runs to its end before returning).
-OCAL_MPI_ASYNC=0 run 2 "$build/tests/mpi_collectives"
+# The node-local path through shared memory (its allreduce below 64 KiB one MPI_Allreduce);
+# with 3 ranks every size through shared memory.
+run 2 "$build/tests/mpi_collectives" --path node-local
+OCAL_MPI_SMALL=0 OCAL_MPI_SLOTS=4 run 3 "$build/tests/mpi_collectives" --path node-local
+# Pretend nodes: 4 ranks as 2 x 2 and 3 as 2 + 1, allreduce hierarchical (reduce in the node
+# over shared memory, ring between the nodes' first ranks, broadcast in the node).
+OCAL_MPI_NODE_SIZE=2 OCAL_MPI_SMALL=0 run 4 "$build/tests/mpi_collectives" --path node-local \
+  --nodes 2
+OCAL_MPI_NODE_SIZE=2 OCAL_MPI_SMALL=0 run 3 "$build/tests/mpi_collectives" --path node-local \
+  --nodes 2
+# The ring, where the node-local path's speed check fails (forced), and without the progress
+# thread (every call runs to its end before returning) where no shared window comes (forced).
+OCAL_MPI_SHARED_FAULT=speed run 2 "$build/tests/mpi_collectives" \
+  --path "ring: the device moves the shared window at"
+OCAL_MPI_ASYNC=0 OCAL_MPI_SHARED_FAULT=window run 2 "$build/tests/mpi_collectives" \
+  --path "ring: no shared window"
 unset OCAL_MPI_CHUNK OCAL_MPI_SLOTS
 
 # The distributed sum: exact on 1, 2 and 3 ranks.
@@ -69,7 +82,8 @@ for n in 1 2 3; do
 done
 
 # A bad setting fails ocal_mpi_create with a message naming it, on every rank (no hang).
-for bad in OCAL_MPI_CHUNK=12x OCAL_MPI_CHUNK=100 OCAL_MPI_SLOTS=0 OCAL_MPI_ASYNC=2; do
+for bad in OCAL_MPI_CHUNK=12x OCAL_MPI_CHUNK=100 OCAL_MPI_SLOTS=0 OCAL_MPI_ASYNC=2 \
+    OCAL_MPI_SHARED_FAULT=disk; do
   if env "$bad" "$mpirun" -np 2 --oversubscribe "$build/examples/mpi_sum" --n 1000 \
       > "$tmp/bad.log" 2>&1; then
     echo "mpi.sh: $bad was accepted"; exit 1

@@ -113,6 +113,19 @@ static int close_enough(ocal_dtype t, double got, double want) {
   return fabs(got - want) <= tol;
 }
 
+/* Every rank holds the same bits of b: an FNV-1a hash of its bytes, compared across ranks. */
+static void check_same_bits(ocal_buffer b, ocal_dtype t, size_t n, const char *what) {
+  size_t bytes = n * ocal_dtype_size(t);
+  unsigned char *h = malloc(bytes ? bytes : 1);
+  OK(ocal_buffer_read(b, 0, n, h, NULL));
+  unsigned long long x = 1469598103934665603ull, lo = 0, hi = 0;
+  for (size_t i = 0; i < bytes; i++) x = (x ^ h[i]) * 1099511628211ull;
+  free(h);
+  MPI_Allreduce(&x, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&x, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  CHECK(lo == hi, "%s: the ranks' results differ in their bits", what);
+}
+
 static const ocal_dtype types[] = {OCAL_F32, OCAL_F64, OCAL_I32, OCAL_I64};
 static const size_t sizes[] = {1, 2, 7, 1000, 40037};
 
@@ -126,6 +139,7 @@ static void test_allreduce(int has_fp64) {
         size_t n = sizes[si];
         ocal_buffer b = make(t, n, rank, salt);
         OK(ocal_mpi_allreduce(mpi, b, (ocal_mpi_op)op));
+        check_same_bits(b, t, n, "allreduce");
         double *got = download(b, t, n);
         size_t bad = 0, first = 0;
         for (size_t i = 0; i < n; i++)
@@ -332,10 +346,20 @@ static void test_mismatch(void) {
              OCAL_INVALID_ARGUMENT, "operations differ", "operation");
   expect_all(ocal_mpi_broadcast(mpi, b, rank == 0 ? 1 : 0), OCAL_INVALID_ARGUMENT,
              "roots differ", "root");
-  /* One rank's arguments are wrong (NULL buffer): all fail, that rank with its own words. */
+  /* One rank's arguments are wrong (NULL buffer): all fail with its status, that rank with
+   * its own words. */
   ocal_status st = ocal_mpi_allreduce(mpi, rank == 1 ? NULL : b, OCAL_MPI_SUM);
-  expect_all(st, rank == 1 ? OCAL_INVALID_HANDLE : OCAL_INVALID_ARGUMENT, "one rank passed NULL",
+  expect_all(st, OCAL_INVALID_HANDLE, "one rank passed NULL",
              rank == 1 ? "buf is NULL" : "another rank");
+  /* One rank passes a type reductions do not take (u8), the others f32: every rank gets
+   * OCAL_TYPE_MISMATCH, blocking and not. */
+  ocal_buffer odd = make(rank == 0 ? OCAL_U8 : OCAL_F32, n, rank, 1004);
+  expect_all(ocal_mpi_allreduce(mpi, odd, OCAL_MPI_SUM), OCAL_TYPE_MISMATCH, "u8 on one rank",
+             rank == 0 ? "not u8" : "another rank");
+  ocal_mpi_request ro;
+  OK(ocal_mpi_iallreduce(mpi, odd, OCAL_MPI_MAX, &ro));
+  expect_all(ocal_mpi_wait(&ro), OCAL_TYPE_MISMATCH, "u8 on one rank, non-blocking", NULL);
+  ocal_buffer_release(odd);
   /* A non-blocking mismatch reports at wait. */
   ocal_mpi_request r;
   ocal_buffer u = make(OCAL_U8, n, rank, 1003);
@@ -486,7 +510,15 @@ static void test_null_arguments(void) {
   ocal_buffer_release(all);
 }
 
-int main(void) {
+/* Arguments: --path WORDS (ocal_mpi_info's path must contain them) and --nodes N (the number
+ * of nodes it must see), set by tests/mpi.sh for each path it runs. */
+int main(int argc, char **argv) {
+  const char *want_path = NULL;
+  int want_nodes = 1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--path")) want_path = argv[i + 1];
+    else if (!strcmp(argv[i], "--nodes")) want_nodes = atoi(argv[i + 1]);
+  }
   int level;
   MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &level);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -509,13 +541,19 @@ int main(void) {
   if (dev.type == OCAL_DEVICE_CPU)
     CHECK(info.device_sharers == nranks, "sharers %d on the CPU device", info.device_sharers);
   CHECK(info.device_id[0] != '\0', "no device id");
+  CHECK(info.nodes == want_nodes, "info.nodes %d, want %d", info.nodes, want_nodes);
+  if (want_path)
+    CHECK(strstr(info.path, want_path) != NULL, "info.path '%s' lacks '%s'", info.path, want_path);
+  CHECK(info.shared == (strncmp(info.path, "node-local", 10) == 0), "info.shared %d, path '%s'",
+        info.shared, info.path);
   const char *async_env = getenv("OCAL_MPI_ASYNC");
   int want_async = level == MPI_THREAD_MULTIPLE && !(async_env && !strcmp(async_env, "0"));
   CHECK(info.async == want_async, "async %d at thread level %d", info.async, level);
   if (rank == 0)
-    printf("mpi_collectives: %d ranks on %s (%s), device shared by %d, async %d, chunk %zu B x %d\n",
+    printf("mpi_collectives: %d ranks on %s (%s), device shared by %d, async %d, chunk %zu B x %d, "
+           "%d node(s), below %zu B MPI_Allreduce; %s\n",
            nranks, dev.name, info.device_id, info.device_sharers, info.async, info.chunk_bytes,
-           info.slots);
+           info.slots, info.nodes, info.small_bytes, info.path);
   int has_fp64 = 0;
   ocal_context_get_fp64(ctx, &has_fp64);
 

@@ -456,6 +456,43 @@ static void half_types(void) {
   }
 }
 
+/* The merge-path SpMV (tiles of 256 items) on rows of 0 to 12 entries and one of 700, which
+ * crosses tiles, so that the partial sums between work-items and tiles are checked too. */
+static void merge_spmv(void) {
+  enum { ROWS = 301, COLS = 811 };
+  setenv("OCAL_SPMV", "merge1", 1);
+  reopen();
+  int32_t rp[ROWS + 1], *ci = malloc(ROWS * 700 * sizeof *ci);
+  float *v = malloc(ROWS * 700 * sizeof *v), x[COLS], y[ROWS];
+  double want[ROWS];
+  rp[0] = 0;
+  for (int r = 0; r < ROWS; r++) {
+    int len = r == 150 ? 700 : (int)(rng % 13), c = (int)(rng % COLS);
+    rnd();
+    rp[r + 1] = rp[r] + len;
+    for (int k = 0; k < len; k++) ci[rp[r] + k] = (c + k) % COLS, v[rp[r] + k] = (float)rnd();
+  }
+  for (int i = 0; i < COLS; i++) x[i] = (float)rnd();
+  for (int r = 0; r < ROWS; r++) {
+    want[r] = 0;
+    for (int k = rp[r]; k < rp[r + 1]; k++) want[r] += (double)v[k] * x[ci[k]];
+  }
+  ocal_csr a;
+  CHECK(ocal_csr_from_host(ctx, OCAL_F32, OCAL_I32, ROWS, COLS, rp, ci, v, &a));
+  size_t nx = COLS, ny = ROWS;
+  ocal_buffer X, Y;
+  CHECK(ocal_buffer_from_host(ctx, OCAL_F32, 1, &nx, x, &X));
+  CHECK(ocal_buffer_create(ctx, OCAL_F32, 1, &ny, &Y));
+  CHECK(ocal_spmv(OCAL_NO_TRANS, 1.0, a, X, 0.0, Y));
+  read_back(Y, ROWS, y);
+  compare("spmv merge-path (256-item tiles)", y, want, ROWS, 1e-5);
+  ocal_buffer_release(X), ocal_buffer_release(Y);
+  ocal_csr_release(a);
+  free(ci), free(v);
+  unsetenv("OCAL_SPMV");
+  reopen();
+}
+
 int main(int argc, char **argv) {
   /* "single-pass": the single-pass scan alone (decoupled look-back). Its groups read the
    * words other groups publish with plain volatile loads, which OpenCL 1.2 calls a race and
@@ -498,6 +535,7 @@ int main(int argc, char **argv) {
   generated();
   generated_long_scan();
   half_types();
+  merge_spmv();
   CHECK(ocal_context_release(ctx));
   printf("oclgrind_set: %s\n", failures ? "FAILED" : "all results match the host reference");
   return failures ? 1 : 0;

@@ -191,6 +191,20 @@ OCAL_API ocal_status ocal_context_get_cl_device(ocal_context ctx, cl_device_id *
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when out is NULL. */
 OCAL_API ocal_status ocal_context_get_cl_queue(ocal_context ctx, cl_command_queue *out);
 
+/** Reads one OCAL_* environment variable through the library's settings table, validated as
+ * ocal_context_create validates it, for code beside the library that has settings of its own
+ * in the table (libocal-mpi's OCAL_MPI_*).
+ * \param name the variable, one of README.md's Settings table.
+ * \param value receives a flag (-1 unset or auto, 0, 1), word (its value), byte count (-1
+ *        unset) or integer (0 unset) setting; may be NULL for a text setting.
+ * \param text receives a text or key=value setting ("" unset); may be NULL otherwise.
+ * \param text_size capacity of text in bytes.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a value the table does not accept (the message
+ *          names the variable, the value and what is accepted), a name it does not know, a
+ *          NULL out-parameter of the setting's kind or a text that does not fit. */
+OCAL_API ocal_status ocal_setting_get(const char *name, long long *value, char *text,
+                                      size_t text_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,22 +16,31 @@
  * stderr by the node's first rank and in ocal_mpi_info; it is not an error. Where there is no
  * GPU, every rank uses the CPU device.
  *
- * Collectives move bytes with MPI and do their arithmetic on the device: a buffer is cut into
- * chunks (OCAL_MPI_CHUNK bytes, default 4 MiB) that go device -> pinned host memory -> MPI ->
- * pinned host memory -> device, several chunks in flight at once (OCAL_MPI_SLOTS, default 4),
- * on two command queues of libocal-mpi's own beside the context's main queue. Allreduce is a
- * ring reduce-scatter then a ring allgather; received partial sums are added into the buffer by
- * a device kernel. Every collective first checks, with one small MPI_Allreduce, that all ranks
- * called the same collective with the same element type, element count, operation and root:
- * when they did not, every rank returns the same error instead of hanging.
+ * Collectives take one of three paths (docs/mpi.md; ocal_mpi_info's path says which and why).
+ * Node-local: the ranks of a node share their staging memory (one MPI shared window, each
+ * rank's segment registered with every rank's device through CL_MEM_USE_HOST_PTR at
+ * ocal_mpi_create, after a check that the device moves it at least at half the speed of
+ * pinned memory); a rank downloads each chunk once into its segment, the peers upload it, and
+ * reductions run on the device in rank order, so every rank gets the same bits. Across nodes,
+ * allreduce reduces within each node, runs the ring between the nodes' first ranks and
+ * broadcasts within each node. The ring, where the node-local path cannot run: a buffer is
+ * cut into chunks (OCAL_MPI_CHUNK bytes, default 4 MiB) that go device -> pinned host memory
+ * -> MPI -> pinned host memory -> device, several chunks in flight at once (OCAL_MPI_SLOTS,
+ * default 4), on two command queues of libocal-mpi's own beside the context's main queue;
+ * allreduce is a ring reduce-scatter then a ring allgather. Allreduces below OCAL_MPI_SMALL
+ * bytes (default 64 KiB) are one MPI_Allreduce of host memory. Every collective first checks,
+ * with one small MPI_Allreduce, that all ranks called the same collective with the same
+ * element type, element count, operation and root: when they did not, every rank returns the
+ * same error instead of hanging.
  *
  * When one rank's arguments are wrong. A collective's (allreduce, broadcast, allgather,
  * reduce-scatter, blocking or not) buffer, operation, element type, root, send/recv pairing,
  * and the device resources it prepares are checked on each rank, and a rank that finds a
  * fault still takes part in that check: the faulty rank gets its own status and message
  * (e.g. OCAL_TYPE_MISMATCH, "reductions take f32, f64, i32 or i64 buffers, not u8"), every
- * other rank gets OCAL_INVALID_ARGUMENT with "the arguments of another rank's call were
- * wrong (its own message says how)", no data moves, and every handle stays usable. When all
+ * other rank the same status with "the arguments of another rank's call were wrong (its own
+ * message says how)" (of several faulty ranks' statuses, the greatest code), no data moves,
+ * and every handle stays usable. When all
  * ranks' arguments are valid but differ, every rank gets the same status: OCAL_TYPE_MISMATCH
  * for the element type, OCAL_SHAPE_MISMATCH for the element count, OCAL_INVALID_ARGUMENT for
  * the collective, operation or root; the message gives the range across the ranks. The
@@ -56,10 +65,13 @@
  * ocal_mpi_request_event has completed (pass it to ocal_context_enqueue_wait). Until then do not touch
  * the buffers it uses, and do not release them.
  *
- * Environment: OCAL_MPI_CHUNK (bytes, at least 4096), OCAL_MPI_SLOTS (1 to 16), OCAL_MPI_ASYNC
- * (0: never use the progress thread). With PoCL, give each rank its own POCL_CACHE_DIR: PoCL
- * crashes when ranks share its kernel cache (ocal's own disk cache is safe to share, its writes
- * are atomic). */
+ * Environment (read through libocal's settings table, ocal_setting_get): OCAL_MPI_CHUNK
+ * (bytes, 4096 to 1G), OCAL_MPI_SLOTS (1 to 16), OCAL_MPI_ASYNC (0: never use the progress
+ * thread), OCAL_MPI_QUIET, OCAL_MPI_SHARED (off: the ring; on: the node-local path without
+ * its speed check), OCAL_MPI_SMALL (bytes); for tests OCAL_MPI_NODE_SIZE (pretend nodes of
+ * that many ranks) and OCAL_MPI_SHARED_FAULT (window or speed: the node-local set-up fails).
+ * With PoCL, give each rank its own POCL_CACHE_DIR: PoCL crashes when ranks share its kernel
+ * cache (ocal's own disk cache is safe to share, its writes are atomic). */
 #ifndef OCAL_MPI_H
 #define OCAL_MPI_H
 
@@ -105,6 +117,13 @@ typedef struct ocal_mpi_info {
   int slots;            /**< chunks in flight */
   char device_id[128];  /**< how the device was told apart: "pci:DDDD:BB:DD.F", "uuid:...",
                              or "cl:P:D" (platform and device index) without either extension */
+  int nodes;            /**< number of nodes the collectives' paths see (OCAL_MPI_NODE_SIZE
+                             cuts one machine into pretend nodes) */
+  int shared;           /**< 1 when collectives take the node-local path through shared
+                             host memory, 0 when the ring over MPI point-to-point runs */
+  size_t small_bytes;   /**< allreduces below this size are one MPI_Allreduce of host memory */
+  char path[256];       /**< which path runs and why, e.g. "node-local shared memory: ..." or
+                             "ring: OCAL_MPI_SHARED=off" */
 } ocal_mpi_info;
 
 /** One transfer of ocal_mpi_iexchange: count elements of buf from element offset, to or from

@@ -132,20 +132,23 @@ OCAL_API ocal_status ocal_csr_get_dtypes(ocal_csr a, ocal_dtype *value_type, oca
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */
 OCAL_API ocal_status ocal_csr_get_context(ocal_csr a, ocal_context *ctx);
 
-/** Names the SpMV kernel chosen for the matrix at its creation, one of four:
+/** Names the SpMV kernel chosen for the matrix at its creation, one of five:
  * "scalar" (one work-item per row), "vector" (a slice of 2 to 64 work-items per row),
  * "adaptive" (vector slices for ordinary rows, a whole work-group for each long row: one
  * longer than 1024 entries and 16 times the mean) or "stream" (a work-group stages a block
- * of consecutive rows' entries in local memory and sums each row from there).
+ * of consecutive rows' entries in local memory and sums each row from there) or "merge"
+ * (merge-path: each work-group takes an equal share of rows and entries together, long rows
+ * cut between groups and their partial sums added in a fixed order).
  * The rule, from the row-length statistics: on a CPU device always "scalar"; elsewhere
  * "scalar" when no row is long and the mean row length is at most 8, else "stream" when the
- * mean is at most 32, else "adaptive" when some rows are long, else "vector".
+ * mean is at most 32, else "adaptive" when some rows are long, else "vector" ("merge" only
+ * through OCAL_SPMV).
  * The setting OCAL_SPMV (read when the context is created, applied to each matrix created
  * in it) overrides the rule: auto (the rule), scalar, vector, vectorN (N work-items per row,
  * N = 2..64, a power of two), adaptive, stream or streamN (blocks of up to N entries,
- * N = 256..4096, a power of two). vectorN and streamN name the kernel "vector" and
- * "stream": N is a parameter, not another kernel. docs/sparse.md has the figures behind
- * the rule.
+ * N = 256..4096, a power of two), merge or mergeN (N = 1..32 rows and entries per
+ * work-item). vectorN, streamN and mergeN name the kernel "vector", "stream" and "merge":
+ * N is a parameter, not another kernel. docs/sparse.md has the figures behind the rule.
  * \param a the matrix.
  * \param name receives a static string.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE or OCAL_INVALID_ARGUMENT. */

@@ -138,6 +138,10 @@ static const int gemv_values[] = {OCAL__ENGINE_AUTO, OCAL__ENGINE_OWN, OCAL__ENG
                                   OCAL__ENGINE_CLBLAST};
 static const int fft_values[] = {OCAL__FFT_ENV_DEFAULT, OCAL__FFT_ENV_DEFAULT,
                                  OCAL__FFT_ENV_VKFFT, OCAL__FFT_ENV_CLFFT};
+static const int spmv_loads_values[] = {OCAL__SPMV_LOADS_AUTO,  OCAL__SPMV_LOADS_PLAIN,
+                                        OCAL__SPMV_LOADS_CS,    OCAL__SPMV_LOADS_NC,
+                                        OCAL__SPMV_LOADS_CG,    OCAL__SPMV_LOADS_CS_NC,
+                                        OCAL__SPMV_LOADS_CS_CG};
 static const int scan_values[] = {OCAL__SCAN_AUTO, OCAL__SCAN_SINGLE, OCAL__SCAN_THREE};
 
 /* BMxBNxBKxTMxTN, five positive numbers (whether the tile fits the device is decided per
@@ -164,6 +168,10 @@ static int pow2_suffix(const char *text, const char *prefix, long lo, long hi) {
 static int check_spmv(const char *text, ocal__settings *s) {
   (void)s;
   if (strcmp(text, "auto") == 0 || strcmp(text, "scalar") == 0 || strcmp(text, "adaptive") == 0)
+    return 0;
+  long n;
+  if (strcmp(text, "merge") == 0 ||
+      (strncmp(text, "merge", 5) == 0 && ocal__parse_long(text + 5, 1, 32, &n) == 0))
     return 0;
   return pow2_suffix(text, "vector", 2, 64) || pow2_suffix(text, "stream", 256, 4096) ? 0 : -1;
 }
@@ -228,12 +236,32 @@ static const setting_def defs[] = {
      "registerBoostNonPow2, registerBoost4Step, performBandwidthBoost, useLUT, "
      "swapTo3Stage4Step, considerAllAxesStrided, fixMaxRadixBluestein", NULL},
     {"OCAL_SPMV", TEXT, AT(spmv), NULL, NULL, 0, 0,
-     "auto, scalar, adaptive, vector, vectorN (N = 2..64, a power of two), stream or streamN "
-     "(N = 256..4096, a power of two)", check_spmv},
+     "auto, scalar, adaptive, vector, vectorN (N = 2..64, a power of two), stream, streamN "
+     "(N = 256..4096, a power of two), merge or mergeN (N = 1..32)", check_spmv},
+    {"OCAL_SPMV_LOADS", WORD, AT(spmv_loads), "auto|plain|cs|nc|cg|cs-nc|cs-cg",
+     spmv_loads_values, 0, 0,
+     "auto, plain, or NVIDIA cache hints: cs, nc, cg, cs-nc or cs-cg", NULL},
     {"OCAL_SCAN", WORD, AT(scan), "auto|single|three", scan_values, 0, 0,
      "auto, single or three", NULL},
     {"OCAL_REDUCE_TUNE", KV, AT(reduce_tune), REDUCE_KEYS, NULL, 0, 0,
      "key=value,... with keys wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe", NULL},
+    {"OCAL_MPI_CHUNK", BYTES, AT(mpi_chunk), NULL, NULL, 4096, (long)1 << 30,
+     "a byte count from 4096 to 1G: digits, optionally K, M or G", NULL},
+    {"OCAL_MPI_SLOTS", INTEGER, AT(mpi_slots), NULL, NULL, 1, 16, "a whole number from 1 to 16",
+     NULL},
+    {"OCAL_MPI_ASYNC", FLAG, AT(mpi_async), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
+    {"OCAL_MPI_QUIET", FLAG, AT(mpi_quiet), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
+    {"OCAL_MPI_SHARED", FLAG, AT(mpi_shared), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
+    {"OCAL_MPI_SMALL", BYTES, AT(mpi_small), NULL, NULL, 0, (long)1 << 30,
+     "a byte count from 0 to 1G: digits, optionally K, M or G", NULL},
+    /* Tests only: the ranks of one machine cut into pretend nodes of this many ranks, so that
+     * the path between nodes runs on one machine. */
+    {"OCAL_MPI_NODE_SIZE", INTEGER, AT(mpi_node_size), NULL, NULL, 1, 1 << 20,
+     "a whole number of ranks from 1 to 1048576", NULL},
+    /* Tests only: the shared-memory path's set-up made to fail (its window, or its speed
+     * check), so that the fallback to the ring runs. */
+    {"OCAL_MPI_SHARED_FAULT", WORD, AT(mpi_shared_fault), "none|window|speed",
+     (const int[]){0, 1, 2}, 0, 0, "none, window or speed", NULL},
 };
 #define NDEFS (sizeof defs / sizeof defs[0])
 
@@ -294,6 +322,7 @@ static ocal_status read_one(const setting_def *d, ocal__settings *s, const char 
       uint64_t b;
       if (ocal__parse_bytes(v, &b) != 0 || b > (uint64_t)INT64_MAX) return bad_value(d, v, func, NULL);
       if (b < (uint64_t)d->lo) return bad_value(d, v, func, "too small");
+      if (d->hi && b > (uint64_t)d->hi) return bad_value(d, v, func, "too large");
       *(int64_t *)field = (int64_t)b;
       return OCAL_OK;
     }
@@ -346,4 +375,42 @@ ocal_status ocal__settings_read_one(const char *name, ocal__settings *s, const c
   for (size_t i = 0; i < NDEFS; i++)
     if (strcmp(defs[i].name, name) == 0) return read_one(&defs[i], s, func);
   return ocal__fail(OCAL_INTERNAL, func, "%s is not a setting ocal knows", name);
+}
+
+/* ---- the public accessor --------------------------------------------------------------- */
+
+ocal_status ocal_setting_get(const char *name, long long *value, char *text, size_t text_size) {
+  if (!name) return ocal__fail(OCAL_INVALID_ARGUMENT, __func__, "name is NULL");
+  const setting_def *d = NULL;
+  for (size_t i = 0; i < NDEFS && !d; i++)
+    if (strcmp(defs[i].name, name) == 0) d = &defs[i];
+  if (!d)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, __func__,
+                      "%s is not a setting ocal knows (README.md, Settings, lists them)", name);
+  int is_text = d->kind == TEXT || d->kind == KV;
+  if (is_text ? !text || text_size == 0 : !value)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, __func__,
+                      "%s is a %s setting: pass %s", name, kind_names[d->kind],
+                      is_text ? "text and a text_size above 0" : "value");
+  ocal__settings s;
+  ocal_status st = read_one(d, &s, __func__);
+  if (st != OCAL_OK) return st;
+  const char *field = (const char *)&s + d->offset;
+  switch (d->kind) {
+    case FLAG:
+    case WORD: *value = *(const int *)field; break;
+    case BYTES: *value = *(const int64_t *)field; break;
+    case INTEGER: *value = *(const long *)field; break;
+    case KV:
+    case TEXT:
+      /* OCAL_GEMM_OWN_TILE's check stores numbers, not the text: give the text as set. */
+      if (d->offset == offsetof(ocal__settings, gemm_own_tile)) field = getenv(name) ? getenv(name) : "";
+      if (strlen(field) >= text_size)
+        return ocal__fail(OCAL_INVALID_ARGUMENT, __func__,
+                          "%s's value has %zu characters: text_size %zu is too small", name,
+                          strlen(field), text_size);
+      memcpy(text, field, strlen(field) + 1);
+      break;
+  }
+  return OCAL_OK;
 }

@@ -33,6 +33,19 @@ enum {
 enum { OCAL__FFT_ENV_DEFAULT = 0, OCAL__FFT_ENV_VKFFT = 1, OCAL__FFT_ENV_CLFFT = 2 };
 /* Word values of OCAL_SCAN. */
 enum { OCAL__SCAN_AUTO = 0, OCAL__SCAN_SINGLE = 1, OCAL__SCAN_THREE = 2 };
+/* OCAL_SPMV_LOADS: auto (src/sparse/spmv.c's load_hints), plain loads, or NVIDIA PTX cache
+ * hints on the stream and merge kernels' loads: cs = the matrix's indices and values
+ * streamed (evict first), nc = x through the non-coherent (texture) path, cg = x cached in
+ * L2 only. */
+enum {
+  OCAL__SPMV_LOADS_AUTO = 0,
+  OCAL__SPMV_LOADS_PLAIN = 1,
+  OCAL__SPMV_LOADS_CS = 2,
+  OCAL__SPMV_LOADS_NC = 3,
+  OCAL__SPMV_LOADS_CG = 4,
+  OCAL__SPMV_LOADS_CS_NC = 5,
+  OCAL__SPMV_LOADS_CS_CG = 6
+};
 
 typedef struct ocal__settings {
   /* Flags: -1 unset (or "auto": the default), 0 off, 1 on. Byte sizes and integers: -1 or 0
@@ -63,8 +76,19 @@ typedef struct ocal__settings {
   char fft_fourstep_tune[128]; /* OCAL_FFT_FOURSTEP_TUNE: "key=value,..." */
   char vkfft_tune[384];     /* OCAL_VKFFT_TUNE: "field=value,..." */
   char spmv[16];            /* OCAL_SPMV: a kernel name, "" for the rule */
+  int spmv_loads;           /* OCAL_SPMV_LOADS: OCAL__SPMV_LOADS_*, cache hints of the SpMV loads */
   int scan;                 /* OCAL_SCAN: OCAL__SCAN_*, the plan of long contiguous scans */
   char reduce_tune[128];    /* OCAL_REDUCE_TUNE: "key=value,..." */
+  /* libocal-mpi's settings: validated with the others, read by libocal-mpi through the
+   * public ocal_setting_get (it is a library of its own, over the public API). */
+  int64_t mpi_chunk;        /* OCAL_MPI_CHUNK, bytes, -1 unset */
+  long mpi_slots;           /* OCAL_MPI_SLOTS, 0 unset */
+  int mpi_async;            /* OCAL_MPI_ASYNC */
+  int mpi_quiet;            /* OCAL_MPI_QUIET */
+  int mpi_shared;           /* OCAL_MPI_SHARED: the node-local shared-memory path */
+  int64_t mpi_small;        /* OCAL_MPI_SMALL, bytes, -1 unset */
+  long mpi_node_size;       /* OCAL_MPI_NODE_SIZE (tests only), 0 unset */
+  int mpi_shared_fault;     /* OCAL_MPI_SHARED_FAULT (tests only): 0 none, 1 window, 2 speed */
 } ocal__settings;
 
 /* Reads and validates every variable into *s; on a bad value returns OCAL_INVALID_ARGUMENT

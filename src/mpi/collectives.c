@@ -15,13 +15,12 @@
 
 typedef struct ocal_mpi_request_s req;
 
+#define fail ocal_mpi__fail
+#define cl_ok ocal_mpi__cl_ok
+#define mpi_check ocal_mpi__mpi_check
+
 /* Records the first failure of a collective (the waiting thread turns it into its last error). */
-static void fail(req *r, ocal_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static void fail(req *r, ocal_status status, const char *fmt, ...) {
+void ocal_mpi__fail(req *r, ocal_status status, const char *fmt, ...) {
   if (r->status != OCAL_OK) return;
   r->status = status;
   va_list ap;
@@ -33,7 +32,7 @@ static void fail(req *r, ocal_status status, const char *fmt, ...) {
 /* Checks an OpenCL call. After a failure the collective still sends and receives every
  * message (the other ranks would wait for them forever otherwise) but queues no more device
  * work; the failure is reported on this rank. */
-static int cl_ok(req *r, cl_int err, const char *call) {
+int ocal_mpi__cl_ok(req *r, cl_int err, const char *call) {
   if (err == CL_SUCCESS) return 1;
   if (!r->cl_failed)
     fail(r, OCAL_OPENCL_ERROR, "%s failed with %s during the collective on %s", call,
@@ -128,7 +127,7 @@ static size_t chunk_len(seg s, size_t K, size_t j) {
   return s.len * (j + 1) / K - s.len * j / K;
 }
 
-static void mpi_check(req *r, int err, const char *call) {
+void ocal_mpi__mpi_check(req *r, int err, const char *call) {
   if (err == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
@@ -163,7 +162,7 @@ static void ring_step(req *r, cl_mem mem, size_t base, size_t es, seg S, seg R, 
       }
       mpi_check(r,
                 MPI_Irecv(m->pin_recv + slot * m->chunk, (int)(chunk_len(R, K, j) * es), MPI_BYTE,
-                          from, OCAL_MPI__TAG, m->comm, &rq[slot]),
+                          from, OCAL_MPI__TAG, r->xcomm, &rq[slot]),
                 "MPI_Irecv");
       de[slot] = d2h(r, mem, base + chunk_lo(S, K, j) * es, chunk_len(S, K, j) * es,
                      m->pin_send + slot * m->chunk, deps[j]);
@@ -177,7 +176,7 @@ static void ring_step(req *r, cl_mem mem, size_t base, size_t es, seg S, seg R, 
     ev_wait(r, &de[slot]);
     mpi_check(r,
               MPI_Isend(m->pin_send + slot * m->chunk, (int)(chunk_len(S, K, c) * es), MPI_BYTE,
-                        to, OCAL_MPI__TAG, m->comm, &sq[slot]),
+                        to, OCAL_MPI__TAG, r->xcomm, &sq[slot]),
               "MPI_Isend");
     mpi_check(r, MPI_Wait(&rq[slot], MPI_STATUS_IGNORE), "MPI_Wait");
     size_t n = chunk_len(R, K, c);
@@ -212,7 +211,7 @@ static int mod(int a, int p) { return ((a % p) + p) % p; }
 static void ring(req *r, cl_mem mem, size_t base, size_t es, const seg *segs, int own, int rs,
                  int ag, cl_event first) {
   ocal_mpi m = r->m;
-  int p = m->size;
+  int p = r->xsize;
   size_t maxlen = 0;
   for (int i = 0; i < p; i++)
     if (segs[i].len > maxlen) maxlen = segs[i].len;
@@ -225,7 +224,7 @@ static void ring(req *r, cl_mem mem, size_t base, size_t es, const seg *segs, in
     return;
   }
   for (size_t j = 0; j < K; j++) deps[j] = ev_retain(first);
-  int to = mod(m->rank + 1, p), from = mod(m->rank - 1, p);
+  int to = mod(r->xrank + 1, p), from = mod(r->xrank - 1, p);
   /* Reduce-scatter: at step s, send the partial sums of segment own-1-s... so that after
    * p - 1 steps segment `own` has every rank's contribution. */
   if (rs)
@@ -250,8 +249,9 @@ static seg *segs_new(req *r, int p) {
   return s;
 }
 
-static void run_allreduce(req *r, cl_mem mem, size_t base, size_t es, size_t n) {
-  int p = r->m->size;
+void ocal_mpi__ring_allreduce(req *r, cl_mem mem, size_t base, size_t es, size_t n,
+                              cl_event first) {
+  int p = r->xsize;
   seg *segs = segs_new(r, p);
   if (!segs) return;
   for (int i = 0; i < p; i++) {
@@ -259,8 +259,30 @@ static void run_allreduce(req *r, cl_mem mem, size_t base, size_t es, size_t n) 
     segs[i].len = n * (size_t)(i + 1) / (size_t)p - segs[i].off;
   }
   /* After the reduce-scatter rank r holds segment r, which the allgather then spreads. */
-  ring(r, mem, base, es, segs, r->m->rank, 1, 1, r->start);
+  ring(r, mem, base, es, segs, r->xrank, 1, 1, first);
   free(segs);
+}
+
+/* One MPI_Allreduce of host memory: below a measured size the ring's and the shared path's
+ * steps cost more than the bytes. */
+static void run_small_allreduce(req *r, cl_mem mem, size_t base, size_t es, size_t n) {
+  ocal_mpi m = r->m;
+  size_t bytes = n * es;
+  unsigned char *h = bytes <= (size_t)m->slots * m->chunk ? m->pin_send : malloc(bytes);
+  if (!h) {
+    fail(r, OCAL_OUT_OF_HOST_MEMORY, "no host memory for %zu bytes", bytes);
+    MPI_Abort(m->comm, 1); /* the peers would wait in MPI_Allreduce forever */
+    return;
+  }
+  MPI_Datatype t = r->tidx == 0 ? MPI_FLOAT : r->tidx == 1 ? MPI_DOUBLE
+                 : r->tidx == 2 ? MPI_INT32_T : MPI_INT64_T;
+  MPI_Op op = r->op == OCAL_MPI_SUM ? MPI_SUM : r->op == OCAL_MPI_MAX ? MPI_MAX : MPI_MIN;
+  cl_event e = d2h(r, mem, base, bytes, h, r->start);
+  ev_wait(r, &e);
+  mpi_check(r, MPI_Allreduce(MPI_IN_PLACE, h, (int)n, t, op, m->comm), "MPI_Allreduce");
+  e = h2d(r, mem, base, bytes, h);
+  ev_wait(r, &e);
+  if (h != m->pin_send) free(h);
 }
 
 static void run_allgather(req *r, size_t es, size_t n) {
@@ -278,7 +300,7 @@ static void run_allgather(req *r, size_t es, size_t n) {
     segs[i].off = (size_t)i * n;
     segs[i].len = n;
   }
-  ring(r, rmem, roff, es, segs, m->rank, 0, 1, copied ? copied : r->start);
+  ring(r, rmem, roff, es, segs, r->xrank, 0, 1, copied ? copied : r->start);
   free(segs);
   ev_release(&copied);
 }
@@ -299,7 +321,7 @@ static void run_reduce_scatter(req *r, size_t es, size_t n) {
     segs[i].off = (size_t)i * n;
     segs[i].len = n;
   }
-  ring(r, tmem, toff, es, segs, m->rank, 1, 0, copied ? copied : r->start);
+  ring(r, tmem, toff, es, segs, r->xrank, 1, 0, copied ? copied : r->start);
   free(segs);
   ev_release(&copied);
   /* The upload queue is in order: this copy follows the last addition into block rank. */
@@ -422,11 +444,14 @@ static void run_exchange(req *r) {
  * on every rank, and every rank then fails alike instead of waiting for messages that the
  * others will never send. */
 static int common_check(req *r) {
-  enum { NF = 6 };
+  enum { NF = 7 };
   static const char *names[NF] = {"collective", "validity", "element type", "element count",
-                                  "operation", "root"};
+                                  "operation", "root", "status"};
   long long v[2 * NF];
-  long long f[NF] = {r->kind, r->valid, r->dtype, (long long)r->count, r->op, r->root};
+  /* The last field is the status of a rank whose arguments were wrong: the greatest of them
+   * becomes every rank's, so that all ranks return the same. */
+  long long f[NF] = {r->kind, r->valid, r->dtype, (long long)r->count, r->op, r->root,
+                     r->valid ? 0 : (long long)r->invalid_status};
   for (int i = 0; i < NF; i++) {
     v[i] = f[i];
     v[NF + i] = -f[i];
@@ -435,16 +460,16 @@ static int common_check(req *r) {
             "MPI_Allreduce");
   if (r->status != OCAL_OK) return 0;
   if (!r->valid) {
-    fail(r, r->invalid_status, "%s", r->invalid_msg);
+    fail(r, (ocal_status)v[NF - 1], "%s", r->invalid_msg);
     return 0;
   }
   if (-v[NF + 1] == 0) {
-    fail(r, OCAL_INVALID_ARGUMENT,
+    fail(r, (ocal_status)v[NF - 1],
          "the arguments of another rank's call were wrong (its own message says how); "
-         "every rank fails this collective");
+         "every rank fails this collective with its status");
     return 0;
   }
-  for (int i = 0; i < NF; i++) {
+  for (int i = 0; i < NF - 1; i++) {
     long long hi = v[i], lo = -v[NF + i];
     if (hi == lo) continue;
     fail(r, i == 2 ? OCAL_TYPE_MISMATCH : i == 3 ? OCAL_SHAPE_MISMATCH : OCAL_INVALID_ARGUMENT,
@@ -468,22 +493,40 @@ void ocal_mpi__run(req *r) {
   if (r->start) cl_ok(r, clEnqueueBarrierWithWaitList(m->q_h2d, 1, &r->start, NULL),
                       "clEnqueueBarrierWithWaitList");
   size_t es = ocal_dtype_size(r->dtype);
+  r->xcomm = m->comm;
+  r->xrank = m->rank;
+  r->xsize = m->size;
+  /* The node-local path takes every collective where the ranks form one node, and allreduce
+   * across nodes too; below m->small bytes an allreduce is one MPI_Allreduce. */
+  int one_node = m->shared && m->nodes == 1;
   switch (r->kind) {
   case JOB_ALLREDUCE: {
     cl_mem mem;
     size_t base;
     ocal_buffer_get_cl_mem(r->a, &mem, &base);
-    if (mem && m->size > 1) run_allreduce(r, mem, base, es, r->count);
+    if (!mem || m->size == 1 || r->count == 0) break;
+    if (r->count * es < m->small) run_small_allreduce(r, mem, base, es, r->count);
+    else if (m->shared) ocal_mpi__shared_allreduce(r, mem, base, es, r->count);
+    else ocal_mpi__ring_allreduce(r, mem, base, es, r->count, r->start);
     break;
   }
   case JOB_BROADCAST:
-    if (r->count && m->size > 1) run_broadcast(r, r->count * es);
+    if (r->count && m->size > 1 && one_node) {
+      cl_mem mem;
+      size_t base;
+      ocal_buffer_get_cl_mem(r->a, &mem, &base);
+      ocal_mpi__shared_broadcast(r, mem, base, es, r->count);
+    } else if (r->count && m->size > 1) {
+      run_broadcast(r, r->count * es);
+    }
     break;
   case JOB_ALLGATHER:
-    if (r->count) run_allgather(r, es, r->count);
+    if (r->count && one_node) ocal_mpi__shared_allgather(r, es, r->count);
+    else if (r->count) run_allgather(r, es, r->count);
     break;
   case JOB_REDUCE_SCATTER:
-    if (r->count) run_reduce_scatter(r, es, r->count);
+    if (r->count && one_node) ocal_mpi__shared_reduce_scatter(r, es, r->count);
+    else if (r->count) run_reduce_scatter(r, es, r->count);
     break;
   case JOB_EXCHANGE:
     run_exchange(r);

@@ -17,6 +17,8 @@ typedef struct ocal_mpi_request_s req;
 
 #define DEFAULT_CHUNK ((size_t)4 << 20)
 #define DEFAULT_SLOTS 4
+/* Below this many bytes an allreduce is one MPI_Allreduce of host memory (latency). */
+#define DEFAULT_SMALL ((size_t)64 << 10)
 
 static ocal_status check_mpi(ocal_mpi m, const char *func) {
   if (!m || m->magic != OCAL_MPI__MAGIC)
@@ -27,17 +29,17 @@ static ocal_status check_mpi(ocal_mpi m, const char *func) {
 
 /* ---- settings ---------------------------------------------------------------------------- */
 
-/* Reads an integer setting; an unset variable leaves *out as it is. */
-static ocal_status env_size(const char *name, size_t lo, size_t hi, size_t *out) {
-  const char *v = getenv(name);
-  if (!v || !*v) return OCAL_OK;
-  char *end;
-  errno = 0;
-  unsigned long long x = strtoull(v, &end, 10);
-  if (errno || *end || v[0] == '-' || x < lo || x > hi)
-    return ocal_error_set(OCAL_INVALID_ARGUMENT, "ocal_mpi_create",
-                          "%s=%s is not a whole number from %zu to %zu", name, v, lo, hi);
-  *out = (size_t)x;
+/* Reads one OCAL_MPI_* integer-valued setting through libocal's settings table (validated
+ * there, with its message); `unset` stands for the table's value of an unset variable. */
+static ocal_status setting(const char *name, long long unset, long long dflt, long long *out) {
+  long long v = 0;
+  ocal_status st = ocal_setting_get(name, &v, NULL, 0);
+  if (st != OCAL_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", ocal_last_error());
+    return ocal_error_set(st, "ocal_mpi_create", "%s", msg);
+  }
+  *out = v == unset ? dflt : v;
   return OCAL_OK;
 }
 
@@ -178,8 +180,7 @@ static void count_sharers(ocal_mpi m, MPI_Comm node) {
   m->sharers = sharers;
   ocal_device_info info = {sizeof info};
   ocal_context_get_device_info(m->ctx, &info);
-  if (sharers > 1 && first == m->local_rank && info.type != OCAL_DEVICE_CPU &&
-      !getenv("OCAL_MPI_QUIET"))
+  if (sharers > 1 && first == m->local_rank && info.type != OCAL_DEVICE_CPU && !m->quiet)
     fprintf(stderr,
             "ocal_mpi: %d ranks of this node share the %s %s (%s): they will contend for it; "
             "start at most one rank per device for speed\n",
@@ -219,18 +220,44 @@ static void *progress(void *arg) {
 
 /* ---- creation and release ---------------------------------------------------------------- */
 
+/* The ring's queues and staging memory. */
+static ocal_status staging(ocal_mpi m) {
+  static const char *func = "ocal_mpi_create";
+  cl_int err;
+  m->q_d2h = clCreateCommandQueue(m->cl_ctx, m->cl_dev, 0, &err);
+  if (err == CL_SUCCESS) m->q_h2d = clCreateCommandQueue(m->cl_ctx, m->cl_dev, 0, &err);
+  if (err != CL_SUCCESS)
+    return ocal_error_set(OCAL_OPENCL_ERROR, func, "clCreateCommandQueue failed with %s",
+                          ocal_cl_error_name(err));
+  size_t room = m->chunk * (size_t)m->slots;
+  ocal_status st;
+  if ((st = ocal_pinned_alloc(m->ctx, room, (void **)&m->pin_send)) != OCAL_OK ||
+      (st = ocal_pinned_alloc(m->ctx, room, (void **)&m->pin_recv)) != OCAL_OK ||
+      (st = ocal_buffer_create(m->ctx, OCAL_U8, 1, &room, &m->scratch)) != OCAL_OK ||
+      (st = ocal_buffer_get_cl_mem(m->scratch, &m->scratch_mem, &m->scratch_off)) != OCAL_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", ocal_last_error());
+    return ocal_error_set(st, func, "staging memory of 3 x %zu bytes: %s", room, msg);
+  }
+  return OCAL_OK;
+}
+
 static void destroy(ocal_mpi m) {
   for (int t = 0; t < OCAL_MPI__NTYPES; t++)
     for (int o = 0; o < OCAL_MPI__NOPS; o++) {
       ocal_kernel_release(m->kernels[t][o]);
+      ocal_kernel_release(m->ord_kernels[t][o]);
       ocal_program_release(m->progs[t][o]);
     }
+  ocal_mpi__shared_free(m);
   ocal_buffer_release(m->scratch);
   if (m->pin_send) ocal_pinned_free(m->ctx, m->pin_send);
   if (m->pin_recv) ocal_pinned_free(m->ctx, m->pin_recv);
   if (m->q_d2h) clReleaseCommandQueue(m->q_d2h);
   if (m->q_h2d) clReleaseCommandQueue(m->q_h2d);
   ocal_context_release(m->ctx);
+  if (m->node != MPI_COMM_NULL) MPI_Comm_free(&m->node);
+  if (m->leaders != MPI_COMM_NULL) MPI_Comm_free(&m->leaders);
   if (m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
   pthread_mutex_destroy(&m->lock);
   pthread_cond_destroy(&m->cond);
@@ -252,20 +279,36 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
                           "MPI_THREAD_MULTIPLE for overlap) first");
   if (comm == MPI_COMM_NULL)
     return ocal_error_set(OCAL_INVALID_ARGUMENT, func, "comm is MPI_COMM_NULL");
-  size_t chunk = DEFAULT_CHUNK, slots = DEFAULT_SLOTS, async = 1;
+  long long chunk, slots, async, quiet, shared, small, node_size, fault;
+  char device_env[256] = "";
   ocal_status st;
-  if ((st = env_size("OCAL_MPI_CHUNK", 4096, (size_t)1 << 30, &chunk)) != OCAL_OK ||
-      (st = env_size("OCAL_MPI_SLOTS", 1, 16, &slots)) != OCAL_OK ||
-      (st = env_size("OCAL_MPI_ASYNC", 0, 1, &async)) != OCAL_OK)
+  if ((st = setting("OCAL_MPI_CHUNK", -1, (long long)DEFAULT_CHUNK, &chunk)) != OCAL_OK ||
+      (st = setting("OCAL_MPI_SLOTS", 0, DEFAULT_SLOTS, &slots)) != OCAL_OK ||
+      (st = setting("OCAL_MPI_ASYNC", -1, 1, &async)) != OCAL_OK ||
+      (st = setting("OCAL_MPI_QUIET", -1, 0, &quiet)) != OCAL_OK ||
+      (st = setting("OCAL_MPI_SHARED", -2, -1, &shared)) != OCAL_OK ||
+      (st = setting("OCAL_MPI_SMALL", -1, DEFAULT_SMALL, &small)) != OCAL_OK ||
+      (st = setting("OCAL_MPI_NODE_SIZE", 0, 0, &node_size)) != OCAL_OK ||
+      (st = setting("OCAL_MPI_SHARED_FAULT", -1, 0, &fault)) != OCAL_OK)
     return st;
+  if ((st = ocal_setting_get("OCAL_DEVICE", NULL, device_env, sizeof device_env)) != OCAL_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", ocal_last_error());
+    return ocal_error_set(st, func, "%s", msg);
+  }
   chunk = chunk / 64 * 64; /* whole elements of every type in every slot */
 
   ocal_mpi m = calloc(1, sizeof *m);
   if (!m) return ocal_error_set(OCAL_OUT_OF_HOST_MEMORY, func, "no memory");
   m->magic = OCAL_MPI__MAGIC;
-  m->comm = MPI_COMM_NULL;
+  m->comm = m->node = m->leaders = MPI_COMM_NULL;
+  m->win = MPI_WIN_NULL;
   m->chunk = chunk;
   m->slots = (int)slots;
+  m->quiet = (int)quiet;
+  m->shared_setting = (int)shared;
+  m->small = (size_t)small;
+  m->shared_fault = (int)fault;
   m->group = 64;
   pthread_mutex_init(&m->lock, NULL);
   pthread_cond_init(&m->cond, NULL);
@@ -277,6 +320,17 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
   MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &node);
   MPI_Comm_rank(node, &m->local_rank);
   MPI_Comm_size(node, &m->local_size);
+  /* The node of the collectives' paths: the machine's ranks, or pretend nodes of node_size
+   * of them (tests); and the nodes' first ranks, between which the ring runs. */
+  if (node_size > 0)
+    MPI_Comm_split(node, m->local_rank / (int)node_size, m->local_rank, &m->node);
+  else
+    MPI_Comm_dup(node, &m->node);
+  MPI_Comm_rank(m->node, &m->node_rank);
+  MPI_Comm_size(m->node, &m->node_size);
+  MPI_Comm_split(m->comm, m->node_rank == 0 ? 0 : MPI_UNDEFINED, m->rank, &m->leaders);
+  if (m->leaders != MPI_COMM_NULL) MPI_Comm_size(m->leaders, &m->nodes);
+  MPI_Bcast(&m->nodes, 1, MPI_INT, 0, m->node);
 
   ocal_context_options o;
   ocal_context_options_init(&o);
@@ -284,7 +338,7 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
    * must not be read past its end. ocal_context_create then checks struct_size itself. */
   if (options)
     memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
-  const char *sel = o.device && *o.device ? o.device : getenv("OCAL_DEVICE");
+  const char *sel = o.device && *o.device ? o.device : device_env;
   char chosen[300];
   st = pick_device(sel, m->local_rank, chosen, sizeof chosen);
   if (st == OCAL_OK) {
@@ -304,28 +358,22 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
   snprintf(msg, sizeof msg, "%s", st != OCAL_OK ? ocal_last_error() : "");
   count_sharers(m, node);
   MPI_Comm_free(&node);
+  if (st == OCAL_OK) {
+    st = staging(m);
+    if (st != OCAL_OK) snprintf(msg, sizeof msg, "%s", ocal_last_error());
+  }
+  /* Every rank says whether it got this far, also one that failed, so that the others do not
+   * wait for it in the node-local path's set-up (which they then leave out). */
+  int ok = st == OCAL_OK, all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m->comm);
   if (st != OCAL_OK) {
     destroy(m);
     return ocal_error_set(st, NULL, "%s", msg);
   }
-
-  cl_int err;
-  m->q_d2h = clCreateCommandQueue(m->cl_ctx, m->cl_dev, 0, &err);
-  if (err == CL_SUCCESS) m->q_h2d = clCreateCommandQueue(m->cl_ctx, m->cl_dev, 0, &err);
-  if (err != CL_SUCCESS) {
-    destroy(m);
-    return ocal_error_set(OCAL_OPENCL_ERROR, func, "clCreateCommandQueue failed with %s",
-                          ocal_cl_error_name(err));
-  }
-  size_t room = m->chunk * (size_t)m->slots;
-  if ((st = ocal_pinned_alloc(m->ctx, room, (void **)&m->pin_send)) != OCAL_OK ||
-      (st = ocal_pinned_alloc(m->ctx, room, (void **)&m->pin_recv)) != OCAL_OK ||
-      (st = ocal_buffer_create(m->ctx, OCAL_U8, 1, &room, &m->scratch)) != OCAL_OK ||
-      (st = ocal_buffer_get_cl_mem(m->scratch, &m->scratch_mem, &m->scratch_off)) != OCAL_OK) {
-    snprintf(msg, sizeof msg, "%s", ocal_last_error());
-    destroy(m);
-    return ocal_error_set(st, func, "staging memory of 3 x %zu bytes: %s", room, msg);
-  }
+  if (all_ok)
+    ocal_mpi__shared_setup(m);
+  else
+    snprintf(m->path, sizeof m->path, "ring: another rank failed ocal_mpi_create");
   int level = 0;
   MPI_Query_thread(&level);
   m->async = async && level == MPI_THREAD_MULTIPLE;
@@ -387,6 +435,10 @@ ocal_status ocal_mpi_get_info(ocal_mpi mpi, ocal_mpi_info *info) {
   all.chunk_bytes = mpi->chunk;
   all.slots = mpi->slots;
   snprintf(all.device_id, sizeof all.device_id, "%s", mpi->device_id);
+  all.nodes = mpi->nodes;
+  all.shared = mpi->shared;
+  all.small_bytes = mpi->small;
+  snprintf(all.path, sizeof all.path, "%s", mpi->path);
   memcpy((char *)info + sizeof info->struct_size, (char *)&all + sizeof all.struct_size,
          info->struct_size - sizeof info->struct_size);
   return OCAL_OK;
@@ -428,8 +480,19 @@ static ocal_status ensure_kernel(ocal_mpi m, int t, ocal_mpi_op op) {
     if ((st = ocal_program_create(m->ctx, ocal_mpi__accumulate_source, opts, &m->progs[t][op])) ==
             OCAL_OK &&
         (st = ocal_kernel_create(m->progs[t][op], "ocal_mpi_accumulate", &m->kernels[t][op])) ==
-            OCAL_OK)
+            OCAL_OK &&
+        (st = ocal_kernel_create(m->progs[t][op], "ocal_mpi_reduce_ordered",
+                                 &m->ord_kernels[t][op])) == OCAL_OK &&
+        (st = ocal_kernel_get_cl_kernel(m->ord_kernels[t][op], &m->cl_ord[t][op])) == OCAL_OK)
       st = ocal_kernel_get_cl_kernel(m->kernels[t][op], &m->cl_kernels[t][op]);
+    if (st != OCAL_OK) { /* nothing half-made stays behind: the next call builds afresh */
+      ocal_kernel_release(m->kernels[t][op]);
+      ocal_kernel_release(m->ord_kernels[t][op]);
+      ocal_program_release(m->progs[t][op]);
+      m->kernels[t][op] = m->ord_kernels[t][op] = NULL;
+      m->progs[t][op] = NULL;
+      m->cl_kernels[t][op] = m->cl_ord[t][op] = NULL;
+    }
   }
   pthread_mutex_unlock(&m->lock);
   return st;

@@ -30,7 +30,7 @@ typedef enum job_kind {
 struct ocal_mpi_s {
   uint32_t magic;
   MPI_Comm comm; /* duplicate of the user's communicator: libocal-mpi's traffic only */
-  int rank, size, local_rank, local_size, sharers, async;
+  int rank, size, local_rank, local_size, sharers, async, quiet;
   char device_id[128];
   ocal_context ctx;
   cl_context cl_ctx;
@@ -49,7 +49,30 @@ struct ocal_mpi_s {
   ocal_program progs[OCAL_MPI__NTYPES][OCAL_MPI__NOPS];
   ocal_kernel kernels[OCAL_MPI__NTYPES][OCAL_MPI__NOPS];
   cl_kernel cl_kernels[OCAL_MPI__NTYPES][OCAL_MPI__NOPS];
+  /* ... and the ordered reductions of the node-local path (same programs). */
+  ocal_kernel ord_kernels[OCAL_MPI__NTYPES][OCAL_MPI__NOPS];
+  cl_kernel cl_ord[OCAL_MPI__NTYPES][OCAL_MPI__NOPS];
   size_t group; /* work-group multiple for the accumulate launch */
+  /* Settings read at creation (OCAL_MPI_*). */
+  int shared_setting; /* -1 auto, 0 off, 1 on (no speed check) */
+  int shared_fault;   /* tests only: 1 the window fails, 2 the speed check fails */
+  size_t small;       /* allreduces below this many bytes: one MPI_Allreduce of host memory */
+  /* The node: the ranks that share memory (a pretend node under OCAL_MPI_NODE_SIZE), and the
+   * communicator of the nodes' first ranks (MPI_COMM_NULL on the others). */
+  MPI_Comm node, leaders;
+  int node_rank, node_size, nodes;
+  /* The node-local path (shared.c): every node rank's staging segment in one shared window,
+   * each registered with this rank's device (CL_MEM_USE_HOST_PTR), and device scratch for
+   * the peers' chunks. shared is 1 when it runs; path says which path runs and why. */
+  int shared;
+  char path[256];
+  MPI_Win win;
+  unsigned char **seg;  /* node_size segments, 2 chunks each */
+  cl_mem *seg_mem;      /* the registrations */
+  size_t seg_bytes;
+  ocal_buffer shm_scratch; /* 2 x (node_size - 1) chunks */
+  cl_mem shm_scratch_mem;
+  size_t shm_scratch_off;
   /* The queue of collectives for the progress thread (async only). */
   pthread_t thread;
   pthread_mutex_t lock;
@@ -83,11 +106,39 @@ struct ocal_mpi_request_s {
   ocal_status status;
   char msg[1024];
   int cl_failed; /* an OpenCL call failed: further device work is skipped, messages still flow */
+  /* The ranks the ring runs over: the whole communicator, or the nodes' first ranks. */
+  MPI_Comm xcomm;
+  int xrank, xsize;
   int done;
   struct ocal_mpi_request_s *next;
 };
 
 /* Runs one collective to its end (collectives.c); sets r->status and r->msg. */
 void ocal_mpi__run(struct ocal_mpi_request_s *r);
+
+/* Helpers of collectives.c that shared.c uses too. */
+void ocal_mpi__fail(struct ocal_mpi_request_s *r, ocal_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+int ocal_mpi__cl_ok(struct ocal_mpi_request_s *r, cl_int err, const char *call);
+void ocal_mpi__mpi_check(struct ocal_mpi_request_s *r, int err, const char *call);
+/* The ring allreduce of n elements of size es of mem (at byte offset base) over r->xcomm. */
+void ocal_mpi__ring_allreduce(struct ocal_mpi_request_s *r, cl_mem mem, size_t base, size_t es,
+                              size_t n, cl_event first);
+
+/* The node-local path (shared.c). Set-up at creation, collective over the communicator:
+ * decides m->shared and m->path. */
+void ocal_mpi__shared_setup(ocal_mpi m);
+void ocal_mpi__shared_free(ocal_mpi m);
+/* The collectives through the node's shared window (m->shared, one node for all but
+ * allreduce, which runs hierarchically over several). */
+void ocal_mpi__shared_allreduce(struct ocal_mpi_request_s *r, cl_mem mem, size_t base, size_t es,
+                                size_t n);
+void ocal_mpi__shared_broadcast(struct ocal_mpi_request_s *r, cl_mem mem, size_t base, size_t es,
+                                size_t n);
+void ocal_mpi__shared_allgather(struct ocal_mpi_request_s *r, size_t es, size_t n);
+void ocal_mpi__shared_reduce_scatter(struct ocal_mpi_request_s *r, size_t es, size_t n);
 
 #endif /* OCAL_MPI_INTERNAL_H */

@@ -90,12 +90,23 @@ static ocal_status validate(ocal_dtype it, size_t rows, size_t cols, const void 
   return OCAL_OK;
 }
 
-/* Reads OCAL_SPMV (auto|scalar|vector|vectorN|adaptive|stream|streamN), as the settings module
- * read it into `e` (the context's settings), to override the rule:
+/* Reads OCAL_SPMV (auto|scalar|vector|vectorN|adaptive|stream|streamN|merge|mergeN), as the
+ * settings module read it into `e` (the context's settings), to override the rule:
  * 0 when unset or auto, 1 when it overrides, -1 for a value it does not know (an error, as for
  * every OCAL_* setting, rather than a silent fallback to the rule). */
-static int spmv_override(const char *e, ocal__spmv_kind *kind, unsigned *lanes, unsigned *cap) {
+static int spmv_override(const char *e, ocal__spmv_kind *kind, unsigned *lanes, unsigned *cap,
+                         unsigned *ipt) {
   if (e == NULL || *e == '\0' || strcmp(e, "auto") == 0) return 0;
+  if (strncmp(e, "merge", 5) == 0) {
+    if (e[5] != '\0') {
+      char *end;
+      unsigned long v = strtoul(e + 5, &end, 10);
+      if (*end != '\0' || v < 1 || v > 32) return -1;
+      *ipt = (unsigned)v;
+    }
+    *kind = OCAL__SPMV_MERGE;
+    return 1;
+  }
   if (strcmp(e, "scalar") == 0) {
     *kind = OCAL__SPMV_SCALAR;
     return 1;
@@ -134,7 +145,9 @@ ocal__spmv_kind ocal__spmv_rule(int cpu, double mean_len, size_t n_long) {
    * where every cooperative kernel lost to it (docs/measurements.md#spmv-rule): neighbouring
    * rows' entries are neighbours in memory, so the cache serves what a warp's strided loads
    * miss. Long rows stall a warp on one item, so a matrix with any goes to the stream
-   * kernel. */
+   * kernel. The merge-path kernel balances the groups exactly but ran 3 % slower than it on
+   * the power-law matrix, plain or with the same cache hints (docs/sparse.md): the gathers
+   * of x set the pace there, not the balance. */
   if (n_long == 0 && mean_len <= SCALAR_MAX_MEAN) return OCAL__SPMV_SCALAR;
   if (mean_len <= STREAM_MAX_MEAN) return OCAL__SPMV_STREAM;
   if (n_long > 0) return OCAL__SPMV_ADAPTIVE;
@@ -170,6 +183,28 @@ static ocal_status stream_blocks(ocal_csr a, const void *rp, const char *func) {
   return s;
 }
 
+/* Cuts the merge path (the row ends and the entries, rows + nnz items in order: row r ends
+ * at item rp[r + 1] + r) into tiles of `wg * ipt` items and stores each tile's first row,
+ * the rows ended before it, plus `rows` at the end; allocates the kernel's partial sums. */
+static ocal_status merge_tiles(ocal_csr a, const void *rp, const char *func) {
+  size_t rows = a->rows, es = ocal_dtype_size(a->it), tile = (size_t)a->swg * a->ipt;
+  size_t n = ocal__ceil_div(rows + a->nnz, tile);
+  unsigned char *tl = malloc((n + 1) * es);
+  if (tl == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no host memory for the tiles");
+  size_t r = 0;
+  for (size_t g = 0; g < n; g++) {
+    while (r < rows && (size_t)get_idx(a->it, rp, r + 1) + r < g * tile) r++;
+    set_idx(a->it, tl, g, (int64_t)r);
+  }
+  set_idx(a->it, tl, n, (int64_t)rows);
+  a->ntiles = n;
+  size_t len = n + 1, two = 2 * n;
+  ocal_status s = ocal_buffer_from_host(a->ctx, a->it, 1, &len, tl, &a->tiles);
+  free(tl);
+  if (s == OCAL_OK) s = ocal_buffer_create(a->ctx, a->vt, 1, &two, &a->carry);
+  return s;
+}
+
 /* Gathers row-length statistics and chooses the kernel (and the row lists of "adaptive"). */
 static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   size_t rows = a->rows, maxl = 0;
@@ -196,13 +231,14 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
   /* With long rows, smaller stream blocks balance the groups better (H100, power-law matrix:
    * docs/measurements.md#spmv-rule). */
   unsigned lanes = lanes_for(a->mean_len),
-           cap = n_long > 0 ? STREAM_CAP_IRREGULAR : OCAL__SPMV_STREAM_CAP;
+           cap = n_long > 0 ? STREAM_CAP_IRREGULAR : OCAL__SPMV_STREAM_CAP,
+           ipt = OCAL__SPMV_MERGE_IPT;
   const char *named = a->ctx->settings.spmv;
-  if (spmv_override(named, &kind, &lanes, &cap) < 0)
+  if (spmv_override(named, &kind, &lanes, &cap, &ipt) < 0)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "OCAL_SPMV='%s' is not a kernel: use auto, scalar, adaptive, vector, "
                       "vectorN (N = 2..64, a power of two), stream or streamN (N = 256..4096, "
-                      "a power of two)", named);
+                      "a power of two), merge or mergeN (N = 1..32)", named);
   /* The stream kernel stages `cap` values and its group's row pointers in local memory:
    * halve the blocks until they fit the device (an emulated 32 KiB one cannot hold 4096
    * doubles beside them). */
@@ -211,10 +247,17 @@ static ocal_status choose_kernel(ocal_csr a, const void *rp, const char *func) {
          (size_t)cap * vsz + (a->swg + 1) * isz > ocal__context_info(a->ctx)->local_mem_bytes)
     cap /= 2;
   if (lanes > a->wg) lanes = a->wg;
+  /* The merge kernel stages a tile's products and row ends, and a value and a row per
+   * work-item: fewer items per work-item until that fits. */
+  while (ipt > 1 && ((size_t)ipt + 1) * a->swg * (vsz + 4) >
+                        ocal__context_info(a->ctx)->local_mem_bytes)
+    ipt--;
   a->kind = kind;
   a->lanes = lanes;
   a->cap = cap;
+  a->ipt = ipt;
   if (kind == OCAL__SPMV_STREAM) return stream_blocks(a, rp, func);
+  if (kind == OCAL__SPMV_MERGE) return merge_tiles(a, rp, func);
   if (kind != OCAL__SPMV_ADAPTIVE) return OCAL_OK;
 
   /* The short rows' mean decides the vector width of the adaptive kernel's first part. */
@@ -256,6 +299,8 @@ static void csr_free(ocal_csr a) {
   ocal_buffer_release(a->short_rows);
   ocal_buffer_release(a->long_rows);
   ocal_buffer_release(a->blocks);
+  ocal_buffer_release(a->tiles);
+  ocal_buffer_release(a->carry);
   if (a->t) csr_free(a->t);
   pthread_mutex_destroy(&a->lock);
   free(a);
@@ -571,7 +616,7 @@ ocal_status ocal_csr_get_spmv_kernel(ocal_csr a, const char **name) {
   ocal_status s = ocal__csr_check(a, __func__);
   if (s != OCAL_OK) return s;
   if (name == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "name is NULL");
-  static const char *names[] = {"scalar", "vector", "adaptive", "stream"};
+  static const char *names[] = {"scalar", "vector", "adaptive", "stream", "merge"};
   *name = names[a->kind];
   return OCAL_OK;
 }

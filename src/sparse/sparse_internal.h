@@ -12,13 +12,18 @@ typedef enum ocal__spmv_kind {
   OCAL__SPMV_SCALAR = 0,
   OCAL__SPMV_VECTOR = 1,
   OCAL__SPMV_ADAPTIVE = 2,
-  OCAL__SPMV_STREAM = 3
+  OCAL__SPMV_STREAM = 3,
+  OCAL__SPMV_MERGE = 4
 } ocal__spmv_kind;
 
 /* The work-group size of the stream kernel, and the default number of entries one of its
  * row blocks stages in local memory (OCAL_SPMV=streamN sets another power of two). */
 #define OCAL__SPMV_STREAM_WG 256
 #define OCAL__SPMV_STREAM_CAP 1024
+
+/* The merge-path kernel's default items (row ends and entries) per work-item; its work-group
+ * is the stream kernel's (OCAL_SPMV=mergeN sets N = 1..32). */
+#define OCAL__SPMV_MERGE_IPT 7
 
 /* The work-group size of the vector and long-row kernels. */
 #define OCAL__SPMV_WG 128
@@ -41,6 +46,12 @@ struct ocal_csr_s {
   ocal_buffer blocks;     /* stream: nblocks + 1 first rows of the row blocks */
   size_t nblocks;
   unsigned cap;           /* stream: the entries a block stages in local memory */
+  ocal_buffer tiles;      /* merge: ntiles + 1 first rows of the merge-path tiles */
+  ocal_buffer carry;      /* merge: 2 ntiles partial sums of rows cut between tiles */
+  size_t ntiles;
+  unsigned ipt;           /* merge: path items per work-item */
+  int plain_loads;        /* 1 once the stream or merge kernel with PTX cache hints failed to
+                           * build on this device: plain loads from then on */
   double mean_len;       /* row-length statistics gathered at creation */
   size_t max_len;
   pthread_mutex_t lock;  /* guards t */

@@ -17,13 +17,35 @@ static ocal__arg scalar_arg(ocal_dtype vt, const scalar *s) {
 
 static ocal_status launch(ocal_csr a, const char *kernel, const char *extra, size_t global,
                           size_t local, ocal__arg *args, size_t nargs, const char *func) {
-  char opt[160];
+  char opt[256];
   ocal__csr_options(a->vt, a->it, extra, opt, sizeof opt);
   ocal__kernel *k;
   ocal_status s = ocal__library_kernel_from(a->ctx, "sparse_spmv", opt, kernel, &k, NULL, func);
   if (s != OCAL_OK) return s;
   if (local == 0) return ocal__kernel_run(a->ctx, k, global, nargs, args);
   return ocal__kernel_run_nd(a->ctx, k, 1, &global, &local, nargs, args, func);
+}
+
+/* The build options of the PTX cache hints for the stream and merge kernels ("" for plain
+ * loads). OCAL_SPMV_LOADS names them; auto streams the matrix (cs: read once, evicted first,
+ * so that x keeps its place in L2; 1.10x on the power-law matrix on an H100,
+ * docs/sparse.md) on devices whose driver reports a PTX compute capability, unless that
+ * build failed for this matrix before. A hint named on a device without PTX fails the build. */
+static void load_hints(ocal_csr a, char *out, size_t size) {
+  int h = a->ctx->settings.spmv_loads;
+  if (h == OCAL__SPMV_LOADS_AUTO)
+    h = ocal__context_compute_capability(a->ctx) > 0 && !a->plain_loads ? OCAL__SPMV_LOADS_CS
+                                                                       : OCAL__SPMV_LOADS_PLAIN;
+  int s = h == OCAL__SPMV_LOADS_CS || h == OCAL__SPMV_LOADS_CS_NC || h == OCAL__SPMV_LOADS_CS_CG;
+  int x = h == OCAL__SPMV_LOADS_NC || h == OCAL__SPMV_LOADS_CS_NC   ? 1
+          : h == OCAL__SPMV_LOADS_CG || h == OCAL__SPMV_LOADS_CS_CG ? 2
+                                                                     : 0;
+  out[0] = '\0';
+  if (!s && !x) return;
+  int f64 = a->vt == OCAL_F64, i64 = a->it == OCAL_I64;
+  snprintf(out, size, "%s%s%s -DPTX_T=%s -DPTX_TC=%s -DPTX_I=%s -DPTX_IC=%s", s ? " -DPTX_S" : "",
+           x ? " -DPTX_X=" : "", x == 1 ? "1" : x == 2 ? "2" : "", f64 ? "f64" : "f32",
+           f64 ? "d" : "f", i64 ? "s64" : "s32", i64 ? "l" : "r");
 }
 
 /* The number of work-groups for `items` rows handled `per_group` at a time, capped so that
@@ -34,13 +56,30 @@ static size_t groups_for(size_t items, size_t per_group) {
   return g ? g : 1;
 }
 
+static ocal_status run_product(ocal_csr a, double alpha, ocal_buffer x, double beta,
+                               ocal_buffer y, size_t k, const char *func);
+
 ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_buffer x,
                            double beta, ocal_buffer y, size_t k, const char *func) {
-  ocal_status s;
   if (trans == OCAL_TRANS) {
-    s = ocal__csr_transposed(a, func, &a);
+    ocal_status s = ocal__csr_transposed(a, func, &a);
     if (s != OCAL_OK) return s;
   }
+  ocal_status s = run_product(a, alpha, x, beta, y, k, func);
+  /* The automatic cache hints where the compiler refused them: plain loads from now on. */
+  if (s == OCAL_BUILD_FAILED && !a->plain_loads &&
+      a->ctx->settings.spmv_loads == OCAL__SPMV_LOADS_AUTO &&
+      (a->kind == OCAL__SPMV_STREAM || a->kind == OCAL__SPMV_MERGE)) {
+    a->plain_loads = 1;
+    s = run_product(a, alpha, x, beta, y, k, func);
+  }
+  return s;
+}
+
+/* y = alpha A x + beta y (or the block product) with the matrix's kernel. */
+static ocal_status run_product(ocal_csr a, double alpha, ocal_buffer x, double beta,
+                               ocal_buffer y, size_t k, const char *func) {
+  ocal_status s;
   scalar al = {(float)alpha, alpha}, be = {(float)beta, beta};
   int64_t rows64 = (int64_t)a->rows;
   int32_t rows32 = (int32_t)a->rows;
@@ -61,10 +100,11 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
                         scalar_arg(a->vt, &be)};
     return launch(a, "spmv_scalar", NULL, a->rows, 0, args, 10, func);
   }
-  char extra[96];
+  char extra[160], hints[96];
+  load_hints(a, hints, sizeof hints);
   if (a->kind == OCAL__SPMV_STREAM) {
     const size_t swg = a->swg;
-    snprintf(extra, sizeof extra, "-DWG=%zu -DCAP=%u", swg, a->cap);
+    snprintf(extra, sizeof extra, "-DWG=%zu -DCAP=%u%s", swg, a->cap, hints);
     int64_t nb64 = (int64_t)a->nblocks;
     int32_t nb32 = (int32_t)a->nblocks;
     ocal__arg args[] = {a->it == OCAL_I64 ? OCAL__ARG(nb64) : OCAL__ARG(nb32),
@@ -73,6 +113,25 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
                         OCAL__ARG(xoff), OCAL__ARG(y->mem), OCAL__ARG(yoff),
                         scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
     return launch(a, "spmv_stream", extra, groups_for(a->nblocks, 1) * swg, swg, args, 11, func);
+  }
+  if (a->kind == OCAL__SPMV_MERGE) {
+    const size_t swg = a->swg;
+    snprintf(extra, sizeof extra, "-DWG=%zu -DIPT=%u%s", swg, a->ipt, hints);
+    int64_t nnz64 = (int64_t)a->nnz, nt64 = (int64_t)a->ntiles;
+    int32_t nnz32 = (int32_t)a->nnz, nt32 = (int32_t)a->ntiles;
+    int wide = a->it == OCAL_I64;
+    ocal__arg args[] = {rows_arg, wide ? OCAL__ARG(nnz64) : OCAL__ARG(nnz32),
+                        wide ? OCAL__ARG(nt64) : OCAL__ARG(nt32), OCAL__ARG(a->tiles->mem),
+                        OCAL__ARG(a->rp->mem), OCAL__ARG(a->ci->mem), OCAL__ARG(a->v->mem),
+                        OCAL__ARG(x->mem), OCAL__ARG(xoff), OCAL__ARG(y->mem), OCAL__ARG(yoff),
+                        OCAL__ARG(a->carry->mem), scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
+    s = launch(a, "spmv_merge", extra, groups_for(a->ntiles, 1) * swg, swg, args, 14, func);
+    if (s != OCAL_OK || a->ntiles < 2) return s;
+    /* The rows cut between tiles, after every tile's part is written (in-order queue). */
+    ocal__arg fix[] = {wide ? OCAL__ARG(nt64) : OCAL__ARG(nt32), OCAL__ARG(a->tiles->mem),
+                       OCAL__ARG(a->rp->mem), OCAL__ARG(y->mem), OCAL__ARG(yoff),
+                       OCAL__ARG(a->carry->mem), scalar_arg(a->vt, &al), scalar_arg(a->vt, &be)};
+    return launch(a, "spmv_merge_fixup", extra, a->ntiles, 0, fix, 8, func);
   }
   const size_t wg = a->wg;
   if (a->kind == OCAL__SPMV_VECTOR) {

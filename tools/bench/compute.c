@@ -262,6 +262,22 @@ static ocal_status make_context(const bench_run *r, const char *cache_dir, ocal_
   return ocal_context_create(&o, ctx);
 }
 
+/* A shape's size label in the results: "1048576x128" (length x batch) or "2d:4096x4096". */
+static void shape_label(const fft_shape *sh, char *out, size_t size) {
+  if (sh->ndim == 2)
+    snprintf(out, size, "2d:%zux%zu", sh->n[0], sh->n[1]);
+  else
+    snprintf(out, size, "%zux%zu", sh->n[0], sh->batch);
+}
+
+/* Whether the comma-separated `list` holds `word`. */
+static int listed(const char *list, const char *word) {
+  size_t n = strlen(word);
+  for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+    if (strncmp(p, word, n) == 0 && (p[n] == ',' || p[n] == '\0')) return 1;
+  return 0;
+}
+
 typedef struct fft_arg {
   ocal_fft_plan plan;
   ocal_buffer in, out;
@@ -321,10 +337,7 @@ static int one_fft(bench_run *r, const char *dir, ocal_fft_engine engine, const 
       rc = 1;
     } else {
       char size[48], note[64];
-      if (sh->ndim == 2)
-        snprintf(size, sizeof size, "2d:%zux%zu", sh->n[0], sh->n[1]);
-      else
-        snprintf(size, sizeof size, "%zux%zu", sh->n[0], sh->batch);
+      shape_label(sh, size, sizeof size);
       snprintf(note, sizeof note, "%s; c2c forward; batch %zu", name, sh->batch);
       double flops = 5.0 * (double)points * log2((double)points) * (double)sh->batch;
       bench_add(r, "fft", op, "c64", size, (double)points, "gflops", flops / t * 1e-9,
@@ -370,11 +383,23 @@ int bench_suite_fft(bench_run *r) {
   /* The default plan's figures are "c2c" (what PyTorch's file holds too; the note names the
    * engine it ran); each engine's own, where that is another, carry its name. */
   static const ocal_fft_engine engines[] = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_ENGINE_CLFFT};
+  /* OCAL_BENCH_FFT=LIST (to sweep variants quickly): "default" times the default plans only,
+   * size labels (1048576x128, 2d:4096x4096) keep only those shapes. */
+  const char *only = getenv("OCAL_BENCH_FFT");
+  int default_only = only && listed(only, "default"), some = 0;
+  for (size_t i = 0; only && i < count; i++) {
+    char size[48];
+    shape_label(&shapes[i], size, sizeof size);
+    some |= listed(only, size);
+  }
   int rc = 0;
   for (size_t i = 0; i < count && !rc; i++) {
     const char *ran = "";
+    char size[48];
+    shape_label(&shapes[i], size, sizeof size);
+    if (some && !listed(only, size)) continue;
     rc = one_fft(r, dir, OCAL_FFT_ENGINE_DEFAULT, "c2c", &shapes[i], &ran);
-    for (size_t e = 0; e < 2 && !rc; e++) {
+    for (size_t e = 0; e < 2 && !rc && !default_only; e++) {
       int available = 0;
       const char *name = ocal_fft_engine_name(engines[e]);
       ocal_fft_engine_available(engines[e], &available);

@@ -253,11 +253,15 @@ int bench_suite_sparse(bench_run *r) {
   int rc = 0;
   size_t g2 = r->quick ? 64 : 4096, g3 = r->quick ? 16 : 256;
   size_t prow = r->quick ? 4096 : (size_t)9 << 20;
-  /* OCAL_BENCH_SPARSE=spmv: only the SpMV rows (to compare kernels through OCAL_SPMV). */
+  /* OCAL_BENCH_SPARSE=spmv: only the SpMV rows (to compare kernels through OCAL_SPMV);
+   * =powerlaw: only the power-law matrix's. */
   const char *only = getenv("OCAL_BENCH_SPARSE");
-  int spmv_only = only && strcmp(only, "spmv") == 0;
+  int powerlaw_only = only && strcmp(only, "powerlaw") == 0;
+  int spmv_only = powerlaw_only || (only && strcmp(only, "spmv") == 0);
   host_csr h = {0};
-  if (laplacian(2, g2, &h) == 0) {
+  if (powerlaw_only) {
+    /* straight to the power-law matrix */
+  } else if (laplacian(2, g2, &h) == 0) {
     rc |= one_spmv(r, "lap2d", &h);
     if (!spmv_only) rc |= one_cg(r, &h, g2);
   } else {
@@ -265,7 +269,9 @@ int bench_suite_sparse(bench_run *r) {
   }
   host_free(&h);
   memset(&h, 0, sizeof h);
-  if (laplacian(3, g3, &h) == 0)
+  if (powerlaw_only)
+    ;
+  else if (laplacian(3, g3, &h) == 0)
     rc |= one_spmv(r, "lap3d", &h);
   else
     rc |= bench_fail("lap3d", OCAL_OUT_OF_HOST_MEMORY);
