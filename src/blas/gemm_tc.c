@@ -81,8 +81,8 @@ ocal_status ocal__gemm_tc_enqueue(ocal_context ctx, const char *spell, const oca
   cl_uint lda = (cl_uint)L->lda, ldb = (cl_uint)L->ldb, ldc = (cl_uint)L->ldc;
   cl_uint m = (cl_uint)L->m, n = (cl_uint)L->n, k = (cl_uint)L->k;
   cl_uint kc = (cl_uint)L->kc, slices = (cl_uint)L->slices;
-  float alpha = L->alpha, beta = L->beta;
-  cl_int read_c = L->beta != 0.0f;
+  float alpha = (float)L->alpha, beta = (float)L->beta;
+  cl_int read_c = beta != 0.0f;
   ocal__arg args[] = {OCAL__ARG(L->a), OCAL__ARG(a_off), OCAL__ARG(lda), OCAL__ARG(as),
                       OCAL__ARG(L->b), OCAL__ARG(b_off), OCAL__ARG(ldb), OCAL__ARG(bs),
                       OCAL__ARG(L->c), OCAL__ARG(c_off), OCAL__ARG(ldc), OCAL__ARG(cs),
@@ -117,8 +117,8 @@ void ocal__tc_launch_of(const ocal__gemm_call *g, ocal__tc_launch *L) {
                            c->offset,
                            g->n,
                            g->m * g->n,
-                           (float)g->alpha,
-                           (float)g->beta,
+                           g->alpha,
+                           g->beta,
                            g->k,
                            1};
   *L = whole;
@@ -149,7 +149,7 @@ static void split_k(const ocal__gemm_call *g, ocal__tc_launch *L, cl_mem *w) {
   }
   L->c = *w;
   L->c_off = 0;
-  L->beta = 0.0f;
+  L->beta = 0.0;
   L->kc = kc;
   L->slices = slices;
 }

@@ -9,12 +9,13 @@
 /* One tensor-core product as the kernels take it: row-major, offsets and strides in
  * elements, batch strides 0 for a matrix shared by every entry. */
 typedef struct ocal__tc_launch {
-  ocal_dtype dtype; /* OCAL_F32 (TF32 kernels), OCAL_F16 or OCAL_BF16 (m16n8k16, C alike) */
+  ocal_dtype dtype; /* OCAL_F32 (TF32 kernels), OCAL_F16 or OCAL_BF16 (m16n8k16, C alike),
+                       OCAL_F64 (cl/gemm_dmma.cl) */
   int ta, tb;
   size_t m, n, k, batch;
   cl_mem a, b, c;
   size_t a_off, lda, a_stride, b_off, ldb, b_stride, c_off, ldc, c_stride;
-  float alpha, beta;
+  double alpha, beta; /* rounded to f32 for the f32-accumulating kernels */
   size_t kc, slices; /* slices of k (kc each, whole k steps): C entry z = batch entry x slices */
 } ocal__tc_launch;
 
@@ -26,6 +27,12 @@ void ocal__tc_launch_of(const ocal__gemm_call *g, ocal__tc_launch *launch);
  * or takes fewer work-items than it needs (nothing enqueued). */
 ocal_status ocal__gemm_tc_enqueue(ocal_context ctx, const char *spell,
                                   const ocal__tc_launch *launch, int *not_built);
+/* Builds (or finds) the f64 variant (big: the large block, else the small one; see
+ * ocal__gemm_dmma_big) for the launch and enqueues it (gemm_dmma.c); *not_built as above. */
+ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int big,
+                                    const ocal__tc_launch *launch, int *not_built);
+/* Whether an f64 product takes the large block: its blocks fill every compute unit. */
+int ocal__gemm_dmma_big(unsigned compute_units, size_t m, size_t n, size_t batch);
 /* A product on the wgmma kernel (gemm_wgmma.c): OCAL_F32 in TF32, or OCAL_F16/OCAL_BF16 with C
  * of that type; one slice of k. Operands that are not k-contiguous and 16-byte aligned are
  * packed into scratch first. *not_built = 1 when the kernel does not build (nothing enqueued). */
@@ -35,7 +42,8 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *launch
 /* ---- the probe (tc_probe.c) ------------------------------------------------------------ */
 
 /* Whether the probe passed (it runs once per context, or its answer comes from the disk
- * cache) for the mma.sync kernels of dtype (OCAL_F32 in TF32, OCAL_F16, OCAL_BF16), and for
+ * cache) for the mma.sync kernels of dtype (OCAL_F32 in TF32, OCAL_F16, OCAL_BF16, OCAL_F64),
+ * and for
  * the wgmma kernel of dtype. */
 int ocal__tc_probe_passed(ocal_context ctx, ocal_dtype dtype);
 int ocal__tc_probe_wgmma_passed(ocal_context ctx, ocal_dtype dtype);
@@ -49,11 +57,11 @@ int ocal__tc_emulated(ocal_context ctx);
 
 /* ---- the probe's answer in the disk cache (tc_answer.c) ------------------------------- */
 
-/* What the probe found: TF32 tensor cores usable (ok), the f16 and bf16 kernels, the wgmma
- * checks that passed (OCAL__WG_* bits), and the spelling that builds (index). */
+/* What the probe found: TF32 tensor cores usable (ok), the f16, bf16 and f64 kernels, the
+ * wgmma checks that passed (OCAL__WG_* bits), and the spelling that builds (index). */
 enum { OCAL__WG_TF32 = 1, OCAL__WG_F16 = 2, OCAL__WG_BF16 = 4 };
 typedef struct ocal__tc_answer {
-  int ok, f16, bf16, extra, wgmma;
+  int ok, f16, bf16, extra, wgmma, f64;
 } ocal__tc_answer;
 
 /* 1 and *answer where the context's cache holds the answer for this device, driver, ocal

@@ -1,0 +1,146 @@
+/* ocal — the engine "tensor cores (f64, mma.sync)": f64 products on NVIDIA's double-precision
+ * tensor cores, cl/gemm_dmma.cl through inline PTX (compute capability 8.0 and up).
+ *
+ * Why: an f64 product on the tensor cores is still exact IEEE double arithmetic (every term a
+ * double FMA), and runs several times faster than the FP64 units CLBlast's kernel uses
+ * (docs/tensor-cores.md). The rule (rule.c) picks this engine only where the device's probe
+ * (tc_probe.c) passed for f64. Products of too few blocks to fill the device take a smaller
+ * block, then split k. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "tensor_cores.h"
+
+#define FUNC "ocal_gemm"
+#define DMMA_LOCAL_MAX 49152u  /* NVIDIA's 48 KiB of local memory a work-group */
+#define DMMA_LOCAL_RESERVE 1024u /* kept free for what the compiler adds (gemm_tc.c says why) */
+
+/* One build of cl/gemm_dmma.cl: block, k step, warps, instruction (884: m8n8k4, compute
+ * capability 8.0; 1684 / 1688: m16n8k4 / m16n8k8, 9.0), local stages, block raster. */
+typedef struct dmma_variant {
+  unsigned bm, bn, bk, warps_m, warps_n, shape, stages, raster;
+} dmma_variant;
+
+/* The large block for products that fill the device with it, the small one for the rest. */
+static const dmma_variant big_variant = {128, 128, 8, 2, 4, 884, 3, 8};
+static const dmma_variant small_variant = {64, 64, 8, 2, 2, 884, 4, 8};
+
+static const dmma_variant *variant_of(int big) { return big ? &big_variant : &small_variant; }
+
+static size_t blocks_of(const dmma_variant *v, size_t m, size_t n, size_t batch) {
+  return ocal__ceil_div(m, v->bm) * ocal__ceil_div(n, v->bn) * batch;
+}
+
+int ocal__gemm_dmma_big(unsigned compute_units, size_t m, size_t n, size_t batch) {
+  return blocks_of(&big_variant, m, n, batch) >= compute_units;
+}
+
+ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int big,
+                                    const ocal__tc_launch *L, int *not_built) {
+  const dmma_variant *v = variant_of(big);
+  /* 16-byte pieces where every offset, leading dimension and batch stride is even. */
+  int vec = L->lda % 2 == 0 && L->ldb % 2 == 0 && L->ldc % 2 == 0 && L->a_off % 2 == 0 &&
+            L->b_off % 2 == 0 && L->c_off % 2 == 0 && L->a_stride % 2 == 0 &&
+            L->b_stride % 2 == 0 && L->c_stride % 2 == 0;
+  uint64_t local = ocal__context_info(ctx)->local_mem_bytes;
+  unsigned local_max = local < DMMA_LOCAL_MAX ? (unsigned)local : DMMA_LOCAL_MAX;
+  local_max = local_max > DMMA_LOCAL_RESERVE ? local_max - DMMA_LOCAL_RESERVE : 0;
+  char options[320];
+  snprintf(options, sizeof options,
+           "%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u -DWARPS_N=%u "
+           "-DSHAPE=%u -DSTAGES=%u -DRASTER=%u -DLOCAL_MAX=%u",
+           spell, L->ta, L->tb, vec, v->bm, v->bn, v->bk, v->warps_m, v->warps_n, v->shape,
+           v->stages, v->raster, local_max);
+  size_t threads = 32u * v->warps_m * v->warps_n;
+  ocal__kernel *kern;
+  *not_built = 0;
+  ocal_status s =
+      ocal__library_kernel_from(ctx, "gemm_dmma", options, "ocal_gemm_dmma", &kern, NULL, FUNC);
+  if (s == OCAL_OK && kern->work_group_size < threads)
+    s = ocal__fail(OCAL_UNSUPPORTED, FUNC,
+                   "the f64 tensor-core kernel takes %zu work-items a group on %s, fewer than "
+                   "its %zu",
+                   kern->work_group_size, ocal__context_info(ctx)->name, threads);
+  if (s != OCAL_OK) {
+    *not_built = 1;
+    return s;
+  }
+  cl_ulong a_off = L->a_off, b_off = L->b_off, c_off = L->c_off;
+  cl_ulong as = L->a_stride, bs = L->b_stride, cs = L->c_stride;
+  cl_uint lda = (cl_uint)L->lda, ldb = (cl_uint)L->ldb, ldc = (cl_uint)L->ldc;
+  cl_uint m = (cl_uint)L->m, n = (cl_uint)L->n, k = (cl_uint)L->k;
+  cl_uint kc = (cl_uint)L->kc, slices = (cl_uint)L->slices;
+  double alpha = L->alpha, beta = L->beta;
+  cl_int read_c = L->beta != 0.0;
+  ocal__arg args[] = {OCAL__ARG(L->a), OCAL__ARG(a_off), OCAL__ARG(lda), OCAL__ARG(as),
+                      OCAL__ARG(L->b), OCAL__ARG(b_off), OCAL__ARG(ldb), OCAL__ARG(bs),
+                      OCAL__ARG(L->c), OCAL__ARG(c_off), OCAL__ARG(ldc), OCAL__ARG(cs),
+                      OCAL__ARG(m),    OCAL__ARG(n),     OCAL__ARG(k),   OCAL__ARG(kc),
+                      OCAL__ARG(slices), OCAL__ARG(alpha), OCAL__ARG(beta), OCAL__ARG(read_c)};
+  size_t lsize[3] = {threads, 1, 1};
+  size_t global[3] = {ocal__ceil_div(L->n, v->bn) * threads, ocal__ceil_div(L->m, v->bm),
+                      L->batch * L->slices};
+  return ocal__kernel_run_nd(ctx, kern, 3, global, lsize, sizeof args / sizeof args[0], args,
+                             FUNC);
+}
+
+/* Slices of k for a product whose small blocks still leave compute units idle: alpha times
+ * each slice's product goes to scratch *w, and ocal's split-k sum adds them and beta C.
+ * Slices of at least 256 (32 k steps), whole k steps, at most 8; none where the scratch does
+ * not fit. */
+static void split_k(const ocal__gemm_call *g, ocal__tc_launch *L, cl_mem *w) {
+  ocal_context ctx = g->ctx;
+  size_t cu = ocal__context_info(ctx)->compute_units ? ocal__context_info(ctx)->compute_units : 1;
+  size_t blocks = blocks_of(&small_variant, g->m, g->n, 1), slices = 1;
+  *w = NULL;
+  if (g->batch == 1)
+    while (slices < 8 && blocks * slices < cu && g->k / (slices * 2) >= 256) slices *= 2;
+  if (slices == 1) return;
+  size_t kc = ocal__round_up(ocal__ceil_div(g->k, slices), small_variant.bk);
+  slices = ocal__ceil_div(g->k, kc);
+  size_t bytes;
+  if (ocal__mul_overflows(g->m * g->n, slices * sizeof(double), &bytes) ||
+      bytes > ocal__context_info(ctx)->max_alloc_bytes / 4 ||
+      ocal__device_alloc(ctx, bytes, w) != OCAL_OK) {
+    *w = NULL; /* no room: one pass */
+    return;
+  }
+  L->c = *w;
+  L->c_off = 0;
+  L->beta = 0.0;
+  L->kc = kc;
+  L->slices = slices;
+}
+
+static ocal_status dmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *choice,
+                            int *not_built) {
+  *not_built = 0;
+  ocal_context ctx = g->ctx;
+  if (!ocal__tc_probe_passed(ctx, OCAL_F64)) { /* the rule asked the probe: not reached */
+    if (choice->named)
+      return ocal__fail(OCAL_UNSUPPORTED, FUNC,
+                        "OCAL_GEMM=tc: this device's tensor-core probe failed for f64");
+    *not_built = 1;
+    return OCAL_OK;
+  }
+  ocal__tc_launch L;
+  ocal__tc_launch_of(g, &L);
+  int big = ocal__gemm_dmma_big(ocal__context_info(ctx)->compute_units, g->m, g->n, g->batch);
+  cl_mem w = NULL;
+  if (!big) split_k(g, &L, &w);
+  int failed = 0;
+  char spell[64];
+  ocal__tc_spelling(ctx, spell, sizeof spell);
+  ocal_status s = ocal__gemm_dmma_enqueue(ctx, spell, big, &L, &failed);
+  if (s == OCAL_OK && w)
+    s = ocal__gemm_splitk_sum(ctx, OCAL_F64, w, g->m * g->n, L.slices, g->beta, g->c);
+  if (w) ocal__device_free(ctx, w);
+  if (failed && !choice->named) {
+    *not_built = 1; /* blas.c runs ocal's kernel; the build's message is not the caller's */
+    return OCAL_OK;
+  }
+  return s;
+}
+
+const ocal__gemm_engine ocal__gemm_engine_dmma = {"tensor cores (f64, mma.sync)", NULL, dmma_run};
