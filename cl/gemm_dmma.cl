@@ -223,7 +223,12 @@ INL void emu_mma(double *d, const double *a, const double *b, __local double *em
 #define CP_COMMIT()
 #define CP_WAIT(n)
 #else
-#define CP_ASYNC(W, dst, src, nv) CP_ASYNC_##W(dst, src, nv)
+/* W is a constant expression: the branch folds at build time. */
+#define CP_ASYNC(W, dst, src, nv)                                                              \
+  do {                                                                                         \
+    if ((W) == 2) CP_ASYNC_2(dst, src, nv);                                                    \
+    else CP_ASYNC_1(dst, src, nv);                                                             \
+  } while (0)
 #define CP_ASYNC_1(dst, src, nv)                                                               \
   ASM("cp.async.ca.shared.global [%0], [%1], 8, %2;"                                          \
       :                                                                                        \
