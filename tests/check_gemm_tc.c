@@ -593,35 +593,36 @@ START_TEST(test_f64_cases) {
   reopen(NULL, emulated);
   ck_assert_msg(ocal__tc_probe_passed(fixture_ctx, OCAL_F64), "the f64 probe fails%s",
                 emulated ? " in emulation" : "");
-  static const gcase cases[] = {
-      {1, 1, 1, 1, 0, 0, 1.5, -0.5, 0, 0, 0},
-      {129, 7, 33, 1, 0, 0, 1.5, -0.5, 0, 0, 0},
-      {67, 45, 50, 1, 0, 0, -0.75, 0.0, 1, 3, 0},
-      {136, 72, 44, 1, 0, 0, 1.0, 1.0, 0, 8, 0},
-      {130, 260, 64, 1, 0, 0, 1.25, 0.5, 0, 0, 0},
+  /* Each case with the transposes it runs (bit t: ta = t & 1, tb = t >> 1): all four on a
+   * GPU; emulated (PoCL in CI, every build slow), a spread that still takes every copy path
+   * (8-byte transposing, 16-byte, element-wise edges) for A and B once. */
+  static const struct {
+    gcase c;
+    unsigned gpu, emulated;
+  } cases[] = {
+      {{1, 1, 1, 1, 0, 0, 1.5, -0.5, 0, 0, 0}, 15, 1},
+      {{129, 7, 33, 1, 0, 0, 1.5, -0.5, 0, 0, 0}, 15, 9},
+      {{67, 45, 50, 1, 0, 0, -0.75, 0.0, 1, 3, 0}, 15, 2},
+      {{136, 72, 44, 1, 0, 0, 1.0, 1.0, 0, 8, 0}, 15, 12},
+      {{130, 260, 64, 1, 0, 0, 1.25, 0.5, 0, 0, 0}, 15, 1},
+      {{203, 301, 257, 1, 0, 0, 1.5, -0.5, 0, 0, 0}, 9, 0},
+      {{60, 50, 700, 1, 0, 0, 1.25, -0.5, 0, 5, 0}, 9, 1}, /* one small block: k split */
+      {{33, 20, 24, 3, 0, 0, 2.0, 0.5, 0, 4, 0}, 9, 8},
+      {{45, 17, 29, 2, 0, 0, 1.0, 0.0, 1, 1, 1}, 9, 1},
   };
   uint64_t seed = 900;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int t = 0; t < 4; t++) {
-      gcase c = cases[i];
+      if (!((emulated ? cases[i].emulated : cases[i].gpu) >> t & 1)) continue;
+      gcase c = cases[i].c;
       c.ta = t & 1, c.tb = t >> 1;
-      /* Without OCAL_GEMM only products the rule gives the engine (k >= 64); the rest forced. */
-      reopen(c.k >= 64 ? NULL : "tc", emulated);
+      /* Forced, but for the one the rule gives the engine on PoCL's few compute units. */
+      reopen(emulated && c.n == 260 ? NULL : "tc", emulated);
       run_f64_case(&c, DMMA_ENGINE, seed++);
     }
-  reopen("tc", emulated);
-  static const gcase more[] = {
-      {203, 301, 257, 1, 0, 0, 1.5, -0.5, 0, 0, 0},
-      {60, 50, 700, 1, 0, 0, 1.25, -0.5, 0, 5, 0}, /* one small block: k split */
-      {33, 20, 24, 3, 0, 0, 2.0, 0.5, 0, 4, 0},
-      {45, 17, 29, 2, 0, 0, 1.0, 0.0, 1, 1, 1},
-  };
-  for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
-    for (int t = 0; t < 4; t += 3) { /* NN and TT */
-      gcase c = more[i];
-      c.ta = t & 1, c.tb = t >> 1;
-      run_f64_case(&c, DMMA_ENGINE, seed++);
-    }
+  /* On a GPU, products the rule itself gives the engine (8 x 8 tiles of 128 x 128 for 132
+   * compute units or fewer). */
+  reopen(NULL, 0);
   if (!emulated)
     for (int t = 0; t < 4; t++) {
       gcase c = {1000, 1000, 1000, 1, t & 1, t >> 1, 1.5, -0.5, 0, 0, 0};
@@ -794,6 +795,40 @@ START_TEST(test_rule) {
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 64, 64, 64, 1, 1);
   ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
   ck_assert_ptr_nonnull(strstr(c.reason, "OCAL_GEMM_PRECISION"));
+  /* f64 (any precision) where the probe passed for it: the double-precision tensor cores for
+   * products of 128 x 128 tiles for a quarter of the compute units and k >= 64, CLBlast
+   * below; OCAL_GEMM=tc forces them, refused where the f64 probe failed; never wgmma. */
+  f.gemm = OCAL__ENGINE_AUTO;
+  f.tc_f64 = 1;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_DMMA);
+  ck_assert_ptr_nonnull(strstr(c.reason, "tensor cores (f64"));
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_TRANS, 1024, 1024, 1024, 1, 1); /* 64 tiles */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_DMMA);
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 256, 256, 256, 16, 1); /* 4 x 16 tiles */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_DMMA);
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 256, 256, 4096, 1, 1); /* 4 tiles */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_CLBLAST);
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 32, 1, 1); /* k too short */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_CLBLAST);
+  f.gemm = OCAL__ENGINE_TC;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 8, 8, 8, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_DMMA);
+  ck_assert_int_eq(c.named, 1);
+  f.gemm = OCAL__ENGINE_WGMMA;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
+  f.gemm = OCAL__ENGINE_CLBLAST;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_CLBLAST);
+  f.gemm = OCAL__ENGINE_TC;
+  f.tc_f64 = 0;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 8, 8, 8, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
+  ck_assert_ptr_nonnull(strstr(c.reason, "failed for f64"));
+  f.gemm = OCAL__ENGINE_AUTO;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_ne(c.engine, OCAL__GEMM_DMMA);
 }
 END_TEST
 
