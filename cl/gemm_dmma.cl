@@ -12,8 +12,9 @@
  *     each warp a (BM / WARPS_M) x (BN / WARPS_N) piece of C, multiples of 16 x 16.
  *   -DSHAPE=884|1684|1688: the instruction, mma.sync m8n8k4 (8.0 and up) or m16n8k4 / m16n8k8
  *     (9.0 and up), all .f64.
- *   -DSTAGES=2|3|4: local stages filled by cp.async, STAGES - 1 k steps in flight; stages past
- *     LOCAL_MAX bytes are dropped at build time.
+ *   -DSTAGES=2..8: local stages filled by cp.async, STAGES - 1 k steps in flight; stages past
+ *     LOCAL_MAX bytes (48 KiB: NVIDIA's OpenCL limit; up to the hardware's 227 KiB where the
+ *     program is rebuilt from PTX, -DOCAL_PTX_TARGET=sm_90a) are dropped at build time.
  *   -DVEC=1: every offset, leading dimension and batch stride is even, so that an operand whose
  *     stored rows are the local tile's rows (A with TA=1, B with TB=0) moves in 16-byte pieces
  *     and C is written in 16-byte pieces; else 8-byte ones.
@@ -111,6 +112,26 @@
 #define A_TILE (BK * SA)
 #define B_TILE (BK * SB)
 #define STAGE (A_TILE + B_TILE)
+/* Stages past LOCAL_MAX bytes are dropped, one at a time. */
+#if STAGES > 8 || STAGES < 2
+#error "STAGES is 2 to 8"
+#endif
+#if STAGES == 8 && 8 * STAGE * 8 > LOCAL_MAX
+#undef STAGES
+#define STAGES 7
+#endif
+#if STAGES == 7 && 7 * STAGE * 8 > LOCAL_MAX
+#undef STAGES
+#define STAGES 6
+#endif
+#if STAGES == 6 && 6 * STAGE * 8 > LOCAL_MAX
+#undef STAGES
+#define STAGES 5
+#endif
+#if STAGES == 5 && 5 * STAGE * 8 > LOCAL_MAX
+#undef STAGES
+#define STAGES 4
+#endif
 #if STAGES == 4 && 4 * STAGE * 8 > LOCAL_MAX
 #undef STAGES
 #define STAGES 3
@@ -119,15 +140,21 @@
 #undef STAGES
 #define STAGES 2
 #endif
-#if STAGES < 2 || STAGES > 4
-#error "STAGES is 2, 3 or 4"
-#endif
+/* cp.async.wait_group takes a literal: STAGES - 2. */
 #if STAGES == 2
 #define WAIT_PENDING 0
 #elif STAGES == 3
 #define WAIT_PENDING 1
-#else
+#elif STAGES == 4
 #define WAIT_PENDING 2
+#elif STAGES == 5
+#define WAIT_PENDING 3
+#elif STAGES == 6
+#define WAIT_PENDING 4
+#elif STAGES == 7
+#define WAIT_PENDING 5
+#else
+#define WAIT_PENDING 6
 #endif
 
 /* Elements an operand's copy moves at once: 2 (16 bytes) where its stored rows are the local

@@ -578,8 +578,8 @@ static int device_has_f64_tc(void) {
 
 /* The f64 tensor-core engine on every transpose at odd shapes (the 8-byte copies and element
  * stores), even ones (16-byte copies and stores), alpha/beta, beta = 0 over NaN, views at odd
- * and even offsets, both blocks (64 x 64 and 128 x 128: the large one where its blocks cover
- * every compute unit), split k, batches with B 3-D and shared: real where the device's probe
+ * and even offsets, both of the engine's blocks (the large one where its blocks cover every
+ * compute unit), split k, batches with B 3-D and shared: real where the device's probe
  * passes for f64, else emulated; chosen by the rule without OCAL_GEMM, forced with it. */
 START_TEST(test_f64_cases) {
   if (groups_too_small("test_f64_cases")) return;

@@ -2,7 +2,7 @@
  * is fastest, beside what ocal_gemm runs for f64 (the rule's choice) and CLBlast's f64, in one
  * run on one device:
  *
- *   gemm_dmma_probe CL_FILE [NAME=BMxBNxBKxWMxWNxSHAPExSTAGESxRASTER ...]
+ *   gemm_dmma_probe CL_FILE [NAME=BMxBNxBKxWMxWNxSHAPExSTAGESxRASTER[xPTX] ...]
  *
  * Without variants, a fixed list (below). Each variant is built from CL_FILE on the device of
  * an ocal context (the first GPU), checked against a host product in long double at an odd
@@ -38,9 +38,11 @@
     if ((x) != OCAL_OK) DIE("%s: %s", #x, ocal_last_error());                    \
   } while (0)
 
+/* ptx: built through PTX retargeted to sm_90a (as src/core/ptx.c does), which lifts OpenCL's
+ * 48 KiB of local memory to the hardware's 227 KiB: deeper pipelines. */
 typedef struct variant {
   char name[48];
-  unsigned bm, bn, bk, wm, wn, shape, stages, raster;
+  unsigned bm, bn, bk, wm, wn, shape, stages, raster, ptx;
 } variant;
 
 static const variant builtin[] = {
@@ -60,6 +62,14 @@ static const variant builtin[] = {
     {"b128x64_k8_s3_1688", 128, 64, 8, 2, 2, 1688, 3, 8},
     {"b64x128_k8_s3_1688", 64, 128, 8, 2, 4, 1688, 3, 8},
     {"b64_k8_s4_1688", 64, 64, 8, 2, 2, 1688, 4, 8},
+    /* Through sm_90a PTX: more stages than 48 KiB hold. */
+    {"b128_k8_s4_1684_x", 128, 128, 8, 2, 4, 1684, 4, 8, 1},
+    {"b128_k8_s4_1688_x", 128, 128, 8, 2, 4, 1688, 4, 8, 1},
+    {"b128_k16_s3_1688_x", 128, 128, 16, 2, 4, 1688, 3, 8, 1},
+    {"b128_k8_s6_1688_x", 128, 128, 8, 2, 4, 1688, 6, 8, 1},
+    {"b128x64_k8_s6_1688_x", 128, 64, 8, 2, 2, 1688, 6, 8, 1},
+    {"b128x64_k16_s4_1688_x", 128, 64, 16, 2, 2, 1688, 4, 8, 1},
+    {"b64_k16_s4_1688_x", 64, 64, 16, 2, 2, 1688, 4, 8, 1},
 };
 
 static cl_context clctx;
@@ -81,6 +91,35 @@ static char *read_text(const char *path) {
   return s;
 }
 
+/* p rebuilt from its PTX with the target sm_90a (NULL, and a message, where that fails). */
+static cl_program retarget(cl_program p) {
+  size_t size = 0;
+  OK(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL));
+  char *text = calloc(1, size + 16);
+  unsigned char *bins[1] = {(unsigned char *)text};
+  OK(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL));
+  clReleaseProgram(p);
+  char *t = strstr(text, ".target sm_90");
+  if (!t || (t[13] != '\n' && t[13] != ' ' && t[13] != ',' && t[13] != '\r')) {
+    fprintf(stderr, "retarget: no .target sm_90 in the PTX\n");
+    free(text);
+    return NULL;
+  }
+  memmove(t + 14, t + 13, strlen(t + 13) + 1);
+  t[13] = 'a';
+  size_t n = strlen(text);
+  const unsigned char *b[1] = {(const unsigned char *)text};
+  cl_int err, st;
+  cl_program r = clCreateProgramWithBinary(clctx, 1, &dev, &n, b, &st, &err);
+  free(text);
+  if (err != CL_SUCCESS || clBuildProgram(r, 1, &dev, NULL, NULL, NULL) != CL_SUCCESS) {
+    fprintf(stderr, "retarget: the sm_90a program does not build (error %d)\n", (int)err);
+    if (err == CL_SUCCESS) clReleaseProgram(r);
+    return NULL;
+  }
+  return r;
+}
+
 /* The kernel of variant v for transposes ta, tb and VEC, or NULL (build log on stderr). */
 static cl_kernel build(const variant *v, int ta, int tb, int vec) {
   static const char *const spell[] = {"", " -DASM_KW=asm", " -DINL=inline",
@@ -89,13 +128,14 @@ static cl_kernel build(const variant *v, int ta, int tb, int vec) {
     char opt[400];
     snprintf(opt, sizeof opt,
              "%s%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u -DWARPS_N=%u "
-             "-DSHAPE=%u -DSTAGES=%u -DRASTER=%u -DLOCAL_MAX=48128",
+             "-DSHAPE=%u -DSTAGES=%u -DRASTER=%u -DLOCAL_MAX=%u",
              emulate ? "-DMMA_EMULATE=1" : "", spell[e], ta, tb, vec, v->bm, v->bn, v->bk, v->wm,
-             v->wn, v->shape, v->stages, v->raster);
+             v->wn, v->shape, v->stages, v->raster, v->ptx ? 232448u : 48128u);
     cl_int err;
     cl_program p = clCreateProgramWithSource(clctx, 1, (const char **)&src, NULL, &err);
     OK(err);
     if (clBuildProgram(p, 1, &dev, opt, NULL, NULL) == CL_SUCCESS) {
+      if (v->ptx && !emulate && !(p = retarget(p))) return NULL;
       cl_kernel k = clCreateKernel(p, "ocal_gemm_dmma", &err);
       clReleaseProgram(p);
       if (err == CL_SUCCESS) return k;
@@ -253,8 +293,8 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < nv; i++) {
       variant *v = &vs[i];
       const char *eq = strchr(argv[i + 2], '=');
-      if (!eq || sscanf(eq + 1, "%ux%ux%ux%ux%ux%ux%ux%u", &v->bm, &v->bn, &v->bk, &v->wm, &v->wn,
-                        &v->shape, &v->stages, &v->raster) != 8)
+      if (!eq || sscanf(eq + 1, "%ux%ux%ux%ux%ux%ux%ux%ux%u", &v->bm, &v->bn, &v->bk, &v->wm,
+                        &v->wn, &v->shape, &v->stages, &v->raster, &v->ptx) < 8)
         DIE("bad variant %s", argv[i + 2]);
       snprintf(v->name, sizeof v->name, "%.*s", (int)(eq - argv[i + 2]), argv[i + 2]);
     }

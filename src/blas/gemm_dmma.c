@@ -5,7 +5,7 @@
  * double FMA), and runs several times faster than the FP64 units CLBlast's kernel uses
  * (docs/tensor-cores.md). The rule (rule.c) picks this engine only where the device's probe
  * (tc_probe.c) passed for f64. Products of too few blocks to fill the device take a smaller
- * block, then split k. */
+ * block, then split k. Compute capability 9.0 and up take Hopper's m16n8k4 / m16n8k8 shapes. */
 #include "config.h"
 
 #include <stdio.h>
@@ -22,23 +22,32 @@ typedef struct dmma_variant {
   unsigned bm, bn, bk, warps_m, warps_n, shape, stages, raster;
 } dmma_variant;
 
-/* The large block for products that fill the device with it, the small one for the rest. */
-static const dmma_variant big_variant = {128, 128, 8, 2, 4, 884, 3, 8};
-static const dmma_variant small_variant = {64, 64, 8, 2, 2, 884, 4, 8};
+/* Per instruction set, the large block for products whose blocks of it fill every compute
+ * unit and the small one for the rest: the fastest of bench/experiments/gemm_dmma_probe's
+ * variants on an H100 (docs/tensor-cores.md). Hopper's m16n8k* shapes ran half again as fast
+ * as m8n8k4 there. */
+static const dmma_variant big_884 = {128, 64, 8, 2, 2, 884, 3, 8};
+static const dmma_variant small_884 = {64, 64, 8, 2, 2, 884, 4, 8};
+static const dmma_variant big_sm90 = {128, 128, 8, 2, 4, 1684, 2, 8};
+static const dmma_variant small_sm90 = {64, 64, 8, 2, 2, 1688, 4, 8};
 
-static const dmma_variant *variant_of(int big) { return big ? &big_variant : &small_variant; }
+static const dmma_variant *variant_of(unsigned cc, int big) {
+  if (cc >= 90) return big ? &big_sm90 : &small_sm90;
+  return big ? &big_884 : &small_884;
+}
 
 static size_t blocks_of(const dmma_variant *v, size_t m, size_t n, size_t batch) {
   return ocal__ceil_div(m, v->bm) * ocal__ceil_div(n, v->bn) * batch;
 }
 
-int ocal__gemm_dmma_big(unsigned compute_units, size_t m, size_t n, size_t batch) {
-  return blocks_of(&big_variant, m, n, batch) >= compute_units;
+int ocal__gemm_dmma_big(ocal_context ctx, size_t m, size_t n, size_t batch) {
+  const dmma_variant *v = variant_of(ocal__context_compute_capability(ctx), 1);
+  return blocks_of(v, m, n, batch) >= ocal__context_info(ctx)->compute_units;
 }
 
 ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int big,
                                     const ocal__tc_launch *L, int *not_built) {
-  const dmma_variant *v = variant_of(big);
+  const dmma_variant *v = variant_of(ocal__context_compute_capability(ctx), big);
   /* 16-byte pieces where every offset, leading dimension and batch stride is even. */
   int vec = L->lda % 2 == 0 && L->ldb % 2 == 0 && L->ldc % 2 == 0 && L->a_off % 2 == 0 &&
             L->b_off % 2 == 0 && L->c_off % 2 == 0 && L->a_stride % 2 == 0 &&
@@ -92,12 +101,13 @@ ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int big
 static void split_k(const ocal__gemm_call *g, ocal__tc_launch *L, cl_mem *w) {
   ocal_context ctx = g->ctx;
   size_t cu = ocal__context_info(ctx)->compute_units ? ocal__context_info(ctx)->compute_units : 1;
-  size_t blocks = blocks_of(&small_variant, g->m, g->n, 1), slices = 1;
+  const dmma_variant *v = variant_of(ocal__context_compute_capability(ctx), 0);
+  size_t blocks = blocks_of(v, g->m, g->n, 1), slices = 1;
   *w = NULL;
   if (g->batch == 1)
     while (slices < 8 && blocks * slices < cu && g->k / (slices * 2) >= 256) slices *= 2;
   if (slices == 1) return;
-  size_t kc = ocal__round_up(ocal__ceil_div(g->k, slices), small_variant.bk);
+  size_t kc = ocal__round_up(ocal__ceil_div(g->k, slices), v->bk);
   slices = ocal__ceil_div(g->k, kc);
   size_t bytes;
   if (ocal__mul_overflows(g->m * g->n, slices * sizeof(double), &bytes) ||
@@ -126,7 +136,7 @@ static ocal_status dmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *c
   }
   ocal__tc_launch L;
   ocal__tc_launch_of(g, &L);
-  int big = ocal__gemm_dmma_big(ocal__context_info(ctx)->compute_units, g->m, g->n, g->batch);
+  int big = ocal__gemm_dmma_big(ctx, g->m, g->n, g->batch);
   cl_mem w = NULL;
   if (!big) split_k(g, &L, &w);
   int failed = 0;

@@ -32,7 +32,7 @@ ocal_status ocal__gemm_tc_enqueue(ocal_context ctx, const char *spell,
 ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int big,
                                     const ocal__tc_launch *launch, int *not_built);
 /* Whether an f64 product takes the large block: its blocks fill every compute unit. */
-int ocal__gemm_dmma_big(unsigned compute_units, size_t m, size_t n, size_t batch);
+int ocal__gemm_dmma_big(ocal_context ctx, size_t m, size_t n, size_t batch);
 /* A product on the wgmma kernel (gemm_wgmma.c): OCAL_F32 in TF32, or OCAL_F16/OCAL_BF16 with C
  * of that type; one slice of k. Operands that are not k-contiguous and 16-byte aligned are
  * packed into scratch first. *not_built = 1 when the kernel does not build (nothing enqueued). */
