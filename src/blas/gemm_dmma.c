@@ -22,32 +22,37 @@ typedef struct dmma_variant {
   unsigned bm, bn, bk, warps_m, warps_n, shape, stages, raster;
 } dmma_variant;
 
-/* Per instruction set, the large block for products whose blocks of it fill every compute
- * unit and the small one for the rest: the fastest of bench/experiments/gemm_dmma_probe's
- * variants on an H100 (docs/tensor-cores.md). Hopper's m16n8k* shapes ran half again as fast
- * as m8n8k4 there. */
-static const dmma_variant big_884 = {128, 64, 8, 2, 2, 884, 3, 8};
-static const dmma_variant small_884 = {64, 64, 8, 2, 2, 884, 4, 8};
-static const dmma_variant big_sm90 = {128, 128, 8, 2, 4, 1684, 2, 8};
-static const dmma_variant small_sm90 = {64, 64, 8, 2, 2, 1688, 4, 8};
+/* Per instruction set, the engine's three blocks (OCAL__DMMA_SMALL, _MID, _BIG): the fastest
+ * of bench/experiments/gemm_dmma_probe's variants on an H100 at 1024^3, 4096^3 and 8192^3
+ * (docs/tensor-cores.md). Hopper's m16n8k* shapes ran half again as fast as m8n8k4 there. */
+static const dmma_variant sm80[3] = {{64, 64, 8, 2, 2, 884, 4, 8},
+                                     {128, 64, 8, 2, 2, 884, 3, 8},
+                                     {128, 64, 8, 2, 2, 884, 3, 8}};
+static const dmma_variant sm90[3] = {{64, 64, 8, 2, 2, 1688, 4, 8},
+                                     {128, 64, 8, 2, 2, 1688, 3, 8},
+                                     {128, 128, 8, 2, 4, 1684, 2, 8}};
 
-static const dmma_variant *variant_of(unsigned cc, int big) {
-  if (cc >= 90) return big ? &big_sm90 : &small_sm90;
-  return big ? &big_884 : &small_884;
+static const dmma_variant *variant_of(ocal_context ctx, int which) {
+  return ocal__context_compute_capability(ctx) >= 90 ? &sm90[which] : &sm80[which];
 }
 
-static size_t blocks_of(const dmma_variant *v, size_t m, size_t n, size_t batch) {
-  return ocal__ceil_div(m, v->bm) * ocal__ceil_div(n, v->bn) * batch;
+static size_t blocks_of(size_t bm, size_t bn, size_t m, size_t n, size_t batch) {
+  return ocal__ceil_div(m, bm) * ocal__ceil_div(n, bn) * batch;
 }
 
-int ocal__gemm_dmma_big(ocal_context ctx, size_t m, size_t n, size_t batch) {
-  const dmma_variant *v = variant_of(ocal__context_compute_capability(ctx), 1);
-  return blocks_of(v, m, n, batch) >= ocal__context_info(ctx)->compute_units;
+/* The small block where 128 x 128 blocks would leave compute units idle; the large one for
+ * outputs beyond 4096^2, where the 128 x 64 block lost a tenth to it (8192^3), the 128 x 64
+ * one between (a tenth ahead at 4096^3). */
+int ocal__gemm_dmma_block(ocal_context ctx, size_t m, size_t n, size_t batch) {
+  if (blocks_of(128, 128, m, n, batch) < ocal__context_info(ctx)->compute_units)
+    return OCAL__DMMA_SMALL;
+  return (double)m * (double)n * (double)batch <= 4096.0 * 4096.0 ? OCAL__DMMA_MID
+                                                                   : OCAL__DMMA_BIG;
 }
 
-ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int big,
+ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int which,
                                     const ocal__tc_launch *L, int *not_built) {
-  const dmma_variant *v = variant_of(ocal__context_compute_capability(ctx), big);
+  const dmma_variant *v = variant_of(ctx, which);
   /* 16-byte pieces where every offset, leading dimension and batch stride is even. */
   int vec = L->lda % 2 == 0 && L->ldb % 2 == 0 && L->ldc % 2 == 0 && L->a_off % 2 == 0 &&
             L->b_off % 2 == 0 && L->c_off % 2 == 0 && L->a_stride % 2 == 0 &&
@@ -101,8 +106,8 @@ ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int big
 static void split_k(const ocal__gemm_call *g, ocal__tc_launch *L, cl_mem *w) {
   ocal_context ctx = g->ctx;
   size_t cu = ocal__context_info(ctx)->compute_units ? ocal__context_info(ctx)->compute_units : 1;
-  const dmma_variant *v = variant_of(ocal__context_compute_capability(ctx), 0);
-  size_t blocks = blocks_of(v, g->m, g->n, 1), slices = 1;
+  const dmma_variant *v = variant_of(ctx, OCAL__DMMA_SMALL);
+  size_t blocks = blocks_of(v->bm, v->bn, g->m, g->n, 1), slices = 1;
   *w = NULL;
   if (g->batch == 1)
     while (slices < 8 && blocks * slices < cu && g->k / (slices * 2) >= 256) slices *= 2;
@@ -136,13 +141,13 @@ static ocal_status dmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *c
   }
   ocal__tc_launch L;
   ocal__tc_launch_of(g, &L);
-  int big = ocal__gemm_dmma_big(ctx, g->m, g->n, g->batch);
+  int which = ocal__gemm_dmma_block(ctx, g->m, g->n, g->batch);
   cl_mem w = NULL;
-  if (!big) split_k(g, &L, &w);
+  if (which == OCAL__DMMA_SMALL) split_k(g, &L, &w);
   int failed = 0;
   char spell[64];
   ocal__tc_spelling(ctx, spell, sizeof spell);
-  ocal_status s = ocal__gemm_dmma_enqueue(ctx, spell, big, &L, &failed);
+  ocal_status s = ocal__gemm_dmma_enqueue(ctx, spell, which, &L, &failed);
   if (s == OCAL_OK && w)
     s = ocal__gemm_splitk_sum(ctx, OCAL_F64, w, g->m * g->n, L.slices, g->beta, g->c);
   if (w) ocal__device_free(ctx, w);

@@ -345,11 +345,11 @@ done:
   return s;
 }
 
-/* One f64 GEMM of the engine's variant (big: the large block), 136 x 72 x 44, alpha 1.5,
+/* One f64 GEMM of the engine's block `which` (OCAL__DMMA_*), 136 x 72 x 44, alpha 1.5,
  * beta -0.5, A and B not transposed (A's copies transpose, B's do not), against a host
  * product summed in double. The bound, (k + 8) 2^-52 of |alpha| sum |a b| + |beta c|, is
  * what double FMAs leave; any narrower arithmetic or a layout error is far above it. */
-static ocal_status run_probe_gemm_f64(ocal_context ctx, const char *spell, int big, int *ok) {
+static ocal_status run_probe_gemm_f64(ocal_context ctx, const char *spell, int which, int *ok) {
   const size_t M = 136, N = 72, K = 44;
   const size_t na = M * K, nb = K * N, nc = M * N;
   double *h = malloc(sizeof(double) * (na + nb + 2 * nc));
@@ -369,7 +369,7 @@ static ocal_status run_probe_gemm_f64(ocal_context ctx, const char *spell, int b
   ocal__tc_launch L = {OCAL_F64, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                        alpha, beta, K, 1};
   int not_built;
-  s = ocal__gemm_dmma_enqueue(ctx, spell, big, &L, &not_built);
+  s = ocal__gemm_dmma_enqueue(ctx, spell, which, &L, &not_built);
   if (s != OCAL_OK) {
     if (not_built) s = OCAL_OK; /* does not build: the answer is no */
     goto done;
@@ -504,11 +504,11 @@ static void probe(ocal_context ctx, tc_state *st) {
     s = run_probe_gemm_half(pctx, spell, OCAL_BF16, 0, &bf16_gemm);
   f16 = f16 && f16_gemm;
   bf16 = bf16 && bf16_gemm;
-  /* The f64 kernel, both of the engine's blocks (its PTX shares only the address mode). */
-  int f64 = 0, f64_small = 0;
-  if (s == OCAL_OK && addr && d->has_fp64) s = run_probe_gemm_f64(pctx, spell, 1, &f64);
-  if (s == OCAL_OK && f64) s = run_probe_gemm_f64(pctx, spell, 0, &f64_small);
-  f64 = f64 && f64_small;
+  /* The f64 kernel, each of the engine's blocks (its PTX shares only the address mode). */
+  int f64 = addr && d->has_fp64;
+  for (int b = 0; b < OCAL__DMMA_BLOCKS && s == OCAL_OK && f64; b++)
+    s = run_probe_gemm_f64(pctx, spell, b, &f64);
+  if (s != OCAL_OK) f64 = 0;
   if (s != OCAL_OK) {
     /* A run that failed (not a wrong answer) may be a passing fault of the driver: the
      * answer is kept for this context only. */

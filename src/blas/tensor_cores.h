@@ -27,12 +27,12 @@ void ocal__tc_launch_of(const ocal__gemm_call *g, ocal__tc_launch *launch);
  * or takes fewer work-items than it needs (nothing enqueued). */
 ocal_status ocal__gemm_tc_enqueue(ocal_context ctx, const char *spell,
                                   const ocal__tc_launch *launch, int *not_built);
-/* Builds (or finds) the f64 variant (big: the large block, else the small one; see
- * ocal__gemm_dmma_big) for the launch and enqueues it (gemm_dmma.c); *not_built as above. */
-ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int big,
+/* The f64 kernel's blocks (gemm_dmma.c): which one an m x n output (x batch) takes, and the
+ * build of it (or the one found) for the launch, enqueued; *not_built as above. */
+enum { OCAL__DMMA_SMALL, OCAL__DMMA_MID, OCAL__DMMA_BIG, OCAL__DMMA_BLOCKS };
+int ocal__gemm_dmma_block(ocal_context ctx, size_t m, size_t n, size_t batch);
+ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int which,
                                     const ocal__tc_launch *launch, int *not_built);
-/* Whether an f64 product takes the large block: its blocks fill every compute unit. */
-int ocal__gemm_dmma_big(ocal_context ctx, size_t m, size_t n, size_t batch);
 /* A product on the wgmma kernel (gemm_wgmma.c): OCAL_F32 in TF32, or OCAL_F16/OCAL_BF16 with C
  * of that type; one slice of k. Operands that are not k-contiguous and 16-byte aligned are
  * packed into scratch first. *not_built = 1 when the kernel does not build (nothing enqueued). */
