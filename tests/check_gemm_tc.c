@@ -124,10 +124,32 @@ typedef struct gcase {
   int shared_b; /* B is 2-D, one matrix for every batch entry */
 } gcase;
 
+/* The case's operands on the device: whole buffers of sa, sb, sc elements of dt from the host
+ * arrays (w: a, b, c) and the views the product takes at element offset t->off (v: A and B 3-D,
+ * or B 2-D when shared, C 3-D for a batch). */
+static void case_buffers(ocal_dtype dt, const gcase *t, const void *a, const void *b,
+                         const void *c, size_t sa, size_t sb, size_t sc, ocal_buffer w[3],
+                         ocal_buffer v[3]) {
+  size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
+  size_t shape_a[3] = {bt, t->ta ? k : m, t->ta ? m : k};
+  size_t shape_b[3] = {bt, t->tb ? n : k, t->tb ? k : n}, shape_c[3] = {bt, m, n};
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, dt, 1, &sa, a, &w[0]));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, dt, 1, &sb, b, &w[1]));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, dt, 1, &sc, c, &w[2]));
+  int nd = bt > 1 ? 3 : 2;
+  ck_assert_ocal(ocal_buffer_view(w[0], t->off, nd, nd == 3 ? shape_a : shape_a + 1, &v[0]));
+  ck_assert_ocal(ocal_buffer_view(w[1], t->off, t->shared_b ? 2 : nd,
+                                  t->shared_b || nd == 2 ? shape_b + 1 : shape_b, &v[1]));
+  ck_assert_ocal(ocal_buffer_view(w[2], t->off, nd, nd == 3 ? shape_c : shape_c + 1, &v[2]));
+}
+
+static void case_buffers_release(ocal_buffer w[3], ocal_buffer v[3]) {
+  for (int i = 0; i < 3; i++) ocal_buffer_release(v[i]), ocal_buffer_release(w[i]);
+}
+
 static void run_case(const gcase *t, int rounded, const char *expect_engine, uint64_t seed) {
   ocal_context ctx = fixture_ctx;
   size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
-  size_t ar = t->ta ? k : m, ac = t->ta ? m : k, br = t->tb ? n : k, bcols = t->tb ? k : n;
   size_t na = bt * m * k, nb = (t->shared_b ? 1 : bt) * k * n, nc = bt * m * n;
   size_t guard = 37; /* elements after each view */
   float *a = malloc((t->off + na + guard) * 4), *b = malloc((t->off + nb + guard) * 4);
@@ -160,16 +182,9 @@ static void run_case(const gcase *t, int rounded, const char *expect_engine, uin
       }
   }
   size_t sa = t->off + na + guard, sb = t->off + nb + guard, sc = t->off + nc + guard;
-  ocal_buffer ba, bb, bc, va, vb, vc;
-  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F32, 1, &sa, a, &ba));
-  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F32, 1, &sb, b, &bb));
-  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F32, 1, &sc, c, &bc));
-  size_t shape_a[3] = {bt, ar, ac}, shape_b[3] = {bt, br, bcols}, shape_c[3] = {bt, m, n};
-  int nd = bt > 1 ? 3 : 2;
-  ck_assert_ocal(ocal_buffer_view(ba, t->off, nd, nd == 3 ? shape_a : shape_a + 1, &va));
-  ck_assert_ocal(ocal_buffer_view(bb, t->off, t->shared_b ? 2 : nd,
-                                  t->shared_b || nd == 2 ? shape_b + 1 : shape_b, &vb));
-  ck_assert_ocal(ocal_buffer_view(bc, t->off, nd, nd == 3 ? shape_c : shape_c + 1, &vc));
+  ocal_buffer w[3], v[3];
+  case_buffers(OCAL_F32, t, a, b, c, sa, sb, sc, w, v);
+  ocal_buffer bc = w[2], va = v[0], vb = v[1], vc = v[2];
 
   const char *engine = NULL, *reason = NULL;
   ck_assert_ocal(ocal_gemm_engine_query(ctx, OCAL_F32, t->ta ? OCAL_TRANS : OCAL_NO_TRANS, m, n,
@@ -201,8 +216,7 @@ static void run_case(const gcase *t, int rounded, const char *expect_engine, uin
       ck_assert_msg(got[i] == c[i], "%s: element %zu outside C's view changed", what, i);
   printf("check_gemm_tc: %s: worst error %.3g of the tolerance\n", what, worst);
   fflush(stdout);
-  ocal_buffer_release(va), ocal_buffer_release(vb), ocal_buffer_release(vc);
-  ocal_buffer_release(ba), ocal_buffer_release(bb), ocal_buffer_release(bc);
+  case_buffers_release(w, v);
   free(a), free(b), free(c), free(got), free(ref), free(bound);
 }
 
@@ -334,7 +348,6 @@ static void run_half_case(ocal_dtype dt, const gcase *t, const char *expect_engi
                           uint64_t seed) {
   ocal_context ctx = fixture_ctx;
   size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
-  size_t ar = t->ta ? k : m, ac = t->ta ? m : k, br = t->tb ? n : k, bcols = t->tb ? k : n;
   size_t na = bt * m * k, nb = (t->shared_b ? 1 : bt) * k * n, nc = bt * m * n, guard = 19;
   size_t sa = t->off + na + guard, sb = t->off + nb + guard, sc = t->off + nc + guard;
   float *fa = malloc(sa * 4), *fb = malloc(sb * 4), *fc = malloc(sc * 4), *got = malloc(sc * 4);
@@ -368,16 +381,9 @@ static void run_half_case(ocal_dtype dt, const gcase *t, const char *expect_engi
         bound[o] = fabs(t->alpha) * mag + fabs(cv);
       }
   }
-  ocal_buffer ba, bb, bc, va, vb, vc;
-  ck_assert_ocal(ocal_buffer_from_host(ctx, dt, 1, &sa, ha, &ba));
-  ck_assert_ocal(ocal_buffer_from_host(ctx, dt, 1, &sb, hb, &bb));
-  ck_assert_ocal(ocal_buffer_from_host(ctx, dt, 1, &sc, hc, &bc));
-  size_t shape_a[3] = {bt, ar, ac}, shape_b[3] = {bt, br, bcols}, shape_c[3] = {bt, m, n};
-  int nd = bt > 1 ? 3 : 2;
-  ck_assert_ocal(ocal_buffer_view(ba, t->off, nd, nd == 3 ? shape_a : shape_a + 1, &va));
-  ck_assert_ocal(ocal_buffer_view(bb, t->off, t->shared_b ? 2 : nd,
-                                  t->shared_b || nd == 2 ? shape_b + 1 : shape_b, &vb));
-  ck_assert_ocal(ocal_buffer_view(bc, t->off, nd, nd == 3 ? shape_c : shape_c + 1, &vc));
+  ocal_buffer w[3], v[3];
+  case_buffers(dt, t, ha, hb, hc, sa, sb, sc, w, v);
+  ocal_buffer bc = w[2], va = v[0], vb = v[1], vc = v[2];
   const char *engine = NULL, *reason = NULL;
   ck_assert_ocal(ocal_gemm_engine_query(ctx, dt, t->ta ? OCAL_TRANS : OCAL_NO_TRANS, m, n, k,
                                         bt, &engine, &reason));
@@ -407,8 +413,7 @@ static void run_half_case(ocal_dtype dt, const gcase *t, const char *expect_engi
       ck_assert_msg(hg[i] == hc[i], "%s: element %zu outside C's view changed", what, i);
   printf("check_gemm_tc: %s: worst error %.3g of the tolerance\n", what, worst);
   fflush(stdout);
-  ocal_buffer_release(va), ocal_buffer_release(vb), ocal_buffer_release(vc);
-  ocal_buffer_release(ba), ocal_buffer_release(bb), ocal_buffer_release(bc);
+  case_buffers_release(w, v);
   free(fa), free(fb), free(fc), free(got), free(ha), free(hb), free(hc), free(hg);
   free(ref), free(bound);
 }
@@ -501,7 +506,6 @@ END_TEST
 static void run_f64_case(const gcase *t, const char *expect_engine, uint64_t seed) {
   ocal_context ctx = fixture_ctx;
   size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
-  size_t ar = t->ta ? k : m, ac = t->ta ? m : k, br = t->tb ? n : k, bcols = t->tb ? k : n;
   size_t na = bt * m * k, nb = (t->shared_b ? 1 : bt) * k * n, nc = bt * m * n, guard = 23;
   size_t sa = t->off + na + guard, sb = t->off + nb + guard, sc = t->off + nc + guard;
   double *a = malloc(sa * 8), *b = malloc(sb * 8), *c = malloc(sc * 8), *got = malloc(sc * 8);
@@ -531,16 +535,9 @@ static void run_f64_case(const gcase *t, const char *expect_engine, uint64_t see
         bound[o] = (double)(fabsl((long double)t->alpha) * mag + fabsl(cv));
       }
   }
-  ocal_buffer ba, bb, bc, va, vb, vc;
-  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F64, 1, &sa, a, &ba));
-  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F64, 1, &sb, b, &bb));
-  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F64, 1, &sc, c, &bc));
-  size_t shape_a[3] = {bt, ar, ac}, shape_b[3] = {bt, br, bcols}, shape_c[3] = {bt, m, n};
-  int nd = bt > 1 ? 3 : 2;
-  ck_assert_ocal(ocal_buffer_view(ba, t->off, nd, nd == 3 ? shape_a : shape_a + 1, &va));
-  ck_assert_ocal(ocal_buffer_view(bb, t->off, t->shared_b ? 2 : nd,
-                                  t->shared_b || nd == 2 ? shape_b + 1 : shape_b, &vb));
-  ck_assert_ocal(ocal_buffer_view(bc, t->off, nd, nd == 3 ? shape_c : shape_c + 1, &vc));
+  ocal_buffer w[3], v[3];
+  case_buffers(OCAL_F64, t, a, b, c, sa, sb, sc, w, v);
+  ocal_buffer bc = w[2], va = v[0], vb = v[1], vc = v[2];
   const char *engine = NULL, *reason = NULL;
   ck_assert_ocal(ocal_gemm_engine_query(ctx, OCAL_F64, t->ta ? OCAL_TRANS : OCAL_NO_TRANS, m, n,
                                         k, bt, &engine, &reason));
@@ -565,8 +562,7 @@ static void run_f64_case(const gcase *t, const char *expect_engine, uint64_t see
       ck_assert_msg(got[i] == c[i], "%s: element %zu outside C's view changed", what, i);
   printf("check_gemm_tc: %s: worst error %.3g of the tolerance\n", what, worst);
   fflush(stdout);
-  ocal_buffer_release(va), ocal_buffer_release(vb), ocal_buffer_release(vc);
-  ocal_buffer_release(ba), ocal_buffer_release(bb), ocal_buffer_release(bc);
+  case_buffers_release(w, v);
   free(a), free(b), free(c), free(got), free(ref), free(bound);
 }
 

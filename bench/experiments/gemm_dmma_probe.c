@@ -22,17 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl_probe.h"
 #include <ocal.h>
 
 #define BENCH_NAME "bench/experiments/gemm_dmma_probe"
 #include "../common.h"
 
-#define DIE(...) (fprintf(stderr, __VA_ARGS__), fputc('\n', stderr), exit(1))
-#define OK(x)                                                                    \
-  do {                                                                           \
-    cl_int e_ = (x);                                                             \
-    if (e_ != CL_SUCCESS) DIE("%s: error %d", #x, (int)e_);                      \
-  } while (0)
 #define OCAL_OK_OR_DIE(x)                                                        \
   do {                                                                           \
     if ((x) != OCAL_OK) DIE("%s: %s", #x, ocal_last_error());                    \
@@ -78,18 +73,6 @@ static cl_device_id dev;
 static char *src;
 static int emulate, check_all;
 
-static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) DIE("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = len >= 0 ? malloc((size_t)len + 1) : NULL;
-  if (!s || fread(s, 1, (size_t)len, f) != (size_t)len) DIE("cannot read %s", path);
-  s[len] = 0;
-  fclose(f);
-  return s;
-}
 
 /* p rebuilt from its PTX with the target sm_90a (NULL, and a message, where that fails). */
 static cl_program retarget(cl_program p) {

@@ -99,35 +99,6 @@ ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int whi
                              FUNC);
 }
 
-/* Slices of k for a product whose small blocks still leave compute units idle: alpha times
- * each slice's product goes to scratch *w, and ocal's split-k sum adds them and beta C.
- * Slices of at least 256 (32 k steps), whole k steps, at most 8; none where the scratch does
- * not fit. */
-static void split_k(const ocal__gemm_call *g, ocal__tc_launch *L, cl_mem *w) {
-  ocal_context ctx = g->ctx;
-  size_t cu = ocal__context_info(ctx)->compute_units ? ocal__context_info(ctx)->compute_units : 1;
-  const dmma_variant *v = variant_of(ctx, OCAL__DMMA_SMALL);
-  size_t blocks = blocks_of(v->bm, v->bn, g->m, g->n, 1), slices = 1;
-  *w = NULL;
-  if (g->batch == 1)
-    while (slices < 8 && blocks * slices < cu && g->k / (slices * 2) >= 256) slices *= 2;
-  if (slices == 1) return;
-  size_t kc = ocal__round_up(ocal__ceil_div(g->k, slices), v->bk);
-  slices = ocal__ceil_div(g->k, kc);
-  size_t bytes;
-  if (ocal__mul_overflows(g->m * g->n, slices * sizeof(double), &bytes) ||
-      bytes > ocal__context_info(ctx)->max_alloc_bytes / 4 ||
-      ocal__device_alloc(ctx, bytes, w) != OCAL_OK) {
-    *w = NULL; /* no room: one pass */
-    return;
-  }
-  L->c = *w;
-  L->c_off = 0;
-  L->beta = 0.0;
-  L->kc = kc;
-  L->slices = slices;
-}
-
 static ocal_status dmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *choice,
                             int *not_built) {
   *not_built = 0;
@@ -143,7 +114,10 @@ static ocal_status dmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *c
   ocal__tc_launch_of(g, &L);
   int which = ocal__gemm_dmma_block(ctx, g->m, g->n, g->batch);
   cl_mem w = NULL;
-  if (which == OCAL__DMMA_SMALL) split_k(g, &L, &w);
+  if (which == OCAL__DMMA_SMALL) { /* even the small blocks leave compute units idle: split k */
+    const dmma_variant *v = variant_of(ctx, which);
+    ocal__tc_split_k(g, v->bm, v->bn, v->bk, sizeof(double), &L, &w);
+  }
   int failed = 0;
   char spell[64];
   ocal__tc_spelling(ctx, spell, sizeof spell);

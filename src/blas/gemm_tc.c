@@ -124,24 +124,25 @@ void ocal__tc_launch_of(const ocal__gemm_call *g, ocal__tc_launch *L) {
   *L = whole;
 }
 
-/* The slices of k for an f32 product whose output has fewer 128 x 128 tiles than the device
- * has compute units: the kernel writes alpha times each slice's partial product into scratch
- * *w and ocal's split-k sum adds them and beta C, as gemm_own.c does. Slices of at least 256
- * (32 k steps, so the 4-stage ring runs full), whole k steps of 8, at most 8 of them; none
- * where the scratch does not fit. */
-static void split_k(const ocal__gemm_call *g, ocal__tc_launch *L, cl_mem *w) {
+/* The slices of k for a product whose output has fewer bm x bn blocks than the device has
+ * compute units: the kernel writes alpha times each slice's partial product into scratch *w
+ * (elements of `elem` bytes) and ocal's split-k sum adds them and beta C, as gemm_own.c does.
+ * Slices of at least 256 (so that a pipeline of k steps runs full), whole k steps, at most 8
+ * of them; none where the scratch does not fit. */
+void ocal__tc_split_k(const ocal__gemm_call *g, size_t bm, size_t bn, size_t kstep, size_t elem,
+                      ocal__tc_launch *L, cl_mem *w) {
   ocal_context ctx = g->ctx;
   size_t slices = 1, kc = g->k;
   size_t cu = ocal__context_info(ctx)->compute_units ? ocal__context_info(ctx)->compute_units : 1;
-  size_t tiles = ocal__ceil_div(g->m, TC_BM) * ocal__ceil_div(g->n, TC_BN);
+  size_t tiles = ocal__ceil_div(g->m, bm) * ocal__ceil_div(g->n, bn);
   *w = NULL;
   if (g->batch == 1)
     while (slices < 8 && tiles * slices < cu && g->k / (slices * 2) >= 256) slices *= 2;
   if (slices == 1) return;
-  kc = ocal__round_up(ocal__ceil_div(g->k, slices), 8);
+  kc = ocal__round_up(ocal__ceil_div(g->k, slices), kstep);
   slices = ocal__ceil_div(g->k, kc);
   size_t bytes;
-  if (ocal__mul_overflows(g->m * g->n, slices * sizeof(float), &bytes) ||
+  if (ocal__mul_overflows(g->m * g->n, slices * elem, &bytes) ||
       bytes > ocal__context_info(ctx)->max_alloc_bytes / 4 ||
       ocal__device_alloc(ctx, bytes, w) != OCAL_OK) {
     *w = NULL; /* no room: one pass */
@@ -168,7 +169,8 @@ static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *cho
   ocal__tc_launch L;
   ocal__tc_launch_of(g, &L);
   cl_mem w = NULL;
-  if (g->dtype == OCAL_F32) split_k(g, &L, &w); /* the 16-bit kernels do not split k */
+  if (g->dtype == OCAL_F32) /* the 16-bit kernels do not split k */
+    ocal__tc_split_k(g, TC_BM, TC_BN, 8, sizeof(float), &L, &w);
   int failed = 0;
   char spell[64];
   ocal__tc_spelling(ctx, spell, sizeof spell);
