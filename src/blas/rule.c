@@ -154,7 +154,7 @@ static ocal__gemm_choice named_tensor_cores(const ocal__blas_facts *f, ocal_dtyp
       c.reason = "OCAL_GEMM=tc, but a dimension exceeds 2^31 - 1";
     else {
       c.engine = OCAL__GEMM_DMMA;
-      c.reason = "OCAL_GEMM=tc: tensor cores (f64, mma.sync m8n8k4)";
+      c.reason = "OCAL_GEMM=tc: tensor cores (f64, mma.sync)";
     }
     return c;
   }
@@ -220,7 +220,7 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
     size_t tiles = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 128) * batch;
     if (k >= 64 && tiles * 4 >= f->compute_units) {
       c.engine = OCAL__GEMM_DMMA;
-      c.reason = "f64, probe passed: tensor cores (f64, mma.sync m8n8k4)";
+      c.reason = "f64, probe passed: tensor cores (f64, mma.sync)";
       return c;
     }
   }
