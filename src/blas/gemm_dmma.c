@@ -80,23 +80,7 @@ ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int whi
     *not_built = 1;
     return s;
   }
-  cl_ulong a_off = L->a_off, b_off = L->b_off, c_off = L->c_off;
-  cl_ulong as = L->a_stride, bs = L->b_stride, cs = L->c_stride;
-  cl_uint lda = (cl_uint)L->lda, ldb = (cl_uint)L->ldb, ldc = (cl_uint)L->ldc;
-  cl_uint m = (cl_uint)L->m, n = (cl_uint)L->n, k = (cl_uint)L->k;
-  cl_uint kc = (cl_uint)L->kc, slices = (cl_uint)L->slices;
-  double alpha = L->alpha, beta = L->beta;
-  cl_int read_c = L->beta != 0.0;
-  ocal__arg args[] = {OCAL__ARG(L->a), OCAL__ARG(a_off), OCAL__ARG(lda), OCAL__ARG(as),
-                      OCAL__ARG(L->b), OCAL__ARG(b_off), OCAL__ARG(ldb), OCAL__ARG(bs),
-                      OCAL__ARG(L->c), OCAL__ARG(c_off), OCAL__ARG(ldc), OCAL__ARG(cs),
-                      OCAL__ARG(m),    OCAL__ARG(n),     OCAL__ARG(k),   OCAL__ARG(kc),
-                      OCAL__ARG(slices), OCAL__ARG(alpha), OCAL__ARG(beta), OCAL__ARG(read_c)};
-  size_t lsize[3] = {threads, 1, 1};
-  size_t global[3] = {ocal__ceil_div(L->n, v->bn) * threads, ocal__ceil_div(L->m, v->bm),
-                      L->batch * L->slices};
-  return ocal__kernel_run_nd(ctx, kern, 3, global, lsize, sizeof args / sizeof args[0], args,
-                             FUNC);
+  return ocal__tc_launch_run(ctx, kern, L, v->bm, v->bn, threads);
 }
 
 static ocal_status dmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *choice,

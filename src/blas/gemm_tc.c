@@ -76,20 +76,31 @@ ocal_status ocal__gemm_tc_enqueue(ocal_context ctx, const char *spell, const oca
     *not_built = 1;
     return s;
   }
+  return ocal__tc_launch_run(ctx, kern, L, TC_BM, TC_BN, TC_THREADS);
+}
+
+ocal_status ocal__tc_launch_run(ocal_context ctx, ocal__kernel *kern, const ocal__tc_launch *L,
+                                size_t bm, size_t bn, size_t threads) {
   cl_ulong a_off = L->a_off, b_off = L->b_off, c_off = L->c_off;
   cl_ulong as = L->a_stride, bs = L->b_stride, cs = L->c_stride;
   cl_uint lda = (cl_uint)L->lda, ldb = (cl_uint)L->ldb, ldc = (cl_uint)L->ldc;
   cl_uint m = (cl_uint)L->m, n = (cl_uint)L->n, k = (cl_uint)L->k;
   cl_uint kc = (cl_uint)L->kc, slices = (cl_uint)L->slices;
-  float alpha = (float)L->alpha, beta = (float)L->beta;
-  cl_int read_c = beta != 0.0f;
+  /* alpha and beta in the kernels' accumulation type: double for f64, else f32. */
+  int f64 = L->dtype == OCAL_F64;
+  double alpha = L->alpha, beta = L->beta;
+  float alpha_f = (float)alpha, beta_f = (float)beta;
+  cl_int read_c = f64 ? beta != 0.0 : beta_f != 0.0f;
   ocal__arg args[] = {OCAL__ARG(L->a), OCAL__ARG(a_off), OCAL__ARG(lda), OCAL__ARG(as),
                       OCAL__ARG(L->b), OCAL__ARG(b_off), OCAL__ARG(ldb), OCAL__ARG(bs),
                       OCAL__ARG(L->c), OCAL__ARG(c_off), OCAL__ARG(ldc), OCAL__ARG(cs),
                       OCAL__ARG(m),    OCAL__ARG(n),     OCAL__ARG(k),   OCAL__ARG(kc),
-                      OCAL__ARG(slices), OCAL__ARG(alpha), OCAL__ARG(beta), OCAL__ARG(read_c)};
-  size_t local[3] = {TC_THREADS, 1, 1};
-  size_t global[3] = {ocal__ceil_div(L->n, TC_BN) * TC_THREADS, ocal__ceil_div(L->m, TC_BM),
+                      OCAL__ARG(slices),
+                      f64 ? OCAL__ARG(alpha) : OCAL__ARG(alpha_f),
+                      f64 ? OCAL__ARG(beta) : OCAL__ARG(beta_f),
+                      OCAL__ARG(read_c)};
+  size_t local[3] = {threads, 1, 1};
+  size_t global[3] = {ocal__ceil_div(L->n, bn) * threads, ocal__ceil_div(L->m, bm),
                       L->batch * L->slices};
   return ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args,
                              FUNC);

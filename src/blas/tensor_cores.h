@@ -21,6 +21,11 @@ typedef struct ocal__tc_launch {
 
 /* The launch of the whole product g, C in place, one slice of k. */
 void ocal__tc_launch_of(const ocal__gemm_call *g, ocal__tc_launch *launch);
+/* Enqueues a built mma.sync kernel (cl/gemm_mma.cl or cl/gemm_dmma.cl: the same arguments,
+ * alpha and beta in double for f64, else f32) on bm x bn blocks of `threads` work-items. */
+ocal_status ocal__tc_launch_run(ocal_context ctx, ocal__kernel *kern,
+                                const ocal__tc_launch *launch, size_t bm, size_t bn,
+                                size_t threads);
 /* Splits k for a product of fewer bm x bn blocks than compute units (gemm_tc.c): C goes to
  * scratch *w (elements of `elem` bytes, NULL when not split), whole steps of kstep a slice;
  * the caller sums it into C with ocal__gemm_splitk_sum and frees it. */
