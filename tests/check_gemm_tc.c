@@ -147,8 +147,20 @@ static void case_buffers_release(ocal_buffer w[3], ocal_buffer v[3]) {
   for (int i = 0; i < 3; i++) ocal_buffer_release(v[i]), ocal_buffer_release(w[i]);
 }
 
+/* The engine the rule gives the case (its reason in *reason), and the case in words, with
+ * `prefix`, for the messages. */
+static const char *case_engine(ocal_dtype dt, const gcase *t, const char *prefix, char *what,
+                               size_t size, const char **reason) {
+  const char *engine = NULL;
+  ck_assert_ocal(ocal_gemm_engine_query(fixture_ctx, dt, t->ta ? OCAL_TRANS : OCAL_NO_TRANS,
+                                        t->m, t->n, t->k, t->batch, &engine, reason));
+  snprintf(what, size, "%s%s%s %zux%zux%zu batch %zu off %zu alpha %g beta %g%s%s (%s)", prefix,
+           t->ta ? "T" : "N", t->tb ? "T" : "N", t->m, t->n, t->k, t->batch, t->off, t->alpha,
+           t->beta, t->nan_c ? " over NaN" : "", t->shared_b ? " B shared" : "", engine);
+  return engine;
+}
+
 static void run_case(const gcase *t, int rounded, const char *expect_engine, uint64_t seed) {
-  ocal_context ctx = fixture_ctx;
   size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
   size_t na = bt * m * k, nb = (t->shared_b ? 1 : bt) * k * n, nc = bt * m * n;
   size_t guard = 37; /* elements after each view */
@@ -186,13 +198,9 @@ static void run_case(const gcase *t, int rounded, const char *expect_engine, uin
   case_buffers(OCAL_F32, t, a, b, c, sa, sb, sc, w, v);
   ocal_buffer bc = w[2], va = v[0], vb = v[1], vc = v[2];
 
-  const char *engine = NULL, *reason = NULL;
-  ck_assert_ocal(ocal_gemm_engine_query(ctx, OCAL_F32, t->ta ? OCAL_TRANS : OCAL_NO_TRANS, m, n,
-                                        k, bt, &engine, &reason));
+  const char *reason = NULL;
   char what[200];
-  snprintf(what, sizeof what, "%s%s %zux%zux%zu batch %zu off %zu alpha %g beta %g%s%s (%s)",
-           t->ta ? "T" : "N", t->tb ? "T" : "N", m, n, k, bt, t->off, t->alpha, t->beta,
-           t->nan_c ? " over NaN" : "", t->shared_b ? " B shared" : "", engine);
+  const char *engine = case_engine(OCAL_F32, t, "", what, sizeof what, &reason);
   if (expect_engine)
     ck_assert_msg(strcmp(engine, expect_engine) == 0, "%s: engine %s (%s), expected %s", what,
                   engine, reason, expect_engine);
@@ -504,7 +512,6 @@ END_TEST
  * |beta c|, what a chain of double FMAs leaves: an f32 (or TF32) product anywhere inside is
  * off by 2^-24 or more, millions of times that; a wrong fragment by order 1. */
 static void run_f64_case(const gcase *t, const char *expect_engine, uint64_t seed) {
-  ocal_context ctx = fixture_ctx;
   size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
   size_t na = bt * m * k, nb = (t->shared_b ? 1 : bt) * k * n, nc = bt * m * n, guard = 23;
   size_t sa = t->off + na + guard, sb = t->off + nb + guard, sc = t->off + nc + guard;
@@ -538,13 +545,9 @@ static void run_f64_case(const gcase *t, const char *expect_engine, uint64_t see
   ocal_buffer w[3], v[3];
   case_buffers(OCAL_F64, t, a, b, c, sa, sb, sc, w, v);
   ocal_buffer bc = w[2], va = v[0], vb = v[1], vc = v[2];
-  const char *engine = NULL, *reason = NULL;
-  ck_assert_ocal(ocal_gemm_engine_query(ctx, OCAL_F64, t->ta ? OCAL_TRANS : OCAL_NO_TRANS, m, n,
-                                        k, bt, &engine, &reason));
+  const char *reason = NULL;
   char what[200];
-  snprintf(what, sizeof what, "f64 %s%s %zux%zux%zu batch %zu off %zu alpha %g beta %g%s%s (%s)",
-           t->ta ? "T" : "N", t->tb ? "T" : "N", m, n, k, bt, t->off, t->alpha, t->beta,
-           t->nan_c ? " over NaN" : "", t->shared_b ? " B shared" : "", engine);
+  const char *engine = case_engine(OCAL_F64, t, "f64 ", what, sizeof what, &reason);
   ck_assert_msg(strcmp(engine, expect_engine) == 0, "%s: engine %s (%s), expected %s", what,
                 engine, reason, expect_engine);
   ck_assert_ocal(ocal_gemm(t->ta ? OCAL_TRANS : OCAL_NO_TRANS, t->tb ? OCAL_TRANS : OCAL_NO_TRANS,
