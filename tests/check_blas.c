@@ -1201,8 +1201,8 @@ END_TEST
 /* ---- one rule for every type and device --------------------------------------------- */
 
 /* Simulated devices: the facts the rule sees, and which of the tensor-core probe's checks
- * passed (bits by type: TF32, F16, BF16), for mma.sync and for wgmma. */
-enum { PROBE_TF32 = 1, PROBE_F16 = 2, PROBE_BF16 = 4, PROBE_ALL = 7 };
+ * passed (bits by type: TF32, F16, BF16, F64), for mma.sync and for wgmma (no F64 there). */
+enum { PROBE_TF32 = 1, PROBE_F16 = 2, PROBE_BF16 = 4, PROBE_F64 = 8, PROBE_ALL = 15 };
 typedef enum { DEV_HOPPER, DEV_HOPPER_WG_NO_BF16, DEV_AMPERE, DEV_GPU_NO_TC, DEV_CPU } sim_device;
 
 typedef struct rule_row {
@@ -1246,6 +1246,7 @@ static ocal__gemm_choice rule_of(const rule_row *r, int *widen) {
   f.tc_bf16 = (tc & PROBE_BF16) != 0;
   f.wgmma_f16 = (wg & PROBE_F16) != 0;
   f.wgmma_bf16 = (wg & PROBE_BF16) != 0;
+  f.tc_f64 = (tc & PROBE_F64) != 0;
   ocal__gemm_choice c = ocal__gemm_rule(&f, r->dtype, r->ta, r->m, r->n, r->k, r->batch, 1);
   *widen = c.widen;
   return c;
@@ -1256,6 +1257,7 @@ static ocal__gemm_choice rule_of(const rule_row *r, int *widen) {
 #define SPL OCAL__GEMM_SPLITK
 #define TC OCAL__GEMM_TC
 #define WG OCAL__GEMM_WGMMA
+#define DM OCAL__GEMM_DMMA
 #define NONE OCAL__GEMM_ENGINE_COUNT
 #define N OCAL_NO_TRANS
 #define T OCAL_TRANS
@@ -1272,7 +1274,7 @@ static const rule_row rule_rows[] = {
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 256, 256, 16, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 512, 784, 1, OWN, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 4096, 4096, 64, 1, TC, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F64, N, 4096, 4096, 4096, 1, CLB, 0, 0, 1},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F64, N, 4096, 4096, 4096, 1, DM, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_BF16, T, 8192, 8192, 8192, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_BF16, N, 1024, 1024, 1024, 1, TC, 0, 0, 0},
@@ -1288,6 +1290,17 @@ static const rule_row rule_rows[] = {
     {DEV_HOPPER, AUTO, FP32, OCAL_BF16, N, 256, 512, 784, 1, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, FP32, OCAL_F16, N, 256, 256, 256, 8, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, FP32, OCAL_F16, N, 256, 256, 256, 64, WG, 0, 0, 0},
+    /* f64 where its probe passed, in any precision: tensor cores from a quarter of the compute
+     * units in 128 x 128 tiles and k >= 64, CLBlast below; never wgmma */
+    {DEV_HOPPER, AUTO, FP32, OCAL_F64, N, 1024, 1024, 1024, 1, DM, 0, 0, 0},
+    {DEV_HOPPER, AUTO, FP32, OCAL_F64, T, 256, 256, 256, 16, DM, 0, 0, 0},
+    {DEV_HOPPER, AUTO, FP32, OCAL_F64, N, 256, 256, 4096, 1, CLB, 0, 0, 0},
+    {DEV_HOPPER, AUTO, FP32, OCAL_F64, N, 4096, 4096, 32, 1, CLB, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_CLBLAST, FP32, OCAL_F64, N, 4096, 4096, 4096, 1, CLB, 0, 0, 1},
+    {DEV_HOPPER, OCAL__ENGINE_WGMMA, FP32, OCAL_F64, N, 64, 64, 64, 1, NONE, 0, 0, 0},
+    {DEV_AMPERE, AUTO, FP32, OCAL_F64, N, 4096, 4096, 4096, 1, DM, 0, 0, 0},
+    {DEV_GPU_NO_TC, AUTO, FP32, OCAL_F64, N, 4096, 4096, 4096, 1, CLB, 0, 0, 1},
+    {DEV_GPU_NO_TC, OCAL__ENGINE_TC, FP32, OCAL_F64, N, 64, 64, 64, 1, NONE, 0, 0, 0},
     /* wgmma's probe passed for f16 but not bf16 */
     {DEV_HOPPER_WG_NO_BF16, AUTO, FP32, OCAL_F16, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
     {DEV_HOPPER_WG_NO_BF16, AUTO, FP32, OCAL_BF16, N, 4096, 4096, 4096, 1, TC, 0, 0, 0},
@@ -1296,7 +1309,7 @@ static const rule_row rule_rows[] = {
     {DEV_HOPPER, OCAL__ENGINE_TC, TF32, OCAL_F32, N, 4096, 4096, 4096, 1, TC, 0, 0, 0},
     {DEV_HOPPER, OCAL__ENGINE_TC, TF32, OCAL_F32, N, 1, 1, 1, 1, TC, 0, 0, 0},
     {DEV_HOPPER, OCAL__ENGINE_TC, TF32, OCAL_F16, N, 4096, 4096, 4096, 1, TC, 0, 0, 0},
-    {DEV_HOPPER, OCAL__ENGINE_TC, TF32, OCAL_F64, N, 64, 64, 64, 1, NONE, 0, 0, 0},
+    {DEV_HOPPER, OCAL__ENGINE_TC, TF32, OCAL_F64, N, 64, 64, 64, 1, DM, 0, 0, 0},
     {DEV_HOPPER, OCAL__ENGINE_TC, FP32, OCAL_F32, N, 64, 64, 64, 1, NONE, 0, 0, 0},
     {DEV_HOPPER, OCAL__ENGINE_TC, FP32, OCAL_BF16, N, 64, 64, 64, 1, TC, 0, 0, 0},
     {DEV_HOPPER, OCAL__ENGINE_TC, FP32, OCAL_BF16, N, BIG, 8, 8, 1, NONE, 0, 0, 0},
@@ -1356,6 +1369,7 @@ END_TEST
 #undef SPL
 #undef TC
 #undef WG
+#undef DM
 #undef NONE
 #undef N
 #undef T

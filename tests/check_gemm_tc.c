@@ -32,6 +32,7 @@
 
 #include "engine.h"
 #include "fixture.h"
+#include "tensor_cores.h"
 
 /* ---- contexts ------------------------------------------------------------------------- */
 
@@ -123,10 +124,44 @@ typedef struct gcase {
   int shared_b; /* B is 2-D, one matrix for every batch entry */
 } gcase;
 
-static void run_case(const gcase *t, int rounded, const char *expect_engine, uint64_t seed) {
-  ocal_context ctx = fixture_ctx;
+/* The case's operands on the device: whole buffers of sa, sb, sc elements of dt from the host
+ * arrays (w: a, b, c) and the views the product takes at element offset t->off (v: A and B 3-D,
+ * or B 2-D when shared, C 3-D for a batch). */
+static void case_buffers(ocal_dtype dt, const gcase *t, const void *a, const void *b,
+                         const void *c, size_t sa, size_t sb, size_t sc, ocal_buffer w[3],
+                         ocal_buffer v[3]) {
   size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
-  size_t ar = t->ta ? k : m, ac = t->ta ? m : k, br = t->tb ? n : k, bcols = t->tb ? k : n;
+  size_t shape_a[3] = {bt, t->ta ? k : m, t->ta ? m : k};
+  size_t shape_b[3] = {bt, t->tb ? n : k, t->tb ? k : n}, shape_c[3] = {bt, m, n};
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, dt, 1, &sa, a, &w[0]));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, dt, 1, &sb, b, &w[1]));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, dt, 1, &sc, c, &w[2]));
+  int nd = bt > 1 ? 3 : 2;
+  ck_assert_ocal(ocal_buffer_view(w[0], t->off, nd, nd == 3 ? shape_a : shape_a + 1, &v[0]));
+  ck_assert_ocal(ocal_buffer_view(w[1], t->off, t->shared_b ? 2 : nd,
+                                  t->shared_b || nd == 2 ? shape_b + 1 : shape_b, &v[1]));
+  ck_assert_ocal(ocal_buffer_view(w[2], t->off, nd, nd == 3 ? shape_c : shape_c + 1, &v[2]));
+}
+
+static void case_buffers_release(ocal_buffer w[3], ocal_buffer v[3]) {
+  for (int i = 0; i < 3; i++) ocal_buffer_release(v[i]), ocal_buffer_release(w[i]);
+}
+
+/* The engine the rule gives the case (its reason in *reason), and the case in words, with
+ * `prefix`, for the messages. */
+static const char *case_engine(ocal_dtype dt, const gcase *t, const char *prefix, char *what,
+                               size_t size, const char **reason) {
+  const char *engine = NULL;
+  ck_assert_ocal(ocal_gemm_engine_query(fixture_ctx, dt, t->ta ? OCAL_TRANS : OCAL_NO_TRANS,
+                                        t->m, t->n, t->k, t->batch, &engine, reason));
+  snprintf(what, size, "%s%s%s %zux%zux%zu batch %zu off %zu alpha %g beta %g%s%s (%s)", prefix,
+           t->ta ? "T" : "N", t->tb ? "T" : "N", t->m, t->n, t->k, t->batch, t->off, t->alpha,
+           t->beta, t->nan_c ? " over NaN" : "", t->shared_b ? " B shared" : "", engine);
+  return engine;
+}
+
+static void run_case(const gcase *t, int rounded, const char *expect_engine, uint64_t seed) {
+  size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
   size_t na = bt * m * k, nb = (t->shared_b ? 1 : bt) * k * n, nc = bt * m * n;
   size_t guard = 37; /* elements after each view */
   float *a = malloc((t->off + na + guard) * 4), *b = malloc((t->off + nb + guard) * 4);
@@ -159,24 +194,13 @@ static void run_case(const gcase *t, int rounded, const char *expect_engine, uin
       }
   }
   size_t sa = t->off + na + guard, sb = t->off + nb + guard, sc = t->off + nc + guard;
-  ocal_buffer ba, bb, bc, va, vb, vc;
-  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F32, 1, &sa, a, &ba));
-  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F32, 1, &sb, b, &bb));
-  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F32, 1, &sc, c, &bc));
-  size_t shape_a[3] = {bt, ar, ac}, shape_b[3] = {bt, br, bcols}, shape_c[3] = {bt, m, n};
-  int nd = bt > 1 ? 3 : 2;
-  ck_assert_ocal(ocal_buffer_view(ba, t->off, nd, nd == 3 ? shape_a : shape_a + 1, &va));
-  ck_assert_ocal(ocal_buffer_view(bb, t->off, t->shared_b ? 2 : nd,
-                                  t->shared_b || nd == 2 ? shape_b + 1 : shape_b, &vb));
-  ck_assert_ocal(ocal_buffer_view(bc, t->off, nd, nd == 3 ? shape_c : shape_c + 1, &vc));
+  ocal_buffer w[3], v[3];
+  case_buffers(OCAL_F32, t, a, b, c, sa, sb, sc, w, v);
+  ocal_buffer bc = w[2], va = v[0], vb = v[1], vc = v[2];
 
-  const char *engine = NULL, *reason = NULL;
-  ck_assert_ocal(ocal_gemm_engine_query(ctx, OCAL_F32, t->ta ? OCAL_TRANS : OCAL_NO_TRANS, m, n,
-                                        k, bt, &engine, &reason));
+  const char *reason = NULL;
   char what[200];
-  snprintf(what, sizeof what, "%s%s %zux%zux%zu batch %zu off %zu alpha %g beta %g%s%s (%s)",
-           t->ta ? "T" : "N", t->tb ? "T" : "N", m, n, k, bt, t->off, t->alpha, t->beta,
-           t->nan_c ? " over NaN" : "", t->shared_b ? " B shared" : "", engine);
+  const char *engine = case_engine(OCAL_F32, t, "", what, sizeof what, &reason);
   if (expect_engine)
     ck_assert_msg(strcmp(engine, expect_engine) == 0, "%s: engine %s (%s), expected %s", what,
                   engine, reason, expect_engine);
@@ -200,8 +224,7 @@ static void run_case(const gcase *t, int rounded, const char *expect_engine, uin
       ck_assert_msg(got[i] == c[i], "%s: element %zu outside C's view changed", what, i);
   printf("check_gemm_tc: %s: worst error %.3g of the tolerance\n", what, worst);
   fflush(stdout);
-  ocal_buffer_release(va), ocal_buffer_release(vb), ocal_buffer_release(vc);
-  ocal_buffer_release(ba), ocal_buffer_release(bb), ocal_buffer_release(bc);
+  case_buffers_release(w, v);
   free(a), free(b), free(c), free(got), free(ref), free(bound);
 }
 
@@ -333,7 +356,6 @@ static void run_half_case(ocal_dtype dt, const gcase *t, const char *expect_engi
                           uint64_t seed) {
   ocal_context ctx = fixture_ctx;
   size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
-  size_t ar = t->ta ? k : m, ac = t->ta ? m : k, br = t->tb ? n : k, bcols = t->tb ? k : n;
   size_t na = bt * m * k, nb = (t->shared_b ? 1 : bt) * k * n, nc = bt * m * n, guard = 19;
   size_t sa = t->off + na + guard, sb = t->off + nb + guard, sc = t->off + nc + guard;
   float *fa = malloc(sa * 4), *fb = malloc(sb * 4), *fc = malloc(sc * 4), *got = malloc(sc * 4);
@@ -367,16 +389,9 @@ static void run_half_case(ocal_dtype dt, const gcase *t, const char *expect_engi
         bound[o] = fabs(t->alpha) * mag + fabs(cv);
       }
   }
-  ocal_buffer ba, bb, bc, va, vb, vc;
-  ck_assert_ocal(ocal_buffer_from_host(ctx, dt, 1, &sa, ha, &ba));
-  ck_assert_ocal(ocal_buffer_from_host(ctx, dt, 1, &sb, hb, &bb));
-  ck_assert_ocal(ocal_buffer_from_host(ctx, dt, 1, &sc, hc, &bc));
-  size_t shape_a[3] = {bt, ar, ac}, shape_b[3] = {bt, br, bcols}, shape_c[3] = {bt, m, n};
-  int nd = bt > 1 ? 3 : 2;
-  ck_assert_ocal(ocal_buffer_view(ba, t->off, nd, nd == 3 ? shape_a : shape_a + 1, &va));
-  ck_assert_ocal(ocal_buffer_view(bb, t->off, t->shared_b ? 2 : nd,
-                                  t->shared_b || nd == 2 ? shape_b + 1 : shape_b, &vb));
-  ck_assert_ocal(ocal_buffer_view(bc, t->off, nd, nd == 3 ? shape_c : shape_c + 1, &vc));
+  ocal_buffer w[3], v[3];
+  case_buffers(dt, t, ha, hb, hc, sa, sb, sc, w, v);
+  ocal_buffer bc = w[2], va = v[0], vb = v[1], vc = v[2];
   const char *engine = NULL, *reason = NULL;
   ck_assert_ocal(ocal_gemm_engine_query(ctx, dt, t->ta ? OCAL_TRANS : OCAL_NO_TRANS, m, n, k,
                                         bt, &engine, &reason));
@@ -406,8 +421,7 @@ static void run_half_case(ocal_dtype dt, const gcase *t, const char *expect_engi
       ck_assert_msg(hg[i] == hc[i], "%s: element %zu outside C's view changed", what, i);
   printf("check_gemm_tc: %s: worst error %.3g of the tolerance\n", what, worst);
   fflush(stdout);
-  ocal_buffer_release(va), ocal_buffer_release(vb), ocal_buffer_release(vc);
-  ocal_buffer_release(ba), ocal_buffer_release(bb), ocal_buffer_release(bc);
+  case_buffers_release(w, v);
   free(fa), free(fb), free(fc), free(got), free(ha), free(hb), free(hc), free(hg);
   free(ref), free(bound);
 }
@@ -486,6 +500,136 @@ START_TEST(test_wgmma_half_cases) {
         c.ta = t & 1, c.tb = t >> 1;
         run_half_case(d ? OCAL_BF16 : OCAL_F16, &c, WGMMA_HALF_ENGINE, seed++);
       }
+}
+END_TEST
+
+/* ---- f64 ---------------------------------------------------------------------------------- */
+
+#define DMMA_ENGINE "tensor cores (f64, mma.sync)"
+
+/* An f64 product as run_case does it, in doubles: the reference sums the products in double
+ * (long double where it is wider), and the tolerance is (k + 8) 2^-52 of |alpha| sum |a b| +
+ * |beta c|, what a chain of double FMAs leaves: an f32 (or TF32) product anywhere inside is
+ * off by 2^-24 or more, millions of times that; a wrong fragment by order 1. */
+static void run_f64_case(const gcase *t, const char *expect_engine, uint64_t seed) {
+  size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
+  size_t na = bt * m * k, nb = (t->shared_b ? 1 : bt) * k * n, nc = bt * m * n, guard = 23;
+  size_t sa = t->off + na + guard, sb = t->off + nb + guard, sc = t->off + nc + guard;
+  double *a = malloc(sa * 8), *b = malloc(sb * 8), *c = malloc(sc * 8), *got = malloc(sc * 8);
+  double *ref = malloc(nc * 8), *bound = malloc(nc * 8);
+  ck_assert(a && b && c && got && ref && bound);
+  uint64_t st = seed * 0x9e3779b97f4a7c15ull + 11;
+  for (size_t i = 0; i < sa; i++) a[i] = (double)(fixture_random(&st) >> 11) * 0x1p-52 - 1.0;
+  for (size_t i = 0; i < sb; i++) b[i] = (double)(fixture_random(&st) >> 11) * 0x1p-52 - 1.0;
+  for (size_t i = 0; i < sc; i++) c[i] = (double)(fixture_random(&st) >> 11) * 0x1p-52 - 1.0;
+  if (t->nan_c)
+    for (size_t i = 0; i < nc; i++) c[t->off + i] = NAN;
+  const double *A = a + t->off, *B = b + t->off, *C0 = c + t->off;
+  for (size_t e = 0; e < bt; e++) {
+    const double *Ae = A + e * m * k, *Be = B + (t->shared_b ? 0 : e) * k * n;
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < n; j++) {
+        long double s = 0, mag = 0;
+        for (size_t p = 0; p < k; p++) {
+          long double x = t->ta ? Ae[p * m + i] : Ae[i * k + p];
+          long double y = t->tb ? Be[j * k + p] : Be[p * n + j];
+          s += x * y;
+          mag += fabsl(x * y);
+        }
+        size_t o = e * m * n + i * n + j;
+        long double cv = t->beta != 0 ? (long double)t->beta * C0[o] : 0;
+        ref[o] = (double)(t->alpha * s + cv);
+        bound[o] = (double)(fabsl((long double)t->alpha) * mag + fabsl(cv));
+      }
+  }
+  ocal_buffer w[3], v[3];
+  case_buffers(OCAL_F64, t, a, b, c, sa, sb, sc, w, v);
+  ocal_buffer bc = w[2], va = v[0], vb = v[1], vc = v[2];
+  const char *reason = NULL;
+  char what[200];
+  const char *engine = case_engine(OCAL_F64, t, "f64 ", what, sizeof what, &reason);
+  ck_assert_msg(strcmp(engine, expect_engine) == 0, "%s: engine %s (%s), expected %s", what,
+                engine, reason, expect_engine);
+  ck_assert_ocal(ocal_gemm(t->ta ? OCAL_TRANS : OCAL_NO_TRANS, t->tb ? OCAL_TRANS : OCAL_NO_TRANS,
+                           t->alpha, va, vb, t->beta, vc));
+  ck_assert_ocal(ocal_buffer_read(bc, 0, sc, got, NULL));
+  double tol = (double)(k + 8) * 0x1p-52, worst = 0;
+  for (size_t i = 0; i < nc; i++) {
+    double g = got[t->off + i], e = fabs(g - ref[i]);
+    ck_assert_msg(e <= tol * bound[i], "%s: C[%zu] = %.17g, expected %.17g (error %.3g, "
+                  "allowed %.3g)", what, i, g, ref[i], e, tol * bound[i]);
+    if (bound[i] > 0 && e / (tol * bound[i]) > worst) worst = e / (tol * bound[i]);
+  }
+  for (size_t i = 0; i < sc; i++)
+    if (i < t->off || i >= t->off + nc)
+      ck_assert_msg(got[i] == c[i], "%s: element %zu outside C's view changed", what, i);
+  printf("check_gemm_tc: %s: worst error %.3g of the tolerance\n", what, worst);
+  fflush(stdout);
+  case_buffers_release(w, v);
+  free(a), free(b), free(c), free(got), free(ref), free(bound);
+}
+
+/* Whether the device's real probe passes for f64 (no emulation). */
+static int device_has_f64_tc(void) {
+  reopen(NULL, 0);
+  return ocal__tc_probe_passed(fixture_ctx, OCAL_F64);
+}
+
+/* The f64 tensor-core engine on every transpose at odd shapes (the 8-byte copies and element
+ * stores), even ones (16-byte copies and stores), alpha/beta, beta = 0 over NaN, views at odd
+ * and even offsets, both of the engine's blocks (the large one where its blocks cover every
+ * compute unit), split k, batches with B 3-D and shared: real where the device's probe
+ * passes for f64, else emulated; chosen by the rule without OCAL_GEMM, forced with it. */
+START_TEST(test_f64_cases) {
+  if (groups_too_small("test_f64_cases")) return;
+  ocal_device_info d = {sizeof d};
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &d));
+  if (!d.has_fp64) {
+    printf("check_gemm_tc: test_f64_cases: SKIPPED: no double precision on this device\n");
+    return;
+  }
+  int emulated = !device_has_f64_tc();
+  reopen(NULL, emulated);
+  ck_assert_msg(ocal__tc_probe_passed(fixture_ctx, OCAL_F64), "the f64 probe fails%s",
+                emulated ? " in emulation" : "");
+  /* Each case with the transposes it runs (bit t: ta = t & 1, tb = t >> 1): all four on a
+   * GPU; emulated (PoCL in CI, where each build takes tens of seconds), five builds that take
+   * every copy path of A and B once: A and B transposed on the way in (NN odd, TT even), in
+   * 8-byte pieces (TN odd), in 16-byte pieces (TT and NN even), both blocks. */
+  static const struct {
+    gcase c;
+    unsigned gpu, emulated;
+  } cases[] = {
+      {{1, 1, 1, 1, 0, 0, 1.5, -0.5, 0, 0, 0}, 15, 1},
+      {{129, 7, 33, 1, 0, 0, 1.5, -0.5, 0, 0, 0}, 15, 1},
+      {{67, 45, 50, 1, 0, 0, -0.75, 0.0, 1, 3, 0}, 15, 2},
+      {{136, 72, 44, 1, 0, 0, 1.0, 1.0, 0, 8, 0}, 15, 8},
+      {{130, 260, 64, 1, 0, 0, 1.25, 0.5, 0, 0, 0}, 15, 1},
+      {{203, 301, 257, 1, 0, 0, 1.5, -0.5, 0, 0, 0}, 9, 0},
+      {{60, 50, 700, 1, 0, 0, 1.25, -0.5, 0, 5, 0}, 9, 1}, /* one small block: k split */
+      {{33, 20, 24, 3, 0, 0, 2.0, 0.5, 0, 4, 0}, 9, 1},
+      {{45, 17, 29, 2, 0, 0, 1.0, 0.0, 1, 1, 1}, 9, 1},
+  };
+  uint64_t seed = 900;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int t = 0; t < 4; t++) {
+      if (!((emulated ? cases[i].emulated : cases[i].gpu) >> t & 1)) continue;
+      gcase c = cases[i].c;
+      c.ta = t & 1, c.tb = t >> 1;
+      /* Forced, but for the one the rule gives the engine on PoCL's few compute units. */
+      reopen(emulated && c.n == 260 ? NULL : "tc", emulated);
+      run_f64_case(&c, DMMA_ENGINE, seed++);
+    }
+  /* On a GPU, products the rule itself gives the engine (8 x 8 tiles of 128 x 128 for 132
+   * compute units or fewer). */
+  reopen(NULL, 0);
+  if (!emulated)
+    for (int t = 0; t < 4; t++) {
+      gcase c = {1000, 1000, 1000, 1, t & 1, t >> 1, 1.5, -0.5, 0, 0, 0};
+      run_f64_case(&c, DMMA_ENGINE, 990 + (uint64_t)t);
+    }
+  unsetenv("OCAL_GEMM");
+  unsetenv("OCAL_GEMM_TC_EMULATE");
 }
 END_TEST
 
@@ -651,6 +795,40 @@ START_TEST(test_rule) {
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 64, 64, 64, 1, 1);
   ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
   ck_assert_ptr_nonnull(strstr(c.reason, "OCAL_GEMM_PRECISION"));
+  /* f64 (any precision) where the probe passed for it: the double-precision tensor cores for
+   * products of 128 x 128 tiles for a quarter of the compute units and k >= 64, CLBlast
+   * below; OCAL_GEMM=tc forces them, refused where the f64 probe failed; never wgmma. */
+  f.gemm = OCAL__ENGINE_AUTO;
+  f.tc_f64 = 1;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_DMMA);
+  ck_assert_ptr_nonnull(strstr(c.reason, "tensor cores (f64"));
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_TRANS, 1024, 1024, 1024, 1, 1); /* 64 tiles */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_DMMA);
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 256, 256, 256, 16, 1); /* 4 x 16 tiles */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_DMMA);
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 256, 256, 4096, 1, 1); /* 4 tiles */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_CLBLAST);
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 32, 1, 1); /* k too short */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_CLBLAST);
+  f.gemm = OCAL__ENGINE_TC;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 8, 8, 8, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_DMMA);
+  ck_assert_int_eq(c.named, 1);
+  f.gemm = OCAL__ENGINE_WGMMA;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
+  f.gemm = OCAL__ENGINE_CLBLAST;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_CLBLAST);
+  f.gemm = OCAL__ENGINE_TC;
+  f.tc_f64 = 0;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 8, 8, 8, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
+  ck_assert_ptr_nonnull(strstr(c.reason, "failed for f64"));
+  f.gemm = OCAL__ENGINE_AUTO;
+  c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
+  ck_assert_int_ne(c.engine, OCAL__GEMM_DMMA);
 }
 END_TEST
 
@@ -709,22 +887,29 @@ START_TEST(test_probe_answer_cached) {
    * runs again and rewrites the answer. The cache's key is the library's own. */
   char path[600];
   ck_assert(find_answer_file(dir, path, sizeof path));
-  const char *src = NULL;
-  for (size_t i = 0; i < ocal__source_count; i++)
-    if (strcmp(ocal__sources[i].name, "gemm_mma") == 0) src = ocal__sources[i].text;
+  /* Keyed on both kernels the probe checks, cl/gemm_mma.cl then cl/gemm_dmma.cl. */
+  const char *mma = NULL, *dmma = NULL;
+  for (size_t i = 0; i < ocal__source_count; i++) {
+    if (strcmp(ocal__sources[i].name, "gemm_mma") == 0) mma = ocal__sources[i].text;
+    if (strcmp(ocal__sources[i].name, "gemm_dmma") == 0) dmma = ocal__sources[i].text;
+  }
+  ck_assert(mma && dmma);
+  char *src = malloc(strlen(mma) + strlen(dmma) + 1);
   ck_assert_ptr_nonnull(src);
+  strcat(strcpy(src, mma), dmma);
   char *key = ocal__disk_cache_key(fixture_ctx, src,
                                    real ? "tensor-core probe answer"
                                         : "tensor-core probe answer, MMA_EMULATE=1");
   ck_assert_ptr_nonnull(key);
   static const char *const hostile[] = {
-      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=7 wgmma=0\n",  /* options out of range */
-      "ocal tensor-core probe 3\nok=2 f16=1 bf16=1 extra=0 wgmma=0\n",  /* not a verdict */
-      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=0 wgmma=9\n",  /* not a verdict */
-      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=0 wgmma=0\nx", /* trailing bytes */
-      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=+0 wgmma=0\n", /* not the written form */
-      "ocal tensor-core probe 2\nok=1 f16=1 bf16=1 extra=0\n",          /* an older version */
-      "ocal tensor-core probe 3\nok=1",                                  /* truncated */
+      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=7 wgmma=0 f64=1\n",  /* out of range */
+      "ocal tensor-core probe 4\nok=2 f16=1 bf16=1 extra=0 wgmma=0 f64=1\n",  /* not a verdict */
+      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=0 wgmma=9 f64=1\n",  /* not a verdict */
+      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=2\n",  /* not a verdict */
+      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=1\nx", /* trailing */
+      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=+0 wgmma=0 f64=1\n", /* not as written */
+      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=0 wgmma=0\n",        /* older version */
+      "ocal tensor-core probe 4\nok=1",                                        /* truncated */
   };
   for (size_t h = 0; h < sizeof hostile / sizeof hostile[0]; h++) {
     ocal__disk_cache_store(dir, key, (const unsigned char *)hostile[h], strlen(hostile[h]));
@@ -744,6 +929,7 @@ START_TEST(test_probe_answer_cached) {
   ck_assert_int_eq(from_disk, 0);
   ck_assert_uint_eq(probes, 1);
   free(key);
+  free(src);
   unsetenv("OCAL_CACHE_DIR");
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -765,6 +951,7 @@ static Suite *gemm_tc_suite(void) {
   tcase_add_test(tc, test_wgmma_cases);
   tcase_add_test(tc, test_wgmma_half_cases);
   tcase_add_test(tc, test_half_cases);
+  tcase_add_test(tc, test_f64_cases);
   tcase_add_test(tc, test_query_is_the_products_choice);
   suite_add_tcase(s, tc);
   return s;

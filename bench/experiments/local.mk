@@ -9,6 +9,7 @@ EXTRA_DIST += bench/experiments/README.md
 OCAL_EXPERIMENTS = \
 	bench/experiments/fft_fourstep_probe \
 	bench/experiments/fft_tune \
+	bench/experiments/gemm_dmma_probe \
 	bench/experiments/gemm_f32_probe \
 	bench/experiments/gemm_mma_probe \
 	bench/experiments/gemm_own \
@@ -39,6 +40,9 @@ bench_experiments_wgmma_probe_LDADD = $(OPENCL_LIBS)
 # Through libocal's public API.
 nodist_bench_experiments_fft_tune_SOURCES = bench/experiments/fft_tune.c
 bench_experiments_fft_tune_LDADD = src/libocal.la -lm
+nodist_bench_experiments_gemm_dmma_probe_SOURCES = bench/experiments/gemm_dmma_probe.c
+bench_experiments_gemm_dmma_probe_CFLAGS = $(EXPERIMENT_CL_CFLAGS)
+bench_experiments_gemm_dmma_probe_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
 nodist_bench_experiments_gemm_own_SOURCES = bench/experiments/gemm_own.c
 bench_experiments_gemm_own_LDADD = src/libocal.la -lm
 nodist_bench_experiments_gemm_splitk_SOURCES = bench/experiments/gemm_splitk.c

@@ -31,6 +31,7 @@ const ocal__gemm_engine *const ocal__gemm_engines[OCAL__GEMM_ENGINE_COUNT] = {
     [OCAL__GEMM_SPLITK] = CLBLAST_OR_NULL(ocal__gemm_engine_splitk),
     [OCAL__GEMM_TC] = &ocal__gemm_engine_tc,
     [OCAL__GEMM_WGMMA] = &ocal__gemm_engine_wgmma,
+    [OCAL__GEMM_DMMA] = &ocal__gemm_engine_dmma,
 };
 const ocal__gemv_engine *const ocal__gemv_engines[OCAL__GEMV_ENGINE_COUNT] = {
     [OCAL__GEMV_OWN] = &ocal__gemv_engine_own,

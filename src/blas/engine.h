@@ -2,8 +2,8 @@
  *
  * As src/fft/engine.h does for FFTs: every engine is a const table of operations in a file of
  * its own (gemm_own.c and gemv.c: ocal's kernels; clblast.c: CLBlast; splitk.c: CLBlast's
- * batched GEMM over slices of k summed by an ocal kernel; gemm_tc.c and gemm_wgmma.c: the
- * tensor-core kernels), and one rule (rule.c) picks the engine for a call of any type and says
+ * batched GEMM over slices of k summed by an ocal kernel; gemm_tc.c, gemm_wgmma.c and
+ * gemm_dmma.c: the tensor-core kernels), and one rule (rule.c) picks the engine for a call of any type and says
  * why. The rule is a pure function of the facts below, so a test can ask it what it picks on
  * a device it does not have (tests/check_blas.c: an H100's facts, a device without tensor
  * cores).
@@ -25,6 +25,7 @@ typedef enum ocal__gemm_engine_id {
   OCAL__GEMM_SPLITK,  /* CLBlast over slices of k, then ocal's sum */
   OCAL__GEMM_TC,      /* tensor cores (cl/gemm_mma.cl), where the device's probe passed */
   OCAL__GEMM_WGMMA,   /* Hopper's wgmma (cl/gemm_wgmma.cl), where its probe passed */
+  OCAL__GEMM_DMMA,    /* f64 tensor cores (cl/gemm_dmma.cl), where the probe passed for f64 */
   OCAL__GEMM_ENGINE_COUNT
 } ocal__gemm_engine_id;
 
@@ -55,6 +56,8 @@ typedef struct ocal__blas_facts {
   int tc_f16, tc_bf16;    /* the probe passed for the f16 / bf16 kernels (asked for f16/bf16
                              products unless OCAL_GEMM names ocal or clblast) */
   int wgmma_f16, wgmma_bf16; /* the wgmma kernel's probe passed for f16 / bf16 */
+  int tc_f64;             /* the probe passed for the f64 kernel (asked for f64 products unless
+                             OCAL_GEMM names another engine) */
 } ocal__blas_facts;
 
 /* A GEMM as the engines see it: checked, non-empty (m, n, k, batch > 0). `small_offsets`: every
@@ -98,6 +101,7 @@ typedef struct ocal__gemv_engine {
 extern const ocal__gemm_engine ocal__gemm_engine_own;
 extern const ocal__gemm_engine ocal__gemm_engine_tc;
 extern const ocal__gemm_engine ocal__gemm_engine_wgmma;
+extern const ocal__gemm_engine ocal__gemm_engine_dmma;
 extern const ocal__gemv_engine ocal__gemv_engine_own;
 extern const ocal__gemm_engine *const ocal__gemm_engines[OCAL__GEMM_ENGINE_COUNT];
 extern const ocal__gemv_engine *const ocal__gemv_engines[OCAL__GEMV_ENGINE_COUNT];

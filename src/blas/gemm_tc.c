@@ -76,20 +76,31 @@ ocal_status ocal__gemm_tc_enqueue(ocal_context ctx, const char *spell, const oca
     *not_built = 1;
     return s;
   }
+  return ocal__tc_launch_run(ctx, kern, L, TC_BM, TC_BN, TC_THREADS);
+}
+
+ocal_status ocal__tc_launch_run(ocal_context ctx, ocal__kernel *kern, const ocal__tc_launch *L,
+                                size_t bm, size_t bn, size_t threads) {
   cl_ulong a_off = L->a_off, b_off = L->b_off, c_off = L->c_off;
   cl_ulong as = L->a_stride, bs = L->b_stride, cs = L->c_stride;
   cl_uint lda = (cl_uint)L->lda, ldb = (cl_uint)L->ldb, ldc = (cl_uint)L->ldc;
   cl_uint m = (cl_uint)L->m, n = (cl_uint)L->n, k = (cl_uint)L->k;
   cl_uint kc = (cl_uint)L->kc, slices = (cl_uint)L->slices;
-  float alpha = L->alpha, beta = L->beta;
-  cl_int read_c = L->beta != 0.0f;
+  /* alpha and beta in the kernels' accumulation type: double for f64, else f32. */
+  int f64 = L->dtype == OCAL_F64;
+  double alpha = L->alpha, beta = L->beta;
+  float alpha_f = (float)alpha, beta_f = (float)beta;
+  cl_int read_c = f64 ? beta != 0.0 : beta_f != 0.0f;
   ocal__arg args[] = {OCAL__ARG(L->a), OCAL__ARG(a_off), OCAL__ARG(lda), OCAL__ARG(as),
                       OCAL__ARG(L->b), OCAL__ARG(b_off), OCAL__ARG(ldb), OCAL__ARG(bs),
                       OCAL__ARG(L->c), OCAL__ARG(c_off), OCAL__ARG(ldc), OCAL__ARG(cs),
                       OCAL__ARG(m),    OCAL__ARG(n),     OCAL__ARG(k),   OCAL__ARG(kc),
-                      OCAL__ARG(slices), OCAL__ARG(alpha), OCAL__ARG(beta), OCAL__ARG(read_c)};
-  size_t local[3] = {TC_THREADS, 1, 1};
-  size_t global[3] = {ocal__ceil_div(L->n, TC_BN) * TC_THREADS, ocal__ceil_div(L->m, TC_BM),
+                      OCAL__ARG(slices),
+                      f64 ? OCAL__ARG(alpha) : OCAL__ARG(alpha_f),
+                      f64 ? OCAL__ARG(beta) : OCAL__ARG(beta_f),
+                      OCAL__ARG(read_c)};
+  size_t local[3] = {threads, 1, 1};
+  size_t global[3] = {ocal__ceil_div(L->n, bn) * threads, ocal__ceil_div(L->m, bm),
                       L->batch * L->slices};
   return ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args,
                              FUNC);
@@ -117,31 +128,32 @@ void ocal__tc_launch_of(const ocal__gemm_call *g, ocal__tc_launch *L) {
                            c->offset,
                            g->n,
                            g->m * g->n,
-                           (float)g->alpha,
-                           (float)g->beta,
+                           g->alpha,
+                           g->beta,
                            g->k,
                            1};
   *L = whole;
 }
 
-/* The slices of k for an f32 product whose output has fewer 128 x 128 tiles than the device
- * has compute units: the kernel writes alpha times each slice's partial product into scratch
- * *w and ocal's split-k sum adds them and beta C, as gemm_own.c does. Slices of at least 256
- * (32 k steps, so the 4-stage ring runs full), whole k steps of 8, at most 8 of them; none
- * where the scratch does not fit. */
-static void split_k(const ocal__gemm_call *g, ocal__tc_launch *L, cl_mem *w) {
+/* The slices of k for a product whose output has fewer bm x bn blocks than the device has
+ * compute units: the kernel writes alpha times each slice's partial product into scratch *w
+ * (elements of `elem` bytes) and ocal's split-k sum adds them and beta C, as gemm_own.c does.
+ * Slices of at least 256 (so that a pipeline of k steps runs full), whole k steps, at most 8
+ * of them; none where the scratch does not fit. */
+void ocal__tc_split_k(const ocal__gemm_call *g, size_t bm, size_t bn, size_t kstep, size_t elem,
+                      ocal__tc_launch *L, cl_mem *w) {
   ocal_context ctx = g->ctx;
   size_t slices = 1, kc = g->k;
   size_t cu = ocal__context_info(ctx)->compute_units ? ocal__context_info(ctx)->compute_units : 1;
-  size_t tiles = ocal__ceil_div(g->m, TC_BM) * ocal__ceil_div(g->n, TC_BN);
+  size_t tiles = ocal__ceil_div(g->m, bm) * ocal__ceil_div(g->n, bn);
   *w = NULL;
   if (g->batch == 1)
     while (slices < 8 && tiles * slices < cu && g->k / (slices * 2) >= 256) slices *= 2;
   if (slices == 1) return;
-  kc = ocal__round_up(ocal__ceil_div(g->k, slices), 8);
+  kc = ocal__round_up(ocal__ceil_div(g->k, slices), kstep);
   slices = ocal__ceil_div(g->k, kc);
   size_t bytes;
-  if (ocal__mul_overflows(g->m * g->n, slices * sizeof(float), &bytes) ||
+  if (ocal__mul_overflows(g->m * g->n, slices * elem, &bytes) ||
       bytes > ocal__context_info(ctx)->max_alloc_bytes / 4 ||
       ocal__device_alloc(ctx, bytes, w) != OCAL_OK) {
     *w = NULL; /* no room: one pass */
@@ -149,7 +161,7 @@ static void split_k(const ocal__gemm_call *g, ocal__tc_launch *L, cl_mem *w) {
   }
   L->c = *w;
   L->c_off = 0;
-  L->beta = 0.0f;
+  L->beta = 0.0;
   L->kc = kc;
   L->slices = slices;
 }
@@ -168,7 +180,8 @@ static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *cho
   ocal__tc_launch L;
   ocal__tc_launch_of(g, &L);
   cl_mem w = NULL;
-  if (g->dtype == OCAL_F32) split_k(g, &L, &w); /* the 16-bit kernels do not split k */
+  if (g->dtype == OCAL_F32) /* the 16-bit kernels do not split k */
+    ocal__tc_split_k(g, TC_BM, TC_BN, 8, sizeof(float), &L, &w);
   int failed = 0;
   char spell[64];
   ocal__tc_spelling(ctx, spell, sizeof spell);

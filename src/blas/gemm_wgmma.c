@@ -109,8 +109,8 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int
   cl_ulong ao = a_off, bo = b_off, co = L->c_off, as_ = as, bs_ = bs, cs = L->c_stride;
   cl_uint la = (cl_uint)lda, lb = (cl_uint)ldb, lc = (cl_uint)L->ldc;
   cl_uint m = (cl_uint)L->m, n = (cl_uint)L->n, k = (cl_uint)L->k;
-  float alpha = L->alpha, beta = L->beta;
-  cl_int read_c = L->beta != 0.0f;
+  float alpha = (float)L->alpha, beta = (float)L->beta;
+  cl_int read_c = beta != 0.0f;
   ocal__arg args[] = {OCAL__ARG(a),     OCAL__ARG(ao),    OCAL__ARG(la), OCAL__ARG(as_),
                       OCAL__ARG(b),     OCAL__ARG(bo),    OCAL__ARG(lb), OCAL__ARG(bs_),
                       OCAL__ARG(L->c),  OCAL__ARG(co),    OCAL__ARG(lc), OCAL__ARG(cs),

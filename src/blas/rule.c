@@ -60,6 +60,8 @@ void ocal__blas_facts_of_device(ocal_context ctx, ocal_dtype dtype, ocal__blas_f
     f->wgmma_f16 = ocal__tc_probe_wgmma_passed(ctx, OCAL_F16);
     f->wgmma_bf16 = ocal__tc_probe_wgmma_passed(ctx, OCAL_BF16);
   }
+  if (dtype == OCAL_F64 && (f->gemm == OCAL__ENGINE_AUTO || f->gemm == OCAL__ENGINE_TC))
+    f->tc_f64 = ocal__tc_probe_passed(ctx, OCAL_F64);
 #ifdef OCAL_HAVE_CLBLAST
   f->have_clblast = 1;
 #endif
@@ -132,6 +134,7 @@ static int probe_passed(const ocal__blas_facts *f, ocal_dtype dtype, int wgmma) 
   case OCAL_F32: return wgmma ? f->wgmma : f->tc;
   case OCAL_F16: return wgmma ? f->wgmma_f16 : f->tc_f16;
   case OCAL_BF16: return wgmma ? f->wgmma_bf16 : f->tc_bf16;
+  case OCAL_F64: return wgmma ? 0 : f->tc_f64;
   default: return 0;
   }
 }
@@ -142,9 +145,23 @@ static ocal__gemm_choice named_tensor_cores(const ocal__blas_facts *f, ocal_dtyp
                                             int fits) {
   int wg = f->gemm == OCAL__ENGINE_WGMMA, half = ocal__dtype_is_half(dtype);
   ocal__gemm_choice c = {OCAL__GEMM_ENGINE_COUNT, 0, 0, 1, 0, ""};
+  if (dtype == OCAL_F64 && !wg) {
+    /* f64 on tensor cores is exact IEEE double: no precision setting is asked. */
+    if (!f->tc_f64)
+      c.reason = "OCAL_GEMM=tc, but this device's tensor-core probe failed for f64 (ocal info "
+                 "says why)";
+    else if (!fits)
+      c.reason = "OCAL_GEMM=tc, but a dimension exceeds 2^31 - 1";
+    else {
+      c.engine = OCAL__GEMM_DMMA;
+      c.reason = "OCAL_GEMM=tc: tensor cores (f64, mma.sync)";
+    }
+    return c;
+  }
   if (dtype != OCAL_F32 && !half)
     c.reason = wg ? "OCAL_GEMM=wgmma: the wgmma engine takes f32, f16 and bf16 products only"
-                  : "OCAL_GEMM=tc: the tensor-core engine takes f32, f16 and bf16 products only";
+                  : "OCAL_GEMM=tc: the tensor-core engine takes f32, f16, bf16 and f64 products "
+                    "only";
   else if (!half && f->precision != OCAL_GEMM_PRECISION_TF32)
     c.reason = wg ? "OCAL_GEMM=wgmma, but the context's GEMM precision is fp32 (exact IEEE): "
                     "set OCAL_GEMM_PRECISION=tf32 (or the gemm_precision option) to allow TF32"
@@ -195,6 +212,17 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
     c = ocal__gemm_rule(f, OCAL_F32, ta, m, n, k, batch, small_offsets);
     c.widen = 1;
     return c;
+  }
+  /* f64 on the double-precision tensor cores where the probe passed for f64 and the output
+   * has 128 x 128 tiles for at least a quarter of the compute units (the engine takes smaller
+   * blocks, then splits k, to fill the rest); smaller products keep CLBlast's kernel. */
+  if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F64 && f->tc_f64 && fits) {
+    size_t tiles = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 128) * batch;
+    if (k >= 64 && tiles * 4 >= f->compute_units) {
+      c.engine = OCAL__GEMM_DMMA;
+      c.reason = "f64, probe passed: tensor cores (f64, mma.sync)";
+      return c;
+    }
   }
   /* With TF32 allowed: the tensor-core kernel has one tile, 128 x 128 (gemm_tc.c splits k
    * for outputs of fewer tiles than compute units), so it is taken where the output fills at

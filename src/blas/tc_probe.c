@@ -6,7 +6,7 @@
  * cl/gemm_mma.cl and runs it: ocal_mma_probe (one m16n8k8 TF32, one m16n8k16 f16 and bf16
  * product of small integers, exact in f32; 32 f32 -> TF32 conversions at every rounding case;
  * the __local address round trip that cp.async and ldmatrix rely on), then one small GEMM of
- * each variant the engines run, against a host reference. It is asked only on devices whose
+ * each variant the engines run (cl/gemm_dmma.cl's f64 ones too), against a host reference. It is asked only on devices whose
  * driver reports a compute capability of 8.0 or more (the PTX target with mma.sync's TF32
  * shapes, cp.async and ldmatrix); anywhere else the answer is no without a build. The answer
  * is kept in the context and in the disk cache (tc_answer.c).
@@ -345,6 +345,61 @@ done:
   return s;
 }
 
+/* One f64 GEMM of the engine's block `which` (OCAL__DMMA_*), 136 x 72 x 44, alpha 1.5,
+ * beta -0.5, A and B not transposed (A's copies transpose, B's do not), against a host
+ * product summed in double. The bound, (k + 8) 2^-52 of |alpha| sum |a b| + |beta c|, is
+ * what double FMAs leave; any narrower arithmetic or a layout error is far above it. */
+static ocal_status run_probe_gemm_f64(ocal_context ctx, const char *spell, int which, int *ok) {
+  const size_t M = 136, N = 72, K = 44;
+  const size_t na = M * K, nb = K * N, nc = M * N;
+  double *h = malloc(sizeof(double) * (na + nb + 2 * nc));
+  *ok = 0;
+  ocal_status s = OCAL_OK;
+  cl_mem ma = NULL, mb = NULL, mc = NULL;
+  if (!h) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, FUNC, "no memory for the tensor-core probe");
+  uint64_t seed = 0x646d6d612d663634ull;
+  for (size_t i = 0; i < na + nb + nc; i++) h[i] = rng_unit(&seed);
+  const double *a = h, *b = h + na, *c0 = h + na + nb;
+  double *got = h + na + nb + nc;
+  if ((s = make_buffer(ctx, na * 8, a, &ma)) != OCAL_OK ||
+      (s = make_buffer(ctx, nb * 8, b, &mb)) != OCAL_OK ||
+      (s = make_buffer(ctx, nc * 8, c0, &mc)) != OCAL_OK)
+    goto done;
+  const double alpha = 1.5, beta = -0.5;
+  ocal__tc_launch L = {OCAL_F64, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
+                       alpha, beta, K, 1};
+  int not_built;
+  s = ocal__gemm_dmma_enqueue(ctx, spell, which, &L, &not_built);
+  if (s != OCAL_OK) {
+    if (not_built) s = OCAL_OK; /* does not build: the answer is no */
+    goto done;
+  }
+  cl_int err = clEnqueueReadBuffer(ocal__context_queue(ctx), mc, CL_TRUE, 0, nc * 8, got, 0,
+                                   NULL, NULL);
+  if (err != CL_SUCCESS) {
+    s = ocal__cl_fail(ocal__context_info(ctx)->name, err, "clEnqueueReadBuffer", FUNC);
+    goto done;
+  }
+  *ok = 1;
+  for (size_t i = 0; i < M; i++)
+    for (size_t j = 0; j < N; j++) {
+      double sum = 0, mag = 0;
+      for (size_t p = 0; p < K; p++) {
+        sum += a[i * K + p] * b[p * N + j];
+        mag += fabs(a[i * K + p] * b[p * N + j]);
+      }
+      double ref = alpha * sum + beta * c0[i * N + j];
+      double bound = fabs(alpha) * mag + fabs(beta * c0[i * N + j]);
+      if (!(fabs(got[i * N + j] - ref) <= (double)(K + 8) * ldexp(1.0, -52) * bound)) *ok = 0;
+    }
+done:
+  if (ma) clReleaseMemObject(ma);
+  if (mb) clReleaseMemObject(mb);
+  if (mc) clReleaseMemObject(mc);
+  free(h);
+  return s;
+}
+
 /* Runs the probe (st locked, answer unknown). Sets the answer; never fails the caller: a
  * probe that cannot run is a "no" with the reason in detail. */
 static void probe(ocal_context ctx, tc_state *st) {
@@ -367,11 +422,12 @@ static void probe(ocal_context ctx, tc_state *st) {
   if (ocal__tc_answer_load(ctx, &st->ans)) {
     const ocal__tc_answer *a = &st->ans;
     st->from_disk = 1;
-    snprintf(st->detail, sizeof st->detail, "%s (f16 %s, bf16 %s, wgmma %s; the probe's answer "
-             "for this device and driver, from the disk cache)",
+    snprintf(st->detail, sizeof st->detail, "%s (f16 %s, bf16 %s, f64 %s, wgmma %s; the probe's "
+             "answer for this device and driver, from the disk cache)",
              a->ok ? "tensor cores (tf32, mma.sync m16n8k8): probe passed"
                    : "no tensor cores: the probe failed",
              a->f16 ? "passed" : "failed", a->bf16 ? "passed" : "failed",
+             a->f64 ? "passed" : "failed",
              a->wgmma == 7 ? "passed" : a->wgmma ? "passed in part" : "no");
     return;
   }
@@ -448,6 +504,11 @@ static void probe(ocal_context ctx, tc_state *st) {
     s = run_probe_gemm_half(pctx, spell, OCAL_BF16, 0, &bf16_gemm);
   f16 = f16 && f16_gemm;
   bf16 = bf16 && bf16_gemm;
+  /* The f64 kernel, each of the engine's blocks (its PTX shares only the address mode). */
+  int f64 = addr && d->has_fp64;
+  for (int b = 0; b < OCAL__DMMA_BLOCKS && s == OCAL_OK && f64; b++)
+    s = run_probe_gemm_f64(pctx, spell, b, &f64);
+  if (s != OCAL_OK) f64 = 0;
   if (s != OCAL_OK) {
     /* A run that failed (not a wrong answer) may be a passing fault of the driver: the
      * answer is kept for this context only. */
@@ -461,15 +522,17 @@ static void probe(ocal_context ctx, tc_state *st) {
   a->ok = tf32 && cvt && addr && gemm;
   a->f16 = f16;
   a->bf16 = bf16;
+  a->f64 = f64;
   a->wgmma = a->ok && wgmma ? OCAL__WG_TF32 | (f16 && wg_f16 ? OCAL__WG_F16 : 0) |
                                   (bf16 && wg_bf16 ? OCAL__WG_BF16 : 0)
                             : 0;
   if (a->ok)
     snprintf(st->detail, sizeof st->detail,
              "tensor cores (tf32, mma.sync m16n8k8): probe passed%s (TF32 GEMM check worst "
-             "error %.3g of its bound; f16 %s, bf16 %s; wgmma %s)",
+             "error %.3g of its bound; f16 %s, bf16 %s, f64 %s; wgmma %s)",
              emulate ? " in emulation (OCAL_GEMM_TC_EMULATE)" : "", worst,
-             f16 ? "passed" : "failed", bf16 ? "passed" : "failed", wg);
+             f16 ? "passed" : "failed", bf16 ? "passed" : "failed", f64 ? "passed" : "failed",
+             wg);
   else
     snprintf(st->detail, sizeof st->detail,
              "no tensor cores: the probe ran but %s", !tf32   ? "the TF32 mma product was wrong"
@@ -505,8 +568,11 @@ int ocal__tc_probe_passed(ocal_context ctx, ocal_dtype dtype) {
   tc_state *st = known_state(ctx);
   if (!st) return 0;
   pthread_mutex_lock(&st->lock);
-  int ok = dtype == OCAL_F32 ? st->ans.ok : dtype == OCAL_F16 ? st->ans.f16
-                                          : dtype == OCAL_BF16 ? st->ans.bf16 : 0;
+  int ok = dtype == OCAL_F32    ? st->ans.ok
+           : dtype == OCAL_F16  ? st->ans.f16
+           : dtype == OCAL_BF16 ? st->ans.bf16
+           : dtype == OCAL_F64  ? st->ans.f64
+                                : 0;
   pthread_mutex_unlock(&st->lock);
   return ok;
 }

@@ -9,23 +9,40 @@
 /* One tensor-core product as the kernels take it: row-major, offsets and strides in
  * elements, batch strides 0 for a matrix shared by every entry. */
 typedef struct ocal__tc_launch {
-  ocal_dtype dtype; /* OCAL_F32 (TF32 kernels), OCAL_F16 or OCAL_BF16 (m16n8k16, C alike) */
+  ocal_dtype dtype; /* OCAL_F32 (TF32 kernels), OCAL_F16 or OCAL_BF16 (m16n8k16, C alike),
+                       OCAL_F64 (cl/gemm_dmma.cl) */
   int ta, tb;
   size_t m, n, k, batch;
   cl_mem a, b, c;
   size_t a_off, lda, a_stride, b_off, ldb, b_stride, c_off, ldc, c_stride;
-  float alpha, beta;
+  double alpha, beta; /* rounded to f32 for the f32-accumulating kernels */
   size_t kc, slices; /* slices of k (kc each, whole k steps): C entry z = batch entry x slices */
 } ocal__tc_launch;
 
 /* The launch of the whole product g, C in place, one slice of k. */
 void ocal__tc_launch_of(const ocal__gemm_call *g, ocal__tc_launch *launch);
+/* Enqueues a built mma.sync kernel (cl/gemm_mma.cl or cl/gemm_dmma.cl: the same arguments,
+ * alpha and beta in double for f64, else f32) on bm x bn blocks of `threads` work-items. */
+ocal_status ocal__tc_launch_run(ocal_context ctx, ocal__kernel *kern,
+                                const ocal__tc_launch *launch, size_t bm, size_t bn,
+                                size_t threads);
+/* Splits k for a product of fewer bm x bn blocks than compute units (gemm_tc.c): C goes to
+ * scratch *w (elements of `elem` bytes, NULL when not split), whole steps of kstep a slice;
+ * the caller sums it into C with ocal__gemm_splitk_sum and frees it. */
+void ocal__tc_split_k(const ocal__gemm_call *g, size_t bm, size_t bn, size_t kstep, size_t elem,
+                      ocal__tc_launch *launch, cl_mem *w);
 
 /* Builds (or finds) the mma.sync variant for the launch, with the build options `spell`
  * (ocal__tc_spelling), and enqueues it (gemm_tc.c). *not_built = 1 when it does not build
  * or takes fewer work-items than it needs (nothing enqueued). */
 ocal_status ocal__gemm_tc_enqueue(ocal_context ctx, const char *spell,
                                   const ocal__tc_launch *launch, int *not_built);
+/* The f64 kernel's blocks (gemm_dmma.c): which one an m x n output (x batch) takes, and the
+ * build of it (or the one found) for the launch, enqueued; *not_built as above. */
+enum { OCAL__DMMA_SMALL, OCAL__DMMA_MID, OCAL__DMMA_BIG, OCAL__DMMA_BLOCKS };
+int ocal__gemm_dmma_block(ocal_context ctx, size_t m, size_t n, size_t batch);
+ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int which,
+                                    const ocal__tc_launch *launch, int *not_built);
 /* A product on the wgmma kernel (gemm_wgmma.c): OCAL_F32 in TF32, or OCAL_F16/OCAL_BF16 with C
  * of that type; one slice of k. Operands that are not k-contiguous and 16-byte aligned are
  * packed into scratch first. *not_built = 1 when the kernel does not build (nothing enqueued). */
@@ -35,7 +52,8 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *launch
 /* ---- the probe (tc_probe.c) ------------------------------------------------------------ */
 
 /* Whether the probe passed (it runs once per context, or its answer comes from the disk
- * cache) for the mma.sync kernels of dtype (OCAL_F32 in TF32, OCAL_F16, OCAL_BF16), and for
+ * cache) for the mma.sync kernels of dtype (OCAL_F32 in TF32, OCAL_F16, OCAL_BF16, OCAL_F64),
+ * and for
  * the wgmma kernel of dtype. */
 int ocal__tc_probe_passed(ocal_context ctx, ocal_dtype dtype);
 int ocal__tc_probe_wgmma_passed(ocal_context ctx, ocal_dtype dtype);
@@ -49,11 +67,11 @@ int ocal__tc_emulated(ocal_context ctx);
 
 /* ---- the probe's answer in the disk cache (tc_answer.c) ------------------------------- */
 
-/* What the probe found: TF32 tensor cores usable (ok), the f16 and bf16 kernels, the wgmma
- * checks that passed (OCAL__WG_* bits), and the spelling that builds (index). */
+/* What the probe found: TF32 tensor cores usable (ok), the f16, bf16 and f64 kernels, the
+ * wgmma checks that passed (OCAL__WG_* bits), and the spelling that builds (index). */
 enum { OCAL__WG_TF32 = 1, OCAL__WG_F16 = 2, OCAL__WG_BF16 = 4 };
 typedef struct ocal__tc_answer {
-  int ok, f16, bf16, extra, wgmma;
+  int ok, f16, bf16, extra, wgmma, f64;
 } ocal__tc_answer;
 
 /* 1 and *answer where the context's cache holds the answer for this device, driver, ocal

@@ -1,0 +1,119 @@
+/* ocal — the engine "tensor cores (f64, mma.sync)": f64 products on NVIDIA's double-precision
+ * tensor cores, cl/gemm_dmma.cl through inline PTX (compute capability 8.0 and up).
+ *
+ * Why: an f64 product on the tensor cores is still exact IEEE double arithmetic (every term a
+ * double FMA), and runs several times faster than the FP64 units CLBlast's kernel uses
+ * (docs/tensor-cores.md). The rule (rule.c) picks this engine only where the device's probe
+ * (tc_probe.c) passed for f64. Products of too few blocks to fill the device take a smaller
+ * block, then split k. Compute capability 9.0 and up take Hopper's m16n8k4 / m16n8k8 shapes. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "tensor_cores.h"
+
+#define FUNC "ocal_gemm"
+#define DMMA_LOCAL_MAX 49152u  /* NVIDIA's 48 KiB of local memory a work-group */
+#define DMMA_LOCAL_RESERVE 1024u /* kept free for what the compiler adds (gemm_tc.c says why) */
+
+/* One build of cl/gemm_dmma.cl: block, k step, warps, instruction (884: m8n8k4, compute
+ * capability 8.0; 1684 / 1688: m16n8k4 / m16n8k8, 9.0), local stages, block raster. */
+typedef struct dmma_variant {
+  unsigned bm, bn, bk, warps_m, warps_n, shape, stages, raster;
+} dmma_variant;
+
+/* Per instruction set, the engine's three blocks (OCAL__DMMA_SMALL, _MID, _BIG): the fastest
+ * of bench/experiments/gemm_dmma_probe's variants on an H100 at 1024^3, 4096^3 and 8192^3
+ * (docs/tensor-cores.md). Hopper's m16n8k* shapes ran half again as fast as m8n8k4 there. */
+static const dmma_variant sm80[3] = {{64, 64, 8, 2, 2, 884, 4, 8},
+                                     {128, 64, 8, 2, 2, 884, 3, 8},
+                                     {128, 64, 8, 2, 2, 884, 3, 8}};
+static const dmma_variant sm90[3] = {{64, 64, 8, 2, 2, 1688, 4, 8},
+                                     {128, 64, 8, 2, 2, 1688, 3, 8},
+                                     {128, 128, 8, 2, 4, 1684, 2, 8}};
+
+static const dmma_variant *variant_of(ocal_context ctx, int which) {
+  return ocal__context_compute_capability(ctx) >= 90 ? &sm90[which] : &sm80[which];
+}
+
+static size_t blocks_of(size_t bm, size_t bn, size_t m, size_t n, size_t batch) {
+  return ocal__ceil_div(m, bm) * ocal__ceil_div(n, bn) * batch;
+}
+
+/* The small block where 128 x 128 blocks would leave compute units idle; the large one for
+ * outputs beyond 4096^2, where the 128 x 64 block lost a tenth to it (8192^3), the 128 x 64
+ * one between (a tenth ahead at 4096^3). */
+int ocal__gemm_dmma_block(ocal_context ctx, size_t m, size_t n, size_t batch) {
+  if (blocks_of(128, 128, m, n, batch) < ocal__context_info(ctx)->compute_units)
+    return OCAL__DMMA_SMALL;
+  return (double)m * (double)n * (double)batch <= 4096.0 * 4096.0 ? OCAL__DMMA_MID
+                                                                   : OCAL__DMMA_BIG;
+}
+
+ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int which,
+                                    const ocal__tc_launch *L, int *not_built) {
+  const dmma_variant *v = variant_of(ctx, which);
+  /* 16-byte pieces where every offset, leading dimension and batch stride is even. */
+  int vec = L->lda % 2 == 0 && L->ldb % 2 == 0 && L->ldc % 2 == 0 && L->a_off % 2 == 0 &&
+            L->b_off % 2 == 0 && L->c_off % 2 == 0 && L->a_stride % 2 == 0 &&
+            L->b_stride % 2 == 0 && L->c_stride % 2 == 0;
+  uint64_t local = ocal__context_info(ctx)->local_mem_bytes;
+  unsigned local_max = local < DMMA_LOCAL_MAX ? (unsigned)local : DMMA_LOCAL_MAX;
+  local_max = local_max > DMMA_LOCAL_RESERVE ? local_max - DMMA_LOCAL_RESERVE : 0;
+  char options[320];
+  snprintf(options, sizeof options,
+           "%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u -DWARPS_N=%u "
+           "-DSHAPE=%u -DSTAGES=%u -DRASTER=%u -DLOCAL_MAX=%u",
+           spell, L->ta, L->tb, vec, v->bm, v->bn, v->bk, v->warps_m, v->warps_n, v->shape,
+           v->stages, v->raster, local_max);
+  size_t threads = 32u * v->warps_m * v->warps_n;
+  ocal__kernel *kern;
+  *not_built = 0;
+  ocal_status s =
+      ocal__library_kernel_from(ctx, "gemm_dmma", options, "ocal_gemm_dmma", &kern, NULL, FUNC);
+  if (s == OCAL_OK && kern->work_group_size < threads)
+    s = ocal__fail(OCAL_UNSUPPORTED, FUNC,
+                   "the f64 tensor-core kernel takes %zu work-items a group on %s, fewer than "
+                   "its %zu",
+                   kern->work_group_size, ocal__context_info(ctx)->name, threads);
+  if (s != OCAL_OK) {
+    *not_built = 1;
+    return s;
+  }
+  return ocal__tc_launch_run(ctx, kern, L, v->bm, v->bn, threads);
+}
+
+static ocal_status dmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *choice,
+                            int *not_built) {
+  *not_built = 0;
+  ocal_context ctx = g->ctx;
+  if (!ocal__tc_probe_passed(ctx, OCAL_F64)) { /* the rule asked the probe: not reached */
+    if (choice->named)
+      return ocal__fail(OCAL_UNSUPPORTED, FUNC,
+                        "OCAL_GEMM=tc: this device's tensor-core probe failed for f64");
+    *not_built = 1;
+    return OCAL_OK;
+  }
+  ocal__tc_launch L;
+  ocal__tc_launch_of(g, &L);
+  int which = ocal__gemm_dmma_block(ctx, g->m, g->n, g->batch);
+  cl_mem w = NULL;
+  if (which == OCAL__DMMA_SMALL) { /* even the small blocks leave compute units idle: split k */
+    const dmma_variant *v = variant_of(ctx, which);
+    ocal__tc_split_k(g, v->bm, v->bn, v->bk, sizeof(double), &L, &w);
+  }
+  int failed = 0;
+  char spell[64];
+  ocal__tc_spelling(ctx, spell, sizeof spell);
+  ocal_status s = ocal__gemm_dmma_enqueue(ctx, spell, which, &L, &failed);
+  if (s == OCAL_OK && w)
+    s = ocal__gemm_splitk_sum(ctx, OCAL_F64, w, g->m * g->n, L.slices, g->beta, g->c);
+  if (w) ocal__device_free(ctx, w);
+  if (failed && !choice->named) {
+    *not_built = 1; /* blas.c runs ocal's kernel; the build's message is not the caller's */
+    return OCAL_OK;
+  }
+  return s;
+}
+
+const ocal__gemm_engine ocal__gemm_engine_dmma = {"tensor cores (f64, mma.sync)", NULL, dmma_run};
