@@ -224,9 +224,15 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
   cl_long c_ddof = job->ddof;
   cl_mem dst = job->out, fin = job->out;
   cl_uint fin_base = 0, fin_epoch = 0;
-  /* One pass for a single output: the last work-group merges (cl/reduce.cl says how). */
+  /* One pass for a single output: the last work-group merges (cl/reduce.cl says how). It
+   * saves a launch where that launch is a large part of the time; past OCAL__RED_ONE_PASS_MAX
+   * bytes of a row, the last group's merge costs more than a second launch
+   * (docs/reduce.md#the-plan). */
   const int one_pass = contig && outputs == 1 && chunks > 1 && job->lb &&
-                       ocal__context_int64_atomics(ctx) && tune.onepass != 2;
+                       ocal__context_int64_atomics(ctx) &&
+                       (tune.onepass == 1 ||
+                        (tune.onepass == 0 &&
+                         R * ocal_dtype_size(job->dtype) <= OCAL__RED_ONE_PASS_MAX));
   if (one_pass) {
     status = ocal__lookback_reserve(ctx, job->lb, 2 * chunks, &fin_base, &fin_epoch);
     if (status != OCAL_OK) return status;

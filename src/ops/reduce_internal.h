@@ -54,10 +54,15 @@ size_t ocal__rs_target_items(ocal_context ctx);
 
 /* The reductions' launch shape as OCAL_REDUCE_TUNE sets it, 0 where it leaves the rule's:
  * contig work-group size, its groups per compute unit for long rows, vectors in flight
- * per work-item (cl/reduce.cl's OCAL_RED_UNROLL), one pass (1) or a second launch (2, from
- * onepass=0) for single-output reductions; the strided kernels' fraction of the device's
+ * per work-item (cl/reduce.cl's OCAL_RED_UNROLL), one pass (1), a second launch (2, from
+ * onepass=0) or the size rule (0) for single-output reductions; the strided kernels' fraction of the device's
  * work-items (cdiv: a half is 2), their work-group size, and rows in flight per work-item of
- * strided_v (OCAL_RED_ROWS); pipe 1 loads a step ahead (OCAL_RED_PIPE). */
+ * strided_v (OCAL_RED_ROWS); loading a step ahead (OCAL_RED_PIPE) in contig and strided_v
+ * (pipe 1), in neither (2, from pipe=0), or by default in strided_v alone (0). */
+/* The longest row (in bytes) reduced in one pass by default: 2^22 f32 ran 1.7x faster in one
+ * pass than with a second launch on an H100, 2^24 f32 8% slower. */
+#define OCAL__RED_ONE_PASS_MAX ((size_t)16 << 20)
+
 typedef struct ocal__reduce_tune {
   long wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe;
 } ocal__reduce_tune;
