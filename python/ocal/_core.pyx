@@ -7,6 +7,7 @@ from libc.string cimport memset
 from cpython.pycapsule cimport PyCapsule_New
 from _capi cimport *
 
+import builtins as _builtins
 import numpy as np
 from ocal._errors import BY_STATUS, OcalError, TypeMismatchError, UnsupportedError, \
     InvalidHandleError, ShapeMismatchError, InvalidArgumentError
@@ -428,10 +429,11 @@ cdef class Array:
                 if step != 1:
                     raise UnsupportedError("ocal: slices with a step are not views in ocal; "
                                            "use .get()[...] on the host")
-                if pos != 0 and (start, stop) != (0, n):
-                    raise UnsupportedError("ocal: only the first indexed axis may be sliced "
-                                           "partially (ocal views are contiguous ranges)")
-                stop = max(stop, start)
+                if dims and (start, stop) != (0, n):
+                    raise UnsupportedError("ocal: only one axis after the integer indices may "
+                                           "be sliced partially (ocal views are contiguous "
+                                           "ranges); use .get()[...]")
+                stop = _builtins.max(stop, start)
                 offset += start * stride
                 dims.append(stop - start)
             elif hasattr(k, "__index__"):
@@ -460,7 +462,7 @@ cdef class Array:
         elif np.isscalar(value):
             dst.fill(value)
         else:
-            host = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dst.dtype), dst.shape))
+            host = np.asarray(np.broadcast_to(np.asarray(value, dst.dtype), dst.shape), order="C")
             dst._write(host)
 
     cdef _write(self, host):
@@ -474,7 +476,7 @@ cdef class Array:
 
     def set(self, host):
         """Copies a NumPy array of the same shape into this array (blocks)."""
-        host = np.ascontiguousarray(host, dtype=self.dtype)
+        host = np.asarray(host, dtype=self.dtype, order="C")
         if host.shape != self.shape:
             raise ShapeMismatchError("ocal: set() of shape %r into an array of shape %r"
                                      % (host.shape, self.shape))
@@ -766,7 +768,7 @@ def asarray(obj, dtype=None, ctx=None):
             obj = a.get()
         else:
             return a.astype(dtype)
-    host = np.ascontiguousarray(obj, dtype=dtype)
+    host = np.asarray(obj, dtype=dtype, order="C")
     if host.dtype == np.float64 and dtype is None and not isinstance(obj, np.ndarray) \
             and not _ctx(ctx).fp64:
         host = host.astype(np.float32)
@@ -793,7 +795,7 @@ def arange(start, stop=None, step=1, dtype=None, ctx=None):
         start, stop = 0, start
     if dtype is None:
         dtype = np.arange(start, start + step, step).dtype if step else np.int64
-    n = max(0, int(np.ceil((stop - start) / step)))
+    n = _builtins.max(0, int(np.ceil((stop - start) / step)))
     out = empty((n,), dtype, ctx)
     if n:
         check(ocal_arange(float(start), float(step), (<Array>out).buf))
@@ -846,7 +848,7 @@ cdef object _binary_types(int op, da, db):
 cdef tuple _broadcast_shape(tuple a, tuple b):
     if a == b:
         return a
-    cdef int n = max(len(a), len(b))
+    cdef int n = _builtins.max(len(a), len(b))
     out = []
     for i in range(n):
         x = a[len(a) - n + i] if len(a) - n + i >= 0 else 1
@@ -1014,13 +1016,17 @@ def floor_divide(x, y):
     """x // y, rounded toward minus infinity (NumPy's floor_divide); integer results are
     exact while the operands fit a double's 53 bits."""
     q = _binop(OCAL_BINARY_DIV, x, y)
-    if q.dtype.kind in "iu":
-        # ocal's integer division truncates; redo it in f64 and take the floor.
-        ftype = np.float64 if q.context.fp64 else np.float32
-        fx = x.astype(ftype) if isinstance(x, Array) else x
-        fy = y.astype(ftype) if isinstance(y, Array) else y
-        return floor(_binop(OCAL_BINARY_DIV, fx, fy)).astype(q.dtype)
+    res = np.floor_divide(_probe(x), _probe(y)).dtype
+    if res.kind in "iu":
+        # Integers: the floor of the f64 quotient, and 0 for a zero divisor, as NumPy.
+        return where(_binop(OCAL_BINARY_EQ, y, 0) if isinstance(y, Array) else y == 0,
+                     0, floor(q).astype(res)).astype(res)
     return floor(q)
+
+
+cdef _probe(v):
+    """A one-element NumPy stand-in of an operand, to ask NumPy for a result type."""
+    return np.ones(1, (<Array>v).dtype) if isinstance(v, Array) else v
 
 
 def remainder(x, y):
@@ -1334,7 +1340,7 @@ def transpose(Array a):
               "u64": "ulong", "u8": "uchar", "c32": "float2", "c64": "double2",
               "f16": "ushort", "bf16": "ushort"}[t]
         g = Gen.elementwise(a.context, "const %s *x, %s *y, ulong r, ulong c" % (cl, cl),
-                            "y[i] = x[(i %% r) * c + i / r]")
+                            "y[i] = x[(i % r) * c + i / r]")
         a.context._gens[key] = g
     cdef Array out = _empty((a.shape[1], a.shape[0]), a.dtype, a.code, a.context)
     cdef uint64_t r = a.shape[0], c = a.shape[1]
@@ -1344,7 +1350,7 @@ def transpose(Array a):
     args[2].buffer, args[2].scalar = NULL, &r
     args[3].buffer, args[3].scalar = NULL, &c
     if out.size:
-        check(ocal_gen_run(g.ptr, out.size, 4, args, out.buf))
+        check(ocal_gen_run(g.ptr, out.size, 4, args, NULL))
     return out
 
 
