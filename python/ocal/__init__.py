@@ -25,7 +25,7 @@ from ocal._core import (Array, Context, Device, devices, get_context, set_contex
                         reciprocal,
                         sum, prod, min, max, amin, amax, argmin, argmax, mean, var, std,
                         vdot, norm2, cumsum, softmax, log_softmax, softmax_cross_entropy,
-                        matmul, transpose)
+                        matmul, transpose, from_pyopencl)
 from ocal import fft, linalg, random  # noqa: E402
 
 float16, float32, float64 = _np.float16, _np.float32, _np.float64

@@ -8,6 +8,7 @@ from cpython.pycapsule cimport PyCapsule_New
 from _capi cimport *
 
 import builtins as _builtins
+import weakref
 import numpy as np
 from ocal._errors import BY_STATUS, OcalError, TypeMismatchError, UnsupportedError, \
     InvalidHandleError, ShapeMismatchError, InvalidArgumentError
@@ -236,6 +237,53 @@ cdef class Context:
 
     def __repr__(self):
         return "<ocal.Context on %r>" % (self.device.name if self.device else None)
+
+
+cdef object _adopted = weakref.WeakValueDictionary()
+
+
+cdef Context _context_for_cl(uintptr_t clctx, uintptr_t dev, uintptr_t queue):
+    """The ocal Context over these OpenCL objects: ocal's own when they are its, else one
+    made once by ocal_context_from_cl (kept while arrays use it)."""
+    if _default is not None and _default.ptr != NULL and _default.int_ptr == clctx:
+        return _default
+    key = (clctx, dev, queue)
+    cdef Context c = _adopted.get(key)
+    if c is not None and c.ptr != NULL:
+        return c
+    cdef ocal_context oc = NULL
+    with nogil:
+        s = ocal_context_from_cl(<cl_context>clctx, <cl_device_id>dev, <cl_command_queue>queue,
+                                 NULL, &oc)
+    check(s)
+    c = Context.__new__(Context)
+    c._adopt(oc)
+    _adopted[key] = c
+    return c
+
+
+def from_pyopencl(arr):
+    """An ocal.Array over a C-contiguous pyopencl.array.Array's memory (no copy), on an
+    ocal context adopting its OpenCL context and queue (ocal_context_from_cl,
+    ocal_buffer_from_cl_mem). The ocal array keeps the PyOpenCL array alive."""
+    if not arr.flags.c_contiguous:
+        raise UnsupportedError("ocal.from_pyopencl: the array is not C-contiguous; copy it "
+                               "first (arr.copy())")
+    cdef Context c = _context_for_cl(arr.context.int_ptr, arr.queue.device.int_ptr,
+                                     arr.queue.int_ptr)
+    shape = _norm_shape(arr.shape)
+    dt = np.dtype(arr.dtype)
+    cdef int code = dtype_code(dt)
+    cdef size_t cs[4]
+    cdef int nd = _cshape(shape, cs)
+    cdef Array a = Array.__new__(Array)
+    if arr.size == 0:
+        check(ocal_buffer_create(c.handle(), <ocal_dtype>code, nd, cs, &a.buf))
+    else:
+        check(ocal_buffer_from_cl_mem(c.handle(), <cl_mem><uintptr_t>arr.base_data.int_ptr,
+                                      arr.offset, <ocal_dtype>code, nd, cs, &a.buf))
+    a.context, a.shape, a.dtype, a.code, a.base = c, shape, dt, code, arr
+    return a
 
 
 cdef Context _default = None
@@ -532,6 +580,23 @@ cdef class Array:
         cdef size_t off = 0
         check(ocal_buffer_get_cl_mem(self.buf, &m, &off))
         return off
+
+    def to_pyopencl(self):
+        """A pyopencl.array.Array over the same cl_mem (no copy), on ocal's context and
+        in-order queue. Its buffer holds a reference to this array, so ocal's memory pool
+        cannot hand the memory to another array while PyOpenCL uses it."""
+        import pyopencl as cl
+        import pyopencl.array as cla
+        ctx = cl.Context.from_int_ptr(self.context.int_ptr, retain=True)
+        queue = cl.CommandQueue.from_int_ptr(self.context.queue_int_ptr, retain=True)
+        if self.size == 0:
+            return cla.empty(queue, self.shape, self.dtype)
+        cdef cl_mem m = NULL
+        cdef size_t off = 0
+        check(ocal_buffer_get_cl_mem(self.buf, &m, &off))
+        data = cl.Buffer.from_int_ptr(<uintptr_t>m, retain=True)
+        data._ocal_owner = self
+        return cla.Array(queue, self.shape, self.dtype, data=data, offset=off)
 
     def __dlpack_device__(self):
         return (4, 0)  # kDLOpenCL: the array lives on an OpenCL device
