@@ -26,7 +26,8 @@ from ocal._core import (Array, Context, Device, devices, get_context, set_contex
                         sum, prod, min, max, amin, amax, argmin, argmax, mean, var, std,
                         vdot, norm2, cumsum, softmax, log_softmax, softmax_cross_entropy,
                         matmul, transpose, from_pyopencl)
-from ocal import fft, linalg, random  # noqa: E402
+from ocal import fft, linalg, random, sparse  # noqa: E402
+import ocal.sparse.linalg  # noqa: E402
 
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
 int32, int64, uint8, uint32, uint64 = _np.int32, _np.int64, _np.uint8, _np.uint32, _np.uint64

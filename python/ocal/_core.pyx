@@ -1513,3 +1513,186 @@ def _bench_c_add(Array a, Array b, int n):
         check(ocal_binary(OCAL_BINARY_ADD, a.buf, b.buf, c))
         ocal_buffer_release(c)
     check(ocal_context_finish(ctx))
+
+
+# ---- sparse ----------------------------------------------------------------------------------
+
+cdef class CSR:
+    """A CSR matrix on the device (ocal_csr); ocal.sparse.csr_array is the user's class."""
+    cdef ocal_csr ptr
+    cdef readonly Context context
+    cdef readonly tuple shape
+    cdef readonly object dtype
+
+    def __dealloc__(self):
+        if self.ptr != NULL:
+            ocal_csr_release(self.ptr)
+
+    @property
+    def nnz(self):
+        cdef size_t n = 0
+        check(ocal_csr_get_nnz(self.ptr, &n))
+        return n
+
+    @property
+    def spmv_kernel(self):
+        cdef const char *name = NULL
+        check(ocal_csr_get_spmv_kernel(self.ptr, &name))
+        return (<bytes>name).decode()
+
+    def diagonal(self):
+        cdef Array out = _empty((self.shape[0],), self.dtype, dtype_code(self.dtype), self.context)
+        check(ocal_csr_diagonal(self.ptr, out.buf))
+        return out
+
+    def matmul(self, Array x, bint trans=False):
+        """op(A) @ x for a vector (ocal_spmv) or a row-major block (ocal_spmm)."""
+        rows = self.shape[1] if trans else self.shape[0]
+        cdef Array xx = _to(x, self.dtype)
+        if xx.ndim not in (1, 2):
+            raise ShapeMismatchError("ocal.sparse: A @ x takes a vector or a 2-D block")
+        out_shape = (rows,) + xx.shape[1:]
+        cdef Array y = _empty(out_shape, self.dtype, dtype_code(self.dtype), self.context)
+        cdef ocal_transpose t = OCAL_TRANS if trans else OCAL_NO_TRANS
+        if y.size == 0:
+            return y
+        if xx.ndim == 1:
+            check(ocal_spmv(t, 1.0, self.ptr, xx.buf, 0.0, y.buf))
+        else:
+            check(ocal_spmm(t, 1.0, self.ptr, xx.buf, 0.0, y.buf))
+        return y
+
+
+def csr_from_host(indptr, indices, data, shape, ctx=None):
+    """Copies host CSR arrays to the device (ocal_csr_from_host, which validates them)."""
+    cdef Context c = _ctx(ctx)
+    data = np.asarray(data, order="C")
+    if data.dtype not in (np.float32, np.float64):
+        data = data.astype(np.float64 if c.fp64 else np.float32)
+    itype = np.int32 if indices.dtype.itemsize <= 4 and indptr[-1] < 2**31 else np.int64
+    indptr = np.asarray(indptr, itype, order="C")
+    indices = np.asarray(indices, itype, order="C")
+    cdef CSR m = CSR.__new__(CSR)
+    cdef uintptr_t rp = indptr.ctypes.data, ci = indices.ctypes.data, v = data.ctypes.data
+    cdef size_t rows = shape[0], cols = shape[1]
+    cdef ocal_dtype vt = <ocal_dtype>dtype_code(data.dtype), it = <ocal_dtype>dtype_code(indptr.dtype)
+    cdef ocal_context cc = c.handle()
+    with nogil:
+        s = ocal_csr_from_host(cc, vt, it, rows, cols, <const void *>rp, <const void *>ci,
+                               <const void *>v, &m.ptr)
+    check(s)
+    m.context, m.shape, m.dtype = c, (int(rows), int(cols)), data.dtype
+    return m
+
+
+cdef class Operator:
+    """A square linear operator for ocal's solvers (ocal_operator): a CSR matrix, or a
+    Python object whose matmat(X) (X an {n, k} ocal.Array) returns A @ X."""
+    cdef ocal_operator op
+    cdef object pyop, error
+    cdef readonly Context context
+    cdef readonly object dtype
+    cdef CSR csr
+
+    @staticmethod
+    def of(obj, int n, dtype, Context ctx):
+        cdef Operator o = Operator.__new__(Operator)
+        o.context, o.dtype = ctx, np.dtype(dtype)
+        if isinstance(obj, CSR):
+            o.csr = obj
+            check(ocal_operator_from_csr((<CSR>obj).ptr, &o.op))
+        else:
+            o.pyop = obj
+            o.op.n = n
+            o.op.dtype = <ocal_dtype>dtype_code(o.dtype)
+            o.op.apply = _py_apply
+            o.op.user = <void *>o
+            o.op.csr = NULL
+        return o
+
+    def reraise(self):
+        if self.error is not None:
+            e, self.error = self.error, None
+            raise e
+
+
+cdef Array _borrow(ocal_buffer b, Context ctx):
+    """An Array over a buffer ocal lends to a callback (a view of its own, released by the
+    Array, so the callback cannot free the solver's buffer)."""
+    cdef int nd = 0
+    cdef size_t sh[4]
+    cdef ocal_dtype dt
+    check(ocal_buffer_get_shape(b, &nd, sh))
+    check(ocal_buffer_get_dtype(b, &dt))
+    cdef Array a = Array.__new__(Array)
+    check(ocal_buffer_view(b, 0, nd, sh, &a.buf))
+    a.context, a.shape, a.code = ctx, tuple(sh[i] for i in range(nd)), dt
+    a.dtype = _np_of_code(dt)
+    return a
+
+
+cdef ocal_status _py_apply(void *user, ocal_buffer x, ocal_buffer y) noexcept with gil:
+    cdef Operator o = <Operator>user
+    cdef Array X, Y, R
+    cdef bytes name
+    cdef const char *cname
+    try:
+        X = _borrow(x, o.context)
+        Y = _borrow(y, o.context)
+        f = getattr(o.pyop, "matmat", None) or getattr(o.pyop, "matvec")
+        R = _to(asarray(f(X), ctx=o.context), Y.dtype)
+        if R.shape != Y.shape:
+            R = R.reshape(Y.shape)
+        check(ocal_buffer_copy(R.buf, Y.buf))
+        return OCAL_OK
+    except BaseException as e:
+        o.error = e
+        name = type(e).__name__.encode()
+        cname = name
+        return ocal_error_set(OCAL_INVALID_ARGUMENT, "ocal.sparse.linalg",
+                              "the Python operator raised %s", cname)
+
+
+def cg_solve(Operator A, Array b, Array x, double rtol, double atol, size_t maxiter,
+             bint jacobi, bint use_x0):
+    """ocal_cg: x receives the solution; returns (converged, iterations, true residual)."""
+    cdef ocal_cg_options opt
+    cdef ocal_cg_result res
+    check(ocal_cg_options_init(&opt))
+    opt.rtol, opt.atol, opt.max_iter, opt.use_x0 = rtol, atol, maxiter, use_x0
+    opt.precond = OCAL_PRECOND_JACOBI if jacobi else OCAL_PRECOND_NONE
+    memset(&res, 0, sizeof(res))
+    res.struct_size = sizeof(res)
+    with nogil:
+        s = ocal_cg(&A.op, b.buf, x.buf, &opt, &res)
+    A.reraise()
+    if s != OCAL_OK and s != OCAL_NOT_CONVERGED:
+        raise_status(s)
+    return bool(res.converged), res.iterations, res.true_residual_norm
+
+
+def lobpcg_solve(Operator A, Array X, Operator B, Operator M, Array Y, double tol,
+                 size_t maxiter, bint largest, int restart_control, bint use_x0):
+    """ocal_lobpcg: X receives the eigenvectors; returns (eigenvalues, residual norms, stop)."""
+    cdef ocal_lobpcg_options opt
+    cdef ocal_lobpcg_result res
+    check(ocal_lobpcg_options_init(&opt))
+    opt.largest, opt.tol, opt.max_iter = largest, tol, maxiter
+    opt.restart_control, opt.use_x0 = restart_control, use_x0
+    opt.b = &B.op if B is not None else NULL
+    opt.m = &M.op if M is not None else NULL
+    opt.y = Y.buf if Y is not None else NULL
+    k = X.shape[1]
+    w = np.zeros(k)
+    r = np.zeros(k)
+    cdef double[::1] wv = w, rv = r
+    memset(&res, 0, sizeof(res))
+    res.struct_size = sizeof(res)
+    with nogil:
+        s = ocal_lobpcg(&A.op, X.buf, &opt, &wv[0], &rv[0], &res)
+    for o in (A, B, M):
+        if o is not None:
+            (<Operator>o).reraise()
+    if s != OCAL_OK and s != OCAL_NOT_CONVERGED:
+        raise_status(s)
+    return w, r, (<bytes>ocal_lobpcg_stop_name(res.stop)).decode()
