@@ -26,7 +26,7 @@ from ocal._core import (Array, Context, Device, devices, get_context, set_contex
                         sum, prod, min, max, amin, amax, argmin, argmax, mean, var, std,
                         vdot, norm2, cumsum, softmax, log_softmax, softmax_cross_entropy,
                         matmul, transpose, from_pyopencl)
-from ocal import fft, linalg, random, sparse  # noqa: E402
+from ocal import fft, kernels, linalg, random, sparse  # noqa: E402
 import ocal.sparse.linalg  # noqa: E402
 
 float16, float32, float64 = _np.float16, _np.float32, _np.float64

@@ -1420,25 +1420,188 @@ def transpose(Array a):
 
 
 cdef class Gen:
-    """A generated kernel (ocal_gen)."""
+    """A generated kernel (ocal_gen_elementwise, ocal_gen_reduction, ocal_gen_scan)."""
     cdef ocal_gen ptr
     cdef readonly Context context
-
-    @staticmethod
-    cdef Gen elementwise(Context ctx, str arguments, str body, str preamble=None):
-        cdef Gen g = Gen.__new__(Gen)
-        cdef bytes ba = arguments.encode(), bb = body.encode()
-        cdef bytes bp = preamble.encode() if preamble is not None else None
-        cdef const char *pp = NULL
-        if bp is not None:
-            pp = bp
-        check(ocal_gen_elementwise(ctx.handle(), ba, bb, pp, &g.ptr))
-        g.context = ctx
-        return g
 
     def __dealloc__(self):
         if self.ptr != NULL:
             ocal_gen_release(self.ptr)
+
+    @staticmethod
+    def elementwise(Context ctx, str arguments, str body, str preamble=None):
+        cdef Gen g = Gen.__new__(Gen)
+        cdef bytes ba = arguments.encode(), bb = body.encode()
+        cdef bytes bp = preamble.encode() if preamble else None
+        cdef const char *pp = NULL
+        if bp is not None:
+            pp = bp
+        cdef ocal_context c = ctx.handle()
+        cdef const char *pa = ba
+        cdef const char *pb = bb
+        with nogil:
+            s = ocal_gen_elementwise(c, pa, pb, pp, &g.ptr)
+        check(s)
+        g.context = ctx
+        return g
+
+    @staticmethod
+    def reduction(Context ctx, dtype, str neutral, str reduce, str map, str arguments,
+                  str preamble=None):
+        cdef Gen g = Gen.__new__(Gen)
+        cdef bytes bn = neutral.encode(), br = reduce.encode(), bm = map.encode()
+        cdef bytes ba = arguments.encode()
+        cdef bytes bp = preamble.encode() if preamble else None
+        cdef const char *pp = NULL
+        if bp is not None:
+            pp = bp
+        cdef ocal_dtype dt = <ocal_dtype>dtype_code(dtype)
+        cdef ocal_context c = ctx.handle()
+        cdef const char *pn = bn
+        cdef const char *pr = br
+        cdef const char *pm = bm
+        cdef const char *pa = ba
+        with nogil:
+            s = ocal_gen_reduction(c, dt, pn, pr, pm, pa, pp, &g.ptr)
+        check(s)
+        g.context = ctx
+        return g
+
+    @staticmethod
+    def scan(Context ctx, dtype, str neutral, str op, str input, str arguments,
+             str preamble=None, bint exclusive=False):
+        cdef Gen g = Gen.__new__(Gen)
+        cdef bytes bn = neutral.encode(), bo = op.encode(), bi = input.encode()
+        cdef bytes ba = arguments.encode()
+        cdef bytes bp = preamble.encode() if preamble else None
+        cdef const char *pp = NULL
+        if bp is not None:
+            pp = bp
+        cdef ocal_dtype dt = <ocal_dtype>dtype_code(dtype)
+        cdef ocal_context c = ctx.handle()
+        cdef const char *pn = bn
+        cdef const char *po = bo
+        cdef const char *pi = bi
+        cdef const char *pa = ba
+        cdef int ex = exclusive
+        with nogil:
+            s = ocal_gen_scan(c, dt, pn, po, pi, pa, pp, ex, &g.ptr)
+        check(s)
+        g.context = ctx
+        return g
+
+    @property
+    def source(self):
+        cdef const char *src = NULL
+        check(ocal_gen_get_source(self.ptr, &src))
+        return (<bytes>src).decode()
+
+    def run(self, size_t n, list args, Array out=None, axis=None):
+        """Runs over indices 0 .. n-1 (ocal_gen_run), or along an axis of the first buffer
+        argument (ocal_gen_run_axis). args: Arrays, and (NumPy scalar) values."""
+        cdef int na = len(args)
+        if na > OCAL_GEN_MAX_ARGS:
+            raise InvalidArgumentError("ocal: at most %d kernel arguments" % OCAL_GEN_MAX_ARGS)
+        cdef ocal_gen_arg cargs[64]
+        keep = []
+        for i, a in enumerate(args):
+            if isinstance(a, Array):
+                cargs[i].buffer, cargs[i].scalar = (<Array>a).buf, NULL
+            else:
+                v = np.asarray(a)
+                keep.append(v)
+                cargs[i].buffer = NULL
+                cargs[i].scalar = <const void *><uintptr_t>v.ctypes.data
+        cdef ocal_buffer ob = out.buf if out is not None else NULL
+        if axis is None:
+            check(ocal_gen_run(self.ptr, n, na, cargs, ob))
+        else:
+            check(ocal_gen_run_axis(self.ptr, axis, na, cargs, ob))
+
+
+cdef class Program:
+    """A compiled OpenCL C program (ocal_program_create, through ocal's caches)."""
+    cdef ocal_program ptr
+    cdef readonly Context context
+
+    def __init__(self, str source, options=None, Context ctx=None):
+        self.context = _ctx(ctx)
+        cdef bytes bs = source.encode()
+        cdef bytes bo = options.encode() if options else None
+        cdef const char *po = NULL
+        if bo is not None:
+            po = bo
+        cdef ocal_context c = self.context.handle()
+        cdef const char *ps = bs
+        with nogil:
+            s = ocal_program_create(c, ps, po, &self.ptr)
+        check(s)
+
+    def __dealloc__(self):
+        if self.ptr != NULL:
+            ocal_program_release(self.ptr)
+
+
+cdef class Kernel:
+    """One kernel of a Program (ocal_kernel), with checked arguments."""
+    cdef ocal_kernel ptr
+    cdef readonly Program program
+    cdef readonly int num_args
+    cdef list keep
+
+    def __init__(self, Program program, str name):
+        self.program = program
+        cdef bytes bn = name.encode()
+        check(ocal_kernel_create(program.ptr, bn, &self.ptr))
+        check(ocal_kernel_get_num_args(self.ptr, &self.num_args))
+        self.keep = [None] * self.num_args
+
+    def __dealloc__(self):
+        if self.ptr != NULL:
+            ocal_kernel_release(self.ptr)
+
+    def set_arg(self, int index, value):
+        """An Array for a pointer argument; a NumPy scalar for a scalar of its type, or a
+        Python int/float, whose type is taken from the kernel's declaration."""
+        cdef ocal_status s
+        cdef int code
+        if isinstance(value, Array):
+            check(ocal_kernel_set_buffer(self.ptr, index, (<Array>value).buf))
+        else:
+            if isinstance(value, np.generic):
+                candidates = [value.dtype]
+            elif isinstance(value, (bool, int)):
+                candidates = [np.int32, np.int64, np.uint32, np.uint64, np.uint8, np.float32,
+                              np.float64]
+            elif isinstance(value, float):
+                candidates = [np.float32, np.float64]
+            else:
+                raise TypeError("ocal.kernels: argument %d is a %s; pass an ocal.Array or a "
+                                "scalar" % (index, type(value).__name__))
+            for dt in candidates:
+                v = np.asarray(value, dt)
+                code = dtype_code(v.dtype)
+                s = ocal_kernel_set_scalar(self.ptr, index, <ocal_dtype>code,
+                                           <const void *><uintptr_t>v.ctypes.data)
+                if s == OCAL_OK:
+                    break
+                if s != OCAL_TYPE_MISMATCH or len(candidates) == 1:
+                    raise_status(s)
+            else:
+                raise_status(s)
+        self.keep[index] = value
+
+    def launch(self, global_size, local_size=None):
+        cdef size_t g[3]
+        cdef size_t l[3]
+        cdef int nd = len(global_size)
+        if not 1 <= nd <= 3:
+            raise InvalidArgumentError("ocal.kernels: 1 to 3 dimensions")
+        for i in range(nd):
+            g[i] = global_size[i]
+            if local_size is not None:
+                l[i] = local_size[i]
+        check(ocal_kernel_launch(self.ptr, nd, g, l if local_size is not None else NULL))
 
 
 # ---- random numbers --------------------------------------------------------------------------
