@@ -210,6 +210,25 @@ cdef class Context:
                 "device_allocs": st.device_allocs, "device_frees": st.device_frees,
                 "hits": st.hits, "misses": st.misses, "pool_enabled": st.pool_enabled}
 
+    def trim(self):
+        """Gives the pool's cached blocks back to the driver (ocal_memory_trim)."""
+        check(ocal_memory_trim(self.handle()))
+
+    def set_pool_limit(self, uint64_t nbytes):
+        """The most bytes the pool keeps cached (ocal_memory_set_pool_limit)."""
+        check(ocal_memory_set_pool_limit(self.handle(), nbytes))
+
+    def cache_stats(self):
+        """The kernel caches' counters (ocal_context_get_cache_stats) and directory."""
+        cdef ocal_cache_stats st
+        cdef const char *d = NULL
+        st.struct_size = sizeof(ocal_cache_stats)
+        check(ocal_context_get_cache_stats(self.handle(), &st))
+        check(ocal_context_get_cache_dir(self.handle(), &d))
+        return {"compiles": st.compiles, "disk_hits": st.disk_hits,
+                "memory_hits": st.memory_hits, "disk_rejects": st.disk_rejects,
+                "dir": (<bytes>d).decode() if d != NULL else None}
+
     @property
     def int_ptr(self):
         """The address of the cl_context (for PyOpenCL's from_int_ptr)."""
@@ -1542,6 +1561,14 @@ cdef class Program:
             ocal_program_release(self.ptr)
 
 
+cdef class LocalMemory:
+    """A __local pointer argument of nbytes per work-group (PyOpenCL's LocalMemory)."""
+    cdef readonly size_t nbytes
+
+    def __init__(self, size_t nbytes):
+        self.nbytes = nbytes
+
+
 cdef class Kernel:
     """One kernel of a Program (ocal_kernel), with checked arguments."""
     cdef ocal_kernel ptr
@@ -1565,7 +1592,9 @@ cdef class Kernel:
         Python int/float, whose type is taken from the kernel's declaration."""
         cdef ocal_status s
         cdef int code
-        if isinstance(value, Array):
+        if isinstance(value, LocalMemory):
+            check(ocal_kernel_set_local(self.ptr, index, (<LocalMemory>value).nbytes))
+        elif isinstance(value, Array):
             check(ocal_kernel_set_buffer(self.ptr, index, (<Array>value).buf))
         else:
             if isinstance(value, np.generic):
@@ -1745,6 +1774,23 @@ def csr_from_host(indptr, indices, data, shape, ctx=None):
                                <const void *>v, &m.ptr)
     check(s)
     m.context, m.shape, m.dtype = c, (int(rows), int(cols)), data.dtype
+    return m
+
+
+def csr_read_mtx(str path, dtype, ctx=None):
+    """Reads a Matrix Market file into a device CSR matrix (ocal_csr_read_mtx)."""
+    cdef Context c = _ctx(ctx)
+    cdef CSR m = CSR.__new__(CSR)
+    cdef bytes bp = path.encode()
+    cdef const char *pp = bp
+    cdef ocal_dtype vt = <ocal_dtype>dtype_code(dtype)
+    cdef ocal_context cc = c.handle()
+    cdef size_t rows = 0, cols = 0
+    with nogil:
+        s = ocal_csr_read_mtx(cc, pp, vt, OCAL_I32, &m.ptr)
+    check(s)
+    check(ocal_csr_get_shape(m.ptr, &rows, &cols))
+    m.context, m.shape, m.dtype = c, (int(rows), int(cols)), np.dtype(dtype)
     return m
 
 

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from ocal._core import Array, Gen, Kernel, Program, empty, get_context
+from ocal._core import Array, Gen, Kernel, LocalMemory, Program, empty, get_context
 from ocal._errors import InvalidArgumentError, ShapeMismatchError
 
 _CL = {"float32": "float", "float64": "double", "int32": "int", "int64": "long",
@@ -284,4 +284,4 @@ class ScanKernel:
         return out
 
 
-__all__ = ["RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel", "ScanKernel"]
+__all__ = ["LocalMemory", "RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel", "ScanKernel"]

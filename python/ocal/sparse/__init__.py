@@ -1,7 +1,7 @@
 """ocal.sparse: CSR matrices on the device (scipy.sparse's csr_array names)."""
 import numpy as np
 
-from ocal._core import Array, csr_from_host, get_context
+from ocal._core import Array, CSR, csr_from_host, csr_read_mtx, get_context
 from ocal._errors import UnsupportedError
 
 
@@ -11,6 +11,10 @@ class csr_array:
     copy is immutable; the host arrays it was made from are kept for get()."""
 
     def __init__(self, arg, shape=None, dtype=None, ctx=None):
+        if isinstance(arg, CSR):
+            self._csr, self._host = arg, None
+            self.shape, self.dtype, self.context = arg.shape, arg.dtype, arg.context
+            return
         if isinstance(arg, tuple) and len(arg) == 3:
             data, indices, indptr = (np.asarray(v) for v in arg)
             if shape is None:
@@ -34,6 +38,8 @@ class csr_array:
     def get(self):
         """The matrix as a scipy.sparse.csr_array."""
         import scipy.sparse as sp
+        if self._host is None:
+            raise NotImplementedError("ocal.sparse: a matrix read by mmread has no host copy")
         data, indices, indptr = self._host
         return sp.csr_array((data.astype(self.dtype), indices, indptr), shape=self.shape)
 
@@ -56,8 +62,13 @@ class csr_array:
         return "<ocal.sparse.csr_array %dx%d, %d stored, %s>" % (self.shape + (self.nnz, self.dtype))
 
 
+def mmread(path, dtype=np.float64, ctx=None):
+    """A Matrix Market file read straight into a device csr_array (ocal_csr_read_mtx)."""
+    return csr_array(csr_read_mtx(str(path), dtype, ctx))
+
+
 def issparse(x):
     return isinstance(x, csr_array)
 
 
-__all__ = ["csr_array", "issparse"]
+__all__ = ["csr_array", "issparse", "mmread"]
