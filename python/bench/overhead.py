@@ -4,9 +4,11 @@ the same C calls from C (ocal_buffer_create + ocal_binary + ocal_buffer_release 
 and PyOpenCL's Array on the same device. Each loop queues `iters` additions and then waits
 for the queue; the figure is the wall time per addition (best of `repeats`).
 
-    python3 python/bench/overhead.py [n=1000] [iters=20000] [repeats=5]
+    python3 python/bench/overhead.py [n=1000] [iters=2000] [repeats=40]
 
-Prints one line per measurement, then the Python overhead over C and the ratio to PyOpenCL."""
+Prints one line per measurement, then the Python overhead over C and the ratio to PyOpenCL.
+Last, the same two loops on empty arrays, where the C calls queue no kernel: their
+difference is the Python layer's own cost without the device's noise around it."""
 import sys
 import time
 
@@ -29,8 +31,8 @@ def best(fns, repeats):
 
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    iters = int(sys.argv[2]) if len(sys.argv) > 2 else 20000
-    repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    iters = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
+    repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 40
     ctx = ocal.get_context()
     h = np.random.default_rng(0).random(n, dtype=np.float32)
     a, b = ocal.asarray(h), ocal.asarray(h)
@@ -69,9 +71,13 @@ def main():
     print("Python overhead:  %.3f us" % ((t[0] - t[1]) * 1e6))
     if cl is None:
         print("PyOpenCL: not installed")
-        return
-    print("PyOpenCL Array:   %.3f us per c = a + b" % (t[2] * 1e6))
-    print("ocal is %.1fx faster than PyOpenCL's Array" % (t[2] / t[0]))
+    else:
+        print("PyOpenCL Array:   %.3f us per c = a + b" % (t[2] * 1e6))
+        print("ocal is %.1fx faster than PyOpenCL's Array" % (t[2] / t[0]))
+    a, b = ocal.empty(0), ocal.empty(0)
+    e = [x / iters for x in best(loops[:2], repeats)]
+    print("empty arrays:     Python %.3f us, C %.3f us: the Python layer costs %.3f us"
+          % (e[0] * 1e6, e[1] * 1e6, (e[0] - e[1]) * 1e6))
 
 
 if __name__ == "__main__":

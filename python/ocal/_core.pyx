@@ -3,7 +3,7 @@
 of the package (fft, linalg, random, ...) are thin layers over what this file exports."""
 
 from libc.stdint cimport *
-from libc.string cimport memset
+from libc.string cimport memcmp, memcpy, memset
 from cpython.pycapsule cimport PyCapsule_New
 from _capi cimport *
 
@@ -302,6 +302,7 @@ def from_pyopencl(arr):
         check(ocal_buffer_from_cl_mem(c.handle(), <cl_mem><uintptr_t>arr.base_data.int_ptr,
                                       arr.offset, <ocal_dtype>code, nd, cs, &a.buf))
     a.context, a.shape, a.dtype, a.code, a.base = c, shape, dt, code, arr
+    _meta(a)
     return a
 
 
@@ -359,6 +360,12 @@ cdef inline int _cshape(tuple shape, size_t *out) except -1:
     return nd
 
 
+cdef inline void _meta(Array a):
+    """Fills the C copies of an array's shape and type facts (after shape and dtype are set)."""
+    a.nd = _cshape(a.shape, a.cs)
+    a.fast = a.code != OCAL_C32 and a.code != OCAL_C64 and a.dtype.kind != "b"
+
+
 cdef class Array:
     """An n-dimensional array (0 to 4 dimensions) on an ocal context's device.
 
@@ -370,6 +377,11 @@ cdef class Array:
     cdef readonly object dtype
     cdef int code
     cdef readonly object base     # what keeps this view's memory alive (an Array, a PyOpenCL array)
+    # The shape and type facts the operators test, as C values (no Python lookups on the
+    # fast path of `a + b`).
+    cdef int nd
+    cdef size_t cs[4]
+    cdef bint fast                # a real type, not bool: ocal_binary's type is the result's
     __array_priority__ = 100
     __array_ufunc__ = None         # NumPy defers to Array's operators instead of converting
 
@@ -472,6 +484,7 @@ cdef class Array:
         cdef Array out = Array.__new__(Array)
         check(ocal_buffer_view(self.buf, offset, nd, cs, &out.buf))
         out.context, out.shape, out.dtype, out.code = self.context, shape, self.dtype, self.code
+        _meta(out)
         out.base = self if self.base is None else self.base
         return out
 
@@ -781,6 +794,7 @@ cdef inline Array _empty(tuple shape, dt, int code, Context ctx):
     cdef Array a = Array.__new__(Array)
     check(ocal_buffer_create(ctx.handle(), <ocal_dtype>code, nd, cs, &a.buf))
     a.context, a.shape, a.dtype, a.code = ctx, shape, dt, code
+    _meta(a)
     return a
 
 
@@ -789,6 +803,7 @@ cdef Array _wrap_buffer(ocal_buffer b, tuple shape, dt, Context ctx, base):
     a.buf, a.context, a.shape, a.dtype = b, ctx, shape, dt
     a.code = dtype_code(dt)
     a.base = base
+    _meta(a)
     return a
 
 
@@ -810,6 +825,7 @@ def zeros(shape, dtype=np.float32, ctx=None):
     a.code = dtype_code(d)
     check(ocal_buffer_zeros(c.handle(), <ocal_dtype>a.code, nd, cs, &a.buf))
     a.context, a.shape, a.dtype = c, sh, d
+    _meta(a)
     return a
 
 
@@ -868,6 +884,7 @@ def asarray(obj, dtype=None, ctx=None):
         s = ocal_buffer_from_host(cc, <ocal_dtype>code, nd, cs, p, &a2.buf)
     check(s)
     a2.context, a2.shape, a2.dtype, a2.code = c, sh, host.dtype, code
+    _meta(a2)
     return a2
 
 
@@ -969,17 +986,19 @@ cpdef Array _binop(int op, x, y):
     cdef size_t cs[4]
     if type(x) is Array and type(y) is Array:
         a, b = <Array>x, <Array>y
-        if a.code == b.code and a.shape == b.shape and a.dtype is b.dtype and op < OCAL_BINARY_EQ \
-                and a.dtype.kind != "b" and a.code != OCAL_C32 and a.code != OCAL_C64 \
-                and not (op == OCAL_BINARY_DIV and a.dtype.kind in "iu"):
-            # The fast path: same type and shape, the result type is the inputs'.
+        if a.fast and a.code == b.code and a.nd == b.nd and op < OCAL_BINARY_EQ \
+                and memcmp(a.cs, b.cs, a.nd * sizeof(size_t)) == 0 \
+                and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
+                         and a.code != OCAL_F16 and a.code != OCAL_BF16):
+            # The fast path: same type and shape, and the result type is the inputs'.
             out = Array.__new__(Array)
-            out.code = a.code
-            s = ocal_buffer_create(a.context.ptr, <ocal_dtype>a.code, _cshape(a.shape, cs), cs, &out.buf)
+            s = ocal_buffer_create(a.context.ptr, <ocal_dtype>a.code, a.nd, a.cs, &out.buf)
             if s == OCAL_OK:
                 s = ocal_binary(<ocal_binary_op>op, a.buf, b.buf, out.buf)
             if s != OCAL_OK:
                 raise_status(s)
+            out.code, out.nd, out.fast = a.code, a.nd, 1
+            memcpy(out.cs, a.cs, a.nd * sizeof(size_t))
             out.context, out.shape, out.dtype = a.context, a.shape, a.dtype
             return out
         if a.context is not b.context:
@@ -1837,6 +1856,7 @@ cdef Array _borrow(ocal_buffer b, Context ctx):
     check(ocal_buffer_view(b, 0, nd, sh, &a.buf))
     a.context, a.shape, a.code = ctx, tuple(sh[i] for i in range(nd)), dt
     a.dtype = _np_of_code(dt)
+    _meta(a)
     return a
 
 
