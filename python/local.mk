@@ -7,6 +7,7 @@ TESTS += tests/python.sh
 EXTRA_DIST += python/local.mk tests/python.sh \
 	python/README.md \
 	python/bench/overhead.py \
+	python/bench/small_ops.py \
 	python/examples/lobpcg_laplacian.py \
 	python/examples/mlp_train.py \
 	python/examples/raw_kernel.py \

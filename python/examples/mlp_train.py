@@ -33,6 +33,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default=None)
     ap.add_argument("--min-accuracy", type=float, default=0.9)
+    ap.add_argument("--warmup", type=int, default=2,
+                    help="steps run before the timed ones (kernel builds, first allocations)")
     args = ap.parse_args()
     if args.device:
         ocal.set_context(ocal.Context(args.device))
@@ -61,6 +63,9 @@ def main():
     batches = [tuple(map(ocal.asarray, data(rng, B, means))) for _ in range(8)]
     test_x, test_y = data(rng, 1000, means)
     first = None
+    for s in range(args.warmup):
+        sgd_step(*batches[s % len(batches)])
+    ocal.get_context().finish()
     t0 = time.perf_counter()
     for s in range(args.steps):
         x, y = batches[s % len(batches)]
