@@ -1486,47 +1486,13 @@ cdef class Gen:
     @staticmethod
     def reduction(Context ctx, dtype, str neutral, str reduce, str map, str arguments,
                   str preamble=None):
-        cdef Gen g = Gen.__new__(Gen)
-        cdef bytes bn = neutral.encode(), br = reduce.encode(), bm = map.encode()
-        cdef bytes ba = arguments.encode()
-        cdef bytes bp = preamble.encode() if preamble else None
-        cdef const char *pp = NULL
-        if bp is not None:
-            pp = bp
-        cdef ocal_dtype dt = <ocal_dtype>dtype_code(dtype)
-        cdef ocal_context c = ctx.handle()
-        cdef const char *pn = bn
-        cdef const char *pr = br
-        cdef const char *pm = bm
-        cdef const char *pa = ba
-        with nogil:
-            s = ocal_gen_reduction(c, dt, pn, pr, pm, pa, pp, &g.ptr)
-        check(s)
-        g.context = ctx
-        return g
+        return _gen_from_expressions(ctx, 0, dtype, neutral, reduce, map, arguments, preamble, 0)
 
     @staticmethod
     def scan(Context ctx, dtype, str neutral, str op, str input, str arguments,
              str preamble=None, bint exclusive=False):
-        cdef Gen g = Gen.__new__(Gen)
-        cdef bytes bn = neutral.encode(), bo = op.encode(), bi = input.encode()
-        cdef bytes ba = arguments.encode()
-        cdef bytes bp = preamble.encode() if preamble else None
-        cdef const char *pp = NULL
-        if bp is not None:
-            pp = bp
-        cdef ocal_dtype dt = <ocal_dtype>dtype_code(dtype)
-        cdef ocal_context c = ctx.handle()
-        cdef const char *pn = bn
-        cdef const char *po = bo
-        cdef const char *pi = bi
-        cdef const char *pa = ba
-        cdef int ex = exclusive
-        with nogil:
-            s = ocal_gen_scan(c, dt, pn, po, pi, pa, pp, ex, &g.ptr)
-        check(s)
-        g.context = ctx
-        return g
+        return _gen_from_expressions(ctx, 1, dtype, neutral, op, input, arguments, preamble,
+                                     exclusive)
 
     @property
     def source(self):
@@ -1555,6 +1521,32 @@ cdef class Gen:
             check(ocal_gen_run(self.ptr, n, na, cargs, ob))
         else:
             check(ocal_gen_run_axis(self.ptr, axis, na, cargs, ob))
+
+
+cdef Gen _gen_from_expressions(Context ctx, int scan, dtype, str neutral, str combine,
+                               str expr, str arguments, str preamble, int exclusive):
+    """ocal_gen_reduction (scan 0) or ocal_gen_scan (scan 1) from Python strings."""
+    cdef Gen g = Gen.__new__(Gen)
+    cdef bytes bn = neutral.encode(), bc = combine.encode(), be = expr.encode()
+    cdef bytes ba = arguments.encode()
+    cdef bytes bp = preamble.encode() if preamble else None
+    cdef const char *pn = bn
+    cdef const char *pc = bc
+    cdef const char *pe = be
+    cdef const char *pa = ba
+    cdef const char *pp = NULL
+    if bp is not None:
+        pp = bp
+    cdef ocal_dtype dt = <ocal_dtype>dtype_code(dtype)
+    cdef ocal_context c = ctx.handle()
+    with nogil:
+        if scan:
+            s = ocal_gen_scan(c, dt, pn, pc, pe, pa, pp, exclusive, &g.ptr)
+        else:
+            s = ocal_gen_reduction(c, dt, pn, pc, pe, pa, pp, &g.ptr)
+    check(s)
+    g.context = ctx
+    return g
 
 
 cdef class Program:

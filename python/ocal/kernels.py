@@ -169,6 +169,20 @@ class ElementwiseKernel:
         return outs[0] if nout == 1 else tuple(outs)
 
 
+def _inputs(params, args, types):
+    """The OpenCL parameter list of a reduction's or scan's inputs, and the names of the
+    array parameters that the expressions use without [i]."""
+    decl, names = [], []
+    for (raw, t, name), a in zip(params, args):
+        if isinstance(a, Array):
+            decl.append("const %s *%s" % (_cltype(t, types), name))
+            if not raw:
+                names.append(name)
+        else:
+            decl.append("%s %s" % (_cltype(t, types), name))
+    return decl, names
+
+
 def _index_names(expr, names):
     """"x * y" -> "x[i] * y[i]" for the array parameters' names."""
     for name in names:
@@ -205,15 +219,7 @@ class ReductionKernel:
                tuple(sorted((k, str(v)) for k, v in types.items())))
         g = self._gens.get(key)
         if g is None:
-            decl = []
-            names = []
-            for (raw, t, name), a in zip(self.in_params, args):
-                if isinstance(a, Array):
-                    decl.append("const %s *%s" % (_cltype(t, types), name))
-                    if not raw:
-                        names.append(name)
-                else:
-                    decl.append("%s %s" % (_cltype(t, types), name))
+            decl, names = _inputs(self.in_params, args, types)
             g = Gen.reduction(ctx, odt, self.identity, self.reduce_expr,
                               _index_names(self.map_expr, names), ", ".join(decl),
                               _typedefs(types, self.preamble))
@@ -259,14 +265,7 @@ class ScanKernel:
         key = (id(ctx), tuple(sorted((k, str(v)) for k, v in types.items())))
         g = self._gens.get(key)
         if g is None:
-            decl, names = [], []
-            for (raw, t, name), a in zip(self.in_params, args):
-                if isinstance(a, Array):
-                    decl.append("const %s *%s" % (_cltype(t, types), name))
-                    if not raw:
-                        names.append(name)
-                else:
-                    decl.append("%s %s" % (_cltype(t, types), name))
+            decl, names = _inputs(self.in_params, args, types)
             g = Gen.scan(ctx, self.dtype, self.neutral, self.scan_expr,
                          _index_names(self.input_expr, names), ", ".join(decl),
                          _typedefs(types, self.preamble), self.exclusive)
