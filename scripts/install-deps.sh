@@ -18,7 +18,7 @@ pkgs="build-essential autoconf automake libtool pkg-config
   check cmake
   libopenmpi-dev openmpi-bin
   clang-14 libclang-rt-14-dev
-  mesa-opencl-icd oclgrind python3-pip
+  mesa-opencl-icd oclgrind python3-pip python3-venv python3-dev
   doxygen abi-dumper abi-compliance-checker"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi

@@ -285,6 +285,16 @@ static ocal_status c_buffer_get_cl_mem(int k) {
   size_t off;
   return ocal_buffer_get_cl_mem(P(0, o.x), P(1, &m), P(2, &off));
 }
+static ocal_status c_buffer_from_cl_mem(int k) {
+  cl_mem m;
+  ck_assert_ocal(ocal_buffer_get_cl_mem(o.x, &m, NULL));
+  const size_t shape[1] = {2};
+  ocal_buffer b = NULL;
+  ocal_status s = ocal_buffer_from_cl_mem(P(0, o.ctx), P(1, m), 4, OCAL_F32, 1, P(2, shape),
+                                          P(3, &b));
+  KEEP_OR_RELEASE(s, ocal_buffer_release, b);
+  return s;
+}
 static ocal_status c_event_wait(int k) { return ocal_event_wait(P(0, o.event)); }
 static ocal_status c_event_release(int k) { return ocal_event_release(P(0, (ocal_event)NULL)); }
 static ocal_status c_event_get_cl_event(int k) {
@@ -298,6 +308,18 @@ static ocal_status c_context_options_init(int k) {
 static ocal_status c_context_create(int k) {
   ocal_context c = NULL;
   ocal_status s = ocal_context_create(P(1, &o.options), P(0, &c));
+  KEEP_OR_RELEASE(s, ocal_context_release, c);
+  return s;
+}
+static ocal_status c_context_from_cl(int k) {
+  cl_context clc;
+  cl_device_id dev;
+  cl_command_queue q;
+  ck_assert_ocal(ocal_context_get_cl_context(o.ctx, &clc));
+  ck_assert_ocal(ocal_context_get_cl_device(o.ctx, &dev));
+  ck_assert_ocal(ocal_context_get_cl_queue(o.ctx, &q));
+  ocal_context c = NULL;
+  ocal_status s = ocal_context_from_cl(P(0, clc), P(1, dev), P(2, q), P(3, &o.options), P(4, &c));
   KEEP_OR_RELEASE(s, ocal_context_release, c);
   return s;
 }
@@ -764,10 +786,11 @@ static const api_row rows[] = {
     ROW(buffer_write, 3, ALLOW(2)), ROW(buffer_read, 3, ALLOW(2)), ROW(buffer_copy, 2, 0),
     ROW(buffer_fill, 2, 0), ROW(buffer_get_dtype, 2, 0), ROW(buffer_get_shape, 3, 0),
     ROW(buffer_get_numel, 2, 0), ROW(buffer_get_nbytes, 2, 0), ROW(buffer_get_context, 2, 0),
-    ROW(buffer_get_cl_mem, 3, ALLOW(2)), ROW(event_wait, 1, 0), ROW(event_release, 1, NO_BASE | ALLOW(0)),
+    ROW(buffer_get_cl_mem, 3, ALLOW(2)), ROW(buffer_from_cl_mem, 4, 0), ROW(event_wait, 1, 0), ROW(event_release, 1, NO_BASE | ALLOW(0)),
     ROW(event_get_cl_event, 2, 0),
     /* context.h */
     ROW(context_options_init, 1, 0), ROW(context_create, 2, ALLOW(1)),
+    ROW(context_from_cl, 5, ALLOW(2) | ALLOW(3)),
     ROW(context_release, 1, NO_BASE | ALLOW(0)), ROW(context_finish, 1, 0), ROW(context_get_device_info, 2, 0),
     ROW(context_get_fp64, 2, 0), ROW(context_get_cache_stats, 2, 0), ROW(context_get_cache_dir, 2, 0),
     ROW(context_get_cl_context, 2, 0), ROW(context_get_cl_device, 2, 0), ROW(context_get_cl_queue, 2, 0),

@@ -349,6 +349,136 @@ START_TEST(test_retained_handles_outlive_context) {
 }
 END_TEST
 
+/* ---- adopting another library's OpenCL objects ------------------------------------------ */
+
+/* A context and queue made with plain OpenCL on the fixture's device, as PyOpenCL makes them. */
+static void raw_opencl(cl_context *clctx, cl_device_id *dev, cl_command_queue *queue,
+                       cl_command_queue_properties props) {
+  ck_assert_ocal(ocal_context_get_cl_device(fixture_ctx, dev));
+  cl_int err;
+  *clctx = clCreateContext(NULL, 1, dev, NULL, NULL, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  *queue = clCreateCommandQueue(*clctx, *dev, props, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+}
+
+START_TEST(test_adopt_context_and_memory) {
+  cl_context clctx;
+  cl_device_id dev;
+  cl_command_queue queue;
+  raw_opencl(&clctx, &dev, &queue, 0);
+  enum { N = 1001 };
+  static float in[N + 3], out[N + 3];
+  for (int i = 0; i < N + 3; i++) in[i] = 0.5f * (float)i - 7.0f;
+  cl_int err;
+  cl_mem mem = clCreateBuffer(clctx, CL_MEM_READ_WRITE, sizeof in, NULL, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  ck_assert_int_eq(clEnqueueWriteBuffer(queue, mem, CL_TRUE, 0, sizeof in, in, 0, NULL, NULL),
+                   CL_SUCCESS);
+
+  ocal_context ctx = NULL;
+  ck_assert_ocal(ocal_context_from_cl(clctx, dev, queue, NULL, &ctx));
+  cl_context got_ctx;
+  cl_command_queue got_queue;
+  ck_assert_ocal(ocal_context_get_cl_context(ctx, &got_ctx));
+  ck_assert_ocal(ocal_context_get_cl_queue(ctx, &got_queue));
+  ck_assert_ptr_eq(got_ctx, clctx);
+  ck_assert_ptr_eq(got_queue, queue);
+  ocal_memory_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+  ck_assert_ocal(ocal_memory_get_stats(ctx, &before));
+
+  /* Elements 3 .. N+2 of the caller's memory, doubled in place by ocal on the shared queue. */
+  const size_t shape[1] = {N};
+  ocal_buffer buf;
+  ck_assert_ocal(ocal_buffer_from_cl_mem(ctx, mem, 3 * sizeof(float), OCAL_F32, 1, shape, &buf));
+  ck_assert_ocal(ocal_memory_get_stats(ctx, &after));
+  ck_assert_uint_eq(after.bytes_in_use, before.bytes_in_use);
+  ck_assert_uint_eq(after.device_allocs, before.device_allocs);
+  cl_mem same;
+  size_t offset;
+  ck_assert_ocal(ocal_buffer_get_cl_mem(buf, &same, &offset));
+  ck_assert_ptr_eq(same, mem);
+  ck_assert_uint_eq(offset, 3 * sizeof(float));
+  ck_assert_ocal(ocal_binary_scalar(OCAL_BINARY_MUL, buf, 2.0, buf));
+  ck_assert_int_eq(clEnqueueReadBuffer(queue, mem, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL),
+                   CL_SUCCESS);
+  for (int i = 0; i < N + 3; i++)
+    ck_assert_float_eq(out[i], i < 3 ? in[i] : 2.0f * in[i]);
+
+  /* ocal holds its own references: the caller's release first, then ocal's, frees nothing
+   * twice (LeakSanitizer and the driver would tell). */
+  ck_assert_int_eq(clReleaseMemObject(mem), CL_SUCCESS);
+  float back[N];
+  ck_assert_ocal(ocal_buffer_read(buf, 0, N, back, NULL));
+  ck_assert_float_eq(back[0], 2.0f * in[3]);
+  ck_assert_ocal(ocal_buffer_release(buf));
+  ck_assert_ocal(ocal_context_release(ctx));
+  ck_assert_int_eq(clFinish(queue), CL_SUCCESS);
+  ck_assert_int_eq(clReleaseCommandQueue(queue), CL_SUCCESS);
+  ck_assert_int_eq(clReleaseContext(clctx), CL_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_adopt_errors) {
+  cl_context clctx;
+  cl_device_id dev;
+  cl_command_queue queue;
+  raw_opencl(&clctx, &dev, &queue, 0);
+  ocal_context ctx = (ocal_context)&ctx;
+  ck_assert_ocal_fails(ocal_context_from_cl(NULL, dev, queue, NULL, &ctx), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ctx);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_from_cl"));
+  ocal_context_options opts;
+  ck_assert_ocal(ocal_context_options_init(&opts));
+  opts.device = "cpu";
+  ck_assert_ocal_fails(ocal_context_from_cl(clctx, dev, queue, &opts, &ctx), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "options->device"));
+  /* A queue of the fixture's context, not of clctx. */
+  cl_command_queue other;
+  ck_assert_ocal(ocal_context_get_cl_queue(fixture_ctx, &other));
+  ck_assert_ocal_fails(ocal_context_from_cl(clctx, dev, other, NULL, &ctx), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "another OpenCL context"));
+  /* Without a queue ocal makes its own. */
+  ck_assert_ocal(ocal_context_from_cl(clctx, dev, NULL, NULL, &ctx));
+  cl_command_queue own;
+  ck_assert_ocal(ocal_context_get_cl_queue(ctx, &own));
+  ck_assert_ptr_ne(own, queue);
+
+  cl_int err;
+  cl_mem mem = clCreateBuffer(clctx, CL_MEM_READ_WRITE, 64, NULL, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  const size_t four = 4, seventeen = 17;
+  ocal_buffer buf = (ocal_buffer)&buf;
+  ck_assert_ocal_fails(ocal_buffer_from_cl_mem(ctx, mem, 2, OCAL_F32, 1, &four, &buf),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_null(buf);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "multiple"));
+  ck_assert_ocal_fails(ocal_buffer_from_cl_mem(ctx, mem, 0, OCAL_F32, 1, &seventeen, &buf),
+                       OCAL_SHAPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_buffer_from_cl_mem(ctx, mem, 52, OCAL_F32, 1, &four, &buf),
+                       OCAL_SHAPE_MISMATCH);
+  /* The fixture's context is another OpenCL context than mem's. */
+  ck_assert_ocal_fails(ocal_buffer_from_cl_mem(fixture_ctx, mem, 0, OCAL_F32, 1, &four, &buf),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "another OpenCL context"));
+  ck_assert_ocal(ocal_buffer_from_cl_mem(ctx, mem, 48, OCAL_F32, 1, &four, &buf));
+  ck_assert_ocal(ocal_buffer_release(buf));
+  ck_assert_ocal(ocal_context_release(ctx));
+  clReleaseMemObject(mem);
+
+  /* ocal needs its queue in order. */
+  cl_command_queue ooo = clCreateCommandQueue(clctx, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+                                              &err);
+  if (err == CL_SUCCESS) {
+    ck_assert_ocal_fails(ocal_context_from_cl(clctx, dev, ooo, NULL, &ctx), OCAL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "in-order"));
+    clReleaseCommandQueue(ooo);
+  }
+  clReleaseCommandQueue(queue);
+  clReleaseContext(clctx);
+}
+END_TEST
+
 /* ---- device, finish, release ------------------------------------------------------------ */
 
 START_TEST(test_context_device_matches_select) {
@@ -883,6 +1013,8 @@ int main(void) {
   tcase_add_test(tc, test_many_contexts_in_a_loop);
   tcase_add_test(tc, test_many_contexts_alive_at_once);
   tcase_add_test(tc, test_shared_context_from_threads);
+  tcase_add_test(tc, test_adopt_context_and_memory);
+  tcase_add_test(tc, test_adopt_errors);
   suite_add_tcase(s, tc);
 
   return fixture_run(s);

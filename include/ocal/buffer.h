@@ -64,6 +64,28 @@ OCAL_API ocal_status ocal_buffer_from_host(ocal_context ctx, ocal_dtype dtype, i
                                            const size_t *shape, const void *host,
                                            ocal_buffer *buf);
 
+/** Wraps memory the caller allocated (a cl_mem of another library, PyOpenCL's) as a buffer,
+ * without a copy: \p ndim / \p shape elements of \p dtype from byte \p offset_bytes on.
+ * ocal retains the cl_mem (clRetainMemObject) and releases it when the buffer and its views
+ * are gone; the memory pool never holds it, so ocal_memory_get_stats does not count it.
+ * Writes through either side are seen by the other once ordered (one queue, or
+ * ocal_context_finish / clFinish between them).
+ * \param ctx the context; the cl_mem must belong to its OpenCL context (ocal_context_from_cl
+ *        adopts the caller's).
+ * \param mem the memory object.
+ * \param offset_bytes where the first element starts, a multiple of the element size.
+ * \param dtype element type.
+ * \param ndim number of dimensions, 1 to OCAL_MAX_DIMS.
+ * \param shape ndim sizes; the elements must fit in the cl_mem after offset_bytes.
+ * \param buf receives the buffer, owned by the caller (ocal_buffer_release); NULL on failure.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT (NULL mem or buf, an offset that is not a multiple
+ *          of the element size, a cl_mem of another OpenCL context); OCAL_SHAPE_MISMATCH when
+ *          the elements do not fit; OCAL_INVALID_HANDLE; OCAL_UNSUPPORTED (fp64); an OpenCL
+ *          error when the cl_mem cannot be queried. */
+OCAL_API ocal_status ocal_buffer_from_cl_mem(ocal_context ctx, cl_mem mem, size_t offset_bytes,
+                                             ocal_dtype dtype, int ndim, const size_t *shape,
+                                             ocal_buffer *buf);
+
 /** Releases a buffer or view. The device memory is freed once no view of it remains and the
  * commands queued on it have finished.
  * \param buf the buffer, or NULL (nothing happens).

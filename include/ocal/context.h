@@ -108,6 +108,27 @@ OCAL_API ocal_status ocal_context_options_init(ocal_context_options *options);
  *          the driver refuses to create the context or queue. */
 OCAL_API ocal_status ocal_context_create(const ocal_context_options *options, ocal_context *ctx);
 
+/** Creates a context over OpenCL objects the caller made (another library's context,
+ * PyOpenCL's), so that ocal's buffers and calls share its memory and queue. ocal retains the
+ * cl_context and the queue (clRetainContext, clRetainCommandQueue) and releases them in
+ * ocal_context_release; the caller keeps its own references. Everything else is as for
+ * ocal_context_create: settings, caches and the memory pool are the new context's own.
+ * \param cl_ctx the OpenCL context; it must hold \p device.
+ * \param device the device ocal runs on: a root device the ICD loader lists.
+ * \param queue an in-order command queue of cl_ctx and device, which ocal's commands then
+ *        join (in order with the caller's own); NULL: ocal creates its own queue.
+ * \param options NULL for the defaults; else from ocal_context_options_init(), with device
+ *        NULL (the device is the one given). Read only during the call.
+ * \param ctx receives the new context, owned by the caller (ocal_context_release); NULL on
+ *        failure.
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a NULL cl_ctx, device or ctx, options->device
+ *          set, a device the loader does not list, or a queue of another context or device,
+ *          or one that runs out of order; an OpenCL error when a query or retain fails. */
+OCAL_API ocal_status ocal_context_from_cl(cl_context cl_ctx, cl_device_id device,
+                                          cl_command_queue queue,
+                                          const ocal_context_options *options,
+                                          ocal_context *ctx);
+
 /** Waits for the context's queued work, then frees the context, its queue and caches.
  * Every buffer, plan, program and kernel of the context must have been released before.
  * \param ctx the context, or NULL (nothing happens).

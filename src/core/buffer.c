@@ -69,6 +69,8 @@ static void unref(ocal_buffer buf) {
   ocal_context ctx = buf->ctx;
   if (buf->base)
     unref(buf->base);
+  else if (buf->adopted)
+    clReleaseMemObject(buf->mem); /* the retain of ocal_buffer_from_cl_mem */
   else
     ocal__device_free(ctx, buf->mem);
   buf->magic = 0;
@@ -136,6 +138,49 @@ ocal_status ocal_buffer_from_host(ocal_context ctx, ocal_dtype dtype, int ndim,
     *out = NULL;
   }
   return status;
+}
+
+ocal_status ocal_buffer_from_cl_mem(ocal_context ctx, cl_mem mem, size_t offset_bytes,
+                                    ocal_dtype dtype, int ndim, const size_t *shape,
+                                    ocal_buffer *out) {
+  if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "buf (the out-parameter) must not be NULL");
+  *out = NULL;
+  ocal_status status = ocal__check_context(ctx, __func__);
+  if (status != OCAL_OK) return status;
+  if ((status = check_dtype(ctx, dtype, __func__)) != OCAL_OK) return status;
+  size_t numel, end;
+  if ((status = check_shape(__func__, dtype, ndim, shape, &numel)) != OCAL_OK) return status;
+  if (!mem) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "mem must not be NULL");
+  size_t size = ocal_dtype_size(dtype);
+  if (offset_bytes % size)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "offset_bytes %zu is not a multiple of the %zu-byte elements of %s",
+                     offset_bytes, size, ocal_dtype_name(dtype));
+  cl_context mem_ctx = NULL;
+  size_t mem_size = 0;
+  cl_int err = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof mem_ctx, &mem_ctx, NULL);
+  if (err == CL_SUCCESS) err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof mem_size, &mem_size, NULL);
+  if (err != CL_SUCCESS) return ocal__cl_fail(ctx->info.name, err, "clGetMemObjectInfo", __func__);
+  if (mem_ctx != ctx->cl_ctx)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "the cl_mem belongs to another OpenCL context than ctx's; adopt its "
+                     "context first (ocal_context_from_cl)");
+  if (ocal__add_overflows(offset_bytes, numel * size, &end) || end > mem_size)
+    return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
+                     "%zu elements of %s at byte offset %zu do not fit in the cl_mem's %zu bytes",
+                     numel, ocal_dtype_name(dtype), offset_bytes, mem_size);
+  if ((err = clRetainMemObject(mem)) != CL_SUCCESS)
+    return ocal__cl_fail(ctx->info.name, err, "clRetainMemObject", __func__);
+  ocal_buffer buf = new_handle(ctx, dtype, ndim, shape, numel);
+  if (!buf) {
+    clReleaseMemObject(mem);
+    return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the buffer handle");
+  }
+  buf->mem = mem;
+  buf->adopted = 1;
+  buf->offset = offset_bytes / size;
+  *out = buf;
+  return OCAL_OK;
 }
 
 ocal_status ocal_buffer_release(ocal_buffer buf) {

@@ -95,43 +95,74 @@ void ocal__context_unref(ocal_context ctx) {
   if (atomic_fetch_sub(&ctx->refs, 1) == 1) destroy(ctx);
 }
 
-ocal_status ocal_context_create(const ocal_context_options *options, ocal_context *out) {
-  if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ctx (the out-parameter) must not be NULL");
-  *out = NULL;
-  ocal_context_options defaults;
-  ocal_context_options_init(&defaults);
+/* The first half of making a context, shared by ocal_context_create and ocal_context_from_cl:
+ * checks the options into *opt, allocates the context and reads the settings. */
+static ocal_status context_begin(const ocal_context_options *options, ocal_context_options *opt,
+                                 ocal_context *out, const char *func) {
+  ocal_context_options_init(opt);
   if (options) {
     /* 0.2's struct ends with `limits`: the smallest struct_size a caller can have. */
     ocal_status s = ocal__options_copy(
-        __func__, "ocal_context_options_init", &defaults, sizeof defaults, options,
-        offsetof(ocal_context_options, limits) + sizeof defaults.limits);
+        func, "ocal_context_options_init", opt, sizeof *opt, options,
+        offsetof(ocal_context_options, limits) + sizeof opt->limits);
     if (s != OCAL_OK) return s;
   }
-  options = &defaults;
-  if (options->gemm_precision < OCAL_GEMM_PRECISION_DEFAULT ||
-      options->gemm_precision > OCAL_GEMM_PRECISION_TF32)
-    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
-                     "options->gemm_precision is %d: use OCAL_GEMM_PRECISION_DEFAULT (-1), "
-                     "OCAL_GEMM_PRECISION_FP32 (0) or OCAL_GEMM_PRECISION_TF32 (1)",
-                     options->gemm_precision);
+  if (opt->gemm_precision < OCAL_GEMM_PRECISION_DEFAULT ||
+      opt->gemm_precision > OCAL_GEMM_PRECISION_TF32)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "options->gemm_precision is %d: use OCAL_GEMM_PRECISION_DEFAULT (-1), "
+                      "OCAL_GEMM_PRECISION_FP32 (0) or OCAL_GEMM_PRECISION_TF32 (1)",
+                      opt->gemm_precision);
 
   ocal_context ctx = calloc(1, sizeof *ctx);
-  if (!ctx) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the context");
+  if (!ctx) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for the context");
   if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
     free(ctx);
-    return OCAL_FAIL(OCAL_INTERNAL, "pthread_mutex_init failed");
+    return ocal__fail(OCAL_INTERNAL, func, "pthread_mutex_init failed");
   }
   ctx->magic = OCAL__CONTEXT_MAGIC;
   atomic_init(&ctx->refs, 1);
 
   /* Every OCAL_* variable is read here, once, before anything depends on one. */
-  ocal_status status = ocal__settings_read(&ctx->settings, __func__);
-  if (status != OCAL_OK) goto fail;
+  ocal_status status = ocal__settings_read(&ctx->settings, func);
+  if (status != OCAL_OK) {
+    destroy(ctx);
+    return status;
+  }
   /* The option wins over OCAL_GEMM_PRECISION (settings.h's precedence). */
-  if (options->gemm_precision != OCAL_GEMM_PRECISION_DEFAULT)
-    ctx->settings.gemm_precision = options->gemm_precision;
-  status = ocal__device_resolve(__func__, options->device, ctx->settings.device, &ctx->info,
-                                            &ctx->platform, &ctx->device);
+  if (opt->gemm_precision != OCAL_GEMM_PRECISION_DEFAULT)
+    ctx->settings.gemm_precision = opt->gemm_precision;
+  *out = ctx;
+  return OCAL_OK;
+}
+
+/* The second half: device limits, the disk cache and the memory pool, once the context has
+ * its device, OpenCL context and queue. Destroys the context on failure. */
+static ocal_status context_end(ocal_context ctx, const ocal_context_options *opt,
+                               ocal_context *out, const char *func) {
+  ocal_status status = ocal__limits_init(ctx, opt->limits, opt->fp64, func);
+  if (status == OCAL_OK) {
+    int disk = opt->disk_cache >= 0 ? opt->disk_cache : ctx->settings.cache != 0;
+    if (disk) ctx->cache_dir = ocal__disk_cache_dir(opt->cache_dir, ctx->settings.cache_dir);
+    status = ocal__memory_init(ctx, opt);
+  }
+  if (status != OCAL_OK) {
+    destroy(ctx);
+    return status;
+  }
+  *out = ctx;
+  return OCAL_OK;
+}
+
+ocal_status ocal_context_create(const ocal_context_options *options, ocal_context *out) {
+  if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ctx (the out-parameter) must not be NULL");
+  *out = NULL;
+  ocal_context_options opt;
+  ocal_context ctx;
+  ocal_status status = context_begin(options, &opt, &ctx, __func__);
+  if (status != OCAL_OK) return status;
+  status = ocal__device_resolve(__func__, opt.device, ctx->settings.device, &ctx->info,
+                                &ctx->platform, &ctx->device);
   if (status != OCAL_OK) goto fail;
 
   cl_int err;
@@ -141,23 +172,82 @@ ocal_status ocal_context_create(const ocal_context_options *options, ocal_contex
     status = ocal__cl_fail(ctx->info.name, err, "clCreateContext", __func__);
     goto fail;
   }
-  cl_command_queue_properties qprops = options->profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+  cl_command_queue_properties qprops = opt.profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
   ctx->queue = clCreateCommandQueue(ctx->cl_ctx, ctx->device, qprops, &err);
   if (err != CL_SUCCESS) {
     status = ocal__cl_fail(ctx->info.name, err, "clCreateCommandQueue", __func__);
     goto fail;
   }
+  return context_end(ctx, &opt, out, __func__);
+fail:
+  destroy(ctx);
+  return status;
+}
 
-  if ((status = ocal__limits_init(ctx, options->limits, options->fp64, __func__)) != OCAL_OK)
-    goto fail;
-
-  int disk = options->disk_cache >= 0 ? options->disk_cache : ctx->settings.cache != 0;
-  if (disk) ctx->cache_dir = ocal__disk_cache_dir(options->cache_dir, ctx->settings.cache_dir);
-
-  if ((status = ocal__memory_init(ctx, options)) != OCAL_OK) goto fail;
-
-  *out = ctx;
+/* Checks that an adopted queue belongs to the adopted context and device and runs in order
+ * (ocal's commands rely on the order of one queue). */
+static ocal_status check_adopted_queue(ocal_context ctx, cl_command_queue queue,
+                                       const char *func) {
+  cl_context qctx = NULL;
+  cl_device_id qdev = NULL;
+  cl_command_queue_properties props = 0;
+  cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL);
+  if (err == CL_SUCCESS)
+    err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof qdev, &qdev, NULL);
+  if (err == CL_SUCCESS)
+    err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+  if (err != CL_SUCCESS) return ocal__cl_fail(ctx->info.name, err, "clGetCommandQueueInfo", func);
+  if (qctx != ctx->cl_ctx || qdev != ctx->device)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "the queue belongs to another OpenCL context or device than the ones "
+                      "given; pass the queue's own context and device");
+  if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "the queue runs out of order; ocal needs an in-order queue (create it "
+                      "without CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, or pass NULL)");
   return OCAL_OK;
+}
+
+ocal_status ocal_context_from_cl(cl_context cl_ctx, cl_device_id device, cl_command_queue queue,
+                                 const ocal_context_options *options, ocal_context *out) {
+  if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ctx (the out-parameter) must not be NULL");
+  *out = NULL;
+  if (!cl_ctx || !device)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "the cl_context and the cl_device_id must not be "
+                                            "NULL (the queue may be)");
+  if (options && options->struct_size >= offsetof(ocal_context_options, device) +
+                                             sizeof options->device && options->device)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "options->device is set, but an adopted context "
+                                            "runs on the cl_device_id given; leave it NULL");
+  ocal_context_options opt;
+  ocal_context ctx;
+  ocal_status status = context_begin(options, &opt, &ctx, __func__);
+  if (status != OCAL_OK) return status;
+  status = ocal__device_find(__func__, device, &ctx->info, &ctx->platform);
+  if (status != OCAL_OK) goto fail;
+  ctx->device = device;
+  cl_int err = clRetainContext(cl_ctx);
+  if (err != CL_SUCCESS) {
+    status = ocal__cl_fail(ctx->info.name, err, "clRetainContext", __func__);
+    goto fail;
+  }
+  ctx->cl_ctx = cl_ctx;
+  if (queue) {
+    if ((status = check_adopted_queue(ctx, queue, __func__)) != OCAL_OK) goto fail;
+    if ((err = clRetainCommandQueue(queue)) != CL_SUCCESS) {
+      status = ocal__cl_fail(ctx->info.name, err, "clRetainCommandQueue", __func__);
+      goto fail;
+    }
+    ctx->queue = queue;
+  } else {
+    cl_command_queue_properties qprops = opt.profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+    ctx->queue = clCreateCommandQueue(ctx->cl_ctx, ctx->device, qprops, &err);
+    if (err != CL_SUCCESS) {
+      status = ocal__cl_fail(ctx->info.name, err, "clCreateCommandQueue", __func__);
+      goto fail;
+    }
+  }
+  return context_end(ctx, &opt, out, __func__);
 fail:
   destroy(ctx);
   return status;

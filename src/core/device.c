@@ -417,6 +417,26 @@ ocal_status ocal__device_resolve(const char *func, const char *selector, const c
   return OCAL_OK;
 }
 
+ocal_status ocal__device_find(const char *func, cl_device_id device, ocal_device_info *info,
+                              cl_platform_id *platform) {
+  device_entry *list;
+  size_t n;
+  ocal_status status = enumerate(func, &list, &n);
+  if (status != OCAL_OK) return status;
+  for (size_t i = 0; i < n; i++) {
+    if (list[i].device == device) {
+      *info = list[i].info;
+      *platform = list[i].platform;
+      free(list);
+      return OCAL_OK;
+    }
+  }
+  free(list);
+  return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                    "the cl_device_id is none of the devices the ICD loader lists (a "
+                    "sub-device, or a handle of another loader?); pass a root device");
+}
+
 ocal_status ocal_device_select(const char *selector, ocal_device_info *info) {
   if (!info) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "info must not be NULL");
   ocal_status status = ocal__filled_check(__func__, "info", "ocal_device_info", info,

@@ -90,6 +90,11 @@ ocal_status ocal__device_resolve(const char *func, const char *selector, const c
                                  ocal_device_info *info,
                                  cl_platform_id *platform, cl_device_id *device);
 
+/* Finds a device among those the ICD loader lists, for a context adopting it: its facts and
+ * platform. OCAL_INVALID_ARGUMENT (naming `func`) when it is none of them. */
+ocal_status ocal__device_find(const char *func, cl_device_id device, ocal_device_info *info,
+                              cl_platform_id *platform);
+
 /* The OpenCL calls through which device.c enumerates, as pointers a white-box test may
  * replace to make one fail (they default to the real calls; tests/check_device.c). */
 typedef cl_int (*ocal__cl_get_device_ids_fn)(cl_platform_id, cl_device_type, cl_uint,
@@ -270,6 +275,7 @@ struct ocal_buffer_s {
   int ndim;
   size_t shape[OCAL_MAX_DIMS];
   size_t numel;
+  int adopted;          /* mem came from ocal_buffer_from_cl_mem: retained, not the pool's */
 };
 
 ocal_status ocal__check_buffer(ocal_buffer buf, const char *func);

@@ -1,0 +1,134 @@
+"""ocal.fft: numpy.fft's names over ocal_fft (VkFFT, clFFT or ocal's kernels); plans are
+cached by the library per context, so repeating a transform creates nothing.
+
+Transforms run over the last axes (1 to 3 of them) with the leading axes as the batch, in
+single precision for float32/complex64 input and double for float64/complex128, with
+NumPy's conventions and norm= values."""
+import numpy as np
+
+from ocal._core import (Array, asarray, fft_execute, FFT_C2C, FFT_R2C, FFT_C2R, FFT_FORWARD,
+                        FFT_INVERSE, FFT_NORMS)
+from ocal._errors import UnsupportedError, InvalidArgumentError
+
+
+def _complex(a):
+    a = a if isinstance(a, Array) else asarray(a)
+    if a.dtype in (np.complex64, np.complex128):
+        return a
+    target = np.complex128 if a.dtype == np.float64 and a.context.fp64 else np.complex64
+    # ocal_cast has no complex targets: go through the host for real input.
+    return asarray(a.get().astype(target), ctx=a.context)
+
+
+def _real(a):
+    a = a if isinstance(a, Array) else asarray(a)
+    if a.dtype in (np.float32, np.float64):
+        return a
+    if a.dtype.kind == "c":
+        raise TypeError("ocal.fft: rfft of complex input; use fft")
+    return a.astype(np.float64 if a.context.fp64 else np.float32)
+
+
+def _axes(a, n, axes, ndim):
+    if n is not None:
+        raise UnsupportedError("ocal.fft: n= (padding or cropping) is not supported; pad or "
+                               "slice the input first")
+    if axes is not None:
+        want = tuple(range(a.ndim - len(axes), a.ndim))
+        if tuple(ax % a.ndim for ax in axes) != want:
+            raise UnsupportedError("ocal.fft: transforms run over the last axes only")
+        ndim = len(axes)
+    if ndim > a.ndim or not 1 <= ndim <= 3:
+        raise InvalidArgumentError("ocal.fft: %d transform axes of a %d-D array" % (ndim, a.ndim))
+    return ndim
+
+
+def _c2c(a, ndim, direction, norm):
+    a = _complex(a)
+    lengths = a.shape[a.ndim - ndim:]
+    return fft_execute(a, tuple(lengths), FFT_C2C, direction, FFT_NORMS[norm], a.shape, a.dtype)
+
+
+def fft(a, n=None, axis=-1, norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _c2c(a, _axes(a, n, (axis,), 1), FFT_FORWARD, norm)
+
+
+def ifft(a, n=None, axis=-1, norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _c2c(a, _axes(a, n, (axis,), 1), FFT_INVERSE, norm)
+
+
+def fft2(a, s=None, axes=(-2, -1), norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _c2c(a, _axes(a, s, axes, 2), FFT_FORWARD, norm)
+
+
+def ifft2(a, s=None, axes=(-2, -1), norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _c2c(a, _axes(a, s, axes, 2), FFT_INVERSE, norm)
+
+
+def fftn(a, s=None, axes=None, norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _c2c(a, _axes(a, s, axes, a.ndim), FFT_FORWARD, norm)
+
+
+def ifftn(a, s=None, axes=None, norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _c2c(a, _axes(a, s, axes, a.ndim), FFT_INVERSE, norm)
+
+
+def _r2c(a, ndim, norm):
+    a = _real(a)
+    lengths = a.shape[a.ndim - ndim:]
+    shape = a.shape[:-1] + (a.shape[-1] // 2 + 1,)
+    out_dtype = np.complex128 if a.dtype == np.float64 else np.complex64
+    return fft_execute(a, tuple(lengths), FFT_R2C, FFT_FORWARD, FFT_NORMS[norm], shape, out_dtype)
+
+
+def _c2r(a, ndim, last, norm):
+    a = _complex(a)
+    last = 2 * (a.shape[-1] - 1) if last is None else last
+    lengths = a.shape[a.ndim - ndim:-1] + (last,)
+    shape = a.shape[:-1] + (last,)
+    out_dtype = np.float64 if a.dtype == np.complex128 else np.float32
+    return fft_execute(a, tuple(lengths), FFT_C2R, FFT_INVERSE, FFT_NORMS[norm], shape, out_dtype)
+
+
+def rfft(a, n=None, axis=-1, norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _r2c(a, _axes(a, n, (axis,), 1), norm)
+
+
+def irfft(a, n=None, axis=-1, norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _c2r(a, _axes(a, None, (axis,), 1), n, norm)
+
+
+def rfft2(a, s=None, axes=(-2, -1), norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _r2c(a, _axes(a, s, axes, 2), norm)
+
+
+def irfft2(a, s=None, axes=(-2, -1), norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _c2r(a, _axes(a, None, axes, 2), None if s is None else s[-1], norm)
+
+
+def rfftn(a, s=None, axes=None, norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _r2c(a, _axes(a, s, axes, a.ndim), norm)
+
+
+def irfftn(a, s=None, axes=None, norm=None):
+    a = a if isinstance(a, Array) else asarray(a)
+    return _c2r(a, _axes(a, None, axes, a.ndim), None if s is None else s[-1], norm)
+
+
+def fftfreq(n, d=1.0):
+    return asarray(np.fft.fftfreq(n, d).astype(np.float32))
+
+
+def rfftfreq(n, d=1.0):
+    return asarray(np.fft.rfftfreq(n, d).astype(np.float32))

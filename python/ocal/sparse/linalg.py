@@ -1,0 +1,103 @@
+"""ocal.sparse.linalg: SciPy's cg and lobpcg on the device (ocal_cg, ocal_lobpcg), taking
+SciPy's arguments and giving SciPy's results. A is an ocal csr_array, a scipy.sparse matrix
+(copied to the device), or a LinearOperator whose matmat runs on ocal arrays."""
+import warnings
+
+import numpy as np
+
+from ocal._core import (Array, Operator, asarray, cg_solve, lobpcg_solve, get_context, zeros,
+                        empty)
+from ocal._errors import UnsupportedError
+from ocal.sparse import csr_array
+
+
+class LinearOperator:
+    """scipy.sparse.linalg.LinearOperator's shape, matvec, matmat and dtype: the functions
+    take and return ocal arrays ({n} vectors, {n, k} blocks)."""
+
+    def __init__(self, shape, matvec=None, matmat=None, dtype=np.float64):
+        if matvec is None and matmat is None:
+            raise ValueError("LinearOperator needs matvec or matmat")
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self._matvec, self._matmat = matvec, matmat
+
+    def matmat(self, X):
+        if self._matmat is not None:
+            return self._matmat(X)
+        # One column at a time through matvec: the columns are rows of X.T (ocal's views
+        # are contiguous ranges).
+        XT = X.T
+        YT = empty((X.shape[1], X.shape[0]), X.dtype, X.context)
+        for j in range(X.shape[1]):
+            YT[j] = asarray(self._matvec(XT[j])).reshape(-1)
+        return YT.T
+
+    def matvec(self, x):
+        return self.matmat(x.reshape(-1, 1)).reshape(-1)
+
+    def __matmul__(self, x):
+        return self.matvec(x) if x.ndim == 1 else self.matmat(x)
+
+
+def aslinearoperator(A):
+    return A if isinstance(A, (LinearOperator, csr_array)) else csr_array(A)
+
+
+def _operator(A, dtype, ctx):
+    if A is None:
+        return None
+    if not isinstance(A, (LinearOperator, csr_array)):
+        A = csr_array(A, dtype=dtype, ctx=ctx)
+    if isinstance(A, csr_array):
+        return Operator.of(A._csr, A.shape[0], A.dtype, A.context), A.dtype
+    return Operator.of(A, A.shape[0], dtype or A.dtype, ctx), np.dtype(dtype or A.dtype)
+
+
+def _device(x, dtype, ctx):
+    return (asarray(x, ctx=ctx) if not isinstance(x, Array) else x).astype(dtype, copy=False)
+
+
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
+    """Conjugate gradients, as scipy.sparse.linalg.cg: returns (x, info) with info 0 when the
+    true residual met max(rtol ||b||, atol), else the iterations run. M may be None or
+    "jacobi" (ocal's preconditioner). x has b's kind: an ocal.Array for an ocal.Array b,
+    else a NumPy array."""
+    if callback is not None:
+        raise UnsupportedError("ocal.sparse.linalg.cg: callback is not supported (the "
+                               "iterations run in C)")
+    if M not in (None, "jacobi"):
+        raise UnsupportedError("ocal.sparse.linalg.cg: M must be None or 'jacobi'")
+    ctx = b.context if isinstance(b, Array) else get_context()
+    op, dtype = _operator(A, None, ctx)
+    bd = _device(b, dtype, ctx)
+    x = _device(x0, dtype, ctx).copy() if x0 is not None else zeros(bd.shape, dtype, ctx)
+    converged, iterations, _ = cg_solve(op, bd, x, rtol, atol, maxiter or 0, M == "jacobi",
+                                        x0 is not None)
+    return (x if isinstance(b, Array) else x.get()), (0 if converged else int(iterations))
+
+
+def lobpcg(A, X, B=None, M=None, Y=None, tol=None, maxiter=None, largest=True,
+           verbosityLevel=0, retLambdaHistory=False, retResidualNormsHistory=False,
+           restartControl=20):
+    """The LOBPCG eigensolver, as scipy.sparse.linalg.lobpcg: returns (w, v), the eigenvalues
+    (a NumPy array; ascending for the smallest, descending for the largest, as SciPy) and the
+    eigenvectors (X's kind). Not converging warns, as SciPy does."""
+    if retLambdaHistory or retResidualNormsHistory:
+        raise UnsupportedError("ocal.sparse.linalg.lobpcg: the histories are not recorded")
+    ctx = X.context if isinstance(X, Array) else get_context()
+    op, dtype = _operator(A, None, ctx)
+    Xd = _device(X, dtype, ctx).copy()
+    if Xd.ndim == 1:
+        Xd = Xd.reshape(-1, 1)
+    opB = _operator(B, dtype, ctx)[0] if B is not None else None
+    opM = _operator(M, dtype, ctx)[0] if M is not None else None
+    Yd = _device(Y, dtype, ctx) if Y is not None else None
+    w, r, stop = lobpcg_solve(op, Xd, opB, opM, Yd, tol or 0.0, 20 if maxiter is None else maxiter,
+                              largest, restartControl, True)
+    if stop != "converged":
+        warnings.warn("ocal.sparse.linalg.lobpcg: not converged (%s); residual norms %s"
+                      % (stop, r), UserWarning, stacklevel=2)
+    return w, (Xd if isinstance(X, Array) else Xd.get())
+
+
+__all__ = ["cg", "lobpcg", "LinearOperator", "aslinearoperator"]

@@ -1,0 +1,195 @@
+"""Arrays, creation, operators and elementwise functions against NumPy."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ocal
+from conftest import assert_close
+
+REAL = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.uint32, np.uint64]
+rng = np.random.default_rng(7)
+
+
+def host(shape, dtype, low=-50, high=50):
+    if np.dtype(dtype).kind == "u":
+        low = 0
+    return rng.uniform(low, high, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", REAL + [np.float16, np.complex64, np.complex128, np.bool_])
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (3, 0, 2), (2, 3, 5), (2, 1, 3, 4)])
+def test_roundtrip(dtype, shape):
+    h = host(shape, np.float64).astype(dtype)
+    a = ocal.asarray(h)
+    assert a.shape == shape and a.dtype == np.dtype(dtype) and a.size == h.size
+    np.testing.assert_array_equal(a.get(), h)
+
+
+def test_bfloat16_roundtrip():
+    ml = pytest.importorskip("ml_dtypes")
+    h = np.linspace(-3, 3, 11).astype(ml.bfloat16)
+    a = ocal.asarray(h)
+    assert a.dtype == np.dtype(ml.bfloat16)
+    np.testing.assert_array_equal(a.get(), h)
+    np.testing.assert_array_equal((a * 2).get(), h * 2)
+
+
+def test_creation():
+    assert_close(ocal.zeros((2, 3)), np.zeros((2, 3), np.float32))
+    assert_close(ocal.ones(5, np.int32), np.ones(5, np.int32))
+    assert_close(ocal.full((2, 2), 7.5, np.float64), np.full((2, 2), 7.5))
+    assert_close(ocal.arange(10), np.arange(10))
+    assert_close(ocal.arange(1.0, 2.0, 0.25), np.arange(1.0, 2.0, 0.25))
+    assert_close(ocal.arange(5, 0, -2), np.arange(5, 0, -2))
+    assert_close(ocal.linspace(0, 1, 7), np.linspace(0, 1, 7, dtype=np.float32))
+    assert_close(ocal.linspace(0, 1, 4, endpoint=False, dtype=np.float64),
+                 np.linspace(0, 1, 4, endpoint=False))
+    assert ocal.empty((0, 4)).shape == (0, 4)
+    assert_close(ocal.zeros_like(ocal.ones(3, np.uint8)), np.zeros(3, np.uint8))
+
+
+BINARY = [("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
+          ("minimum", np.minimum), ("maximum", np.maximum), ("equal", np.equal),
+          ("not_equal", np.not_equal), ("less", np.less), ("less_equal", np.less_equal),
+          ("greater", np.greater), ("greater_equal", np.greater_equal)]
+
+
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4,
+                                                  min_side=0, max_side=4),
+       da=st.sampled_from(REAL), db=st.sampled_from(REAL), op=st.sampled_from(BINARY))
+def test_binary_broadcast(shapes, da, db, op):
+    sa, sb = shapes.input_shapes
+    if len(shapes.result_shape) > 4:
+        return
+    x, y = host(sa, da, 0, 20), host(sb, db, 0, 20)
+    want = op[1](x, y)
+    if want.dtype not in (np.float32, np.float64, np.int32, np.int64, np.uint8, np.uint32,
+                          np.uint64, np.bool_):
+        with pytest.raises(ocal.OcalError):
+            getattr(ocal, op[0])(ocal.asarray(x), ocal.asarray(y))
+        return
+    assert_close(getattr(ocal, op[0])(ocal.asarray(x), ocal.asarray(y)), want)
+
+
+@pytest.mark.parametrize("dtype", REAL)
+def test_operators_and_scalars(dtype):
+    x, y = host((4, 5), dtype, 1, 30), np.maximum(host((5,), dtype, 1, 30), 1)
+    a, b = ocal.asarray(x), ocal.asarray(y)
+    assert_close(a + b, x + y)
+    assert_close(a - b, x - y)
+    assert_close(a * b, x * y)
+    assert_close(a / b, x / y)
+    assert_close(a // b, x // y)
+    assert_close(a % b, x % y)
+    assert_close(a + 3, x + 3)
+    assert_close(2 * a, 2 * x)
+    assert_close(a * 0.5, x * 0.5)
+    assert_close(a < 10, x < 10)
+    assert_close(a == b, x == y)
+    assert_close(-a if x.dtype.kind != "u" else a, -x if x.dtype.kind != "u" else x)
+    assert_close(abs(a), abs(x))
+    assert_close(ocal.where(a > 10, a, b), np.where(x > 10, x, y))
+    assert_close((a > 5) & (a < 20), (x > 5) & (x < 20))
+    assert_close((a > 5) | ~(a < 20), (x > 5) | ~(x < 20))
+
+
+def test_negative_floor_and_remainder():
+    x = np.array([-7, -3, 0, 5, 8], np.int32)
+    y = np.array([2, -2, 3, -3, 5], np.int32)
+    a, b = ocal.asarray(x), ocal.asarray(y)
+    assert_close(a // b, x // y)
+    assert_close(a % b, x % y)
+    xf, yf = x.astype(np.float64) + 0.5, y.astype(np.float64)
+    assert_close(ocal.asarray(xf) % ocal.asarray(yf), xf % yf)
+
+
+def test_inplace():
+    x = host((3, 4), np.float32)
+    a = ocal.asarray(x)
+    a += 1
+    a *= ocal.asarray(x)
+    a -= 2
+    assert_close(a, (x + 1) * x - 2)
+
+
+UNARY = [("negative", np.negative, None), ("abs", np.abs, None), ("sqrt", np.sqrt, "pos"),
+         ("exp", np.exp, "small"), ("log", np.log, "pos"), ("log1p", np.log1p, "pos"),
+         ("expm1", np.expm1, "small"), ("sin", np.sin, None), ("cos", np.cos, None),
+         ("tanh", np.tanh, None), ("floor", np.floor, None), ("ceil", np.ceil, None),
+         ("round", np.round, None), ("sign", np.sign, None), ("square", np.square, None),
+         ("reciprocal", lambda v: 1 / v, "pos"), ("rsqrt", lambda v: 1 / np.sqrt(v), "pos"),
+         ("sigmoid", lambda v: 1 / (1 + np.exp(-v)), "small"),
+         ("relu", lambda v: np.maximum(v, 0), None)]
+
+
+@pytest.mark.parametrize("name,ref,domain", UNARY)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(0,), (13,), (3, 7)])
+def test_unary(name, ref, domain, dtype, shape):
+    low, high = {"pos": (0.1, 20), "small": (-5, 5), None: (-20, 20)}[domain]
+    x = host(shape, dtype, low, high)
+    assert_close(getattr(ocal, name)(ocal.asarray(x)), ref(x).astype(dtype))
+
+
+def test_unary_integer_input_gives_numpy_float():
+    x = np.arange(1, 9, dtype=np.int32)
+    assert_close(ocal.sqrt(ocal.asarray(x)), np.sqrt(x))
+    assert_close(ocal.exp(ocal.asarray(x.astype(np.uint8))), np.exp(x.astype(np.uint8)))
+
+
+def test_gelu():
+    from scipy.special import erf
+    x = host((50,), np.float64, -4, 4)
+    assert_close(ocal.gelu(ocal.asarray(x)), x * (1 + erf(x / np.sqrt(2))) / 2)
+
+
+@pytest.mark.parametrize("src", [np.float32, np.float64, np.int32, np.uint8, np.bool_])
+@pytest.mark.parametrize("dst", [np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_,
+                                 np.float16])
+def test_astype(src, dst):
+    x = host((9,), np.float64, 0, 100).astype(src)
+    assert_close(ocal.asarray(x).astype(dst), x.astype(dst))
+
+
+def test_views_and_setitem():
+    x = host((5, 4), np.float32)
+    a = ocal.asarray(x)
+    assert_close(a[2], x[2])
+    assert_close(a[1:4], x[1:4])
+    assert_close(a[-1], x[-1])
+    assert_close(a[3, 1:], x[3, 1:])
+    assert_close(a.reshape(4, 5), x.reshape(4, 5))
+    assert_close(a.reshape(-1), x.reshape(-1))
+    assert_close(a.T, x.T)
+    a[1] = 0
+    a[2:4] = ocal.ones((2, 4))
+    x[1] = 0
+    x[2:4] = 1
+    assert_close(a, x)
+    with pytest.raises(NotImplementedError):
+        a[::2]
+    with pytest.raises(IndexError):
+        a[9]
+
+
+def test_matmul():
+    for sa, sb in [((3, 4), (4, 5)), ((4,), (4, 6)), ((3, 4), (4,)), ((4,), (4,)),
+                   ((2, 3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)), ((0, 4), (4, 3))]:
+        x, y = host(sa, np.float32), host(sb, np.float32)
+        assert_close(ocal.asarray(x) @ ocal.asarray(y), x @ y)
+    x, y = host((5, 7), np.float64), host((7, 3), np.float64)
+    assert_close(ocal.linalg.matmul(ocal.asarray(x), ocal.asarray(y)), x @ y)
+    with pytest.raises(ValueError):
+        ocal.ones((3, 4)) @ ocal.ones((3, 4))
+
+
+def test_random():
+    g = ocal.random.default_rng(42)
+    u = g.random((1000,)).get()
+    assert u.dtype == np.float32 and (u >= 0).all() and (u < 1).all() and 0.4 < u.mean() < 0.6
+    n = g.standard_normal((4000,), dtype=np.float64).get()
+    assert abs(n.mean()) < 0.1 and 0.9 < n.std() < 1.1
+    again = ocal.random.default_rng(42).random((1000,)).get()
+    np.testing.assert_array_equal(u, again)
+    assert not np.array_equal(g.random((1000,)).get(), u)

@@ -1,0 +1,95 @@
+"""ocal.sparse against scipy.sparse: products, cg and lobpcg with SciPy's arguments."""
+import numpy as np
+import pytest
+
+import ocal
+import ocal.sparse.linalg as osl
+from conftest import assert_close
+
+sp = pytest.importorskip("scipy.sparse")
+spl = pytest.importorskip("scipy.sparse.linalg")
+
+
+def laplacian(n):
+    return sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1], format="csr")
+
+
+def test_roundtrip_and_products():
+    rng = np.random.default_rng(5)
+    m = sp.random(37, 23, density=0.2, random_state=1, format="csr")
+    a = ocal.sparse.csr_array(m)
+    assert a.shape == (37, 23) and a.nnz == m.nnz and a.dtype == np.float64
+    assert (a.get() != m).nnz == 0
+    x = rng.normal(size=23)
+    assert_close(a @ ocal.asarray(x), m @ x)
+    X = rng.normal(size=(23, 5))
+    assert_close(a @ ocal.asarray(X), m @ X)
+    y = rng.normal(size=37)
+    assert_close(a.rmatmul_T(ocal.asarray(y)), m.T @ y)
+    f = ocal.sparse.csr_array(m, dtype=np.float32)
+    assert_close(f @ ocal.asarray(x.astype(np.float32)), (m @ x).astype(np.float32))
+    sq = ocal.sparse.csr_array(laplacian(9))
+    assert_close(sq.diagonal(), np.full(9, 2.0))
+    with pytest.raises(ValueError):
+        ocal.sparse.csr_array((np.ones(2), np.array([0, 5]), np.array([0, 1, 2])), shape=(2, 3))
+
+
+@pytest.mark.parametrize("M", [None, "jacobi"])
+def test_cg(M):
+    A = laplacian(50) + sp.eye(50) * 0.1
+    b = np.random.default_rng(2).normal(size=50)
+    x, info = osl.cg(A, b, rtol=1e-10, M=M)
+    want, winfo = spl.cg(A, b, rtol=1e-10)
+    assert info == 0 and winfo == 0 and isinstance(x, np.ndarray)
+    np.testing.assert_allclose(x, want, rtol=1e-7, atol=1e-8)
+    xd, info = osl.cg(ocal.sparse.csr_array(A), ocal.asarray(b), rtol=1e-10)
+    assert isinstance(xd, ocal.Array)
+    np.testing.assert_allclose(xd.get(), want, rtol=1e-7, atol=1e-8)
+    x, info = osl.cg(A, b, rtol=1e-12, maxiter=3)
+    assert info > 0
+
+
+def test_cg_python_operator():
+    A = laplacian(40) + sp.eye(40)
+    dev = ocal.sparse.csr_array(A)
+    calls = []
+
+    def matmat(X):
+        calls.append(X.shape)
+        return dev @ X
+
+    op = osl.LinearOperator((40, 40), matmat=matmat)
+    b = np.ones(40)
+    x, info = osl.cg(op, b, rtol=1e-10)
+    assert info == 0 and calls
+    np.testing.assert_allclose(A @ x, b, atol=1e-8)
+
+    def broken(X):
+        raise KeyError("inside the operator")
+
+    with pytest.raises(KeyError):
+        osl.cg(osl.LinearOperator((40, 40), matmat=broken), b)
+
+
+@pytest.mark.parametrize("largest", [False, True])
+def test_lobpcg_laplacian(largest):
+    n, k = 60, 3
+    A = laplacian(n)
+    X = np.random.default_rng(0).normal(size=(n, k))
+    w, v = osl.lobpcg(A, X, tol=1e-8, maxiter=200, largest=largest)
+    exact = np.sort(2 - 2 * np.cos(np.arange(1, n + 1) * np.pi / (n + 1)))
+    want = exact[:k] if not largest else exact[::-1][:k]
+    np.testing.assert_allclose(w, want, rtol=1e-6)
+    assert v.shape == (n, k)
+    np.testing.assert_allclose(A @ v, v * w, atol=1e-5)
+
+
+def test_lobpcg_with_matvec_operator():
+    n = 40
+    A = laplacian(n)
+    dev = ocal.sparse.csr_array(A)
+    op = osl.LinearOperator((n, n), matvec=lambda x: dev @ x)
+    X = np.random.default_rng(1).normal(size=(n, 2))
+    w, v = osl.lobpcg(op, X, tol=1e-8, maxiter=200, largest=False)
+    exact = np.sort(2 - 2 * np.cos(np.arange(1, n + 1) * np.pi / (n + 1)))
+    np.testing.assert_allclose(w, exact[:2], rtol=1e-6)
