@@ -30,6 +30,7 @@ NOT_WRAPPED = {
     "ocal_fft_direction_name": "enum name", "ocal_fft_norm_name": "enum name",
     "ocal_cg_precond_name": "enum name",
     "ocal_version": "ocal.version() gives the string",
+    "ocal_setting_get": "for C libraries built on libocal (libocal-mpi); OCAL_* settings reach a Python program through os.environ before its first Context",
     "ocal_dtype_size": "NumPy dtypes know their size",
     "ocal_dtype_from_name": "NumPy dtypes name the types",
     "ocal_half_encode": "NumPy's float16 and ml_dtypes' bfloat16 convert on the host",
