@@ -77,15 +77,32 @@ typedef float4 ET4;
 #define INL static inline __attribute__((always_inline))
 #endif
 
+#ifndef WS
+#define WS 0
+#endif
+#ifndef REGS
+#define REGS 0
+#endif
 #define BM 128
+#if WS
+/* -DWS=1, warp-specialised: warpgroup 0 copies (the producer), warpgroups 1 and 2 multiply 64
+ * rows each; stages pass between them through mbarriers. Work-group g of batch entry
+ * get_group_id(2) runs blocks g, g + get_num_groups(0), ... of that entry (launched on fewer
+ * groups than blocks it is persistent, and the producer fills the next block's stages while
+ * the consumers store C). -DREGS=1 moves registers from the producer to the consumers. */
+#define NTHREADS 384
+#define COPY_THREADS 128
+#else
 #define NTHREADS 256
+#define COPY_THREADS 256
+#endif
 #define W_BYTES (BK * EB) /* a row of a stage */
 #define KCH (W_BYTES / 16) /* its 16-byte pieces */
 #define A_BYTES (BM * W_BYTES)
 #define B_BYTES (BN * W_BYTES)
 #define STAGE_BYTES (A_BYTES + B_BYTES)
-#define A_PER (BM * KCH / NTHREADS) /* pieces a work-item copies per stage */
-#define B_PER (BN * KCH / NTHREADS)
+#define A_PER (BM * KCH / COPY_THREADS) /* pieces a work-item copies per stage */
+#define B_PER (BN * KCH / COPY_THREADS)
 #define NACC (BN / 2) /* a work-item's f32 accumulators (64 x BN per warpgroup) */
 #define AHEAD (STAGES - 2) /* k tiles in flight */
 
@@ -109,7 +126,7 @@ typedef float4 ET4;
 #define KSTEP_BYTES 32u /* one instruction's k (8 tf32 or 16 f16/bf16) within a row */
 /* A work-item copies piece tid % KCH of rows tid / KCH + i ROW_STEP; the swizzle of those
  * rows is the same for every i. */
-#define ROW_STEP (NTHREADS / KCH)
+#define ROW_STEP (COPY_THREADS / KCH)
 
 /* Matrix descriptor: start >> 4, leading byte offset >> 4 at bit 16, stride byte offset >> 4
  * at bit 32, layout (swizzle) at bit 62. */
@@ -130,7 +147,7 @@ INL ulong desc_of(uint addr) { return desc_with(addr, DESC_LBO, DESC_SBO, DESC_L
 #endif
 #define BCOL_BYTES (BK * 128)
 #define BP_ROW (BN * EB / 16)         /* 16-byte pieces in a k row of B's stage */
-#define B_ROW_STEP (NTHREADS / BP_ROW) /* k rows between a work-item's pieces */
+#define B_ROW_STEP (COPY_THREADS / BP_ROW) /* k rows between a work-item's pieces */
 #endif
 
 /* NVIDIA's OpenCL gives a __local pointer's shared-space offset as its integer value
@@ -229,7 +246,7 @@ INL copy_plan plan_of(__global const ET *x, uint ld, uint first, uint limit, uin
 
 #if B_MN
 /* B's plan when it is read n-major: piece tid % BP_ROW of k rows tid / BP_ROW + i B_ROW_STEP
- * (the same swizzle for every i: B_ROW_STEP is a multiple of 8). rows: the bytes of its piece
+ * (row r's swizzle is r % 8: B_DST gives row i's destination). rows: the bytes of its piece
  * inside n. */
 INL copy_plan plan_b_mn(__global const ET *b, uint ldb, uint col0, uint n, uint tid) {
   copy_plan p;
@@ -237,9 +254,12 @@ INL copy_plan plan_b_mn(__global const ET *b, uint ldb, uint col0, uint n, uint 
   p.src = b + (ulong)r * ldb + n0;
   p.step = (ulong)B_ROW_STEP * ldb;
   p.rows = n0 < n ? min(16u, (n - n0) * EB) : 0u;
-  p.dst = (c / 8) * BCOL_BYTES + r * 128 + (((c % 8) ^ (r % 8)) * 16);
+  p.dst = (c / 8) * BCOL_BYTES + r * 128 + (c % 8) * 16;
   return p;
 }
+/* Row i's destination: the unswizzled one with piece c % 8 XOR the row's r % 8. */
+#define B_DST(p, tid, i) \
+  ((p)->dst ^ (((((tid) / BP_ROW) + (i) * B_ROW_STEP) % 8u) * 16u))
 
 /* Copies k tile t of B (n-major) into its part of a stage, zero past n and k. */
 INL void copy_tile_b_mn(const copy_plan *p, uint dst, uint t, uint tid, uint k, uint ldb,
@@ -248,7 +268,7 @@ INL void copy_tile_b_mn(const copy_plan *p, uint dst, uint t, uint tid, uint k, 
 #pragma unroll
   for (uint i = 0; i < B_PER; i++) {
     const uint nb = r + i * B_ROW_STEP < k ? p->rows : 0u;
-    cp_async16(dst + p->dst + i * B_ROW_STEP * 128,
+    cp_async16(dst + B_DST(p, tid, i) + i * B_ROW_STEP * 128,
                nb ? p->src + (ulong)t * BK * ldb + i * p->step : any, nb);
   }
 }
@@ -268,6 +288,153 @@ INL void copy_tile(const copy_plan *p, uint dst, uint t, uint tid, uint k, uint 
   }
 }
 
+/* Which block of C a linear block index names: blocks run down groups of RASTER block rows
+ * (as cl/gemm_mma.cl), so that the blocks in flight share rows of A and columns of B in L2. */
+INL void block_of(uint lin, uint nbx, uint nby, uint *bx, uint *by) {
+#if RASTER
+  const uint first = lin / (RASTER * nbx) * RASTER, rows = min((uint)RASTER, nby - first);
+  const uint in = lin - first * nbx;
+  *by = first + in % rows;
+  *bx = in / rows;
+#else
+  *by = lin / nbx;
+  *bx = lin % nbx;
+#endif
+}
+
+#if WS
+/* mbarriers (local 8-byte words, by shared-space address). A stage's "full" barrier expects
+ * one arrival from each producer work-item, made by cp.async when its copies have landed;
+ * its "empty" barrier one from each consumer work-item once its wgmma read the stage. */
+INL void mbar_init(uint bar, uint count) {
+  ASM("//@mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+INL void mbar_wait(uint bar, uint parity) {
+  uint done;
+  do {
+    ASM("//@{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+        "//@selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+INL void mbar_arrive(uint bar) {
+  ASM("//@{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [%0]; }" ::"r"(bar) : "memory");
+}
+/* Arrives on bar when this work-item's earlier cp.async copies have landed. */
+INL void cp_arrive(uint bar) {
+  ASM("//@cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+#if REGS
+/* Registers move from the producer, which needs few, to the consumers' accumulators. */
+#define PRODUCER_REGS() ASM("//@setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory")
+#define CONSUMER_REGS() ASM("//@setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory")
+#else
+#define PRODUCER_REGS()
+#define CONSUMER_REGS()
+#endif
+
+__kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void
+ocal_gemm_wgmma(__global const ET *a0, ulong a_off, uint lda, ulong a_stride,
+                __global const ET *b0, ulong b_off, uint ldb, ulong b_stride, __global ET *c0,
+                ulong c_off, uint ldc, ulong c_stride, uint m, uint n, uint k, float alpha,
+                float beta, int read_c) {
+  __local float4 tiles[STAGES * STAGE_BYTES / 16] __attribute__((aligned(1024)));
+  __local ulong bars[2 * STAGES];
+  const uint tid = get_local_id(0), wg = tid / 128;
+  const uint nbx = (n + BN - 1) / BN, nby = (m + BM - 1) / BM, per = nbx * nby;
+  const uint first = get_group_id(0), step = get_num_groups(0);
+  const ulong z = get_group_id(2);
+  const uint sbase = smem_u32(tiles), full0 = smem_u32(bars), empty0 = full0 + 8u * STAGES;
+  const uint ktiles = (k + BK - 1) / BK;
+  if (tid == 0)
+    for (uint s = 0; s < STAGES; s++) {
+      mbar_init(full0 + 8u * s, COPY_THREADS);
+      mbar_init(empty0 + 8u * s, 256u);
+    }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint it = 0; /* k tiles through the stages so far, over every block this group ran */
+  if (wg == 0) {
+    PRODUCER_REGS();
+    for (uint lin = first; lin < per; lin += step) {
+      uint bx, by;
+      block_of(lin, nbx, nby, &bx, &by);
+      __global const ET *a = a0 + a_off + z * a_stride, *b = b0 + b_off + z * b_stride;
+      const copy_plan pa = plan_of(a, lda, by * BM, m, tid, A_PER);
+#if B_MN
+      const copy_plan pb = plan_b_mn(b, ldb, bx * BN, n, tid);
+#else
+      const copy_plan pb = plan_of(b, ldb, bx * BN, n, tid, B_PER);
+#endif
+      for (uint t = 0; t < ktiles; t++, it++) {
+        const uint s = it % STAGES, dst = sbase + s * STAGE_BYTES;
+        if (it >= STAGES) mbar_wait(empty0 + 8u * s, (it / STAGES - 1u) & 1u);
+        copy_tile(&pa, dst, t, tid, k, A_PER, a);
+#if B_MN
+        copy_tile_b_mn(&pb, dst + A_BYTES, t, tid, k, ldb, b);
+#else
+        copy_tile(&pb, dst + A_BYTES, t, tid, k, B_PER, b);
+#endif
+        cp_arrive(full0 + 8u * s);
+      }
+    }
+    CP_WAIT(0); /* no copy outlives its work-item */
+    return;
+  }
+  CONSUMER_REGS();
+  const uint cw = wg - 1u, lane = tid % 32;
+  for (uint lin = first; lin < per; lin += step) {
+    uint bx, by;
+    block_of(lin, nbx, nby, &bx, &by);
+    float d[NACC];
+#pragma unroll
+    for (uint i = 0; i < NACC; i++) d[i] = 0.0f;
+    for (uint t = 0; t < ktiles; t++, it++) {
+      const uint s = it % STAGES, st = sbase + s * STAGE_BYTES;
+      mbar_wait(full0 + 8u * s, (it / STAGES) & 1u);
+      fence_async(); /* the producer's cp.async writes, seen here, made visible to wgmma */
+      wg_fence();
+#pragma unroll
+      for (uint kk = 0; kk < W_BYTES / KSTEP_BYTES; kk++) {
+        const ulong da = desc_of(st + cw * 64 * W_BYTES + kk * KSTEP_BYTES);
+#if B_MN
+        const ulong db = desc_with(st + A_BYTES + kk * 2048u, BCOL_BYTES, 1024u, 1ul);
+#else
+        const ulong db = desc_of(st + A_BYTES + kk * KSTEP_BYTES);
+#endif
+        WGMMA(d, da, db);
+      }
+      wg_commit();
+      WG_WAIT(1);
+      /* Step t - 1's wgmma has read its stage: the producer may refill it. */
+      if (t) mbar_arrive(empty0 + 8u * ((it - 1u) % STAGES));
+    }
+    WG_WAIT(0);
+    if (ktiles) mbar_arrive(empty0 + 8u * ((it - 1u) % STAGES));
+
+    __global ET *c = c0 + c_off + z * c_stride;
+    const uint r0 = by * BM + cw * 64 + ((tid / 32) % 4) * 16 + lane / 4;
+#pragma unroll
+    for (uint j = 0; j < BN / 8; j++) {
+      const uint col = bx * BN + 8 * j + 2 * (lane % 4);
+#pragma unroll
+      for (uint h = 0; h < 2; h++) {
+        const uint r = r0 + 8 * h;
+        if (r >= m) continue;
+        __global ET *cr = c + (ulong)r * ldc + col;
+#pragma unroll
+        for (uint e = 0; e < 2; e++) {
+          if (col + e >= n) continue;
+          float v = alpha * d[4 * j + 2 * h + e];
+          if (read_c) v += beta * load_c(cr + e);
+          store_c(cr + e, v);
+        }
+      }
+    }
+  }
+}
+#else
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void
 ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
                 __global const ET *b, ulong b_off, uint ldb, ulong b_stride, __global ET *c,
@@ -275,16 +442,9 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
                 float beta, int read_c) {
   __local float4 tiles[STAGES * STAGE_BYTES / 16] __attribute__((aligned(1024)));
   const uint tid = get_local_id(0);
-  uint bx = get_group_id(0), by = get_group_id(1);
-#if RASTER
-  {
-    const uint nbx = get_num_groups(0), nby = get_num_groups(1), lin = by * nbx + bx;
-    const uint first = lin / (RASTER * nbx) * RASTER, rows = min((uint)RASTER, nby - first);
-    const uint in = lin - first * nbx;
-    by = first + in % rows;
-    bx = in / rows;
-  }
-#endif
+  uint bx, by;
+  block_of(get_group_id(1) * get_num_groups(0) + get_group_id(0), get_num_groups(0),
+           get_num_groups(1), &bx, &by);
   const ulong z = get_group_id(2);
   a += a_off + z * a_stride;
   b += b_off + z * b_stride;
@@ -362,6 +522,7 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
     }
   }
 }
+#endif
 
 /* Operand packing for ocal_gemm_wgmma, which reads A and B as k-contiguous rows at 16-byte
  * aligned addresses: out (z, r, c) = in[in_off + z in_stride + (trans ? c ld + r : r ld + c)]

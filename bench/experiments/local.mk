@@ -14,6 +14,7 @@ OCAL_EXPERIMENTS = \
 	bench/experiments/gemm_mma_probe \
 	bench/experiments/gemm_own \
 	bench/experiments/gemm_splitk \
+	bench/experiments/gemm_wgmma_probe \
 	bench/experiments/scan_probe \
 	bench/experiments/wgmma_probe
 EXTRA_PROGRAMS = $(OCAL_EXPERIMENTS)
@@ -43,6 +44,9 @@ bench_experiments_fft_tune_LDADD = src/libocal.la -lm
 nodist_bench_experiments_gemm_dmma_probe_SOURCES = bench/experiments/gemm_dmma_probe.c
 bench_experiments_gemm_dmma_probe_CFLAGS = $(EXPERIMENT_CL_CFLAGS)
 bench_experiments_gemm_dmma_probe_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
+nodist_bench_experiments_gemm_wgmma_probe_SOURCES = bench/experiments/gemm_wgmma_probe.c
+bench_experiments_gemm_wgmma_probe_CFLAGS = $(EXPERIMENT_CL_CFLAGS)
+bench_experiments_gemm_wgmma_probe_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
 nodist_bench_experiments_gemm_own_SOURCES = bench/experiments/gemm_own.c
 bench_experiments_gemm_own_LDADD = src/libocal.la -lm
 nodist_bench_experiments_gemm_splitk_SOURCES = bench/experiments/gemm_splitk.c

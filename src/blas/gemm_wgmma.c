@@ -24,11 +24,14 @@
 #define FUNC "ocal_gemm"
 #define WG_BM 128
 #define WG_BN 256
-#define WG_THREADS 256
+#define WG_THREADS 384
 /* The variant: its 4 stages of (128 + 256) rows of 128 bytes are 196608 bytes; compute
- * capability 9.0 gives a work-group up to 232448. */
+ * capability 9.0 gives a work-group up to 232448. Warp-specialised (a producer warpgroup and
+ * two consumers, registers moved to the consumers) and persistent: one work-group a compute
+ * unit walks the blocks, so one block's stores overlap the next block's loads. */
 static const char *options_for(ocal_dtype dtype, int b_mn) {
-#define WG_COMMON "-DOCAL_PTX_TARGET=sm_90a -DBN=256 -DSTAGES=4 -DRASTER=8 -DSMEM_MAX=232448"
+#define WG_COMMON \
+  "-DOCAL_PTX_TARGET=sm_90a -DBN=256 -DSTAGES=4 -DRASTER=8 -DSMEM_MAX=232448 -DWS=1 -DREGS=1"
   if (dtype == OCAL_F16) return b_mn ? WG_COMMON " -DWG_F16 -DB_MN=1" : WG_COMMON " -DWG_F16";
   if (dtype == OCAL_BF16) return b_mn ? WG_COMMON " -DWG_BF16 -DB_MN=1" : WG_COMMON " -DWG_BF16";
   return WG_COMMON;
@@ -116,9 +119,12 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int
                       OCAL__ARG(L->c),  OCAL__ARG(co),    OCAL__ARG(lc), OCAL__ARG(cs),
                       OCAL__ARG(m),     OCAL__ARG(n),     OCAL__ARG(k),  OCAL__ARG(alpha),
                       OCAL__ARG(beta),  OCAL__ARG(read_c)};
+  /* Persistent: at most one work-group a compute unit for each batch entry's blocks. */
+  size_t blocks = ocal__ceil_div(L->n, WG_BN) * ocal__ceil_div(L->m, WG_BM);
+  size_t units = ocal__context_info(ctx)->compute_units, groups = blocks;
+  if (units && groups > units) groups = units;
   size_t local[3] = {WG_THREADS, 1, 1};
-  size_t global[3] = {ocal__ceil_div(L->n, WG_BN) * WG_THREADS, ocal__ceil_div(L->m, WG_BM),
-                      L->batch};
+  size_t global[3] = {groups * WG_THREADS, 1, L->batch};
   s = ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args, FUNC);
   /* Pooled scratch: freed after the enqueue, reused by later calls in queue order. */
   if (pa) ocal__device_free(ctx, pa);
