@@ -74,6 +74,9 @@ static char *retarget_text(const char *s, unsigned threads) {
   const char *t = strstr(s, ".target sm_90");
   if (!t) return NULL;
   int has_count = strstr(s, ".reqntid") || strstr(s, ".maxntid");
+  static int told;
+  if (!told++) printf("the driver's PTX %s a thread count (.reqntid or .maxntid)\n",
+                      has_count ? "names" : "does not name");
   const char *entry = strstr(s, ".entry ocal_gemm_wgmma");
   const char *close = entry ? strstr(entry, "\n)") : NULL;
   for (const char *p = s; *p;) {
