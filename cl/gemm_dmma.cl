@@ -98,13 +98,7 @@
 #error "each warp's piece must be a multiple of 16 x 16 and BK of the instruction's k"
 #endif
 
-#ifndef ASM_KW
-#define ASM_KW __asm__
-#endif
-#define ASM ASM_KW volatile
-#ifndef INL
-#define INL static inline __attribute__((always_inline))
-#endif
+#include "gemm_tc_common.cl"
 
 /* Local tiles, k-major, rows padded by 4 doubles (see above). */
 #define SA (BM + 4)
@@ -165,28 +159,6 @@
 #define PB (BN * BK / WB)
 #define NPA ((PA + NTHREADS - 1) / NTHREADS)
 #define NPB ((PB + NTHREADS - 1) / NTHREADS)
-
-/* The 32-bit shared-space address of a __local pointer (cl/gemm_mma.cl says why three ways). */
-INL uint smem_u32(__local const void *p) {
-  const ulong v = (ulong)p;
-#if MMA_EMULATE
-  (void)v;
-  return 0; /* emulated addresses are byte offsets from the tile buffer */
-#elif SMEM_ADDR == 0
-  return (uint)v;
-#elif SMEM_ADDR == 1
-  uint r;
-  ASM("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(v));
-  return r;
-#else
-  uint r;
-  ASM("{ .reg .pred p; .reg .u64 t; isspacep.shared p, %1; mov.u64 t, %1;\n"
-      "  @p cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }"
-      : "=r"(r)
-      : "l"(v));
-  return r;
-#endif
-}
 
 #if MMA_EMULATE
 /* The instruction in OpenCL C with the PTX ISA's fragment layout (lane = 4 g + t): A is
@@ -375,15 +347,9 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_dm
 
   const uint lid = get_local_id(0), lane = lid & 31, warp = lid >> 5;
   const uint wr = (warp % WARPS_M) * WM, wc = (warp / WARPS_M) * WN;
-#if RASTER
-  /* As cl/gemm_mma.cl: consecutive blocks walk down a group of RASTER block rows. */
-  const uint nbx = get_num_groups(0), nby = get_num_groups(1);
-  const uint lin = get_group_id(1) * nbx + get_group_id(0), per = RASTER * nbx;
-  const uint first = lin / per * RASTER, rows = min(nby - first, (uint)RASTER);
-  const uint bx = lin % per / rows, by = first + lin % per % rows;
-#else
-  const uint bx = get_group_id(0), by = get_group_id(1);
-#endif
+  uint bx, by;
+  block_of(get_group_id(1) * get_num_groups(0) + get_group_id(0), get_num_groups(0),
+           get_num_groups(1), &bx, &by);
   const uint col0 = bx * BN, row0 = by * BM;
   const uint z = get_group_id(2), entry = z / slices, slice = z % slices;
   a += a_off + entry * a_stride;

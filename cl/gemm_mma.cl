@@ -116,19 +116,7 @@ typedef float CT;
 #error "STAGES is 2, 3 or 4, and more than 2 needs CP_ASYNC=1"
 #endif
 
-/* The inline-assembly keyword: clang's OpenCL C knows only __asm__; the issue's NVIDIA test used
- * asm. The probe program retries a failed build with -DASM_KW=asm. */
-#ifndef ASM_KW
-#define ASM_KW __asm__
-#endif
-#define ASM ASM_KW volatile
-
-/* Helpers are forced inline: the accumulators must stay in registers, and C99's plain
- * `inline` lets a compiler call an out-of-line copy instead. -DINL=inline where a front end
- * refuses the attribute. */
-#ifndef INL
-#define INL static inline __attribute__((always_inline))
-#endif
+#include "gemm_tc_common.cl"
 
 #define NTHREADS 256
 #define WTM (BM / 2) /* a warp's rows of C */
@@ -200,30 +188,6 @@ typedef float4 VT;
 typedef ushort8 VT;
 #define VLOADW vload8
 #endif
-
-/* The 32-bit shared-space address of a __local pointer (see SMEM_ADDR above). */
-INL uint smem_u32(__local const void *p) {
-  const ulong v = (ulong)p;
-#if MMA_EMULATE
-  (void)v; /* emulated addresses are byte offsets from the kernel's tile buffer */
-  return 0;
-#elif SMEM_ADDR == 0
-  return (uint)v;
-#elif SMEM_ADDR == 1
-  uint r;
-  ASM("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }"
-               : "=r"(r)
-               : "l"(v));
-  return r;
-#else
-  uint r;
-  ASM("{ .reg .pred p; .reg .u64 t; isspacep.shared p, %1; mov.u64 t, %1;\n"
-               "  @p cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }"
-               : "=r"(r)
-               : "l"(v));
-  return r;
-#endif
-}
 
 INL uint to_tf32(float x) {
 #if TF32_CVT && !MMA_EMULATE
@@ -718,17 +682,9 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void ocal_gemm_mm
 
   const uint lid = get_local_id(0), lane = lid & 31, warp = lid >> 5;
   const uint wr = (warp & 1) * WTM, wc = (warp >> 1) * WTN;
-#if RASTER
-  /* Blocks start in the order of their linear index (x fastest). Renumbered, consecutive
-   * blocks walk down a group of RASTER block rows before moving one block column right, so
-   * that the blocks running at once share A's row panels and B's column panels in L2. */
-  const uint nbx = get_num_groups(0), nby = get_num_groups(1);
-  const uint lin = get_group_id(1) * nbx + get_group_id(0), per = RASTER * nbx;
-  const uint first = lin / per * RASTER, rows = min(nby - first, (uint)RASTER);
-  const uint bx = lin % per / rows, by = first + lin % per % rows;
-#else
-  const uint bx = get_group_id(0), by = get_group_id(1);
-#endif
+  uint bx, by;
+  block_of(get_group_id(1) * get_num_groups(0) + get_group_id(0), get_num_groups(0),
+           get_num_groups(1), &bx, &by);
   const uint col0 = bx * BN, row0 = by * BM;
   const uint z = get_group_id(2), entry = z / slices, slice = z % slices;
   a += a_off + entry * a_stride;

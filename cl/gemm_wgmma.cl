@@ -69,13 +69,10 @@ typedef float4 ET4;
 #ifndef SMEM_MAX
 #define SMEM_MAX 49152
 #endif
-#ifndef ASM_KW
-#define ASM_KW __asm__
-#endif
-#define ASM ASM_KW volatile
-#ifndef INL
-#define INL static inline __attribute__((always_inline))
-#endif
+/* NVIDIA's OpenCL gives a __local pointer's shared-space offset as its integer value
+ * (cl/gemm_mma.cl's probe checks it). */
+#define SMEM_ADDR 0
+#include "gemm_tc_common.cl"
 
 #ifndef WS
 #define WS 0
@@ -150,9 +147,6 @@ INL ulong desc_of(uint addr) { return desc_with(addr, DESC_LBO, DESC_SBO, DESC_L
 #define B_ROW_STEP (COPY_THREADS / BP_ROW) /* k rows between a work-item's pieces */
 #endif
 
-/* NVIDIA's OpenCL gives a __local pointer's shared-space offset as its integer value
- * (cl/gemm_mma.cl's SMEM_ADDR=0, which its probe checks). */
-INL uint smem_u32(__local const void *p) { return (uint)(ulong)p; }
 
 /* One 16-byte cp.async; bytes past `bytes` are zero-filled. */
 INL void cp_async16(uint dst, __global const ET *src, uint bytes) {
@@ -286,20 +280,6 @@ INL void copy_tile(const copy_plan *p, uint dst, uint t, uint tid, uint k, uint 
     cp_async16(dst + p->dst + i * ROW_STEP * W_BYTES, nb ? p->src + t * BK + i * p->step : any,
                nb);
   }
-}
-
-/* Which block of C a linear block index names: blocks run down groups of RASTER block rows
- * (as cl/gemm_mma.cl), so that the blocks in flight share rows of A and columns of B in L2. */
-INL void block_of(uint lin, uint nbx, uint nby, uint *bx, uint *by) {
-#if RASTER
-  const uint first = lin / (RASTER * nbx) * RASTER, rows = min((uint)RASTER, nby - first);
-  const uint in = lin - first * nbx;
-  *by = first + in % rows;
-  *bx = in / rows;
-#else
-  *by = lin / nbx;
-  *bx = lin % nbx;
-#endif
 }
 
 #if WS

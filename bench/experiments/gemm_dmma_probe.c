@@ -71,6 +71,7 @@ static cl_context clctx;
 static cl_command_queue q;
 static cl_device_id dev;
 static char *src;
+static char src_dir[1024]; /* the kernel file's directory, for its #include */
 static int emulate, check_all;
 
 
@@ -108,11 +109,12 @@ static cl_kernel build(const variant *v, int ta, int tb, int vec) {
   static const char *const spell[] = {"", " -DASM_KW=asm", " -DINL=inline",
                                       " -DASM_KW=asm -DINL=inline"};
   for (int e = 0; e < (emulate ? 1 : 4); e++) {
-    char opt[400];
+    char opt[1600];
+    /* -I the kernel's directory: it includes cl/gemm_tc_common.cl, which the library inlines. */
     snprintf(opt, sizeof opt,
-             "%s%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u -DWARPS_N=%u "
+             "-I \"%s\" %s%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u -DWARPS_N=%u "
              "-DSHAPE=%u -DSTAGES=%u -DRASTER=%u -DLOCAL_MAX=%u",
-             emulate ? "-DMMA_EMULATE=1" : "", spell[e], ta, tb, vec, v->bm, v->bn, v->bk, v->wm,
+             src_dir, emulate ? "-DMMA_EMULATE=1" : "", spell[e], ta, tb, vec, v->bm, v->bn, v->bk, v->wm,
              v->wn, v->shape, v->stages, v->raster, v->ptx ? 232448u : 48128u);
     cl_int err;
     cl_program p = clCreateProgramWithSource(clctx, 1, (const char **)&src, NULL, &err);
@@ -266,6 +268,10 @@ static void run_ocal(void *p) {
 int main(int argc, char **argv) {
   if (argc < 2) DIE("usage: gemm_dmma_probe CL_FILE [NAME=BMxBNxBKxWMxWNxSHAPExSTAGESxRASTER ...]");
   src = read_text(argv[1]);
+  snprintf(src_dir, sizeof src_dir, "%s", argv[1]);
+  char *slash = strrchr(src_dir, '/');
+  if (slash) *slash = 0;
+  else snprintf(src_dir, sizeof src_dir, ".");
   emulate = getenv("DMMA_EMULATE") && atoi(getenv("DMMA_EMULATE"));
   check_all = emulate || (getenv("DMMA_CHECK_ALL") && atoi(getenv("DMMA_CHECK_ALL")));
   variant *vs = NULL;

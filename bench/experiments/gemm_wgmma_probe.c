@@ -5,7 +5,7 @@
  *
  *   gemm_wgmma_probe CL_DIR [NAME:TYPE:GRID:OPTIONS ...]
  *
- * CL_DIR holds gemm_wgmma.cl and gemm_c_io.cl. TYPE is tf32 (C = A B^T, both k-contiguous),
+ * CL_DIR holds gemm_wgmma.cl and the files it includes. TYPE is tf32 (C = A B^T, both k-contiguous),
  * f16 or bf16 (C = A B, B read in place n-major: -DB_MN=1 is added); GRID is 0 (a work-group
  * per block) or p (persistent: as many work-groups as compute units); OPTIONS are build options
  * (-DWS=1 gives 384 work-items a group). Without variants, a fixed list (below). Each variant is
@@ -16,12 +16,13 @@
  * alpha 1.5, beta -0.5, tolerance (k + 8) 2^-23 of |alpha| sum |a b| + |beta c| (plus the
  * output's rounding for 16-bit C), then C = A B^T (A B) is timed at WG_SIZES (default
  * 1024,4096,8192): best of three rounds of about 0.1 s of back-to-back launches. ocal_gemm
- * (OCAL_GEMM unset, NN, precision tf32 for f32) is timed the same way, then the MLP's three
- * large products in TF32 under the rule and with OCAL_GEMM=tc. WG_NO_VARIANTS=1 skips the
+ * (NN, precision tf32 for f32; the rule's engine, then mma.sync under OCAL_GEMM=tc) is timed
+ * the same way, then the MLP's three large products and 512^3 in TF32 under the rule and on
+ * ocal's exact FP32 kernel (OCAL_GEMM=ocal). WG_NO_VARIANTS=1 skips the
  * variants; WG_NO_LIBRARY=1 skips ocal_gemm. Output, TFLOP/s:
  *   variant NAME TYPE check ok|FAIL|nobuild  S T  S T ...
- *   ocal_gemm TYPE NN  S T (ENGINE) ...
- *   mlp tf32 LABEL MxNxK rule|OCAL_GEMM=tc T TFLOP/s (ENGINE)
+ *   ocal_gemm TYPE NN rule|OCAL_GEMM=tc  S T (ENGINE) ...
+ *   mlp tf32 LABEL MxNxK rule|OCAL_GEMM=ocal T TFLOP/s (ENGINE)
  * Exit status 0 when every check passed. */
 #include <math.h>
 #include <stdint.h>
@@ -64,6 +65,7 @@ static cl_context clctx;
 static cl_command_queue q;
 static cl_device_id dev;
 static char *src;
+static const char *cl_dir; /* -I for the kernel's #include lines */
 static unsigned cus;
 
 /* The text of s with its first "//@" markers removed, the target sm_90a and, where the kernel's
@@ -97,9 +99,9 @@ static char *retarget_text(const char *s, unsigned threads) {
 }
 
 static cl_kernel build(const variant *v, unsigned threads) {
-  char opt[400];
-  snprintf(opt, sizeof opt, "-DOCAL_PTX_TARGET=sm_90a -DSMEM_MAX=232448 %s%s %s",
-           strcmp(v->type, "f16") == 0 ? "-DWG_F16 -DB_MN=1" : "",
+  char opt[1400];
+  snprintf(opt, sizeof opt, "-I \"%s\" -DOCAL_PTX_TARGET=sm_90a -DSMEM_MAX=232448 %s%s %s",
+           cl_dir, strcmp(v->type, "f16") == 0 ? "-DWG_F16 -DB_MN=1" : "",
            strcmp(v->type, "bf16") == 0 ? "-DWG_BF16 -DB_MN=1" : "", v->options);
   cl_int err;
   cl_program p = clCreateProgramWithSource(clctx, 1, (const char **)&src, NULL, &err);
@@ -310,28 +312,12 @@ static void run_mlp(void *p) {
   OCAL_OK_OR_DIE(ocal_gemm(mlp_ta, mlp_tb, 1.0, t->oa, t->ob, 0.0, t->oc));
 }
 
-/* CL_DIR/gemm_wgmma.cl with its #include "gemm_c_io.cl" replaced by that file. */
-static char *source_of(const char *dir) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/gemm_wgmma.cl", dir);
-  char *k = read_text(path);
-  snprintf(path, sizeof path, "%s/gemm_c_io.cl", dir);
-  char *io = read_text(path);
-  const char *inc = "#include \"gemm_c_io.cl\"";
-  char *at = strstr(k, inc);
-  if (!at) DIE("no %s in gemm_wgmma.cl", inc);
-  char *out = malloc(strlen(k) + strlen(io) + 1);
-  size_t head = (size_t)(at - k);
-  memcpy(out, k, head);
-  strcpy(out + head, io);
-  strcat(out, at + strlen(inc));
-  free(k), free(io);
-  return out;
-}
-
 int main(int argc, char **argv) {
   if (argc < 2) DIE("usage: gemm_wgmma_probe CL_DIR [NAME:TYPE:GRID:OPTIONS ...]");
-  src = source_of(argv[1]);
+  char path[1100];
+  snprintf(path, sizeof path, "%s/gemm_wgmma.cl", argv[1]);
+  src = read_text(path);
+  cl_dir = argv[1];
   variant *vs;
   size_t nv;
   if (argc > 2) {
@@ -409,12 +395,22 @@ int main(int argc, char **argv) {
   /* ocal_gemm as the library runs it (NN). */
   static const char *const types[] = {"tf32", "f16", "bf16"};
   setenv("OCAL_GEMM_PRECISION", "tf32", 1);
-  for (int e = 0; e < 3 && !getenv("WG_NO_LIBRARY"); e++) {
-    ocal_dtype dt = e == 0 ? OCAL_F32 : e == 1 ? OCAL_F16 : OCAL_BF16;
+  for (int e = 0; e < 6 && !getenv("WG_NO_LIBRARY"); e++) {
+    ocal_dtype dt = e % 3 == 0 ? OCAL_F32 : e % 3 == 1 ? OCAL_F16 : OCAL_BF16;
+    if (e >= 3) setenv("OCAL_GEMM", "tc", 1);
+    else unsetenv("OCAL_GEMM");
     OCAL_OK_OR_DIE(ocal_context_create(NULL, &ctx));
     OCAL_OK_OR_DIE(ocal_context_get_cl_queue(ctx, &q));
+    if (e == 0) {
+      const char *detail = "";
+      ocal_gemm_precision pr;
+      int tc = 0;
+      ocal_gemm_get_precision(ctx, &pr, &tc, &detail);
+      printf("probe: %s\n", detail);
+    }
     char line[768];
-    int used = snprintf(line, sizeof line, "ocal_gemm %s NN", types[e]);
+    int used = snprintf(line, sizeof line, "ocal_gemm %s NN %s", types[e % 3],
+                        e >= 3 ? "OCAL_GEMM=tc" : "rule");
     for (size_t j = 0; j < ns; j++) {
       size_t n = sizes[j], shape[2] = {n, n};
       const char *engine = "?", *reason = "";
@@ -424,26 +420,29 @@ int main(int argc, char **argv) {
       OCAL_OK_OR_DIE(ocal_buffer_from_host(ctx, dt, 2, shape, hv, &t.oa));
       OCAL_OK_OR_DIE(ocal_buffer_from_host(ctx, dt, 2, shape, hv, &t.ob));
       OCAL_OK_OR_DIE(ocal_buffer_create(ctx, dt, 2, shape, &t.oc));
-      double sec = best_time(run_ocal, &t);
+      double sec = 0;
+      if (ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, t.oa, t.ob, 0.0, t.oc) == OCAL_OK)
+        sec = best_time(run_ocal, &t);
       used += snprintf(line + used, sizeof line - (size_t)used, "  %zu %.1f (%s)", n,
-                       2.0 * (double)n * n * n / sec * 1e-12, engine);
+                       sec > 0 ? 2.0 * (double)n * n * n / sec * 1e-12 : 0.0, engine);
       ocal_buffer_release(t.oa), ocal_buffer_release(t.ob), ocal_buffer_release(t.oc);
     }
     printf("%s\n", line);
     fflush(stdout);
     ocal_context_release(ctx);
   }
-  /* The MLP's products in TF32 (784-512-10 at batch 256, as the gemm suite's rows): the rule's
-   * engine, then mma.sync forced (OCAL_GEMM=tc), which splits k where its tiles are few. */
+  /* The MLP's products in TF32 (784-512-10 at batch 256, as the gemm suite's rows) and 512^3:
+   * the rule's engine, then ocal's exact FP32 kernel (OCAL_GEMM=ocal). */
   static const struct {
     const char *label;
     size_t m, n, k;
     ocal_transpose ta, tb;
   } nn[] = {{"fc1_forward_NN", 256, 512, 784, OCAL_NO_TRANS, OCAL_NO_TRANS},
             {"fc1_dW_TN", 784, 512, 256, OCAL_TRANS, OCAL_NO_TRANS},
-            {"fc1_dX_NT", 256, 784, 512, OCAL_NO_TRANS, OCAL_TRANS}};
+            {"fc1_dX_NT", 256, 784, 512, OCAL_NO_TRANS, OCAL_TRANS},
+            {"square_NN", 512, 512, 512, OCAL_NO_TRANS, OCAL_NO_TRANS}};
   for (int e = 0; e < 2 && !getenv("WG_NO_LIBRARY"); e++) {
-    if (e) setenv("OCAL_GEMM", "tc", 1);
+    if (e) setenv("OCAL_GEMM", "ocal", 1);
     else unsetenv("OCAL_GEMM");
     OCAL_OK_OR_DIE(ocal_context_create(NULL, &ctx));
     OCAL_OK_OR_DIE(ocal_context_get_cl_queue(ctx, &q));
@@ -465,7 +464,7 @@ int main(int argc, char **argv) {
       else
         printf("mlp %s: %s\n", nn[i].label, ocal_last_error());
       printf("mlp tf32 %s %zux%zux%zu %s %.2f TFLOP/s (%s)\n", nn[i].label, nn[i].m, nn[i].n,
-             nn[i].k, e ? "OCAL_GEMM=tc" : "rule",
+             nn[i].k, e ? "OCAL_GEMM=ocal" : "rule",
              sec > 0 ? 2.0 * nn[i].m * nn[i].n * nn[i].k / sec * 1e-12 : 0.0,
              engine);
       ocal_buffer_release(t.oa), ocal_buffer_release(t.ob), ocal_buffer_release(t.oc);
