@@ -4,7 +4,8 @@
  * ldb), both k-contiguous (wgmma's TF32 form requires it), or for f16/bf16 with -DB_MN=1,
  * C = alpha A B + beta C with B k x n (below); src/blas/gemm_wgmma.c packs other layouts into
  * scratch first (ocal_wgmma_pack, below).
- * Offsets and strides count elements; launch {ceil(n / BN) 256, ceil(m / 128), batch}.
+ * Offsets and strides count elements; launch {ceil(n / BN) 256, ceil(m / 128), batch}, or with
+ * -DWS=1 {G 384, 1, batch} for G work-groups (G = the blocks: one a block).
  *
  * Why the odd "//@" lines: NVIDIA's OpenCL compiler targets sm_90, where ptxas refuses every
  * wgmma instruction, and OpenCL C has no way to ask for sm_90a. So those instructions are
@@ -16,8 +17,9 @@
  * Build options: -DBN=128|256 (block columns; rows are 128, two warpgroups of 64 rows, each
  * issuing m64nBNk8 (TF32) or m64nBNk16), -DBK (k per stage, elements: rows of 32, 64 or 128
  * bytes in the matching swizzle; default 128 bytes), -DSTAGES (local stages, at most SMEM_MAX
- * bytes in all), -DRASTER=G. The engine's variant and the measurements behind it are in
- * docs/blas-engines.md, section "Tensor cores". The tensor cores truncate f32 operands to TF32
+ * bytes in all), -DRASTER=G, -DWS=1 (warp-specialised: 384 work-items, below), -DREGS=1 (with
+ * WS: setmaxnreg). The engine's variants and the measurements behind them are in
+ * docs/tensor-cores.md, section "The wgmma kernel". The tensor cores truncate f32 operands to TF32
  * (rounding them in local memory first cost a third of the speed). Every leading dimension, offset and
  * batch stride of A and B is a multiple of 16 bytes of elements. f16 C is rounded to nearest
  * even by vstore_half, bf16 C to nearest even in integer arithmetic, as cl/gemm_mma.cl. */

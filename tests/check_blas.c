@@ -1267,24 +1267,22 @@ static ocal__gemm_choice rule_of(const rule_row *r, int *widen) {
 #define BIG ((size_t)1 << 31)
 
 static const rule_row rule_rows[] = {
-    /* Hopper, precision tf32: wgmma from 27 blocks of 128 x 256 (a fifth of 132), mma.sync
-     * below where its tiles times k slices fill a quarter of the compute units (the MLP's
-     * layers), ocal's f32 kernel for the rest; f16/bf16 always on tensor cores. */
+    /* Hopper, precision tf32: wgmma for products of many 128 x 256 blocks (f32: half the
+     * compute units, f16/bf16: a fifth), mma.sync below, ocal's f32 kernel for the MLP's
+     * small ones; f16/bf16 always on tensor cores. */
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 1024, 1024, 1024, 1, WG, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 768, 1024, 1024, 1, TC, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 256, 256, 16, WG, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 256, 256, 9, TC, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 512, 784, 1, TC, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 784, 512, 256, 1, TC, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 784, 512, 1, TC, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 10, 512, 1, OWN, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 1024, 1024, 1024, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 256, 256, 16, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 512, 784, 1, OWN, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 784, 512, 256, 1, OWN, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 784, 512, 1, OWN, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 4096, 4096, 64, 1, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F64, N, 4096, 4096, 4096, 1, DM, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_BF16, T, 8192, 8192, 8192, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_BF16, N, 1024, 1024, 1024, 1, WG, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_BF16, N, 512, 1024, 1024, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F16, T, 1024, 1024, 1024, 1, WG, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 512, 1024, 1024, 1, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 256, 512, 784, 1, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 4096, 4096, 64, 1, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 1, 1, 1, 1, TC, 0, 0, 0},

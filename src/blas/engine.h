@@ -140,16 +140,11 @@ ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, 
 ocal_status ocal__gemm_tc_answer(ocal_context ctx, int *ok, const char **detail,
                                  int *from_disk, unsigned *probes);
 
-/* Whether a product is large enough for wgmma's 128 x 256 blocks to pay (rule.c): the blocks
- * keep at least a fifth of the compute units busy and k covers a few stages. */
-int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch);
-
-/* The slices of k a tensor-core engine splits a product of `tiles` output blocks into (rule.c):
- * doubling while the blocks times slices leave compute units idle, slices of at least
- * min_slice, at most 8. The TF32 mma.sync engine's minimum (8 of its k steps; the f64 engine
- * keeps 256): */
-#define OCAL__TC_MIN_SLICE 64
-size_t ocal__tc_slices(size_t compute_units, size_t tiles, size_t k, size_t min_slice);
+/* Whether a product of `dtype` is large enough for wgmma's 128 x 256 blocks to pay (rule.c):
+ * the blocks keep at least half the compute units busy (f16/bf16: a fifth) and k covers a
+ * few stages. */
+int ocal__gemm_wgmma_pays(unsigned compute_units, ocal_dtype dtype, size_t m, size_t n, size_t k,
+                          size_t batch);
 
 /* y = beta y over a whole buffer (blas.c), as BLAS does when the product is empty. */
 ocal_status ocal__blas_scale_output(ocal_buffer y, double beta, const char *func);

@@ -100,7 +100,7 @@ static ocal_status dmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *c
   cl_mem w = NULL;
   if (which == OCAL__DMMA_SMALL) { /* even the small blocks leave compute units idle: split k */
     const dmma_variant *v = variant_of(ctx, which);
-    ocal__tc_split_k(g, v->bm, v->bn, v->bk, sizeof(double), 256, &L, &w);
+    ocal__tc_split_k(g, v->bm, v->bn, v->bk, sizeof(double), &L, &w);
   }
   int failed = 0;
   char spell[64];

@@ -138,15 +138,17 @@ void ocal__tc_launch_of(const ocal__gemm_call *g, ocal__tc_launch *L) {
 /* The slices of k for a product whose output has fewer bm x bn blocks than the device has
  * compute units: the kernel writes alpha times each slice's partial product into scratch *w
  * (elements of `elem` bytes) and ocal's split-k sum adds them and beta C, as gemm_own.c does.
- * As many slices as ocal__tc_slices says (the rule counts on the same), whole k steps; none
- * where the scratch does not fit. */
+ * Slices of at least 256 (so that a pipeline of k steps runs full), whole k steps, at most 8
+ * of them; none where the scratch does not fit. */
 void ocal__tc_split_k(const ocal__gemm_call *g, size_t bm, size_t bn, size_t kstep, size_t elem,
-                      size_t min_slice, ocal__tc_launch *L, cl_mem *w) {
+                      ocal__tc_launch *L, cl_mem *w) {
   ocal_context ctx = g->ctx;
+  size_t slices = 1, kc = g->k;
+  size_t cu = ocal__context_info(ctx)->compute_units ? ocal__context_info(ctx)->compute_units : 1;
   size_t tiles = ocal__ceil_div(g->m, bm) * ocal__ceil_div(g->n, bn);
-  size_t cu = ocal__context_info(ctx)->compute_units;
-  size_t slices = g->batch == 1 ? ocal__tc_slices(cu, tiles, g->k, min_slice) : 1, kc;
   *w = NULL;
+  if (g->batch == 1)
+    while (slices < 8 && tiles * slices < cu && g->k / (slices * 2) >= 256) slices *= 2;
   if (slices == 1) return;
   kc = ocal__round_up(ocal__ceil_div(g->k, slices), kstep);
   slices = ocal__ceil_div(g->k, kc);
@@ -179,7 +181,7 @@ static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *cho
   ocal__tc_launch_of(g, &L);
   cl_mem w = NULL;
   if (g->dtype == OCAL_F32) /* the 16-bit kernels do not split k */
-    ocal__tc_split_k(g, TC_BM, TC_BN, 8, sizeof(float), OCAL__TC_MIN_SLICE, &L, &w);
+    ocal__tc_split_k(g, TC_BM, TC_BN, 8, sizeof(float), &L, &w);
   int failed = 0;
   char spell[64];
   ocal__tc_spelling(ctx, spell, sizeof spell);

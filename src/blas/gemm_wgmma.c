@@ -24,18 +24,16 @@
 #define FUNC "ocal_gemm"
 #define WG_BM 128
 #define WG_BN 256
-/* The variants: 4 stages of (128 + 256) rows of 128 bytes are 196608 bytes; compute
- * capability 9.0 gives a work-group up to 232448. TF32 runs the warp-specialised build (a
- * producer warpgroup copying, two consumer warpgroups multiplying, 384 work-items), which
- * measured 3-6 % faster than the two-warpgroup one; f16/bf16 keep the two-warpgroup build
- * (256 work-items), which measured 9-12 % faster than the warp-specialised one for them. */
-#define WG_COMMON "-DOCAL_PTX_TARGET=sm_90a -DBN=256 -DSTAGES=4 -DRASTER=8 -DSMEM_MAX=232448"
+#define WG_THREADS 256
+/* The variant: its 4 stages of (128 + 256) rows of 128 bytes are 196608 bytes; compute
+ * capability 9.0 gives a work-group up to 232448. */
 static const char *options_for(ocal_dtype dtype, int b_mn) {
+#define WG_COMMON "-DOCAL_PTX_TARGET=sm_90a -DBN=256 -DSTAGES=4 -DRASTER=8 -DSMEM_MAX=232448"
   if (dtype == OCAL_F16) return b_mn ? WG_COMMON " -DWG_F16 -DB_MN=1" : WG_COMMON " -DWG_F16";
   if (dtype == OCAL_BF16) return b_mn ? WG_COMMON " -DWG_BF16 -DB_MN=1" : WG_COMMON " -DWG_BF16";
-  return WG_COMMON " -DWS=1";
+  return WG_COMMON;
+#undef WG_COMMON
 }
-static size_t threads_for(ocal_dtype dtype) { return dtype == OCAL_F32 ? 384 : 256; }
 
 /* Whether offset, leading dimension and batch stride are multiples of `elems`. */
 static int aligned(size_t off, size_t ld, size_t stride, size_t elems) {
@@ -78,11 +76,10 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int
   ocal__kernel *kern;
   ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", options_for(L->dtype, b_mn),
                                             "ocal_gemm_wgmma", &kern, NULL, FUNC);
-  const size_t threads = threads_for(L->dtype);
-  if (s == OCAL_OK && kern->work_group_size < threads)
+  if (s == OCAL_OK && kern->work_group_size < WG_THREADS)
     s = ocal__fail(OCAL_UNSUPPORTED, FUNC,
-                   "the wgmma kernel takes %zu work-items a group on %s, fewer than its %zu",
-                   kern->work_group_size, ocal__context_info(ctx)->name, threads);
+                   "the wgmma kernel takes %zu work-items a group on %s, fewer than its %d",
+                   kern->work_group_size, ocal__context_info(ctx)->name, WG_THREADS);
   if (s != OCAL_OK) {
     *not_built = 1;
     return s;
@@ -119,12 +116,9 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int
                       OCAL__ARG(L->c),  OCAL__ARG(co),    OCAL__ARG(lc), OCAL__ARG(cs),
                       OCAL__ARG(m),     OCAL__ARG(n),     OCAL__ARG(k),  OCAL__ARG(alpha),
                       OCAL__ARG(beta),  OCAL__ARG(read_c)};
-  /* The warp-specialised build walks blocks along dimension 0 (a work-group a block here: its
-   * persistent walk, fewer groups than blocks, measured 1-2 % slower). */
-  size_t nbx = ocal__ceil_div(L->n, WG_BN), nby = ocal__ceil_div(L->m, WG_BM);
-  size_t local[3] = {threads, 1, 1};
-  size_t global[3] = {nbx * threads, nby, L->batch};
-  if (threads == 384) global[0] = nbx * nby * threads, global[1] = 1;
+  size_t local[3] = {WG_THREADS, 1, 1};
+  size_t global[3] = {ocal__ceil_div(L->n, WG_BN) * WG_THREADS, ocal__ceil_div(L->m, WG_BM),
+                      L->batch};
   s = ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args, FUNC);
   /* Pooled scratch: freed after the enqueue, reused by later calls in queue order. */
   if (pa) ocal__device_free(ctx, pa);

@@ -120,19 +120,15 @@ static int pretranspose(const ocal__blas_facts *f, size_t m, size_t n, size_t k)
   return (double)m * (double)n * (double)k >= t * t * t;
 }
 
-/* wgmma's 128 x 256 blocks where they keep at least a fifth of the compute units busy and k
- * covers a few of its 32-deep stages (the kernel does not split k); below that mma.sync's
- * smaller tiles, split in k, fill the device better. At 1024^3 (32 blocks on an H100's 132
- * compute units) wgmma ran 1.1x mma.sync for TF32 and 1.15x for f16. */
-int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch) {
+/* wgmma's 128 x 256 blocks where they keep at least half the compute units busy and k covers
+ * a few of its 32-deep stages (the kernel does not split k); below that mma.sync's smaller
+ * tiles, which split k for TF32, fill the device better. f16/bf16 take wgmma from a fifth:
+ * at 1024^3 (32 blocks on an H100's 132 compute units) it ran 1.10-1.15x mma.sync there, and
+ * TF32 ran no faster (its operand B is packed first in the common layouts). */
+int ocal__gemm_wgmma_pays(unsigned compute_units, ocal_dtype dtype, size_t m, size_t n, size_t k,
+                          size_t batch) {
   size_t wide = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
-  return k >= 128 && wide * 5 >= compute_units;
-}
-
-size_t ocal__tc_slices(size_t compute_units, size_t tiles, size_t k, size_t min_slice) {
-  size_t slices = 1, cu = compute_units ? compute_units : 1;
-  while (slices < 8 && tiles * slices < cu && k / (slices * 2) >= min_slice) slices *= 2;
-  return slices;
+  return k >= 128 && wide * (ocal__dtype_is_half(dtype) ? 5 : 2) >= compute_units;
 }
 
 /* Whether the probe passed for dtype's kernels: mma.sync (wgmma 0) or wgmma. */
@@ -204,10 +200,12 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
     /* f16/bf16 on tensor cores wherever the probe passed for the type, in any precision (the
      * 16-bit products are exact in f32): wgmma where its blocks pay, else mma.sync. */
     if (f->gemm == OCAL__ENGINE_AUTO && fits && probe_passed(f, dtype, 0)) {
-      if (probe_passed(f, dtype, 1) && ocal__gemm_wgmma_pays(f->compute_units, m, n, k, batch)) {
+      if (probe_passed(f, dtype, 1) &&
+          ocal__gemm_wgmma_pays(f->compute_units, dtype, m, n, k, batch)) {
         c.engine = OCAL__GEMM_WGMMA;
-        c.reason = "f16/bf16 operands, wgmma probe passed, 128 x 256 blocks for at least half "
-                   "the compute units: tensor cores (wgmma m64n256k16, f32 accumulation)";
+        c.reason = "f16/bf16 operands, wgmma probe passed, 128 x 256 blocks for at least a "
+                   "fifth of the compute units: tensor cores (wgmma m64n256k16, f32 "
+                   "accumulation)";
       } else {
         c.engine = OCAL__GEMM_TC;
         c.reason = "f16/bf16 operands, probe passed: tensor cores (m16n8k16, f32 "
@@ -231,23 +229,24 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
       return c;
     }
   }
-  /* With TF32 allowed: the tensor-core kernel has one tile, 128 x 128, and gemm_tc.c splits k
-   * for outputs of fewer tiles than compute units (ocal__tc_slices), so it is taken where its
-   * tiles times slices fill at least a quarter of the device's compute units and k covers
-   * several k steps. Smaller products stay on the rule below, where ocal's FP32 kernel splits
-   * k to fill the device. */
+  /* With TF32 allowed: the tensor-core kernel has one tile, 128 x 128 (gemm_tc.c splits k
+   * for outputs of fewer tiles than compute units), so it is taken where the output fills at
+   * least a quarter of the device's compute units with tiles and k covers several k steps.
+   * Smaller products (an MLP's layers) stay on the rule below, where ocal's FP32 kernel
+   * splits k to fill the device: against mma.sync with k split into slices of 64 it won at
+   * 784x512x256 and 512^3, tied at 256x512x784 and lost by 9 % at 256x784x512
+   * (docs/measurements.md). */
   int tf32_small = 0;
   if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F32 &&
       f->precision == OCAL_GEMM_PRECISION_TF32 && f->tc && fits) {
-    if (f->wgmma && ocal__gemm_wgmma_pays(f->compute_units, m, n, k, batch)) {
+    if (f->wgmma && ocal__gemm_wgmma_pays(f->compute_units, dtype, m, n, k, batch)) {
       c.engine = OCAL__GEMM_WGMMA;
       c.reason = "precision tf32, wgmma probe passed, 128 x 256 blocks for at least half the "
                  "compute units: tensor cores (tf32, wgmma m64n256k8)";
       return c;
     }
     size_t tiles = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 128) * batch;
-    size_t slices = batch == 1 ? ocal__tc_slices(f->compute_units, tiles, k, OCAL__TC_MIN_SLICE) : 1;
-    if (k >= 64 && tiles * slices * 4 >= f->compute_units) {
+    if (k >= 64 && tiles * 4 >= f->compute_units) {
       c.engine = OCAL__GEMM_TC;
       c.reason = "precision tf32, probe passed: tensor cores (tf32, mma.sync m16n8k8)";
       return c;
@@ -279,8 +278,8 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
   if (fits && f->gemm == OCAL__ENGINE_AUTO) {
     if (f->type == OCAL_DEVICE_GPU && dtype == OCAL_F32 && batch == 1 &&
         (double)m * (double)n * (double)k < 4096.0 * 4096.0 * 4096.0) {
-      c.reason = tf32_small ? "precision tf32, but too few 128x128 tiles and k slices (or "
-                              "k < 64) for the tensor-core kernel: f32 on a GPU, ocal's kernel"
+      c.reason = tf32_small ? "precision tf32, but too few 128x128 tiles (or k < 64) for the "
+                              "tensor-core kernel: f32 on a GPU, ocal's kernel"
                             : "f32 on a GPU, m*n*k < 4096^3: ocal's kernel";
       return c;
     }

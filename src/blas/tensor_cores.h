@@ -27,11 +27,10 @@ ocal_status ocal__tc_launch_run(ocal_context ctx, ocal__kernel *kern,
                                 const ocal__tc_launch *launch, size_t bm, size_t bn,
                                 size_t threads);
 /* Splits k for a product of fewer bm x bn blocks than compute units (gemm_tc.c): C goes to
- * scratch *w (elements of `elem` bytes, NULL when not split), whole steps of kstep a slice,
- * slices of at least min_slice (ocal__tc_slices); the caller sums it into C with
- * ocal__gemm_splitk_sum and frees it. */
+ * scratch *w (elements of `elem` bytes, NULL when not split), whole steps of kstep a slice;
+ * the caller sums it into C with ocal__gemm_splitk_sum and frees it. */
 void ocal__tc_split_k(const ocal__gemm_call *g, size_t bm, size_t bn, size_t kstep, size_t elem,
-                      size_t min_slice, ocal__tc_launch *launch, cl_mem *w);
+                      ocal__tc_launch *launch, cl_mem *w);
 
 /* Builds (or finds) the mma.sync variant for the launch, with the build options `spell`
  * (ocal__tc_spelling), and enqueues it (gemm_tc.c). *not_built = 1 when it does not build
