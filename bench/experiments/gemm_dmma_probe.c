@@ -27,6 +27,7 @@
 
 #define BENCH_NAME "bench/experiments/gemm_dmma_probe"
 #include "../common.h"
+#include "gemm_probe_timing.h"
 
 #define OCAL_OK_OR_DIE(x)                                                        \
   do {                                                                           \
@@ -169,10 +170,6 @@ static void launch(const variant *v, cl_kernel k, cl_mem a, cl_uint lda, cl_mem 
   OK(clEnqueueNDRangeKernel(q, k, 3, NULL, global, local, 0, NULL, NULL));
 }
 
-static double unit(uint64_t *s) {
-  *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
-  return (double)((*s * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-52 - 1.0;
-}
 
 static cl_mem upload(const double *h, size_t n) {
   cl_int err;
@@ -228,26 +225,6 @@ static int check(const variant *v, size_t m, size_t n, size_t k, int vec) {
   return ok;
 }
 
-/* Best seconds per call of fn over three rounds of about 0.25 s. */
-typedef void (*run_fn)(void *arg);
-static double best_time(run_fn fn, void *arg) {
-  fn(arg);
-  OK(clFinish(q));
-  double t0 = now();
-  fn(arg);
-  OK(clFinish(q));
-  double one = now() - t0, best = one;
-  long reps = (long)(0.25 / (one > 1e-6 ? one : 1e-6));
-  if (reps < 2) reps = 2;
-  for (int r = 0; r < 3; r++) {
-    t0 = now();
-    for (long i = 0; i < reps; i++) fn(arg);
-    OK(clFinish(q));
-    double each = (now() - t0) / (double)reps;
-    if (each < best) best = each;
-  }
-  return best;
-}
 
 typedef struct timed {
   const variant *v;
@@ -335,7 +312,7 @@ int main(int argc, char **argv) {
       for (size_t j = 0; j < ns && k; j++) {
         size_t s = sizes[j];
         timed t = {v, k, dm[j][0], dm[j][1], dm[j][2], (cl_uint)s, NULL, NULL, NULL};
-        double sec = best_time(run_variant, &t);
+        double sec = best_time(q, run_variant, &t, 0.25);
         used += snprintf(line + used, sizeof line - (size_t)used, "  %zu %.2f", s,
                          2.0 * (double)s * s * s / sec * 1e-12);
       }
@@ -365,7 +342,7 @@ int main(int argc, char **argv) {
       OCAL_OK_OR_DIE(ocal_buffer_from_host(ctx, OCAL_F64, 2, shape, h, &t.oa));
       OCAL_OK_OR_DIE(ocal_buffer_from_host(ctx, OCAL_F64, 2, shape, h, &t.ob));
       OCAL_OK_OR_DIE(ocal_buffer_create(ctx, OCAL_F64, 2, shape, &t.oc));
-      double sec = best_time(run_ocal, &t);
+      double sec = best_time(q, run_ocal, &t, 0.25);
       used += snprintf(line + used, sizeof line - (size_t)used, "  %zu %.2f", s,
                        2.0 * (double)s * s * s / sec * 1e-12);
       ocal_buffer_release(t.oa), ocal_buffer_release(t.ob), ocal_buffer_release(t.oc);

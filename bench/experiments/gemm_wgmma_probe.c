@@ -35,6 +35,7 @@
 
 #define BENCH_NAME "bench/experiments/gemm_wgmma_probe"
 #include "../common.h"
+#include "gemm_probe_timing.h"
 
 #define OCAL_OK_OR_DIE(x)                                     \
   do {                                                        \
@@ -183,10 +184,6 @@ static cl_int launch(const variant *v, cl_kernel k, cl_mem a, cl_mem b, cl_mem c
   return clEnqueueNDRangeKernel(q, k, 3, NULL, global, local, 0, NULL, NULL);
 }
 
-static double unit(uint64_t *s) {
-  *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
-  return (double)((*s * 0x2545f4914f6cdd1dull) >> 11) * 0x1p-52 - 1.0;
-}
 
 /* x's bits in the variant's element type (tf32: f32), and back as the value the tensor cores
  * see (tf32: truncated to 10 mantissa bits). */
@@ -268,26 +265,6 @@ static int check(const variant *v, cl_kernel kern, size_t m, size_t n, size_t k,
   return ok;
 }
 
-typedef void (*run_fn)(void *arg);
-/* Best seconds per call of fn over three rounds of about 0.1 s. */
-static double best_time(run_fn fn, void *arg) {
-  fn(arg);
-  OK(clFinish(q));
-  double t0 = now();
-  fn(arg);
-  OK(clFinish(q));
-  double one = now() - t0, best = one;
-  long reps = (long)(0.1 / (one > 1e-6 ? one : 1e-6));
-  if (reps < 2) reps = 2;
-  for (int r = 0; r < 3; r++) {
-    t0 = now();
-    for (long i = 0; i < reps; i++) fn(arg);
-    OK(clFinish(q));
-    double each = (now() - t0) / (double)reps;
-    if (each < best) best = each;
-  }
-  return best;
-}
 
 typedef struct timed {
   const variant *v;
@@ -381,7 +358,7 @@ int main(int argc, char **argv) {
                  upload(is_half(v) ? (void *)h16 : (void *)h, bytes),
                  upload(is_half(v) ? (void *)h16 : (void *)h, bytes), (cl_uint)n, NULL, NULL,
                  NULL};
-      double sec = best_time(run_variant, &t);
+      double sec = best_time(q, run_variant, &t, 0.1);
       used += snprintf(line + used, sizeof line - (size_t)used, "  %zu %.1f", n,
                        2.0 * (double)n * n * n / sec * 1e-12);
       clReleaseMemObject(t.a), clReleaseMemObject(t.b), clReleaseMemObject(t.c);
@@ -422,7 +399,7 @@ int main(int argc, char **argv) {
       OCAL_OK_OR_DIE(ocal_buffer_create(ctx, dt, 2, shape, &t.oc));
       double sec = 0;
       if (ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, t.oa, t.ob, 0.0, t.oc) == OCAL_OK)
-        sec = best_time(run_ocal, &t);
+        sec = best_time(q, run_ocal, &t, 0.1);
       used += snprintf(line + used, sizeof line - (size_t)used, "  %zu %.1f (%s)", n,
                        sec > 0 ? 2.0 * (double)n * n * n / sec * 1e-12 : 0.0, engine);
       ocal_buffer_release(t.oa), ocal_buffer_release(t.ob), ocal_buffer_release(t.oc);
@@ -460,7 +437,7 @@ int main(int argc, char **argv) {
       mlp_ta = nn[i].ta, mlp_tb = nn[i].tb;
       double sec = 0;
       if (ocal_gemm(mlp_ta, mlp_tb, 1.0, t.oa, t.ob, 0.0, t.oc) == OCAL_OK)
-        sec = best_time(run_mlp, &t);
+        sec = best_time(q, run_mlp, &t, 0.1);
       else
         printf("mlp %s: %s\n", nn[i].label, ocal_last_error());
       printf("mlp tf32 %s %zux%zux%zu %s %.2f TFLOP/s (%s)\n", nn[i].label, nn[i].m, nn[i].n,
