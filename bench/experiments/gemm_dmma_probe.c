@@ -72,7 +72,7 @@ static cl_context clctx;
 static cl_command_queue q;
 static cl_device_id dev;
 static char *src;
-static char src_dir[1024]; /* the kernel file's directory, for its #include */
+static char src_dir[4096]; /* the kernel file's directory, for its #include */
 static int emulate, check_all;
 
 
@@ -110,10 +110,10 @@ static cl_kernel build(const variant *v, int ta, int tb, int vec) {
   static const char *const spell[] = {"", " -DASM_KW=asm", " -DINL=inline",
                                       " -DASM_KW=asm -DINL=inline"};
   for (int e = 0; e < (emulate ? 1 : 4); e++) {
-    char opt[1600];
+    char opt[4600];
     /* -I the kernel's directory: it includes cl/gemm_tc_common.cl, which the library inlines. */
     snprintf(opt, sizeof opt,
-             "-I \"%s\" %s%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u -DWARPS_N=%u "
+             "-I %s %s%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u -DWARPS_N=%u "
              "-DSHAPE=%u -DSTAGES=%u -DRASTER=%u -DLOCAL_MAX=%u",
              src_dir, emulate ? "-DMMA_EMULATE=1" : "", spell[e], ta, tb, vec, v->bm, v->bn, v->bk, v->wm,
              v->wn, v->shape, v->stages, v->raster, v->ptx ? 232448u : 48128u);
@@ -245,10 +245,9 @@ static void run_ocal(void *p) {
 int main(int argc, char **argv) {
   if (argc < 2) DIE("usage: gemm_dmma_probe CL_FILE [NAME=BMxBNxBKxWMxWNxSHAPExSTAGESxRASTER ...]");
   src = read_text(argv[1]);
-  snprintf(src_dir, sizeof src_dir, "%s", argv[1]);
-  char *slash = strrchr(src_dir, '/');
-  if (slash) *slash = 0;
-  else snprintf(src_dir, sizeof src_dir, ".");
+  /* The kernel file's directory as an absolute path: a compiler may build elsewhere. */
+  if (!realpath(argv[1], src_dir)) DIE("cannot resolve %s", argv[1]);
+  *strrchr(src_dir, '/') = 0;
   emulate = getenv("DMMA_EMULATE") && atoi(getenv("DMMA_EMULATE"));
   check_all = emulate || (getenv("DMMA_CHECK_ALL") && atoi(getenv("DMMA_CHECK_ALL")));
   variant *vs = NULL;

@@ -100,8 +100,8 @@ static char *retarget_text(const char *s, unsigned threads) {
 }
 
 static cl_kernel build(const variant *v, unsigned threads) {
-  char opt[1400];
-  snprintf(opt, sizeof opt, "-I \"%s\" -DOCAL_PTX_TARGET=sm_90a -DSMEM_MAX=232448 %s%s %s",
+  char opt[4600];
+  snprintf(opt, sizeof opt, "-I %s -DOCAL_PTX_TARGET=sm_90a -DSMEM_MAX=232448 %s%s %s",
            cl_dir, strcmp(v->type, "f16") == 0 ? "-DWG_F16 -DB_MN=1" : "",
            strcmp(v->type, "bf16") == 0 ? "-DWG_BF16 -DB_MN=1" : "", v->options);
   cl_int err;
@@ -294,7 +294,9 @@ int main(int argc, char **argv) {
   char path[1100];
   snprintf(path, sizeof path, "%s/gemm_wgmma.cl", argv[1]);
   src = read_text(path);
-  cl_dir = argv[1];
+  static char dir[4096]; /* absolute: a compiler may build elsewhere */
+  if (!realpath(argv[1], dir)) DIE("cannot resolve %s", argv[1]);
+  cl_dir = dir;
   variant *vs;
   size_t nv;
   if (argc > 2) {
