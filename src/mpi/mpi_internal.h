@@ -67,9 +67,9 @@ struct ocal_mpi_s {
   int shared;
   char path[256];
   MPI_Win win;
-  unsigned char **seg;  /* node_size segments, 2 chunks each */
+  unsigned char **seg;  /* node_size segments of two halves: a chunk, then room for a part */
   cl_mem *seg_mem;      /* the registrations */
-  size_t seg_bytes;
+  size_t seg_bytes, seg_half;
   ocal_buffer shm_scratch; /* 2 x (node_size - 1) chunks */
   cl_mem shm_scratch_mem;
   size_t shm_scratch_off;
