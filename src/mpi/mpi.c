@@ -204,7 +204,7 @@ static void *progress(void *arg) {
   ocal_mpi m = arg;
   for (;;) {
     pthread_mutex_lock(&m->lock);
-    while (!m->head && !m->stop) pthread_cond_wait(&m->cond, &m->lock);
+    while ((!m->head || m->busy) && !m->stop) pthread_cond_wait(&m->cond, &m->lock);
     req *r = m->head;
     if (!r) { /* stop, and nothing left to run */
       pthread_mutex_unlock(&m->lock);
@@ -577,11 +577,49 @@ static void req_free(req *r) {
   free(r);
 }
 
+/* A blocking call on a handle with nothing queued or running runs its collective on the
+ * calling thread (the hand-over to the progress thread and back costs more than a small
+ * collective); an allreduce below m->small then needs no events at all (r->direct). Returns
+ * 1 when it ran. */
+static int run_here(req *r) {
+  ocal_mpi m = r->m;
+  if (!r->blocking || !m->async) return 0;
+  pthread_mutex_lock(&m->lock);
+  int idle = m->pending == 0 && !m->busy;
+  if (idle) m->busy = 1, m->pending++, m->outstanding++;
+  pthread_mutex_unlock(&m->lock);
+  if (!idle) return 0;
+  r->direct = r->kind == JOB_ALLREDUCE && (!r->valid || r->count * ocal_dtype_size(r->dtype) < m->small);
+  if (!r->direct) {
+    ocal_event marker = NULL;
+    cl_event cl = NULL;
+    if (ocal_context_enqueue_marker(m->ctx, &marker) == OCAL_OK &&
+        ocal_event_get_cl_event(marker, &cl) == OCAL_OK) {
+      clRetainEvent(cl);
+      r->start = cl;
+    }
+    ocal_event_release(marker);
+    if (!r->start)
+      invalid(r, OCAL_OPENCL_ERROR, "no OpenCL event for the collective: %s", ocal_last_error());
+  }
+  ocal_mpi__run(r);
+  pthread_mutex_lock(&m->lock);
+  m->busy = 0;
+  pthread_cond_signal(&m->cond); /* a request another thread queued meanwhile */
+  pthread_mutex_unlock(&m->lock);
+  finish(r);
+  return 1;
+}
+
 /* Queues a checked request (or runs it now without the progress thread). Invalid requests
  * are queued too: the ranks' common check must see every rank's call. */
 static ocal_status submit(req *r, ocal_mpi_request *out) {
   ocal_mpi m = r->m;
   cl_int err;
+  if (run_here(r)) {
+    *out = r;
+    return OCAL_OK;
+  }
   r->user_event = clCreateUserEvent(m->cl_ctx, &err);
   if (err != CL_SUCCESS) r->user_event = NULL;
   ocal_event marker = NULL;
@@ -613,8 +651,13 @@ static ocal_status submit(req *r, ocal_mpi_request *out) {
   return OCAL_OK;
 }
 
+/* Set by a blocking form around its call of the non-blocking form: the request it makes is
+ * waited for at once, so it may run on this thread (run_here). */
+static _Thread_local int blocking_call;
+
 static ocal_status start_request(req *r, ocal_mpi_request *out, const char *func) {
   if (!r) return ocal_error_set(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for a request");
+  r->blocking = blocking_call;
   return submit(r, out);
 }
 
@@ -812,21 +855,27 @@ ocal_status ocal_mpi_request_event(ocal_mpi_request r, ocal_event *event) {
 ocal_status ocal_mpi_allreduce(ocal_mpi mpi, ocal_buffer buf, ocal_mpi_op op) {
   ocal_mpi_request r;
   if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
+  blocking_call = 1;
   ocal_status st = ocal_mpi_iallreduce(mpi, buf, op, &r);
+  blocking_call = 0;
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }
 
 ocal_status ocal_mpi_broadcast(ocal_mpi mpi, ocal_buffer buf, int root) {
   ocal_mpi_request r;
   if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
+  blocking_call = 1;
   ocal_status st = ocal_mpi_ibroadcast(mpi, buf, root, &r);
+  blocking_call = 0;
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }
 
 ocal_status ocal_mpi_allgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv) {
   ocal_mpi_request r;
   if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
+  blocking_call = 1;
   ocal_status st = ocal_mpi_iallgather(mpi, send, recv, &r);
+  blocking_call = 0;
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }
 
@@ -834,6 +883,8 @@ ocal_status ocal_mpi_reduce_scatter(ocal_mpi mpi, ocal_buffer send, ocal_buffer 
                                     ocal_mpi_op op) {
   ocal_mpi_request r;
   if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
+  blocking_call = 1;
   ocal_status st = ocal_mpi_ireduce_scatter(mpi, send, recv, op, &r);
+  blocking_call = 0;
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }

@@ -81,6 +81,7 @@ struct ocal_mpi_s {
   int stop;
   struct ocal_mpi_request_s *head, *tail;
   int pending;     /* requests queued or running */
+  int busy;        /* a blocking call runs a collective on its own thread: the thread waits */
   int outstanding; /* requests handed out and not yet finished by ocal_mpi_wait/test */
 };
 
@@ -106,6 +107,8 @@ struct ocal_mpi_request_s {
   ocal_status status;
   char msg[1024];
   int cl_failed; /* an OpenCL call failed: further device work is skipped, messages still flow */
+  int blocking;  /* a blocking call: may run on the calling thread when the handle is idle */
+  int direct;    /* ... and does, an allreduce below m->small on the context's own queue */
   /* The ranks the ring runs over: the whole communicator, or the nodes' first ranks. */
   MPI_Comm xcomm;
   int xrank, xsize;
