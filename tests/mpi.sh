@@ -95,7 +95,7 @@ done
 run 2 "$build/examples/mlp_train_mpi" --check 3 --train 1536 --batch 128 --hidden 64 \
   --epochs 2 --min-accuracy 60 | tee "$tmp/mlp.log"
 grep -q "check: 3 steps on 2 ranks equal one rank's" "$tmp/mlp.log"
-run 3 "$build/examples/mlp_train_mpi" --check 2 --train 1536 --batch 192 --hidden 64 \
+run 3 "$build/examples/mlp_train_mpi" --check 2 --train 1536 --batch 192 --hidden 64 --panels 3 \
   --epochs 1 --min-accuracy 0 | tee "$tmp/mlp3.log"
 grep -q "check: 2 steps on 3 ranks equal one rank's" "$tmp/mlp3.log"
 

@@ -509,6 +509,18 @@ static int common_check(req *r) {
   return check_end(r, &c);
 }
 
+/* Every rank ends a collective with the same status: where a device call failed on one rank
+ * (a download, so that its peers' results are wrong too, or its own last upload), every rank
+ * fails the collective. One small MPI_Allreduce, after the collective's last message. */
+static void agree(req *r) {
+  int mine = (int)r->status, worst = 0;
+  mpi_check(r, MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, r->m->comm), "MPI_Allreduce");
+  if (r->status == OCAL_OK && worst != OCAL_OK)
+    fail(r, (ocal_status)worst,
+         "a device call failed on another rank during the collective (its own message says "
+         "which): every rank fails the collective with its status; the data is undefined");
+}
+
 /* A blocking allreduce below m->small bytes on the calling thread (r->direct): the copies on
  * the context's own queue, in order with the caller's work (no marker, no second queue), and
  * the ranks' check travelling while the download runs. What is left is the naive path's
@@ -532,13 +544,15 @@ static void run_direct_small(req *r) {
   if (mem && bytes)
     cl_ok(r, clEnqueueReadBuffer(q, mem, CL_TRUE, base, bytes, h, 0, NULL, NULL),
           "clEnqueueReadBuffer");
-  if (check_end(r, &c) && mem && bytes && m->size > 1) {
+  int ok = check_end(r, &c);
+  if (ok && mem && bytes && m->size > 1) {
     mpi_check(r, MPI_Allreduce(MPI_IN_PLACE, h, (int)r->count, mpi_type(r), mpi_op(r), m->comm),
               "MPI_Allreduce");
     if (!r->cl_failed)
       cl_ok(r, clEnqueueWriteBuffer(q, mem, CL_TRUE, base, bytes, h, 0, NULL, NULL),
             "clEnqueueWriteBuffer");
   }
+  if (ok) agree(r); /* the check passed on every rank: every rank is here */
   if (own) free(h);
 }
 
@@ -599,4 +613,5 @@ void ocal_mpi__run(req *r) {
   }
   cl_ok(r, clFinish(m->q_h2d), "clFinish");
   cl_ok(r, clFinish(m->q_d2h), "clFinish");
+  if (r->kind != JOB_EXCHANGE) agree(r);
 }
