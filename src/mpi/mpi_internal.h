@@ -38,9 +38,6 @@ struct ocal_mpi_s {
   /* Queues of libocal-mpi's own, so that its copies and additions do not wait behind the
    * kernels the program queues on the context's main queue after starting a collective. */
   cl_command_queue q_d2h, q_h2d;
-  /* The node-local path's reductions: a reduction can wait for the device's cores (behind a
-   * long kernel of the program's), and the next chunks' uploads must not wait behind it. */
-  cl_command_queue q_red;
   size_t chunk;
   int slots;
   unsigned char *pin_send, *pin_recv; /* slots * chunk bytes each, pinned */

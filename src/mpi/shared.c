@@ -232,34 +232,21 @@ typedef struct shm_step {
 
 typedef void (*shm_plan)(req *r, size_t s, shm_step *st, const void *arg);
 
-/* Uploads from the window after `dep` (NULL: nothing, else the reduction that last read
- * the scratch written). */
-static cl_event upload(req *r, cl_mem dst, size_t off, size_t bytes, const void *src,
-                       cl_event dep) {
+static cl_event upload(req *r, cl_mem dst, size_t off, size_t bytes, const void *src) {
   cl_event e = NULL;
   if (bytes == 0 || r->cl_failed) return NULL;
-  if (!ocal_mpi__cl_ok(r, clEnqueueWriteBuffer(r->m->q_h2d, dst, CL_FALSE, off, bytes, src,
-                                               dep ? 1 : 0, dep ? &dep : NULL, &e),
+  if (!ocal_mpi__cl_ok(r, clEnqueueWriteBuffer(r->m->q_h2d, dst, CL_FALSE, off, bytes, src, 0,
+                                               NULL, &e),
                        "clEnqueueWriteBuffer"))
     return NULL;
   return e;
 }
 
-/* Queues the step's ordered reduction on the reduction queue, after the uploads `ups` (n
- * events, NULL ones left out) and the work queued before the collective; *done receives its
- * event (released first). */
+/* Queues the step's ordered reduction; *done (may be NULL) receives its event. */
 static void reduce_ordered(req *r, const shm_step *st, size_t scr_bytes, size_t es,
-                           const cl_event *ups, size_t n_ups, cl_event *done) {
+                           cl_event *done) {
   ocal_mpi m = r->m;
-  if (*done) clReleaseEvent(*done);
-  *done = NULL;
   if (r->cl_failed) return;
-  cl_event wait[65];
-  cl_uint nw = 0;
-  for (size_t i = 0; i < n_ups; i++)
-    if (ups[i] && nw < 64) wait[nw++] = ups[i];
-    else if (ups[i]) ocal_mpi__cl_ok(r, clWaitForEvents(1, &ups[i]), "clWaitForEvents");
-  if (r->start) wait[nw++] = r->start;
   cl_kernel k = m->cl_ord[r->tidx][r->op];
   cl_ulong dst_off = st->dst_off / es, own_off = st->own_off / es,
            scr_off = (m->shm_scratch_off + scr_bytes) / es, stride = m->chunk / es,
@@ -278,10 +265,8 @@ static void reduce_ordered(req *r, const shm_step *st, size_t scr_bytes, size_t 
       return;
   size_t global = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20);
   global = (global + m->group - 1) / m->group * m->group;
-  ocal_mpi__cl_ok(r, clEnqueueNDRangeKernel(m->q_red, k, 1, NULL, &global, NULL, nw,
-                                            nw ? wait : NULL, done),
+  ocal_mpi__cl_ok(r, clEnqueueNDRangeKernel(m->q_h2d, k, 1, NULL, &global, NULL, 0, NULL, done),
                   "clEnqueueNDRangeKernel");
-  clFlush(m->q_red);
 }
 
 static void wait_release(req *r, cl_event *e, size_t n) {
@@ -309,7 +294,7 @@ static void shm_run(req *r, size_t nsteps, shm_plan plan, const void *arg, size_
                     cl_event first) {
   ocal_mpi m = r->m;
   int L = m->node_size;
-  cl_event *ups = calloc((size_t)L, sizeof *ups), red[2] = {NULL, NULL};
+  cl_event *ups = calloc((size_t)L, sizeof *ups);
   if (!ups) {
     ocal_mpi__fail(r, OCAL_OUT_OF_HOST_MEMORY, "no memory for %d events", L);
     MPI_Abort(m->comm, 1); /* the peers would wait at the node's barrier forever */
@@ -332,29 +317,26 @@ static void shm_run(req *r, size_t nsteps, shm_plan plan, const void *arg, size_
     node_sync(r);
     if (st.mode == SHM_NONE || st.bytes == 0) continue;
     if (st.mode == SHM_COPY) {
-      ups[0] = upload(r, st.dst, st.dst_off, st.bytes, m->seg[st.from] + half, NULL);
+      ups[0] = upload(r, st.dst, st.dst_off, st.bytes, m->seg[st.from] + half);
     } else if (st.mode == SHM_GATHER) {
       for (int k = 0; k < L; k++)
         if (k != m->node_rank)
           ups[k] = upload(r, st.dst, st.dst_off + (size_t)k * st.stride, st.bytes,
-                          m->seg[k] + half, NULL);
+                          m->seg[k] + half);
     } else {
-      /* Peers' chunks into the scratch half of this step, in rank order without this one,
-       * once the reduction of two steps ago has read it. */
+      /* Peers' chunks into the scratch half of this step, in rank order without this one. */
       size_t scr = (s % 2) * (size_t)(L - 1) * m->chunk;
       for (int k = 0, j = 0; k < L; k++)
         if (k != m->node_rank)
           ups[k] = upload(r, m->shm_scratch_mem,
                           m->shm_scratch_off + scr + (size_t)j++ * m->chunk, st.bytes,
-                          m->seg[k] + half, red[s % 2]);
-      reduce_ordered(r, &st, scr, es, ups, (size_t)L, &red[s % 2]);
+                          m->seg[k] + half);
+      reduce_ordered(r, &st, scr, es, NULL);
     }
     clFlush(m->q_h2d);
   }
   wait_release(r, ups, (size_t)L);
-  wait_release(r, red, 2);
   ocal_mpi__cl_ok(r, clFinish(m->q_h2d), "clFinish");
-  ocal_mpi__cl_ok(r, clFinish(m->q_red), "clFinish");
   node_sync(r); /* nobody's segment is reused while a peer still uploads from it */
   free(ups);
 }
@@ -479,7 +461,7 @@ static void shm_allreduce_parts(req *r, const chunks *c, cl_event first) {
   ocal_mpi m = r->m;
   int L = m->node_size, me = m->node_rank;
   size_t es = c->es;
-  cl_event *ups = calloc(2 * (size_t)L, sizeof *ups), red[2] = {NULL, NULL};
+  cl_event *ups = calloc(2 * (size_t)L, sizeof *ups), reduced = NULL;
   if (!ups) {
     ocal_mpi__fail(r, OCAL_OUT_OF_HOST_MEMORY, "no memory for %d events", 2 * L);
     MPI_Abort(m->comm, 1); /* the peers would wait at the node's barrier forever */
@@ -494,10 +476,12 @@ static void shm_allreduce_parts(req *r, const chunks *c, cl_event first) {
     if (s > 0) {
       size_t n = len(c, s - 1), p0 = part_lo(n, L, me), pn = part_lo(n, L, me + 1) - p0;
       download(r, c->mem, c->base + (lo(c, s - 1) + p0) * es, pn * es,
-               m->seg[me] + half + m->chunk, red[(s - 1) % 2], &down[1]);
+               m->seg[me] + half + m->chunk, reduced, &down[1]);
     }
     clFlush(m->q_d2h);
     wait_release(r, down, 2);
+    if (reduced) clReleaseEvent(reduced);
+    reduced = NULL;
     wait_release(r, ups, 2 * (size_t)L); /* the previous step's uploads read the other half */
     node_sync(r);
     if (s < c->K) { /* this rank's part of chunk s: the peers' parts into scratch, reduced */
@@ -506,13 +490,13 @@ static void shm_allreduce_parts(req *r, const chunks *c, cl_event first) {
       for (int k = 0, j = 0; k < L && pn; k++)
         if (k != me)
           ups[k] = upload(r, m->shm_scratch_mem, m->shm_scratch_off + scr + (size_t)j++ * m->chunk,
-                          pn * es, m->seg[k] + half + p0 * es, red[s % 2]);
+                          pn * es, m->seg[k] + half + p0 * es);
       shm_step st;
       memset(&st, 0, sizeof st);
       st.dst = st.own = c->mem;
       st.dst_off = st.own_off = c->base + (lo(c, s) + p0) * es;
       st.bytes = pn * es;
-      if (pn) reduce_ordered(r, &st, scr, es, ups, (size_t)L, &red[s % 2]);
+      if (pn) reduce_ordered(r, &st, scr, es, &reduced);
     }
     if (s > 0) { /* the peers' reduced parts of chunk s - 1 */
       size_t n = len(c, s - 1);
@@ -520,15 +504,14 @@ static void shm_allreduce_parts(req *r, const chunks *c, cl_event first) {
         if (k != me) {
           size_t p0 = part_lo(n, L, k), pn = part_lo(n, L, k + 1) - p0;
           ups[L + k] = upload(r, c->mem, c->base + (lo(c, s - 1) + p0) * es, pn * es,
-                              m->seg[k] + half + m->chunk, NULL);
+                              m->seg[k] + half + m->chunk);
         }
     }
     clFlush(m->q_h2d);
   }
   wait_release(r, ups, 2 * (size_t)L);
-  wait_release(r, red, 2);
+  if (reduced) clReleaseEvent(reduced);
   ocal_mpi__cl_ok(r, clFinish(m->q_h2d), "clFinish");
-  ocal_mpi__cl_ok(r, clFinish(m->q_red), "clFinish");
   node_sync(r); /* nobody's segment is reused while a peer still uploads from it */
   free(ups);
 }
