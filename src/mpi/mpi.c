@@ -259,6 +259,7 @@ static void destroy(ocal_mpi m) {
   if (m->node != MPI_COMM_NULL) MPI_Comm_free(&m->node);
   if (m->leaders != MPI_COMM_NULL) MPI_Comm_free(&m->leaders);
   if (m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
+  free(m->spare);
   pthread_mutex_destroy(&m->lock);
   pthread_cond_destroy(&m->cond);
   pthread_cond_destroy(&m->done_cond);
@@ -299,6 +300,10 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
   chunk = chunk / 64 * 64; /* whole elements of every type in every slot */
 
   ocal_mpi m = calloc(1, sizeof *m);
+  if (m && !(m->spare = calloc(1, sizeof *m->spare))) {
+    free(m);
+    m = NULL;
+  }
   if (!m) return ocal_error_set(OCAL_OUT_OF_HOST_MEMORY, func, "no memory");
   m->magic = OCAL_MPI__MAGIC;
   m->comm = m->node = m->leaders = MPI_COMM_NULL;
@@ -515,7 +520,17 @@ static void invalid(req *r, ocal_status st, const char *fmt, ...) {
 
 static req *req_new(ocal_mpi m, const char *func, job_kind kind) {
   req *r = calloc(1, sizeof *r);
-  if (!r) return NULL;
+  int spare = 0;
+  if (!r) {
+    pthread_mutex_lock(&m->lock);
+    r = m->spare;
+    m->spare = NULL;
+    pthread_mutex_unlock(&m->lock);
+    if (!r) return NULL; /* the spare is in use too: this rank fails alone */
+    memset(r, 0, sizeof *r);
+    spare = 1;
+  }
+  r->is_spare = spare;
   r->magic = OCAL_MPI__REQ_MAGIC;
   r->m = m;
   r->func = func;
@@ -525,6 +540,7 @@ static req *req_new(ocal_mpi m, const char *func, job_kind kind) {
   r->root = 0;
   r->op = OCAL_MPI_SUM;
   r->dtype = OCAL_U8;
+  if (spare) invalid(r, OCAL_OUT_OF_HOST_MEMORY, "no host memory for the request");
   return r;
 }
 
@@ -546,8 +562,8 @@ static ocal_buffer hold(req *r, ocal_buffer buf, const char *what, size_t *numel
   ocal_buffer_get_numel(buf, numel);
   ocal_buffer_get_dtype(buf, dt);
   ocal_buffer v = NULL;
-  if (ocal_buffer_view(buf, 0, 1, numel, &v) != OCAL_OK)
-    invalid(r, OCAL_INTERNAL, "no view of %s: %s", what, ocal_last_error());
+  ocal_status st = ocal_buffer_view(buf, 0, 1, numel, &v);
+  if (st != OCAL_OK) invalid(r, st, "no view of %s: %s", what, ocal_last_error());
   return v;
 }
 
@@ -574,6 +590,13 @@ static void req_free(req *r) {
   if (r->start) clReleaseEvent(r->start);
   if (r->user_event) clReleaseEvent(r->user_event);
   r->magic = 0;
+  if (r->is_spare) {
+    ocal_mpi m = r->m;
+    pthread_mutex_lock(&m->lock);
+    m->spare = r;
+    pthread_mutex_unlock(&m->lock);
+    return;
+  }
   free(r);
 }
 
@@ -777,6 +800,10 @@ ocal_status ocal_mpi_iexchange(ocal_mpi mpi, size_t nsend, const ocal_mpi_transf
                             what, k, t->peer, t->tag, mpi->size - 1, OCAL_MPI__TAG - 1);
   }
   req *r = req_new(mpi, __func__, JOB_EXCHANGE);
+  if (r && r->is_spare) { /* not a collective: no peer waits for a check */
+    req_free(r);
+    r = NULL;
+  }
   if (!r) return ocal_error_set(OCAL_OUT_OF_HOST_MEMORY, __func__, "no memory for a request");
   r->xfers = calloc(nsend + nrecv + 1, sizeof *r->xfers);
   if (!r->xfers) {

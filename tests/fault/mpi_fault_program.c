@@ -49,8 +49,9 @@ static ocal_status fill(ocal_buffer b, size_t n, int r) {
 }
 
 /* The OpenCL entry points a collective may call (libocal-mpi's device calls, libocal's in the
- * views and markers of the call). Host allocations are not swept: a collective that cannot
- * allocate its bookkeeping once running aborts the job (docs/mpi.md, Bad input and faults). */
+ * views and markers of the call). Of the host allocations only the call's first, its request,
+ * is failed: a collective that cannot allocate its bookkeeping once running aborts the job
+ * (docs/mpi.md, Errors). */
 static const char *entries[] = {"clEnqueueReadBuffer", "clEnqueueWriteBuffer",
                                 "clEnqueueCopyBuffer", "clEnqueueNDRangeKernel",
                                 "clSetKernelArg", "clWaitForEvents", "clFlush", "clFinish",
@@ -188,6 +189,8 @@ int main(int argc, char **argv) {
         if (pick) inject((coll)c, entries[e], n, (int)(n % (unsigned long)nranks));
       }
     }
+    /* The call's first host allocation, its request: the call must still meet its peers. */
+    inject((coll)c, "malloc", 1, c % nranks);
   }
   if (rank == 0)
     printf("mpi_fault_program: %d injected failures on %d ranks: %d failed the collective on every "
