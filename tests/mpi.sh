@@ -73,6 +73,18 @@ OCAL_MPI_SHARED_FAULT=speed run 2 "$build/tests/mpi_collectives" \
   --path "ring: the device moves the shared window at"
 OCAL_MPI_ASYNC=0 OCAL_MPI_SHARED_FAULT=window run 2 "$build/tests/mpi_collectives" \
   --path "ring: no shared window"
+# Fault injection: each OpenCL call of each collective failing in turn on one rank (one
+# mpirun sweeps them all; tests/fault/mpi_fault_program.c): every rank must fail alike, or
+# every result be right, and the next collective work. On the node-local path with 2 ranks
+# and 3 (reduce-scatter + allgather), on the ring, and without the progress thread.
+fault="$build/tests/fault/mpi_fault_program"
+for cfg in "2" "3" "2 OCAL_MPI_SHARED=off" "2 OCAL_MPI_ASYNC=0"; do
+  set -- $cfg
+  env ${2:-OCAL_MPI_QUIET=0} "$mpirun" -np "$1" --oversubscribe sh -c \
+    'POCL_CACHE_DIR="$0.${OMPI_COMM_WORLD_RANK:-0}"; export POCL_CACHE_DIR; exec "$@"' \
+    "$pocl" "$fault" --max-n 3 | tee "$tmp/fault.log"
+  grep -q "0 broke a rule" "$tmp/fault.log"
+done
 unset OCAL_MPI_CHUNK OCAL_MPI_SLOTS
 
 # The distributed sum: exact on 1, 2 and 3 ranks.
@@ -95,7 +107,7 @@ done
 run 2 "$build/examples/mlp_train_mpi" --check 3 --train 1536 --batch 128 --hidden 64 \
   --epochs 2 --min-accuracy 60 | tee "$tmp/mlp.log"
 grep -q "check: 3 steps on 2 ranks equal one rank's" "$tmp/mlp.log"
-run 3 "$build/examples/mlp_train_mpi" --check 2 --train 1536 --batch 192 --hidden 64 \
+run 3 "$build/examples/mlp_train_mpi" --check 2 --train 1536 --batch 192 --hidden 64 --panels 3 \
   --epochs 1 --min-accuracy 0 | tee "$tmp/mlp3.log"
 grep -q "check: 2 steps on 3 ranks equal one rank's" "$tmp/mlp3.log"
 

@@ -263,6 +263,15 @@ void ocal_mpi__ring_allreduce(req *r, cl_mem mem, size_t base, size_t es, size_t
   free(segs);
 }
 
+static MPI_Datatype mpi_type(const req *r) {
+  return r->tidx == 0 ? MPI_FLOAT : r->tidx == 1 ? MPI_DOUBLE
+       : r->tidx == 2 ? MPI_INT32_T : MPI_INT64_T;
+}
+
+static MPI_Op mpi_op(const req *r) {
+  return r->op == OCAL_MPI_SUM ? MPI_SUM : r->op == OCAL_MPI_MAX ? MPI_MAX : MPI_MIN;
+}
+
 /* One MPI_Allreduce of host memory: below a measured size the ring's and the shared path's
  * steps cost more than the bytes. */
 static void run_small_allreduce(req *r, cl_mem mem, size_t base, size_t es, size_t n) {
@@ -274,12 +283,10 @@ static void run_small_allreduce(req *r, cl_mem mem, size_t base, size_t es, size
     MPI_Abort(m->comm, 1); /* the peers would wait in MPI_Allreduce forever */
     return;
   }
-  MPI_Datatype t = r->tidx == 0 ? MPI_FLOAT : r->tidx == 1 ? MPI_DOUBLE
-                 : r->tidx == 2 ? MPI_INT32_T : MPI_INT64_T;
-  MPI_Op op = r->op == OCAL_MPI_SUM ? MPI_SUM : r->op == OCAL_MPI_MAX ? MPI_MAX : MPI_MIN;
   cl_event e = d2h(r, mem, base, bytes, h, r->start);
   ev_wait(r, &e);
-  mpi_check(r, MPI_Allreduce(MPI_IN_PLACE, h, (int)n, t, op, m->comm), "MPI_Allreduce");
+  mpi_check(r, MPI_Allreduce(MPI_IN_PLACE, h, (int)n, mpi_type(r), mpi_op(r), m->comm),
+            "MPI_Allreduce");
   e = h2d(r, mem, base, bytes, h);
   ev_wait(r, &e);
   if (h != m->pin_send) free(h);
@@ -442,28 +449,42 @@ static void run_exchange(req *r) {
 /* The ranks' common check: one MPI_Allreduce (MPI_MAX) of each field and its negation gives
  * every field's maximum and minimum on every rank; a field whose two differ was not the same
  * on every rank, and every rank then fails alike instead of waiting for messages that the
- * others will never send. */
-static int common_check(req *r) {
-  enum { NF = 7 };
-  static const char *names[NF] = {"collective", "validity", "element type", "element count",
-                                  "operation", "root", "status"};
-  long long v[2 * NF];
+ * others will never send. It is non-blocking (check_post, then check_end), so that a
+ * collective can queue its first device copy while the check travels. */
+enum { NF = 7 };
+typedef struct check_state {
+  long long f[NF], v[2 * NF];
+  MPI_Request rq;
+} check_state;
+
+static void check_post(req *r, check_state *c) {
   /* The last field is the status of a rank whose arguments were wrong: the greatest of them
    * becomes every rank's, so that all ranks return the same. */
   long long f[NF] = {r->kind, r->valid, r->dtype, (long long)r->count, r->op, r->root,
                      r->valid ? 0 : (long long)r->invalid_status};
   for (int i = 0; i < NF; i++) {
-    v[i] = f[i];
-    v[NF + i] = -f[i];
+    c->f[i] = c->v[i] = f[i];
+    c->v[NF + i] = -f[i];
   }
-  mpi_check(r, MPI_Allreduce(MPI_IN_PLACE, v, 2 * NF, MPI_LONG_LONG, MPI_MAX, r->m->comm),
-            "MPI_Allreduce");
-  if (r->status != OCAL_OK) return 0;
+  c->rq = MPI_REQUEST_NULL;
+  mpi_check(r, MPI_Iallreduce(MPI_IN_PLACE, c->v, 2 * NF, MPI_LONG_LONG, MPI_MAX, r->m->comm,
+                              &c->rq),
+            "MPI_Iallreduce");
+}
+
+static int check_end(req *r, check_state *c) {
+  static const char *names[NF] = {"collective", "validity", "element type", "element count",
+                                  "operation", "root", "status"};
+  const long long *v = c->v;
+  mpi_check(r, MPI_Wait(&c->rq, MPI_STATUS_IGNORE), "MPI_Wait");
+  if (r->status != OCAL_OK && !r->cl_failed) return 0;
   if (!r->valid) {
+    r->status = OCAL_OK; /* the argument error outranks a copy that failed meanwhile */
     fail(r, (ocal_status)v[NF - 1], "%s", r->invalid_msg);
     return 0;
   }
   if (-v[NF + 1] == 0) {
+    r->status = OCAL_OK;
     fail(r, (ocal_status)v[NF - 1],
          "the arguments of another rank's call were wrong (its own message says how); "
          "every rank fails this collective with its status");
@@ -472,17 +493,75 @@ static int common_check(req *r) {
   for (int i = 0; i < NF - 1; i++) {
     long long hi = v[i], lo = -v[NF + i];
     if (hi == lo) continue;
+    r->status = OCAL_OK;
     fail(r, i == 2 ? OCAL_TYPE_MISMATCH : i == 3 ? OCAL_SHAPE_MISMATCH : OCAL_INVALID_ARGUMENT,
          "the ranks' calls differ: the %s ranges from %lld to %lld across the %d ranks (this "
          "rank: %lld); every rank must pass the same %s",
-         names[i], lo, hi, r->m->size, f[i], names[i]);
+         names[i], lo, hi, r->m->size, c->f[i], names[i]);
     return 0;
   }
   return 1;
 }
 
+static int common_check(req *r) {
+  check_state c;
+  check_post(r, &c);
+  return check_end(r, &c);
+}
+
+/* Every rank ends a collective with the same status: where a device call failed on one rank
+ * (a download, so that its peers' results are wrong too, or its own last upload), every rank
+ * fails the collective. One small MPI_Allreduce, after the collective's last message. */
+static void agree(req *r) {
+  int mine = (int)r->status, worst = 0;
+  mpi_check(r, MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, r->m->comm), "MPI_Allreduce");
+  if (r->status == OCAL_OK && worst != OCAL_OK)
+    fail(r, (ocal_status)worst,
+         "a device call failed on another rank during the collective (its own message says "
+         "which): every rank fails the collective with its status; the data is undefined");
+}
+
+/* A blocking allreduce below m->small bytes on the calling thread (r->direct): the copies on
+ * the context's own queue, in order with the caller's work (no marker, no second queue), and
+ * the ranks' check travelling while the download runs. What is left is the naive path's
+ * download + MPI_Allreduce + upload. */
+static void run_direct_small(req *r) {
+  ocal_mpi m = r->m;
+  check_state c;
+  cl_command_queue q = NULL;
+  cl_mem mem = NULL;
+  size_t base = 0, es = r->valid ? ocal_dtype_size(r->dtype) : 0, bytes = r->count * es;
+  int own = bytes > (size_t)m->slots * m->chunk; /* OCAL_MPI_SMALL above the staging room */
+  unsigned char *h = own ? malloc(bytes) : m->pin_send;
+  if (!h) {
+    fail(r, OCAL_OUT_OF_HOST_MEMORY, "no host memory for %zu bytes", bytes);
+    MPI_Abort(m->comm, 1); /* the peers would wait in MPI_Allreduce forever */
+    return;
+  }
+  check_post(r, &c);
+  ocal_context_get_cl_queue(m->ctx, &q);
+  if (r->valid) ocal_buffer_get_cl_mem(r->a, &mem, &base);
+  if (mem && bytes)
+    cl_ok(r, clEnqueueReadBuffer(q, mem, CL_TRUE, base, bytes, h, 0, NULL, NULL),
+          "clEnqueueReadBuffer");
+  int ok = check_end(r, &c);
+  if (ok && mem && bytes && m->size > 1) {
+    mpi_check(r, MPI_Allreduce(MPI_IN_PLACE, h, (int)r->count, mpi_type(r), mpi_op(r), m->comm),
+              "MPI_Allreduce");
+    if (!r->cl_failed)
+      cl_ok(r, clEnqueueWriteBuffer(q, mem, CL_TRUE, base, bytes, h, 0, NULL, NULL),
+            "clEnqueueWriteBuffer");
+  }
+  if (ok) agree(r); /* the check passed on every rank: every rank is here */
+  if (own) free(h);
+}
+
 void ocal_mpi__run(req *r) {
   ocal_mpi m = r->m;
+  if (r->direct) {
+    run_direct_small(r);
+    return;
+  }
   if (r->kind != JOB_EXCHANGE && !common_check(r)) return;
   if (r->kind == JOB_EXCHANGE && !r->valid) {
     fail(r, r->invalid_status, "%s", r->invalid_msg);
@@ -534,4 +613,5 @@ void ocal_mpi__run(req *r) {
   }
   cl_ok(r, clFinish(m->q_h2d), "clFinish");
   cl_ok(r, clFinish(m->q_d2h), "clFinish");
+  if (r->kind != JOB_EXCHANGE) agree(r);
 }

@@ -204,7 +204,7 @@ static void *progress(void *arg) {
   ocal_mpi m = arg;
   for (;;) {
     pthread_mutex_lock(&m->lock);
-    while (!m->head && !m->stop) pthread_cond_wait(&m->cond, &m->lock);
+    while ((!m->head || m->busy) && !m->stop) pthread_cond_wait(&m->cond, &m->lock);
     req *r = m->head;
     if (!r) { /* stop, and nothing left to run */
       pthread_mutex_unlock(&m->lock);
@@ -259,6 +259,7 @@ static void destroy(ocal_mpi m) {
   if (m->node != MPI_COMM_NULL) MPI_Comm_free(&m->node);
   if (m->leaders != MPI_COMM_NULL) MPI_Comm_free(&m->leaders);
   if (m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
+  free(m->spare);
   pthread_mutex_destroy(&m->lock);
   pthread_cond_destroy(&m->cond);
   pthread_cond_destroy(&m->done_cond);
@@ -299,6 +300,10 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
   chunk = chunk / 64 * 64; /* whole elements of every type in every slot */
 
   ocal_mpi m = calloc(1, sizeof *m);
+  if (m && !(m->spare = calloc(1, sizeof *m->spare))) {
+    free(m);
+    m = NULL;
+  }
   if (!m) return ocal_error_set(OCAL_OUT_OF_HOST_MEMORY, func, "no memory");
   m->magic = OCAL_MPI__MAGIC;
   m->comm = m->node = m->leaders = MPI_COMM_NULL;
@@ -515,7 +520,17 @@ static void invalid(req *r, ocal_status st, const char *fmt, ...) {
 
 static req *req_new(ocal_mpi m, const char *func, job_kind kind) {
   req *r = calloc(1, sizeof *r);
-  if (!r) return NULL;
+  int spare = 0;
+  if (!r) {
+    pthread_mutex_lock(&m->lock);
+    r = m->spare;
+    m->spare = NULL;
+    pthread_mutex_unlock(&m->lock);
+    if (!r) return NULL; /* the spare is in use too: this rank fails alone */
+    memset(r, 0, sizeof *r);
+    spare = 1;
+  }
+  r->is_spare = spare;
   r->magic = OCAL_MPI__REQ_MAGIC;
   r->m = m;
   r->func = func;
@@ -525,6 +540,7 @@ static req *req_new(ocal_mpi m, const char *func, job_kind kind) {
   r->root = 0;
   r->op = OCAL_MPI_SUM;
   r->dtype = OCAL_U8;
+  if (spare) invalid(r, OCAL_OUT_OF_HOST_MEMORY, "no host memory for the request");
   return r;
 }
 
@@ -546,8 +562,8 @@ static ocal_buffer hold(req *r, ocal_buffer buf, const char *what, size_t *numel
   ocal_buffer_get_numel(buf, numel);
   ocal_buffer_get_dtype(buf, dt);
   ocal_buffer v = NULL;
-  if (ocal_buffer_view(buf, 0, 1, numel, &v) != OCAL_OK)
-    invalid(r, OCAL_INTERNAL, "no view of %s: %s", what, ocal_last_error());
+  ocal_status st = ocal_buffer_view(buf, 0, 1, numel, &v);
+  if (st != OCAL_OK) invalid(r, st, "no view of %s: %s", what, ocal_last_error());
   return v;
 }
 
@@ -574,7 +590,48 @@ static void req_free(req *r) {
   if (r->start) clReleaseEvent(r->start);
   if (r->user_event) clReleaseEvent(r->user_event);
   r->magic = 0;
+  if (r->is_spare) {
+    ocal_mpi m = r->m;
+    pthread_mutex_lock(&m->lock);
+    m->spare = r;
+    pthread_mutex_unlock(&m->lock);
+    return;
+  }
   free(r);
+}
+
+/* A blocking call on a handle with nothing queued or running runs its collective on the
+ * calling thread (the hand-over to the progress thread and back costs more than a small
+ * collective); an allreduce below m->small then needs no events at all (r->direct). Returns
+ * 1 when it ran. */
+static int run_here(req *r) {
+  ocal_mpi m = r->m;
+  if (!r->blocking || !m->async) return 0;
+  pthread_mutex_lock(&m->lock);
+  int idle = m->pending == 0 && !m->busy;
+  if (idle) m->busy = 1, m->pending++, m->outstanding++;
+  pthread_mutex_unlock(&m->lock);
+  if (!idle) return 0;
+  r->direct = r->kind == JOB_ALLREDUCE && (!r->valid || r->count * ocal_dtype_size(r->dtype) < m->small);
+  if (!r->direct) {
+    ocal_event marker = NULL;
+    cl_event cl = NULL;
+    if (ocal_context_enqueue_marker(m->ctx, &marker) == OCAL_OK &&
+        ocal_event_get_cl_event(marker, &cl) == OCAL_OK) {
+      clRetainEvent(cl);
+      r->start = cl;
+    }
+    ocal_event_release(marker);
+    if (!r->start)
+      invalid(r, OCAL_OPENCL_ERROR, "no OpenCL event for the collective: %s", ocal_last_error());
+  }
+  ocal_mpi__run(r);
+  pthread_mutex_lock(&m->lock);
+  m->busy = 0;
+  pthread_cond_signal(&m->cond); /* a request another thread queued meanwhile */
+  pthread_mutex_unlock(&m->lock);
+  finish(r);
+  return 1;
 }
 
 /* Queues a checked request (or runs it now without the progress thread). Invalid requests
@@ -582,6 +639,10 @@ static void req_free(req *r) {
 static ocal_status submit(req *r, ocal_mpi_request *out) {
   ocal_mpi m = r->m;
   cl_int err;
+  if (run_here(r)) {
+    *out = r;
+    return OCAL_OK;
+  }
   r->user_event = clCreateUserEvent(m->cl_ctx, &err);
   if (err != CL_SUCCESS) r->user_event = NULL;
   ocal_event marker = NULL;
@@ -613,8 +674,13 @@ static ocal_status submit(req *r, ocal_mpi_request *out) {
   return OCAL_OK;
 }
 
+/* Set by a blocking form around its call of the non-blocking form: the request it makes is
+ * waited for at once, so it may run on this thread (run_here). */
+static _Thread_local int blocking_call;
+
 static ocal_status start_request(req *r, ocal_mpi_request *out, const char *func) {
   if (!r) return ocal_error_set(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for a request");
+  r->blocking = blocking_call;
   return submit(r, out);
 }
 
@@ -734,6 +800,10 @@ ocal_status ocal_mpi_iexchange(ocal_mpi mpi, size_t nsend, const ocal_mpi_transf
                             what, k, t->peer, t->tag, mpi->size - 1, OCAL_MPI__TAG - 1);
   }
   req *r = req_new(mpi, __func__, JOB_EXCHANGE);
+  if (r && r->is_spare) { /* not a collective: no peer waits for a check */
+    req_free(r);
+    r = NULL;
+  }
   if (!r) return ocal_error_set(OCAL_OUT_OF_HOST_MEMORY, __func__, "no memory for a request");
   r->xfers = calloc(nsend + nrecv + 1, sizeof *r->xfers);
   if (!r->xfers) {
@@ -812,21 +882,27 @@ ocal_status ocal_mpi_request_event(ocal_mpi_request r, ocal_event *event) {
 ocal_status ocal_mpi_allreduce(ocal_mpi mpi, ocal_buffer buf, ocal_mpi_op op) {
   ocal_mpi_request r;
   if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
+  blocking_call = 1;
   ocal_status st = ocal_mpi_iallreduce(mpi, buf, op, &r);
+  blocking_call = 0;
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }
 
 ocal_status ocal_mpi_broadcast(ocal_mpi mpi, ocal_buffer buf, int root) {
   ocal_mpi_request r;
   if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
+  blocking_call = 1;
   ocal_status st = ocal_mpi_ibroadcast(mpi, buf, root, &r);
+  blocking_call = 0;
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }
 
 ocal_status ocal_mpi_allgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv) {
   ocal_mpi_request r;
   if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
+  blocking_call = 1;
   ocal_status st = ocal_mpi_iallgather(mpi, send, recv, &r);
+  blocking_call = 0;
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }
 
@@ -834,6 +910,8 @@ ocal_status ocal_mpi_reduce_scatter(ocal_mpi mpi, ocal_buffer send, ocal_buffer 
                                     ocal_mpi_op op) {
   ocal_mpi_request r;
   if (check_mpi(mpi, __func__) != OCAL_OK) return OCAL_INVALID_HANDLE;
+  blocking_call = 1;
   ocal_status st = ocal_mpi_ireduce_scatter(mpi, send, recv, op, &r);
+  blocking_call = 0;
   return st != OCAL_OK ? st : ocal_mpi_wait(&r);
 }

@@ -67,9 +67,9 @@ struct ocal_mpi_s {
   int shared;
   char path[256];
   MPI_Win win;
-  unsigned char **seg;  /* node_size segments, 2 chunks each */
+  unsigned char **seg;  /* node_size segments of two halves: a chunk, then room for a part */
   cl_mem *seg_mem;      /* the registrations */
-  size_t seg_bytes;
+  size_t seg_bytes, seg_half;
   ocal_buffer shm_scratch; /* 2 x (node_size - 1) chunks */
   cl_mem shm_scratch_mem;
   size_t shm_scratch_off;
@@ -80,7 +80,11 @@ struct ocal_mpi_s {
   pthread_cond_t done_cond; /* a collective finished */
   int stop;
   struct ocal_mpi_request_s *head, *tail;
+  /* A request kept for a call whose own request cannot be allocated: that call still takes
+   * part in the ranks' check (as an invalid one), so every rank fails it instead of waiting. */
+  struct ocal_mpi_request_s *spare;
   int pending;     /* requests queued or running */
+  int busy;        /* a blocking call runs a collective on its own thread: the thread waits */
   int outstanding; /* requests handed out and not yet finished by ocal_mpi_wait/test */
 };
 
@@ -106,6 +110,9 @@ struct ocal_mpi_request_s {
   ocal_status status;
   char msg[1024];
   int cl_failed; /* an OpenCL call failed: further device work is skipped, messages still flow */
+  int blocking;  /* a blocking call: may run on the calling thread when the handle is idle */
+  int direct;    /* ... and does, an allreduce below m->small on the context's own queue */
+  int is_spare;  /* the handle's spare request (m->spare): given back, not freed */
   /* The ranks the ring runs over: the whole communicator, or the nodes' first ranks. */
   MPI_Comm xcomm;
   int xrank, xsize;

@@ -160,7 +160,9 @@ void ocal_mpi__shared_setup(ocal_mpi m) {
   }
   long page = sysconf(_SC_PAGESIZE);
   size_t pg = page > 0 ? (size_t)page : 4096;
-  m->seg_bytes = (2 * m->chunk + pg - 1) / pg * pg;
+  /* A half holds a chunk, and one node rank's part of a chunk (the reduce-scatter's). */
+  m->seg_half = m->chunk + (m->chunk / (size_t)m->node_size + 64 + 63) / 64 * 64;
+  m->seg_bytes = (2 * m->seg_half + pg - 1) / pg * pg;
   m->seg = calloc((size_t)m->node_size, sizeof *m->seg);
   MPI_Info info;
   MPI_Info_create(&info);
@@ -240,7 +242,9 @@ static cl_event upload(req *r, cl_mem dst, size_t off, size_t bytes, const void 
   return e;
 }
 
-static void reduce_ordered(req *r, const shm_step *st, size_t scr_bytes, size_t es) {
+/* Queues the step's ordered reduction; *done (may be NULL) receives its event. */
+static void reduce_ordered(req *r, const shm_step *st, size_t scr_bytes, size_t es,
+                           cl_event *done) {
   ocal_mpi m = r->m;
   if (r->cl_failed) return;
   cl_kernel k = m->cl_ord[r->tidx][r->op];
@@ -261,7 +265,7 @@ static void reduce_ordered(req *r, const shm_step *st, size_t scr_bytes, size_t 
       return;
   size_t global = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20);
   global = (global + m->group - 1) / m->group * m->group;
-  ocal_mpi__cl_ok(r, clEnqueueNDRangeKernel(m->q_h2d, k, 1, NULL, &global, NULL, 0, NULL, NULL),
+  ocal_mpi__cl_ok(r, clEnqueueNDRangeKernel(m->q_h2d, k, 1, NULL, &global, NULL, 0, NULL, done),
                   "clEnqueueNDRangeKernel");
 }
 
@@ -300,7 +304,7 @@ static void shm_run(req *r, size_t nsteps, shm_plan plan, const void *arg, size_
     shm_step st;
     memset(&st, 0, sizeof st);
     plan(r, s, &st, arg);
-    size_t half = (s % 2) * m->chunk;
+    size_t half = (s % 2) * m->seg_half;
     cl_event down = NULL;
     if (st.down && st.bytes && !r->cl_failed)
       ocal_mpi__cl_ok(r, clEnqueueReadBuffer(m->q_d2h, st.down, CL_FALSE, st.down_off, st.bytes,
@@ -327,7 +331,7 @@ static void shm_run(req *r, size_t nsteps, shm_plan plan, const void *arg, size_
           ups[k] = upload(r, m->shm_scratch_mem,
                           m->shm_scratch_off + scr + (size_t)j++ * m->chunk, st.bytes,
                           m->seg[k] + half);
-      reduce_ordered(r, &st, scr, es);
+      reduce_ordered(r, &st, scr, es, NULL);
     }
     clFlush(m->q_h2d);
   }
@@ -433,11 +437,95 @@ static void plan_reduce_scatter(req *r, size_t s, shm_step *st, const void *arg)
   st->mode = SHM_REDUCE;
 }
 
+/* Part k of L of a chunk of len elements: [part_lo(k), part_lo(k + 1)). */
+static size_t part_lo(size_t len, int L, int k) { return len * (size_t)k / (size_t)L; }
+
+/* Downloads bytes of mem at off into the window at dst after `dep` (NULL: nothing); *ev
+ * receives the copy's event. */
+static void download(req *r, cl_mem mem, size_t off, size_t bytes, void *dst, cl_event dep,
+                     cl_event *ev) {
+  if (bytes == 0 || r->cl_failed) return;
+  ocal_mpi__cl_ok(r, clEnqueueReadBuffer(r->m->q_d2h, mem, CL_FALSE, off, bytes, dst, dep ? 1 : 0,
+                                         dep ? &dep : NULL, ev),
+                  "clEnqueueReadBuffer");
+}
+
+/* Allreduce on one node of three or more ranks, as a reduce-scatter and an allgather through
+ * the window: node rank k reduces part k of every chunk (its peers' parts uploaded from their
+ * segments) and puts the result back into its segment, from where the peers upload it. Each
+ * device's bus then carries (L + 1) / L of the buffer down and 2 (L - 1) / L up, where every
+ * rank reducing every chunk itself carries it once down and L - 1 times up. Step s downloads
+ * chunk s and this rank's reduced part of chunk s - 1, so the two phases overlap. Part k is
+ * reduced by rank k alone and copied to the others: every rank ends with the same bits. */
+static void shm_allreduce_parts(req *r, const chunks *c, cl_event first) {
+  ocal_mpi m = r->m;
+  int L = m->node_size, me = m->node_rank;
+  size_t es = c->es;
+  cl_event *ups = calloc(2 * (size_t)L, sizeof *ups), reduced = NULL;
+  if (!ups) {
+    ocal_mpi__fail(r, OCAL_OUT_OF_HOST_MEMORY, "no memory for %d events", 2 * L);
+    MPI_Abort(m->comm, 1); /* the peers would wait at the node's barrier forever */
+    return;
+  }
+  for (size_t s = 0; s <= c->K; s++) {
+    size_t half = (s % 2) * m->seg_half;
+    cl_event down[2] = {NULL, NULL};
+    if (s < c->K)
+      download(r, c->mem, c->base + lo(c, s) * es, len(c, s) * es, m->seg[me] + half, first,
+               &down[0]);
+    if (s > 0) {
+      size_t n = len(c, s - 1), p0 = part_lo(n, L, me), pn = part_lo(n, L, me + 1) - p0;
+      download(r, c->mem, c->base + (lo(c, s - 1) + p0) * es, pn * es,
+               m->seg[me] + half + m->chunk, reduced, &down[1]);
+    }
+    clFlush(m->q_d2h);
+    wait_release(r, down, 2);
+    if (reduced) clReleaseEvent(reduced);
+    reduced = NULL;
+    wait_release(r, ups, 2 * (size_t)L); /* the previous step's uploads read the other half */
+    node_sync(r);
+    if (s < c->K) { /* this rank's part of chunk s: the peers' parts into scratch, reduced */
+      size_t n = len(c, s), p0 = part_lo(n, L, me), pn = part_lo(n, L, me + 1) - p0;
+      size_t scr = (s % 2) * (size_t)(L - 1) * m->chunk;
+      for (int k = 0, j = 0; k < L && pn; k++)
+        if (k != me)
+          ups[k] = upload(r, m->shm_scratch_mem, m->shm_scratch_off + scr + (size_t)j++ * m->chunk,
+                          pn * es, m->seg[k] + half + p0 * es);
+      shm_step st;
+      memset(&st, 0, sizeof st);
+      st.dst = st.own = c->mem;
+      st.dst_off = st.own_off = c->base + (lo(c, s) + p0) * es;
+      st.bytes = pn * es;
+      if (pn) reduce_ordered(r, &st, scr, es, &reduced);
+    }
+    if (s > 0) { /* the peers' reduced parts of chunk s - 1 */
+      size_t n = len(c, s - 1);
+      for (int k = 0; k < L; k++)
+        if (k != me) {
+          size_t p0 = part_lo(n, L, k), pn = part_lo(n, L, k + 1) - p0;
+          ups[L + k] = upload(r, c->mem, c->base + (lo(c, s - 1) + p0) * es, pn * es,
+                              m->seg[k] + half + m->chunk);
+        }
+    }
+    clFlush(m->q_h2d);
+  }
+  wait_release(r, ups, 2 * (size_t)L);
+  if (reduced) clReleaseEvent(reduced);
+  ocal_mpi__cl_ok(r, clFinish(m->q_h2d), "clFinish");
+  node_sync(r); /* nobody's segment is reused while a peer still uploads from it */
+  free(ups);
+}
+
 void ocal_mpi__shared_allreduce(req *r, cl_mem mem, size_t base, size_t es, size_t n) {
   ocal_mpi m = r->m;
   chunks c = cut(r, n, es);
   c.mem = mem;
   c.base = base;
+  /* Two ranks: each uploading its peer's chunk and reducing moves the fewest bytes. */
+  if (m->nodes == 1 && m->node_size >= 3) {
+    shm_allreduce_parts(r, &c, r->start);
+    return;
+  }
   if (m->nodes == 1) {
     shm_run(r, c.K, plan_allreduce, &c, es, r->start);
     return;

@@ -140,6 +140,28 @@ __attribute__((constructor)) static void shim_init(void) {
 
 void fault_disarm(void) { atomic_store(&disarmed, 1); }
 
+static int entry_id(const char *name) {
+  for (int i = 0; i < ID_COUNT; i++)
+    if (!strcmp(names[i], name)) return i;
+  return -1;
+}
+
+int fault_arm(const char *name, unsigned long n) {
+  int id = entry_id(name);
+  if (id < 0 || n == 0) return -1;
+  atomic_store(&disarmed, 1);
+  target = id;
+  nth = atomic_load(&counts[id]) + n;
+  lasting = 0;
+  atomic_store(&disarmed, 0);
+  return 0;
+}
+
+unsigned long fault_calls(const char *name) {
+  int id = entry_id(name);
+  return id < 0 ? 0 : atomic_load(&counts[id]);
+}
+
 unsigned long fault_injected(void) { return atomic_load(&injected); }
 
 /* 1 when the code at `caller` is the program itself (libocal is linked into it), CLBlast,
