@@ -22,6 +22,7 @@ typedef struct ocal__rs {
   cl_mem scratch;
   size_t scratch_bytes;
   ocal__lookback lb; /* the single-pass scan's tile states (cl/scan.cl, NAME_lookback) */
+  int plain_loads;   /* the automatic cache hint failed to build here: plain loads */
   ocal__kernel *kernels[OCAL__RS_PROGRAMS][OCAL_DTYPE_COUNT][OCAL__RS_MAX_KERNELS];
 } ocal__rs;
 
@@ -58,13 +59,18 @@ size_t ocal__rs_target_items(ocal_context ctx);
  * onepass=0) or the size rule (0) for single-output reductions; the strided kernels' fraction of the device's
  * work-items (cdiv: a half is 2), their work-group size, and rows in flight per work-item of
  * strided_v (OCAL_RED_ROWS); loading a step ahead (OCAL_RED_PIPE) in contig and strided_v
- * (pipe 1), in neither (2, from pipe=0), or by default in strided_v alone (0). */
+ * (pipe 1), in neither (2, from pipe=0), or by default in strided_v alone (0); the cache hint
+ * of their vector loads (ld, cl/reduce.cl's OCAL_RED_LDH, 0: the rule's). */
 /* The longest row (in bytes) reduced in one pass by default: 2^22 f32 ran 1.7x faster in one
  * pass than with a second launch on an H100, 2^24 f32 8% slower. */
 #define OCAL__RED_ONE_PASS_MAX ((size_t)16 << 20)
 
+/* The cache hint of the contig and strided_v kernels' vector loads where the driver reports a
+ * PTX compute capability (cl/reduce.cl's OCAL_RED_LDH; 1: plain loads). */
+#define OCAL__RED_LDH_AUTO 1
+
 typedef struct ocal__reduce_tune {
-  long wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe;
+  long wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe, ld;
 } ocal__reduce_tune;
 
 /* Reads the context's OCAL_REDUCE_TUNE; a value out of range fails naming `func`. */
