@@ -916,14 +916,22 @@ OCAL_RED_PLAIN(ocal_user)
     for (int ocal_k = 0; ocal_k < (int)((sizeof(NAME##_st) + 3) / 4); ocal_k++)              \
       atom_xchg(ocal_p + ocal_k, ((ulong)ocal_u.ocal_w[ocal_k] << 32) | OCAL_RED_FIN_TAG(ocal_e)); \
   }                                                                                          \
-  NAME##_st NAME##_take(__global uint *ocal_fin, ulong ocal_g, uint ocal_e) {                \
+  /* Every word is loaded before any is checked: one round trip per state, not one per word  \
+   * (the last group's merge is on the critical path of the whole reduction). */             \
+  void NAME##_take_load(__global uint *ocal_fin, ulong ocal_g, ulong *ocal_w) {              \
+    volatile __global ulong *ocal_p = (volatile __global ulong *)(ocal_fin + 4) + 8 * ocal_g; \
+    for (int ocal_k = 0; ocal_k < (int)((sizeof(NAME##_st) + 3) / 4); ocal_k++)              \
+      ocal_w[ocal_k] = ocal_p[ocal_k];                                                       \
+  }                                                                                          \
+  NAME##_st NAME##_take_check(__global uint *ocal_fin, ulong ocal_g, uint ocal_e,            \
+                              ulong *ocal_w) {                                               \
     NAME##_words ocal_u;                                                                     \
     for (int ocal_k = 0; ocal_k < 8; ocal_k++) ocal_u.ocal_w[ocal_k] = 0;                   \
     volatile __global ulong *ocal_p = (volatile __global ulong *)(ocal_fin + 4) + 8 * ocal_g; \
     for (int ocal_k = 0; ocal_k < (int)((sizeof(NAME##_st) + 3) / 4); ocal_k++) {            \
-      ulong ocal_w = ocal_p[ocal_k];                                                         \
-      while ((uint)ocal_w != (uint)OCAL_RED_FIN_TAG(ocal_e)) ocal_w = ocal_p[ocal_k];        \
-      ocal_u.ocal_w[ocal_k] = (uint)(ocal_w >> 32);                                          \
+      while ((uint)ocal_w[ocal_k] != (uint)OCAL_RED_FIN_TAG(ocal_e))                         \
+        ocal_w[ocal_k] = ocal_p[ocal_k];                                                     \
+      ocal_u.ocal_w[ocal_k] = (uint)(ocal_w[ocal_k] >> 32);                                  \
     }                                                                                        \
     return ocal_u.ocal_s;                                                                    \
   }
@@ -937,8 +945,17 @@ OCAL_RED_PLAIN(ocal_user)
   barrier(CLK_LOCAL_MEM_FENCE);                                                              \
   if (ocal_last[0]) {                                                                        \
     NAME##_st ocal_m = NAME##_init();                                                        \
-    for (ulong ocal_s = ocal_lid; ocal_s < ocal_chunks; ocal_s += ocal_L)                    \
-      NAME##_merge(&ocal_m, NAME##_take(ocal_fin, ocal_s, ocal_fin_epoch));                  \
+    /* States s and s + L loaded together, merged in the order s, s + L, s + 2L, ... */      \
+    for (ulong ocal_s = ocal_lid; ocal_s < ocal_chunks; ocal_s += 2 * (ulong)ocal_L) {       \
+      ulong ocal_wa[8], ocal_wb[8];                                                          \
+      const int ocal_two = ocal_s + ocal_L < ocal_chunks;                                    \
+      NAME##_take_load(ocal_fin, ocal_s, ocal_wa);                                           \
+      if (ocal_two) NAME##_take_load(ocal_fin, ocal_s + ocal_L, ocal_wb);                    \
+      NAME##_merge(&ocal_m, NAME##_take_check(ocal_fin, ocal_s, ocal_fin_epoch, ocal_wa));   \
+      if (ocal_two)                                                                          \
+        NAME##_merge(&ocal_m,                                                                \
+                     NAME##_take_check(ocal_fin, ocal_s + ocal_L, ocal_fin_epoch, ocal_wb)); \
+    }                                                                                        \
     OCAL_GROUP_TREE(NAME, ocal_m)                                                            \
     if (ocal_lid == 0)                                                                       \
       NAME##_final(ocal_dst, ocal_doff, ocal_kind, ocal_scratch[0], ocal_count, ocal_ddof,   \

@@ -67,7 +67,7 @@ size_t ocal__rs_target_items(ocal_context ctx);
 
 /* The cache hint of the contig and strided_v kernels' vector loads where the driver reports a
  * PTX compute capability (cl/reduce.cl's OCAL_RED_LDH; 1: plain loads). */
-#define OCAL__RED_LDH_AUTO 1
+#define OCAL__RED_LDH_AUTO 6
 
 typedef struct ocal__reduce_tune {
   long wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe, ld;
