@@ -50,6 +50,11 @@ static int load_hint(ocal_context ctx, const ocal__rs *rs, const ocal__reduce_tu
 
 ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
                             int id, const char *name, ocal__kernel **k) {
+  return ocal__rs_kernel_hinted(ctx, rs, program, dtype, id, name, 0, k);
+}
+
+ocal_status ocal__rs_kernel_hinted(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
+                                   int id, const char *name, int want_hint, ocal__kernel **k) {
   ocal__kernel **slot = &rs->kernels[program][dtype][id];
   if (*slot) {
     *k = *slot;
@@ -85,8 +90,9 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
     if ((t.pipe == 1 && (is_v || is_contig)) || (t.pipe == 0 && is_v))
       snprintf(options + len, sizeof options - len, " -DOCAL_RED_PIPE=1");
     len = strlen(options);
-    hinted = (is_v || is_contig) && dtype != OCAL_F16 && dtype != OCAL_BF16 ? load_hint(ctx, rs, &t)
-                                                                            : 1;
+    hinted = want_hint && (is_v || is_contig) && dtype != OCAL_F16 && dtype != OCAL_BF16
+                 ? load_hint(ctx, rs, &t)
+                 : 1;
     if (hinted > 1) snprintf(options + len, sizeof options - len, " -DOCAL_RED_LDH=%d", hinted);
   }
   const char *cut = strchr(name, '_');
@@ -101,7 +107,7 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
     ocal__reduce_tune t;
     if (ocal__reduce_tune_read(ctx, "ocal_reduce", &t) == OCAL_OK && t.ld == 0) {
       rs->plain_loads = 1;
-      return ocal__rs_kernel(ctx, rs, program, dtype, id, name, k);
+      return ocal__rs_kernel_hinted(ctx, rs, program, dtype, id, name, want_hint, k);
     }
   }
   if (status != OCAL_OK) return status;
