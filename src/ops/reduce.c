@@ -171,8 +171,9 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
   /* Cache hints on the vector loads (where the built-ins' callback builds them, which it does
    * with hints only on devices with PTX) for inputs of OCAL__RED_HINT_MIN bytes or more, or
    * at every size where OCAL_REDUCE_TUNE names one. */
-  const int hinted = job->hinted_kinds && (contig || vcols) &&
-                     (tune.ld || outer * R * inner * ocal_dtype_size(job->dtype) >= OCAL__RED_HINT_MIN);
+  const size_t bytes_in = outer * R * inner * ocal_dtype_size(job->dtype);
+  const int hinted =
+      job->hinted_kinds && (contig || vcols) && (tune.ld || bytes_in >= OCAL__RED_HINT_MIN);
   const int kind1 = (contig ? OCAL__RED_CONTIG : vcols ? OCAL__RED_STRIDED_V : OCAL__RED_STRIDED) +
                     (hinted ? OCAL__RED_HINTED : 0);
   const size_t cols_per_item = vcols ? vw : 1;

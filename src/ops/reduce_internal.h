@@ -62,9 +62,9 @@ size_t ocal__rs_target_items(ocal_context ctx);
 /* The reductions' launch shape as OCAL_REDUCE_TUNE sets it, 0 where it leaves the rule's:
  * contig work-group size, its groups per compute unit for long rows, vectors in flight
  * per work-item (cl/reduce.cl's OCAL_RED_UNROLL), one pass (1, and 0: the rule's) or a second
- * launch (2, from onepass=0) for single-output reductions; the strided kernels' fraction of the device's
- * work-items (cdiv: a half is 2), their work-group size, and rows in flight per work-item of
- * strided_v (OCAL_RED_ROWS); loading a step ahead (OCAL_RED_PIPE) in contig and strided_v
+ * launch (2, from onepass=0) for single-output reductions; the strided kernels' fraction of
+ * the device's work-items (cdiv: a half is 2), their work-group size, and rows in flight per
+ * work-item of strided_v (OCAL_RED_ROWS); loading a step ahead (OCAL_RED_PIPE) in contig and strided_v
  * (pipe 1), in neither (2, from pipe=0), or by default in strided_v alone (0); the cache hint
  * of their vector loads (ld, cl/reduce.cl's OCAL_RED_LDH, 0: the rule's). */
 /* The cache hint of the contig and strided_v kernels' vector loads where the driver reports a
