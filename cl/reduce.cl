@@ -77,39 +77,46 @@
 #define IS_FLOAT 1
 #define VW 4
 typedef float4 TV;
+#define OCAL_AS_TV as_float4
 #define T_MAX INFINITY
 #define T_LOWEST (-INFINITY)
 #elif defined(OCAL_DTYPE_f64)
 #define IS_FLOAT 1
 #define VW 2
 typedef double2 TV;
+#define OCAL_AS_TV as_double2
 #define T_MAX ((double)INFINITY)
 #define T_LOWEST ((double)-INFINITY)
 #elif defined(OCAL_DTYPE_i32)
 #define IS_SIGNED 1
 #define VW 4
 typedef int4 TV;
+#define OCAL_AS_TV as_int4
 #define T_MAX INT_MAX
 #define T_LOWEST INT_MIN
 #elif defined(OCAL_DTYPE_u32)
 #define VW 4
 typedef uint4 TV;
+#define OCAL_AS_TV as_uint4
 #define T_MAX UINT_MAX
 #define T_LOWEST 0u
 #elif defined(OCAL_DTYPE_i64)
 #define IS_SIGNED 1
 #define VW 2
 typedef long2 TV;
+#define OCAL_AS_TV as_long2
 #define T_MAX LONG_MAX
 #define T_LOWEST LONG_MIN
 #elif defined(OCAL_DTYPE_u64)
 #define VW 2
 typedef ulong2 TV;
+#define OCAL_AS_TV as_ulong2
 #define T_MAX ULONG_MAX
 #define T_LOWEST 0ul
 #elif defined(OCAL_DTYPE_u8)
 #define VW 16
 typedef uchar16 TV;
+#define OCAL_AS_TV as_uchar16
 #define T_MAX ((uchar)255)
 #define T_LOWEST ((uchar)0)
 #elif defined(OCAL_DTYPE_f16) || defined(OCAL_DTYPE_bf16)
@@ -144,8 +151,47 @@ typedef float4 TV;
 #ifndef OCAL_TS
 #define OCAL_TS T
 #define OCAL_LD1(ocal_p, ocal_i) ((ocal_p)[ocal_i])
+#if defined(OCAL_RED_LDH) && OCAL_RED_LDH > 1
+#define OCAL_RED_HINTED 1
+#define OCAL_LDV(ocal_p) ocal_ldv_hinted((__global const TV *)(ocal_p))
+#else
 #define OCAL_LDV(ocal_p) (*(__global const TV *)(ocal_p))
+#endif
 #define OCAL_ST1(ocal_p, ocal_i, ocal_v) ((ocal_p)[ocal_i] = (ocal_v))
+#endif
+
+/* -DOCAL_RED_LDH=N (the contig and strided_v kernels of 16-byte types; src/ops/reduce_common.c
+ * asks for it only where the driver reports a PTX compute capability): the vector loads
+ * carry an NVIDIA cache hint, one 16-byte ld.global, N naming the qualifiers (1: plain
+ * OpenCL loads; f16 and bf16, whose vectors are 8 bytes, keep them). A device without PTX fails
+ * the build, and the host then keeps plain loads. */
+#ifdef OCAL_RED_HINTED
+#if OCAL_RED_LDH == 2
+#define OCAL_RED_LDH_Q ".cs"
+#elif OCAL_RED_LDH == 3
+#define OCAL_RED_LDH_Q ".nc"
+#elif OCAL_RED_LDH == 4
+#define OCAL_RED_LDH_Q ".nc.L1::no_allocate"
+#elif OCAL_RED_LDH == 5
+#define OCAL_RED_LDH_Q ".L2::256B"
+#elif OCAL_RED_LDH == 6
+#define OCAL_RED_LDH_Q ".nc.L1::no_allocate.L2::256B"
+#elif OCAL_RED_LDH == 7
+#define OCAL_RED_LDH_Q ".cs.L2::256B"
+#elif OCAL_RED_LDH == 8
+#define OCAL_RED_LDH_Q ".L1::no_allocate"
+#elif OCAL_RED_LDH == 9
+#define OCAL_RED_LDH_Q ".lu"
+#else
+#error "reduce.cl: OCAL_RED_LDH is 1..9"
+#endif
+TV ocal_ldv_hinted(__global const TV *ocal_p) {
+  uint ocal_w0, ocal_w1, ocal_w2, ocal_w3;
+  __asm__("ld.global" OCAL_RED_LDH_Q ".v4.u32 {%0, %1, %2, %3}, [%4];"
+          : "=r"(ocal_w0), "=r"(ocal_w1), "=r"(ocal_w2), "=r"(ocal_w3)
+          : "l"(ocal_p));
+  return OCAL_AS_TV((uint4)(ocal_w0, ocal_w1, ocal_w2, ocal_w3));
+}
 #endif
 
 #ifndef IS_FLOAT
@@ -870,14 +916,22 @@ OCAL_RED_PLAIN(ocal_user)
     for (int ocal_k = 0; ocal_k < (int)((sizeof(NAME##_st) + 3) / 4); ocal_k++)              \
       atom_xchg(ocal_p + ocal_k, ((ulong)ocal_u.ocal_w[ocal_k] << 32) | OCAL_RED_FIN_TAG(ocal_e)); \
   }                                                                                          \
-  NAME##_st NAME##_take(__global uint *ocal_fin, ulong ocal_g, uint ocal_e) {                \
+  /* Every word is loaded before any is checked: one round trip per state, not one per word  \
+   * (the last group's merge is on the critical path of the whole reduction). */             \
+  void NAME##_take_load(__global uint *ocal_fin, ulong ocal_g, ulong *ocal_w) {              \
+    volatile __global ulong *ocal_p = (volatile __global ulong *)(ocal_fin + 4) + 8 * ocal_g; \
+    for (int ocal_k = 0; ocal_k < (int)((sizeof(NAME##_st) + 3) / 4); ocal_k++)              \
+      ocal_w[ocal_k] = ocal_p[ocal_k];                                                       \
+  }                                                                                          \
+  NAME##_st NAME##_take_check(__global uint *ocal_fin, ulong ocal_g, uint ocal_e,            \
+                              ulong *ocal_w) {                                               \
     NAME##_words ocal_u;                                                                     \
     for (int ocal_k = 0; ocal_k < 8; ocal_k++) ocal_u.ocal_w[ocal_k] = 0;                   \
     volatile __global ulong *ocal_p = (volatile __global ulong *)(ocal_fin + 4) + 8 * ocal_g; \
     for (int ocal_k = 0; ocal_k < (int)((sizeof(NAME##_st) + 3) / 4); ocal_k++) {            \
-      ulong ocal_w = ocal_p[ocal_k];                                                         \
-      while ((uint)ocal_w != (uint)OCAL_RED_FIN_TAG(ocal_e)) ocal_w = ocal_p[ocal_k];        \
-      ocal_u.ocal_w[ocal_k] = (uint)(ocal_w >> 32);                                          \
+      while ((uint)ocal_w[ocal_k] != (uint)OCAL_RED_FIN_TAG(ocal_e))                         \
+        ocal_w[ocal_k] = ocal_p[ocal_k];                                                     \
+      ocal_u.ocal_w[ocal_k] = (uint)(ocal_w[ocal_k] >> 32);                                  \
     }                                                                                        \
     return ocal_u.ocal_s;                                                                    \
   }
@@ -891,8 +945,17 @@ OCAL_RED_PLAIN(ocal_user)
   barrier(CLK_LOCAL_MEM_FENCE);                                                              \
   if (ocal_last[0]) {                                                                        \
     NAME##_st ocal_m = NAME##_init();                                                        \
-    for (ulong ocal_s = ocal_lid; ocal_s < ocal_chunks; ocal_s += ocal_L)                    \
-      NAME##_merge(&ocal_m, NAME##_take(ocal_fin, ocal_s, ocal_fin_epoch));                  \
+    /* States s and s + L loaded together, merged in the order s, s + L, s + 2L, ... */      \
+    for (ulong ocal_s = ocal_lid; ocal_s < ocal_chunks; ocal_s += 2 * (ulong)ocal_L) {       \
+      ulong ocal_wa[8], ocal_wb[8];                                                          \
+      const int ocal_two = ocal_s + ocal_L < ocal_chunks;                                    \
+      NAME##_take_load(ocal_fin, ocal_s, ocal_wa);                                           \
+      if (ocal_two) NAME##_take_load(ocal_fin, ocal_s + ocal_L, ocal_wb);                    \
+      NAME##_merge(&ocal_m, NAME##_take_check(ocal_fin, ocal_s, ocal_fin_epoch, ocal_wa));   \
+      if (ocal_two)                                                                          \
+        NAME##_merge(&ocal_m,                                                                \
+                     NAME##_take_check(ocal_fin, ocal_s + ocal_L, ocal_fin_epoch, ocal_wb)); \
+    }                                                                                        \
     OCAL_GROUP_TREE(NAME, ocal_m)                                                            \
     if (ocal_lid == 0)                                                                       \
       NAME##_final(ocal_dst, ocal_doff, ocal_kind, ocal_scratch[0], ocal_count, ocal_ddof,   \

@@ -922,8 +922,8 @@ END_TEST
 /* A value out of range fails the reduction with a message that names the setting; an unknown
  * key fails the context. */
 START_TEST(test_launch_shape_errors) {
-  static const char *const bad[] = {"unroll=3", "wg=100", "gpc=0",  "onepass=2",
-                                    "rows=12",  "cdiv=17", "cwg=512", "pipe=2"};
+  static const char *const bad[] = {"unroll=3", "wg=100",  "gpc=0", "onepass=2", "rows=12",
+                                    "cdiv=17",  "cwg=512", "pipe=2", "ld=0",      "ld=10"};
   size_t n = 100;
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_REDUCE_TUNE", bad[i], 1);
@@ -942,6 +942,44 @@ START_TEST(test_launch_shape_errors) {
   ocal_context ctx = NULL;
   ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_INVALID_ARGUMENT);
   ck_assert_msg(strstr(ocal_last_error(), "OCAL_REDUCE_TUNE") != NULL, "%s", ocal_last_error());
+  unsetenv("OCAL_REDUCE_TUNE");
+  fixture_reopen();
+}
+END_TEST
+
+/* Cache hints named through OCAL_REDUCE_TUNE's ld: the right results where the driver reports
+ * a PTX compute capability, a refusal that names the setting where it does not (inline PTX
+ * never reaches another compiler: PoCL crashes on it); plain loads (ld=1) and the automatic
+ * choice right on both. A whole-buffer sum (contig) and a column dot (strided_v). */
+START_TEST(test_load_hints) {
+  static const char *const lds[] = {"ld=1", "ld=4", "ld=7", NULL};
+  size_t n = 777781, cols[2] = {1003, 516}, one = 1;
+  for (size_t i = 0; i < sizeof lds / sizeof lds[0]; i++) {
+    if (lds[i])
+      setenv("OCAL_REDUCE_TUNE", lds[i], 1);
+    else
+      unsetenv("OCAL_REDUCE_TUNE");
+    fixture_reopen();
+    /* A hint is taken (then the results below must be right) or refused, naming it. */
+    ocal_buffer x, out;
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &n, &x));
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &one, &out));
+    ocal_status s = ocal_sum(x, OCAL_AXIS_ALL, out);
+    ocal_buffer_release(x);
+    ocal_buffer_release(out);
+    if (i == 0 || !lds[i]) ck_assert_ocal(s);
+    if (s != OCAL_OK) {
+      ck_assert_ocal_fails(s, OCAL_UNSUPPORTED);
+      ck_assert_msg(strstr(ocal_last_error(), lds[i]) != NULL &&
+                        strstr(ocal_last_error(), "PTX") != NULL,
+                    "%s: %s", lds[i], ocal_last_error());
+      continue;
+    }
+    check_case(OCAL_REDUCE_SUM, OCAL_F32, 1, &n, OCAL_AXIS_ALL, DATA_MIXED, OCAL_F32, 0, 1,
+               (uint64_t)(700 + i));
+    check_case(OCAL_REDUCE_DOT, OCAL_F32, 2, cols, 0, DATA_MIXED, OCAL_F32, 0, 0,
+               (uint64_t)(710 + i));
+  }
   unsetenv("OCAL_REDUCE_TUNE");
   fixture_reopen();
 }
@@ -971,6 +1009,7 @@ static Suite *reduce_suite(void) {
   tc = fixture_tcase("shapes");
   tcase_add_test(tc, test_launch_shapes);
   tcase_add_test(tc, test_launch_shape_errors);
+  tcase_add_test(tc, test_load_hints);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -185,7 +185,7 @@ static int check_spmv(const char *text, ocal__settings *s) {
   "fixMaxRadixBluestein"
 
 /* The reductions' launch shape (src/ops/reduce.c checks the values when it plans). */
-#define REDUCE_KEYS "wg|gpc|unroll|onepass|cdiv|cwg|rows|pipe"
+#define REDUCE_KEYS "wg|gpc|unroll|onepass|cdiv|cwg|rows|pipe|ld"
 
 static const setting_def defs[] = {
     {"OCAL_DEVICE", TEXT, AT(device), NULL, NULL, 0, 0,
@@ -244,7 +244,7 @@ static const setting_def defs[] = {
     {"OCAL_SCAN", WORD, AT(scan), "auto|single|three", scan_values, 0, 0,
      "auto, single or three", NULL},
     {"OCAL_REDUCE_TUNE", KV, AT(reduce_tune), REDUCE_KEYS, NULL, 0, 0,
-     "key=value,... with keys wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe", NULL},
+     "key=value,... with keys wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe, ld", NULL},
     {"OCAL_MPI_CHUNK", BYTES, AT(mpi_chunk), NULL, NULL, 4096, (long)1 << 30,
      "a byte count from 4096 to 1G: digits, optionally K, M or G", NULL},
     {"OCAL_MPI_SLOTS", INTEGER, AT(mpi_slots), NULL, NULL, 1, 16, "a whole number from 1 to 16",

@@ -168,7 +168,14 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
   int contig = inner == 1 && R >= 16 && (gpu || outer < 64 || R >= 65536);
   /* Vector columns: VW of them per work-item, where loads of VW columns are aligned. */
   const int vcols = !contig && vw <= 4 && inner % vw == 0 && job->columns_aligned;
-  const int kind1 = contig ? OCAL__RED_CONTIG : vcols ? OCAL__RED_STRIDED_V : OCAL__RED_STRIDED;
+  /* Cache hints on the vector loads (where the built-ins' callback builds them, which it does
+   * with hints only on devices with PTX) for inputs of OCAL__RED_HINT_MIN bytes or more, or
+   * at every size where OCAL_REDUCE_TUNE names one. */
+  const size_t bytes_in = outer * R * inner * ocal_dtype_size(job->dtype);
+  const int hinted =
+      job->hinted_kinds && (contig || vcols) && (tune.ld || bytes_in >= OCAL__RED_HINT_MIN);
+  const int kind1 = (contig ? OCAL__RED_CONTIG : vcols ? OCAL__RED_STRIDED_V : OCAL__RED_STRIDED) +
+                    (hinted ? OCAL__RED_HINTED : 0);
   const size_t cols_per_item = vcols ? vw : 1;
   size_t chunks = 1, clen = R, local1, global1;
   status = job->kernel(job->data, kind1, &k1);
@@ -225,14 +232,10 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
   cl_mem dst = job->out, fin = job->out;
   cl_uint fin_base = 0, fin_epoch = 0;
   /* One pass for a single output: the last work-group merges (cl/reduce.cl says how). It
-   * saves a launch where that launch is a large part of the time; past OCAL__RED_ONE_PASS_MAX
-   * bytes of a row, the last group's merge costs more than a second launch
-   * (docs/reduce.md#the-plan). */
+   * saves the second launch: on an H100 as fast at 2^28 f32, 0.4-2.6% faster at 2^24 and
+   * 1.7x at 2^22 (docs/reduce.md#the-plan). OCAL_REDUCE_TUNE's onepass=0 keeps the launch. */
   const int one_pass = contig && outputs == 1 && chunks > 1 && job->lb &&
-                       ocal__context_int64_atomics(ctx) &&
-                       (tune.onepass == 1 ||
-                        (tune.onepass == 0 &&
-                         R * ocal_dtype_size(job->dtype) <= OCAL__RED_ONE_PASS_MAX));
+                       ocal__context_int64_atomics(ctx) && tune.onepass != 2;
   if (one_pass) {
     status = ocal__lookback_reserve(ctx, job->lb, 2 * chunks, &fin_base, &fin_epoch);
     if (status != OCAL_OK) return status;
@@ -296,10 +299,13 @@ typedef struct {
 
 static ocal_status builtin_kernel(void *data, int kind, ocal__kernel **k) {
   const builtin_call *c = data;
+  const int hinted = kind >= OCAL__RED_HINTED, base = kind % OCAL__RED_HINTED;
   char name[64];
-  snprintf(name, sizeof name, "%s_%s", family_names[c->family], ocal__reduce_kernel_names[kind]);
-  return ocal__rs_kernel(c->ctx, c->rs, OCAL__RS_REDUCE, c->dtype,
-                         c->family * OCAL__RED_KINDS + kind, name, k);
+  snprintf(name, sizeof name, "%s_%s", family_names[c->family], ocal__reduce_kernel_names[base]);
+  return ocal__rs_kernel_hinted(c->ctx, c->rs, OCAL__RS_REDUCE, c->dtype,
+                                c->family * OCAL__RED_KINDS + base +
+                                    (hinted ? OCAL__RS_HINTED_SLOTS : 0),
+                                name, hinted, k);
 }
 
 /* Enqueues op on x (and y) along g into out; arguments already checked. */
@@ -338,7 +344,8 @@ static ocal_status enqueue(const char *func, ocal_reduce_op op, ocal_buffer x, o
                           .inner = g->inner,
                           .scratch = &rs->scratch,
                           .scratch_bytes = &rs->scratch_bytes,
-                          .lb = &rs->lb};
+                          .lb = &rs->lb,
+                          .hinted_kinds = 1};
   pthread_mutex_lock(&rs->lock);
   status = ocal__reduce_enqueue(&job);
   pthread_mutex_unlock(&rs->lock);

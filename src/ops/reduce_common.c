@@ -39,14 +39,29 @@ ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs) {
   return status;
 }
 
+/* The cache hint of the contig and strided_v kernels' vector loads (cl/reduce.cl's
+ * OCAL_RED_LDH; 1: plain loads): OCAL_REDUCE_TUNE's ld, else OCAL__RED_LDH_AUTO where the
+ * driver reports a PTX compute capability (as the SpMV's OCAL_SPMV_LOADS=auto), unless that
+ * build failed on this context before. */
+static int load_hint(ocal_context ctx, const ocal__rs *rs, const ocal__reduce_tune *t) {
+  if (t->ld) return (int)t->ld;
+  return ocal__context_compute_capability(ctx) > 0 && !rs->plain_loads ? OCAL__RED_LDH_AUTO : 1;
+}
+
 ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
                             int id, const char *name, ocal__kernel **k) {
+  return ocal__rs_kernel_hinted(ctx, rs, program, dtype, id, name, 0, k);
+}
+
+ocal_status ocal__rs_kernel_hinted(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
+                                   int id, const char *name, int want_hint, ocal__kernel **k) {
   ocal__kernel **slot = &rs->kernels[program][dtype][id];
   if (*slot) {
     *k = *slot;
     return OCAL_OK;
   }
   char options[320];
+  int hinted = 1;
   ocal__dtype_options(dtype, options, sizeof options);
   /* Integer inputs compute means, variances and norms in double where the device can. */
   if (program == OCAL__RS_REDUCE && !ocal__rs_is_float(dtype) && ocal__context_fp64(ctx)) {
@@ -71,9 +86,14 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
     len = strlen(options);
     /* Loading ahead pays in strided_v (a column sum waits on its loads during its longer
      * compensated sums); in contig it changed nothing measurable, so it stays off there. */
-    if ((t.pipe == 1 && (is_v || (nlen > 7 && !strcmp(name + nlen - 7, "_contig")))) ||
-        (t.pipe == 0 && is_v))
+    const int is_contig = nlen > 7 && !strcmp(name + nlen - 7, "_contig");
+    if ((t.pipe == 1 && (is_v || is_contig)) || (t.pipe == 0 && is_v))
       snprintf(options + len, sizeof options - len, " -DOCAL_RED_PIPE=1");
+    len = strlen(options);
+    hinted = want_hint && (is_v || is_contig) && dtype != OCAL_F16 && dtype != OCAL_BF16
+                 ? load_hint(ctx, rs, &t)
+                 : 1;
+    if (hinted > 1) snprintf(options + len, sizeof options - len, " -DOCAL_RED_LDH=%d", hinted);
   }
   const char *cut = strchr(name, '_');
   if (!cut) return OCAL_FAIL(OCAL_INTERNAL, "kernel name '%s' has no operation prefix", name);
@@ -82,6 +102,14 @@ ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dt
            " -DOCAL_ONLY -DOCAL_ONLY_%.*s -DOCAL_KERNEL -DOCAL_KERNEL_%s", (int)(cut - name), name,
            cut + 1);
   ocal_status status = ocal__library_kernel(ctx, program_names[program], options, name, slot);
+  /* The automatic cache hint where the compiler refused it: plain loads from now on. */
+  if (status == OCAL_BUILD_FAILED && hinted > 1 && !rs->plain_loads) {
+    ocal__reduce_tune t;
+    if (ocal__reduce_tune_read(ctx, "ocal_reduce", &t) == OCAL_OK && t.ld == 0) {
+      rs->plain_loads = 1;
+      return ocal__rs_kernel_hinted(ctx, rs, program, dtype, id, name, want_hint, k);
+    }
+  }
   if (status != OCAL_OK) return status;
   *k = *slot;
   return OCAL_OK;
@@ -137,6 +165,7 @@ static int tune_ok(const char *key, long long v) {
   if (!strcmp(key, "onepass") || !strcmp(key, "pipe")) return v == 0 || v == 1;
   if (!strcmp(key, "cdiv")) return v >= 1 && v <= 16;
   if (!strcmp(key, "rows")) return v == 8 || v == 16;
+  if (!strcmp(key, "ld")) return v >= 1 && v <= 9;
   return 0;
 }
 
@@ -150,7 +179,7 @@ ocal_status ocal__reduce_tune_read(ocal_context ctx, const char *func, ocal__red
       return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                         "OCAL_REDUCE_TUNE has %s=%lld: use wg and cwg 32..%d (powers of two), "
                         "gpc 1..64, unroll 1, 2, 4 or 8, onepass and pipe 0 or 1, cdiv 1..16, "
-                        "rows 8 or 16",
+                        "rows 8 or 16, ld 1..9",
                         key, v, OCAL__RS_WG_MAX);
     long *field = !strcmp(key, "wg")       ? &t->wg
                   : !strcmp(key, "gpc")    ? &t->gpc
@@ -159,9 +188,17 @@ ocal_status ocal__reduce_tune_read(ocal_context ctx, const char *func, ocal__red
                   : !strcmp(key, "cdiv")   ? &t->cdiv
                   : !strcmp(key, "cwg")    ? &t->cwg
                   : !strcmp(key, "pipe")   ? &t->pipe
+                  : !strcmp(key, "ld")     ? &t->ld
                                            : &t->rows;
     *field = !strcmp(key, "onepass") || !strcmp(key, "pipe") ? (v ? 1 : 2) : (long)v;
   }
+  /* Inline PTX must never reach another compiler (PoCL crashes on it, or builds it wrong). */
+  if (t->ld > 1 && ocal__context_compute_capability(ctx) == 0)
+    return ocal__fail(OCAL_UNSUPPORTED, func,
+                      "OCAL_REDUCE_TUNE has ld=%ld, an NVIDIA PTX cache hint, but this device's "
+                      "driver reports no PTX compute capability: use ld=1 (plain loads) or "
+                      "leave ld unset",
+                      t->ld);
   return OCAL_OK;
 }
 

@@ -17,6 +17,9 @@ enum {
   OCAL__RED_KINDS
 };
 extern const char *const ocal__reduce_kernel_names[OCAL__RED_KINDS];
+/* Added to OCAL__RED_CONTIG or OCAL__RED_STRIDED_V for a job with `hinted_kinds`: the kernel
+ * built with cache hints on its vector loads (a separate build; src/ops/reduce.c says when). */
+#define OCAL__RED_HINTED 8
 
 /* Most kernel arguments that name a reduction's input (OCAL_RED_IN_PARAMS): a generated
  * reduction's `n` and two per user argument. */
@@ -54,6 +57,9 @@ typedef struct ocal__reduce_job {
    * given and the device has 64-bit atomics, a single-output reduction is one launch whose
    * last work-group merges the others' states (cl/reduce.cl); NULL keeps a second launch. */
   ocal__lookback *lb;
+  /* Whether the kernel callback takes OCAL__RED_HINTED kinds (the built-ins; a generated
+   * input reads through its own gathers). */
+  int hinted_kinds;
 } ocal__reduce_job;
 
 /* Plans and enqueues the job: a work-group per row or a work-item per column, and a second

@@ -9,7 +9,9 @@
 
 /* The two embedded programs, built once per input element type. */
 enum { OCAL__RS_REDUCE, OCAL__RS_SCAN, OCAL__RS_PROGRAMS };
-#define OCAL__RS_MAX_KERNELS 64
+#define OCAL__RS_MAX_KERNELS 128
+/* Table slots from here on hold the reductions' kernels built with cache hints. */
+#define OCAL__RS_HINTED_SLOTS 64
 
 /* Work-group size the kernels' local arrays are sized for (OCAL_WG_MAX in the .cl files). */
 #define OCAL__RS_WG_MAX 256
@@ -22,6 +24,7 @@ typedef struct ocal__rs {
   cl_mem scratch;
   size_t scratch_bytes;
   ocal__lookback lb; /* the single-pass scan's tile states (cl/scan.cl, NAME_lookback) */
+  int plain_loads;   /* the automatic cache hint failed to build here: plain loads */
   ocal__kernel *kernels[OCAL__RS_PROGRAMS][OCAL_DTYPE_COUNT][OCAL__RS_MAX_KERNELS];
 } ocal__rs;
 
@@ -31,6 +34,10 @@ ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs);
 /* With rs->lock held: kernel `name` (table slot `id`) of program `program` for `dtype`. */
 ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
                             int id, const char *name, ocal__kernel **k);
+/* The same; `hinted` asks for the reduction's contig or strided_v kernel with cache hints on
+ * its vector loads, where the device takes them (plain loads elsewhere). */
+ocal_status ocal__rs_kernel_hinted(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
+                                   int id, const char *name, int hinted, ocal__kernel **k);
 
 /* The axis as a row-major (outer, R, inner) block; axis_all when OCAL_AXIS_ALL. */
 typedef struct ocal__rs_geom {
@@ -54,17 +61,21 @@ size_t ocal__rs_target_items(ocal_context ctx);
 
 /* The reductions' launch shape as OCAL_REDUCE_TUNE sets it, 0 where it leaves the rule's:
  * contig work-group size, its groups per compute unit for long rows, vectors in flight
- * per work-item (cl/reduce.cl's OCAL_RED_UNROLL), one pass (1), a second launch (2, from
- * onepass=0) or the size rule (0) for single-output reductions; the strided kernels' fraction of the device's
- * work-items (cdiv: a half is 2), their work-group size, and rows in flight per work-item of
- * strided_v (OCAL_RED_ROWS); loading a step ahead (OCAL_RED_PIPE) in contig and strided_v
- * (pipe 1), in neither (2, from pipe=0), or by default in strided_v alone (0). */
-/* The longest row (in bytes) reduced in one pass by default: 2^22 f32 ran 1.7x faster in one
- * pass than with a second launch on an H100, 2^24 f32 8% slower. */
-#define OCAL__RED_ONE_PASS_MAX ((size_t)16 << 20)
+ * per work-item (cl/reduce.cl's OCAL_RED_UNROLL), one pass (1, and 0: the rule's) or a second
+ * launch (2, from onepass=0) for single-output reductions; the strided kernels' fraction of
+ * the device's work-items (cdiv: a half is 2), their work-group size, and rows in flight per
+ * work-item of strided_v (OCAL_RED_ROWS); loading a step ahead (OCAL_RED_PIPE) in contig and strided_v
+ * (pipe 1), in neither (2, from pipe=0), or by default in strided_v alone (0); the cache hint
+ * of their vector loads (ld, cl/reduce.cl's OCAL_RED_LDH, 0: the rule's). */
+/* The cache hint of the contig and strided_v kernels' vector loads where the driver reports a
+ * PTX compute capability (cl/reduce.cl's OCAL_RED_LDH; 1: plain loads), for inputs of at
+ * least OCAL__RED_HINT_MIN bytes: on an H100 it made 64 MiB to 1 GiB 0.4-4% faster, and 16
+ * MiB (in its 50 MB L2 between calls) 6-33% slower. */
+#define OCAL__RED_LDH_AUTO 6
+#define OCAL__RED_HINT_MIN ((size_t)64 << 20)
 
 typedef struct ocal__reduce_tune {
-  long wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe;
+  long wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe, ld;
 } ocal__reduce_tune;
 
 /* Reads the context's OCAL_REDUCE_TUNE; a value out of range fails naming `func`. */
