@@ -11,7 +11,7 @@ import builtins as _builtins
 import weakref
 import numpy as np
 from ocal._errors import BY_STATUS, OcalError, TypeMismatchError, UnsupportedError, \
-    InvalidHandleError, ShapeMismatchError, InvalidArgumentError
+    InvalidHandleError, ShapeMismatchError, InvalidArgumentError, ContextMismatchError
 
 try:
     import ml_dtypes
@@ -145,11 +145,13 @@ cdef class Context:
     cdef readonly Device device
     cdef readonly bint fp64
     cdef public object _gens      # generated kernels of the package (transpose, ...)
+    cdef int _dl_index            # the device's DLPack device_id, found on first use
     cdef object __weakref__
 
     def __cinit__(self):
         self.ptr = NULL
         self._gens = {}
+        self._dl_index = -1
 
     def __init__(self, device=None, *, pool=None, profiling=False):
         cdef ocal_context_options opt
@@ -631,22 +633,35 @@ cdef class Array:
         return cla.Array(queue, self.shape, self.dtype, data=data, offset=off)
 
     def __dlpack_device__(self):
-        return (4, 0)  # kDLOpenCL: the array lives on an OpenCL device
+        """(kDLOpenCL = 4, the device's index in ocal.devices())."""
+        return (_kDLOpenCL, _dl_device_index(self.context))
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export. Only a host copy is offered: ask for dl_device=(1, 0) (kDLCPU), as
-        numpy.from_dlpack(x, device="cpu") does; copy=False then raises BufferError."""
-        if dl_device is not None and tuple(dl_device)[0] == 1:
-            if copy is False:
-                raise BufferError("ocal: the array is on an OpenCL device; a CPU consumer "
-                                  "needs a copy (copy=None or True)")
-            host = self.get()
-            if max_version is None:
-                return host.__dlpack__()
-            return host.__dlpack__(max_version=max_version, copy=False)
-        raise BufferError("ocal: DLPack export of device memory is not offered (no consumer "
-                          "takes kDLOpenCL); ask for a host copy: numpy.from_dlpack(x, "
-                          "device='cpu')")
+        """DLPack export of the device memory (no copy): a kDLOpenCL tensor whose data is the
+        cl_mem and byte_offset the view's offset; the consumer's deleter lets go of this
+        array. A consumer asking for the CPU (dl_device=(1, 0)) gets a host copy, and
+        copy=False then raises BufferError. stream: the consumer's cl_command_queue address;
+        unless it is this context's queue (or -1: the consumer orders the work itself), the
+        queue is finished first, so the memory holds its values for any queue."""
+        if dl_device is not None:
+            dev_type, dev_id = tuple(dl_device)
+            if dev_type == _kDLCPU:
+                if copy is False:
+                    raise BufferError("ocal: the array is on an OpenCL device; a CPU consumer "
+                                      "needs a copy (copy=None or True)")
+                host = self.get()
+                if max_version is None:
+                    return host.__dlpack__()
+                return host.__dlpack__(max_version=max_version, copy=False)
+            if (dev_type, dev_id) != self.__dlpack_device__():
+                raise BufferError("ocal: DLPack export to device %r: the array is on %r; copy "
+                                  "through the host (dl_device=(1, 0))"
+                                  % (tuple(dl_device), self.__dlpack_device__()))
+        src = self.copy() if copy else self
+        if stream != -1 and stream != self.context.queue_int_ptr:
+            self.context.finish()
+        versioned = max_version is not None and tuple(max_version)[0] >= 1
+        return _dl_export(src, versioned, bool(copy))
 
     # -- operators ---------------------------------------------------------------------------
 
@@ -1917,3 +1932,6 @@ def lobpcg_solve(Operator A, Array X, Operator B, Operator M, Array Y, double to
     if s != OCAL_OK and s != OCAL_NOT_CONVERGED:
         raise_status(s)
     return w, r, (<bytes>ocal_lobpcg_stop_name(res.stop)).decode()
+
+
+include "_dlpack.pxi"

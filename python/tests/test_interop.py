@@ -1,4 +1,5 @@
-"""Zero-copy interop with PyOpenCL both ways, and DLPack's host copy."""
+"""Zero-copy interop with PyOpenCL both ways, and DLPack's host copy (test_dlpack.py has the
+device export)."""
 import gc
 
 import numpy as np
@@ -80,13 +81,13 @@ def test_wrapping_allocates_nothing():
 
 def test_dlpack_host_copy():
     x = ocal.asarray(np.arange(6, dtype=np.float64).reshape(2, 3))
-    assert x.__dlpack_device__() == (4, 0)
+    assert x.__dlpack_device__()[0] == 4
     h = np.from_dlpack(x, device="cpu")
     np.testing.assert_array_equal(h, np.arange(6.0).reshape(2, 3))
     with pytest.raises(BufferError):
         np.from_dlpack(x, device="cpu", copy=False)
-    with pytest.raises(BufferError):
-        x.__dlpack__()
+    with pytest.raises((BufferError, RuntimeError), match="[Dd]evice"):  # NumPy takes no cl_mem
+        np.from_dlpack(x)
 
 
 def test_from_dlpack_host():

@@ -17,7 +17,7 @@ npinc=$("$py" -c "import numpy; print(numpy.get_include())")
 mkdir -p "$out"
 rm -rf "$out/ocal"
 cp -r "$src/ocal" "$out/ocal"
-rm -f "$out/ocal/_core.pyx"
+rm -f "$out/ocal/_core.pyx" "$out/ocal/"*.pxi
 find "$out/ocal" -name '__pycache__' -prune -exec rm -rf {} +
 # libocal.a and its C++ engines (CLBlast, clFFT) in, the OpenCL loader left to the machine.
 ${CC:-cc} -shared -fPIC -O2 -DPy_LIMITED_API=0x030B0000 -DCYTHON_LIMITED_API=1 \
