@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import ocal
-from ocal.linalg import gemm
+from ocal.linalg import axpy, gemm
 
 
 def data(rng, n, means):
@@ -48,7 +48,6 @@ def main():
     step = args.lr / B
 
     def sgd_step(x, y):
-        nonlocal b1, b2
         h = ocal.relu(x @ w1 + b1)                       # forward
         z = h @ w2 + b2
         loss, dz = ocal.softmax_cross_entropy(z, y)      # loss and softmax(z) - onehot
@@ -56,8 +55,8 @@ def main():
         dh = ocal.where(h > 0, dh, 0.0)
         gemm(h, dz, w2, transa=True, alpha=-step, beta=1.0)   # W2 -= step h^T dz, in place
         gemm(x, dh, w1, transa=True, alpha=-step, beta=1.0)
-        b2 -= dz.sum(axis=0) * step
-        b1 -= dh.sum(axis=0) * step
+        axpy(-step, dz.sum(axis=0), b2)                  # b2 -= step * sum(dz), in place
+        axpy(-step, dh.sum(axis=0), b1)
         return loss
 
     batches = [tuple(map(ocal.asarray, data(rng, B, means))) for _ in range(8)]

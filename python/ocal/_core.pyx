@@ -146,12 +146,14 @@ cdef class Context:
     cdef readonly bint fp64
     cdef public object _gens      # generated kernels of the package (transpose, ...)
     cdef int _dl_index            # the device's DLPack device_id, found on first use
+    cdef dict _consts             # 0-d arrays of scalar operands (where), never written
     cdef object __weakref__
 
     def __cinit__(self):
         self.ptr = NULL
         self._gens = {}
         self._dl_index = -1
+        self._consts = {}
 
     def __init__(self, device=None, *, pool=None, profiling=False):
         cdef ocal_context_options opt
@@ -1018,6 +1020,13 @@ cpdef Array _binop(int op, x, y):
             return out
         if a.context is not b.context:
             raise InvalidArgumentError("ocal: the arrays belong to different contexts")
+        if a.fast and a.code == b.code and op < OCAL_BINARY_EQ \
+                and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
+                         and a.code != OCAL_F16 and a.code != OCAL_BF16):
+            # Same type, shapes that broadcast (a bias row): the result type is the inputs'.
+            out = _empty(_broadcast_shape(a.shape, b.shape), a.dtype, a.code, a.context)
+            check(ocal_binary(<ocal_binary_op>op, a.buf, b.buf, out.buf))
+            return out
         common, res = _binary_types(op, a.dtype, b.dtype)
         a, b = _to(a, common), _to(b, common)
         shape = _broadcast_shape(a.shape, b.shape)
@@ -1232,18 +1241,36 @@ def broadcast_to(Array a, shape):
 
 
 def where(condition, x, y):
-    """x where condition, else y (ocal_where), with broadcasting of all three."""
+    """x where condition, else y (ocal_where), with broadcasting of all three. A scalar x or
+    y is a cached 0-d array of the context, broadcast by ocal_where (no array of the
+    condition's shape is made and filled)."""
     cdef Array m = condition if isinstance(condition, Array) else asarray(condition)
     if m.dtype != np.bool_:
         m = m != 0
-    cdef Array a = x if isinstance(x, Array) else full(m.shape, x, _weak(x, y), m.context)
-    cdef Array b = y if isinstance(y, Array) else full(m.shape, y, a.dtype, m.context)
-    common = np.result_type(a.dtype, b.dtype)
-    a, b = _to(a, common), _to(b, common)
+    cdef Array a = x if isinstance(x, Array) else _scalar_operand(m.context, x, _weak(x, y))
+    cdef Array b = y if isinstance(y, Array) else _scalar_operand(m.context, y, a.dtype)
+    if a.dtype is not b.dtype and a.dtype != b.dtype:
+        common = np.result_type(a.dtype, b.dtype)
+        a, b = _to(a, common), _to(b, common)
     shape = _broadcast_shape(_broadcast_shape(m.shape, a.shape), b.shape)
-    cdef Array out = _empty(shape, common, dtype_code(common), m.context)
+    cdef Array out = _empty(shape, a.dtype, a.code, m.context)
     check(ocal_where(m.buf, a.buf, b.buf, out.buf))
     return out
+
+
+cdef Array _scalar_operand(Context ctx, value, dt):
+    """A 0-d array holding value as dt, made once per context, dtype and value (operands
+    only: nothing writes to it)."""
+    if not _is_scalar(value):
+        return asarray(value, dt, ctx)
+    key = (dt, type(value), value)
+    cdef Array c = ctx._consts.get(key)
+    if c is None:
+        if len(ctx._consts) >= 256:
+            ctx._consts.clear()
+        c = full((), value, dt, ctx)
+        ctx._consts[key] = c
+    return c
 
 
 cdef _weak(x, other):
@@ -1261,6 +1288,9 @@ cdef int _axis(Array a, axis) except? -1:
         raise InvalidArgumentError("ocal: axis %d is out of bounds for an array of %d "
                                    "dimensions" % (axis, nd))
     return ax + nd if ax < 0 else ax
+
+
+cdef dict _reduce_types = {}   # (op, input type) -> (result type code, its NumPy dtype)
 
 
 def reduce(int op, x, axis=None, keepdims=False, int ddof=0):
@@ -1292,8 +1322,13 @@ def reduce(int op, x, axis=None, keepdims=False, int ddof=0):
         if keepdims:
             r = r.reshape(tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
         return r
-    check(ocal_reduce_dtype(<ocal_reduce_op>op, <ocal_dtype>a.code, &rd))
-    res = _np_of_code(rd)
+    key = (op, a.code)
+    cached = _reduce_types.get(key)
+    if cached is None:
+        check(ocal_reduce_dtype(<ocal_reduce_op>op, <ocal_dtype>a.code, &rd))
+        cached = _reduce_types[key] = (<int>rd, _np_of_code(rd))
+    rd = <ocal_dtype><int>cached[0]
+    res = cached[1]
     cdef int ax
     if axis is None:
         ax = OCAL_AXIS_ALL
@@ -1405,25 +1440,37 @@ def softmax_cross_entropy(Array logits, Array labels, bint want_grad=True):
 
 def gemm(Array a, Array b, Array c=None, *, transa=False, transb=False, alpha=1.0, beta=0.0):
     """c = alpha op(a) op(b) + beta c (ocal_gemm), a new c when none is given."""
-    if a.ndim < 2 or b.ndim < 2:
+    if len(a.shape) < 2 or len(b.shape) < 2:
         raise ShapeMismatchError("ocal: gemm takes 2-D or 3-D arrays")
-    m = a.shape[-1] if transa else a.shape[-2]
-    n = b.shape[-2] if transb else b.shape[-1]
     if c is None:
-        batch = a.shape[:-2] or b.shape[:-2]
-        common = np.result_type(a.dtype, b.dtype)
-        a, b = _to(a, common), _to(b, common)
-        c = _empty(tuple(batch) + (m, n), common, dtype_code(common), a.context)
+        if a.dtype is not b.dtype and a.dtype != b.dtype:
+            common = np.result_type(a.dtype, b.dtype)
+            a, b = _to(a, common), _to(b, common)
+        c = _gemm_out(a, b, transa, transb)
     check(ocal_gemm(OCAL_TRANS if transa else OCAL_NO_TRANS,
                     OCAL_TRANS if transb else OCAL_NO_TRANS, alpha, a.buf, b.buf, beta, c.buf))
     return c
+
+
+cdef Array _gemm_out(Array a, Array b, bint transa, bint transb):
+    """The new result of op(a) op(b), of a's type (a and b share it)."""
+    m = a.shape[-1] if transa else a.shape[-2]
+    n = b.shape[-2] if transb else b.shape[-1]
+    batch = a.shape[:-2] or b.shape[:-2]
+    return _empty(batch + (m, n), a.dtype, a.code, a.context)
 
 
 def matmul(x, y):
     """NumPy's matmul for 1-D, 2-D and batched 3-D float arrays (ocal_gemm, ocal_gemv)."""
     if not isinstance(x, Array) or not isinstance(y, Array):
         raise TypeError("ocal: matmul needs two ocal.Array operands")
-    cdef Array a = x, b = y
+    cdef Array a = x, b = y, out
+    if len(a.shape) == 2 and len(b.shape) == 2 and a.code == b.code \
+            and (a.code == OCAL_F32 or a.code == OCAL_F64) and a.shape[1] == b.shape[0]:
+        # The common case, 2-D matrices of one float type: no type or shape work in Python.
+        out = _gemm_out(a, b, False, False)
+        check(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, a.buf, b.buf, 0.0, out.buf))
+        return out
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: a 0-d operand (use *)")
     common = np.result_type(a.dtype, b.dtype)
@@ -1442,6 +1489,13 @@ def matmul(x, y):
     if b.ndim == 1:
         out = out.reshape(out.shape[:-1])
     return out
+
+
+def axpy(alpha, Array x, Array y):
+    """y += alpha * x in place, in one kernel (ocal_axpy: x and y of one type and element
+    count); returns y."""
+    check(ocal_axpy(alpha, x.buf, y.buf))
+    return y
 
 
 def transpose(Array a):
