@@ -1248,7 +1248,7 @@ def where(condition, x, y):
     if m.dtype != np.bool_:
         m = m != 0
     cdef Array a = x if isinstance(x, Array) else _scalar_operand(m.context, x, _weak(x, y))
-    cdef Array b = y if isinstance(y, Array) else _scalar_operand(m.context, y, a.dtype)
+    cdef Array b = y if isinstance(y, Array) else _scalar_operand(m.context, y, _weak(y, a))
     if a.dtype is not b.dtype and a.dtype != b.dtype:
         common = np.result_type(a.dtype, b.dtype)
         a, b = _to(a, common), _to(b, common)

@@ -94,6 +94,36 @@ def test_operators_and_scalars(dtype):
     assert_close((a > 5) | ~(a < 20), (x > 5) | ~(x < 20))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
+def test_where_with_scalars(dtype):
+    x = host((3, 5), dtype, 0, 20)
+    a, m = ocal.asarray(x), ocal.asarray(x > 9)
+    for u, v in [(a, 0.0), (a, 2), (3, a), (1.5, a), (7, 0)]:
+        want = np.where(x > 9, u.get() if isinstance(u, ocal.Array) else u,
+                        v.get() if isinstance(v, ocal.Array) else v)
+        assert_close(ocal.where(m, u, v), want)          # NumPy's types
+    ctx = a.context
+    ocal.where(m, a, 0)
+    before = ctx.memory_stats()
+    ocal.where(m, a, 0)                          # a cached 0-d scalar: one allocation, the result
+    after = ctx.memory_stats()
+    assert after["hits"] + after["misses"] - before["hits"] - before["misses"] == 1
+
+
+def test_axpy():
+    x, y = host((4, 6), np.float32), host((4, 6), np.float32)
+    a, b = ocal.asarray(x), ocal.asarray(y)
+    assert ocal.linalg.axpy(-0.25, a, b) is b
+    assert_close(b, y - 0.25 * x)
+    c = ocal.asarray(y[0])
+    ocal.linalg.axpy(2, ocal.asarray(x[1]), c)
+    assert_close(c, y[0] + 2 * x[1])
+    with pytest.raises(ocal.TypeMismatchError):
+        ocal.linalg.axpy(1.0, ocal.asarray(x.astype(np.float64)), b)
+    with pytest.raises(ocal.ShapeMismatchError):
+        ocal.linalg.axpy(1.0, ocal.zeros(5), b)
+
+
 def test_negative_floor_and_remainder():
     x = np.array([-7, -3, 0, 5, 8], np.int32)
     y = np.array([2, -2, 3, -3, 5], np.int32)
