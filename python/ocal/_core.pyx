@@ -774,32 +774,32 @@ cdef class Array:
         return _inplace(OCAL_BINARY_DIV, self, other)
 
     # -- reductions as methods -----------------------------------------------------------
-    def sum(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_SUM, self, axis, keepdims)
+    def sum(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_SUM, self, axis, keepdims, 0, out)
 
-    def prod(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_PROD, self, axis, keepdims)
+    def prod(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_PROD, self, axis, keepdims, 0, out)
 
-    def min(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_MIN, self, axis, keepdims)
+    def min(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_MIN, self, axis, keepdims, 0, out)
 
-    def max(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_MAX, self, axis, keepdims)
+    def max(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_MAX, self, axis, keepdims, 0, out)
 
-    def argmin(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_ARGMIN, self, axis, keepdims)
+    def argmin(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_ARGMIN, self, axis, keepdims, 0, out)
 
-    def argmax(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_ARGMAX, self, axis, keepdims)
+    def argmax(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_ARGMAX, self, axis, keepdims, 0, out)
 
-    def mean(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_MEAN, self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_MEAN, self, axis, keepdims, 0, out)
 
-    def var(self, axis=None, ddof=0, keepdims=False):
-        return reduce(OCAL_REDUCE_VAR, self, axis, keepdims, ddof)
+    def var(self, axis=None, ddof=0, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_VAR, self, axis, keepdims, ddof, out)
 
-    def std(self, axis=None, ddof=0, keepdims=False):
-        return reduce(OCAL_REDUCE_STD, self, axis, keepdims, ddof)
+    def std(self, axis=None, ddof=0, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_STD, self, axis, keepdims, ddof, out)
 
     def cumsum(self, axis=None):
         return scan(OCAL_SCAN_SUM, self, axis)
@@ -933,6 +933,7 @@ def linspace(start, stop, num=50, endpoint=True, dtype=np.float32, ctx=None):
 # ---- elementwise -------------------------------------------------------------------------
 
 cdef dict _result_dtypes = {}
+cdef object _bool_dtype = np.dtype(np.bool_)
 
 cdef object _np_ufunc_of_binary = {
     OCAL_BINARY_ADD: np.add, OCAL_BINARY_SUB: np.subtract, OCAL_BINARY_MUL: np.multiply,
@@ -1033,6 +1034,17 @@ cpdef Array _binop(int op, x, y):
         out = _empty(shape, res, dtype_code(res), a.context)
         check(ocal_binary(<ocal_binary_op>op, a.buf, b.buf, out.buf))
         return out
+    if type(x) is Array and (type(y) is float or type(y) is int) \
+            and ((<Array>x).code == OCAL_F32 or (<Array>x).code == OCAL_F64):
+        # A float array and a Python number (weak, as NumPy 2 types it): the array's type
+        # out, or a bool mask for a comparison.
+        a = <Array>x
+        if op < OCAL_BINARY_EQ:
+            out = _empty(a.shape, a.dtype, a.code, a.context)
+        else:
+            out = _empty(a.shape, _bool_dtype, OCAL_U8, a.context)
+        check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, <double>y, out.buf))
+        return out
     if isinstance(x, Array) and _is_scalar(y):
         a = <Array>x
         common, res = _binary_types(op, a.dtype, type(y) if not isinstance(y, np.generic) else y.dtype)
@@ -1069,6 +1081,30 @@ cdef _inplace(int op, Array a, other):
     return a
 
 
+cdef Array _binop_out(int op, x, y, Array out):
+    """x op y written into out (out=): out has the broadcast shape and NumPy's result type."""
+    cdef Array a, b
+    if isinstance(x, Array) and isinstance(y, Array):
+        a, b = <Array>x, <Array>y
+        common, res = _binary_types(op, a.dtype, b.dtype)
+        _check_out(out, _broadcast_shape(a.shape, b.shape), res)
+        a, b = _to(a, common), _to(b, common)
+        check(ocal_binary(<ocal_binary_op>op, a.buf, b.buf, out.buf))
+    elif isinstance(x, Array) and _is_scalar(y):
+        a = <Array>x
+        common, res = _binary_types(op, a.dtype, type(y) if not isinstance(y, np.generic) else y.dtype)
+        _check_out(out, a.shape, res)
+        check(ocal_binary_scalar(<ocal_binary_op>op, _to(a, common).buf, float(y), out.buf))
+    elif isinstance(y, Array) and _is_scalar(x):
+        b = <Array>y
+        common, res = _binary_types(op, b.dtype, type(x) if not isinstance(x, np.generic) else x.dtype)
+        _check_out(out, b.shape, res)
+        check(ocal_scalar_binary(<ocal_binary_op>op, float(x), _to(b, common).buf, out.buf))
+    else:
+        return _binop_out(op, asarray(x, ctx=out.context), asarray(y, ctx=out.context), out)
+    return out
+
+
 cdef _logical(int op, x, y):
     """& and | of bool arrays: min and max of 0/1 masks."""
     for v in (x, y):
@@ -1078,65 +1114,65 @@ cdef _logical(int op, x, y):
     return r.astype(np.bool_) if r.dtype != np.bool_ else r
 
 
-def add(x, y):
-    return _binop(OCAL_BINARY_ADD, x, y)
+def add(x, y, out=None):
+    return _binop(OCAL_BINARY_ADD, x, y) if out is None else _binop_out(OCAL_BINARY_ADD, x, y, out)
 
 
-def subtract(x, y):
-    return _binop(OCAL_BINARY_SUB, x, y)
+def subtract(x, y, out=None):
+    return _binop(OCAL_BINARY_SUB, x, y) if out is None else _binop_out(OCAL_BINARY_SUB, x, y, out)
 
 
-def multiply(x, y):
-    return _binop(OCAL_BINARY_MUL, x, y)
+def multiply(x, y, out=None):
+    return _binop(OCAL_BINARY_MUL, x, y) if out is None else _binop_out(OCAL_BINARY_MUL, x, y, out)
 
 
-def power(x, y):
-    return _binop(OCAL_BINARY_POW, x, y)
+def power(x, y, out=None):
+    return _binop(OCAL_BINARY_POW, x, y) if out is None else _binop_out(OCAL_BINARY_POW, x, y, out)
 
 
-def minimum(x, y):
-    return _binop(OCAL_BINARY_MIN, x, y)
+def minimum(x, y, out=None):
+    return _binop(OCAL_BINARY_MIN, x, y) if out is None else _binop_out(OCAL_BINARY_MIN, x, y, out)
 
 
-def maximum(x, y):
-    return _binop(OCAL_BINARY_MAX, x, y)
+def maximum(x, y, out=None):
+    return _binop(OCAL_BINARY_MAX, x, y) if out is None else _binop_out(OCAL_BINARY_MAX, x, y, out)
 
 
-def arctan2(x, y):
-    return _binop(OCAL_BINARY_ATAN2, x, y)
+def arctan2(x, y, out=None):
+    return _binop(OCAL_BINARY_ATAN2, x, y) if out is None else _binop_out(OCAL_BINARY_ATAN2, x, y, out)
 
 
-def fmod(x, y):
-    return _binop(OCAL_BINARY_FMOD, x, y)
+def fmod(x, y, out=None):
+    return _binop(OCAL_BINARY_FMOD, x, y) if out is None else _binop_out(OCAL_BINARY_FMOD, x, y, out)
 
 
-def equal(x, y):
-    return _binop(OCAL_BINARY_EQ, x, y)
+def equal(x, y, out=None):
+    return _binop(OCAL_BINARY_EQ, x, y) if out is None else _binop_out(OCAL_BINARY_EQ, x, y, out)
 
 
-def not_equal(x, y):
-    return _binop(OCAL_BINARY_NE, x, y)
+def not_equal(x, y, out=None):
+    return _binop(OCAL_BINARY_NE, x, y) if out is None else _binop_out(OCAL_BINARY_NE, x, y, out)
 
 
-def less(x, y):
-    return _binop(OCAL_BINARY_LT, x, y)
+def less(x, y, out=None):
+    return _binop(OCAL_BINARY_LT, x, y) if out is None else _binop_out(OCAL_BINARY_LT, x, y, out)
 
 
-def less_equal(x, y):
-    return _binop(OCAL_BINARY_LE, x, y)
+def less_equal(x, y, out=None):
+    return _binop(OCAL_BINARY_LE, x, y) if out is None else _binop_out(OCAL_BINARY_LE, x, y, out)
 
 
-def greater(x, y):
-    return _binop(OCAL_BINARY_GT, x, y)
+def greater(x, y, out=None):
+    return _binop(OCAL_BINARY_GT, x, y) if out is None else _binop_out(OCAL_BINARY_GT, x, y, out)
 
 
-def greater_equal(x, y):
-    return _binop(OCAL_BINARY_GE, x, y)
+def greater_equal(x, y, out=None):
+    return _binop(OCAL_BINARY_GE, x, y) if out is None else _binop_out(OCAL_BINARY_GE, x, y, out)
 
 
-def true_divide(x, y):
+def true_divide(x, y, out=None):
     """x / y; integers are divided as floats (NumPy's true division)."""
-    return _binop(OCAL_BINARY_DIV, x, y)
+    return _binop(OCAL_BINARY_DIV, x, y) if out is None else _binop_out(OCAL_BINARY_DIV, x, y, out)
 
 
 def floor_divide(x, y):
@@ -1182,48 +1218,67 @@ cdef object _unary_np = {
 }
 
 
-cpdef Array unary(int op, x):
+cpdef Array unary(int op, x, Array out=None):
     """op(x) elementwise (ocal_unary); the result type is NumPy's for the same function
-    (integers become floats for exp, log, ...)."""
+    (integers become floats for exp, log, ...). out: an array of x's shape and the result's
+    type to write (x itself for in place)."""
     cdef Array a = x if isinstance(x, Array) else asarray(x)
-    key = (op, a.dtype)
-    res = _unary_types.get(key)
-    if res is None:
-        f = _unary_np[op]
-        with np.errstate(all="ignore"):
-            res = f(np.ones(1, a.dtype if a.dtype != np.bool_ else np.uint8)).dtype
-        if res.kind in "iub" and a.dtype.kind in "iub":
-            res = a.dtype if a.dtype != np.bool_ else np.dtype(np.uint8)
-        _unary_types[key] = res
-    if a.dtype == np.bool_:
-        a = a.astype(np.uint8)
-    if res.kind == "f" and a.dtype.kind in "iu" and a.dtype != res:
-        a = a.astype(res)
-    cdef Array out = _empty(a.shape, res, dtype_code(res), a.context)
+    if a.code == OCAL_F32 or a.code == OCAL_F64:
+        res = a.dtype                # float in, the same float out, for every function
+    else:
+        key = (op, a.dtype)
+        res = _unary_types.get(key)
+        if res is None:
+            f = _unary_np[op]
+            with np.errstate(all="ignore"):
+                res = f(np.ones(1, a.dtype if a.dtype != np.bool_ else np.uint8)).dtype
+            if res.kind in "iub" and a.dtype.kind in "iub":
+                res = a.dtype if a.dtype != np.bool_ else np.dtype(np.uint8)
+            _unary_types[key] = res
+        if a.dtype == np.bool_:
+            a = a.astype(np.uint8)
+        if res.kind == "f" and a.dtype.kind in "iu" and a.dtype != res:
+            a = a.astype(res)
+    if out is None:
+        out = _empty(a.shape, res, dtype_code(res), a.context)
+    else:
+        _check_out(out, a.shape, res)
     check(ocal_unary(<ocal_unary_op>op, a.buf, out.buf))
     return out
 
 
-def negative(x): return unary(OCAL_UNARY_NEG, x)
-def abs(x): return unary(OCAL_UNARY_ABS, x)
-def sqrt(x): return unary(OCAL_UNARY_SQRT, x)
-def rsqrt(x): return unary(OCAL_UNARY_RSQRT, x)
-def exp(x): return unary(OCAL_UNARY_EXP, x)
-def log(x): return unary(OCAL_UNARY_LOG, x)
-def log1p(x): return unary(OCAL_UNARY_LOG1P, x)
-def expm1(x): return unary(OCAL_UNARY_EXPM1, x)
-def sin(x): return unary(OCAL_UNARY_SIN, x)
-def cos(x): return unary(OCAL_UNARY_COS, x)
-def tanh(x): return unary(OCAL_UNARY_TANH, x)
-def sigmoid(x): return unary(OCAL_UNARY_SIGMOID, x)
-def relu(x): return unary(OCAL_UNARY_RELU, x)
-def gelu(x): return unary(OCAL_UNARY_GELU, x)
-def floor(x): return unary(OCAL_UNARY_FLOOR, x)
-def ceil(x): return unary(OCAL_UNARY_CEIL, x)
-def round(x): return unary(OCAL_UNARY_ROUND, x)
-def sign(x): return unary(OCAL_UNARY_SIGN, x)
-def square(x): return unary(OCAL_UNARY_SQUARE, x)
-def reciprocal(x): return unary(OCAL_UNARY_RECIPROCAL, x)
+cdef int _check_out(Array out, tuple shape, dt) except -1:
+    """An out= array must have the result's shape and type (NumPy would cast; ocal does
+    not convert silently)."""
+    if out.shape != shape:
+        raise ShapeMismatchError("ocal: out has shape %r; the result has shape %r"
+                                 % (out.shape, shape))
+    if out.dtype != dt:
+        raise TypeMismatchError("ocal: out has dtype %s; the result is %s (astype() it after)"
+                                % (out.dtype, np.dtype(dt)))
+    return 0
+
+
+def negative(x, out=None): return unary(OCAL_UNARY_NEG, x, out)
+def abs(x, out=None): return unary(OCAL_UNARY_ABS, x, out)
+def sqrt(x, out=None): return unary(OCAL_UNARY_SQRT, x, out)
+def rsqrt(x, out=None): return unary(OCAL_UNARY_RSQRT, x, out)
+def exp(x, out=None): return unary(OCAL_UNARY_EXP, x, out)
+def log(x, out=None): return unary(OCAL_UNARY_LOG, x, out)
+def log1p(x, out=None): return unary(OCAL_UNARY_LOG1P, x, out)
+def expm1(x, out=None): return unary(OCAL_UNARY_EXPM1, x, out)
+def sin(x, out=None): return unary(OCAL_UNARY_SIN, x, out)
+def cos(x, out=None): return unary(OCAL_UNARY_COS, x, out)
+def tanh(x, out=None): return unary(OCAL_UNARY_TANH, x, out)
+def sigmoid(x, out=None): return unary(OCAL_UNARY_SIGMOID, x, out)
+def relu(x, out=None): return unary(OCAL_UNARY_RELU, x, out)
+def gelu(x, out=None): return unary(OCAL_UNARY_GELU, x, out)
+def floor(x, out=None): return unary(OCAL_UNARY_FLOOR, x, out)
+def ceil(x, out=None): return unary(OCAL_UNARY_CEIL, x, out)
+def round(x, out=None): return unary(OCAL_UNARY_ROUND, x, out)
+def sign(x, out=None): return unary(OCAL_UNARY_SIGN, x, out)
+def square(x, out=None): return unary(OCAL_UNARY_SQUARE, x, out)
+def reciprocal(x, out=None): return unary(OCAL_UNARY_RECIPROCAL, x, out)
 absolute = abs
 rint = round
 
@@ -1240,12 +1295,12 @@ def broadcast_to(Array a, shape):
     return _broadcast_to(a, _norm_shape(shape))
 
 
-def where(condition, x, y):
+def where(condition, x, y, out=None):
     """x where condition, else y (ocal_where), with broadcasting of all three. A scalar x or
     y is a cached 0-d array of the context, broadcast by ocal_where (no array of the
-    condition's shape is made and filled)."""
+    condition's shape is made and filled). out: where to write (x or y for in place)."""
     cdef Array m = condition if isinstance(condition, Array) else asarray(condition)
-    if m.dtype != np.bool_:
+    if m.fast or m.code != OCAL_U8:   # not a bool array
         m = m != 0
     cdef Array a = x if isinstance(x, Array) else _scalar_operand(m.context, x, _weak(x, y))
     cdef Array b = y if isinstance(y, Array) else _scalar_operand(m.context, y, _weak(y, a))
@@ -1253,8 +1308,11 @@ def where(condition, x, y):
         common = np.result_type(a.dtype, b.dtype)
         a, b = _to(a, common), _to(b, common)
     shape = _broadcast_shape(_broadcast_shape(m.shape, a.shape), b.shape)
-    cdef Array out = _empty(shape, a.dtype, a.code, m.context)
-    check(ocal_where(m.buf, a.buf, b.buf, out.buf))
+    if out is None:
+        out = _empty(shape, a.dtype, a.code, m.context)
+    else:
+        _check_out(out, shape, a.dtype)
+    check(ocal_where(m.buf, a.buf, b.buf, (<Array>out).buf))
     return out
 
 
@@ -1293,12 +1351,15 @@ cdef int _axis(Array a, axis) except? -1:
 cdef dict _reduce_types = {}   # (op, input type) -> (result type code, its NumPy dtype)
 
 
-def reduce(int op, x, axis=None, keepdims=False, int ddof=0):
+def reduce(int op, x, axis=None, keepdims=False, int ddof=0, out=None):
     """A reduction (ocal_reduce, ocal_var, ocal_std) over all elements (axis=None), one axis,
-    or a tuple of axes, with NumPy's keepdims and result types."""
+    or a tuple of axes, with NumPy's keepdims and result types. out: an array of the
+    result's shape and type to write (one axis or all)."""
     cdef Array a = x if isinstance(x, Array) else asarray(x)
     cdef ocal_dtype rd
-    if a.dtype == np.bool_:
+    if isinstance(axis, tuple) and len(axis) != 1 and out is not None:
+        raise UnsupportedError("ocal: out= with a tuple of axes; reduce one axis at a time")
+    if not a.fast and a.code == OCAL_U8:   # bool
         a = a.astype(np.int64 if op in (OCAL_REDUCE_SUM, OCAL_REDUCE_PROD) else np.uint8)
     if isinstance(axis, tuple) and len(axis) == 1:
         axis = axis[0]
@@ -1342,26 +1403,33 @@ def reduce(int op, x, axis=None, keepdims=False, int ddof=0):
             and (a.size == 0 if axis is None else a.shape[ax] == 0):
         raise InvalidArgumentError("ocal: zero-size array to reduction operation %s which "
                                    "has no identity" % (<bytes>ocal_reduce_op_name(<ocal_reduce_op>op)).decode())
-    cdef Array out = _empty(shape, res, rd, a.context)
+    cdef Array res_arr
+    if out is None:
+        res_arr = _empty(shape, res, rd, a.context)
+    else:
+        _check_out(out, kshape if keepdims else shape, res)
+        res_arr = <Array?>out if not keepdims else (<Array?>out).reshape(shape)
     if _numel(shape):
         if op == OCAL_REDUCE_VAR:
-            check(ocal_var(a.buf, ax, ddof, out.buf))
+            check(ocal_var(a.buf, ax, ddof, res_arr.buf))
         elif op == OCAL_REDUCE_STD:
-            check(ocal_std(a.buf, ax, ddof, out.buf))
+            check(ocal_std(a.buf, ax, ddof, res_arr.buf))
         else:
-            check(ocal_reduce(<ocal_reduce_op>op, a.buf, ax, out.buf))
-    return out.reshape(kshape) if keepdims else out
+            check(ocal_reduce(<ocal_reduce_op>op, a.buf, ax, res_arr.buf))
+    if out is not None:
+        return out
+    return res_arr.reshape(kshape) if keepdims else res_arr
 
 
-def sum(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_SUM, x, axis, keepdims)
-def prod(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_PROD, x, axis, keepdims)
-def min(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_MIN, x, axis, keepdims)
-def max(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_MAX, x, axis, keepdims)
-def argmin(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_ARGMIN, x, axis, keepdims)
-def argmax(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_ARGMAX, x, axis, keepdims)
-def mean(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_MEAN, x, axis, keepdims)
-def var(x, axis=None, ddof=0, keepdims=False): return reduce(OCAL_REDUCE_VAR, x, axis, keepdims, ddof)
-def std(x, axis=None, ddof=0, keepdims=False): return reduce(OCAL_REDUCE_STD, x, axis, keepdims, ddof)
+def sum(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_SUM, x, axis, keepdims, 0, out)
+def prod(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_PROD, x, axis, keepdims, 0, out)
+def min(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_MIN, x, axis, keepdims, 0, out)
+def max(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_MAX, x, axis, keepdims, 0, out)
+def argmin(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_ARGMIN, x, axis, keepdims, 0, out)
+def argmax(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_ARGMAX, x, axis, keepdims, 0, out)
+def mean(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_MEAN, x, axis, keepdims, 0, out)
+def var(x, axis=None, ddof=0, keepdims=False, out=None): return reduce(OCAL_REDUCE_VAR, x, axis, keepdims, ddof, out)
+def std(x, axis=None, ddof=0, keepdims=False, out=None): return reduce(OCAL_REDUCE_STD, x, axis, keepdims, ddof, out)
 amin = min
 amax = max
 
@@ -1425,11 +1493,21 @@ def log_softmax(x, axis=-1):
     return _nn(1, x, axis)
 
 
-def softmax_cross_entropy(Array logits, Array labels, bint want_grad=True):
+def softmax_cross_entropy(Array logits, Array labels, bint want_grad=True, out=None):
     """(loss per row, gradient of it with respect to the logits) in one pass
-    (ocal_softmax_cross_entropy); labels are integers."""
-    cdef Array loss = _empty((logits.shape[0],), logits.dtype, logits.code, logits.context)
-    cdef Array grad = _empty(logits.shape, logits.dtype, logits.code, logits.context) \
+    (ocal_softmax_cross_entropy); labels are integers. out: (loss, grad) arrays to write
+    (grad may be logits itself, in place)."""
+    cdef Array loss, grad
+    if out is not None:
+        loss, grad = out
+        _check_out(loss, (logits.shape[0],), logits.dtype)
+        if grad is not None:
+            _check_out(grad, logits.shape, logits.dtype)
+        check(ocal_softmax_cross_entropy(logits.buf, labels.buf, loss.buf,
+                                         grad.buf if grad is not None else NULL))
+        return loss, grad
+    loss = _empty((logits.shape[0],), logits.dtype, logits.code, logits.context)
+    grad = _empty(logits.shape, logits.dtype, logits.code, logits.context) \
         if want_grad else None
     check(ocal_softmax_cross_entropy(logits.buf, labels.buf, loss.buf,
                                      grad.buf if grad is not None else NULL))

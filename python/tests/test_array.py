@@ -110,6 +110,41 @@ def test_where_with_scalars(dtype):
     assert after["hits"] + after["misses"] - before["hits"] - before["misses"] == 1
 
 
+def test_out_arguments():
+    x, y = host((4, 6), np.float32, 1, 9), host((6,), np.float32, 1, 9)
+    a, b = ocal.asarray(x), ocal.asarray(y)
+    out = ocal.empty((4, 6))
+    assert ocal.add(a, b, out=out) is out
+    assert_close(out, x + y)
+    ocal.multiply(a, 0.5, out=out)
+    assert_close(out, x * 0.5)
+    ocal.subtract(3, a, out=out)
+    assert_close(out, 3 - x)
+    m = ocal.empty((4, 6), bool)
+    assert_close(ocal.greater(a, 4, out=m), x > 4)
+    c = ocal.asarray(x)
+    ocal.relu(ocal.subtract(c, 5, out=c), out=c)         # in place
+    assert_close(c, np.maximum(x - 5, 0))
+    assert_close(ocal.where(m, a, 0.0, out=out), np.where(x > 4, x, 0))
+    s = ocal.empty(6)
+    assert ocal.sum(a, axis=0, out=s) is s
+    assert_close(s, x.sum(axis=0), np.float32)
+    k = ocal.empty((4, 1))
+    assert_close(a.max(axis=1, keepdims=True, out=k), x.max(axis=1, keepdims=True))
+    labels = ocal.asarray(np.array([1, 0, 5, 2], np.int32))
+    loss, grad = ocal.softmax_cross_entropy(a, labels)
+    l2 = ocal.empty(4)
+    assert ocal.softmax_cross_entropy(a, labels, out=(l2, a))[1] is a     # grad in place
+    assert_close(l2, loss.get())
+    assert_close(a, grad.get())
+    with pytest.raises(ocal.ShapeMismatchError):
+        ocal.add(b, b, out=out)
+    with pytest.raises(ocal.TypeMismatchError):
+        ocal.greater(b, 1, out=ocal.empty(6))
+    with pytest.raises(ocal.TypeMismatchError):
+        ocal.exp(ocal.asarray(np.arange(6, dtype=np.int32)), out=ocal.empty(6, np.int32))
+
+
 def test_axpy():
     x, y = host((4, 6), np.float32), host((4, 6), np.float32)
     a, b = ocal.asarray(x), ocal.asarray(y)
