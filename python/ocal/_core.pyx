@@ -2067,3 +2067,4 @@ def lobpcg_solve(Operator A, Array X, Operator B, Operator M, Array Y, double to
 
 
 include "_dlpack.pxi"
+include "_strided.pxi"
