@@ -493,53 +493,18 @@ cdef class Array:
         return out
 
     def __getitem__(self, key):
-        """Integers and step-1 slices of the leading axes: views, as ocal's views are
-        contiguous ranges. Other indexing needs .get()."""
-        if not isinstance(key, tuple):
-            key = (key,)
-        if key == () or key == (Ellipsis,):
+        """NumPy's indexing: integers, slices (any step), Ellipsis, None, and one integer
+        array or boolean mask. A contiguous range of the array is a view; anything else is
+        a copy made on the device (an index array given as an ocal.Array is read back)."""
+        if type(key) is int or type(key) is slice and key.step is None:
+            return _getitem(self, key, False)
+        if key is Ellipsis or type(key) is tuple and len(<tuple>key) == 0:
             return self
-        shape = self.shape
-        cdef Py_ssize_t offset = 0, stride = _numel(shape)
-        dims = []
-        pos = 0
-        for k in key:
-            if pos >= len(shape):
-                raise IndexError("ocal: too many indices for an array of shape %r" % (shape,))
-            n = shape[pos]
-            stride = stride // n if n else 0
-            if isinstance(k, slice):
-                start, stop, step = k.indices(n)
-                if step != 1:
-                    raise UnsupportedError("ocal: slices with a step are not views in ocal; "
-                                           "use .get()[...] on the host")
-                if dims and (start, stop) != (0, n):
-                    raise UnsupportedError("ocal: only one axis after the integer indices may "
-                                           "be sliced partially (ocal views are contiguous "
-                                           "ranges); use .get()[...]")
-                stop = _builtins.max(stop, start)
-                offset += start * stride
-                dims.append(stop - start)
-            elif hasattr(k, "__index__"):
-                i = k.__index__()
-                if i < 0:
-                    i += n
-                if not 0 <= i < n:
-                    raise IndexError("ocal: index %d is out of bounds for axis %d of size %d"
-                                     % (k, pos, n))
-                if dims:
-                    raise UnsupportedError("ocal: an integer index after a slice is not a "
-                                           "contiguous view; use .get()[...]")
-                offset += i * stride
-            else:
-                raise UnsupportedError("ocal: index %r is not supported on the device (only "
-                                       "integers and step-1 slices); use .get()[...]" % (k,))
-            pos += 1
-        rest = tuple(dims) + shape[pos:]
-        return self._view(offset, rest)
+        return _getitem(self, key, False)
 
     def __setitem__(self, key, value):
-        cdef Array dst = self[key]
+        cdef Array dst = self if key is Ellipsis or type(key) is tuple and len(<tuple>key) == 0 \
+            else _getitem(self, key, True)
         if isinstance(value, Array):
             src = _broadcast_to(<Array>value, dst.shape).astype(dst.dtype, copy=False)
             check(ocal_buffer_copy((<Array>src).buf, dst.buf))
@@ -1006,6 +971,7 @@ cpdef Array _binop(int op, x, y):
         a, b = <Array>x, <Array>y
         if a.fast and a.code == b.code and a.nd == b.nd and op < OCAL_BINARY_EQ \
                 and memcmp(a.cs, b.cs, a.nd * sizeof(size_t)) == 0 \
+                and len(a.shape) == len(b.shape) \
                 and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
                          and a.code != OCAL_F16 and a.code != OCAL_BF16):
             # The fast path: same type and shape, and the result type is the inputs'.
@@ -2068,3 +2034,4 @@ def lobpcg_solve(Operator A, Array X, Operator B, Operator M, Array Y, double to
 
 include "_dlpack.pxi"
 include "_strided.pxi"
+include "_indexing.pxi"

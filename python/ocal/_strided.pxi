@@ -14,30 +14,31 @@ cdef Gen _strided_gen(Context ctx, int code, bint indexed):
     cdef Gen g = ctx._gens.get(key)
     if g is None:
         t = _cl_type_of[(<bytes>ocal_dtype_name(<ocal_dtype>code)).decode()]
-        # Index k of the output's 4 coordinates: c3 fastest. With an index array, the first
-        # coordinate picks an entry of idx (a gather along one axis).
+        # The output's 4 coordinates, c3 fastest; with an index array, coordinate ik reads
+        # its position in the input from idx (a gather along that axis).
         args = ("const %s *x, %s *y, ulong o1, ulong o2, ulong o3, long off, long s0, long s1, "
                 "long s2, long s3, ulong l0, ulong l1, ulong l2, ulong l3" % (t, t))
-        first = "c0 * s0"
+        pick = ""
         if indexed:
-            args += ", const long *idx"
-            first = "idx[c0] * s0"
+            args += ", const long *idx, ulong ik"
+            pick = ("if (ik == 0) p0 = idx[c0]; else if (ik == 1) p1 = idx[c1]; "
+                    "else if (ik == 2) p2 = idx[c2]; else p3 = idx[c3]; ")
         body = ("ulong c3 = i % o3, t = i / o3; ulong c2 = t % o2; t /= o2; "
                 "ulong c1 = t % o1, c0 = t / o1; "
-                "if (c0 < l0 && c1 < l1 && c2 < l2 && c3 < l3) "
-                "y[i] = x[off + " + first + " + (long)c1 * s1 + (long)c2 * s2 + (long)c3 * s3]; "
+                "if (c0 < l0 && c1 < l1 && c2 < l2 && c3 < l3) { "
+                "long p0 = (long)c0, p1 = (long)c1, p2 = (long)c2, p3 = (long)c3; " + pick +
+                "y[i] = x[off + p0 * s0 + p1 * s1 + p2 * s2 + p3 * s3]; } "
                 "else y[i] = (%s)0;" % t)
-        body = body.replace("c0 * s0", "(long)c0 * s0")
         g = Gen.elementwise(ctx, args, body)
         ctx._gens[key] = g
     return g
 
 
 cdef Array _strided_copy(Array a, tuple out_shape, Py_ssize_t offset, strides, limits,
-                         Array index=None):
+                         Array index=None, int index_axis=0):
     """A new array of out_shape (up to 4-D) whose element c is a's element
     offset + sum(c[k] * strides[k]) where every c[k] < limits[k], else zero. With index (an
-    int64 array), the first coordinate goes through it (index[c0] * strides[0])."""
+    int64 array), coordinate index_axis goes through it (index[c[k]] * strides[k])."""
     cdef Array out = _empty(out_shape, a.dtype, a.code, a.context)
     cdef Py_ssize_t n = _numel(out_shape)
     if n == 0:
@@ -50,12 +51,13 @@ cdef Array _strided_copy(Array a, tuple out_shape, Py_ssize_t offset, strides, l
     cdef uint64_t o[3]
     cdef int64_t off = offset, s[4]
     cdef uint64_t l[4]
+    cdef uint64_t ik = index_axis + pad
     for k in range(3):
         o[k] = dims[k + 1]
     for k in range(4):
         s[k] = st[k]
         l[k] = lim[k]
-    cdef ocal_gen_arg args[15]
+    cdef ocal_gen_arg args[16]
     args[0].buffer, args[0].scalar = a.buf, NULL
     args[1].buffer, args[1].scalar = out.buf, NULL
     for k in range(3):
@@ -67,7 +69,8 @@ cdef Array _strided_copy(Array a, tuple out_shape, Py_ssize_t offset, strides, l
     cdef int na = 14
     if index is not None:
         args[14].buffer, args[14].scalar = index.buf, NULL
-        na = 15
+        args[15].buffer, args[15].scalar = NULL, &ik
+        na = 16
     check(ocal_gen_run(g.ptr, n, na, args, NULL))
     return out
 

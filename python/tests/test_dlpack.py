@@ -102,6 +102,7 @@ def test_another_context_is_refused(ctx):
 
 
 def test_consumer_outlives_producer(ctx):
+    gc.collect()
     ctx.finish()
     base = ctx.memory_stats()["bytes_in_use"]
     x = ocal.asarray(np.full(1000, 3, np.int32))
@@ -118,6 +119,7 @@ def test_consumer_outlives_producer(ctx):
 
 @pytest.mark.parametrize("max_version", KINDS)
 def test_unconsumed_capsules_do_not_leak(ctx, max_version):
+    gc.collect()
     ctx.finish()
     base = ctx.memory_stats()["bytes_in_use"]
     x = ocal.zeros(256, np.float32)
