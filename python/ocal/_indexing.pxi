@@ -104,6 +104,8 @@ cdef object _getitem(Array a, key, bint need_view):
         dims.append((shape[d], strides[d]))
     if not arrays:
         out_shape = tuple(d[0] for d in dims)
+        if _numel(out_shape) == 0:               # nothing to read: an empty view at the start
+            return a._view(0, out_shape)
         if _is_range(out_shape, tuple(d[1] for d in dims)):
             return a._view(offset, out_shape)
         if need_view:
