@@ -15,7 +15,7 @@ from ocal._errors import (OcalError, InvalidArgumentError, InvalidHandleError,
                           OpenCLError, FileError, InternalError, NotConvergedError,
                           ContextMismatchError)
 from ocal._core import _from_dlpack_capsule
-from ocal._core import (Array, Context, Device, devices, get_context, set_context,
+from ocal._core import (Array, Context, Device, Event, devices, get_context, set_context,
                         last_error, version, bfloat16,
                         asarray, array, empty, zeros, ones, full, empty_like, zeros_like,
                         ones_like, full_like, arange, linspace, broadcast_to, where,

@@ -428,12 +428,21 @@ cdef class Array:
         raise TypeError("ocal.Array does not convert to a NumPy array implicitly (it would "
                         "copy from the device): call .get() to copy it to the host")
 
-    def get(self):
-        """Copies the array into a new NumPy array (blocks until it is computed)."""
+    def get(self, blocking=True):
+        """Copies the array into a new NumPy array (blocks until it is computed). With
+        blocking=False the copy is queued and (array, ocal.Event) come back at once: read
+        the array after event.wait()."""
         out = np.empty(self.shape, self.dtype)
         cdef size_t n = _numel(self.shape)
         cdef ocal_buffer b = self.buf
         cdef void *p = <void *><uintptr_t>out.ctypes.data
+        cdef Event ev
+        if not blocking:
+            ev = Event.__new__(Event)
+            ev.keep = out
+            if n:
+                check(ocal_buffer_read(b, 0, n, p, &ev.ptr))
+            return out, ev
         if n:
             with nogil:
                 s = ocal_buffer_read(b, 0, n, p, NULL)
@@ -768,6 +777,31 @@ cdef class Array:
 
     def cumsum(self, axis=None):
         return scan(OCAL_SCAN_SUM, self, axis)
+
+
+cdef class Event:
+    """A queued command (ocal_event): a non-blocking get's copy. wait() blocks until it is
+    done; the host array it fills is kept alive until then, also when the event is dropped."""
+    cdef ocal_event ptr
+    cdef object keep
+
+    def __cinit__(self):
+        self.ptr = NULL
+
+    def wait(self):
+        """Blocks until the command has finished (ocal_event_wait), the GIL released."""
+        cdef ocal_event e = self.ptr
+        if e == NULL:
+            return
+        with nogil:
+            s = ocal_event_wait(e)
+        check(s)
+
+    def __dealloc__(self):
+        if self.ptr != NULL:
+            with nogil:
+                ocal_event_wait(self.ptr)   # the copy writes into keep's memory: finish it
+            ocal_event_release(self.ptr)
 
 
 cdef inline Array _empty(tuple shape, dt, int code, Context ctx):

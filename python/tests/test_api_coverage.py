@@ -38,10 +38,10 @@ NOT_WRAPPED = {
     "ocal_device_select": "Context(selector) resolves selectors",
     "ocal_buffer_get_numel": "Array.size", "ocal_buffer_get_nbytes": "Array.nbytes",
     "ocal_buffer_get_context": "Array.context",
-    # Asynchronous transfers, events and pinned memory: the package's transfers block
-    # (with the GIL released); PyOpenCL interop covers users who manage events.
-    "ocal_event_wait": "no events in the Python API", "ocal_event_release": "no events",
-    "ocal_event_get_cl_event": "no events", "ocal_event_from_cl": "no events",
+    # Transfer queues and pinned memory: the package's transfers block (with the GIL
+    # released), except get(blocking=False), an ocal_buffer_read with an event.
+    "ocal_event_get_cl_event": "PyOpenCL interop covers users who manage cl_events",
+    "ocal_event_from_cl": "PyOpenCL interop covers users who manage cl_events",
     "ocal_context_enqueue_wait": "no events", "ocal_context_enqueue_marker": "no events",
     "ocal_pinned_alloc": "blocking transfers only", "ocal_pinned_free": "blocking transfers only",
     "ocal_pinned_query": "blocking transfers only", "ocal_transfer_write": "blocking transfers only",

@@ -93,3 +93,18 @@ def test_dlpack_host_copy():
 def test_from_dlpack_host():
     y = ocal.from_dlpack(np.arange(5, dtype=np.int32))
     assert_close(y, np.arange(5, dtype=np.int32))
+
+
+def test_get_without_blocking():
+    x = ocal.asarray(np.arange(5000, dtype=np.float32))
+    y = ocal.exp(x * 0.001)
+    h, ev = y.get(blocking=False)
+    assert isinstance(ev, ocal.Event)
+    ev.wait()
+    np.testing.assert_allclose(h, np.exp(np.arange(5000, dtype=np.float32) * 0.001), rtol=1e-6)
+    ev.wait()                                    # again: still done
+    h2, ev2 = ocal.zeros(0).get(blocking=False)  # nothing to copy
+    ev2.wait()
+    assert h2.shape == (0,)
+    for _ in range(50):                          # dropped events finish their copies first
+        ocal.ones(1000).get(blocking=False)
