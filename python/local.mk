@@ -6,6 +6,7 @@
 TESTS += tests/python.sh
 EXTRA_DIST += python/local.mk tests/python.sh \
 	python/README.md \
+	python/bench/mlp_ops.py \
 	python/bench/overhead.py \
 	python/bench/small_ops.py \
 	python/examples/lobpcg_laplacian.py \
@@ -14,6 +15,9 @@ EXTRA_DIST += python/local.mk tests/python.sh \
 	python/meson.build \
 	python/ocal/__init__.py \
 	python/ocal/_core.pyx \
+	python/ocal/_dlpack.pxi \
+	python/ocal/_indexing.pxi \
+	python/ocal/_strided.pxi \
 	python/ocal/_errors.py \
 	python/ocal/fft.py \
 	python/ocal/kernels.py \
@@ -25,11 +29,14 @@ EXTRA_DIST += python/local.mk tests/python.sh \
 	python/tests/conftest.py \
 	python/tests/test_api_coverage.py \
 	python/tests/test_array.py \
+	python/tests/test_dlpack.py \
 	python/tests/test_errors.py \
 	python/tests/test_examples.py \
 	python/tests/test_fft.py \
+	python/tests/test_indexing.py \
 	python/tests/test_interop.py \
 	python/tests/test_kernels.py \
 	python/tests/test_reduce.py \
 	python/tests/test_sparse.py \
+	python/tools/abi3_static.sh \
 	python/tools/gen_pxd.py

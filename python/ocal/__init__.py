@@ -12,8 +12,10 @@ from ocal._errors import (OcalError, InvalidArgumentError, InvalidHandleError,
                           ShapeMismatchError, TypeMismatchError, SizeOverflowError,
                           NoDeviceError, DeviceNotFoundError, UnsupportedError,
                           OutOfHostMemoryError, OutOfDeviceMemoryError, BuildError,
-                          OpenCLError, FileError, InternalError, NotConvergedError)
-from ocal._core import (Array, Context, Device, devices, get_context, set_context,
+                          OpenCLError, FileError, InternalError, NotConvergedError,
+                          ContextMismatchError)
+from ocal._core import _from_dlpack_capsule
+from ocal._core import (Array, Context, Device, Event, devices, get_context, set_context,
                         last_error, version, bfloat16,
                         asarray, array, empty, zeros, ones, full, empty_like, zeros_like,
                         ones_like, full_like, arange, linspace, broadcast_to, where,
@@ -35,7 +37,20 @@ complex64, complex128, bool_ = _np.complex64, _np.complex128, _np.bool_
 __version__ = version()
 
 
-def from_dlpack(x):
-    """An ocal.Array from a host DLPack producer (a NumPy array, a CPU PyTorch tensor, ...),
-    copied to the device."""
-    return asarray(_np.from_dlpack(x))
+def from_dlpack(x, *, ctx=None):
+    """An ocal.Array from a DLPack producer or capsule. OpenCL memory (kDLOpenCL: another
+    ocal array, a library exporting cl_mem) of ctx's OpenCL context is used without a copy
+    (ctx: the default context unless given; memory of another context raises
+    ContextMismatchError); host memory (a NumPy array, a CPU PyTorch tensor) is copied to
+    the device."""
+    c = get_context() if ctx is None else ctx
+    if type(x).__name__ == "PyCapsule":
+        return _from_dlpack_capsule(x, c)
+    dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
+    if dev[0] != 4:
+        return asarray(_np.from_dlpack(x), ctx=ctx)
+    try:
+        capsule = x.__dlpack__(stream=c.queue_int_ptr, max_version=(1, 0))
+    except TypeError:  # a producer of DLPack before 1.0
+        capsule = x.__dlpack__(stream=c.queue_int_ptr)
+    return _from_dlpack_capsule(capsule, c)

@@ -11,7 +11,7 @@ import builtins as _builtins
 import weakref
 import numpy as np
 from ocal._errors import BY_STATUS, OcalError, TypeMismatchError, UnsupportedError, \
-    InvalidHandleError, ShapeMismatchError, InvalidArgumentError
+    InvalidHandleError, ShapeMismatchError, InvalidArgumentError, ContextMismatchError
 
 try:
     import ml_dtypes
@@ -145,11 +145,15 @@ cdef class Context:
     cdef readonly Device device
     cdef readonly bint fp64
     cdef public object _gens      # generated kernels of the package (transpose, ...)
+    cdef int _dl_index            # the device's DLPack device_id, found on first use
+    cdef dict _consts             # 0-d arrays of scalar operands (where), never written
     cdef object __weakref__
 
     def __cinit__(self):
         self.ptr = NULL
         self._gens = {}
+        self._dl_index = -1
+        self._consts = {}
 
     def __init__(self, device=None, *, pool=None, profiling=False):
         cdef ocal_context_options opt
@@ -424,12 +428,21 @@ cdef class Array:
         raise TypeError("ocal.Array does not convert to a NumPy array implicitly (it would "
                         "copy from the device): call .get() to copy it to the host")
 
-    def get(self):
-        """Copies the array into a new NumPy array (blocks until it is computed)."""
+    def get(self, blocking=True):
+        """Copies the array into a new NumPy array (blocks until it is computed). With
+        blocking=False the copy is queued and (array, ocal.Event) come back at once: read
+        the array after event.wait()."""
         out = np.empty(self.shape, self.dtype)
         cdef size_t n = _numel(self.shape)
         cdef ocal_buffer b = self.buf
         cdef void *p = <void *><uintptr_t>out.ctypes.data
+        cdef Event ev
+        if not blocking:
+            ev = Event.__new__(Event)
+            ev.keep = out
+            if n:
+                check(ocal_buffer_read(b, 0, n, p, &ev.ptr))
+            return out, ev
         if n:
             with nogil:
                 s = ocal_buffer_read(b, 0, n, p, NULL)
@@ -489,53 +502,18 @@ cdef class Array:
         return out
 
     def __getitem__(self, key):
-        """Integers and step-1 slices of the leading axes: views, as ocal's views are
-        contiguous ranges. Other indexing needs .get()."""
-        if not isinstance(key, tuple):
-            key = (key,)
-        if key == () or key == (Ellipsis,):
+        """NumPy's indexing: integers, slices (any step), Ellipsis, None, and one integer
+        array or boolean mask. A contiguous range of the array is a view; anything else is
+        a copy made on the device (an index array given as an ocal.Array is read back)."""
+        if type(key) is int or type(key) is slice and key.step is None:
+            return _getitem(self, key, False)
+        if key is Ellipsis or type(key) is tuple and len(<tuple>key) == 0:
             return self
-        shape = self.shape
-        cdef Py_ssize_t offset = 0, stride = _numel(shape)
-        dims = []
-        pos = 0
-        for k in key:
-            if pos >= len(shape):
-                raise IndexError("ocal: too many indices for an array of shape %r" % (shape,))
-            n = shape[pos]
-            stride = stride // n if n else 0
-            if isinstance(k, slice):
-                start, stop, step = k.indices(n)
-                if step != 1:
-                    raise UnsupportedError("ocal: slices with a step are not views in ocal; "
-                                           "use .get()[...] on the host")
-                if dims and (start, stop) != (0, n):
-                    raise UnsupportedError("ocal: only one axis after the integer indices may "
-                                           "be sliced partially (ocal views are contiguous "
-                                           "ranges); use .get()[...]")
-                stop = _builtins.max(stop, start)
-                offset += start * stride
-                dims.append(stop - start)
-            elif hasattr(k, "__index__"):
-                i = k.__index__()
-                if i < 0:
-                    i += n
-                if not 0 <= i < n:
-                    raise IndexError("ocal: index %d is out of bounds for axis %d of size %d"
-                                     % (k, pos, n))
-                if dims:
-                    raise UnsupportedError("ocal: an integer index after a slice is not a "
-                                           "contiguous view; use .get()[...]")
-                offset += i * stride
-            else:
-                raise UnsupportedError("ocal: index %r is not supported on the device (only "
-                                       "integers and step-1 slices); use .get()[...]" % (k,))
-            pos += 1
-        rest = tuple(dims) + shape[pos:]
-        return self._view(offset, rest)
+        return _getitem(self, key, False)
 
     def __setitem__(self, key, value):
-        cdef Array dst = self[key]
+        cdef Array dst = self if key is Ellipsis or type(key) is tuple and len(<tuple>key) == 0 \
+            else _getitem(self, key, True)
         if isinstance(value, Array):
             src = _broadcast_to(<Array>value, dst.shape).astype(dst.dtype, copy=False)
             check(ocal_buffer_copy((<Array>src).buf, dst.buf))
@@ -631,22 +609,35 @@ cdef class Array:
         return cla.Array(queue, self.shape, self.dtype, data=data, offset=off)
 
     def __dlpack_device__(self):
-        return (4, 0)  # kDLOpenCL: the array lives on an OpenCL device
+        """(kDLOpenCL = 4, the device's index in ocal.devices())."""
+        return (_kDLOpenCL, _dl_device_index(self.context))
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export. Only a host copy is offered: ask for dl_device=(1, 0) (kDLCPU), as
-        numpy.from_dlpack(x, device="cpu") does; copy=False then raises BufferError."""
-        if dl_device is not None and tuple(dl_device)[0] == 1:
-            if copy is False:
-                raise BufferError("ocal: the array is on an OpenCL device; a CPU consumer "
-                                  "needs a copy (copy=None or True)")
-            host = self.get()
-            if max_version is None:
-                return host.__dlpack__()
-            return host.__dlpack__(max_version=max_version, copy=False)
-        raise BufferError("ocal: DLPack export of device memory is not offered (no consumer "
-                          "takes kDLOpenCL); ask for a host copy: numpy.from_dlpack(x, "
-                          "device='cpu')")
+        """DLPack export of the device memory (no copy): a kDLOpenCL tensor whose data is the
+        cl_mem and byte_offset the view's offset; the consumer's deleter lets go of this
+        array. A consumer asking for the CPU (dl_device=(1, 0)) gets a host copy, and
+        copy=False then raises BufferError. stream: the consumer's cl_command_queue address;
+        unless it is this context's queue (or -1: the consumer orders the work itself), the
+        queue is finished first, so the memory holds its values for any queue."""
+        if dl_device is not None:
+            dev_type, dev_id = tuple(dl_device)
+            if dev_type == _kDLCPU:
+                if copy is False:
+                    raise BufferError("ocal: the array is on an OpenCL device; a CPU consumer "
+                                      "needs a copy (copy=None or True)")
+                host = self.get()
+                if max_version is None:
+                    return host.__dlpack__()
+                return host.__dlpack__(max_version=max_version, copy=False)
+            if (dev_type, dev_id) != self.__dlpack_device__():
+                raise BufferError("ocal: DLPack export to device %r: the array is on %r; copy "
+                                  "through the host (dl_device=(1, 0))"
+                                  % (tuple(dl_device), self.__dlpack_device__()))
+        src = self.copy() if copy else self
+        if stream != -1 and stream != self.context.queue_int_ptr:
+            self.context.finish()
+        versioned = max_version is not None and tuple(max_version)[0] >= 1
+        return _dl_export(src, versioned, bool(copy))
 
     # -- operators ---------------------------------------------------------------------------
 
@@ -757,35 +748,60 @@ cdef class Array:
         return _inplace(OCAL_BINARY_DIV, self, other)
 
     # -- reductions as methods -----------------------------------------------------------
-    def sum(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_SUM, self, axis, keepdims)
+    def sum(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_SUM, self, axis, keepdims, 0, out)
 
-    def prod(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_PROD, self, axis, keepdims)
+    def prod(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_PROD, self, axis, keepdims, 0, out)
 
-    def min(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_MIN, self, axis, keepdims)
+    def min(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_MIN, self, axis, keepdims, 0, out)
 
-    def max(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_MAX, self, axis, keepdims)
+    def max(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_MAX, self, axis, keepdims, 0, out)
 
-    def argmin(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_ARGMIN, self, axis, keepdims)
+    def argmin(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_ARGMIN, self, axis, keepdims, 0, out)
 
-    def argmax(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_ARGMAX, self, axis, keepdims)
+    def argmax(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_ARGMAX, self, axis, keepdims, 0, out)
 
-    def mean(self, axis=None, keepdims=False):
-        return reduce(OCAL_REDUCE_MEAN, self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_MEAN, self, axis, keepdims, 0, out)
 
-    def var(self, axis=None, ddof=0, keepdims=False):
-        return reduce(OCAL_REDUCE_VAR, self, axis, keepdims, ddof)
+    def var(self, axis=None, ddof=0, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_VAR, self, axis, keepdims, ddof, out)
 
-    def std(self, axis=None, ddof=0, keepdims=False):
-        return reduce(OCAL_REDUCE_STD, self, axis, keepdims, ddof)
+    def std(self, axis=None, ddof=0, keepdims=False, out=None):
+        return reduce(OCAL_REDUCE_STD, self, axis, keepdims, ddof, out)
 
     def cumsum(self, axis=None):
         return scan(OCAL_SCAN_SUM, self, axis)
+
+
+cdef class Event:
+    """A queued command (ocal_event): a non-blocking get's copy. wait() blocks until it is
+    done; the host array it fills is kept alive until then, also when the event is dropped."""
+    cdef ocal_event ptr
+    cdef object keep
+
+    def __cinit__(self):
+        self.ptr = NULL
+
+    def wait(self):
+        """Blocks until the command has finished (ocal_event_wait), the GIL released."""
+        cdef ocal_event e = self.ptr
+        if e == NULL:
+            return
+        with nogil:
+            s = ocal_event_wait(e)
+        check(s)
+
+    def __dealloc__(self):
+        if self.ptr != NULL:
+            with nogil:
+                ocal_event_wait(self.ptr)   # the copy writes into keep's memory: finish it
+            ocal_event_release(self.ptr)
 
 
 cdef inline Array _empty(tuple shape, dt, int code, Context ctx):
@@ -916,6 +932,7 @@ def linspace(start, stop, num=50, endpoint=True, dtype=np.float32, ctx=None):
 # ---- elementwise -------------------------------------------------------------------------
 
 cdef dict _result_dtypes = {}
+cdef object _bool_dtype = np.dtype(np.bool_)
 
 cdef object _np_ufunc_of_binary = {
     OCAL_BINARY_ADD: np.add, OCAL_BINARY_SUB: np.subtract, OCAL_BINARY_MUL: np.multiply,
@@ -988,6 +1005,7 @@ cpdef Array _binop(int op, x, y):
         a, b = <Array>x, <Array>y
         if a.fast and a.code == b.code and a.nd == b.nd and op < OCAL_BINARY_EQ \
                 and memcmp(a.cs, b.cs, a.nd * sizeof(size_t)) == 0 \
+                and len(a.shape) == len(b.shape) \
                 and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
                          and a.code != OCAL_F16 and a.code != OCAL_BF16):
             # The fast path: same type and shape, and the result type is the inputs'.
@@ -1003,11 +1021,29 @@ cpdef Array _binop(int op, x, y):
             return out
         if a.context is not b.context:
             raise InvalidArgumentError("ocal: the arrays belong to different contexts")
+        if a.fast and a.code == b.code and op < OCAL_BINARY_EQ \
+                and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
+                         and a.code != OCAL_F16 and a.code != OCAL_BF16):
+            # Same type, shapes that broadcast (a bias row): the result type is the inputs'.
+            out = _empty(_broadcast_shape(a.shape, b.shape), a.dtype, a.code, a.context)
+            check(ocal_binary(<ocal_binary_op>op, a.buf, b.buf, out.buf))
+            return out
         common, res = _binary_types(op, a.dtype, b.dtype)
         a, b = _to(a, common), _to(b, common)
         shape = _broadcast_shape(a.shape, b.shape)
         out = _empty(shape, res, dtype_code(res), a.context)
         check(ocal_binary(<ocal_binary_op>op, a.buf, b.buf, out.buf))
+        return out
+    if type(x) is Array and (type(y) is float or type(y) is int) \
+            and ((<Array>x).code == OCAL_F32 or (<Array>x).code == OCAL_F64):
+        # A float array and a Python number (weak, as NumPy 2 types it): the array's type
+        # out, or a bool mask for a comparison.
+        a = <Array>x
+        if op < OCAL_BINARY_EQ:
+            out = _empty(a.shape, a.dtype, a.code, a.context)
+        else:
+            out = _empty(a.shape, _bool_dtype, OCAL_U8, a.context)
+        check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, <double>y, out.buf))
         return out
     if isinstance(x, Array) and _is_scalar(y):
         a = <Array>x
@@ -1045,6 +1081,30 @@ cdef _inplace(int op, Array a, other):
     return a
 
 
+cdef Array _binop_out(int op, x, y, Array out):
+    """x op y written into out (out=): out has the broadcast shape and NumPy's result type."""
+    cdef Array a, b
+    if isinstance(x, Array) and isinstance(y, Array):
+        a, b = <Array>x, <Array>y
+        common, res = _binary_types(op, a.dtype, b.dtype)
+        _check_out(out, _broadcast_shape(a.shape, b.shape), res)
+        a, b = _to(a, common), _to(b, common)
+        check(ocal_binary(<ocal_binary_op>op, a.buf, b.buf, out.buf))
+    elif isinstance(x, Array) and _is_scalar(y):
+        a = <Array>x
+        common, res = _binary_types(op, a.dtype, type(y) if not isinstance(y, np.generic) else y.dtype)
+        _check_out(out, a.shape, res)
+        check(ocal_binary_scalar(<ocal_binary_op>op, _to(a, common).buf, float(y), out.buf))
+    elif isinstance(y, Array) and _is_scalar(x):
+        b = <Array>y
+        common, res = _binary_types(op, b.dtype, type(x) if not isinstance(x, np.generic) else x.dtype)
+        _check_out(out, b.shape, res)
+        check(ocal_scalar_binary(<ocal_binary_op>op, float(x), _to(b, common).buf, out.buf))
+    else:
+        return _binop_out(op, asarray(x, ctx=out.context), asarray(y, ctx=out.context), out)
+    return out
+
+
 cdef _logical(int op, x, y):
     """& and | of bool arrays: min and max of 0/1 masks."""
     for v in (x, y):
@@ -1054,65 +1114,65 @@ cdef _logical(int op, x, y):
     return r.astype(np.bool_) if r.dtype != np.bool_ else r
 
 
-def add(x, y):
-    return _binop(OCAL_BINARY_ADD, x, y)
+def add(x, y, out=None):
+    return _binop(OCAL_BINARY_ADD, x, y) if out is None else _binop_out(OCAL_BINARY_ADD, x, y, out)
 
 
-def subtract(x, y):
-    return _binop(OCAL_BINARY_SUB, x, y)
+def subtract(x, y, out=None):
+    return _binop(OCAL_BINARY_SUB, x, y) if out is None else _binop_out(OCAL_BINARY_SUB, x, y, out)
 
 
-def multiply(x, y):
-    return _binop(OCAL_BINARY_MUL, x, y)
+def multiply(x, y, out=None):
+    return _binop(OCAL_BINARY_MUL, x, y) if out is None else _binop_out(OCAL_BINARY_MUL, x, y, out)
 
 
-def power(x, y):
-    return _binop(OCAL_BINARY_POW, x, y)
+def power(x, y, out=None):
+    return _binop(OCAL_BINARY_POW, x, y) if out is None else _binop_out(OCAL_BINARY_POW, x, y, out)
 
 
-def minimum(x, y):
-    return _binop(OCAL_BINARY_MIN, x, y)
+def minimum(x, y, out=None):
+    return _binop(OCAL_BINARY_MIN, x, y) if out is None else _binop_out(OCAL_BINARY_MIN, x, y, out)
 
 
-def maximum(x, y):
-    return _binop(OCAL_BINARY_MAX, x, y)
+def maximum(x, y, out=None):
+    return _binop(OCAL_BINARY_MAX, x, y) if out is None else _binop_out(OCAL_BINARY_MAX, x, y, out)
 
 
-def arctan2(x, y):
-    return _binop(OCAL_BINARY_ATAN2, x, y)
+def arctan2(x, y, out=None):
+    return _binop(OCAL_BINARY_ATAN2, x, y) if out is None else _binop_out(OCAL_BINARY_ATAN2, x, y, out)
 
 
-def fmod(x, y):
-    return _binop(OCAL_BINARY_FMOD, x, y)
+def fmod(x, y, out=None):
+    return _binop(OCAL_BINARY_FMOD, x, y) if out is None else _binop_out(OCAL_BINARY_FMOD, x, y, out)
 
 
-def equal(x, y):
-    return _binop(OCAL_BINARY_EQ, x, y)
+def equal(x, y, out=None):
+    return _binop(OCAL_BINARY_EQ, x, y) if out is None else _binop_out(OCAL_BINARY_EQ, x, y, out)
 
 
-def not_equal(x, y):
-    return _binop(OCAL_BINARY_NE, x, y)
+def not_equal(x, y, out=None):
+    return _binop(OCAL_BINARY_NE, x, y) if out is None else _binop_out(OCAL_BINARY_NE, x, y, out)
 
 
-def less(x, y):
-    return _binop(OCAL_BINARY_LT, x, y)
+def less(x, y, out=None):
+    return _binop(OCAL_BINARY_LT, x, y) if out is None else _binop_out(OCAL_BINARY_LT, x, y, out)
 
 
-def less_equal(x, y):
-    return _binop(OCAL_BINARY_LE, x, y)
+def less_equal(x, y, out=None):
+    return _binop(OCAL_BINARY_LE, x, y) if out is None else _binop_out(OCAL_BINARY_LE, x, y, out)
 
 
-def greater(x, y):
-    return _binop(OCAL_BINARY_GT, x, y)
+def greater(x, y, out=None):
+    return _binop(OCAL_BINARY_GT, x, y) if out is None else _binop_out(OCAL_BINARY_GT, x, y, out)
 
 
-def greater_equal(x, y):
-    return _binop(OCAL_BINARY_GE, x, y)
+def greater_equal(x, y, out=None):
+    return _binop(OCAL_BINARY_GE, x, y) if out is None else _binop_out(OCAL_BINARY_GE, x, y, out)
 
 
-def true_divide(x, y):
+def true_divide(x, y, out=None):
     """x / y; integers are divided as floats (NumPy's true division)."""
-    return _binop(OCAL_BINARY_DIV, x, y)
+    return _binop(OCAL_BINARY_DIV, x, y) if out is None else _binop_out(OCAL_BINARY_DIV, x, y, out)
 
 
 def floor_divide(x, y):
@@ -1158,48 +1218,67 @@ cdef object _unary_np = {
 }
 
 
-cpdef Array unary(int op, x):
+cpdef Array unary(int op, x, Array out=None):
     """op(x) elementwise (ocal_unary); the result type is NumPy's for the same function
-    (integers become floats for exp, log, ...)."""
+    (integers become floats for exp, log, ...). out: an array of x's shape and the result's
+    type to write (x itself for in place)."""
     cdef Array a = x if isinstance(x, Array) else asarray(x)
-    key = (op, a.dtype)
-    res = _unary_types.get(key)
-    if res is None:
-        f = _unary_np[op]
-        with np.errstate(all="ignore"):
-            res = f(np.ones(1, a.dtype if a.dtype != np.bool_ else np.uint8)).dtype
-        if res.kind in "iub" and a.dtype.kind in "iub":
-            res = a.dtype if a.dtype != np.bool_ else np.dtype(np.uint8)
-        _unary_types[key] = res
-    if a.dtype == np.bool_:
-        a = a.astype(np.uint8)
-    if res.kind == "f" and a.dtype.kind in "iu" and a.dtype != res:
-        a = a.astype(res)
-    cdef Array out = _empty(a.shape, res, dtype_code(res), a.context)
+    if a.code == OCAL_F32 or a.code == OCAL_F64:
+        res = a.dtype                # float in, the same float out, for every function
+    else:
+        key = (op, a.dtype)
+        res = _unary_types.get(key)
+        if res is None:
+            f = _unary_np[op]
+            with np.errstate(all="ignore"):
+                res = f(np.ones(1, a.dtype if a.dtype != np.bool_ else np.uint8)).dtype
+            if res.kind in "iub" and a.dtype.kind in "iub":
+                res = a.dtype if a.dtype != np.bool_ else np.dtype(np.uint8)
+            _unary_types[key] = res
+        if a.dtype == np.bool_:
+            a = a.astype(np.uint8)
+        if res.kind == "f" and a.dtype.kind in "iu" and a.dtype != res:
+            a = a.astype(res)
+    if out is None:
+        out = _empty(a.shape, res, dtype_code(res), a.context)
+    else:
+        _check_out(out, a.shape, res)
     check(ocal_unary(<ocal_unary_op>op, a.buf, out.buf))
     return out
 
 
-def negative(x): return unary(OCAL_UNARY_NEG, x)
-def abs(x): return unary(OCAL_UNARY_ABS, x)
-def sqrt(x): return unary(OCAL_UNARY_SQRT, x)
-def rsqrt(x): return unary(OCAL_UNARY_RSQRT, x)
-def exp(x): return unary(OCAL_UNARY_EXP, x)
-def log(x): return unary(OCAL_UNARY_LOG, x)
-def log1p(x): return unary(OCAL_UNARY_LOG1P, x)
-def expm1(x): return unary(OCAL_UNARY_EXPM1, x)
-def sin(x): return unary(OCAL_UNARY_SIN, x)
-def cos(x): return unary(OCAL_UNARY_COS, x)
-def tanh(x): return unary(OCAL_UNARY_TANH, x)
-def sigmoid(x): return unary(OCAL_UNARY_SIGMOID, x)
-def relu(x): return unary(OCAL_UNARY_RELU, x)
-def gelu(x): return unary(OCAL_UNARY_GELU, x)
-def floor(x): return unary(OCAL_UNARY_FLOOR, x)
-def ceil(x): return unary(OCAL_UNARY_CEIL, x)
-def round(x): return unary(OCAL_UNARY_ROUND, x)
-def sign(x): return unary(OCAL_UNARY_SIGN, x)
-def square(x): return unary(OCAL_UNARY_SQUARE, x)
-def reciprocal(x): return unary(OCAL_UNARY_RECIPROCAL, x)
+cdef int _check_out(Array out, tuple shape, dt) except -1:
+    """An out= array must have the result's shape and type (NumPy would cast; ocal does
+    not convert silently)."""
+    if out.shape != shape:
+        raise ShapeMismatchError("ocal: out has shape %r; the result has shape %r"
+                                 % (out.shape, shape))
+    if out.dtype != dt:
+        raise TypeMismatchError("ocal: out has dtype %s; the result is %s (astype() it after)"
+                                % (out.dtype, np.dtype(dt)))
+    return 0
+
+
+def negative(x, out=None): return unary(OCAL_UNARY_NEG, x, out)
+def abs(x, out=None): return unary(OCAL_UNARY_ABS, x, out)
+def sqrt(x, out=None): return unary(OCAL_UNARY_SQRT, x, out)
+def rsqrt(x, out=None): return unary(OCAL_UNARY_RSQRT, x, out)
+def exp(x, out=None): return unary(OCAL_UNARY_EXP, x, out)
+def log(x, out=None): return unary(OCAL_UNARY_LOG, x, out)
+def log1p(x, out=None): return unary(OCAL_UNARY_LOG1P, x, out)
+def expm1(x, out=None): return unary(OCAL_UNARY_EXPM1, x, out)
+def sin(x, out=None): return unary(OCAL_UNARY_SIN, x, out)
+def cos(x, out=None): return unary(OCAL_UNARY_COS, x, out)
+def tanh(x, out=None): return unary(OCAL_UNARY_TANH, x, out)
+def sigmoid(x, out=None): return unary(OCAL_UNARY_SIGMOID, x, out)
+def relu(x, out=None): return unary(OCAL_UNARY_RELU, x, out)
+def gelu(x, out=None): return unary(OCAL_UNARY_GELU, x, out)
+def floor(x, out=None): return unary(OCAL_UNARY_FLOOR, x, out)
+def ceil(x, out=None): return unary(OCAL_UNARY_CEIL, x, out)
+def round(x, out=None): return unary(OCAL_UNARY_ROUND, x, out)
+def sign(x, out=None): return unary(OCAL_UNARY_SIGN, x, out)
+def square(x, out=None): return unary(OCAL_UNARY_SQUARE, x, out)
+def reciprocal(x, out=None): return unary(OCAL_UNARY_RECIPROCAL, x, out)
 absolute = abs
 rint = round
 
@@ -1216,19 +1295,40 @@ def broadcast_to(Array a, shape):
     return _broadcast_to(a, _norm_shape(shape))
 
 
-def where(condition, x, y):
-    """x where condition, else y (ocal_where), with broadcasting of all three."""
+def where(condition, x, y, out=None):
+    """x where condition, else y (ocal_where), with broadcasting of all three. A scalar x or
+    y is a cached 0-d array of the context, broadcast by ocal_where (no array of the
+    condition's shape is made and filled). out: where to write (x or y for in place)."""
     cdef Array m = condition if isinstance(condition, Array) else asarray(condition)
-    if m.dtype != np.bool_:
+    if m.fast or m.code != OCAL_U8:   # not a bool array
         m = m != 0
-    cdef Array a = x if isinstance(x, Array) else full(m.shape, x, _weak(x, y), m.context)
-    cdef Array b = y if isinstance(y, Array) else full(m.shape, y, a.dtype, m.context)
-    common = np.result_type(a.dtype, b.dtype)
-    a, b = _to(a, common), _to(b, common)
+    cdef Array a = x if isinstance(x, Array) else _scalar_operand(m.context, x, _weak(x, y))
+    cdef Array b = y if isinstance(y, Array) else _scalar_operand(m.context, y, _weak(y, a))
+    if a.dtype is not b.dtype and a.dtype != b.dtype:
+        common = np.result_type(a.dtype, b.dtype)
+        a, b = _to(a, common), _to(b, common)
     shape = _broadcast_shape(_broadcast_shape(m.shape, a.shape), b.shape)
-    cdef Array out = _empty(shape, common, dtype_code(common), m.context)
-    check(ocal_where(m.buf, a.buf, b.buf, out.buf))
+    if out is None:
+        out = _empty(shape, a.dtype, a.code, m.context)
+    else:
+        _check_out(out, shape, a.dtype)
+    check(ocal_where(m.buf, a.buf, b.buf, (<Array>out).buf))
     return out
+
+
+cdef Array _scalar_operand(Context ctx, value, dt):
+    """A 0-d array holding value as dt, made once per context, dtype and value (operands
+    only: nothing writes to it)."""
+    if not _is_scalar(value):
+        return asarray(value, dt, ctx)
+    key = (dt, type(value), value)
+    cdef Array c = ctx._consts.get(key)
+    if c is None:
+        if len(ctx._consts) >= 256:
+            ctx._consts.clear()
+        c = full((), value, dt, ctx)
+        ctx._consts[key] = c
+    return c
 
 
 cdef _weak(x, other):
@@ -1248,12 +1348,18 @@ cdef int _axis(Array a, axis) except? -1:
     return ax + nd if ax < 0 else ax
 
 
-def reduce(int op, x, axis=None, keepdims=False, int ddof=0):
+cdef dict _reduce_types = {}   # (op, input type) -> (result type code, its NumPy dtype)
+
+
+def reduce(int op, x, axis=None, keepdims=False, int ddof=0, out=None):
     """A reduction (ocal_reduce, ocal_var, ocal_std) over all elements (axis=None), one axis,
-    or a tuple of axes, with NumPy's keepdims and result types."""
+    or a tuple of axes, with NumPy's keepdims and result types. out: an array of the
+    result's shape and type to write (one axis or all)."""
     cdef Array a = x if isinstance(x, Array) else asarray(x)
     cdef ocal_dtype rd
-    if a.dtype == np.bool_:
+    if isinstance(axis, tuple) and len(axis) != 1 and out is not None:
+        raise UnsupportedError("ocal: out= with a tuple of axes; reduce one axis at a time")
+    if not a.fast and a.code == OCAL_U8:   # bool
         a = a.astype(np.int64 if op in (OCAL_REDUCE_SUM, OCAL_REDUCE_PROD) else np.uint8)
     if isinstance(axis, tuple) and len(axis) == 1:
         axis = axis[0]
@@ -1277,8 +1383,13 @@ def reduce(int op, x, axis=None, keepdims=False, int ddof=0):
         if keepdims:
             r = r.reshape(tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
         return r
-    check(ocal_reduce_dtype(<ocal_reduce_op>op, <ocal_dtype>a.code, &rd))
-    res = _np_of_code(rd)
+    key = (op, a.code)
+    cached = _reduce_types.get(key)
+    if cached is None:
+        check(ocal_reduce_dtype(<ocal_reduce_op>op, <ocal_dtype>a.code, &rd))
+        cached = _reduce_types[key] = (<int>rd, _np_of_code(rd))
+    rd = <ocal_dtype><int>cached[0]
+    res = cached[1]
     cdef int ax
     if axis is None:
         ax = OCAL_AXIS_ALL
@@ -1292,26 +1403,33 @@ def reduce(int op, x, axis=None, keepdims=False, int ddof=0):
             and (a.size == 0 if axis is None else a.shape[ax] == 0):
         raise InvalidArgumentError("ocal: zero-size array to reduction operation %s which "
                                    "has no identity" % (<bytes>ocal_reduce_op_name(<ocal_reduce_op>op)).decode())
-    cdef Array out = _empty(shape, res, rd, a.context)
+    cdef Array res_arr
+    if out is None:
+        res_arr = _empty(shape, res, rd, a.context)
+    else:
+        _check_out(out, kshape if keepdims else shape, res)
+        res_arr = <Array?>out if not keepdims else (<Array?>out).reshape(shape)
     if _numel(shape):
         if op == OCAL_REDUCE_VAR:
-            check(ocal_var(a.buf, ax, ddof, out.buf))
+            check(ocal_var(a.buf, ax, ddof, res_arr.buf))
         elif op == OCAL_REDUCE_STD:
-            check(ocal_std(a.buf, ax, ddof, out.buf))
+            check(ocal_std(a.buf, ax, ddof, res_arr.buf))
         else:
-            check(ocal_reduce(<ocal_reduce_op>op, a.buf, ax, out.buf))
-    return out.reshape(kshape) if keepdims else out
+            check(ocal_reduce(<ocal_reduce_op>op, a.buf, ax, res_arr.buf))
+    if out is not None:
+        return out
+    return res_arr.reshape(kshape) if keepdims else res_arr
 
 
-def sum(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_SUM, x, axis, keepdims)
-def prod(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_PROD, x, axis, keepdims)
-def min(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_MIN, x, axis, keepdims)
-def max(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_MAX, x, axis, keepdims)
-def argmin(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_ARGMIN, x, axis, keepdims)
-def argmax(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_ARGMAX, x, axis, keepdims)
-def mean(x, axis=None, keepdims=False): return reduce(OCAL_REDUCE_MEAN, x, axis, keepdims)
-def var(x, axis=None, ddof=0, keepdims=False): return reduce(OCAL_REDUCE_VAR, x, axis, keepdims, ddof)
-def std(x, axis=None, ddof=0, keepdims=False): return reduce(OCAL_REDUCE_STD, x, axis, keepdims, ddof)
+def sum(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_SUM, x, axis, keepdims, 0, out)
+def prod(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_PROD, x, axis, keepdims, 0, out)
+def min(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_MIN, x, axis, keepdims, 0, out)
+def max(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_MAX, x, axis, keepdims, 0, out)
+def argmin(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_ARGMIN, x, axis, keepdims, 0, out)
+def argmax(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_ARGMAX, x, axis, keepdims, 0, out)
+def mean(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_MEAN, x, axis, keepdims, 0, out)
+def var(x, axis=None, ddof=0, keepdims=False, out=None): return reduce(OCAL_REDUCE_VAR, x, axis, keepdims, ddof, out)
+def std(x, axis=None, ddof=0, keepdims=False, out=None): return reduce(OCAL_REDUCE_STD, x, axis, keepdims, ddof, out)
 amin = min
 amax = max
 
@@ -1375,11 +1493,21 @@ def log_softmax(x, axis=-1):
     return _nn(1, x, axis)
 
 
-def softmax_cross_entropy(Array logits, Array labels, bint want_grad=True):
+def softmax_cross_entropy(Array logits, Array labels, bint want_grad=True, out=None):
     """(loss per row, gradient of it with respect to the logits) in one pass
-    (ocal_softmax_cross_entropy); labels are integers."""
-    cdef Array loss = _empty((logits.shape[0],), logits.dtype, logits.code, logits.context)
-    cdef Array grad = _empty(logits.shape, logits.dtype, logits.code, logits.context) \
+    (ocal_softmax_cross_entropy); labels are integers. out: (loss, grad) arrays to write
+    (grad may be logits itself, in place)."""
+    cdef Array loss, grad
+    if out is not None:
+        loss, grad = out
+        _check_out(loss, (logits.shape[0],), logits.dtype)
+        if grad is not None:
+            _check_out(grad, logits.shape, logits.dtype)
+        check(ocal_softmax_cross_entropy(logits.buf, labels.buf, loss.buf,
+                                         grad.buf if grad is not None else NULL))
+        return loss, grad
+    loss = _empty((logits.shape[0],), logits.dtype, logits.code, logits.context)
+    grad = _empty(logits.shape, logits.dtype, logits.code, logits.context) \
         if want_grad else None
     check(ocal_softmax_cross_entropy(logits.buf, labels.buf, loss.buf,
                                      grad.buf if grad is not None else NULL))
@@ -1390,25 +1518,37 @@ def softmax_cross_entropy(Array logits, Array labels, bint want_grad=True):
 
 def gemm(Array a, Array b, Array c=None, *, transa=False, transb=False, alpha=1.0, beta=0.0):
     """c = alpha op(a) op(b) + beta c (ocal_gemm), a new c when none is given."""
-    if a.ndim < 2 or b.ndim < 2:
+    if len(a.shape) < 2 or len(b.shape) < 2:
         raise ShapeMismatchError("ocal: gemm takes 2-D or 3-D arrays")
-    m = a.shape[-1] if transa else a.shape[-2]
-    n = b.shape[-2] if transb else b.shape[-1]
     if c is None:
-        batch = a.shape[:-2] or b.shape[:-2]
-        common = np.result_type(a.dtype, b.dtype)
-        a, b = _to(a, common), _to(b, common)
-        c = _empty(tuple(batch) + (m, n), common, dtype_code(common), a.context)
+        if a.dtype is not b.dtype and a.dtype != b.dtype:
+            common = np.result_type(a.dtype, b.dtype)
+            a, b = _to(a, common), _to(b, common)
+        c = _gemm_out(a, b, transa, transb)
     check(ocal_gemm(OCAL_TRANS if transa else OCAL_NO_TRANS,
                     OCAL_TRANS if transb else OCAL_NO_TRANS, alpha, a.buf, b.buf, beta, c.buf))
     return c
+
+
+cdef Array _gemm_out(Array a, Array b, bint transa, bint transb):
+    """The new result of op(a) op(b), of a's type (a and b share it)."""
+    m = a.shape[-1] if transa else a.shape[-2]
+    n = b.shape[-2] if transb else b.shape[-1]
+    batch = a.shape[:-2] or b.shape[:-2]
+    return _empty(batch + (m, n), a.dtype, a.code, a.context)
 
 
 def matmul(x, y):
     """NumPy's matmul for 1-D, 2-D and batched 3-D float arrays (ocal_gemm, ocal_gemv)."""
     if not isinstance(x, Array) or not isinstance(y, Array):
         raise TypeError("ocal: matmul needs two ocal.Array operands")
-    cdef Array a = x, b = y
+    cdef Array a = x, b = y, out
+    if len(a.shape) == 2 and len(b.shape) == 2 and a.code == b.code \
+            and (a.code == OCAL_F32 or a.code == OCAL_F64) and a.shape[1] == b.shape[0]:
+        # The common case, 2-D matrices of one float type: no type or shape work in Python.
+        out = _gemm_out(a, b, False, False)
+        check(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, a.buf, b.buf, 0.0, out.buf))
+        return out
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: a 0-d operand (use *)")
     common = np.result_type(a.dtype, b.dtype)
@@ -1427,6 +1567,13 @@ def matmul(x, y):
     if b.ndim == 1:
         out = out.reshape(out.shape[:-1])
     return out
+
+
+def axpy(alpha, Array x, Array y):
+    """y += alpha * x in place, in one kernel (ocal_axpy: x and y of one type and element
+    count); returns y."""
+    check(ocal_axpy(alpha, x.buf, y.buf))
+    return y
 
 
 def transpose(Array a):
@@ -1917,3 +2064,8 @@ def lobpcg_solve(Operator A, Array X, Operator B, Operator M, Array Y, double to
     if s != OCAL_OK and s != OCAL_NOT_CONVERGED:
         raise_status(s)
     return w, r, (<bytes>ocal_lobpcg_stop_name(res.stop)).decode()
+
+
+include "_dlpack.pxi"
+include "_strided.pxi"
+include "_indexing.pxi"

@@ -14,6 +14,11 @@ class InvalidArgumentError(OcalError, ValueError):
     pass
 
 
+class ContextMismatchError(InvalidArgumentError, BufferError):
+    """Memory of another OpenCL context offered where ocal's context is needed (a DLPack
+    tensor): a BufferError too, as DLPack consumers raise."""
+
+
 class InvalidHandleError(OcalError, ValueError):
     pass
 

@@ -7,7 +7,7 @@ NumPy's conventions and norm= values."""
 import numpy as np
 
 from ocal._core import (Array, asarray, fft_execute, FFT_C2C, FFT_R2C, FFT_C2R, FFT_FORWARD,
-                        FFT_INVERSE, FFT_NORMS)
+                        FFT_INVERSE, FFT_NORMS, _resize_trailing)
 from ocal._errors import UnsupportedError, InvalidArgumentError
 
 
@@ -29,10 +29,17 @@ def _real(a):
     return a.astype(np.float64 if a.context.fp64 else np.float32)
 
 
-def _axes(a, n, axes, ndim):
-    if n is not None:
-        raise UnsupportedError("ocal.fft: n= (padding or cropping) is not supported; pad or "
-                               "slice the input first")
+def _axes(a, s, axes, ndim):
+    """(how many trailing axes are transformed, their lengths s or None), numpy.fft's rules:
+    s given without axes means the last len(s) axes."""
+    if s is not None:
+        s = tuple(int(v) for v in ((s,) if np.ndim(s) == 0 else s))
+        if any(v < 1 for v in s):
+            raise InvalidArgumentError("ocal.fft: invalid number of data points %r" % (s,))
+        if axes is None:
+            axes = tuple(range(-len(s), 0))
+        elif len(axes) != len(s):
+            raise InvalidArgumentError("ocal.fft: s=%r and axes=%r differ in length" % (s, axes))
     if axes is not None:
         want = tuple(range(a.ndim - len(axes), a.ndim))
         if tuple(ax % a.ndim for ax in axes) != want:
@@ -40,11 +47,14 @@ def _axes(a, n, axes, ndim):
         ndim = len(axes)
     if ndim > a.ndim or not 1 <= ndim <= 3:
         raise InvalidArgumentError("ocal.fft: %d transform axes of a %d-D array" % (ndim, a.ndim))
-    return ndim
+    return ndim, s
 
 
-def _c2c(a, ndim, direction, norm):
+def _c2c(a, axes, direction, norm):
+    ndim, s = axes
     a = _complex(a)
+    if s is not None:                       # crop or zero-pad the input, as numpy.fft does
+        a = _resize_trailing(a, s)
     lengths = a.shape[a.ndim - ndim:]
     return fft_execute(a, tuple(lengths), FFT_C2C, direction, FFT_NORMS[norm], a.shape, a.dtype)
 
@@ -79,19 +89,27 @@ def ifftn(a, s=None, axes=None, norm=None):
     return _c2c(a, _axes(a, s, axes, a.ndim), FFT_INVERSE, norm)
 
 
-def _r2c(a, ndim, norm):
+def _r2c(a, axes, norm):
+    ndim, s = axes
     a = _real(a)
+    if s is not None:
+        a = _resize_trailing(a, s)
     lengths = a.shape[a.ndim - ndim:]
     shape = a.shape[:-1] + (a.shape[-1] // 2 + 1,)
     out_dtype = np.complex128 if a.dtype == np.float64 else np.complex64
     return fft_execute(a, tuple(lengths), FFT_R2C, FFT_FORWARD, FFT_NORMS[norm], shape, out_dtype)
 
 
-def _c2r(a, ndim, last, norm):
+def _c2r(a, axes, norm):
+    """The inverse of _r2c: s (or n) gives the output's lengths; the input's last axis is
+    cropped or padded to s[-1] // 2 + 1 (numpy.fft's irfft)."""
+    ndim, s = axes
     a = _complex(a)
-    last = 2 * (a.shape[-1] - 1) if last is None else last
-    lengths = a.shape[a.ndim - ndim:-1] + (last,)
-    shape = a.shape[:-1] + (last,)
+    if s is None:
+        s = tuple(a.shape[a.ndim - ndim:-1]) + (2 * (a.shape[-1] - 1),)
+    a = _resize_trailing(a, s[:-1] + (s[-1] // 2 + 1,))
+    lengths = s
+    shape = a.shape[:-1] + (s[-1],)
     out_dtype = np.float64 if a.dtype == np.complex128 else np.float32
     return fft_execute(a, tuple(lengths), FFT_C2R, FFT_INVERSE, FFT_NORMS[norm], shape, out_dtype)
 
@@ -103,7 +121,7 @@ def rfft(a, n=None, axis=-1, norm=None):
 
 def irfft(a, n=None, axis=-1, norm=None):
     a = a if isinstance(a, Array) else asarray(a)
-    return _c2r(a, _axes(a, None, (axis,), 1), n, norm)
+    return _c2r(a, _axes(a, n, (axis,), 1), norm)
 
 
 def rfft2(a, s=None, axes=(-2, -1), norm=None):
@@ -113,7 +131,7 @@ def rfft2(a, s=None, axes=(-2, -1), norm=None):
 
 def irfft2(a, s=None, axes=(-2, -1), norm=None):
     a = a if isinstance(a, Array) else asarray(a)
-    return _c2r(a, _axes(a, None, axes, 2), None if s is None else s[-1], norm)
+    return _c2r(a, _axes(a, s, axes, 2), norm)
 
 
 def rfftn(a, s=None, axes=None, norm=None):
@@ -123,7 +141,7 @@ def rfftn(a, s=None, axes=None, norm=None):
 
 def irfftn(a, s=None, axes=None, norm=None):
     a = a if isinstance(a, Array) else asarray(a)
-    return _c2r(a, _axes(a, None, axes, a.ndim), None if s is None else s[-1], norm)
+    return _c2r(a, _axes(a, s, axes, a.ndim), norm)
 
 
 def fftfreq(n, d=1.0):

@@ -1,5 +1,5 @@
 """ocal.linalg: matrix products (numpy.linalg / cupy.linalg names)."""
-from ocal._core import matmul, gemm, vdot, norm2, Array
+from ocal._core import matmul, gemm, axpy, vdot, norm2, Array
 
 
 def norm(x, axis=None, keepdims=False):
@@ -7,4 +7,4 @@ def norm(x, axis=None, keepdims=False):
     return norm2(x, axis, keepdims)
 
 
-__all__ = ["matmul", "gemm", "vdot", "norm"]
+__all__ = ["matmul", "gemm", "axpy", "vdot", "norm"]

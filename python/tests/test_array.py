@@ -94,6 +94,71 @@ def test_operators_and_scalars(dtype):
     assert_close((a > 5) | ~(a < 20), (x > 5) | ~(x < 20))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_where_with_scalars(dtype):
+    x = host((3, 5), dtype, 0, 20)
+    a, m = ocal.asarray(x), ocal.asarray(x > 9)
+    for u, v in [(a, 0.0), (a, 2), (3, a), (1.5, a), (7, 0)]:
+        want = np.where(x > 9, u.get() if isinstance(u, ocal.Array) else u,
+                        v.get() if isinstance(v, ocal.Array) else v)
+        assert_close(ocal.where(m, u, v), want)          # NumPy's types
+    ctx = a.context
+    ocal.where(m, a, 0)
+    before = ctx.memory_stats()
+    ocal.where(m, a, 0)                          # a cached 0-d scalar: one allocation, the result
+    after = ctx.memory_stats()
+    assert after["hits"] + after["misses"] - before["hits"] - before["misses"] == 1
+
+
+def test_out_arguments():
+    x, y = host((4, 6), np.float32, 1, 9), host((6,), np.float32, 1, 9)
+    a, b = ocal.asarray(x), ocal.asarray(y)
+    out = ocal.empty((4, 6))
+    assert ocal.add(a, b, out=out) is out
+    assert_close(out, x + y)
+    ocal.multiply(a, 0.5, out=out)
+    assert_close(out, x * 0.5)
+    ocal.subtract(3, a, out=out)
+    assert_close(out, 3 - x)
+    m = ocal.empty((4, 6), bool)
+    assert_close(ocal.greater(a, 4, out=m), x > 4)
+    c = ocal.asarray(x)
+    ocal.relu(ocal.subtract(c, 5, out=c), out=c)         # in place
+    assert_close(c, np.maximum(x - 5, 0))
+    assert_close(ocal.where(m, a, 0.0, out=out), np.where(x > 4, x, 0))
+    s = ocal.empty(6)
+    assert ocal.sum(a, axis=0, out=s) is s
+    assert_close(s, x.sum(axis=0), np.float32)
+    k = ocal.empty((4, 1))
+    assert_close(a.max(axis=1, keepdims=True, out=k), x.max(axis=1, keepdims=True))
+    labels = ocal.asarray(np.array([1, 0, 5, 2], np.int32))
+    loss, grad = ocal.softmax_cross_entropy(a, labels)
+    l2 = ocal.empty(4)
+    assert ocal.softmax_cross_entropy(a, labels, out=(l2, a))[1] is a     # grad in place
+    assert_close(l2, loss.get())
+    assert_close(a, grad.get())
+    with pytest.raises(ocal.ShapeMismatchError):
+        ocal.add(b, b, out=out)
+    with pytest.raises(ocal.TypeMismatchError):
+        ocal.greater(b, 1, out=ocal.empty(6))
+    with pytest.raises(ocal.TypeMismatchError):
+        ocal.exp(ocal.asarray(np.arange(6, dtype=np.int32)), out=ocal.empty(6, np.int32))
+
+
+def test_axpy():
+    x, y = host((4, 6), np.float32), host((4, 6), np.float32)
+    a, b = ocal.asarray(x), ocal.asarray(y)
+    assert ocal.linalg.axpy(-0.25, a, b) is b
+    assert_close(b, y - 0.25 * x)
+    c = ocal.asarray(y[0])
+    ocal.linalg.axpy(2, ocal.asarray(x[1]), c)
+    assert_close(c, y[0] + 2 * x[1])
+    with pytest.raises(ocal.TypeMismatchError):
+        ocal.linalg.axpy(1.0, ocal.asarray(x.astype(np.float64)), b)
+    with pytest.raises(ocal.ShapeMismatchError):
+        ocal.linalg.axpy(1.0, ocal.zeros(5), b)
+
+
 def test_negative_floor_and_remainder():
     x = np.array([-7, -3, 0, 5, 8], np.int32)
     y = np.array([2, -2, 3, -3, 5], np.int32)
@@ -167,8 +232,8 @@ def test_views_and_setitem():
     x[1] = 0
     x[2:4] = 1
     assert_close(a, x)
-    with pytest.raises(NotImplementedError):
-        a[::2]
+    with pytest.raises(NotImplementedError):   # a copy: assignment would be lost
+        a[::2] = 1
     with pytest.raises(IndexError):
         a[9]
 

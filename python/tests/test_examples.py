@@ -18,3 +18,15 @@ def test_example(script, args):
     r = subprocess.run([sys.executable, os.path.join(EXAMPLES, script)] + args,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_mlp_preallocated_step_trains_the_same():
+    """--preallocated (out=, gemm into c, the C example's calls) gives the same losses as the
+    step that makes new arrays."""
+    args = [sys.executable, os.path.join(EXAMPLES, "mlp_train.py"), "--steps", "21",
+            "--hidden", "64", "--batch", "64", "--min-accuracy", "0"]
+    runs = [subprocess.run(args + extra, capture_output=True, text=True, timeout=300)
+            for extra in ([], ["--preallocated"])]
+    losses = [[line for line in r.stdout.splitlines() if line.startswith("step")] for r in runs]
+    assert all(r.returncode == 0 for r in runs), runs[1].stdout + runs[1].stderr
+    assert len(losses[0]) == 2 and losses[0] == losses[1]

@@ -1,6 +1,7 @@
 """ocal.fft against numpy.fft."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import ocal
 from conftest import assert_close
@@ -46,3 +47,38 @@ def test_real_input_to_c2c():
 def test_unsupported_axes():
     with pytest.raises(NotImplementedError):
         ocal.fft.fft(ocal.asarray(cplx((4, 4))), axis=0)
+
+
+# The transform lengths of the tests above (7, 15; 3 x 10), so that no new plan is built.
+@settings(max_examples=10)
+@given(m=st.integers(1, 20), kind=st.sampled_from(["fft", "ifft", "rfft", "irfft"]))
+def test_n_pads_and_crops_as_numpy(m, kind):
+    """n= crops or zero-pads the last axis (irfft: the output's length), on odd sizes."""
+    if kind == "irfft":   # a real signal's spectrum: irfft reads no imaginary part of bin 0
+        x, n = np.fft.rfft(rng.normal(size=(3, 2 * m - 1))).astype(np.complex64), 15
+    elif kind == "rfft":
+        x, n = rng.normal(size=(3, m)).astype(np.float32), 15
+    else:
+        x, n = cplx((2, 3, m)), 7
+    want = getattr(np.fft, kind)(x, n=n)
+    want = want.astype(np.complex64 if want.dtype.kind == "c" else np.float32)
+    got = getattr(ocal.fft, kind)(ocal.asarray(x), n=n)
+    np.testing.assert_allclose(got.get(), want, rtol=1e-4, atol=1e-4 * max(m, n))
+
+
+def test_s_pads_and_crops_as_numpy():
+    s = (3, 10)                                  # the rows cropped, the columns padded
+    x = cplx((5, 7))
+    tol = dict(rtol=1e-4, atol=5e-3)
+    np.testing.assert_allclose(ocal.fft.fft2(ocal.asarray(x), s=s).get(),
+                               np.fft.fft2(x, s=s), **tol)
+    np.testing.assert_allclose(ocal.fft.ifftn(ocal.asarray(x), s=s).get(),
+                               np.fft.ifftn(x, s=s, axes=(0, 1)), **tol)
+    r = x.real.astype(np.float32)
+    np.testing.assert_allclose(ocal.fft.rfftn(ocal.asarray(r), s=(3, 15)).get(),
+                               np.fft.rfftn(r, s=(3, 15), axes=(0, 1)), **tol)
+    spectrum = np.fft.rfft2(rng.normal(size=(5, 11))).astype(np.complex64)   # 6 bins
+    np.testing.assert_allclose(ocal.fft.irfft2(ocal.asarray(spectrum), s=(3, 15)).get(),
+                               np.fft.irfft2(spectrum, s=(3, 15)), **tol)
+    with pytest.raises(ValueError):
+        ocal.fft.fft2(ocal.asarray(x), s=(0, 3))

@@ -1,0 +1,98 @@
+"""Indexing beyond contiguous ranges against NumPy: steps (negative ones too), Ellipsis,
+None, integer-array and boolean-mask reads. Ranges are views; the rest are device copies."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ocal
+from conftest import assert_close
+
+rng = np.random.default_rng(11)
+
+
+def slices(n):
+    bound = st.one_of(st.none(), st.integers(-n - 2, n + 2))
+    return st.builds(slice, bound, bound, st.one_of(st.none(), st.integers(-3, 3).filter(bool)))
+
+
+@st.composite
+def basic_keys(draw):
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=6))
+    key = []
+    for n in shape[:draw(st.integers(1, len(shape)))]:
+        if n and draw(st.booleans()):
+            key.append(draw(st.integers(-n, n - 1)))
+        else:
+            key.append(draw(slices(n)))
+    if draw(st.booleans()):
+        key.insert(draw(st.integers(0, len(key))), Ellipsis)
+    return shape, tuple(key)
+
+
+@given(basic_keys(), st.sampled_from([np.float32, np.int64, np.uint8]))
+def test_steps_and_negative_steps(case, dtype):
+    shape, key = case
+    x = (rng.random(shape) * 100).astype(dtype)
+    a = ocal.asarray(x)
+    try:
+        want = x[key]
+    except IndexError:                           # the Ellipsis moved an integer out of range
+        with pytest.raises(IndexError):
+            a[key]
+        return
+    assert_close(a[key], want)
+
+
+@given(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=6), st.data())
+def test_index_arrays(shape, data):
+    x = rng.random(shape).astype(np.float32)
+    a = ocal.asarray(x)
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    n = shape[axis]
+    idx = np.array(data.draw(st.lists(st.integers(-n, n - 1), max_size=7)), np.int64)
+    key = (slice(None),) * axis + (idx,)
+    assert_close(a[key], x[key])
+    as_device = ocal.asarray(idx) if idx.size else idx   # an ocal.Array as the index too
+    assert_close(a[(slice(None),) * axis + (as_device,)], x[key])
+
+
+@given(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=6), st.data())
+def test_boolean_masks(shape, data):
+    x = rng.random(shape).astype(np.float32)
+    a = ocal.asarray(x)
+    k = data.draw(st.integers(1, len(shape)))
+    mask = data.draw(hnp.arrays(np.bool_, shape[:k]))
+    assert_close(a[mask], x[mask])
+    assert_close(a[ocal.asarray(mask)], x[mask])
+    if len(shape) >= 2:
+        m1 = data.draw(hnp.arrays(np.bool_, shape[1:2]))
+        assert_close(a[:, m1], x[:, m1])
+
+
+def test_numpy_placement_and_views():
+    x = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    a = ocal.asarray(x)
+    for key in [(0, slice(None), [1, 2]), (1, [2, 0]), (slice(None), 1, slice(None), [4, 0]),
+                (None, 1, slice(None, None, -1)), ([[0, 1], [1, 0]], 0), (Ellipsis, [3]),
+                (1, slice(None), 2)]:
+        assert_close(a[key], x[key])
+    v = a[1, 2]                                  # a contiguous range: a view
+    assert v.int_ptr == a.int_ptr and v.offset == (60 + 40) * 4
+    c = a[:, ::2]                                # a copy, made on the device
+    assert c.int_ptr != a.int_ptr
+    with pytest.raises(IndexError):
+        a[[0, 2]]
+    with pytest.raises(IndexError):
+        a[np.ones(3, bool)]
+    with pytest.raises(IndexError):
+        a[0, 0, 0, 0, 0]
+    with pytest.raises(NotImplementedError):
+        a[[0], :, [1]]
+    with pytest.raises(NotImplementedError):
+        a[:, [0, 1]] = 1
+
+
+def test_scalar_plus_one_element():
+    assert (ocal.asarray(np.float32(2)) + ocal.ones(1)).shape == (1,)
+    assert_close(ocal.asarray(np.float32(2)) + ocal.ones(1), np.ones(1, np.float32) + 2)
