@@ -154,9 +154,113 @@ static const fs_case cases[] = {
     /* real and imaginary parts exchanged in separate rounds (forced: PoCL's local memory
      * holds whole columns), 128 x 256, radix 8, one and two columns */
     {1 << 15, 2, "n1=128,c=1,c2=2,r=8,plane=1", 1, OCAL_FFT_NORM_ORTHO, 32},
+    /* eight columns per group, staged in two rounds; then eight in pass 1 and four in pass 2,
+     * exchanged two at a time, with the cache hints named (plain accesses without PTX) */
+    {1 << 14, 3, "n1=128,c=8,r=4,sr=2", 0, OCAL_FFT_NORM_BACKWARD, 32},
+    {1 << 13, 3, "n1=64,c=8,c2=4,r=8,cr=2,ld=2,st=1", 1, OCAL_FFT_NORM_ORTHO, 32},
 };
 
 START_TEST(test_fourstep_against_dft) { run_case(&cases[_i]); }
+END_TEST
+
+/* y = the 2-D DFT (sign -1 forward, +1 inverse) of the rows x cols points of x, times sc, in
+ * double: a DFT of every row, then of every column, with exact phase indices. */
+static void dft_2d(const float *x, size_t rows, size_t cols, int sign, double sc, double *y) {
+  size_t big = rows > cols ? rows : cols;
+  double *cs = fixture_malloc(2 * big * sizeof *cs), *t = fixture_malloc(2 * rows * cols * sizeof *t);
+  for (int axis = 0; axis < 2; axis++) {
+    size_t n = axis ? rows : cols, lines = axis ? cols : rows;
+    size_t step = axis ? cols : 1, lstep = axis ? 1 : cols; /* point, line strides */
+    for (size_t i = 0; i < n; i++) {
+      cs[2 * i] = cos(2.0 * M_PI * (double)i / (double)n);
+      cs[2 * i + 1] = sign * sin(2.0 * M_PI * (double)i / (double)n);
+    }
+    for (size_t l = 0; l < lines; l++)
+      for (size_t k = 0; k < n; k++) {
+        double sr = 0, si = 0;
+        for (size_t j = 0; j < n; j++) {
+          size_t at = l * lstep + j * step, p = (j * k) % n;
+          double xr = axis ? t[2 * at] : x[2 * at], xi = axis ? t[2 * at + 1] : x[2 * at + 1];
+          sr += xr * cs[2 * p] - xi * cs[2 * p + 1];
+          si += xr * cs[2 * p + 1] + xi * cs[2 * p];
+        }
+        size_t o = l * lstep + k * step;
+        (axis ? y : t)[2 * o] = axis ? sr * sc : sr;
+        (axis ? y : t)[2 * o + 1] = axis ? si * sc : si;
+      }
+  }
+  free(cs);
+  free(t);
+}
+
+typedef struct fs2_case {
+  size_t rows, cols, batch;
+  const char *tune;
+  int in_place;
+  ocal_fft_norm norm;
+} fs2_case;
+
+/* 2-D transforms on the four-step kernels (columns, then rows), every bin, forward and
+ * inverse, against the host's 2-D DFT. */
+static const fs2_case cases_2d[] = {
+    {64, 128, 3, "c=4,r=4", 0, OCAL_FFT_NORM_BACKWARD},
+    {256, 64, 2, "c=8,c2=2,r=8,sr=2", 1, OCAL_FFT_NORM_ORTHO},
+};
+
+START_TEST(test_fourstep_2d) {
+  const fs2_case *c = &cases_2d[_i];
+  setenv("OCAL_FFT_FOURSTEP", "1", 1);
+  setenv("OCAL_FFT_FOURSTEP_TUNE", c->tune, 1);
+  unsetenv("OCAL_FFT");
+  fixture_reopen();
+  size_t n = c->rows * c->cols, total = n * c->batch;
+  float *x = fixture_malloc(2 * total * sizeof *x), *y = fixture_malloc(2 * total * sizeof *y);
+  double *ref = fixture_malloc(2 * n * sizeof *ref);
+  uint64_t st = 991 + total;
+  for (size_t i = 0; i < 2 * total; i++)
+    x[i] = (float)((double)(fixture_random(&st) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.ndim = 2;
+  d.lengths[0] = c->rows;
+  d.lengths[1] = c->cols;
+  d.batch = c->batch;
+  d.in_place = c->in_place;
+  d.norm = c->norm;
+  ocal_fft_plan plan;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
+  ocal_fft_plan_info info = {sizeof info};
+  ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
+  ck_assert_str_eq(info.engine_name, "fourstep");
+  for (int dir = 0; dir < 2; dir++) {
+    ocal_buffer in, out;
+    ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_C32, 1, &total, x, &in));
+    out = in;
+    if (!c->in_place) ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_C32, 1, &total, &out));
+    ck_assert_ocal(
+        ocal_fft_execute(plan, dir ? OCAL_FFT_INVERSE : OCAL_FFT_FORWARD, in, out));
+    ck_assert_ocal(ocal_buffer_read(out, 0, total, y, NULL));
+    double num = 0, den = 0;
+    for (size_t b = 0; b < c->batch; b++) {
+      dft_2d(x + 2 * b * n, c->rows, c->cols, dir ? 1 : -1, norm_scale(c->norm, n, !dir), ref);
+      for (size_t i = 0; i < 2 * n; i++) {
+        double e = y[2 * b * n + i] - ref[i];
+        num += e * e;
+        den += ref[i] * ref[i];
+      }
+    }
+    ck_assert_msg(sqrt(num / den) < 1e-5, "%zu x %zu tune '%s' %s: relative error %.3g",
+                  c->rows, c->cols, c->tune, dir ? "inverse" : "forward", sqrt(num / den));
+    if (!c->in_place) ocal_buffer_release(out);
+    ocal_buffer_release(in);
+  }
+  ck_assert_ocal(ocal_fft_plan_release(plan));
+  free(x);
+  free(y);
+  free(ref);
+  unsetenv("OCAL_FFT_FOURSTEP");
+  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+}
 END_TEST
 
 /* The engine of a plan made on a context created under the settings now in the
@@ -307,6 +411,7 @@ int main(void) {
   Suite *s = suite_create("fft_fourstep");
   TCase *tc = fixture_tcase("fourstep");
   tcase_add_loop_test(tc, test_fourstep_against_dft, 0, (int)(sizeof cases / sizeof cases[0]));
+  tcase_add_loop_test(tc, test_fourstep_2d, 0, (int)(sizeof cases_2d / sizeof cases_2d[0]));
   tcase_add_test(tc, test_fourstep_choice);
   tcase_add_test(tc, test_fourstep_disk_cache);
   suite_add_tcase(s, tc);
