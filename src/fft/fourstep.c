@@ -44,6 +44,9 @@
  * say: the fastest for 2^24 x 8 on an H100 (docs/measurements.md#fourstep-defaults). */
 #define DEFAULT_C 4
 #define DEFAULT_LOGR 4
+/* Loads with a 128-byte L2 prefetch where the device takes PTX: the groups beside a group
+ * read the rest of each 128 bytes (docs/measurements.md#fft-hints). */
+#define DEFAULT_LD 2
 
 typedef struct fs_plan {
   const ocal__fft_problem *p;
@@ -78,8 +81,8 @@ typedef struct fs_tune {
   int sr;       /* at least this many staging rounds (0: as few as local memory allows) */
   int plane;    /* 1: real and imaginary parts exchanged in separate rounds even where
                  * local memory holds a whole column (for the tests) */
-  int ld, st;   /* PTX cache hints of the global loads (1 cs, 2 L2::128B, 3 L2::256B) and
-                 * stores (1 cs); 0 plain */
+  int ld, st;   /* PTX cache hints of the global loads (1 cs, 2 L2::128B, 3 L2::256B; -1:
+                 * the default) and stores (1 cs in pass 2, 2 cs in both passes); 0 plain */
 } fs_tune;
 
 /* Reads OCAL_FFT_FOURSTEP_TUNE ("n1=1024,c=4,r=8") as the settings module read it (`env`,
@@ -96,7 +99,7 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
   t->group = 0;
   t->plane = 0;
   t->sr = 0;
-  t->ld = 0;
+  t->ld = -1;
   t->st = 0;
   if (!env || !env[0]) return OCAL_OK;
   char buf[128];
@@ -135,7 +138,7 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
       t->plane = (int)v;
     else if (strcmp(tok, "ld") == 0 && v >= 0 && v <= 3)
       t->ld = (int)v;
-    else if (strcmp(tok, "st") == 0 && (v == 0 || v == 1))
+    else if (strcmp(tok, "st") == 0 && v >= 0 && v <= 2)
       t->st = (int)v;
     else
       goto bad;
@@ -146,7 +149,7 @@ bad:
       OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
       "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
       "c=1|2|4|8, c2=1|2|4|8, r=4|8|16, skip=1|2, reg=0..255, "
-      "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), ld=0..3, st=0|1, "
+      "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), ld=0..3, st=0..2, "
       "separated by commas",
       env);
 }
@@ -209,6 +212,15 @@ static int fourstep_rule(ocal_context ctx, size_t n) {
   return (uint64_t)n > s * s && n == l * l;
 }
 
+/* 2-D transforms: both axes as long as the longest column local memory holds (4096 x 4096 on
+ * an H100), where the two passes are VkFFT's two, each a little faster
+ * (docs/measurements.md#fft-hints); other shapes were not measured. */
+static int fourstep_rule_2d(ocal_context ctx, size_t rows, size_t cols) {
+  if (ocal__context_info(ctx)->type != OCAL_DEVICE_GPU) return 0;
+  size_t l = longest_column(ctx);
+  return rows == l && cols == l;
+}
+
 ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, int *use) {
   *use = 0;
   int force = ctx->settings.fft_fourstep; /* OCAL_FFT_FOURSTEP: -1 the rule */
@@ -219,7 +231,8 @@ ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, 
   if (s != OCAL_OK) return s;
   size_t n1, n2;
   if (!split(d->ndim, d->lengths, &t, &n1, &n2) || !device_fits(ctx, n1, n2, &t)) return OCAL_OK;
-  *use = force == 1 || (d->ndim == 1 && fourstep_rule(ctx, d->lengths[0]));
+  *use = force == 1 || (d->ndim == 1 && fourstep_rule(ctx, d->lengths[0])) ||
+         (d->ndim == 2 && fourstep_rule_2d(ctx, d->lengths[0], d->lengths[1]));
   return OCAL_OK;
 }
 
@@ -260,11 +273,12 @@ static ocal_status get_kernel(fs_plan *f, int pass, ocal__program_origin *origin
   while (sr < (1 << f->logr) && (uint64_t)c * (l / (size_t)sr + 8) * 8 > local) sr *= 2;
   /* cache hints only where the device takes PTX (plain accesses elsewhere) */
   int ptx = ocal__context_compute_capability(f->p->ctx) > 0;
+  int st = f->st == 2 || (f->st == 1 && pass == 2);
   int n = snprintf(opts, sizeof opts,
                    "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d -DFS_PLANE=%d -DFS_TT=%d "
                    "-DFS_SR=%d -DFS_2D=%d -DFS_LD=%d -DFS_ST=%d",
                    log2_exact(l), f->logr, c, cr, plane, f->tt || f->two_d, sr, f->two_d,
-                   ptx ? f->ld : 0, ptx ? f->st : 0);
+                   ptx ? f->ld : 0, ptx ? st : 0);
   /* the form with '=' (NVIDIA's compiler rejects "-cl-nv-maxrregcount N") */
   if (f->maxreg > 0 && has_nv_options(f->p->ctx))
     snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
@@ -323,6 +337,15 @@ static ocal_status make_twiddles(fs_plan *f) {
   return s;
 }
 
+/* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE (0 where the device does not say). */
+static size_t cache_bytes(ocal_context ctx) {
+  cl_ulong b = 0;
+  if (clGetDeviceInfo(ocal__context_device(ctx), CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof b, &b,
+                      NULL) != CL_SUCCESS)
+    return 0;
+  return (size_t)b;
+}
+
 static void fs_plan_destroy(void *state) {
   fs_plan *f = state;
   if (!f) return;
@@ -365,11 +388,35 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   /* The plan reports a disk-cache hit when no pass was compiled and one came from disk, and
    * a store when a pass was compiled with the disk cache on: the build call says which. */
   ocal__program_origin origin[2] = {OCAL__PROGRAM_FROM_MEMORY, OCAL__PROGRAM_FROM_MEMORY};
+  int auto_ld = f->ld < 0;
+  if (auto_ld) f->ld = DEFAULT_LD;
   for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass, &origin[pass - 1]);
+  /* the default hints where the compiler refused them: plain loads */
+  if (s == OCAL_BUILD_FAILED && auto_ld && f->ld && ocal__context_compute_capability(ctx) > 0) {
+    f->ld = 0;
+    s = OCAL_OK;
+    for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++)
+      s = get_kernel(f, pass, &origin[pass - 1]);
+  }
+  /* a kernel whose registers leave fewer items per group than it needs (eight columns of
+   * long columns on an H100) is refused here, so the default engine takes the plan */
+  for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) {
+    size_t need = (pass == 1 ? f->n1 : f->n2) >> f->logr;
+    if (f->k[pass - 1]->work_group_size < need)
+      s = ocal__fail(OCAL_UNSUPPORTED, "ocal_fft_plan_create",
+                     "the four-step FFT's pass %d needs work-groups of %zu items, and its "
+                     "kernel takes %zu on this device (%s): fewer columns per group (c) or "
+                     "more points per item (r) in OCAL_FFT_FOURSTEP_TUNE",
+                     pass, need, f->k[pass - 1]->work_group_size, p->text);
+  }
   /* transforms per launch: 2^26 points, so that a launch has enough work-groups to keep every
    * multiprocessor busy to the end (docs/measurements.md#fourstep-defaults); the scratch holds
-   * that many, and where it cannot be had, fewer */
+   * that many, and where it cannot be had, fewer. Where a few transforms fit in a quarter of
+   * the device's global-memory cache, only that many: pass 2 then reads the intermediate
+   * pass 1 wrote from the cache rather than from memory. */
   f->group = t.group ? t.group : ((size_t)1 << 26) / f->n;
+  size_t in_cache = cache_bytes(ctx) / 4 / (f->n * 8);
+  if (!t.group && in_cache >= 1 && in_cache < f->group) f->group = in_cache;
   if (f->group < 1) f->group = 1;
   if (f->group > p->batch) f->group = p->batch;
   while (s == OCAL_OK) {
