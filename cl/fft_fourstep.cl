@@ -25,8 +25,12 @@
  * its imaginary parts (8192 points). Every private array index is a constant once the loops
  * are unrolled (checked in NVIDIA's PTX: no local-memory stack, no spills).
  *
+ * With FS_2D the program does a 2-D transform of N1 rows of N2 points instead: pass 1 without
+ * the twiddles (column FFTs, written transposed), pass 2 writing its FS_C rows of the output
+ * contiguously, Y[k1][k2].
+ *
  * Options: FS_LOGL (log2 of the FFT length, 6..13), FS_LOGR (log2 points per item, 2..4),
- * FS_C (1, 2, 4 columns), FS_CR, FS_PLANE, FS_TT. Both passes of one length live in one
+ * FS_C (1, 2, 4, 8 columns), FS_CR, FS_PLANE, FS_TT, FS_2D, FS_LD and FS_ST (cache hints). Both passes of one length live in one
  * program, and the direction is an argument (dir: -1 forward, 1 inverse), so a 4096 x 4096 plan
  * compiles one program. Twiddles come from tables the host computes in double (exact to float
  * rounding): per stage a table of W_(ns r)^k that consecutive items read at consecutive

@@ -263,13 +263,17 @@ START_TEST(test_fourstep_2d) {
 }
 END_TEST
 
-/* The engine of a plan made on a context created under the settings now in the
- * environment (they are read at context creation). */
-static const char *engine_of(size_t n, ocal_fft_engine e) {
+/* The engine of a plan of lengths n (1-D), n x n1 (2-D) or n x n1 x n2 (3-D) made on a
+ * context created under the settings now in the environment (they are read at context
+ * creation). */
+static const char *engine_of_nd(size_t n, size_t n1, size_t n2, ocal_fft_engine e) {
   fixture_reopen();
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
+  d.ndim = n2 ? 3 : n1 ? 2 : 1;
   d.lengths[0] = n;
+  d.lengths[1] = n1;
+  d.lengths[2] = n2;
   d.engine = e;
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
@@ -279,6 +283,8 @@ static const char *engine_of(size_t n, ocal_fft_engine e) {
   ck_assert_ocal(ocal_fft_plan_release(plan));
   return info.engine_name;
 }
+
+static const char *engine_of(size_t n, ocal_fft_engine e) { return engine_of_nd(n, 0, 0, e); }
 
 static ocal_status plan_under_env(const ocal_fft_desc *d, ocal_fft_plan *plan);
 
@@ -299,10 +305,20 @@ START_TEST(test_fourstep_choice) {
     unsetenv("OCAL_FFT_FOURSTEP_TUNE");
     ck_assert_str_eq(engine_of((size_t)1 << 24, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
     ck_assert_str_ne(engine_of((size_t)1 << 23, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+    /* 2-D: that column length on both axes */
+    ck_assert_str_eq(engine_of_nd(4096, 4096, 0, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+    ck_assert_str_ne(engine_of_nd(2048, 4096, 0, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
     setenv("OCAL_FFT_FOURSTEP_TUNE", "n1=64,c=1,r=4", 1);
   }
+  if (di.type != OCAL_DEVICE_GPU)
+    ck_assert_str_ne(engine_of_nd(64, 64, 0, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
   ck_assert_str_eq(engine_of(4096, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+  /* 2-D of powers of two from 64 on each axis; not 3-D, not other 2-D lengths */
+  ck_assert_str_eq(engine_of_nd(64, 128, 0, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+  ck_assert_str_ne(engine_of_nd(64, 96, 0, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+  ck_assert_str_ne(engine_of_nd(32, 128, 0, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+  ck_assert_str_ne(engine_of_nd(64, 64, 64, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
   /* forced on, but: a named engine, or a shape it does not do */
   if (vk) ck_assert_str_eq(engine_of(4096, OCAL_FFT_ENGINE_VKFFT), "vkfft");
   ck_assert_str_ne(engine_of(2048, OCAL_FFT_ENGINE_DEFAULT), "fourstep");  /* < 2^12 */

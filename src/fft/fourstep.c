@@ -1,6 +1,7 @@
 /* ocal — ocal's own two-pass four-step FFT (cl/fft_fourstep.cl), for long 1-D
  * single-precision C2C transforms of a power-of-two length N = N1 * N2 (N1, N2 from 64 to
- * 8192, so N from 2^12 to 2^24).
+ * 8192, so N from 2^12 to 2^24), and 2-D ones of N1 x N2 (each a power of two, 64 to 8192):
+ * the same two passes without the twiddles between them, pass 2 writing rows.
  *
  * Why: VkFFT 1.2.26 through OpenCL has 48 KiB of local memory per work-group on NVIDIA, so it
  * reads and writes the whole array three times for every power-of-two length above 2^20; at
@@ -17,19 +18,22 @@
  * at its memory floor, so only fewer passes beat it (docs/measurements.md#fourstep-access).
  *
  * The default engine (VkFFT, else clFFT) hands the shapes of fourstep_rule (device properties,
- * never names) to this engine: only 2^24 on an H100 (docs/measurements.md#fourstep-rule).
+ * never names) to this engine: only 2^24 and 2-D 4096 x 4096 on an H100
+ * (docs/measurements.md#fourstep-rule, #fft-hints).
  * OCAL_FFT_FOURSTEP=1 turns the engine on for every shape it supports (tests force it on PoCL),
  * 0 off, auto (or unset) the rule. Batches go through scratch memory, 2^26 points per launch
  * (fewer where the device has not the memory for that).
  *
  * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks at plan creation, for the benchmarks and the
- * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4) and of pass 2 (c2,
- * default c), the points per work-item (r: 4, 8, 16), at most cr columns exchanged at once,
+ * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4, 8) and of pass 2
+ * (c2, default c), the points per work-item (r: 4, 8, 16), at most cr columns exchanged at once,
  * tt=0 for the row-major intermediate (pass 1 writes at a stride, pass 2 reads rows), plane=1
  * to exchange real and imaginary parts separately even where a column fits, g transforms per
  * launch, reg=N registers per item on NVIDIA (-cl-nv-maxrregcount), sr=N at least N rounds
  * of staging global memory (for the tests: PoCL's local memory holds a whole group in one),
- * skip=1 or skip=2 to leave pass 1 or 2 out, to time the other alone (wrong output). */
+ * skip=1 or skip=2 to leave pass 1 or 2 out, to time the other alone (wrong output), ld=0..3
+ * and st=0..2 the PTX cache hints of the global accesses (fs_tune; on devices without PTX
+ * they are plain). */
 #include "config.h"
 
 #include <math.h>
