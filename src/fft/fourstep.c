@@ -21,7 +21,7 @@
  * never names) to this engine: only 2^24 and 2-D 4096 x 4096 on an H100
  * (docs/measurements.md#fourstep-rule, #fft-hints).
  * OCAL_FFT_FOURSTEP=1 turns the engine on for every shape it supports (tests force it on PoCL),
- * 0 off, auto (or unset) the rule. Batches go through scratch memory, 2^26 points per launch
+ * 0 off, auto (or unset) the rule. Batches go through scratch memory, 2^27 points per launch
  * (fewer where the device has not the memory for that).
  *
  * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks at plan creation, for the benchmarks and the
@@ -81,7 +81,7 @@ typedef struct fs_tune {
   int cr;     /* at most this many columns exchanged at once (0: as many as fit) */
   int c2;     /* columns per work-group of pass 2 (0: c) */
   int tt;     /* 1: pass 1 writes the intermediate transposed (contiguous), 0: row-major */
-  size_t group; /* transforms per launch (0: enough for 2^26 points) */
+  size_t group; /* transforms per launch (0: enough for 2^27 points) */
   int sr;       /* at least this many staging rounds (0: as few as local memory allows) */
   int plane;    /* 1: real and imaginary parts exchanged in separate rounds even where
                  * local memory holds a whole column (for the tests) */
@@ -341,15 +341,6 @@ static ocal_status make_twiddles(fs_plan *f) {
   return s;
 }
 
-/* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE (0 where the device does not say). */
-static size_t cache_bytes(ocal_context ctx) {
-  cl_ulong b = 0;
-  if (clGetDeviceInfo(ocal__context_device(ctx), CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof b, &b,
-                      NULL) != CL_SUCCESS)
-    return 0;
-  return (size_t)b;
-}
-
 static void fs_plan_destroy(void *state) {
   fs_plan *f = state;
   if (!f) return;
@@ -413,14 +404,11 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
                      "more points per item (r) in OCAL_FFT_FOURSTEP_TUNE",
                      pass, need, f->k[pass - 1]->work_group_size, p->text);
   }
-  /* transforms per launch: 2^26 points, so that a launch has enough work-groups to keep every
-   * multiprocessor busy to the end (docs/measurements.md#fourstep-defaults); the scratch holds
-   * that many, and where it cannot be had, fewer. Where a few transforms fit in a quarter of
-   * the device's global-memory cache, only that many: pass 2 then reads the intermediate
-   * pass 1 wrote from the cache rather than from memory. */
-  f->group = t.group ? t.group : ((size_t)1 << 26) / f->n;
-  size_t in_cache = cache_bytes(ctx) / 4 / (f->n * 8);
-  if (!t.group && in_cache >= 1 && in_cache < f->group) f->group = in_cache;
+  /* transforms per launch: 2^27 points, so that a launch has enough work-groups to keep every
+   * multiprocessor busy to the end and few launches end (docs/measurements.md#fft-hints;
+   * fewer, cache-sized launches were slower); the scratch holds that many, and where it
+   * cannot be had, fewer */
+  f->group = t.group ? t.group : ((size_t)1 << 27) / f->n;
   if (f->group < 1) f->group = 1;
   if (f->group > p->batch) f->group = p->batch;
   while (s == OCAL_OK) {
