@@ -62,34 +62,60 @@ static double check_bins(const fs_case *c, const float *x, const float *y, const
   return sqrt(num / den);
 }
 
-static void run_case(const fs_case *c) {
+/* Forces the four-step kernels on with OCAL_FFT_FOURSTEP_TUNE=tune, on a fresh context (the
+ * settings are read at context creation); fourstep_off takes both settings away again. */
+static void fourstep_on(const char *tune) {
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
-  setenv("OCAL_FFT_FOURSTEP_TUNE", c->tune, 1);
+  setenv("OCAL_FFT_FOURSTEP_TUNE", tune, 1);
   unsetenv("OCAL_FFT");
-  fixture_reopen(); /* the settings are read at context creation */
-  size_t total = c->n * c->batch;
-  float *x = fixture_malloc(2 * total * sizeof *x), *y = fixture_malloc(2 * total * sizeof *y);
-  double *cs = fixture_malloc(2 * c->n * sizeof *cs);
-  for (size_t i = 0; i < c->n; i++) {
-    cs[2 * i] = cos(2.0 * M_PI * (double)i / (double)c->n);
-    cs[2 * i + 1] = sin(2.0 * M_PI * (double)i / (double)c->n);
-  }
-  uint64_t st = 77 + c->n + c->batch;
-  for (size_t i = 0; i < 2 * total; i++)
-    x[i] = (float)((double)(fixture_random(&st) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+  fixture_reopen();
+}
 
+static void fourstep_off(void) {
+  unsetenv("OCAL_FFT_FOURSTEP");
+  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+}
+
+/* count complex values, uniform in [-1, 1) each part */
+static float *random_points(size_t count, uint64_t seed) {
+  float *x = fixture_malloc(2 * count * sizeof *x);
+  for (size_t i = 0; i < 2 * count; i++)
+    x[i] = (float)((double)(fixture_random(&seed) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+  return x;
+}
+
+/* A plan of n points (1-D), or of n x cols (2-D), that must run on the four-step kernels. */
+static ocal_fft_plan fourstep_plan(size_t n, size_t cols, size_t batch, int in_place,
+                                   ocal_fft_norm norm) {
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
-  d.lengths[0] = c->n;
-  d.batch = c->batch;
-  d.in_place = c->in_place;
-  d.norm = c->norm;
+  d.ndim = cols ? 2 : 1;
+  d.lengths[0] = n;
+  d.lengths[1] = cols;
+  d.batch = batch;
+  d.in_place = in_place;
+  d.norm = norm;
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
   ocal_fft_plan_info info = {sizeof info};
   ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ck_assert_str_eq(info.engine_name, "fourstep");
   ck_assert_int_eq(info.engine, OCAL_FFT_ENGINE_FOURSTEP);
+  return plan;
+}
+
+static void run_case(const fs_case *c) {
+  fourstep_on(c->tune);
+  size_t total = c->n * c->batch;
+  uint64_t st = 77 + c->n + c->batch;
+  float *x = random_points(total, st), *y = fixture_malloc(2 * total * sizeof *y);
+  double *cs = fixture_malloc(2 * c->n * sizeof *cs);
+  for (size_t i = 0; i < c->n; i++) {
+    cs[2 * i] = cos(2.0 * M_PI * (double)i / (double)c->n);
+    cs[2 * i + 1] = sin(2.0 * M_PI * (double)i / (double)c->n);
+  }
+
+  ocal_fft_plan plan = fourstep_plan(c->n, 0, c->batch, c->in_place, c->norm);
 
   ocal_buffer in, out;
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_C32, 1, &total, x, &in));
@@ -134,8 +160,7 @@ static void run_case(const fs_case *c) {
   free(y);
   free(z);
   free(cs);
-  unsetenv("OCAL_FFT_FOURSTEP");
-  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+  fourstep_off();
 }
 
 /* Few distinct (length, points per item, columns) kernels: each is a PoCL compile. */
@@ -209,29 +234,11 @@ static const fs2_case cases_2d[] = {
 
 START_TEST(test_fourstep_2d) {
   const fs2_case *c = &cases_2d[_i];
-  setenv("OCAL_FFT_FOURSTEP", "1", 1);
-  setenv("OCAL_FFT_FOURSTEP_TUNE", c->tune, 1);
-  unsetenv("OCAL_FFT");
-  fixture_reopen();
+  fourstep_on(c->tune);
   size_t n = c->rows * c->cols, total = n * c->batch;
-  float *x = fixture_malloc(2 * total * sizeof *x), *y = fixture_malloc(2 * total * sizeof *y);
+  float *x = random_points(total, 991 + total), *y = fixture_malloc(2 * total * sizeof *y);
   double *ref = fixture_malloc(2 * n * sizeof *ref);
-  uint64_t st = 991 + total;
-  for (size_t i = 0; i < 2 * total; i++)
-    x[i] = (float)((double)(fixture_random(&st) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-  ocal_fft_desc d;
-  ocal_fft_desc_init(&d);
-  d.ndim = 2;
-  d.lengths[0] = c->rows;
-  d.lengths[1] = c->cols;
-  d.batch = c->batch;
-  d.in_place = c->in_place;
-  d.norm = c->norm;
-  ocal_fft_plan plan;
-  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
-  ocal_fft_plan_info info = {sizeof info};
-  ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
-  ck_assert_str_eq(info.engine_name, "fourstep");
+  ocal_fft_plan plan = fourstep_plan(c->rows, c->cols, c->batch, c->in_place, c->norm);
   for (int dir = 0; dir < 2; dir++) {
     ocal_buffer in, out;
     ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_C32, 1, &total, x, &in));
@@ -258,8 +265,7 @@ START_TEST(test_fourstep_2d) {
   free(x);
   free(y);
   free(ref);
-  unsetenv("OCAL_FFT_FOURSTEP");
-  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+  fourstep_off();
 }
 END_TEST
 
