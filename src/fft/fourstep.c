@@ -383,8 +383,9 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   /* The plan reports a disk-cache hit when no pass was compiled and one came from disk, and
    * a store when a pass was compiled with the disk cache on: the build call says which. */
   ocal__program_origin origin[2] = {OCAL__PROGRAM_FROM_MEMORY, OCAL__PROGRAM_FROM_MEMORY};
+  /* the L2 prefetch qualifier is PTX 7.4 for sm_75 and later: plain loads below that */
   int auto_ld = f->ld < 0;
-  if (auto_ld) f->ld = DEFAULT_LD;
+  if (auto_ld) f->ld = ocal__context_compute_capability(ctx) >= 75 ? DEFAULT_LD : 0;
   for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass, &origin[pass - 1]);
   /* the default hints where the compiler refused them: plain loads */
   if (s == OCAL_BUILD_FAILED && auto_ld && f->ld && ocal__context_compute_capability(ctx) > 0) {
