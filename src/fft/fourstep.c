@@ -48,8 +48,8 @@
  * say: the fastest for 2^24 x 8 on an H100 (docs/measurements.md#fourstep-defaults). */
 #define DEFAULT_C 4
 #define DEFAULT_LOGR 4
-/* Loads with a 128-byte L2 prefetch where the device takes PTX: the groups beside a group
- * read the rest of each 128 bytes (docs/measurements.md#fft-hints). */
+/* Loads with a 128-byte L2 prefetch on devices of PTX compute capability 7.5 and later: the
+ * groups beside a group read the rest of each 128 bytes (docs/measurements.md#fft-hints). */
 #define DEFAULT_LD 2
 
 typedef struct fs_plan {
