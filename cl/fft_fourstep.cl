@@ -25,8 +25,12 @@
  * its imaginary parts (8192 points). Every private array index is a constant once the loops
  * are unrolled (checked in NVIDIA's PTX: no local-memory stack, no spills).
  *
+ * With FS_2D the program does a 2-D transform of N1 rows of N2 points instead: pass 1 without
+ * the twiddles (column FFTs, written transposed), pass 2 writing its FS_C rows of the output
+ * contiguously, Y[k1][k2].
+ *
  * Options: FS_LOGL (log2 of the FFT length, 6..13), FS_LOGR (log2 points per item, 2..4),
- * FS_C (1, 2, 4 columns), FS_CR, FS_PLANE, FS_TT. Both passes of one length live in one
+ * FS_C (1, 2, 4, 8 columns), FS_CR, FS_PLANE, FS_TT, FS_2D, FS_LD and FS_ST (cache hints). Both passes of one length live in one
  * program, and the direction is an argument (dir: -1 forward, 1 inverse), so a 4096 x 4096 plan
  * compiles one program. Twiddles come from tables the host computes in double (exact to float
  * rounding): per stage a table of W_(ns r)^k that consecutive items read at consecutive
@@ -44,45 +48,30 @@
 
 #if FS_C == 1
 typedef float vt;
-typedef float2 vt2;
 #elif FS_C == 2
 typedef float2 vt;
-typedef float4 vt2;
 #elif FS_C == 4
 typedef float4 vt;
-typedef float8 vt2;
+#elif FS_C == 8
+typedef float8 vt;
 #else
-#error "FS_C must be 1, 2 or 4"
+#error "FS_C must be 1, 2, 4 or 8"
 #endif
 
 typedef struct {
   vt re, im;
 } cx;
 
-static inline cx cx_from(vt2 v) {
-  cx r;
-  r.re = v.even;
-  r.im = v.odd;
-  return r;
-}
-
-static inline vt2 cx_to(cx a) {
-#if FS_C == 1
-  return (vt2)(a.re, a.im);
-#elif FS_C == 2
-  return (vt2)(a.re.s0, a.im.s0, a.re.s1, a.im.s1);
-#else
-  return (vt2)(a.re.s0, a.im.s0, a.re.s1, a.im.s1, a.re.s2, a.im.s2, a.re.s3, a.im.s3);
-#endif
-}
-
 static inline float lane(vt x, int c) {
 #if FS_C == 1
   return x;
 #elif FS_C == 2
   return c ? x.s1 : x.s0;
-#else
+#elif FS_C == 4
   return c == 0 ? x.s0 : c == 1 ? x.s1 : c == 2 ? x.s2 : x.s3;
+#else
+  return c == 0 ? x.s0 : c == 1 ? x.s1 : c == 2 ? x.s2 : c == 3 ? x.s3
+       : c == 4 ? x.s4 : c == 5 ? x.s5 : c == 6 ? x.s6 : x.s7;
 #endif
 }
 
@@ -96,10 +85,51 @@ static inline vt set_lane(vt x, int c, float v) {
   if (c == 0) x.s0 = v;
   else if (c == 1) x.s1 = v;
   else if (c == 2) x.s2 = v;
-  else x.s3 = v;
+  else if (c == 3) x.s3 = v;
+#if FS_C == 8
+  else if (c == 4) x.s4 = v;
+  else if (c == 5) x.s5 = v;
+  else if (c == 6) x.s6 = v;
+  else x.s7 = v;
+#endif
   return x;
 #endif
 }
+
+/* Global loads and stores of one complex value. FS_LD 1: ld.global.cs (streamed: read once,
+ * evicted first), 2 and 3: an L2 prefetch of 128 or 256 bytes around each load (the
+ * neighbouring groups read the rest of those bytes); FS_ST 1: st.global.cs. NVIDIA PTX only:
+ * the host asks for them where the device reports a PTX compute capability, plain accesses
+ * otherwise. */
+#ifndef FS_LD
+#define FS_LD 0
+#endif
+#ifndef FS_ST
+#define FS_ST 0
+#endif
+#if FS_LD
+#if FS_LD == 1
+#define FS_LDQ "cs"
+#elif FS_LD == 2
+#define FS_LDQ "L2::128B"
+#else
+#define FS_LDQ "L2::256B"
+#endif
+static inline float2 ldg(__global const float2 *p) {
+  float2 r;
+  __asm__ volatile("ld.global." FS_LDQ ".v2.f32 {%0, %1}, [%2];" : "=f"(r.x), "=f"(r.y) : "l"(p));
+  return r;
+}
+#else
+#define ldg(p) (*(p))
+#endif
+#if FS_ST
+static inline void stg(__global float2 *p, float2 v) {
+  __asm__ volatile("st.global.cs.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(v.x), "f"(v.y) : "memory");
+}
+#else
+#define stg(p, v) (*(p) = (v))
+#endif
 
 static inline cx cx_add(cx a, cx b) {
   cx r;
@@ -192,7 +222,7 @@ typedef float2 lt;
 #ifndef FS_TT
 #define FS_TT 1 /* 1: pass 1 writes T transposed, T'[n2][k1] (contiguous); 0: T[k1][n2] */
 #endif
-#if FS_C % FS_CR || FS_C / FS_CR > 4
+#if FS_C % FS_CR || FS_C / FS_CR > 8
 #error "FS_CR must divide FS_C"
 #endif
 
@@ -327,6 +357,16 @@ static inline void fs_stage(cx *v, const int t, __local lt *lds, __global const 
     exchange_plane(v, t, lds, st, 3, 0);
     exchange_plane(v, t, lds, st, 3, 1);
 #endif
+#if FS_C > 4
+    exchange_plane(v, t, lds, st, 4, 0);
+    exchange_plane(v, t, lds, st, 4, 1);
+    exchange_plane(v, t, lds, st, 5, 0);
+    exchange_plane(v, t, lds, st, 5, 1);
+    exchange_plane(v, t, lds, st, 6, 0);
+    exchange_plane(v, t, lds, st, 6, 1);
+    exchange_plane(v, t, lds, st, 7, 0);
+    exchange_plane(v, t, lds, st, 7, 1);
+#endif
 #else
     exchange_round(v, t, lds, st, 0);
 #if FS_C / FS_CR > 1
@@ -335,6 +375,12 @@ static inline void fs_stage(cx *v, const int t, __local lt *lds, __global const 
 #if FS_C / FS_CR > 2
     exchange_round(v, t, lds, st, 2);
     exchange_round(v, t, lds, st, 3);
+#endif
+#if FS_C / FS_CR > 4
+    exchange_round(v, t, lds, st, 4);
+    exchange_round(v, t, lds, st, 5);
+    exchange_round(v, t, lds, st, 6);
+    exchange_round(v, t, lds, st, 7);
 #endif
 #endif
   }
@@ -400,7 +446,7 @@ static inline void stage_load(cx *v, const int t, __local float2 *st,
 #pragma unroll
   for (int j = 0; j < FS_C * FS_RI; j++) {
     const uint e = (uint)t + FS_T * (uint)j; /* row e / FS_C, column e % FS_C of the round */
-    g[j] = s[(ulong)(e / FS_C) * stride + e % FS_C];
+    g[j] = ldg(s + (ulong)(e / FS_C) * stride + e % FS_C);
   }
 #pragma unroll
   for (int r = 0; r < FS_SR; r++) {
@@ -408,7 +454,7 @@ static inline void stage_load(cx *v, const int t, __local float2 *st,
 #pragma unroll
       for (int j = 0; j < FS_C * FS_RI; j++) {
         const uint e = (uint)t + FS_T * (uint)j;
-        gn[j] = s[(ulong)((r + 1) * FS_RB + e / FS_C) * stride + e % FS_C];
+        gn[j] = ldg(s + (ulong)((r + 1) * FS_RB + e / FS_C) * stride + e % FS_C);
       }
     }
     if (r > 0) barrier(CLK_LOCAL_MEM_FENCE);
@@ -452,10 +498,32 @@ static inline void stage_store(const cx *v, const int t, __local float2 *st, __g
 #pragma unroll
     for (int j = 0; j < FS_C * FS_RI; j++) {
       const uint e = (uint)t + FS_T * (uint)j;
-      d[(ulong)(r * FS_RB + e / FS_C) * stride + e % FS_C] = st[(e % FS_C) * FS_SS + e / FS_C];
+      stg(d + (ulong)(r * FS_RB + e / FS_C) * stride + e % FS_C, st[(e % FS_C) * FS_SS + e / FS_C]);
     }
   }
 }
+
+/* The FFT's output, element t + FS_T i in v[q FS_LASTR + m] (i = q + m FS_R / FS_LASTR), of
+ * column c to d[c FS_L + t + FS_T i], times scale: each column's points contiguous, consecutive
+ * items at consecutive addresses. */
+static inline void store_columns(const cx *v, const int t, __global float2 *d, const float scale) {
+#pragma unroll
+  for (int i = 0; i < FS_R; i++) {
+    const int q = i % (FS_R / FS_LASTR), m = i / (FS_R / FS_LASTR);
+    const uint k = (uint)(t + i * FS_T);
+#pragma unroll
+    for (int c = 0; c < FS_C; c++)
+      stg(d + (uint)c * FS_L + k,
+          (float2)(lane(v[q * FS_LASTR + m].re, c), lane(v[q * FS_LASTR + m].im, c)) * scale);
+  }
+}
+
+#ifndef FS_2D
+#define FS_2D 0 /* 1: a 2-D transform (no twiddles between the passes, pass 2 writes rows) */
+#endif
+#if FS_2D && !FS_TT
+#error "FS_2D needs FS_TT"
+#endif
 
 /* Pass 1. src, dst: offsets in complex elements (multiples of FS_C); n2: the row length N2
  * (a multiple of FS_C); tw: the plan's twiddle tables (src/fft/fourstep.c), the stage tables
@@ -472,6 +540,7 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
   cx v[FS_R];
   stage_load(v, t, lds, (__global const float2 *)(src + 2 * (src_off + bo)) + c0, n2);
   fft_group(v, t, (__local lt *)lds, tw + o_stage, dir);
+#if !FS_2D
   /* W_N^(n2 k1) for k1 = t + FS_T i (i = q + m FS_R / FS_LASTR < FS_R) is
    * W_N^(n2 t) (W_N^(n2 FS_T))^i: two scattered table reads per column and item, the second
    * factor's base the same for the whole group, its powers in registers (a table entry is
@@ -503,18 +572,10 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
     const cx w = (i & 3) ? cx_mulv(blk, sp[i & 3].re, sp[i & 3].im) : blk;
     v[q * FS_LASTR + m] = cx_mulv(v[q * FS_LASTR + m], w.re, w.im);
   }
+#endif
 #if FS_TT
   /* T'[n2][k1]: consecutive items write consecutive addresses */
-  __global float2 *d = (__global float2 *)(dst + 2 * (dst_off + bo));
-#pragma unroll
-  for (int i = 0; i < FS_R; i++) {
-    const int q = i % (FS_R / FS_LASTR), m = i / (FS_R / FS_LASTR);
-    const uint k1 = (uint)(t + i * FS_T);
-#pragma unroll
-    for (int c = 0; c < FS_C; c++)
-      d[(c0 + (uint)c) * FS_L + k1] =
-          (float2)(lane(v[q * FS_LASTR + m].re, c), lane(v[q * FS_LASTR + m].im, c));
-  }
+  store_columns(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)c0 * FS_L, 1.0f);
 #else
   /* T[k1][n2]: FS_C values in a row */
   stage_store(v, t, lds, (__global float2 *)(dst + 2 * (dst_off + bo)) + c0, n2, 1.0f);
@@ -541,12 +602,17 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
   for (int c = 0; c < FS_C; c++) {
 #pragma unroll
     for (int m = 0; m < FS_R; m++) {
-      float2 y = s[c * FS_L + t + m * FS_T];
+      float2 y = ldg(s + c * FS_L + t + m * FS_T);
       v[m].re = set_lane(v[m].re, c, y.x);
       v[m].im = set_lane(v[m].im, c, y.y);
     }
   }
 #endif
   fft_group(v, t, (__local lt *)lds, tw + o_stage, dir);
+#if FS_2D
+  /* Y[k1][k2]: the group's rows k1 of the 2-D output, contiguous */
+  store_columns(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)r0 * FS_L, scale);
+#else
   stage_store(v, t, lds, (__global float2 *)(dst + 2 * (dst_off + bo)) + r0, n1, scale);
+#endif
 }

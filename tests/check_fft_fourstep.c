@@ -62,34 +62,60 @@ static double check_bins(const fs_case *c, const float *x, const float *y, const
   return sqrt(num / den);
 }
 
-static void run_case(const fs_case *c) {
+/* Forces the four-step kernels on with OCAL_FFT_FOURSTEP_TUNE=tune, on a fresh context (the
+ * settings are read at context creation); fourstep_off takes both settings away again. */
+static void fourstep_on(const char *tune) {
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
-  setenv("OCAL_FFT_FOURSTEP_TUNE", c->tune, 1);
+  setenv("OCAL_FFT_FOURSTEP_TUNE", tune, 1);
   unsetenv("OCAL_FFT");
-  fixture_reopen(); /* the settings are read at context creation */
-  size_t total = c->n * c->batch;
-  float *x = fixture_malloc(2 * total * sizeof *x), *y = fixture_malloc(2 * total * sizeof *y);
-  double *cs = fixture_malloc(2 * c->n * sizeof *cs);
-  for (size_t i = 0; i < c->n; i++) {
-    cs[2 * i] = cos(2.0 * M_PI * (double)i / (double)c->n);
-    cs[2 * i + 1] = sin(2.0 * M_PI * (double)i / (double)c->n);
-  }
-  uint64_t st = 77 + c->n + c->batch;
-  for (size_t i = 0; i < 2 * total; i++)
-    x[i] = (float)((double)(fixture_random(&st) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+  fixture_reopen();
+}
 
+static void fourstep_off(void) {
+  unsetenv("OCAL_FFT_FOURSTEP");
+  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+}
+
+/* count complex values, uniform in [-1, 1) each part */
+static float *random_points(size_t count, uint64_t seed) {
+  float *x = fixture_malloc(2 * count * sizeof *x);
+  for (size_t i = 0; i < 2 * count; i++)
+    x[i] = (float)((double)(fixture_random(&seed) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+  return x;
+}
+
+/* A plan of n points (1-D), or of n x cols (2-D), that must run on the four-step kernels. */
+static ocal_fft_plan fourstep_plan(size_t n, size_t cols, size_t batch, int in_place,
+                                   ocal_fft_norm norm) {
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
-  d.lengths[0] = c->n;
-  d.batch = c->batch;
-  d.in_place = c->in_place;
-  d.norm = c->norm;
+  d.ndim = cols ? 2 : 1;
+  d.lengths[0] = n;
+  d.lengths[1] = cols;
+  d.batch = batch;
+  d.in_place = in_place;
+  d.norm = norm;
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
   ocal_fft_plan_info info = {sizeof info};
   ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
   ck_assert_str_eq(info.engine_name, "fourstep");
   ck_assert_int_eq(info.engine, OCAL_FFT_ENGINE_FOURSTEP);
+  return plan;
+}
+
+static void run_case(const fs_case *c) {
+  fourstep_on(c->tune);
+  size_t total = c->n * c->batch;
+  uint64_t st = 77 + c->n + c->batch;
+  float *x = random_points(total, st), *y = fixture_malloc(2 * total * sizeof *y);
+  double *cs = fixture_malloc(2 * c->n * sizeof *cs);
+  for (size_t i = 0; i < c->n; i++) {
+    cs[2 * i] = cos(2.0 * M_PI * (double)i / (double)c->n);
+    cs[2 * i + 1] = sin(2.0 * M_PI * (double)i / (double)c->n);
+  }
+
+  ocal_fft_plan plan = fourstep_plan(c->n, 0, c->batch, c->in_place, c->norm);
 
   ocal_buffer in, out;
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_C32, 1, &total, x, &in));
@@ -134,8 +160,7 @@ static void run_case(const fs_case *c) {
   free(y);
   free(z);
   free(cs);
-  unsetenv("OCAL_FFT_FOURSTEP");
-  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+  fourstep_off();
 }
 
 /* Few distinct (length, points per item, columns) kernels: each is a PoCL compile. */
@@ -154,18 +179,107 @@ static const fs_case cases[] = {
     /* real and imaginary parts exchanged in separate rounds (forced: PoCL's local memory
      * holds whole columns), 128 x 256, radix 8, one and two columns */
     {1 << 15, 2, "n1=128,c=1,c2=2,r=8,plane=1", 1, OCAL_FFT_NORM_ORTHO, 32},
+    /* eight columns per group, exchanged one at a time (eight rounds), with the cache hints
+     * named (plain accesses without PTX) */
+    {4096, 3, "n1=64,c=8,r=4,cr=1,ld=2,st=1", 1, OCAL_FFT_NORM_ORTHO, 32},
 };
 
 START_TEST(test_fourstep_against_dft) { run_case(&cases[_i]); }
 END_TEST
 
-/* The engine of a plan made on a context created under the settings now in the
- * environment (they are read at context creation). */
-static const char *engine_of(size_t n, ocal_fft_engine e) {
+/* y = the 2-D DFT (sign -1 forward, +1 inverse) of the rows x cols points of x, times sc, in
+ * double: a DFT of every row, then of every column, with exact phase indices. */
+static void dft_2d(const float *x, size_t rows, size_t cols, int sign, double sc, double *y) {
+  size_t big = rows > cols ? rows : cols;
+  double *cs = fixture_malloc(2 * big * sizeof *cs), *t = fixture_malloc(2 * rows * cols * sizeof *t);
+  for (int axis = 0; axis < 2; axis++) {
+    size_t n = axis ? rows : cols, lines = axis ? cols : rows;
+    size_t step = axis ? cols : 1, lstep = axis ? 1 : cols; /* point, line strides */
+    for (size_t i = 0; i < n; i++) {
+      cs[2 * i] = cos(2.0 * M_PI * (double)i / (double)n);
+      cs[2 * i + 1] = sign * sin(2.0 * M_PI * (double)i / (double)n);
+    }
+    for (size_t l = 0; l < lines; l++)
+      for (size_t k = 0; k < n; k++) {
+        double sr = 0, si = 0;
+        for (size_t j = 0; j < n; j++) {
+          size_t at = l * lstep + j * step, p = (j * k) % n;
+          double xr = axis ? t[2 * at] : x[2 * at], xi = axis ? t[2 * at + 1] : x[2 * at + 1];
+          sr += xr * cs[2 * p] - xi * cs[2 * p + 1];
+          si += xr * cs[2 * p + 1] + xi * cs[2 * p];
+        }
+        size_t o = l * lstep + k * step;
+        (axis ? y : t)[2 * o] = axis ? sr * sc : sr;
+        (axis ? y : t)[2 * o + 1] = axis ? si * sc : si;
+      }
+  }
+  free(cs);
+  free(t);
+}
+
+typedef struct fs2_case {
+  size_t rows, cols, batch;
+  const char *tune;
+  int in_place;
+  ocal_fft_norm norm;
+} fs2_case;
+
+/* 2-D transforms on the four-step kernels (columns, then rows), every bin, forward and
+ * inverse, against the host's 2-D DFT. */
+static const fs2_case cases_2d[] = {
+    /* in place, 3 transforms per launch; out of place and eight columns per group:
+     * tests/oclgrind_set.c */
+    {64, 128, 3, "c=4,r=4", 1, OCAL_FFT_NORM_BACKWARD},
+};
+
+START_TEST(test_fourstep_2d) {
+  const fs2_case *c = &cases_2d[_i];
+  fourstep_on(c->tune);
+  size_t n = c->rows * c->cols, total = n * c->batch;
+  float *x = random_points(total, 991 + total), *y = fixture_malloc(2 * total * sizeof *y);
+  double *ref = fixture_malloc(2 * n * sizeof *ref);
+  ocal_fft_plan plan = fourstep_plan(c->rows, c->cols, c->batch, c->in_place, c->norm);
+  for (int dir = 0; dir < 2; dir++) {
+    ocal_buffer in, out;
+    ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_C32, 1, &total, x, &in));
+    out = in;
+    if (!c->in_place) ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_C32, 1, &total, &out));
+    ck_assert_ocal(
+        ocal_fft_execute(plan, dir ? OCAL_FFT_INVERSE : OCAL_FFT_FORWARD, in, out));
+    ck_assert_ocal(ocal_buffer_read(out, 0, total, y, NULL));
+    double num = 0, den = 0;
+    for (size_t b = 0; b < c->batch; b++) {
+      dft_2d(x + 2 * b * n, c->rows, c->cols, dir ? 1 : -1, norm_scale(c->norm, n, !dir), ref);
+      for (size_t i = 0; i < 2 * n; i++) {
+        double e = y[2 * b * n + i] - ref[i];
+        num += e * e;
+        den += ref[i] * ref[i];
+      }
+    }
+    ck_assert_msg(sqrt(num / den) < 1e-5, "%zu x %zu tune '%s' %s: relative error %.3g",
+                  c->rows, c->cols, c->tune, dir ? "inverse" : "forward", sqrt(num / den));
+    if (!c->in_place) ocal_buffer_release(out);
+    ocal_buffer_release(in);
+  }
+  ck_assert_ocal(ocal_fft_plan_release(plan));
+  free(x);
+  free(y);
+  free(ref);
+  fourstep_off();
+}
+END_TEST
+
+/* The engine of a plan of lengths n (1-D), n x n1 (2-D) or n x n1 x n2 (3-D) made on a
+ * context created under the settings now in the environment (they are read at context
+ * creation). */
+static const char *engine_of_nd(size_t n, size_t n1, size_t n2, ocal_fft_engine e) {
   fixture_reopen();
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
+  d.ndim = n2 ? 3 : n1 ? 2 : 1;
   d.lengths[0] = n;
+  d.lengths[1] = n1;
+  d.lengths[2] = n2;
   d.engine = e;
   ocal_fft_plan plan;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
@@ -175,6 +289,8 @@ static const char *engine_of(size_t n, ocal_fft_engine e) {
   ck_assert_ocal(ocal_fft_plan_release(plan));
   return info.engine_name;
 }
+
+static const char *engine_of(size_t n, ocal_fft_engine e) { return engine_of_nd(n, 0, 0, e); }
 
 static ocal_status plan_under_env(const ocal_fft_desc *d, ocal_fft_plan *plan);
 
@@ -195,10 +311,14 @@ START_TEST(test_fourstep_choice) {
     unsetenv("OCAL_FFT_FOURSTEP_TUNE");
     ck_assert_str_eq(engine_of((size_t)1 << 24, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
     ck_assert_str_ne(engine_of((size_t)1 << 23, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+    /* 2-D: that column length on both axes */
+    ck_assert_str_eq(engine_of_nd(4096, 4096, 0, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+    ck_assert_str_ne(engine_of_nd(2048, 4096, 0, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
     setenv("OCAL_FFT_FOURSTEP_TUNE", "n1=64,c=1,r=4", 1);
   }
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
   ck_assert_str_eq(engine_of(4096, OCAL_FFT_ENGINE_DEFAULT), "fourstep");
+  /* 2-D of powers of two from 64 on each axis; not 3-D, not other 2-D lengths */
   /* forced on, but: a named engine, or a shape it does not do */
   if (vk) ck_assert_str_eq(engine_of(4096, OCAL_FFT_ENGINE_VKFFT), "vkfft");
   ck_assert_str_ne(engine_of(2048, OCAL_FFT_ENGINE_DEFAULT), "fourstep");  /* < 2^12 */
@@ -217,6 +337,15 @@ START_TEST(test_fourstep_choice) {
     ocal_fft_plan none;
     ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &n, &none), OCAL_UNSUPPORTED);
     ck_assert_ptr_null(none);
+    /* 2-D: powers of two from 64 on each axis (the test of 2-D transforms plans those); not
+     * other 2-D lengths, not 3-D */
+    const size_t refused[3][3] = {{64, 96, 0}, {32, 128, 0}, {64, 64, 64}};
+    for (int i = 0; i < 3; i++) {
+      n.ndim = refused[i][2] ? 3 : 2;
+      memcpy(n.lengths, refused[i], sizeof n.lengths);
+      ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &n, &none), OCAL_UNSUPPORTED);
+      ck_assert_ptr_null(none);
+    }
     int have = 0;
     ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_FOURSTEP, &have));
     ck_assert_int_eq(have, 1);
@@ -307,6 +436,7 @@ int main(void) {
   Suite *s = suite_create("fft_fourstep");
   TCase *tc = fixture_tcase("fourstep");
   tcase_add_loop_test(tc, test_fourstep_against_dft, 0, (int)(sizeof cases / sizeof cases[0]));
+  tcase_add_loop_test(tc, test_fourstep_2d, 0, (int)(sizeof cases_2d / sizeof cases_2d[0]));
   tcase_add_test(tc, test_fourstep_choice);
   tcase_add_test(tc, test_fourstep_disk_cache);
   suite_add_tcase(s, tc);

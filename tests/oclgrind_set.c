@@ -271,12 +271,20 @@ static void gemv(void) {
   ocal_buffer_release(XT), ocal_buffer_release(YT);
 }
 
-static void fourstep_fft(size_t n) {
+/* A transform of n points on the four-step kernels: 1-D (rows 0), else 2-D of rows x n / rows,
+ * with OCAL_FFT_FOURSTEP_TUNE set to tune (NULL: unset). */
+static void fourstep_fft(size_t n, size_t rows, const char *tune) {
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
+  if (tune) setenv("OCAL_FFT_FOURSTEP_TUNE", tune, 1);
   reopen();
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
   d.lengths[0] = n;
+  if (rows) {
+    d.ndim = 2;
+    d.lengths[0] = rows;
+    d.lengths[1] = n / rows;
+  }
   ocal_fft_plan plan;
   CHECK(ocal_fft_plan_create(ctx, &d, &plan));
   ocal_fft_plan_info info = {sizeof info};
@@ -294,10 +302,12 @@ static void fourstep_fft(size_t n) {
     cs[2 * j] = cos(-2 * M_PI * (double)j / (double)n);
     cs[2 * j + 1] = sin(-2 * M_PI * (double)j / (double)n);
   }
+  /* 2-D: W_rows^(j0 k0) W_cols^(j1 k1) = W_n^(cols j0 k0 + rows j1 k1) */
+  size_t r = rows ? rows : 1, c = n / r;
   for (size_t k = 0; k < n; k++) {
     double re = 0, im = 0;
     for (size_t j = 0; j < n; j++) {
-      size_t t = (j * k) % n;
+      size_t t = rows ? (c * ((j / c) * (k / c)) + r * ((j % c) * (k % c))) % n : (j * k) % n;
       re += x[2 * j] * cs[2 * t] - x[2 * j + 1] * cs[2 * t + 1];
       im += x[2 * j] * cs[2 * t + 1] + x[2 * j + 1] * cs[2 * t];
     }
@@ -305,7 +315,7 @@ static void fourstep_fft(size_t n) {
   }
   for (size_t i = 0; i < 2 * n; i++) y[i] /= (float)sqrt((double)n);
   char what[64];
-  snprintf(what, sizeof what, "fft c2c %zu (%s)", n, info.engine_name);
+  snprintf(what, sizeof what, "fft c2c %zu%s (%s)", n, rows ? " 2-D" : "", info.engine_name);
   compare(what, y, want, 2 * n, 1e-4);
   if (strcmp(info.engine_name, "fourstep") != 0) {
     printf("  the four-step kernels did not take n=%zu (engine %s): FAIL\n", n, info.engine_name);
@@ -315,6 +325,7 @@ static void fourstep_fft(size_t n) {
   ocal_fft_plan_release(plan);
   free(x), free(y), free(want), free(cs);
   unsetenv("OCAL_FFT_FOURSTEP");
+  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
   reopen();
 }
 
@@ -531,7 +542,8 @@ int main(int argc, char **argv) {
   unsetenv("OCAL_GEMM");
   reopen();
   gemv();
-  fourstep_fft(4096); /* the smallest length the four-step kernels take: 64 x 64 */
+  fourstep_fft(4096, 0, NULL); /* the smallest length the four-step kernels take: 64 x 64 */
+  fourstep_fft(4096, 64, "c=8,r=4"); /* 2-D, eight columns per group */
   generated();
   generated_long_scan();
   half_types();

@@ -12,7 +12,8 @@
  * row); ocal's pass 1 (4 columns of 4096 rows at a stride of 4096 points, written back the same
  * way) with each item moving all four columns of its rows as one float8, and staged, with
  * consecutive items on consecutive columns; and reads and writes of C columns at a stride
- * (C = 1 .. 16) in groups of 4096 points. One JSON object per line; a configuration that does not build is reported and skipped. */
+ * (C = 1 .. 16) in groups of 4096 points. First a line with the device's
+ * CL_DEVICE_GLOBAL_MEM_CACHE_SIZE (what src/fft/fourstep.c sizes its launches by). One JSON object per line; a configuration that does not build is reported and skipped. */
 #include <time.h>
 
 #include "cl_probe.h"
@@ -195,6 +196,16 @@ int main(int argc, char **argv) {
   char ext[8192] = "";
   clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
   int nv = strstr(ext, "cl_nv_compiler_options") != NULL;
+  {
+    char name[256] = "";
+    cl_ulong gcache = 0;
+    cl_uint line = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof gcache, &gcache, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE, sizeof line, &line, NULL);
+    printf("{\"device\": \"%s\", \"global_mem_cache_bytes\": %llu, \"cacheline\": %u}\n", name,
+           (unsigned long long)gcache, line);
+  }
   char *src = read_text(argv[1]);
   cl_ulong local = 0;
   OK(clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL));

@@ -114,8 +114,9 @@ typedef enum ocal_fft_engine {
   OCAL_FFT_ENGINE_DEFAULT = 0, /**< OCAL_FFT if set, else VkFFT where built, else clFFT */
   OCAL_FFT_ENGINE_VKFFT = 1,   /**< VkFFT's OpenCL backend */
   OCAL_FFT_ENGINE_CLFFT = 2,   /**< clFFT */
-  OCAL_FFT_ENGINE_FOURSTEP = 3, /**< ocal's own two-pass four-step kernels: 1-D f32 C2C
-                                     power-of-two lengths 2^12 to 2^24 that fit the device
+  OCAL_FFT_ENGINE_FOURSTEP = 3, /**< ocal's own two-pass four-step kernels: f32 C2C of 1-D
+                                     power-of-two lengths 2^12 to 2^24, and 2-D of two
+                                     power-of-two lengths 64 to 8192, that fit the device
                                      (other shapes are OCAL_UNSUPPORTED); the default engine
                                      picks it where it is the fastest */
   OCAL_FFT_ENGINE_COUNT = 4   /**< the number of engines (not an engine) */
@@ -150,8 +151,9 @@ typedef struct ocal_fft_plan_info {
   ocal_fft_engine engine;   /**< the engine that runs the plan (never
                                  OCAL_FFT_ENGINE_DEFAULT); OCAL_FFT_ENGINE_FOURSTEP also when
                                  the default engine hands a shape to the four-step kernels
-                                 (1-D f32 C2C 2^24 on GPUs, or any power of two from 2^12 to
-                                 2^24 with OCAL_FFT_FOURSTEP=1) */
+                                 (f32 C2C 1-D 2^24 and 2-D 4096 x 4096 on GPUs with 48 KiB of
+                                 local memory, or every shape it takes with
+                                 OCAL_FFT_FOURSTEP=1) */
   const char *engine_name;  /**< ocal_fft_engine_name(engine) (static string), or
                                  "vkfft (via c2c)" / "clfft (via c2c)" when a real plan runs
                                  through a C2C plan of that engine (above), or

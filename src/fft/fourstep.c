@@ -1,6 +1,7 @@
 /* ocal — ocal's own two-pass four-step FFT (cl/fft_fourstep.cl), for long 1-D
  * single-precision C2C transforms of a power-of-two length N = N1 * N2 (N1, N2 from 64 to
- * 8192, so N from 2^12 to 2^24).
+ * 8192, so N from 2^12 to 2^24), and 2-D ones of N1 x N2 (each a power of two, 64 to 8192):
+ * the same two passes without the twiddles between them, pass 2 writing rows.
  *
  * Why: VkFFT 1.2.26 through OpenCL has 48 KiB of local memory per work-group on NVIDIA, so it
  * reads and writes the whole array three times for every power-of-two length above 2^20; at
@@ -17,19 +18,22 @@
  * at its memory floor, so only fewer passes beat it (docs/measurements.md#fourstep-access).
  *
  * The default engine (VkFFT, else clFFT) hands the shapes of fourstep_rule (device properties,
- * never names) to this engine: only 2^24 on an H100 (docs/measurements.md#fourstep-rule).
+ * never names) to this engine: only 2^24 and 2-D 4096 x 4096 on an H100
+ * (docs/measurements.md#fourstep-rule, #fft-hints).
  * OCAL_FFT_FOURSTEP=1 turns the engine on for every shape it supports (tests force it on PoCL),
- * 0 off, auto (or unset) the rule. Batches go through scratch memory, 2^26 points per launch
+ * 0 off, auto (or unset) the rule. Batches go through scratch memory, 2^27 points per launch
  * (fewer where the device has not the memory for that).
  *
  * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks at plan creation, for the benchmarks and the
- * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4) and of pass 2 (c2,
- * default c), the points per work-item (r: 4, 8, 16), at most cr columns exchanged at once,
+ * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4, 8) and of pass 2
+ * (c2, default c), the points per work-item (r: 4, 8, 16), at most cr columns exchanged at once,
  * tt=0 for the row-major intermediate (pass 1 writes at a stride, pass 2 reads rows), plane=1
  * to exchange real and imaginary parts separately even where a column fits, g transforms per
  * launch, reg=N registers per item on NVIDIA (-cl-nv-maxrregcount), sr=N at least N rounds
  * of staging global memory (for the tests: PoCL's local memory holds a whole group in one),
- * skip=1 or skip=2 to leave pass 1 or 2 out, to time the other alone (wrong output). */
+ * skip=1 or skip=2 to leave pass 1 or 2 out, to time the other alone (wrong output), ld=0..3
+ * and st=0..2 the PTX cache hints of the global accesses (fs_tune; on devices without PTX
+ * they are plain). */
 #include "config.h"
 
 #include <math.h>
@@ -44,11 +48,15 @@
  * say: the fastest for 2^24 x 8 on an H100 (docs/measurements.md#fourstep-defaults). */
 #define DEFAULT_C 4
 #define DEFAULT_LOGR 4
+/* Loads with a 128-byte L2 prefetch on devices of PTX compute capability 7.5 and later: the
+ * groups beside a group read the rest of each 128 bytes (docs/measurements.md#fft-hints). */
+#define DEFAULT_LD 2
 
 typedef struct fs_plan {
   const ocal__fft_problem *p;
   size_t n, n1, n2;
-  int c, c2, logr, skip, maxreg, cr, tt, plane, sr;
+  int c, c2, logr, skip, maxreg, cr, tt, plane, sr, ld, st;
+  int two_d;               /* 1: a 2-D transform of n1 rows of n2 points */
   size_t group;            /* transforms per launch (the scratch holds that many) */
   cl_mem scratch;          /* one transform: pass 1 writes it, pass 2 reads it */
   cl_mem tw;               /* twiddle tables: W_N1^i (N1), W_N2^i (N2), W_N^l (l < N1) */
@@ -73,10 +81,12 @@ typedef struct fs_tune {
   int cr;     /* at most this many columns exchanged at once (0: as many as fit) */
   int c2;     /* columns per work-group of pass 2 (0: c) */
   int tt;     /* 1: pass 1 writes the intermediate transposed (contiguous), 0: row-major */
-  size_t group; /* transforms per launch (0: enough for 2^26 points) */
+  size_t group; /* transforms per launch (0: enough for 2^27 points) */
   int sr;       /* at least this many staging rounds (0: as few as local memory allows) */
   int plane;    /* 1: real and imaginary parts exchanged in separate rounds even where
                  * local memory holds a whole column (for the tests) */
+  int ld, st;   /* PTX cache hints of the global loads (1 cs, 2 L2::128B, 3 L2::256B; -1:
+                 * the default) and stores (1 cs in pass 2, 2 cs in both passes); 0 plain */
 } fs_tune;
 
 /* Reads OCAL_FFT_FOURSTEP_TUNE ("n1=1024,c=4,r=8") as the settings module read it (`env`,
@@ -93,6 +103,8 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
   t->group = 0;
   t->plane = 0;
   t->sr = 0;
+  t->ld = -1;
+  t->st = 0;
   if (!env || !env[0]) return OCAL_OK;
   char buf[128];
   if (strlen(env) >= sizeof buf)
@@ -108,7 +120,7 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
     if (*end || end == eq + 1) goto bad;
     if (strcmp(tok, "n1") == 0 && v >= 64 && v <= 8192 && log2_exact((size_t)v) > 0)
       t->n1 = (size_t)v;
-    else if (strcmp(tok, "c") == 0 && (v == 1 || v == 2 || v == 4))
+    else if (strcmp(tok, "c") == 0 && (v == 1 || v == 2 || v == 4 || v == 8))
       t->c = (int)v;
     else if (strcmp(tok, "r") == 0 && (v == 4 || v == 8 || v == 16))
       t->logr = log2_exact((size_t)v);
@@ -118,7 +130,7 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
       t->maxreg = (int)v;
     else if (strcmp(tok, "cr") == 0 && (v == 1 || v == 2 || v == 4))
       t->cr = (int)v;
-    else if (strcmp(tok, "c2") == 0 && (v == 1 || v == 2 || v == 4))
+    else if (strcmp(tok, "c2") == 0 && (v == 1 || v == 2 || v == 4 || v == 8))
       t->c2 = (int)v;
     else if (strcmp(tok, "tt") == 0 && (v == 0 || v == 1))
       t->tt = (int)v;
@@ -128,6 +140,10 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
       t->sr = (int)v;
     else if (strcmp(tok, "plane") == 0 && (v == 0 || v == 1))
       t->plane = (int)v;
+    else if (strcmp(tok, "ld") == 0 && v >= 0 && v <= 3)
+      t->ld = (int)v;
+    else if (strcmp(tok, "st") == 0 && v >= 0 && v <= 2)
+      t->st = (int)v;
     else
       goto bad;
   }
@@ -136,15 +152,25 @@ bad:
   return ocal__fail(
       OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
       "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
-      "c=1|2|4, c2=1|2|4, r=4|8|16, skip=1|2, reg=0..255, "
-      "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), separated by "
-      "commas",
+      "c=1|2|4|8, c2=1|2|4|8, r=4|8|16, skip=1|2, reg=0..255, "
+      "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), ld=0..3, st=0..2, "
+      "separated by commas",
       env);
 }
 
 /* The split of n: N1 from the tuning, else the larger half of the bits (N1 >= N2). Returns 0
- * when n cannot be split into two lengths of 64..8192. */
-static int split(size_t n, const fs_tune *t, size_t *n1, size_t *n2) {
+ * when n cannot be split into two lengths of 64..8192. A 2-D transform (ndim 2) is split
+ * along its axes: N1 rows of N2 points. */
+static int split(int ndim, const size_t *lengths, const fs_tune *t, size_t *n1, size_t *n2) {
+  if (ndim == 2) {
+    size_t r = lengths[0], c = lengths[1];
+    if (log2_exact(r) < 6 || log2_exact(c) < 6 || r > 8192 || c > 8192) return 0;
+    *n1 = r;
+    *n2 = c;
+    return 1;
+  }
+  if (ndim != 1) return 0;
+  size_t n = lengths[0];
   int l = log2_exact(n);
   if (l < 12 || l > 24) return 0;
   size_t a = t->n1 ? t->n1 : (size_t)1 << ((l + 1) / 2);
@@ -190,17 +216,27 @@ static int fourstep_rule(ocal_context ctx, size_t n) {
   return (uint64_t)n > s * s && n == l * l;
 }
 
+/* 2-D transforms: both axes as long as the longest column local memory holds (4096 x 4096 on
+ * an H100), where the two passes are VkFFT's two, each a little faster
+ * (docs/measurements.md#fft-hints); other shapes were not measured. */
+static int fourstep_rule_2d(ocal_context ctx, size_t rows, size_t cols) {
+  if (ocal__context_info(ctx)->type != OCAL_DEVICE_GPU) return 0;
+  size_t l = longest_column(ctx);
+  return rows == l && cols == l;
+}
+
 ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, int *use) {
   *use = 0;
   int force = ctx->settings.fft_fourstep; /* OCAL_FFT_FOURSTEP: -1 the rule */
-  if (force == 0 || d->ndim != 1 || d->kind != OCAL_FFT_C2C || d->precision != OCAL_F32)
+  if (force == 0 || d->ndim > 2 || d->kind != OCAL_FFT_C2C || d->precision != OCAL_F32)
     return OCAL_OK;
   fs_tune t;
   ocal_status s = read_tune(ctx->settings.fft_fourstep_tune, &t);
   if (s != OCAL_OK) return s;
   size_t n1, n2;
-  if (!split(d->lengths[0], &t, &n1, &n2) || !device_fits(ctx, n1, n2, &t)) return OCAL_OK;
-  *use = force == 1 || fourstep_rule(ctx, d->lengths[0]);
+  if (!split(d->ndim, d->lengths, &t, &n1, &n2) || !device_fits(ctx, n1, n2, &t)) return OCAL_OK;
+  *use = force == 1 || (d->ndim == 1 && fourstep_rule(ctx, d->lengths[0])) ||
+         (d->ndim == 2 && fourstep_rule_2d(ctx, d->lengths[0], d->lengths[1]));
   return OCAL_OK;
 }
 
@@ -239,10 +275,14 @@ static ocal_status get_kernel(fs_plan *f, int pass, ocal__program_origin *origin
   /* rows staged at a time on the way in and out (cl/fft_fourstep.cl): all that fit */
   int sr = f->sr ? f->sr : 1;
   while (sr < (1 << f->logr) && (uint64_t)c * (l / (size_t)sr + 8) * 8 > local) sr *= 2;
+  /* cache hints only where the device takes PTX (plain accesses elsewhere) */
+  int ptx = ocal__context_compute_capability(f->p->ctx) > 0;
+  int st = f->st == 2 || (f->st == 1 && pass == 2);
   int n = snprintf(opts, sizeof opts,
                    "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d -DFS_PLANE=%d -DFS_TT=%d "
-                   "-DFS_SR=%d",
-                   log2_exact(l), f->logr, c, cr, plane, f->tt, sr);
+                   "-DFS_SR=%d -DFS_2D=%d -DFS_LD=%d -DFS_ST=%d",
+                   log2_exact(l), f->logr, c, cr, plane, f->tt || f->two_d, sr, f->two_d,
+                   ptx ? f->ld : 0, ptx ? st : 0);
   /* the form with '=' (NVIDIA's compiler rejects "-cl-nv-maxrregcount N") */
   if (f->maxreg > 0 && has_nv_options(f->p->ctx))
     snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
@@ -319,7 +359,6 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
                       "no memory for a four-step FFT plan");
   f->p = p;
-  f->n = p->lengths[0];
   f->c = t.c;
   f->logr = t.logr;
   f->skip = t.skip;
@@ -329,22 +368,48 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   f->tt = t.tt;
   f->plane = t.plane;
   f->sr = t.sr;
-  if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || !split(f->n, &t, &f->n1, &f->n2) ||
+  f->ld = t.ld;
+  f->st = t.st;
+  f->two_d = p->ndim == 2;
+  if (p->kind != OCAL_FFT_C2C || p->dbl || !split(p->ndim, p->lengths, &t, &f->n1, &f->n2) ||
       !device_fits(ctx, f->n1, f->n2, &t)) {
     free(f);
     return ocal__fail(OCAL_UNSUPPORTED, "ocal_fft_plan_create",
-                      "the four-step FFT does 1-D single-precision C2C lengths 2^12..2^24 only "
-                      "(%s)",
+                      "the four-step FFT does single-precision C2C of 1-D lengths 2^12..2^24 "
+                      "and 2-D lengths 64..8192, powers of two only (%s)",
                       p->text);
   }
+  f->n = f->n1 * f->n2;
   /* The plan reports a disk-cache hit when no pass was compiled and one came from disk, and
    * a store when a pass was compiled with the disk cache on: the build call says which. */
   ocal__program_origin origin[2] = {OCAL__PROGRAM_FROM_MEMORY, OCAL__PROGRAM_FROM_MEMORY};
+  /* the L2 prefetch qualifier is PTX 7.4 for sm_75 and later: plain loads below that */
+  int auto_ld = f->ld < 0;
+  if (auto_ld) f->ld = ocal__context_compute_capability(ctx) >= 75 ? DEFAULT_LD : 0;
   for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass, &origin[pass - 1]);
-  /* transforms per launch: 2^26 points, so that a launch has enough work-groups to keep every
-   * multiprocessor busy to the end (docs/measurements.md#fourstep-defaults); the scratch holds
-   * that many, and where it cannot be had, fewer */
-  f->group = t.group ? t.group : ((size_t)1 << 26) / f->n;
+  /* the default hints where the compiler refused them: plain loads */
+  if (s == OCAL_BUILD_FAILED && auto_ld && f->ld && ocal__context_compute_capability(ctx) > 0) {
+    f->ld = 0;
+    s = OCAL_OK;
+    for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++)
+      s = get_kernel(f, pass, &origin[pass - 1]);
+  }
+  /* a kernel whose registers leave fewer items per group than it needs (eight columns of
+   * long columns on an H100) is refused here, so the default engine takes the plan */
+  for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) {
+    size_t need = (pass == 1 ? f->n1 : f->n2) >> f->logr;
+    if (f->k[pass - 1]->work_group_size < need)
+      s = ocal__fail(OCAL_UNSUPPORTED, "ocal_fft_plan_create",
+                     "the four-step FFT's pass %d needs work-groups of %zu items, and its "
+                     "kernel takes %zu on this device (%s): fewer columns per group (c) or "
+                     "more points per item (r) in OCAL_FFT_FOURSTEP_TUNE",
+                     pass, need, f->k[pass - 1]->work_group_size, p->text);
+  }
+  /* transforms per launch: 2^27 points, so that a launch has enough work-groups to keep every
+   * multiprocessor busy to the end and few launches end (docs/measurements.md#fft-hints;
+   * fewer, cache-sized launches were slower); the scratch holds that many, and where it
+   * cannot be had, fewer */
+  f->group = t.group ? t.group : ((size_t)1 << 27) / f->n;
   if (f->group < 1) f->group = 1;
   if (f->group > p->batch) f->group = p->batch;
   while (s == OCAL_OK) {
