@@ -284,45 +284,6 @@ INL void copy_tile(const copy_plan *p, uint dst, uint t, uint tid, uint k, uint 
   }
 }
 
-/* One stage's wgmma for the warpgroup of block rows wrow to wrow + 63 (st: the stage's local
- * address): W_BYTES / 32 instructions of k 8 (TF32) or 16. */
-INL void mma_stage(float d[NACC], uint st, uint wrow) {
-#pragma unroll
-  for (uint kk = 0; kk < W_BYTES / KSTEP_BYTES; kk++) {
-    const ulong da = desc_of(st + wrow * W_BYTES + kk * KSTEP_BYTES);
-#if B_MN
-    const ulong db = desc_with(st + A_BYTES + kk * 2048u, BCOL_BYTES, 1024u, 1ul);
-#else
-    const ulong db = desc_of(st + A_BYTES + kk * KSTEP_BYTES);
-#endif
-    WGMMA(d, da, db);
-  }
-}
-
-/* C = alpha D + beta C (C read only when read_c) for one warpgroup's 64 x BN of D. D's layout:
- * warp w of the group has rows 16 w + lane / 4 (+ 8); accumulator 4 j + 2 h + e is row + 8 h,
- * column 8 j + 2 (lane % 4) + e. r0: this work-item's first row of C. */
-INL void store_block(const float d[NACC], __global ET *c, uint ldc, uint m, uint n, uint r0,
-                     uint col0, uint lane, float alpha, float beta, int read_c) {
-#pragma unroll
-  for (uint j = 0; j < BN / 8; j++) {
-    const uint col = col0 + 8 * j + 2 * (lane % 4);
-#pragma unroll
-    for (uint h = 0; h < 2; h++) {
-      const uint r = r0 + 8 * h;
-      if (r >= m) continue;
-      __global ET *cr = c + (ulong)r * ldc + col;
-#pragma unroll
-      for (uint e = 0; e < 2; e++) {
-        if (col + e >= n) continue;
-        float v = alpha * d[4 * j + 2 * h + e];
-        if (read_c) v += beta * load_c(cr + e);
-        store_c(cr + e, v);
-      }
-    }
-  }
-}
-
 #if WS
 /* mbarriers (local 8-byte words, by shared-space address). A stage's "full" barrier expects
  * one arrival from each producer work-item, made by cp.async when its copies have landed;
@@ -416,7 +377,16 @@ ocal_gemm_wgmma(__global const ET *a0, ulong a_off, uint lda, ulong a_stride,
       mbar_wait(full0 + 8u * s, (it / STAGES) & 1u);
       fence_async(); /* the producer's cp.async writes, seen here, made visible to wgmma */
       wg_fence();
-      mma_stage(d, st, cw * 64);
+#pragma unroll
+      for (uint kk = 0; kk < W_BYTES / KSTEP_BYTES; kk++) {
+        const ulong da = desc_of(st + cw * 64 * W_BYTES + kk * KSTEP_BYTES);
+#if B_MN
+        const ulong db = desc_with(st + A_BYTES + kk * 2048u, BCOL_BYTES, 1024u, 1ul);
+#else
+        const ulong db = desc_of(st + A_BYTES + kk * KSTEP_BYTES);
+#endif
+        WGMMA(d, da, db);
+      }
       wg_commit();
       WG_WAIT(1);
       /* Step t - 1's wgmma has read its stage: the producer may refill it. */
@@ -425,8 +395,25 @@ ocal_gemm_wgmma(__global const ET *a0, ulong a_off, uint lda, ulong a_stride,
     WG_WAIT(0);
     if (ktiles) mbar_arrive(empty0 + 8u * ((it - 1u) % STAGES));
 
+    __global ET *c = c0 + c_off + z * c_stride;
     const uint r0 = by * BM + cw * 64 + ((tid / 32) % 4) * 16 + lane / 4;
-    store_block(d, c0 + c_off + z * c_stride, ldc, m, n, r0, bx * BN, lane, alpha, beta, read_c);
+#pragma unroll
+    for (uint j = 0; j < BN / 8; j++) {
+      const uint col = bx * BN + 8 * j + 2 * (lane % 4);
+#pragma unroll
+      for (uint h = 0; h < 2; h++) {
+        const uint r = r0 + 8 * h;
+        if (r >= m) continue;
+        __global ET *cr = c + (ulong)r * ldc + col;
+#pragma unroll
+        for (uint e = 0; e < 2; e++) {
+          if (col + e >= n) continue;
+          float v = alpha * d[4 * j + 2 * h + e];
+          if (read_c) v += beta * load_c(cr + e);
+          store_c(cr + e, v);
+        }
+      }
+    }
   }
 }
 #else
@@ -481,14 +468,41 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
     }
     cp_commit();
     wg_fence();
-    mma_stage(d, st, wg * 64);
+#pragma unroll
+    for (uint kk = 0; kk < W_BYTES / KSTEP_BYTES; kk++) {
+      const ulong da = desc_of(st + wg * 64 * W_BYTES + kk * KSTEP_BYTES);
+#if B_MN
+      const ulong db = desc_with(st + A_BYTES + kk * 2048u, BCOL_BYTES, 1024u, 1ul);
+#else
+      const ulong db = desc_of(st + A_BYTES + kk * KSTEP_BYTES);
+#endif
+      WGMMA(d, da, db);
+    }
     wg_commit();
     WG_WAIT(1);
   }
   WG_WAIT(0);
 
+  /* D's layout (64 x BN per warpgroup): warp w of the group has rows 16 w + lane / 4 (+ 8);
+   * accumulator 4 j + 2 h + e is row + 8 h, column 8 j + 2 (lane % 4) + e. */
   const uint lane = tid % 32, r0 = row0 + wg * 64 + ((tid / 32) % 4) * 16 + lane / 4;
-  store_block(d, c, ldc, m, n, r0, col0, lane, alpha, beta, read_c);
+#pragma unroll
+  for (uint j = 0; j < BN / 8; j++) {
+    const uint col = col0 + 8 * j + 2 * (lane % 4);
+#pragma unroll
+    for (uint h = 0; h < 2; h++) {
+      const uint r = r0 + 8 * h;
+      if (r >= m) continue;
+      __global ET *cr = c + (ulong)r * ldc + col;
+#pragma unroll
+      for (uint e = 0; e < 2; e++) {
+        if (col + e >= n) continue;
+        float v = alpha * d[4 * j + 2 * h + e];
+        if (read_c) v += beta * load_c(cr + e);
+        store_c(cr + e, v);
+      }
+    }
+  }
 }
 #endif
 
