@@ -3,7 +3,9 @@
 python/examples/mlp_train.py makes it) timed on the host over many steps, then the same
 calls on a batch of zero rows, where most C calls queue no kernel (the sums still clear
 their outputs, the weight and bias updates still run): the Python layer and ocal's checks
-without the enqueue. Prints microseconds per step for each call.
+without the enqueue. Prints microseconds per step for each call, for the step that makes new arrays and for the
+one that writes into arrays made once (out=, mlp_train.py --preallocated: the C example's
+calls).
 
     python3 python/bench/mlp_ops.py [steps=200] [batch=256] [hidden=512]
 """
@@ -39,14 +41,40 @@ def step_calls(x, y, w1, w2, b1, b2, step):
     ]
 
 
-def profile(rows, hidden, steps):
+def step_calls_preallocated(x, y, w1, w2, b1, b2, step):
+    """The calls of one SGD step into arrays made once, as mlp_train.py --preallocated."""
+    rows, hidden = x.shape[0], w1.shape[1]
+    h, z, dh = ocal.empty((rows, hidden)), ocal.empty((rows, 10)), ocal.empty((rows, hidden))
+    mask, loss = ocal.empty((rows, hidden), bool), ocal.empty(rows)
+    db1, db2 = ocal.empty(hidden), ocal.empty(10)
+    lz = (loss, z)
+    return [
+        ("gemm x w1", lambda: gemm(x, w1, h)),
+        ("add(h, b1, out=h)", lambda: ocal.add(h, b1, out=h)),
+        ("relu(h, out=h)", lambda: ocal.relu(h, out=h)),
+        ("gemm h w2", lambda: gemm(h, w2, z)),
+        ("add(z, b2, out=z)", lambda: ocal.add(z, b2, out=z)),
+        ("softmax_cross_entropy", lambda: ocal.softmax_cross_entropy(z, y, out=lz)),
+        ("gemm dz w2^T", lambda: gemm(z, w2, dh, transb=True)),
+        ("gemm w2 update", lambda: gemm(h, z, w2, transa=True, alpha=-step, beta=1.0)),
+        ("sum(z, axis=0, out=)", lambda: ocal.sum(z, axis=0, out=db2)),
+        ("axpy b2", lambda: axpy(-step, db2, b2)),
+        ("greater(h, 0, out=)", lambda: ocal.greater(h, 0, out=mask)),
+        ("where(.., out=dh)", lambda: ocal.where(mask, dh, 0.0, out=dh)),
+        ("gemm w1 update", lambda: gemm(x, dh, w1, transa=True, alpha=-step, beta=1.0)),
+        ("sum(dh, axis=0, out=)", lambda: ocal.sum(dh, axis=0, out=db1)),
+        ("axpy b1", lambda: axpy(-step, db1, b1)),
+    ]
+
+
+def profile(rows, hidden, steps, make_calls=step_calls):
     rng = np.random.default_rng(1)
     gen = ocal.random.default_rng(1)
     w1, w2 = gen.normal(0, 0.05, (784, hidden)), gen.normal(0, 0.05, (hidden, 10))
     b1, b2 = ocal.zeros(hidden), ocal.zeros(10)
     x = ocal.asarray(rng.random((rows, 784), dtype=np.float32))
     y = ocal.asarray(rng.integers(0, 10, rows).astype(np.int32))
-    calls = step_calls(x, y, w1, w2, b1, b2, 0.1 / 256)
+    calls = make_calls(x, y, w1, w2, b1, b2, 0.1 / 256)
     total = dict.fromkeys([n for n, _ in calls], 0.0)
     ctx = ocal.get_context()
     for s in range(steps + 5):
@@ -63,13 +91,9 @@ def profile(rows, hidden, steps):
     return total, queued / steps, (time.perf_counter() - t0) / steps
 
 
-def main():
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    batch = int(sys.argv[2]) if len(sys.argv) > 2 else 256
-    hidden = int(sys.argv[3]) if len(sys.argv) > 3 else 512
-    real, queued, wall = profile(batch, hidden, steps)
-    empty, _, _ = profile(0, hidden, steps)
-    print("device: %s" % ocal.get_context().device.name)
+def report(make_calls, batch, hidden, steps):
+    real, queued, wall = profile(batch, hidden, steps, make_calls)
+    empty, _, _ = profile(0, hidden, steps, make_calls)
     print("%-22s %10s %14s" % ("call", "us/step", "0 rows"))
     for name in real:
         print("%-22s %10.2f %14.2f" % (name, real[name] / steps * 1e6, empty[name] / steps * 1e6))
@@ -77,6 +101,17 @@ def main():
                                    sum(empty.values()) / steps * 1e6))
     print("step: queued in %.1f us, done in %.1f us (batch %d, hidden %d, %d steps)"
           % (queued * 1e6, wall * 1e6, batch, hidden, steps))
+
+
+def main():
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    batch = int(sys.argv[2]) if len(sys.argv) > 2 else 256
+    hidden = int(sys.argv[3]) if len(sys.argv) > 3 else 512
+    print("device: %s" % ocal.get_context().device.name)
+    print("new arrays per call:")
+    report(step_calls, batch, hidden, steps)
+    print("preallocated (out=):")
+    report(step_calls_preallocated, batch, hidden, steps)
 
 
 if __name__ == "__main__":

@@ -147,6 +147,10 @@ cdef class Context:
     cdef public object _gens      # generated kernels of the package (transpose, ...)
     cdef int _dl_index            # the device's DLPack device_id, found on first use
     cdef dict _consts             # 0-d arrays of scalar operands (where), never written
+    # The last float operand where's fast path used (its type code, bits and 0-d array).
+    cdef int _last_code
+    cdef uint64_t _last_bits
+    cdef Array _last_const
     cdef object __weakref__
 
     def __cinit__(self):
@@ -154,6 +158,7 @@ cdef class Context:
         self._gens = {}
         self._dl_index = -1
         self._consts = {}
+        self._last_code = -1
 
     def __init__(self, device=None, *, pool=None, profiling=False):
         cdef ocal_context_options opt
@@ -749,31 +754,31 @@ cdef class Array:
 
     # -- reductions as methods -----------------------------------------------------------
     def sum(self, axis=None, keepdims=False, out=None):
-        return reduce(OCAL_REDUCE_SUM, self, axis, keepdims, 0, out)
+        return _reduce(OCAL_REDUCE_SUM, self, axis, keepdims, 0, out)
 
     def prod(self, axis=None, keepdims=False, out=None):
-        return reduce(OCAL_REDUCE_PROD, self, axis, keepdims, 0, out)
+        return _reduce(OCAL_REDUCE_PROD, self, axis, keepdims, 0, out)
 
     def min(self, axis=None, keepdims=False, out=None):
-        return reduce(OCAL_REDUCE_MIN, self, axis, keepdims, 0, out)
+        return _reduce(OCAL_REDUCE_MIN, self, axis, keepdims, 0, out)
 
     def max(self, axis=None, keepdims=False, out=None):
-        return reduce(OCAL_REDUCE_MAX, self, axis, keepdims, 0, out)
+        return _reduce(OCAL_REDUCE_MAX, self, axis, keepdims, 0, out)
 
     def argmin(self, axis=None, keepdims=False, out=None):
-        return reduce(OCAL_REDUCE_ARGMIN, self, axis, keepdims, 0, out)
+        return _reduce(OCAL_REDUCE_ARGMIN, self, axis, keepdims, 0, out)
 
     def argmax(self, axis=None, keepdims=False, out=None):
-        return reduce(OCAL_REDUCE_ARGMAX, self, axis, keepdims, 0, out)
+        return _reduce(OCAL_REDUCE_ARGMAX, self, axis, keepdims, 0, out)
 
     def mean(self, axis=None, keepdims=False, out=None):
-        return reduce(OCAL_REDUCE_MEAN, self, axis, keepdims, 0, out)
+        return _reduce(OCAL_REDUCE_MEAN, self, axis, keepdims, 0, out)
 
     def var(self, axis=None, ddof=0, keepdims=False, out=None):
-        return reduce(OCAL_REDUCE_VAR, self, axis, keepdims, ddof, out)
+        return _reduce(OCAL_REDUCE_VAR, self, axis, keepdims, ddof, out)
 
     def std(self, axis=None, ddof=0, keepdims=False, out=None):
-        return reduce(OCAL_REDUCE_STD, self, axis, keepdims, ddof, out)
+        return _reduce(OCAL_REDUCE_STD, self, axis, keepdims, ddof, out)
 
     def cumsum(self, axis=None):
         return scan(OCAL_SCAN_SUM, self, axis)
@@ -990,6 +995,32 @@ cdef inline Array _to(Array a, dt):
     return a.astype(dt)
 
 
+cdef inline bint _same_shape(Array a, Array b):
+    """a and b have one shape (compared in C: the fast paths' test)."""
+    return len(a.shape) == len(b.shape) and memcmp(a.cs, b.cs, a.nd * sizeof(size_t)) == 0
+
+
+cdef bint _is_broadcast_of(Array out, Array a, Array b):
+    """out's shape is the broadcast of a's and b's, compared in C (no tuples made)."""
+    cdef Py_ssize_t na = len(a.shape), nb = len(b.shape), no = len(out.shape), i
+    cdef size_t da, db
+    if no != (na if na > nb else nb):
+        return 0
+    for i in range(no):
+        da = a.cs[na - no + i] if na - no + i >= 0 else 1
+        db = b.cs[nb - no + i] if nb - no + i >= 0 else 1
+        if (da != db and da != 1 and db != 1) or out.cs[i] != (db if da == 1 else da):
+            return 0
+    return 1
+
+
+cdef inline bint _keeps_type(int op, int code):
+    """ocal_binary's result type is its inputs' (an arithmetic op, not an integer division)."""
+    return op < OCAL_BINARY_EQ and not (op == OCAL_BINARY_DIV and code != OCAL_F32
+                                        and code != OCAL_F64 and code != OCAL_F16
+                                        and code != OCAL_BF16)
+
+
 cdef bint _is_scalar(x):
     return isinstance(x, (int, float, bool)) or (isinstance(x, np.generic) and x.ndim == 0)
 
@@ -1084,6 +1115,23 @@ cdef _inplace(int op, Array a, other):
 cdef Array _binop_out(int op, x, y, Array out):
     """x op y written into out (out=): out has the broadcast shape and NumPy's result type."""
     cdef Array a, b
+    if type(x) is Array and type(out) is Array:
+        # The fast paths (the step of a training loop): types and shapes compared in C.
+        a = <Array>x
+        if type(y) is Array:
+            b = <Array>y
+            if a.fast and a.code == b.code and a.code == out.code and _keeps_type(op, a.code) \
+                    and a.context is b.context and a.context is out.context \
+                    and _is_broadcast_of(out, a, b):
+                check(ocal_binary(<ocal_binary_op>op, a.buf, b.buf, out.buf))
+                return out
+        elif (type(y) is float or type(y) is int) and (a.code == OCAL_F32 or a.code == OCAL_F64) \
+                and a.context is out.context and _same_shape(a, out) \
+                and ((op < OCAL_BINARY_EQ and out.code == a.code)
+                     or (op >= OCAL_BINARY_EQ and out.code == OCAL_U8 and not out.fast)):
+            # A float array and a Python number (weak): the array's type out, or bool.
+            check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, <double>y, out.buf))
+            return out
     if isinstance(x, Array) and isinstance(y, Array):
         a, b = <Array>x, <Array>y
         common, res = _binary_types(op, a.dtype, b.dtype)
@@ -1222,6 +1270,12 @@ cpdef Array unary(int op, x, Array out=None):
     """op(x) elementwise (ocal_unary); the result type is NumPy's for the same function
     (integers become floats for exp, log, ...). out: an array of x's shape and the result's
     type to write (x itself for in place)."""
+    if type(x) is Array and out is not None and ((<Array>x).code == OCAL_F32
+                                                 or (<Array>x).code == OCAL_F64) \
+            and out.code == (<Array>x).code and _same_shape(<Array>x, out):
+        # Float in, the same float out (every function): nothing to look up.
+        check(ocal_unary(<ocal_unary_op>op, (<Array>x).buf, out.buf))
+        return out
     cdef Array a = x if isinstance(x, Array) else asarray(x)
     if a.code == OCAL_F32 or a.code == OCAL_F64:
         res = a.dtype                # float in, the same float out, for every function
@@ -1299,6 +1353,11 @@ def where(condition, x, y, out=None):
     """x where condition, else y (ocal_where), with broadcasting of all three. A scalar x or
     y is a cached 0-d array of the context, broadcast by ocal_where (no array of the
     condition's shape is made and filled). out: where to write (x or y for in place)."""
+    if type(condition) is Array and type(out) is Array and not (<Array>condition).fast \
+            and (<Array>condition).code == OCAL_U8:
+        r = _where_fast(<Array>condition, x, y, <Array>out)
+        if r is not None:
+            return r
     cdef Array m = condition if isinstance(condition, Array) else asarray(condition)
     if m.fast or m.code != OCAL_U8:   # not a bool array
         m = m != 0
@@ -1313,6 +1372,43 @@ def where(condition, x, y, out=None):
     else:
         _check_out(out, shape, a.dtype)
     check(ocal_where(m.buf, a.buf, b.buf, (<Array>out).buf))
+    return out
+
+
+cdef Array _where_fast_operand(Array out, v):
+    """An operand of where's fast path: an array of out's type and shape, or a float as a
+    0-d array of out's type (the context keeps the last one); None otherwise."""
+    cdef double d
+    cdef uint64_t bits
+    cdef Context ctx = out.context
+    if type(v) is Array:
+        if (<Array>v).code == out.code and (<Array>v).context is ctx and _same_shape(<Array>v, out):
+            return <Array>v
+        return None
+    if type(v) is not float or (out.code != OCAL_F32 and out.code != OCAL_F64):
+        return None
+    d = <double>v
+    memcpy(&bits, &d, sizeof(bits))
+    if ctx._last_code != out.code or ctx._last_bits != bits:
+        ctx._last_const = _scalar_operand(ctx, v, out.dtype)
+        ctx._last_code, ctx._last_bits = out.code, bits
+    return ctx._last_const
+
+
+cdef _where_fast(Array m, x, y, Array out):
+    """where(m, x, y, out=out) when m is a bool array of out's shape and x, y are arrays of
+    out's type and shape or floats (one of them an array): no type or shape work in Python.
+    None when the general path must decide."""
+    if m.context is not out.context or not _same_shape(m, out) \
+            or (type(x) is not Array and type(y) is not Array):
+        return None
+    cdef Array a = _where_fast_operand(out, x)
+    if a is None:
+        return None
+    cdef Array b = _where_fast_operand(out, y)
+    if b is None:
+        return None
+    check(ocal_where(m.buf, a.buf, b.buf, out.buf))
     return out
 
 
@@ -1349,6 +1445,41 @@ cdef int _axis(Array a, axis) except? -1:
 
 
 cdef dict _reduce_types = {}   # (op, input type) -> (result type code, its NumPy dtype)
+
+
+cdef _reduce_axis_fast(int op, Array a, Py_ssize_t axis, Array out):
+    """A reduction along one axis into out, the types and shapes compared in C; None when
+    the general path must decide (or raise)."""
+    cdef Py_ssize_t nd = len(a.shape), i
+    cdef size_t n = 1
+    cdef ocal_dtype rd
+    if not a.fast or not out.fast or a.context is not out.context or axis < -nd or axis >= nd \
+            or len(out.shape) != nd - 1 or op == OCAL_REDUCE_VAR or op == OCAL_REDUCE_STD:
+        return None
+    if axis < 0:
+        axis += nd
+    if a.cs[axis] == 0 and (op == OCAL_REDUCE_MIN or op == OCAL_REDUCE_MAX
+                            or op == OCAL_REDUCE_ARGMIN or op == OCAL_REDUCE_ARGMAX):
+        return None
+    if ocal_reduce_dtype(<ocal_reduce_op>op, <ocal_dtype>a.code, &rd) != OCAL_OK \
+            or <int>rd != out.code:
+        return None
+    for i in range(nd - 1):
+        if out.cs[i] != a.cs[i if i < axis else i + 1]:
+            return None
+        n *= out.cs[i]
+    if n:
+        check(ocal_reduce(<ocal_reduce_op>op, a.buf, <int>axis, out.buf))
+    return out
+
+
+cdef _reduce(int op, x, axis, keepdims, int ddof, out):
+    """reduce(), its fast path (one axis into out) tried first, as a C call."""
+    if type(x) is Array and type(out) is Array and type(axis) is int and keepdims is False:
+        r = _reduce_axis_fast(op, <Array>x, axis, <Array>out)
+        if r is not None:
+            return r
+    return reduce(op, x, axis, keepdims, ddof, out)
 
 
 def reduce(int op, x, axis=None, keepdims=False, int ddof=0, out=None):
@@ -1421,15 +1552,15 @@ def reduce(int op, x, axis=None, keepdims=False, int ddof=0, out=None):
     return res_arr.reshape(kshape) if keepdims else res_arr
 
 
-def sum(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_SUM, x, axis, keepdims, 0, out)
-def prod(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_PROD, x, axis, keepdims, 0, out)
-def min(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_MIN, x, axis, keepdims, 0, out)
-def max(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_MAX, x, axis, keepdims, 0, out)
-def argmin(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_ARGMIN, x, axis, keepdims, 0, out)
-def argmax(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_ARGMAX, x, axis, keepdims, 0, out)
-def mean(x, axis=None, keepdims=False, out=None): return reduce(OCAL_REDUCE_MEAN, x, axis, keepdims, 0, out)
-def var(x, axis=None, ddof=0, keepdims=False, out=None): return reduce(OCAL_REDUCE_VAR, x, axis, keepdims, ddof, out)
-def std(x, axis=None, ddof=0, keepdims=False, out=None): return reduce(OCAL_REDUCE_STD, x, axis, keepdims, ddof, out)
+def sum(x, axis=None, keepdims=False, out=None): return _reduce(OCAL_REDUCE_SUM, x, axis, keepdims, 0, out)
+def prod(x, axis=None, keepdims=False, out=None): return _reduce(OCAL_REDUCE_PROD, x, axis, keepdims, 0, out)
+def min(x, axis=None, keepdims=False, out=None): return _reduce(OCAL_REDUCE_MIN, x, axis, keepdims, 0, out)
+def max(x, axis=None, keepdims=False, out=None): return _reduce(OCAL_REDUCE_MAX, x, axis, keepdims, 0, out)
+def argmin(x, axis=None, keepdims=False, out=None): return _reduce(OCAL_REDUCE_ARGMIN, x, axis, keepdims, 0, out)
+def argmax(x, axis=None, keepdims=False, out=None): return _reduce(OCAL_REDUCE_ARGMAX, x, axis, keepdims, 0, out)
+def mean(x, axis=None, keepdims=False, out=None): return _reduce(OCAL_REDUCE_MEAN, x, axis, keepdims, 0, out)
+def var(x, axis=None, ddof=0, keepdims=False, out=None): return _reduce(OCAL_REDUCE_VAR, x, axis, keepdims, ddof, out)
+def std(x, axis=None, ddof=0, keepdims=False, out=None): return _reduce(OCAL_REDUCE_STD, x, axis, keepdims, ddof, out)
 amin = min
 amax = max
 
@@ -1498,6 +1629,15 @@ def softmax_cross_entropy(Array logits, Array labels, bint want_grad=True, out=N
     (ocal_softmax_cross_entropy); labels are integers. out: (loss, grad) arrays to write
     (grad may be logits itself, in place)."""
     cdef Array loss, grad
+    if type(out) is tuple and len(<tuple>out) == 2 and type((<tuple>out)[0]) is Array \
+            and type((<tuple>out)[1]) is Array:
+        # The fast path: the shapes and types compared in C.
+        loss, grad = (<tuple>out)[0], (<tuple>out)[1]
+        if loss.code == logits.code and grad.code == logits.code \
+                and len(logits.shape) == 2 and len(loss.shape) == 1 \
+                and loss.cs[0] == logits.cs[0] and _same_shape(grad, logits):
+            check(ocal_softmax_cross_entropy(logits.buf, labels.buf, loss.buf, grad.buf))
+            return out
     if out is not None:
         loss, grad = out
         _check_out(loss, (logits.shape[0],), logits.dtype)
@@ -1516,7 +1656,8 @@ def softmax_cross_entropy(Array logits, Array labels, bint want_grad=True, out=N
 
 # ---- matrix products ----------------------------------------------------------------------
 
-def gemm(Array a, Array b, Array c=None, *, transa=False, transb=False, alpha=1.0, beta=0.0):
+def gemm(Array a, Array b, Array c=None, *, bint transa=False, bint transb=False,
+         double alpha=1.0, double beta=0.0):
     """c = alpha op(a) op(b) + beta c (ocal_gemm), a new c when none is given."""
     if len(a.shape) < 2 or len(b.shape) < 2:
         raise ShapeMismatchError("ocal: gemm takes 2-D or 3-D arrays")
@@ -1569,7 +1710,7 @@ def matmul(x, y):
     return out
 
 
-def axpy(alpha, Array x, Array y):
+def axpy(double alpha, Array x, Array y):
     """y += alpha * x in place, in one kernel (ocal_axpy: x and y of one type and element
     count); returns y."""
     check(ocal_axpy(alpha, x.buf, y.buf))
