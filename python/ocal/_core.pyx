@@ -1417,7 +1417,8 @@ cdef Array _scalar_operand(Context ctx, value, dt):
     only: nothing writes to it)."""
     if not _is_scalar(value):
         return asarray(value, dt, ctx)
-    key = (dt, type(value), value)
+    # A float by its bits: -0.0 == 0.0 and nan != nan as keys, but where writes them apart.
+    key = (dt, type(value), value.hex() if type(value) is float else value)
     cdef Array c = ctx._consts.get(key)
     if c is None:
         if len(ctx._consts) >= 256:

@@ -145,6 +145,52 @@ def test_out_arguments():
         ocal.exp(ocal.asarray(np.arange(6, dtype=np.int32)), out=ocal.empty(6, np.int32))
 
 
+def test_out_fast_paths_keep_the_checks():
+    """The out= calls of a training step take paths that compare types and shapes in C: the
+    same results as the general path, and the same errors where out does not fit."""
+    x, y = host((4, 6), np.float32, -9, 9), host((6,), np.float32, 1, 9)
+    a, b = ocal.asarray(x), ocal.asarray(y)
+    out = ocal.empty((4, 6))
+    assert_close(ocal.add(b, a, out=out), y + x)                    # broadcast either side
+    assert_close(ocal.less(a, 2, out=ocal.empty((4, 6), bool)), x < 2)
+    with pytest.raises(ocal.ShapeMismatchError):
+        ocal.add(a, b, out=ocal.empty((1, 4, 6)))
+    with pytest.raises(ocal.TypeMismatchError):
+        ocal.add(a, a, out=ocal.empty((4, 6), np.float64))
+    with pytest.raises(ocal.TypeMismatchError):
+        ocal.add(a, 1.5, out=ocal.empty((4, 6), bool))
+    with pytest.raises(ocal.ShapeMismatchError):
+        ocal.relu(a, out=ocal.empty((6, 4)))
+    with pytest.raises(ocal.TypeMismatchError):
+        ocal.relu(a, out=ocal.empty((4, 6), np.float64))
+    m = ocal.asarray(x > 0)
+    for fill in (0.0, -0.0, np.nan, 0.0):                  # floats told apart by their bits
+        want = np.where(x > 0, x, np.float32(fill))
+        for got in (ocal.where(m, a, fill, out=out).get(), ocal.where(m, a, fill).get()):
+            np.testing.assert_array_equal(got, want)
+            assert (np.signbit(got) == np.signbit(want)).all()
+    assert_close(ocal.where(m, 1.0, a, out=out), np.where(x > 0, np.float32(1), x))
+    with pytest.raises(ocal.ShapeMismatchError):
+        ocal.where(m, a, 0.0, out=ocal.empty((1, 4, 6)))
+    s = ocal.empty(4)
+    assert_close(ocal.sum(a, axis=-1, out=s), x.sum(axis=-1), np.float32)
+    with pytest.raises(ocal.ShapeMismatchError):
+        ocal.sum(a, axis=0, out=s)
+    with pytest.raises(ocal.InvalidArgumentError):
+        ocal.sum(a, axis=2, out=s)
+    with pytest.raises(ocal.TypeMismatchError):
+        ocal.sum(ocal.asarray(x.astype(np.int32)), axis=1, out=ocal.empty(4, np.int32))
+    e, z = ocal.empty((0, 6)), ocal.full(6, 3.0, np.float32)
+    assert_close(ocal.sum(e, axis=0, out=z), np.zeros(6, np.float32))   # no rows: zeros
+    with pytest.raises(ocal.InvalidArgumentError):
+        ocal.max(e, axis=0, out=z)
+    labels = ocal.asarray(np.array([1, 0, 5, 2], np.int32))
+    with pytest.raises(ocal.ShapeMismatchError):
+        ocal.softmax_cross_entropy(a, labels, out=(ocal.empty(6), a))
+    with pytest.raises(TypeError):
+        ocal.linalg.gemm(a, a, out, transa=True, alpha="x")
+
+
 def test_axpy():
     x, y = host((4, 6), np.float32), host((4, 6), np.float32)
     a, b = ocal.asarray(x), ocal.asarray(y)
