@@ -7,8 +7,12 @@ without the enqueue. Prints microseconds per step for each call, for the step th
 one that writes into arrays made once (out=, mlp_train.py --preallocated: the C example's
 calls).
 
-    python3 python/bench/mlp_ops.py [steps=200] [batch=256] [hidden=512]
+    python3 python/bench/mlp_ops.py [steps=200] [batch=256] [hidden=512] [MLP_CALLS]
+
+MLP_CALLS: the program built from mlp_calls.c; with it, the preallocated step's table gains
+the same C calls on zero rows and the difference, the Python layer's cost per call.
 """
+import subprocess
 import sys
 import time
 
@@ -91,9 +95,30 @@ def profile(rows, hidden, steps, make_calls=step_calls):
     return total, queued / steps, (time.perf_counter() - t0) / steps
 
 
-def report(make_calls, batch, hidden, steps):
+def c_calls(program, hidden, steps):
+    """{call: us per step} of the C calls on zero rows (mlp_calls.c's table)."""
+    out = subprocess.run([program, str(steps), "0", str(hidden)], capture_output=True, text=True,
+                         check=True).stdout
+    rows = [line.rsplit(None, 1) for line in out.splitlines()[2:]
+            if not line.startswith(("sum of", "step:"))]
+    return {name.strip(): float(us) for name, us in rows}
+
+
+def report(make_calls, batch, hidden, steps, program=None):
     real, queued, wall = profile(batch, hidden, steps, make_calls)
     empty, _, _ = profile(0, hidden, steps, make_calls)
+    if program:
+        c = c_calls(program, hidden, steps)
+        print("%-22s %10s %14s %10s %10s" % ("call", "us/step", "0 rows", "C 0 rows", "Python"))
+        for name in real:
+            e = empty[name] / steps * 1e6
+            print("%-22s %10.2f %14.2f %10.2f %10.2f" % (name, real[name] / steps * 1e6, e, c[name], e - c[name]))
+        e = sum(empty.values()) / steps * 1e6
+        print("%-22s %10.2f %14.2f %10.2f %10.2f" % ("sum of the calls", sum(real.values()) / steps * 1e6,
+                                                     e, sum(c.values()), e - sum(c.values())))
+        print("step: queued in %.1f us, done in %.1f us (batch %d, hidden %d, %d steps)"
+              % (queued * 1e6, wall * 1e6, batch, hidden, steps))
+        return
     print("%-22s %10s %14s" % ("call", "us/step", "0 rows"))
     for name in real:
         print("%-22s %10.2f %14.2f" % (name, real[name] / steps * 1e6, empty[name] / steps * 1e6))
@@ -111,7 +136,7 @@ def main():
     print("new arrays per call:")
     report(step_calls, batch, hidden, steps)
     print("preallocated (out=):")
-    report(step_calls_preallocated, batch, hidden, steps)
+    report(step_calls_preallocated, batch, hidden, steps, sys.argv[4] if len(sys.argv) > 4 else None)
 
 
 if __name__ == "__main__":
