@@ -1056,7 +1056,9 @@ cpdef Array _binop(int op, x, y):
                 and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
                          and a.code != OCAL_F16 and a.code != OCAL_BF16):
             # Same type, shapes that broadcast (a bias row): the result type is the inputs'.
-            out = _empty(_broadcast_shape(a.shape, b.shape), a.dtype, a.code, a.context)
+            shape = a.shape if _is_broadcast_of(a, a, b) else \
+                b.shape if _is_broadcast_of(b, a, b) else _broadcast_shape(a.shape, b.shape)
+            out = _empty(shape, a.dtype, a.code, a.context)
             check(ocal_binary(<ocal_binary_op>op, a.buf, b.buf, out.buf))
             return out
         common, res = _binary_types(op, a.dtype, b.dtype)
@@ -1353,9 +1355,9 @@ def where(condition, x, y, out=None):
     """x where condition, else y (ocal_where), with broadcasting of all three. A scalar x or
     y is a cached 0-d array of the context, broadcast by ocal_where (no array of the
     condition's shape is made and filled). out: where to write (x or y for in place)."""
-    if type(condition) is Array and type(out) is Array and not (<Array>condition).fast \
-            and (<Array>condition).code == OCAL_U8:
-        r = _where_fast(<Array>condition, x, y, <Array>out)
+    if type(condition) is Array and (out is None or type(out) is Array) \
+            and not (<Array>condition).fast and (<Array>condition).code == OCAL_U8:
+        r = _where_fast(<Array>condition, x, y, out)
         if r is not None:
             return r
     cdef Array m = condition if isinstance(condition, Array) else asarray(condition)
@@ -1375,40 +1377,44 @@ def where(condition, x, y, out=None):
     return out
 
 
-cdef Array _where_fast_operand(Array out, v):
-    """An operand of where's fast path: an array of out's type and shape, or a float as a
-    0-d array of out's type (the context keeps the last one); None otherwise."""
+cdef Array _where_fast_operand(Array m, Array like, v):
+    """An operand of where's fast path: an array of like's type and m's shape, or a float as
+    a 0-d array of like's type (the context keeps the last one); None otherwise."""
     cdef double d
     cdef uint64_t bits
-    cdef Context ctx = out.context
+    cdef Context ctx = m.context
     if type(v) is Array:
-        if (<Array>v).code == out.code and (<Array>v).context is ctx and _same_shape(<Array>v, out):
+        if (<Array>v).code == like.code and (<Array>v).context is ctx and _same_shape(<Array>v, m):
             return <Array>v
         return None
-    if type(v) is not float or (out.code != OCAL_F32 and out.code != OCAL_F64):
+    if type(v) is not float or (like.code != OCAL_F32 and like.code != OCAL_F64):
         return None
     d = <double>v
     memcpy(&bits, &d, sizeof(bits))
-    if ctx._last_code != out.code or ctx._last_bits != bits:
-        ctx._last_const = _scalar_operand(ctx, v, out.dtype)
-        ctx._last_code, ctx._last_bits = out.code, bits
+    if ctx._last_code != like.code or ctx._last_bits != bits:
+        ctx._last_const = _scalar_operand(ctx, v, like.dtype)
+        ctx._last_code, ctx._last_bits = like.code, bits
     return ctx._last_const
 
 
-cdef _where_fast(Array m, x, y, Array out):
-    """where(m, x, y, out=out) when m is a bool array of out's shape and x, y are arrays of
-    out's type and shape or floats (one of them an array): no type or shape work in Python.
-    None when the general path must decide."""
-    if m.context is not out.context or not _same_shape(m, out) \
-            or (type(x) is not Array and type(y) is not Array):
+cdef _where_fast(Array m, x, y, out):
+    """where(m, x, y, out) when x, y are arrays of one type and m's shape or floats (one of
+    them an array), and out is None or an array of that type and shape: no type or shape
+    work in Python. None when the general path must decide."""
+    cdef Array like = x if type(x) is Array else y if type(y) is Array else None
+    if like is None or (out is not None and ((<Array>out).code != like.code
+                                             or (<Array>out).context is not m.context
+                                             or not _same_shape(<Array>out, m))):
         return None
-    cdef Array a = _where_fast_operand(out, x)
+    cdef Array a = _where_fast_operand(m, like, x)
     if a is None:
         return None
-    cdef Array b = _where_fast_operand(out, y)
+    cdef Array b = _where_fast_operand(m, like, y)
     if b is None:
         return None
-    check(ocal_where(m.buf, a.buf, b.buf, out.buf))
+    if out is None:
+        out = _empty(m.shape, like.dtype, like.code, m.context)
+    check(ocal_where(m.buf, a.buf, b.buf, (<Array>out).buf))
     return out
 
 
@@ -1448,36 +1454,44 @@ cdef int _axis(Array a, axis) except? -1:
 cdef dict _reduce_types = {}   # (op, input type) -> (result type code, its NumPy dtype)
 
 
-cdef _reduce_axis_fast(int op, Array a, Py_ssize_t axis, Array out):
-    """A reduction along one axis into out, the types and shapes compared in C; None when
-    the general path must decide (or raise)."""
+cdef _reduce_axis_fast(int op, Array a, Py_ssize_t axis, out):
+    """A reduction along one axis into out (None: a new array of the input's type), the
+    types and shapes compared in C; None when the general path must decide (or raise)."""
     cdef Py_ssize_t nd = len(a.shape), i
     cdef size_t n = 1
     cdef ocal_dtype rd
-    if not a.fast or not out.fast or a.context is not out.context or axis < -nd or axis >= nd \
-            or len(out.shape) != nd - 1 or op == OCAL_REDUCE_VAR or op == OCAL_REDUCE_STD:
+    cdef Array o
+    if not a.fast or axis < -nd or axis >= nd or op == OCAL_REDUCE_VAR or op == OCAL_REDUCE_STD \
+            or ocal_reduce_dtype(<ocal_reduce_op>op, <ocal_dtype>a.code, &rd) != OCAL_OK:
         return None
     if axis < 0:
         axis += nd
     if a.cs[axis] == 0 and (op == OCAL_REDUCE_MIN or op == OCAL_REDUCE_MAX
                             or op == OCAL_REDUCE_ARGMIN or op == OCAL_REDUCE_ARGMAX):
         return None
-    if ocal_reduce_dtype(<ocal_reduce_op>op, <ocal_dtype>a.code, &rd) != OCAL_OK \
-            or <int>rd != out.code:
-        return None
-    for i in range(nd - 1):
-        if out.cs[i] != a.cs[i if i < axis else i + 1]:
+    if out is None:
+        if <int>rd != a.code:
             return None
-        n *= out.cs[i]
+        o = _empty(a.shape[:axis] + a.shape[axis + 1:], a.dtype, a.code, a.context)
+    else:
+        o = <Array>out
+        if not o.fast or <int>rd != o.code or a.context is not o.context \
+                or len(o.shape) != nd - 1:
+            return None
+    for i in range(nd - 1):
+        if o.cs[i] != a.cs[i if i < axis else i + 1]:
+            return None
+        n *= o.cs[i]
     if n:
-        check(ocal_reduce(<ocal_reduce_op>op, a.buf, <int>axis, out.buf))
-    return out
+        check(ocal_reduce(<ocal_reduce_op>op, a.buf, <int>axis, o.buf))
+    return o
 
 
 cdef _reduce(int op, x, axis, keepdims, int ddof, out):
     """reduce(), its fast path (one axis into out) tried first, as a C call."""
-    if type(x) is Array and type(out) is Array and type(axis) is int and keepdims is False:
-        r = _reduce_axis_fast(op, <Array>x, axis, <Array>out)
+    if type(x) is Array and (out is None or type(out) is Array) and type(axis) is int \
+            and keepdims is False:
+        r = _reduce_axis_fast(op, <Array>x, axis, out)
         if r is not None:
             return r
     return reduce(op, x, axis, keepdims, ddof, out)
