@@ -6,7 +6,9 @@
 TESTS += tests/python.sh
 EXTRA_DIST += python/local.mk tests/python.sh \
 	python/README.md \
+	python/bench/mlp_calls.c \
 	python/bench/mlp_ops.py \
+	python/bench/mlp_vs_c.py \
 	python/bench/overhead.py \
 	python/bench/small_ops.py \
 	python/examples/lobpcg_laplacian.py \
