@@ -11,6 +11,7 @@ EXTRA_DIST += python/local.mk tests/python.sh \
 	python/bench/mlp_vs_c.py \
 	python/bench/overhead.py \
 	python/bench/small_ops.py \
+	python/bench/step_calls.py \
 	python/examples/lobpcg_laplacian.py \
 	python/examples/mlp_train.py \
 	python/examples/raw_kernel.py \

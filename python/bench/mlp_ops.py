@@ -95,10 +95,10 @@ def profile(rows, hidden, steps, make_calls=step_calls):
     return total, queued / steps, (time.perf_counter() - t0) / steps
 
 
-def c_calls(program, hidden, steps):
+def c_calls(program, hidden, steps, *mode):
     """{call: us per step} of the C calls on zero rows (mlp_calls.c's table)."""
-    out = subprocess.run([program, str(steps), "0", str(hidden)], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run([program, str(steps), "0", str(hidden), *mode], capture_output=True,
+                         text=True, check=True).stdout
     rows = [line.rsplit(None, 1) for line in out.splitlines()[2:]
             if not line.startswith(("sum of", "step:"))]
     return {name.strip(): float(us) for name, us in rows}
