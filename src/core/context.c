@@ -154,6 +154,16 @@ static ocal_status context_end(ocal_context ctx, const ocal_context_options *opt
   return OCAL_OK;
 }
 
+/* The context's own in-order queue on its device, profiling as the options ask. */
+static ocal_status create_queue(ocal_context ctx, const ocal_context_options *opt,
+                                const char *func) {
+  cl_int err;
+  cl_command_queue_properties qprops = opt->profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
+  ctx->queue = clCreateCommandQueue(ctx->cl_ctx, ctx->device, qprops, &err);
+  if (err != CL_SUCCESS) return ocal__cl_fail(ctx->info.name, err, "clCreateCommandQueue", func);
+  return OCAL_OK;
+}
+
 ocal_status ocal_context_create(const ocal_context_options *options, ocal_context *out) {
   if (!out) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ctx (the out-parameter) must not be NULL");
   *out = NULL;
@@ -172,12 +182,7 @@ ocal_status ocal_context_create(const ocal_context_options *options, ocal_contex
     status = ocal__cl_fail(ctx->info.name, err, "clCreateContext", __func__);
     goto fail;
   }
-  cl_command_queue_properties qprops = opt.profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
-  ctx->queue = clCreateCommandQueue(ctx->cl_ctx, ctx->device, qprops, &err);
-  if (err != CL_SUCCESS) {
-    status = ocal__cl_fail(ctx->info.name, err, "clCreateCommandQueue", __func__);
-    goto fail;
-  }
+  if ((status = create_queue(ctx, &opt, __func__)) != OCAL_OK) goto fail;
   return context_end(ctx, &opt, out, __func__);
 fail:
   destroy(ctx);
@@ -239,13 +244,8 @@ ocal_status ocal_context_from_cl(cl_context cl_ctx, cl_device_id device, cl_comm
       goto fail;
     }
     ctx->queue = queue;
-  } else {
-    cl_command_queue_properties qprops = opt.profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
-    ctx->queue = clCreateCommandQueue(ctx->cl_ctx, ctx->device, qprops, &err);
-    if (err != CL_SUCCESS) {
-      status = ocal__cl_fail(ctx->info.name, err, "clCreateCommandQueue", __func__);
-      goto fail;
-    }
+  } else if ((status = create_queue(ctx, &opt, __func__)) != OCAL_OK) {
+    goto fail;
   }
   return context_end(ctx, &opt, out, __func__);
 fail:
