@@ -140,25 +140,9 @@ static cl_kernel build(const variant *v, int ta, int tb, int vec) {
 static void launch(const variant *v, cl_kernel k, cl_mem a, cl_uint lda, cl_mem b, cl_uint ldb,
                    cl_mem c, cl_uint ldc, cl_uint m, cl_uint n, cl_uint kk, double alpha,
                    double beta) {
-  cl_ulong zero = 0;
   cl_uint one = 1;
   cl_int read_c = beta != 0.0;
-  int i = 0;
-  OK(clSetKernelArg(k, i++, sizeof a, &a));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, 4, &lda));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, sizeof b, &b));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, 4, &ldb));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, sizeof c, &c));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, 4, &ldc));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, 4, &m));
-  OK(clSetKernelArg(k, i++, 4, &n));
-  OK(clSetKernelArg(k, i++, 4, &kk));
+  int i = set_operand_args(k, a, lda, b, ldb, c, ldc, m, n, kk);
   OK(clSetKernelArg(k, i++, 4, &kk));
   OK(clSetKernelArg(k, i++, 4, &one));
   OK(clSetKernelArg(k, i++, 8, &alpha));

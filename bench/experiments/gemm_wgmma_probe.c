@@ -151,25 +151,9 @@ static unsigned threads_of(const variant *v) { return strstr(v->options, "-DWS=1
  * work-groups (0: one per block). */
 static cl_int launch(const variant *v, cl_kernel k, cl_mem a, cl_mem b, cl_mem c, cl_uint m,
                      cl_uint n, cl_uint kk, float alpha, float beta, size_t groups) {
-  cl_ulong zero = 0;
   cl_uint lda = kk, ldb = is_half(v) ? n : kk, ldc = n;
   cl_int read_c = beta != 0.0f;
-  int i = 0;
-  OK(clSetKernelArg(k, i++, sizeof a, &a));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, 4, &lda));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, sizeof b, &b));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, 4, &ldb));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, sizeof c, &c));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, 4, &ldc));
-  OK(clSetKernelArg(k, i++, 8, &zero));
-  OK(clSetKernelArg(k, i++, 4, &m));
-  OK(clSetKernelArg(k, i++, 4, &n));
-  OK(clSetKernelArg(k, i++, 4, &kk));
+  int i = set_operand_args(k, a, lda, b, ldb, c, ldc, m, n, kk);
   OK(clSetKernelArg(k, i++, 4, &alpha));
   OK(clSetKernelArg(k, i++, 4, &beta));
   OK(clSetKernelArg(k, i++, 4, &read_c));
