@@ -76,8 +76,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       k++;
     }
   }
-  /* Written out as a general real file, the triplets read back unchanged. */
-  size_t cap = 64 + m.nnz * 80, len = 0;
+  /* Written out as a general real file, the triplets read back unchanged. The header takes
+   * at most 46 + 3 x 20 bytes (three 19-digit sizes), an entry line at most 2 x 20 + 25. */
+  size_t cap = 128 + m.nnz * 80, len = 0;
   char *text = malloc(cap);
   if (!text) abort();
   len += (size_t)snprintf(text + len, cap - len,
