@@ -5,9 +5,11 @@
  * result is checked (each rank contributes rank + 1, so every element must be P(P+1)/2).
  *
  *   mpirun -np 2 bench/mpi_allreduce [--quick] [--min-kib N] [--max-mib N] [--repeat R]
- *                                    [--ours-only]
+ *                                    [--ours-only] [--bytes N[,N...]]
  *
- * Sizes go from --min-kib KiB (default 1024) up by 4x; --ours-only leaves out the others (for
+ * Sizes go from --min-kib KiB (default 1024) up by 4x; --bytes runs the sizes listed instead
+ * (at most 8, each rounded down to a multiple of 4: e.g. a gradient bucket's, 12861440 for
+ * mlp_train_mpi's layer 1 at hidden 4096); --ours-only leaves out the others (for
  * runs that compare libocal-mpi's paths under OCAL_MPI_* settings; "path" says which ran).
  *
  * GB/s are algorithm bandwidth (the buffer's bytes over the time); NCCL's "bus bandwidth" is
@@ -59,15 +61,21 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   int quick = 0, repeat = 5, ours_only = 0;
-  size_t max_mib = 1024, min_kib = 1024;
+  size_t max_mib = 1024, min_kib = 1024, sizes[8], nsizes = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--max-mib") && i + 1 < argc) max_mib = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min-kib") && i + 1 < argc) min_kib = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--ours-only")) ours_only = 1;
+    else if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
+      for (char *p = argv[++i], *end; *p && nsizes < 8; p = *end ? end + 1 : end) {
+        size_t v = strtoull(p, &end, 10) / 4 * 4;
+        if (v) sizes[nsizes++] = v;
+        if (end == p) break;
+      }
     else {
-      if (rank == 0) fprintf(stderr, "usage: mpirun -np P mpi_allreduce [--quick] [--min-kib N] [--max-mib N] [--repeat R] [--ours-only]\n");
+      if (rank == 0) fprintf(stderr, "usage: mpirun -np P mpi_allreduce [--quick] [--min-kib N] [--max-mib N] [--repeat R] [--ours-only] [--bytes N[,N...]]\n");
       MPI_Finalize();
       return 2;
     }
@@ -88,8 +96,8 @@ int main(int argc, char **argv) {
   int ok = 1;
   double *t = calloc((size_t)repeat, sizeof *t);
   if (min_kib < 1) min_kib = 1;
-  for (size_t kib = min_kib; kib <= max_mib << 10; kib *= 4) {
-    size_t bytes = kib << 10, n = bytes / 4;
+  for (size_t kib = min_kib, j = 0; nsizes ? j < nsizes : kib <= max_mib << 10; kib *= 4, j++) {
+    size_t bytes = nsizes ? sizes[j] : kib << 10, n = bytes / 4;
     ocal_buffer b;
     float *host = malloc(bytes), *pinned = NULL, mine = (float)(rank + 1);
     TRYB(ocal_buffer_create(ctx, OCAL_F32, 1, &n, &b));

@@ -41,7 +41,7 @@
   } while (0)
 
 typedef struct options {
-  size_t epochs, batch, hidden, train, test, check, bench_steps, panels;
+  size_t epochs, batch, hidden, train, test, check, bench_steps, panels, bench_alone;
   double lr, min_accuracy;
   uint64_t seed;
 } options;
@@ -372,13 +372,13 @@ static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const option
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now();
     for (size_t t = 0; t < o->bench_steps; t++)
-      TRY(step(mpi, ctx, &m, &g, xb, xtb, yb, &p, B, o->lr));
+      TRY(step(o->bench_alone ? NULL : mpi, ctx, &m, &g, xb, xtb, yb, &p, B, o->lr));
     TRY(finish_pending(&g));
     TRY(ocal_context_finish(ctx));
     double us = 1e6 * (now() - t0) / (double)o->bench_steps;
     if (rank == 0)
       printf("data-parallel step: %.1f us at global batch %zu (%zu per rank, %d ranks, %zu "
-             "panels)\n", us, B, b, nranks, g.npanels);
+             "panels%s)\n", us, B, b, nranks, g.npanels, o->bench_alone ? ", no all-reduces" : "");
     ocal_buffer_release(xb);
     ocal_buffer_release(xtb);
     ocal_buffer_release(yb);
@@ -411,6 +411,8 @@ static void usage(void) {
          "                    (limit 1e-5; default 2, 0 skips)\n"
          "  --min-accuracy P  exit 1 when the final held-out accuracy is below P (default 90)\n"
          "  --bench-steps N   after training, time N steps\n"
+         "  --bench-alone 1   the timed steps without the all-reduces (each rank alone on\n"
+         "                    its rows: the compute's time with every device busy)\n"
          "  --panels N        layer 1's weight gradient in N row panels, each all-reduced as\n"
          "                    it is done (default 1, at most 64)\n"
          "The device: OCAL_DEVICE (or the default) names the candidates; each rank of a node\n"
@@ -436,7 +438,7 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  options o = {3, 256, 512, 10240, 2000, 2, 0, 0, 0.1, 90, 1};
+  options o = {3, 256, 512, 10240, 2000, 2, 0, 0, 0, 0.1, 90, 1};
   int bad = 0;
   for (int i = 1; i < argc && !bad; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -444,7 +446,8 @@ int main(int argc, char **argv) {
     struct { const char *name; size_t *field; double min; } sizes[] = {
         {"--epochs", &o.epochs, 0}, {"--batch", &o.batch, 1},  {"--hidden", &o.hidden, 1},
         {"--train", &o.train, 1},   {"--test", &o.test, 1},    {"--check", &o.check, 0},
-        {"--bench-steps", &o.bench_steps, 0}, {"--panels", &o.panels, 1}};
+        {"--bench-steps", &o.bench_steps, 0}, {"--panels", &o.panels, 1},
+        {"--bench-alone", &o.bench_alone, 0}};
     if (!strcmp(a, "--help")) {
       if (rank == 0) usage();
       MPI_Finalize();

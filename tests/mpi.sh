@@ -108,8 +108,9 @@ run 2 "$build/examples/mlp_train_mpi" --check 3 --train 1536 --batch 128 --hidde
   --epochs 2 --min-accuracy 60 | tee "$tmp/mlp.log"
 grep -q "check: 3 steps on 2 ranks equal one rank's" "$tmp/mlp.log"
 run 3 "$build/examples/mlp_train_mpi" --check 2 --train 1536 --batch 192 --hidden 64 --panels 3 \
-  --epochs 1 --min-accuracy 0 | tee "$tmp/mlp3.log"
+  --epochs 1 --min-accuracy 0 --bench-steps 2 --bench-alone 1 | tee "$tmp/mlp3.log"
 grep -q "check: 2 steps on 3 ranks equal one rank's" "$tmp/mlp3.log"
+grep -q "3 ranks, 3 panels, no all-reduces)" "$tmp/mlp3.log"
 
 # Distributed CG: on 2 and 3 ranks (uneven blocks of grid rows with 3), as on 1 above, the
 # iteration count, residual and solution equal one rank's ocal_cg on the whole matrix, and the
@@ -124,9 +125,11 @@ grep -q "check: 3 ranks equal one rank's" "$tmp/cg3.log"
 run 2 "$build/examples/poisson_cg_mpi" --n 64 --max-iter 0 --bench 5 | tee "$tmp/cgb.log"
 grep -q '"bench": "poisson_cg_mpi"' "$tmp/cgb.log"
 
-# The benchmark's quick form runs and its results check.
+# The benchmark's quick form runs and its results check; so do sizes given by the byte.
 run 2 "$build/bench/mpi_allreduce" --quick | tee "$tmp/bench.log"
 grep -q '"bench": "mpi_allreduce"' "$tmp/bench.log"
+run 2 "$build/bench/mpi_allreduce" --ours-only --repeat 1 --bytes 262148,4004 | tee "$tmp/bench.log"
+grep -q '"bytes": 262148,' "$tmp/bench.log" && grep -q '"bytes": 4004,' "$tmp/bench.log"
 
 # Leaks: the collectives' tests once more, with LeakSanitizer on (see the top).
 ASAN_OPTIONS="${base_asan:+$base_asan:}fast_unwind_on_malloc=0" OCAL_MPI_CHUNK=4096 \
