@@ -8,7 +8,7 @@
  *                                    [--ours-only] [--bytes N[,N...]]
  *
  * Sizes go from --min-kib KiB (default 1024) up by 4x; --bytes runs the sizes listed instead
- * (at most 8, each rounded down to a multiple of 4: e.g. a gradient bucket's, 12861440 for
+ * (at most 8, each at least 4, rounded down to a multiple of 4: e.g. a gradient bucket's, 12861440 for
  * mlp_train_mpi's layer 1 at hidden 4096); --ours-only leaves out the others (for
  * runs that compare libocal-mpi's paths under OCAL_MPI_* settings; "path" says which ran).
  *
@@ -35,6 +35,20 @@ static double median(double *t, int n) {
   MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   qsort(t, (size_t)n, sizeof *t, cmp);
   return t[n / 2];
+}
+
+/* "N[,N...]": up to 8 sizes of at least 4 bytes, each rounded down to whole f32 elements;
+ * returns 0 for anything else. */
+static int parse_sizes(const char *text, size_t *sizes, size_t *n) {
+  *n = 0;
+  for (const char *p = text;; p++) {
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (end == p || *p == '-' || v < 4 || *n == 8 || (*end && *end != ',')) return 0;
+    sizes[(*n)++] = (size_t)v / 4 * 4;
+    if (!*end) return 1;
+    p = end;
+  }
 }
 
 #define TRYB(call)                                                                       \
@@ -68,12 +82,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min-kib") && i + 1 < argc) min_kib = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--ours-only")) ours_only = 1;
-    else if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
-      for (char *p = argv[++i], *end; *p && nsizes < 8; p = *end ? end + 1 : end) {
-        size_t v = strtoull(p, &end, 10) / 4 * 4;
-        if (v) sizes[nsizes++] = v;
-        if (end == p) break;
-      }
+    else if (!strcmp(argv[i], "--bytes") && i + 1 < argc && parse_sizes(argv[i + 1], sizes, &nsizes))
+      i++;
     else {
       if (rank == 0) fprintf(stderr, "usage: mpirun -np P mpi_allreduce [--quick] [--min-kib N] [--max-mib N] [--repeat R] [--ours-only] [--bytes N[,N...]]\n");
       MPI_Finalize();
