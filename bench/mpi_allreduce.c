@@ -8,8 +8,8 @@
  *                                    [--ours-only] [--bytes N[,N...]]
  *
  * Sizes go from --min-kib KiB (default 1024) up by 4x; --bytes runs the sizes listed instead
- * (at most 8, each at least 4, rounded down to a multiple of 4: e.g. a gradient bucket's, 12861440 for
- * mlp_train_mpi's layer 1 at hidden 4096); --ours-only leaves out the others (for
+ * (at most 8, each at least 4, rounded down to a multiple of 4: e.g. a gradient bucket's,
+ * 12861440 for mlp_train_mpi's layer 1 at hidden 4096); --ours-only leaves out the others (for
  * runs that compare libocal-mpi's paths under OCAL_MPI_* settings; "path" says which ran).
  *
  * GB/s are algorithm bandwidth (the buffer's bytes over the time); NCCL's "bus bandwidth" is
