@@ -82,7 +82,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min-kib") && i + 1 < argc) min_kib = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--ours-only")) ours_only = 1;
-    else if (!strcmp(argv[i], "--bytes") && i + 1 < argc && parse_sizes(argv[i + 1], sizes, &nsizes))
+    else if (!strcmp(argv[i], "--bytes") && i + 1 < argc &&
+             parse_sizes(argv[i + 1], sizes, &nsizes))
       i++;
     else {
       if (rank == 0) fprintf(stderr, "usage: mpirun -np P mpi_allreduce [--quick] [--min-kib N] [--max-mib N] [--repeat R] [--ours-only] [--bytes N[,N...]]\n");
