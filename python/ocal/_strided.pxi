@@ -9,11 +9,21 @@ cdef dict _cl_type_of = {"f32": "float", "f64": "double", "i32": "int", "u32": "
                          "c64": "double2", "f16": "ushort", "bf16": "ushort"}
 
 
+cdef str _gen_type(int code):
+    """The OpenCL type of the copy kernels for an element type (generated kernels take no
+    16-bit type, so float16 and bfloat16 have none)."""
+    t = _cl_type_of[(<bytes>ocal_dtype_name(<ocal_dtype>code)).decode()]
+    if t == "ushort":
+        raise UnsupportedError("ocal: copies and assignments through steps or index arrays "
+                               "are not supported for 16-bit floats; astype(np.float32) first")
+    return t
+
+
 cdef Gen _strided_gen(Context ctx, int code, bint indexed):
     key = ("gather" if indexed else "strided", code)
     cdef Gen g = ctx._gens.get(key)
     if g is None:
-        t = _cl_type_of[(<bytes>ocal_dtype_name(<ocal_dtype>code)).decode()]
+        t = _gen_type(code)
         # The output's 4 coordinates, c3 fastest; with an index array, coordinate ik reads
         # its position in the input from idx (a gather along that axis).
         args = ("const %s *x, %s *y, ulong o1, ulong o2, ulong o3, long off, long s0, long s1, "
@@ -79,7 +89,7 @@ cdef Gen _scatter_gen(Context ctx, int code, bint indexed):
     key = ("scatter_indexed" if indexed else "scatter", code)
     cdef Gen g = ctx._gens.get(key)
     if g is None:
-        t = _cl_type_of[(<bytes>ocal_dtype_name(<ocal_dtype>code)).decode()]
+        t = _gen_type(code)
         # The strided copy's addressing with the sides swapped: x is read in order, y is
         # written at off + sum(p_k * s_k), coordinate ik's p taken from idx.
         args = ("const %s *x, %s *y, ulong o1, ulong o2, ulong o3, long off, long s0, long s1, "

@@ -93,6 +93,11 @@ def test_numpy_placement_and_views():
     a[:, [0, 1]] = 1
     x[:, [0, 1]] = 1
     assert_close(a, x)
+    half = ocal.zeros(6, np.float16)            # generated kernels take no 16-bit type
+    with pytest.raises(NotImplementedError):
+        half[::2]
+    with pytest.raises(NotImplementedError):
+        half[[0, 1]] = 1
 
 
 @given(hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=5), st.data())
