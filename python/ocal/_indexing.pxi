@@ -131,7 +131,8 @@ cdef tuple _plan(Array a, key):
         j = 0
     kshape = tuple(d[2].size if d[0] == "index" else d[0] for d in dims)
     out_shape = tuple(_builtins.sum([list(d[1]) if d[0] == "index" else [d[0]] for d in dims], []))
-    return a, offset, kshape, [None if d[0] == "index" else d[1] for d in dims], dims[j][2], out_shape
+    strides = [None if d[0] == "index" else d[1] for d in dims]
+    return a, offset, kshape, strides, dims[j][2], out_shape
 
 
 cdef object _getitem(Array a, key):

@@ -9,6 +9,14 @@ cdef dict _cl_type_of = {"f32": "float", "f64": "double", "i32": "int", "u32": "
                          "c64": "double2", "f16": "ushort", "bf16": "ushort"}
 
 
+# The copy kernels' shared parts: index i as the 4 coordinates c0..c3 of the block (c3
+# fastest), and coordinate ik's position taken from the index offsets instead.
+cdef str _COORDS = ("ulong c3 = i % o3, t = i / o3; ulong c2 = t % o2; t /= o2; "
+                    "ulong c1 = t % o1, c0 = t / o1; ")
+cdef str _PICK = ("if (ik == 0) p0 = idx[c0]; else if (ik == 1) p1 = idx[c1]; "
+                  "else if (ik == 2) p2 = idx[c2]; else p3 = idx[c3]; ")
+
+
 cdef str _gen_type(int code):
     """The OpenCL type of the copy kernels for an element type (generated kernels take no
     16-bit type, so float16 and bfloat16 have none)."""
@@ -31,11 +39,8 @@ cdef Gen _strided_gen(Context ctx, int code, bint indexed):
         pick = ""
         if indexed:
             args += ", const long *idx, ulong ik"
-            pick = ("if (ik == 0) p0 = idx[c0]; else if (ik == 1) p1 = idx[c1]; "
-                    "else if (ik == 2) p2 = idx[c2]; else p3 = idx[c3]; ")
-        body = ("ulong c3 = i % o3, t = i / o3; ulong c2 = t % o2; t /= o2; "
-                "ulong c1 = t % o1, c0 = t / o1; "
-                "if (c0 < l0 && c1 < l1 && c2 < l2 && c3 < l3) { "
+            pick = _PICK
+        body = (_COORDS + "if (c0 < l0 && c1 < l1 && c2 < l2 && c3 < l3) { "
                 "long p0 = (long)c0, p1 = (long)c1, p2 = (long)c2, p3 = (long)c3; " + pick +
                 "y[i] = x[off + p0 * s0 + p1 * s1 + p2 * s2 + p3 * s3]; } "
                 "else y[i] = (%s)0;" % t)
@@ -97,12 +102,9 @@ cdef Gen _scatter_gen(Context ctx, int code, bint indexed):
         pick = ""
         if indexed:
             args += ", const long *idx, ulong ik"
-            pick = ("if (ik == 0) p0 = idx[c0]; else if (ik == 1) p1 = idx[c1]; "
-                    "else if (ik == 2) p2 = idx[c2]; else p3 = idx[c3]; ")
-        body = ("ulong c3 = i % o3, t = i / o3; ulong c2 = t % o2; t /= o2; "
-                "ulong c1 = t % o1, c0 = t / o1; "
-                "long p0 = (long)c0, p1 = (long)c1, p2 = (long)c2, p3 = (long)c3; " + pick +
-                "y[off + p0 * s0 + p1 * s1 + p2 * s2 + p3 * s3] = x[i];")
+            pick = _PICK
+        body = (_COORDS + "long p0 = (long)c0, p1 = (long)c1, p2 = (long)c2, p3 = (long)c3; "
+                + pick + "y[off + p0 * s0 + p1 * s1 + p2 * s2 + p3 * s3] = x[i];")
         g = Gen.elementwise(ctx, args, body)
         ctx._gens[key] = g
     return g

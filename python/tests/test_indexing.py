@@ -132,7 +132,8 @@ def test_assignment_through_copies(shape, data):
     kind = data.draw(st.sampled_from(["step", "array", "mask", "two arrays"]))
     key = [slice(None)] * len(shape)
     if kind == "step":
-        key[axis] = slice(data.draw(st.integers(-n, n)), None, data.draw(st.sampled_from([-3, -1, 2])))
+        step = data.draw(st.sampled_from([-3, -1, 2]))
+        key[axis] = slice(data.draw(st.integers(-n, n)), None, step)
     elif kind == "mask":
         key[axis] = data.draw(hnp.arrays(np.bool_, (n,)))
     else:
