@@ -359,8 +359,12 @@ cdef tuple _norm_shape(shape):
 
 
 cdef inline int _cshape(tuple shape, size_t *out) except -1:
-    """The buffer shape of a Python shape: () is stored as {1}."""
+    """The buffer shape of a Python shape: () is stored as {1}. out has OCAL_MAX_DIMS
+    entries: a longer shape (a view by reshape or indexing with None) is refused here."""
     cdef int nd = len(shape)
+    if nd > OCAL_MAX_DIMS:
+        raise UnsupportedError("ocal: an array of shape %r has %d dimensions; ocal arrays have "
+                               "at most %d" % (shape, nd, OCAL_MAX_DIMS))
     if nd == 0:
         out[0] = 1
         return 1

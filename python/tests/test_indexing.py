@@ -93,6 +93,10 @@ def test_numpy_placement_and_views():
     a[:, [0, 1]] = 1
     x[:, [0, 1]] = 1
     assert_close(a, x)
+    with pytest.raises(NotImplementedError):     # views of more than 4 dimensions
+        a[..., None]
+    with pytest.raises(NotImplementedError):
+        ocal.zeros(16).reshape(2, 2, 2, 1, 2)
     half = ocal.zeros(6, np.float16)            # generated kernels take no 16-bit type
     with pytest.raises(NotImplementedError):
         half[::2]
