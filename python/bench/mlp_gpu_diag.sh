@@ -1,9 +1,10 @@
 #!/bin/bash
 # The MLP step from Python against the C example's on the GPU, same run: which of thread
 # placement, NumPy's BLAS/OpenMP threads, garbage collection, the warm-up (a kernel program
-# first loaded inside the timed steps) and pool misses makes Python's step slower, each a
-# variant beside C in every round; then python/bench/mlp_vs_c.py (9 alternations) on the
-# package and example as committed. "old" is the example with its former warm-up (no loss
+# first loaded inside the timed steps), pool misses and the GPU's share (batch 8) makes
+# Python's step slower, each a variant beside C in every round (the GPU's clocks after
+# it); then python/bench/mlp_vs_c.py (9 alternations) on the package and example as
+# committed. "old" is the example with its former warm-up (no loss
 # read before the timed steps). Each run prints its counters over the timed steps (--stats).
 # The folder it runs from holds pkg/ocal (python/tools/abi3_static.sh), examples/mlp_train.py,
 # bench/mlp_vs_c.py, mlp_train_c (examples/mlp_train, static) and this script as run.sh:
@@ -52,6 +53,10 @@ for r in $(seq ${ROUNDS:-4}); do
   one new-prealloc-blas1 env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python3 "$P" --preallocated --warmup 20 $ARGS
   one new-prealloc-gcoff python3 -c "$GCOFF" "$P" --preallocated --warmup 20 $ARGS
   one new-prealloc-warm200 python3 "$P" --preallocated --warmup 200 $ARGS
+  # Batch 8: the GPU's share near nothing, so a gap left here is the host's alone.
+  one C-batch8 "$C" --epochs 0 --min-accuracy 0 --bench-steps ${STEPS:-500} --batch 8 --hidden ${HIDDEN:-512}
+  one new-prealloc-batch8 python3 "$P" --preallocated --warmup 20 ${ARGS/--batch ${BATCH:-256}/--batch 8}
+  echo "clocks: $(nvidia-smi -i 0 --query-gpu=pstate,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null)" >> "$OUT/diag.txt"
 done
 if command -v perf > /dev/null; then
   for v in "C $C --epochs 0 --min-accuracy 0 --bench-steps ${STEPS:-500} --batch ${BATCH:-256} --hidden ${HIDDEN:-512}" "old python3 $OLD --preallocated --warmup 20 $ARGS" "new python3 $P --preallocated --warmup 20 $ARGS"; do
