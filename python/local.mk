@@ -7,6 +7,7 @@ TESTS += tests/python.sh
 EXTRA_DIST += python/local.mk tests/python.sh \
 	python/README.md \
 	python/bench/mlp_calls.c \
+	python/bench/mlp_gpu_diag.sh \
 	python/bench/mlp_ops.py \
 	python/bench/mlp_vs_c.py \
 	python/bench/overhead.py \

@@ -24,6 +24,24 @@ def data(rng, n, means):
     return x.astype(np.float32), labels.astype(np.int32)
 
 
+def counters():
+    """Counters whose change over the timed steps says what besides the step ran in them:
+    kernel programs built or loaded, pool misses, and (Linux) the thread's context switches."""
+    ctx = ocal.get_context()
+    cache, pool = ctx.cache_stats(), ctx.memory_stats()
+    out = {k: cache[k] for k in ("compiles", "disk_hits", "memory_hits")}
+    out.update((k, pool[k]) for k in ("hits", "misses", "device_allocs"))
+    try:
+        with open("/proc/thread-self/status") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.endswith("ctxt_switches"):
+                    out[key] = int(value)
+    except OSError:
+        pass
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=60)
@@ -38,6 +56,10 @@ def main():
     ap.add_argument("--preallocated", action="store_true",
                     help="write every step into arrays made once (out=, in-place operators), "
                          "as the C example does, instead of new arrays per call")
+    ap.add_argument("--stats", action="store_true",
+                    help="print how the kernel caches, the memory pool and the thread's context "
+                         "switches counted over the timed steps (all 0 but the switches when "
+                         "warm)")
     args = ap.parse_args()
     if args.device:
         ocal.set_context(ocal.Context(args.device))
@@ -87,22 +109,39 @@ def main():
 
     batches = [tuple(map(ocal.asarray, data(rng, B, means))) for _ in range(8)]
     test_x, test_y = data(rng, 1000, means)
-    for s in range(args.warmup):
-        sgd_step(*batches[s % len(batches)])
+
+    def train(steps):
+        """Runs steps SGD steps; returns the steps whose mean loss was kept, and those means
+        (a device array written in the loop: no allocation and no wait in it)."""
+        reads = [s for s in range(steps) if s % 20 == 0 or s == steps - 1]
+        means, k = ocal.empty(len(reads)), 0
+        for s in range(steps):
+            x, y = batches[s % len(batches)]
+            loss = sgd_step(x, y)
+            if s % 20 == 0 or s == steps - 1:
+                ocal.mean(loss, out=means[k])
+                k += 1
+        return reads, means
+
+    # The warm-up runs the timed loop's own body, the loss read included: the first call of
+    # each kernel loads or builds its program (milliseconds on a GPU driver), which must not
+    # land in the timed steps.
+    train(args.warmup)
     ocal.get_context().finish()
+    before = counters() if args.stats else None
     t0 = time.perf_counter()
-    losses = []  # (step, mean loss on the device): read after the timed loop, not in it
-    for s in range(args.steps):
-        x, y = batches[s % len(batches)]
-        loss = sgd_step(x, y)
-        if s % 20 == 0 or s == args.steps - 1:
-            losses.append((s, loss.mean()))
+    reads, means = train(args.steps)  # the losses stay on the device until after the timed loop
     queued = (time.perf_counter() - t0) / args.steps  # host time to queue a step
     ocal.get_context().finish()
     per_step = (time.perf_counter() - t0) / args.steps
-    for s, mean in losses:
-        print("step %4d  loss %.4f" % (s, float(mean.get())))
-    first, mean = float(losses[0][1].get()), float(losses[-1][1].get())
+    if args.stats:
+        after = counters()
+        print("over the timed steps: " + ", ".join("%s %+d" % (k, after[k] - before[k])
+                                                   for k in before))
+    losses = means.get()
+    for s, mean in zip(reads, losses):
+        print("step %4d  loss %.4f" % (s, mean))
+    first, mean = losses[0], losses[-1]
     z = ocal.relu(ocal.asarray(test_x) @ w1 + b1) @ w2 + b2
     acc = float((z.argmax(axis=1) == ocal.asarray(test_y.astype(np.int64))).mean().get())
     print("held-out accuracy %.3f; %.1f us per SGD step (batch %d; the host queued a step in "

@@ -359,8 +359,12 @@ cdef tuple _norm_shape(shape):
 
 
 cdef inline int _cshape(tuple shape, size_t *out) except -1:
-    """The buffer shape of a Python shape: () is stored as {1}."""
+    """The buffer shape of a Python shape: () is stored as {1}. out has OCAL_MAX_DIMS
+    entries: a longer shape (a view by reshape or indexing with None) is refused here."""
     cdef int nd = len(shape)
+    if nd > OCAL_MAX_DIMS:
+        raise UnsupportedError("ocal: an array of shape %r has %d dimensions; ocal arrays have "
+                               "at most %d" % (shape, nd, OCAL_MAX_DIMS))
     if nd == 0:
         out[0] = 1
         return 1
@@ -507,26 +511,23 @@ cdef class Array:
         return out
 
     def __getitem__(self, key):
-        """NumPy's indexing: integers, slices (any step), Ellipsis, None, and one integer
-        array or boolean mask. A contiguous range of the array is a view; anything else is
-        a copy made on the device (an index array given as an ocal.Array is read back)."""
+        """NumPy's indexing: integers, slices (any step), Ellipsis, None, and integer
+        arrays (broadcast together) or boolean masks. A contiguous range of the array is a
+        view; anything else is a copy made on the device (an index array given as an
+        ocal.Array is read back)."""
         if type(key) is int or type(key) is slice and key.step is None:
-            return _getitem(self, key, False)
+            return _getitem(self, key)
         if key is Ellipsis or type(key) is tuple and len(<tuple>key) == 0:
             return self
-        return _getitem(self, key, False)
+        return _getitem(self, key)
 
     def __setitem__(self, key, value):
-        cdef Array dst = self if key is Ellipsis or type(key) is tuple and len(<tuple>key) == 0 \
-            else _getitem(self, key, True)
-        if isinstance(value, Array):
-            src = _broadcast_to(<Array>value, dst.shape).astype(dst.dtype, copy=False)
-            check(ocal_buffer_copy((<Array>src).buf, dst.buf))
-        elif np.isscalar(value):
-            dst.fill(value)
+        """NumPy's assignment through any index __getitem__ takes: into the view where the
+        selection is a contiguous range, else scattered on the device."""
+        if key is Ellipsis or type(key) is tuple and len(<tuple>key) == 0:
+            _assign(self, value)
         else:
-            host = np.asarray(np.broadcast_to(np.asarray(value, dst.dtype), dst.shape), order="C")
-            dst._write(host)
+            _setitem(self, key, value)
 
     cdef _write(self, host):
         cdef size_t n = _numel(self.shape)
@@ -782,6 +783,18 @@ cdef class Array:
 
     def cumsum(self, axis=None):
         return scan(OCAL_SCAN_SUM, self, axis)
+
+
+cdef _assign(Array dst, value):
+    """dst[...] = value (NumPy's broadcasting and casting)."""
+    if isinstance(value, Array):
+        src = _broadcast_to(<Array>value, dst.shape).astype(dst.dtype, copy=False)
+        check(ocal_buffer_copy((<Array>src).buf, dst.buf))
+    elif np.isscalar(value):
+        dst.fill(value)
+    else:
+        host = np.asarray(np.broadcast_to(np.asarray(value, dst.dtype), dst.shape), order="C")
+        dst._write(host)
 
 
 cdef class Event:

@@ -1,7 +1,8 @@
 # Indexing (included by _core.pyx), with NumPy's rules: integers, slices with any step,
-# Ellipsis, None, and one integer-array or boolean-mask index. A result that is a contiguous
-# range of the array is a view (ocal's views are ranges); any other is a copy made on the
-# device by the strided-copy kernel (_strided.pxi), gathering through the index array.
+# Ellipsis, None, and integer-array or boolean-mask indices (several broadcast together). A
+# result that is a contiguous range of the array is a view (ocal's views are ranges); any
+# other is a copy made on the device by the strided-copy kernel (_strided.pxi), gathering
+# through the index offsets; assignment to one scatters through the same plan.
 
 
 cdef object _host_index(k):
@@ -59,19 +60,21 @@ cdef tuple _expand_key(Array a, key):
     return a, out
 
 
-cdef object _getitem(Array a, key, bint need_view):
-    """a[key]: a view where the result is a contiguous range, else a device copy (or
-    UnsupportedError when need_view: assignment needs a view)."""
+cdef tuple _plan(Array a, key):
+    """How a[key] reads a: (a, offset, shape) when the result is a contiguous range (a view),
+    else (a, offset, kshape, strides, index, out_shape): element c of the kshape block is a's
+    element offset + sum(c[k] * strides[k]), where the axis of kshape that has a stride of
+    None takes its term from index (int64 element offsets: the index arrays, broadcast
+    together, and the integers beside them); out_shape is the result's (kshape reshaped).
+    The returned a is the array indexed (a reshaped view for a mask of several axes)."""
     a, items = _expand_key(a, key)
     shape, strides = a.shape, _c_strides(a.shape)
     arrays = [j for j, k in enumerate(items) if isinstance(k, np.ndarray)]
-    if len(arrays) > 1:
-        raise UnsupportedError("ocal: one index array per indexing (got %d); index in steps, "
-                               "or on the host (.get()[...])" % len(arrays))
-    dims = []          # (size, stride), or ("index", index array, stride)
+    dims = []          # (size, stride), or ("index", index array shape, offsets)
     cdef Py_ssize_t offset = 0
     ax = 0
-    advanced = []      # positions in items of the index array and, beside one, the integers
+    advanced = []      # positions in items of the index arrays and, beside them, the integers
+    picked = []        # (index array, its shape, stride) of each index array
     for j, k in enumerate(items):
         if k is None:
             dims.append((1, 0))
@@ -84,12 +87,14 @@ cdef object _getitem(Array a, key, bint need_view):
                 offset += start * st
             dims.append((count, step * st))
         elif isinstance(k, np.ndarray):
-            idx = k.astype(np.int64).reshape(-1)
+            idx = k.astype(np.int64)
             idx = np.where(idx < 0, idx + n, idx)
             if idx.size and (idx.min() < 0 or idx.max() >= n):
                 raise IndexError("ocal: index %d is out of bounds for axis %d of size %d"
-                                 % (k.reshape(-1)[(idx < 0) | (idx >= n)][0], ax, n))
-            dims.append(("index", k.shape, idx, st))
+                                 % (k[(idx < 0) | (idx >= n)].reshape(-1)[0], ax, n))
+            if not picked:
+                dims.append(("index",))
+            picked.append((idx, st))
             advanced.append(j)
         else:
             i = k + n if k < 0 else k
@@ -105,34 +110,84 @@ cdef object _getitem(Array a, key, bint need_view):
     if not arrays:
         out_shape = tuple(d[0] for d in dims)
         if _numel(out_shape) == 0:               # nothing to read: an empty view at the start
-            return a._view(0, out_shape)
+            return a, 0, out_shape
         if _is_range(out_shape, tuple(d[1] for d in dims)):
-            return a._view(offset, out_shape)
-        if need_view:
-            raise UnsupportedError("ocal: assignment through slices with steps is not "
-                                   "supported (ocal views are contiguous ranges); assign on "
-                                   "the host and copy back, or use ocal.where")
-        if len(out_shape) > OCAL_MAX_DIMS:
-            raise UnsupportedError("ocal: the result would have %d dimensions; ocal arrays "
-                                   "have at most %d" % (len(out_shape), OCAL_MAX_DIMS))
-        return _strided_copy(a, out_shape, offset, [d[1] for d in dims], out_shape)
-    if need_view:
-        raise UnsupportedError("ocal: assignment through index arrays is not supported; "
-                               "assign on the host and copy back, or use ocal.where")
-    # NumPy puts the index array's dimensions first when integers and the array are apart.
+            return a, offset, out_shape
+        return a, offset, out_shape, [d[1] for d in dims], None, out_shape
+    # Several index arrays broadcast together, as NumPy's; their terms add into one offset.
+    try:
+        bshape = np.broadcast_shapes(*[i.shape for i, _ in picked])
+    except ValueError:
+        raise IndexError("ocal: shape mismatch: indexing arrays could not be broadcast "
+                         "together with shapes %s" % " ".join(repr(i.shape) for i, _ in picked))
+    flat = np.zeros(bshape, np.int64)
+    for idx, st in picked:
+        flat += idx * st
+    j = dims.index(("index",))
+    dims[j] = ("index", bshape, flat.reshape(-1))
+    # NumPy puts the index dimensions first when the advanced indices are apart.
     if advanced != list(range(advanced[0], advanced[0] + len(advanced))):
-        j = [i for i, d in enumerate(dims) if d[0] == "index"][0]
         dims.insert(0, dims.pop(j))
-    flat = [(d[2].size, d[3]) if d[0] == "index" else d for d in dims]
+        j = 0
+    kshape = tuple(d[2].size if d[0] == "index" else d[0] for d in dims)
     out_shape = tuple(_builtins.sum([list(d[1]) if d[0] == "index" else [d[0]] for d in dims], []))
-    if len(flat) > OCAL_MAX_DIMS or len(out_shape) > OCAL_MAX_DIMS:
+    strides = [None if d[0] == "index" else d[1] for d in dims]
+    return a, offset, kshape, strides, dims[j][2], out_shape
+
+
+cdef object _getitem(Array a, key):
+    """a[key]: a view where the result is a contiguous range, else a device copy."""
+    plan = _plan(a, key)
+    a = plan[0]
+    if len(plan) == 3:
+        return a._view(plan[1], plan[2])
+    _, offset, kshape, strides, index, out_shape = plan
+    if len(kshape) > OCAL_MAX_DIMS or len(out_shape) > OCAL_MAX_DIMS:
         raise UnsupportedError("ocal: the result would have more than %d dimensions"
                                % OCAL_MAX_DIMS)
-    j = [i for i, d in enumerate(dims) if d[0] == "index"][0]
-    index = asarray(dims[j][2], ctx=a.context)
-    kshape = tuple(d[0] for d in flat)
-    out = _strided_copy(a, kshape, offset, [d[1] for d in flat], kshape, index, j)
+    if index is None:
+        return _strided_copy(a, kshape, offset, strides, kshape)
+    j = strides.index(None)
+    strides[j] = 1
+    out = _strided_copy(a, kshape, offset, strides, kshape, asarray(index, ctx=a.context), j)
     return out if kshape == out_shape else out.reshape(out_shape)
+
+
+cdef _setitem(Array a, key, value):
+    """a[key] = value: through a view where the selection is a contiguous range, else
+    scattered on the device through strides or index offsets (where an index repeats, which
+    of its values lands is unspecified, as on CuPy)."""
+    plan = _plan(a, key)
+    cdef Array dst
+    if len(plan) == 3:
+        dst = (<Array>plan[0])._view(plan[1], plan[2])
+        _assign(dst, value)
+        return
+    dst_a, offset, kshape, strides, index, out_shape = plan
+    if len(kshape) > 4:
+        raise UnsupportedError("ocal: assignment through a selection of more than 4 "
+                               "dimensions")
+    if _numel(kshape) == 0:
+        _broadcast_value(value, out_shape, (<Array>dst_a).dtype, (<Array>dst_a).context)
+        return
+    src = _broadcast_value(value, out_shape, (<Array>dst_a).dtype, (<Array>dst_a).context)
+    if src is value:    # the scatter must not read what it writes (x[::-1] = x)
+        src = src.copy()
+    src = src.reshape(kshape)
+    j = 0
+    if index is not None:
+        j = strides.index(None)
+        strides[j] = 1
+        index = asarray(index, ctx=(<Array>dst_a).context)
+    _strided_scatter(src, dst_a, offset, strides, index, j)
+
+
+cdef Array _broadcast_value(value, tuple shape, dt, Context ctx):
+    """value as a C-contiguous device array of shape and type dt (NumPy's broadcasting)."""
+    if isinstance(value, Array):
+        return _broadcast_to(<Array>value, shape).astype(dt, copy=False)
+    host = np.broadcast_to(np.asarray(value, dt), shape)
+    return asarray(np.ascontiguousarray(host), ctx=ctx)
 
 
 cdef bint _is_range(tuple shape, tuple strides):

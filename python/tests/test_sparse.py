@@ -71,6 +71,50 @@ def test_cg_python_operator():
         osl.cg(osl.LinearOperator((40, 40), matmat=broken), b)
 
 
+def spd_with_diagonal(n, seed):
+    """A symmetric positive definite matrix whose diagonal spans 1-50 (a preconditioner
+    from it matters), and a right-hand side."""
+    rng = np.random.default_rng(seed)
+    A = (laplacian(n) + sp.diags(rng.uniform(1, 50, n))).tocsr()
+    return A, rng.normal(size=n)
+
+
+@pytest.mark.parametrize("kind", ["operator", "csr_array", "scipy", "dense"])
+def test_cg_preconditioner_as_scipy_takes_it(kind):
+    n = 47
+    A, b = spd_with_diagonal(n, 3)
+    inv = 1.0 / A.diagonal()
+    Minv = sp.diags(inv).tocsr()
+    dev_inv = ocal.asarray(inv)
+    M = {"operator": lambda: osl.LinearOperator((n, n), matvec=lambda r: r * dev_inv),
+         "csr_array": lambda: ocal.sparse.csr_array(Minv),
+         "scipy": lambda: Minv,
+         "dense": lambda: Minv.toarray()}[kind]()
+    scipy_M = spl.aslinearoperator(Minv)
+    # A few iterations: the same recurrence gives SciPy's iterate, not only a solution.
+    x, info = osl.cg(A, b, rtol=1e-12, maxiter=4, M=M)
+    want, winfo = spl.cg(A, b, rtol=1e-12, maxiter=4, M=scipy_M)
+    assert info == winfo == 4
+    np.testing.assert_allclose(x, want, rtol=1e-9, atol=1e-12)
+    x0 = np.linspace(-1, 1, n)
+    x, info = osl.cg(A, ocal.asarray(b), x0, rtol=1e-10, M=M)
+    want, winfo = spl.cg(A, b, x0, rtol=1e-10, M=scipy_M)
+    assert info == winfo == 0 and isinstance(x, ocal.Array)
+    np.testing.assert_allclose(x.get(), want, rtol=1e-8, atol=1e-10)
+
+
+def test_cg_preconditioner_errors():
+    A, b = spd_with_diagonal(21, 4)
+    with pytest.raises(ValueError):             # ShapeMismatchError
+        osl.cg(A, b, M=sp.eye(20).tocsr())
+    with pytest.raises(NotImplementedError):
+        osl.cg(A, b, M="ilu")
+    with pytest.raises(NotImplementedError):
+        osl.cg(A, b, M={"not": "an operator"})
+    x, info = osl.cg(A, np.zeros(21), M=sp.eye(21).tocsr())
+    assert info == 0 and not x.any()
+
+
 @pytest.mark.parametrize("largest", [False, True])
 def test_lobpcg_laplacian(largest):
     n, k = 60, 3

@@ -5,9 +5,9 @@ import warnings
 
 import numpy as np
 
-from ocal._core import (Array, Operator, asarray, cg_solve, lobpcg_solve, get_context, zeros,
-                        empty)
-from ocal._errors import UnsupportedError
+from ocal._core import (Array, Operator, asarray, axpy, cg_solve, lobpcg_solve, get_context,
+                        norm2, vdot, zeros, empty)
+from ocal._errors import ShapeMismatchError, UnsupportedError
 from ocal.sparse import csr_array
 
 
@@ -59,21 +59,84 @@ def _device(x, dtype, ctx):
 
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
     """Conjugate gradients, as scipy.sparse.linalg.cg: returns (x, info) with info 0 when the
-    true residual met max(rtol ||b||, atol), else the iterations run. M may be None or
-    "jacobi" (ocal's preconditioner). x has b's kind: an ocal.Array for an ocal.Array b,
-    else a NumPy array."""
+    residual met max(rtol ||b||, atol), else the iterations run. M, the preconditioner
+    (an approximation of A's inverse), may be None, "jacobi" (ocal_cg's own), or, as SciPy
+    takes it, a LinearOperator, an ocal csr_array, a scipy.sparse matrix or a 2-D array:
+    then the iterations run from Python on device arrays, SciPy's recurrence. x has b's kind:
+    an ocal.Array for an ocal.Array b, else a NumPy array."""
     if callback is not None:
         raise UnsupportedError("ocal.sparse.linalg.cg: callback is not supported (the "
                                "iterations run in C)")
-    if M not in (None, "jacobi"):
-        raise UnsupportedError("ocal.sparse.linalg.cg: M must be None or 'jacobi'")
     ctx = b.context if isinstance(b, Array) else get_context()
-    op, dtype = _operator(A, None, ctx)
+    if M is None or (isinstance(M, str) and M == "jacobi"):
+        op, dtype = _operator(A, None, ctx)
+        bd = _device(b, dtype, ctx)
+        x = _device(x0, dtype, ctx).copy() if x0 is not None else zeros(bd.shape, dtype, ctx)
+        converged, iterations, _ = cg_solve(op, bd, x, rtol, atol, maxiter or 0, M == "jacobi",
+                                            x0 is not None)
+        info = 0 if converged else int(iterations)
+    else:
+        x, info = _pcg(A, b, x0, rtol, atol, maxiter, M, ctx)
+    return (x if isinstance(b, Array) else x.get()), info
+
+
+def _square(op, n, what):
+    """op itself when it is n x n, else ShapeMismatchError naming what it is."""
+    if tuple(op.shape) != (n, n):
+        raise ShapeMismatchError("ocal.sparse.linalg.cg: %s has shape %r; it must be (%d, %d) "
+                                 "for a b of %d elements" % (what, tuple(op.shape), n, n, n))
+    return op
+
+
+def _preconditioner(M, dtype, ctx):
+    """M as something whose @ takes and gives device vectors."""
+    if isinstance(M, (LinearOperator, csr_array)):
+        return M
+    if isinstance(M, Array) and M.ndim == 2:
+        return M.astype(dtype, copy=False)
+    if isinstance(M, np.ndarray) and M.ndim == 2:
+        return asarray(M.astype(dtype, copy=False), ctx=ctx)
+    if hasattr(M, "tocsr"):     # a scipy.sparse matrix or array
+        return csr_array(M, dtype=dtype, ctx=ctx)
+    raise UnsupportedError("ocal.sparse.linalg.cg: M must be None, 'jacobi', an "
+                           "ocal.sparse.linalg.LinearOperator, a csr_array, a scipy.sparse "
+                           "matrix or a 2-D array (got %s)" % type(M).__name__)
+
+
+def _pcg(A, b, x0, rtol, atol, maxiter, M, ctx):
+    """Preconditioned CG from Python on device arrays, scipy.sparse.linalg.cg's recurrence
+    and stopping rule (||r|| < max(rtol ||b||, atol), checked before each iteration), for a
+    preconditioner ocal_cg does not take: z = M r is the caller's operator."""
+    if not isinstance(A, (LinearOperator, csr_array)):
+        A = csr_array(A, ctx=ctx)
+    dtype = np.dtype(A.dtype)
     bd = _device(b, dtype, ctx)
+    n = bd.shape[0]
+    _square(A, n, "A")
+    M = _square(_preconditioner(M, dtype, ctx), n, "M")
     x = _device(x0, dtype, ctx).copy() if x0 is not None else zeros(bd.shape, dtype, ctx)
-    converged, iterations, _ = cg_solve(op, bd, x, rtol, atol, maxiter or 0, M == "jacobi",
-                                        x0 is not None)
-    return (x if isinstance(b, Array) else x.get()), (0 if converged else int(iterations))
+    bnorm = float(norm2(bd).get())
+    if bnorm == 0.0:
+        return zeros(bd.shape, dtype, ctx), 0
+    tol = max(atol, rtol * bnorm)
+    r = bd - _device(A @ x, dtype, ctx) if x0 is not None else bd.copy()
+    p, rho_prev = None, 0.0
+    for _ in range(10 * n if maxiter is None else maxiter):
+        if float(norm2(r).get()) < tol:
+            return x, 0
+        z = _device(M @ r, dtype, ctx)
+        rho = float(vdot(r, z).get())
+        if p is None:
+            p = z.copy()
+        else:
+            p *= rho / rho_prev             # p = z + (rho / rho_prev) p
+            axpy(1.0, z, p)
+        q = _device(A @ p, dtype, ctx)
+        alpha = rho / float(vdot(p, q).get())
+        axpy(alpha, p, x)
+        axpy(-alpha, q, r)
+        rho_prev = rho
+    return x, (10 * n if maxiter is None else maxiter)
 
 
 def lobpcg(A, X, B=None, M=None, Y=None, tol=None, maxiter=None, largest=True,
