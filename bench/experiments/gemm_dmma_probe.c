@@ -9,8 +9,8 @@
  * shape (8-byte copies) and an even one (16-byte copies and stores), NN and TT (every
  * transpose with DMMA_CHECK_ALL=1 or DMMA_EMULATE=1), alpha
  * 1.5, beta -0.5, tolerance (k + 8) 2^-52 of |alpha| sum |a b| + |beta c|; then C = A B is timed
- * at DMMA_SIZES (default 1024,4096,8192): one warm-up, then three rounds of about 0.25 s of
- * back-to-back launches, the best round. ocal_gemm is timed the same way with OCAL_GEMM unset
+ * at DMMA_SIZES (default 1024,4096,8192): one warm-up, then three rounds of about DMMA_ROUND
+ * seconds (default 0.25) of back-to-back launches, the best round. ocal_gemm is timed the same way with OCAL_GEMM unset
  * (the engine the rule picks) and with OCAL_GEMM=clblast. Output, TFLOP/s:
  *   variant NAME check ok|FAIL|nobuild  S T  S T ...
  *   engine default|clblast (ENGINE NAME)  S T ...
@@ -76,6 +76,7 @@ static cl_device_id dev;
 static char *src;
 static char src_dir[4096]; /* the kernel file's directory, for its #include */
 static int emulate, check_all, verbose;
+static double round_s = 0.25;
 
 
 /* The compiler's lines about registers and spills in p's build log (DMMA_VERBOSE=1). */
@@ -251,6 +252,7 @@ int main(int argc, char **argv) {
   emulate = getenv("DMMA_EMULATE") && atoi(getenv("DMMA_EMULATE"));
   check_all = emulate || (getenv("DMMA_CHECK_ALL") && atoi(getenv("DMMA_CHECK_ALL")));
   verbose = getenv("DMMA_VERBOSE") && atoi(getenv("DMMA_VERBOSE"));
+  if (getenv("DMMA_ROUND") && atof(getenv("DMMA_ROUND")) > 0) round_s = atof(getenv("DMMA_ROUND"));
   variant *vs = NULL;
   size_t nv = 0;
   if (argc > 2) {
@@ -312,7 +314,7 @@ int main(int argc, char **argv) {
       for (size_t j = 0; j < ns && k; j++) {
         size_t s = sizes[j];
         timed t = {v, k, dm[j][0], dm[j][1], dm[j][2], (cl_uint)s, NULL, NULL, NULL};
-        double sec = best_time(q, run_variant, &t, 0.25);
+        double sec = best_time(q, run_variant, &t, round_s);
         used += snprintf(line + used, sizeof line - (size_t)used, "  %zu %.2f", s,
                          2.0 * (double)s * s * s / sec * 1e-12);
       }
@@ -342,7 +344,7 @@ int main(int argc, char **argv) {
       OCAL_OK_OR_DIE(ocal_buffer_from_host(ctx, OCAL_F64, 2, shape, h, &t.oa));
       OCAL_OK_OR_DIE(ocal_buffer_from_host(ctx, OCAL_F64, 2, shape, h, &t.ob));
       OCAL_OK_OR_DIE(ocal_buffer_create(ctx, OCAL_F64, 2, shape, &t.oc));
-      double sec = best_time(q, run_ocal, &t, 0.25);
+      double sec = best_time(q, run_ocal, &t, round_s);
       used += snprintf(line + used, sizeof line - (size_t)used, "  %zu %.2f", s,
                        2.0 * (double)s * s * s / sec * 1e-12);
       ocal_buffer_release(t.oa), ocal_buffer_release(t.ob), ocal_buffer_release(t.oc);
