@@ -120,7 +120,7 @@ static cl_program retarget(cl_program p) {
 
 /* The kernel of variant v for transposes ta, tb and VEC, or NULL (build log on stderr); with
  * usage, the compiler's register lines printed (DMMA_VERBOSE=1). */
-static cl_kernel build(const variant *v, int ta, int tb, int vec, int usage) {
+static cl_kernel build_as(const variant *v, int ta, int tb, int vec, int usage) {
   static const char *const spell[] = {"", " -DASM_KW=asm", " -DINL=inline",
                                       " -DASM_KW=asm -DINL=inline"};
   for (int e = 0; e < (emulate ? 1 : 4); e++) {
@@ -151,6 +151,12 @@ static cl_kernel build(const variant *v, int ta, int tb, int vec, int usage) {
     clReleaseProgram(p);
   }
   return NULL;
+}
+
+/* build_as, and without -cl-nv-verbose where a driver refuses that option. */
+static cl_kernel build(const variant *v, int ta, int tb, int vec, int usage) {
+  cl_kernel k = build_as(v, ta, tb, vec, usage);
+  return k || !(verbose && usage) ? k : build_as(v, ta, tb, vec, 0);
 }
 
 static void launch(const variant *v, cl_kernel k, cl_mem a, cl_uint lda, cl_mem b, cl_uint ldb,
