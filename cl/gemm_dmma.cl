@@ -310,18 +310,6 @@ INL void issue_tiles(__global const double *a, const uint lda, __global const do
   }
 }
 
-/* A's fragments of row groups r and r + 1 (one 16-byte local load holds both) for the k step
- * at ks: af[r + h][q] is row wr + 16 (r / 2) + 2 g + h, k ks + 4 q + t. */
-INL void load_a(__local const double *as, const uint ks, const uint wr, const uint g,
-                const uint t, const uint r, double af[RG][KQ]) {
-#pragma unroll
-  for (uint q = 0; q < KQ; q++) {
-    const double2 v = *(__local const double2 *)(as + (ks + 4 * q + t) * SA + wr + 8 * r + 2 * g);
-    af[r][q] = v.s0;
-    af[r + 1][q] = v.s1;
-  }
-}
-
 /* A warp's products for one stage. acc[r][c] is row group r, column group c: lane (g, t)
  * holds its rows wr + 16 (r / 2) + 2 g + r % 2, columns wc + 16 (c / 2) + 2 (2 t + e) + c % 2
  * for e = 0, 1. */
@@ -334,6 +322,14 @@ INL void mma_stage(__local const double *as, __local const double *bs, const uin
 #pragma unroll
     for (uint q = 0; q < KQ; q++) {
       const uint kk = ks + 4 * q + t;
+#if !A_BY_ROWS
+#pragma unroll
+      for (uint r = 0; r < RG; r += 2) {
+        const double2 v = *(__local const double2 *)(as + kk * SA + wr + 8 * r + 2 * g);
+        af[r][q] = v.s0;
+        af[r + 1][q] = v.s1;
+      }
+#endif
 #pragma unroll
       for (uint c = 0; c < CG; c += 2) {
         const double2 v = *(__local const double2 *)(bs + kk * SB + wc + 8 * c + 2 * g);
@@ -341,14 +337,17 @@ INL void mma_stage(__local const double *as, __local const double *bs, const uin
         bf[c + 1][q] = v.s1;
       }
     }
-#if !A_BY_ROWS
-#pragma unroll
-    for (uint r = 0; r < RG; r += 2) load_a(as, ks, wr, g, t, r, af);
-#endif
 #pragma unroll
     for (uint r = 0; r < RG; r += MH) {
-#if A_BY_ROWS
-      if (r % 2 == 0) load_a(as, ks, wr, g, t, r, af);
+#if A_BY_ROWS /* row groups r and r + 1 (one 16-byte load holds both), just before their use */
+      if (r % 2 == 0)
+#pragma unroll
+        for (uint q = 0; q < KQ; q++) {
+          const double2 v =
+              *(__local const double2 *)(as + (ks + 4 * q + t) * SA + wr + 8 * r + 2 * g);
+          af[r][q] = v.s0;
+          af[r + 1][q] = v.s1;
+        }
 #endif
 #pragma unroll
       for (uint c = 0; c < CG; c++) {
