@@ -579,19 +579,23 @@ static int device_has_f64_tc(void) {
   return ocal__tc_probe_passed(fixture_ctx, OCAL_F64);
 }
 
+/* Whether `test` cannot run here (work-groups too small, no doubles), said on stdout. */
+static int f64_skipped(const char *test) {
+  if (groups_too_small(test)) return 1;
+  ocal_device_info d = {sizeof d};
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &d));
+  if (d.has_fp64) return 0;
+  printf("check_gemm_tc: %s: SKIPPED: no double precision on this device\n", test);
+  return 1;
+}
+
 /* The f64 tensor-core engine on every transpose at odd shapes (the 8-byte copies and element
  * stores), even ones (16-byte copies and stores), alpha/beta, beta = 0 over NaN, views at odd
  * and even offsets, both of the engine's blocks (the large one where its blocks cover every
  * compute unit), split k, batches with B 3-D and shared: real where the device's probe
  * passes for f64, else emulated; chosen by the rule without OCAL_GEMM, forced with it. */
 START_TEST(test_f64_cases) {
-  if (groups_too_small("test_f64_cases")) return;
-  ocal_device_info d = {sizeof d};
-  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &d));
-  if (!d.has_fp64) {
-    printf("check_gemm_tc: test_f64_cases: SKIPPED: no double precision on this device\n");
-    return;
-  }
+  if (f64_skipped("test_f64_cases")) return;
   int emulated = !device_has_f64_tc();
   reopen(NULL, emulated);
   ck_assert_msg(ocal__tc_probe_passed(fixture_ctx, OCAL_F64), "the f64 probe fails%s",
@@ -646,13 +650,7 @@ END_TEST
  * transposed on the way in; A in 8-byte pieces), which test_f64_cases then leaves out when
  * emulated. */
 START_TEST(test_f64_hopper_blocks) {
-  if (groups_too_small("test_f64_hopper_blocks")) return;
-  ocal_device_info d = {sizeof d};
-  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &d));
-  if (!d.has_fp64) {
-    printf("check_gemm_tc: test_f64_hopper_blocks: SKIPPED: no double precision\n");
-    return;
-  }
+  if (f64_skipped("test_f64_hopper_blocks")) return;
   int emulated = !device_has_f64_tc();
   if (!emulated && ocal__context_compute_capability(fixture_ctx) < 90) {
     printf("check_gemm_tc: test_f64_hopper_blocks: SKIPPED: compute capability below 9.0\n");
