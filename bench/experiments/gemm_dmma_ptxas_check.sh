@@ -13,13 +13,10 @@
 src=$(cd "$(dirname "$0")/../.." && pwd)
 CLANG=${CLANG:-clang-15}
 PTXAS=${PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
-[ $# -gt 0 ] || set -- e_small=64x64x8x2x2x1688x4x8 e_mid=128x64x8x2x2x1688x3x8 \
-  e_big=128x128x8x2x4x1684x2x8 x_big=128x128x16x2x4x1688x3x8x1 k16_64=64x64x16x2x2x16816x2x8 \
-  k16_128x64_s3x=128x64x16x2x2x16816x3x8x1 k16_128x64_s3x_rows=128x64x16x2x2x16816x3x8x1x1 \
-  k16_128x64_w8_s3x=128x64x16x4x2x16816x3x8x1 k16_128_s3x=128x128x16x2x4x16816x3x8x1 \
-  k16_128_s3x_rows=128x128x16x2x4x16816x3x8x1x1 k16_64x128_w8_s3x=64x128x16x2x4x16816x3x8x1 \
-  k16_256x64_s3x=256x64x16x4x2x16816x3x8x1 k16_128x64_k32_s3x=128x64x32x2x2x16816x3x8x1 \
-  k8_128x64_rows=128x64x8x2x2x1688x3x8x0x1
+if [ $# -eq 0 ]; then # gemm_dmma_sweep.sh's list
+  eval "$(sed -n '/^V="/,/"$/p' "$(dirname "$0")/gemm_dmma_sweep.sh")"
+  set -- $V
+fi
 tmp=$(mktemp -d /tmp/ocal-dmma-ptxas-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/builtins.h" <<'H'
