@@ -10,8 +10,11 @@
  *   -DTA=0|1 -DTB=0|1: the transposes.
  *   -DBM -DBN -DBK: the block tile (128 x 128 x 8); -DWARPS_M -DWARPS_N: its warps (2 x 4),
  *     each warp a (BM / WARPS_M) x (BN / WARPS_N) piece of C, multiples of 16 x 16.
- *   -DSHAPE=884|1684|1688: the instruction, mma.sync m8n8k4 (8.0 and up) or m16n8k4 / m16n8k8
- *     (9.0 and up), all .f64.
+ *   -DSHAPE=884|1684|1688|16816: the instruction, mma.sync m8n8k4 (8.0 and up) or m16n8k4 /
+ *     m16n8k8 / m16n8k16 (9.0 and up), all .f64.
+ *   -DA_BY_ROWS=1: a warp loads A's fragments for one pair of row groups at a time, just before
+ *     their products (B's for the whole k step), so that fewer fragments are live at once; else
+ *     both for the whole k step.
  *   -DSTAGES=2..8: local stages filled by cp.async, STAGES - 1 k steps in flight; stages past
  *     LOCAL_MAX bytes (48 KiB: NVIDIA's OpenCL limit; up to the hardware's 227 KiB where the
  *     program is rebuilt from PTX, -DOCAL_PTX_TARGET=sm_90a) are dropped at build time.
@@ -62,6 +65,9 @@
 #ifndef VEC
 #define VEC 0
 #endif
+#ifndef A_BY_ROWS
+#define A_BY_ROWS 0
+#endif
 #ifndef RASTER
 #define RASTER 0
 #endif
@@ -84,8 +90,11 @@
 #elif SHAPE == 1688
 #define MH 2
 #define KQ 2
+#elif SHAPE == 16816
+#define MH 2
+#define KQ 4
 #else
-#error "SHAPE is 884, 1684 or 1688"
+#error "SHAPE is 884, 1684, 1688 or 16816"
 #endif
 #define KSTEP (4 * KQ)
 
@@ -165,13 +174,14 @@
  * (8 MH) x KSTEP, register a[h + MH q] at (g + 8 h, t + 4 q); B is KSTEP x 8, b[q] at
  * (t + 4 q, g); D is (8 MH) x 8, d[2 h + e] at (g + 8 h, 2 t + e). A warp of 32 consecutive
  * work-items exchanges its fragments through EMU_WARP doubles of local memory. */
-#define EMU_WARP (16 * 8 + 8 * 8)
+#define EMU_A (8 * MH * KSTEP)
+#define EMU_WARP (EMU_A + KSTEP * 8)
 #define EMU_DECL , __local double *emu
 #define EMU_ARG , emu
 INL void emu_mma(double *d, const double *a, const double *b, __local double *emu,
                  const uint lane) {
   const uint g = lane >> 2, t = lane & 3;
-  __local double *A = emu, *B = emu + 16 * 8;
+  __local double *A = emu, *B = emu + EMU_A;
   for (int h = 0; h < MH; h++)
     for (int q = 0; q < KQ; q++) A[(g + 8 * h) * KSTEP + t + 4 * q] = a[h + MH * q];
   for (int q = 0; q < KQ; q++) B[(t + 4 * q) * 8 + g] = b[q];
@@ -201,13 +211,20 @@ INL void emu_mma(double *d, const double *a, const double *b, __local double *em
       "{%7,%8,%9,%10};"                                                                        \
       : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3])                                         \
       : "d"(a[0]), "d"(a[1]), "d"(b[0]), "d"(d[0]), "d"(d[1]), "d"(d[2]), "d"(d[3]))
-#else
+#elif SHAPE == 1688
 #define MMA(d, a, b)                                                                           \
   ASM("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "       \
       "{%8,%9}, {%10,%11,%12,%13};"                                                            \
       : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3])                                         \
       : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]), "d"(d[0]),           \
         "d"(d[1]), "d"(d[2]), "d"(d[3]))
+#else
+#define MMA(d, a, b)                                                                           \
+  ASM("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "                     \
+      "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%16,%17,%18,%19};"                     \
+      : "=d"(d[0]), "=d"(d[1]), "=d"(d[2]), "=d"(d[3])                                         \
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), \
+        "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]), "d"(d[0]), "d"(d[1]), "d"(d[2]), "d"(d[3]))
 #endif
 #endif /* MMA_EMULATE */
 
@@ -305,12 +322,14 @@ INL void mma_stage(__local const double *as, __local const double *bs, const uin
 #pragma unroll
     for (uint q = 0; q < KQ; q++) {
       const uint kk = ks + 4 * q + t;
+#if !A_BY_ROWS
 #pragma unroll
       for (uint r = 0; r < RG; r += 2) {
         const double2 v = *(__local const double2 *)(as + kk * SA + wr + 8 * r + 2 * g);
         af[r][q] = v.s0;
         af[r + 1][q] = v.s1;
       }
+#endif
 #pragma unroll
       for (uint c = 0; c < CG; c += 2) {
         const double2 v = *(__local const double2 *)(bs + kk * SB + wc + 8 * c + 2 * g);
@@ -319,7 +338,17 @@ INL void mma_stage(__local const double *as, __local const double *bs, const uin
       }
     }
 #pragma unroll
-    for (uint r = 0; r < RG; r += MH)
+    for (uint r = 0; r < RG; r += MH) {
+#if A_BY_ROWS /* row groups r and r + 1 (one 16-byte load holds both), just before their use */
+      if (r % 2 == 0)
+#pragma unroll
+        for (uint q = 0; q < KQ; q++) {
+          const double2 v =
+              *(__local const double2 *)(as + (ks + 4 * q + t) * SA + wr + 8 * r + 2 * g);
+          af[r][q] = v.s0;
+          af[r + 1][q] = v.s1;
+        }
+#endif
 #pragma unroll
       for (uint c = 0; c < CG; c++) {
         double a[MH * KQ], d[2 * MH];
@@ -333,6 +362,7 @@ INL void mma_stage(__local const double *as, __local const double *bs, const uin
 #pragma unroll
         for (uint h = 0; h < MH; h++) acc[r + h][c][0] = d[2 * h], acc[r + h][c][1] = d[2 * h + 1];
       }
+    }
   }
 }
 

@@ -579,35 +579,39 @@ static int device_has_f64_tc(void) {
   return ocal__tc_probe_passed(fixture_ctx, OCAL_F64);
 }
 
+/* Whether `test` cannot run here (work-groups too small, no doubles), said on stdout. */
+static int f64_skipped(const char *test) {
+  if (groups_too_small(test)) return 1;
+  ocal_device_info d = {sizeof d};
+  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &d));
+  if (d.has_fp64) return 0;
+  printf("check_gemm_tc: %s: SKIPPED: no double precision on this device\n", test);
+  return 1;
+}
+
 /* The f64 tensor-core engine on every transpose at odd shapes (the 8-byte copies and element
  * stores), even ones (16-byte copies and stores), alpha/beta, beta = 0 over NaN, views at odd
  * and even offsets, both of the engine's blocks (the large one where its blocks cover every
  * compute unit), split k, batches with B 3-D and shared: real where the device's probe
  * passes for f64, else emulated; chosen by the rule without OCAL_GEMM, forced with it. */
 START_TEST(test_f64_cases) {
-  if (groups_too_small("test_f64_cases")) return;
-  ocal_device_info d = {sizeof d};
-  ck_assert_ocal(ocal_context_get_device_info(fixture_ctx, &d));
-  if (!d.has_fp64) {
-    printf("check_gemm_tc: test_f64_cases: SKIPPED: no double precision on this device\n");
-    return;
-  }
+  if (f64_skipped("test_f64_cases")) return;
   int emulated = !device_has_f64_tc();
   reopen(NULL, emulated);
   ck_assert_msg(ocal__tc_probe_passed(fixture_ctx, OCAL_F64), "the f64 probe fails%s",
                 emulated ? " in emulation" : "");
   /* Each case with the transposes it runs (bit t: ta = t & 1, tb = t >> 1): all four on a
-   * GPU; emulated (PoCL in CI, where each build takes tens of seconds), five builds that take
-   * every copy path of A and B once: A and B transposed on the way in (NN odd, TT even), in
-   * 8-byte pieces (TN odd), in 16-byte pieces (TT and NN even), both blocks. */
+   * GPU; emulated (PoCL in CI, where each build takes tens of seconds), three builds: NN odd
+   * and even, both blocks; test_f64_hopper_blocks takes the other copy paths of A and B (TN
+   * odd, TT even) on the Hopper table's blocks. */
   static const struct {
     gcase c;
     unsigned gpu, emulated;
   } cases[] = {
       {{1, 1, 1, 1, 0, 0, 1.5, -0.5, 0, 0, 0}, 15, 1},
       {{129, 7, 33, 1, 0, 0, 1.5, -0.5, 0, 0, 0}, 15, 1},
-      {{67, 45, 50, 1, 0, 0, -0.75, 0.0, 1, 3, 0}, 15, 2},
-      {{136, 72, 44, 1, 0, 0, 1.0, 1.0, 0, 8, 0}, 15, 8},
+      {{67, 45, 50, 1, 0, 0, -0.75, 0.0, 1, 3, 0}, 15, 0}, /* emulated: test_f64_hopper_blocks */
+      {{136, 72, 44, 1, 0, 0, 1.0, 1.0, 0, 8, 0}, 15, 0},
       {{130, 260, 64, 1, 0, 0, 1.25, 0.5, 0, 0, 0}, 15, 1},
       {{203, 301, 257, 1, 0, 0, 1.5, -0.5, 0, 0, 0}, 9, 0},
       {{60, 50, 700, 1, 0, 0, 1.25, -0.5, 0, 5, 0}, 9, 1}, /* one small block: k split */
@@ -633,6 +637,85 @@ START_TEST(test_f64_cases) {
       run_f64_case(&c, DMMA_ENGINE, 990 + (uint64_t)t);
     }
   unsetenv("OCAL_GEMM");
+  unsetenv("OCAL_GEMM_TC_EMULATE");
+}
+END_TEST
+
+/* Every block of the f64 engine's table for compute capability 9.0 (Hopper's m16n8k* shapes,
+ * the sm_90a builds), run through ocal__gemm_dmma_enqueue_variant: real on a device of 9.0 or
+ * more whose probe passes for f64, else emulated (OCAL_GEMM_TC_EMULATE=1), which is how the
+ * instructions' fragment layouts are checked without one; test_f64_cases runs only the table
+ * of the device at hand. One product a block of an instruction no earlier block took: TT at
+ * an even shape (A and B in 16-byte pieces, 16-byte stores), NN and TN at odd ones (A
+ * transposed on the way in; A in 8-byte pieces), which test_f64_cases then leaves out when
+ * emulated. */
+START_TEST(test_f64_hopper_blocks) {
+  if (f64_skipped("test_f64_hopper_blocks")) return;
+  int emulated = !device_has_f64_tc();
+  if (!emulated && ocal__context_compute_capability(fixture_ctx) < 90) {
+    printf("check_gemm_tc: test_f64_hopper_blocks: SKIPPED: compute capability below 9.0\n");
+    return;
+  }
+  reopen(NULL, emulated);
+  ck_assert(ocal__tc_probe_passed(fixture_ctx, OCAL_F64));
+  char spell[64];
+  ocal__tc_spelling(fixture_ctx, spell, sizeof spell);
+  cl_context clctx;
+  cl_command_queue q;
+  ck_assert_ocal(ocal_context_get_cl_context(fixture_ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_queue(fixture_ctx, &q));
+  static const struct {
+    int ta, tb;
+    size_t m, n, k;
+  } cases[OCAL__DMMA_BLOCKS] = {{1, 1, 68, 46, 50}, {0, 0, 67, 45, 50}, {1, 0, 67, 45, 50}};
+  for (int which = 0; which < OCAL__DMMA_BLOCKS; which++) {
+    const ocal__dmma_variant *v = ocal__gemm_dmma_variant(90, which);
+    int seen = 0; /* a shape an earlier block checked: its fragment layouts are known good */
+    for (int e = 0; e < which; e++) seen |= ocal__gemm_dmma_variant(90, e)->shape == v->shape;
+    if (seen) continue;
+    const int ta = cases[which].ta, tb = cases[which].tb;
+    const size_t m = cases[which].m, n = cases[which].n, k = cases[which].k;
+    const size_t na = m * k, nb = k * n, nc = m * n;
+    double *h = malloc(sizeof(double) * (na + nb + 4 * nc));
+    ck_assert_ptr_nonnull(h);
+    uint64_t st = 4242 + (uint64_t)which;
+    for (size_t i = 0; i < na + nb + nc; i++)
+      h[i] = (double)(fixture_random(&st) >> 11) * 0x1p-52 - 1.0;
+    const double *a = h, *b = h + na, *c0 = h + na + nb;
+    double *got = h + na + nb + nc, *ref = got + nc, *bound = ref + nc;
+    for (size_t i = 0; i < m; i++)
+      for (size_t j = 0; j < n; j++) {
+        long double sum = 0, mag = 0;
+        for (size_t p = 0; p < k; p++) {
+          long double x = ta ? a[p * m + i] : a[i * k + p], y = tb ? b[j * k + p] : b[p * n + j];
+          sum += x * y, mag += fabsl(x * y);
+        }
+        ref[i * n + j] = (double)(1.5L * sum - 0.5L * c0[i * n + j]);
+        bound[i * n + j] = (double)(1.5L * mag + 0.5L * fabsl((long double)c0[i * n + j]));
+      }
+    cl_int e1, e2, e3;
+    cl_mem ma = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, na * 8,
+                               (void *)a, &e1);
+    cl_mem mb = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nb * 8,
+                               (void *)b, &e2);
+    cl_mem mc = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nc * 8,
+                               (void *)c0, &e3);
+    ck_assert(e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS);
+    ocal__tc_launch L = {OCAL_F64, ta, tb, m, n, k, 1, ma, mb, mc, 0, ta ? m : k, 0, 0,
+                         tb ? k : n, 0, 0, n, 0, 1.5, -0.5, k, 1};
+    int not_built = 0;
+    ck_assert_ocal(ocal__gemm_dmma_enqueue_variant(fixture_ctx, spell, v, &L, &not_built));
+    ck_assert_int_eq(clEnqueueReadBuffer(q, mc, CL_TRUE, 0, nc * 8, got, 0, NULL, NULL),
+                     CL_SUCCESS);
+    char what[160];
+    snprintf(what, sizeof what, "f64 block %d (%u x %u x %u, shape %u%s) %c%c %zux%zux%zu",
+             which, v->bm, v->bn, v->bk, v->shape, v->sm90a ? ", sm_90a" : "", ta ? 'T' : 'N',
+             tb ? 'T' : 'N', m, n, k);
+    assert_within_bound(what, got, c0, 8, 0, nc, nc, ref, bound, (double)(k + 8) * 0x1p-52,
+                        0.0);
+    clReleaseMemObject(ma), clReleaseMemObject(mb), clReleaseMemObject(mc);
+    free(h);
+  }
   unsetenv("OCAL_GEMM_TC_EMULATE");
 }
 END_TEST
@@ -956,6 +1039,7 @@ static Suite *gemm_tc_suite(void) {
   tcase_add_test(tc, test_wgmma_half_cases);
   tcase_add_test(tc, test_half_cases);
   tcase_add_test(tc, test_f64_cases);
+  tcase_add_test(tc, test_f64_hopper_blocks);
   tcase_add_test(tc, test_query_is_the_products_choice);
   suite_add_tcase(s, tc);
   return s;

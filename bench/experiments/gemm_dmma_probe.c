@@ -2,20 +2,22 @@
  * is fastest, beside what ocal_gemm runs for f64 (the rule's choice) and CLBlast's f64, in one
  * run on one device:
  *
- *   gemm_dmma_probe CL_FILE [NAME=BMxBNxBKxWMxWNxSHAPExSTAGESxRASTER[xPTX] ...]
+ *   gemm_dmma_probe CL_FILE [NAME=BMxBNxBKxWMxWNxSHAPExSTAGESxRASTER[xPTX[xA_BY_ROWS]] ...]
  *
  * Without variants, a fixed list (below). Each variant is built from CL_FILE on the device of
  * an ocal context (the first GPU), checked against a host product in long double at an odd
  * shape (8-byte copies) and an even one (16-byte copies and stores), NN and TT (every
  * transpose with DMMA_CHECK_ALL=1 or DMMA_EMULATE=1), alpha
  * 1.5, beta -0.5, tolerance (k + 8) 2^-52 of |alpha| sum |a b| + |beta c|; then C = A B is timed
- * at DMMA_SIZES (default 1024,4096,8192): one warm-up, then three rounds of about 0.25 s of
- * back-to-back launches, the best round. ocal_gemm is timed the same way with OCAL_GEMM unset
+ * at DMMA_SIZES (default 1024,4096,8192): one warm-up, then three rounds of about DMMA_ROUND
+ * seconds (default 0.25) of back-to-back launches, the best round. ocal_gemm is timed the same way with OCAL_GEMM unset
  * (the engine the rule picks) and with OCAL_GEMM=clblast. Output, TFLOP/s:
  *   variant NAME check ok|FAIL|nobuild  S T  S T ...
  *   engine default|clblast (ENGINE NAME)  S T ...
  * DMMA_EMULATE=1 builds with -DMMA_EMULATE=1 (any device with doubles, e.g. PoCL) and checks
- * only: a test of this program where no GPU is. Exit status 0 when every check passed. */
+ * only: a test of this program where no GPU is. DMMA_VERBOSE=1 builds with -cl-nv-verbose
+ * (NVIDIA) and prints the compiler's register and spill lines of each timed build. Exit status
+ * 0 when every check passed. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,7 +40,7 @@
  * 48 KiB of local memory to the hardware's 227 KiB: deeper pipelines. */
 typedef struct variant {
   char name[48];
-  unsigned bm, bn, bk, wm, wn, shape, stages, raster, ptx;
+  unsigned bm, bn, bk, wm, wn, shape, stages, raster, ptx, a_by_rows;
 } variant;
 
 static const variant builtin[] = {
@@ -73,8 +75,18 @@ static cl_command_queue q;
 static cl_device_id dev;
 static char *src;
 static char src_dir[4096]; /* the kernel file's directory, for its #include */
-static int emulate, check_all;
+static int emulate, check_all, verbose;
+static double round_s = 0.25;
 
+
+/* The compiler's lines about registers and spills in p's build log (DMMA_VERBOSE=1). */
+static void print_usage(cl_program p, const char *name) {
+  char log[16384] = "";
+  clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+  for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n"))
+    if (strstr(line, "registers") || strstr(line, "spill") || strstr(line, "stack"))
+      printf("usage %s: %s\n", name, line);
+}
 
 /* p rebuilt from its PTX with the target sm_90a (NULL, and a message, where that fails). */
 static cl_program retarget(cl_program p) {
@@ -97,7 +109,8 @@ static cl_program retarget(cl_program p) {
   cl_int err, st;
   cl_program r = clCreateProgramWithBinary(clctx, 1, &dev, &n, b, &st, &err);
   free(text);
-  if (err != CL_SUCCESS || clBuildProgram(r, 1, &dev, NULL, NULL, NULL) != CL_SUCCESS) {
+  if (err != CL_SUCCESS ||
+      clBuildProgram(r, 1, &dev, verbose ? "-cl-nv-verbose" : NULL, NULL, NULL) != CL_SUCCESS) {
     fprintf(stderr, "retarget: the sm_90a program does not build (error %d)\n", (int)err);
     if (err == CL_SUCCESS) clReleaseProgram(r);
     return NULL;
@@ -105,23 +118,26 @@ static cl_program retarget(cl_program p) {
   return r;
 }
 
-/* The kernel of variant v for transposes ta, tb and VEC, or NULL (build log on stderr). */
-static cl_kernel build(const variant *v, int ta, int tb, int vec) {
+/* The kernel of variant v for transposes ta, tb and VEC, or NULL (build log on stderr); with
+ * usage, the compiler's register lines printed (DMMA_VERBOSE=1). */
+static cl_kernel build_as(const variant *v, int ta, int tb, int vec, int usage) {
   static const char *const spell[] = {"", " -DASM_KW=asm", " -DINL=inline",
                                       " -DASM_KW=asm -DINL=inline"};
   for (int e = 0; e < (emulate ? 1 : 4); e++) {
     char opt[4600];
     /* -I the kernel's directory: it includes cl/gemm_tc_common.cl, which the library inlines. */
     snprintf(opt, sizeof opt,
-             "-I %s %s%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u -DWARPS_N=%u "
-             "-DSHAPE=%u -DSTAGES=%u -DRASTER=%u -DLOCAL_MAX=%u",
-             src_dir, emulate ? "-DMMA_EMULATE=1" : "", spell[e], ta, tb, vec, v->bm, v->bn, v->bk, v->wm,
-             v->wn, v->shape, v->stages, v->raster, v->ptx ? 232448u : 48128u);
+             "-I %s %s%s%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u "
+             "-DWARPS_N=%u -DSHAPE=%u -DSTAGES=%u -DRASTER=%u -DLOCAL_MAX=%u -DA_BY_ROWS=%u",
+             src_dir, emulate ? "-DMMA_EMULATE=1" : "", verbose && usage ? " -cl-nv-verbose" : "",
+             spell[e], ta, tb, vec, v->bm, v->bn, v->bk, v->wm, v->wn, v->shape, v->stages,
+             v->raster, v->ptx ? 232448u : 48128u, v->a_by_rows);
     cl_int err;
     cl_program p = clCreateProgramWithSource(clctx, 1, (const char **)&src, NULL, &err);
     OK(err);
     if (clBuildProgram(p, 1, &dev, opt, NULL, NULL) == CL_SUCCESS) {
       if (v->ptx && !emulate && !(p = retarget(p))) return NULL;
+      if (verbose && usage) print_usage(p, v->name);
       cl_kernel k = clCreateKernel(p, "ocal_gemm_dmma", &err);
       clReleaseProgram(p);
       if (err == CL_SUCCESS) return k;
@@ -135,6 +151,12 @@ static cl_kernel build(const variant *v, int ta, int tb, int vec) {
     clReleaseProgram(p);
   }
   return NULL;
+}
+
+/* build_as, and without -cl-nv-verbose where a driver refuses that option. */
+static cl_kernel build(const variant *v, int ta, int tb, int vec, int usage) {
+  cl_kernel k = build_as(v, ta, tb, vec, usage);
+  return k || !(verbose && usage) ? k : build_as(v, ta, tb, vec, 0);
 }
 
 static void launch(const variant *v, cl_kernel k, cl_mem a, cl_uint lda, cl_mem b, cl_uint ldb,
@@ -174,7 +196,7 @@ static int check(const variant *v, size_t m, size_t n, size_t k, int vec) {
   int ok = 1;
   for (int t = 0; t < 4 && ok; t += check_all ? 1 : 3) {
     int ta = t & 1, tb = t >> 1;
-    cl_kernel kern = build(v, ta, tb, vec);
+    cl_kernel kern = build(v, ta, tb, vec, 0);
     if (!kern) {
       ok = -1;
       break;
@@ -227,13 +249,16 @@ static void run_ocal(void *p) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) DIE("usage: gemm_dmma_probe CL_FILE [NAME=BMxBNxBKxWMxWNxSHAPExSTAGESxRASTER ...]");
+  if (argc < 2)
+    DIE("usage: gemm_dmma_probe CL_FILE [NAME=BMxBNxBKxWMxWNxSHAPExSTAGESxRASTER[xPTX[xROWS]] ...]");
   src = read_text(argv[1]);
   /* The kernel file's directory as an absolute path: a compiler may build elsewhere. */
   if (!realpath(argv[1], src_dir)) DIE("cannot resolve %s", argv[1]);
   *strrchr(src_dir, '/') = 0;
   emulate = getenv("DMMA_EMULATE") && atoi(getenv("DMMA_EMULATE"));
   check_all = emulate || (getenv("DMMA_CHECK_ALL") && atoi(getenv("DMMA_CHECK_ALL")));
+  verbose = getenv("DMMA_VERBOSE") && atoi(getenv("DMMA_VERBOSE"));
+  if (getenv("DMMA_ROUND") && atof(getenv("DMMA_ROUND")) > 0) round_s = atof(getenv("DMMA_ROUND"));
   variant *vs = NULL;
   size_t nv = 0;
   if (argc > 2) {
@@ -242,8 +267,8 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < nv; i++) {
       variant *v = &vs[i];
       const char *eq = strchr(argv[i + 2], '=');
-      if (!eq || sscanf(eq + 1, "%ux%ux%ux%ux%ux%ux%ux%ux%u", &v->bm, &v->bn, &v->bk, &v->wm,
-                        &v->wn, &v->shape, &v->stages, &v->raster, &v->ptx) < 8)
+      if (!eq || sscanf(eq + 1, "%ux%ux%ux%ux%ux%ux%ux%ux%ux%u", &v->bm, &v->bn, &v->bk, &v->wm,
+                        &v->wn, &v->shape, &v->stages, &v->raster, &v->ptx, &v->a_by_rows) < 8)
         DIE("bad variant %s", argv[i + 2]);
       snprintf(v->name, sizeof v->name, "%.*s", (int)(eq - argv[i + 2]), argv[i + 2]);
     }
@@ -291,11 +316,11 @@ int main(int argc, char **argv) {
                         ok == 1 ? "ok" : ok == 0 ? "FAIL" : "nobuild");
     if (ok != 1) all_ok = 0;
     if (ok == 1) {
-      cl_kernel k = build(v, 0, 0, 1);
+      cl_kernel k = build(v, 0, 0, 1, 1);
       for (size_t j = 0; j < ns && k; j++) {
         size_t s = sizes[j];
         timed t = {v, k, dm[j][0], dm[j][1], dm[j][2], (cl_uint)s, NULL, NULL, NULL};
-        double sec = best_time(q, run_variant, &t, 0.25);
+        double sec = best_time(q, run_variant, &t, round_s);
         used += snprintf(line + used, sizeof line - (size_t)used, "  %zu %.2f", s,
                          2.0 * (double)s * s * s / sec * 1e-12);
       }
@@ -325,7 +350,7 @@ int main(int argc, char **argv) {
       OCAL_OK_OR_DIE(ocal_buffer_from_host(ctx, OCAL_F64, 2, shape, h, &t.oa));
       OCAL_OK_OR_DIE(ocal_buffer_from_host(ctx, OCAL_F64, 2, shape, h, &t.ob));
       OCAL_OK_OR_DIE(ocal_buffer_create(ctx, OCAL_F64, 2, shape, &t.oc));
-      double sec = best_time(q, run_ocal, &t, 0.25);
+      double sec = best_time(q, run_ocal, &t, round_s);
       used += snprintf(line + used, sizeof line - (size_t)used, "  %zu %.2f", s,
                        2.0 * (double)s * s * s / sec * 1e-12);
       ocal_buffer_release(t.oa), ocal_buffer_release(t.ob), ocal_buffer_release(t.oc);

@@ -14,26 +14,25 @@
 
 #define FUNC "ocal_gemm"
 #define DMMA_LOCAL_MAX 49152u  /* NVIDIA's 48 KiB of local memory a work-group */
+#define DMMA_SM90A_LOCAL_MAX 232448u /* the hardware's 227 KiB, for programs built from PTX */
 #define DMMA_LOCAL_RESERVE 1024u /* kept free for what the compiler adds (gemm_tc.c says why) */
-
-/* One build of cl/gemm_dmma.cl: block, k step, warps, instruction (884: m8n8k4, compute
- * capability 8.0; 1684 / 1688: m16n8k4 / m16n8k8, 9.0), local stages, block raster. */
-typedef struct dmma_variant {
-  unsigned bm, bn, bk, warps_m, warps_n, shape, stages, raster;
-} dmma_variant;
 
 /* Per instruction set, the engine's three blocks (OCAL__DMMA_SMALL, _MID, _BIG): the fastest
  * of bench/experiments/gemm_dmma_probe's variants on an H100 at 1024^3, 4096^3 and 8192^3
  * (docs/tensor-cores.md). Hopper's m16n8k* shapes ran half again as fast as m8n8k4 there. */
-static const dmma_variant sm80[3] = {{64, 64, 8, 2, 2, 884, 4, 8},
-                                     {128, 64, 8, 2, 2, 884, 3, 8},
-                                     {128, 64, 8, 2, 2, 884, 3, 8}};
-static const dmma_variant sm90[3] = {{64, 64, 8, 2, 2, 1688, 4, 8},
-                                     {128, 64, 8, 2, 2, 1688, 3, 8},
-                                     {128, 128, 8, 2, 4, 1684, 2, 8}};
+static const ocal__dmma_variant sm80[3] = {{64, 64, 8, 2, 2, 884, 4, 8, 0},
+                                           {128, 64, 8, 2, 2, 884, 3, 8, 0},
+                                           {128, 64, 8, 2, 2, 884, 3, 8, 0}};
+static const ocal__dmma_variant sm90[3] = {{64, 64, 8, 2, 2, 1688, 4, 8, 0},
+                                           {128, 64, 8, 2, 2, 1688, 3, 8, 0},
+                                           {128, 128, 8, 2, 4, 1684, 2, 8, 0}};
 
-static const dmma_variant *variant_of(ocal_context ctx, int which) {
-  return ocal__context_compute_capability(ctx) >= 90 ? &sm90[which] : &sm80[which];
+const ocal__dmma_variant *ocal__gemm_dmma_variant(unsigned cc, int which) {
+  return cc >= 90 ? &sm90[which] : &sm80[which];
+}
+
+static const ocal__dmma_variant *variant_of(ocal_context ctx, int which) {
+  return ocal__gemm_dmma_variant(ocal__context_compute_capability(ctx), which);
 }
 
 static size_t blocks_of(size_t bm, size_t bn, size_t m, size_t n, size_t batch) {
@@ -52,20 +51,29 @@ int ocal__gemm_dmma_block(ocal_context ctx, size_t m, size_t n, size_t batch) {
 
 ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int which,
                                     const ocal__tc_launch *L, int *not_built) {
-  const dmma_variant *v = variant_of(ctx, which);
+  return ocal__gemm_dmma_enqueue_variant(ctx, spell, variant_of(ctx, which), L, not_built);
+}
+
+ocal_status ocal__gemm_dmma_enqueue_variant(ocal_context ctx, const char *spell,
+                                            const ocal__dmma_variant *v,
+                                            const ocal__tc_launch *L, int *not_built) {
   /* 16-byte pieces where every offset, leading dimension and batch stride is even. */
   int vec = L->lda % 2 == 0 && L->ldb % 2 == 0 && L->ldc % 2 == 0 && L->a_off % 2 == 0 &&
             L->b_off % 2 == 0 && L->c_off % 2 == 0 && L->a_stride % 2 == 0 &&
             L->b_stride % 2 == 0 && L->c_stride % 2 == 0;
+  /* Rebuilt for sm_90a, a work-group may take the hardware's local memory (OpenCL reports
+   * 48 KiB); emulated, the build keeps its stages where the device has room for them. */
+  int emulated = ocal__tc_emulated(ctx), sm90a = v->sm90a && !emulated;
   uint64_t local = ocal__context_info(ctx)->local_mem_bytes;
-  unsigned local_max = local < DMMA_LOCAL_MAX ? (unsigned)local : DMMA_LOCAL_MAX;
+  unsigned cap = v->sm90a ? DMMA_SM90A_LOCAL_MAX : DMMA_LOCAL_MAX;
+  unsigned local_max = sm90a || local >= cap ? cap : (unsigned)local;
   local_max = local_max > DMMA_LOCAL_RESERVE ? local_max - DMMA_LOCAL_RESERVE : 0;
-  char options[320];
+  char options[360];
   snprintf(options, sizeof options,
-           "%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u -DWARPS_N=%u "
+           "%s%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u -DWARPS_N=%u "
            "-DSHAPE=%u -DSTAGES=%u -DRASTER=%u -DLOCAL_MAX=%u",
-           spell, L->ta, L->tb, vec, v->bm, v->bn, v->bk, v->warps_m, v->warps_n, v->shape,
-           v->stages, v->raster, local_max);
+           spell, sm90a ? " -DOCAL_PTX_TARGET=sm_90a" : "", L->ta, L->tb, vec, v->bm, v->bn,
+           v->bk, v->warps_m, v->warps_n, v->shape, v->stages, v->raster, local_max);
   size_t threads = 32u * v->warps_m * v->warps_n;
   ocal__kernel *kern;
   *not_built = 0;
@@ -99,7 +107,7 @@ static ocal_status dmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *c
   int which = ocal__gemm_dmma_block(ctx, g->m, g->n, g->batch);
   cl_mem w = NULL;
   if (which == OCAL__DMMA_SMALL) { /* even the small blocks leave compute units idle: split k */
-    const dmma_variant *v = variant_of(ctx, which);
+    const ocal__dmma_variant *v = variant_of(ctx, which);
     ocal__tc_split_k(g, v->bm, v->bn, v->bk, sizeof(double), &L, &w);
   }
   int failed = 0;

@@ -43,6 +43,18 @@ enum { OCAL__DMMA_SMALL, OCAL__DMMA_MID, OCAL__DMMA_BIG, OCAL__DMMA_BLOCKS };
 int ocal__gemm_dmma_block(ocal_context ctx, size_t m, size_t n, size_t batch);
 ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int which,
                                     const ocal__tc_launch *launch, int *not_built);
+/* One build of cl/gemm_dmma.cl: block, k step, warps, instruction (884: m8n8k4, compute
+ * capability 8.0; 1684 / 1688 / 16816: m16n8k4 / k8 / k16, 9.0), local stages, block raster,
+ * and whether it is rebuilt from PTX for sm_90a (local memory past 48 KiB; 9.0 only). */
+typedef struct ocal__dmma_variant {
+  unsigned bm, bn, bk, warps_m, warps_n, shape, stages, raster, sm90a;
+} ocal__dmma_variant;
+/* The engine's block `which` on a device of compute capability cc (10 major + minor). */
+const ocal__dmma_variant *ocal__gemm_dmma_variant(unsigned cc, int which);
+/* ocal__gemm_dmma_enqueue for a given build (the tests run every table's). */
+ocal_status ocal__gemm_dmma_enqueue_variant(ocal_context ctx, const char *spell,
+                                            const ocal__dmma_variant *v,
+                                            const ocal__tc_launch *launch, int *not_built);
 /* A product on the wgmma kernel (gemm_wgmma.c): OCAL_F32 in TF32, or OCAL_F16/OCAL_BF16 with C
  * of that type; one slice of k. Operands that are not k-contiguous and 16-byte aligned are
  * packed into scratch first. *not_built = 1 when the kernel does not build (nothing enqueued). */
