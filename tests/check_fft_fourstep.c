@@ -182,6 +182,11 @@ static const fs_case cases[] = {
     /* eight columns per group, exchanged one at a time (eight rounds), with the cache hints
      * named (plain accesses without PTX) */
     {4096, 3, "n1=64,c=8,r=4,cr=1,ld=2,st=1", 1, OCAL_FFT_NORM_ORTHO, 32},
+    /* sixteen columns per group (128 bytes of a row in f32): pass 1's sixteen columns of 256
+     * points exchanged four at a time and staged in 4 rounds, pass 2 with other columns and
+     * points per item; then sixteen in both passes, exchanged one at a time */
+    {1 << 14, 3, "n1=256,c=16,c2=4,r=8,r2=4,cr=4,sr=4", 0, OCAL_FFT_NORM_BACKWARD, 32},
+    {4096, 2, "n1=64,c=16,r=4,cr=1", 1, OCAL_FFT_NORM_ORTHO, 0},
 };
 
 START_TEST(test_fourstep_against_dft) { run_case(&cases[_i]); }
@@ -230,6 +235,9 @@ static const fs2_case cases_2d[] = {
     /* in place, 3 transforms per launch; out of place and eight columns per group:
      * tests/oclgrind_set.c */
     {64, 128, 3, "c=4,r=4", 1, OCAL_FFT_NORM_BACKWARD},
+    /* the rows first, both passes reading rows and writing transposed: sixteen rows of 128
+     * points per group, then four columns of 64 with other points per item; out of place */
+    {64, 128, 2, "rows=1,c=16,c2=4,r=4,r2=8", 0, OCAL_FFT_NORM_ORTHO},
 };
 
 START_TEST(test_fourstep_2d) {
@@ -365,7 +373,8 @@ START_TEST(test_fourstep_choice) {
   ck_assert_ptr_null(plan);
   ck_assert_msg(strstr(ocal_last_error(), "OCAL_FFT_FOURSTEP") != NULL, "%s", ocal_last_error());
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
-  const char *bad[] = {"c=3", "r=32", "n1=100", "n1=16384", "x=1", "c", "sr=3", "r=4,sr=8",
+  const char *bad[] = {"c=3",  "r=32", "n1=100", "n1=16384",      "x=1",    "c",
+                       "sr=3", "c=32", "r2=2",   "r=16,r2=4,sr=8", "rows=2", "r=4,sr=8",
                        "c=2,"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_FFT_FOURSTEP_TUNE", bad[i], 1);
