@@ -177,16 +177,13 @@ static const fs_case cases[] = {
      * (a last launch of one), pass 2 with other columns per group than pass 1 */
     {1 << 13, 5, "n1=128,c=4,c2=2,r=4,cr=1,tt=0,g=2,sr=2", 0, OCAL_FFT_NORM_BACKWARD, 24},
     /* real and imaginary parts exchanged in separate rounds (forced: PoCL's local memory
-     * holds whole columns), 128 x 256, radix 8, one and two columns */
-    {1 << 15, 2, "n1=128,c=1,c2=2,r=8,plane=1", 1, OCAL_FFT_NORM_ORTHO, 32},
-    /* eight columns per group, exchanged one at a time (eight rounds), with the cache hints
-     * named (plain accesses without PTX) */
-    {4096, 3, "n1=64,c=8,r=4,cr=1,ld=2,st=1", 1, OCAL_FFT_NORM_ORTHO, 32},
-    /* sixteen columns per group (128 bytes of a row in f32): pass 1's sixteen columns of 256
-     * points exchanged four at a time and staged in 4 rounds, pass 2 with other columns and
-     * points per item; then sixteen in both passes, exchanged one at a time */
-    {1 << 14, 3, "n1=256,c=16,c2=4,r=8,r2=4,cr=4,sr=4", 0, OCAL_FFT_NORM_BACKWARD, 32},
-    {4096, 2, "n1=64,c=16,r=4,cr=1", 1, OCAL_FFT_NORM_ORTHO, 0},
+     * holds whole columns), 128 x 256, one and two columns, radix 8 in pass 1 and radix 4
+     * in pass 2 */
+    {1 << 15, 2, "n1=128,c=1,c2=2,r=8,r2=4,plane=1", 1, OCAL_FFT_NORM_ORTHO, 32},
+    /* sixteen columns per group in pass 1 (128 bytes of a row in f32), exchanged one at a
+     * time (sixteen rounds), with the cache hints named (plain accesses without PTX); pass 2
+     * is the first case's kernel (no compile of its own; eight columns: tests/oclgrind_set.c) */
+    {4096, 3, "n1=64,c=16,c2=1,r=4,cr=1,ld=2,st=1", 1, OCAL_FFT_NORM_ORTHO, 32},
 };
 
 START_TEST(test_fourstep_against_dft) { run_case(&cases[_i]); }
@@ -235,9 +232,9 @@ static const fs2_case cases_2d[] = {
     /* in place, 3 transforms per launch; out of place and eight columns per group:
      * tests/oclgrind_set.c */
     {64, 128, 3, "c=4,r=4", 1, OCAL_FFT_NORM_BACKWARD},
-    /* the rows first, both passes reading rows and writing transposed: sixteen rows of 128
-     * points per group, then four columns of 64 with other points per item; out of place */
-    {64, 128, 2, "rows=1,c=16,c2=4,r=4,r2=8", 0, OCAL_FFT_NORM_ORTHO},
+    /* the rows first, both launches reading rows and writing transposed, out of place (the
+     * kernels of the row-major intermediate's 1-D case above: no compile of its own) */
+    {64, 128, 2, "rows=1,c=4,c2=2,r=4,cr=1,sr=2", 0, OCAL_FFT_NORM_ORTHO},
 };
 
 START_TEST(test_fourstep_2d) {
