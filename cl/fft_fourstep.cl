@@ -93,13 +93,16 @@ static inline vt set_lane(vt x, int c, float v) {
   else if (c == 1) x.s1 = v;
   else if (c == 2) x.s2 = v;
   else if (c == 3) x.s3 = v;
-#if FS_C >= 8
+#if FS_C == 8
+  else if (c == 4) x.s4 = v;
+  else if (c == 5) x.s5 = v;
+  else if (c == 6) x.s6 = v;
+  else x.s7 = v;
+#elif FS_C == 16
   else if (c == 4) x.s4 = v;
   else if (c == 5) x.s5 = v;
   else if (c == 6) x.s6 = v;
   else if (c == 7) x.s7 = v;
-#endif
-#if FS_C == 16
   else if (c == 8) x.s8 = v;
   else if (c == 9) x.s9 = v;
   else if (c == 10) x.sa = v;
@@ -107,7 +110,7 @@ static inline vt set_lane(vt x, int c, float v) {
   else if (c == 12) x.sc = v;
   else if (c == 13) x.sd = v;
   else if (c == 14) x.se = v;
-  else if (c == 15) x.sf = v;
+  else x.sf = v;
 #endif
   return x;
 #endif
