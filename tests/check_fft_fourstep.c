@@ -232,9 +232,10 @@ static const fs2_case cases_2d[] = {
     /* in place, 3 transforms per launch; out of place and eight columns per group:
      * tests/oclgrind_set.c */
     {64, 128, 3, "c=4,r=4", 1, OCAL_FFT_NORM_BACKWARD},
-    /* the rows first, both launches reading rows and writing transposed, out of place (the
-     * kernels of the row-major intermediate's 1-D case above: no compile of its own) */
-    {64, 128, 2, "rows=1,c=4,c2=2,r=4,cr=1,sr=2", 0, OCAL_FFT_NORM_ORTHO},
+    /* the rows first, both launches reading rows and writing transposed, out of place: the
+     * rows on the row-major intermediate's pass-1 kernel above, the columns with 8 points
+     * per item (the stage tables of each length built for the launch that runs it) */
+    {64, 128, 2, "rows=1,c=4,c2=2,r=4,r2=8,cr=1,sr=2", 0, OCAL_FFT_NORM_ORTHO},
 };
 
 START_TEST(test_fourstep_2d) {

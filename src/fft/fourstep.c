@@ -362,10 +362,11 @@ static ocal_status make_twiddles(fs_plan *f) {
   if (!h)
     return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
                       "no memory for FFT twiddles");
-  /* each length's tables for the points per item of the launch that runs it */
-  const fs_launch *of_n1 = &f->ln[f->ln[0].o_stage == 0 ? 0 : 1];
-  stage_tables(h, log2_exact(f->n1), of_n1->logr);
-  stage_tables(h + 2 * f->n1, log2_exact(f->n2), f->ln[of_n1 == f->ln ? 1 : 0].logr);
+  /* each length's tables for the points per item of the launch that runs it (N1: the first,
+   * or the second with rows=1) */
+  int k1 = f->rows;
+  stage_tables(h, log2_exact(f->n1), f->ln[k1].logr);
+  stage_tables(h + 2 * f->n1, log2_exact(f->n2), f->ln[1 - k1].logr);
   size_t at = f->n1 + f->n2;
   const size_t len[2] = {f->n, f->n2}, cnt[2] = {f->n1, f->n2};
   for (int t = 0; t < 2; t++)
