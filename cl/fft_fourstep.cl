@@ -30,7 +30,7 @@
  * contiguously, Y[k1][k2].
  *
  * Options: FS_LOGL (log2 of the FFT length, 6..13), FS_LOGR (log2 points per item, 2..4),
- * FS_C (1, 2, 4, 8 columns), FS_CR, FS_PLANE, FS_TT, FS_2D, FS_LD and FS_ST (cache hints). Both passes of one length live in one
+ * FS_C (1, 2, 4, 8, 16 columns), FS_CR, FS_PLANE, FS_TT, FS_2D, FS_LD and FS_ST (cache hints). Both passes of one length live in one
  * program, and the direction is an argument (dir: -1 forward, 1 inverse), so a 4096 x 4096 plan
  * compiles one program. Twiddles come from tables the host computes in double (exact to float
  * rounding): per stage a table of W_(ns r)^k that consecutive items read at consecutive

@@ -25,8 +25,10 @@
  * (fewer where the device has not the memory for that).
  *
  * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks at plan creation, for the benchmarks and the
- * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4, 8) and of pass 2
- * (c2, default c), the points per work-item (r: 4, 8, 16), at most cr columns exchanged at once,
+ * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4, 8, 16; 16 are 128
+ * bytes of a row) and of pass 2 (c2, default c), the points per work-item of pass 1 (r: 4, 8,
+ * 16) and of pass 2 (r2, default r), rows=1 for a 2-D transform's rows first (both launches
+ * reading rows and writing transposed), at most cr columns exchanged at once,
  * tt=0 for the row-major intermediate (pass 1 writes at a stride, pass 2 reads rows), plane=1
  * to exchange real and imaginary parts separately even where a column fits, g transforms per
  * launch, reg=N registers per item on NVIDIA (-cl-nv-maxrregcount), sr=N at least N rounds
