@@ -30,7 +30,7 @@
  * contiguously, Y[k1][k2].
  *
  * Options: FS_LOGL (log2 of the FFT length, 6..13), FS_LOGR (log2 points per item, 2..4),
- * FS_C (1, 2, 4, 8 columns), FS_CR, FS_PLANE, FS_TT, FS_2D, FS_LD and FS_ST (cache hints). Both passes of one length live in one
+ * FS_C (1, 2, 4, 8, 16 columns), FS_CR, FS_PLANE, FS_TT, FS_2D, FS_LD and FS_ST (cache hints). Both passes of one length live in one
  * program, and the direction is an argument (dir: -1 forward, 1 inverse), so a 4096 x 4096 plan
  * compiles one program. Twiddles come from tables the host computes in double (exact to float
  * rounding): per stage a table of W_(ns r)^k that consecutive items read at consecutive
@@ -54,8 +54,10 @@ typedef float2 vt;
 typedef float4 vt;
 #elif FS_C == 8
 typedef float8 vt;
+#elif FS_C == 16
+typedef float16 vt;
 #else
-#error "FS_C must be 1, 2, 4 or 8"
+#error "FS_C must be 1, 2, 4, 8 or 16"
 #endif
 
 typedef struct {
@@ -69,9 +71,14 @@ static inline float lane(vt x, int c) {
   return c ? x.s1 : x.s0;
 #elif FS_C == 4
   return c == 0 ? x.s0 : c == 1 ? x.s1 : c == 2 ? x.s2 : x.s3;
-#else
+#elif FS_C == 8
   return c == 0 ? x.s0 : c == 1 ? x.s1 : c == 2 ? x.s2 : c == 3 ? x.s3
        : c == 4 ? x.s4 : c == 5 ? x.s5 : c == 6 ? x.s6 : x.s7;
+#else
+  return c == 0 ? x.s0 : c == 1 ? x.s1 : c == 2 ? x.s2 : c == 3 ? x.s3
+       : c == 4 ? x.s4 : c == 5 ? x.s5 : c == 6 ? x.s6 : c == 7 ? x.s7
+       : c == 8 ? x.s8 : c == 9 ? x.s9 : c == 10 ? x.sa : c == 11 ? x.sb
+       : c == 12 ? x.sc : c == 13 ? x.sd : c == 14 ? x.se : x.sf;
 #endif
 }
 
@@ -91,6 +98,19 @@ static inline vt set_lane(vt x, int c, float v) {
   else if (c == 5) x.s5 = v;
   else if (c == 6) x.s6 = v;
   else x.s7 = v;
+#elif FS_C == 16
+  else if (c == 4) x.s4 = v;
+  else if (c == 5) x.s5 = v;
+  else if (c == 6) x.s6 = v;
+  else if (c == 7) x.s7 = v;
+  else if (c == 8) x.s8 = v;
+  else if (c == 9) x.s9 = v;
+  else if (c == 10) x.sa = v;
+  else if (c == 11) x.sb = v;
+  else if (c == 12) x.sc = v;
+  else if (c == 13) x.sd = v;
+  else if (c == 14) x.se = v;
+  else x.sf = v;
 #endif
   return x;
 #endif
@@ -222,8 +242,11 @@ typedef float2 lt;
 #ifndef FS_TT
 #define FS_TT 1 /* 1: pass 1 writes T transposed, T'[n2][k1] (contiguous); 0: T[k1][n2] */
 #endif
-#if FS_C % FS_CR || FS_C / FS_CR > 8
+#if FS_C % FS_CR
 #error "FS_CR must divide FS_C"
+#endif
+#if FS_PLANE && FS_C > 8
+#error "FS_PLANE takes at most 8 columns"
 #endif
 
 /* One column (rd) through local memory in two rounds, its real parts (part 0) then its imaginary
@@ -381,6 +404,16 @@ static inline void fs_stage(cx *v, const int t, __local lt *lds, __global const 
     exchange_round(v, t, lds, st, 5);
     exchange_round(v, t, lds, st, 6);
     exchange_round(v, t, lds, st, 7);
+#endif
+#if FS_C / FS_CR > 8
+    exchange_round(v, t, lds, st, 8);
+    exchange_round(v, t, lds, st, 9);
+    exchange_round(v, t, lds, st, 10);
+    exchange_round(v, t, lds, st, 11);
+    exchange_round(v, t, lds, st, 12);
+    exchange_round(v, t, lds, st, 13);
+    exchange_round(v, t, lds, st, 14);
+    exchange_round(v, t, lds, st, 15);
 #endif
 #endif
   }

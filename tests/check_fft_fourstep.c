@@ -177,11 +177,13 @@ static const fs_case cases[] = {
      * (a last launch of one), pass 2 with other columns per group than pass 1 */
     {1 << 13, 5, "n1=128,c=4,c2=2,r=4,cr=1,tt=0,g=2,sr=2", 0, OCAL_FFT_NORM_BACKWARD, 24},
     /* real and imaginary parts exchanged in separate rounds (forced: PoCL's local memory
-     * holds whole columns), 128 x 256, radix 8, one and two columns */
-    {1 << 15, 2, "n1=128,c=1,c2=2,r=8,plane=1", 1, OCAL_FFT_NORM_ORTHO, 32},
-    /* eight columns per group, exchanged one at a time (eight rounds), with the cache hints
-     * named (plain accesses without PTX) */
-    {4096, 3, "n1=64,c=8,r=4,cr=1,ld=2,st=1", 1, OCAL_FFT_NORM_ORTHO, 32},
+     * holds whole columns), 128 x 256, one and two columns, radix 8 in pass 1 and radix 4
+     * in pass 2 */
+    {1 << 15, 2, "n1=128,c=1,c2=2,r=8,r2=4,plane=1", 1, OCAL_FFT_NORM_ORTHO, 32},
+    /* sixteen columns per group in pass 1 (128 bytes of a row in f32), exchanged one at a
+     * time (sixteen rounds), with the cache hints named (plain accesses without PTX); pass 2
+     * is the first case's kernel (no compile of its own; eight columns: tests/oclgrind_set.c) */
+    {4096, 3, "n1=64,c=16,c2=1,r=4,cr=1,ld=2,st=1", 1, OCAL_FFT_NORM_ORTHO, 32},
 };
 
 START_TEST(test_fourstep_against_dft) { run_case(&cases[_i]); }
@@ -230,6 +232,10 @@ static const fs2_case cases_2d[] = {
     /* in place, 3 transforms per launch; out of place and eight columns per group:
      * tests/oclgrind_set.c */
     {64, 128, 3, "c=4,r=4", 1, OCAL_FFT_NORM_BACKWARD},
+    /* the rows first, both launches reading rows and writing transposed, out of place: the
+     * rows on the row-major intermediate's pass-1 kernel above, the columns with 8 points
+     * per item (the stage tables of each length built for the launch that runs it) */
+    {64, 128, 2, "rows=1,c=4,c2=2,r=4,r2=8,cr=1,sr=2", 0, OCAL_FFT_NORM_ORTHO},
 };
 
 START_TEST(test_fourstep_2d) {
@@ -365,7 +371,8 @@ START_TEST(test_fourstep_choice) {
   ck_assert_ptr_null(plan);
   ck_assert_msg(strstr(ocal_last_error(), "OCAL_FFT_FOURSTEP") != NULL, "%s", ocal_last_error());
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
-  const char *bad[] = {"c=3", "r=32", "n1=100", "n1=16384", "x=1", "c", "sr=3", "r=4,sr=8",
+  const char *bad[] = {"c=3",  "r=32", "n1=100", "n1=16384",      "x=1",    "c",
+                       "sr=3", "c=32", "r2=2",   "r=16,r2=4,sr=8", "rows=2", "r=4,sr=8",
                        "c=2,"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_FFT_FOURSTEP_TUNE", bad[i], 1);

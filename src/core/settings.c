@@ -178,7 +178,7 @@ static int check_spmv(const char *text, ocal__settings *s) {
 
 /* The four-step FFT's keys and the VkFFT fields ocal lets users set; the values are checked by
  * the FFT area when a plan is made. */
-#define FOURSTEP_KEYS "n1|c|r|skip|reg|cr|c2|tt|g|plane|sr|ld|st"
+#define FOURSTEP_KEYS "n1|c|r|skip|reg|cr|c2|tt|g|plane|sr|ld|st|r2|rows"
 #define VKFFT_KEYS                                                                         \
   "coalescedMemory|aimThreads|numSharedBanks|registerBoost|registerBoostNonPow2|"         \
   "registerBoost4Step|performBandwidthBoost|useLUT|swapTo3Stage4Step|considerAllAxesStrided|" \
@@ -230,7 +230,7 @@ static const setting_def defs[] = {
      "default (or auto), vkfft or clfft", NULL},
     {"OCAL_FFT_FOURSTEP", FLAG, AT(fft_fourstep), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
     {"OCAL_FFT_FOURSTEP_TUNE", KV, AT(fft_fourstep_tune), FOURSTEP_KEYS, NULL, 0, 0,
-     "key=value,... with keys n1, c, r, skip, reg, cr, c2, tt, g, plane, sr, ld, st", NULL},
+     "key=value,... with keys n1, c, r, skip, reg, cr, c2, tt, g, plane, sr, ld, st, r2, rows", NULL},
     {"OCAL_VKFFT_TUNE", KV, AT(vkfft_tune), VKFFT_KEYS, NULL, 0, 0,
      "field=value,... with fields coalescedMemory, aimThreads, numSharedBanks, registerBoost, "
      "registerBoostNonPow2, registerBoost4Step, performBandwidthBoost, useLUT, "

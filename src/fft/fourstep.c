@@ -25,8 +25,10 @@
  * (fewer where the device has not the memory for that).
  *
  * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks at plan creation, for the benchmarks and the
- * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4, 8) and of pass 2
- * (c2, default c), the points per work-item (r: 4, 8, 16), at most cr columns exchanged at once,
+ * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4, 8, 16; 16 are 128
+ * bytes of a row) and of pass 2 (c2, default c), the points per work-item of pass 1 (r: 4, 8,
+ * 16) and of pass 2 (r2, default r), rows=1 for a 2-D transform's rows first (both launches
+ * reading rows and writing transposed), at most cr columns exchanged at once,
  * tt=0 for the row-major intermediate (pass 1 writes at a stride, pass 2 reads rows), plane=1
  * to exchange real and imaginary parts separately even where a column fits, g transforms per
  * launch, reg=N registers per item on NVIDIA (-cl-nv-maxrregcount), sr=N at least N rounds
@@ -52,11 +54,23 @@
  * groups beside a group read the rest of each 128 bytes (docs/measurements.md#fft-hints). */
 #define DEFAULT_LD 2
 
+/* One of a plan's two launches: FFTs of length len, c of them per work-group, 2^logr points
+ * per work-item, stage tables at o_stage in the twiddle buffer; the other side's length
+ * (N / len) is the row stride of its strided side. */
+typedef struct fs_launch {
+  size_t len;
+  int c, logr;
+  cl_uint o_stage;
+} fs_launch;
+
 typedef struct fs_plan {
   const ocal__fft_problem *p;
   size_t n, n1, n2;
-  int c, c2, logr, skip, maxreg, cr, tt, plane, sr, ld, st;
+  int skip, maxreg, cr, tt, plane, sr, ld, st;
   int two_d;               /* 1: a 2-D transform of n1 rows of n2 points */
+  int rows;                /* 2-D only: the rows' FFTs first, both launches reading rows and
+                            * writing transposed (pass 2's kernel with tt=0, twice) */
+  fs_launch ln[2];         /* in launch order */
   size_t group;            /* transforms per launch (the scratch holds that many) */
   cl_mem scratch;          /* one transform: pass 1 writes it, pass 2 reads it */
   cl_mem tw;               /* twiddle tables: W_N1^i (N1), W_N2^i (N2), W_N^l (l < N1) */
@@ -76,6 +90,8 @@ static size_t lds_bytes(size_t l) { return ((l - 1) + ((l - 1) >> 4) + 1) * 8; }
 typedef struct fs_tune {
   size_t n1; /* 0: the default split */
   int c, logr;
+  int logr2; /* log2 points per work-item of pass 2 (0: logr) */
+  int rows;  /* 2-D: 1 the rows' FFTs first (fs_plan) */
   int skip;  /* 1 or 2: leave that pass out (timing each pass only: the output is wrong) */
   int maxreg; /* registers per work-item the NVIDIA compiler may use (0: its choice) */
   int cr;     /* at most this many columns exchanged at once (0: as many as fit) */
@@ -95,6 +111,8 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
   t->n1 = 0;
   t->c = DEFAULT_C;
   t->logr = DEFAULT_LOGR;
+  t->logr2 = 0;
+  t->rows = 0;
   t->skip = 0;
   t->maxreg = 0;
   t->cr = 0;
@@ -120,17 +138,21 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
     if (*end || end == eq + 1) goto bad;
     if (strcmp(tok, "n1") == 0 && v >= 64 && v <= 8192 && log2_exact((size_t)v) > 0)
       t->n1 = (size_t)v;
-    else if (strcmp(tok, "c") == 0 && (v == 1 || v == 2 || v == 4 || v == 8))
+    else if (strcmp(tok, "c") == 0 && v >= 1 && v <= 16 && log2_exact((size_t)v) >= 0)
       t->c = (int)v;
     else if (strcmp(tok, "r") == 0 && (v == 4 || v == 8 || v == 16))
       t->logr = log2_exact((size_t)v);
+    else if (strcmp(tok, "r2") == 0 && (v == 4 || v == 8 || v == 16))
+      t->logr2 = log2_exact((size_t)v);
+    else if (strcmp(tok, "rows") == 0 && (v == 0 || v == 1))
+      t->rows = (int)v;
     else if (strcmp(tok, "skip") == 0 && (v == 1 || v == 2))
       t->skip = (int)v;
     else if (strcmp(tok, "reg") == 0 && v >= 0 && v <= 255)
       t->maxreg = (int)v;
     else if (strcmp(tok, "cr") == 0 && (v == 1 || v == 2 || v == 4))
       t->cr = (int)v;
-    else if (strcmp(tok, "c2") == 0 && (v == 1 || v == 2 || v == 4 || v == 8))
+    else if (strcmp(tok, "c2") == 0 && v >= 1 && v <= 16 && log2_exact((size_t)v) >= 0)
       t->c2 = (int)v;
     else if (strcmp(tok, "tt") == 0 && (v == 0 || v == 1))
       t->tt = (int)v;
@@ -147,12 +169,13 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
     else
       goto bad;
   }
-  if (t->sr <= 1 << t->logr) return OCAL_OK; /* a round holds at least one row per item */
+  /* a round holds at least one row per item */
+  if (t->sr <= 1 << t->logr && (!t->logr2 || t->sr <= 1 << t->logr2)) return OCAL_OK;
 bad:
   return ocal__fail(
       OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
       "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
-      "c=1|2|4|8, c2=1|2|4|8, r=4|8|16, skip=1|2, reg=0..255, "
+      "c=1|2|4|8|16, c2=1|2|4|8|16, r=4|8|16, r2=4|8|16, rows=0|1, skip=1|2, reg=0..255, "
       "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), ld=0..3, st=0..2, "
       "separated by commas",
       env);
@@ -180,15 +203,31 @@ static int split(int ndim, const size_t *lengths, const fs_tune *t, size_t *n1, 
   return 1;
 }
 
-/* Whether the device can run the kernels of lengths n1 and n2. */
-static int device_fits(ocal_context ctx, size_t n1, size_t n2, const fs_tune *t) {
-  size_t big = n1 > n2 ? n1 : n2, small = n1 < n2 ? n1 : n2;
-  if ((size_t)1 << t->logr > small) return 0;
-  if (big >> t->logr > ocal__context_info(ctx)->max_work_group_size ||
-      big >> t->logr > ocal__context_info(ctx)->max_work_item_sizes[0])
-    return 0;
-  /* a column too long for local memory goes through in two halves (real, imaginary) */
-  return ocal__context_info(ctx)->local_mem_bytes >= lds_bytes(big) / 2;
+/* The two launches of an N1 x N2 split under the tuning t (fs_plan's ln): pass 1 on columns
+ * of N1 (stage tables at 0), pass 2 on rows of N2 (at N1); a 2-D plan with rows=1 the other
+ * way round. */
+static void plan_launches(const fs_tune *t, int two_d, size_t n1, size_t n2, fs_launch *ln) {
+  int logr2 = t->logr2 ? t->logr2 : t->logr, c2 = t->c2 ? t->c2 : t->c;
+  int rows = two_d && t->rows;
+  ln[0] = (fs_launch){rows ? n2 : n1, t->c, t->logr, rows ? (cl_uint)n1 : 0};
+  ln[1] = (fs_launch){rows ? n1 : n2, c2, logr2, rows ? 0 : (cl_uint)n1};
+}
+
+/* Whether the device can run the two launches ln. */
+static int device_fits(ocal_context ctx, const fs_launch *ln, const fs_tune *t) {
+  const ocal_device_info *di = ocal__context_info(ctx);
+  for (int k = 0; k < 2; k++) {
+    size_t len = ln[k].len, items = len >> ln[k].logr;
+    if ((size_t)1 << ln[k].logr > len) return 0;
+    if (items > di->max_work_group_size || items > di->max_work_item_sizes[0]) return 0;
+    /* a column too long for local memory goes through in two halves (real, imaginary), one
+     * column at a time (at most 8 columns per group there) */
+    if (di->local_mem_bytes < lds_bytes(len) / 2) return 0;
+    if (ln[k].c > 8 && (t->plane || lds_bytes(len) > di->local_mem_bytes)) return 0;
+    /* global memory staged through local memory, a row per item and column at least */
+    if ((uint64_t)ln[k].c * (items + 8) * 8 > di->local_mem_bytes) return 0;
+  }
+  return 1;
 }
 
 /* The default rule, on device properties: use these kernels where VkFFT needs three passes
@@ -234,7 +273,10 @@ ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, 
   ocal_status s = read_tune(ctx->settings.fft_fourstep_tune, &t);
   if (s != OCAL_OK) return s;
   size_t n1, n2;
-  if (!split(d->ndim, d->lengths, &t, &n1, &n2) || !device_fits(ctx, n1, n2, &t)) return OCAL_OK;
+  fs_launch ln[2];
+  if (!split(d->ndim, d->lengths, &t, &n1, &n2)) return OCAL_OK;
+  plan_launches(&t, d->ndim == 2, n1, n2, ln);
+  if (!device_fits(ctx, ln, &t)) return OCAL_OK;
   *use = force == 1 || (d->ndim == 1 && fourstep_rule(ctx, d->lengths[0])) ||
          (d->ndim == 2 && fourstep_rule_2d(ctx, d->lengths[0], d->lengths[1]));
   return OCAL_OK;
@@ -260,11 +302,14 @@ static int has_nv_options(ocal_context ctx) {
 }
 
 /* One program per (length, points per item, columns) holds both passes' kernels, so a plan
- * of N1 = N2 compiles one program (which matters on PoCL, where it takes seconds). */
-static ocal_status get_kernel(fs_plan *f, int pass, ocal__program_origin *origin) {
+ * of N1 = N2 compiles one program (which matters on PoCL, where it takes seconds). Launch k
+ * (0, 1) runs pass k + 1's kernel, or pass 2's both times for a 2-D plan with rows=1. */
+static ocal_status get_kernel(fs_plan *f, int k, ocal__program_origin *origin) {
   char opts[192];
-  size_t l = pass == 1 ? f->n1 : f->n2;
-  int c = pass == 1 ? f->c : f->c2;
+  size_t l = f->ln[k].len;
+  int c = f->ln[k].c, logr = f->ln[k].logr, pass = f->rows ? 2 : k + 1;
+  /* rows=1: pass 2's kernel reading rows (tt=0) and writing at a stride, no twiddles (1-D) */
+  int tt = f->rows ? 0 : f->tt || f->two_d, two_d = f->two_d && !f->rows;
   uint64_t local = ocal__context_info(f->p->ctx)->local_mem_bytes;
   /* columns exchanged at once: as many as local memory holds (all at 1024 points and below
    * on 48 KiB; one at a time at 4096), each round costing two barriers; a column that does
@@ -274,21 +319,21 @@ static ocal_status get_kernel(fs_plan *f, int pass, ocal__program_origin *origin
   if (plane) cr = 1;
   /* rows staged at a time on the way in and out (cl/fft_fourstep.cl): all that fit */
   int sr = f->sr ? f->sr : 1;
-  while (sr < (1 << f->logr) && (uint64_t)c * (l / (size_t)sr + 8) * 8 > local) sr *= 2;
+  while (sr < (1 << logr) && (uint64_t)c * (l / (size_t)sr + 8) * 8 > local) sr *= 2;
   /* cache hints only where the device takes PTX (plain accesses elsewhere) */
   int ptx = ocal__context_compute_capability(f->p->ctx) > 0;
   int st = f->st == 2 || (f->st == 1 && pass == 2);
   int n = snprintf(opts, sizeof opts,
                    "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d -DFS_PLANE=%d -DFS_TT=%d "
                    "-DFS_SR=%d -DFS_2D=%d -DFS_LD=%d -DFS_ST=%d",
-                   log2_exact(l), f->logr, c, cr, plane, f->tt || f->two_d, sr, f->two_d,
+                   log2_exact(l), logr, c, cr, plane, tt, sr, two_d,
                    ptx ? f->ld : 0, ptx ? st : 0);
   /* the form with '=' (NVIDIA's compiler rejects "-cl-nv-maxrregcount N") */
   if (f->maxreg > 0 && has_nv_options(f->p->ctx))
     snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
   return ocal__library_kernel_from(
       f->p->ctx, "fft_fourstep", opts,
-      pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2", &f->k[pass - 1], origin,
+      pass == 1 ? "ocal_fft_fourstep_pass1" : "ocal_fft_fourstep_pass2", &f->k[k], origin,
       "ocal_fft_plan_create");
 }
 
@@ -319,8 +364,11 @@ static ocal_status make_twiddles(fs_plan *f) {
   if (!h)
     return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
                       "no memory for FFT twiddles");
-  stage_tables(h, log2_exact(f->n1), f->logr);
-  stage_tables(h + 2 * f->n1, log2_exact(f->n2), f->logr);
+  /* each length's tables for the points per item of the launch that runs it (N1: the first,
+   * or the second with rows=1) */
+  int k1 = f->rows;
+  stage_tables(h, log2_exact(f->n1), f->ln[k1].logr);
+  stage_tables(h + 2 * f->n1, log2_exact(f->n2), f->ln[1 - k1].logr);
   size_t at = f->n1 + f->n2;
   const size_t len[2] = {f->n, f->n2}, cnt[2] = {f->n1, f->n2};
   for (int t = 0; t < 2; t++)
@@ -359,20 +407,19 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal_fft_plan_create",
                       "no memory for a four-step FFT plan");
   f->p = p;
-  f->c = t.c;
-  f->logr = t.logr;
   f->skip = t.skip;
   f->maxreg = t.maxreg;
   f->cr = t.cr;
-  f->c2 = t.c2 ? t.c2 : t.c;
   f->tt = t.tt;
   f->plane = t.plane;
   f->sr = t.sr;
   f->ld = t.ld;
   f->st = t.st;
   f->two_d = p->ndim == 2;
-  if (p->kind != OCAL_FFT_C2C || p->dbl || !split(p->ndim, p->lengths, &t, &f->n1, &f->n2) ||
-      !device_fits(ctx, f->n1, f->n2, &t)) {
+  f->rows = f->two_d && t.rows;
+  int ok = p->kind == OCAL_FFT_C2C && !p->dbl && split(p->ndim, p->lengths, &t, &f->n1, &f->n2);
+  if (ok) plan_launches(&t, f->two_d, f->n1, f->n2, f->ln);
+  if (!ok || !device_fits(ctx, f->ln, &t)) {
     free(f);
     return ocal__fail(OCAL_UNSUPPORTED, "ocal_fft_plan_create",
                       "the four-step FFT does single-precision C2C of 1-D lengths 2^12..2^24 "
@@ -386,24 +433,23 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   /* the L2 prefetch qualifier is PTX 7.4 for sm_75 and later: plain loads below that */
   int auto_ld = f->ld < 0;
   if (auto_ld) f->ld = ocal__context_compute_capability(ctx) >= 75 ? DEFAULT_LD : 0;
-  for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) s = get_kernel(f, pass, &origin[pass - 1]);
+  for (int k = 0; k < 2 && s == OCAL_OK; k++) s = get_kernel(f, k, &origin[k]);
   /* the default hints where the compiler refused them: plain loads */
   if (s == OCAL_BUILD_FAILED && auto_ld && f->ld && ocal__context_compute_capability(ctx) > 0) {
     f->ld = 0;
     s = OCAL_OK;
-    for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++)
-      s = get_kernel(f, pass, &origin[pass - 1]);
+    for (int k = 0; k < 2 && s == OCAL_OK; k++) s = get_kernel(f, k, &origin[k]);
   }
   /* a kernel whose registers leave fewer items per group than it needs (eight columns of
    * long columns on an H100) is refused here, so the default engine takes the plan */
-  for (int pass = 1; pass <= 2 && s == OCAL_OK; pass++) {
-    size_t need = (pass == 1 ? f->n1 : f->n2) >> f->logr;
-    if (f->k[pass - 1]->work_group_size < need)
+  for (int k = 0; k < 2 && s == OCAL_OK; k++) {
+    size_t need = f->ln[k].len >> f->ln[k].logr;
+    if (f->k[k]->work_group_size < need)
       s = ocal__fail(OCAL_UNSUPPORTED, "ocal_fft_plan_create",
                      "the four-step FFT's pass %d needs work-groups of %zu items, and its "
-                     "kernel takes %zu on this device (%s): fewer columns per group (c) or "
-                     "more points per item (r) in OCAL_FFT_FOURSTEP_TUNE",
-                     pass, need, f->k[pass - 1]->work_group_size, p->text);
+                     "kernel takes %zu on this device (%s): fewer columns per group (c, c2) "
+                     "or more points per item (r, r2) in OCAL_FFT_FOURSTEP_TUNE",
+                     k + 1, need, f->k[k]->work_group_size, p->text);
   }
   /* transforms per launch: 2^27 points, so that a launch has enough work-groups to keep every
    * multiprocessor busy to the end and few launches end (docs/measurements.md#fft-hints;
@@ -438,11 +484,14 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   return OCAL_OK;
 }
 
-static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t count, size_t local, cl_mem src,
-                          cl_ulong src_off, cl_mem dst, cl_ulong dst_off, cl_uint stride,
-                          float dir, int pass, float scale) {
-  cl_uint o_stage = pass == 1 ? 0 : (cl_uint)f->n1, o_lo = (cl_uint)(f->n1 + f->n2),
-          o_hi = (cl_uint)(2 * f->n1 + f->n2);
+/* Launch k of f over count transforms: N / len lines of len points, c per work-group. */
+static ocal_status launch(fs_plan *f, int k, size_t count, cl_mem src, cl_ulong src_off,
+                          cl_mem dst, cl_ulong dst_off, float dir, float scale) {
+  const fs_launch *ln = &f->ln[k];
+  int pass = f->rows ? 2 : k + 1;
+  cl_uint o_stage = ln->o_stage, o_lo = (cl_uint)(f->n1 + f->n2),
+          o_hi = (cl_uint)(2 * f->n1 + f->n2), stride = (cl_uint)(f->n / ln->len);
+  size_t local = ln->len >> ln->logr, groups = stride / (size_t)ln->c;
   size_t global[2] = {groups * local, count}, lsz[2] = {local, 1};
   ocal__arg args[10] = {OCAL__ARG(src),   OCAL__ARG(src_off), OCAL__ARG(dst),
                         OCAL__ARG(dst_off), OCAL__ARG(stride), OCAL__ARG(dir),
@@ -454,7 +503,8 @@ static ocal_status launch(fs_plan *f, ocal__kernel *k, size_t groups, size_t cou
   } else {
     args[nargs++] = OCAL__ARG(scale);
   }
-  return ocal__kernel_run_nd(f->p->ctx, k, 2, global, lsz, nargs, args, "ocal_fft_execute");
+  return ocal__kernel_run_nd(f->p->ctx, f->k[k], 2, global, lsz, nargs, args,
+                             "ocal_fft_execute");
 }
 
 static ocal_status fs_execute(void *state, int direction, cl_mem in, size_t in_offset_bytes,
@@ -470,12 +520,8 @@ static ocal_status fs_execute(void *state, int direction, cl_mem in, size_t in_o
   for (size_t b = 0; b < f->p->batch && s == OCAL_OK; b += f->group) {
     size_t count = f->p->batch - b < f->group ? f->p->batch - b : f->group;
     cl_ulong off = (cl_ulong)(b * f->n);
-    if (f->skip != 1)
-      s = launch(f, f->k[0], f->n2 / (size_t)f->c, count, f->n1 >> f->logr, in, off, f->scratch,
-                 0, (cl_uint)f->n2, dir, 1, 1.0f);
-    if (s == OCAL_OK && f->skip != 2)
-      s = launch(f, f->k[1], f->n1 / (size_t)f->c2, count, f->n2 >> f->logr, f->scratch, 0, out,
-                 off, (cl_uint)f->n1, dir, 2, scale);
+    if (f->skip != 1) s = launch(f, 0, count, in, off, f->scratch, 0, dir, 1.0f);
+    if (s == OCAL_OK && f->skip != 2) s = launch(f, 1, count, f->scratch, 0, out, off, dir, scale);
   }
   return s;
 }
