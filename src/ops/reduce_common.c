@@ -44,8 +44,7 @@ ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs) {
  * driver reports a PTX compute capability (as the SpMV's OCAL_SPMV_LOADS=auto), unless that
  * build failed on this context before. */
 static int load_hint(ocal_context ctx, const ocal__rs *rs, const ocal__reduce_tune *t) {
-  if (t->ld) return (int)t->ld;
-  return ocal__context_compute_capability(ctx) > 0 && !rs->plain_loads ? OCAL__RED_LDH_AUTO : 1;
+  return ocal__ptx_hint_choose(ctx, (int)t->ld, 0, OCAL__RED_LDH_AUTO, 1, rs->plain_loads);
 }
 
 ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
@@ -192,8 +191,7 @@ ocal_status ocal__reduce_tune_read(ocal_context ctx, const char *func, ocal__red
                                            : &t->rows;
     *field = !strcmp(key, "onepass") || !strcmp(key, "pipe") ? (v ? 1 : 2) : (long)v;
   }
-  /* Inline PTX must never reach another compiler (PoCL crashes on it, or builds it wrong). */
-  if (t->ld > 1 && ocal__context_compute_capability(ctx) == 0)
+  if (t->ld > 1 && !ocal__ptx_hints_allowed(ctx))
     return ocal__fail(OCAL_UNSUPPORTED, func,
                       "OCAL_REDUCE_TUNE has ld=%ld, an NVIDIA PTX cache hint, but this device's "
                       "driver reports no PTX compute capability: use ld=1 (plain loads) or "
