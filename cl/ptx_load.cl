@@ -19,14 +19,15 @@
     return ocal_r;                                                                          \
   }
 
-/* uint4 NAME(__global const void *p): 16 aligned bytes as four 32-bit words, one load. */
-#define OCAL_PTX_LOAD_V4U32(NAME, Q)                                                        \
-  uint4 NAME(__global const void *ocal_p) {                                                 \
+/* RT NAME(__global const PT *p): 16 aligned bytes in one load of four 32-bit words, returned
+ * as AS((uint4)(words)) (an as_<type>4 of the kernel's 16-byte vector type RT). */
+#define OCAL_PTX_LOAD_V4(NAME, RT, PT, AS, Q)                                               \
+  RT NAME(__global const PT *ocal_p) {                                                      \
     uint ocal_w0, ocal_w1, ocal_w2, ocal_w3;                                                \
     __asm__("ld.global" Q ".v4.u32 {%0, %1, %2, %3}, [%4];"                                  \
             : "=r"(ocal_w0), "=r"(ocal_w1), "=r"(ocal_w2), "=r"(ocal_w3)                    \
             : "l"(ocal_p));                                                                 \
-    return (uint4)(ocal_w0, ocal_w1, ocal_w2, ocal_w3);                                     \
+    return AS((uint4)(ocal_w0, ocal_w1, ocal_w2, ocal_w3));                                 \
   }
 
 /* static inline float2 NAME(__global const float2 *p): one complex f32 value, volatile (the

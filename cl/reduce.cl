@@ -186,8 +186,7 @@ typedef float4 TV;
 #else
 #error "reduce.cl: OCAL_RED_LDH is 1..9"
 #endif
-OCAL_PTX_LOAD_V4U32(ocal_ldv_words, OCAL_RED_LDH_Q)
-TV ocal_ldv_hinted(__global const TV *ocal_p) { return OCAL_AS_TV(ocal_ldv_words(ocal_p)); }
+OCAL_PTX_LOAD_V4(ocal_ldv_hinted, TV, TV, OCAL_AS_TV, OCAL_RED_LDH_Q)
 #endif
 
 #ifndef IS_FLOAT
