@@ -15,13 +15,16 @@ int ocal__ptx_hint_choose(ocal_context ctx, int named, int unset, int automatic,
 }
 
 int ocal__ptx_type(ocal_dtype dtype, const char **type, const char **reg) {
-  switch (dtype) {
-    case OCAL_F32: *type = "f32", *reg = "f"; return 1;
-    case OCAL_F64: *type = "f64", *reg = "d"; return 1;
-    case OCAL_I32: *type = "s32", *reg = "r"; return 1;
-    case OCAL_U32: *type = "u32", *reg = "r"; return 1;
-    case OCAL_I64: *type = "s64", *reg = "l"; return 1;
-    case OCAL_U64: *type = "u64", *reg = "l"; return 1;
-    default: return 0;
-  }
+  static const struct {
+    ocal_dtype dtype;
+    const char *type, *reg;
+  } table[] = {{OCAL_F32, "f32", "f"}, {OCAL_F64, "f64", "d"}, {OCAL_I32, "s32", "r"},
+               {OCAL_U32, "u32", "r"}, {OCAL_I64, "s64", "l"}, {OCAL_U64, "u64", "l"}};
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (table[i].dtype == dtype) {
+      *type = table[i].type;
+      *reg = table[i].reg;
+      return 1;
+    }
+  return 0;
 }
