@@ -17,5 +17,6 @@ bench_half_LDADD = src/libocal.la $(OPENCL_LIBS) -lm
 
 # Before and after: two builds' `ocal bench` suites run alternately, the best of each kept.
 EXTRA_DIST += bench/compare_builds.sh
+EXTRA_DIST += bench/reduce_gpu_request.sh
 
 include bench/experiments/local.mk

@@ -165,6 +165,7 @@ typedef float4 TV;
  * carry an NVIDIA cache hint, one 16-byte ld.global, N naming the qualifiers (1: plain
  * OpenCL loads; f16 and bf16, whose vectors are 8 bytes, keep them). A device without PTX fails
  * the build, and the host then keeps plain loads. */
+#include "ptx_load.cl"
 #ifdef OCAL_RED_HINTED
 #if OCAL_RED_LDH == 2
 #define OCAL_RED_LDH_Q ".cs"
@@ -185,13 +186,7 @@ typedef float4 TV;
 #else
 #error "reduce.cl: OCAL_RED_LDH is 1..9"
 #endif
-TV ocal_ldv_hinted(__global const TV *ocal_p) {
-  uint ocal_w0, ocal_w1, ocal_w2, ocal_w3;
-  __asm__("ld.global" OCAL_RED_LDH_Q ".v4.u32 {%0, %1, %2, %3}, [%4];"
-          : "=r"(ocal_w0), "=r"(ocal_w1), "=r"(ocal_w2), "=r"(ocal_w3)
-          : "l"(ocal_p));
-  return OCAL_AS_TV((uint4)(ocal_w0, ocal_w1, ocal_w2, ocal_w3));
-}
+OCAL_PTX_LOAD_V4(ocal_ldv_hinted, TV, TV, OCAL_AS_TV, OCAL_RED_LDH_Q)
 #endif
 
 #ifndef IS_FLOAT

@@ -22,19 +22,10 @@
  * -DPTX_X=1 gathers x with ld.global.nc (the read-only path), 2 with ld.global.cg (L2 only).
  * PTX_T, PTX_TC, PTX_I, PTX_IC: the PTX types and register classes of T and IDX. NVIDIA only:
  * the host builds these after asking for them, and plain loads otherwise. */
-#define STR2(x) #x
-#define STR(x) STR2(x)
-#if defined(PTX_S) || defined(PTX_X)
-#define PTX_LOAD(name, type, hint, pt, pc)                                          \
-  static inline type name(__global const type *p) {                               \
-    type r;                                                                        \
-    __asm__("ld.global." hint "." STR(pt) " %0, [%1];" : "=" STR(pc)(r) : "l"(p)); \
-    return r;                                                                      \
-  }
-#endif
+#include "ptx_load.cl"
 #ifdef PTX_S
-PTX_LOAD(lds_t, T, "cs", PTX_T, PTX_TC)
-PTX_LOAD(lds_i, IDX, "cs", PTX_I, PTX_IC)
+OCAL_PTX_LOAD(lds_t, T, ".cs", PTX_T, PTX_TC)
+OCAL_PTX_LOAD(lds_i, IDX, ".cs", PTX_I, PTX_IC)
 #define LDS_T(p) lds_t(p)
 #define LDS_I(p) lds_i(p)
 #else
@@ -42,10 +33,10 @@ PTX_LOAD(lds_i, IDX, "cs", PTX_I, PTX_IC)
 #define LDS_I(p) (*(p))
 #endif
 #if defined(PTX_X) && PTX_X == 1
-PTX_LOAD(ldx_t, T, "nc", PTX_T, PTX_TC)
+OCAL_PTX_LOAD(ldx_t, T, ".nc", PTX_T, PTX_TC)
 #define LDX(p) ldx_t(p)
 #elif defined(PTX_X) && PTX_X == 2
-PTX_LOAD(ldx_t, T, "cg", PTX_T, PTX_TC)
+OCAL_PTX_LOAD(ldx_t, T, ".cg", PTX_T, PTX_TC)
 #define LDX(p) ldx_t(p)
 #else
 #define LDX(p) (*(p))

@@ -985,6 +985,27 @@ START_TEST(test_load_hints) {
 }
 END_TEST
 
+/* Programs compiled or loaded so far by the fixture's context. */
+static uint64_t programs_built(void) {
+  ocal_cache_stats st = {.struct_size = sizeof st};
+  ck_assert_ocal(ocal_context_get_cache_stats(fixture_ctx, &st));
+  return st.compiles + st.disk_hits;
+}
+
+/* The strided kernel and both merges of one operation come from one program (one compile
+ * where there were three): a one-launch column reduction, then chunks merged per group (few
+ * outputs) and per work-item (many), each right against the host reference. */
+START_TEST(test_strided_merges_one_program) {
+  static const size_t one_launch[3] = {5, 6, 7}, by_group[2] = {1001, 7}, by_item[2] = {1000, 301};
+  check_case(OCAL_REDUCE_SUM, OCAL_F32, 3, one_launch, 1, DATA_MIXED, OCAL_F32, 0, 0, 8101);
+  const uint64_t first = programs_built();
+  check_case(OCAL_REDUCE_SUM, OCAL_F32, 2, by_group, 0, DATA_MIXED, OCAL_F32, 0, 1, 8102);
+  check_case(OCAL_REDUCE_SUM, OCAL_F32, 2, by_item, 0, DATA_MIXED, OCAL_F32, 0, 0, 8103);
+  ck_assert_msg(programs_built() == first, "%llu more programs for the merges",
+                (unsigned long long)(programs_built() - first));
+}
+END_TEST
+
 static Suite *reduce_suite(void) {
   Suite *s = suite_create("reduce");
   TCase *tc = fixture_tcase("whole");
@@ -1010,6 +1031,7 @@ static Suite *reduce_suite(void) {
   tcase_add_test(tc, test_launch_shapes);
   tcase_add_test(tc, test_launch_shape_errors);
   tcase_add_test(tc, test_load_hints);
+  tcase_add_test(tc, test_strided_merges_one_program);
   suite_add_tcase(s, tc);
   return s;
 }

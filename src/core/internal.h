@@ -198,6 +198,15 @@ const char *ocal__context_cache_dir(ocal_context ctx);
 const char *ocal__context_build_options(ocal_context ctx);
 unsigned ocal__context_vendor_id(ocal_context ctx);
 unsigned ocal__context_compute_capability(ocal_context ctx);
+/* ptx_hints.c: the gate of the NVIDIA cache-hint loads (cl/ptx_load.cl). Allowed: the driver
+ * reports a PTX compute capability (inline PTX reaches no other compiler). Choose: `named`
+ * where a setting names a hint (named != unset), else `automatic` where allowed and no build
+ * with hints was refused before, else `plain`. Type: the PTX type and register class of a
+ * load of dtype (0 for types without one). */
+int ocal__ptx_hints_allowed(ocal_context ctx);
+int ocal__ptx_hint_choose(ocal_context ctx, int named, int unset, int automatic, int plain,
+                          int refused);
+int ocal__ptx_type(ocal_dtype dtype, const char **type, const char **reg);
 unsigned ocal__context_sub_group_size(ocal_context ctx);
 int ocal__context_int64_atomics(ocal_context ctx);
 

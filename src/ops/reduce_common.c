@@ -44,8 +44,7 @@ ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs) {
  * driver reports a PTX compute capability (as the SpMV's OCAL_SPMV_LOADS=auto), unless that
  * build failed on this context before. */
 static int load_hint(ocal_context ctx, const ocal__rs *rs, const ocal__reduce_tune *t) {
-  if (t->ld) return (int)t->ld;
-  return ocal__context_compute_capability(ctx) > 0 && !rs->plain_loads ? OCAL__RED_LDH_AUTO : 1;
+  return ocal__ptx_hint_choose(ctx, (int)t->ld, 0, OCAL__RED_LDH_AUTO, 1, rs->plain_loads);
 }
 
 ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,
@@ -97,10 +96,16 @@ ocal_status ocal__rs_kernel_hinted(ocal_context ctx, ocal__rs *rs, int program, 
   }
   const char *cut = strchr(name, '_');
   if (!cut) return OCAL_FAIL(OCAL_INTERNAL, "kernel name '%s' has no operation prefix", name);
+  /* The strided kernel and the two merges share one program: a program's compile is mostly
+   * its fixed cost (the parse of the file), the merges are small, and a strided launch in
+   * chunks needs a merge. An operation's kernels are then three programs where they were
+   * five (312 compiles of check_reduce became 182). */
+  const int bundled = program == OCAL__RS_REDUCE &&
+                      (!strcmp(cut + 1, "strided") || !strncmp(cut + 1, "merge_", 6));
   size_t len = strlen(options);
   snprintf(options + len, sizeof options - len,
            " -DOCAL_ONLY -DOCAL_ONLY_%.*s -DOCAL_KERNEL -DOCAL_KERNEL_%s", (int)(cut - name), name,
-           cut + 1);
+           bundled ? "strided -DOCAL_KERNEL_merge_group -DOCAL_KERNEL_merge_strided" : cut + 1);
   ocal_status status = ocal__library_kernel(ctx, program_names[program], options, name, slot);
   /* The automatic cache hint where the compiler refused it: plain loads from now on. */
   if (status == OCAL_BUILD_FAILED && hinted > 1 && !rs->plain_loads) {
@@ -192,8 +197,7 @@ ocal_status ocal__reduce_tune_read(ocal_context ctx, const char *func, ocal__red
                                            : &t->rows;
     *field = !strcmp(key, "onepass") || !strcmp(key, "pipe") ? (v ? 1 : 2) : (long)v;
   }
-  /* Inline PTX must never reach another compiler (PoCL crashes on it, or builds it wrong). */
-  if (t->ld > 1 && ocal__context_compute_capability(ctx) == 0)
+  if (t->ld > 1 && !ocal__ptx_hints_allowed(ctx))
     return ocal__fail(OCAL_UNSUPPORTED, func,
                       "OCAL_REDUCE_TUNE has ld=%ld, an NVIDIA PTX cache hint, but this device's "
                       "driver reports no PTX compute capability: use ld=1 (plain loads) or "

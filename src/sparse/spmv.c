@@ -32,20 +32,18 @@ static ocal_status launch(ocal_csr a, const char *kernel, const char *extra, siz
  * docs/sparse.md) on devices whose driver reports a PTX compute capability, unless that
  * build failed for this matrix before. A hint named on a device without PTX fails the build. */
 static void load_hints(ocal_csr a, char *out, size_t size) {
-  int h = a->ctx->settings.spmv_loads;
-  if (h == OCAL__SPMV_LOADS_AUTO)
-    h = ocal__context_compute_capability(a->ctx) > 0 && !a->plain_loads ? OCAL__SPMV_LOADS_CS
-                                                                       : OCAL__SPMV_LOADS_PLAIN;
+  int h = ocal__ptx_hint_choose(a->ctx, a->ctx->settings.spmv_loads, OCAL__SPMV_LOADS_AUTO,
+                                OCAL__SPMV_LOADS_CS, OCAL__SPMV_LOADS_PLAIN, a->plain_loads);
   int s = h == OCAL__SPMV_LOADS_CS || h == OCAL__SPMV_LOADS_CS_NC || h == OCAL__SPMV_LOADS_CS_CG;
   int x = h == OCAL__SPMV_LOADS_NC || h == OCAL__SPMV_LOADS_CS_NC   ? 1
           : h == OCAL__SPMV_LOADS_CG || h == OCAL__SPMV_LOADS_CS_CG ? 2
                                                                      : 0;
   out[0] = '\0';
   if (!s && !x) return;
-  int f64 = a->vt == OCAL_F64, i64 = a->it == OCAL_I64;
+  const char *t = "", *tc = "", *i = "", *ic = "";
+  if (!ocal__ptx_type(a->vt, &t, &tc) || !ocal__ptx_type(a->it, &i, &ic)) return;
   snprintf(out, size, "%s%s%s -DPTX_T=%s -DPTX_TC=%s -DPTX_I=%s -DPTX_IC=%s", s ? " -DPTX_S" : "",
-           x ? " -DPTX_X=" : "", x == 1 ? "1" : x == 2 ? "2" : "", f64 ? "f64" : "f32",
-           f64 ? "d" : "f", i64 ? "s64" : "s32", i64 ? "l" : "r");
+           x ? " -DPTX_X=" : "", x == 1 ? "1" : x == 2 ? "2" : "", t, tc, i, ic);
 }
 
 /* The number of work-groups for `items` rows handled `per_group` at a time, capped so that
