@@ -127,6 +127,7 @@ static inline vt set_lane(vt x, int c, float v) {
 #ifndef FS_ST
 #define FS_ST 0
 #endif
+#include "ptx_load.cl"
 #if FS_LD
 #if FS_LD == 1
 #define FS_LDQ "cs"
@@ -135,11 +136,7 @@ static inline vt set_lane(vt x, int c, float v) {
 #else
 #define FS_LDQ "L2::256B"
 #endif
-static inline float2 ldg(__global const float2 *p) {
-  float2 r;
-  __asm__ volatile("ld.global." FS_LDQ ".v2.f32 {%0, %1}, [%2];" : "=f"(r.x), "=f"(r.y) : "l"(p));
-  return r;
-}
+OCAL_PTX_LOAD_V2F32(ldg, "." FS_LDQ)
 #else
 #define ldg(p) (*(p))
 #endif

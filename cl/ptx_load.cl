@@ -1,10 +1,11 @@
 /* ocal — loads with NVIDIA cache hints, written once for every kernel that carries them
- * (cl/reduce.cl, cl/sparse_spmv.cl). A kernel takes this file with `#include "ptx_load.cl"`
- * (build-aux/embed-cl.sh inlines it) and defines its loads with the macros below, only where
- * its host asked for hints: inline PTX builds on NVIDIA's OpenCL compiler alone, so the host
- * asks only where the driver reports a PTX compute capability (src/core/ptx_hints.c), and
- * keeps plain loads elsewhere. Q is the qualifier text after "ld.global", each with its dot
- * (".cs", ".nc.L1::no_allocate.L2::256B"); "" is a plain ld.global. */
+ * (cl/reduce.cl, cl/sparse_spmv.cl, cl/fft_fourstep.cl). A kernel takes this file with
+ * `#include "ptx_load.cl"` (build-aux/embed-cl.sh inlines it) and defines its loads with the
+ * macros below, only where its host asked for hints: inline PTX builds on NVIDIA's OpenCL
+ * compiler alone, so the host asks only where the driver reports a PTX compute capability
+ * (src/core/ptx_hints.c), and keeps plain loads elsewhere. Q is the qualifier text after
+ * "ld.global", each with its dot (".cs", ".nc.L1::no_allocate.L2::256B"); "" is a plain
+ * ld.global. */
 #define OCAL_PTX_STR2(ocal_x) #ocal_x
 #define OCAL_PTX_STR(ocal_x) OCAL_PTX_STR2(ocal_x)
 

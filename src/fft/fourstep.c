@@ -321,7 +321,7 @@ static ocal_status get_kernel(fs_plan *f, int k, ocal__program_origin *origin) {
   int sr = f->sr ? f->sr : 1;
   while (sr < (1 << logr) && (uint64_t)c * (l / (size_t)sr + 8) * 8 > local) sr *= 2;
   /* cache hints only where the device takes PTX (plain accesses elsewhere) */
-  int ptx = ocal__context_compute_capability(f->p->ctx) > 0;
+  int ptx = ocal__ptx_hints_allowed(f->p->ctx);
   int st = f->st == 2 || (f->st == 1 && pass == 2);
   int n = snprintf(opts, sizeof opts,
                    "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d -DFS_PLANE=%d -DFS_TT=%d "
