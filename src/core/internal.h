@@ -74,6 +74,10 @@ ocal_status ocal__cl_fail(const char *device_name, cl_int err, const char *call,
 /* Name of an OpenCL error code ("CL_OUT_OF_RESOURCES"), or "CL_UNKNOWN_ERROR". */
 const char *ocal__cl_error_name(cl_int err);
 
+/* Puts "func: " before the thread's last error message: for a failure of an internal step
+ * (device memory allocation) that the public call `func` passes on. */
+void ocal__prefix_error(const char *func);
+
 /* Appends to the thread's last error message (for build logs and device lists). */
 void ocal__append_error(const char *fmt, ...)
 #if defined(__GNUC__)
