@@ -271,6 +271,8 @@ void ocal__memory_destroy(ocal_context ctx);
 struct ocal_buffer_s {
   uint32_t magic;
   atomic_int refs;      /* the user's reference plus one per live view */
+  atomic_int released;  /* the user's reference is gone: the handle is dead to the API even
+                           while views keep the struct (and its memory) alive */
   ocal_context ctx;
   ocal_buffer base;     /* the buffer that owns the memory; NULL when this one does */
   cl_mem mem;           /* the memory (the base's for views); NULL when empty */
