@@ -157,6 +157,7 @@ void ocal__context_compile_tally(ocal_context ctx, ocal__compile_tally *out);
 struct ocal_context_s {
   uint32_t magic;
   atomic_int refs; /* the user's reference plus one per live buffer */
+  atomic_int released; /* the user's reference is gone (buffers may keep the context) */
   cl_platform_id platform;
   cl_device_id device;
   cl_context cl_ctx;
