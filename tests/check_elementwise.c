@@ -767,6 +767,10 @@ START_TEST(test_arange_linspace) {
   ck_assert_ocal_fails(ocal_arange(-1, 1, u8), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_linspace(0, 300, u8), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "range of u8"));
+  ck_assert_ocal(ocal_linspace(0, 2.5, u8)); /* ends need not be whole: values truncate */
+  gu8 = fetch(u8);
+  for (int k = 0; k < 7; k++) ck_assert_uint_eq(gu8[k], (unsigned)(2.5 * k / 6));
+  free(gu8);
   ck_assert_ocal(ocal_arange(6, -1, u8)); /* a negative step counting down stays in range */
   gu8 = fetch(u8);
   for (int k = 0; k < 7; k++) ck_assert_uint_eq(gu8[k], (unsigned)(6 - k));

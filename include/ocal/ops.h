@@ -199,7 +199,8 @@ OCAL_API ocal_status ocal_cast(ocal_buffer x, ocal_buffer out);
 OCAL_API ocal_status ocal_arange(double start, double step, ocal_buffer out);
 
 /** numel(out) evenly spaced values from start to stop, both included (NumPy's linspace).
- * For an integer out, start and stop must be whole numbers in out's type's range.
+ * For an integer out, the values are truncated toward zero, and start and stop must lie in
+ * out's type's range, else OCAL_INVALID_ARGUMENT.
  * \param start the first value.
  * \param stop the last value.
  * \param out the buffer to fill (any real type).
