@@ -765,6 +765,8 @@ START_TEST(test_errors_name_the_shapes) {
                        OCAL_SHAPE_MISMATCH);
   assert_message_has("{1, 2, 3, 4}");
   ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, i32, b, 0, c), OCAL_UNSUPPORTED);
+  /* the message lists the types ocal_gemm itself takes */
+  assert_message_has("takes f32, f64, f16 or bf16");
   ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1, a, b, 0, i32),
                        OCAL_TYPE_MISMATCH);
   assert_message_has("i32");

@@ -824,6 +824,11 @@ START_TEST(test_view_outlives_base) {
   ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_U32, 1, &n, host, &base));
   ck_assert_ocal(ocal_buffer_view(base, off, 3, s, &view));
   ck_assert_ocal(ocal_buffer_release(base));
+  /* The released handle is dead, though its memory lives on for the view: a second release
+   * is refused (it would free the view's memory), and so is any other use. */
+  ck_assert_ocal_fails(ocal_buffer_release(base), OCAL_INVALID_HANDLE);
+  ck_assert_msg(strstr(ocal_last_error(), "released already") != NULL, "%s", ocal_last_error());
+  ck_assert_ocal_fails(ocal_buffer_fill(base, &(uint32_t){1u}), OCAL_INVALID_HANDLE);
 
   /* Allocate and fill other memory that could take the base's place if it were freed. */
   ocal_buffer other = NULL;

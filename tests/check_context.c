@@ -349,6 +349,25 @@ START_TEST(test_retained_handles_outlive_context) {
 }
 END_TEST
 
+/* A buffer keeps its context alive after the user's release; a second release of the
+ * context is refused rather than freeing it under the buffer. */
+START_TEST(test_second_release_refused_while_buffers_live) {
+  ocal_context ctx = create_with(NULL);
+  ocal_buffer b = NULL;
+  const size_t n = 7;
+  const float in[7] = {1, 2, 3, 4, 5, 6, 7};
+  float out[7] = {0};
+  ck_assert_ocal(ocal_buffer_create(ctx, OCAL_F32, 1, &n, &b));
+  ck_assert_ocal(ocal_context_release(ctx));
+  ck_assert_ocal_fails(ocal_context_release(ctx), OCAL_INVALID_HANDLE);
+  ck_assert_msg(strstr(ocal_last_error(), "released already") != NULL, "%s", ocal_last_error());
+  ck_assert_ocal(ocal_buffer_write(b, 0, n, in, NULL));
+  ck_assert_ocal(ocal_buffer_read(b, 0, n, out, NULL));
+  ck_assert_int_eq(memcmp(in, out, sizeof in), 0);
+  ck_assert_ocal(ocal_buffer_release(b));
+}
+END_TEST
+
 /* ---- adopting another library's OpenCL objects ------------------------------------------ */
 
 /* A context and queue made with plain OpenCL on the fixture's device, as PyOpenCL makes them. */
@@ -1010,6 +1029,7 @@ int main(void) {
   suite_add_tcase(s, tc);
 
   tc = fixture_tcase("lifetime_and_threads");
+  tcase_add_test(tc, test_second_release_refused_while_buffers_live);
   tcase_add_test(tc, test_many_contexts_in_a_loop);
   tcase_add_test(tc, test_many_contexts_alive_at_once);
   tcase_add_test(tc, test_shared_context_from_threads);

@@ -751,6 +751,7 @@ END_TEST
 START_TEST(test_arange_linspace) {
   const size_t n = 1001;
   ocal_buffer f = empty1(OCAL_F32, n), i = empty1(OCAL_I32, n), u8 = empty1(OCAL_U8, 7);
+  uint8_t *gu8;
   ck_assert_ocal(ocal_arange(-3.0, 0.25, f));
   float *gf = fetch(f);
   for (size_t k = 0; k < n; k++) ck_assert_float_eq(gf[k], (float)(-3.0 + 0.25 * (double)k));
@@ -760,6 +761,20 @@ START_TEST(test_arange_linspace) {
   for (size_t k = 0; k < n; k++) ck_assert_int_eq(gi[k], 100 - 7 * (int32_t)k);
   free(gi);
   ck_assert_ocal_fails(ocal_arange(0.5, 1, i), OCAL_INVALID_ARGUMENT);
+  /* values out's type cannot hold are refused, not wrapped */
+  ck_assert_ocal_fails(ocal_arange(3e9, 1, i), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_arange(2147483647.0 - 999, 1, i), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_arange(-1, 1, u8), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_linspace(0, 300, u8), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "range of u8"));
+  ck_assert_ocal(ocal_linspace(0, 2.5, u8)); /* ends need not be whole: values truncate */
+  gu8 = fetch(u8);
+  for (int k = 0; k < 7; k++) ck_assert_uint_eq(gu8[k], (unsigned)(2.5 * k / 6));
+  free(gu8);
+  ck_assert_ocal(ocal_arange(6, -1, u8)); /* a negative step counting down stays in range */
+  gu8 = fetch(u8);
+  for (int k = 0; k < 7; k++) ck_assert_uint_eq(gu8[k], (unsigned)(6 - k));
+  free(gu8);
   ck_assert_ocal(ocal_linspace(-1.0, 2.0, f));
   gf = fetch(f);
   for (size_t k = 0; k < n; k++)

@@ -257,6 +257,9 @@ START_TEST(test_oom_retry) {
   ck_assert_ocal_fails(ocal_buffer_create(ctx, OCAL_U8, 1, &big, &c), OCAL_OUT_OF_DEVICE_MEMORY);
   ck_assert_ptr_null(c);
   ck_assert_msg(strstr(ocal_last_error(), "limit") != NULL, "%s", ocal_last_error());
+  /* the message names the public call that failed, first */
+  ck_assert_msg(strncmp(ocal_last_error(), "ocal_buffer_create: ", 20) == 0, "%s",
+                ocal_last_error());
   ck_assert_uint_eq(stats_of(ctx).oom_retries, 1); /* nothing cached: no retry */
   const size_t n = 100 * 1024 + 3;
   unsigned char *host = random_bytes(n, 4), *back = fixture_malloc(n);

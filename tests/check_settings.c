@@ -119,8 +119,15 @@ START_TEST(test_bad_values_fail_context_creation) {
                     rows[i].name, msg);
     unsetenv(rows[i].name);
   }
-  /* After all that, a context under a clean environment still works. */
+  /* OCAL_GEMM's accepted values say what README says: only f32 products on tensor cores
+   * need tf32 (tc and wgmma run f16 and bf16 products in any precision mode). */
+  setenv("OCAL_GEMM", "clbast", 1);
   ocal_context ctx;
+  ck_assert_ocal_fails(ocal_context_create(NULL, &ctx), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "f32 products on them need OCAL_GEMM_PRECISION=tf32"),
+                "%s", ocal_last_error());
+  unsetenv("OCAL_GEMM");
+  /* After all that, a context under a clean environment still works. */
   ck_assert_ocal(ocal_context_create(NULL, &ctx));
   ck_assert_ocal(ocal_context_release(ctx));
 }

@@ -12,7 +12,8 @@
  * (ocal/reduce.h).
  *
  * Element types: OCAL_F32 and OCAL_F64 (the latter only where the context has fp64, see
- * ocal_context_get_fp64). Every operand of one call must have the same type and belong to
+ * ocal_context_get_fp64); ocal_gemm also OCAL_F16 and OCAL_BF16 (see ocal_gemm). Every
+ * operand of one call must have the same type and belong to
  * the same context. Calls enqueue work on the context's queue and return without waiting;
  * read the result (ocal_buffer_read) or call ocal_context_finish to wait.
  *
@@ -34,7 +35,8 @@
  * own kernels (faster than CLBlast's Xgemv); OCAL_GEMV=clblast goes back to CLBlast.
  * GEMMs below 4096^3 in f32 run ocal's own tiled kernel on GPUs (OCAL_GEMM=clblast|ocal).
  * A value of OCAL_GEMM, OCAL_GEMM_SPLITK, OCAL_GEMM_PRETRANSPOSE or OCAL_GEMV that ocal does
- * not know makes ocal_gemm and ocal_gemv fail with OCAL_INVALID_ARGUMENT, naming it. */
+ * not know makes ocal_context_create fail with OCAL_INVALID_ARGUMENT, naming it (every
+ * OCAL_* setting is read there, README.md's Settings). */
 #ifndef OCAL_BLAS_H
 #define OCAL_BLAS_H
 

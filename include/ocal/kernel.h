@@ -290,7 +290,8 @@ OCAL_API ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const cha
  * \param args the arguments, in the order of the argument list.
  * \param out the output buffer, as above.
  * ocal does not check how the expressions index the buffers: keep them within bounds.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a wrong count or kind of argument;
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE for a NULL or released gen, buffer argument or
+ *          (reduction, scan) out; OCAL_INVALID_ARGUMENT for a wrong count or kind of argument;
  *          OCAL_TYPE_MISMATCH for a buffer whose type is not the declared one;
  *          OCAL_SHAPE_MISMATCH for an out of the wrong size. */
 OCAL_API ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *args,

@@ -69,7 +69,9 @@ typedef enum ocal_unary_op {
 
 /** The binary operations, X(NAME, name, kind): kind 0 arithmetic (any type), 1 float only,
  * 2 comparison (u8 out).
- * Integer division and fmod by zero give 0 (NumPy's result) rather than trapping; integer
+ * Integer division truncates toward zero, as C does (NumPy's floor_divide rounds down
+ * instead: -7 / 2 is -3 here, -4 there). Integer division and fmod by zero give 0 (NumPy's
+ * result) rather than trapping; integer
  * pow with a negative exponent gives 0 unless the base is 1 or -1. min and max propagate
  * NaN (NumPy's minimum/maximum). fmod takes the sign of the dividend, as C and np.fmod. */
 #define OCAL_BINARY_OP_MAP(X) \
@@ -186,7 +188,9 @@ OCAL_API ocal_status ocal_scale(double alpha, ocal_buffer x);
  *          OCAL_INVALID_ARGUMENT (other contexts, partial overlap). */
 OCAL_API ocal_status ocal_cast(ocal_buffer x, ocal_buffer out);
 
-/** out[i] = start + i * step for every element (in row-major order).
+/** out[i] = start + i * step for every element (in row-major order). For an integer out,
+ * start and step must be whole numbers and every value must fit out's type (a negative
+ * step counts down), else OCAL_INVALID_ARGUMENT: nothing wraps.
  * \param start the first value.
  * \param step the difference between neighbours.
  * \param out the buffer to fill (any real type).
@@ -195,6 +199,8 @@ OCAL_API ocal_status ocal_cast(ocal_buffer x, ocal_buffer out);
 OCAL_API ocal_status ocal_arange(double start, double step, ocal_buffer out);
 
 /** numel(out) evenly spaced values from start to stop, both included (NumPy's linspace).
+ * For an integer out, the values are truncated toward zero, and start and stop must lie in
+ * out's type's range, else OCAL_INVALID_ARGUMENT.
  * \param start the first value.
  * \param stop the last value.
  * \param out the buffer to fill (any real type).

@@ -64,10 +64,10 @@ static ocal_status check_operands(const char *func, int n, const ocal_buffer *bu
   *ctx = bufs[0]->ctx;
   *dtype = bufs[0]->dtype;
   if (*dtype != OCAL_F32 && *dtype != OCAL_F64 && !(half_ok && ocal__dtype_is_half(*dtype)))
-    return ocal__fail(OCAL_UNSUPPORTED, func,
-                      "%s is %s: this call takes f32 or f64 buffers (ocal_gemm also f16 and "
-                      "bf16); convert with ocal_cast",
-                      names[0], ocal_dtype_name(*dtype));
+    return ocal__fail(OCAL_UNSUPPORTED, func, "%s is %s: this call takes %s; convert with ocal_cast",
+                      names[0], ocal_dtype_name(*dtype),
+                      half_ok ? "f32, f64, f16 or bf16 buffers"
+                              : "f32 or f64 buffers (ocal_gemm also takes f16 and bf16)");
   for (int i = 1; i < n; i++) {
     if (bufs[i]->ctx != *ctx)
       return ocal__fail(OCAL_INVALID_ARGUMENT, func,

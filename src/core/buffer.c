@@ -7,7 +7,7 @@
 
 ocal_status ocal__check_buffer(ocal_buffer buf, const char *func) {
   if (!buf) return ocal__fail(OCAL_INVALID_HANDLE, func, "the buffer is NULL");
-  if (buf->magic != OCAL__BUFFER_MAGIC)
+  if (buf->magic != OCAL__BUFFER_MAGIC || atomic_load(&buf->released))
     return ocal__fail(OCAL_INVALID_HANDLE, func,
                       "the buffer handle is not a live ocal buffer (released already?)");
   return OCAL_OK;
@@ -55,6 +55,7 @@ static ocal_buffer new_handle(ocal_context ctx, ocal_dtype dtype, int ndim, cons
   if (!buf) return NULL;
   *buf = (struct ocal_buffer_s){.magic = OCAL__BUFFER_MAGIC};
   atomic_init(&buf->refs, 1);
+  atomic_init(&buf->released, 0);
   buf->ctx = ctx;
   buf->dtype = dtype;
   buf->ndim = ndim;
@@ -93,7 +94,10 @@ static ocal_status create(ocal_context ctx, ocal_dtype dtype, int ndim, const si
   /* An empty buffer has no device memory: OpenCL has no zero-byte buffers. */
   if (numel > 0) {
     status = ocal__device_alloc(ctx, numel * ocal_dtype_size(dtype), &mem);
-    if (status != OCAL_OK) return status;
+    if (status != OCAL_OK) {
+      ocal__prefix_error(func); /* the message names the public call first */
+      return status;
+    }
   }
   ocal_buffer buf = new_handle(ctx, dtype, ndim, shape, numel);
   if (!buf) {
@@ -187,6 +191,9 @@ ocal_status ocal_buffer_release(ocal_buffer buf) {
   if (!buf) return OCAL_OK;
   ocal_status status = ocal__check_buffer(buf, __func__);
   if (status != OCAL_OK) return status;
+  /* Once only: a second release of a base whose views are alive would free their memory. */
+  if (atomic_exchange(&buf->released, 1))
+    return OCAL_FAIL(OCAL_INVALID_HANDLE, "the buffer handle was released already");
   unref(buf);
   return OCAL_OK;
 }

@@ -122,6 +122,7 @@ static ocal_status context_begin(const ocal_context_options *options, ocal_conte
   }
   ctx->magic = OCAL__CONTEXT_MAGIC;
   atomic_init(&ctx->refs, 1);
+  atomic_init(&ctx->released, 0);
 
   /* Every OCAL_* variable is read here, once, before anything depends on one. */
   ocal_status status = ocal__settings_read(&ctx->settings, func);
@@ -257,6 +258,9 @@ ocal_status ocal_context_release(ocal_context ctx) {
   if (!ctx) return OCAL_OK;
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
+  /* Once only: a second release while buffers hold the context would free it under them. */
+  if (atomic_exchange(&ctx->released, 1))
+    return OCAL_FAIL(OCAL_INVALID_HANDLE, "the context was released already");
   /* Buffers still alive hold their own references: the context goes when the last does. */
   ocal__context_unref(ctx);
   return OCAL_OK;

@@ -74,6 +74,10 @@ ocal_status ocal__cl_fail(const char *device_name, cl_int err, const char *call,
 /* Name of an OpenCL error code ("CL_OUT_OF_RESOURCES"), or "CL_UNKNOWN_ERROR". */
 const char *ocal__cl_error_name(cl_int err);
 
+/* Puts "func: " before the thread's last error message: for a failure of an internal step
+ * (device memory allocation) that the public call `func` passes on. */
+void ocal__prefix_error(const char *func);
+
 /* Appends to the thread's last error message (for build logs and device lists). */
 void ocal__append_error(const char *fmt, ...)
 #if defined(__GNUC__)
@@ -153,6 +157,7 @@ void ocal__context_compile_tally(ocal_context ctx, ocal__compile_tally *out);
 struct ocal_context_s {
   uint32_t magic;
   atomic_int refs; /* the user's reference plus one per live buffer */
+  atomic_int released; /* the user's reference is gone (buffers may keep the context) */
   cl_platform_id platform;
   cl_device_id device;
   cl_context cl_ctx;
@@ -276,6 +281,8 @@ void ocal__memory_destroy(ocal_context ctx);
 struct ocal_buffer_s {
   uint32_t magic;
   atomic_int refs;      /* the user's reference plus one per live view */
+  atomic_int released;  /* the user's reference is gone: the handle is dead to the API even
+                           while views keep the struct (and its memory) alive */
   ocal_context ctx;
   ocal_buffer base;     /* the buffer that owns the memory; NULL when this one does */
   cl_mem mem;           /* the memory (the base's for views); NULL when empty */

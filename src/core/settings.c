@@ -210,7 +210,7 @@ static const setting_def defs[] = {
      "a whole number from 1 to 16", NULL},
     {"OCAL_TUNING", FLAG, AT(tuning), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
     {"OCAL_GEMM", WORD, AT(gemm), "auto|ocal|own|clblast|tc|wgmma", engine_values, 0, 0,
-     "auto, ocal (or own), clblast, tc or wgmma (tensor cores; both need "
+     "auto, ocal (or own), clblast, tc or wgmma (tensor cores; f32 products on them need "
      "OCAL_GEMM_PRECISION=tf32)", NULL},
     {"OCAL_GEMM_PRECISION", WORD, AT(gemm_precision), "fp32|tf32", precision_values, 0, 0,
      "fp32 (exact IEEE) or tf32 (tensor cores where the device's probe passes)", NULL},

@@ -60,6 +60,16 @@ ocal_status ocal_error_set(ocal_status status, const char *func, const char *fmt
 
 const char *ocal_cl_error_name(int err) { return ocal__cl_error_name((cl_int)err); }
 
+void ocal__prefix_error(const char *func) {
+  size_t add = strlen(func) + 2, used = strlen(last_error);
+  if (add + 1 >= sizeof last_error) return;
+  if (used + add + 1 > sizeof last_error) used = sizeof last_error - add - 1; /* cut the end */
+  memmove(last_error + add, last_error, used);
+  memcpy(last_error, func, add - 2);
+  memcpy(last_error + add - 2, ": ", 2);
+  last_error[add + used] = '\0';
+}
+
 void ocal__append_error(const char *fmt, ...) {
   size_t used = strlen(last_error);
   if (used + 1 >= sizeof last_error) return;

@@ -394,6 +394,19 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
   if ((status = ocal__ew_scalar(first, c, a, func)) != OCAL_OK) return status;
   if ((status = ocal__ew_scalar(second, c, b, func)) != OCAL_OK) return status;
   if (out->numel == 0) return OCAL_OK;
+  if (!ocal__ew_is_real_float(out->dtype)) {
+    /* Every value must fit out's type (the header's rule for integer scalars), else the
+     * kernel's conversion would wrap it silently. The ends bound the sequence; the kernel
+     * converts truncating toward zero (linspace's ends need not be whole). */
+    double last = integer ? first + (double)(out->numel - 1) * second : second;
+    unsigned char scratch[8];
+    if (ocal__ew_scalar(trunc(first), out->dtype, scratch, func) != OCAL_OK ||
+        ocal__ew_scalar(trunc(last), out->dtype, scratch, func) != OCAL_OK)
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "%s from %.17g to %.17g leaves the range of %s (out's type): pick "
+                        "bounds inside it, or a wider integer type",
+                        op, first, last, ocal_dtype_name(out->dtype));
+  }
   char extra[64], options[256];
   snprintf(extra, sizeof extra, "-DC=%s%s%s%s", ocal__dtype_cl_type(c),
            c == OCAL_F64 ? " -DOCAL_NEED_FP64" : "",
