@@ -1,6 +1,7 @@
 /* libocal-mpi — one rank's state: device choice, staging memory, the progress thread, and the
  * public calls that check their arguments and queue collectives (collectives.c runs them). */
 #include <ctype.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <errno.h>
 #include <stdio.h>
@@ -860,6 +861,9 @@ ocal_status ocal_mpi_test(ocal_mpi_request *req_p, int *done) {
   pthread_mutex_lock(&m->lock);
   *done = (*req_p)->done;
   pthread_mutex_unlock(&m->lock);
+  /* A caller polling in a loop would otherwise take the lock over and over: with more threads
+   * than processors the progress thread, which needs it to finish the request, can starve. */
+  if (!*done) sched_yield();
   return *done ? conclude(req_p) : OCAL_OK;
 }
 
