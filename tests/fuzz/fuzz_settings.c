@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (put(tune_env, sizeof tune_env, "OCAL_FFT_FOURSTEP_TUNE", text) == 0) {
     fs_tune t;
     if (read_tune(text, &t) == OCAL_OK) {
-      FUZZ_ASSERT(t.c == 1 || t.c == 2 || t.c == 4 || t.c == 8);
+      FUZZ_ASSERT(t.c == 1 || t.c == 2 || t.c == 4 || t.c == 8 || t.c == 16);
       FUZZ_ASSERT(t.ld >= -1 && t.ld <= 3 && t.st >= 0 && t.st <= 2);
       FUZZ_ASSERT(t.logr >= 2 && t.logr <= 4);
       FUZZ_ASSERT(t.n1 == 0 || (t.n1 >= 64 && t.n1 <= 8192 && (t.n1 & (t.n1 - 1)) == 0));
