@@ -226,12 +226,12 @@ typedef struct fs2_case {
   ocal_fft_norm norm;
 } fs2_case;
 
-/* 2-D transforms on the four-step kernels (columns, then rows), every bin, forward and
- * inverse, against the host's 2-D DFT. */
+/* 2-D transforms on the four-step kernels in both orders, every bin, forward and inverse,
+ * against the host's 2-D DFT. */
 static const fs2_case cases_2d[] = {
-    /* in place, 3 transforms per launch; out of place and eight columns per group:
-     * tests/oclgrind_set.c */
-    {64, 128, 3, "c=4,r=4", 1, OCAL_FFT_NORM_BACKWARD},
+    /* the columns first (rows=0), in place, 3 transforms per launch; the default order out
+     * of place with eight columns per group: tests/oclgrind_set.c */
+    {64, 128, 3, "rows=0,c=4,r=4", 1, OCAL_FFT_NORM_BACKWARD},
     /* the rows first, both launches reading rows and writing transposed, out of place: the
      * rows on the row-major intermediate's pass-1 kernel above, the columns with 8 points
      * per item (the stage tables of each length built for the launch that runs it) */

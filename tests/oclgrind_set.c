@@ -543,7 +543,7 @@ int main(int argc, char **argv) {
   reopen();
   gemv();
   fourstep_fft(4096, 0, NULL); /* the smallest length the four-step kernels take: 64 x 64 */
-  fourstep_fft(4096, 64, "c=8,r=4"); /* 2-D, eight columns per group */
+  fourstep_fft(4096, 64, "c=8,r=4"); /* 2-D (rows first), eight columns per group */
   generated();
   generated_long_scan();
   half_types();
