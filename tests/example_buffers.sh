@@ -21,6 +21,12 @@ done
 if grep -q FAIL demo.log; then echo "ocal demo reported a failure"; exit 1; fi
 if "$OCAL_TOOL" demo no-such-device-anywhere 2> /dev/null; then echo "demo: bad selector accepted"; exit 1; fi
 if "$OCAL_TOOL" frobnicate 2> /dev/null; then echo "unknown command accepted"; exit 1; fi
+# Commands that take no argument refuse one (exit 2) instead of ignoring it.
+for c in --version --help devices doctor; do
+  rc=0
+  "$OCAL_TOOL" $c extra > /dev/null 2> err.log || rc=$?
+  [ $rc -eq 2 ] && grep -q "takes no argument" err.log || { echo "'ocal $c extra' was not refused"; exit 1; }
+done
 if "$OCAL_TOOL" info no-such-device-anywhere 2> err.log; then echo "bad selector accepted"; exit 1; fi
 grep -q "matches" err.log
 rm -f err.log demo.log info.log

@@ -251,29 +251,35 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *cmd = argv[1];
-  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-    usage(stdout);
-    return 0;
-  }
-  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-    printf("ocal %s\n", ocal_version_string());
-    return 0;
-  }
+  int help = strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0;
+  int version = strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0;
   if (strcmp(cmd, "tune") == 0) return cmd_tune(argc, argv);
   if (strcmp(cmd, "bench") == 0) return bench_command(argc, argv);
-  if (argc > 3) {
-    fprintf(stderr, "ocal: too many arguments for '%s'\n", cmd);
+  if (!help && !version && strcmp(cmd, "devices") != 0 && strcmp(cmd, "info") != 0 &&
+      strcmp(cmd, "demo") != 0 && strcmp(cmd, "doctor") != 0) {
+    fprintf(stderr, "ocal: unknown command '%s' (try 'ocal --help')\n", cmd);
+    return 2;
+  }
+  /* info and demo take one optional argument; the others none. */
+  int most = strcmp(cmd, "info") == 0 || strcmp(cmd, "demo") == 0 ? 3 : 2;
+  if (argc > most) {
+    if (most == 2)
+      fprintf(stderr, "ocal: '%s' takes no argument (try 'ocal --help')\n", cmd);
+    else
+      fprintf(stderr, "ocal: too many arguments for '%s' (try 'ocal --help')\n", cmd);
     return 2;
   }
   const char *arg = argc == 3 ? argv[2] : NULL;
-  if (strcmp(cmd, "devices") == 0 && !arg) return cmd_devices();
+  if (help) {
+    usage(stdout);
+    return 0;
+  }
+  if (version) {
+    printf("ocal %s\n", ocal_version_string());
+    return 0;
+  }
+  if (strcmp(cmd, "devices") == 0) return cmd_devices();
   if (strcmp(cmd, "info") == 0) return cmd_info(arg);
   if (strcmp(cmd, "demo") == 0) return tool_demo(arg);
-  if (strcmp(cmd, "doctor") == 0 && !arg) return tool_doctor();
-  if (strcmp(cmd, "devices") == 0) {
-    fprintf(stderr, "ocal: 'devices' takes no argument\n");
-    return 2;
-  }
-  fprintf(stderr, "ocal: unknown command '%s' (try 'ocal --help')\n", cmd);
-  return 2;
+  return tool_doctor();
 }
