@@ -646,6 +646,9 @@ START_TEST(test_mtx_malformed) {
   remove_tmp(path);
   ck_assert_ocal_fails(ocal_csr_read_mtx(fixture_ctx, "/nonexistent/x.mtx", OCAL_F32, OCAL_I32, &a),
                        OCAL_IO_ERROR);
+  /* A directory opens, and its read fails: the message says why. */
+  ck_assert_ocal_fails(ocal_csr_read_mtx(fixture_ctx, "/", OCAL_F32, OCAL_I32, &a), OCAL_IO_ERROR);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "cannot read /"));
   hmat m = random_hmat(20, 20, 3.0, 0, SIZE_MAX, 5);
   check_all_products(&m, OCAL_F32, OCAL_I32, 5);
   hmat_free(&m);

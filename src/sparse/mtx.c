@@ -246,12 +246,13 @@ ocal_status ocal_csr_read_mtx(ocal_context ctx, const char *path, ocal_dtype val
     len += got;
     if (got == 0) break;
   }
-  int err = ferror(f);
+  int err = ferror(f) ? errno : 0; /* a directory opens, and fails its first read (EISDIR) */
   fclose(f);
   if (data == NULL) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no host memory to read %s", path);
   if (err) {
     free(data);
-    return OCAL_FAIL(OCAL_IO_ERROR, "reading %s failed", path);
+    return OCAL_FAIL(OCAL_IO_ERROR, "cannot read %s: %s (a Matrix Market file's path is needed)",
+                     path, strerror(err));
   }
   ocal__mtx m;
   s = ocal__mtx_parse(data, len, &m, __func__);
