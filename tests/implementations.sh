@@ -3,9 +3,12 @@
 # under emulated device limits (OCAL_LIMITS profiles), and prints a table implementation x
 # test program: PASS/FAIL/SKIP with the Check counts (passed/run).
 #
-# Each implementation runs alone: OCL_ICD_VENDORS names its .icd file (a file in a temporary
-# directory for Intel's runtime, which pip installs without registering it), so the ICD
-# loader sees one platform and the tests' default device is that implementation's device.
+# Each test process sees one implementation: OCL_ICD_VENDORS names its .icd file (a file in a
+# temporary directory for Intel's runtime, which pip installs without registering it), so the
+# ICD loader sees one platform and the tests' default device is that implementation's device.
+# On a machine of two processors or more, the other vendors' runtimes run beside the PoCL runs
+# (two test processes at once): Intel's compiles are most of this script's time
+# (docs/measurements.md#portability has the times).
 #
 #   tests/implementations.sh [--list] [IMPL...]     (from the build directory)
 #
@@ -101,24 +104,23 @@ else
   done
 fi
 
-failed=0
-declare -A cell
-columns=()
-summary=()
-for i in "${chosen[@]}"; do
-  IFS='|' read -r name icd extra <<< "$i"
+# run_impl ENTRY: the passes of one implementation. Its cells go to $tmp/cells ("column|program|
+# cell" lines), its passes' times to $tmp/times.NAME ("column|seconds"), a failure to
+# $tmp/failed; its messages to stdout.
+run_impl() {
+  local name icd extra passes pass col pass_start p t log start rc secs counts total fails errs c
+  IFS='|' read -r name icd extra <<< "$1"
   passes="first warm"
   [ "$name" = pocl-warm ] && passes=warm
   for pass in $passes; do
     col=$name
     [ "$pass" = warm ] && [ "$name" != pocl-warm ] && col="$name warm"
-    columns+=("$col")
     pass_start=$(date +%s)
     for p in "${progs[@]}"; do
       t=$(basename "$p")
       log="$tmp/${col// /.}.$t.log"
       if [ "$pass" = warm ] && [[ " ${OCAL_IMPL_WARM_SKIP:-} " == *" $t "* ]]; then
-        cell["$col,$t"]="not run"
+        echo "$col|$t|not run" >> "$tmp/cells"
         continue
       fi
       start=$(date +%s)
@@ -129,19 +131,50 @@ for i in "${chosen[@]}"; do
       counts=$(sed -n 's/^[0-9]*%: Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" | tail -1)
       read -r total fails errs <<< "${counts:-0 0 0}"
       if [ $rc -eq 77 ]; then
-        cell["$col,$t"]="SKIP"
+        c="SKIP"
       elif [ $rc -eq 0 ]; then
-        cell["$col,$t"]="PASS $((total - fails - errs))/$total"
+        c="PASS $((total - fails - errs))/$total"
       else
-        cell["$col,$t"]="FAIL $((total - fails - errs))/$total"
-        failed=1
+        c="FAIL $((total - fails - errs))/$total"
+        touch "$tmp/failed"
         echo "=== $col: $t failed (exit $rc); its failures:"
         grep -E ":[EF]:|rror|ssert" "$log" | head -40
       fi
-      echo "implementations: $col $t: ${cell["$col,$t"]} (${secs}s)"
+      echo "$col|$t|$c" >> "$tmp/cells"
+      echo "implementations: $col $t: $c (${secs}s)"
     done
-    summary+=("$col $(($(date +%s) - pass_start))s")
+    echo "$col|$(($(date +%s) - pass_start))s" >> "$tmp/times.$name"
   done
+}
+
+# Two at once where the machine has two processors: the other vendors' runtimes (their
+# compiles are most of this script's time) beside the PoCL runs, which keep their order
+# (pocl-warm last, on the cache the rest of make check filled). Each line of $tmp/cells is
+# one short write, so the two never tear each other's lines.
+others=() pocls=()
+for i in "${chosen[@]}"; do
+  case "${i%%|*}" in pocl | pocl+* | pocl-warm) pocls+=("$i") ;; *) others+=("$i") ;; esac
+done
+if [ ${#others[@]} -gt 0 ] && [ ${#pocls[@]} -gt 0 ] && [ "$(nproc 2> /dev/null || echo 1)" -ge 2 ]; then
+  (for i in "${others[@]}"; do run_impl "$i"; done) > "$tmp/others.out" 2>&1 &
+  for i in "${pocls[@]}"; do run_impl "$i"; done
+  wait
+  cat "$tmp/others.out"
+else
+  for i in "${chosen[@]}"; do run_impl "$i"; done
+fi
+failed=0
+[ -e "$tmp/failed" ] && failed=1
+declare -A cell
+while IFS='|' read -r col t c; do cell["$col,$t"]=$c; done < "$tmp/cells"
+columns=()
+summary=()
+for i in "${chosen[@]}"; do
+  name=${i%%|*}
+  while IFS='|' read -r col secs; do
+    columns+=("$col")
+    summary+=("$col $secs")
+  done < "$tmp/times.$name"
 done
 
 # The table: one row per test program, one column per implementation and pass.
