@@ -28,8 +28,9 @@
  * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4, 8, 16; 16 are 128
  * bytes of a row) and of pass 2 (c2, default c), the points per work-item of pass 1 (r: 4, 8,
  * 16) and of pass 2 (r2, default r), rows=0 for a 2-D transform's columns first (the default,
- * rows=1, does the rows first: both launches read rows and write transposed, 2 % faster at
- * 4096 x 4096 on an H100), at most cr columns exchanged at once,
+ * rows=1, does the rows first: both launches read rows and write transposed, and a strided
+ * write costs less than a strided read; docs/measurements.md#fft-rows-first-sixteen-columns-h100),
+ * at most cr columns exchanged at once,
  * tt=0 for the row-major intermediate (pass 1 writes at a stride, pass 2 reads rows), plane=1
  * to exchange real and imaginary parts separately even where a column fits, g transforms per
  * launch, reg=N registers per item on NVIDIA (-cl-nv-maxrregcount), sr=N at least N rounds
