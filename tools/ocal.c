@@ -251,22 +251,22 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *cmd = argv[1];
-  int help = strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0;
-  int version = strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0;
   if (strcmp(cmd, "tune") == 0) return cmd_tune(argc, argv);
   if (strcmp(cmd, "bench") == 0) return bench_command(argc, argv);
-  if (!help && !version && strcmp(cmd, "devices") != 0 && strcmp(cmd, "info") != 0 &&
-      strcmp(cmd, "demo") != 0 && strcmp(cmd, "doctor") != 0) {
+  int help = strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0;
+  int version = strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0;
+  int devices = strcmp(cmd, "devices") == 0, doctor = strcmp(cmd, "doctor") == 0;
+  int info = strcmp(cmd, "info") == 0, demo = strcmp(cmd, "demo") == 0;
+  if (!help && !version && !devices && !doctor && !info && !demo) {
     fprintf(stderr, "ocal: unknown command '%s' (try 'ocal --help')\n", cmd);
     return 2;
   }
-  /* info and demo take one optional argument; the others none. */
-  int most = strcmp(cmd, "info") == 0 || strcmp(cmd, "demo") == 0 ? 3 : 2;
-  if (argc > most) {
-    if (most == 2)
-      fprintf(stderr, "ocal: '%s' takes no argument (try 'ocal --help')\n", cmd);
-    else
+  /* info and demo take one optional argument (a device selector); the others none. */
+  if (argc > (info || demo ? 3 : 2)) {
+    if (info || demo)
       fprintf(stderr, "ocal: too many arguments for '%s' (try 'ocal --help')\n", cmd);
+    else
+      fprintf(stderr, "ocal: '%s' takes no argument (try 'ocal --help')\n", cmd);
     return 2;
   }
   const char *arg = argc == 3 ? argv[2] : NULL;
@@ -278,8 +278,7 @@ int main(int argc, char **argv) {
     printf("ocal %s\n", ocal_version_string());
     return 0;
   }
-  if (strcmp(cmd, "devices") == 0) return cmd_devices();
-  if (strcmp(cmd, "info") == 0) return cmd_info(arg);
-  if (strcmp(cmd, "demo") == 0) return tool_demo(arg);
-  return tool_doctor();
+  if (devices) return cmd_devices();
+  if (doctor) return tool_doctor();
+  return info ? cmd_info(arg) : tool_demo(arg);
 }
