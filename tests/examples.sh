@@ -31,12 +31,13 @@ refuses "$ex/fft_filter" --n 4096x
 
 # The network: the device's first SGD steps against the host's, then two short epochs.
 "$ex/mlp_train" --train 1536 --test 500 --batch 64 --epochs 2 --check-host 3 \
-  --min-accuracy 70 --bench-steps 2 > "$tmp/mlp.log"
+  --min-accuracy 70 --bench-steps 2 --bench-blocks 3 > "$tmp/mlp.log"
 cat "$tmp/mlp.log"
 grep -q "host check: 3 SGD steps.*: ok" "$tmp/mlp.log"
 grep -q "^epoch 2:" "$tmp/mlp.log"
-grep -q "us per step at batch 64" "$tmp/mlp.log"
+grep -q "us per step at batch 64 (median of 3 blocks of 2 steps" "$tmp/mlp.log"
 refuses "$ex/mlp_train" --batch 0
+refuses "$ex/mlp_train" --bench-steps 2 --bench-blocks 0
 refuses "$ex/mlp_train" --lr fast
 refuses "$ex/mlp_train" --idx-images "$tmp/none"
 refuses "$ex/mlp_train" --train 10 --batch 64

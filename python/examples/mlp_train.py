@@ -9,6 +9,7 @@ step; exits 1 when the final accuracy is below --min-accuracy.
     python3 python/examples/mlp_train.py [--steps 60] [--batch 256] [--device cpu]
 """
 import argparse
+import statistics
 import sys
 import time
 
@@ -21,7 +22,7 @@ from ocal.linalg import axpy, gemm
 def data(rng, n, means):
     labels = rng.integers(0, 10, n)
     x = means[labels] + rng.normal(scale=1.0, size=(n, means.shape[1]))
-    return x.astype(np.float32), labels.astype(np.int32)
+    return x.astype(np.float32), labels.astype(np.int64)  # i64, as the C example's
 
 
 def counters():
@@ -56,6 +57,12 @@ def main():
     ap.add_argument("--preallocated", action="store_true",
                     help="write every step into arrays made once (out=, in-place operators), "
                          "as the C example does, instead of new arrays per call")
+    ap.add_argument("--bench-steps", type=int, default=0,
+                    help="after training, time the same step on one batch, as the C example's "
+                         "--bench-steps does")
+    ap.add_argument("--bench-blocks", type=int, default=1,
+                    help="... in this many blocks of --bench-steps steps, printing the median "
+                         "block (the C example's --bench-blocks)")
     ap.add_argument("--stats", action="store_true",
                     help="print how the kernel caches, the memory pool and the thread's context "
                          "switches counted over the timed steps (all 0 but the switches when "
@@ -142,11 +149,38 @@ def main():
     for s, mean in zip(reads, losses):
         print("step %4d  loss %.4f" % (s, mean))
     first, mean = losses[0], losses[-1]
-    z = ocal.relu(ocal.asarray(test_x) @ w1 + b1) @ w2 + b2
-    acc = float((z.argmax(axis=1) == ocal.asarray(test_y.astype(np.int64))).mean().get())
+    logits = ocal.relu(ocal.asarray(test_x) @ w1 + b1) @ w2 + b2
+    acc = float((logits.argmax(axis=1) == ocal.asarray(test_y)).mean().get())
     print("held-out accuracy %.3f; %.1f us per SGD step (batch %d; the host queued a step in "
           "%.1f us) on %s" % (acc, per_step * 1e6, B, queued * 1e6, ocal.get_context().device.name))
+    if args.bench_steps > 0:
+        bench(sgd_step, batches[0], args.bench_steps, max(args.bench_blocks, 1))
     return 0 if acc >= args.min_accuracy and mean < first else 1
+
+
+def bench(sgd_step, batch, steps, blocks):
+    """The C example's --bench-steps and --bench-blocks: the same step on one batch, timed
+    between two waits in blocks; prints the median block, the fastest, the host's time to
+    queue a step and its thread's CPU time per step."""
+    ctx = ocal.get_context()
+    x, y = batch
+    for _ in range(5):
+        sgd_step(x, y)
+    block, queue, cpu = [], [], []
+    for _ in range(blocks):
+        ctx.finish()
+        t0, c0 = time.perf_counter(), time.thread_time()
+        for _ in range(steps):
+            sgd_step(x, y)
+        queue.append(time.perf_counter() - t0)
+        cpu.append(time.thread_time() - c0)
+        ctx.finish()
+        block.append(time.perf_counter() - t0)
+    per = 1e6 / steps
+    print("SGD step time: %.1f us per step at batch %d (median of %d blocks of %d steps, "
+          "fastest block %.1f; the host queued a step in %.1f us, %.1f us of its thread's CPU "
+          "time)" % (per * statistics.median(block), x.shape[0], blocks, steps, per * min(block),
+                     per * statistics.median(queue), per * statistics.median(cpu)))
 
 
 if __name__ == "__main__":

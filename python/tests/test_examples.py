@@ -23,9 +23,11 @@ def test_example(script, args):
 def test_mlp_preallocated_step_trains_the_same():
     """--preallocated (out=, gemm into c, the C example's calls) gives the same losses as the
     step that makes new arrays; in both, the timed steps build or load no kernel program and
-    allocate no device memory (the warm-up ran their body)."""
+    allocate no device memory (the warm-up ran their body). Both then time the step on one
+    batch as the C example's --bench-steps and --bench-blocks do."""
     args = [sys.executable, os.path.join(EXAMPLES, "mlp_train.py"), "--steps", "21",
-            "--hidden", "64", "--batch", "64", "--min-accuracy", "0", "--stats"]
+            "--hidden", "64", "--batch", "64", "--min-accuracy", "0", "--stats",
+            "--bench-steps", "3", "--bench-blocks", "2"]
     runs = [subprocess.run(args + extra, capture_output=True, text=True, timeout=300)
             for extra in ([], ["--preallocated"])]
     losses = [[line for line in r.stdout.splitlines() if line.startswith("step")] for r in runs]
@@ -36,3 +38,4 @@ def test_mlp_preallocated_step_trains_the_same():
         assert len(stats) == 1
         for counter in ("compiles +0", "disk_hits +0", "misses +0", "device_allocs +0"):
             assert counter in stats[0], stats[0]
+        assert "us per step at batch 64 (median of 2 blocks of 3 steps" in r.stdout, r.stdout
