@@ -792,11 +792,14 @@ START_TEST(test_errors_name_the_shapes) {
   ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1, A3, B3, 0, C3),
                        OCAL_SHAPE_MISMATCH);
   assert_message_has("batch sizes differ");
+  assert_message_has("a is {3, 2, 3}, b is {2, 3, 2}, c is {3, 2, 2}");
   ck_assert_ocal(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1, A3, x32, 0, C3));
 
   /* gemv, and the BLAS-1 operations of ocal/ops.h and ocal/reduce.h. */
   ck_assert_ocal_fails(ocal_gemv(OCAL_NO_TRANS, 1, a, v5, 0, r2), OCAL_SHAPE_MISMATCH);
   assert_message_has("x must have 3 elements");
+  assert_message_has("(x is {5})");
+  assert_message_has("(y is {2})");
   ck_assert_ocal(ocal_gemv(OCAL_NO_TRANS, 1, a, v3, 0, r2));
   ck_assert_ocal_fails(ocal_gemv(OCAL_NO_TRANS, 1, v3, v3, 0, r2), OCAL_SHAPE_MISMATCH);
   ck_assert_ocal_fails(ocal_dot(v3, v5, OCAL_AXIS_ALL, r), OCAL_SHAPE_MISMATCH);

@@ -51,6 +51,19 @@ static const char *shape_text(ocal_buffer b, char *out, size_t size) {
   return out;
 }
 
+/* Three operands' shapes as text, written only where a message needs them: formatting them on
+ * every call cost more than the rest of the checks. */
+typedef struct shapes3 {
+  char a[96], b[96], c[96];
+} shapes3;
+
+static const shapes3 *shapes_of(ocal_buffer a, ocal_buffer b, ocal_buffer c, shapes3 *s) {
+  shape_text(a, s->a, sizeof s->a);
+  shape_text(b, s->b, sizeof s->b);
+  shape_text(c, s->c, sizeof s->c);
+  return s;
+}
+
 /* Validates handles, context, element type and fp64 of n operands; the first one's type is
  * the call's. */
 static ocal_status check_operands(const char *func, int n, const ocal_buffer *bufs,
@@ -197,37 +210,41 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
   if ((ta != OCAL_NO_TRANS && ta != OCAL_TRANS) || (tb != OCAL_NO_TRANS && tb != OCAL_TRANS))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ta and tb must be OCAL_NO_TRANS or OCAL_TRANS");
 
-  char sa[96], sb[96], sc[96];
-  shape_text(a, sa, sizeof sa);
-  shape_text(b, sb, sizeof sb);
-  shape_text(c, sc, sizeof sc);
+  shapes3 t;
   if (c->ndim != 2 && c->ndim != 3)
     return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
-                     "c is %s: it must be 2-D {m, n} or 3-D {batch, m, n}", sc);
-  if ((a->ndim != 2 && a->ndim != c->ndim) || (b->ndim != 2 && b->ndim != c->ndim))
+                     "c is %s: it must be 2-D {m, n} or 3-D {batch, m, n}",
+                     shapes_of(a, b, c, &t)->c);
+  if ((a->ndim != 2 && a->ndim != c->ndim) || (b->ndim != 2 && b->ndim != c->ndim)) {
+    shapes_of(a, b, c, &t);
     return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
                      "a is %s, b is %s, c is %s: a and b must be 2-D, or 3-D like c for a "
                      "batched product",
-                     sa, sb, sc);
+                     t.a, t.b, t.c);
+  }
   size_t batch = c->ndim == 3 ? c->shape[0] : 1;
-  if ((a->ndim == 3 && a->shape[0] != batch) || (b->ndim == 3 && b->shape[0] != batch))
-    return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
-                     "batch sizes differ: a is %s, b is %s, c is %s", sa, sb, sc);
+  if ((a->ndim == 3 && a->shape[0] != batch) || (b->ndim == 3 && b->shape[0] != batch)) {
+    shapes_of(a, b, c, &t);
+    return OCAL_FAIL(OCAL_SHAPE_MISMATCH, "batch sizes differ: a is %s, b is %s, c is %s", t.a,
+                     t.b, t.c);
+  }
   int an = a->ndim, bn = b->ndim, cn = c->ndim;
   size_t m = c->shape[cn - 2], n = c->shape[cn - 1];
   size_t a_rows = a->shape[an - 2], a_cols = a->shape[an - 1];
   size_t b_rows = b->shape[bn - 2], b_cols = b->shape[bn - 1];
   size_t am = ta ? a_cols : a_rows, ak = ta ? a_rows : a_cols;
   size_t bk = tb ? b_cols : b_rows, bnn = tb ? b_rows : b_cols;
-  if (ak != bk || am != m || bnn != n)
+  if (ak != bk || am != m || bnn != n) {
+    shapes_of(a, b, c, &t);
     return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
                      "%s: op(a) is %zux%zu (a %s%s), op(b) is %zux%zu (b %s%s), c is %zux%zu "
                      "(%s)",
                      ak != bk   ? "inner dimensions differ"
                      : am != m  ? "rows of op(a) and c differ"
                                 : "columns of op(b) and c differ",
-                     am, ak, sa, ta ? ", transposed" : "", bk, bnn, sb, tb ? ", transposed" : "",
-                     m, n, sc);
+                     am, ak, t.a, ta ? ", transposed" : "", bk, bnn, t.b,
+                     tb ? ", transposed" : "", m, n, t.c);
+  }
   OCAL__CHECK(check_disjoint(__func__, c, "c", a, "a"));
   OCAL__CHECK(check_disjoint(__func__, c, "c", b, "b"));
   if (m == 0 || n == 0 || batch == 0) return OCAL_OK;
@@ -298,18 +315,18 @@ ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffe
   OCAL__CHECK(check_operands(__func__, 3, bufs, names, &ctx, &dtype, 0));
   if (ta != OCAL_NO_TRANS && ta != OCAL_TRANS)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "ta must be OCAL_NO_TRANS or OCAL_TRANS");
-  char sa[96], sx[96], sy[96];
-  shape_text(a, sa, sizeof sa);
-  shape_text(x, sx, sizeof sx);
-  shape_text(y, sy, sizeof sy);
-  if (a->ndim != 2) return OCAL_FAIL(OCAL_SHAPE_MISMATCH, "a is %s: it must be 2-D", sa);
+  shapes3 t;
+  if (a->ndim != 2)
+    return OCAL_FAIL(OCAL_SHAPE_MISMATCH, "a is %s: it must be 2-D", shapes_of(a, x, y, &t)->a);
   size_t rows = a->shape[0], cols = a->shape[1];
   size_t opm = ta ? cols : rows, opn = ta ? rows : cols;
-  if (x->numel != opn || y->numel != opm)
+  if (x->numel != opn || y->numel != opm) {
+    shapes_of(a, x, y, &t);
     return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
                      "op(a) is %zux%zu (a %s%s): x must have %zu elements (x is %s) and y %zu "
                      "(y is %s)",
-                     opm, opn, sa, ta ? ", transposed" : "", opn, sx, opm, sy);
+                     opm, opn, t.a, ta ? ", transposed" : "", opn, t.b, opm, t.c);
+  }
   OCAL__CHECK(check_disjoint(__func__, y, "y", a, "a"));
   OCAL__CHECK(check_disjoint(__func__, y, "y", x, "x"));
   if (opm == 0) return OCAL_OK;
