@@ -493,4 +493,9 @@ static inline size_t ocal__round_up(size_t a, size_t b) { return ocal__ceil_div(
 /* strdup that reports failure through the status rules; returns NULL when out of memory. */
 char *ocal__strdup(const char *s);
 
+/* Copies s to *at, never past end - 1, NUL-terminates, and moves *at to the NUL: strings built
+ * on every call (build options, kernel labels) are put together with it, as snprintf's format
+ * parsing cost a small call more than its checks. */
+void ocal__put(char **at, char *end, const char *s);
+
 #endif /* OCAL_INTERNAL_H */

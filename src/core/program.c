@@ -512,8 +512,10 @@ ocal_status ocal__library_kernel_from(ocal_context ctx, const char *source_name,
                                       const char *func) {
   for (size_t i = 0; i < ocal__source_count; i++) {
     if (strcmp(ocal__sources[i].name, source_name) == 0) {
-      char label[128];
-      snprintf(label, sizeof label, "cl/%s.cl", source_name);
+      char label[128], *at = label;
+      ocal__put(&at, label + sizeof label, "cl/");
+      ocal__put(&at, label + sizeof label, source_name);
+      ocal__put(&at, label + sizeof label, ".cl");
       ocal__program *program;
       ocal_status status = ocal__program_get_from(ctx, label, ocal__sources[i].text, options,
                                                   &program, origin, func);

@@ -162,6 +162,14 @@ char *ocal__strdup(const char *s) {
   return copy;
 }
 
+void ocal__put(char **at, char *end, const char *s) {
+  char *p = *at;
+  if (p >= end) return;
+  while (*s && p + 1 < end) *p++ = *s++;
+  *p = '\0';
+  *at = p;
+}
+
 ocal_status ocal__filled_check(const char *func, const char *param, const char *type,
                                const void *dst, size_t min_size, size_t full_size) {
   if (!dst) return OCAL_OK;

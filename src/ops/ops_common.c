@@ -17,13 +17,24 @@ static const char *storage_option(ocal_dtype t, char side) {
 
 void ocal__ew_options(char *out, size_t size, ocal_dtype t, ocal_dtype r, const char *op,
                       int vec4, const char *extra) {
-  int fp64 = t == OCAL_F64 || r == OCAL_F64;
-  snprintf(out, size, "-DT=%s -DR=%s -DOP_%s%s%s%s%s%s%s%s%s%s", compute_type(t),
-           compute_type(r), op, ocal__ew_is_real_float(t) ? " -DT_FLOAT" : "",
-           ocal__ew_is_real_float(r) ? " -DR_FLOAT" : "", storage_option(t, 'T'),
-           storage_option(r, 'R'), ocal__dtype_is_signed(t) ? " -DT_SIGNED" : "",
-           fp64 ? " -DOCAL_NEED_FP64" : "", vec4 ? " -DVEC4" : "", extra && extra[0] ? " " : "",
-           extra ? extra : "");
+  char *at = out, *end = out + size;
+  const char *parts[] = {"-DT=",
+                         compute_type(t),
+                         " -DR=",
+                         compute_type(r),
+                         " -DOP_",
+                         op,
+                         ocal__ew_is_real_float(t) ? " -DT_FLOAT" : "",
+                         ocal__ew_is_real_float(r) ? " -DR_FLOAT" : "",
+                         storage_option(t, 'T'),
+                         storage_option(r, 'R'),
+                         ocal__dtype_is_signed(t) ? " -DT_SIGNED" : "",
+                         t == OCAL_F64 || r == OCAL_F64 ? " -DOCAL_NEED_FP64" : "",
+                         vec4 ? " -DVEC4" : "",
+                         extra && extra[0] ? " " : "",
+                         extra ? extra : ""};
+  if (size) *out = '\0';
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) ocal__put(&at, end, parts[i]);
 }
 
 int ocal__ew_is_real_float(ocal_dtype t) { return ocal__dtype_is_float(t) || ocal__dtype_is_half(t); }
