@@ -112,9 +112,9 @@ static ocal_status check_out(const char *func, ocal_reduce_op op, ocal_buffer x,
                       ocal_dtype_name(want), why);
   }
   char have[96], need[96], keep[96];
-  ocal__shape_format(out->ndim, out->shape, have, sizeof have);
   if (g->axis_all) {
     if (out->numel == 1) return OCAL_OK;
+    ocal__shape_format(out->ndim, out->shape, have, sizeof have);
     return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                       "out has shape %s, but %s over the whole buffer (OCAL_AXIS_ALL) gives "
                       "one element: out needs shape [1]",
@@ -133,6 +133,7 @@ static ocal_status check_out(const char *func, ocal_reduce_op op, ocal_buffer x,
             memcmp(out->shape, kept, (size_t)x->ndim * sizeof(size_t)) == 0;
   if (match) return OCAL_OK;
   char xs[96];
+  ocal__shape_format(out->ndim, out->shape, have, sizeof have);
   ocal__shape_format(x->ndim, x->shape, xs, sizeof xs);
   ocal__shape_format(nd, dropped, need, sizeof need);
   ocal__shape_format(x->ndim, kept, keep, sizeof keep);
@@ -300,8 +301,10 @@ typedef struct {
 static ocal_status builtin_kernel(void *data, int kind, ocal__kernel **k) {
   const builtin_call *c = data;
   const int hinted = kind >= OCAL__RED_HINTED, base = kind % OCAL__RED_HINTED;
-  char name[64];
-  snprintf(name, sizeof name, "%s_%s", family_names[c->family], ocal__reduce_kernel_names[base]);
+  char name[64], *at = name;
+  ocal__put(&at, name + sizeof name, family_names[c->family]);
+  ocal__put(&at, name + sizeof name, "_");
+  ocal__put(&at, name + sizeof name, ocal__reduce_kernel_names[base]);
   return ocal__rs_kernel_hinted(c->ctx, c->rs, OCAL__RS_REDUCE, c->dtype,
                                 c->family * OCAL__RED_KINDS + base +
                                     (hinted ? OCAL__RS_HINTED_SLOTS : 0),
