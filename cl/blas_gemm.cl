@@ -5,6 +5,7 @@
  * -DBK (k step), -DTM -DTN (each work-item's micro-tile, multiples of 4), -DFULL=1 when m,
  * n and every slice of k are whole tiles (no bounds checks at all), -DVEC=1 when every
  * leading dimension and offset is a multiple of 4 (4-wide global loads and stores),
+ * -DEDGE_VEC=1 for 16-byte loads in edge tiles too (below, at LOAD4),
  * -DOCAL_ONLY -DOCAL_ONLY_<kernel> to compile that one kernel alone.
  *
  * Design (why): a work-group of (BM/TM) x (BN/TN) work-items computes one BM x BN block of C;
@@ -38,7 +39,12 @@
 #define NLA (BM * BK / 4 / NT)
 #define NLB (BN * BK / 4 / NT)
 
-#if FULL && VEC
+/* -DEDGE_VEC=1 (with VEC): edge tiles load whole runs of four as single 16-byte loads too.
+ * With VEC every run starts 16-byte aligned (leading dimensions, offsets, tile and slice
+ * starts are multiples of 4). gemm_own.c sets it for tn products only: there it was faster at
+ * every partial-tile size measured, where nn and nt lost at some (docs/measurements.md,
+ * "16-byte loads in edge tiles"). */
+#if VEC && (FULL || EDGE_VEC)
 #define LOAD4(p, i) (*(__global const T4 *)((p) + (i)))
 #else
 #define LOAD4(p, i) vload4(0, (p) + (i))

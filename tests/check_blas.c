@@ -396,6 +396,10 @@ START_TEST(test_gemm_own_kernel_paths) {
     for (int t = 0; t < 4; t++) {
       check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 128, 64, 48, 200 + t); /* whole tiles */
       check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 130, 66, 21, 210 + t); /* edges */
+      /* edges with every leading dimension a multiple of 4 (VEC: tn loads them 16 bytes
+       * at a time) */
+      check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 132, 68, 21, 250 + t);
+      check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 132, 68, 24, 254 + t);
     }
     check_gemm(ctx, OCAL_F32, 0, 0, 64, 129, 32, 220); /* whole row tiles, ld not 4-aligned */
   }
