@@ -68,6 +68,9 @@ def main():
                          "switches counted over the timed steps (all 0 but the switches when "
                          "warm)")
     args = ap.parse_args()
+    if args.bench_steps < 0 or args.bench_blocks < 1:
+        ap.error("--bench-steps wants a whole number >= 0 and --bench-blocks one >= 1, not %d "
+                 "and %d" % (args.bench_steps, args.bench_blocks))
     if args.device:
         ocal.set_context(ocal.Context(args.device))
     rng = np.random.default_rng(args.seed)
@@ -154,7 +157,7 @@ def main():
     print("held-out accuracy %.3f; %.1f us per SGD step (batch %d; the host queued a step in "
           "%.1f us) on %s" % (acc, per_step * 1e6, B, queued * 1e6, ocal.get_context().device.name))
     if args.bench_steps > 0:
-        bench(sgd_step, batches[0], args.bench_steps, max(args.bench_blocks, 1))
+        bench(sgd_step, batches[0], args.bench_steps, args.bench_blocks)
     return 0 if acc >= args.min_accuracy and mean < first else 1
 
 

@@ -39,3 +39,12 @@ def test_mlp_preallocated_step_trains_the_same():
         for counter in ("compiles +0", "disk_hits +0", "misses +0", "device_allocs +0"):
             assert counter in stats[0], stats[0]
         assert "us per step at batch 64 (median of 2 blocks of 3 steps" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("bad", [["--bench-blocks", "0"], ["--bench-steps", "-1"]])
+def test_mlp_refuses_bad_bench_options(bad):
+    """As the C example does (exit 2, the option named), before any device work."""
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "mlp_train.py")] + bad,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "--bench-blocks" in r.stderr and "--bench-steps" in r.stderr, r.stderr
