@@ -33,7 +33,6 @@ void ocal__ew_options(char *out, size_t size, ocal_dtype t, ocal_dtype r, const 
                          vec4 ? " -DVEC4" : "",
                          extra && extra[0] ? " " : "",
                          extra ? extra : ""};
-  if (size) *out = '\0';
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) ocal__put(&at, end, parts[i]);
 }
 
