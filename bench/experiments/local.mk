@@ -14,6 +14,7 @@ OCAL_EXPERIMENTS = \
 	bench/experiments/gemm_mma_probe \
 	bench/experiments/gemm_own \
 	bench/experiments/gemm_splitk \
+	bench/experiments/gemm_transposes \
 	bench/experiments/gemm_wgmma_probe \
 	bench/experiments/launch_probe \
 	bench/experiments/scan_probe \
@@ -55,6 +56,8 @@ nodist_bench_experiments_gemm_own_SOURCES = bench/experiments/gemm_own.c
 bench_experiments_gemm_own_LDADD = src/libocal.la -lm
 nodist_bench_experiments_gemm_splitk_SOURCES = bench/experiments/gemm_splitk.c
 bench_experiments_gemm_splitk_LDADD = src/libocal.la -lm
+nodist_bench_experiments_gemm_transposes_SOURCES = bench/experiments/gemm_transposes.c
+bench_experiments_gemm_transposes_LDADD = src/libocal.la
 
 .PHONY: experiments
 experiments: $(OCAL_EXPERIMENTS)
