@@ -3,18 +3,25 @@
  * Every rank holds the same weights and takes its share of each global batch (--batch is the
  * global batch, split evenly). Its gradients are sums over its rows, in buckets; each bucket is
  * all-reduced (summed over the ranks) by ocal_mpi_iallreduce as soon as it is computed, so
- * layer 2's gradients travel while layer 1's backward pass still runs on the device. Layer 1's
- * weight gradient, the last product of the backward pass and the largest bucket, is computed
- * in row panels (--panels), each all-reduced while the next panel's product runs: only the
- * last panel's transfer is left after the backward pass. A panel of rows of W1's gradient is
- * x^T dh restricted to some of x's columns, so the batch is also kept transposed (features
- * by rows), where those columns are contiguous rows. The weight updates are ordered after the all-reduces by their events
- * (ocal_context_enqueue_wait), without the host waiting; the requests are finished at the next step.
- * Every rank then applies the same update, W -= lr / B * sum of gradients, so the weights stay
- * identical (the program checks that, bit for bit, at the end).
+ * layer 2's gradients travel while layer 1's backward pass still runs on the device.
  *
- * --check N: rank 0 first trains a second copy of the network alone, on whole global batches,
- * and every rank compares the first N data-parallel losses with it (limit 1e-5).
+ * Layer 1's weight gradient, the last product of the backward pass and the largest bucket, is
+ * computed in --panels panels of hidden units, each all-reduced while the next panel's product
+ * runs; each panel's update is applied at the next step just before that panel's forward
+ * product, so the last panel's all-reduce runs while the next step's first panels go forward.
+ * For a panel to be contiguous everywhere, the hidden units are stored panel by panel: W1
+ * (dim x hidden) is held as `panels` blocks of dim x hidden / panels, and so are h and its
+ * gradient (rows x hidden / panels each); b1 and W2's rows are in hidden-unit order, which the
+ * blocks keep. With one panel that is the plain layout. The products keep their orientation
+ * whatever the panels (x W1 forward, x^T dh for the gradient).
+ *
+ * The updates are ordered after the all-reduces by their events (ocal_context_enqueue_wait),
+ * without the host waiting. Every rank applies the same update, W -= lr / B * sum of
+ * gradients, so the weights stay identical (the program checks that, bit for bit, at the end).
+ *
+ * --check N: rank 0 first trains a second copy of the network alone (same panels), on whole
+ * global batches, and every rank compares the first N data-parallel losses with it (limit
+ * 1e-5).
  *
  *   mpirun -np 2 ./mlp_train_mpi [--check 3] [--epochs 2] ...   (--help lists all)
  *
@@ -47,7 +54,7 @@ typedef struct options {
 } options;
 
 static int rank, nranks;
-/* Row panels of layer 1's weight gradient (1: one product, one bucket). */
+/* Panels of hidden units of layer 1 (1: one product, one bucket, the plain layout). */
 static size_t npanels = 1;
 
 static double now(void) {
@@ -58,55 +65,78 @@ static double now(void) {
 
 #define MAX_PANELS 64
 
-/* The gradients of one rank, summed over its rows: one buffer per layer, so that one
- * all-reduce can carry a layer's weights and bias; the w and b buffers are views of it. Layer
- * 1's bucket is also cut into row panels of w1: panel i is w1's rows [lo(i), lo(i + 1)) (the
- * last panel runs on through b1, which follows w1), and panel_w[i] those rows alone. */
-typedef struct grads {
-  ocal_buffer bucket1, w1, b1; /* dim * hidden + hidden */
-  ocal_buffer bucket2, w2, b2; /* hidden * 10 + 10 */
-  size_t npanels;
-  ocal_buffer panel[MAX_PANELS], panel_w[MAX_PANELS];
-  ocal_mpi_request pending[MAX_PANELS + 1]; /* last step's all-reduces, finished at the next */
-} grads;
+/* A pass over `rows` rows seen panel by panel: panel i's hidden units are the i-th block of
+ * hidden / np of them, in W1 (a dim x hidden / np block), b1, W2 (rows), h and dh
+ * (rows x hidden / np blocks). Views only: the memory is the net's and the pass's. */
+typedef struct panels {
+  size_t n;
+  ocal_buffer w1[MAX_PANELS], b1[MAX_PANELS], w2[MAX_PANELS], h[MAX_PANELS], dh[MAX_PANELS];
+} panels;
 
-static size_t panel_lo(size_t dim, size_t np, size_t i) { return dim * i / np; }
+static ocal_status panels_create(panels *v, const net *m, const pass *p, size_t dim,
+                                 size_t hidden, size_t np) {
+  size_t hp = hidden / np, rows = p->rows;
+  size_t ws[2] = {dim, hp}, w2s[2] = {hp, CLASSES}, hs[2] = {rows, hp};
+  memset(v, 0, sizeof *v);
+  v->n = np;
+  for (size_t i = 0; i < np; i++) {
+    TRY(ocal_buffer_view(m->w1, i * dim * hp, 2, ws, &v->w1[i]));
+    TRY(ocal_buffer_view(m->b1, i * hp, 1, &hp, &v->b1[i]));
+    TRY(ocal_buffer_view(m->w2, i * hp * CLASSES, 2, w2s, &v->w2[i]));
+    TRY(ocal_buffer_view(p->h, i * rows * hp, 2, hs, &v->h[i]));
+    TRY(ocal_buffer_view(p->dh, i * rows * hp, 2, hs, &v->dh[i]));
+  }
+  return OCAL_OK;
+}
+
+static void panels_release(panels *v) {
+  for (size_t i = 0; i < v->n; i++) {
+    ocal_buffer b[] = {v->w1[i], v->b1[i], v->w2[i], v->h[i], v->dh[i]};
+    for (size_t j = 0; j < sizeof b / sizeof b[0]; j++) ocal_buffer_release(b[j]);
+  }
+}
+
+/* The gradients of one rank, summed over its rows, one bucket per layer (an all-reduce
+ * carries a layer's weights and bias). Layer 1's bucket holds, panel by panel, the panel's
+ * block of W1's gradient and then its entries of b1's, so that a panel's bucket is contiguous. */
+typedef struct grads {
+  ocal_buffer bucket2, w2, b2; /* hidden * 10 + 10 */
+  ocal_buffer w2p[MAX_PANELS]; /* w2's rows of panel i */
+  ocal_buffer bucket1;         /* hidden * (dim + 1) */
+  size_t npanels;
+  ocal_buffer panel[MAX_PANELS], panel_w[MAX_PANELS], panel_b[MAX_PANELS]; /* of bucket1 */
+  ocal_mpi_request pending[MAX_PANELS + 1]; /* the last step's all-reduces: 0 layer 2's */
+  int due;      /* the last step's layer-1 updates are not queued yet */
+  double scale; /* theirs: -lr / B */
+} grads;
 
 static ocal_status grads_create(ocal_context ctx, grads *g, size_t dim, size_t hidden,
                                 size_t np) {
-  size_t n1 = dim * hidden + hidden, n2 = hidden * CLASSES + CLASSES;
-  size_t s1[2] = {dim, hidden}, s2[2] = {hidden, CLASSES}, c = CLASSES;
+  size_t n1 = hidden * (dim + 1), n2 = hidden * CLASSES + CLASSES, hp = hidden / np;
+  size_t s2[2] = {hidden, CLASSES}, c = CLASSES, ws[2] = {dim, hp}, w2s[2] = {hp, CLASSES};
+  size_t n = hp * (dim + 1);
   memset(g, 0, sizeof *g);
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &n1, &g->bucket1));
-  TRY(ocal_buffer_view(g->bucket1, 0, 2, s1, &g->w1));
-  TRY(ocal_buffer_view(g->bucket1, dim * hidden, 1, &hidden, &g->b1));
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &n2, &g->bucket2));
   TRY(ocal_buffer_view(g->bucket2, 0, 2, s2, &g->w2));
   TRY(ocal_buffer_view(g->bucket2, hidden * CLASSES, 1, &c, &g->b2));
   g->npanels = np;
   for (size_t i = 0; i < np; i++) {
-    size_t lo = panel_lo(dim, np, i), rows = panel_lo(dim, np, i + 1) - lo;
-    size_t ws[2] = {rows, hidden}, n = rows * hidden + (i + 1 == np ? hidden : 0);
-    TRY(ocal_buffer_view(g->bucket1, lo * hidden, 1, &n, &g->panel[i]));
-    TRY(ocal_buffer_view(g->bucket1, lo * hidden, 2, ws, &g->panel_w[i]));
+    TRY(ocal_buffer_view(g->bucket2, i * hp * CLASSES, 2, w2s, &g->w2p[i]));
+    TRY(ocal_buffer_view(g->bucket1, i * n, 1, &n, &g->panel[i]));
+    TRY(ocal_buffer_view(g->bucket1, i * n, 2, ws, &g->panel_w[i]));
+    TRY(ocal_buffer_view(g->bucket1, i * n + dim * hp, 1, &hp, &g->panel_b[i]));
   }
   return OCAL_OK;
 }
 
 static void grads_release(grads *g) {
-  ocal_buffer b[] = {g->w1, g->b1, g->bucket1, g->w2, g->b2, g->bucket2};
+  ocal_buffer b[] = {g->w2, g->b2, g->bucket2, g->bucket1};
   for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) ocal_buffer_release(b[i]);
   for (size_t i = 0; i < g->npanels; i++) {
-    ocal_buffer_release(g->panel[i]);
-    ocal_buffer_release(g->panel_w[i]);
+    ocal_buffer v[] = {g->w2p[i], g->panel[i], g->panel_w[i], g->panel_b[i]};
+    for (size_t j = 0; j < sizeof v / sizeof v[0]; j++) ocal_buffer_release(v[j]);
   }
-}
-
-/* Finishes last step's all-reduces (their device work is already ordered by events). */
-static ocal_status finish_pending(grads *g) {
-  for (size_t i = 0; i < MAX_PANELS + 1; i++)
-    if (g->pending[i]) TRY(ocal_mpi_wait(&g->pending[i]));
-  return OCAL_OK;
 }
 
 /* Makes device work queued from now on wait for an all-reduce, without the host waiting. */
@@ -118,80 +148,84 @@ static ocal_status after(ocal_context ctx, ocal_mpi_request req) {
   return s;
 }
 
-/* The rows of x (n x dim) in blocks of b rows, each block transposed (dim x b): a rank's rows
- * of a batch are one block, and a panel of its features contiguous rows of that block. */
-static void transpose_blocks(const float *x, size_t n, size_t dim, size_t b, float *out) {
-  for (size_t q = 0; q + b <= n; q += b)
-    for (size_t r = 0; r < b; r++)
-      for (size_t f = 0; f < dim; f++) out[q * dim + f * b + r] = x[(q + r) * dim + f];
+/* Queues the last step's update of layer 1's panel i (net views v), after its all-reduce. */
+static ocal_status update_panel(ocal_context ctx, grads *g, const panels *v, size_t i) {
+  if (g->pending[1 + i]) TRY(after(ctx, g->pending[1 + i]));
+  TRY(ocal_axpy(g->scale, g->panel_w[i], v->w1[i]));
+  TRY(ocal_axpy(g->scale, g->panel_b[i], v->b1[i]));
+  return OCAL_OK;
 }
 
-/* h = relu(x W1 + b1), z = h W2 + b2 (mlp_train's forward pass). */
-static ocal_status forward(const net *m, ocal_buffer x, pass *p) {
-  TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, x, m->w1, 0.0, p->h));
-  TRY(ocal_binary(OCAL_BINARY_ADD, p->h, m->b1, p->h));
+/* Queues the updates still due and finishes the last step's all-reduces: the weights are
+ * then the step's (for reading them, or the timing's end). */
+static ocal_status settle(ocal_context ctx, grads *g, const panels *v) {
+  for (size_t i = 0; g->due && i < g->npanels; i++) TRY(update_panel(ctx, g, v, i));
+  g->due = 0;
+  for (size_t i = 0; i < MAX_PANELS + 1; i++)
+    if (g->pending[i]) TRY(ocal_mpi_wait(&g->pending[i]));
+  return OCAL_OK;
+}
+
+/* h = relu(x W1 + b1), z = h W2 + b2, panel by panel (v: views of the net and of p), each
+ * panel's update of the last step (if due) just before its product. */
+static ocal_status forward(const net *m, grads *g, const panels *v, ocal_context ctx,
+                           ocal_buffer x, pass *p) {
+  for (size_t i = 0; i < v->n; i++) {
+    if (g->due) TRY(update_panel(ctx, g, v, i));
+    TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, x, v->w1[i], 0.0, v->h[i]));
+    TRY(ocal_binary(OCAL_BINARY_ADD, v->h[i], v->b1[i], v->h[i]));
+  }
+  g->due = 0;
   TRY(ocal_unary(OCAL_UNARY_RELU, p->h, p->h));
-  TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, p->h, m->w2, 0.0, p->z));
+  for (size_t i = 0; i < v->n; i++) /* z = sum over the panels of h_i W2_i */
+    TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, v->h[i], v->w2[i], i ? 1.0 : 0.0, p->z));
   TRY(ocal_binary(OCAL_BINARY_ADD, p->z, m->b2, p->z));
   return OCAL_OK;
 }
 
-/* One SGD step on this rank's rows (x, y; xt the same rows transposed, used for the panels)
- * of a global batch of B rows: gradients summed over the rows, all-reduced per bucket while
- * the backward pass goes on (mpi NULL: one rank alone, x the whole batch), then
- * W -= lr / B * gradient. Leaves each row's loss in p->loss. */
-static ocal_status step(ocal_mpi mpi, ocal_context ctx, net *m, grads *g, ocal_buffer x,
-                        ocal_buffer xt, ocal_buffer y, pass *p, size_t B, double lr) {
-  double scale = -lr / (double)B;
-  TRY(finish_pending(g));
-  TRY(forward(m, x, p));
+/* One SGD step on this rank's rows (x, y) of a global batch of B rows: gradients summed over
+ * the rows, all-reduced per bucket while the backward pass goes on (mpi NULL: one rank alone,
+ * x the whole batch), then W -= lr / B * gradient (layer 1's at the next forward or settle).
+ * Leaves each row's loss in p->loss. */
+static ocal_status step(ocal_mpi mpi, ocal_context ctx, net *m, grads *g, const panels *v,
+                        ocal_buffer x, ocal_buffer y, pass *p, size_t B, double lr) {
+  TRY(forward(m, g, v, ctx, x, p));
   TRY(ocal_softmax_cross_entropy(p->z, y, p->loss, p->z)); /* z becomes dz */
+  /* The last step's all-reduces are done once the forward pass has used them; the host
+   * waits here, with this forward pass queued ahead of the device. */
+  TRY(settle(ctx, g, v));
   /* Layer 2's gradients, then off they go. */
-  TRY(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, p->h, p->z, 0.0, g->w2));
+  for (size_t i = 0; i < v->n; i++)
+    TRY(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, v->h[i], p->z, 0.0, g->w2p[i]));
   TRY(ocal_sum(p->z, 0, g->b2));
   if (mpi) TRY(ocal_mpi_iallreduce(mpi, g->bucket2, OCAL_MPI_SUM, &g->pending[0]));
   /* Layer 1's backward pass meanwhile, with the old W2 (its update comes after). The
    * all-reduce starts after the kernels queued before it (layer 2's gradients), and these
    * kernels do not wait for it: it runs on libocal-mpi's queues and thread. */
-  TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1.0, p->z, m->w2, 0.0, p->dh));
+  for (size_t i = 0; i < v->n; i++)
+    TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1.0, p->z, v->w2[i], 0.0, v->dh[i]));
   TRY(ocal_binary_scalar(OCAL_BINARY_GT, p->h, 0.0, p->mask));
   TRY(ocal_where(p->mask, p->dh, m->zero, p->dh));
-  if (!mpi || g->npanels == 1 || !xt) {
-    TRY(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, x, p->dh, 0.0, g->w1));
-    TRY(ocal_sum(p->dh, 0, g->b1));
-    if (mpi) TRY(ocal_mpi_iallreduce(mpi, g->bucket1, OCAL_MPI_SUM, &g->pending[1]));
-  } else {
-    /* b1 first: it travels with the last panel. Panel i = rows of x^T (xt's rows) times dh. */
-    TRY(ocal_sum(p->dh, 0, g->b1));
-    size_t shape[OCAL_MAX_DIMS];
-    int nd;
-    TRY(ocal_buffer_get_shape(xt, &nd, shape));
-    size_t D = shape[0], rows = shape[1];
-    for (size_t i = 0; i < g->npanels; i++) {
-      size_t lo = panel_lo(D, g->npanels, i), xs[2] = {panel_lo(D, g->npanels, i + 1) - lo, rows};
-      ocal_buffer xp;
-      TRY(ocal_buffer_view(xt, lo * rows, 2, xs, &xp));
-      ocal_status s = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, xp, p->dh, 0.0, g->panel_w[i]);
-      ocal_buffer_release(xp);
-      TRY(s);
-      TRY(ocal_mpi_iallreduce(mpi, g->panel[i], OCAL_MPI_SUM, &g->pending[1 + i]));
-    }
+  for (size_t i = 0; i < v->n; i++) {
+    TRY(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, x, v->dh[i], 0.0, g->panel_w[i]));
+    TRY(ocal_sum(v->dh[i], 0, g->panel_b[i]));
+    if (mpi) TRY(ocal_mpi_iallreduce(mpi, g->panel[i], OCAL_MPI_SUM, &g->pending[1 + i]));
   }
-  /* The updates wait (on the device) for the summed gradients. */
+  /* Layer 2's update waits (on the device) for its summed gradients; layer 1's is due. */
   if (mpi) TRY(after(ctx, g->pending[0]));
-  TRY(ocal_axpy(scale, g->w2, m->w2));
-  TRY(ocal_axpy(scale, g->b2, m->b2));
-  for (size_t i = 1; mpi && i <= MAX_PANELS; i++)
-    if (g->pending[i]) TRY(after(ctx, g->pending[i]));
-  TRY(ocal_axpy(scale, g->w1, m->w1));
-  TRY(ocal_axpy(scale, g->b1, m->b1));
+  g->scale = -lr / (double)B;
+  TRY(ocal_axpy(g->scale, g->w2, m->w2));
+  TRY(ocal_axpy(g->scale, g->b2, m->b2));
+  g->due = 1;
   return OCAL_OK;
 }
 
-/* Held-out loss and accuracy (every rank computes the same: the weights are the same). */
-static ocal_status evaluate(const net *m, ocal_buffer x, ocal_buffer y, pass *p, ocal_buffer pred,
+/* Held-out loss and accuracy (every rank computes the same: the weights are the same); v:
+ * views of the net and of p, whose weights are settled. */
+static ocal_status evaluate(const net *m, grads *g, const panels *v, ocal_context ctx,
+                            ocal_buffer x, ocal_buffer y, pass *p, ocal_buffer pred,
                             ocal_buffer hit, double *loss, double *accuracy) {
-  TRY(forward(m, x, p));
+  TRY(forward(m, g, v, ctx, x, p));
   TRY(ocal_softmax_cross_entropy(p->z, y, p->loss, NULL));
   TRY(ocal_argmax(p->z, 1, pred));
   TRY(ocal_binary(OCAL_BINARY_EQ, pred, y, hit));
@@ -218,22 +252,20 @@ static ocal_status global_loss(ocal_buffer loss, ocal_buffer one, size_t B, doub
 static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const options *o, int *ok) {
   ocal_context ctx;
   TRY(ocal_mpi_get_context(mpi, &ctx));
-  size_t D = train->dim, B = o->batch, b = B / (size_t)nranks, xs[2] = {b, D}, xB[2] = {B, D};
-  size_t trs[2] = {train->n, D}, tes[2] = {test->n, D}, one = 1, xts[2] = {D, b};
+  size_t D = train->dim, H = o->hidden, B = o->batch, b = B / (size_t)nranks;
+  size_t xs[2] = {b, D}, xB[2] = {B, D}, trs[2] = {train->n, D}, tes[2] = {test->n, D}, one = 1;
   net m;
   grads g;
   pass p, ev;
-  ocal_buffer xtrain, xtrain_t, ytrain, xtest, ytest, pred, hit, loss1, xb = NULL, yb = NULL,
-      xtb = NULL;
-  TRY(net_create(ctx, &m, D, o->hidden));
-  TRY(grads_create(ctx, &g, D, o->hidden, npanels));
-  float *xt_host = malloc(train->n * D * sizeof *xt_host);
-  if (!xt_host) return OCAL_OUT_OF_HOST_MEMORY;
-  transpose_blocks(train->x, train->n, D, b, xt_host);
-  TRY(pass_create(ctx, &p, b, o->hidden));
-  TRY(pass_create(ctx, &ev, test->n, o->hidden));
+  panels v, vev;
+  ocal_buffer xtrain, ytrain, xtest, ytest, pred, hit, loss1, xb = NULL, yb = NULL;
+  TRY(net_create(ctx, &m, D, H));
+  TRY(pass_create(ctx, &p, b, H));
+  TRY(pass_create(ctx, &ev, test->n, H));
+  TRY(panels_create(&v, &m, &p, D, H, npanels));
+  TRY(panels_create(&vev, &m, &ev, D, H, npanels));
+  TRY(grads_create(ctx, &g, D, H, npanels));
   TRY(ocal_buffer_from_host(ctx, OCAL_F32, 2, trs, train->x, &xtrain));
-  TRY(ocal_buffer_from_host(ctx, OCAL_F32, 2, trs, xt_host, &xtrain_t));
   TRY(ocal_buffer_from_host(ctx, OCAL_I64, 1, &train->n, train->y, &ytrain));
   TRY(ocal_buffer_from_host(ctx, OCAL_F32, 2, tes, test->x, &xtest));
   TRY(ocal_buffer_from_host(ctx, OCAL_I64, 1, &test->n, test->y, &ytest));
@@ -250,14 +282,16 @@ static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const option
     net r;
     grads rg;
     pass rp;
-    TRY(net_create(ctx, &r, D, o->hidden));
-    TRY(grads_create(ctx, &rg, D, o->hidden, 1));
-    TRY(pass_create(ctx, &rp, B, o->hidden));
+    panels rv;
+    TRY(net_create(ctx, &r, D, H));
+    TRY(pass_create(ctx, &rp, B, H));
+    TRY(panels_create(&rv, &r, &rp, D, H, npanels));
+    TRY(grads_create(ctx, &rg, D, H, npanels));
     TRY(init_weights(&r, o->seed));
     for (size_t t = 0; t < o->check; t++) {
       TRY(ocal_buffer_view(xtrain, (t % steps) * B * D, 2, xB, &xb));
       TRY(ocal_buffer_view(ytrain, (t % steps) * B, 1, &B, &yb));
-      TRY(step(NULL, ctx, &r, &rg, xb, NULL, yb, &rp, B, o->lr));
+      TRY(step(NULL, ctx, &r, &rg, &rv, xb, yb, &rp, B, o->lr));
       float sum;
       TRY(ocal_sum(rp.loss, OCAL_AXIS_ALL, loss1));
       TRY(ocal_buffer_read(loss1, 0, 1, &sum, NULL));
@@ -265,8 +299,10 @@ static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const option
       ocal_buffer_release(xb);
       ocal_buffer_release(yb);
     }
-    pass_release(&rp);
+    TRY(settle(ctx, &rg, &rv));
+    panels_release(&rv);
     grads_release(&rg);
+    pass_release(&rp);
     ocal_buffer bufs[] = {r.w1, r.b1, r.w2, r.b2, r.zero};
     for (size_t i = 0; i < 5; i++) ocal_buffer_release(bufs[i]);
   }
@@ -278,9 +314,8 @@ static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const option
   for (size_t t = 0; t < o->check; t++) {
     size_t first = (t % steps) * B + (size_t)rank * b;
     TRY(ocal_buffer_view(xtrain, first * D, 2, xs, &xb));
-    TRY(ocal_buffer_view(xtrain_t, first * D, 2, xts, &xtb));
     TRY(ocal_buffer_view(ytrain, first, 1, &b, &yb));
-    TRY(step(mpi, ctx, &m, &g, xb, xtb, yb, &p, B, o->lr));
+    TRY(step(mpi, ctx, &m, &g, &v, xb, yb, &p, B, o->lr));
     double l;
     TRY(global_loss(p.loss, loss1, B, &l));
     double diff = fabs(l - ref[t]);
@@ -288,7 +323,6 @@ static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const option
     if (rank == 0)
       printf("  step %zu: loss %.7f on %d ranks, %.7f on one\n", t + 1, l, nranks, ref[t]);
     ocal_buffer_release(xb);
-    ocal_buffer_release(xtb);
     ocal_buffer_release(yb);
   }
   if (o->check > 0) {
@@ -299,8 +333,8 @@ static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const option
   }
 
   /* Training from the seed's weights. Every rank shuffles alike, so the batches agree. */
+  TRY(settle(ctx, &g, &v));
   TRY(init_weights(&m, o->seed));
-  TRY(finish_pending(&g));
   uint64_t rng = o->seed ^ 0x5eed5eed5eed5eedull;
   float *tmp = malloc(D * sizeof *tmp);
   if (!tmp) return OCAL_OUT_OF_HOST_MEMORY;
@@ -320,25 +354,21 @@ static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const option
       train->y[j] = y;
     }
     TRY(ocal_buffer_write(xtrain, 0, train->n * D, train->x, NULL));
-    transpose_blocks(train->x, train->n, D, b, xt_host);
-    TRY(ocal_buffer_write(xtrain_t, 0, train->n * D, xt_host, NULL));
     TRY(ocal_buffer_write(ytrain, 0, train->n, train->y, NULL));
     TRY(ocal_buffer_fill(loss_sum, &zero));
     for (size_t t = 0; t < steps; t++) {
       size_t first = t * B + (size_t)rank * b;
       TRY(ocal_buffer_view(xtrain, first * D, 2, xs, &xb));
-      TRY(ocal_buffer_view(xtrain_t, first * D, 2, xts, &xtb));
       TRY(ocal_buffer_view(ytrain, first, 1, &b, &yb));
-      TRY(step(mpi, ctx, &m, &g, xb, xtb, yb, &p, B, o->lr));
+      TRY(step(mpi, ctx, &m, &g, &v, xb, yb, &p, B, o->lr));
       TRY(ocal_axpy(1.0, p.loss, loss_sum));
       ocal_buffer_release(xb);
-      ocal_buffer_release(xtb);
       ocal_buffer_release(yb);
     }
     double train_loss, test_loss;
-    TRY(finish_pending(&g));
+    TRY(settle(ctx, &g, &v));
     TRY(global_loss(loss_sum, loss1, steps * B, &train_loss));
-    TRY(evaluate(&m, xtest, ytest, &ev, pred, hit, &test_loss, &accuracy));
+    TRY(evaluate(&m, &g, &vev, ctx, xtest, ytest, &ev, pred, hit, &test_loss, &accuracy));
     if (rank == 0)
       printf("epoch %zu: training loss %.4f, held-out loss %.4f, accuracy %.2f%% (%.2f s)\n", e,
              train_loss, test_loss, accuracy, now() - start);
@@ -350,6 +380,7 @@ static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const option
   }
 
   /* The ranks applied the same all-reduced updates: their weights must agree bit for bit. */
+  TRY(settle(ctx, &g, &v));
   float ws[2];
   TRY(ocal_reduce_to_host(OCAL_REDUCE_SUM, m.w1, OCAL_F32, &ws[0]));
   TRY(ocal_reduce_to_host(OCAL_REDUCE_SUM, m.w2, OCAL_F32, &ws[1]));
@@ -364,32 +395,31 @@ static ocal_status run(ocal_mpi mpi, dataset *train, dataset *test, const option
   /* Step time at this global batch: the steps queued back to back, timed to the last. */
   if (o->bench_steps > 0) {
     TRY(ocal_buffer_view(xtrain, (size_t)rank * b * D, 2, xs, &xb));
-    TRY(ocal_buffer_view(xtrain_t, (size_t)rank * b * D, 2, xts, &xtb));
     TRY(ocal_buffer_view(ytrain, (size_t)rank * b, 1, &b, &yb));
-    for (int w = 0; w < 3; w++) TRY(step(mpi, ctx, &m, &g, xb, xtb, yb, &p, B, o->lr));
-    TRY(finish_pending(&g));
+    for (int w = 0; w < 3; w++) TRY(step(mpi, ctx, &m, &g, &v, xb, yb, &p, B, o->lr));
+    TRY(settle(ctx, &g, &v));
     TRY(ocal_context_finish(ctx));
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now();
     for (size_t t = 0; t < o->bench_steps; t++)
-      TRY(step(o->bench_alone ? NULL : mpi, ctx, &m, &g, xb, xtb, yb, &p, B, o->lr));
-    TRY(finish_pending(&g));
+      TRY(step(o->bench_alone ? NULL : mpi, ctx, &m, &g, &v, xb, yb, &p, B, o->lr));
+    TRY(settle(ctx, &g, &v));
     TRY(ocal_context_finish(ctx));
     double us = 1e6 * (now() - t0) / (double)o->bench_steps;
     if (rank == 0)
       printf("data-parallel step: %.1f us at global batch %zu (%zu per rank, %d ranks, %zu "
              "panels%s)\n", us, B, b, nranks, g.npanels, o->bench_alone ? ", no all-reduces" : "");
     ocal_buffer_release(xb);
-    ocal_buffer_release(xtb);
     ocal_buffer_release(yb);
   }
 
   free(tmp);
   free(ref);
-  free(xt_host);
-  ocal_buffer bufs[] = {xtrain, xtrain_t, ytrain, xtest, ytest, pred, hit, loss1, loss_sum,
+  ocal_buffer bufs[] = {xtrain, ytrain, xtest, ytest, pred, hit, loss1, loss_sum,
                         m.w1, m.b1, m.w2, m.b2, m.zero};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) ocal_buffer_release(bufs[i]);
+  panels_release(&v);
+  panels_release(&vev);
   grads_release(&g);
   pass_release(&p);
   pass_release(&ev);
@@ -413,8 +443,9 @@ static void usage(void) {
          "  --bench-steps N   after training, time N steps\n"
          "  --bench-alone 1   the timed steps without the all-reduces (each rank alone on\n"
          "                    its rows: the compute's time with every device busy)\n"
-         "  --panels N        layer 1's weight gradient in N row panels, each all-reduced as\n"
-         "                    it is done (default 1, at most 64)\n"
+         "  --panels N        layer 1 in N panels of hidden units, each panel's gradient\n"
+         "                    all-reduced as it is done; N divides --hidden (default 1, at\n"
+         "                    most 64)\n"
          "The device: OCAL_DEVICE (or the default) names the candidates; each rank of a node\n"
          "takes a different one. Exit status 0 when every check passed, 1 when one failed, 2\n"
          "for bad arguments.\n");
@@ -477,8 +508,10 @@ int main(int argc, char **argv) {
                       "--train %zu\n", o.batch, nranks, o.train);
     bad = 1;
   }
-  if (!bad && (o.panels > MAX_PANELS || o.panels > 784)) {
-    if (rank == 0) fprintf(stderr, "mlp_train_mpi: --panels %zu: at most %d\n", o.panels, MAX_PANELS);
+  if (!bad && (o.panels > MAX_PANELS || o.hidden % o.panels)) {
+    if (rank == 0)
+      fprintf(stderr, "mlp_train_mpi: --panels %zu must divide --hidden %zu and be at most %d\n",
+              o.panels, o.hidden, MAX_PANELS);
     bad = 1;
   }
   if (bad) {
