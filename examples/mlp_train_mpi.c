@@ -469,7 +469,7 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  options o = {3, 256, 512, 10240, 2000, 2, 0, 0, 0, 0.1, 90, 1};
+  options o = {3, 256, 512, 10240, 2000, 2, 0, 1, 0, 0.1, 90, 1};
   int bad = 0;
   for (int i = 1; i < argc && !bad; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -518,7 +518,7 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 2;
   }
-  npanels = o.panels ? o.panels : 1;
+  npanels = o.panels;
   dataset train, test;
   if (make_synthetic(&train, o.train, 784, o.seed, 0) != 0 ||
       make_synthetic(&test, o.test, 784, o.seed, 1ull << 32) != 0) {
