@@ -10,9 +10,9 @@
  * runs; each panel's update is applied at the next step just before that panel's forward
  * product, so the last panel's all-reduce runs while the next step's first panels go forward.
  * For a panel to be contiguous everywhere, the hidden units are stored panel by panel: W1
- * (dim x hidden) is held as `panels` blocks of dim x hidden / panels, and so are h and its
- * gradient (rows x hidden / panels each); b1 and W2's rows are in hidden-unit order, which the
- * blocks keep. With one panel that is the plain layout. The products keep their orientation
+ * (dim x hidden) is held as one dim x units block per panel, and so are h and its gradient
+ * (rows x units blocks); b1 and W2's rows are in hidden-unit order, which the blocks keep.
+ * With one panel that is the plain layout. The products keep their orientation
  * whatever the panels (x W1 forward, x^T dh for the gradient).
  *
  * The updates are ordered after the all-reduces by their events (ocal_context_enqueue_wait),
@@ -65,26 +65,29 @@ static double now(void) {
 
 #define MAX_PANELS 64
 
-/* A pass over `rows` rows seen panel by panel: panel i's hidden units are the i-th block of
- * hidden / np of them, in W1 (a dim x hidden / np block), b1, W2 (rows), h and dh
- * (rows x hidden / np blocks). Views only: the memory is the net's and the pass's. */
+/* A pass over `rows` rows seen panel by panel: panel i's hidden units are [lo(i), lo(i + 1)),
+ * in W1 (a dim x units block), b1, W2 (rows), h and dh (rows x units blocks). Views only:
+ * the memory is the net's and the pass's. */
 typedef struct panels {
   size_t n;
   ocal_buffer w1[MAX_PANELS], b1[MAX_PANELS], w2[MAX_PANELS], h[MAX_PANELS], dh[MAX_PANELS];
 } panels;
 
+static size_t panel_lo(size_t hidden, size_t np, size_t i) { return hidden * i / np; }
+
 static ocal_status panels_create(panels *v, const net *m, const pass *p, size_t dim,
                                  size_t hidden, size_t np) {
-  size_t hp = hidden / np, rows = p->rows;
-  size_t ws[2] = {dim, hp}, w2s[2] = {hp, CLASSES}, hs[2] = {rows, hp};
+  size_t rows = p->rows;
   memset(v, 0, sizeof *v);
   v->n = np;
   for (size_t i = 0; i < np; i++) {
-    TRY(ocal_buffer_view(m->w1, i * dim * hp, 2, ws, &v->w1[i]));
-    TRY(ocal_buffer_view(m->b1, i * hp, 1, &hp, &v->b1[i]));
-    TRY(ocal_buffer_view(m->w2, i * hp * CLASSES, 2, w2s, &v->w2[i]));
-    TRY(ocal_buffer_view(p->h, i * rows * hp, 2, hs, &v->h[i]));
-    TRY(ocal_buffer_view(p->dh, i * rows * hp, 2, hs, &v->dh[i]));
+    size_t lo = panel_lo(hidden, np, i), w = panel_lo(hidden, np, i + 1) - lo;
+    size_t ws[2] = {dim, w}, w2s[2] = {w, CLASSES}, hs[2] = {rows, w};
+    TRY(ocal_buffer_view(m->w1, lo * dim, 2, ws, &v->w1[i]));
+    TRY(ocal_buffer_view(m->b1, lo, 1, &w, &v->b1[i]));
+    TRY(ocal_buffer_view(m->w2, lo * CLASSES, 2, w2s, &v->w2[i]));
+    TRY(ocal_buffer_view(p->h, lo * rows, 2, hs, &v->h[i]));
+    TRY(ocal_buffer_view(p->dh, lo * rows, 2, hs, &v->dh[i]));
   }
   return OCAL_OK;
 }
@@ -112,9 +115,8 @@ typedef struct grads {
 
 static ocal_status grads_create(ocal_context ctx, grads *g, size_t dim, size_t hidden,
                                 size_t np) {
-  size_t n1 = hidden * (dim + 1), n2 = hidden * CLASSES + CLASSES, hp = hidden / np;
-  size_t s2[2] = {hidden, CLASSES}, c = CLASSES, ws[2] = {dim, hp}, w2s[2] = {hp, CLASSES};
-  size_t n = hp * (dim + 1);
+  size_t n1 = hidden * (dim + 1), n2 = hidden * CLASSES + CLASSES;
+  size_t s2[2] = {hidden, CLASSES}, c = CLASSES;
   memset(g, 0, sizeof *g);
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &n1, &g->bucket1));
   TRY(ocal_buffer_create(ctx, OCAL_F32, 1, &n2, &g->bucket2));
@@ -122,10 +124,12 @@ static ocal_status grads_create(ocal_context ctx, grads *g, size_t dim, size_t h
   TRY(ocal_buffer_view(g->bucket2, hidden * CLASSES, 1, &c, &g->b2));
   g->npanels = np;
   for (size_t i = 0; i < np; i++) {
-    TRY(ocal_buffer_view(g->bucket2, i * hp * CLASSES, 2, w2s, &g->w2p[i]));
-    TRY(ocal_buffer_view(g->bucket1, i * n, 1, &n, &g->panel[i]));
-    TRY(ocal_buffer_view(g->bucket1, i * n, 2, ws, &g->panel_w[i]));
-    TRY(ocal_buffer_view(g->bucket1, i * n + dim * hp, 1, &hp, &g->panel_b[i]));
+    size_t lo = panel_lo(hidden, np, i), w = panel_lo(hidden, np, i + 1) - lo;
+    size_t ws[2] = {dim, w}, w2s[2] = {w, CLASSES}, n = w * (dim + 1);
+    TRY(ocal_buffer_view(g->bucket2, lo * CLASSES, 2, w2s, &g->w2p[i]));
+    TRY(ocal_buffer_view(g->bucket1, lo * (dim + 1), 1, &n, &g->panel[i]));
+    TRY(ocal_buffer_view(g->bucket1, lo * (dim + 1), 2, ws, &g->panel_w[i]));
+    TRY(ocal_buffer_view(g->bucket1, lo * (dim + 1) + dim * w, 1, &w, &g->panel_b[i]));
   }
   return OCAL_OK;
 }
@@ -444,8 +448,7 @@ static void usage(void) {
          "  --bench-alone 1   the timed steps without the all-reduces (each rank alone on\n"
          "                    its rows: the compute's time with every device busy)\n"
          "  --panels N        layer 1 in N panels of hidden units, each panel's gradient\n"
-         "                    all-reduced as it is done; N divides --hidden (default 1, at\n"
-         "                    most 64)\n"
+         "                    all-reduced as it is done (default 1, at most 64 and --hidden)\n"
          "The device: OCAL_DEVICE (or the default) names the candidates; each rank of a node\n"
          "takes a different one. Exit status 0 when every check passed, 1 when one failed, 2\n"
          "for bad arguments.\n");
@@ -508,10 +511,10 @@ int main(int argc, char **argv) {
                       "--train %zu\n", o.batch, nranks, o.train);
     bad = 1;
   }
-  if (!bad && (o.panels > MAX_PANELS || o.hidden % o.panels)) {
+  if (!bad && (o.panels > MAX_PANELS || o.panels > o.hidden)) {
     if (rank == 0)
-      fprintf(stderr, "mlp_train_mpi: --panels %zu must divide --hidden %zu and be at most %d\n",
-              o.panels, o.hidden, MAX_PANELS);
+      fprintf(stderr, "mlp_train_mpi: --panels %zu must be at most %d and at most --hidden %zu\n",
+              o.panels, MAX_PANELS, o.hidden);
     bad = 1;
   }
   if (bad) {

@@ -107,15 +107,15 @@ done
 run 2 "$build/examples/mlp_train_mpi" --check 3 --train 1536 --batch 128 --hidden 64 \
   --epochs 2 --min-accuracy 60 | tee "$tmp/mlp.log"
 grep -q "check: 3 steps on 2 ranks equal one rank's" "$tmp/mlp.log"
-run 3 "$build/examples/mlp_train_mpi" --check 2 --train 1536 --batch 192 --hidden 63 --panels 3 \
+run 3 "$build/examples/mlp_train_mpi" --check 2 --train 1536 --batch 192 --hidden 64 --panels 3 \
   --epochs 1 --min-accuracy 0 --bench-steps 2 --bench-alone 1 | tee "$tmp/mlp3.log"
 grep -q "check: 2 steps on 3 ranks equal one rank's" "$tmp/mlp3.log"
 grep -q "3 ranks, 3 panels, no all-reduces)" "$tmp/mlp3.log"
-# Panels that do not divide the hidden units are refused, with the reason.
-if "$mpirun" -np 1 "$build/examples/mlp_train_mpi" --hidden 64 --panels 3 > "$tmp/bad.log" 2>&1; then
-  echo "mpi.sh: --panels 3 with --hidden 64 was accepted"; exit 1
+# More panels than hidden units are refused, with the reason.
+if "$mpirun" -np 1 "$build/examples/mlp_train_mpi" --hidden 4 --panels 5 > "$tmp/bad.log" 2>&1; then
+  echo "mpi.sh: --panels 5 with --hidden 4 was accepted"; exit 1
 fi
-grep -q "must divide --hidden 64" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
+grep -q "at most --hidden 4" "$tmp/bad.log" || { cat "$tmp/bad.log"; exit 1; }
 
 # Distributed CG: on 2 and 3 ranks (uneven blocks of grid rows with 3), as on 1 above, the
 # iteration count, residual and solution equal one rank's ocal_cg on the whole matrix, and the

@@ -315,6 +315,41 @@ static void test_nonblocking(void) {
   ocal_buffer_release(other);
 }
 
+/* A blocking call on one rank meets non-blocking calls on the others (on three or more ranks
+ * of a node the two take different paths unless every rank blocks): the ranks agree on one
+ * path, and every rank gets the sum, with the same bits. */
+static void test_mixed_blocking(void) {
+  size_t n = 30011;
+  ocal_buffer a = make(OCAL_F32, n, rank, 950);
+  if (rank == 0) {
+    OK(ocal_mpi_allreduce(mpi, a, OCAL_MPI_SUM));
+  } else {
+    ocal_mpi_request r;
+    OK(ocal_mpi_iallreduce(mpi, a, OCAL_MPI_SUM, &r));
+    OK(ocal_mpi_wait(&r));
+  }
+  double *got = download(a, OCAL_F32, n);
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!close_enough(OCAL_F32, got[i], reference(OCAL_MPI_SUM, OCAL_F32, i, 950))) bad++;
+  CHECK(bad == 0, "blocking on rank 0, non-blocking elsewhere: %zu wrong", bad);
+  /* The same bits on every rank: the sum of the results' bit patterns agrees. */
+  float *f = malloc(n * sizeof *f);
+  unsigned long long mine = 0, lo = 0, hi = 0;
+  OK(ocal_buffer_read(a, 0, n, f, NULL));
+  for (size_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &f[i], sizeof u);
+    mine = mine * 1000003ull + u;
+  }
+  MPI_Allreduce(&mine, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&mine, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  CHECK(lo == hi, "mixed blocking: the ranks' results differ in their bits");
+  free(f);
+  free(got);
+  ocal_buffer_release(a);
+}
+
 /* The ranks' calls differ: every rank gets the same status, nobody hangs, and the next
  * collective works. */
 static void expect_all(ocal_status got, ocal_status want, const char *what, const char *words) {
@@ -563,6 +598,7 @@ int main(int argc, char **argv) {
   test_allgather();
   test_reduce_scatter(has_fp64);
   test_nonblocking();
+  test_mixed_blocking();
   test_mismatch();
   test_exchange();
   test_null_arguments();

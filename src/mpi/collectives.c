@@ -451,7 +451,7 @@ static void run_exchange(req *r) {
  * on every rank, and every rank then fails alike instead of waiting for messages that the
  * others will never send. It is non-blocking (check_post, then check_end), so that a
  * collective can queue its first device copy while the check travels. */
-enum { NF = 7 };
+enum { NF = 8, BLOCKING = 6 };
 typedef struct check_state {
   long long f[NF], v[2 * NF];
   MPI_Request rq;
@@ -461,7 +461,7 @@ static void check_post(req *r, check_state *c) {
   /* The last field is the status of a rank whose arguments were wrong: the greatest of them
    * becomes every rank's, so that all ranks return the same. */
   long long f[NF] = {r->kind, r->valid, r->dtype, (long long)r->count, r->op, r->root,
-                     r->valid ? 0 : (long long)r->invalid_status};
+                     r->blocking, r->valid ? 0 : (long long)r->invalid_status};
   for (int i = 0; i < NF; i++) {
     c->f[i] = c->v[i] = f[i];
     c->v[NF + i] = -f[i];
@@ -474,7 +474,7 @@ static void check_post(req *r, check_state *c) {
 
 static int check_end(req *r, check_state *c) {
   static const char *names[NF] = {"collective", "validity", "element type", "element count",
-                                  "operation", "root", "status"};
+                                  "operation", "root", "blocking", "status"};
   const long long *v = c->v;
   mpi_check(r, MPI_Wait(&c->rq, MPI_STATUS_IGNORE), "MPI_Wait");
   if (r->status != OCAL_OK && !r->cl_failed) return 0;
@@ -490,9 +490,12 @@ static int check_end(req *r, check_state *c) {
          "every rank fails this collective with its status");
     return 0;
   }
+  /* Blocking and non-blocking calls may meet; the path is the non-blocking one's unless
+   * every rank's call blocks. */
+  r->all_blocking = -v[NF + BLOCKING] == 1;
   for (int i = 0; i < NF - 1; i++) {
     long long hi = v[i], lo = -v[NF + i];
-    if (hi == lo) continue;
+    if (hi == lo || i == BLOCKING) continue;
     r->status = OCAL_OK;
     fail(r, i == 2 ? OCAL_TYPE_MISMATCH : i == 3 ? OCAL_SHAPE_MISMATCH : OCAL_INVALID_ARGUMENT,
          "the ranks' calls differ: the %s ranges from %lld to %lld across the %d ranks (this "

@@ -111,6 +111,7 @@ struct ocal_mpi_request_s {
   char msg[1024];
   int cl_failed; /* an OpenCL call failed: further device work is skipped, messages still flow */
   int blocking;  /* a blocking call: may run on the calling thread when the handle is idle */
+  int all_blocking; /* every rank's call blocks (the common check says) */
   int direct;    /* ... and does, an allreduce below m->small on the context's own queue */
   int is_spare;  /* the handle's spare request (m->spare): given back, not freed */
   /* The ranks the ring runs over: the whole communicator, or the nodes' first ranks. */

@@ -521,8 +521,12 @@ void ocal_mpi__shared_allreduce(req *r, cl_mem mem, size_t base, size_t es, size
   chunks c = cut(r, n, es);
   c.mem = mem;
   c.base = base;
-  /* Two ranks: each uploading its peer's chunk and reducing moves the fewest bytes. */
-  if (m->nodes == 1 && m->node_size >= 3) {
+  /* Three or more ranks, blocking: the reduce-scatter moves the fewest bytes. Its steps wait
+   * for each rank's reduction kernel, which a busy device runs only after the kernels ahead
+   * of it, so a non-blocking allreduce (meant to run beside compute) has every rank reduce
+   * every chunk instead: no peer then waits for a kernel. Two ranks: each uploading its
+   * peer's chunk and reducing moves the fewest bytes. */
+  if (m->nodes == 1 && m->node_size >= 3 && r->all_blocking) {
     shm_allreduce_parts(r, &c, r->start);
     return;
   }
