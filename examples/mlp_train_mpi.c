@@ -448,7 +448,8 @@ static void usage(void) {
          "  --bench-alone 1   the timed steps without the all-reduces (each rank alone on\n"
          "                    its rows: the compute's time with every device busy)\n"
          "  --panels N        layer 1 in N panels of hidden units, each panel's gradient\n"
-         "                    all-reduced as it is done (default 1, at most 64 and --hidden)\n"
+         "                    all-reduced as it is done (at most 64 and --hidden; default 1\n"
+         "                    on one rank, 2 on more, the fastest measured: docs/mpi.md)\n"
          "The device: OCAL_DEVICE (or the default) names the candidates; each rank of a node\n"
          "takes a different one. Exit status 0 when every check passed, 1 when one failed, 2\n"
          "for bad arguments.\n");
@@ -472,7 +473,7 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  options o = {3, 256, 512, 10240, 2000, 2, 0, 1, 0, 0.1, 90, 1};
+  options o = {3, 256, 512, 10240, 2000, 2, 0, 0, 0, 0.1, 90, 1};
   int bad = 0;
   for (int i = 1; i < argc && !bad; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -521,7 +522,7 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 2;
   }
-  npanels = o.panels;
+  npanels = o.panels ? o.panels : nranks == 1 || o.hidden < 2 ? 1 : 2;
   dataset train, test;
   if (make_synthetic(&train, o.train, 784, o.seed, 0) != 0 ||
       make_synthetic(&test, o.test, 784, o.seed, 1ull << 32) != 0) {

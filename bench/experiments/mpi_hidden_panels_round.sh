@@ -1,5 +1,5 @@
 #!/bin/bash
-# The data-parallel MLP on 1, 2 and 4 GPUs of one host with layer 1 in panels of hidden units
+# The data-parallel MLP on 1, 2 and 4 GPUs of one host with layer 1 in 1 to 4 panels of hidden units
 # (--panels: each panel's all-reduce overlaps the next panel's gradient product, the last one
 # the next step's first forward panels). Questions: how close do 2 and 4 panels bring 2 and 4
 # GPUs to one GPU's step (targets 90 % and 85 %), and how much of the 4-GPU step is the
@@ -38,10 +38,10 @@ mlp() { # NP PANELS [ARGS...]
 for r in $(seq $ROUNDS); do
   echo "# round $r" >> $S
   mlp 1 1; mlp 1 2
-  mlp 2 1; mlp 2 2; mlp 2 4
+  mlp 2 1; mlp 2 2; mlp 2 3; mlp 2 4
   if [ "$NGPU" -ge 4 ]; then
-    mlp 4 1; mlp 4 2; mlp 4 4; mlp 4 8
-    [ $r = 1 ] && { mlp 4 4 --bench-alone 1; mlp 2 2 --bench-alone 1; }
+    mlp 4 1; mlp 4 2; mlp 4 3; mlp 4 4
+    [ $r = 1 ] && { mlp 4 2 --bench-alone 1; mlp 2 2 --bench-alone 1; }
   fi
 done
 cat $S
