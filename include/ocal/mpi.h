@@ -21,7 +21,11 @@
  * rank's segment registered with every rank's device through CL_MEM_USE_HOST_PTR at
  * ocal_mpi_create, after a check that the device moves it at least at half the speed of
  * pinned memory); a rank downloads each chunk once into its segment, the peers upload it, and
- * reductions run on the device in rank order, so every rank gets the same bits. Across nodes,
+ * reductions run on the device in rank order, so every rank gets the same bits (on three or
+ * more ranks of a node a blocking allreduce is a reduce-scatter and an allgather through the
+ * window; a non-blocking one, which may meet busy devices, has every rank reduce every chunk,
+ * so that no rank waits for a peer's kernel; a blocking call may meet non-blocking ones on
+ * the other ranks). Across nodes,
  * allreduce reduces within each node, runs the ring between the nodes' first ranks and
  * broadcasts within each node. The ring, where the node-local path cannot run: a buffer is
  * cut into chunks (OCAL_MPI_CHUNK bytes, default 4 MiB) that go device -> pinned host memory
