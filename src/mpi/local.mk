@@ -10,8 +10,7 @@ lib_LTLIBRARIES += src/libocal-mpi.la
 ocalinclude_HEADERS += include/ocal/mpi.h
 pkgconfig_DATA += ocal-mpi.pc
 src_libocal_mpi_la_SOURCES = src/mpi/mpi_internal.h src/mpi/mpi.c src/mpi/collectives.c \
-	src/mpi/shared.c \
-	src/mpi/host_reduce.c
+	src/mpi/shared.c
 nodist_src_libocal_mpi_la_SOURCES = src/mpi/mpi_cl.c
 src_libocal_mpi_la_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 src_libocal_mpi_la_CFLAGS = $(AM_CFLAGS) $(VISIBILITY_CFLAGS)

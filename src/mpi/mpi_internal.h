@@ -73,9 +73,6 @@ struct ocal_mpi_s {
   ocal_buffer shm_scratch; /* 2 x (node_size - 1) chunks */
   cl_mem shm_scratch_mem;
   size_t shm_scratch_off;
-  /* Threads that reduce in host memory (host_reduce.c), made on first use. */
-  int host_threads;
-  struct ocal_mpi_host_pool *host_pool;
   /* The queue of collectives for the progress thread (async only). */
   pthread_t thread;
   pthread_mutex_t lock;
@@ -145,11 +142,6 @@ void ocal_mpi__shared_setup(ocal_mpi m);
 void ocal_mpi__shared_free(ocal_mpi m);
 /* The collectives through the node's shared window (m->shared, one node for all but
  * allreduce, which runs hierarchically over several). */
-/* out[i] = in[0][i] (op) in[1][i] (op) ... (op) in[nin - 1][i] for i < n, elements of the
- * type of kernel-table index tidx; out may be one of the inputs. On m's host threads. */
-void ocal_mpi__host_reduce(ocal_mpi m, int tidx, int op, void *out, const void *const *in,
-                           int nin, size_t n);
-void ocal_mpi__host_pool_free(ocal_mpi m);
 void ocal_mpi__shared_allreduce(struct ocal_mpi_request_s *r, cl_mem mem, size_t base, size_t es,
                                 size_t n);
 void ocal_mpi__shared_broadcast(struct ocal_mpi_request_s *r, cl_mem mem, size_t base, size_t es,

@@ -119,7 +119,6 @@ static int register_segments(ocal_mpi m) {
 }
 
 void ocal_mpi__shared_free(ocal_mpi m) {
-  ocal_mpi__host_pool_free(m);
   if (m->seg_mem)
     for (int k = 0; k < m->node_size; k++)
       if (m->seg_mem[k]) clReleaseMemObject(m->seg_mem[k]);
@@ -211,12 +210,6 @@ void ocal_mpi__shared_setup(ocal_mpi m) {
     return;
   }
   m->shared = 1;
-  /* Host reductions: a few threads a rank, as many as the node's cores leave each rank. */
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  long per = cpus > 0 ? cpus / m->node_size : 1;
-  m->host_threads = per > 4 ? 4 : per < 1 ? 1 : (int)per;
-  const char *ht = getenv("OCAL_MPI_HOST_THREADS"); /* EXPERIMENT */
-  if (ht) m->host_threads = atoi(ht) > 0 ? atoi(ht) : 1;
 }
 
 /* ---- the step engine ------------------------------------------------------------------- */
@@ -523,57 +516,6 @@ static void shm_allreduce_parts(req *r, const chunks *c, cl_event first) {
   free(ups);
 }
 
-/* Allreduce on one node of three or more ranks with the reductions in host memory: every rank
- * downloads chunk s into its segment; after the node's barrier, node rank k reduces part k of
- * the chunk across the segments in node-rank order, in place in its own segment; after a
- * second barrier every rank uploads the chunk's parts from their owners' segments. Each
- * device's bus carries the buffer once down and once up, and no rank waits for a kernel of
- * its own device or a peer's. The download of chunk s + 1 is queued once the first barrier
- * of step s has said that every upload of chunk s - 1, which read that half, is done. */
-static void shm_allreduce_host(req *r, const chunks *c, cl_event first) {
-  ocal_mpi m = r->m;
-  int L = m->node_size, me = m->node_rank;
-  size_t es = c->es;
-  cl_event *ups = calloc((size_t)L, sizeof *ups), down = NULL;
-  const void **in = calloc((size_t)L, sizeof *in);
-  if (!ups || !in) {
-    free(ups);
-    free(in);
-    ocal_mpi__fail(r, OCAL_OUT_OF_HOST_MEMORY, "no memory for %d events", L);
-    MPI_Abort(m->comm, 1); /* the peers would wait at the node's barrier forever */
-    return;
-  }
-  download(r, c->mem, c->base, len(c, 0) * es, m->seg[me], first, &down);
-  clFlush(m->q_d2h);
-  for (size_t s = 0; s < c->K; s++) {
-    size_t half = (s % 2) * m->seg_half, n = len(c, s);
-    wait_release(r, &down, 1);
-    wait_release(r, ups, (size_t)L); /* the previous step's uploads read the other half */
-    node_sync(r);
-    if (s + 1 < c->K) {
-      download(r, c->mem, c->base + lo(c, s + 1) * es, len(c, s + 1) * es,
-               m->seg[me] + ((s + 1) % 2) * m->seg_half, NULL, &down);
-      clFlush(m->q_d2h);
-    }
-    size_t p0 = part_lo(n, L, me), pn = part_lo(n, L, me + 1) - p0;
-    for (int k = 0; k < L; k++) in[k] = m->seg[k] + half + p0 * es;
-    if (pn && !r->cl_failed)
-      ocal_mpi__host_reduce(m, r->tidx, r->op, m->seg[me] + half + p0 * es, in, L, pn);
-    node_sync(r);
-    for (int k = 0; k < L; k++) {
-      size_t q0 = part_lo(n, L, k), qn = part_lo(n, L, k + 1) - q0;
-      ups[k] = upload(r, c->mem, c->base + (lo(c, s) + q0) * es, qn * es,
-                      m->seg[k] + half + q0 * es);
-    }
-    clFlush(m->q_h2d);
-  }
-  wait_release(r, &down, 1);
-  wait_release(r, ups, (size_t)L);
-  node_sync(r); /* nobody's segment is reused while a peer still uploads from it */
-  free(ups);
-  free(in);
-}
-
 void ocal_mpi__shared_allreduce(req *r, cl_mem mem, size_t base, size_t es, size_t n) {
   ocal_mpi m = r->m;
   chunks c = cut(r, n, es);
@@ -586,10 +528,6 @@ void ocal_mpi__shared_allreduce(req *r, cl_mem mem, size_t base, size_t es, size
    * peer's chunk and reducing moves the fewest bytes. */
   if (m->nodes == 1 && m->node_size >= 3 && r->all_blocking) {
     shm_allreduce_parts(r, &c, r->start);
-    return;
-  }
-  if (m->nodes == 1 && m->node_size >= 3 && getenv("OCAL_MPI_HOSTRED")) { /* EXPERIMENT */
-    shm_allreduce_host(r, &c, r->start);
     return;
   }
   if (m->nodes == 1) {

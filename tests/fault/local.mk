@@ -20,7 +20,7 @@ EXTRA_DIST += tests/fault/local.mk tests/fault/run.sh tests/defences.sh tests/sa
 if HAVE_MPI
 check_PROGRAMS += tests/fault/mpi_fault_program
 tests_fault_mpi_fault_program_SOURCES = tests/fault/mpi_fault_program.c tests/fault/shim.c \
-	tests/fault/shim.h src/mpi/mpi.c src/mpi/collectives.c src/mpi/shared.c src/mpi/host_reduce.c src/mpi/mpi_internal.h
+	tests/fault/shim.h src/mpi/mpi.c src/mpi/collectives.c src/mpi/shared.c src/mpi/mpi_internal.h
 nodist_tests_fault_mpi_fault_program_SOURCES = src/mpi/mpi_cl.c
 tests_fault_mpi_fault_program_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 tests_fault_mpi_fault_program_LDADD = src/libocal_core.la $(MPI_LIBS) $(OPENCL_LIBS) \
