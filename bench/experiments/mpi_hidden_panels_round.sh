@@ -1,6 +1,6 @@
 #!/bin/bash
-# The data-parallel MLP on 1, 2 and 4 GPUs of one host with layer 1 in 1 to 4 panels of hidden units
-# (--panels: each panel's all-reduce overlaps the next panel's gradient product, the last one
+# The data-parallel MLP on 1, 2 and 4 GPUs of one host with layer 1 in 1 to 4 panels of
+# hidden units (--panels: each panel's all-reduce overlaps the next panel's gradient product, the last one
 # the next step's first forward panels). Questions: how close do 2 and 4 panels bring 2 and 4
 # GPUs to one GPU's step (targets 90 % and 85 %), and how much of the 4-GPU step is the
 # compute itself with every GPU busy (--bench-alone)? One panel is the plain layout, one
@@ -22,7 +22,7 @@ date -u; nvidia-smi -L 2>/dev/null | head -4
 # 1. Correctness: the losses against one rank's and the weights alike on every rank.
 C="--train 4096 --batch 512 --hidden 256 --epochs 1 --min-accuracy 0"
 [ "${CHECK:-1}" = 0 ] || for np in 2 $NGPU; do
-  for p in 2 4; do
+  for p in 2 3 4; do
     R 30 $np examples/mlp_train_mpi --check 3 $C --panels $p >> $T 2>&1
     echo "mlp check $np ranks $p panels rc=$?" >> $T
   done
