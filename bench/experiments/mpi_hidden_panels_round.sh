@@ -1,10 +1,10 @@
 #!/bin/bash
 # The data-parallel MLP on 1, 2 and 4 GPUs of one host with layer 1 in 1 to 4 panels of
-# hidden units (--panels: each panel's all-reduce overlaps the next panel's gradient product, the last one
-# the next step's first forward panels). Questions: how close do 2 and 4 panels bring 2 and 4
-# GPUs to one GPU's step (targets 90 % and 85 %), and how much of the 4-GPU step is the
-# compute itself with every GPU busy (--bench-alone)? One panel is the plain layout, one
-# rank's step the yardstick; ROUNDS rounds alternate the variants.
+# hidden units (--panels: each panel's all-reduce overlaps the next panel's gradient product,
+# the last one the next step's first forward panels). Questions: how close do the panels
+# bring 2 and 4 GPUs to one GPU's step (targets 90 % and 85 %), and how much of the 4-GPU
+# step is the compute itself with every GPU busy (--bench-alone)? One panel is the plain
+# layout, one rank's step the yardstick; ROUNDS rounds alternate the variants.
 # Results: $OUT/scaling.txt, $OUT/tests.txt (CHECK=0 skips the checks). QUICK=1: a dry run
 # on PoCL.
 # Run from a build tree (examples/ built):
