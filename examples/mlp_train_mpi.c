@@ -73,13 +73,7 @@ typedef struct panels {
   ocal_buffer w1[MAX_PANELS], b1[MAX_PANELS], w2[MAX_PANELS], h[MAX_PANELS], dh[MAX_PANELS];
 } panels;
 
-/* Panel i's first hidden unit. Where panels are 64 units or wider their edges fall on
- * multiples of 32 units, so that every block's rows start 128-byte aligned and the GEMMs keep
- * their wide loads (4096 units in 3 panels: 1344, 1376 and 1376, not 1365, 1365, 1366). */
-static size_t panel_lo(size_t hidden, size_t np, size_t i) {
-  size_t lo = hidden * i / np;
-  return i < np && hidden / np >= 64 ? lo - lo % 32 : lo;
-}
+static size_t panel_lo(size_t hidden, size_t np, size_t i) { return hidden * i / np; }
 
 static ocal_status panels_create(panels *v, const net *m, const pass *p, size_t dim,
                                  size_t hidden, size_t np) {
