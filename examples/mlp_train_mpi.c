@@ -12,8 +12,8 @@
  * For a panel to be contiguous everywhere, the hidden units are stored panel by panel: W1
  * (dim x hidden) is held as one dim x units block per panel, and so are h and its gradient
  * (rows x units blocks); b1 and W2's rows are in hidden-unit order, which the blocks keep.
- * With one panel that is the plain layout. The products keep their orientation
- * whatever the panels (x W1 forward, x^T dh for the gradient).
+ * With one panel that is the plain layout. The products keep their orientation whatever the
+ * panels (x W1 forward, x^T dh for the gradient).
  *
  * The updates are ordered after the all-reduces by their events (ocal_context_enqueue_wait),
  * without the host waiting. Every rank applies the same update, W -= lr / B * sum of
