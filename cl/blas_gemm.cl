@@ -3,7 +3,7 @@
  *
  * Build options: -DT=float|double -DT4=float4|double4, the tile -DBM -DBN (block tile of C),
  * -DBK (k step), -DTM -DTN (each work-item's micro-tile, multiples of 4), -DFULL=1 when m,
- * n and every slice of k are whole tiles (no bounds checks at all), -DVEC=1 when every
+ * n and every slice of k are whole tiles (no block needs bounds checks), -DVEC=1 when every
  * leading dimension and offset is a multiple of 4 (4-wide global loads and stores),
  * -DEDGE_VEC=1 for 16-byte loads in edge tiles too (below, at LOAD4),
  * -DOCAL_ONLY -DOCAL_ONLY_<kernel> to compile that one kernel alone.
@@ -39,28 +39,32 @@
 #define NLA (BM * BK / 4 / NT)
 #define NLB (BN * BK / 4 / NT)
 
-/* -DEDGE_VEC=1 (with VEC): edge tiles load whole runs of four as single 16-byte loads too.
- * With VEC every run starts 16-byte aligned (leading dimensions, offsets, tile and slice
- * starts are multiples of 4). gemm_own.c sets it for tn products only: there it was faster at
- * every partial-tile size measured, where nn and nt lost at some (docs/measurements.md,
- * "16-byte loads in edge tiles"). */
-#if VEC && (FULL || EDGE_VEC)
-#define LOAD4(p, i) (*(__global const T4 *)((p) + (i)))
+/* Runs of four as single 16-byte loads where VEC says every run starts 16-byte aligned
+ * (leading dimensions, offsets, tile and slice starts are multiples of 4): always in whole
+ * blocks; in edge blocks only with -DEDGE_VEC=1, which gemm_own.c sets for tn products only:
+ * there it was faster at every partial-tile size measured, where nn and nt lost at some
+ * (docs/measurements.md, "16-byte loads in edge tiles"). */
+#if VEC
+#define LOAD4_WHOLE(p, i) (*(__global const T4 *)((p) + (i)))
 #else
-#define LOAD4(p, i) vload4(0, (p) + (i))
+#define LOAD4_WHOLE(p, i) vload4(0, (p) + (i))
+#endif
+#if VEC && EDGE_VEC
+#define LOAD4_EDGE(p, i) LOAD4_WHOLE(p, i)
+#else
+#define LOAD4_EDGE(p, i) vload4(0, (p) + (i))
 #endif
 
 /* Four consecutive values from p[idx]: the run starts at index `at` of its dimension, whose
  * values stop at `end` (zeros beyond); `inside` says whether its row or column lies in the
- * matrix at all. FULL tiles need no checks. */
+ * matrix at all. A whole block (`whole`, a constant where gemm_body is inlined) needs no
+ * checks. */
 inline T4 load_run(__global const T *p, const ulong idx, const int inside, const uint at,
-                   const uint end) {
-#if FULL
-  return LOAD4(p, idx);
-#else
+                   const uint end, const int whole) {
+  if (whole) return LOAD4_WHOLE(p, idx);
   T4 v = (T4)(0);
   if (inside) {
-    if (at + 3 < end) v = LOAD4(p, idx);
+    if (at + 3 < end) v = LOAD4_EDGE(p, idx);
     else {
       if (at < end) v.s0 = p[idx];
       if (at + 1 < end) v.s1 = p[idx + 1];
@@ -68,22 +72,22 @@ inline T4 load_run(__global const T *p, const ulong idx, const int inside, const
     }
   }
   return v;
-#endif
 }
 
 /* The next A tile (BM rows of op(A) x BK values of k from kb) into registers, each layout
  * read along its contiguous dimension. */
 inline void load_a(__global const T *a, const uint lda, const int ta, const uint row0,
-                   const uint kb, const uint m, const uint kend, const uint lid, T4 *ra) {
+                   const uint kb, const uint m, const uint kend, const uint lid, T4 *ra,
+                   const int whole) {
 #pragma unroll
   for (int i = 0; i < NLA; i++) {
     const uint e = lid + (uint)i * NT;
     if (!ta) {
       const uint r = e / (BK / 4), kk = (e % (BK / 4)) * 4;
-      ra[i] = load_run(a, (ulong)(row0 + r) * lda + kb + kk, row0 + r < m, kb + kk, kend);
+      ra[i] = load_run(a, (ulong)(row0 + r) * lda + kb + kk, row0 + r < m, kb + kk, kend, whole);
     } else {
       const uint kk = e / (BM / 4), r = (e % (BM / 4)) * 4;
-      ra[i] = load_run(a, (ulong)(kb + kk) * lda + row0 + r, kb + kk < kend, row0 + r, m);
+      ra[i] = load_run(a, (ulong)(kb + kk) * lda + row0 + r, kb + kk < kend, row0 + r, m, whole);
     }
   }
 }
@@ -113,16 +117,17 @@ inline void store_a(__local T *as, const int ta, const uint lid, const T4 *ra) {
 
 /* The next B tile (BK values of k from kb x BN columns of op(B)). */
 inline void load_b(__global const T *b, const uint ldb, const int tb, const uint col0,
-                   const uint kb, const uint n, const uint kend, const uint lid, T4 *rb) {
+                   const uint kb, const uint n, const uint kend, const uint lid, T4 *rb,
+                   const int whole) {
 #pragma unroll
   for (int i = 0; i < NLB; i++) {
     const uint e = lid + (uint)i * NT;
     if (!tb) {
       const uint kk = e / (BN / 4), c = (e % (BN / 4)) * 4;
-      rb[i] = load_run(b, (ulong)(kb + kk) * ldb + col0 + c, kb + kk < kend, col0 + c, n);
+      rb[i] = load_run(b, (ulong)(kb + kk) * ldb + col0 + c, kb + kk < kend, col0 + c, n, whole);
     } else {
       const uint c = e / (BK / 4), kk = (e % (BK / 4)) * 4;
-      rb[i] = load_run(b, (ulong)(col0 + c) * ldb + kb + kk, col0 + c < n, kb + kk, kend);
+      rb[i] = load_run(b, (ulong)(col0 + c) * ldb + kb + kk, col0 + c < n, kb + kk, kend, whole);
     }
   }
 }
@@ -152,7 +157,7 @@ inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, co
                       __global T *c, const ulong c_off, const uint ldc, const ulong c_stride,
                       const uint m, const uint n, const uint k, const uint kc, const uint slices,
                       const T alpha, const T beta, const int read_c, const int ta, const int tb,
-                      __local T *as, __local T *bs) {
+                      __local T *as, __local T *bs, const int whole) {
   const uint lid = get_local_id(0);
 #if WARP_TILE /* needs DX a multiple of 8 and NT of 32 */
   const uint warp = lid / 32, lane = lid % 32;
@@ -178,8 +183,8 @@ inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, co
 
   T4 ra[NLA], rb[NLB];
   if (ntiles > 0) {
-    load_a(a, lda, ta, row0, kbeg, m, kend, lid, ra);
-    load_b(b, ldb, tb, col0, kbeg, n, kend, lid, rb);
+    load_a(a, lda, ta, row0, kbeg, m, kend, lid, ra, whole);
+    load_b(b, ldb, tb, col0, kbeg, n, kend, lid, rb, whole);
     store_a(as, ta, lid, ra);
     store_b(bs, tb, lid, rb);
   }
@@ -187,8 +192,8 @@ inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, co
   for (uint t = 0; t < ntiles; t++) {
     const uint cur = t & 1;
     if (t + 1 < ntiles) {
-      load_a(a, lda, ta, row0, kbeg + (t + 1) * BK, m, kend, lid, ra);
-      load_b(b, ldb, tb, col0, kbeg + (t + 1) * BK, n, kend, lid, rb);
+      load_a(a, lda, ta, row0, kbeg + (t + 1) * BK, m, kend, lid, ra, whole);
+      load_b(b, ldb, tb, col0, kbeg + (t + 1) * BK, n, kend, lid, rb, whole);
     }
     __local const T *ac = as + cur * (BK * LAS);
     __local const T *bc = bs + cur * (BK * LBS);
@@ -238,29 +243,42 @@ inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, co
         __global T *out = c + (ulong)row * ldc + col;
         T4 v = alpha * (T4)(acc[i4 * 4 + ii][j4 * 4 + 0], acc[i4 * 4 + ii][j4 * 4 + 1],
                             acc[i4 * 4 + ii][j4 * 4 + 2], acc[i4 * 4 + ii][j4 * 4 + 3]);
-#if FULL && VEC
-        if (read_c) v += beta * *(__global T4 *)out;
-        *(__global T4 *)out = v;
-#elif FULL
-        if (read_c) v += beta * vload4(0, out);
-        vstore4(v, 0, out);
-#else
-        if (row < m) {
+        if (whole && VEC) {
+          if (read_c) v += beta * *(__global T4 *)out;
+          *(__global T4 *)out = v;
+        } else if (whole) {
+          if (read_c) v += beta * vload4(0, out);
+          vstore4(v, 0, out);
+        } else if (row < m) {
           if (col < n) out[0] = read_c ? v.s0 + beta * out[0] : v.s0;
           if (col + 1 < n) out[1] = read_c ? v.s1 + beta * out[1] : v.s1;
           if (col + 2 < n) out[2] = read_c ? v.s2 + beta * out[2] : v.s2;
           if (col + 3 < n) out[3] = read_c ? v.s3 + beta * out[3] : v.s3;
         }
-#endif
       }
     }
+}
+
+/* Whether this work-group's block is whole: its rows and columns inside C and its slice of
+ * k whole BK steps. With FULL every block is. */
+inline int whole_block(const uint m, const uint n, const uint k, const uint kc,
+                       const uint slices) {
+#if FULL
+  return 1;
+#else
+  const uint kbeg = (get_group_id(2) % slices) * kc, kend = min(k, kbeg + kc);
+  return get_group_id(1) * BM + BM <= m && get_group_id(0) * BN + BN <= n &&
+         (kend - kbeg) % BK == 0;
+#endif
 }
 
 /* One kernel per transpose combination, so that the layout branches fold away. Only the
  * one a call launches is compiled (-DOCAL_ONLY -DOCAL_ONLY_<kernel name>; gemm_own.c): each
  * is a fully unrolled tile, and a first GEMM that compiled all four (and the transposition)
  * paid four times the compile it needs (bench/first_calls). Without OCAL_ONLY every kernel
- * is built. */
+ * is built. Without FULL the body is inlined twice: whole blocks, the most of a large product
+ * whose sizes are not multiples of the tile, take the copy without bounds checks (and with
+ * VEC 16-byte loads and stores); edge blocks take the checked one. */
 #define OCAL_GEMM_KERNEL(name, ta, tb)                                                       \
   __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void name(                        \
       __global const T *a, const ulong a_off, const uint lda, const ulong a_stride,          \
@@ -269,9 +287,14 @@ inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, co
       const uint n, const uint k, const uint kc, const uint slices, const T alpha,          \
       const T beta, const int read_c) {                                                      \
     __local T4 as[2 * BK * LAS / 4], bs[2 * BK * LBS / 4];                                   \
-    gemm_body(a, a_off, lda, a_stride, b, b_off, ldb, b_stride, c, c_off, ldc, c_stride, m, \
-              n, k, kc, slices, alpha, beta, read_c, ta, tb, (__local T *)as,               \
-              (__local T *)bs);                                                              \
+    if (whole_block(m, n, k, kc, slices))                                                    \
+      gemm_body(a, a_off, lda, a_stride, b, b_off, ldb, b_stride, c, c_off, ldc, c_stride,   \
+                m, n, k, kc, slices, alpha, beta, read_c, ta, tb, (__local T *)as,           \
+                (__local T *)bs, 1);                                                         \
+    else                                                                                     \
+      gemm_body(a, a_off, lda, a_stride, b, b_off, ldb, b_stride, c, c_off, ldc, c_stride,   \
+                m, n, k, kc, slices, alpha, beta, read_c, ta, tb, (__local T *)as,           \
+                (__local T *)bs, 0);                                                         \
   }
 
 #if !defined(OCAL_ONLY) || defined(OCAL_ONLY_ocal_gemm_nn)
