@@ -5,7 +5,8 @@
  * -DBK (k step), -DTM -DTN (each work-item's micro-tile, multiples of 4), -DFULL=1 when m,
  * n and every slice of k are whole tiles (no block needs bounds checks), -DVEC=1 when every
  * leading dimension and offset is a multiple of 4 (4-wide global loads and stores),
- * -DEDGE_VEC=1 for 16-byte loads in edge tiles too (below, at LOAD4),
+ * -DEDGE_VEC=1 for 16-byte loads in edge tiles too (below, at LOAD4_EDGE), -DSPLIT_WHOLE=1
+ * for whole blocks without checks where the product is not FULL (at whole_block),
  * -DOCAL_ONLY -DOCAL_ONLY_<kernel> to compile that one kernel alone.
  *
  * Design (why): a work-group of (BM/TM) x (BN/TN) work-items computes one BM x BN block of C;
@@ -259,16 +260,19 @@ inline void gemm_body(__global const T *a, const ulong a_off, const uint lda, co
     }
 }
 
-/* Whether this work-group's block is whole: its rows and columns inside C and its slice of
- * k whole BK steps. With FULL every block is. */
+/* Whether this work-group's block takes the unchecked body: with FULL every block; with
+ * -DSPLIT_WHOLE=1 the whole ones (rows and columns inside C, a slice of k of whole BK
+ * steps); otherwise none. */
 inline int whole_block(const uint m, const uint n, const uint k, const uint kc,
                        const uint slices) {
 #if FULL
   return 1;
-#else
+#elif SPLIT_WHOLE
   const uint kbeg = (get_group_id(2) % slices) * kc, kend = min(k, kbeg + kc);
   return get_group_id(1) * BM + BM <= m && get_group_id(0) * BN + BN <= n &&
          (kend - kbeg) % BK == 0;
+#else
+  return 0;
 #endif
 }
 
@@ -276,9 +280,9 @@ inline int whole_block(const uint m, const uint n, const uint k, const uint kc,
  * one a call launches is compiled (-DOCAL_ONLY -DOCAL_ONLY_<kernel name>; gemm_own.c): each
  * is a fully unrolled tile, and a first GEMM that compiled all four (and the transposition)
  * paid four times the compile it needs (bench/first_calls). Without OCAL_ONLY every kernel
- * is built. Without FULL the body is inlined twice: whole blocks, the most of a large product
- * whose sizes are not multiples of the tile, take the copy without bounds checks (and with
- * VEC 16-byte loads and stores); edge blocks take the checked one. */
+ * is built. With SPLIT_WHOLE the body is inlined twice: whole blocks, the most of a large
+ * product whose sizes are not multiples of the tile, take the copy without bounds checks
+ * (and with VEC 16-byte loads and stores), edge blocks the checked one. */
 #define OCAL_GEMM_KERNEL(name, ta, tb)                                                       \
   __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void name(                        \
       __global const T *a, const ulong a_off, const uint lda, const ulong a_stride,          \

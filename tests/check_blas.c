@@ -400,9 +400,20 @@ START_TEST(test_gemm_own_kernel_paths) {
        * at a time) */
       check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 132, 68, 21, 250 + t);
       check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 132, 68, 24, 254 + t);
+      /* most blocks whole (SPLIT_WHOLE with the 32 x 32 tile: whole blocks unchecked, edge
+       * blocks checked), leading dimensions not all multiples of 4 */
+      check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 130, 66, 24, 270 + t);
     }
     check_gemm(ctx, OCAL_F32, 0, 0, 64, 129, 32, 220); /* whole row tiles, ld not 4-aligned */
   }
+  /* Split k, every block whole in m and n but the last slice short of a whole k step: that
+   * slice takes the checked body, the others the unchecked one. */
+  setenv("OCAL_GEMM_OWN_TILE", "32x32x8x4x4", 1);
+  setenv("OCAL_GEMM_OWN_SPLITK", "3", 1);
+  fixture_reopen();
+  ctx = fixture_ctx;
+  for (int t = 0; t < 4; t++) check_gemm(ctx, OCAL_F32, t & 1, t >> 1, 128, 64, 84, 274 + t);
+  unsetenv("OCAL_GEMM_OWN_SPLITK");
   unsetenv("OCAL_GEMM_OWN_TILE");
   setenv("OCAL_GEMM_OWN_SPLITK", "3", 1);
   fixture_reopen();

@@ -126,11 +126,20 @@ retry:;
   size_t used = strlen(options);
   /* Edge tiles' whole runs as 16-byte loads: measured faster for tn only (cl/blas_gemm.cl). */
   int edge_vec = vec && !full && ta && !tb;
+  /* Whole blocks without checks, edge blocks with (cl/blas_gemm.cl, SPLIT_WHOLE), where whole
+   * blocks are at least half the launch: measured faster for nn, nt and tt at most such
+   * sizes; tn, whose edge tiles load 16 bytes at a time already, lost 1-7 %
+   * (docs/measurements.md, "whole blocks"). */
+  size_t kslices_whole = kc % t.bk == 0 ? slices - ((k - (slices - 1) * kc) % t.bk != 0) : 0;
+  size_t whole = (m / t.bm) * (n / t.bn) * kslices_whole;
+  size_t blocks = ocal__ceil_div(m, t.bm) * ocal__ceil_div(n, t.bn) * slices;
+  int split_whole = !full && !(ta && !tb) && 2 * whole >= blocks;
   snprintf(options + used, sizeof options - used,
            " -DT4=%s -DBM=%u -DBN=%u -DBK=%u -DTM=%u -DTN=%u -DFULL=%d -DVEC=%d -DWARP_TILE=%d"
-           "%s -DOCAL_ONLY -DOCAL_ONLY_%s",
+           "%s%s -DOCAL_ONLY -DOCAL_ONLY_%s",
            dtype == OCAL_F32 ? "float4" : "double4", t.bm, t.bn, t.bk, t.tm, t.tn, full, vec,
-           warp_tile, edge_vec ? " -DEDGE_VEC=1" : "", name);
+           warp_tile, edge_vec ? " -DEDGE_VEC=1" : "", split_whole ? " -DSPLIT_WHOLE=1" : "",
+           name);
   ocal__kernel *kern;
   ocal_status s = ocal__library_kernel(ctx, "blas_gemm", options, name, &kern);
   size_t nt = (size_t)(t.bm / t.tm) * (t.bn / t.tn);
