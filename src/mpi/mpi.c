@@ -227,6 +227,7 @@ static ocal_status staging(ocal_mpi m) {
   cl_int err;
   m->q_d2h = clCreateCommandQueue(m->cl_ctx, m->cl_dev, 0, &err);
   if (err == CL_SUCCESS) m->q_h2d = clCreateCommandQueue(m->cl_ctx, m->cl_dev, 0, &err);
+  if (err == CL_SUCCESS) m->q_red = clCreateCommandQueue(m->cl_ctx, m->cl_dev, 0, &err);
   if (err != CL_SUCCESS)
     return ocal_error_set(OCAL_OPENCL_ERROR, func, "clCreateCommandQueue failed with %s",
                           ocal_cl_error_name(err));
@@ -256,6 +257,7 @@ static void destroy(ocal_mpi m) {
   if (m->pin_recv) ocal_pinned_free(m->ctx, m->pin_recv);
   if (m->q_d2h) clReleaseCommandQueue(m->q_d2h);
   if (m->q_h2d) clReleaseCommandQueue(m->q_h2d);
+  if (m->q_red) clReleaseCommandQueue(m->q_red);
   ocal_context_release(m->ctx);
   if (m->node != MPI_COMM_NULL) MPI_Comm_free(&m->node);
   if (m->leaders != MPI_COMM_NULL) MPI_Comm_free(&m->leaders);

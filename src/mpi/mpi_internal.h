@@ -36,8 +36,10 @@ struct ocal_mpi_s {
   cl_context cl_ctx;
   cl_device_id cl_dev;
   /* Queues of libocal-mpi's own, so that its copies and additions do not wait behind the
-   * kernels the program queues on the context's main queue after starting a collective. */
-  cl_command_queue q_d2h, q_h2d;
+   * kernels the program queues on the context's main queue after starting a collective;
+   * the node-local path's reductions have their own (q_red), so that a reduction waiting
+   * for the device's compute units does not hold up the next chunk's uploads. */
+  cl_command_queue q_d2h, q_h2d, q_red;
   size_t chunk;
   int slots;
   unsigned char *pin_send, *pin_recv; /* slots * chunk bytes each, pinned */

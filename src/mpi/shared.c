@@ -232,19 +232,22 @@ typedef struct shm_step {
 
 typedef void (*shm_plan)(req *r, size_t s, shm_step *st, const void *arg);
 
-static cl_event upload(req *r, cl_mem dst, size_t off, size_t bytes, const void *src) {
+/* Uploads bytes at src into dst at off after `dep` (NULL: nothing); returns the copy's event. */
+static cl_event upload(req *r, cl_mem dst, size_t off, size_t bytes, const void *src,
+                       cl_event dep) {
   cl_event e = NULL;
   if (bytes == 0 || r->cl_failed) return NULL;
-  if (!ocal_mpi__cl_ok(r, clEnqueueWriteBuffer(r->m->q_h2d, dst, CL_FALSE, off, bytes, src, 0,
-                                               NULL, &e),
+  if (!ocal_mpi__cl_ok(r, clEnqueueWriteBuffer(r->m->q_h2d, dst, CL_FALSE, off, bytes, src,
+                                               dep ? 1 : 0, dep ? &dep : NULL, &e),
                        "clEnqueueWriteBuffer"))
     return NULL;
   return e;
 }
 
-/* Queues the step's ordered reduction; *done (may be NULL) receives its event. */
+/* Queues the step's ordered reduction on the reductions' queue after the nwait events of
+ * wait (the uploads of the peers' chunks); *done (NULL: none) receives its event. */
 static void reduce_ordered(req *r, const shm_step *st, size_t scr_bytes, size_t es,
-                           cl_event *done) {
+                           cl_uint nwait, const cl_event *wait, cl_event *done) {
   ocal_mpi m = r->m;
   if (r->cl_failed) return;
   cl_kernel k = m->cl_ord[r->tidx][r->op];
@@ -265,8 +268,10 @@ static void reduce_ordered(req *r, const shm_step *st, size_t scr_bytes, size_t 
       return;
   size_t global = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20);
   global = (global + m->group - 1) / m->group * m->group;
-  ocal_mpi__cl_ok(r, clEnqueueNDRangeKernel(m->q_h2d, k, 1, NULL, &global, NULL, 0, NULL, done),
+  ocal_mpi__cl_ok(r, clEnqueueNDRangeKernel(m->q_red, k, 1, NULL, &global, NULL, nwait,
+                                            nwait ? wait : NULL, done),
                   "clEnqueueNDRangeKernel");
+  clFlush(m->q_red);
 }
 
 static void wait_release(req *r, cl_event *e, size_t n) {
@@ -294,9 +299,14 @@ static void shm_run(req *r, size_t nsteps, shm_plan plan, const void *arg, size_
                     cl_event first) {
   ocal_mpi m = r->m;
   int L = m->node_size;
-  cl_event *ups = calloc((size_t)L, sizeof *ups);
+  /* ups: this step's uploads by node rank; got: the same, packed, for the reduction to wait
+   * on; red: the reductions reading each scratch half, which its next uploads wait for.
+   * A reduction has an event only where a later step reuses its half: on NVIDIA's OpenCL an
+   * event on a kernel of this queue (or a marker after it) made each data-parallel step
+   * hundreds of microseconds slower (docs/measurements.md#reduction-queue). */
+  cl_event *ups = calloc(2 * (size_t)L, sizeof *ups), *got = ups + L, red[2] = {NULL, NULL};
   if (!ups) {
-    ocal_mpi__fail(r, OCAL_OUT_OF_HOST_MEMORY, "no memory for %d events", L);
+    ocal_mpi__fail(r, OCAL_OUT_OF_HOST_MEMORY, "no memory for %d events", 2 * L);
     MPI_Abort(m->comm, 1); /* the peers would wait at the node's barrier forever */
     return;
   }
@@ -317,27 +327,34 @@ static void shm_run(req *r, size_t nsteps, shm_plan plan, const void *arg, size_
     node_sync(r);
     if (st.mode == SHM_NONE || st.bytes == 0) continue;
     if (st.mode == SHM_COPY) {
-      ups[0] = upload(r, st.dst, st.dst_off, st.bytes, m->seg[st.from] + half);
+      ups[0] = upload(r, st.dst, st.dst_off, st.bytes, m->seg[st.from] + half, NULL);
     } else if (st.mode == SHM_GATHER) {
       for (int k = 0; k < L; k++)
         if (k != m->node_rank)
           ups[k] = upload(r, st.dst, st.dst_off + (size_t)k * st.stride, st.bytes,
-                          m->seg[k] + half);
+                          m->seg[k] + half, NULL);
     } else {
       /* Peers' chunks into the scratch half of this step, in rank order without this one. */
       size_t scr = (s % 2) * (size_t)(L - 1) * m->chunk;
+      cl_uint ng = 0;
       for (int k = 0, j = 0; k < L; k++)
-        if (k != m->node_rank)
-          ups[k] = upload(r, m->shm_scratch_mem,
-                          m->shm_scratch_off + scr + (size_t)j++ * m->chunk, st.bytes,
-                          m->seg[k] + half);
-      reduce_ordered(r, &st, scr, es, NULL);
+        if (k != m->node_rank &&
+            (ups[k] = upload(r, m->shm_scratch_mem,
+                             m->shm_scratch_off + scr + (size_t)j++ * m->chunk, st.bytes,
+                             m->seg[k] + half, red[s % 2])))
+          got[ng++] = ups[k];
+      if (red[s % 2]) clReleaseEvent(red[s % 2]);
+      red[s % 2] = NULL;
+      reduce_ordered(r, &st, scr, es, ng, got, s + 2 < nsteps ? &red[s % 2] : NULL);
     }
     clFlush(m->q_h2d);
   }
   wait_release(r, ups, (size_t)L);
   ocal_mpi__cl_ok(r, clFinish(m->q_h2d), "clFinish");
   node_sync(r); /* nobody's segment is reused while a peer still uploads from it */
+  /* This rank's reductions last: no peer waits for them. */
+  wait_release(r, red, 2);
+  ocal_mpi__cl_ok(r, clFinish(m->q_red), "clFinish");
   free(ups);
 }
 
@@ -461,9 +478,11 @@ static void shm_allreduce_parts(req *r, const chunks *c, cl_event first) {
   ocal_mpi m = r->m;
   int L = m->node_size, me = m->node_rank;
   size_t es = c->es;
-  cl_event *ups = calloc(2 * (size_t)L, sizeof *ups), reduced = NULL;
+  /* ups: uploads of the peers' parts of chunk s (by node rank), then of their reduced parts
+   * of chunk s - 1; got: the first ones, packed, for the reduction to wait on. */
+  cl_event *ups = calloc(3 * (size_t)L, sizeof *ups), *got = ups + 2 * L, reduced = NULL;
   if (!ups) {
-    ocal_mpi__fail(r, OCAL_OUT_OF_HOST_MEMORY, "no memory for %d events", 2 * L);
+    ocal_mpi__fail(r, OCAL_OUT_OF_HOST_MEMORY, "no memory for %d events", 3 * L);
     MPI_Abort(m->comm, 1); /* the peers would wait at the node's barrier forever */
     return;
   }
@@ -487,16 +506,21 @@ static void shm_allreduce_parts(req *r, const chunks *c, cl_event first) {
     if (s < c->K) { /* this rank's part of chunk s: the peers' parts into scratch, reduced */
       size_t n = len(c, s), p0 = part_lo(n, L, me), pn = part_lo(n, L, me + 1) - p0;
       size_t scr = (s % 2) * (size_t)(L - 1) * m->chunk;
+      cl_uint ng = 0;
+      /* The reduction that last read this scratch half (chunk s - 2) is done: the download
+       * of its result, which waited for it, completed in the previous step. */
       for (int k = 0, j = 0; k < L && pn; k++)
-        if (k != me)
-          ups[k] = upload(r, m->shm_scratch_mem, m->shm_scratch_off + scr + (size_t)j++ * m->chunk,
-                          pn * es, m->seg[k] + half + p0 * es);
+        if (k != me &&
+            (ups[k] = upload(r, m->shm_scratch_mem,
+                             m->shm_scratch_off + scr + (size_t)j++ * m->chunk, pn * es,
+                             m->seg[k] + half + p0 * es, NULL)))
+          got[ng++] = ups[k];
       shm_step st;
       memset(&st, 0, sizeof st);
       st.dst = st.own = c->mem;
       st.dst_off = st.own_off = c->base + (lo(c, s) + p0) * es;
       st.bytes = pn * es;
-      if (pn) reduce_ordered(r, &st, scr, es, &reduced);
+      if (pn) reduce_ordered(r, &st, scr, es, ng, got, &reduced);
     }
     if (s > 0) { /* the peers' reduced parts of chunk s - 1 */
       size_t n = len(c, s - 1);
@@ -504,7 +528,7 @@ static void shm_allreduce_parts(req *r, const chunks *c, cl_event first) {
         if (k != me) {
           size_t p0 = part_lo(n, L, k), pn = part_lo(n, L, k + 1) - p0;
           ups[L + k] = upload(r, c->mem, c->base + (lo(c, s - 1) + p0) * es, pn * es,
-                              m->seg[k] + half + m->chunk);
+                              m->seg[k] + half + m->chunk, NULL);
         }
     }
     clFlush(m->q_h2d);
