@@ -6,7 +6,8 @@
  * halves, so the download of chunk s + 1 runs while chunk s is uploaded; one MPI_Barrier of
  * the node per chunk (with MPI_Win_sync on either side, the shared window's memory model)
  * says that every rank's chunk s is in place and every upload of chunk s - 1 is done.
- * Reductions run on the device in node-rank order, so every rank gets the same bits.
+ * Reductions run on the device in node-rank order, so every rank gets the same bits, on a
+ * queue of their own so that one waiting for the device does not hold up the uploads.
  * Across nodes, allreduce reduces into each node's first rank, runs the ring between those,
  * and broadcasts within each node. */
 #include <stdio.h>
