@@ -245,10 +245,12 @@ static cl_event upload(req *r, cl_mem dst, size_t off, size_t bytes, const void 
   return e;
 }
 
-/* Queues the step's ordered reduction on the reductions' queue after the nwait events of
- * wait (the uploads of the peers' chunks); *done (NULL: none) receives its event. */
+/* Queues the step's ordered reduction on q after the nwait events of wait (the uploads of
+ * the peers' chunks, where q is not the upload queue); *done (NULL: none) receives its
+ * event. */
 static void reduce_ordered(req *r, const shm_step *st, size_t scr_bytes, size_t es,
-                           cl_uint nwait, const cl_event *wait, cl_event *done) {
+                           cl_command_queue q, cl_uint nwait, const cl_event *wait,
+                           cl_event *done) {
   ocal_mpi m = r->m;
   if (r->cl_failed) return;
   cl_kernel k = m->cl_ord[r->tidx][r->op];
@@ -269,10 +271,10 @@ static void reduce_ordered(req *r, const shm_step *st, size_t scr_bytes, size_t 
       return;
   size_t global = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20);
   global = (global + m->group - 1) / m->group * m->group;
-  ocal_mpi__cl_ok(r, clEnqueueNDRangeKernel(m->q_red, k, 1, NULL, &global, NULL, nwait,
+  ocal_mpi__cl_ok(r, clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, nwait,
                                             nwait ? wait : NULL, done),
                   "clEnqueueNDRangeKernel");
-  clFlush(m->q_red);
+  clFlush(q);
 }
 
 static void wait_release(req *r, cl_event *e, size_t n) {
@@ -300,11 +302,17 @@ static void shm_run(req *r, size_t nsteps, shm_plan plan, const void *arg, size_
                     cl_event first) {
   ocal_mpi m = r->m;
   int L = m->node_size;
-  /* ups: this step's uploads by node rank; got: the same, packed, for the reduction to wait
-   * on; red: the reductions reading each scratch half, which its next uploads wait for.
-   * A reduction has an event only where a later step reuses its half: on NVIDIA's OpenCL an
-   * event on a kernel of this queue (or a marker after it) made each data-parallel step
-   * hundreds of microseconds slower (docs/measurements.md#reduction-queue). */
+  /* A non-blocking collective runs beside the program's kernels, behind which a reduction
+   * may wait long: its reductions go to the reductions' queue, so that the next chunk's
+   * uploads do not wait for them. A blocking one (an idle device, as a rule) keeps them on
+   * the upload queue, in order after their uploads: no cross-queue waits, which cost an idle
+   * allreduce 3-14 %. ups: this step's uploads by node rank; got: the same, packed, for the
+   * reduction to wait on; red: the reductions reading each scratch half, which its next
+   * uploads wait for. A reduction has an event only where a later step reuses its half: on
+   * NVIDIA's OpenCL an event on such a kernel (or a marker after it) made each data-parallel
+   * step hundreds of microseconds slower (docs/measurements.md#reduction-queue). */
+  int own = !r->all_blocking;
+  cl_command_queue rq = own ? m->q_red : m->q_h2d;
   cl_event *ups = calloc(2 * (size_t)L, sizeof *ups), *got = ups + L, red[2] = {NULL, NULL};
   if (!ups) {
     ocal_mpi__fail(r, OCAL_OUT_OF_HOST_MEMORY, "no memory for %d events", 2 * L);
@@ -346,7 +354,8 @@ static void shm_run(req *r, size_t nsteps, shm_plan plan, const void *arg, size_
           got[ng++] = ups[k];
       if (red[s % 2]) clReleaseEvent(red[s % 2]);
       red[s % 2] = NULL;
-      reduce_ordered(r, &st, scr, es, ng, got, s + 2 < nsteps ? &red[s % 2] : NULL);
+      reduce_ordered(r, &st, scr, es, rq, own ? ng : 0, got,
+                     own && s + 2 < nsteps ? &red[s % 2] : NULL);
     }
     clFlush(m->q_h2d);
   }
@@ -521,7 +530,9 @@ static void shm_allreduce_parts(req *r, const chunks *c, cl_event first) {
       st.dst = st.own = c->mem;
       st.dst_off = st.own_off = c->base + (lo(c, s) + p0) * es;
       st.bytes = pn * es;
-      if (pn) reduce_ordered(r, &st, scr, es, ng, got, &reduced);
+      /* On the reductions' queue: the uploads of the peers' reduced parts of chunk s - 1,
+       * queued next, need not wait for it. */
+      if (pn) reduce_ordered(r, &st, scr, es, m->q_red, ng, got, &reduced);
     }
     if (s > 0) { /* the peers' reduced parts of chunk s - 1 */
       size_t n = len(c, s - 1);
