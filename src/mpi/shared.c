@@ -306,7 +306,7 @@ static void shm_run(req *r, size_t nsteps, shm_plan plan, const void *arg, size_
    * may wait long: its reductions go to the reductions' queue, so that the next chunk's
    * uploads do not wait for them. A blocking one (an idle device, as a rule) keeps them on
    * the upload queue, in order after their uploads: no cross-queue waits, which cost an idle
-   * allreduce 3-14 %. ups: this step's uploads by node rank; got: the same, packed, for the
+   * allreduce 2-14 %. ups: this step's uploads by node rank; got: the same, packed, for the
    * reduction to wait on; red: the reductions reading each scratch half, which its next
    * uploads wait for. A reduction has an event only where a later step reuses its half: on
    * NVIDIA's OpenCL an event on such a kernel (or a marker after it) made each data-parallel
