@@ -362,9 +362,10 @@ static void shm_run(req *r, size_t nsteps, shm_plan plan, const void *arg, size_
   wait_release(r, ups, (size_t)L);
   ocal_mpi__cl_ok(r, clFinish(m->q_h2d), "clFinish");
   node_sync(r); /* nobody's segment is reused while a peer still uploads from it */
-  /* This rank's reductions last: no peer waits for them. */
-  wait_release(r, red, 2);
-  ocal_mpi__cl_ok(r, clFinish(m->q_red), "clFinish");
+  if (own) { /* this rank's reductions last: no peer waits for them */
+    wait_release(r, red, 2);
+    ocal_mpi__cl_ok(r, clFinish(m->q_red), "clFinish");
+  }
   free(ups);
 }
 
