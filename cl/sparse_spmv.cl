@@ -130,7 +130,8 @@ void spmv_long(const IDX nrows, __global const IDX *rows, __global const IDX *rp
 
 #ifdef CAP
 /* CSR-stream ("row blocks"): the host cut the rows into blocks of at most WG rows holding at
- * most CAP entries together, or of one longer row. A work-group reads its block's entries
+ * most CAP entries together, or of one longer row (blocks[2 b], blocks[2 b + 1]: block b's
+ * first row and end; the long rows' blocks come first). A work-group reads its block's entries
  * with contiguous (coalesced) loads across all its work-items, whatever the row lengths,
  * and stages the products v[j] * x[ci[j]] in local memory; then work-item i sums row i of
  * the block from there. This keeps every lane busy on rows of a few entries (Laplacians),
@@ -147,7 +148,7 @@ void spmv_stream(const IDX nblocks, __global const IDX *restrict blocks,
   x += xoff;
   y += yoff;
   for (IDX b = get_group_id(0); b < nblocks; b += get_num_groups(0)) {
-    const IDX r0 = blocks[b], r1 = blocks[b + 1];
+    const IDX r0 = blocks[2 * b], r1 = blocks[2 * b + 1];
     const IDX nr = r1 - r0;
     /* The block's row pointers (nr <= WG), loaded once and contiguously. */
     for (uint i = lid; i <= (uint)nr; i += WG) lrp[i] = rp[r0 + i];

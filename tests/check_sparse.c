@@ -232,7 +232,10 @@ START_TEST(test_spmv_kernels) {
   hmat regular = random_hmat(2999, 5003, 2.5, 0, 1500, 24);
   hmat one = random_hmat(1, 1, 1.0, 0, 0, 25);
   hmat zero = random_hmat(37, 23, 1.0, 1, SIZE_MAX, 26);
-  const hmat *mats[] = {&short_rows, &long_rows, &regular, &one, &zero};
+  /* Rows of 0 to 400 entries: with 256-entry staging (stream256) a third of them are long
+   * blocks of many lengths between the short ones, which the stream kernel takes first. */
+  hmat mixed = random_hmat(203, 1501, 200.0, 0, SIZE_MAX, 27);
+  const hmat *mats[] = {&short_rows, &long_rows, &regular, &one, &zero, &mixed};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     setenv("OCAL_SPMV", kinds[i], 1);
     fixture_reopen(); /* the settings are read at context creation */
@@ -260,6 +263,7 @@ START_TEST(test_spmv_kernels) {
   hmat_free(&regular);
   hmat_free(&one);
   hmat_free(&zero);
+  hmat_free(&mixed);
   /* The automatic choice (ocal__spmv_rule): on GPUs a matrix with long rows takes the stream
    * kernel and short regular rows one work-item each; CPUs take scalar. */
   ocal_device_info info = {sizeof info};

@@ -43,7 +43,7 @@ struct ocal_csr_s {
   ocal_buffer short_rows; /* adaptive: the rows of ordinary length, and the long ones */
   ocal_buffer long_rows;
   size_t n_short, n_long;
-  ocal_buffer blocks;     /* stream: nblocks + 1 first rows of the row blocks */
+  ocal_buffer blocks;     /* stream: each row block's first row and end, in launch order */
   size_t nblocks;
   unsigned cap;           /* stream: the entries a block stages in local memory */
   ocal_buffer tiles;      /* merge: ntiles + 1 first rows of the merge-path tiles */
