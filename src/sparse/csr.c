@@ -165,57 +165,54 @@ static int longer_first(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Cuts the rows into the stream kernel's blocks: consecutive rows while the block has fewer
- * than its work-group size of rows and at most `cap` entries; a row longer than `cap` is a
- * block of its own (summed by the whole group). Stores each block's first row and end, the
- * long rows' blocks first, longest first, then the others in row order: a group sums a long
- * row alone, and one that started last would finish after all the others (+0.3 % on a
+/* The stream kernel's block that starts at row r0: consecutive rows while the block has
+ * fewer than its work-group size of rows and at most `cap` entries, or one row longer than
+ * `cap` (summed by the whole group). Returns its end; *nnz receives its entries. */
+static size_t block_end(ocal_csr a, const void *rp, size_t r0, size_t *nnz) {
+  size_t r = r0, sum = 0;
+  while (r < a->rows && r - r0 < a->swg) {
+    size_t l = (size_t)(get_idx(a->it, rp, r + 1) - get_idx(a->it, rp, r));
+    if (r > r0 && sum + l > a->cap) break;
+    sum += l;
+    r++;
+    if (sum > a->cap) break; /* one long row: a block of its own */
+  }
+  *nnz = sum;
+  return r;
+}
+
+/* Cuts the rows into the stream kernel's blocks and stores each one's first row and end:
+ * the long rows' blocks first, longest first, then the others in row order. A group sums a
+ * long row alone, and one that started last would finish after all the others (+0.3 % on a
  * power-law matrix, docs/measurements.md#spmv-long-first). */
 static ocal_status stream_blocks(ocal_csr a, const void *rp, const char *func) {
-  size_t rows = a->rows, es = ocal_dtype_size(a->it), n = 0, nlong = 0;
-  /* At most one block per row. */
-  row_block *bk = malloc((rows ? rows : 1) * sizeof *bk);
-  unsigned char *bl = malloc(2 * (rows ? rows : 1) * es);
-  if (bk == NULL || bl == NULL) {
-    free(bk);
-    free(bl);
-    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no host memory for the row blocks");
+  size_t rows = a->rows, es = ocal_dtype_size(a->it), n = 0, nlong = 0, nnz;
+  for (size_t r = 0; r < rows; n++) {
+    r = block_end(a, rp, r, &nnz);
+    nlong += nnz > a->cap;
   }
-  size_t r = 0;
-  while (r < rows) {
-    size_t r0 = r, nnz = 0;
-    while (r < rows && r - r0 < a->swg) {
-      size_t l = (size_t)(get_idx(a->it, rp, r + 1) - get_idx(a->it, rp, r));
-      if (r > r0 && nnz + l > a->cap) break;
-      nnz += l;
-      r++;
-      if (nnz > a->cap) break; /* one long row: a block of its own */
-    }
-    bk[n++] = (row_block){r0, r, nnz};
-  }
-  /* The long rows' blocks to the front of bk, longest first, and the others after them in
-   * row order: copied towards the end from the last one back, none overwrites a block not
-   * yet copied. */
-  for (size_t i = 0; i < n; i++)
-    if (bk[i].nnz > a->cap) nlong++;
+  unsigned char *bl = calloc(2 * (n ? n : 1), es);
   row_block *lg = malloc((nlong ? nlong : 1) * sizeof *lg);
-  if (lg == NULL) {
-    free(bk);
+  if (bl == NULL || lg == NULL) {
     free(bl);
+    free(lg);
     return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no host memory for the row blocks");
   }
-  for (size_t i = 0, j = 0; i < n; i++)
-    if (bk[i].nnz > a->cap) lg[j++] = bk[i];
-  for (size_t i = n, k = n; i-- > 0;)
-    if (bk[i].nnz <= a->cap) bk[--k] = bk[i];
-  qsort(lg, nlong, sizeof *lg, longer_first);
-  memcpy(bk, lg, nlong * sizeof *lg);
-  free(lg);
-  for (size_t i = 0; i < n; i++) {
-    set_idx(a->it, bl, 2 * i, (int64_t)bk[i].r0);
-    set_idx(a->it, bl, 2 * i + 1, (int64_t)bk[i].r1);
+  for (size_t r = 0, e, j = 0, k = nlong; r < rows; r = e) {
+    e = block_end(a, rp, r, &nnz);
+    if (nnz > a->cap) {
+      lg[j++] = (row_block){r, e, nnz};
+    } else {
+      set_idx(a->it, bl, 2 * k, (int64_t)r);
+      set_idx(a->it, bl, 2 * k++ + 1, (int64_t)e);
+    }
   }
-  free(bk);
+  qsort(lg, nlong, sizeof *lg, longer_first);
+  for (size_t i = 0; i < nlong; i++) {
+    set_idx(a->it, bl, 2 * i, (int64_t)lg[i].r0);
+    set_idx(a->it, bl, 2 * i + 1, (int64_t)lg[i].r1);
+  }
+  free(lg);
   a->nblocks = n;
   size_t len = 2 * (n ? n : 1);
   ocal_status s = ocal_buffer_from_host(a->ctx, a->it, 1, &len, bl, &a->blocks);
