@@ -274,7 +274,7 @@ static void reduce_ordered(req *r, const shm_step *st, size_t scr_bytes, size_t 
   ocal_mpi__cl_ok(r, clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, nwait,
                                             nwait ? wait : NULL, done),
                   "clEnqueueNDRangeKernel");
-  clFlush(q);
+  if (q != m->q_h2d) clFlush(q); /* the upload queue is flushed once a step, by the caller */
 }
 
 static void wait_release(req *r, cl_event *e, size_t n) {
