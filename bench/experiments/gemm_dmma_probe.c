@@ -16,7 +16,9 @@
  *   engine default|clblast (ENGINE NAME)  S T ...
  * DMMA_EMULATE=1 builds with -DMMA_EMULATE=1 (any device with doubles, e.g. PoCL) and checks
  * only: a test of this program where no GPU is. DMMA_VERBOSE=1 builds with -cl-nv-verbose
- * (NVIDIA) and prints the compiler's register and spill lines of each timed build. Exit status
+ * (NVIDIA) and prints the compiler's register and spill lines of each timed build. DMMA_TRANS=NN
+ * (the default), TN, NT or TT: the transposes the variants are timed with (square sizes, so one
+ * set of buffers serves all four). Exit status
  * 0 when every check passed. */
 #include <math.h>
 #include <stdint.h>
@@ -75,7 +77,7 @@ static cl_command_queue q;
 static cl_device_id dev;
 static char *src;
 static char src_dir[4096]; /* the kernel file's directory, for its #include */
-static int emulate, check_all, verbose;
+static int emulate, check_all, verbose, time_ta, time_tb;
 static double round_s = 0.25;
 
 
@@ -256,6 +258,10 @@ int main(int argc, char **argv) {
   if (!realpath(argv[1], src_dir)) DIE("cannot resolve %s", argv[1]);
   *strrchr(src_dir, '/') = 0;
   emulate = getenv("DMMA_EMULATE") && atoi(getenv("DMMA_EMULATE"));
+  const char *tr = getenv("DMMA_TRANS");
+  if (tr && (strlen(tr) != 2 || !strchr("NT", tr[0]) || !strchr("NT", tr[1])))
+    DIE("DMMA_TRANS is NN, TN, NT or TT, not %s", tr);
+  time_ta = tr && tr[0] == 'T', time_tb = tr && tr[1] == 'T';
   check_all = emulate || (getenv("DMMA_CHECK_ALL") && atoi(getenv("DMMA_CHECK_ALL")));
   verbose = getenv("DMMA_VERBOSE") && atoi(getenv("DMMA_VERBOSE"));
   if (getenv("DMMA_ROUND") && atof(getenv("DMMA_ROUND")) > 0) round_s = atof(getenv("DMMA_ROUND"));
@@ -316,7 +322,7 @@ int main(int argc, char **argv) {
                         ok == 1 ? "ok" : ok == 0 ? "FAIL" : "nobuild");
     if (ok != 1) all_ok = 0;
     if (ok == 1) {
-      cl_kernel k = build(v, 0, 0, 1, 1);
+      cl_kernel k = build(v, time_ta, time_tb, 1, 1);
       for (size_t j = 0; j < ns && k; j++) {
         size_t s = sizes[j];
         timed t = {v, k, dm[j][0], dm[j][1], dm[j][2], (cl_uint)s, NULL, NULL, NULL};
