@@ -152,7 +152,8 @@ typedef struct ocal_fft_plan_info {
                                  OCAL_FFT_ENGINE_DEFAULT); OCAL_FFT_ENGINE_FOURSTEP also when
                                  the default engine hands a shape to the four-step kernels
                                  (f32 C2C 1-D 2^24 and 2-D 4096 x 4096 on GPUs with 48 KiB of
-                                 local memory, or every shape it takes with
+                                 local memory where a measurement on the device finds them
+                                 faster than VkFFT, or every shape it takes with
                                  OCAL_FFT_FOURSTEP=1) */
   const char *engine_name;  /**< ocal_fft_engine_name(engine) (static string), or
                                  "vkfft (via c2c)" / "clfft (via c2c)" when a real plan runs

@@ -143,6 +143,7 @@ static const int spmv_loads_values[] = {OCAL__SPMV_LOADS_AUTO,  OCAL__SPMV_LOADS
                                         OCAL__SPMV_LOADS_CG,    OCAL__SPMV_LOADS_CS_NC,
                                         OCAL__SPMV_LOADS_CS_CG};
 static const int scan_values[] = {OCAL__SCAN_AUTO, OCAL__SCAN_SINGLE, OCAL__SCAN_THREE};
+static const int fourstep_values[] = {-1, 1, 1, 1, 1, 0, 0, 0, 0, 2};
 
 /* BMxBNxBKxTMxTN, five positive numbers (whether the tile fits the device is decided per
  * product: a tile that does not fit falls back to one that does). */
@@ -228,7 +229,8 @@ static const setting_def defs[] = {
      "auto, ocal (or own) or clblast", NULL},
     {"OCAL_FFT", WORD, AT(fft), "default|auto|vkfft|clfft", fft_values, 0, 0,
      "default (or auto), vkfft or clfft", NULL},
-    {"OCAL_FFT_FOURSTEP", FLAG, AT(fft_fourstep), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
+    {"OCAL_FFT_FOURSTEP", WORD, AT(fft_fourstep), "auto|1|on|yes|true|0|off|no|false|measure",
+     fourstep_values, 0, 0, FLAG_WORDS " or measure", NULL},
     {"OCAL_FFT_FOURSTEP_TUNE", KV, AT(fft_fourstep_tune), FOURSTEP_KEYS, NULL, 0, 0,
      "key=value,... with keys n1, c, r, skip, reg, cr, c2, tt, g, plane, sr, ld, st, r2, rows", NULL},
     {"OCAL_VKFFT_TUNE", KV, AT(vkfft_tune), VKFFT_KEYS, NULL, 0, 0,

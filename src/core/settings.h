@@ -72,7 +72,8 @@ typedef struct ocal__settings {
   long gemm_own_splitk;     /* OCAL_GEMM_OWN_SPLITK: 0 the rule, N >= 1 */
   int gemv;                 /* OCAL_GEMV: OCAL__ENGINE_* */
   int fft;                  /* OCAL_FFT: OCAL__FFT_ENV_* */
-  int fft_fourstep;         /* OCAL_FFT_FOURSTEP: -1 the rule, 0 never, 1 where it fits */
+  int fft_fourstep;         /* OCAL_FFT_FOURSTEP: -1 the rule, then a measurement; 0 never;
+                               1 where it fits; 2 a measurement where it fits */
   char fft_fourstep_tune[128]; /* OCAL_FFT_FOURSTEP_TUNE: "key=value,..." */
   char vkfft_tune[384];     /* OCAL_VKFFT_TUNE: "field=value,..." */
   char spmv[16];            /* OCAL_SPMV: a kernel name, "" for the rule */

@@ -58,10 +58,23 @@ extern const ocal__fft_engine ocal__fft_clfft;
 /* ocal's own two-pass four-step FFT (fourstep.c): long 1-D f32 C2C power-of-two lengths,
  * used in place of the default engine where ocal__fft_fourstep_wanted says so. */
 extern const ocal__fft_engine ocal__fft_fourstep;
-/* Sets *use to 1 when a plan of canonical description d, which asked for the default engine,
- * should run on ocal__fft_fourstep (OCAL_FFT_FOURSTEP=0|1|auto, else the device rule).
- * Fails only on a bad OCAL_FFT_FOURSTEP or OCAL_FFT_FOURSTEP_TUNE. */
+/* For a plan of canonical description d which asked for the default engine, sets *use to 1
+ * when it should run on ocal__fft_fourstep, 2 when a measurement should decide between that
+ * and VkFFT (ocal__fft_choose), else 0: OCAL_FFT_FOURSTEP=0|1|measure, else (auto) the device
+ * rule, then a measurement. Fails only on a bad OCAL_FFT_FOURSTEP_TUNE. */
 ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, int *use);
+
+/* Builds the plan of problem p on whichever of the four-step kernels and VkFFT runs it faster
+ * on the device (choose.c): the answer from the disk cache, else both built and timed on
+ * scratch buffers of the plan's size, the faster kept. *engine and *id name the engine kept,
+ * *built holds its plan. Where the four-step kernels fail to build, their status comes back
+ * (with *engine the four-step engine), so that plan.c hands the plan on. */
+ocal_status ocal__fft_choose(const ocal__fft_problem *p, const ocal__fft_engine **engine,
+                             ocal_fft_engine *id, ocal__fft_built *built);
+/* The disk cache's answer for problem p: 1 the four-step kernels, 0 VkFFT, -1 none (or a
+ * record that is not exactly what ocal__fft_choice_store writes). */
+int ocal__fft_choice_load(const ocal__fft_problem *p);
+void ocal__fft_choice_store(const ocal__fft_problem *p, int fourstep);
 
 /* Transforms whose every length is 1 (unit.c): ocal's own copy, widening or real parts. */
 extern const ocal__fft_engine ocal__fft_unit;

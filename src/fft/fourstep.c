@@ -17,11 +17,12 @@
  * transforms per launch, so that no launch ends with a part-empty wave of groups. VkFFT runs
  * at its memory floor, so only fewer passes beat it (docs/measurements.md#fourstep-access).
  *
- * The default engine (VkFFT, else clFFT) hands the shapes of fourstep_rule (device properties,
- * never names) to this engine: only 2^24 and 2-D 4096 x 4096 on an H100
- * (docs/measurements.md#fourstep-rule, #fft-hints).
- * OCAL_FFT_FOURSTEP=1 turns the engine on for every shape it supports (tests force it on PoCL),
- * 0 off, auto (or unset) the rule. Batches go through scratch memory, 2^27 points per launch
+ * The default engine (VkFFT, else clFFT) offers this engine the shapes of fourstep_rule
+ * (device properties, never names): only 2^24 and 2-D 4096 x 4096 on an H100 or H200
+ * (docs/measurements.md#fourstep-rule, #fft-hints); a measurement on the device then decides
+ * between it and VkFFT (choose.c). OCAL_FFT_FOURSTEP=1 turns the engine on for every shape it
+ * supports without measuring (tests force it on PoCL), 0 off, measure offers it every shape it
+ * supports and measures, auto (or unset) the rule. Batches go through scratch memory, 2^27 points per launch
  * (fewer where the device has not the memory for that).
  *
  * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks at plan creation, for the benchmarks and the
@@ -268,7 +269,8 @@ static int fourstep_rule_2d(ocal_context ctx, size_t rows, size_t cols) {
 
 ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, int *use) {
   *use = 0;
-  int force = ctx->settings.fft_fourstep; /* OCAL_FFT_FOURSTEP: -1 the rule */
+  /* OCAL_FFT_FOURSTEP: -1 the rule, then a measurement; 0 never; 1 always; 2 a measurement */
+  int force = ctx->settings.fft_fourstep;
   if (force == 0 || d->ndim > 2 || d->kind != OCAL_FFT_C2C || d->precision != OCAL_F32)
     return OCAL_OK;
   fs_tune t;
@@ -279,8 +281,14 @@ ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, 
   if (!split(d->ndim, d->lengths, &t, &n1, &n2)) return OCAL_OK;
   plan_launches(&t, d->ndim == 2, n1, n2, ln);
   if (!device_fits(ctx, ln, &t)) return OCAL_OK;
-  *use = force == 1 || (d->ndim == 1 && fourstep_rule(ctx, d->lengths[0])) ||
-         (d->ndim == 2 && fourstep_rule_2d(ctx, d->lengths[0], d->lengths[1]));
+  if (force >= 1) {
+    *use = force;
+    return OCAL_OK;
+  }
+  *use = (d->ndim == 1 && fourstep_rule(ctx, d->lengths[0])) ||
+                 (d->ndim == 2 && fourstep_rule_2d(ctx, d->lengths[0], d->lengths[1]))
+             ? 2
+             : 0;
   return OCAL_OK;
 }
 

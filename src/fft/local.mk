@@ -36,6 +36,8 @@ OCAL_KERNEL_FILES += cl/fft_scale.cl
 # ocal's own two-pass four-step FFT (src/fft/fourstep.c, cl/fft_fourstep.cl).
 src_libocal_core_la_SOURCES += src/fft/fourstep.c
 OCAL_KERNEL_FILES += cl/fft_fourstep.cl
+# The default engine's measured choice between the four-step kernels and VkFFT.
+src_libocal_core_la_SOURCES += src/fft/choose.c
 
 OCAL_TESTS += tests/check_fft_fourstep
 tests_check_fft_fourstep_SOURCES = tests/check_fft_fourstep.c $(FIXTURE_FILES)

@@ -334,10 +334,12 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   /* The default engine hands the shapes where ocal's own four-step kernels are faster to
    * them (not when the description or OCAL_FFT names an engine). */
   const ocal__fft_engine *eng = engine_table(d.engine);
+  int measure = 0; /* a measurement decides between the four-step kernels and VkFFT */
   if (desc->engine == OCAL_FFT_ENGINE_DEFAULT && ctx->settings.fft == OCAL__FFT_ENV_DEFAULT) {
     int use;
     if ((s = ocal__fft_fourstep_wanted(ctx, &d, &use)) != OCAL_OK) return s;
     if (use) eng = &ocal__fft_fourstep;
+    measure = use == 2;
   }
   /* Length 1 everywhere: ocal's copy. A real transform whose halved axis has length 1 halves
    * nothing: it is a C2C transform of the other axes, which the engine's plans through a C2C
@@ -349,6 +351,7 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   } else if (d.kind != OCAL_FFT_C2C && d.lengths[d.ndim - 1] == 1 && ocal__fft_via_c2c(d.engine)) {
     eng = ocal__fft_via_c2c(d.engine);
   }
+  measure = measure && eng == &ocal__fft_fourstep;
   /* The plan's info names the engine that runs it, the four-step kernels included. */
   ocal_fft_engine eng_id = eng == &ocal__fft_fourstep ? OCAL_FFT_ENGINE_FOURSTEP : d.engine;
 
@@ -389,7 +392,17 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   /* Build without the cache lock: an engine may take seconds to compile its kernels, and
    * other plans of the context stay usable meanwhile. */
   double t0 = seconds_now();
-  s = p->engine->plan_create(&p->problem, &p->built);
+  if (measure) {
+    const ocal__fft_engine *chosen;
+    ocal_fft_engine chosen_id;
+    s = ocal__fft_choose(&p->problem, &chosen, &chosen_id, &p->built);
+    pthread_mutex_lock(&c->lock);
+    p->engine = chosen;
+    p->engine_id = chosen_id;
+    pthread_mutex_unlock(&c->lock);
+  } else {
+    s = p->engine->plan_create(&p->problem, &p->built);
+  }
   /* The default engine: where the one picked cannot build the plan on this device (its
    * kernels do not compile there, or it refuses the shape), the next one takes it, and the
    * plan's info names the one that runs. VkFFT's plans through a C2C plan (viac2c.c: VkFFT

@@ -36,7 +36,7 @@ mkdir -p "$logs"
 sections=("$@")
 if [ ${#sections[@]} -eq 0 ]; then
   sections=(context buffers elementwise reduce scan softmax random gemm-ocal gemm-clblast
-            fft-vkfft fft-clfft fft-fourstep fft-unit gen kernel)
+            fft-vkfft fft-clfft fft-fourstep fft-measure fft-unit gen kernel)
 fi
 
 # Exclusions: "SECTION ENTRY N" (glob patterns; N a call number, or * for every one), each
