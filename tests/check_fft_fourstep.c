@@ -43,6 +43,16 @@ static void dft_bin(const float *x, size_t n, const double *cs, size_t k, int si
   *im = si;
 }
 
+/* cos and sin of 2 pi i / n for i < n, interleaved: dft_bin's table. */
+static double *phase_table(size_t n) {
+  double *cs = fixture_malloc(2 * n * sizeof *cs);
+  for (size_t i = 0; i < n; i++) {
+    cs[2 * i] = cos(2.0 * M_PI * (double)i / (double)n);
+    cs[2 * i + 1] = sin(2.0 * M_PI * (double)i / (double)n);
+  }
+  return cs;
+}
+
 /* Relative 2-norm error of direction `sign` of y = F(x) over the checked bins of each
  * transform (all, or c->bins of them chosen at random, always 0 and n - 1). */
 static double check_bins(const fs_case *c, const float *x, const float *y, const double *cs,
@@ -111,11 +121,7 @@ static void run_case(const fs_case *c) {
   size_t total = c->n * c->batch;
   uint64_t st = 77 + c->n + c->batch;
   float *x = random_points(total, st), *y = fixture_malloc(2 * total * sizeof *y);
-  double *cs = fixture_malloc(2 * c->n * sizeof *cs);
-  for (size_t i = 0; i < c->n; i++) {
-    cs[2 * i] = cos(2.0 * M_PI * (double)i / (double)c->n);
-    cs[2 * i + 1] = sin(2.0 * M_PI * (double)i / (double)c->n);
-  }
+  double *cs = phase_table(c->n);
 
   ocal_fft_plan plan = fourstep_plan(c->n, 0, c->batch, c->in_place, c->norm);
 
@@ -407,6 +413,25 @@ static ocal_status plan_under_env(const ocal_fft_desc *d, ocal_fft_plan *plan) {
   return ocal_fft_plan_create(fixture_ctx, d, plan);
 }
 
+/* Removes the test's cache directory and its settings. */
+static void remove_cache_dir(const char *dir) {
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  fourstep_off();
+}
+
+/* A new context of options o (its disk cache directory) and a plan of d in it; the plan's
+ * info. */
+static ocal_fft_plan_info plan_in_context(const ocal_context_options *o, const ocal_fft_desc *d,
+                                          ocal_context *ctx, ocal_fft_plan *plan) {
+  ck_assert_ocal(ocal_context_create(o, ctx));
+  ck_assert_ocal(ocal_fft_plan_create(*ctx, d, plan));
+  ocal_fft_plan_info info = {sizeof info};
+  ck_assert_ocal(ocal_fft_plan_get_info(*plan, &info));
+  return info;
+}
+
 /* A second context with the same disk cache directory loads the compiled kernels. */
 START_TEST(test_fourstep_disk_cache) {
   char dir[] = "/tmp/ocal-check-fft4s-XXXXXX";
@@ -422,11 +447,8 @@ START_TEST(test_fourstep_disk_cache) {
   d.batch = 2;
   for (int round = 0; round < 2; round++) {
     ocal_context ctx;
-    ck_assert_ocal(ocal_context_create(&o, &ctx));
     ocal_fft_plan plan;
-    ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
-    ocal_fft_plan_info info = {sizeof info};
-    ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
+    ocal_fft_plan_info info = plan_in_context(&o, &d, &ctx, &plan);
     ck_assert_str_eq(info.engine_name, "fourstep");
     ck_assert_int_eq(info.from_disk_cache, round);
     ocal_fft_cache_stats cs = {sizeof cs};
@@ -436,11 +458,7 @@ START_TEST(test_fourstep_disk_cache) {
     ck_assert_ocal(ocal_fft_plan_release(plan));
     ck_assert_ocal(ocal_context_release(ctx));
   }
-  char cmd[64];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  ck_assert_int_eq(system(cmd), 0);
-  unsetenv("OCAL_FFT_FOURSTEP");
-  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+  remove_cache_dir(dir);
 }
 END_TEST
 
@@ -497,20 +515,13 @@ START_TEST(test_fourstep_measured) {
   d.batch = c.batch;
   size_t total = c.n * c.batch;
   float *x = random_points(total, 5), *y = fixture_malloc(2 * total * sizeof *y);
-  double *cs = fixture_malloc(2 * c.n * sizeof *cs);
-  for (size_t i = 0; i < c.n; i++) {
-    cs[2 * i] = cos(2.0 * M_PI * (double)i / (double)c.n);
-    cs[2 * i + 1] = sin(2.0 * M_PI * (double)i / (double)c.n);
-  }
+  double *cs = phase_table(c.n);
   ocal_fft_engine first = OCAL_FFT_ENGINE_DEFAULT;
   ino_t ino = 0;
   for (int round = 0; round < 3; round++) {
     ocal_context ctx;
-    ck_assert_ocal(ocal_context_create(&o, &ctx));
     ocal_fft_plan plan;
-    ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
-    ocal_fft_plan_info info = {sizeof info};
-    ck_assert_ocal(ocal_fft_plan_get_info(plan, &info));
+    ocal_fft_plan_info info = plan_in_context(&o, &d, &ctx, &plan);
     ck_assert_msg(info.engine == OCAL_FFT_ENGINE_FOURSTEP ||
                       (vk && info.engine == OCAL_FFT_ENGINE_VKFFT),
                   "round %d: %s", round, info.engine_name);
@@ -548,11 +559,7 @@ START_TEST(test_fourstep_measured) {
   free(x);
   free(y);
   free(cs);
-  char cmd[64];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  ck_assert_int_eq(system(cmd), 0);
-  unsetenv("OCAL_FFT_FOURSTEP");
-  unsetenv("OCAL_FFT_FOURSTEP_TUNE");
+  remove_cache_dir(dir);
 }
 END_TEST
 

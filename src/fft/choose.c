@@ -93,7 +93,7 @@ static ocal_status time_plan(const ocal__fft_problem *p, const ocal__fft_engine 
   return s;
 }
 
-/* Scratch input (zeros) and output of the plan's size, out == in for an in-place plan; 0 when
+/* Scratch input and output (zeros) of the plan's size, out == in for an in-place plan; 0 when
  * the device has not the memory (or a call fails): nothing is then measured. */
 static int scratch(const ocal__fft_problem *p, cl_mem *in, cl_mem *out) {
   size_t bytes = ocal__fft_problem_n(p) * p->batch * (p->dbl ? 16u : 8u);
@@ -109,10 +109,14 @@ static int scratch(const ocal__fft_problem *p, cl_mem *in, cl_mem *out) {
       return *in = NULL, *out = NULL, 0;
     }
   }
+  /* Both filled, so that a driver which allocates on first use says now, not in a transform,
+   * when it has not the memory. */
+  cl_command_queue q = ocal__context_queue(p->ctx);
   const cl_uint zero = 0;
-  if (clEnqueueFillBuffer(ocal__context_queue(p->ctx), *in, &zero, sizeof zero, 0, bytes, 0, NULL,
-                          NULL) == CL_SUCCESS &&
-      clFinish(ocal__context_queue(p->ctx)) == CL_SUCCESS)
+  if (clEnqueueFillBuffer(q, *in, &zero, sizeof zero, 0, bytes, 0, NULL, NULL) == CL_SUCCESS &&
+      (*out == *in ||
+       clEnqueueFillBuffer(q, *out, &zero, sizeof zero, 0, bytes, 0, NULL, NULL) == CL_SUCCESS) &&
+      clFinish(q) == CL_SUCCESS)
     return 1;
   if (*out != *in) clReleaseMemObject(*out);
   clReleaseMemObject(*in);
