@@ -5,7 +5,8 @@
  * four-step kernels' two passes beat VkFFT's three at 2^24 x 8, on an H200 VkFFT wins by 10 %
  * (docs/measurements.md#fft-measured-choice). So the plan builds both, times each on scratch
  * buffers of the plan's size (one transform to warm up, then the best of three rounds of two),
- * keeps the faster and releases the other.
+ * keeps the faster and releases the other. The times are wall-clock on the context's queue,
+ * so work that other threads queue there meanwhile counts against whichever engine it meets.
  *
  * The answer goes to the disk cache beside the kernels, keyed like them (platform, device,
  * driver, ocal version, the four-step kernels' source) and by the problem, so that a later
