@@ -11,8 +11,9 @@
  * The answer goes to the disk cache beside the kernels, keyed like them (platform, device,
  * driver, ocal version, the four-step kernels' source) and by the problem, so that a later
  * context or process builds the faster engine's plan only. A record that is not exactly what
- * this file writes counts as no answer. Where the scratch buffers cannot be had, or VkFFT
- * cannot take the plan, the four-step plan is kept and nothing is stored. */
+ * this file writes counts as no answer. Where the scratch buffers cannot be had (or would take
+ * more than a quarter of the device's memory), or VkFFT cannot take the plan, the four-step
+ * plan is kept and nothing is stored. */
 #include "config.h"
 
 #include <math.h>
@@ -98,6 +99,11 @@ static ocal_status time_plan(const ocal__fft_problem *p, const ocal__fft_engine 
  * the device has not the memory (or a call fails): nothing is then measured. */
 static int scratch(const ocal__fft_problem *p, cl_mem *in, cl_mem *out) {
   size_t bytes = ocal__fft_problem_n(p) * p->batch * (p->dbl ? 16u : 8u);
+  /* Not more than a quarter of the device's memory, so that the measurement never takes what
+   * the program's own buffers need. */
+  *in = *out = NULL;
+  if ((uint64_t)bytes * (p->in_place ? 1 : 2) > ocal__context_info(p->ctx)->global_mem_bytes / 4)
+    return 0;
   cl_context cl = ocal__context_cl(p->ctx);
   cl_int err;
   *in = clCreateBuffer(cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
