@@ -25,7 +25,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 
 #include "blas_internal.h"
@@ -44,12 +43,6 @@ ocal_status ocal_blas_tune_options_init(ocal_blas_tune_options *o) {
   o->seed = 1;
   o->phases = OCAL_TUNE_XGEMM | OCAL_TUNE_DIRECT | OCAL_TUNE_SWITCH;
   return OCAL_OK;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* ---- the search space ----------------------------------------------------------------- */
@@ -322,20 +315,20 @@ static double problem_time(tuner *t, problem *p, ocal_status *st) {
   if (*st == OCAL_OK) *st = ocal_context_finish(ctx);
   if (*st == OCAL_OK) *st = problem_check(t, p, 1.0, 0.0, 48, 0);
   if (*st != OCAL_OK) return 0.0;
-  double t0 = now_s();
+  double t0 = ocal__seconds_now();
   *st = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, p->a, p->b, 0.0, p->c);
   if (*st == OCAL_OK) *st = ocal_context_finish(ctx);
-  double one = now_s() - t0;
+  double one = ocal__seconds_now() - t0;
   if (*st != OCAL_OK) return 0.0;
   int reps = one > 0.02 ? 1 : (int)(0.02 / (one > 1e-6 ? one : 1e-6)) + 1;
   if (reps > 500) reps = 500;
   double best = one;
   for (int round = 0; round < 3 && *st == OCAL_OK; round++) {
-    t0 = now_s();
+    t0 = ocal__seconds_now();
     for (int r = 0; r < reps && *st == OCAL_OK; r++)
       *st = ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, p->a, p->b, 0.0, p->c);
     if (*st == OCAL_OK) *st = ocal_context_finish(ctx);
-    double each = (now_s() - t0) / reps;
+    double each = (ocal__seconds_now() - t0) / reps;
     if (each < best) best = each;
     if (one > 0.5) break; /* slow devices: one measurement is enough */
   }
@@ -386,7 +379,7 @@ static double evaluate(tuner *t, const ocal__gemm_params *p, problem *timed, pro
     say(t, "%-6s %3d  rejected: %s  [%s]", phase, t->candidates, why, text);
     return 0.0;
   }
-  double t0 = now_s();
+  double t0 = ocal__seconds_now();
   ocal_status st;
   double gflops = problem_time(t, timed, &st);
   /* The direct kernel serves every product below the switch point: its score is the
@@ -406,7 +399,7 @@ static double evaluate(tuner *t, const ocal__gemm_params *p, problem *timed, pro
     if (!work_healthy(t)) work_rebuild(t);
     return 0.0;
   }
-  double took = now_s() - t0;
+  double took = ocal__seconds_now() - t0;
   if (took > t->longest) t->longest = took;
   if (at_mid2 > 0)
     say(t, "%-6s %3d  %10.1f GFLOP/s  %5.2f s  [%s] (%.0f, %.0f, %.0f at %zu, %zu, %zu)", phase,
@@ -459,12 +452,12 @@ static void search(tuner *t, ocal__gemm_params *best, double *best_rate, const l
     if (!ocal__gemm_params_valid(&p, ocal__context_info(t->ctx), t->precision, NULL, 0) ||
         (s >= 0 && tried_before(t, &p)))
       continue;
-    if (t->dead || (ran && now_s() + t->longest >= until)) return;
+    if (t->dead || (ran && ocal__seconds_now() + t->longest >= until)) return;
     double r = evaluate(t, &p, timed, check, phase, first, count);
     ran = 1;
     if (r > *best_rate) *best_rate = r, *best = p;
   }
-  while (!t->dead && now_s() + t->longest < until) {
+  while (!t->dead && ocal__seconds_now() + t->longest < until) {
     const choice *space;
     int n;
     if (first == OCAL__DIRECT_FIRST)
@@ -542,7 +535,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
   t.dtype = o->dtype;
   t.precision = o->dtype == OCAL_F64 ? 64 : 32;
   t.o = o;
-  t.start = now_s();
+  t.start = ocal__seconds_now();
   t.rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)o->seed * 0x2545f4914f6cdd1dull);
   const ocal_device_info *d = ocal__context_info(ctx);
   int gpu = d->type == OCAL_DEVICE_GPU || d->type == OCAL_DEVICE_ACCELERATOR;
@@ -604,7 +597,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
       rate_x = evaluate(&t, &best, &t.big, &t.check_ind, "xgemm", OCAL__XGEMM_FIRST,
                         OCAL__XGEMM_COUNT);
     }
-    if ((phases & OCAL_TUNE_DIRECT) && rate_x > 0 && now_s() < t.start + (wx + wd) * budget) {
+    if ((phases & OCAL_TUNE_DIRECT) && rate_x > 0 && ocal__seconds_now() < t.start + (wx + wd) * budget) {
       const long *ds = gpu ? &direct_seeds_gpu[0][0] : &direct_seeds_cpu[0][0];
       int nds = gpu ? (int)(sizeof direct_seeds_gpu / sizeof direct_seeds_gpu[0])
                     : (int)(sizeof direct_seeds_cpu / sizeof direct_seeds_cpu[0]);
@@ -612,7 +605,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
              &t.check_dir, t.start + (wx + wd) * budget, "direct");
     }
     if ((phases & OCAL_TUNE_SWITCH) && !t.dead && rate_x > 0 &&
-        (rate_d > 0 || !(phases & OCAL_TUNE_DIRECT)) && now_s() < t.start + budget) {
+        (rate_d > 0 || !(phases & OCAL_TUNE_DIRECT)) && ocal__seconds_now() < t.start + budget) {
       long point = find_switch_point(&t, &best, big);
       if (point > 0) best.v[OCAL__P_MIN_INDIRECT] = point;
       say(&t, "switch      XGEMM_MIN_INDIRECT_SIZE=%ld", best.v[OCAL__P_MIN_INDIRECT]);
@@ -639,7 +632,7 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
            "ocal tune gemm on %.80s, driver %.40s: %.0f GFLOP/s at %zu^3 (Xgemm), %.0f at %zu^3 "
            "(XgemmDirect), %d candidates in %.0f s",
            d->name, d->driver_version, rate_x, big, rate_d, mid, t.candidates,
-           now_s() - t.start);
+           ocal__seconds_now() - t.start);
   snprintf(payload, sizeof payload, "# %s\n%s", note, text);
   ocal_blas_tuning_source source = OCAL_TUNING_USER;
   if (o->store) {

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* The core's own public headers only: the core knows no operation (tests/layering.sh). */
 #include "ocal/buffer.h"
@@ -489,6 +490,14 @@ static inline int ocal__add_overflows(size_t a, size_t b, size_t *out) {
 /* a / b rounded up, and a rounded up to a multiple of b (b > 0; no overflow for a + b). */
 static inline size_t ocal__ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 static inline size_t ocal__round_up(size_t a, size_t b) { return ocal__ceil_div(a, b) * b; }
+
+/* Seconds on the monotonic clock, for the library's own timings (plan creation, tuning,
+ * measured choices, profiles). */
+static inline double ocal__seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* strdup that reports failure through the status rules; returns NULL when out of memory. */
 char *ocal__strdup(const char *s);

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "engine.h"
 
@@ -65,12 +64,6 @@ void ocal__fft_choice_store(const ocal__fft_problem *p, int fourstep) {
 }
 
 #ifdef OCAL_HAVE_VKFFT
-static double seconds_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static ocal_status finish(const ocal__fft_problem *p) {
   cl_int err = clFinish(ocal__context_queue(p->ctx));
   return err == CL_SUCCESS ? OCAL_OK
@@ -86,10 +79,10 @@ static ocal_status time_plan(const ocal__fft_problem *p, const ocal__fft_engine 
   if (s == OCAL_OK) s = finish(p);
   *best = INFINITY;
   for (int round = 0; round < 3 && s == OCAL_OK; round++) {
-    double t0 = seconds_now();
+    double t0 = ocal__seconds_now();
     for (int i = 0; i < 2 && s == OCAL_OK; i++) s = e->execute(state, OCAL_FFT_FORWARD, in, 0, out, 0);
     if (s == OCAL_OK) s = finish(p);
-    double t = (seconds_now() - t0) / 2;
+    double t = (ocal__seconds_now() - t0) / 2;
     if (t < *best) *best = t;
   }
   return s;

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "engine.h"
 
@@ -271,12 +270,6 @@ static void cache_destroy(void *data) {
   free(c);
 }
 
-static double seconds_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Fills in a new plan's problem from its canonical description. */
 static void plan_setup(struct ocal_fft_plan_s *p, ocal_context ctx) {
   const ocal_fft_desc *d = &p->desc;
@@ -391,7 +384,7 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
 
   /* Build without the cache lock: an engine may take seconds to compile its kernels, and
    * other plans of the context stay usable meanwhile. */
-  double t0 = seconds_now();
+  double t0 = ocal__seconds_now();
   if (measure) {
     const ocal__fft_engine *chosen;
     ocal_fft_engine chosen_id;
@@ -439,7 +432,7 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
                     "last said: %s)", first, last);
     }
   }
-  p->create_seconds = seconds_now() - t0;
+  p->create_seconds = ocal__seconds_now() - t0;
 
   pthread_mutex_lock(&c->lock);
   if (s == OCAL_OK) {

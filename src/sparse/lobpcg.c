@@ -20,7 +20,6 @@
 #include "config.h"
 #include "sparse_internal.h"
 
-#include <time.h>
 
 #ifdef OCAL_HAVE_LAPACKE
 #include <lapacke.h>
@@ -100,21 +99,15 @@ typedef struct lob {
     if ((s = (expr)) != OCAL_OK) goto done; \
   } while (0)
 
-static double prof_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Every device call of this file goes through this macro, which counts it and its host time
  * in the run's profile (L->prof), so that the per-iteration overhead can be read off a run:
  * `cnt` names a counter of ocal__lobpcg_profile, `cnt##_s` its seconds. */
 #define PROF(L, cnt, expr)                 \
   ({                                       \
-    double t0_ = prof_now();               \
+    double t0_ = ocal__seconds_now();               \
     ocal_status s_ = (expr);               \
     (L)->prof->cnt++;                      \
-    (L)->prof->cnt##_s += prof_now() - t0_; \
+    (L)->prof->cnt##_s += ocal__seconds_now() - t0_; \
     s_;                                    \
   })
 /* A blocking read of lob L: afterwards the upload workspace is free again. */
