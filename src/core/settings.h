@@ -33,6 +33,14 @@ enum {
 enum { OCAL__FFT_ENV_DEFAULT = 0, OCAL__FFT_ENV_VKFFT = 1, OCAL__FFT_ENV_CLFFT = 2 };
 /* Word values of OCAL_SCAN. */
 enum { OCAL__SCAN_AUTO = 0, OCAL__SCAN_SINGLE = 1, OCAL__SCAN_THREE = 2 };
+/* OCAL_FFT_FOURSTEP: the four-step kernels offered by the device rule, then measured against
+ * VkFFT (auto); never; for every shape they take; for every shape they take, measured. */
+enum {
+  OCAL__FOURSTEP_AUTO = -1,
+  OCAL__FOURSTEP_OFF = 0,
+  OCAL__FOURSTEP_ON = 1,
+  OCAL__FOURSTEP_MEASURE = 2
+};
 /* OCAL_SPMV_LOADS: auto (src/sparse/spmv.c's load_hints), plain loads, or NVIDIA PTX cache
  * hints on the stream and merge kernels' loads: cs = the matrix's indices and values
  * streamed (evict first), nc = x through the non-coherent (texture) path, cg = x cached in
@@ -72,8 +80,7 @@ typedef struct ocal__settings {
   long gemm_own_splitk;     /* OCAL_GEMM_OWN_SPLITK: 0 the rule, N >= 1 */
   int gemv;                 /* OCAL_GEMV: OCAL__ENGINE_* */
   int fft;                  /* OCAL_FFT: OCAL__FFT_ENV_* */
-  int fft_fourstep;         /* OCAL_FFT_FOURSTEP: -1 the rule, then a measurement; 0 never;
-                               1 where it fits; 2 a measurement where it fits */
+  int fft_fourstep;         /* OCAL_FFT_FOURSTEP: OCAL__FOURSTEP_* */
   char fft_fourstep_tune[128]; /* OCAL_FFT_FOURSTEP_TUNE: "key=value,..." */
   char vkfft_tune[384];     /* OCAL_VKFFT_TUNE: "field=value,..." */
   char spmv[16];            /* OCAL_SPMV: a kernel name, "" for the rule */

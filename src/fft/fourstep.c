@@ -269,9 +269,9 @@ static int fourstep_rule_2d(ocal_context ctx, size_t rows, size_t cols) {
 
 ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, int *use) {
   *use = 0;
-  /* OCAL_FFT_FOURSTEP: -1 the rule, then a measurement; 0 never; 1 always; 2 a measurement */
-  int force = ctx->settings.fft_fourstep;
-  if (force == 0 || d->ndim > 2 || d->kind != OCAL_FFT_C2C || d->precision != OCAL_F32)
+  int setting = ctx->settings.fft_fourstep; /* OCAL_FFT_FOURSTEP */
+  if (setting == OCAL__FOURSTEP_OFF || d->ndim > 2 || d->kind != OCAL_FFT_C2C ||
+      d->precision != OCAL_F32)
     return OCAL_OK;
   fs_tune t;
   ocal_status s = read_tune(ctx->settings.fft_fourstep_tune, &t);
@@ -281,14 +281,10 @@ ocal_status ocal__fft_fourstep_wanted(ocal_context ctx, const ocal_fft_desc *d, 
   if (!split(d->ndim, d->lengths, &t, &n1, &n2)) return OCAL_OK;
   plan_launches(&t, d->ndim == 2, n1, n2, ln);
   if (!device_fits(ctx, ln, &t)) return OCAL_OK;
-  if (force >= 1) {
-    *use = force;
-    return OCAL_OK;
-  }
-  *use = (d->ndim == 1 && fourstep_rule(ctx, d->lengths[0])) ||
-                 (d->ndim == 2 && fourstep_rule_2d(ctx, d->lengths[0], d->lengths[1]))
-             ? 2
-             : 0;
+  int offered = setting == OCAL__FOURSTEP_ON || setting == OCAL__FOURSTEP_MEASURE ||
+                (d->ndim == 1 && fourstep_rule(ctx, d->lengths[0])) ||
+                (d->ndim == 2 && fourstep_rule_2d(ctx, d->lengths[0], d->lengths[1]));
+  *use = !offered ? 0 : setting == OCAL__FOURSTEP_ON ? 1 : 2;
   return OCAL_OK;
 }
 
