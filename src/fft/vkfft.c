@@ -449,24 +449,37 @@ static ocal_status tune_parse(VkFFTConfiguration *c, const char *text) {
   return OCAL_OK;
 }
 
-/* What ocal sets beyond VkFFT's own defaults: coalescedMemory = 128 for single-precision
- * C2C 1-D power-of-two lengths that take three uploads on NVIDIA, which makes its strided
- * uploads read whole 128-byte rows; it was faster there at every length measured, and
- * everything else keeps VkFFT's defaults (docs/measurements.md#vkfft-coalesced). */
+/* What ocal sets beyond VkFFT's own defaults, on NVIDIA (the vendor id VkFFT itself keys
+ * its defaults on, coalescedMemory = 32 among them; limits.c reads it), single precision and
+ * C2C only, in terms of the local memory VkFFT plans with (48 KiB: 32 KiB rounded down to a
+ * power of two, s = 1024 complex values a strided upload holds at 32-byte coalescing):
+ * - 1-D power-of-two lengths that take three uploads (above s * s): coalescedMemory = 128,
+ *   so that the strided uploads read whole 128-byte rows (docs/measurements.md#vkfft-coalesced);
+ * - 2-D transforms whose strided axis is a power of two in (2s, 4s] and whose contiguous
+ *   axis is at most 8s: registerBoost = 2, which lets VkFFT hold twice the local memory's
+ *   worth in registers and take the strided axis in one upload; 7-12 % faster at 4096
+ *   strided, where a contiguous axis of 16384 (and 1-D 16384) went 14-30 % slower and 3-D
+ *   shapes 1 % (docs/measurements.md#vkfft-register-boost).
+ * Everything else keeps VkFFT's defaults. */
 static void tune_builtin(ocal_context ctx, const ocal__fft_problem *p, VkFFTConfiguration *c) {
-  /* VkFFT picks coalescedMemory = 32 by the vendor id 0x10DE (NVIDIA) itself; this tunes
-   * only that default, so it keys on the same id (limits.c reads it). */
-  if (p->ndim != 1 || p->kind != OCAL_FFT_C2C || p->dbl || ocal__context_vendor_id(ctx) != 0x10DE)
-    return;
-  uint64_t n = p->lengths[0];
-  if (n & (n - 1)) return;
+  if (p->kind != OCAL_FFT_C2C || p->dbl || ocal__context_vendor_id(ctx) != 0x10DE) return;
   /* VkFFT keeps 16 bytes of NVIDIA's local memory for the system, then rounds down. */
   uint64_t have = ocal__context_info(ctx)->local_mem_bytes;
   uint64_t local = have > 16 ? have - 16 : 0, pow2 = 1;
   while (pow2 * 2 <= local) pow2 *= 2;
   uint64_t s_default = pow2 / 32, s_wide = pow2 / 128;
-  if (s_wide < 2 || n <= s_default * s_default || n > s_wide * s_wide * s_wide) return;
-  c->coalescedMemory = 128;
+  if (p->ndim == 1) {
+    uint64_t n = p->lengths[0];
+    if ((n & (n - 1)) || s_wide < 2 || n <= s_default * s_default ||
+        n > s_wide * s_wide * s_wide)
+      return;
+    c->coalescedMemory = 128;
+  } else if (p->ndim == 2) {
+    uint64_t strided = p->lengths[0], contiguous = p->lengths[1];
+    if (!(strided & (strided - 1)) && strided > 2 * s_default && strided <= 4 * s_default &&
+        contiguous <= 8 * s_default)
+      c->registerBoost = 2;
+  }
 }
 
 /* The fields set, as "name=value,...": part of the disk cache key. */
@@ -479,6 +492,15 @@ static void tune_text(VkFFTConfiguration *c, char *out, size_t size) {
       n += (size_t)snprintf(out + n, size - n, "%s%s=%lld", n ? "," : "", tune_fields[i].name,
                             (long long)v);
   }
+}
+
+void ocal__vkfft_tune_key(const ocal__fft_problem *p, char *out, size_t size) {
+  VkFFTConfiguration c;
+  memset(&c, 0, sizeof c);
+  tune_builtin(p->ctx, p, &c);
+  char builtin[384];
+  tune_text(&c, builtin, sizeof builtin);
+  snprintf(out, size, "%s; OCAL_VKFFT_TUNE=%s", builtin, p->ctx->settings.vkfft_tune);
 }
 
 /* ---- plans ---------------------------------------------------------------------------- */
