@@ -1065,6 +1065,33 @@ START_TEST(test_default_engine_long_lengths) {
 }
 END_TEST
 
+/* The relative error of y, the forward 2-D transforms of a batch of rows x n inputs x (complex
+ * where cplx, else real), each output row holding h bins (n, or n / 2 + 1 for R2C), at 48
+ * bins (the first, the last and 46 drawn from seed) against a double-precision 2-D DFT. */
+static double forward_2d_bins_error(const double *x, int cplx, size_t batch, size_t rows,
+                                    size_t n, const double *y, size_t h, uint64_t seed) {
+  size_t bins = batch * rows * h;
+  double num = 0, den = 0;
+  for (int t = 0; t < 48; t++) {
+    size_t idx = t == 0 ? 0 : t == 1 ? bins - 1 : (size_t)(fixture_random(&seed) % bins);
+    size_t b = idx / (rows * h), k0 = idx / h % rows, k1 = idx % h;
+    double re = 0, im = 0;
+    for (size_t j0 = 0; j0 < rows; j0++)
+      for (size_t j1 = 0; j1 < n; j1++) {
+        double a = -2.0 * M_PI * ((double)((j0 * k0) % rows) / (double)rows +
+                                  (double)((j1 * k1) % n) / (double)n);
+        size_t at = (b * rows + j0) * n + j1;
+        double vr = cplx ? x[2 * at] : x[at], vi = cplx ? x[2 * at + 1] : 0, c = cos(a),
+               sn = sin(a);
+        re += vr * c - vi * sn;
+        im += vr * sn + vi * c;
+      }
+    num += (y[2 * idx] - re) * (y[2 * idx] - re) + (y[2 * idx + 1] - im) * (y[2 * idx + 1] - im);
+    den += re * re + im * im;
+  }
+  return sqrt(num / den);
+}
+
 /* A 2-D real transform whose contiguous length is long and odd, batched: on CPU devices it
  * goes through a C2C plan, whose C2R side rebuilds each row's spectrum from the mirrored row
  * (conjugate symmetry over both dimensions). The forward result is checked at 48 bins
@@ -1091,24 +1118,7 @@ START_TEST(test_real_2d_long_odd) {
   ck_assert_ocal(ocal_fft_execute(inv, OCAL_FFT_INVERSE, spec, back));
   ck_assert_ocal(ocal_context_finish(fixture_ctx));
   double *y = download(spec, 2 * cplx, 0);
-  double num = 0, den = 0;
-  uint64_t st = 99;
-  for (int t = 0; t < 48; t++) {
-    size_t idx = t == 0 ? 0 : t == 1 ? cplx - 1 : (size_t)(fixture_random(&st) % cplx);
-    size_t b = idx / (rows * h), k0 = idx / h % rows, k1 = idx % h;
-    double re = 0, im = 0;
-    for (size_t j0 = 0; j0 < rows; j0++)
-      for (size_t j1 = 0; j1 < n; j1++) {
-        double a = -2.0 * M_PI * ((double)((j0 * k0) % rows) / (double)rows +
-                                  (double)((j1 * k1) % n) / (double)n);
-        double v = x[(b * rows + j0) * n + j1];
-        re += v * cos(a);
-        im += v * sin(a);
-      }
-    num += (y[2 * idx] - re) * (y[2 * idx] - re) + (y[2 * idx + 1] - im) * (y[2 * idx + 1] - im);
-    den += re * re + im * im;
-  }
-  double err = sqrt(num / den);
+  double err = forward_2d_bins_error(x, 0, batch, rows, n, y, h, 99);
   ck_assert_msg(err < 2e-4, "2-D r2c {3, 4097} x 2: relative error %.3g at 48 bins", err);
   double *z = download(back, real, 0);
   err = rel_error(z, x, real);
@@ -1121,6 +1131,48 @@ START_TEST(test_real_2d_long_odd) {
   ocal_buffer_release(back);
   ck_assert_ocal(ocal_fft_plan_release(fwd));
   ck_assert_ocal(ocal_fft_plan_release(inv));
+}
+END_TEST
+
+/* A 2-D C2C transform whose strided axis is 4096 points, batched: on NVIDIA GPUs ocal asks
+ * VkFFT to hold that axis partly in registers (registerBoost, src/fft/vkfft.c), and the
+ * transform is checked here under the setting on every device. Forward at 48 bins against a
+ * double-precision 2-D DFT; the inverse brings the input back. */
+START_TEST(test_c2c_2d_strided_4096) {
+  const size_t rows = 4096, n = 24, batch = 2, total = batch * rows * n;
+  double *x = random_reals(2 * total, 4096);
+  for (int boost = 0; boost < 2; boost++) {
+    if (boost) setenv("OCAL_VKFFT_TUNE", "registerBoost=2", 1);
+    fixture_reopen();
+    ocal_fft_desc d;
+    ck_assert_ocal(ocal_fft_desc_init(&d));
+    d.ndim = 2;
+    d.lengths[0] = rows;
+    d.lengths[1] = n;
+    d.batch = batch;
+    ocal_fft_plan plan;
+    ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
+    ocal_buffer in = upload(x, 2 * total, 1, 0), spec, back;
+    ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_C32, 1, &total, &spec));
+    ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_C32, 1, &total, &back));
+    ck_assert_ocal(ocal_fft_execute(plan, OCAL_FFT_FORWARD, in, spec));
+    ck_assert_ocal(ocal_fft_execute(plan, OCAL_FFT_INVERSE, spec, back));
+    double *y = download(spec, 2 * total, 0), *z = download(back, 2 * total, 0);
+    double err = forward_2d_bins_error(x, 1, batch, rows, n, y, n, 7 + (uint64_t)boost);
+    ck_assert_msg(err < 2e-4, "2-D c2c {4096, 24} x 2 (registerBoost %s): relative error %.3g",
+                  boost ? "2" : "the rule's", err);
+    err = rel_error(z, x, 2 * total);
+    ck_assert_msg(err < 2e-4, "2-D c2c round trip (registerBoost %s): relative error %.3g",
+                  boost ? "2" : "the rule's", err);
+    free(y);
+    free(z);
+    ocal_buffer_release(in);
+    ocal_buffer_release(spec);
+    ocal_buffer_release(back);
+    ck_assert_ocal(ocal_fft_plan_release(plan));
+    unsetenv("OCAL_VKFFT_TUNE");
+  }
+  free(x);
 }
 END_TEST
 
@@ -1275,6 +1327,7 @@ int main(int argc, char **argv) {
   TCase *tl = fixture_tcase("lengths");
   tcase_add_loop_test(tl, test_default_engine_long_lengths, 0, LONG_CASES);
   tcase_add_test(tl, test_real_2d_long_odd);
+  tcase_add_test(tl, test_c2c_2d_strided_4096);
   tcase_add_test(tl, test_unit_lengths);
   tcase_add_test(tl, test_vkfft_build_failure);
   suite_add_tcase(s, tl);
