@@ -1134,9 +1134,9 @@ START_TEST(test_real_2d_long_odd) {
 }
 END_TEST
 
-/* A 2-D C2C transform whose strided axis is 4096 points, batched: on NVIDIA GPUs ocal asks
- * VkFFT to hold that axis partly in registers (registerBoost, src/fft/vkfft.c), and the
- * transform is checked here under the setting on every device. Forward at 48 bins against a
+/* A 2-D C2C transform whose strided axis is 4096 points, batched: on NVIDIA GPUs ocal caps
+ * VkFFT's register boost there at 2 (src/fft/vkfft.c), and the transform is checked here
+ * under the rule and under that setting on every device. Forward at 48 bins against a
  * double-precision 2-D DFT; the inverse brings the input back. */
 START_TEST(test_c2c_2d_strided_4096) {
   const size_t rows = 4096, n = 24, batch = 2, total = batch * rows * n;

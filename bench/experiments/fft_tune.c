@@ -4,7 +4,9 @@
  *   OCAL_VKFFT_TUNE="coalescedMemory=128" bench/experiments/fft_tune [label] [shape ...]
  *
  * shape: 0 1024x65536, 1 4096x32768, 2 2^20x128, 3 2^24x8, 4 2-D 4096x4096 (default: these
- * five); 5 2^22x32, 6 2^21x64; 7 4096x4, 8 2-D 64x128 batch 3 (small, for a CPU).
+ * five); 5 2^22x32, 6 2^21x64; 7 4096x4, 8 2-D 64x128 batch 3 (small, for a CPU); or any
+ * C2C shape as LENGTHS:BATCH, the lengths row-major with the contiguous one last (4096x256:16
+ * is 16 2-D transforms of 4096 rows of 256 points; 256x256x256:1 one 3-D transform).
  * Prints one JSON object per shape: plan creation time, the best of three timed rounds of
  * back-to-back forward C2C transforms ended by ocal_context_finish (as the fft suite times them), and
  * the largest error of a few output bins against a double-precision DFT on the host (batch 0
@@ -34,7 +36,7 @@ static double now(void) {
 
 typedef struct shape {
   int ndim;
-  size_t n[2], batch;
+  size_t n[3], batch;
 } shape;
 
 static const shape shapes[] = {{1, {1024, 0}, 65536},
@@ -52,16 +54,18 @@ static const shape shapes[] = {{1, {1024, 0}, 65536},
                                {1, {1u << 23, 0}, 16}};
 #define NSHAPES (int)(sizeof shapes / sizeof shapes[0])
 
-/* Bin k (row-major index for 2-D) of the forward DFT of x (points values), in double. */
+/* Bin k (row-major index) of the forward DFT of x (points values), in double. */
 static void dft_bin(const shape *sh, const float *x, size_t points, size_t k, double *re,
                     double *im) {
   double sr = 0, si = 0;
-  size_t n1 = sh->ndim == 2 ? sh->n[1] : points, k0 = k / n1, k1 = k % n1;
   for (size_t j = 0; j < points; j++) {
-    size_t j0 = j / n1, j1 = j % n1;
-    /* exact phase: (k0 j0 / n0 + k1 j1 / n1) mod 1, from integers */
-    double ph = (double)((k1 * j1) % n1) / (double)n1;
-    if (sh->ndim == 2) ph += (double)((k0 * j0) % sh->n[0]) / (double)sh->n[0];
+    /* exact phase: the sum over axes of (k_a j_a / n_a) mod 1, from integers */
+    double ph = 0;
+    size_t stride = 1;
+    for (int a = sh->ndim - 1; a >= 0; stride *= sh->n[a], a--) {
+      size_t ka = k / stride % sh->n[a], ja = j / stride % sh->n[a];
+      ph += (double)((ka * ja) % sh->n[a]) / (double)sh->n[a];
+    }
     double a = -2.0 * M_PI * ph, c = cos(a), s = sin(a);
     sr += x[2 * j] * c - x[2 * j + 1] * s;
     si += x[2 * j] * s + x[2 * j + 1] * c;
@@ -76,8 +80,7 @@ static int one(const char *label, const char *tune, const shape *sh) {
   ocal_fft_desc d;
   ocal_fft_desc_init(&d);
   d.ndim = sh->ndim;
-  d.lengths[0] = sh->n[0];
-  d.lengths[1] = sh->n[1];
+  for (int a = 0; a < sh->ndim; a++) d.lengths[a] = sh->n[a];
   d.batch = sh->batch;
   ocal_fft_plan plan;
   double t0 = now();
@@ -85,7 +88,9 @@ static int one(const char *label, const char *tune, const shape *sh) {
   double plan_ms = (now() - t0) * 1e3;
   ocal_fft_plan_info info = {sizeof info};
   CHECK(ocal_fft_plan_get_info(plan, &info));
-  size_t points = sh->n[0] * (sh->ndim == 2 ? sh->n[1] : 1), total = points * sh->batch;
+  size_t points = 1;
+  for (int a = 0; a < sh->ndim; a++) points *= sh->n[a];
+  size_t total = points * sh->batch;
   ocal_buffer in, out;
   CHECK(ocal_buffer_create(ctx, OCAL_C32, 1, &total, &in));
   CHECK(ocal_buffer_create(ctx, OCAL_C32, 1, &total, &out));
@@ -143,8 +148,12 @@ static int one(const char *label, const char *tune, const shape *sh) {
     if (t < best) best = t;
   }
   double flops = 5.0 * (double)points * log2((double)points) * (double)sh->batch;
-  char size[48];
-  if (sh->ndim == 2)
+  char size[64];
+  if (sh->ndim == 3)
+    snprintf(size, sizeof size, "3d:%zux%zux%zu:%zu", sh->n[0], sh->n[1], sh->n[2], sh->batch);
+  else if (sh->ndim == 2 && sh->batch > 1)
+    snprintf(size, sizeof size, "2d:%zux%zu:%zu", sh->n[0], sh->n[1], sh->batch);
+  else if (sh->ndim == 2) /* the fft suite's label */
     snprintf(size, sizeof size, "2d:%zux%zu", sh->n[0], sh->n[1]);
   else
     snprintf(size, sizeof size, "%zux%zu", sh->n[0], sh->batch);
@@ -160,6 +169,35 @@ static int one(const char *label, const char *tune, const shape *sh) {
   return 0;
 }
 
+/* A table index, or "N0[xN1[xN2]]:BATCH"; 0 when it is neither. */
+static int parse_shape(const char *arg, shape *sh) {
+  if (!strchr(arg, ':')) {
+    char *end;
+    long k = strtol(arg, &end, 10);
+    if (end == arg || *end || k < 0 || k >= NSHAPES) return 0;
+    *sh = shapes[k];
+    return 1;
+  }
+  memset(sh, 0, sizeof *sh);
+  const char *p = arg;
+  for (;;) {
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (end == p || v == 0 || sh->ndim == 3) return 0;
+    sh->n[sh->ndim++] = (size_t)v;
+    if (*end == 'x') {
+      p = end + 1;
+      continue;
+    }
+    if (*end != ':') return 0;
+    char *tail;
+    unsigned long long b = strtoull(end + 1, &tail, 10);
+    if (tail == end + 1 || *tail || b == 0) return 0;
+    sh->batch = (size_t)b;
+    return 1;
+  }
+}
+
 int main(int argc, char **argv) {
   const char *label = argc > 1 ? argv[1] : "";
   const char *tune = getenv("OCAL_VKFFT_TUNE");
@@ -167,9 +205,13 @@ int main(int argc, char **argv) {
   int rc = 0;
   if (argc > 2) {
     for (int i = 2; i < argc; i++) {
-      int k = atoi(argv[i]);
-      if (k < 0 || k >= NSHAPES) return 2;
-      rc |= one(label, tune, &shapes[k]);
+      shape sh;
+      if (!parse_shape(argv[i], &sh)) {
+        fprintf(stderr, "fft_tune: '%s' is neither 0..%d nor LENGTHS:BATCH\n", argv[i],
+                NSHAPES - 1);
+        return 2;
+      }
+      rc |= one(label, tune, &sh);
     }
   } else {
     for (int k = 0; k < 5; k++) rc |= one(label, tune, &shapes[k]);

@@ -456,10 +456,12 @@ static ocal_status tune_parse(VkFFTConfiguration *c, const char *text) {
  * - 1-D power-of-two lengths that take three uploads (above s * s): coalescedMemory = 128,
  *   so that the strided uploads read whole 128-byte rows (docs/measurements.md#vkfft-coalesced);
  * - 2-D transforms whose strided axis is a power of two in (2s, 4s] and whose contiguous
- *   axis is at most 8s: registerBoost = 2, which lets VkFFT hold twice the local memory's
- *   worth in registers and take the strided axis in one upload; 7-12 % faster at 4096
- *   strided, where a contiguous axis of 16384 (and 1-D 16384) went 14-30 % slower and 3-D
- *   shapes 1 % (docs/measurements.md#vkfft-register-boost).
+ *   axis is at most 8s: registerBoost = 2 in place of VkFFT's NVIDIA default of 4. With 4,
+ *   VkFFT takes such a strided axis in one upload holding four times the local memory's worth
+ *   in registers; with 2 in two uploads, 7-12 % faster on an H200 at 4096 strided. A longer
+ *   contiguous axis needs the boost of 4 for its own single upload (1-D 16384 went 30 %
+ *   slower without it, 4096 x 16384 14 %), and 3-D shapes lost 1 %
+ *   (docs/measurements.md#vkfft-register-boost).
  * Everything else keeps VkFFT's defaults. */
 static void tune_builtin(ocal_context ctx, const ocal__fft_problem *p, VkFFTConfiguration *c) {
   if (p->kind != OCAL_FFT_C2C || p->dbl || ocal__context_vendor_id(ctx) != 0x10DE) return;
