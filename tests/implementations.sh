@@ -6,8 +6,9 @@
 # Each test process sees one implementation: OCL_ICD_VENDORS names its .icd file (a file in a
 # temporary directory for Intel's runtime, which pip installs without registering it), so the
 # ICD loader sees one platform and the tests' default device is that implementation's device.
-# On a machine of two processors or more, the other vendors' runtimes run beside the PoCL runs
-# (two test processes at once): Intel's compiles are most of this script's time
+# On a machine of two processors or more, two test processes run at once, each taking the next
+# job (one test program on one implementation and pass) from one list whose first entries are
+# the other vendors' first passes: Intel's compiles are most of this script's time
 # (docs/measurements.md#portability has the times).
 #
 #   tests/implementations.sh [--list] [IMPL...]     (from the build directory)
@@ -104,77 +105,131 @@ else
   done
 fi
 
-# run_impl ENTRY: the passes of one implementation. Its cells go to $tmp/cells ("column|program|
-# cell" lines), its passes' times to $tmp/times.NAME ("column|seconds"), a failure to
-# $tmp/failed; its messages to stdout.
-run_impl() {
-  local name icd extra passes pass col pass_start p t log start rc secs counts total fails errs c
-  IFS='|' read -r name icd extra <<< "$1"
-  passes="first warm"
-  [ "$name" = pocl-warm ] && passes=warm
-  for pass in $passes; do
-    col=$name
-    [ "$pass" = warm ] && [ "$name" != pocl-warm ] && col="$name warm"
-    pass_start=$(date +%s)
-    for p in "${progs[@]}"; do
-      t=$(basename "$p")
-      log="$tmp/${col// /.}.$t.log"
-      if [ "$pass" = warm ] && [[ " ${OCAL_IMPL_WARM_SKIP:-} " == *" $t "* ]]; then
-        echo "$col|$t|not run" >> "$tmp/cells"
-        continue
-      fi
-      start=$(date +%s)
-      # shellcheck disable=SC2086 # extra is a list of VAR=value words
-      env OCL_ICD_VENDORS="$icd" OCAL_DEVICE= $extra timeout 900 "$p" > "$log" 2>&1
-      rc=$?
-      secs=$(($(date +%s) - start))
-      counts=$(sed -n 's/^[0-9]*%: Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" | tail -1)
-      read -r total fails errs <<< "${counts:-0 0 0}"
-      if [ $rc -eq 77 ]; then
-        c="SKIP"
-      elif [ $rc -eq 0 ]; then
-        c="PASS $((total - fails - errs))/$total"
-      else
-        c="FAIL $((total - fails - errs))/$total"
-        touch "$tmp/failed"
-        echo "=== $col: $t failed (exit $rc); its failures:"
-        grep -E ":[EF]:|rror|ssert" "$log" | head -40
-      fi
-      echo "$col|$t|$c" >> "$tmp/cells"
-      echo "implementations: $col $t: $c (${secs}s)"
-    done
-    echo "$col|$(($(date +%s) - pass_start))s" >> "$tmp/times.$name"
+# The work is one job a test program, implementation and pass: "name|icd|extra|pass|program|
+# dependency" lines in $tmp/jobs, where a warm pass's job depends on the first pass's job of the
+# same implementation and program (the line number, 0-based; -1: none). Listed: every
+# implementation's first pass, the other vendors' first (their compiles are most of this
+# script's time) before PoCL's, then the warm passes, pocl-warm last (on the cache the rest of
+# make check filled).
+first_jobs=() warm_jobs=()
+for pref in others pocls; do
+  for i in "${chosen[@]}"; do
+    IFS='|' read -r name icd extra <<< "$i"
+    case "$name" in pocl | pocl+* | pocl-warm) [ $pref = pocls ] || continue ;; *) [ $pref = others ] || continue ;; esac
+    [ "$name" = pocl-warm ] && continue
+    for p in "${progs[@]}"; do first_jobs+=("$name|$icd|$extra|first|$p"); done
+  done
+done
+nfirst=${#first_jobs[@]}
+for i in "${chosen[@]}"; do
+  IFS='|' read -r name icd extra <<< "$i"
+  [ "$name" = pocl-warm ] && continue
+  for p in "${progs[@]}"; do
+    dep=-1
+    for k in "${!first_jobs[@]}"; do [ "${first_jobs[$k]}" = "$name|$icd|$extra|first|$p" ] && dep=$k; done
+    warm_jobs+=("$name|$icd|$extra|warm|$p|$dep")
+  done
+done
+for i in "${chosen[@]}"; do
+  IFS='|' read -r name icd extra <<< "$i"
+  [ "$name" = pocl-warm ] || continue
+  for p in "${progs[@]}"; do warm_jobs+=("$name|$icd|$extra|warm|$p|-1"); done
+done
+jobs=()
+for j in "${first_jobs[@]}"; do jobs+=("$j|-1"); done
+jobs+=("${warm_jobs[@]}")
+columns=()
+for i in "${chosen[@]}"; do
+  name=${i%%|*}
+  [ "$name" = pocl-warm ] || columns+=("$name")
+  [ "$name" = pocl-warm ] && columns+=("$name") || columns+=("$name warm")
+done
+
+# run_job N: job N. Its cell goes to $tmp/cells ("column|program|cell" lines), its seconds to
+# $tmp/secs ("column|seconds"), a failure to $tmp/failed; its messages to stdout. Each line is
+# one short write, so two workers never tear each other's lines.
+run_job() {
+  local name icd extra pass p dep col t log start rc secs counts total fails errs c
+  IFS='|' read -r name icd extra pass p dep <<< "${jobs[$1]}"
+  col=$name
+  [ "$pass" = warm ] && [ "$name" != pocl-warm ] && col="$name warm"
+  t=$(basename "$p")
+  if [ "$pass" = warm ] && [[ " ${OCAL_IMPL_WARM_SKIP:-} " == *" $t "* ]]; then
+    echo "$col|$t|not run" >> "$tmp/cells"
+    return
+  fi
+  log="$tmp/${col// /.}.$t.log"
+  start=$(date +%s)
+  # shellcheck disable=SC2086 # extra is a list of VAR=value words
+  env OCL_ICD_VENDORS="$icd" OCAL_DEVICE= $extra timeout 900 "$p" > "$log" 2>&1
+  rc=$?
+  secs=$(($(date +%s) - start))
+  counts=$(sed -n 's/^[0-9]*%: Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" | tail -1)
+  read -r total fails errs <<< "${counts:-0 0 0}"
+  if [ $rc -eq 77 ]; then
+    c="SKIP"
+  elif [ $rc -eq 0 ]; then
+    c="PASS $((total - fails - errs))/$total"
+  else
+    c="FAIL $((total - fails - errs))/$total"
+    touch "$tmp/failed"
+    echo "=== $col: $t failed (exit $rc); its failures:"
+    grep -E ":[EF]:|rror|ssert" "$log" | head -40
+  fi
+  echo "$col|$t|$c" >> "$tmp/cells"
+  echo "$col|$secs" >> "$tmp/secs"
+  echo "implementations: $col $t: $c (${secs}s)"
+}
+
+# take: under a lock (mkdir is atomic), the first job nobody took whose dependency is done:
+# its number, "wait" while the jobs left wait for their dependencies, "none" when all are taken.
+take() {
+  local k dep left=0
+  until mkdir "$tmp/lock" 2> /dev/null; do sleep 0.05; done
+  for k in "${!jobs[@]}"; do
+    [ -e "$tmp/taken.$k" ] && continue
+    left=1
+    dep=${jobs[$k]##*|}
+    if [ "$dep" -lt 0 ] || [ -e "$tmp/done.$dep" ]; then
+      touch "$tmp/taken.$k"
+      rmdir "$tmp/lock"
+      echo "$k"
+      return
+    fi
+  done
+  rmdir "$tmp/lock"
+  if [ $left -eq 1 ]; then echo wait; else echo none; fi
+}
+
+worker() {
+  local k
+  while k=$(take); [ "$k" != none ]; do
+    if [ "$k" = wait ]; then sleep 1; continue; fi
+    run_job "$k"
+    touch "$tmp/done.$k"
   done
 }
 
-# Two at once where the machine has two processors: the other vendors' runtimes (their
-# compiles are most of this script's time) beside the PoCL runs, which keep their order
-# (pocl-warm last, on the cache the rest of make check filled). Each line of $tmp/cells is
-# one short write, so the two never tear each other's lines.
-others=() pocls=()
-for i in "${chosen[@]}"; do
-  case "${i%%|*}" in pocl | pocl+* | pocl-warm) pocls+=("$i") ;; *) others+=("$i") ;; esac
-done
-if [ ${#others[@]} -gt 0 ] && [ ${#pocls[@]} -gt 0 ] && [ "$(nproc 2> /dev/null || echo 1)" -ge 2 ]; then
-  (for i in "${others[@]}"; do run_impl "$i"; done) > "$tmp/others.out" 2>&1 &
-  for i in "${pocls[@]}"; do run_impl "$i"; done
+# Two workers where the machine has two processors (the other vendors' long compiles then
+# share the machine with the PoCL runs and with each other), else one.
+touch "$tmp/cells" "$tmp/secs"
+if [ "$(nproc 2> /dev/null || echo 1)" -ge 2 ]; then
+  worker > "$tmp/worker1.out" 2>&1 &
+  worker
   wait
-  cat "$tmp/others.out"
+  cat "$tmp/worker1.out"
 else
-  for i in "${chosen[@]}"; do run_impl "$i"; done
+  worker
 fi
 failed=0
 [ -e "$tmp/failed" ] && failed=1
 declare -A cell
 while IFS='|' read -r col t c; do cell["$col,$t"]=$c; done < "$tmp/cells"
-columns=()
 summary=()
-for i in "${chosen[@]}"; do
-  name=${i%%|*}
-  while IFS='|' read -r col secs; do
-    columns+=("$col")
-    summary+=("$col $secs")
-  done < "$tmp/times.$name"
+for c in "${columns[@]}"; do
+  secs=0
+  while IFS='|' read -r col n; do [ "$col" = "$c" ] && secs=$((secs + n)); done < "$tmp/secs"
+  summary+=("$c ${secs}s")
 done
 
 # The table: one row per test program, one column per implementation and pass.
@@ -189,7 +244,7 @@ for p in "${progs[@]}"; do
   echo
 done
 echo
-printf 'implementations: time per pass:'
+printf 'implementations: seconds per pass (the sum of its programs'"'"' times):'
 printf ' %s;' "${summary[@]}"
 echo
 exit $failed
