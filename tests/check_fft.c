@@ -1065,6 +1065,17 @@ START_TEST(test_default_engine_long_lengths) {
 }
 END_TEST
 
+/* A 2-D C2C description of batch transforms of rows x n points, the rest at the defaults. */
+static ocal_fft_desc desc_2d(size_t rows, size_t n, size_t batch) {
+  ocal_fft_desc d;
+  ck_assert_ocal(ocal_fft_desc_init(&d));
+  d.ndim = 2;
+  d.lengths[0] = rows;
+  d.lengths[1] = n;
+  d.batch = batch;
+  return d;
+}
+
 /* The relative error of y, the forward 2-D transforms of a batch of rows x n inputs x (complex
  * where cplx, else real), each output row holding h bins (n, or n / 2 + 1 for R2C), at 48
  * bins (the first, the last and 46 drawn from seed) against a double-precision 2-D DFT. */
@@ -1100,12 +1111,7 @@ START_TEST(test_real_2d_long_odd) {
   const size_t rows = 3, n = 4097, batch = 2, h = n / 2 + 1;
   const size_t real = batch * rows * n, cplx = batch * rows * h;
   double *x = random_reals(real, 777);
-  ocal_fft_desc d;
-  ck_assert_ocal(ocal_fft_desc_init(&d));
-  d.ndim = 2;
-  d.lengths[0] = rows;
-  d.lengths[1] = n;
-  d.batch = batch;
+  ocal_fft_desc d = desc_2d(rows, n, batch);
   d.kind = OCAL_FFT_R2C;
   ocal_fft_plan fwd, inv;
   ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &fwd));
@@ -1144,12 +1150,7 @@ START_TEST(test_c2c_2d_strided_4096) {
   for (int boost = 0; boost < 2; boost++) {
     if (boost) setenv("OCAL_VKFFT_TUNE", "registerBoost=2", 1);
     fixture_reopen();
-    ocal_fft_desc d;
-    ck_assert_ocal(ocal_fft_desc_init(&d));
-    d.ndim = 2;
-    d.lengths[0] = rows;
-    d.lengths[1] = n;
-    d.batch = batch;
+    ocal_fft_desc d = desc_2d(rows, n, batch);
     ocal_fft_plan plan;
     ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
     ocal_buffer in = upload(x, 2 * total, 1, 0), spec, back;
