@@ -26,6 +26,8 @@
 # from the disk cache, which some drivers give back with less than they were built with.
 # pocl-warm is the plain PoCL run's warm pass alone: one pass on the cache the rest of make
 # check filled (it runs last, so under make check -j the plain run has had the most time).
+# $OCAL_IMPL_FIRST_ONLY names implementations that run their first pass alone (make check: the
+# PoCL profiles, whose binaries PoCL loads back as pocl-warm shows).
 # $OCAL_IMPL_WARM_SKIP names test programs the warm passes leave out (make check: check_blas,
 # whose time goes to CLBlast's own compiles, which no disk cache holds: warm, it repeats its
 # first pass).
@@ -121,9 +123,12 @@ for pref in others pocls; do
   done
 done
 nfirst=${#first_jobs[@]}
+# first_only NAME: whether $OCAL_IMPL_FIRST_ONLY names the implementation.
+first_only() { [[ " ${OCAL_IMPL_FIRST_ONLY:-} " == *" $1 "* ]]; }
 for i in "${chosen[@]}"; do
   IFS='|' read -r name icd extra <<< "$i"
   [ "$name" = pocl-warm ] && continue
+  first_only "$name" && continue
   for p in "${progs[@]}"; do
     dep=-1
     for k in "${!first_jobs[@]}"; do [ "${first_jobs[$k]}" = "$name|$icd|$extra|first|$p" ] && dep=$k; done
@@ -141,8 +146,12 @@ jobs+=("${warm_jobs[@]}")
 columns=()
 for i in "${chosen[@]}"; do
   name=${i%%|*}
-  [ "$name" = pocl-warm ] || columns+=("$name")
-  [ "$name" = pocl-warm ] && columns+=("$name") || columns+=("$name warm")
+  if [ "$name" = pocl-warm ]; then
+    columns+=("$name")
+  else
+    columns+=("$name")
+    first_only "$name" || columns+=("$name warm")
+  fi
 done
 
 # run_job N: job N. Its cell goes to $tmp/cells ("column|program|cell" lines), its seconds to
