@@ -9,8 +9,8 @@
  * so work that other threads queue there meanwhile counts against whichever engine it meets.
  *
  * The answer goes to the disk cache beside the kernels, keyed like them (platform, device,
- * driver, ocal version, the four-step kernels' source), by the problem and by the VkFFT
- * configuration ocal asks for (its own rule's and OCAL_VKFFT_TUNE), so that a later
+ * driver, ocal version, the four-step kernels' source), by the problem and by the tuning
+ * fields of VkFFT's configuration (ocal's rule, then OCAL_VKFFT_TUNE), so that a later
  * context or process builds the faster engine's plan only. A record that is not exactly what
  * this file writes counts as no answer. Where the scratch buffers cannot be had (or would take
  * more than a quarter of the device's memory), or VkFFT cannot take the plan, the four-step
@@ -31,7 +31,7 @@ static char *choice_key(const ocal__fft_problem *p) {
   for (size_t i = 0; i < ocal__source_count; i++)
     if (strcmp(ocal__sources[i].name, "fft_fourstep") == 0) src = ocal__sources[i].text;
   if (!src) return NULL;
-  char what[1024], vk[512] = "";
+  char what[1024], vk[384] = "";
 #ifdef OCAL_HAVE_VKFFT
   ocal__vkfft_tune_key(p, vk, sizeof vk); /* a change of VkFFT's configuration measures again */
 #endif

@@ -50,8 +50,9 @@ typedef struct ocal__fft_engine {
 
 #ifdef OCAL_HAVE_VKFFT
 extern const ocal__fft_engine ocal__fft_vkfft;
-/* Writes the VkFFT configuration ocal would set for p (its own rule's fields, then
- * OCAL_VKFFT_TUNE as given) into out: part of the key of a measured choice (choose.c). */
+/* Writes the tuning fields of the VkFFT configuration p's plan gets (ocal's rule, then
+ * OCAL_VKFFT_TUNE), as the kernels' cache key names them, into out: part of the key of a
+ * measured choice (choose.c). */
 void ocal__vkfft_tune_key(const ocal__fft_problem *p, char *out, size_t size);
 #endif
 #ifdef OCAL_HAVE_CLFFT

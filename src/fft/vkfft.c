@@ -496,13 +496,19 @@ static void tune_text(VkFFTConfiguration *c, char *out, size_t size) {
   }
 }
 
+/* The tuning fields of p's configuration: ocal's rule, then OCAL_VKFFT_TUNE over it. */
+static ocal_status tune_fields_for(const ocal__fft_problem *p, VkFFTConfiguration *c) {
+  tune_builtin(p->ctx, p, c);
+  const char *env = p->ctx->settings.vkfft_tune; /* OCAL_VKFFT_TUNE */
+  return env && *env ? tune_parse(c, env) : OCAL_OK;
+}
+
 void ocal__vkfft_tune_key(const ocal__fft_problem *p, char *out, size_t size) {
   VkFFTConfiguration c;
   memset(&c, 0, sizeof c);
-  tune_builtin(p->ctx, p, &c);
-  char builtin[384];
-  tune_text(&c, builtin, sizeof builtin);
-  snprintf(out, size, "%s; OCAL_VKFFT_TUNE=%s", builtin, p->ctx->settings.vkfft_tune);
+  /* A value tune_parse refuses fails the VkFFT plan itself; the key is then never used. */
+  (void)tune_fields_for(p, &c);
+  tune_text(&c, out, size);
 }
 
 /* ---- plans ---------------------------------------------------------------------------- */
@@ -620,14 +626,10 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     out->applied[1] = 1.0 / n;
   }
 
-  tune_builtin(ctx, p, &c);
-  const char *env = ctx->settings.vkfft_tune; /* OCAL_VKFFT_TUNE */
-  if (env && *env) {
-    ocal_status st = tune_parse(&c, env);
-    if (st != OCAL_OK) {
-      free(v);
-      return st;
-    }
+  ocal_status tuned = tune_fields_for(p, &c);
+  if (tuned != OCAL_OK) {
+    free(v);
+    return tuned;
   }
   char tune[384];
   tune_text(&c, tune, sizeof tune);
