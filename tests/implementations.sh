@@ -107,51 +107,38 @@ else
   done
 fi
 
-# The work is one job a test program, implementation and pass: "name|icd|extra|pass|program|
-# dependency" lines in $tmp/jobs, where a warm pass's job depends on the first pass's job of the
-# same implementation and program (the line number, 0-based; -1: none). Listed: every
-# implementation's first pass, the other vendors' first (their compiles are most of this
-# script's time) before PoCL's, then the warm passes, pocl-warm last (on the cache the rest of
-# make check filled).
-first_jobs=() warm_jobs=()
-for pref in others pocls; do
-  for i in "${chosen[@]}"; do
-    IFS='|' read -r name icd extra <<< "$i"
-    case "$name" in pocl | pocl+* | pocl-warm) [ $pref = pocls ] || continue ;; *) [ $pref = others ] || continue ;; esac
-    [ "$name" = pocl-warm ] && continue
-    for p in "${progs[@]}"; do first_jobs+=("$name|$icd|$extra|first|$p"); done
-  done
-done
-nfirst=${#first_jobs[@]}
 # first_only NAME: whether $OCAL_IMPL_FIRST_ONLY names the implementation.
 first_only() { [[ " ${OCAL_IMPL_FIRST_ONLY:-} " == *" $1 "* ]]; }
-for i in "${chosen[@]}"; do
+is_pocl() { case "$1" in pocl | pocl+* | pocl-warm) return 0 ;; esac; return 1; }
+
+# The work is one job a test program, implementation and pass: jobs holds
+# "name|icd|extra|pass|program|dependency", where a warm pass's job depends on the first-pass
+# job of its implementation and program (its index; -1: none). Every first pass comes before
+# the warm passes, the other vendors' (their compiles are most of this script's time) before
+# PoCL's; pocl-warm comes last (on the cache the rest of make check filled).
+ordered=()
+for i in "${chosen[@]}"; do is_pocl "${i%%|*}" || ordered+=("$i"); done
+for i in "${chosen[@]}"; do is_pocl "${i%%|*}" && ordered+=("$i"); done
+jobs=()
+declare -A first_of
+for i in "${ordered[@]}"; do
   IFS='|' read -r name icd extra <<< "$i"
   [ "$name" = pocl-warm ] && continue
-  first_only "$name" && continue
   for p in "${progs[@]}"; do
-    dep=-1
-    for k in "${!first_jobs[@]}"; do [ "${first_jobs[$k]}" = "$name|$icd|$extra|first|$p" ] && dep=$k; done
-    warm_jobs+=("$name|$icd|$extra|warm|$p|$dep")
+    first_of["$name|$p"]=${#jobs[@]}
+    jobs+=("$name|$icd|$extra|first|$p|-1")
   done
 done
-for i in "${chosen[@]}"; do
+for i in "${ordered[@]}"; do
   IFS='|' read -r name icd extra <<< "$i"
-  [ "$name" = pocl-warm ] || continue
-  for p in "${progs[@]}"; do warm_jobs+=("$name|$icd|$extra|warm|$p|-1"); done
+  [ "$name" != pocl-warm ] && first_only "$name" && continue
+  for p in "${progs[@]}"; do jobs+=("$name|$icd|$extra|warm|$p|${first_of["$name|$p"]:--1}"); done
 done
-jobs=()
-for j in "${first_jobs[@]}"; do jobs+=("$j|-1"); done
-jobs+=("${warm_jobs[@]}")
 columns=()
 for i in "${chosen[@]}"; do
   name=${i%%|*}
-  if [ "$name" = pocl-warm ]; then
-    columns+=("$name")
-  else
-    columns+=("$name")
-    first_only "$name" || columns+=("$name warm")
-  fi
+  columns+=("$name")
+  [ "$name" = pocl-warm ] || first_only "$name" || columns+=("$name warm")
 done
 
 # run_job N: job N. Its cell goes to $tmp/cells ("column|program|cell" lines), its seconds to
