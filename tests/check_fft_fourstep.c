@@ -497,7 +497,8 @@ static int choice_files(const char *dir, char *path, size_t path_size, char *tex
 /* OCAL_FFT_FOURSTEP=measure: the plan times the four-step kernels against VkFFT and keeps
  * the faster, which computes the transform; the answer goes to the disk cache, where a second
  * context reads it (the record is not written again), a corrupt record is measured again
- * and rewritten, and another OCAL_VKFFT_TUNE is measured and stored beside. Without VkFFT the four-step kernels run and nothing is measured. */
+ * and rewritten, and another OCAL_VKFFT_TUNE is measured and stored beside. Without VkFFT
+ * the four-step kernels run and nothing is measured. */
 START_TEST(test_fourstep_measured) {
   int vk = 0;
   ck_assert_ocal(ocal_fft_engine_available(OCAL_FFT_ENGINE_VKFFT, &vk));

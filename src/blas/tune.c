@@ -597,7 +597,8 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
       rate_x = evaluate(&t, &best, &t.big, &t.check_ind, "xgemm", OCAL__XGEMM_FIRST,
                         OCAL__XGEMM_COUNT);
     }
-    if ((phases & OCAL_TUNE_DIRECT) && rate_x > 0 && ocal__seconds_now() < t.start + (wx + wd) * budget) {
+    if ((phases & OCAL_TUNE_DIRECT) && rate_x > 0 &&
+        ocal__seconds_now() < t.start + (wx + wd) * budget) {
       const long *ds = gpu ? &direct_seeds_gpu[0][0] : &direct_seeds_cpu[0][0];
       int nds = gpu ? (int)(sizeof direct_seeds_gpu / sizeof direct_seeds_gpu[0])
                     : (int)(sizeof direct_seeds_cpu / sizeof direct_seeds_cpu[0]);

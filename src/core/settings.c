@@ -143,10 +143,10 @@ static const int spmv_loads_values[] = {OCAL__SPMV_LOADS_AUTO,  OCAL__SPMV_LOADS
                                         OCAL__SPMV_LOADS_CG,    OCAL__SPMV_LOADS_CS_NC,
                                         OCAL__SPMV_LOADS_CS_CG};
 static const int scan_values[] = {OCAL__SCAN_AUTO, OCAL__SCAN_SINGLE, OCAL__SCAN_THREE};
-static const int fourstep_values[] = {OCAL__FOURSTEP_AUTO,    OCAL__FOURSTEP_ON,  OCAL__FOURSTEP_ON,
-                                      OCAL__FOURSTEP_ON,      OCAL__FOURSTEP_ON,  OCAL__FOURSTEP_OFF,
-                                      OCAL__FOURSTEP_OFF,     OCAL__FOURSTEP_OFF, OCAL__FOURSTEP_OFF,
-                                      OCAL__FOURSTEP_MEASURE};
+static const int fourstep_values[] = {
+    OCAL__FOURSTEP_AUTO, OCAL__FOURSTEP_ON,  OCAL__FOURSTEP_ON,  OCAL__FOURSTEP_ON,
+    OCAL__FOURSTEP_ON,   OCAL__FOURSTEP_OFF, OCAL__FOURSTEP_OFF, OCAL__FOURSTEP_OFF,
+    OCAL__FOURSTEP_OFF,  OCAL__FOURSTEP_MEASURE};
 
 /* BMxBNxBKxTMxTN, five positive numbers (whether the tile fits the device is decided per
  * product: a tile that does not fit falls back to one that does). */

@@ -20,7 +20,6 @@
 #include "config.h"
 #include "sparse_internal.h"
 
-
 #ifdef OCAL_HAVE_LAPACKE
 #include <lapacke.h>
 #endif
@@ -102,13 +101,13 @@ typedef struct lob {
 /* Every device call of this file goes through this macro, which counts it and its host time
  * in the run's profile (L->prof), so that the per-iteration overhead can be read off a run:
  * `cnt` names a counter of ocal__lobpcg_profile, `cnt##_s` its seconds. */
-#define PROF(L, cnt, expr)                 \
-  ({                                       \
-    double t0_ = ocal__seconds_now();               \
-    ocal_status s_ = (expr);               \
-    (L)->prof->cnt++;                      \
+#define PROF(L, cnt, expr)                           \
+  ({                                                 \
+    double t0_ = ocal__seconds_now();                \
+    ocal_status s_ = (expr);                         \
+    (L)->prof->cnt++;                                \
     (L)->prof->cnt##_s += ocal__seconds_now() - t0_; \
-    s_;                                    \
+    s_;                                              \
   })
 /* A blocking read of lob L: afterwards the upload workspace is free again. */
 #define read_sync(L, ...) (((L)->ws_used = 0), PROF(L, reads, ocal_buffer_read(__VA_ARGS__)))
