@@ -28,9 +28,10 @@
 # check filled (it runs last, so under make check -j the plain run has had the most time).
 # $OCAL_IMPL_FIRST_ONLY names implementations that run their first pass alone (make check: the
 # PoCL profiles, whose binaries PoCL loads back as pocl-warm shows).
-# $OCAL_IMPL_WARM_SKIP names test programs the warm passes leave out (make check: check_blas,
-# whose time goes to CLBlast's own compiles, which no disk cache holds: warm, it repeats its
-# first pass).
+# $OCAL_IMPL_WARM_SKIP names test programs the warm passes leave out; an entry IMPL:PROGRAM
+# leaves the program out of IMPL's warm pass alone (make check: check_blas, whose time goes to
+# CLBlast's own compiles, which no disk cache holds, and on Intel's runtime, which compiles a
+# binary it loads back again, the programs of ocal's own kernel families: see Makefile.am).
 set -u
 
 if [ -n "${OCAL_IMPL_DISABLED:-}" ]; then
@@ -150,7 +151,7 @@ run_job() {
   col=$name
   [ "$pass" = warm ] && [ "$name" != pocl-warm ] && col="$name warm"
   t=$(basename "$p")
-  if [ "$pass" = warm ] && [[ " ${OCAL_IMPL_WARM_SKIP:-} " == *" $t "* ]]; then
+  if [ "$pass" = warm ] && [[ " ${OCAL_IMPL_WARM_SKIP:-} " == *" $t "* || " ${OCAL_IMPL_WARM_SKIP:-} " == *" $name:$t "* ]]; then
     echo "$col|$t|not run" >> "$tmp/cells"
     return
   fi
