@@ -2,6 +2,7 @@
 #include "fixture.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,54 @@ START_TEST(test_create_bad_device_option) {
   ck_assert_ptr_null(ctx);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_create"));
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "no-such-device-xyz"));
+}
+END_TEST
+
+/* Every option outside the values its field documents is refused, naming the field, and a
+ * context with good options still comes after. */
+START_TEST(test_create_bad_option_values) {
+  static const struct {
+    size_t offset;
+    int value;
+    const char *name;
+  } bad_ints[] = {
+      {offsetof(ocal_context_options, profiling), 2, "profiling"},
+      {offsetof(ocal_context_options, profiling), -1, "profiling"},
+      {offsetof(ocal_context_options, disk_cache), 7, "disk_cache"},
+      {offsetof(ocal_context_options, fp64), 3, "fp64"},
+      {offsetof(ocal_context_options, fp64), -9, "fp64"},
+      {offsetof(ocal_context_options, pool), 5, "pool"},
+      {offsetof(ocal_context_options, pool), -2, "pool"},
+      {offsetof(ocal_context_options, staging), 9, "staging"},
+      {offsetof(ocal_context_options, gemm_precision), 7, "gemm_precision"},
+  };
+  for (size_t i = 0; i < sizeof bad_ints / sizeof bad_ints[0]; i++) {
+    ocal_context_options o;
+    ck_assert_ocal(ocal_context_options_init(&o));
+    memcpy((char *)&o + bad_ints[i].offset, &bad_ints[i].value, sizeof(int));
+    ocal_context ctx = NULL;
+    ck_assert_ocal_fails(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ctx);
+    char want[64];
+    snprintf(want, sizeof want, "options->%s is %d", bad_ints[i].name, bad_ints[i].value);
+    ck_assert_msg(strstr(ocal_last_error(), want) != NULL, "%s", ocal_last_error());
+  }
+  ocal_context_options o;
+  ck_assert_ocal(ocal_context_options_init(&o));
+  o.pool_limit = -7;
+  ocal_context ctx = NULL;
+  ck_assert_ocal_fails(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "options->pool_limit is -7"));
+  o.pool_limit = -1;
+  o.memory_limit = -5;
+  ck_assert_ocal_fails(ocal_context_create(&o, &ctx), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "options->memory_limit is -5"));
+  o.memory_limit = -1;
+  o.pool = 0;
+  o.fp64 = 1;
+  o.staging = 0;
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
+  ck_assert_ocal(ocal_context_release(ctx));
 }
 END_TEST
 
@@ -996,6 +1045,7 @@ int main(void) {
   tcase_add_test(tc, test_options_struct_size);
   tcase_add_test(tc, test_create_device_zero_zero);
   tcase_add_test(tc, test_create_bad_device_option);
+  tcase_add_test(tc, test_create_bad_option_values);
   tcase_add_test(tc, test_profiling_option);
   tcase_add_test(tc, test_release_null);
   tcase_add_test(tc, test_create_null_out);

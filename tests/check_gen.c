@@ -246,6 +246,10 @@ START_TEST(test_run_errors) {
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "declares 2"));
   ck_assert_ocal_fails(ocal_gen_run(g, n, 2, swapped, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_gen_run(g, n, 2, wrong_type, NULL), OCAL_TYPE_MISMATCH);
+  const ocal_gen_arg null_buffer[] = {OCAL_GEN_SCALAR(&a), OCAL_GEN_BUFFER(NULL)};
+  ck_assert_ocal_fails(ocal_gen_run(g, n, 2, null_buffer, NULL), OCAL_INVALID_HANDLE);
+  ck_assert_msg(strstr(ocal_last_error(), "argument 1 ('float *y') is a NULL buffer") != NULL,
+                "%s", ocal_last_error());
   ck_assert_ocal_fails(ocal_gen_run(g, n, 2, ok, f), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_gen_run_axis(g, 0, 2, ok, f), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_gen_run(NULL, n, 2, ok, NULL), OCAL_INVALID_HANDLE);

@@ -290,6 +290,8 @@ START_TEST(test_argument_errors) {
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "scalar"));
   ck_assert_ocal_fails(ocal_kernel_set_scalar(k, 0, OCAL_F32, &a), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_kernel_set_buffer"));
+  /* The declaration is quoted as written, the pointer's star included. */
+  ck_assert_msg(strstr(ocal_last_error(), "('float *y')") != NULL, "%s", ocal_last_error());
   ck_assert_ocal_fails(ocal_kernel_set_local(k, 0, 64), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_kernel_set_buffer(k, 0, i32), OCAL_TYPE_MISMATCH);
   ck_assert_ocal_fails(ocal_kernel_set_scalar(k, 2, OCAL_I32, &a), OCAL_TYPE_MISMATCH);
@@ -306,6 +308,15 @@ START_TEST(test_argument_errors) {
   ck_assert_ocal_fails(ocal_kernel_create(p, "scael", &k2), OCAL_INVALID_ARGUMENT);
   ck_assert_msg(strstr(ocal_last_error(), "scale") != NULL, "%s", ocal_last_error());
   ck_assert_ptr_null(k2);
+  ck_assert_ocal(ocal_program_release(p));
+  /* A program without kernels: the list says none, and nothing but text is printed. */
+  ck_assert_ocal(ocal_program_create(fixture_ctx, "int helper(int x) { return x; }\n", NULL, &p));
+  ck_assert_ocal_fails(ocal_kernel_create(p, "helper", &k2), OCAL_INVALID_ARGUMENT);
+  for (const char *c = ocal_last_error(); *c; c++)
+    ck_assert_msg(*c == '\n' || (*c >= 32 && *c < 127), "byte 0x%02x in: %s", (unsigned char)*c,
+                  ocal_last_error());
+  const char *listed = strstr(ocal_last_error(), "its kernels:");
+  ck_assert_msg(!listed || strncmp(listed, "its kernels: none)", 18) == 0, "%s", ocal_last_error());
   ck_assert_ocal(ocal_program_release(p));
   ck_assert_ocal_fails(ocal_kernel_create(NULL, "scale", &k2), OCAL_INVALID_HANDLE);
   ck_assert_ocal_fails(ocal_program_create(fixture_ctx, NULL, NULL, &p), OCAL_INVALID_ARGUMENT);
@@ -369,6 +380,42 @@ START_TEST(test_launch_limits) {
   ck_assert_ocal(ocal_kernel_release(kl));
   ck_assert_ocal(ocal_kernel_release(k));
   ck_assert_ocal(ocal_buffer_release(f));
+  ck_assert_ocal(ocal_context_finish(fixture_ctx));
+}
+END_TEST
+
+/* A kernel declaring reqd_work_group_size runs with that work-group when ocal chooses, and a
+ * launch asking for another one is refused before the driver sees it. */
+START_TEST(test_required_work_group) {
+  const char *src =
+      "__kernel __attribute__((reqd_work_group_size(4, 1, 1)))\n"
+      "void ids(__global uint *y, const uint n) {\n"
+      "  uint i = get_global_id(0);\n"
+      "  if (i < n) y[i] = i * 16 + get_local_size(0);\n"
+      "}\n";
+  ocal_kernel k = make_kernel(src, NULL, "ids");
+  const size_t n = 1001;
+  ocal_buffer y;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_U32, 1, &n, &y));
+  cl_uint cn = (cl_uint)n;
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 0, y));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 1, OCAL_U32, &cn));
+  const size_t eight = 8, four = 4, g2[2] = {n, 1};
+  ck_assert_ocal_fails(ocal_kernel_launch(k, 1, &n, &eight), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "reqd_work_group_size(4, 1, 1)") != NULL, "%s",
+                ocal_last_error());
+  ck_assert_ocal(ocal_kernel_launch(k, 1, &n, NULL));
+  cl_uint *out = fixture_malloc(n * sizeof *out);
+  ck_assert_ocal(ocal_buffer_read(y, 0, n, out, NULL));
+  for (size_t i = 0; i < n; i++) ck_assert_uint_eq(out[i], (cl_uint)(i * 16 + 4));
+  ck_assert_ocal(ocal_buffer_fill(y, &(cl_uint){0}));
+  ck_assert_ocal(ocal_kernel_launch(k, 1, &n, &four));
+  ck_assert_ocal(ocal_kernel_launch(k, 2, g2, NULL)); /* dimensions past the first: 1 */
+  ck_assert_ocal(ocal_buffer_read(y, 0, n, out, NULL));
+  for (size_t i = 0; i < n; i++) ck_assert_uint_eq(out[i], (cl_uint)(i * 16 + 4));
+  free(out);
+  ck_assert_ocal(ocal_kernel_release(k));
+  ck_assert_ocal(ocal_buffer_release(y));
   ck_assert_ocal(ocal_context_finish(fixture_ctx));
 }
 END_TEST
@@ -480,6 +527,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, test_build_error_line);
   tcase_add_test(tc, test_argument_errors);
   tcase_add_test(tc, test_launch_limits);
+  tcase_add_test(tc, test_required_work_group);
   tcase_add_test(tc, test_views);
   tcase_add_test(tc, test_disk_cache_second_process);
   suite_add_tcase(s, tc);

@@ -472,6 +472,12 @@ START_TEST(test_pinned) {
   ck_assert_ocal(ocal_pinned_free(ctx, NULL));
   void *p = &pm;
   ck_assert_ocal_fails(ocal_pinned_alloc(ctx, 0, &p), OCAL_INVALID_ARGUMENT);
+  /* More than any machine can pin: host memory is what is short, and the message says so. */
+  if (sizeof(size_t) == 8) {
+    ck_assert_ocal_fails(ocal_pinned_alloc(ctx, (size_t)1 << 50, &p), OCAL_OUT_OF_HOST_MEMORY);
+    ck_assert_ptr_null(p);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "could not pin"));
+  }
   ck_assert_ptr_null(p);
   ck_assert_ocal_fails(ocal_pinned_alloc(ctx, 10, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_pinned_alloc(NULL, 10, &p), OCAL_INVALID_HANDLE);

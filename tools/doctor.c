@@ -161,6 +161,15 @@ static int check_device(const ocal_device_info *d) {
   o.disk_cache = 0; /* the compiler must run */
   ocal_context ctx;
   ocal_status s = ocal_context_create(&o, &ctx);
+  /* The options above are valid, so an invalid argument is an OCAL_* variable's value, which
+   * every device would refuse alike: said once, with its own fix. */
+  static int setting_said;
+  if (s == OCAL_INVALID_ARGUMENT) {
+    if (!setting_said++)
+      problem("settings", "correct or unset the variable it names (README.md, Settings, lists "
+              "the values each takes)", "%s", first_line(ocal_last_error(), line, sizeof line));
+    return 0;
+  }
   if (s != OCAL_OK) {
     problem("device", "update or reinstall the device's driver",
             "%s %s (%s): no context: %s", sel, d->name, d->platform_name,

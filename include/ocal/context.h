@@ -49,7 +49,7 @@ OCAL_API const char *ocal_gemm_precision_name(ocal_gemm_precision precision);
 typedef struct ocal_context_options {
   size_t struct_size;     /**< sizeof(ocal_context_options), set by ocal_context_options_init */
   const char *device;     /**< selector (see ocal/device.h); NULL: OCAL_DEVICE, else default */
-  int profiling;          /**< 1: create the queue with CL_QUEUE_PROFILING_ENABLE */
+  int profiling;          /**< 1: create the queue with CL_QUEUE_PROFILING_ENABLE; 0 not */
   int disk_cache;         /**< 1 on, 0 off, -1 (default): on unless OCAL_CACHE=0 */
   const char *cache_dir;  /**< NULL (default): $OCAL_CACHE_DIR, else $XDG_CACHE_HOME/ocal,
                                else ~/.cache/ocal */
@@ -103,7 +103,8 @@ OCAL_API ocal_status ocal_context_options_init(ocal_context_options *options);
  *        only during the call.
  * \param ctx receives the new context, owned by the caller (ocal_context_release); set to
  *        NULL on failure.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a NULL ctx, a bad struct_size or a bad option;
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a NULL ctx, a bad struct_size or a bad option
+ *          (a switch other than 1, 0 or -1, a limit below -1, an unknown gemm_precision);
  *          OCAL_NO_DEVICE / OCAL_DEVICE_NOT_FOUND when no device fits; an OpenCL error when
  *          the driver refuses to create the context or queue. */
 OCAL_API ocal_status ocal_context_create(const ocal_context_options *options, ocal_context *ctx);

@@ -128,7 +128,8 @@ OCAL_API ocal_status ocal_kernel_set_local(ocal_kernel kernel, int index, size_t
 /** Enqueues the kernel over an ndim-D range of work-items.
  *
  * `global` is the number of work-items wanted in each dimension. With `local` NULL, ocal
- * picks the work-group size from the kernel's and the device's limits. Either way each
+ * picks the work-group size from the kernel's and the device's limits, or takes the size a
+ * kernel declares with `__attribute__((reqd_work_group_size(X, Y, Z)))`. Either way each
  * global size is rounded UP to a multiple of the work-group size, so the kernel may run on
  * more work-items than asked for: it must pass the true size in as an argument and guard,
  * e.g. `if (get_global_id(0) >= n) return;`. Every argument must have been set.
@@ -136,8 +137,9 @@ OCAL_API ocal_status ocal_kernel_set_local(ocal_kernel kernel, int index, size_t
  * \param ndim 1, 2 or 3.
  * \param global ndim sizes, each > 0.
  * \param local ndim work-group sizes, or NULL to let ocal choose.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for an argument that was not set, a zero size or a
- *          bad ndim; OCAL_UNSUPPORTED for a work-group larger than the kernel or device
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for an argument that was not set, a zero size, a
+ *          bad ndim, or a `local` (or fewer dimensions) other than the kernel's declared
+ *          reqd_work_group_size; OCAL_UNSUPPORTED for a work-group larger than the kernel or device
  *          allows, more local memory than the device has, or a range the device cannot
  *          address — all found before anything reaches the driver. */
 OCAL_API ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *global,

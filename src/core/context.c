@@ -107,6 +107,23 @@ static ocal_status context_begin(const ocal_context_options *options, ocal_conte
         offsetof(ocal_context_options, limits) + sizeof opt->limits);
     if (s != OCAL_OK) return s;
   }
+  /* The switches take 1 (on), 0 (off) and, but for profiling, -1 (the default). */
+  const struct {
+    const char *name;
+    int value, lowest;
+  } flags[] = {{"profiling", opt->profiling, 0}, {"disk_cache", opt->disk_cache, -1},
+               {"fp64", opt->fp64, -1},           {"pool", opt->pool, -1},
+               {"staging", opt->staging, -1}};
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+    if (flags[i].value < flags[i].lowest || flags[i].value > 1)
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func, "options->%s is %d: use 1 (on), 0 (off)%s",
+                        flags[i].name, flags[i].value,
+                        flags[i].lowest < 0 ? " or -1 (the default)" : "");
+  if (opt->pool_limit < -1 || opt->memory_limit < -1)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "options->%s is %lld: use a number of bytes, or -1 (the default)",
+                      opt->pool_limit < -1 ? "pool_limit" : "memory_limit",
+                      (long long)(opt->pool_limit < -1 ? opt->pool_limit : opt->memory_limit));
   if (opt->gemm_precision < OCAL_GEMM_PRECISION_DEFAULT ||
       opt->gemm_precision > OCAL_GEMM_PRECISION_TF32)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,

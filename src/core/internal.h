@@ -226,6 +226,10 @@ int ocal__context_int64_atomics(ocal_context ctx);
 ocal_status ocal__limits_init(ocal_context ctx, const char *option, int fp64_option,
                               const char *func);
 
+/* Whether an OCAL_LIMITS spec parses (its keys, values and profiles), with no device: the
+ * settings table's check, so ocal_setting_get refuses what ocal_context_create refuses. */
+int ocal__limits_spec_valid(const char *spec);
+
 /* Checks an explicit work-group size against the kernel's and the device's (emulated)
  * limits, so a planner that ignores them fails here under emulation too. */
 ocal_status ocal__limits_check_launch(ocal_context ctx, const ocal__kernel *k, cl_uint dims,

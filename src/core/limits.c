@@ -129,11 +129,10 @@ static int parse_size(const char *v, uint64_t *out) {
 
 #define BAD(...) ocal__fail(OCAL_INVALID_ARGUMENT, func, __VA_ARGS__)
 
-/* Applies one "key=value" of the spec; `what` names where the spec came from. */
-static ocal_status apply_one(ocal_context ctx, const char *func, const char *what, char *item,
-                             int depth) {
-  ocal_device_info *d = &ctx->info;
-  ocal__limits *l = &ctx->limits;
+/* Applies one "key=value" of the spec to a device's description and limits; `what` names
+ * where the spec came from. */
+static ocal_status apply_one(ocal_device_info *d, ocal__limits *l, const char *func,
+                             const char *what, char *item, int depth) {
   char *eq = strchr(item, '=');
   if (!eq) {
     for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++)
@@ -141,7 +140,7 @@ static ocal_status apply_one(ocal_context ctx, const char *func, const char *wha
         char copy[256];
         snprintf(copy, sizeof copy, "%s", profiles[i].spec);
         for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-          ocal_status s = apply_one(ctx, func, what, t, 1);
+          ocal_status s = apply_one(d, l, func, what, t, 1);
           if (s != OCAL_OK) return s;
         }
         return OCAL_OK;
@@ -204,6 +203,29 @@ static ocal_status apply_one(ocal_context ctx, const char *func, const char *wha
   return OCAL_OK;
 }
 
+/* Applies every item of a spec (comma-separated) to d and l. */
+static ocal_status apply_spec(ocal_device_info *d, ocal__limits *l, const char *func,
+                              const char *what, const char *spec) {
+  size_t len = strlen(spec);
+  char *copy = malloc(len + 1);
+  if (!copy) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for the limits");
+  memcpy(copy, spec, len + 1);
+  ocal_status s = OCAL_OK;
+  for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && s == OCAL_OK;
+       t = strtok_r(NULL, ",", &save)) {
+    while (isspace((unsigned char)*t)) t++;
+    if (*t) s = apply_one(d, l, func, what, t, 0);
+  }
+  free(copy);
+  return s;
+}
+
+int ocal__limits_spec_valid(const char *spec) {
+  ocal_device_info d = {0};
+  ocal__limits l = {0};
+  return apply_spec(&d, &l, "ocal_setting_get", "OCAL_LIMITS", spec) == OCAL_OK;
+}
+
 ocal_status ocal__limits_init(ocal_context ctx, const char *option, int fp64_option,
                               const char *func) {
   read_device(ctx);
@@ -218,17 +240,7 @@ ocal_status ocal__limits_init(ocal_context ctx, const char *option, int fp64_opt
     /* Messages name where the spec came from and quote it whole, as every setting's do. */
     char what[sizeof ctx->settings.limits + 32];
     snprintf(what, sizeof what, "%s='%s'", origin, spec);
-    size_t len = strlen(spec);
-    char *copy = malloc(len + 1);
-    if (!copy) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for the limits");
-    memcpy(copy, spec, len + 1);
-    ocal_status s = OCAL_OK;
-    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && s == OCAL_OK;
-         t = strtok_r(NULL, ",", &save)) {
-      while (isspace((unsigned char)*t)) t++;
-      if (*t) s = apply_one(ctx, func, what, t, 0);
-    }
-    free(copy);
+    ocal_status s = apply_spec(&ctx->info, &ctx->limits, func, what, spec);
     if (s != OCAL_OK) return s;
     snprintf(ctx->limits.text, sizeof ctx->limits.text, "%s", spec);
   }

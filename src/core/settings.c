@@ -169,6 +169,11 @@ static int pow2_suffix(const char *text, const char *prefix, long lo, long hi) {
   return ocal__parse_long(text + n, lo, hi, &v) == 0 && (v & (v - 1)) == 0;
 }
 
+static int check_limits(const char *text, ocal__settings *s) {
+  (void)s;
+  return ocal__limits_spec_valid(text) ? 0 : -1;
+}
+
 static int check_spmv(const char *text, ocal__settings *s) {
   (void)s;
   if (strcmp(text, "auto") == 0 || strcmp(text, "scalar") == 0 || strcmp(text, "adaptive") == 0)
@@ -198,7 +203,7 @@ static const setting_def defs[] = {
     {"OCAL_CACHE", FLAG, AT(cache), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
     {"OCAL_LIMITS", TEXT, AT(limits), NULL, NULL, 0, 0,
      "key=value,... (local_mem, max_work_group, max_items, fp64, cl_version, max_alloc, "
-     "global_mem) or a profile (amd, intel-igpu, mobile)", NULL},
+     "global_mem) or a profile (amd, intel-igpu, mobile)", check_limits},
     {"OCAL_FP64", FLAG, AT(fp64), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
     {"OCAL_POOL", FLAG, AT(pool), NULL, NULL, 0, 0, FLAG_WORDS, NULL},
     {"OCAL_POOL_LIMIT", BYTES, AT(pool_limit), NULL, NULL, 0, 0,

@@ -11,6 +11,13 @@ static ocal_status pin(ocal_context ctx, size_t bytes, cl_mem *mem, void **ptr, 
   *mem = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
   if (err != CL_SUCCESS) {
     *mem = NULL;
+    /* What the driver could not find is host memory to pin, whatever its code says. */
+    if (err == CL_INVALID_BUFFER_SIZE || err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
+        err == CL_OUT_OF_RESOURCES || err == CL_OUT_OF_HOST_MEMORY)
+      return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, fn,
+                        "device '%s' could not pin %zu bytes of host memory "
+                        "(clCreateBuffer(CL_MEM_ALLOC_HOST_PTR) failed with %s): ask for less",
+                        ctx->info.name, bytes, ocal_cl_error_name(err));
     return ocal__cl_fail(ctx->info.name, err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", fn);
   }
   *ptr = clEnqueueMapBuffer(ctx->queue, *mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,

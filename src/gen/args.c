@@ -24,11 +24,16 @@ ocal_status ocal__gen_user_args(const char *func, ocal_gen g, int nargs, const o
     const char *t = ocal__dtype_cl_type(p->dtype);
     if (p->pointer) {
       ocal_buffer buf = args[k].buffer;
-      if (!buf || args[k].scalar)
+      if (args[k].scalar)
         return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                           "argument %d ('%s%s *%s') is a pointer: pass a buffer "
                           "(OCAL_GEN_BUFFER(buf))",
                           k, p->is_const ? "const " : "", t, p->name);
+      if (!buf)
+        return ocal__fail(OCAL_INVALID_HANDLE, func,
+                          "argument %d ('%s%s *%s') is a NULL buffer: pass a buffer of %s "
+                          "(OCAL_GEN_BUFFER(buf))",
+                          k, p->is_const ? "const " : "", t, p->name, ocal_dtype_name(p->dtype));
       ocal_status status = ocal__check_buffer(buf, func);
       if (status != OCAL_OK) return status;
       if (buf->ctx != g->ctx)

@@ -47,6 +47,7 @@ struct ocal_kernel_s {
   size_t wg_size;          /* CL_KERNEL_WORK_GROUP_SIZE */
   size_t preferred;        /* CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE */
   cl_ulong kernel_local;   /* CL_KERNEL_LOCAL_MEM_SIZE: its own __local arrays */
+  size_t reqd[3];          /* CL_KERNEL_COMPILE_WORK_GROUP_SIZE: reqd_work_group_size, or 0s */
   size_t max_items[3];     /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
   size_t max_wg;           /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
   cl_ulong device_local;   /* CL_DEVICE_LOCAL_MEM_SIZE */
@@ -278,7 +279,9 @@ static void append_kernel_names(cl_program program) {
   size_t size = 0;
   if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &size) != CL_SUCCESS || !size)
     return;
-  char *names = malloc(size);
+  /* Zeroed and one byte longer: PoCL reports a size for a program without kernels and then
+   * writes nothing, and a driver need not terminate what it writes. */
+  char *names = calloc(size + 1, 1);
   if (names && clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, size, names, NULL) ==
                    CL_SUCCESS)
     ocal__append_error(" (its kernels: %s)", names[0] ? names : "none");
@@ -329,6 +332,9 @@ ocal_status ocal_kernel_create(ocal_program program, const char *name, ocal_kern
                            sizeof k->preferred, &k->preferred, NULL);
   clGetKernelWorkGroupInfo(clk, ocal__context_device(ctx), CL_KERNEL_LOCAL_MEM_SIZE, sizeof k->kernel_local,
                            &k->kernel_local, NULL);
+  if (clGetKernelWorkGroupInfo(clk, ocal__context_device(ctx), CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                               sizeof k->reqd, k->reqd, NULL) != CL_SUCCESS)
+    memset(k->reqd, 0, sizeof k->reqd);
   /* The device's limits as the context plans with them (limits.c: OCAL_LIMITS included). */
   memcpy(k->max_items, ocal__context_info(ctx)->max_work_item_sizes, sizeof k->max_items);
   k->max_wg = ocal__context_info(ctx)->max_work_group_size;
@@ -390,6 +396,11 @@ ocal_status ocal_kernel_get_cl_kernel(ocal_kernel kernel, cl_kernel *out) {
   return OCAL_OK;
 }
 
+/* What goes between an argument's type and its name when a message quotes its declaration. */
+static const char *decl_gap(const karg *a) {
+  return a->kind == OCAL__ARG_GLOBAL || a->kind == OCAL__ARG_LOCAL ? " *" : " ";
+}
+
 static const char *kind_words(ocal__arg_kind kind) {
   switch (kind) {
     case OCAL__ARG_GLOBAL: return "a __global pointer: set it with ocal_kernel_set_buffer";
@@ -409,8 +420,8 @@ static ocal_status check_arg(ocal_kernel k, int index, ocal__arg_kind want, cons
   karg *a = &k->args[index];
   if (a->kind != OCAL__ARG_UNKNOWN && a->kind != want)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                      "argument %d ('%s %s') of kernel '%s' is %s", index, a->type, a->name,
-                      k->name, kind_words(a->kind));
+                      "argument %d ('%s%s%s') of kernel '%s' is %s", index, a->type, decl_gap(a),
+                      a->name, k->name, kind_words(a->kind));
   return OCAL_OK;
 }
 
@@ -443,12 +454,12 @@ static ocal_status check_type_known(ocal_kernel k, int index, const char *func) 
                       index, k->name);
   if (!a->type_known)
     return ocal__fail(OCAL_UNSUPPORTED, func,
-                      "the type of argument %d ('%s %s') of kernel '%s' cannot be known: the "
+                      "the type of argument %d ('%s%s%s') of kernel '%s' cannot be known: the "
                       "driver reports no argument information for the program, and '%s' is "
                       "not a built-in type of OpenCL C (a macro from the build options or a "
                       "typedef); declare the argument with a built-in type, or set it with "
                       "clSetKernelArg on ocal_kernel_get_cl_kernel's kernel",
-                      index, a->type, a->name, k->name, a->type);
+                      index, a->type, decl_gap(a), a->name, k->name, a->type);
   return OCAL_OK;
 }
 
@@ -609,7 +620,28 @@ ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *globa
       return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "global[%d] is 0: every size must be > 0", d);
     g[d] = global[d];
   }
-  if (local) {
+  /* A kernel compiled with reqd_work_group_size runs with that work-group only. */
+  int reqd = kernel->reqd[0] != 0;
+  for (int d = ndim; reqd && d < 3; d++)
+    if (kernel->reqd[d] > 1)
+      return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                       "kernel '%s' declares reqd_work_group_size(%zu, %zu, %zu), %d-D, but the "
+                       "launch has %d dimension%s: launch it with %d",
+                       kernel->name, kernel->reqd[0], kernel->reqd[1], kernel->reqd[2],
+                       kernel->reqd[2] > 1 ? 3 : 2, ndim, ndim > 1 ? "s" : "",
+                       kernel->reqd[2] > 1 ? 3 : 2);
+  if (reqd && local) {
+    for (int d = 0; d < ndim; d++)
+      if (local[d] != kernel->reqd[d])
+        return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                         "local[%d] is %zu, but kernel '%s' declares reqd_work_group_size(%zu, "
+                         "%zu, %zu): pass that size as local, or NULL to let ocal use it",
+                         d, local[d], kernel->name, kernel->reqd[0], kernel->reqd[1],
+                         kernel->reqd[2]);
+  }
+  if (reqd) {
+    for (int d = 0; d < ndim; d++) l[d] = kernel->reqd[d];
+  } else if (local) {
     size_t product = 1;
     for (int d = 0; d < ndim; d++) {
       if (local[d] == 0)
