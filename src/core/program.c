@@ -161,7 +161,9 @@ static char *collect_arg_facts(cl_program program) {
   if (clCreateKernelsInProgram(program, 0, NULL, &n) != CL_SUCCESS) return NULL;
   cl_kernel *kernels = calloc(n ? n : 1, sizeof *kernels);
   text t = {0};
-  int ok = kernels && clCreateKernelsInProgram(program, n, kernels, NULL) == CL_SUCCESS;
+  /* A program without kernels has no facts to collect (and num_kernels 0 with an array is
+   * an invalid call). */
+  int ok = kernels && (n == 0 || clCreateKernelsInProgram(program, n, kernels, NULL) == CL_SUCCESS);
   text_add(&t, "");
   for (cl_uint i = 0; i < n && ok; i++) ok = describe_kernel(kernels[i], &t) == 0;
   for (cl_uint i = 0; kernels && i < n; i++)

@@ -6,19 +6,25 @@
 
 /* ---- pinned blocks (the portable way: CL_MEM_ALLOC_HOST_PTR, then map) -------------------- */
 
+/* A failed step of pinning: what the driver could not find is host memory to pin, whatever
+ * its code says (drivers differ in which step fails: the buffer's creation or its map). */
+static ocal_status pin_fail(ocal_context ctx, cl_int err, const char *step, size_t bytes,
+                            const char *fn) {
+  if (err == CL_INVALID_BUFFER_SIZE || err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
+      err == CL_OUT_OF_RESOURCES || err == CL_OUT_OF_HOST_MEMORY)
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, fn,
+                      "device '%s' could not pin %zu bytes of host memory (%s failed with %s): "
+                      "ask for less",
+                      ctx->info.name, bytes, step, ocal_cl_error_name(err));
+  return ocal__cl_fail(ctx->info.name, err, step, fn);
+}
+
 static ocal_status pin(ocal_context ctx, size_t bytes, cl_mem *mem, void **ptr, const char *fn) {
   cl_int err;
   *mem = clCreateBuffer(ctx->cl_ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
   if (err != CL_SUCCESS) {
     *mem = NULL;
-    /* What the driver could not find is host memory to pin, whatever its code says. */
-    if (err == CL_INVALID_BUFFER_SIZE || err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
-        err == CL_OUT_OF_RESOURCES || err == CL_OUT_OF_HOST_MEMORY)
-      return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, fn,
-                        "device '%s' could not pin %zu bytes of host memory "
-                        "(clCreateBuffer(CL_MEM_ALLOC_HOST_PTR) failed with %s): ask for less",
-                        ctx->info.name, bytes, ocal_cl_error_name(err));
-    return ocal__cl_fail(ctx->info.name, err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", fn);
+    return pin_fail(ctx, err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", bytes, fn);
   }
   *ptr = clEnqueueMapBuffer(ctx->queue, *mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
                             NULL, NULL, &err);
@@ -26,7 +32,7 @@ static ocal_status pin(ocal_context ctx, size_t bytes, cl_mem *mem, void **ptr, 
     clReleaseMemObject(*mem);
     *mem = NULL;
     *ptr = NULL;
-    return ocal__cl_fail(ctx->info.name, err, "clEnqueueMapBuffer", fn);
+    return pin_fail(ctx, err, "clEnqueueMapBuffer", bytes, fn);
   }
   return OCAL_OK;
 }

@@ -276,7 +276,16 @@ static int describe_from_source(ocal_kernel k, const char *source) {
 
 /* Names the kernels of a program, for the message about a missing one. */
 static void append_kernel_names(cl_program program) {
-  size_t size = 0;
+  /* The count first: NVIDIA's driver (580) crashes when asked for the names of a program
+   * without kernels, and leaves the count unwritten for one. */
+  size_t count = 0, size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_NUM_KERNELS, sizeof count, &count, NULL) !=
+      CL_SUCCESS)
+    return;
+  if (count == 0) {
+    ocal__append_error(" (its kernels: none)");
+    return;
+  }
   if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &size) != CL_SUCCESS || !size)
     return;
   /* Zeroed and one byte longer: PoCL reports a size for a program without kernels and then
