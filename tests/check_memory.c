@@ -236,6 +236,45 @@ START_TEST(test_transfer_waits_for_old_owner) {
 }
 END_TEST
 
+/* The first transfer of a context is not ordered after the main queue (a held main queue
+ * does not hold it), while a block recycled before any transfer queue existed still makes its
+ * new owner's transfer wait for the old owner's commands. */
+START_TEST(test_first_transfer_queue) {
+  ocal_context ctx = make_ctx(1, -1, -1, 0);
+  const size_t n = 4099;
+  unsigned char *host = random_bytes(n, 5), *back = fixture_malloc(n);
+  ocal_buffer fresh = make_u8(ctx, n), a = make_u8(ctx, n);
+  cl_mem am = mem_of(a);
+  unsigned char v = 0x5c;
+  ck_assert_ocal(ocal_buffer_fill(fresh, &v));
+  ck_assert_ocal(ocal_context_finish(ctx));
+  gate g = make_gate(ctx);
+  ck_assert_ocal(ocal_context_enqueue_wait(ctx, 1, &g.ev)); /* hold the main queue */
+  ck_assert_ocal(ocal_buffer_fill(a, &v));
+  ck_assert_ocal(ocal_buffer_release(a)); /* cached with no fence: no transfer queue yet */
+  ocal_buffer b = make_u8(ctx, n);
+  ck_assert_ptr_eq(mem_of(b), am);
+  ocal_event r = NULL, w = NULL;
+  ck_assert_ocal(ocal_transfer_read(fresh, 0, n, back, 0, NULL, &r));
+  ck_assert_ocal(ocal_event_wait(r)); /* returns while the main queue is held */
+  for (size_t i = 0; i < n; i++) ck_assert_uint_eq(back[i], v);
+  ck_assert_ocal(ocal_transfer_write(b, 0, n, host, 0, NULL, &w));
+  usleep(20000);
+  ck_assert_msg(!completed(w), "the write ran before the old owner's fill");
+  open_gate(&g);
+  ck_assert_ocal(ocal_event_wait(w));
+  ck_assert_ocal(ocal_buffer_read(b, 0, n, back, NULL));
+  assert_bytes_equal(back, host, n, "the write after the old owner's fill");
+  ck_assert_ocal(ocal_event_release(r));
+  ck_assert_ocal(ocal_event_release(w));
+  ck_assert_ocal(ocal_buffer_release(b));
+  ck_assert_ocal(ocal_buffer_release(fresh));
+  free(host);
+  free(back);
+  ck_assert_ocal(ocal_context_release(ctx));
+}
+END_TEST
+
 /* When an allocation fails for lack of memory, the cache is freed and the allocation tried
  * again. The context's memory limit is the real mechanism that fails it here (PoCL's memory
  * is the host's, which a test cannot exhaust safely). */
@@ -632,6 +671,7 @@ static Suite *memory_suite(void) {
   tcase_add_test(tc, test_size_classes);
   tcase_add_test(tc, test_no_reuse_while_pending);
   tcase_add_test(tc, test_transfer_waits_for_old_owner);
+  tcase_add_test(tc, test_first_transfer_queue);
   tcase_add_test(tc, test_oom_retry);
   tcase_add_test(tc, test_limit_and_trim);
   tcase_add_test(tc, test_pool_off);

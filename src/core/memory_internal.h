@@ -24,6 +24,9 @@ typedef struct ocal__block {
   /* The last command on the block of each transfer queue: the block is not handed out again
    * before they have completed. */
   cl_event fence_xfer[2];
+  /* Handed out from the cache while no transfer queue existed: the previous owner's commands
+   * on the main queue left no fence (see ocal__pool_fence_all). */
+  int reused_unfenced;
 } ocal__block;
 
 typedef struct ocal__pinned {
@@ -58,9 +61,14 @@ struct ocal__memory {
 ocal_status ocal__pool_alloc(ocal_context ctx, size_t bytes, cl_mem *mem);
 void ocal__pool_free(ocal_context ctx, cl_mem mem);
 
-/* Transfer queue `which` (0 writes, 1 reads), created on first use (its first command waits
- * for everything queued on the main queue before, so memory recycled earlier is safe). */
+/* Transfer queue `which` (0 writes, 1 reads), created on first use. */
 ocal_status ocal__transfer_queue(ocal_context ctx, int which, cl_command_queue *queue);
+
+/* Before the first transfer queue exists (m->lock held): gives every block that was recycled
+ * without a fence, cached or handed out again, a marker of everything queued on the main
+ * queue so far, so that a transfer-queue command on it waits for its earlier owner's work and
+ * no other command waits for the main queue. */
+ocal_status ocal__pool_fence_all(ocal_context ctx);
 
 /* A pending main-queue fence of the block behind mem (retained; the caller releases it), or
  * NULL when there is none or it has completed. */

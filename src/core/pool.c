@@ -215,6 +215,7 @@ ocal_status ocal__pool_alloc(ocal_context ctx, size_t bytes, cl_mem *mem) {
       drop_event(&c->fence_xfer[1]);
       if (c->fence_main && event_done(c->fence_main)) drop_event(&c->fence_main);
       cache_remove(m, c);
+      c->reused_unfenced = !c->fence_main && !m->xfer[0] && !m->xfer[1];
       b = c;
       break;
     }
@@ -284,6 +285,33 @@ void ocal__pool_free(ocal_context ctx, cl_mem mem) {
     block_free(m, b);
   }
   pthread_mutex_unlock(&m->lock);
+}
+
+ocal_status ocal__pool_fence_all(ocal_context ctx) {
+  struct ocal__memory *m = ctx->memory;
+  int any = 0;
+  for (ocal__block *b = m->lru_head; b && !any; b = b->lnext) any = !b->fence_main;
+  for (size_t i = 0; i < m->nbuckets && !any; i++)
+    for (ocal__block *b = m->buckets[i]; b && !any; b = b->hnext) any = b->reused_unfenced;
+  if (!any) return OCAL_OK;
+  cl_event all = NULL;
+  cl_int err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &all);
+  if (err == CL_SUCCESS) err = clFlush(ctx->queue);
+  if (err != CL_SUCCESS) {
+    if (all) clReleaseEvent(all);
+    return ocal__cl_fail(ctx->info.name, err, "clEnqueueMarkerWithWaitList", "transfer queue");
+  }
+  for (ocal__block *b = m->lru_head; b; b = b->lnext)
+    if (!b->fence_main && clRetainEvent(all) == CL_SUCCESS) b->fence_main = all;
+  for (size_t i = 0; i < m->nbuckets; i++)
+    for (ocal__block *b = m->buckets[i]; b; b = b->hnext)
+      if (b->reused_unfenced) {
+        b->reused_unfenced = 0;
+        drop_event(&b->fence_main);
+        if (clRetainEvent(all) == CL_SUCCESS) b->fence_main = all;
+      }
+  clReleaseEvent(all);
+  return OCAL_OK;
 }
 
 cl_event ocal__pool_fence(ocal_context ctx, cl_mem mem) {

@@ -278,25 +278,15 @@ ocal_status ocal__transfer_queue(ocal_context ctx, int which, cl_command_queue *
     cl_command_queue_properties props = 0;
     clGetCommandQueueInfo(ctx->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     props &= CL_QUEUE_PROFILING_ENABLE; /* in order, like the main queue */
-    cl_command_queue q = clCreateCommandQueue(ctx->cl_ctx, ctx->device, props, &err);
-    if (err != CL_SUCCESS) {
+    /* Blocks recycled before the first transfer queue carry no fence: they get one now, so
+     * that only commands on them wait for the main queue (the documented order: a transfer
+     * waits for its wait list, nothing else). */
+    if (!m->xfer[0] && !m->xfer[1]) status = ocal__pool_fence_all(ctx);
+    cl_command_queue q = NULL;
+    if (status == OCAL_OK) q = clCreateCommandQueue(ctx->cl_ctx, ctx->device, props, &err);
+    if (status == OCAL_OK && err != CL_SUCCESS)
       status = ocal__cl_fail(ctx->info.name, err, "clCreateCommandQueue", "transfer queue");
-    } else {
-      /* Blocks freed before now carry no fence for this queue: make its first command wait
-       * for everything queued on the main queue so far (the host does not block). */
-      cl_event all = NULL;
-      err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &all);
-      if (err == CL_SUCCESS) err = clFlush(ctx->queue);
-      if (err == CL_SUCCESS) err = clEnqueueBarrierWithWaitList(q, 1, &all, NULL);
-      if (all) clReleaseEvent(all);
-      if (err != CL_SUCCESS) {
-        clReleaseCommandQueue(q);
-        status = ocal__cl_fail(ctx->info.name, err, "clEnqueueBarrierWithWaitList",
-                               "transfer queue");
-      } else {
-        m->xfer[which] = q;
-      }
-    }
+    if (status == OCAL_OK) m->xfer[which] = q;
   }
   *queue = m->xfer[which];
   pthread_mutex_unlock(&m->lock);
