@@ -616,6 +616,31 @@ START_TEST(test_engine_choice) {
 }
 END_TEST
 
+/* A plan that names VkFFT is never the default plan of the same shape from the cache: it
+ * gives the same answer before and after one exists (R2C of 4097 points, which VkFFT refuses
+ * on CPU devices and the default plan runs through a C2C plan). */
+START_TEST(test_plan_cache_named_engine) {
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.lengths[0] = 4097;
+  d.kind = OCAL_FFT_R2C;
+  d.engine = OCAL_FFT_ENGINE_VKFFT;
+  ocal_fft_plan named = NULL, dflt = NULL, again = NULL;
+  ocal_status first = ocal_fft_plan_create(fixture_ctx, &d, &named);
+  d.engine = OCAL_FFT_ENGINE_DEFAULT;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &dflt));
+  d.engine = OCAL_FFT_ENGINE_VKFFT;
+  ocal_status second = ocal_fft_plan_create(fixture_ctx, &d, &again);
+  ck_assert_msg(second == first, "named VkFFT: %s before the default plan, %s after",
+                ocal_status_name(first), ocal_status_name(second));
+  if (second == OCAL_OK) ck_assert_ptr_eq(again, named);
+  else ck_assert_ptr_null(again);
+  ocal_fft_plan_release(named);
+  ocal_fft_plan_release(again);
+  ck_assert_ocal(ocal_fft_plan_release(dflt));
+}
+END_TEST
+
 START_TEST(test_plan_cache_reuses_plans) {
   ocal_context_options o;
   ocal_context_options_init(&o);
@@ -1321,6 +1346,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tp, test_filled_structs_struct_size);
   tcase_add_test(tp, test_build_failure);
   tcase_add_test(tp, test_plan_cache_reuses_plans);
+  tcase_add_test(tp, test_plan_cache_named_engine);
   tcase_add_test(tp, test_plan_cache_threads);
   tcase_add_test(tp, test_disk_cache_across_processes);
   tcase_add_test(tp, test_vkfft_tune);

@@ -27,6 +27,7 @@ struct ocal_fft_plan_s {
   char text[256];               /* problem.text points here */
   const ocal__fft_engine *engine; /* the engine that built it */
   const ocal__fft_engine *asked;  /* the engine the cache lookup wanted (see fallback below) */
+  int named;                      /* the description or OCAL_FFT named the engine: no fallback */
   ocal_fft_engine engine_id;      /* the public name of `engine` */
   ocal__fft_built built;
   double create_seconds;
@@ -348,10 +349,14 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   /* The plan's info names the engine that runs it, the four-step kernels included. */
   ocal_fft_engine eng_id = eng == &ocal__fft_fourstep ? OCAL_FFT_ENGINE_FOURSTEP : d.engine;
 
+  /* A plan that names its engine refuses what a default plan hands on: never the same plan. */
+  int named = desc->engine != OCAL_FFT_ENGINE_DEFAULT || ctx->settings.fft != OCAL__FFT_ENV_DEFAULT;
   pthread_mutex_lock(&c->lock);
   struct ocal_fft_plan_s *p;
   for (;;) {
-    for (p = c->plans; p && !(desc_equal(&p->desc, &d) && p->asked == eng); p = p->next) {
+    for (p = c->plans;
+         p && !(desc_equal(&p->desc, &d) && p->asked == eng && p->named == named);
+         p = p->next) {
     }
     if (!p || p->ready) break;
     /* Another thread is building this very plan: wait for it rather than build it twice. */
@@ -376,6 +381,7 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   p->in_numel = in_numel;
   p->out_numel = out_numel;
   p->engine = p->asked = eng;
+  p->named = named;
   p->engine_id = eng_id;
   plan_setup(p, ctx);
   p->next = c->plans;
