@@ -798,6 +798,25 @@ START_TEST(test_errors) {
   ck_assert_ocal(ocal_buffer_read(o6, 0, 6, v, NULL));
   for (int i = 0; i < 6; i++) ck_assert(isnan(v[i]));
 
+  /* out overlapping the input (a view of x, or of y for the dot) is refused before anything
+   * is queued, and x is left as it was. */
+  ocal_buffer v4, v1;
+  ck_assert_ocal(ocal_buffer_view(x, 0, 1, &four, &v4));
+  ck_assert_ocal(ocal_buffer_view(x, 5, 1, &one, &v1));
+  ck_assert_ocal_fails(ocal_sum(x, 1, v4), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "out overlaps x"));
+  ck_assert_ocal_fails(ocal_amax(x, OCAL_AXIS_ALL, v1), OCAL_INVALID_ARGUMENT);
+  ocal_buffer v2;
+  ck_assert_ocal(ocal_buffer_view(x, 2, 1, &one, &v2)); /* inside v4 */
+  ck_assert_ocal_fails(ocal_dot(o4, v4, OCAL_AXIS_ALL, v2), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "out overlaps y"));
+  ocal_buffer_release(v2);
+  float back[24];
+  ck_assert_ocal(ocal_buffer_read(x, 0, 24, back, NULL));
+  for (int i = 0; i < 24; i++) ck_assert_float_eq(back[i], h[i]);
+  ocal_buffer_release(v4);
+  ocal_buffer_release(v1);
+
   ck_assert_str_eq(ocal_reduce_op_name(OCAL_REDUCE_ARGMAX), "argmax");
   ck_assert_str_eq(ocal_reduce_op_name((ocal_reduce_op)-1), "invalid");
 
