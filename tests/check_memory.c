@@ -660,6 +660,24 @@ START_TEST(test_transfer_arguments) {
   ck_assert_ocal(ocal_context_enqueue_marker(ctx, &ev));
   ck_assert_ocal(ocal_event_wait(ev));
   ck_assert_ocal(ocal_event_release(ev));
+  ck_assert_ocal_fails(ocal_context_enqueue_wait(ctx, 2, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "events is NULL but num_events is 2") != NULL, "%s",
+                ocal_last_error());
+  /* An event of another context: named, before any queue sees it; both contexts go on. */
+  ocal_context other = make_ctx(1, -1, -1, 0);
+  ocal_event foreign = NULL;
+  ck_assert_ocal(ocal_context_enqueue_marker(other, &foreign));
+  ck_assert_ocal_fails(ocal_context_enqueue_wait(ctx, 1, &foreign), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "events[0] is an event of another context") != NULL,
+                "%s", ocal_last_error());
+  ck_assert_ocal_fails(ocal_transfer_read(b, 0, 10, host, 1, &foreign, &ev), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "wait[0] is an event of another context"));
+  ck_assert_ocal(ocal_event_wait(foreign));
+  ck_assert_ocal(ocal_event_release(foreign));
+  ck_assert_ocal(ocal_context_release(other));
+  ck_assert_ocal(ocal_transfer_read(b, 0, 10, host, 0, NULL, &ev));
+  ck_assert_ocal(ocal_event_wait(ev));
+  ck_assert_ocal(ocal_event_release(ev));
   ck_assert_ocal(ocal_buffer_release(b));
 }
 END_TEST

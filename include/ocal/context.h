@@ -151,7 +151,8 @@ OCAL_API ocal_status ocal_context_finish(ocal_context ctx);
  * \param num_events number of events; 0 is a no-op.
  * \param events the events (from any queue of this context); may be NULL when num_events is
  *        0. They stay the caller's.
- * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT; an OpenCL error. */
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT (events NULL, or an event of
+ *          another context); an OpenCL error. */
 OCAL_API ocal_status ocal_context_enqueue_wait(ocal_context ctx, size_t num_events,
                                                const ocal_event *events);
 

@@ -134,9 +134,10 @@ OCAL_API ocal_status ocal_pinned_query(ocal_context ctx, const void *ptr, int *p
  * \param count number of elements.
  * \param src count elements; must stay valid and unchanged until *event has completed.
  * \param num_wait number of events in \p wait.
- * \param wait events to wait for; may be NULL when num_wait is 0.
+ * \param wait events of the buffer's context to wait for; may be NULL when num_wait is 0.
  * \param event receives an event that completes with the copy; release it.
- * \returns OCAL_OK; OCAL_SHAPE_MISMATCH, OCAL_INVALID_ARGUMENT, an OpenCL error. */
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH, OCAL_INVALID_ARGUMENT (an event of another context
+ *          among them), an OpenCL error. */
 OCAL_API ocal_status ocal_transfer_write(ocal_buffer buf, size_t offset, size_t count,
                                          const void *src, size_t num_wait,
                                          const ocal_event *wait, ocal_event *event);

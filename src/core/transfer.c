@@ -294,22 +294,35 @@ ocal_status ocal__transfer_queue(ocal_context ctx, int which, cl_command_queue *
 }
 
 /* Collects the cl_events of a wait list plus the buffer's pool fence. */
+/* The cl_events of a wait list (`name`: the call's parameter, "wait" or "events"), each
+ * checked to be an event of ctx, plus the buffer's pool fence. */
 static ocal_status wait_list(ocal_context ctx, cl_mem mem, size_t num_wait,
-                             const ocal_event *wait, cl_event **list, cl_uint *n,
-                             cl_event *fence, const char *fn) {
+                             const ocal_event *wait, const char *name, cl_event **list,
+                             cl_uint *n, cl_event *fence, const char *fn) {
   *list = NULL;
   *n = 0;
   *fence = NULL;
+  const char *count_name = strcmp(name, "wait") == 0 ? "num_wait" : "num_events";
   if (num_wait > 0 && !wait)
-    return ocal__fail(OCAL_INVALID_ARGUMENT, fn, "wait is NULL but num_wait is %zu", num_wait);
+    return ocal__fail(OCAL_INVALID_ARGUMENT, fn, "%s is NULL but %s is %zu", name, count_name,
+                      num_wait);
   if (num_wait > (size_t)CL_UINT_MAX - 1)
-    return ocal__fail(OCAL_INVALID_ARGUMENT, fn, "num_wait %zu is too large", num_wait);
+    return ocal__fail(OCAL_INVALID_ARGUMENT, fn, "%s %zu is too large", count_name, num_wait);
   cl_event *l = malloc((num_wait + 1) * sizeof *l);
   if (!l) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, fn, "no memory for the wait list");
   for (size_t i = 0; i < num_wait; i++) {
     if (!wait[i] || ocal_event_get_cl_event(wait[i], &l[i]) != OCAL_OK) {
       free(l);
-      return ocal__fail(OCAL_INVALID_HANDLE, fn, "wait[%zu] is not an event", i);
+      return ocal__fail(OCAL_INVALID_HANDLE, fn, "%s[%zu] is not an event", name, i);
+    }
+    cl_context owner = NULL;
+    if (clGetEventInfo(l[i], CL_EVENT_CONTEXT, sizeof owner, &owner, NULL) == CL_SUCCESS &&
+        owner != ctx->cl_ctx) {
+      free(l);
+      return ocal__fail(OCAL_INVALID_ARGUMENT, fn,
+                        "%s[%zu] is an event of another context: a queue waits only for events "
+                        "of its own context (wait on the host with ocal_event_wait instead)",
+                        name, i);
     }
   }
   cl_uint count = (cl_uint)num_wait;
@@ -336,7 +349,7 @@ static ocal_status transfer(ocal_buffer buf, size_t offset, size_t count, void *
   if ((status = ocal__transfer_queue(ctx, which, &q)) != OCAL_OK) return status;
   cl_event *list, fence, ev = NULL;
   cl_uint n;
-  status = wait_list(ctx, bytes ? buf->mem : NULL, num_wait, wait, &list, &n, &fence, fn);
+  status = wait_list(ctx, bytes ? buf->mem : NULL, num_wait, wait, "wait", &list, &n, &fence, fn);
   if (status != OCAL_OK) return status;
   cl_int err;
   const char *call;
@@ -382,7 +395,8 @@ ocal_status ocal_context_enqueue_wait(ocal_context ctx, size_t num_events, const
   if (num_events == 0) return OCAL_OK;
   cl_event *list, fence;
   cl_uint n;
-  if ((status = wait_list(ctx, NULL, num_events, events, &list, &n, &fence, __func__)) != OCAL_OK)
+  if ((status = wait_list(ctx, NULL, num_events, events, "events", &list, &n, &fence,
+                          __func__)) != OCAL_OK)
     return status;
   cl_int err = clEnqueueBarrierWithWaitList(ctx->queue, n, list, NULL);
   free(list);
