@@ -2,16 +2,18 @@
  * ocal — elementwise operations, fills and random numbers on device buffers.
  *
  * Every call checks its arguments, enqueues one kernel on the context's in-order queue and
- * returns without waiting. Element types: f32, f64, f16, bf16, i32, u32, i64, u64, u8 (complex
- * buffers are not supported here). Inputs and outputs must belong to one context. f16 and
- * bf16 are floats: computed in f32 (scalars are f32 values) and stored rounded to nearest
- * even; ocal_where moves their bits unchanged.
+ * returns without waiting. Element types: f32, f64, f16, bf16, i32, u32, i64, u64, u8 (a
+ * complex buffer is refused with OCAL_UNSUPPORTED by every call of this header). Inputs and
+ * outputs must belong to one context. f16 and bf16 are floats: computed in f32 (scalars are
+ * f32 values) and stored rounded to nearest even; ocal_where moves their bits unchanged.
  *
  * Types. Inputs of a binary operation share one type, and the output has that type too
- * (comparisons write u8 masks of 0 and 1). Operations marked "float" below need a
+ * (comparisons write u8 masks of 0 and 1). Unary operations marked "float" below need a
  * floating-point output: their input may be an integer buffer, which is converted (the
  * output's type chooses the precision), but an integer output is an error, never a silent
- * conversion. To change types on purpose, use ocal_cast.
+ * conversion. The one binary "float" operation, atan2, keeps the binary rule: its inputs and
+ * output share one floating-point type (OCAL_TYPE_MISMATCH for integers). To change types on
+ * purpose, use ocal_cast.
  *
  * Shapes. A unary operation needs an output with as many elements as its input. Binary
  * operations and ocal_where broadcast as NumPy does: shapes (of up to 4 dimensions) are
@@ -184,7 +186,7 @@ OCAL_API ocal_status ocal_scale(double alpha, ocal_buffer x);
  * narrower integer wraps, as C and NumPy's astype do.
  * \param x the input.
  * \param out the result, with x's element count.
- * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_TYPE_MISMATCH (complex); OCAL_SHAPE_MISMATCH;
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_UNSUPPORTED (complex); OCAL_SHAPE_MISMATCH;
  *          OCAL_INVALID_ARGUMENT (other contexts, partial overlap). */
 OCAL_API ocal_status ocal_cast(ocal_buffer x, ocal_buffer out);
 
