@@ -195,7 +195,7 @@ ocal_status ocal__options_copy(const char *func, const char *init, void *dst, si
   memcpy(&size, src, sizeof size);
   if (size < min_size || size > dst_size)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                      "the options' struct_size is %zu, but this library takes %zu to %zu: "
+                      "the struct's struct_size is %zu, but this library takes %zu to %zu: "
                       "start the struct from %s()",
                       size, min_size, dst_size, init);
   memcpy(dst, src, size);

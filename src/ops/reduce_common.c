@@ -131,8 +131,8 @@ ocal_status ocal__rs_check_buffers(const char *func, ocal_buffer x, ocal_buffer 
   }
   if (x->dtype == OCAL_C32 || x->dtype == OCAL_C64)
     return ocal__fail(OCAL_UNSUPPORTED, func,
-                      "%s buffers are not supported (element types: f32, f64, i32, u32, i64, "
-                      "u64, u8)",
+                      "%s buffers are not supported (element types: f32, f64, f16, bf16, i32, "
+                      "u32, i64, u64, u8)",
                       ocal_dtype_name(x->dtype));
   return OCAL_OK;
 }
