@@ -1042,6 +1042,25 @@ START_TEST(test_cg_callback_and_failures) {
   }
   EXPECT(sqrt(rn) <= 3e-5 * sqrt(bn), "residual %g of %g", sqrt(rn), sqrt(bn));
 
+  /* x over b (the same buffer, or views of one): refused, b left as it was. */
+  ck_assert_ocal_fails(ocal_cg(&op, b, b, NULL, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "b and x overlap") != NULL, "%s", ocal_last_error());
+  {
+    size_t twon = 2 * n;
+    ocal_buffer both, lo, hi;
+    ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &twon, &both));
+    ck_assert_ocal(ocal_buffer_view(both, 0, 1, &n, &lo));
+    ck_assert_ocal(ocal_buffer_view(both, 1, 1, &n, &hi));
+    ck_assert_ocal_fails(ocal_cg(&op, lo, hi, NULL, &res), OCAL_INVALID_ARGUMENT);
+    ocal_buffer_release(lo);
+    ocal_buffer_release(hi);
+    ocal_buffer_release(both);
+  }
+  float *bh2 = fixture_malloc(n * 4);
+  ck_assert_ocal(ocal_buffer_read(b, 0, n, bh2, NULL));
+  ck_assert_int_eq(memcmp(bh2, bh, n * 4), 0);
+  free(bh2);
+
   /* Too few iterations: OCAL_NOT_CONVERGED, the last iterate in x (from x0 = 0: not 0). */
   ocal_cg_options o;
   ocal_cg_options_init(&o);

@@ -269,7 +269,8 @@ OCAL_API ocal_status ocal_cg_options_init(ocal_cg_options *options);
  * \param a the operator.
  * \param b the right-hand side, n elements of the operator's type.
  * \param x receives the solution (n elements; its input is the initial guess with use_x0).
- *        When the method does not converge, x holds the last iterate.
+ *        When the method does not converge, x holds the last iterate. It must not overlap
+ *        b (OCAL_INVALID_ARGUMENT).
  * \param options NULL for the defaults.
  * \param result receives the iteration count and both residual norms; may be NULL. Its
  *        struct_size must be sizeof(ocal_cg_result).

@@ -177,6 +177,12 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
     return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
                      "the operator is %zu x %zu but b has %zu elements and x %zu", n, n,
                      b->numel, x->numel);
+  /* x is written from the first step on, while b is still read (r = b - A x). */
+  if (b->mem && b->mem == x->mem && b->offset < x->offset + n && x->offset < b->offset + n)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "b and x overlap (%s): pass x in a buffer of its own, with the initial "
+                     "guess copied there",
+                     b == x ? "the same buffer" : "views of one buffer");
   if (!(o.rtol >= 0) || !(o.atol >= 0))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "rtol %g and atol %g must be >= 0", o.rtol, o.atol);
   if (o.precond != OCAL_PRECOND_NONE && o.precond != OCAL_PRECOND_JACOBI)
