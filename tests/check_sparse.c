@@ -1422,6 +1422,25 @@ START_TEST(test_lobpcg_precond_constraints) {
   ck_assert_int_eq(res.stop, OCAL_LOBPCG_MAX_ITER);
   ck_assert_str_eq(ocal_lobpcg_stop_name(res.stop), "max_iter");
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "iteration limit"));
+  /* SciPy's count: the loop counter ends at max_iter, the block after its update is
+   * max_iter + 1. */
+  ck_assert_uint_eq(res.iterations, 2);
+  ck_assert_uint_le(res.best_iteration, res.iterations + 1);
+  /* Options outside their ranges, and a B of another size. */
+  ocal_lobpcg_options_init(&o);
+  o.tol = NAN;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "options->tol is NaN"));
+  ocal_lobpcg_options_init(&o);
+  o.restart_control = -3;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "restart_control is -3"));
+  ocal_lobpcg_options_init(&o);
+  ocal_operator small = op;
+  small.n = n - 1;
+  o.b = &small;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_SHAPE_MISMATCH);
+  ck_assert_msg(strstr(ocal_last_error(), "B is") != NULL, "%s", ocal_last_error());
   /* A result struct without its struct_size is refused before any work. */
   ocal_lobpcg_result bad = {0};
   ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &bad), OCAL_INVALID_ARGUMENT);

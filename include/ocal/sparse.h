@@ -291,8 +291,8 @@ typedef struct ocal_lobpcg_options {
   double tol;             /**< residual tolerance; <= 0 (default): sqrt(eps) * n, as SciPy,
                                with eps the machine epsilon of the operator's value type
                                (FLT_EPSILON, 1.2e-7, for OCAL_F32; DBL_EPSILON, 2.2e-16,
-                               for OCAL_F64) */
-  size_t max_iter;        /**< iteration limit, default 20 (SciPy's) */
+                               for OCAL_F64); NaN is refused */
+  size_t max_iter;        /**< iteration limit, default 20 (SciPy's); 0 means the default */
   const ocal_operator *b; /**< NULL, or B of the generalised problem A x = lambda B x
                                (symmetric positive definite) */
   const ocal_operator *m; /**< NULL, or a preconditioner (approximating A^-1) */
@@ -301,7 +301,7 @@ typedef struct ocal_lobpcg_options {
   int use_x0;             /**< 1: x holds the initial block; 0 (default): a random one */
   uint64_t seed;          /**< seed of the random initial block (default 0) */
   int restart_control;    /**< restart when the residual grows 2^restart_control times
-                               over the best (default 20, SciPy's) */
+                               over the best (default 20, SciPy's; 0 to 1000) */
 } ocal_lobpcg_options;
 
 /** Why ocal_lobpcg's iterations stopped (SciPy says the same in its warnings). Restarts
@@ -331,8 +331,10 @@ OCAL_API const char *ocal_lobpcg_stop_name(ocal_lobpcg_stop stop);
  * fields can be added without breaking a program compiled against this one. */
 typedef struct ocal_lobpcg_result {
   size_t struct_size;     /**< sizeof(ocal_lobpcg_result), set by the caller */
-  size_t iterations;      /**< iterations run (SciPy's iteration count) */
-  size_t best_iteration;  /**< the iteration whose block was returned */
+  size_t iterations;      /**< SciPy's iteration count: its loop counter, which runs from 0
+                               to max_iter, so a run to the limit makes max_iter + 1 updates */
+  size_t best_iteration;  /**< the block returned: 0 the initial one, i the one iteration
+                               i - 1 made (up to iterations + 1 at the limit) */
   size_t converged;       /**< eigenpairs whose residual norm is within the tolerance */
   double tolerance;       /**< the residual tolerance used */
   double max_residual;    /**< the largest residual norm of the returned pairs */

@@ -1002,10 +1002,20 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
   L.own = k <= OWN_MAX_K && ocal__context_info(x->ctx)->max_work_item_sizes[0] >= GRAM_WG;
   if (o.b && (s = ocal__check_operator(o.b, "B", func)) != OCAL_OK) return s;
   if (o.m && (s = ocal__check_operator(o.m, "M", func)) != OCAL_OK) return s;
-  if ((o.b && (o.b->n != n || o.b->dtype != a->dtype)) ||
-      (o.m && (o.m->n != n || o.m->dtype != a->dtype)))
-    return ocal__fail(OCAL_TYPE_MISMATCH, func,
-                     "B and M must have A's size (%zu) and type (%s)", n, ocal_dtype_name(a->dtype));
+  if ((o.b && o.b->n != n) || (o.m && o.m->n != n))
+    return ocal__fail(OCAL_SHAPE_MISMATCH, func, "%s is %zu x %zu, but A is %zu x %zu",
+                      o.b && o.b->n != n ? "B" : "M", o.b && o.b->n != n ? o.b->n : o.m->n,
+                      o.b && o.b->n != n ? o.b->n : o.m->n, n, n);
+  if ((o.b && o.b->dtype != a->dtype) || (o.m && o.m->dtype != a->dtype))
+    return ocal__fail(OCAL_TYPE_MISMATCH, func, "B and M must have A's type (%s)",
+                      ocal_dtype_name(a->dtype));
+  if (isnan(o.tol))
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "options->tol is NaN: use a tolerance > 0, or <= 0 for the default");
+  if (o.restart_control < 0 || o.restart_control > 1000)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "options->restart_control is %d: use 0 to 1000 (default 20)",
+                      o.restart_control);
   size_t nj = 0;
   if (o.y) {
     if ((s = ocal__check_buffer(o.y, func)) != OCAL_OK) return s;
