@@ -1441,6 +1441,29 @@ START_TEST(test_lobpcg_precond_constraints) {
   o.b = &small;
   ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_SHAPE_MISMATCH);
   ck_assert_msg(strstr(ocal_last_error(), "B is") != NULL, "%s", ocal_last_error());
+  /* Constraints with two equal columns are dependent; a B that is not positive definite is
+   * named as such when ocal made the initial block. */
+  ocal_lobpcg_options_init(&o);
+  {
+    size_t ys2[2] = {n, 2};
+    ocal_buffer y2;
+    double one = 1.0;
+    float onef = 1.0f;
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, ys2, &y2));
+    ck_assert_ocal(ocal_buffer_fill(y2, vt == OCAL_F64 ? (const void *)&one : (const void *)&onef));
+    o.y = y2;
+    ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ocal_last_error(), "constraints (columns of y) are linearly dependent"),
+                  "%s", ocal_last_error());
+    ocal_buffer_release(y2);
+    o.y = NULL;
+  }
+  diag_scale neg = {-2.0}; /* B = -2 I: negative definite */
+  ocal_operator negb = {n, vt, scale_apply, &neg, NULL};
+  o.b = &negb;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "B is not symmetric positive definite"), "%s",
+                ocal_last_error());
   /* A result struct without its struct_size is refused before any work. */
   ocal_lobpcg_result bad = {0};
   ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &bad), OCAL_INVALID_ARGUMENT);

@@ -681,9 +681,19 @@ static ocal_status initial_block(lob *L, lob_run *R, ocal_buffer x, const ocal_l
     R->ybyf = malloc(nj * nj * sizeof *R->ybyf);
     if (R->ybyf == NULL) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, L->func, "no host memory");
     CK(gram(L, R->Y, nj, R->BY, nj, R->ybyf));
-    if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', (lapack_int)nj, R->ybyf, (lapack_int)nj) != 0)
+    double top = 0;
+    for (size_t i = 0; i < nj; i++) top = fmax(top, R->ybyf[i * nj + i]);
+    int dependent =
+        LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', (lapack_int)nj, R->ybyf, (lapack_int)nj) != 0;
+    /* A pivot at rounding level of the largest column's square: dependent in the operator's
+     * precision, though the factorisation in double went through. */
+    double eps = L->vt == OCAL_F32 ? FLT_EPSILON : DBL_EPSILON;
+    for (size_t i = 0; i < nj && !dependent; i++)
+      dependent = !(R->ybyf[i * nj + i] * R->ybyf[i * nj + i] > 100 * eps * top);
+    if (dependent)
       return ocal__fail(OCAL_INVALID_ARGUMENT, L->func,
-                        "the constraints (columns of y) are linearly dependent");
+                        "the constraints (columns of y) are linearly dependent%s",
+                        L->b ? ", or B is not symmetric positive definite" : "");
     for (size_t i = 0; i < nj; i++)
       for (size_t j = 0; j < i; j++) R->ybyf[i * nj + j] = 0;
     CK(apply_constraints(L, R->X, k, R->Y, R->BY, nj, R->ybyf));
@@ -692,8 +702,12 @@ static ocal_status initial_block(lob *L, lob_run *R, ocal_buffer x, const ocal_l
   CK(b_orthonormalize(L, &R->X, &R->BX, 0, k, R->t, &ok));
   if (!ok)
     return ocal__fail(OCAL_INVALID_ARGUMENT, L->func,
-                      "the initial block's columns are linearly dependent (B-orthonormalisation "
-                      "by Cholesky failed)");
+                      "B-orthonormalisation of the initial block by Cholesky failed: %s",
+                      !o->use_x0 && L->b ? "B is not symmetric positive definite"
+                      : !o->use_x0       ? "the random block came out dependent (another seed)"
+                      : L->b ? "the initial block's columns are linearly dependent, or B is "
+                               "not symmetric positive definite"
+                             : "the initial block's columns are linearly dependent");
   CK(apply(L, L->a, R->X, k, &R->AX));
   CK(rayleigh_ritz_x(L, R, 0, &failed));
   if (failed)
