@@ -402,6 +402,8 @@ START_TEST(test_spmv_load_hints) {
       ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &c, &x));
       ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &r, &y));
       ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1.0, a, x, 0.0, y), OCAL_BUILD_FAILED);
+      ck_assert_msg(strstr(ocal_last_error(), "OCAL_SPMV_LOADS=cs-nc names NVIDIA PTX cache hints"),
+                    "%s", ocal_last_error());
       ocal_buffer_release(x);
       ocal_buffer_release(y);
     }

@@ -64,6 +64,16 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
     if (s != OCAL_OK) return s;
   }
   ocal_status s = run_product(a, alpha, x, beta, y, k, func);
+  int named = a->ctx->settings.spmv_loads;
+  if (s == OCAL_BUILD_FAILED && named > OCAL__SPMV_LOADS_PLAIN &&
+      (a->kind == OCAL__SPMV_STREAM || a->kind == OCAL__SPMV_MERGE)) {
+    static const char *const words[] = {"auto", "plain", "cs", "nc", "cg", "cs-nc", "cs-cg"};
+    ocal__append_error(" -- OCAL_SPMV_LOADS=%s names NVIDIA PTX cache hints, which this "
+                       "device's compiler did not build%s: unset it, or set it to auto or plain",
+                       words[named],
+                       ocal__ptx_hints_allowed(a->ctx) ? "" : " (its driver reports no PTX)");
+    return s;
+  }
   /* The automatic cache hints where the compiler refused them: plain loads from now on. */
   if (s == OCAL_BUILD_FAILED && !a->plain_loads &&
       a->ctx->settings.spmv_loads == OCAL__SPMV_LOADS_AUTO &&
