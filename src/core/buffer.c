@@ -5,6 +5,14 @@
 
 #include "internal.h"
 
+ocal_status ocal__check_buffer_arg(ocal_buffer buf, const char *name, const char *func) {
+  if (!buf) return ocal__fail(OCAL_INVALID_HANDLE, func, "%s is NULL: pass a buffer", name);
+  if (buf->magic != OCAL__BUFFER_MAGIC || atomic_load(&buf->released))
+    return ocal__fail(OCAL_INVALID_HANDLE, func,
+                      "%s is not a live ocal buffer (released already?)", name);
+  return OCAL_OK;
+}
+
 ocal_status ocal__check_buffer(ocal_buffer buf, const char *func) {
   if (!buf) return ocal__fail(OCAL_INVALID_HANDLE, func, "the buffer is NULL");
   if (buf->magic != OCAL__BUFFER_MAGIC || atomic_load(&buf->released))

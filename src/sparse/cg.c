@@ -151,8 +151,8 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
                     const ocal_cg_options *options, ocal_cg_result *result) {
   const char *func = __func__;
   ocal_status s = ocal__check_operator(a, "A", func);
-  if (s == OCAL_OK) s = ocal__check_buffer(b, func);
-  if (s == OCAL_OK) s = ocal__check_buffer(x, func);
+  if (s == OCAL_OK) s = ocal__check_buffer_arg(b, "b", func);
+  if (s == OCAL_OK) s = ocal__check_buffer_arg(x, "x", func);
   if (s == OCAL_OK)
     s = ocal__filled_check(func, "result", "ocal_cg_result", result, sizeof *result, sizeof *result);
   if (s != OCAL_OK) return s;

@@ -561,9 +561,9 @@ ocal_status ocal_csr_from_buffers(ocal_buffer row_ptr, ocal_buffer col_idx, ocal
                                   size_t cols, ocal_csr *out) {
   if (out == NULL) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
-  ocal_status s = ocal__check_buffer(row_ptr, __func__);
-  if (s == OCAL_OK) s = ocal__check_buffer(col_idx, __func__);
-  if (s == OCAL_OK) s = ocal__check_buffer(values, __func__);
+  ocal_status s = ocal__check_buffer_arg(row_ptr, "row_ptr", __func__);
+  if (s == OCAL_OK) s = ocal__check_buffer_arg(col_idx, "col_idx", __func__);
+  if (s == OCAL_OK) s = ocal__check_buffer_arg(values, "values", __func__);
   if (s != OCAL_OK) return s;
   ocal_context ctx = row_ptr->ctx;
   if (col_idx->ctx != ctx || values->ctx != ctx)

@@ -188,8 +188,8 @@ static ocal_status check_overlap(ocal_buffer x, ocal_buffer y, const char *func)
 static ocal_status check_product(ocal_transpose trans, ocal_csr a, ocal_buffer x, ocal_buffer y,
                                  int block, size_t *k_out, const char *func) {
   ocal_status s = ocal__csr_check(a, func);
-  if (s == OCAL_OK) s = ocal__check_buffer(x, func);
-  if (s == OCAL_OK) s = ocal__check_buffer(y, func);
+  if (s == OCAL_OK) s = ocal__check_buffer_arg(x, "x", func);
+  if (s == OCAL_OK) s = ocal__check_buffer_arg(y, "y", func);
   if (s != OCAL_OK) return s;
   if (trans != OCAL_NO_TRANS && trans != OCAL_TRANS)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "trans is %d; use OCAL_NO_TRANS or OCAL_TRANS",
