@@ -309,7 +309,11 @@ typedef struct ocal_lobpcg_options {
  * residual grows 2^restart_control-fold over the best) never end a run: there is no limit
  * on them, in SciPy either, so "restarts exhausted" is not a reason. */
 typedef enum ocal_lobpcg_stop {
-  OCAL_LOBPCG_CONVERGED = 0,           /**< every pair met the tolerance */
+  OCAL_LOBPCG_CONVERGED = 0,           /**< every pair met the tolerance during the
+                                            iterations; the pairs returned (the best block
+                                            after a last Rayleigh-Ritz step) are checked again,
+                                            and ocal_lobpcg returns OCAL_NOT_CONVERGED where
+                                            some of them no longer do */
   OCAL_LOBPCG_MAX_ITER = 1,            /**< options.max_iter iterations ran */
   OCAL_LOBPCG_BASIS_RANK_LOST = 2,     /**< the block of (preconditioned) residuals could no
                                             longer be B-orthonormalised: Cholesky of its Gram

@@ -1156,8 +1156,12 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
   if (conv < k)
     s = ocal__fail(OCAL_NOT_CONVERGED, func,
                   "%zu of %zu eigenpairs within the tolerance %g after %zu iterations (largest "
-                  "residual norm %g): %s; x and eigenvalues hold the best block found",
-                  conv, k, R.tol, iter, rmax, stop_reason(stop));
+                  "residual norm %g): %s%s; x and eigenvalues hold the best block found",
+                  conv, k, R.tol, iter, rmax, stop_reason(stop),
+                  stop == OCAL_LOBPCG_CONVERGED
+                      ? ", but the block returned (the best, after a last Rayleigh-Ritz step) "
+                        "no longer does: ask for a looser tol or more eigenpairs than needed"
+                      : "");
 done:
   run_free(&L, &R);
   return s;
