@@ -13,6 +13,13 @@ ocal_status ocal__check_buffer_arg(ocal_buffer buf, const char *name, const char
   return OCAL_OK;
 }
 
+int ocal__buffers_overlap(ocal_buffer a, ocal_buffer b) {
+  if (!a->mem || a->mem != b->mem || a->numel == 0 || b->numel == 0) return 0;
+  size_t as = ocal_dtype_size(a->dtype), bs = ocal_dtype_size(b->dtype);
+  size_t ab = a->offset * as, bb = b->offset * bs;
+  return ab < bb + b->numel * bs && bb < ab + a->numel * as;
+}
+
 ocal_status ocal__check_buffer(ocal_buffer buf, const char *func) {
   if (!buf) return ocal__fail(OCAL_INVALID_HANDLE, func, "the buffer is NULL");
   if (buf->magic != OCAL__BUFFER_MAGIC || atomic_load(&buf->released))

@@ -302,6 +302,8 @@ struct ocal_buffer_s {
 ocal_status ocal__check_buffer(ocal_buffer buf, const char *func);
 /* The same, the message naming the argument ("x", "b", ...). */
 ocal_status ocal__check_buffer_arg(ocal_buffer buf, const char *name, const char *func);
+/* Whether two buffers (views) share bytes of one cl_mem. */
+int ocal__buffers_overlap(ocal_buffer a, ocal_buffer b);
 
 /* The one way messages write a shape: "[4, 6]" ("[]" for no dimensions). Writes at most size
  * bytes (size > 0) and returns out, so that it can stand in a message's arguments. */

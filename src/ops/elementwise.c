@@ -391,14 +391,13 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "%s needs finite bounds, got %g and %g", op,
                       first, second);
   unsigned char a[8], b[8];
-  if (integer && (ocal__ew_scalar(first, c, a, func) != OCAL_OK ||
-                  ocal__ew_scalar(second, c, b, func) != OCAL_OK))
-    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                      "arange into a %s buffer needs whole-number start and step, got %.17g "
-                      "and %.17g",
-                      ocal_dtype_name(out->dtype), first, second);
-  if ((status = ocal__ew_scalar(first, c, a, func)) != OCAL_OK) return status;
-  if ((status = ocal__ew_scalar(second, c, b, func)) != OCAL_OK) return status;
+  if ((status = ocal__ew_scalar(first, c, a, func)) != OCAL_OK ||
+      (status = ocal__ew_scalar(second, c, b, func)) != OCAL_OK)
+    return !integer ? status
+                    : ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                                 "arange into a %s buffer needs whole-number start and step, "
+                                 "got %.17g and %.17g",
+                                 ocal_dtype_name(out->dtype), first, second);
   if (out->numel == 0) return OCAL_OK;
   if (!ocal__ew_is_real_float(out->dtype)) {
     /* Every value must fit out's type (the header's rule for integer scalars), else the

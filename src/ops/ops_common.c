@@ -57,12 +57,11 @@ ocal_status ocal__ew_check(ocal_buffer buf, ocal_context ctx, const char *role, 
 }
 
 ocal_status ocal__ew_check_alias(ocal_buffer in, ocal_buffer out, const char *func) {
-  if (!in->mem || in->mem != out->mem) return OCAL_OK;
-  size_t isize = ocal_dtype_size(in->dtype), osize = ocal_dtype_size(out->dtype);
-  size_t ib = in->offset * isize, ie = ib + in->numel * isize;
-  size_t ob = out->offset * osize, oe = ob + out->numel * osize;
-  if (ie <= ob || oe <= ib) return OCAL_OK;
-  if (ib == ob && ie == oe && isize == osize) return OCAL_OK;
+  if (!ocal__buffers_overlap(in, out)) return OCAL_OK;
+  /* The same elements exactly (element types of one size): in place, which is fine. */
+  if (ocal_dtype_size(in->dtype) == ocal_dtype_size(out->dtype) && in->offset == out->offset &&
+      in->numel == out->numel)
+    return OCAL_OK;
   return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                     "the output overlaps an input in part (views of one buffer at different "
                     "offsets); write to the input itself or to separate memory");

@@ -394,18 +394,10 @@ static ocal_status reduce(const char *func, ocal_reduce_op op, ocal_buffer x, oc
   }
   if ((status = check_out(func, op, x, &g, out)) != OCAL_OK) return status;
   /* The kernels write out while other groups still read the input: no overlap at all. */
-  ocal_buffer inputs[2] = {x, y};
-  for (int i = 0; i < 2; i++) {
-    ocal_buffer in = inputs[i];
-    if (!in || !in->mem || in->mem != out->mem) continue;
-    size_t is = ocal_dtype_size(in->dtype), os = ocal_dtype_size(out->dtype);
-    size_t ib = in->offset * is, ie = ib + in->numel * is;
-    size_t ob = out->offset * os, oe = ob + out->numel * os;
-    if (ib < oe && ob < ie && in->numel && out->numel)
-      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                        "out overlaps %s (views of one buffer): write the result to separate "
-                        "memory", i == 0 ? "x" : "y");
-  }
+  if (ocal__buffers_overlap(x, out) || (y && ocal__buffers_overlap(y, out)))
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "out overlaps %s (views of one buffer): write the result to separate "
+                      "memory", ocal__buffers_overlap(x, out) ? "x" : "y");
   if (g.outer * g.inner == 0) return OCAL_OK; /* no outputs */
   if (g.R == 0 && ops[op].needs_elements)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,

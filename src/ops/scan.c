@@ -336,14 +336,10 @@ static ocal_status scan(const char *func, ocal_scan_op op, ocal_buffer x, int ax
   }
   if (x->numel == 0) return OCAL_OK;
   /* In place is fine (each element is read before it is written); any other overlap is not. */
-  if (out->mem == x->mem && out != x && !(out->offset == x->offset && out->dtype == x->dtype)) {
-    size_t xb = x->offset * ocal_dtype_size(x->dtype), ob = out->offset * ocal_dtype_size(out->dtype);
-    size_t xe = xb + x->numel * ocal_dtype_size(x->dtype), oe = ob + out->numel * ocal_dtype_size(out->dtype);
-    if (xb < oe && ob < xe)
-      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                        "out overlaps x without being x: scan in place (out == x) or into "
-                        "separate memory");
-  }
+  if (ocal__buffers_overlap(x, out) && !(out->offset == x->offset && out->dtype == x->dtype))
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "out overlaps x without being x: scan in place (out == x) or into "
+                      "separate memory");
   return enqueue(func, op, x, &g, exclusive, out);
 }
 

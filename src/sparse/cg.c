@@ -178,7 +178,7 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
                      "the operator is %zu x %zu but b has %zu elements and x %zu", n, n,
                      b->numel, x->numel);
   /* x is written from the first step on, while b is still read (r = b - A x). */
-  if (b->mem && b->mem == x->mem && b->offset < x->offset + n && x->offset < b->offset + n)
+  if (ocal__buffers_overlap(b, x))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                      "b and x overlap (%s): pass x in a buffer of its own, with the initial "
                      "guess copied there",

@@ -177,9 +177,7 @@ static ocal_status run_product(ocal_csr a, double alpha, ocal_buffer x, double b
 
 /* Fails when x and y share memory and their ranges overlap. */
 static ocal_status check_overlap(ocal_buffer x, ocal_buffer y, const char *func) {
-  if (x->mem == NULL || x->mem != y->mem) return OCAL_OK;
-  size_t xs = x->offset, xe = xs + x->numel, ys = y->offset, ye = ys + y->numel;
-  if (xs < ye && ys < xe)
+  if (ocal__buffers_overlap(x, y))
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "the input and the output overlap; the product cannot run in place");
   return OCAL_OK;
