@@ -35,4 +35,10 @@ touch "$tmp/file"
 OCAL_CACHE_DIR="$tmp/file/cache" "$tool" doctor > "$tmp/out" 2>&1 || fail "exit $? with a working device"
 grep -q "PROBLEM  cache .*$tmp/file/cache is not writable.*fix: .*OCAL_CACHE_DIR" "$tmp/out" ||
   fail "no line for the unwritable cache directory"
+# A bad OCAL_* value: one settings line with its fix, not a driver to reinstall.
+if OCAL_FP64=bad "$tool" doctor > "$tmp/out" 2>&1; then fail "exit 0 with every context refused"; fi
+grep -q "PROBLEM  settings .*OCAL_FP64='bad'.*fix: correct or unset the variable" "$tmp/out" ||
+  fail "no settings line for OCAL_FP64=bad"
+grep -q "reinstall" "$tmp/out" && fail "a bad setting blamed on the driver"
+[ "$(grep -c "PROBLEM  settings" "$tmp/out")" -eq 1 ] || fail "the settings line said more than once"
 echo "doctor checks passed"
