@@ -18,6 +18,7 @@ OCAL_EXPERIMENTS = \
 	bench/experiments/gemm_wgmma_probe \
 	bench/experiments/launch_probe \
 	bench/experiments/scan_probe \
+	bench/experiments/stream_probe \
 	bench/experiments/wgmma_probe
 EXTRA_PROGRAMS = $(OCAL_EXPERIMENTS)
 CLEANFILES += $(OCAL_EXPERIMENTS)
@@ -36,6 +37,9 @@ bench_experiments_gemm_mma_probe_LDADD = $(OPENCL_LIBS) -lm
 nodist_bench_experiments_launch_probe_SOURCES = bench/experiments/launch_probe.c
 bench_experiments_launch_probe_CFLAGS = $(EXPERIMENT_CL_CFLAGS)
 bench_experiments_launch_probe_LDADD = $(OPENCL_LIBS)
+nodist_bench_experiments_stream_probe_SOURCES = bench/experiments/stream_probe.c
+bench_experiments_stream_probe_CFLAGS = $(EXPERIMENT_CL_CFLAGS)
+bench_experiments_stream_probe_LDADD = $(OPENCL_LIBS)
 nodist_bench_experiments_scan_probe_SOURCES = bench/experiments/scan_probe.c
 bench_experiments_scan_probe_CFLAGS = $(EXPERIMENT_CL_CFLAGS)
 bench_experiments_scan_probe_LDADD = $(OPENCL_LIBS) -lm

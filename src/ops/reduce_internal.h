@@ -69,9 +69,11 @@ size_t ocal__rs_target_items(ocal_context ctx);
  * of their vector loads (ld, cl/reduce.cl's OCAL_RED_LDH, 0: the rule's). */
 /* The cache hint of the contig and strided_v kernels' vector loads where the driver reports a
  * PTX compute capability (cl/reduce.cl's OCAL_RED_LDH; 1: plain loads), for inputs of at
- * least OCAL__RED_HINT_MIN bytes: on an H100 it made 64 MiB to 1 GiB 0.4-4% faster, and 16
- * MiB (in its 50 MB L2 between calls) 6-33% slower. */
-#define OCAL__RED_LDH_AUTO 6
+ * least OCAL__RED_HINT_MIN bytes: 8, .L1::no_allocate (rows are read once). With the L2
+ * prefetch hint (.L2::256B) as well, an H200 read 6-9% slower; without any hint, its column
+ * sums 2% slower (docs/reduce.md). A hinted load made 16 MiB (in an H100's 50 MB L2 between
+ * calls) 6-33% slower. */
+#define OCAL__RED_LDH_AUTO 8
 #define OCAL__RED_HINT_MIN ((size_t)64 << 20)
 
 typedef struct ocal__reduce_tune {
