@@ -971,7 +971,7 @@ END_TEST
  * never reaches another compiler: PoCL crashes on it); plain loads (ld=1) and the automatic
  * choice right on both. A whole-buffer sum (contig) and a column dot (strided_v). */
 START_TEST(test_load_hints) {
-  static const char *const lds[] = {"ld=1", "ld=4", "ld=7", NULL};
+  static const char *const lds[] = {"ld=1", "ld=4", "ld=7", "ld=8", NULL};
   size_t n = 777781, cols[2] = {1003, 516}, one = 1;
   for (size_t i = 0; i < sizeof lds / sizeof lds[0]; i++) {
     if (lds[i])
@@ -1001,6 +1001,36 @@ START_TEST(test_load_hints) {
   }
   unsetenv("OCAL_REDUCE_TUNE");
   fixture_reopen();
+}
+END_TEST
+
+/* A device with less local memory than a reduction's kernel needs (1 KiB through the limits
+ * option): OCAL_UNSUPPORTED naming the public call and the local memory, and the context
+ * keeps working. */
+START_TEST(test_small_local_memory) {
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.limits = "local_mem=1k";
+  ocal_context small = NULL;
+  ck_assert_ocal(ocal_context_create(&o, &small));
+  size_t n = 100003, one = 1;
+  ocal_buffer x, out;
+  ck_assert_ocal(ocal_buffer_zeros(small, OCAL_F32, 1, &n, &x));
+  ck_assert_ocal(ocal_buffer_zeros(small, OCAL_F32, 1, &one, &out));
+  ck_assert_ocal_fails(ocal_sum(x, OCAL_AXIS_ALL, out), OCAL_UNSUPPORTED);
+  ck_assert_msg(strncmp(ocal_last_error(), "ocal_sum: ", 10) == 0 &&
+                    strstr(ocal_last_error(), "local memory"),
+                "message: %s", ocal_last_error());
+  ocal_buffer two;
+  float v = -1;
+  ck_assert_ocal(ocal_buffer_create(small, OCAL_F32, 1, &one, &two));
+  ck_assert_ocal(ocal_binary_scalar(OCAL_BINARY_ADD, out, 2.0, two)); /* a kernel still runs */
+  ck_assert_ocal(ocal_buffer_read(two, 0, 1, &v, NULL));
+  ck_assert(v == 2.0f);
+  ocal_buffer_release(x);
+  ocal_buffer_release(out);
+  ocal_buffer_release(two);
+  ocal_context_release(small);
 }
 END_TEST
 
@@ -1051,6 +1081,7 @@ static Suite *reduce_suite(void) {
   tcase_add_test(tc, test_launch_shape_errors);
   tcase_add_test(tc, test_load_hints);
   tcase_add_test(tc, test_strided_merges_one_program);
+  tcase_add_test(tc, test_small_local_memory);
   suite_add_tcase(s, tc);
   return s;
 }

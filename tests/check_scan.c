@@ -314,6 +314,45 @@ START_TEST(test_scan_setting) {
 }
 END_TEST
 
+/* A device with less local memory than the one-pass kernel's tile (16 KiB, below
+ * OpenCL's 32 KiB for full-profile devices, through the limits option) takes the three
+ * passes and gets the reference's results; one with less than any scan kernel needs (4 KiB)
+ * gets OCAL_UNSUPPORTED naming ocal_cumsum, and its context keeps working. */
+START_TEST(test_small_local_memory) {
+  ocal_context saved = fixture_ctx, small = NULL;
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.limits = "local_mem=16k";
+  ck_assert_ocal(ocal_context_create(&o, &small));
+  fixture_ctx = small;
+  size_t n = 100003, rows[2] = {2, 40961};
+  check_case(OCAL_SCAN_SUM, OCAL_F32, 1, &n, OCAL_AXIS_ALL, 0, 3, 12001);
+  check_case(OCAL_SCAN_MAX, OCAL_F32, 2, rows, 1, 1, 0, 12002);
+  fixture_ctx = saved;
+  ocal_context_release(small);
+
+  o.limits = "local_mem=4k";
+  ck_assert_ocal(ocal_context_create(&o, &small));
+  ocal_buffer x, out, y;
+  ck_assert_ocal(ocal_buffer_zeros(small, OCAL_F32, 1, &n, &x));
+  ck_assert_ocal(ocal_buffer_create(small, OCAL_F32, 1, &n, &out));
+  ck_assert_int_eq(ocal_cumsum(x, OCAL_AXIS_ALL, out), OCAL_UNSUPPORTED);
+  ck_assert_msg(strncmp(ocal_last_error(), "ocal_cumsum: ", 13) == 0 &&
+                    strstr(ocal_last_error(), "local memory"),
+                "message: %s", ocal_last_error());
+  ck_assert_ocal(ocal_binary(OCAL_BINARY_ADD, x, x, out)); /* the context still runs kernels */
+  ck_assert_ocal(ocal_buffer_create(small, OCAL_F32, 1, &n, &y));
+  ck_assert_ocal(ocal_buffer_copy(out, y));
+  float last = -1;
+  ck_assert_ocal(ocal_buffer_read(y, n - 1, 1, &last, NULL));
+  ck_assert(last == 0.0f);
+  ocal_buffer_release(x);
+  ocal_buffer_release(out);
+  ocal_buffer_release(y);
+  ocal_context_release(small);
+}
+END_TEST
+
 START_TEST(test_errors) {
   size_t shape[2] = {4, 6}, n24 = 24, n23 = 23, zero = 0;
   ocal_buffer x, xi, o, oi, o24, o23, oc, e, eo;
@@ -396,6 +435,7 @@ static Suite *scan_suite(void) {
   tc = fixture_tcase("semantics");
   tcase_add_test(tc, test_in_place_and_nan);
   tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_small_local_memory);
   suite_add_tcase(s, tc);
   return s;
 }

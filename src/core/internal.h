@@ -79,6 +79,11 @@ const char *ocal__cl_error_name(cl_int err);
  * (device memory allocation) that the public call `func` passes on. */
 void ocal__prefix_error(const char *func);
 
+/* Puts the public call `func` in place of "ocal" where the thread's last error names no call
+ * ("ocal: ..."): for an internal step that fails without knowing which public call it serves
+ * (a library kernel that the device cannot run). Any other message stays as it is. */
+void ocal__claim_error(const char *func);
+
 /* Appends to the thread's last error message (for build logs and device lists). */
 void ocal__append_error(const char *fmt, ...)
 #if defined(__GNUC__)

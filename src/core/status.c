@@ -70,6 +70,15 @@ void ocal__prefix_error(const char *func) {
   last_error[add + used] = '\0';
 }
 
+void ocal__claim_error(const char *func) {
+  static const char anonymous[] = "ocal: ";
+  if (strncmp(last_error, anonymous, sizeof anonymous - 1) != 0) return;
+  char rest[sizeof last_error];
+  memcpy(rest, last_error + 4, sizeof last_error - 4); /* from ": " on */
+  rest[sizeof rest - 5] = '\0';
+  snprintf(last_error, sizeof last_error, "%s%s", func, rest);
+}
+
 void ocal__append_error(const char *fmt, ...) {
   size_t used = strlen(last_error);
   if (used + 1 >= sizeof last_error) return;

@@ -149,7 +149,7 @@ static size_t vector_width(ocal_dtype dtype) {
   return dtype == OCAL_F16 || dtype == OCAL_BF16 ? 4 : 16 / ocal_dtype_size(dtype);
 }
 
-ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
+static ocal_status plan_and_launch(const ocal__reduce_job *job) {
   ocal_context ctx = job->ctx;
   const size_t outer = job->outer, inner = job->inner, R = job->R;
   const size_t outputs = outer * inner;
@@ -288,6 +288,12 @@ ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
   };
   return ocal__kernel_run_nd(ctx, k2, 1, &global2, &local2, sizeof a2 / sizeof a2[0], a2,
                              job->func);
+}
+
+ocal_status ocal__reduce_enqueue(const ocal__reduce_job *job) {
+  ocal_status status = plan_and_launch(job);
+  if (status != OCAL_OK) ocal__claim_error(job->func);
+  return status;
 }
 
 /* A built-in family's kernel `kind`, from the context's table: the engine's callback. */

@@ -84,7 +84,7 @@ static ocal_status scratch(const ocal__scan_job *j, size_t bytes, cl_mem *mem) {
   return status;
 }
 
-ocal_status ocal__scan_enqueue(const ocal__scan_job *j) {
+static ocal_status plan_and_launch(const ocal__scan_job *j) {
   ocal_context ctx = j->ctx;
   const size_t R = j->R, lines = j->outer * j->inner, target = ocal__rs_target_items(ctx);
   const size_t acc_bytes = j->result_bytes;
@@ -106,10 +106,15 @@ ocal_status ocal__scan_enqueue(const ocal__scan_job *j) {
      * The test sizes groups from the device's limit, as the kernel is not built yet. */
     size_t est = 1, most_wg = ocal__context_info(ctx)->max_work_group_size;
     while (est * 2 <= OCAL__RS_WG_MAX && est * 2 <= most_wg) est *= 2;
+    ocal__kernel *kl = NULL;
     if (single_pass_device(ctx) && j->outer < ocal__ceil_div(target, est) &&
         R / (4 * est * SCAN_IPT) >= 2) {
-      ocal__kernel *kl;
-      if ((status = j->kernel(j->data, OCAL__SCAN_LOOKBACK, &kl)) != OCAL_OK) return status;
+      /* A device whose local memory is below the one-pass kernel's tile (OCAL_UNSUPPORTED
+       * when the kernel is created) takes the three passes, whose tiles are smaller. */
+      status = j->kernel(j->data, OCAL__SCAN_LOOKBACK, &kl);
+      if (status != OCAL_OK && status != OCAL_UNSUPPORTED) return status;
+    }
+    if (kl) {
       size_t ll = ocal__rs_local(kl, OCAL__RS_WG_MAX);
       size_t per_row = ocal__ceil_div(R, ll * ocal__scan_lookback_ipt(acc_bytes));
       size_t tiles = j->outer * per_row;
@@ -247,6 +252,12 @@ ocal_status ocal__scan_enqueue(const ocal__scan_job *j) {
   push(&v, sizeof(cl_mem), &Parg);
   push(&v, sizeof excl, &excl);
   return launch(j, k, &v, global, local);
+}
+
+ocal_status ocal__scan_enqueue(const ocal__scan_job *j) {
+  ocal_status status = plan_and_launch(j);
+  if (status != OCAL_OK) ocal__claim_error(j->func);
+  return status;
 }
 
 /* The built-in scans: kernel `kind` of operation op for the input's type, from the
