@@ -872,6 +872,31 @@ START_TEST(test_errors_name_the_shapes) {
 }
 END_TEST
 
+/* ocal's GEMM kernel on a device with less local memory than its tiles need (1 KiB through
+ * the limits option, OCAL_GEMM naming the engine so that nothing falls back): OCAL_UNSUPPORTED
+ * from ocal_gemm, naming it and the local memory. */
+START_TEST(test_gemm_small_local_memory) {
+  setenv("OCAL_GEMM", "ocal", 1);
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.limits = "local_mem=1k";
+  ocal_context small = NULL;
+  ck_assert_ocal(ocal_context_create(&o, &small));
+  unsetenv("OCAL_GEMM");
+  size_t sq[2] = {67, 67};
+  ocal_buffer a, c;
+  ck_assert_ocal(ocal_buffer_zeros(small, OCAL_F32, 2, sq, &a));
+  ck_assert_ocal(ocal_buffer_zeros(small, OCAL_F32, 2, sq, &c));
+  ck_assert_ocal_fails(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1, a, a, 0, c), OCAL_UNSUPPORTED);
+  ck_assert_msg(strncmp(ocal_last_error(), "ocal_gemm: ", 11) == 0 &&
+                    strstr(ocal_last_error(), "local memory"),
+                "message: %s", ocal_last_error());
+  ocal_buffer_release(a);
+  ocal_buffer_release(c);
+  ocal_context_release(small);
+}
+END_TEST
+
 /* CLBlast's temporary buffers for an enormous batched product cannot be allocated: the call
  * must fail with a status and a message, and the context must go on working (CLBlast 1.5.3
  * would end the process: ocal refuses such products before calling it). The switch point of 1 sends the product to the indirect path, which pads every
@@ -1627,6 +1652,7 @@ static Suite *blas_suite(void) {
   suite_add_tcase(s, tc);
   tc = fixture_tcase("errors");
   tcase_add_test(tc, test_errors_name_the_shapes);
+  tcase_add_test(tc, test_gemm_small_local_memory);
   tcase_add_test(tc, test_clblast_failure_leaves_context_usable);
   tcase_add_test(tc, test_gemm_falls_back_when_clblast_does_not_build);
   suite_add_tcase(s, tc);

@@ -260,7 +260,9 @@ ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alpha, ocal_b
   if (choice.engine == OCAL__GEMM_ENGINE_COUNT)
     return OCAL_FAIL(OCAL_UNSUPPORTED, "no engine can run this %s %zux%zux%zu product: %s",
                      ocal_dtype_name(dtype), m, n, ak, choice.reason);
-  return run_choice(&call, &choice);
+  ocal_status s = run_choice(&call, &choice);
+  if (s != OCAL_OK) ocal__claim_error(__func__);
+  return s;
 }
 
 ocal_status ocal_gemm_engine_query(ocal_context ctx, ocal_dtype dtype, ocal_transpose ta,
@@ -336,8 +338,10 @@ ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffe
   const char *reason;
   ocal__gemv_engine_id id = ocal__gemv_rule(&facts, &reason);
   if (id == OCAL__GEMV_ENGINE_COUNT) return OCAL_FAIL(OCAL_UNSUPPORTED, "%s", reason);
-  return ocal__gemv_engines[id]->run(ctx, dtype, ta == OCAL_TRANS, rows, cols, alpha, a, x,
-                                     beta, y);
+  ocal_status s = ocal__gemv_engines[id]->run(ctx, dtype, ta == OCAL_TRANS, rows, cols, alpha,
+                                              a, x, beta, y);
+  if (s != OCAL_OK) ocal__claim_error(__func__);
+  return s;
 }
 
 /* BLAS-1 is ocal's own: ocal_axpy and ocal_scale (ocal/ops.h), ocal_dot and ocal_norm2
