@@ -270,7 +270,9 @@ OCAL_API ocal_status ocal_cg_options_init(ocal_cg_options *options);
  * \param b the right-hand side, n elements of the operator's type.
  * \param x receives the solution (n elements; its input is the initial guess with use_x0).
  *        When the method does not converge, x holds the last iterate. It must not overlap
- *        b (OCAL_INVALID_ARGUMENT).
+ *        b (the same buffer, or views of one buffer that share elements): x is written while
+ *        b is still read, so such a call is refused with OCAL_INVALID_ARGUMENT and b is left
+ *        as it was; pass x in a buffer of its own.
  * \param options NULL for the defaults.
  * \param result receives the iteration count and both residual norms; may be NULL. Its
  *        struct_size must be sizeof(ocal_cg_result).
@@ -278,7 +280,7 @@ OCAL_API ocal_status ocal_cg_options_init(ocal_cg_options *options);
  *          iteration limit was reached first, when the true residual stagnates above the
  *          tolerance, or when A or the preconditioner turned out not to be positive definite
  *          (the message says which, with both residuals); OCAL_INVALID_ARGUMENT for a bad
- *          result->struct_size; argument errors as for ocal_spmv. */
+ *          result->struct_size or b and x that overlap; argument errors as for ocal_spmv. */
 OCAL_API ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
                              const ocal_cg_options *options, ocal_cg_result *result);
 
