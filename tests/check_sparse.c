@@ -1446,11 +1446,13 @@ START_TEST(test_lobpcg_precond_constraints) {
   ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "restart_control is -3"));
   ocal_lobpcg_options_init(&o);
-  ocal_operator small = op;
+  ocal_operator small = op; /* n no longer its matrix's (test_lobpcg_b_m_shapes: real sizes) */
   small.n = n - 1;
   o.b = &small;
   ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_SHAPE_MISMATCH);
-  ck_assert_msg(strstr(ocal_last_error(), "B is") != NULL, "%s", ocal_last_error());
+  ck_assert_msg(
+      strstr(ocal_last_error(), "operator B has n = 119, but its CSR matrix is 120 x 120"), "%s",
+      ocal_last_error());
   /* Constraints with two equal columns are dependent; a B that is not positive definite is
    * named as such when ocal made the initial block. */
   ocal_lobpcg_options_init(&o);
@@ -1574,6 +1576,106 @@ START_TEST(test_lobpcg_unsupported) {
 END_TEST
 #endif
 
+/* A refused argument is named in the message, under the public call's name: NULL buffers of
+ * the products, of CG, of ocal_csr_diagonal and of ocal_csr_from_buffers; a solver's
+ * operator whose CSR matrix is gone (zeroed, as a release zeroes it, or NULL) or does not
+ * match the operator's n is refused by the solver, not by the product it would run. */
+#define EXPECT_REFUSED(call, status, text)                                                   \
+  do {                                                                                       \
+    ck_assert_ocal_fails(call, status);                                                      \
+    ck_assert_msg(strstr(ocal_last_error(), text) != NULL, "%s: \"%s\", want \"%s\"", #call, \
+                  ocal_last_error(), text);                                                  \
+  } while (0)
+
+START_TEST(test_messages_name_arguments) {
+  hmat l = laplacian_1d(30);
+  size_t n = l.rows, n1 = n - 1, nr = n + 1, nz = l.nnz;
+  ocal_csr a = upload(&l, OCAL_F32, OCAL_I32);
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  ocal_buffer x, y, x1, y1;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &x));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n, &y));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n1, &x1));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &n1, &y1));
+  EXPECT_REFUSED(ocal_spmv(OCAL_NO_TRANS, 1.0, a, NULL, 0.0, y), OCAL_INVALID_HANDLE,
+                 "ocal_spmv: x is NULL");
+  EXPECT_REFUSED(ocal_spmv(OCAL_NO_TRANS, 1.0, a, x, 0.0, NULL), OCAL_INVALID_HANDLE,
+                 "ocal_spmv: y is NULL");
+  EXPECT_REFUSED(ocal_spmm(OCAL_NO_TRANS, 1.0, a, NULL, 0.0, y), OCAL_INVALID_HANDLE,
+                 "ocal_spmm: x is NULL");
+  EXPECT_REFUSED(ocal_spmm(OCAL_NO_TRANS, 1.0, a, x, 0.0, NULL), OCAL_INVALID_HANDLE,
+                 "ocal_spmm: y is NULL");
+  EXPECT_REFUSED(ocal_csr_diagonal(a, NULL), OCAL_INVALID_HANDLE, "ocal_csr_diagonal: out is NULL");
+  EXPECT_REFUSED(ocal_cg(&op, NULL, x, NULL, NULL), OCAL_INVALID_HANDLE, "ocal_cg: b is NULL");
+  EXPECT_REFUSED(ocal_cg(&op, y, NULL, NULL, NULL), OCAL_INVALID_HANDLE, "ocal_cg: x is NULL");
+  /* ocal_csr_from_buffers: each of its three buffers. */
+  void *rp = idx_array(OCAL_I32, l.rp, nr), *ci = idx_array(OCAL_I32, l.ci, nz);
+  void *v = val_array(OCAL_F32, l.v, nz);
+  ocal_buffer brp, bci, bv;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I32, 1, &nr, rp, &brp));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I32, 1, &nz, ci, &bci));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &nz, v, &bv));
+  free(rp);
+  free(ci);
+  free(v);
+  ocal_csr c = NULL;
+  EXPECT_REFUSED(ocal_csr_from_buffers(NULL, bci, bv, n, &c), OCAL_INVALID_HANDLE,
+                 "ocal_csr_from_buffers: row_ptr is NULL");
+  EXPECT_REFUSED(ocal_csr_from_buffers(brp, NULL, bv, n, &c), OCAL_INVALID_HANDLE,
+                 "ocal_csr_from_buffers: col_idx is NULL");
+  EXPECT_REFUSED(ocal_csr_from_buffers(brp, bci, NULL, n, &c), OCAL_INVALID_HANDLE,
+                 "ocal_csr_from_buffers: values is NULL");
+  ck_assert_ocal(ocal_csr_from_buffers(brp, bci, bv, n, &c));
+  check_product(&l, OCAL_F32, c, 0, 1, 1.0, 0.0, 31);
+  ocal_csr_release(c);
+  ocal_buffer_release(brp);
+  ocal_buffer_release(bci);
+  ocal_buffer_release(bv);
+  /* Operators whose matrix is gone, or of another size than their n. */
+  struct ocal_csr_s dead;
+  memset(&dead, 0, sizeof dead);
+  ocal_operator gone = op;
+  gone.user = gone.csr = &dead;
+  EXPECT_REFUSED(ocal_cg(&gone, y, x, NULL, NULL), OCAL_INVALID_HANDLE,
+                 "ocal_cg: operator A's CSR matrix is not a live ocal_csr (released already?)");
+  gone.user = gone.csr = NULL;
+  EXPECT_REFUSED(ocal_cg(&gone, y, x, NULL, NULL), OCAL_INVALID_HANDLE,
+                 "ocal_cg: operator A's CSR matrix is NULL");
+  ocal_operator shrunk = op;
+  shrunk.n = n1;
+  EXPECT_REFUSED(ocal_cg(&shrunk, y1, x1, NULL, NULL), OCAL_SHAPE_MISMATCH,
+                 "ocal_cg: operator A has n = 29, but its CSR matrix is 30 x 30");
+#ifdef OCAL_HAVE_LAPACKE
+  double ev[2];
+  EXPECT_REFUSED(ocal_lobpcg(&op, NULL, NULL, ev, NULL, NULL), OCAL_INVALID_HANDLE,
+                 "ocal_lobpcg: x is NULL");
+  size_t shape[2] = {n, 2};
+  ocal_buffer xb;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 2, shape, &xb));
+  ocal_lobpcg_options o;
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  gone.user = gone.csr = &dead;
+  o.b = &gone;
+  EXPECT_REFUSED(ocal_lobpcg(&op, xb, &o, ev, NULL, NULL), OCAL_INVALID_HANDLE,
+                 "ocal_lobpcg: operator B's CSR matrix is not a live ocal_csr");
+  ocal_buffer_release(xb);
+#endif
+  /* The context computes after. */
+  ocal_cg_result res = {sizeof res};
+  ck_assert_ocal(ocal_random_uniform(9, 0, -1.0, 1.0, y));
+  ck_assert_ocal(ocal_cg(&op, y, x, NULL, &res));
+  ck_assert_int_eq(res.converged, 1);
+  check_product(&l, OCAL_F32, a, 0, 1, 1.0, 0.0, 32);
+  ocal_buffer_release(x);
+  ocal_buffer_release(y);
+  ocal_buffer_release(x1);
+  ocal_buffer_release(y1);
+  ocal_csr_release(a);
+  hmat_free(&l);
+}
+END_TEST
+
 Suite *sparse_suite(void);
 Suite *sparse_suite(void) {
   Suite *s = suite_create("sparse");
@@ -1611,6 +1713,7 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_mtx_malformed);
   tcase_add_test(tc, test_bad_inputs);
   tcase_add_test(tc, test_coo_huge_rows);
+  tcase_add_test(tc, test_messages_name_arguments);
   suite_add_tcase(s, tc);
   return s;
 }

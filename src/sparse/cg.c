@@ -18,18 +18,6 @@ ocal_status ocal_cg_options_init(ocal_cg_options *options) {
   return OCAL_OK;
 }
 
-ocal_status ocal__check_operator(const ocal_operator *a, const char *role, const char *func) {
-  if (a == NULL) return ocal__fail(OCAL_INVALID_ARGUMENT, func, "operator %s is NULL", role);
-  if (a->apply == NULL)
-    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "operator %s has no apply function", role);
-  if (a->n == 0)
-    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "operator %s has size 0", role);
-  if (a->dtype != OCAL_F32 && a->dtype != OCAL_F64)
-    return ocal__fail(OCAL_UNSUPPORTED, func, "operator %s has type %s; use OCAL_F32 or OCAL_F64",
-                      role, ocal_dtype_name(a->dtype));
-  return OCAL_OK;
-}
-
 /* Runs a kernel of cl/sparse_solve.cl for ocal_cg (which its messages name). */
 static ocal_status run_kernel(ocal_context ctx, ocal_dtype vt, const char *name, size_t n,
                               size_t nargs, const ocal__arg *args) {
@@ -47,7 +35,7 @@ static ocal_status apply_vec(const ocal_operator *a, ocal_buffer x, ocal_buffer 
   ocal_buffer xv = NULL, yv = NULL;
   ocal_status s = ocal_buffer_view(x, 0, 2, shape, &xv);
   if (s == OCAL_OK) s = ocal_buffer_view(y, 0, 2, shape, &yv);
-  if (s == OCAL_OK) s = a->apply(a->user, xv, yv);
+  if (s == OCAL_OK) s = ocal__operator_apply(a, xv, yv, "ocal_cg");
   ocal_buffer_release(xv);
   ocal_buffer_release(yv);
   return s;
@@ -194,7 +182,7 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
                      "the Jacobi preconditioner needs the diagonal: set options.diagonal, or "
                      "make the operator with ocal_operator_from_csr");
   if (jacobi && o.diagonal) {
-    if ((s = ocal__check_buffer(o.diagonal, func)) != OCAL_OK) return s;
+    if ((s = ocal__check_buffer_arg(o.diagonal, "options->diagonal", func)) != OCAL_OK) return s;
     if (o.diagonal->ctx != ctx || o.diagonal->dtype != vt || o.diagonal->numel != n)
       return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                        "options.diagonal must be %zu elements of %s in b's context", n,

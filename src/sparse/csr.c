@@ -660,7 +660,7 @@ ocal_status ocal_csr_get_spmv_kernel(ocal_csr a, const char **name) {
 
 ocal_status ocal_csr_diagonal(ocal_csr a, ocal_buffer out) {
   ocal_status s = ocal__csr_check(a, __func__);
-  if (s == OCAL_OK) s = ocal__check_buffer(out, __func__);
+  if (s == OCAL_OK) s = ocal__check_buffer_arg(out, "out", __func__);
   if (s != OCAL_OK) return s;
   if (a->rows != a->cols)
     return OCAL_FAIL(OCAL_SHAPE_MISMATCH, "the matrix is %zu x %zu, not square", a->rows,

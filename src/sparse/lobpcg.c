@@ -177,7 +177,7 @@ static ocal_status apply(lob *L, const ocal_operator *op, ocal_buffer xb, size_t
                          ocal_buffer *out) {
   ocal_buffer y = NULL;
   ocal_status s = blk(L, m, &y);
-  if (s == OCAL_OK) s = PROF(L, applies, op->apply(op->user, xb, y));
+  if (s == OCAL_OK) s = PROF(L, applies, ocal__operator_apply(op, xb, y, L->func));
   if (s != OCAL_OK) {
     ocal_buffer_release(y);
     return s;
@@ -985,7 +985,7 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
                              double *residual_norms, ocal_lobpcg_result *result) {
   const char *func = "ocal_lobpcg";
   ocal_status s = ocal__check_operator(a, "A", func);
-  if (s == OCAL_OK) s = ocal__check_buffer(x, func);
+  if (s == OCAL_OK) s = ocal__check_buffer_arg(x, "x", func);
   if (s == OCAL_OK) s = ocal__filled_check(func, "result", "ocal_lobpcg_result", result,
                                               sizeof *result, sizeof *result);
   if (s != OCAL_OK) return s;
@@ -1032,7 +1032,7 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
                       o.restart_control);
   size_t nj = 0;
   if (o.y) {
-    if ((s = ocal__check_buffer(o.y, func)) != OCAL_OK) return s;
+    if ((s = ocal__check_buffer_arg(o.y, "options->y", func)) != OCAL_OK) return s;
     if (o.y->ctx != x->ctx || o.y->dtype != a->dtype || o.y->ndim != 2 || o.y->shape[0] != n ||
         o.y->shape[1] == 0)
       return ocal__fail(OCAL_SHAPE_MISMATCH, func,

@@ -123,9 +123,19 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
 /* The transposed copy of a, built on first use. */
 ocal_status ocal__csr_transposed(ocal_csr a, const char *func, ocal_csr *t);
 
-/* Checks an operator's fields (apply set, n > 0, a float type); `role` names it ("A"). */
+/* Y = alpha op(A) X + beta Y with the arguments checked as ocal_spmm checks them; messages
+ * name func (the public call that runs the product). */
+ocal_status ocal__spmm_checked(ocal_transpose trans, double alpha, ocal_csr a, ocal_buffer x,
+                               double beta, ocal_buffer y, const char *func);
+
+/* Checks an operator's fields (apply set, n > 0, a float type, a live matrix behind a CSR
+ * operator); `role` names it ("A"). */
 ocal_status ocal__check_operator(const ocal_operator *a, const char *role, const char *func);
 
+/* y = op x for a solver: a CSR operator's product runs with its messages naming func (the
+ * solver), a callback is called as it is. */
+ocal_status ocal__operator_apply(const ocal_operator *op, ocal_buffer x, ocal_buffer y,
+                                 const char *func);
 
 /* Build options "-DT=... -DIDX=..." (and the fp64 switch) for a matrix's types. */
 void ocal__csr_options(ocal_dtype vt, ocal_dtype it, const char *extra, char *out, size_t size);

@@ -228,10 +228,15 @@ ocal_status ocal_spmv(ocal_transpose trans, double alpha, ocal_csr a, ocal_buffe
   return ocal__spmm_run(a, trans, alpha, x, beta, y, 1, __func__);
 }
 
+ocal_status ocal__spmm_checked(ocal_transpose trans, double alpha, ocal_csr a, ocal_buffer x,
+                               double beta, ocal_buffer y, const char *func) {
+  size_t k;
+  ocal_status s = check_product(trans, a, x, y, 1, &k, func);
+  if (s != OCAL_OK) return s;
+  return ocal__spmm_run(a, trans, alpha, x, beta, y, k, func);
+}
+
 ocal_status ocal_spmm(ocal_transpose trans, double alpha, ocal_csr a, ocal_buffer x, double beta,
                       ocal_buffer y) {
-  size_t k;
-  ocal_status s = check_product(trans, a, x, y, 1, &k, __func__);
-  if (s != OCAL_OK) return s;
-  return ocal__spmm_run(a, trans, alpha, x, beta, y, k, __func__);
+  return ocal__spmm_checked(trans, alpha, a, x, beta, y, __func__);
 }
