@@ -383,32 +383,49 @@ START_TEST(test_spmv_merge_powerlaw) {
 END_TEST
 
 /* Cache hints named through OCAL_SPMV_LOADS: the right products where the driver reports a
- * PTX compute capability, a build failure (not a wrong answer) where it does not; the
- * automatic choice right on both. */
+ * PTX compute capability; where it does not, the stream and merge kernels' products refused
+ * before any build with OCAL_UNSUPPORTED, the message naming the setting, its value and the
+ * fix, while block products (which take no hints) still compute; the automatic choice right
+ * on both. */
 START_TEST(test_spmv_load_hints) {
   hmat m = powerlaw_hmat(999, 1001, 2.0, 0, 500, 86);
-  static const char *hints[] = {"cs-nc", "auto"};
-  setenv("OCAL_SPMV", "stream", 1);
-  for (size_t i = 0; i < 2; i++) {
-    setenv("OCAL_SPMV_LOADS", hints[i], 1);
-    fixture_reopen();
-    int ptx = ocal__context_compute_capability(fixture_ctx) > 0;
-    ocal_csr a = upload(&m, OCAL_F32, OCAL_I32);
-    if (ptx || i == 1) {
-      check_product(&m, OCAL_F32, a, 0, 1, 1.0, 0.5, 97);
-    } else {
-      size_t r = m.rows, c = m.cols;
-      ocal_buffer x, y;
-      ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &c, &x));
-      ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &r, &y));
-      ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1.0, a, x, 0.0, y), OCAL_BUILD_FAILED);
-      ck_assert_msg(strstr(ocal_last_error(), "OCAL_SPMV_LOADS=cs-nc names NVIDIA PTX cache hints"),
-                    "%s", ocal_last_error());
-      ocal_buffer_release(x);
-      ocal_buffer_release(y);
+  static const char *kinds[] = {"stream", "merge"};
+  static const char *hints[] = {"cs", "cs-nc", "auto", "plain"};
+  for (size_t kd = 0; kd < 2; kd++)
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
+      setenv("OCAL_SPMV", kinds[kd], 1);
+      setenv("OCAL_SPMV_LOADS", hints[i], 1);
+      fixture_reopen();
+      int ptx = ocal__context_compute_capability(fixture_ctx) > 0;
+      int named = i < 2;
+      ocal_csr a = upload(&m, OCAL_F32, OCAL_I32);
+      const char *name;
+      ck_assert_ocal(ocal_csr_get_spmv_kernel(a, &name));
+      ck_assert_str_eq(name, kinds[kd]);
+      if (ptx || !named) {
+        check_product(&m, OCAL_F32, a, 0, 1, 1.0, 0.5, 97);
+      } else {
+        size_t r = m.rows, c = m.cols;
+        ocal_buffer x, y;
+        ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &c, &x));
+        ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &r, &y));
+        ck_assert_ocal_fails(ocal_spmv(OCAL_NO_TRANS, 1.0, a, x, 0.0, y), OCAL_UNSUPPORTED);
+        const char *e = ocal_last_error();
+        char want[64];
+        snprintf(want, sizeof want, "ocal_spmv: OCAL_SPMV_LOADS=%s names", hints[i]);
+        ck_assert_msg(strstr(e, want) && strstr(e, "reports no PTX") &&
+                          strstr(e, "unset OCAL_SPMV_LOADS, or set it to auto or plain"),
+                      "%s", e);
+        ck_assert_ocal_fails(ocal_spmm(OCAL_NO_TRANS, 1.0, a, x, 0.0, y), OCAL_UNSUPPORTED);
+        ck_assert_msg(strstr(ocal_last_error(), "ocal_spmm: OCAL_SPMV_LOADS="), "%s",
+                      ocal_last_error());
+        ocal_buffer_release(x);
+        ocal_buffer_release(y);
+        /* Block products take no hints. */
+        check_product(&m, OCAL_F32, a, 0, 3, 1.0, 0.5, 98);
+      }
+      ocal_csr_release(a);
     }
-    ocal_csr_release(a);
-  }
   unsetenv("OCAL_SPMV_LOADS");
   unsetenv("OCAL_SPMV");
   fixture_reopen();

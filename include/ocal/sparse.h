@@ -168,7 +168,10 @@ OCAL_API ocal_status ocal_csr_diagonal(ocal_csr a, ocal_buffer out);
  * \param x a buffer of op(A)'s column count of elements (any shape), A's value type.
  * \param beta scale of y's old contents (with beta = 0 they are not read: NaNs vanish).
  * \param y a buffer of op(A)'s row count of elements, A's value type; must not overlap x.
- * \returns OCAL_OK; OCAL_SHAPE_MISMATCH; OCAL_TYPE_MISMATCH; OCAL_INVALID_ARGUMENT. */
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH; OCAL_TYPE_MISMATCH; OCAL_INVALID_ARGUMENT;
+ *          OCAL_UNSUPPORTED when OCAL_SPMV_LOADS names a PTX cache hint (cs, nc, cg, cs-nc,
+ *          cs-cg) for the stream or merge kernel on a device whose driver reports no PTX
+ *          (refused before any build; the message names the setting). */
 OCAL_API ocal_status ocal_spmv(ocal_transpose trans, double alpha, ocal_csr a, ocal_buffer x,
                                double beta, ocal_buffer y);
 
@@ -182,7 +185,8 @@ OCAL_API ocal_status ocal_spmv(ocal_transpose trans, double alpha, ocal_csr a, o
  * \param x the dense block.
  * \param beta scale of Y's old contents.
  * \param y the result, which must not overlap X.
- * \returns OCAL_OK; OCAL_SHAPE_MISMATCH; OCAL_TYPE_MISMATCH; OCAL_INVALID_ARGUMENT. */
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH; OCAL_TYPE_MISMATCH; OCAL_INVALID_ARGUMENT;
+ *          OCAL_UNSUPPORTED as for ocal_spmv (k = 1 takes the SpMV kernels). */
 OCAL_API ocal_status ocal_spmm(ocal_transpose trans, double alpha, ocal_csr a, ocal_buffer x,
                                double beta, ocal_buffer y);
 

@@ -26,24 +26,36 @@ static ocal_status launch(ocal_csr a, const char *kernel, const char *extra, siz
   return ocal__kernel_run_nd(a->ctx, k, 1, &global, &local, nargs, args, func);
 }
 
+/* The words of OCAL_SPMV_LOADS, by OCAL__SPMV_LOADS_* value (src/core/settings.c). */
+static const char *const loads_words[] = {"auto", "plain", "cs", "nc", "cg", "cs-nc", "cs-cg"};
+
 /* The build options of the PTX cache hints for the stream and merge kernels ("" for plain
  * loads). OCAL_SPMV_LOADS names them; auto streams the matrix (cs: read once, evicted first,
  * so that x keeps its place in L2; 1.10x on the power-law matrix on an H100,
  * docs/sparse.md) on devices whose driver reports a PTX compute capability, unless that
- * build failed for this matrix before. A hint named on a device without PTX fails the build. */
-static void load_hints(ocal_csr a, char *out, size_t size) {
-  int h = ocal__ptx_hint_choose(a->ctx, a->ctx->settings.spmv_loads, OCAL__SPMV_LOADS_AUTO,
-                                OCAL__SPMV_LOADS_CS, OCAL__SPMV_LOADS_PLAIN, a->plain_loads);
+ * build failed for this matrix before. A hint named on a device without PTX is refused here,
+ * before any build: inline PTX must not reach another compiler (src/core/ptx_hints.c). */
+static ocal_status load_hints(ocal_csr a, char *out, size_t size, const char *func) {
+  int named = a->ctx->settings.spmv_loads;
+  out[0] = '\0';
+  if (named > OCAL__SPMV_LOADS_PLAIN && !ocal__ptx_hints_allowed(a->ctx))
+    return ocal__fail(OCAL_UNSUPPORTED, func,
+                      "OCAL_SPMV_LOADS=%s names NVIDIA PTX cache hints for the %s kernel, but "
+                      "this device's driver reports no PTX compute capability, so they cannot "
+                      "be built here: unset OCAL_SPMV_LOADS, or set it to auto or plain",
+                      loads_words[named], a->kind == OCAL__SPMV_STREAM ? "stream" : "merge");
+  int h = ocal__ptx_hint_choose(a->ctx, named, OCAL__SPMV_LOADS_AUTO, OCAL__SPMV_LOADS_CS,
+                                OCAL__SPMV_LOADS_PLAIN, a->plain_loads);
   int s = h == OCAL__SPMV_LOADS_CS || h == OCAL__SPMV_LOADS_CS_NC || h == OCAL__SPMV_LOADS_CS_CG;
   int x = h == OCAL__SPMV_LOADS_NC || h == OCAL__SPMV_LOADS_CS_NC   ? 1
           : h == OCAL__SPMV_LOADS_CG || h == OCAL__SPMV_LOADS_CS_CG ? 2
                                                                      : 0;
-  out[0] = '\0';
-  if (!s && !x) return;
+  if (!s && !x) return OCAL_OK;
   const char *t = "", *tc = "", *i = "", *ic = "";
-  if (!ocal__ptx_type(a->vt, &t, &tc) || !ocal__ptx_type(a->it, &i, &ic)) return;
+  if (!ocal__ptx_type(a->vt, &t, &tc) || !ocal__ptx_type(a->it, &i, &ic)) return OCAL_OK;
   snprintf(out, size, "%s%s%s -DPTX_T=%s -DPTX_TC=%s -DPTX_I=%s -DPTX_IC=%s", s ? " -DPTX_S" : "",
            x ? " -DPTX_X=" : "", x == 1 ? "1" : x == 2 ? "2" : "", t, tc, i, ic);
+  return OCAL_OK;
 }
 
 /* The number of work-groups for `items` rows handled `per_group` at a time, capped so that
@@ -65,13 +77,14 @@ ocal_status ocal__spmm_run(ocal_csr a, ocal_transpose trans, double alpha, ocal_
   }
   ocal_status s = run_product(a, alpha, x, beta, y, k, func);
   int named = a->ctx->settings.spmv_loads;
-  if (s == OCAL_BUILD_FAILED && named > OCAL__SPMV_LOADS_PLAIN &&
+  /* A device with PTX whose compiler still refused the named hints (load_hints refuses them
+   * before any build where there is no PTX). */
+  if (s == OCAL_BUILD_FAILED && named > OCAL__SPMV_LOADS_PLAIN && k == 1 &&
       (a->kind == OCAL__SPMV_STREAM || a->kind == OCAL__SPMV_MERGE)) {
-    static const char *const words[] = {"auto", "plain", "cs", "nc", "cg", "cs-nc", "cs-cg"};
-    ocal__append_error(" -- OCAL_SPMV_LOADS=%s names NVIDIA PTX cache hints, which this "
-                       "device's compiler did not build%s: unset it, or set it to auto or plain",
-                       words[named],
-                       ocal__ptx_hints_allowed(a->ctx) ? "" : " (its driver reports no PTX)");
+    ocal__append_error(
+        " -- OCAL_SPMV_LOADS=%s names NVIDIA PTX cache hints, which this "
+        "device's compiler did not build: unset it, or set it to auto or plain",
+        loads_words[named]);
     return s;
   }
   /* The automatic cache hints where the compiler refused them: plain loads from now on. */
@@ -108,8 +121,11 @@ static ocal_status run_product(ocal_csr a, double alpha, ocal_buffer x, double b
                         scalar_arg(a->vt, &be)};
     return launch(a, "spmv_scalar", NULL, a->rows, 0, args, 10, func);
   }
-  char extra[160], hints[96];
-  load_hints(a, hints, sizeof hints);
+  char extra[160], hints[96] = "";
+  if (a->kind == OCAL__SPMV_STREAM || a->kind == OCAL__SPMV_MERGE) {
+    s = load_hints(a, hints, sizeof hints, func);
+    if (s != OCAL_OK) return s;
+  }
   if (a->kind == OCAL__SPMV_STREAM) {
     const size_t swg = a->swg;
     snprintf(extra, sizeof extra, "-DWG=%zu -DCAP=%u%s", swg, a->cap, hints);
