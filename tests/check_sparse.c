@@ -1457,7 +1457,7 @@ START_TEST(test_lobpcg_precond_constraints) {
   ocal_lobpcg_options_init(&o);
   o.tol = NAN;
   ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
-  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "options->tol is NaN"));
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "options->tol is nan"));
   ocal_lobpcg_options_init(&o);
   o.restart_control = -3;
   ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
@@ -1593,6 +1593,142 @@ START_TEST(test_lobpcg_unsupported) {
 END_TEST
 #endif
 
+#ifdef OCAL_HAVE_LAPACKE
+/* ---- LOBPCG: what a run reports, and the arguments it refuses ---------------------------- */
+
+/* A B or M of another size than A is a shape mismatch naming it and both sizes; one of
+ * another type a type mismatch; the context computes after. */
+START_TEST(test_lobpcg_b_m_shapes) {
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  const size_t n = 40;
+  hmat l = laplacian_1d(n), l39 = laplacian_1d(39), l41 = laplacian_1d(41);
+  ocal_csr a = upload(&l, vt, OCAL_I32), b39 = upload(&l39, vt, OCAL_I32),
+           m41 = upload(&l41, vt, OCAL_I32);
+  ocal_operator op, bop, mop;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  ck_assert_ocal(ocal_operator_from_csr(b39, &bop));
+  ck_assert_ocal(ocal_operator_from_csr(m41, &mop));
+  size_t shape[2] = {n, 2};
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, shape, &x));
+  double ev[2], rn[2];
+  ocal_lobpcg_result res = {sizeof res};
+  ocal_lobpcg_options o;
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  o.b = &bop;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_SHAPE_MISMATCH);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_lobpcg: B is 39 x 39, but A is 40 x 40"), "%s",
+                ocal_last_error());
+  o.b = NULL;
+  o.m = &mop;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_SHAPE_MISMATCH);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_lobpcg: M is 41 x 41, but A is 40 x 40"), "%s",
+                ocal_last_error());
+  if (vt == OCAL_F64) {
+    ocal_csr b32 = upload(&l, OCAL_F32, OCAL_I32);
+    ocal_operator b32op;
+    ck_assert_ocal(ocal_operator_from_csr(b32, &b32op));
+    o.m = NULL;
+    o.b = &b32op;
+    ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_TYPE_MISMATCH);
+    ck_assert_msg(strstr(ocal_last_error(), "B is f32, but A is f64"), "%s", ocal_last_error());
+    o.b = NULL;
+    o.m = &b32op;
+    ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_TYPE_MISMATCH);
+    ck_assert_msg(strstr(ocal_last_error(), "M is f32, but A is f64"), "%s", ocal_last_error());
+    ocal_csr_release(b32);
+  }
+  ocal_buffer_release(x);
+  check_product(&l, vt, a, 0, 1, 1.0, 0.0, 41);
+  ocal_csr_release(a);
+  ocal_csr_release(b39);
+  ocal_csr_release(m41);
+  hmat_free(&l);
+  hmat_free(&l39);
+  hmat_free(&l41);
+}
+END_TEST
+
+/* Options outside their ranges are refused, naming the field and the range: tolerances that
+ * are NaN or infinite, negative counts (max_iter arrives as a huge size_t), restart_control
+ * outside 0..1000, largest and use_x0 other than 0 and 1. max_iter = 0 is the default: the
+ * same run as max_iter = 20, bit for bit; the ends of restart_control's range run. */
+START_TEST(test_lobpcg_option_ranges) {
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  const size_t n = 60, k = 2;
+  hmat l = laplacian_1d(n);
+  ocal_csr a = upload(&l, vt, OCAL_I32);
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  size_t shape[2] = {n, k};
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, shape, &x));
+  double ev[2], rn[2], ev20[2], rn20[2];
+  ocal_lobpcg_result res = {sizeof res}, res20 = {sizeof res20};
+  ocal_lobpcg_options o;
+  const double tols[] = {NAN, INFINITY, -INFINITY};
+  for (size_t i = 0; i < 3; i++) {
+    ck_assert_ocal(ocal_lobpcg_options_init(&o));
+    o.tol = tols[i];
+    ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ocal_last_error(), "ocal_lobpcg: options->tol is") &&
+                      strstr(ocal_last_error(), "use a finite tolerance > 0"),
+                  "%s", ocal_last_error());
+  }
+  const long counts[] = {-1, -20};
+  for (size_t i = 0; i < 2; i++) {
+    ck_assert_ocal(ocal_lobpcg_options_init(&o));
+    o.max_iter = (size_t)counts[i];
+    ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ocal_last_error(), "options->max_iter is") &&
+                      strstr(ocal_last_error(), "a negative count"),
+                  "%s", ocal_last_error());
+  }
+  const int controls[] = {-3, 1001};
+  for (size_t i = 0; i < 2; i++) {
+    ck_assert_ocal(ocal_lobpcg_options_init(&o));
+    o.restart_control = controls[i];
+    ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ocal_last_error(), "options->restart_control is") &&
+                      strstr(ocal_last_error(), "use 0 to 1000"),
+                  "%s", ocal_last_error());
+  }
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  o.largest = 2;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "options->largest is 2: use 0 or 1"), "%s",
+                ocal_last_error());
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  o.use_x0 = -1;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "options->use_x0 is -1: use 0 or 1"), "%s",
+                ocal_last_error());
+  /* 0 is the default limit. */
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  o.tol = 1e-14; /* not met in 20 iterations */
+  o.max_iter = 20;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev20, rn20, &res20), OCAL_NOT_CONVERGED);
+  ck_assert_uint_eq(res20.iterations, 20);
+  o.max_iter = 0;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_NOT_CONVERGED);
+  ck_assert_uint_eq(res.iterations, 20);
+  ck_assert_uint_eq(res.best_iteration, res20.best_iteration);
+  ck_assert_int_eq(memcmp(ev, ev20, sizeof ev), 0);
+  ck_assert_int_eq(memcmp(rn, rn20, sizeof rn), 0);
+  for (size_t i = 0; i < 2; i++) {
+    ck_assert_ocal(ocal_lobpcg_options_init(&o));
+    o.restart_control = i ? 1000 : 0;
+    o.max_iter = 300;
+    ocal_status st = ocal_lobpcg(&op, x, &o, ev, rn, &res);
+    ck_assert_msg(st == OCAL_OK || st == OCAL_NOT_CONVERGED, "%s", ocal_last_error());
+  }
+  ocal_buffer_release(x);
+  ocal_csr_release(a);
+  hmat_free(&l);
+}
+END_TEST
+#endif
+
 /* A refused argument is named in the message, under the public call's name: NULL buffers of
  * the products, of CG, of ocal_csr_diagonal and of ocal_csr_from_buffers; a solver's
  * operator whose CSR matrix is gone (zeroed, as a release zeroes it, or NULL) or does not
@@ -1721,6 +1857,8 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_lobpcg_profile);
   tcase_add_test(tc, test_lobpcg_stop_reasons);
   tcase_add_test(tc, test_lobpcg_precond_constraints);
+  tcase_add_test(tc, test_lobpcg_b_m_shapes);
+  tcase_add_test(tc, test_lobpcg_option_ranges);
 #else
   tcase_add_test(tc, test_lobpcg_unsupported);
 #endif

@@ -293,7 +293,8 @@ OCAL_API ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer 
 /** Options of ocal_lobpcg. Start from ocal_lobpcg_options_init(). */
 typedef struct ocal_lobpcg_options {
   size_t struct_size;     /**< sizeof(ocal_lobpcg_options), set by ocal_lobpcg_options_init */
-  int largest;            /**< 0 (default): the k smallest eigenvalues; 1: the k largest */
+  int largest;            /**< 0 (default): the k smallest eigenvalues; 1: the k largest;
+                               other values are refused */
   double tol;             /**< residual tolerance; <= 0 (default): sqrt(eps) * n, as SciPy,
                                with eps the machine epsilon of the operator's value type
                                (FLT_EPSILON, 1.2e-7, for OCAL_F32; DBL_EPSILON, 2.2e-16,
@@ -304,7 +305,8 @@ typedef struct ocal_lobpcg_options {
   const ocal_operator *m; /**< NULL, or a preconditioner (approximating A^-1) */
   ocal_buffer y;          /**< NULL, or constraints {n, j}: eigenvectors are sought
                                B-orthogonal to Y's columns */
-  int use_x0;             /**< 1: x holds the initial block; 0 (default): a random one */
+  int use_x0;             /**< 1: x holds the initial block; 0 (default): a random one;
+                               other values are refused */
   uint64_t seed;          /**< seed of the random initial block (default 0) */
   int restart_control;    /**< restart when the residual grows 2^restart_control times
                                over the best (default 20, SciPy's; 0 to 1000) */
@@ -378,9 +380,11 @@ OCAL_API ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options);
  *          why the iterations stopped: the limit, or a basis that lost its rank, or a
  *          Rayleigh-Ritz eigenproblem LAPACK could not solve); OCAL_UNSUPPORTED when
  *          ocal was built without LAPACKE; OCAL_INVALID_ARGUMENT for k too large for n,
- *          linearly dependent initial vectors or constraints, or a bad
- *          result->struct_size; argument errors as for
- *          ocal_spmm. */
+ *          linearly dependent initial vectors or constraints (Y^T B Y singular in the
+ *          operator's precision), a B found not positive definite while the initial block
+ *          is B-orthonormalised, options outside their ranges, or a bad result->struct_size;
+ *          OCAL_SHAPE_MISMATCH for a B or M of another size than A, OCAL_TYPE_MISMATCH for
+ *          one of another type; argument errors as for ocal_spmm. */
 OCAL_API ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x,
                                  const ocal_lobpcg_options *options, double *eigenvalues,
                                  double *residual_norms, ocal_lobpcg_result *result);

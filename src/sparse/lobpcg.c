@@ -1021,15 +1021,29 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
                       o.b && o.b->n != n ? "B" : "M", o.b && o.b->n != n ? o.b->n : o.m->n,
                       o.b && o.b->n != n ? o.b->n : o.m->n, n, n);
   if ((o.b && o.b->dtype != a->dtype) || (o.m && o.m->dtype != a->dtype))
-    return ocal__fail(OCAL_TYPE_MISMATCH, func, "B and M must have A's type (%s)",
+    return ocal__fail(OCAL_TYPE_MISMATCH, func, "%s is %s, but A is %s: B and M take A's type",
+                      o.b && o.b->dtype != a->dtype ? "B" : "M",
+                      ocal_dtype_name(o.b && o.b->dtype != a->dtype ? o.b->dtype : o.m->dtype),
                       ocal_dtype_name(a->dtype));
-  if (isnan(o.tol))
+  if (!isfinite(o.tol))
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                      "options->tol is NaN: use a tolerance > 0, or <= 0 for the default");
+                      "options->tol is %g: use a finite tolerance > 0, or 0 (or less) for the "
+                      "default sqrt(eps) n",
+                      o.tol);
+  /* A negative count converted to size_t arrives as a huge one. */
+  if (o.max_iter > SIZE_MAX / 2)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "options->max_iter is %zu, a negative count converted to size_t: use a "
+                      "count from 1 to %zu, or 0 for the default (20)",
+                      o.max_iter, SIZE_MAX / 2);
   if (o.restart_control < 0 || o.restart_control > 1000)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "options->restart_control is %d: use 0 to 1000 (default 20)",
                       o.restart_control);
+  if ((o.largest != 0 && o.largest != 1) || (o.use_x0 != 0 && o.use_x0 != 1))
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func, "options->%s is %d: use 0 or 1",
+                      o.largest != 0 && o.largest != 1 ? "largest" : "use_x0",
+                      o.largest != 0 && o.largest != 1 ? o.largest : o.use_x0);
   size_t nj = 0;
   if (o.y) {
     if ((s = ocal__check_buffer_arg(o.y, "options->y", func)) != OCAL_OK) return s;
