@@ -1482,8 +1482,9 @@ START_TEST(test_lobpcg_precond_constraints) {
     ck_assert_ocal(ocal_buffer_fill(y2, vt == OCAL_F64 ? (const void *)&one : (const void *)&onef));
     o.y = y2;
     ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
-    ck_assert_msg(strstr(ocal_last_error(), "constraints (columns of y) are linearly dependent"),
-                  "%s", ocal_last_error());
+    ck_assert_msg(
+        strstr(ocal_last_error(), "constraints (columns of options->y) are linearly dependent"),
+        "%s", ocal_last_error());
     ocal_buffer_release(y2);
     o.y = NULL;
   }
@@ -1491,7 +1492,7 @@ START_TEST(test_lobpcg_precond_constraints) {
   ocal_operator negb = {n, vt, scale_apply, &neg, NULL};
   o.b = &negb;
   ck_assert_ocal_fails(ocal_lobpcg(&op, xb, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
-  ck_assert_msg(strstr(ocal_last_error(), "B is not symmetric positive definite"), "%s",
+  ck_assert_msg(strstr(ocal_last_error(), "B may not be symmetric positive definite"), "%s",
                 ocal_last_error());
   /* A result struct without its struct_size is refused before any work. */
   ocal_lobpcg_result bad = {0};
@@ -1595,6 +1596,170 @@ END_TEST
 
 #ifdef OCAL_HAVE_LAPACKE
 /* ---- LOBPCG: what a run reports, and the arguments it refuses ---------------------------- */
+
+/* The diagonal matrix diag(d[0..n-1]). */
+static hmat diagonal_hmat(size_t n, const double *d) {
+  hmat m = {n, n, n, fixture_malloc((n + 1) * 8), fixture_malloc(n * 8), fixture_malloc(n * 8)};
+  for (size_t i = 0; i <= n; i++) m.rp[i] = (int64_t)i;
+  for (size_t i = 0; i < n; i++) {
+    m.ci[i] = (int64_t)i;
+    m.v[i] = d[i];
+  }
+  return m;
+}
+
+/* Constraints whose columns are dependent (equal, or one a multiple of another) are refused
+ * before any iteration, in both precisions and with a B; independent ones (the first two
+ * eigenvectors) give the next eigenvalues. */
+START_TEST(test_lobpcg_dependent_constraints) {
+  const size_t n = 40, k = 2;
+  const double pi = 3.14159265358979323846;
+  hmat l = laplacian_1d(n);
+  double *e = laplacian_eigenvalues(n, 0), d[40];
+  for (size_t i = 0; i < n; i++) d[i] = 1.0 + (double)i;
+  hmat bh = diagonal_hmat(n, d);
+  for (int vi = 0; vi < 2; vi++) {
+    ocal_dtype vt = vtypes[vi];
+    if (!fixture_dtype_usable(vt)) continue;
+    ocal_csr a = upload(&l, vt, OCAL_I32), bm = upload(&bh, vt, OCAL_I32);
+    ocal_operator op, bop;
+    ck_assert_ocal(ocal_operator_from_csr(a, &op));
+    ck_assert_ocal(ocal_operator_from_csr(bm, &bop));
+    size_t shape[2] = {n, k}, ys[2] = {n, 2};
+    ocal_buffer x;
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, shape, &x));
+    double ev[2], rn[2], yh[80];
+    ocal_lobpcg_result res = {sizeof res};
+    ocal_lobpcg_options o;
+    for (int kind = 0; kind < 3; kind++) {
+      /* 0: two columns of ones; 1: sin and 3 sin; 2: the first two eigenvectors. */
+      for (size_t i = 0; i < n; i++) {
+        double s1 = sin(pi * (double)(i + 1) / (double)(n + 1));
+        double s2 = sin(2 * pi * (double)(i + 1) / (double)(n + 1));
+        yh[i * 2] = kind == 0 ? 1.0 : s1;
+        yh[i * 2 + 1] = kind == 0 ? 1.0 : kind == 1 ? 3 * s1 : s2;
+      }
+      void *yp = val_array(vt, yh, 2 * n);
+      ocal_buffer y;
+      ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, vt, 2, ys, yp, &y));
+      free(yp);
+      for (int withb = 0; withb < 2; withb++) {
+        ck_assert_ocal(ocal_lobpcg_options_init(&o));
+        o.y = y;
+        o.b = withb ? &bop : NULL;
+        o.max_iter = 500;
+        o.tol = vt == OCAL_F64 ? 1e-9 : 1e-4;
+        ocal_status st = ocal_lobpcg(&op, x, &o, ev, rn, &res);
+        if (kind < 2) {
+          ck_assert_msg(st == OCAL_INVALID_ARGUMENT, "%s kind %d B %d: %s (%s)",
+                        ocal_dtype_name(vt), kind, withb, ocal_status_name(st), ocal_last_error());
+          const char *msg = ocal_last_error();
+          ck_assert_msg(strstr(msg,
+                               "ocal_lobpcg: the constraints (columns of options->y) are "
+                               "linearly dependent") &&
+                            (!withb || strstr(msg, "B may not be symmetric positive definite")),
+                        "%s", msg);
+        } else if (!withb) {
+          ck_assert_msg(st == OCAL_OK, "%s: %s", ocal_dtype_name(vt), ocal_last_error());
+          for (size_t q = 0; q < k; q++)
+            EXPECT(fabs(ev[q] - e[q + 2]) <= (vt == OCAL_F64 ? 1e-8 : 1e-4) * e[q + 2],
+                   "%s constrained ev[%zu] = %.15g, want %.15g", ocal_dtype_name(vt), q, ev[q],
+                   e[q + 2]);
+        }
+      }
+      ocal_buffer_release(y);
+    }
+    ocal_buffer_release(x);
+    ocal_csr_release(a);
+    ocal_csr_release(bm);
+  }
+  free(e);
+  hmat_free(&l);
+  hmat_free(&bh);
+}
+END_TEST
+
+/* A B that is not positive definite (-diag(1..n)) fails the B-orthonormalisation of the
+ * initial block: with the random block, the message names B; with the caller's block, both
+ * possibilities; a dependent block of the caller's without B names the block alone. With
+ * diag(1..n) the same run converges (residuals ||A x - lambda B x|| checked on the host). */
+START_TEST(test_lobpcg_b_not_positive_definite) {
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  const size_t n = 40, k = 2;
+  hmat l = laplacian_1d(n);
+  double dn[40], dp[40];
+  for (size_t i = 0; i < n; i++) {
+    dp[i] = 1.0 + (double)i;
+    dn[i] = -dp[i];
+  }
+  hmat hneg = diagonal_hmat(n, dn), hpos = diagonal_hmat(n, dp);
+  ocal_csr a = upload(&l, vt, OCAL_I32), neg = upload(&hneg, vt, OCAL_I32),
+           pos = upload(&hpos, vt, OCAL_I32);
+  ocal_operator op, nop, pop;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  ck_assert_ocal(ocal_operator_from_csr(neg, &nop));
+  ck_assert_ocal(ocal_operator_from_csr(pos, &pop));
+  double xh[80], ev[2], rn[2];
+  ocal_buffer x = make_block(vt, n, k, xh, 17);
+  ocal_lobpcg_result res = {sizeof res};
+  ocal_lobpcg_options o;
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  o.b = &nop;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+  const char *msg = ocal_last_error();
+  ck_assert_msg(strstr(msg, "ocal_lobpcg: B-orthonormalisation of the initial block") &&
+                    strstr(msg, "B may not be symmetric positive definite") &&
+                    !strstr(msg, "linearly dependent"),
+                "%s", msg);
+  ocal_buffer_release(x);
+  x = make_block(vt, n, k, xh, 17);
+  o.use_x0 = 1;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+  msg = ocal_last_error();
+  ck_assert_msg(strstr(msg,
+                       "the initial block's columns may be linearly dependent, or B may "
+                       "not be symmetric positive definite"),
+                "%s", msg);
+  /* Two equal columns, no B. */
+  for (size_t i = 0; i < n; i++) xh[i * 2 + 1] = xh[i * 2];
+  void *xp = val_array(vt, xh, n * k);
+  ck_assert_ocal(ocal_buffer_write(x, 0, n * k, xp, NULL));
+  free(xp);
+  o.b = NULL;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_INVALID_ARGUMENT);
+  msg = ocal_last_error();
+  ck_assert_msg(strstr(msg, "the initial block's columns are linearly dependent") &&
+                    !strstr(msg, "B may not"),
+                "%s", msg);
+  /* A positive definite B: the generalised problem converges. */
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  o.b = &pop;
+  o.max_iter = 500;
+  o.tol = vt == OCAL_F64 ? 1e-8 : 1e-3;
+  ck_assert_ocal(ocal_lobpcg(&op, x, &o, ev, rn, &res));
+  double *xr = fixture_malloc(n * k * 8);
+  read_block(x, vt, n * k, xr);
+  for (size_t q = 0; q < k; q++) {
+    double r2 = 0;
+    for (size_t r = 0; r < n; r++) {
+      double ax = 0;
+      for (int64_t j = l.rp[r]; j < l.rp[r + 1]; j++) ax += l.v[j] * xr[(size_t)l.ci[j] * k + q];
+      double d = ax - ev[q] * dp[r] * xr[r * k + q];
+      r2 += d * d;
+    }
+    EXPECT(sqrt(r2) <= 1.01 * o.tol + (vt == OCAL_F64 ? 1e-12 : 1e-5), "pair %zu: host residual %g",
+           q, sqrt(r2));
+  }
+  free(xr);
+  ocal_buffer_release(x);
+  ocal_csr_release(a);
+  ocal_csr_release(neg);
+  ocal_csr_release(pos);
+  hmat_free(&l);
+  hmat_free(&hneg);
+  hmat_free(&hpos);
+}
+END_TEST
 
 /* A B or M of another size than A is a shape mismatch naming it and both sizes; one of
  * another type a type mismatch; the context computes after. */
@@ -1857,6 +2022,8 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_lobpcg_profile);
   tcase_add_test(tc, test_lobpcg_stop_reasons);
   tcase_add_test(tc, test_lobpcg_precond_constraints);
+  tcase_add_test(tc, test_lobpcg_dependent_constraints);
+  tcase_add_test(tc, test_lobpcg_b_not_positive_definite);
   tcase_add_test(tc, test_lobpcg_b_m_shapes);
   tcase_add_test(tc, test_lobpcg_option_ranges);
 #else

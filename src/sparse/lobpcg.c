@@ -692,8 +692,11 @@ static ocal_status initial_block(lob *L, lob_run *R, ocal_buffer x, const ocal_l
       dependent = !(R->ybyf[i * nj + i] * R->ybyf[i * nj + i] > 100 * eps * top);
     if (dependent)
       return ocal__fail(OCAL_INVALID_ARGUMENT, L->func,
-                        "the constraints (columns of y) are linearly dependent%s",
-                        L->b ? ", or B is not symmetric positive definite" : "");
+                        "the constraints (columns of options->y) are linearly dependent%s: "
+                        "pass independent columns",
+                        L->b ? ", or B may not be symmetric positive definite (Y^T B Y is "
+                               "singular or not positive definite)"
+                             : " (Y^T Y is singular in the operator's precision)");
     for (size_t i = 0; i < nj; i++)
       for (size_t j = 0; j < i; j++) R->ybyf[i * nj + j] = 0;
     CK(apply_constraints(L, R->X, k, R->Y, R->BY, nj, R->ybyf));
@@ -703,11 +706,15 @@ static ocal_status initial_block(lob *L, lob_run *R, ocal_buffer x, const ocal_l
   if (!ok)
     return ocal__fail(OCAL_INVALID_ARGUMENT, L->func,
                       "B-orthonormalisation of the initial block by Cholesky failed: %s",
-                      !o->use_x0 && L->b ? "B is not symmetric positive definite"
-                      : !o->use_x0       ? "the random block came out dependent (another seed)"
-                      : L->b ? "the initial block's columns are linearly dependent, or B is "
-                               "not symmetric positive definite"
-                             : "the initial block's columns are linearly dependent");
+                      !o->use_x0 && L->b
+                          ? "B may not be symmetric positive definite (X^T B X of the random "
+                            "initial block is not positive definite): pass a symmetric positive "
+                            "definite B"
+                      : !o->use_x0 ? "the random block came out dependent: try another seed"
+                      : L->b       ? "the initial block's columns may be linearly dependent, or B "
+                                     "may not be symmetric positive definite: check both"
+                                   : "the initial block's columns are linearly dependent: pass "
+                                     "independent columns, or use_x0 = 0 for a random block");
   CK(apply(L, L->a, R->X, k, &R->AX));
   CK(rayleigh_ritz_x(L, R, 0, &failed));
   if (failed)
