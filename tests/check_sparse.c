@@ -1449,10 +1449,9 @@ START_TEST(test_lobpcg_precond_constraints) {
   ck_assert_int_eq(res.stop, OCAL_LOBPCG_MAX_ITER);
   ck_assert_str_eq(ocal_lobpcg_stop_name(res.stop), "max_iter");
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "iteration limit"));
-  /* SciPy's count: the loop counter ends at max_iter, the block after its update is
-   * max_iter + 1. */
+  /* The limit counts block updates, and so does best_iteration. */
   ck_assert_uint_eq(res.iterations, 2);
-  ck_assert_uint_le(res.best_iteration, res.iterations + 1);
+  ck_assert_uint_le(res.best_iteration, res.iterations);
   /* Options outside their ranges, and a B of another size. */
   ocal_lobpcg_options_init(&o);
   o.tol = NAN;
@@ -1607,6 +1606,63 @@ static hmat diagonal_hmat(size_t n, const double *d) {
   }
   return m;
 }
+
+/* iterations and best_iteration count block updates alike: a run to the limit makes
+ * max_iter of them and returns a block no later than the last (0: the initial block); a
+ * converged run stops before the limit. The smallest Ritz values, from more updates, never
+ * rise, and stay above the eigenvalues. */
+START_TEST(test_lobpcg_iteration_counts) {
+  ocal_dtype vt = fixture_has_fp64() ? OCAL_F64 : OCAL_F32;
+  const size_t n = 40, k = 2;
+  hmat l = laplacian_1d(n);
+  double *e = laplacian_eigenvalues(n, 0);
+  ocal_csr a = upload(&l, vt, OCAL_I32);
+  ocal_operator op;
+  ck_assert_ocal(ocal_operator_from_csr(a, &op));
+  size_t shape[2] = {n, k};
+  ocal_buffer x;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, vt, 2, shape, &x));
+  double ev[2], rn[2], prev[2] = {INFINITY, INFINITY};
+  ocal_lobpcg_result res = {sizeof res};
+  ocal_lobpcg_options o;
+  ck_assert_ocal(ocal_lobpcg_options_init(&o));
+  o.tol = vt == OCAL_F64 ? 1e-9 : 1e-4;
+  const double rnd = vt == OCAL_F64 ? 1e-12 : 1e-5; /* rounding of a Ritz value */
+  const size_t limits[] = {1, 2, 3, 300};
+  for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+    o.max_iter = limits[i];
+    ocal__lobpcg_profile prof = {0};
+    ocal__lobpcg_tuning tuning = {-1, &prof};
+    ocal_status st = ocal__lobpcg_run(&op, x, &o, &tuning, ev, rn, &res);
+    ck_assert_msg(st == (limits[i] < 300 ? OCAL_NOT_CONVERGED : OCAL_OK), "max_iter %zu: %s",
+                  limits[i], ocal_last_error());
+    ck_assert_int_eq(res.stop, limits[i] < 300 ? OCAL_LOBPCG_MAX_ITER : OCAL_LOBPCG_CONVERGED);
+    if (limits[i] < 300)
+      ck_assert_uint_eq(res.iterations, limits[i]);
+    else
+      ck_assert_uint_lt(res.iterations, limits[i]);
+    ck_assert_msg(res.best_iteration <= res.iterations, "max_iter %zu: best %zu of %zu", limits[i],
+                  res.best_iteration, res.iterations);
+    /* One residual check per update, and one of the last block. */
+    ck_assert_int_eq(prof.iterations, (long)res.iterations + 1);
+    for (size_t q = 0; q < k; q++) {
+      EXPECT(ev[q] >= e[q] * (1 - rnd), "max_iter %zu: ev[%zu] = %.15g below %.15g", limits[i], q,
+             ev[q], e[q]);
+      if (res.best_iteration == res.iterations)
+        EXPECT(ev[q] <= prev[q] * (1 + rnd), "max_iter %zu: ev[%zu] = %.15g rose from %.15g",
+               limits[i], q, ev[q], prev[q]);
+      prev[q] = ev[q];
+    }
+  }
+  for (size_t q = 0; q < k; q++)
+    EXPECT(fabs(ev[q] - e[q]) <= (vt == OCAL_F64 ? 1e-8 : 1e-4) * e[q],
+           "ev[%zu] = %.15g, want %.15g", q, ev[q], e[q]);
+  ocal_buffer_release(x);
+  ocal_csr_release(a);
+  free(e);
+  hmat_free(&l);
+}
+END_TEST
 
 /* Constraints whose columns are dependent (equal, or one a multiple of another) are refused
  * before any iteration, in both precisions and with a B; independent ones (the first two
@@ -2022,6 +2078,7 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_lobpcg_profile);
   tcase_add_test(tc, test_lobpcg_stop_reasons);
   tcase_add_test(tc, test_lobpcg_precond_constraints);
+  tcase_add_test(tc, test_lobpcg_iteration_counts);
   tcase_add_test(tc, test_lobpcg_dependent_constraints);
   tcase_add_test(tc, test_lobpcg_b_not_positive_definite);
   tcase_add_test(tc, test_lobpcg_b_m_shapes);

@@ -298,8 +298,11 @@ typedef struct ocal_lobpcg_options {
   double tol;             /**< residual tolerance; <= 0 (default): sqrt(eps) * n, as SciPy,
                                with eps the machine epsilon of the operator's value type
                                (FLT_EPSILON, 1.2e-7, for OCAL_F32; DBL_EPSILON, 2.2e-16,
-                               for OCAL_F64); NaN is refused */
-  size_t max_iter;        /**< iteration limit, default 20 (SciPy's); 0 means the default */
+                               for OCAL_F64); NaN and infinities are refused */
+  size_t max_iter;        /**< iteration limit: at most this many block updates (SciPy's
+                               loop makes one more); default 20 (SciPy's), and 0 means the
+                               default; a negative count converted to size_t (above
+                               SIZE_MAX / 2) is refused */
   const ocal_operator *b; /**< NULL, or B of the generalised problem A x = lambda B x
                                (symmetric positive definite) */
   const ocal_operator *m; /**< NULL, or a preconditioner (approximating A^-1) */
@@ -343,10 +346,13 @@ OCAL_API const char *ocal_lobpcg_stop_name(ocal_lobpcg_stop stop);
  * fields can be added without breaking a program compiled against this one. */
 typedef struct ocal_lobpcg_result {
   size_t struct_size;     /**< sizeof(ocal_lobpcg_result), set by the caller */
-  size_t iterations;      /**< SciPy's iteration count: its loop counter, which runs from 0
-                               to max_iter, so a run to the limit makes max_iter + 1 updates */
-  size_t best_iteration;  /**< the block returned: 0 the initial one, i the one iteration
-                               i - 1 made (up to iterations + 1 at the limit) */
+  size_t iterations;      /**< block updates made (Rayleigh-Ritz steps on [X, R, P]); at
+                               most options.max_iter; SciPy's count where the iterations end
+                               before the limit */
+  size_t best_iteration;  /**< the iteration whose block was returned, counted as
+                               iterations counts: 0 the initial block (after its own
+                               Rayleigh-Ritz step), i the block after i updates; at most
+                               iterations */
   size_t converged;       /**< eigenpairs whose residual norm is within the tolerance */
   double tolerance;       /**< the residual tolerance used */
   double max_residual;    /**< the largest residual norm of the returned pairs */

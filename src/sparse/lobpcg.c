@@ -741,7 +741,7 @@ done:
  * far kept, a forced restart when the mean residual grew 2^restart_control times over the
  * best, and soft locking: R->m becomes the number of columns still above the tolerance.
  * `early` also brings back (BX)^T R in the same read (see the loop). */
-static ocal_status residual_step(lob *L, lob_run *R, long it, int restart_control, int early) {
+static ocal_status residual_step(lob *L, lob_run *R, size_t it, int restart_control, int early) {
   size_t k = R->k;
   ocal_buffer bx = L->b ? R->BX : R->X;
   replace(&R->R, NULL);
@@ -753,7 +753,7 @@ static ocal_status residual_step(lob *L, lob_run *R, long it, int restart_contro
   rnorm /= (double)k;
   if (rnorm < R->smallest) {
     R->smallest = rnorm;
-    R->best_iter = (size_t)it;
+    R->best_iter = it;
     CK(PROF(L, copies, ocal_buffer_copy(R->X, R->bestX)));
   } else if (rnorm > ldexp(1.0, restart_control) * R->smallest) {
     R->forced = 1;
@@ -777,7 +777,7 @@ done:
  * constraints and to X, and B-orthonormalised (*ok = 0 when that fails: the block has lost
  * its rank, and SciPy stops), with A applied; and the active previous directions,
  * B-orthonormalised too (when that fails, this step restarts without P). */
-static ocal_status search_directions(lob *L, lob_run *R, long it, int early, int *ok) {
+static ocal_status search_directions(lob *L, lob_run *R, size_t it, int early, int *ok) {
   size_t k = R->k, m = R->m;
   ocal_buffer nx = NULL;
   ocal_status s = OCAL_OK;
@@ -1077,13 +1077,12 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
   R.largest = o.largest;
   R.tol = o.tol > 0 ? o.tol : sqrt(eps) * (double)n;
   ocal_lobpcg_stop stop = OCAL_LOBPCG_MAX_ITER;
-  long it = -1;
+  size_t it; /* the block updates made: the block in hand is iteration it's (0: the initial) */
   int failed = 0;
   CK(run_alloc(&R, k));
   CK(initial_block(&L, &R, x, &o));
   R.m = k;
-  while (it < (long)o.max_iter) {
-    it++;
+  for (it = 0;; it++) {
     L.prof->iterations++;
     /* With the LOBPCG kernels and neither preconditioner nor constraints, (BX)^T R comes
      * back with the residual norms: each Gram element is summed on its own in a fixed
@@ -1095,6 +1094,10 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
       stop = OCAL_LOBPCG_CONVERGED;
       break;
     }
+    /* The limit: max_iter updates made, the last block's residuals checked just above (and
+     * the block kept if best). SciPy's loop counter runs to maxiter and so makes one update
+     * more; here the limit, the iteration count and best_iteration all count updates. */
+    if (it == o.max_iter) break;
     int ok;
     CK(search_directions(&L, &R, it, early, &ok));
     if (!ok) { /* SciPy: "Failed at iteration ... with accuracies ..." and stops */
@@ -1113,20 +1116,7 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
     }
     CK(update_block(&L, &R, nn));
   }
-  size_t iter = it < 0 ? 0 : (size_t)it;
-  if (stop == OCAL_LOBPCG_MAX_ITER) {
-    /* The loop ran out: one more residual check of the last block (SciPy does it too). */
-    replace(&R.R, NULL);
-    CK(residuals(&L, R.AX, o.b ? R.BX : R.X, R.lambda, k, &R.R, R.res, NULL, NULL));
-    double rnorm = 0;
-    for (size_t i = 0; i < k; i++) rnorm += R.res[i];
-    rnorm /= (double)k;
-    if (rnorm < R.smallest) {
-      R.smallest = rnorm;
-      R.best_iter = (size_t)it + 1;
-      CK(PROF(&L, copies, ocal_buffer_copy(R.X, R.bestX)));
-    }
-  }
+  size_t iter = it;
 
   /* The best block, made to satisfy the constraints exactly, and a final Rayleigh-Ritz step
    * with explicit symmetrised Gram matrices. */
