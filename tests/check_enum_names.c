@@ -80,7 +80,7 @@ static const struct value scan_op_v[] = {V(OCAL_SCAN_SUM), V(OCAL_SCAN_MAX)};
 static const struct value cg_precond_v[] = {V(OCAL_PRECOND_NONE), V(OCAL_PRECOND_JACOBI)};
 static const struct value lobpcg_stop_v[] = {
     V(OCAL_LOBPCG_CONVERGED), V(OCAL_LOBPCG_MAX_ITER), V(OCAL_LOBPCG_BASIS_RANK_LOST),
-    V(OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED)};
+    V(OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED), V(OCAL_LOBPCG_LOCKED_NOT_CONVERGED)};
 
 #define ROW(t) {"ocal_" #t, name_##t, t##_v, sizeof t##_v / sizeof t##_v[0]}
 static const struct row rows[] = {

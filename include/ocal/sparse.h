@@ -320,23 +320,32 @@ typedef struct ocal_lobpcg_options {
  * residual grows 2^restart_control-fold over the best) never end a run: there is no limit
  * on them, in SciPy either, so "restarts exhausted" is not a reason. */
 typedef enum ocal_lobpcg_stop {
-  OCAL_LOBPCG_CONVERGED = 0,           /**< every pair met the tolerance during the
-                                            iterations; the pairs returned (the best block
-                                            after a last Rayleigh-Ritz step) are checked again,
-                                            and ocal_lobpcg returns OCAL_NOT_CONVERGED where
-                                            some of them no longer do */
-  OCAL_LOBPCG_MAX_ITER = 1,            /**< options.max_iter iterations ran */
-  OCAL_LOBPCG_BASIS_RANK_LOST = 2,     /**< the block of (preconditioned) residuals could no
-                                            longer be B-orthonormalised: Cholesky of its Gram
-                                            matrix failed, the search space lost its rank
-                                            (SciPy: "Failed at iteration") */
-  OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED = 3 /**< the Rayleigh-Ritz eigenproblem failed in LAPACK
+  OCAL_LOBPCG_CONVERGED = 0,            /**< every pair met the tolerance and was locked, and
+                                             every pair returned meets it: ocal_lobpcg
+                                             returns OCAL_OK */
+  OCAL_LOBPCG_MAX_ITER = 1,             /**< options.max_iter iterations (block updates)
+                                             ran */
+  OCAL_LOBPCG_BASIS_RANK_LOST = 2,      /**< the block of (preconditioned) residuals could no
+                                             longer be B-orthonormalised: Cholesky of its Gram
+                                             matrix failed, the search space lost its rank
+                                             (SciPy: "Failed at iteration") */
+  OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED = 3, /**< the Rayleigh-Ritz eigenproblem failed in LAPACK
                                             even without the previous directions (SciPy:
                                             "eigh failed at iteration") */
+  OCAL_LOBPCG_LOCKED_NOT_CONVERGED = 4  /**< every pair met the tolerance at some iteration
+                                             and was locked there (soft locking, as SciPy: a
+                                             locked pair is no longer refined), which ended
+                                             the iterations; but the block returned (the best,
+                                             after a final Rayleigh-Ritz step) does not meet it
+                                             for every pair, as when a later step moved a
+                                             locked pair: ocal_lobpcg returns
+                                             OCAL_NOT_CONVERGED (SciPy only warns). Running
+                                             again from the returned block (use_x0) unlocks
+                                             every pair */
 } ocal_lobpcg_stop;
 
 /** Names a stop reason ("converged", "max_iter", "basis_rank_lost",
- * "rayleigh_ritz_failed"); "invalid" for a value out of range.
+ * "rayleigh_ritz_failed", "locked_not_converged"); "invalid" for a value out of range.
  * \param stop the reason.
  * \returns a static string. */
 OCAL_API const char *ocal_lobpcg_stop_name(ocal_lobpcg_stop stop);
@@ -356,7 +365,8 @@ typedef struct ocal_lobpcg_result {
   size_t converged;       /**< eigenpairs whose residual norm is within the tolerance */
   double tolerance;       /**< the residual tolerance used */
   double max_residual;    /**< the largest residual norm of the returned pairs */
-  ocal_lobpcg_stop stop;  /**< why the iterations stopped (the error message says it too) */
+  ocal_lobpcg_stop stop;  /**< why the iterations stopped (the error message says it too);
+                               OCAL_LOBPCG_CONVERGED only with OCAL_OK */
 } ocal_lobpcg_result;
 
 /** Fills \p options with the defaults. \param options the struct.
@@ -381,10 +391,13 @@ OCAL_API ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options);
  *        NULL.
  * \param result receives the facts of the run, why the iterations stopped included, or
  *        NULL. Its struct_size must be sizeof(ocal_lobpcg_result).
- * \returns OCAL_OK when every pair met the tolerance; OCAL_NOT_CONVERGED when some did not
- *          (the best block found is still returned, and the message and result->stop say
- *          why the iterations stopped: the limit, or a basis that lost its rank, or a
- *          Rayleigh-Ritz eigenproblem LAPACK could not solve); OCAL_UNSUPPORTED when
+ * \returns OCAL_OK when every pair returned meets the tolerance (result->stop is
+ *          OCAL_LOBPCG_CONVERGED, or the reason a run stopped for when its best block met
+ *          the tolerance only after the final Rayleigh-Ritz step); OCAL_NOT_CONVERGED when
+ *          some pair does not (the best block found is still returned, and the message and
+ *          result->stop say why the iterations stopped: the limit, a basis that lost its
+ *          rank, a Rayleigh-Ritz eigenproblem LAPACK could not solve, or every pair locked
+ *          while the block returned no longer meets the tolerance); OCAL_UNSUPPORTED when
  *          ocal was built without LAPACKE; OCAL_INVALID_ARGUMENT for k too large for n,
  *          linearly dependent initial vectors or constraints (Y^T B Y singular in the
  *          operator's precision), a B found not positive definite while the initial block

@@ -39,6 +39,7 @@ const char *ocal_lobpcg_stop_name(ocal_lobpcg_stop stop) {
     case OCAL_LOBPCG_MAX_ITER: return "max_iter";
     case OCAL_LOBPCG_BASIS_RANK_LOST: return "basis_rank_lost";
     case OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED: return "rayleigh_ritz_failed";
+    case OCAL_LOBPCG_LOCKED_NOT_CONVERGED: return "locked_not_converged";
   }
   return "invalid";
 }
@@ -974,7 +975,7 @@ done:
 /* Why the iterations stopped, in the words of the error message. */
 static const char *stop_reason(ocal_lobpcg_stop stop) {
   switch (stop) {
-    case OCAL_LOBPCG_CONVERGED: return "every pair met the tolerance during the iterations";
+    case OCAL_LOBPCG_CONVERGED: return "every pair met the tolerance";
     case OCAL_LOBPCG_MAX_ITER: return "the iteration limit (options.max_iter) was reached";
     case OCAL_LOBPCG_BASIS_RANK_LOST:
       return "stopped early: the block of residuals could no longer be B-orthonormalised "
@@ -982,6 +983,11 @@ static const char *stop_reason(ocal_lobpcg_stop stop) {
     case OCAL_LOBPCG_RAYLEIGH_RITZ_FAILED:
       return "stopped early: the Rayleigh-Ritz eigenproblem failed in LAPACK even without "
              "the previous directions";
+    case OCAL_LOBPCG_LOCKED_NOT_CONVERGED:
+      return "every pair met the tolerance at some iteration and was locked there (soft "
+             "locking, as SciPy's: a locked pair is no longer refined), which ended the "
+             "iterations, but the block returned (the best, after a final Rayleigh-Ritz step) "
+             "does not meet it for every pair";
   }
   return "invalid";
 }
@@ -1130,6 +1136,9 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
     CK(apply(&L, o.b, R.X, k, &R.BX));
   }
   CK(rayleigh_ritz_x(&L, &R, 1, &failed));
+  /* Every pair was locked, but the block returned fails the final check: CONVERGED would
+   * contradict OCAL_NOT_CONVERGED. */
+  if (failed && stop == OCAL_LOBPCG_CONVERGED) stop = OCAL_LOBPCG_LOCKED_NOT_CONVERGED;
   if (failed) {
     if (result) {
       result->iterations = iter;
@@ -1140,9 +1149,13 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
       result->stop = stop;
     }
     s = ocal__fail(OCAL_NOT_CONVERGED, func,
-                  "the final Rayleigh-Ritz eigenproblem failed in LAPACK (the block lost "
-                  "B-orthogonality) after %zu iterations; before it, %s",
-                  iter, stop_reason(stop));
+                   "the final Rayleigh-Ritz eigenproblem failed in LAPACK (the block lost "
+                   "B-orthogonality) after %zu iterations; before it, %s",
+                   iter,
+                   stop == OCAL_LOBPCG_LOCKED_NOT_CONVERGED
+                       ? "every pair had met the tolerance at some iteration and was locked "
+                         "there, which ended the iterations"
+                       : stop_reason(stop));
     goto done;
   }
   replace(&R.R, NULL);
@@ -1156,6 +1169,7 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
     conv += R.res[i] <= R.tol;
     rmax = fmax(rmax, R.res[i]);
   }
+  if (conv < k && stop == OCAL_LOBPCG_CONVERGED) stop = OCAL_LOBPCG_LOCKED_NOT_CONVERGED;
   if (result) {
     result->iterations = iter;
     result->best_iteration = R.best_iter;
@@ -1166,13 +1180,12 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
   }
   if (conv < k)
     s = ocal__fail(OCAL_NOT_CONVERGED, func,
-                  "%zu of %zu eigenpairs within the tolerance %g after %zu iterations (largest "
-                  "residual norm %g): %s%s; x and eigenvalues hold the best block found",
-                  conv, k, R.tol, iter, rmax, stop_reason(stop),
-                  stop == OCAL_LOBPCG_CONVERGED
-                      ? ", but the block returned (the best, after a last Rayleigh-Ritz step) "
-                        "no longer does: ask for a looser tol or more eigenpairs than needed"
-                      : "");
+                   "%zu of %zu eigenpairs within the tolerance %g after %zu iterations (largest "
+                   "residual norm %g): %s; x and eigenvalues hold the best block found%s",
+                   conv, k, R.tol, iter, rmax, stop_reason(stop),
+                   stop == OCAL_LOBPCG_LOCKED_NOT_CONVERGED
+                       ? ": run again from it (use_x0 = 1), which unlocks every pair"
+                       : "");
 done:
   run_free(&L, &R);
   return s;
