@@ -299,10 +299,12 @@ typedef struct ocal_lobpcg_options {
                                with eps the machine epsilon of the operator's value type
                                (FLT_EPSILON, 1.2e-7, for OCAL_F32; DBL_EPSILON, 2.2e-16,
                                for OCAL_F64); NaN and infinities are refused */
-  size_t max_iter;        /**< iteration limit: at most this many block updates (SciPy's
-                               loop makes one more); default 20 (SciPy's), and 0 means the
-                               default; a negative count converted to size_t (above
-                               SIZE_MAX / 2) is refused */
+  size_t max_iter;        /**< iteration limit: at most this many block updates; default
+                               20 (SciPy's number), and 0 means the default; a negative
+                               count converted to size_t (above SIZE_MAX / 2) is refused.
+                               SciPy's maxiter = m makes up to m + 1 updates (its loop
+                               counter runs from 0 to m): pass m + 1 for SciPy's limit, as
+                               the Python package's lobpcg does */
   const ocal_operator *b; /**< NULL, or B of the generalised problem A x = lambda B x
                                (symmetric positive definite) */
   const ocal_operator *m; /**< NULL, or a preconditioner (approximating A^-1) */

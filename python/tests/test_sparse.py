@@ -137,3 +137,25 @@ def test_lobpcg_with_matvec_operator():
     w, v = osl.lobpcg(op, X, tol=1e-8, maxiter=200, largest=False)
     exact = np.sort(2 - 2 * np.cos(np.arange(1, n + 1) * np.pi / (n + 1)))
     np.testing.assert_allclose(w, exact[:2], rtol=1e-6)
+
+
+@pytest.mark.parametrize("maxiter", [0, 1, 3])
+def test_lobpcg_maxiter_as_scipy(maxiter):
+    # SciPy's maxiter: its loop counter runs from 0 to maxiter, maxiter + 1 block updates at
+    # the limit. From the same block, the same eigenvalues as SciPy's, and not those of one
+    # update fewer.
+    n, k = 50, 2
+    A = laplacian(n)
+    X = np.random.default_rng(3).normal(size=(n, k))
+    with pytest.warns(UserWarning):
+        w, _ = osl.lobpcg(A, X, tol=1e-12, maxiter=maxiter, largest=False)
+    with pytest.warns(UserWarning):
+        want, _ = spl.lobpcg(A, X.copy(), tol=1e-12, maxiter=maxiter, largest=False)
+    np.testing.assert_allclose(w, want, rtol=1e-9)
+    if maxiter:
+        with pytest.warns(UserWarning):
+            fewer, _ = spl.lobpcg(A, X.copy(), tol=1e-12, maxiter=maxiter - 1, largest=False)
+        assert not np.allclose(w, fewer, rtol=1e-6)
+    else:  # SciPy makes no update with a negative maxiter, which ocal_lobpcg cannot
+        with pytest.raises(ValueError, match="maxiter is -1"):
+            osl.lobpcg(A, X, maxiter=-1)

@@ -1,6 +1,7 @@
 """ocal.sparse.linalg: SciPy's cg and lobpcg on the device (ocal_cg, ocal_lobpcg), taking
 SciPy's arguments and giving SciPy's results. A is an ocal csr_array, a scipy.sparse matrix
 (copied to the device), or a LinearOperator whose matmat runs on ocal arrays."""
+import operator
 import warnings
 
 import numpy as np
@@ -144,9 +145,18 @@ def lobpcg(A, X, B=None, M=None, Y=None, tol=None, maxiter=None, largest=True,
            restartControl=20):
     """The LOBPCG eigensolver, as scipy.sparse.linalg.lobpcg: returns (w, v), the eigenvalues
     (a NumPy array; ascending for the smallest, descending for the largest, as SciPy) and the
-    eigenvectors (X's kind). Not converging warns, as SciPy does."""
+    eigenvectors (X's kind). Not converging warns, as SciPy does.
+
+    maxiter means what it means to SciPy (default 20): SciPy's loop counter runs from 0 to
+    maxiter, so a run to the limit makes maxiter + 1 block updates, and so does this one
+    (ocal_lobpcg's max_iter counts the updates themselves and gets maxiter + 1). A negative
+    maxiter, with which SciPy makes no update, is a ValueError."""
     if retLambdaHistory or retResidualNormsHistory:
         raise UnsupportedError("ocal.sparse.linalg.lobpcg: the histories are not recorded")
+    maxiter = 20 if maxiter is None else operator.index(maxiter)
+    if maxiter < 0:
+        raise ValueError("ocal.sparse.linalg.lobpcg: maxiter is %d; use 0 or more (SciPy's "
+                         "maxiter: maxiter + 1 block updates at most)" % maxiter)
     ctx = X.context if isinstance(X, Array) else get_context()
     op, dtype = _operator(A, None, ctx)
     Xd = _device(X, dtype, ctx).copy()
@@ -155,8 +165,8 @@ def lobpcg(A, X, B=None, M=None, Y=None, tol=None, maxiter=None, largest=True,
     opB = _operator(B, dtype, ctx)[0] if B is not None else None
     opM = _operator(M, dtype, ctx)[0] if M is not None else None
     Yd = _device(Y, dtype, ctx) if Y is not None else None
-    w, r, stop = lobpcg_solve(op, Xd, opB, opM, Yd, tol or 0.0, 20 if maxiter is None else maxiter,
-                              largest, restartControl, True)
+    w, r, stop = lobpcg_solve(op, Xd, opB, opM, Yd, tol or 0.0, maxiter + 1, largest,
+                              restartControl, True)
     if stop != "converged":
         warnings.warn("ocal.sparse.linalg.lobpcg: not converged (%s); residual norms %s"
                       % (stop, r), UserWarning, stacklevel=2)
