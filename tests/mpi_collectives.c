@@ -400,6 +400,18 @@ static void test_mismatch(void) {
   ocal_buffer u = make(OCAL_U8, n, rank, 1003);
   OK(ocal_mpi_iallreduce(mpi, u, OCAL_MPI_SUM, &r));
   expect_all(ocal_mpi_wait(&r), OCAL_TYPE_MISMATCH, "u8 allreduce", "f32, f64, i32 or i64");
+  /* An allgather whose send is a view inside recv (MPI's in-place form, which mpi.h does not
+   * take) on the last rank only: every rank fails before any data moves, not with an OpenCL
+   * copy error inside the collective. */
+  size_t all = n * (size_t)nranks;
+  ocal_buffer gathered, inside;
+  OK(ocal_buffer_zeros(ctx, OCAL_F32, 1, &all, &gathered));
+  OK(ocal_buffer_view(gathered, (size_t)rank * n, 1, &n, &inside));
+  ocal_status ag = ocal_mpi_allgather(mpi, rank == nranks - 1 ? inside : b, gathered);
+  expect_all(ag, OCAL_INVALID_ARGUMENT, "allgather, send inside recv on one rank",
+             rank == nranks - 1 ? "overlap" : "another rank");
+  ocal_buffer_release(inside);
+  ocal_buffer_release(gathered);
   /* Still in step: the next collective works. */
   OK(ocal_mpi_allreduce(mpi, b, OCAL_MPI_SUM));
   double *got = download(b, OCAL_F32, n);
@@ -440,6 +452,14 @@ static void test_exchange(void) {
   ocal_mpi_transfer wrong = {x, n - 1, 2, left, 1};
   CHECK(ocal_mpi_iexchange(mpi, 1, &wrong, 0, NULL, &r) == OCAL_SHAPE_MISMATCH,
         "exchange outside the buffer");
+  /* The tags mpi.h names, 0 to 32766: the greatest is taken, one more is refused. */
+  ocal_mpi_transfer top = {x, 0, 1, rank, 32766}, back = {halo, 0, 1, rank, 32766};
+  OK(ocal_mpi_iexchange(mpi, 1, &top, 1, &back, &r));
+  OK(ocal_mpi_wait(&r));
+  top.tag = 32767;
+  CHECK(ocal_mpi_iexchange(mpi, 1, &top, 0, NULL, &r) == OCAL_INVALID_ARGUMENT &&
+            strstr(ocal_last_error(), "tags 0 to 32766") != NULL,
+        "exchange tag 32767: %s", ocal_last_error());
   ocal_buffer_release(x);
   ocal_buffer_release(halo);
 }

@@ -131,13 +131,14 @@ typedef struct ocal_mpi_info {
 } ocal_mpi_info;
 
 /** One transfer of ocal_mpi_iexchange: count elements of buf from element offset, to or from
- * rank peer, matched by tag (0 to 32767). */
+ * rank peer, matched by tag (0 to 32766;
+ * libocal-mpi uses 32767 itself). */
 typedef struct ocal_mpi_transfer {
   ocal_buffer buf; /**< the buffer (of the handle's context) to send from or receive into */
   size_t offset;   /**< first element of the part */
   size_t count;    /**< number of elements of the part */
   int peer;        /**< the other rank */
-  int tag;         /**< matches a send with its receive, 0 to 32767 */
+  int tag;         /**< matches a send with its receive, 0 to 32766 */
 } ocal_mpi_transfer;
 
 /** Creates this rank's ocal_mpi: duplicates \p comm (libocal-mpi's messages never meet

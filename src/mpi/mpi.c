@@ -570,6 +570,24 @@ static ocal_buffer hold(req *r, ocal_buffer buf, const char *what, size_t *numel
   return v;
 }
 
+/* Whether two buffers share any byte of device memory (through the public escape hatch:
+ * libocal's own helper is internal to it). */
+static int overlap(ocal_buffer a, ocal_buffer b) {
+  cl_mem ma = NULL, mb = NULL;
+  size_t oa = 0, ob = 0, na = 0, nb = 0;
+  ocal_dtype ta = OCAL_U8, tb = OCAL_U8;
+  if (ocal_buffer_get_cl_mem(a, &ma, &oa) != OCAL_OK ||
+      ocal_buffer_get_cl_mem(b, &mb, &ob) != OCAL_OK || !ma || ma != mb)
+    return 0;
+  ocal_buffer_get_numel(a, &na);
+  ocal_buffer_get_numel(b, &nb);
+  ocal_buffer_get_dtype(a, &ta);
+  ocal_buffer_get_dtype(b, &tb);
+  na *= ocal_dtype_size(ta);
+  nb *= ocal_dtype_size(tb);
+  return na && nb && oa < ob + nb && ob < oa + na;
+}
+
 static void check_reducible(req *r, ocal_dtype dt, ocal_mpi_op op) {
   if ((unsigned)op > OCAL_MPI_MIN)
     invalid(r, OCAL_INVALID_ARGUMENT, "op %d is not OCAL_MPI_SUM, OCAL_MPI_MAX or OCAL_MPI_MIN",
@@ -739,6 +757,9 @@ ocal_status ocal_mpi_iallgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv
       invalid(r, OCAL_SHAPE_MISMATCH,
               "recv has %zu elements; it needs %d ranks x %zu (send's) = %zu", rn, mpi->size,
               r->count, r->count * (size_t)mpi->size);
+    if (r->valid && overlap(r->a, r->b))
+      invalid(r, OCAL_INVALID_ARGUMENT,
+              "send and recv overlap (views of one buffer): pass a send buffer of its own");
   }
   return start_request(r, req_out, __func__);
 }
