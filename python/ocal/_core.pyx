@@ -1530,11 +1530,23 @@ def reduce(int op, x, axis=None, keepdims=False, int ddof=0, out=None):
             # Move the reduced axes together into one by reshaping a copy in that order.
             keep = [d for d in range(a.ndim) if d not in axes]
             host_order = keep + sorted(axes)
-            if host_order != list(range(a.ndim)):
-                raise UnsupportedError("ocal: mean/var/std over non-trailing axis tuples; "
-                                       "reduce one axis at a time")
-            flat = a.reshape(tuple(a.shape[d] for d in keep) + (-1,))
-            r = reduce(op, flat, -1, False, ddof)
+            if host_order == list(range(a.ndim)):
+                flat = a.reshape(tuple(a.shape[d] for d in keep) + (-1,))
+                r = reduce(op, flat, -1, False, ddof)
+            else:
+                # Axes apart (a (0, 2) of three): from sums over the axes one at a time, the
+                # mean, then the squared deviations from it, with NumPy's result types.
+                n = 1
+                for k in axes:
+                    n *= a.shape[k]
+                r = reduce(OCAL_REDUCE_SUM, a, tuple(axes), False, 0) / n
+                if op != OCAL_REDUCE_MEAN:
+                    d = a - r.reshape(tuple(1 if k in axes else a.shape[k]
+                                            for k in range(a.ndim)))
+                    r = reduce(OCAL_REDUCE_SUM, d * d, tuple(axes), False, 0) \
+                        / _builtins.max(n - ddof, 0)
+                    if op == OCAL_REDUCE_STD:
+                        r = unary(OCAL_UNARY_SQRT, r)
         else:
             r = a
             for k in axes:

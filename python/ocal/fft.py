@@ -2,7 +2,8 @@
 cached by the library per context, so repeating a transform creates nothing.
 
 Transforms run over the last axes (1 to 3 of them) with the leading axes as the batch, in
-single precision for float32/complex64 input and double for float64/complex128, with
+single precision for float32/complex64/float16 input and double for float64/complex128
+and integer or bool input (numpy.fft's result types), with
 NumPy's conventions and norm= values."""
 import numpy as np
 
@@ -15,7 +16,9 @@ def _complex(a):
     a = a if isinstance(a, Array) else asarray(a)
     if a.dtype in (np.complex64, np.complex128):
         return a
-    target = np.complex128 if a.dtype == np.float64 and a.context.fp64 else np.complex64
+    # NumPy's types: float64 and integer (or bool) input transform in double precision.
+    double = a.dtype == np.float64 or a.dtype.kind in "biu"
+    target = np.complex128 if double and a.context.fp64 else np.complex64
     # ocal_cast has no complex targets: go through the host for real input.
     return asarray(a.get().astype(target), ctx=a.context)
 
@@ -26,7 +29,8 @@ def _real(a):
         return a
     if a.dtype.kind == "c":
         raise TypeError("ocal.fft: rfft of complex input; use fft")
-    return a.astype(np.float64 if a.context.fp64 else np.float32)
+    # NumPy's types: integer (or bool) input in double precision, float16 in single.
+    return a.astype(np.float64 if a.dtype.kind in "biu" and a.context.fp64 else np.float32)
 
 
 def _axes(a, s, axes, ndim):
@@ -50,13 +54,22 @@ def _axes(a, s, axes, ndim):
     return ndim, s
 
 
+def _norm(norm):
+    """The ocal_fft_norm of numpy.fft's norm= value."""
+    try:
+        return FFT_NORMS[norm]
+    except (KeyError, TypeError):
+        raise InvalidArgumentError('ocal.fft: invalid norm value %r; should be None, "backward", '
+                                   '"ortho" or "forward"' % (norm,)) from None
+
+
 def _c2c(a, axes, direction, norm):
     ndim, s = axes
     a = _complex(a)
     if s is not None:                       # crop or zero-pad the input, as numpy.fft does
         a = _resize_trailing(a, s)
     lengths = a.shape[a.ndim - ndim:]
-    return fft_execute(a, tuple(lengths), FFT_C2C, direction, FFT_NORMS[norm], a.shape, a.dtype)
+    return fft_execute(a, tuple(lengths), FFT_C2C, direction, _norm(norm), a.shape, a.dtype)
 
 
 def fft(a, n=None, axis=-1, norm=None):
@@ -97,7 +110,7 @@ def _r2c(a, axes, norm):
     lengths = a.shape[a.ndim - ndim:]
     shape = a.shape[:-1] + (a.shape[-1] // 2 + 1,)
     out_dtype = np.complex128 if a.dtype == np.float64 else np.complex64
-    return fft_execute(a, tuple(lengths), FFT_R2C, FFT_FORWARD, FFT_NORMS[norm], shape, out_dtype)
+    return fft_execute(a, tuple(lengths), FFT_R2C, FFT_FORWARD, _norm(norm), shape, out_dtype)
 
 
 def _c2r(a, axes, norm):
@@ -111,7 +124,7 @@ def _c2r(a, axes, norm):
     lengths = s
     shape = a.shape[:-1] + (s[-1],)
     out_dtype = np.float64 if a.dtype == np.complex128 else np.float32
-    return fft_execute(a, tuple(lengths), FFT_C2R, FFT_INVERSE, FFT_NORMS[norm], shape, out_dtype)
+    return fft_execute(a, tuple(lengths), FFT_C2R, FFT_INVERSE, _norm(norm), shape, out_dtype)
 
 
 def rfft(a, n=None, axis=-1, norm=None):

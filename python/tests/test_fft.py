@@ -44,6 +44,24 @@ def test_real_input_to_c2c():
     assert_close(ocal.fft.fft(ocal.asarray(x)), np.fft.fft(x).astype(np.complex64))
 
 
+def test_integer_input_and_bad_norm():
+    """Integer and bool input transform in double precision, as numpy.fft does (as rfft did);
+    float16 in single; a norm= numpy.fft does not know raises a ValueError."""
+    if not ocal.get_context().fp64:
+        pytest.skip("the device has no fp64")
+    # The shapes of test_double_and_nd and test_real: no new plan is built.
+    i = rng.integers(-9, 9, (4, 6, 5)).astype(np.int32)
+    assert_close(ocal.fft.fftn(ocal.asarray(i)), np.fft.fftn(i))
+    assert_close(ocal.fft.fftn(ocal.asarray(i > 2)), np.fft.fftn(i > 2))
+    h = rng.integers(-9, 9, (3, 8)).astype(np.float16)
+    assert_close(ocal.fft.rfft(ocal.asarray(h)), np.fft.rfft(h))
+    for bad in ("foo", 3):
+        with pytest.raises(ValueError, match="norm"):
+            ocal.fft.fft(ocal.asarray(i), norm=bad)
+        with pytest.raises(ValueError, match="norm"):
+            ocal.fft.irfft(ocal.asarray(cplx((9,))), norm=bad)
+
+
 def test_unsupported_axes():
     with pytest.raises(NotImplementedError):
         ocal.fft.fft(ocal.asarray(cplx((4, 4))), axis=0)

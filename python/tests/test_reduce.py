@@ -37,6 +37,20 @@ def test_reduce_axis_tuple_and_methods():
     assert_close(ocal.vdot(a, a), np.float32(np.vdot(x, x)))
 
 
+def test_mean_var_std_over_axes_apart():
+    """mean/var/std over a tuple of axes that are not the trailing ones ((0, 2) of three)."""
+    x = rng.normal(size=(3, 4, 5)).astype(np.float32)
+    i = rng.integers(-50, 50, (3, 4, 5)).astype(np.int32)
+    a, ai = ocal.asarray(x), ocal.asarray(i)
+    for keep in (False, True):
+        assert_close(a.mean(axis=(0, 2), keepdims=keep), x.mean(axis=(0, 2), keepdims=keep))
+        assert_close(ocal.var(a, axis=(2, 0), keepdims=keep), x.var(axis=(2, 0), keepdims=keep))
+        assert_close(ocal.std(a, axis=(0, 2), ddof=1, keepdims=keep),
+                     x.std(axis=(0, 2), ddof=1, keepdims=keep))
+        assert_close(ai.mean(axis=(0, 2), keepdims=keep), i.mean(axis=(0, 2), keepdims=keep))
+        assert_close(ai.var(axis=(0, 2), keepdims=keep), i.var(axis=(0, 2), keepdims=keep))
+
+
 def test_empty_reductions():
     e = ocal.zeros((0, 3))
     assert_close(e.sum(axis=0), np.zeros(3, np.float32))
