@@ -633,6 +633,20 @@ int main(int argc, char **argv) {
   OK(ocal_mpi_wait(&lr));
   ocal_buffer_release(last);
   OK(ocal_mpi_release(mpi));
+  /* A released handle fails every call with OCAL_INVALID_HANDLE, its freed memory unread
+   * (AddressSanitizer's build would report a read), and no message is sent. */
+  ocal_context gone;
+  ocal_mpi_info gone_info = {sizeof gone_info};
+  ocal_mpi_request gone_req;
+  CHECK(ocal_mpi_get_context(mpi, &gone) == OCAL_INVALID_HANDLE &&
+            strstr(ocal_last_error(), "released") != NULL,
+        "get_context after release: %s", ocal_last_error());
+  CHECK(ocal_mpi_get_info(mpi, &gone_info) == OCAL_INVALID_HANDLE, "get_info after release");
+  CHECK(ocal_mpi_allreduce(mpi, NULL, OCAL_MPI_SUM) == OCAL_INVALID_HANDLE,
+        "allreduce after release");
+  CHECK(ocal_mpi_ibroadcast(mpi, NULL, 0, &gone_req) == OCAL_INVALID_HANDLE,
+        "ibroadcast after release");
+  CHECK(ocal_mpi_release(mpi) == OCAL_INVALID_HANDLE, "a second release");
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)

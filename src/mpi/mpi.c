@@ -21,10 +21,37 @@ typedef struct ocal_mpi_request_s req;
 /* Below this many bytes an allreduce is one MPI_Allreduce of host memory (latency). */
 #define DEFAULT_SMALL ((size_t)64 << 10)
 
+/* The live handles: a released one is found missing here without reading its freed memory
+ * (mpi.h promises that a released handle fails the call). A rank holds one or a few. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static ocal_mpi live_head;
+
+static void live_add(ocal_mpi m) {
+  pthread_mutex_lock(&live_lock);
+  m->live_next = live_head;
+  live_head = m;
+  pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(ocal_mpi m) {
+  pthread_mutex_lock(&live_lock);
+  for (ocal_mpi *p = &live_head; *p; p = &(*p)->live_next)
+    if (*p == m) {
+      *p = m->live_next;
+      break;
+    }
+  pthread_mutex_unlock(&live_lock);
+}
+
 static ocal_status check_mpi(ocal_mpi m, const char *func) {
-  if (!m || m->magic != OCAL_MPI__MAGIC)
+  pthread_mutex_lock(&live_lock);
+  ocal_mpi p = live_head;
+  while (p && p != m) p = p->live_next;
+  pthread_mutex_unlock(&live_lock);
+  if (!m || !p)
     return ocal_error_set(OCAL_INVALID_HANDLE, func,
-                          "the ocal_mpi handle is NULL or not one from ocal_mpi_create");
+                          "the ocal_mpi handle is NULL, released, or not one from "
+                          "ocal_mpi_create");
   return OCAL_OK;
 }
 
@@ -245,6 +272,7 @@ static ocal_status staging(ocal_mpi m) {
 }
 
 static void destroy(ocal_mpi m) {
+  live_remove(m);
   for (int t = 0; t < OCAL_MPI__NTYPES; t++)
     for (int o = 0; o < OCAL_MPI__NOPS; o++) {
       ocal_kernel_release(m->kernels[t][o]);
@@ -386,6 +414,7 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
   MPI_Query_thread(&level);
   m->async = async && level == MPI_THREAD_MULTIPLE;
   if (m->async && pthread_create(&m->thread, NULL, progress, m) != 0) m->async = 0;
+  live_add(m);
   *mpi = m;
   return OCAL_OK;
 }

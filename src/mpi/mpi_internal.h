@@ -29,6 +29,7 @@ typedef enum job_kind {
 
 struct ocal_mpi_s {
   uint32_t magic;
+  struct ocal_mpi_s *live_next; /* the list of live handles (mpi.c's check_mpi) */
   MPI_Comm comm; /* duplicate of the user's communicator: libocal-mpi's traffic only */
   int rank, size, local_rank, local_size, sharers, async, quiet;
   char device_id[128];
