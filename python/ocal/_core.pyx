@@ -684,6 +684,7 @@ cdef class Array:
         return remainder(other, self)
 
     def __pow__(self, other, mod):
+        _check_int_power(self, other)
         return _binop(OCAL_BINARY_POW, self, other)
 
     def __rpow__(self, other, mod):
@@ -1115,8 +1116,34 @@ cpdef Array _binop(int op, x, y):
     return _binop(op, asarray(x), asarray(y))
 
 
+cdef int _check_inplace(Array a, other) except -1:
+    """NumPy's same_kind rule for an in-place operator: the result type of a op other must
+    cast back to a's type (an integer array does not take a float operand)."""
+    dt = a.dtype
+    if isinstance(other, Array):
+        if (<Array>other).dtype == dt:
+            return 0
+        o = (<Array>other).dtype
+    else:
+        t = type(other)
+        if (t is int and dt.kind in "iuf") or (t is float and dt.kind == "f"):
+            return 0
+        o = other
+    try:
+        res = np.result_type(dt, o)
+    except (TypeError, ValueError):   # a type NumPy does not promote (bfloat16 aside)
+        return 0
+    if not np.can_cast(res, dt, "same_kind"):
+        raise TypeMismatchError("ocal: the result of an in-place operation on a %s array is %s, "
+                                "which NumPy's same_kind rule does not cast back: write "
+                                "x = x op y, or astype() first" % (dt, res))
+    return 0
+
+
 cdef _inplace(int op, Array a, other):
     cdef Array b
+    if isinstance(other, Array) or _is_scalar(other):
+        _check_inplace(a, other)
     if isinstance(other, Array):
         b = _to(<Array>other, a.dtype)
         check(ocal_binary(<ocal_binary_op>op, a.buf, b.buf, a.buf))
@@ -1189,7 +1216,17 @@ def multiply(x, y, out=None):
     return _binop(OCAL_BINARY_MUL, x, y) if out is None else _binop_out(OCAL_BINARY_MUL, x, y, out)
 
 
+cdef int _check_int_power(x, y) except -1:
+    """NumPy refuses an integer array to a negative integer power (the result is no integer)."""
+    if isinstance(x, Array) and (<Array>x).dtype.kind in "iub" and _is_scalar(y) \
+            and not isinstance(y, (float, np.inexact)) and y < 0:
+        raise InvalidArgumentError("ocal: integers to negative integer powers are not allowed "
+                                   "(NumPy's rule): astype(float) first")
+    return 0
+
+
 def power(x, y, out=None):
+    _check_int_power(x, y)
     return _binop(OCAL_BINARY_POW, x, y) if out is None else _binop_out(OCAL_BINARY_POW, x, y, out)
 
 
@@ -1292,6 +1329,8 @@ cpdef Array unary(int op, x, Array out=None):
         check(ocal_unary(<ocal_unary_op>op, (<Array>x).buf, out.buf))
         return out
     cdef Array a = x if isinstance(x, Array) else asarray(x)
+    if op == OCAL_UNARY_NEG and a.dtype == np.bool_:
+        raise TypeMismatchError("ocal: negative of a bool array (NumPy refuses it too): use ~x")
     if a.code == OCAL_F32 or a.code == OCAL_F64:
         res = a.dtype                # float in, the same float out, for every function
     else:
@@ -1526,6 +1565,8 @@ def reduce(int op, x, axis=None, keepdims=False, int ddof=0, out=None):
         if op in (OCAL_REDUCE_ARGMIN, OCAL_REDUCE_ARGMAX):
             raise TypeError("ocal: argmin/argmax take one axis")
         axes = sorted({_axis(a, k) for k in axis}, reverse=True)
+        if len(axes) != len(axis):
+            raise InvalidArgumentError("ocal: duplicate value in axis=%r" % (axis,))
         if op in (OCAL_REDUCE_MEAN, OCAL_REDUCE_VAR, OCAL_REDUCE_STD):
             # Move the reduced axes together into one by reshaping a copy in that order.
             keep = [d for d in range(a.ndim) if d not in axes]

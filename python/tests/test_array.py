@@ -224,6 +224,37 @@ def test_inplace():
     assert_close(a, (x + 1) * x - 2)
 
 
+def test_numpy_refusals():
+    """What NumPy refuses is refused, not computed with the result cast silently: an integer
+    array in place with a float operand (same_kind), -bool, integers to negative integer
+    powers, a repeated reduction axis."""
+    i = ocal.asarray(np.arange(1, 4))
+    for other in (1.5, 2.0, ocal.asarray(np.full(3, 0.5, np.float32))):
+        with pytest.raises(TypeError, match="same_kind"):
+            i *= other
+    with pytest.raises(TypeError, match="same_kind"):
+        m = ocal.asarray(np.array([True, False]))
+        m += 1
+    assert_close(i, np.arange(1, 4))                 # nothing was written
+    i += np.int64(2)                                  # the same kind is taken
+    f = ocal.asarray(np.ones(3, np.float32))
+    f += ocal.asarray(np.ones(3))                     # float64 into float32: same kind
+    assert_close(i, np.arange(3, 6))
+    assert_close(f, np.full(3, 2, np.float32))
+    with pytest.raises(TypeError):
+        -ocal.asarray(np.array([True, False]))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        i ** -1
+    with pytest.raises(ValueError, match="negative integer powers"):
+        ocal.power(i, -2)
+    assert_close(i ** 2, np.arange(3, 6) ** 2)
+    assert_close(i ** -1.0, np.arange(3, 6) ** -1.0)
+    with pytest.raises(ValueError, match="duplicate"):
+        ocal.sum(ocal.ones((2, 3)), axis=(0, 0))
+    with pytest.raises(ValueError, match="duplicate"):
+        ocal.var(ocal.ones((2, 3, 4)), axis=(0, -1, 2))
+
+
 UNARY = [("negative", np.negative, None), ("abs", np.abs, None), ("sqrt", np.sqrt, "pos"),
          ("exp", np.exp, "small"), ("log", np.log, "pos"), ("log1p", np.log1p, "pos"),
          ("expm1", np.expm1, "small"), ("sin", np.sin, None), ("cos", np.cos, None),
