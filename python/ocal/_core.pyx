@@ -11,7 +11,8 @@ import builtins as _builtins
 import weakref
 import numpy as np
 from ocal._errors import BY_STATUS, OcalError, TypeMismatchError, UnsupportedError, \
-    InvalidHandleError, ShapeMismatchError, InvalidArgumentError, ContextMismatchError
+    InvalidHandleError, ShapeMismatchError, InvalidArgumentError, ContextMismatchError, \
+    SizeOverflowError
 
 try:
     import ml_dtypes
@@ -1039,6 +1040,21 @@ cdef bint _is_scalar(x):
     return isinstance(x, (int, float, bool)) or (isinstance(x, np.generic) and x.ndim == 0)
 
 
+cdef object _int_operand(int op, y, dt, int ndim, ctx):
+    """A Python integer beside an integer array in arithmetic: outside the type's range it
+    raises OverflowError, as NumPy does; beyond 2**53, where a double (the scalar calls'
+    argument) cannot carry it exactly, it comes back as a one-element array of the type, for
+    the array path. None: the scalar call takes it."""
+    if op >= OCAL_BINARY_EQ or type(y) is not int or np.dtype(dt).kind not in "iu":
+        return None
+    info = np.iinfo(dt)
+    if y < info.min or y > info.max:
+        raise SizeOverflowError("ocal: Python integer %d out of bounds for %s" % (y, np.dtype(dt)))
+    if -(1 << 53) <= y <= (1 << 53):
+        return None
+    return asarray(np.full((1,) * ndim, y, dt), ctx=ctx)
+
+
 cpdef Array _binop(int op, x, y):
     """x op y with NumPy's broadcasting and types: the inputs are cast to their common type,
     and the C call (ocal_binary, ocal_binary_scalar, ocal_scalar_binary) does the rest."""
@@ -1096,6 +1112,9 @@ cpdef Array _binop(int op, x, y):
         a = <Array>x
         common, res = _binary_types(op, a.dtype, type(y) if not isinstance(y, np.generic) else y.dtype)
         a = _to(a, common)
+        big = _int_operand(op, y, common, len(a.shape), a.context)
+        if big is not None:
+            return _binop(op, a, big)
         out = _empty(a.shape, res, dtype_code(res), a.context)
         check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, float(y), out.buf))
         return out
@@ -1103,6 +1122,9 @@ cpdef Array _binop(int op, x, y):
         b = <Array>y
         common, res = _binary_types(op, b.dtype, type(x) if not isinstance(x, np.generic) else x.dtype)
         b = _to(b, common)
+        big = _int_operand(op, x, common, len(b.shape), b.context)
+        if big is not None:
+            return _binop(op, big, b)
         out = _empty(b.shape, res, dtype_code(res), b.context)
         check(ocal_scalar_binary(<ocal_binary_op>op, float(x), b.buf, out.buf))
         return out
@@ -1148,7 +1170,11 @@ cdef _inplace(int op, Array a, other):
         b = _to(<Array>other, a.dtype)
         check(ocal_binary(<ocal_binary_op>op, a.buf, b.buf, a.buf))
     elif _is_scalar(other):
-        check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, float(other), a.buf))
+        big = _int_operand(op, other, a.dtype, len(a.shape), a.context)
+        if big is not None:
+            check(ocal_binary(<ocal_binary_op>op, a.buf, (<Array>big).buf, a.buf))
+        else:
+            check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, float(other), a.buf))
     else:
         return NotImplemented
     return a
@@ -1184,12 +1210,20 @@ cdef Array _binop_out(int op, x, y, Array out):
         a = <Array>x
         common, res = _binary_types(op, a.dtype, type(y) if not isinstance(y, np.generic) else y.dtype)
         _check_out(out, a.shape, res)
-        check(ocal_binary_scalar(<ocal_binary_op>op, _to(a, common).buf, float(y), out.buf))
+        big = _int_operand(op, y, common, len(a.shape), a.context)
+        if big is not None:
+            check(ocal_binary(<ocal_binary_op>op, _to(a, common).buf, (<Array>big).buf, out.buf))
+        else:
+            check(ocal_binary_scalar(<ocal_binary_op>op, _to(a, common).buf, float(y), out.buf))
     elif isinstance(y, Array) and _is_scalar(x):
         b = <Array>y
         common, res = _binary_types(op, b.dtype, type(x) if not isinstance(x, np.generic) else x.dtype)
         _check_out(out, b.shape, res)
-        check(ocal_scalar_binary(<ocal_binary_op>op, float(x), _to(b, common).buf, out.buf))
+        big = _int_operand(op, x, common, len(b.shape), b.context)
+        if big is not None:
+            check(ocal_binary(<ocal_binary_op>op, (<Array>big).buf, _to(b, common).buf, out.buf))
+        else:
+            check(ocal_scalar_binary(<ocal_binary_op>op, float(x), _to(b, common).buf, out.buf))
     else:
         return _binop_out(op, asarray(x, ctx=out.context), asarray(y, ctx=out.context), out)
     return out

@@ -255,6 +255,27 @@ def test_numpy_refusals():
         ocal.var(ocal.ones((2, 3, 4)), axis=(0, -1, 2))
 
 
+def test_python_integers_beside_integer_arrays():
+    """A Python integer beyond 2**53 is used exactly (a double cannot carry it), and one out
+    of the array type's range raises OverflowError, as NumPy does."""
+    x = np.array([0, 1, -1], np.int64)
+    big = 2**53 + 1
+    a = ocal.asarray(x)
+    assert_close(a + big, x + big)
+    assert_close(big - a, big - x)
+    o = ocal.empty(3, dtype=np.int64)
+    ocal.add(a, big, out=o)
+    assert_close(o, x + big)
+    a += big
+    assert_close(a, x + big)
+    u = np.array([0, 5], np.uint64)
+    assert_close(ocal.asarray(u) + (2**64 - 6), u + np.uint64(2**64 - 6))
+    for arr, v in ((np.ones(3, np.uint8), 300), (np.ones(3, np.uint8), -1),
+                   (np.ones(3, np.int32), 2**40)):
+        with pytest.raises(OverflowError):
+            ocal.asarray(arr) + v
+
+
 UNARY = [("negative", np.negative, None), ("abs", np.abs, None), ("sqrt", np.sqrt, "pos"),
          ("exp", np.exp, "small"), ("log", np.log, "pos"), ("log1p", np.log1p, "pos"),
          ("expm1", np.expm1, "small"), ("sin", np.sin, None), ("cos", np.cos, None),
