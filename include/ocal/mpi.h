@@ -197,7 +197,9 @@ OCAL_API ocal_status ocal_mpi_broadcast(ocal_mpi mpi, ocal_buffer buf, int root)
  * r * n) on every rank. Blocking. Any element type; send and recv of one type, not
  * overlapping.
  * \param mpi the handle. \param send n elements. \param recv size * n elements.
- * \returns as ocal_mpi_allreduce; OCAL_SHAPE_MISMATCH when recv is not size * n long. */
+ * \returns as ocal_mpi_allreduce; OCAL_SHAPE_MISMATCH when recv is not size * n long;
+ *          OCAL_INVALID_ARGUMENT when send and recv overlap (send a view inside recv, MPI's
+ *          in-place form: pass a send buffer of its own). */
 OCAL_API ocal_status ocal_mpi_allgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv);
 
 /** Reduces every rank's \p send (size * n elements) elementwise and leaves block r (elements
