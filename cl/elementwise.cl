@@ -338,6 +338,30 @@ __kernel void ocal_binary_2d(__global const TS *a, const ulong aoff, const uint 
     ST_R(py, i, F2(va, vb));
   }
 }
+#ifdef VEC4
+/* The same with 4 columns a work-item (cols a multiple of 4, every offset too): c counts
+ * vectors; a full or row input is read 4 elements at a time, a column or single element
+ * once and repeated. */
+inline T4 ocal_mode_load4(__global const TS *p, const uint mode, const ulong i4, const ulong r,
+                          const ulong c4) {
+  return mode == 0 ? LD_T4(p, i4) : mode == 1 ? LD_T4(p, c4) : (T4)(LD_T(p, mode == 2 ? r : 0));
+}
+__kernel void ocal_binary_2d4(__global const TS *a, const ulong aoff, const uint amode,
+                              __global const TS *b, const ulong boff, const uint bmode,
+                              __global RS *y, const ulong yoff, const ulong cols,
+                              const ulong rows) {
+  const ulong c4 = get_global_id(0), cols4 = cols / 4;
+  if (c4 >= cols4) return;
+  __global const TS *pa = a + aoff, *pb = b + boff;
+  __global RS *py = y + yoff;
+  for (ulong r = get_global_id(1); r < rows; r += get_global_size(1)) {
+    const ulong i4 = r * cols4 + c4;
+    const T4 va = ocal_mode_load4(pa, amode, i4, r, c4);
+    const T4 vb = ocal_mode_load4(pb, bmode, i4, r, c4);
+    ST_R4(py, i4, ZIP4(F2, va, vb));
+  }
+}
+#endif
 #endif
 
 #ifdef OP_where

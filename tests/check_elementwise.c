@@ -518,6 +518,18 @@ START_TEST(test_broadcast_shapes) {
                   (size_t[]){2, 3, 4, 5});
   check_broadcast(OCAL_BINARY_MAX, 1, (size_t[]){1}, 3, (size_t[]){3, 4, 5}, 3,
                   (size_t[]){3, 4, 5});
+  /* Rows of a multiple of 4 elements take 4 columns a work-item: a bias row, a column
+   * repeated across (on either side), one element, and a bias over a 3-D block. */
+  check_broadcast(OCAL_BINARY_ADD, 2, (size_t[]){37, 132}, 1, (size_t[]){132}, 2,
+                  (size_t[]){37, 132});
+  check_broadcast(OCAL_BINARY_SUB, 2, (size_t[]){37, 1}, 2, (size_t[]){37, 12}, 2,
+                  (size_t[]){37, 12});
+  check_broadcast(OCAL_BINARY_DIV, 2, (size_t[]){1, 8}, 2, (size_t[]){19, 1}, 2,
+                  (size_t[]){19, 8});
+  check_broadcast(OCAL_BINARY_MUL, 1, (size_t[]){1}, 2, (size_t[]){5, 44}, 2,
+                  (size_t[]){5, 44});
+  check_broadcast(OCAL_BINARY_MIN, 3, (size_t[]){3, 7, 16}, 2, (size_t[]){7, 16}, 3,
+                  (size_t[]){3, 7, 16});
 }
 END_TEST
 

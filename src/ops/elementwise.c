@@ -229,19 +229,24 @@ ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b, ocal_bu
   int modes[2];
   int split = find_split(2, in, dims, modes);
   if (split > 0) {
-    ocal__ew_options(options, sizeof options, a->dtype, out->dtype, name, 0, NULL);
     cl_uint am = (cl_uint)modes[0], bm = (cl_uint)modes[1];
     cl_ulong rows = 1, cols = 1;
     for (int d = 0; d < 4; d++) *(d < split ? &rows : &cols) *= dims[d];
+    /* 4 columns a work-item where rows and offsets keep 4-element alignment: scalar loads
+     * read a bias add at half the copy's speed on an H200 (docs/measurements.md). */
+    const ocal_buffer bufs[] = {a, b, out};
+    const int vec4 = cols % 4 == 0 && ocal__ew_aligned4(bufs, 3);
+    ocal__ew_options(options, sizeof options, a->dtype, out->dtype, name, vec4, NULL);
     const ocal__arg args[] = {OCAL__ARG(a->mem),   OCAL__ARG(aoff), OCAL__ARG(am),
                               OCAL__ARG(b->mem),   OCAL__ARG(boff), OCAL__ARG(bm),
                               OCAL__ARG(out->mem), OCAL__ARG(yoff), OCAL__ARG(cols),
                               OCAL__ARG(rows)};
     ocal__kernel *k;
-    status = ocal__library_kernel_from(a->ctx, "elementwise", options, "ocal_binary_2d", &k, NULL,
+    status = ocal__library_kernel_from(a->ctx, "elementwise", options,
+                                       vec4 ? "ocal_binary_2d4" : "ocal_binary_2d", &k, NULL,
                                        __func__);
     if (status != OCAL_OK) return status;
-    return ocal__kernel_run_2d(a->ctx, k, cols, rows, 10, args, __func__);
+    return ocal__kernel_run_2d(a->ctx, k, vec4 ? cols / 4 : cols, rows, 10, args, __func__);
   }
   ocal__ew_options(options, sizeof options, a->dtype, out->dtype, name, 0,
                    index_option(out->numel));
