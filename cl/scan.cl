@@ -796,28 +796,55 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
           else ocal_over = 1;                                                                      \
         }                                                                                          \
       }                                                                                            \
+      if (ocal_over) {                                                                             \
+        /* More windows slid past than were kept: the window holding the prefix is folded       \
+         * first, then the published totals of the tiles after it are read again by the whole   \
+         * group, a window buffer at a time, and folded in increasing tile order by the first   \
+         * work-item (one work-item reading them one by one cost 5x: docs/scan.md). */          \
+        if (ocal_lid == 0) {                                                                       \
+          NAME##_A ocal_s = ocal_win[ocal_kp];                                                     \
+          for (uint ocal_k = ocal_kp; ocal_k-- > 0;) ocal_s = NAME##_op(ocal_s, ocal_win[ocal_k]); \
+          ocal_prefix_l = ocal_s;                                                                  \
+        }                                                                                          \
+        const uint ocal_cw = ocal_slots * ocal_W;                                                  \
+        for (ulong ocal_q0 = ocal_hi + 1; ocal_q0 < ocal_v; ocal_q0 += ocal_cw) {                  \
+          barrier(CLK_LOCAL_MEM_FENCE);                                                            \
+          const uint ocal_n = (uint)(ocal_v - ocal_q0 < ocal_cw ? ocal_v - ocal_q0 : ocal_cw);     \
+          for (uint ocal_k = ocal_lid; ocal_k < ocal_n; ocal_k += ocal_L) {                        \
+            ulong ocal_b;                                                                          \
+            if (ocal_packed) /* seen published by another work-item: wait until this one sees it too */ \
+              while (!ocal_lb_read(ocal_aggs + 4 * (ocal_q0 + ocal_k), ocal_pw, ocal_tag | OCAL_LB_AGG, &ocal_b)) \
+                ;                                                                                  \
+            else                                                                                   \
+              ocal_b = ocal_lb_load(ocal_aggs + 2 * (ocal_q0 + ocal_k));                           \
+            OCAL_LB_WBUF[ocal_k] = NAME##_FROM_BITS(ocal_b);                                       \
+          }                                                                                        \
+          barrier(CLK_LOCAL_MEM_FENCE);                                                            \
+          if (ocal_lid == 0) {                                                                     \
+            NAME##_A ocal_s = ocal_prefix_l;                                                       \
+            uint ocal_k = 0;                                                                       \
+            for (; ocal_k + 8 <= ocal_n; ocal_k += 8) {                                            \
+              __local const NAME##_A *ocal_a = OCAL_LB_WBUF + ocal_k;                              \
+              const NAME##_A ocal_a0 = ocal_a[0], ocal_a1 = ocal_a[1], ocal_a2 = ocal_a[2], ocal_a3 = ocal_a[3], \
+                             ocal_a4 = ocal_a[4], ocal_a5 = ocal_a[5], ocal_a6 = ocal_a[6], ocal_a7 = ocal_a[7]; \
+              ocal_s = NAME##_op(NAME##_op(NAME##_op(NAME##_op(ocal_s, ocal_a0), ocal_a1), ocal_a2), ocal_a3); \
+              ocal_s = NAME##_op(NAME##_op(NAME##_op(NAME##_op(ocal_s, ocal_a4), ocal_a5), ocal_a6), ocal_a7); \
+            }                                                                                      \
+            for (; ocal_k < ocal_n; ocal_k++) ocal_s = NAME##_op(ocal_s, OCAL_LB_WBUF[ocal_k]);   \
+            ocal_prefix_l = ocal_s;                                                                \
+          }                                                                                        \
+        }                                                                                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+      }                                                                                            \
       if (ocal_lid == 0) {                                                                         \
         /* The left fold from the inclusive prefix of tile hi - kp, in increasing tile             \
          * order, so a float result does not depend on which prefix was found: the windows        \
          * kept are one array, tile hi - kp at ocal_f and the tiles after it below it, read      \
-         * eight at a time so that the loads need not wait for the additions. */                  \
-        uint ocal_f = ocal_over ? ocal_kp : ocal_slot * ocal_W + ocal_kp;                          \
-        __local const NAME##_A *ocal_a = ocal_over ? (__local const NAME##_A *)ocal_win : OCAL_LB_WBUF; \
-        NAME##_A ocal_p = ocal_a[ocal_f];                                                          \
-        if (ocal_over) {                                                                           \
-          /* Windows slid past and not kept: their published totals again, from global memory. */ \
-          for (uint ocal_k = ocal_f; ocal_k-- > 0;) ocal_p = NAME##_op(ocal_p, ocal_a[ocal_k]);    \
-          for (ulong ocal_q = ocal_hi + 1; ocal_q < ocal_v; ocal_q++) {                            \
-            ulong ocal_b;                                                                          \
-            if (ocal_packed) /* seen published by another work-item: wait until this one sees it too */ \
-              while (!ocal_lb_read(ocal_aggs + 4 * ocal_q, ocal_pw, ocal_tag | OCAL_LB_AGG, &ocal_b)) \
-                ;                                                                                  \
-            else                                                                                   \
-              ocal_b = ocal_lb_load(ocal_aggs + 2 * ocal_q);                                       \
-            ocal_p = NAME##_op(ocal_p, NAME##_FROM_BITS(ocal_b));                                  \
-          }                                                                                        \
-          ocal_f = 0;                                                                              \
-        }                                                                                          \
+         * eight at a time so that the loads need not wait for the additions (the fold over     \
+         * windows not kept is done above). */                                                     \
+        uint ocal_f = ocal_over ? 0 : ocal_slot * ocal_W + ocal_kp;                                \
+        __local const NAME##_A *ocal_a = OCAL_LB_WBUF;                                             \
+        NAME##_A ocal_p = ocal_over ? ocal_prefix_l : ocal_a[ocal_f];                              \
         for (; ocal_f >= 8; ocal_f -= 8) {                                                         \
           const NAME##_A ocal_a0 = ocal_a[ocal_f - 1], ocal_a1 = ocal_a[ocal_f - 2], ocal_a2 = ocal_a[ocal_f - 3], \
                          ocal_a3 = ocal_a[ocal_f - 4], ocal_a4 = ocal_a[ocal_f - 5], ocal_a5 = ocal_a[ocal_f - 6], \
