@@ -224,23 +224,30 @@ maximum_A maximum_op(maximum_A ocal_a, maximum_A ocal_b) { return max(ocal_a, oc
  * results, so a tile is 24 KB of results and the kernel's local memory (tile, padding and the
  * block scan's buffers) stays under 28 KB of the 32 KB every OpenCL 1.2 device has. Large
  * tiles matter: each costs a look-back whatever its size, so small tiles lose a fifth of the
- * speed (docs/measurements.md#reductions-and-scans). The host mirrors
+ * speed (docs/measurements.md#reductions-and-scans). With -DOCAL_LB_WIDE (the host's choice
+ * where the device's local memory holds it, 36 KB) results of 4 bytes or less take 32, a tile
+ * of 8192: fewer look-backs (docs/measurements.md#scan-wide-tiles). The host mirrors
  * the rule (scan.c, ocal__scan_lookback_ipt); -DOCAL_LB_IPT=n overrides it for the built-in
  * operations (the scan probe of bench/experiments/, which sizes its launches itself). */
+#if defined(OCAL_LB_WIDE)
+#define OCAL_LB_IPT_NARROW 32 /* results of 4 bytes or less */
+#else
+#define OCAL_LB_IPT_NARROW 24
+#endif
 #if defined(OCAL_ONLY_maximum) || !defined(OCAL_ONLY)
 #if defined(OCAL_LB_IPT)
 #define maximum_LB_IPT OCAL_LB_IPT
 #elif defined(OCAL_DTYPE_f64) || defined(OCAL_DTYPE_i64) || defined(OCAL_DTYPE_u64)
 #define maximum_LB_IPT 12
 #else
-#define maximum_LB_IPT 24
+#define maximum_LB_IPT OCAL_LB_IPT_NARROW
 #endif
 #endif
 #if defined(OCAL_ONLY_sum) || !defined(OCAL_ONLY)
 #if defined(OCAL_LB_IPT)
 #define sum_LB_IPT OCAL_LB_IPT
 #elif defined(OCAL_DTYPE_f32)
-#define sum_LB_IPT 24
+#define sum_LB_IPT OCAL_LB_IPT_NARROW
 #else
 #define sum_LB_IPT 12
 #endif

@@ -467,7 +467,7 @@ ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const char *neutra
   ocal__sb_add(&b, "ocal_user_A ocal_user_op(ocal_user_A a, ocal_user_A b) { return (\n");
   ocal__sb_user(&b, "op", op);
   ocal__sb_add(&b, "); }\n#define ocal_user_ID ((ocal_user_A)(%s))\n", neutral);
-  ocal__sb_add(&b, "#define ocal_user_LB_IPT %zu\n", ocal__scan_lookback_ipt(ocal_dtype_size(dtype)));
+  ocal__sb_add(&b, "#define ocal_user_LB_IPT %zu\n", ocal__scan_lookback_ipt(ctx, ocal_dtype_size(dtype)));
   ocal__sb_add(&b, "#define ocal_user_BITS(v) OCAL_T_BITS(v)\n#define ocal_user_FROM_BITS(b) OCAL_T_FROM_BITS(b)\n");
   /* The input at flat index i. */
   sb_input(&b, g, "ocal_user_A", "input", input, "OCAL_IN_PARAMS", "OCAL_LOAD(NAME, ocal_i)");

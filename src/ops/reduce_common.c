@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "reduce_internal.h"
+#include "scan_engine.h"
 
 static const char *const program_names[OCAL__RS_PROGRAMS] = {"reduce", "scan"};
 
@@ -96,6 +97,10 @@ ocal_status ocal__rs_kernel_hinted(ocal_context ctx, ocal__rs *rs, int program, 
   }
   const char *cut = strchr(name, '_');
   if (!cut) return OCAL_FAIL(OCAL_INTERNAL, "kernel name '%s' has no operation prefix", name);
+  if (program == OCAL__RS_SCAN && !strcmp(cut + 1, "lookback") && ocal__scan_lookback_wide(ctx)) {
+    size_t len = strlen(options);
+    snprintf(options + len, sizeof options - len, " -DOCAL_LB_WIDE");
+  }
   /* The strided kernel and the two merges share one program: a program's compile is mostly
    * its fixed cost (the parse of the file), the merges are small, and a strided launch in
    * chunks needs a merge. An operation's kernels are then three programs where they were

@@ -57,7 +57,14 @@ static int single_pass(ocal_context ctx, size_t tiles) {
   return single_pass_device(ctx) && tiles < ((size_t)1 << 31);
 }
 
-size_t ocal__scan_lookback_ipt(size_t result_bytes) { return result_bytes <= 4 ? 24 : 12; }
+int ocal__scan_lookback_wide(ocal_context ctx) {
+  /* The tile of 256 x 32 four-byte results, its padding and the block scan's two buffers. */
+  const uint64_t words = OCAL__RS_WG_MAX * 32 + OCAL__RS_WG_MAX + 2 * OCAL__RS_WG_MAX;
+  return ocal__context_info(ctx)->local_mem_bytes >= 4 * words + 256;
+}
+size_t ocal__scan_lookback_ipt(ocal_context ctx, size_t result_bytes) {
+  return result_bytes > 4 ? 12 : ocal__scan_lookback_wide(ctx) ? 32 : 24;
+}
 
 /* A launch's arguments: the job's input ones, then the kernel's own (at most 11). */
 typedef struct {
@@ -116,7 +123,7 @@ static ocal_status plan_and_launch(const ocal__scan_job *j) {
     }
     if (kl) {
       size_t ll = ocal__rs_local(kl, OCAL__RS_WG_MAX);
-      size_t per_row = ocal__ceil_div(R, ll * ocal__scan_lookback_ipt(acc_bytes));
+      size_t per_row = ocal__ceil_div(R, ll * ocal__scan_lookback_ipt(ctx, acc_bytes));
       size_t tiles = j->outer * per_row;
       if (single_pass(ctx, tiles)) {
         cl_uint base, epoch;

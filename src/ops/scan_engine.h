@@ -50,8 +50,13 @@ typedef struct ocal__scan_job {
  * that guards job->lb and job->scratch. */
 ocal_status ocal__scan_enqueue(const ocal__scan_job *job);
 
-/* Elements per work-item of a look-back tile for results of `result_bytes` bytes
- * (NAME_LB_IPT in cl/scan.cl). */
-size_t ocal__scan_lookback_ipt(size_t result_bytes);
+/* Whether the device's local memory holds the wide look-back tile (OCAL_LB_WIDE in
+ * cl/scan.cl: 32 elements a work-item for results of 4 bytes or less, where 24 fit the 32 KB
+ * every device has). */
+int ocal__scan_lookback_wide(ocal_context ctx);
+
+/* Elements per work-item of a look-back tile for results of `result_bytes` bytes on ctx's
+ * device (NAME_LB_IPT in cl/scan.cl). */
+size_t ocal__scan_lookback_ipt(ocal_context ctx, size_t result_bytes);
 
 #endif /* OCAL_OPS_SCAN_ENGINE_H */
