@@ -314,6 +314,28 @@ START_TEST(test_scan_setting) {
 }
 END_TEST
 
+/* OCAL_SCAN=walk builds the single pass so that only every 7th tile publishes its inclusive
+ * prefix and look-backs read windows of 2, keeping 2: the others walk up to 6 tiles back,
+ * slide, and fold the totals of windows they did not keep, which a device whose groups
+ * finish in order (a CPU) never does otherwise. Integer sums and maxima over 1 to 260 tiles
+ * must be exact, the totals in increasing tile order. */
+START_TEST(test_lookback_walk) {
+  setenv("OCAL_SCAN", "walk", 1);
+  fixture_reopen(); /* settings are read at context creation */
+  static const size_t lengths[] = {40961, 262143, 2100001};
+  for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+    check_case(OCAL_SCAN_SUM, OCAL_I32, 1, &lengths[k], OCAL_AXIS_ALL, (int)(k % 2), 0,
+               9400 + (uint64_t)k);
+    check_case(OCAL_SCAN_MAX, OCAL_I32, 1, &lengths[k], OCAL_AXIS_ALL, (int)(k % 2), 0,
+               9450 + (uint64_t)k);
+  }
+  size_t rows[2] = {3, 100003};
+  check_case(OCAL_SCAN_SUM, OCAL_I32, 2, rows, 1, 1, 0, 9490);
+  unsetenv("OCAL_SCAN");
+  fixture_reopen();
+}
+END_TEST
+
 /* A device with less local memory than the one-pass kernel's tile (16 KiB, below
  * OpenCL's 32 KiB for full-profile devices, through the limits option) takes the three
  * passes and gets the reference's results; one with less than any scan kernel needs (4 KiB)
@@ -436,6 +458,7 @@ static Suite *scan_suite(void) {
   tcase_add_test(tc, test_in_place_and_nan);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_small_local_memory);
+  tcase_add_test(tc, test_lookback_walk);
   suite_add_tcase(s, tc);
   return s;
 }

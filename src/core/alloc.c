@@ -86,7 +86,7 @@ ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t 
 int ocal__lookback_device(ocal_context ctx) {
   const int concurrent = ctx->info.type == OCAL_DEVICE_GPU || ctx->info.type == OCAL_DEVICE_CPU;
   if (!concurrent || ctx->settings.scan == OCAL__SCAN_THREE) return 0;
-  if (ctx->settings.scan == OCAL__SCAN_SINGLE) return 1;
+  if (ctx->settings.scan == OCAL__SCAN_SINGLE || ctx->settings.scan == OCAL__SCAN_WALK) return 1;
   /* The rule: every device whose groups run concurrently (GPUs and CPU drivers) takes the
    * single pass: it reads and writes each element once where the three passes read the input
    * twice (docs/scan.md#figures). */

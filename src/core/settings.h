@@ -32,7 +32,8 @@ enum {
 };
 enum { OCAL__FFT_ENV_DEFAULT = 0, OCAL__FFT_ENV_VKFFT = 1, OCAL__FFT_ENV_CLFFT = 2 };
 /* Word values of OCAL_SCAN. */
-enum { OCAL__SCAN_AUTO = 0, OCAL__SCAN_SINGLE = 1, OCAL__SCAN_THREE = 2 };
+/* WALK: the single pass built so that look-backs walk far (tests: docs/scan.md#testing). */
+enum { OCAL__SCAN_AUTO = 0, OCAL__SCAN_SINGLE = 1, OCAL__SCAN_THREE = 2, OCAL__SCAN_WALK = 3 };
 /* OCAL_FFT_FOURSTEP: the four-step kernels offered by the device rule, then measured against
  * VkFFT (auto); never; for every shape they take; for every shape they take, measured. */
 enum {

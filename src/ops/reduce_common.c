@@ -97,9 +97,17 @@ ocal_status ocal__rs_kernel_hinted(ocal_context ctx, ocal__rs *rs, int program, 
   }
   const char *cut = strchr(name, '_');
   if (!cut) return OCAL_FAIL(OCAL_INTERNAL, "kernel name '%s' has no operation prefix", name);
-  if (program == OCAL__RS_SCAN && !strcmp(cut + 1, "lookback") && ocal__scan_lookback_wide(ctx)) {
+  if (program == OCAL__RS_SCAN && !strcmp(cut + 1, "lookback")) {
     size_t len = strlen(options);
-    snprintf(options + len, sizeof options - len, " -DOCAL_LB_WIDE");
+    if (ocal__scan_lookback_wide(ctx))
+      snprintf(options + len, sizeof options - len, " -DOCAL_LB_WIDE");
+    /* OCAL_SCAN=walk, for tests: every 7th tile alone publishes its inclusive prefix, and
+     * windows of 2 predecessors, 2 kept, so look-backs slide and take the path for windows
+     * not kept even where every predecessor has finished (a CPU). */
+    len = strlen(options);
+    if (ctx->settings.scan == OCAL__SCAN_WALK)
+      snprintf(options + len, sizeof options - len,
+               " -DOCAL_LB_SPARSE=7 -DOCAL_LB_WINDOW=2 -DOCAL_LB_SLOTS=2");
   }
   /* The strided kernel and the two merges share one program: a program's compile is mostly
    * its fixed cost (the parse of the file), the merges are small, and a strided launch in
