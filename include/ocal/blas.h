@@ -85,9 +85,9 @@ OCAL_API const char *ocal_transpose_name(ocal_transpose ta);
  * \returns OCAL_OK; OCAL_SHAPE_MISMATCH (the message gives the shapes); OCAL_TYPE_MISMATCH;
  *          OCAL_UNSUPPORTED (not f32/f64/f16/bf16, no fp64; without CLBlast, only
  *          OCAL_GEMM=clblast and dimensions beyond 2^31 - 1, which ocal's own kernel cannot
- *          index; OCAL_GEMM=tc or OCAL_GEMM=wgmma where the context's precision is fp32 or
- *          the device's tensor-core probe failed (wgmma: compute capability 9.0 only), or
- *          for f64);
+ *          index; OCAL_GEMM=tc or OCAL_GEMM=wgmma for an f32 product where the context's
+ *          precision is fp32, or where the device's tensor-core probe failed for the type
+ *          (wgmma: compute capability 9.0 only, and never for f64));
  *          OCAL_INVALID_ARGUMENT (different contexts, overlapping C);
  *          OCAL_OUT_OF_DEVICE_MEMORY when CLBlast cannot allocate its temporary buffers, and
  *          other statuses translated from CLBlast's (the message names the CLBlast code).
@@ -110,9 +110,9 @@ OCAL_API ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alph
  * \param k the inner dimension.
  * \param batch batch entries (1 for a 2-D product).
  * \param engine receives the engine's name ("ocal", "CLBlast", "split-K over CLBlast",
- *        "tensor cores (tf32, mma.sync)", "tensor cores (tf32, wgmma)", and for f16/bf16
- *        "tensor cores (f16/bf16, mma.sync)" or "tensor cores (f16/bf16, wgmma)"), a static
- *        string the caller does not free.
+ *        "tensor cores (tf32, mma.sync)", "tensor cores (tf32, wgmma)", for f64
+ *        "tensor cores (f64, mma.sync)", and for f16/bf16 "tensor cores (f16/bf16, mma.sync)"
+ *        or "tensor cores (f16/bf16, wgmma)"), a static string the caller does not free.
  * \param reason receives why, e.g. "f32 on a GPU, m*n*k < 4096^3: ocal's kernel", a static
  *        string the caller does not free.
  * \returns OCAL_OK; OCAL_UNSUPPORTED when no engine of this build can run the product
