@@ -1592,6 +1592,14 @@ START_TEST(test_tuner_stores_file_for_new_process) {
   ck_assert_ocal_fails(ocal_blas_tune(ctx, &o, &result), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_blas_tune_options_init"));
   o.struct_size = sizeof o;
+  /* So are phases that name no phase: they would search nothing and store the old set. */
+  o.phases = OCAL_TUNE_SWITCH << 1;
+  ck_assert_ocal_fails(ocal_blas_tune(ctx, &o, &result), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_TUNE_SWITCH"));
+  ocal_blas_tuning before = {sizeof before};
+  ck_assert_ocal(ocal_blas_get_tuning(ctx, OCAL_F32, &before));
+  ck_assert_msg(access(before.path, F_OK) != 0, "a refused tuning stored %s", before.path);
+  o.phases = OCAL_TUNE_XGEMM | OCAL_TUNE_DIRECT | OCAL_TUNE_SWITCH;
   ck_assert_ocal(ocal_blas_tune(ctx, &o, &result));
   ck_assert_int_eq(result.source, OCAL_TUNING_FILE);
   ck_assert(result.gflops > 0);

@@ -241,6 +241,13 @@ START_TEST(test_list_null_arguments) {
   ck_assert_ocal_fails(ocal_device_list(3, NULL, &count), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_list"));
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "infos"));
+  /* An unset struct_size: the message names the field as C spells it, and the fix. */
+  ocal_device_info unset[2];
+  memset(unset, 0, sizeof unset);
+  ck_assert_ocal_fails(ocal_device_list(2, unset, &count), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_device_list: infos->struct_size is 0") &&
+                    strstr(ocal_last_error(), "set it to sizeof(ocal_device_info)"),
+                "%s", ocal_last_error());
 }
 END_TEST
 

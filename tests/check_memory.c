@@ -653,6 +653,15 @@ START_TEST(test_transfer_arguments) {
   ck_assert_ocal(ocal_context_enqueue_wait(ctx, 0, NULL));
   ck_assert_ocal_fails(ocal_context_enqueue_marker(ctx, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_event_from_cl(NULL, &ev), OCAL_INVALID_ARGUMENT);
+  /* A command that ended in an error: OCAL_OPENCL_ERROR, naming the status it ended with. */
+  gate g = make_gate(ctx);
+  ck_assert_int_eq(clSetUserEventStatus(g.cl, CL_OUT_OF_RESOURCES), CL_SUCCESS);
+  ck_assert_ocal_fails(ocal_event_wait(g.ev), OCAL_OPENCL_ERROR);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_event_wait: the event's command failed with "
+                                          "status CL_OUT_OF_RESOURCES") != NULL,
+                "%s", ocal_last_error());
+  ck_assert_ocal(ocal_event_release(g.ev));
+  clReleaseEvent(g.cl);
   /* An empty transfer still gives an event, ordered after its wait list. */
   ck_assert_ocal(ocal_transfer_read(b, 100, 0, NULL, 0, NULL, &ev));
   ck_assert_ocal(ocal_event_wait(ev));

@@ -301,6 +301,20 @@ START_TEST(test_errors) {
   ck_assert_ocal_fails(ocal_softmax(xi, 0, xi), OCAL_TYPE_MISMATCH);
   ck_assert_ocal_fails(ocal_softmax(x, 0, xi), OCAL_TYPE_MISMATCH);
   ck_assert_ocal_fails(ocal_softmax(x, 0, y3), OCAL_SHAPE_MISMATCH);
+  /* Complex buffers are the wrong type, as integer ones are (not the elementwise calls'
+   * OCAL_UNSUPPORTED, whose message offers integer types). */
+  ocal_buffer xc, labc;
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_C32, 2, s2, &xc));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_C32, 1, &s4, &labc));
+  ck_assert_ocal_fails(ocal_softmax(xc, 0, xc), OCAL_TYPE_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "f32, f64, f16 or bf16"));
+  ck_assert_ocal_fails(ocal_log_softmax(x, 0, xc), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_softmax_cross_entropy(xc, lab, loss, NULL), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_softmax_cross_entropy(x, lab, NULL, xc), OCAL_TYPE_MISMATCH);
+  ck_assert_ocal_fails(ocal_softmax_cross_entropy(x, labc, loss, NULL), OCAL_TYPE_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "integers"));
+  ocal_buffer_release(xc);
+  ocal_buffer_release(labc);
   ck_assert_ocal_fails(ocal_softmax(x, 2, y), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "axis 2"));
   ck_assert_ocal_fails(ocal_log_softmax(x, -3, y), OCAL_INVALID_ARGUMENT);

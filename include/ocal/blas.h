@@ -85,9 +85,9 @@ OCAL_API const char *ocal_transpose_name(ocal_transpose ta);
  * \returns OCAL_OK; OCAL_SHAPE_MISMATCH (the message gives the shapes); OCAL_TYPE_MISMATCH;
  *          OCAL_UNSUPPORTED (not f32/f64/f16/bf16, no fp64; without CLBlast, only
  *          OCAL_GEMM=clblast and dimensions beyond 2^31 - 1, which ocal's own kernel cannot
- *          index; OCAL_GEMM=tc or OCAL_GEMM=wgmma where the context's precision is fp32 or
- *          the device's tensor-core probe failed (wgmma: compute capability 9.0 only), or
- *          for f64);
+ *          index; OCAL_GEMM=tc or OCAL_GEMM=wgmma for an f32 product where the context's
+ *          precision is fp32, or where the device's tensor-core probe failed for the type
+ *          (wgmma: compute capability 9.0 only, and never for f64));
  *          OCAL_INVALID_ARGUMENT (different contexts, overlapping C);
  *          OCAL_OUT_OF_DEVICE_MEMORY when CLBlast cannot allocate its temporary buffers, and
  *          other statuses translated from CLBlast's (the message names the CLBlast code).
@@ -110,9 +110,9 @@ OCAL_API ocal_status ocal_gemm(ocal_transpose ta, ocal_transpose tb, double alph
  * \param k the inner dimension.
  * \param batch batch entries (1 for a 2-D product).
  * \param engine receives the engine's name ("ocal", "CLBlast", "split-K over CLBlast",
- *        "tensor cores (tf32, mma.sync)", "tensor cores (tf32, wgmma)", and for f16/bf16
- *        "tensor cores (f16/bf16, mma.sync)" or "tensor cores (f16/bf16, wgmma)"), a static
- *        string the caller does not free.
+ *        "tensor cores (tf32, mma.sync)", "tensor cores (tf32, wgmma)", for f64
+ *        "tensor cores (f64, mma.sync)", and for f16/bf16 "tensor cores (f16/bf16, mma.sync)"
+ *        or "tensor cores (f16/bf16, wgmma)"), a static string the caller does not free.
  * \param reason receives why, e.g. "f32 on a GPU, m*n*k < 4096^3: ocal's kernel", a static
  *        string the caller does not free.
  * \returns OCAL_OK; OCAL_UNSUPPORTED when no engine of this build can run the product
@@ -193,7 +193,8 @@ typedef struct ocal_blas_tuning {
  * \param dtype OCAL_F32 or OCAL_F64.
  * \param info receives the facts; set its struct_size first.
  * \returns OCAL_OK; OCAL_UNSUPPORTED for other types or without CLBlast;
- *          OCAL_INVALID_ARGUMENT for a NULL info or a bad info->struct_size. */
+ *          OCAL_INVALID_ARGUMENT for a NULL info or a bad info->struct_size;
+ *          OCAL_INVALID_HANDLE. */
 OCAL_API ocal_status ocal_blas_get_tuning(ocal_context ctx, ocal_dtype dtype,
                                           ocal_blas_tuning *info);
 
@@ -205,9 +206,10 @@ OCAL_API ocal_status ocal_blas_get_tuning(ocal_context ctx, ocal_dtype dtype,
  * \param ctx the context.
  * \param dtype OCAL_F32 or OCAL_F64.
  * \param params the text.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for an unknown name, a missing parameter, a value
- *          out of range or parameters that break CLBlast's constraints or the device's
- *          limits (the message says which). */
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a NULL params, an unknown name, a missing
+ *          parameter, a value out of range or parameters that break CLBlast's constraints or
+ *          the device's limits (the message says which); OCAL_UNSUPPORTED for a dtype other
+ *          than f32 and f64, or without CLBlast; OCAL_INVALID_HANDLE. */
 OCAL_API ocal_status ocal_blas_tuning_apply(ocal_context ctx, ocal_dtype dtype,
                                             const char *params);
 
@@ -228,8 +230,9 @@ typedef struct ocal_blas_tune_options {
   size_t size;      /**< square size at which the indirect kernel is timed; 0 (default):
                          4096 on a GPU with room for it, else 512 */
   unsigned seed;    /**< random seed of the search (default 1) */
-  unsigned phases;  /**< OCAL_TUNE_* bits to search (default all); the parameters of the
-                         other phases stay as they are in effect */
+  unsigned phases;  /**< OCAL_TUNE_* bits to search (default all; 0 also means all); the
+                         parameters of the other phases stay as they are in effect. Other
+                         bits are refused with OCAL_INVALID_ARGUMENT */
   void (*progress)(const char *line, void *user); /**< NULL, or called with one line of
                                                        text per step */
   void *user;       /**< passed to progress */
@@ -250,8 +253,11 @@ OCAL_API ocal_status ocal_blas_tune_options_init(ocal_blas_tune_options *options
  * \param options NULL for the defaults.
  * \param result receives the winner; may be NULL, else set its struct_size first (checked
  *        before any tuning).
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for bad options or a bad result->struct_size;
- *          OCAL_UNSUPPORTED; OCAL_INTERNAL when no candidate ran correctly. */
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for bad options (a struct_size not from
+ *          ocal_blas_tune_options_init, a negative or NaN budget_s, unknown phases bits) or a
+ *          bad result->struct_size, checked before any tuning; OCAL_UNSUPPORTED (a dtype other
+ *          than f32 and f64, or without CLBlast); OCAL_INVALID_HANDLE; OCAL_INTERNAL when no
+ *          candidate ran correctly. */
 OCAL_API ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *options,
                                     ocal_blas_tuning *result);
 

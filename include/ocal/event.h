@@ -23,7 +23,9 @@ typedef struct ocal_event_s *ocal_event;
 /** Blocks until the command behind \p event has finished.
  * \param event the event.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE for NULL; OCAL_OPENCL_ERROR when the command
- *          failed. */
+ *          ended with an error status, its own or that of an event it waited for (a user
+ *          event set to an error status): the message names the status, and the data the
+ *          command was to move or compute is not there. */
 OCAL_API ocal_status ocal_event_wait(ocal_event event);
 
 /** Frees an event (its command need not have completed).
@@ -42,7 +44,8 @@ OCAL_API ocal_status ocal_event_get_cl_event(ocal_event event, cl_event *out);
  * the cl_event; release both.
  * \param cl the cl_event.
  * \param event receives the ocal event.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when cl or event is NULL. */
+ * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when cl or event is NULL; an OpenCL error when
+ *          clRetainEvent fails. */
 OCAL_API ocal_status ocal_event_from_cl(cl_event cl, ocal_event *event);
 
 #ifdef __cplusplus

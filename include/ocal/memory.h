@@ -112,7 +112,8 @@ OCAL_API ocal_status ocal_pinned_alloc(ocal_context ctx, size_t bytes, void **pt
 /** Frees memory from ocal_pinned_alloc. Transfers that use it must have finished.
  * \param ctx the context it was allocated in.
  * \param ptr the address ocal_pinned_alloc returned; NULL is accepted (no-op).
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT when ptr is not such an address. */
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT when ptr is not such an
+ *          address of this context (or was freed already). */
 OCAL_API ocal_status ocal_pinned_free(ocal_context ctx, void *ptr);
 
 /** Tells whether \p ptr lies inside pinned memory of the context, and where.
@@ -136,8 +137,11 @@ OCAL_API ocal_status ocal_pinned_query(ocal_context ctx, const void *ptr, int *p
  * \param num_wait number of events in \p wait.
  * \param wait events of the buffer's context to wait for; may be NULL when num_wait is 0.
  * \param event receives an event that completes with the copy; release it.
- * \returns OCAL_OK; OCAL_SHAPE_MISMATCH, OCAL_INVALID_ARGUMENT (an event of another context
- *          among them), an OpenCL error. */
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH when the range does not fit in the buffer;
+ *          OCAL_INVALID_HANDLE for a bad buffer or a NULL event in \p wait;
+ *          OCAL_INVALID_ARGUMENT (a NULL event out-parameter, a NULL src for a count above 0, a
+ *          NULL wait with num_wait above 0, an event of another context in \p wait); an OpenCL
+ *          error. */
 OCAL_API ocal_status ocal_transfer_write(ocal_buffer buf, size_t offset, size_t count,
                                          const void *src, size_t num_wait,
                                          const ocal_event *wait, ocal_event *event);

@@ -528,6 +528,12 @@ ocal_status ocal_blas_tune(ocal_context ctx, const ocal_blas_tune_options *optio
   if (s != OCAL_OK) return s;
   if (!(o->budget_s >= 0.0))
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "budget_s must be >= 0, not %g", o->budget_s);
+  const unsigned all = OCAL_TUNE_XGEMM | OCAL_TUNE_DIRECT | OCAL_TUNE_SWITCH;
+  if (o->phases & ~all)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "phases is 0x%x: take OCAL_TUNE_XGEMM, OCAL_TUNE_DIRECT and OCAL_TUNE_SWITCH "
+                     "(0x%x together), or 0 for all of them",
+                     o->phases, all);
 
   tuner t;
   memset(&t, 0, sizeof t);

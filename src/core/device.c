@@ -269,10 +269,11 @@ ocal_status ocal_device_list(size_t capacity, ocal_device_info *infos, size_t *c
   if (!count) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "count must not be NULL");
   if (!infos && capacity > 0)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "infos is NULL but capacity is %zu", capacity);
-  /* infos[0].struct_size is the size of every entry: the caller's array has that stride. */
+  /* infos[0].struct_size (infos->struct_size in the message) is the size of every entry: the
+   * caller's array has that stride. */
   size_t entry = 0;
   if (capacity > 0) {
-    ocal_status status = ocal__filled_check(__func__, "infos[0]", "ocal_device_info", infos,
+    ocal_status status = ocal__filled_check(__func__, "infos", "ocal_device_info", infos,
                                             OCAL__DEVICE_INFO_MIN, sizeof *infos);
     if (status != OCAL_OK) return status;
     entry = infos[0].struct_size;

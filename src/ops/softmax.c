@@ -7,8 +7,16 @@
 
 #include "ops_common.h"
 
-static ocal_status check_float(ocal_buffer b, ocal_dtype want, const char *role,
+/* Checks a floating-point operand: its handle and context as every elementwise call does,
+ * then its type, which must be that of `like` (the input; NULL for the input itself). A
+ * complex buffer is a wrong type here like an integer one (OCAL_TYPE_MISMATCH, ocal/nn.h), not
+ * the elementwise calls' OCAL_UNSUPPORTED, whose message offers the integer types. */
+static ocal_status check_float(ocal_buffer b, ocal_buffer like, const char *role,
                                const char *func) {
+  ocal_status status = ocal__ew_check(b, like ? like->ctx : NULL, role, func);
+  if (status != OCAL_OK && !(status == OCAL_UNSUPPORTED && ocal__dtype_is_complex(b->dtype)))
+    return status;
+  ocal_dtype want = like ? like->dtype : b->dtype;
   if (b->dtype != OCAL_F32 && b->dtype != OCAL_F64 && !ocal__dtype_is_half(b->dtype))
     return ocal__fail(OCAL_TYPE_MISMATCH, func,
                       "%s is %s: this operation takes f32, f64, f16 or bf16", role,
@@ -46,10 +54,8 @@ static ocal_status run(ocal_context ctx, const char *options, const char *kernel
 }
 
 static ocal_status softmax(ocal_buffer x, int axis, ocal_buffer out, int log, const char *func) {
-  ocal_status status = ocal__ew_check(x, NULL, "x", func);
-  if (status == OCAL_OK) status = ocal__ew_check(out, x->ctx, "out", func);
-  if (status == OCAL_OK) status = check_float(x, x->dtype, "x", func);
-  if (status == OCAL_OK) status = check_float(out, x->dtype, "out", func);
+  ocal_status status = check_float(x, NULL, "x", func);
+  if (status == OCAL_OK) status = check_float(out, x, "out", func);
   if (status != OCAL_OK) return status;
   if (out->numel != x->numel)
     return ocal__fail(OCAL_SHAPE_MISMATCH, func,
@@ -94,17 +100,19 @@ ocal_status ocal_log_softmax(ocal_buffer x, int axis, ocal_buffer out) {
 ocal_status ocal_softmax_cross_entropy(ocal_buffer logits, ocal_buffer labels, ocal_buffer loss,
                                        ocal_buffer grad) {
   const char *func = __func__;
-  ocal_status status = ocal__ew_check(logits, NULL, "logits", func);
-  if (status == OCAL_OK) status = ocal__ew_check(labels, logits->ctx, "labels", func);
-  if (status == OCAL_OK && loss) status = ocal__ew_check(loss, logits->ctx, "loss", func);
-  if (status == OCAL_OK && grad) status = ocal__ew_check(grad, logits->ctx, "grad", func);
-  if (status == OCAL_OK) status = check_float(logits, logits->dtype, "logits", func);
-  if (status == OCAL_OK && loss) status = check_float(loss, logits->dtype, "loss", func);
-  if (status == OCAL_OK && grad) status = check_float(grad, logits->dtype, "grad", func);
+  ocal_status status = check_float(logits, NULL, "logits", func);
+  if (status == OCAL_OK) {
+    status = ocal__ew_check(labels, logits->ctx, "labels", func);
+    /* Complex labels are not integers either: the type check below says so. */
+    if (status == OCAL_UNSUPPORTED && ocal__dtype_is_complex(labels->dtype)) status = OCAL_OK;
+  }
+  if (status == OCAL_OK && loss) status = check_float(loss, logits, "loss", func);
+  if (status == OCAL_OK && grad) status = check_float(grad, logits, "grad", func);
   if (status != OCAL_OK) return status;
   if (!loss && !grad)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "loss and grad are both NULL: nothing to compute");
-  if (ocal__dtype_is_float(labels->dtype) || ocal__dtype_is_half(labels->dtype))
+  if (ocal__dtype_is_float(labels->dtype) || ocal__dtype_is_half(labels->dtype) ||
+      ocal__dtype_is_complex(labels->dtype))
     return OCAL_FAIL(OCAL_TYPE_MISMATCH,
                      "labels is %s: class labels must be integers (i32, u32, i64, u64 or u8)",
                      ocal_dtype_name(labels->dtype));
