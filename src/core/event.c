@@ -23,15 +23,16 @@ ocal_status ocal__event_wrap(cl_event cl, ocal_event *out) {
 ocal_status ocal_event_wait(ocal_event event) {
   if (!event) return OCAL_FAIL(OCAL_INVALID_HANDLE, "the event is NULL");
   cl_int err = clWaitForEvents(1, &event->event);
-  if (err != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
-    OCAL_CL_CHECK(NULL, err);
-    return OCAL_OK;
-  }
-  /* The command ended with an error status (its own, or one it inherited from an event it
-   * waited for): CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST alone says neither which nor
-   * what to do, so name the status and where it can come from. */
-  cl_int st = 0;
-  clGetEventInfo(event->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+  if (err != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) OCAL_CL_CHECK(NULL, err);
+  /* The command's own status says whether it ended with an error: NVIDIA's driver returns
+   * CL_SUCCESS from the wait on a user event set to an error status, and
+   * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST alone says neither which status nor what
+   * to do, so the message names the status and where it can come from. */
+  cl_int st = CL_COMPLETE;
+  if (clGetEventInfo(event->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) !=
+      CL_SUCCESS)
+    st = err == CL_SUCCESS ? CL_COMPLETE : CL_INVALID_EVENT;
+  if (st >= 0) return OCAL_OK;
   return OCAL_FAIL(OCAL_OPENCL_ERROR,
                    "the event's command failed with status %s (%d): it did not run to the end, "
                    "so the data it was to move or compute is not there. The status is its own "
