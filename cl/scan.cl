@@ -696,6 +696,18 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
 #error "OCAL_LB_BSCAN is 0, 1 or 2"
 #endif
 
+/* ocal_p combined with ocal_a[ocal_f - 1], ocal_a[ocal_f - 2], ..., ocal_a[0] in that order
+ * (ocal_f ends at 0), eight loads at a time so that they need not wait for the additions. */
+#define OCAL_LB_FOLD_DOWN(NAME, ocal_p, ocal_a, ocal_f)                                            \
+  for (; ocal_f >= 8; ocal_f -= 8) {                                                               \
+    const NAME##_A ocal_a0 = ocal_a[ocal_f - 1], ocal_a1 = ocal_a[ocal_f - 2], ocal_a2 = ocal_a[ocal_f - 3], \
+                   ocal_a3 = ocal_a[ocal_f - 4], ocal_a4 = ocal_a[ocal_f - 5], ocal_a5 = ocal_a[ocal_f - 6], \
+                   ocal_a6 = ocal_a[ocal_f - 7], ocal_a7 = ocal_a[ocal_f - 8];                     \
+    ocal_p = NAME##_op(NAME##_op(NAME##_op(NAME##_op(ocal_p, ocal_a0), ocal_a1), ocal_a2), ocal_a3); \
+    ocal_p = NAME##_op(NAME##_op(NAME##_op(NAME##_op(ocal_p, ocal_a4), ocal_a5), ocal_a6), ocal_a7); \
+  }                                                                                                \
+  while (ocal_f > 0) ocal_p = NAME##_op(ocal_p, ocal_a[--ocal_f]);
+
 #define OCAL_CONTIG_LOOKBACK(NAME)                                                                 \
   __kernel void NAME##_lookback(OCAL_IN_PARAMS,                                                    \
                                 __global NAME##_A *ocal_out, const ulong ocal_ooff, const ulong ocal_R, \
@@ -806,11 +818,13 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
       if (ocal_over) {                                                                             \
         /* More windows slid past than were kept: the window holding the prefix is folded       \
          * first, then the published totals of the tiles after it are read again by the whole   \
-         * group, a window buffer at a time, and folded in increasing tile order by the first   \
-         * work-item (one work-item reading them one by one cost 5x: docs/scan.md). */          \
+         * group, a window buffer at a time (latest tile first, as the windows are kept), and   \
+         * folded in increasing tile order by the first work-item (one work-item reading them   \
+         * one by one cost 5x: docs/scan.md). */                                                 \
         if (ocal_lid == 0) {                                                                       \
           NAME##_A ocal_s = ocal_win[ocal_kp];                                                     \
-          for (uint ocal_k = ocal_kp; ocal_k-- > 0;) ocal_s = NAME##_op(ocal_s, ocal_win[ocal_k]); \
+          uint ocal_f = ocal_kp;                                                                   \
+          OCAL_LB_FOLD_DOWN(NAME, ocal_s, ocal_win, ocal_f)                                        \
           ocal_prefix_l = ocal_s;                                                                  \
         }                                                                                          \
         const uint ocal_cw = ocal_slots * ocal_W;                                                  \
@@ -824,20 +838,13 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
                 ;                                                                                  \
             else                                                                                   \
               ocal_b = ocal_lb_load(ocal_aggs + 2 * (ocal_q0 + ocal_k));                           \
-            OCAL_LB_WBUF[ocal_k] = NAME##_FROM_BITS(ocal_b);                                       \
+            OCAL_LB_WBUF[ocal_n - 1 - ocal_k] = NAME##_FROM_BITS(ocal_b);                          \
           }                                                                                        \
           barrier(CLK_LOCAL_MEM_FENCE);                                                            \
           if (ocal_lid == 0) {                                                                     \
             NAME##_A ocal_s = ocal_prefix_l;                                                       \
-            uint ocal_k = 0;                                                                       \
-            for (; ocal_k + 8 <= ocal_n; ocal_k += 8) {                                            \
-              __local const NAME##_A *ocal_a = OCAL_LB_WBUF + ocal_k;                              \
-              const NAME##_A ocal_a0 = ocal_a[0], ocal_a1 = ocal_a[1], ocal_a2 = ocal_a[2], ocal_a3 = ocal_a[3], \
-                             ocal_a4 = ocal_a[4], ocal_a5 = ocal_a[5], ocal_a6 = ocal_a[6], ocal_a7 = ocal_a[7]; \
-              ocal_s = NAME##_op(NAME##_op(NAME##_op(NAME##_op(ocal_s, ocal_a0), ocal_a1), ocal_a2), ocal_a3); \
-              ocal_s = NAME##_op(NAME##_op(NAME##_op(NAME##_op(ocal_s, ocal_a4), ocal_a5), ocal_a6), ocal_a7); \
-            }                                                                                      \
-            for (; ocal_k < ocal_n; ocal_k++) ocal_s = NAME##_op(ocal_s, OCAL_LB_WBUF[ocal_k]);   \
+            uint ocal_f = ocal_n;                                                                  \
+            OCAL_LB_FOLD_DOWN(NAME, ocal_s, OCAL_LB_WBUF, ocal_f)                                  \
             ocal_prefix_l = ocal_s;                                                                \
           }                                                                                        \
         }                                                                                          \
@@ -846,20 +853,11 @@ uint ocal_shfl_up32(uint ocal_x, uint ocal_d) {
       if (ocal_lid == 0) {                                                                         \
         /* The left fold from the inclusive prefix of tile hi - kp, in increasing tile             \
          * order, so a float result does not depend on which prefix was found: the windows        \
-         * kept are one array, tile hi - kp at ocal_f and the tiles after it below it, read      \
-         * eight at a time so that the loads need not wait for the additions (the fold over     \
-         * windows not kept is done above). */                                                     \
+         * kept are one array, tile hi - kp at ocal_f and the tiles after it below it (the fold  \
+         * over windows not kept is done above). */                                                \
         uint ocal_f = ocal_over ? 0 : ocal_slot * ocal_W + ocal_kp;                                \
-        __local const NAME##_A *ocal_a = OCAL_LB_WBUF;                                             \
-        NAME##_A ocal_p = ocal_over ? ocal_prefix_l : ocal_a[ocal_f];                              \
-        for (; ocal_f >= 8; ocal_f -= 8) {                                                         \
-          const NAME##_A ocal_a0 = ocal_a[ocal_f - 1], ocal_a1 = ocal_a[ocal_f - 2], ocal_a2 = ocal_a[ocal_f - 3], \
-                         ocal_a3 = ocal_a[ocal_f - 4], ocal_a4 = ocal_a[ocal_f - 5], ocal_a5 = ocal_a[ocal_f - 6], \
-                         ocal_a6 = ocal_a[ocal_f - 7], ocal_a7 = ocal_a[ocal_f - 8];               \
-          ocal_p = NAME##_op(NAME##_op(NAME##_op(NAME##_op(ocal_p, ocal_a0), ocal_a1), ocal_a2), ocal_a3); \
-          ocal_p = NAME##_op(NAME##_op(NAME##_op(NAME##_op(ocal_p, ocal_a4), ocal_a5), ocal_a6), ocal_a7); \
-        }                                                                                          \
-        while (ocal_f > 0) ocal_p = NAME##_op(ocal_p, ocal_a[--ocal_f]);                           \
+        NAME##_A ocal_p = ocal_over ? ocal_prefix_l : OCAL_LB_WBUF[ocal_f];                        \
+        OCAL_LB_FOLD_DOWN(NAME, ocal_p, OCAL_LB_WBUF, ocal_f)                                      \
         if (OCAL_LB_SPARSE && ocal_c % OCAL_LB_SPARSE != 0) {                                      \
           /* test only: no inclusive prefix here, so later look-backs walk further */              \
         } else if (ocal_packed) {                                                                  \
