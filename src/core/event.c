@@ -30,8 +30,10 @@ ocal_status ocal_event_wait(ocal_event event) {
    * to do, so the message names the status and where it can come from. */
   cl_int st = CL_COMPLETE;
   if (clGetEventInfo(event->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) !=
-      CL_SUCCESS)
-    st = err == CL_SUCCESS ? CL_COMPLETE : CL_INVALID_EVENT;
+      CL_SUCCESS) {
+    OCAL_CL_CHECK(NULL, err); /* no status to name: the wait's own error, if any */
+    return OCAL_OK;
+  }
   if (st >= 0) return OCAL_OK;
   return OCAL_FAIL(OCAL_OPENCL_ERROR,
                    "the event's command failed with status %s (%d): it did not run to the end, "
