@@ -32,6 +32,9 @@
 # leaves the program out of IMPL's warm pass alone (make check: check_blas, whose time goes to
 # CLBlast's own compiles, which no disk cache holds, and on Intel's runtime, which compiles a
 # binary it loads back again, the programs of ocal's own kernel families: see Makefile.am).
+# The PoCL profiles compile with -cl-opt-disable but for the programs $OCAL_IMPL_OPTIMIZED
+# names (default: check_fft_fourstep and check_sparse, whose kernels lose more time run
+# unoptimised than their compiles save).
 set -u
 
 if [ -n "${OCAL_IMPL_DISABLED:-}" ]; then
@@ -162,6 +165,15 @@ run_job() {
   # keeps the runtime's defaults (docs/measurements.md#intel-vectorizer).
   if [ "$name" = intel ] && [ "$pass" = first ]; then
     extra="CL_CONFIG_CPU_VECTORIZER_MODE=${CL_CONFIG_CPU_VECTORIZER_MODE:-1} $extra"
+  fi
+  # PoCL under a profile compiles without optimisation (-cl-opt-disable through PoCL's
+  # POCL_EXTRA_BUILD_FLAGS, unless the environment sets that), but for the programs
+  # $OCAL_IMPL_OPTIMIZED names: on a cold cache these passes are mostly LLVM's optimiser, and
+  # what they test is the planners' fallbacks under the emulated limits, not the code LLVM
+  # makes (docs/measurements.md#pocl-profiles-unoptimised).
+  if [[ $name == pocl+* ]] && [ -z "${POCL_EXTRA_BUILD_FLAGS+set}" ] &&
+    [[ " ${OCAL_IMPL_OPTIMIZED-check_fft_fourstep check_sparse} " != *" $t "* ]]; then
+    extra="POCL_EXTRA_BUILD_FLAGS=-cl-opt-disable $extra"
   fi
   start=$(date +%s)
   # shellcheck disable=SC2086 # extra is a list of VAR=value words
