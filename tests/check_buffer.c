@@ -523,7 +523,15 @@ END_TEST
 
 /* ---- copies -------------------------------------------------------------------------- */
 
+/* The copy tests run once on each path (loop index 0: ocal's kernel, 1: the driver's
+ * clEnqueueCopyBuffer), whichever the device's rule would take. */
+static void use_copy_path(int i) {
+  ck_assert_int_eq(setenv("OCAL_COPY", i == 0 ? "kernel" : "driver", 1), 0);
+  fixture_reopen();
+}
+
 START_TEST(test_copy) {
+  use_copy_path(_i);
   const size_t n = 10007, s2[] = {1, 10007}, s3[] = {10007, 1, 1};
   float *host = random_elements(OCAL_F32, n, 1000);
   float *noise = random_elements(OCAL_F32, n, 1001);
@@ -566,7 +574,46 @@ START_TEST(test_copy) {
 }
 END_TEST
 
+/* Views at every offset and length against a host copy of the whole buffer: ranges of whole
+ * 4-byte words (16-byte aligned or not, with a tail of 1-3 words) and ranges that are not,
+ * which the kernel path leaves to the driver; the bytes around each range stay as they were. */
+START_TEST(test_copy_offsets) {
+  use_copy_path(_i);
+  const ocal_dtype types[] = {OCAL_U8, OCAL_F16, OCAL_F32, OCAL_C64};
+  const size_t ranges[][3] = {/* source offset, destination offset, length */
+                              {0, 5000, 4099}, {1, 5003, 4097}, {4, 4400, 37}, {3, 801, 129},
+                              {2, 902, 6},     {16, 1040, 64},  {7, 3000, 1},  {0, 9000, 3},
+                              {8, 2004, 40}};
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+    const ocal_dtype d = types[t];
+    const size_t n = 9100, es = ocal_dtype_size(d);
+    unsigned char *host = random_elements(d, n, 1300 + t);
+    ocal_buffer base = NULL;
+    ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, d, 1, &n, host, &base));
+    for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+      const size_t from = ranges[r][0], to = ranges[r][1], len = ranges[r][2];
+      ocal_buffer a = NULL, b = NULL;
+      ck_assert_ocal(ocal_buffer_view(base, from, 1, &len, &a));
+      ck_assert_ocal(ocal_buffer_view(base, to, 1, &len, &b));
+      ck_assert_ocal(ocal_buffer_copy(a, b));
+      memmove(host + to * es, host + from * es, len * es);
+      ck_assert_ocal(ocal_buffer_release(a));
+      ck_assert_ocal(ocal_buffer_release(b));
+      unsigned char *back = read_all(base);
+      char what[96];
+      snprintf(what, sizeof what, "%s copy of %zu from %zu to %zu", ocal_dtype_name(d), len, from,
+               to);
+      assert_elements_equal(back, host, n, es, what);
+      free(back);
+    }
+    free(host);
+    ck_assert_ocal(ocal_buffer_release(base));
+  }
+}
+END_TEST
+
 START_TEST(test_copy_views_of_one_buffer) {
+  use_copy_path(_i);
   const size_t n = 1001, s_a[] = {100}, s_b[] = {10, 10}, s_c[] = {4, 25};
   int64_t *host = random_elements(OCAL_I64, n, 1200);
   ocal_buffer base = NULL, a = NULL, b = NULL, c = NULL, whole = NULL;
@@ -1232,8 +1279,9 @@ int main(void) {
   tcase_add_test(transfers, test_empty_buffers);
   tcase_add_test(transfers, test_ranged_transfers);
   tcase_add_test(transfers, test_nonblocking_transfers);
-  tcase_add_test(transfers, test_copy);
-  tcase_add_test(transfers, test_copy_views_of_one_buffer);
+  tcase_add_loop_test(transfers, test_copy, 0, 2);
+  tcase_add_loop_test(transfers, test_copy_offsets, 0, 2);
+  tcase_add_loop_test(transfers, test_copy_views_of_one_buffer, 0, 2);
   tcase_add_test(transfers, test_copy_errors);
   suite_add_tcase(s, transfers);
 

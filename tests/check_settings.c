@@ -48,6 +48,7 @@ static const row rows[] = {
     {"OCAL_SPMV", "vector3", "stream1024"},
     {"OCAL_SPMV_LOADS", "evict", "cs-nc"},
     {"OCAL_SCAN", "double", "THREE"},
+    {"OCAL_COPY", "dma", "Kernel"},
     {"OCAL_REDUCE_TUNE", "lanes=4", "unroll=4,rows=16"},
     {"OCAL_MPI_CHUNK", "100", "64K"},
     {"OCAL_MPI_SLOTS", "0", "3"},

@@ -104,6 +104,30 @@ static void elementwise(void) {
   ocal_buffer_release(Ob);
 }
 
+/* Copies by ocal's kernel (OCAL_COPY=kernel; the driver's elsewhere on a CPU device): 16-byte
+ * words with a tail, and 4-byte words from a view that is not 16-byte aligned. */
+static void copies(void) {
+  setenv("OCAL_COPY", "kernel", 1);
+  reopen();
+  const size_t n = 103, part = 97;
+  float x[103], got[103];
+  double w[103];
+  ocal_buffer X = upload(n, 1, &n, x), Y = NULL, V = NULL, Z = NULL;
+  CHECK(ocal_buffer_create(ctx, OCAL_F32, 1, &n, &Y));
+  CHECK(ocal_buffer_copy(X, Y));
+  read_back(Y, n, got);
+  for (size_t i = 0; i < n; i++) w[i] = x[i];
+  compare("copy (16-byte words)", got, w, n, 0);
+  CHECK(ocal_buffer_view(X, 5, 1, &part, &V));
+  CHECK(ocal_buffer_create(ctx, OCAL_F32, 1, &part, &Z));
+  CHECK(ocal_buffer_copy(V, Z));
+  read_back(Z, part, got);
+  compare("copy of a view (4-byte words)", got, w + 5, part, 0);
+  ocal_buffer_release(X), ocal_buffer_release(Y), ocal_buffer_release(V), ocal_buffer_release(Z);
+  unsetenv("OCAL_COPY");
+  reopen();
+}
+
 static void reductions(size_t rows, size_t cols) {
   size_t shape[2] = {rows, cols}, n = rows * cols;
   float *x = malloc(n * sizeof *x), out[4096];
@@ -526,6 +550,7 @@ int main(int argc, char **argv) {
     return failures ? 1 : 0;
   }
   elementwise();
+  copies();
   reductions(3, 1001);  /* long rows: several work-groups per row, a second pass */
   reductions(67, 5);    /* many short rows */
   scans(2, 2500);       /* rows longer than a tile */

@@ -130,11 +130,13 @@ OCAL_API ocal_status ocal_buffer_read(ocal_buffer buf, size_t offset, size_t cou
 /** Copies all elements of \p src into \p dst on the device (does not block). Both must have
  * the same dtype and the same number of elements (shapes may differ); they may be views of
  * one buffer only if their ranges do not overlap, or are the same elements (src == dst:
- * nothing to move, OCAL_OK).
+ * nothing to move, OCAL_OK). On GPUs an ocal kernel moves whole 4-byte words, elsewhere the
+ * driver's clEnqueueCopyBuffer (OCAL_COPY chooses otherwise).
  * \param src the buffer to read.
  * \param dst the buffer to write.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_TYPE_MISMATCH; OCAL_SHAPE_MISMATCH;
- *          OCAL_INVALID_ARGUMENT (other contexts, overlap). */
+ *          OCAL_INVALID_ARGUMENT (other contexts, overlap); an OpenCL error when the driver
+ *          refuses the copy. */
 OCAL_API ocal_status ocal_buffer_copy(ocal_buffer src, ocal_buffer dst);
 
 /** Sets every element to \p value (a device kernel; does not block).

@@ -144,6 +144,7 @@ static const int spmv_loads_values[] = {OCAL__SPMV_LOADS_AUTO,  OCAL__SPMV_LOADS
                                         OCAL__SPMV_LOADS_CS_CG};
 static const int scan_values[] = {OCAL__SCAN_AUTO, OCAL__SCAN_SINGLE, OCAL__SCAN_THREE,
                                   OCAL__SCAN_WALK};
+static const int copy_values[] = {OCAL__COPY_AUTO, OCAL__COPY_KERNEL, OCAL__COPY_DRIVER};
 static const int fourstep_values[] = {
     OCAL__FOURSTEP_AUTO, OCAL__FOURSTEP_ON,  OCAL__FOURSTEP_ON,  OCAL__FOURSTEP_ON,
     OCAL__FOURSTEP_ON,   OCAL__FOURSTEP_OFF, OCAL__FOURSTEP_OFF, OCAL__FOURSTEP_OFF,
@@ -254,6 +255,8 @@ static const setting_def defs[] = {
      "auto, plain, or NVIDIA cache hints: cs, nc, cg, cs-nc or cs-cg", NULL},
     {"OCAL_SCAN", WORD, AT(scan), "auto|single|three|walk", scan_values, 0, 0,
      "auto, single, three or walk", NULL},
+    {"OCAL_COPY", WORD, AT(copy), "auto|kernel|driver", copy_values, 0, 0,
+     "auto, kernel or driver", NULL},
     {"OCAL_REDUCE_TUNE", KV, AT(reduce_tune), REDUCE_KEYS, NULL, 0, 0,
      "key=value,... with keys wg, gpc, unroll, onepass, cdiv, cwg, rows, pipe, ld", NULL},
     {"OCAL_MPI_CHUNK", BYTES, AT(mpi_chunk), NULL, NULL, 4096, (long)1 << 30,

@@ -34,6 +34,9 @@ enum { OCAL__FFT_ENV_DEFAULT = 0, OCAL__FFT_ENV_VKFFT = 1, OCAL__FFT_ENV_CLFFT =
 /* Word values of OCAL_SCAN. */
 /* WALK: the single pass built so that look-backs walk far (tests: docs/scan.md#testing). */
 enum { OCAL__SCAN_AUTO = 0, OCAL__SCAN_SINGLE = 1, OCAL__SCAN_THREE = 2, OCAL__SCAN_WALK = 3 };
+/* Word values of OCAL_COPY: device-to-device copies by ocal's kernel on GPUs (auto), always,
+ * or never (the driver's clEnqueueCopyBuffer). */
+enum { OCAL__COPY_AUTO = 0, OCAL__COPY_KERNEL = 1, OCAL__COPY_DRIVER = 2 };
 /* OCAL_FFT_FOURSTEP: the four-step kernels offered by the device rule, then measured against
  * VkFFT (auto); never; for every shape they take; for every shape they take, measured. */
 enum {
@@ -87,6 +90,7 @@ typedef struct ocal__settings {
   char spmv[16];            /* OCAL_SPMV: a kernel name, "" for the rule */
   int spmv_loads;           /* OCAL_SPMV_LOADS: OCAL__SPMV_LOADS_*, cache hints of the SpMV loads */
   int scan;                 /* OCAL_SCAN: OCAL__SCAN_*, the plan of long contiguous scans */
+  int copy;                 /* OCAL_COPY: OCAL__COPY_*, how ocal_buffer_copy moves memory */
   char reduce_tune[128];    /* OCAL_REDUCE_TUNE: "key=value,..." */
   /* libocal-mpi's settings: validated with the others, read by libocal-mpi through the
    * public ocal_setting_get (it is a library of its own, over the public API). */
