@@ -7,6 +7,7 @@
 EXTRA_DIST += bench/experiments/README.md
 
 OCAL_EXPERIMENTS = \
+	bench/experiments/cluster_probe \
 	bench/experiments/fft_fourstep_probe \
 	bench/experiments/fft_tune \
 	bench/experiments/gemm_dmma_probe \
@@ -25,6 +26,9 @@ CLEANFILES += $(OCAL_EXPERIMENTS)
 
 # Plain OpenCL and the ICD loader (not libocal): bench/experiments/cl_probe.h.
 EXPERIMENT_CL_CFLAGS = $(AM_CFLAGS) $(OPENCL_CFLAGS)
+nodist_bench_experiments_cluster_probe_SOURCES = bench/experiments/cluster_probe.c
+bench_experiments_cluster_probe_CFLAGS = $(EXPERIMENT_CL_CFLAGS)
+bench_experiments_cluster_probe_LDADD = $(OPENCL_LIBS)
 nodist_bench_experiments_fft_fourstep_probe_SOURCES = bench/experiments/fft_fourstep_probe.c
 bench_experiments_fft_fourstep_probe_CFLAGS = $(EXPERIMENT_CL_CFLAGS)
 bench_experiments_fft_fourstep_probe_LDADD = $(OPENCL_LIBS)
