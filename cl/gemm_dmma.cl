@@ -21,6 +21,8 @@
  *   -DVEC=1: every offset, leading dimension and batch stride is even, so that an operand whose
  *     stored rows are the local tile's rows (A with TA=1, B with TB=0) moves in 16-byte pieces
  *     and C is written in 16-byte pieces; else 8-byte ones.
+ *   -DA_MK=0|1: A kept in its stored m x k layout (below); the default where that applies (TA=0,
+ *     VEC=1, BK=8).
  *   -DRASTER=G (0: off): blocks run down groups of G block rows, so that what runs at once
  *     shares A's and B's panels in L2.
  *   -DSMEM_ADDR, -DASM_KW, -DINL, -DMMA_EMULATE=1: as in cl/gemm_mma.cl (the emulation runs the
@@ -31,7 +33,13 @@
  * Inside a warp, the 8 rows (columns) a fragment's lane groups read are spaced 2 apart, so
  * that a lane's fragments of two neighbouring row (column) groups are one 16-byte local load;
  * a row stride of BM (BN) + 4 doubles puts the 8 lanes of each quarter warp on distinct banks.
- * The same spacing gives each lane 4 consecutive columns of C per row. */
+ * The same spacing gives each lane 4 consecutive columns of C per row.
+ *
+ * A_MK: an A stored m x k (TA=0) would be transposed by 8-byte copies, which move half as
+ * many bytes a copy as the 16-byte ones; instead its tile keeps the stored layout, rows of
+ * BK = 8 doubles, two rows a 128-byte line, and moves in 16-byte pieces. The 16-byte chunks of
+ * line L sit XOR-swizzled by 2 (L mod 4), so that the 16 lanes of a half warp, which read one
+ * k column of rows 2 apart, hit 8 distinct chunks (mk_off). */
 
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
@@ -109,10 +117,21 @@
 
 #include "gemm_tc_common.cl"
 
-/* Local tiles, k-major, rows padded by 4 doubles (see above). */
+#ifndef A_MK
+#define A_MK (!TA && VEC && BK == 8)
+#endif
+#if A_MK && (TA || !VEC || BK != 8)
+#error "A_MK takes TA=0, VEC=1 and BK=8"
+#endif
+
+/* Local tiles, k-major, rows padded by 4 doubles (see above); A's m x k where A_MK. */
 #define SA (BM + 4)
 #define SB (BN + 4)
+#if A_MK
+#define A_TILE (BM * BK)
+#else
 #define A_TILE (BK * SA)
+#endif
 #define B_TILE (BK * SB)
 #define STAGE (A_TILE + B_TILE)
 /* Stages past LOCAL_MAX bytes are dropped, one at a time. */
@@ -162,7 +181,7 @@
 
 /* Elements an operand's copy moves at once: 2 (16 bytes) where its stored rows are the local
  * tile's k rows and VEC says pieces are aligned, else 1 (8 bytes, also the transposing copy). */
-#define WA (TA && VEC ? 2 : 1)
+#define WA ((TA || A_MK) && VEC ? 2 : 1)
 #define WB (!TB && VEC ? 2 : 1)
 #define PA (BM * BK / WA)
 #define PB (BN * BK / WB)
@@ -239,7 +258,8 @@ INL void emu_mma(double *d, const double *a, const double *b, __local double *em
 #define CP_COMMIT()
 #define CP_WAIT(n)
 #else
-/* W is a constant expression: the branch folds at build time. */
+/* W is a constant expression: the branch folds at build time. Both sizes go through L1
+ * (.ca): 16-byte .cg copies read L2 at half the rate on an H200 (docs/tensor-cores.md). */
 #define CP_ASYNC(W, dst, src, nv)                                                              \
   do {                                                                                         \
     if ((W) == 2) CP_ASYNC_2(dst, src, nv);                                                    \
@@ -251,7 +271,7 @@ INL void emu_mma(double *d, const double *a, const double *b, __local double *em
       : "r"(dst), "l"((ulong)(src)), "r"((nv) * 8u)                                            \
       : "memory")
 #define CP_ASYNC_2(dst, src, nv)                                                               \
-  ASM("cp.async.cg.shared.global [%0], [%1], 16, %2;"                                         \
+  ASM("cp.async.ca.shared.global [%0], [%1], 16, %2;"                                         \
       :                                                                                        \
       : "r"(dst), "l"((ulong)(src)), "r"((nv) * 8u)                                            \
       : "memory")
@@ -268,8 +288,16 @@ INL void emu_mma(double *d, const double *a, const double *b, __local double *em
 #define EMU_SM_ARG
 #endif
 
+/* The byte offset of A(mm, kk) in an A_MK tile: line mm / 2, 16-byte chunk 4 (mm % 2) + kk / 2
+ * XOR-swizzled by 2 (line mod 4). */
+INL uint mk_off(const uint mm, const uint kk) {
+  const uint chunk = (((mm & 1u) << 2) | (kk >> 1)) ^ (((mm >> 1) & 3u) << 1);
+  return (mm >> 1) * 128u + chunk * 16u + (kk & 1u) * 8u;
+}
+
 /* Copies k step kb of A and B into the stage at shared addresses sa, sb (local tiles As[k][m],
- * Bs[k][n]). Pieces are numbered so that consecutive work-items read consecutive addresses. */
+ * or A's m x k where A_MK, and Bs[k][n]). Pieces are numbered so that consecutive work-items
+ * read consecutive addresses. */
 INL void issue_tiles(__global const double *a, const uint lda, __global const double *b,
                      const uint ldb, const uint row0, const uint col0, const uint kb,
                      const uint m, const uint n, const uint kend, const uint lid, const uint sa,
@@ -283,13 +311,21 @@ INL void issue_tiles(__global const double *a, const uint lda, __global const do
     const uint gk = kb + kk, gm = row0 + mm;
     const uint nv = gk < kend && gm < m ? min((uint)WA, m - gm) : 0u;
     __global const double *src = nv ? a + (ulong)gk * lda + gm : a;
+    const uint dst = (kk * SA + mm) * 8u;
+#elif A_MK /* stored m x k, kept so: two k a piece */
+    const uint mm = p / (BK / 2), kk = (p % (BK / 2)) * 2;
+    const uint gk = kb + kk, gm = row0 + mm;
+    const uint nv = gk < kend && gm < m ? min(2u, kend - gk) : 0u;
+    __global const double *src = nv ? a + (ulong)gm * lda + gk : a;
+    const uint dst = mk_off(mm, kk);
 #else /* stored m x k: one element, transposed */
     const uint mm = p / BK, kk = p % BK;
     const uint gk = kb + kk, gm = row0 + mm;
     const uint nv = gk < kend && gm < m ? 1u : 0u;
     __global const double *src = nv ? a + (ulong)gm * lda + gk : a;
+    const uint dst = (kk * SA + mm) * 8u;
 #endif
-    CP_ASYNC(WA, sa + (kk * SA + mm) * 8u, src, nv);
+    CP_ASYNC(WA, sa + dst, src, nv);
   }
 #pragma unroll
   for (int i = 0; i < NPB; i++) {
@@ -310,6 +346,11 @@ INL void issue_tiles(__global const double *a, const uint lda, __global const do
   }
 }
 
+/* A(mm, kk) of an A_MK tile. */
+INL double a_mk(__local const double *as, const uint mm, const uint kk) {
+  return *(__local const double *)((__local const uchar *)as + mk_off(mm, kk));
+}
+
 /* A warp's products for one stage. acc[r][c] is row group r, column group c: lane (g, t)
  * holds its rows wr + 16 (r / 2) + 2 g + r % 2, columns wc + 16 (c / 2) + 2 (2 t + e) + c % 2
  * for e = 0, 1. */
@@ -325,9 +366,14 @@ INL void mma_stage(__local const double *as, __local const double *bs, const uin
 #if !A_BY_ROWS
 #pragma unroll
       for (uint r = 0; r < RG; r += 2) {
+#if A_MK
+        af[r][q] = a_mk(as, wr + 8 * r + 2 * g, kk);
+        af[r + 1][q] = a_mk(as, wr + 8 * r + 2 * g + 1, kk);
+#else
         const double2 v = *(__local const double2 *)(as + kk * SA + wr + 8 * r + 2 * g);
         af[r][q] = v.s0;
         af[r + 1][q] = v.s1;
+#endif
       }
 #endif
 #pragma unroll
@@ -343,10 +389,15 @@ INL void mma_stage(__local const double *as, __local const double *bs, const uin
       if (r % 2 == 0)
 #pragma unroll
         for (uint q = 0; q < KQ; q++) {
+#if A_MK
+          af[r][q] = a_mk(as, wr + 8 * r + 2 * g, ks + 4 * q + t);
+          af[r + 1][q] = a_mk(as, wr + 8 * r + 2 * g + 1, ks + 4 * q + t);
+#else
           const double2 v =
               *(__local const double2 *)(as + (ks + 4 * q + t) * SA + wr + 8 * r + 2 * g);
           af[r][q] = v.s0;
           af[r + 1][q] = v.s1;
+#endif
         }
 #endif
 #pragma unroll

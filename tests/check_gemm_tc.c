@@ -641,14 +641,14 @@ START_TEST(test_f64_cases) {
 }
 END_TEST
 
-/* Every block of the f64 engine's table for compute capability 9.0 (Hopper's m16n8k* shapes,
- * the sm_90a builds), run through ocal__gemm_dmma_enqueue_variant: real on a device of 9.0 or
- * more whose probe passes for f64, else emulated (OCAL_GEMM_TC_EMULATE=1), which is how the
- * instructions' fragment layouts are checked without one; test_f64_cases runs only the table
- * of the device at hand. One product a block of an instruction no earlier block took: TT at
- * an even shape (A and B in 16-byte pieces, 16-byte stores), NN and TN at odd ones (A
- * transposed on the way in; A in 8-byte pieces), which test_f64_cases then leaves out when
- * emulated. */
+/* Every block of the f64 engine's table for compute capability 9.0 (Hopper's m16n8k* shapes),
+ * run through ocal__gemm_dmma_enqueue_variant: real on a device of 9.0 or more whose probe
+ * passes for f64, else emulated (OCAL_GEMM_TC_EMULATE=1), which is how the instructions'
+ * fragment layouts are checked without one; test_f64_cases runs only the table of the device
+ * at hand. One product a block, each on copy paths test_f64_cases leaves out when emulated:
+ * TT at an even shape (A in 16-byte pieces, B transposed on the way in, 16-byte stores); NN
+ * with A's rows padded to an even stride and k odd (A kept m x k, its last piece half
+ * outside the k range). */
 START_TEST(test_f64_hopper_blocks) {
   if (f64_skipped("test_f64_hopper_blocks")) return;
   int emulated = !device_has_f64_tc();
@@ -667,15 +667,13 @@ START_TEST(test_f64_hopper_blocks) {
   static const struct {
     int ta, tb;
     size_t m, n, k;
-  } cases[OCAL__DMMA_BLOCKS] = {{1, 1, 68, 46, 50}, {0, 0, 67, 45, 50}, {1, 0, 67, 45, 50}};
+  } cases[OCAL__DMMA_BLOCKS] = {{1, 1, 68, 46, 50}, {0, 0, 68, 46, 49}};
   for (int which = 0; which < OCAL__DMMA_BLOCKS; which++) {
     const ocal__dmma_variant *v = ocal__gemm_dmma_variant(90, which);
-    int seen = 0; /* a shape an earlier block checked: its fragment layouts are known good */
-    for (int e = 0; e < which; e++) seen |= ocal__gemm_dmma_variant(90, e)->shape == v->shape;
-    if (seen) continue;
     const int ta = cases[which].ta, tb = cases[which].tb;
     const size_t m = cases[which].m, n = cases[which].n, k = cases[which].k;
-    const size_t na = m * k, nb = k * n, nc = m * n;
+    const size_t lda = ta ? m : k + k % 2; /* even: the 16-byte paths */
+    const size_t na = (ta ? k : m) * lda, nb = k * n, nc = m * n;
     double *h = malloc(sizeof(double) * (na + nb + 4 * nc));
     ck_assert_ptr_nonnull(h);
     uint64_t st = 4242 + (uint64_t)which;
@@ -687,7 +685,8 @@ START_TEST(test_f64_hopper_blocks) {
       for (size_t j = 0; j < n; j++) {
         long double sum = 0, mag = 0;
         for (size_t p = 0; p < k; p++) {
-          long double x = ta ? a[p * m + i] : a[i * k + p], y = tb ? b[j * k + p] : b[p * n + j];
+          long double x = ta ? a[p * lda + i] : a[i * lda + p];
+          long double y = tb ? b[j * k + p] : b[p * n + j];
           sum += x * y, mag += fabsl(x * y);
         }
         ref[i * n + j] = (double)(1.5L * sum - 0.5L * c0[i * n + j]);
@@ -701,7 +700,7 @@ START_TEST(test_f64_hopper_blocks) {
     cl_mem mc = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nc * 8,
                                (void *)c0, &e3);
     ck_assert(e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS);
-    ocal__tc_launch L = {OCAL_F64, ta, tb, m, n, k, 1, ma, mb, mc, 0, ta ? m : k, 0, 0,
+    ocal__tc_launch L = {OCAL_F64, ta, tb, m, n, k, 1, ma, mb, mc, 0, lda, 0, 0,
                          tb ? k : n, 0, 0, n, 0, 1.5, -0.5, k, 1};
     int not_built = 0;
     ck_assert_ocal(ocal__gemm_dmma_enqueue_variant(fixture_ctx, spell, v, &L, &not_built));

@@ -17,6 +17,7 @@ OCAL_EXPERIMENTS = \
 	bench/experiments/gemm_splitk \
 	bench/experiments/gemm_transposes \
 	bench/experiments/gemm_wgmma_probe \
+	bench/experiments/l2_probe \
 	bench/experiments/launch_probe \
 	bench/experiments/scan_probe \
 	bench/experiments/stream_probe \
@@ -38,6 +39,9 @@ bench_experiments_gemm_f32_probe_LDADD = $(OPENCL_LIBS) -lm
 nodist_bench_experiments_gemm_mma_probe_SOURCES = bench/experiments/gemm_mma_probe.c
 bench_experiments_gemm_mma_probe_CFLAGS = $(EXPERIMENT_CL_CFLAGS)
 bench_experiments_gemm_mma_probe_LDADD = $(OPENCL_LIBS) -lm
+nodist_bench_experiments_l2_probe_SOURCES = bench/experiments/l2_probe.c
+bench_experiments_l2_probe_CFLAGS = $(EXPERIMENT_CL_CFLAGS)
+bench_experiments_l2_probe_LDADD = $(OPENCL_LIBS)
 nodist_bench_experiments_launch_probe_SOURCES = bench/experiments/launch_probe.c
 bench_experiments_launch_probe_CFLAGS = $(EXPERIMENT_CL_CFLAGS)
 bench_experiments_launch_probe_LDADD = $(OPENCL_LIBS)

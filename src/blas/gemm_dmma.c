@@ -17,15 +17,15 @@
 #define DMMA_SM90A_LOCAL_MAX 232448u /* the hardware's 227 KiB, for programs built from PTX */
 #define DMMA_LOCAL_RESERVE 1024u /* kept free for what the compiler adds (gemm_tc.c says why) */
 
-/* Per instruction set, the engine's three blocks (OCAL__DMMA_SMALL, _MID, _BIG): the fastest
- * of bench/experiments/gemm_dmma_probe's variants on an H100 at 1024^3, 4096^3 and 8192^3
- * (docs/tensor-cores.md). Hopper's m16n8k* shapes ran half again as fast as m8n8k4 there. */
-static const ocal__dmma_variant sm80[3] = {{64, 64, 8, 2, 2, 884, 4, 8, 0},
-                                           {128, 64, 8, 2, 2, 884, 3, 8, 0},
-                                           {128, 64, 8, 2, 2, 884, 3, 8, 0}};
-static const ocal__dmma_variant sm90[3] = {{64, 64, 8, 2, 2, 1688, 4, 8, 0},
-                                           {128, 64, 8, 2, 2, 1688, 3, 8, 0},
-                                           {128, 128, 8, 2, 4, 1684, 2, 8, 0}};
+/* Per instruction set, the engine's two blocks (OCAL__DMMA_SMALL, _MID): the fastest of
+ * bench/experiments/gemm_dmma_probe's variants at 1024^3 and at 4096^3 and 8192^3
+ * (docs/tensor-cores.md). Hopper's m16n8k* shapes ran half again as fast as m8n8k4 on an H100;
+ * with A kept m x k in local memory (cl/gemm_dmma.cl, A_MK), 128 x 64 blocks beat 128 x 128
+ * ones at 8192^3 too, on an H200. */
+static const ocal__dmma_variant sm80[OCAL__DMMA_BLOCKS] = {{64, 64, 8, 2, 2, 884, 4, 8, 0},
+                                                           {128, 64, 8, 2, 2, 884, 3, 8, 0}};
+static const ocal__dmma_variant sm90[OCAL__DMMA_BLOCKS] = {{64, 64, 8, 2, 2, 1688, 4, 8, 0},
+                                                           {128, 64, 8, 2, 2, 1688, 3, 8, 0}};
 
 const ocal__dmma_variant *ocal__gemm_dmma_variant(unsigned cc, int which) {
   return cc >= 90 ? &sm90[which] : &sm80[which];
@@ -39,14 +39,12 @@ static size_t blocks_of(size_t bm, size_t bn, size_t m, size_t n, size_t batch) 
   return ocal__ceil_div(m, bm) * ocal__ceil_div(n, bn) * batch;
 }
 
-/* The small block where 128 x 128 blocks would leave compute units idle; the large one for
- * outputs beyond 4096^2, where the 128 x 64 block lost a tenth to it (8192^3), the 128 x 64
- * one between (a tenth ahead at 4096^3). */
+/* The small block where 128 x 128 blocks would leave compute units idle, else the 128 x 64
+ * one. */
 int ocal__gemm_dmma_block(ocal_context ctx, size_t m, size_t n, size_t batch) {
   if (blocks_of(128, 128, m, n, batch) < ocal__context_info(ctx)->compute_units)
     return OCAL__DMMA_SMALL;
-  return (double)m * (double)n * (double)batch <= 4096.0 * 4096.0 ? OCAL__DMMA_MID
-                                                                   : OCAL__DMMA_BIG;
+  return OCAL__DMMA_MID;
 }
 
 ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int which,

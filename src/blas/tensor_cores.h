@@ -39,7 +39,7 @@ ocal_status ocal__gemm_tc_enqueue(ocal_context ctx, const char *spell,
                                   const ocal__tc_launch *launch, int *not_built);
 /* The f64 kernel's blocks (gemm_dmma.c): which one an m x n output (x batch) takes, and the
  * build of it (or the one found) for the launch, enqueued; *not_built as above. */
-enum { OCAL__DMMA_SMALL, OCAL__DMMA_MID, OCAL__DMMA_BIG, OCAL__DMMA_BLOCKS };
+enum { OCAL__DMMA_SMALL, OCAL__DMMA_MID, OCAL__DMMA_BLOCKS };
 int ocal__gemm_dmma_block(ocal_context ctx, size_t m, size_t n, size_t batch);
 ocal_status ocal__gemm_dmma_enqueue(ocal_context ctx, const char *spell, int which,
                                     const ocal__tc_launch *launch, int *not_built);
