@@ -594,6 +594,19 @@ START_TEST(test_scalar_on_either_side) {
   ck_assert_ocal_fails(ocal_binary_scalar(OCAL_BINARY_ADD, bi, 256, bi), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_binary_scalar(OCAL_BINARY_ADD, bi, -1, bi), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_binary_scalar(OCAL_BINARY_ADD, bx, 1, bi), OCAL_TYPE_MISMATCH);
+  /* An f32 buffer takes scalars within f32's range, and infinities as given. */
+  ck_assert_ocal_fails(ocal_scale(1e300, bx), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "beyond f32's range") != NULL, "%s", ocal_last_error());
+  ck_assert_ocal_fails(ocal_axpy(-1e39, bx, by), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_binary_scalar(OCAL_BINARY_MUL, bx, 1e300, by), OCAL_INVALID_ARGUMENT);
+  got = fetch(bx);
+  for (size_t i = 0; i < n; i++) ck_assert_float_eq(got[i], -3.0f * x[i]); /* unchanged */
+  free(got);
+  ck_assert_ocal(ocal_binary_scalar(OCAL_BINARY_MUL, bx, INFINITY, by));
+  got = fetch(by);
+  for (size_t i = 0; i < n; i++)
+    if (x[i] != 0.0f) ck_assert(isinf(got[i]) && (got[i] > 0) == (-3.0f * x[i] > 0));
+  free(got);
   ocal_buffer_release(bi);
   ocal_buffer_release(bx);
   ocal_buffer_release(by);

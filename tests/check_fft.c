@@ -446,6 +446,11 @@ START_TEST(test_errors) {
   d.in_place = 1;
   ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &d, &plan), OCAL_INVALID_ARGUMENT);
   ck_assert_msg(strstr(ocal_last_error(), "C2C only") != NULL, "%s", ocal_last_error());
+  d.kind = OCAL_FFT_C2C;
+  d.in_place = 2;
+  ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &d, &plan), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "in_place is 2") != NULL, "%s", ocal_last_error());
+  d.kind = OCAL_FFT_R2C;
   d.in_place = 0;
   d.precision = OCAL_I32;
   ck_assert_ocal_fails(ocal_fft_plan_create(fixture_ctx, &d, &plan), OCAL_INVALID_ARGUMENT);

@@ -1126,6 +1126,10 @@ START_TEST(test_cg_callback_and_failures) {
   o.struct_size = sizeof o;
   o.rtol = -1;
   ck_assert_ocal_fails(ocal_cg(&op, b, x, &o, &res), OCAL_INVALID_ARGUMENT);
+  ocal_cg_options_init(&o);
+  o.use_x0 = 3;
+  ck_assert_ocal_fails(ocal_cg(&op, b, x, &o, &res), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "use_x0 is 3"));
   ck_assert_ocal_fails(ocal_cg(NULL, b, x, NULL, &res), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_cg(&op, b, NULL, NULL, &res), OCAL_INVALID_HANDLE);
   size_t n2 = n - 1;

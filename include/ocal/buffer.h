@@ -100,6 +100,7 @@ OCAL_API ocal_status ocal_buffer_release(ocal_buffer buf);
  * \param shape ndim sizes.
  * \param view receives the view, owned by the caller (ocal_buffer_release).
  * \returns OCAL_OK; OCAL_SHAPE_MISMATCH when the range does not fit inside buf;
+ *          OCAL_OVERFLOW when the shape's element count overflows size_t;
  *          OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT. */
 OCAL_API ocal_status ocal_buffer_view(ocal_buffer buf, size_t offset, int ndim,
                                       const size_t *shape, ocal_buffer *view);

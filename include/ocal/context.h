@@ -36,8 +36,8 @@ typedef enum ocal_gemm_precision {
                                          the sums stay f32 */
 } ocal_gemm_precision;
 
-/** Short name of a GEMM precision ("default", "fp32", "tf32": the values OCAL_GEMM_PRECISION
- * takes).
+/** Short name of a GEMM precision: "fp32" or "tf32" (the values OCAL_GEMM_PRECISION takes),
+ * "default" for OCAL_GEMM_PRECISION_DEFAULT.
  * \param precision any value.
  * \returns a static string; "invalid" for a value that is not an ocal_gemm_precision. */
 OCAL_API const char *ocal_gemm_precision_name(ocal_gemm_precision precision);
@@ -52,7 +52,9 @@ typedef struct ocal_context_options {
   int profiling;          /**< 1: create the queue with CL_QUEUE_PROFILING_ENABLE; 0 not */
   int disk_cache;         /**< 1 on, 0 off, -1 (default): on unless OCAL_CACHE=0 */
   const char *cache_dir;  /**< NULL (default): $OCAL_CACHE_DIR, else $XDG_CACHE_HOME/ocal,
-                               else ~/.cache/ocal */
+                               else ~/.cache/ocal; created if missing. Best effort: a path
+                               that cannot be used (a file, not writable) only means that
+                               nothing is stored (`ocal doctor` says why) */
   int fp64;               /**< 1 use fp64 where the device has it, 0 act as if the device had
                                none (to test a program's fallback on a machine that has fp64),
                                -1 (default): on unless OCAL_FP64=0 */

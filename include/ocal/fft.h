@@ -136,7 +136,8 @@ typedef struct ocal_fft_desc {
   ocal_dtype precision;    /**< OCAL_F32 (default) or OCAL_F64; OCAL_C32 and OCAL_C64 are
                                 taken to mean the same */
   int in_place;            /**< 1: execute with out == in (C2C only); 0 (default): out of
-                                place, in and out must not overlap */
+                                place, in and out must not overlap; other values are
+                                refused */
   ocal_fft_norm norm;      /**< default OCAL_FFT_NORM_BACKWARD */
   ocal_fft_engine engine;  /**< default OCAL_FFT_ENGINE_DEFAULT */
 } ocal_fft_desc;

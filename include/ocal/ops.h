@@ -24,7 +24,9 @@
  * a partial overlap (two different views of one range) is an error.
  *
  * Scalars are passed as double and converted to the buffers' element type; for an integer
- * type the scalar must be a whole number within the type's range, else OCAL_INVALID_ARGUMENT. */
+ * type the scalar must be a whole number within the type's range, and for f32, f16 and bf16
+ * (computed in f32) a finite scalar must lie within f32's range (an infinity is taken as
+ * given), else OCAL_INVALID_ARGUMENT. */
 #ifndef OCAL_OPS_H
 #define OCAL_OPS_H
 

@@ -239,7 +239,8 @@ typedef struct ocal_cg_options {
   size_t max_iter;         /**< iteration limit; 0 (default) means 10 * n, as SciPy */
   ocal_cg_precond precond; /**< default OCAL_PRECOND_NONE */
   ocal_buffer diagonal;    /**< Jacobi: the diagonal of A (n elements), or NULL */
-  int use_x0;              /**< 1: x holds the initial guess; 0 (default): start from 0 */
+  int use_x0;              /**< 1: x holds the initial guess; 0 (default): start from 0;
+                                other values are refused */
 } ocal_cg_options;
 
 /** What ocal_cg did. The library fills it; set struct_size = sizeof(ocal_cg_result) before

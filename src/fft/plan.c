@@ -173,7 +173,9 @@ static ocal_status canonical(ocal_context ctx, const ocal_fft_desc *in, ocal_fft
         OCAL_UNSUPPORTED, f, "a double-precision FFT needs fp64, which device '%s' %s",
         ocal__context_info(ctx)->name,
         ocal__context_info(ctx)->has_fp64 ? "has but the context turned off" : "does not have");
-  d->in_place = d->in_place != 0;
+  if (d->in_place != 0 && d->in_place != 1)
+    return ocal__fail(OCAL_INVALID_ARGUMENT, f,
+                      "in_place is %d; use 1 (out == in) or 0 (out of place)", d->in_place);
   if (d->in_place && d->kind != OCAL_FFT_C2C)
     return ocal__fail(OCAL_INVALID_ARGUMENT, f,
                       "in-place transforms are C2C only: an %s transform changes the element "

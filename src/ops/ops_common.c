@@ -1,4 +1,5 @@
 /* ocal — helpers shared by the elementwise operations. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +74,11 @@ ocal_status ocal__ew_scalar(double v, ocal_dtype t, unsigned char out[8], const 
    * first, as PyTorch keeps a Python scalar in the operation's compute type). */
   if (t == OCAL_F32 || ocal__dtype_is_half(t)) {
     float f = (float)v;
+    if (isinf(f) && isfinite(v)) /* a finite value would become inf without a word */
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "the scalar %.17g is beyond f32's range (magnitude at most %.9g), in "
+                        "which %s is computed; pass a smaller value, or an infinity itself",
+                        v, (double)FLT_MAX, ocal_dtype_name(t));
     memcpy(out, &f, sizeof f);
     return OCAL_OK;
   }

@@ -25,7 +25,8 @@ ocal_status ocal__ew_check(ocal_buffer buf, ocal_context ctx, const char *role, 
 ocal_status ocal__ew_check_alias(ocal_buffer in, ocal_buffer out, const char *func);
 
 /* Converts a scalar to one element of type t in out (8 bytes; an f32 for the half types);
- * fails for an integer type unless the value is a whole number in range. */
+ * fails for an integer type unless the value is a whole number in range, and for f32 and the
+ * half types when a finite value is beyond f32's range. */
 ocal_status ocal__ew_scalar(double v, ocal_dtype t, unsigned char out[8], const char *func);
 
 /* True when every buffer's first element sits at a multiple of 4 elements (4-wide loads). */

@@ -176,6 +176,10 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
   if (o.precond != OCAL_PRECOND_NONE && o.precond != OCAL_PRECOND_JACOBI)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "precond is %d; use OCAL_PRECOND_NONE or _JACOBI",
                      (int)o.precond);
+  if (o.use_x0 != 0 && o.use_x0 != 1)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "use_x0 is %d; use 1 (x holds the initial guess) or 0 (start from 0)",
+                     o.use_x0);
   int jacobi = o.precond == OCAL_PRECOND_JACOBI;
   if (jacobi && o.diagonal == NULL && a->csr == NULL)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
