@@ -1,6 +1,7 @@
 /* What the plain-OpenCL probes of bench/ (not linked with libocal) share: DIE, which ends the
  * program with a message; OK, which dies when an OpenCL call fails, naming it; read_text, a
- * whole file as a NUL-terminated string (or death). */
+ * whole file as a NUL-terminated string (or death); open_gpu, the first GPU with a context and
+ * an in-order queue (or death). */
 #ifndef OCAL_BENCH_CL_PROBE_H
 #define OCAL_BENCH_CL_PROBE_H
 
@@ -30,6 +31,23 @@ static inline char *read_text(const char *path) {
   s[len] = 0;
   fclose(f);
   return s;
+}
+
+/* The first GPU of any platform, a context on it and a queue with `queue_props`. */
+static inline void open_gpu(cl_command_queue_properties queue_props, cl_device_id *dev,
+                            cl_context *ctx, cl_command_queue *q) {
+  cl_platform_id plats[8];
+  cl_uint np = 0;
+  OK(clGetPlatformIDs(8, plats, &np));
+  int found = 0;
+  for (cl_uint i = 0; i < np && !found; i++)
+    found = clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_GPU, 1, dev, NULL) == CL_SUCCESS;
+  if (!found) DIE("no GPU");
+  cl_int err;
+  *ctx = clCreateContext(NULL, 1, dev, NULL, NULL, &err);
+  OK(err);
+  *q = clCreateCommandQueue(*ctx, *dev, queue_props, &err);
+  OK(err);
 }
 
 #endif

@@ -129,18 +129,8 @@ static int run(cl_program p, const char *name) {
 }
 
 int main(void) {
-  cl_platform_id plats[8];
-  cl_uint np = 0;
-  OK(clGetPlatformIDs(8, plats, &np));
-  int found = 0;
-  for (cl_uint i = 0; i < np && !found; i++)
-    found = clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_GPU, 1, &dev, NULL) == CL_SUCCESS;
-  if (!found) DIE("no GPU");
+  open_gpu(0, &dev, &ctx, &q);
   cl_int err;
-  ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-  OK(err);
-  q = clCreateCommandQueue(ctx, dev, 0, &err);
-  OK(err);
   cl_program p = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
   OK(err);
   if (clBuildProgram(p, 1, &dev, NULL, NULL, NULL) != CL_SUCCESS) {

@@ -139,18 +139,8 @@ static cl_kernel build(const char *name, int u, int gcopies) {
 }
 
 int main(int argc, char **argv) {
-  cl_platform_id plats[8];
-  cl_uint np = 0;
-  OK(clGetPlatformIDs(8, plats, &np));
-  int found = 0;
-  for (cl_uint i = 0; i < np && !found; i++)
-    found = clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_GPU, 1, &dev, NULL) == CL_SUCCESS;
-  if (!found) DIE("no GPU");
+  open_gpu(CL_QUEUE_PROFILING_ENABLE, &dev, &ctx, &q);
   cl_int err;
-  ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-  OK(err);
-  q = clCreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &err);
-  OK(err);
   cl_uint cus;
   OK(clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL));
   static const unsigned def_mib[] = {8, 16, 32, 1024};
