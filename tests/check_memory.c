@@ -6,9 +6,11 @@
  * OpenCL user events, so "still pending" is a fact of the test, not a matter of timing. */
 #include "fixture.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static ocal_context make_ctx(int pool, int64_t pool_limit, int64_t memory_limit, int staging) {
@@ -194,6 +196,52 @@ START_TEST(test_no_reuse_while_pending) {
   ck_assert_ocal(ocal_buffer_read(c, 0, n, back, NULL));
   assert_bytes_equal(back, host, n, "after the pending transfer");
   ck_assert_ocal(ocal_buffer_release(c));
+  free(host);
+  free(back);
+  ck_assert_ocal(ocal_context_release(ctx));
+}
+END_TEST
+
+/* ocal_context_finish waits for the transfer queues too: a write held back by a user event
+ * that another thread sets 150 ms later, and a read that waits for it, are both complete when
+ * it returns. */
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void *open_later(void *cl) {
+  struct timespec t = {0, 150 * 1000 * 1000};
+  nanosleep(&t, NULL);
+  clSetUserEventStatus((cl_event)cl, CL_COMPLETE);
+  return NULL;
+}
+
+START_TEST(test_finish_waits_for_transfers) {
+  ocal_context ctx = make_ctx(1, -1, -1, 0);
+  const size_t n = 100003;
+  unsigned char *host = random_bytes(n, 7), *back = fixture_malloc(n);
+  ocal_buffer a = make_u8(ctx, n);
+  gate g = make_gate(ctx);
+  ocal_event w = NULL, r = NULL;
+  ck_assert_ocal(ocal_transfer_write(a, 0, n, host, 1, &g.ev, &w));
+  ck_assert_ocal(ocal_transfer_read(a, 0, n, back, 1, &w, &r));
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, open_later, g.cl), 0);
+  double t0 = seconds_now();
+  ck_assert_ocal(ocal_context_finish(ctx));
+  double waited = seconds_now() - t0;
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_msg(completed(w) && completed(r), "ocal_context_finish returned before its transfers");
+  ck_assert_msg(waited >= 0.1, "ocal_context_finish returned after %.3f s, before the gate opened",
+                waited);
+  assert_bytes_equal(back, host, n, "read back after ocal_context_finish");
+  ck_assert_ocal(ocal_event_release(g.ev));
+  clReleaseEvent(g.cl);
+  ck_assert_ocal(ocal_event_release(w));
+  ck_assert_ocal(ocal_event_release(r));
+  ck_assert_ocal(ocal_buffer_release(a));
   free(host);
   free(back);
   ck_assert_ocal(ocal_context_release(ctx));
@@ -657,8 +705,9 @@ START_TEST(test_transfer_arguments) {
   gate g = make_gate(ctx);
   ck_assert_int_eq(clSetUserEventStatus(g.cl, CL_OUT_OF_RESOURCES), CL_SUCCESS);
   ck_assert_ocal_fails(ocal_event_wait(g.ev), OCAL_OPENCL_ERROR);
-  ck_assert_msg(strstr(ocal_last_error(), "ocal_event_wait: the event's command failed with "
-                                          "status CL_OUT_OF_RESOURCES") != NULL,
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_event_wait: the event's command ended with "
+                                          "error status -5 (as an OpenCL error code: "
+                                          "CL_OUT_OF_RESOURCES)") != NULL,
                 "%s", ocal_last_error());
   ck_assert_ocal(ocal_event_release(g.ev));
   clReleaseEvent(g.cl);
@@ -697,6 +746,7 @@ static Suite *memory_suite(void) {
   tcase_add_test(tc, test_reuse);
   tcase_add_test(tc, test_size_classes);
   tcase_add_test(tc, test_no_reuse_while_pending);
+  tcase_add_test(tc, test_finish_waits_for_transfers);
   tcase_add_test(tc, test_transfer_waits_for_old_owner);
   tcase_add_test(tc, test_first_transfer_queue);
   tcase_add_test(tc, test_oom_retry);

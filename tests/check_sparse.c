@@ -597,6 +597,13 @@ START_TEST(test_mtx_read) {
   ck_assert_int_eq(mm.cj[0], 3);
   ck_assert(mm.val[2] == 1.0);
   ocal__mtx_free(&mm);
+  const char *whole = "%%MatrixMarket matrix coordinate integer symmetric\n"
+                      "2 2 2\n"
+                      "1 1 -7\n"
+                      "2 1 +3\n";
+  ck_assert_ocal(ocal__mtx_parse(whole, strlen(whole), &mm, "test"));
+  ck_assert(mm.val[0] == -7.0 && mm.val[1] == 3.0);
+  ocal__mtx_free(&mm);
   ck_assert_ocal(ocal_csr_from_coo(fixture_ctx, OCAL_F32, OCAL_I32, 2, 4, 0, NULL, NULL, NULL, &a));
   ocal_csr_release(a);
 }
@@ -629,6 +636,8 @@ START_TEST(test_mtx_malformed) {
       {"%%MatrixMarket matrix coordinate real general\n-2 2 1\n1 1 1\n", "line 2"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 99999999999999999999 1\n",
        "line 3"},
+      {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 2.5\n",
+       "line 3: an entry must be \"row column value\", the value a whole number"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     size_t len = strlen(bad[i].text);

@@ -142,7 +142,9 @@ OCAL_API ocal_status ocal_context_release(ocal_context ctx);
  * ocal_context_finish blocks the host; the two enqueue calls never do: they order the
  * context's main queue against events of its transfer queues (ocal/memory.h). */
 
-/** Blocks until every command queued on the context has finished.
+/** Blocks until every command queued on the context has finished: its main queue's and its
+ * transfer queues' (ocal_transfer_write, ocal_transfer_read; a transfer that waits for a
+ * user event not yet set keeps it waiting).
  * \param ctx the context.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; an OpenCL error when a queued command failed. */
 OCAL_API ocal_status ocal_context_finish(ocal_context ctx);

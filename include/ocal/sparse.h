@@ -50,7 +50,8 @@ typedef struct ocal_csr_s *ocal_csr;
  * \param out receives the matrix; NULL on failure.
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a bad structure (the message names the first
  *          bad row or entry); OCAL_UNSUPPORTED for other types or f64 without fp64;
- *          OCAL_OVERFLOW when nnz does not fit the index type. */
+ *          OCAL_OVERFLOW when nnz does not fit the index type; OCAL_OUT_OF_DEVICE_MEMORY
+ *          when the matrix's arrays do not fit the device (or its largest buffer). */
 OCAL_API ocal_status ocal_csr_from_host(ocal_context ctx, ocal_dtype value_type,
                                         ocal_dtype index_type, size_t rows, size_t cols,
                                         const void *row_ptr, const void *col_idx,
@@ -73,8 +74,10 @@ OCAL_API ocal_status ocal_csr_from_host(ocal_context ctx, ocal_dtype value_type,
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT naming the first entry out of range;
  *          OCAL_OUT_OF_HOST_MEMORY when the host arrays of the conversion do not fit (the
  *          message says whether the rows + 1 row pointers or the nnz entries failed: a
- *          row count of 2^40 needs 8 TiB of row pointers whatever nnz is); as
- *          ocal_csr_from_host otherwise. */
+ *          row count of 2^40 needs 8 TiB of row pointers whatever nnz is), or
+ *          OCAL_OUT_OF_DEVICE_MEMORY where the device's checks come first (the same row
+ *          count against a device whose largest buffer is smaller); as ocal_csr_from_host
+ *          otherwise. */
 OCAL_API ocal_status ocal_csr_from_coo(ocal_context ctx, ocal_dtype value_type,
                                        ocal_dtype index_type, size_t rows, size_t cols,
                                        size_t nnz, const void *row_idx, const void *col_idx,

@@ -287,7 +287,7 @@ ocal_status ocal_context_finish(ocal_context ctx) {
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
   OCAL_CL_CHECK(ctx->info.name, clFinish(ctx->queue));
-  return OCAL_OK;
+  return ocal__transfer_finish(ctx, __func__); /* the transfer queues are the context's too */
 }
 
 ocal_status ocal_context_get_device_info(ocal_context ctx, ocal_device_info *info) {

@@ -35,13 +35,16 @@ ocal_status ocal_event_wait(ocal_event event) {
     return OCAL_OK;
   }
   if (st >= 0) return OCAL_OK;
+  /* An error status is any negative number the implementation or a user event chose: named
+   * as the OpenCL error code of that value only as a hint (PoCL passes -1 on to the commands
+   * that waited for a failed event). */
   return OCAL_FAIL(OCAL_OPENCL_ERROR,
-                   "the event's command failed with status %s (%d): it did not run to the end, "
-                   "so the data it was to move or compute is not there. The status is its own "
-                   "or that of an event it waited for (a user event set to an error status, a "
-                   "transfer or kernel that failed); the call that queued the failing command "
-                   "reported it",
-                   ocal__cl_error_name(st), (int)st);
+                   "the event's command ended with error status %d (as an OpenCL error code: "
+                   "%s): it did not run to the end, so the data it was to move or compute is not "
+                   "there. The status is its own or that of an event it waited for (a user event "
+                   "set to an error status, a transfer or kernel that failed); the call that "
+                   "queued the failing command reported it",
+                   (int)st, ocal__cl_error_name(st));
 }
 
 ocal_status ocal_event_release(ocal_event event) {

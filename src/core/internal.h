@@ -285,6 +285,9 @@ ocal_status ocal__memory_init(ocal_context ctx, const ocal_context_options *opti
 /* Finishes the transfer queue and frees everything the memory state holds (at release,
  * after the main queue has finished and the attachments are gone). */
 void ocal__memory_destroy(ocal_context ctx);
+/* Waits for every command of the context's transfer queues (those created so far); the
+ * OpenCL error of the first that fails, attributed to func. */
+ocal_status ocal__transfer_finish(ocal_context ctx, const char *func);
 
 /* ---- buffers (buffer.c) --------------------------------------------------------------- */
 

@@ -421,6 +421,19 @@ ocal_status ocal_context_enqueue_marker(ocal_context ctx, ocal_event *event) {
   return ocal__event_wrap(ev, event);
 }
 
+ocal_status ocal__transfer_finish(ocal_context ctx, const char *func) {
+  struct ocal__memory *m = ctx->memory;
+  cl_command_queue q[2];
+  pthread_mutex_lock(&m->lock); /* created under the lock; never released before destroy */
+  q[0] = m->xfer[0], q[1] = m->xfer[1];
+  pthread_mutex_unlock(&m->lock);
+  for (int i = 0; i < 2; i++) {
+    cl_int err = q[i] ? clFinish(q[i]) : CL_SUCCESS;
+    if (err != CL_SUCCESS) return ocal__cl_fail(ctx->info.name, err, "clFinish", func);
+  }
+  return OCAL_OK;
+}
+
 void ocal__transfer_destroy(ocal_context ctx) {
   struct ocal__memory *m = ctx->memory;
   for (int i = 0; i < 2; i++) {

@@ -387,9 +387,8 @@ static ocal_status check_create(ocal_context ctx, ocal_dtype vt, ocal_dtype it, 
                       "the matrix is %zu x %zu; both sizes must be at least 1", rows, cols);
   uint64_t lim = it == OCAL_I32 ? (uint64_t)INT32_MAX : (uint64_t)INT64_MAX;
   if ((uint64_t)rows >= lim || (uint64_t)cols >= lim)
-    return ocal__fail(OCAL_OVERFLOW, func,
-                      "a %zu x %zu matrix does not fit %s indices; use OCAL_I64", rows, cols,
-                      ocal_dtype_name(it));
+    return ocal__fail(OCAL_OVERFLOW, func, "a %zu x %zu matrix does not fit %s indices%s", rows,
+                      cols, ocal_dtype_name(it), it == OCAL_I32 ? "; use OCAL_I64" : "");
   return OCAL_OK;
 }
 

@@ -97,7 +97,7 @@ ocal_status ocal__mtx_parse(const char *data, size_t len, ocal__mtx *out, const 
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "line 1: format \"%s\" is not read; only sparse \"coordinate\" files are",
                       w[2]);
-  int pattern = strcasecmp(w[3], "pattern") == 0;
+  int pattern = strcasecmp(w[3], "pattern") == 0, integer = strcasecmp(w[3], "integer") == 0;
   if (!pattern && strcasecmp(w[3], "real") != 0 && strcasecmp(w[3], "integer") != 0)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "line 1: field \"%s\" is not read; use real, integer or pattern", w[3]);
@@ -174,15 +174,18 @@ ocal_status ocal__mtx_parse(const char *data, size_t len, ocal__mtx *out, const 
     }
     if (line[0] == '%' || blank(line)) continue;
     const char *s = line;
-    long long i, j;
+    long long i, j, iv = 0;
     double v = 1.0;
-    if (!parse_int(&s, &i) || !parse_int(&s, &j) || (!pattern && !parse_real(&s, &v)) ||
-        !blank(s)) {
+    int ok = parse_int(&s, &i) && parse_int(&s, &j);
+    if (ok && !pattern) ok = integer ? parse_int(&s, &iv) : parse_real(&s, &v);
+    if (!ok || !blank(s)) {
       ocal__mtx_free(out);
       return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                        "line %zu: an entry must be \"row column%s\"", ln,
-                        pattern ? "" : " value");
+                        "line %zu: an entry must be \"row column%s\"%s", ln,
+                        pattern ? "" : " value",
+                        integer ? ", the value a whole number (the header says integer)" : "");
     }
+    if (integer) v = (double)iv;
     if (i < 1 || i > rows || j < 1 || j > cols) {
       ocal__mtx_free(out);
       return ocal__fail(OCAL_INVALID_ARGUMENT, func,
