@@ -98,7 +98,7 @@ ocal_status ocal__mtx_parse(const char *data, size_t len, ocal__mtx *out, const 
                       "line 1: format \"%s\" is not read; only sparse \"coordinate\" files are",
                       w[2]);
   int pattern = strcasecmp(w[3], "pattern") == 0, integer = strcasecmp(w[3], "integer") == 0;
-  if (!pattern && strcasecmp(w[3], "real") != 0 && strcasecmp(w[3], "integer") != 0)
+  if (!pattern && !integer && strcasecmp(w[3], "real") != 0)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "line 1: field \"%s\" is not read; use real, integer or pattern", w[3]);
   int symmetric = strcasecmp(w[4], "symmetric") == 0;
