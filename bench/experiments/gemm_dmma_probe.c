@@ -18,7 +18,9 @@
  * only: a test of this program where no GPU is. DMMA_VERBOSE=1 builds with -cl-nv-verbose
  * (NVIDIA) and prints the compiler's register and spill lines of each timed build. DMMA_TRANS=NN
  * (the default), TN, NT or TT: the transposes the variants are timed with (square sizes, so one
- * set of buffers serves all four). Exit status
+ * set of buffers serves all four). DMMA_OPTIONS: further build options for every variant (e.g.
+ * -cl-nv-maxrregcount=128; NVIDIA's driver accepted it and left these kernels' registers as
+ * they were). DMMA_MAXNREG=N: variants built through sm_90a PTX get `.maxnreg N`. Exit status
  * 0 when every check passed. */
 #include <math.h>
 #include <stdint.h>
@@ -78,6 +80,8 @@ static cl_device_id dev;
 static char *src;
 static char src_dir[4096]; /* the kernel file's directory, for its #include */
 static int emulate, check_all, verbose, time_ta, time_tb;
+static const char *extra_options = "";
+static int maxnreg;
 static double round_s = 0.25;
 
 
@@ -94,7 +98,7 @@ static void print_usage(cl_program p, const char *name) {
 static cl_program retarget(cl_program p) {
   size_t size = 0;
   OK(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL));
-  char *text = calloc(1, size + 16);
+  char *text = calloc(1, size + 64);
   unsigned char *bins[1] = {(unsigned char *)text};
   OK(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL));
   clReleaseProgram(p);
@@ -106,6 +110,15 @@ static cl_program retarget(cl_program p) {
   }
   memmove(t + 14, t + 13, strlen(t + 13) + 1);
   t[13] = 'a';
+  /* DMMA_MAXNREG=N: a register cap for ptxas (.maxnreg), which the driver's
+   * -cl-nv-maxrregcount did not apply to these kernels. */
+  char *entry = strstr(text, ".entry"), *body = entry ? strstr(entry, "\n{") : NULL;
+  if (body && maxnreg > 0) {
+    char directive[32];
+    int d = snprintf(directive, sizeof directive, "\n.maxnreg %d", maxnreg);
+    memmove(body + d, body, strlen(body) + 1);
+    memcpy(body, directive, (size_t)d);
+  }
   size_t n = strlen(text);
   const unsigned char *b[1] = {(const unsigned char *)text};
   cl_int err, st;
@@ -130,10 +143,10 @@ static cl_kernel build_as(const variant *v, int ta, int tb, int vec, int usage) 
     /* -I the kernel's directory: it includes cl/gemm_tc_common.cl, which the library inlines. */
     snprintf(opt, sizeof opt,
              "-I %s %s%s%s -DTA=%d -DTB=%d -DVEC=%d -DBM=%u -DBN=%u -DBK=%u -DWARPS_M=%u "
-             "-DWARPS_N=%u -DSHAPE=%u -DSTAGES=%u -DRASTER=%u -DLOCAL_MAX=%u -DA_BY_ROWS=%u",
+             "-DWARPS_N=%u -DSHAPE=%u -DSTAGES=%u -DRASTER=%u -DLOCAL_MAX=%u -DA_BY_ROWS=%u %s",
              src_dir, emulate ? "-DMMA_EMULATE=1" : "", verbose && usage ? " -cl-nv-verbose" : "",
              spell[e], ta, tb, vec, v->bm, v->bn, v->bk, v->wm, v->wn, v->shape, v->stages,
-             v->raster, v->ptx ? 232448u : 48128u, v->a_by_rows);
+             v->raster, v->ptx ? 232448u : 48128u, v->a_by_rows, extra_options);
     cl_int err;
     cl_program p = clCreateProgramWithSource(clctx, 1, (const char **)&src, NULL, &err);
     OK(err);
@@ -264,6 +277,8 @@ int main(int argc, char **argv) {
   time_ta = tr && tr[0] == 'T', time_tb = tr && tr[1] == 'T';
   check_all = emulate || (getenv("DMMA_CHECK_ALL") && atoi(getenv("DMMA_CHECK_ALL")));
   verbose = getenv("DMMA_VERBOSE") && atoi(getenv("DMMA_VERBOSE"));
+  if (getenv("DMMA_OPTIONS")) extra_options = getenv("DMMA_OPTIONS");
+  if (getenv("DMMA_MAXNREG")) maxnreg = atoi(getenv("DMMA_MAXNREG"));
   if (getenv("DMMA_ROUND") && atof(getenv("DMMA_ROUND")) > 0) round_s = atof(getenv("DMMA_ROUND"));
   variant *vs = NULL;
   size_t nv = 0;
