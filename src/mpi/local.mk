@@ -54,4 +54,6 @@ tests_mpi_collectives_CFLAGS = $(MPI_PROG_CFLAGS)
 tests_mpi_collectives_LDADD = $(MPI_PROG_LDADD)
 TESTS += tests/mpi.sh
 AM_TESTS_ENVIRONMENT += MPIRUN='$(MPIRUN)'; export MPIRUN;
+# tests/snippets.sh compiles docs/mpi.md's C blocks with MPI's flags.
+AM_TESTS_ENVIRONMENT += OCAL_SNIPPET_MPI_CFLAGS='$(MPI_CFLAGS)'; export OCAL_SNIPPET_MPI_CFLAGS;
 endif
