@@ -48,3 +48,32 @@ def test_mlp_refuses_bad_bench_options(bad):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "--bench-blocks" in r.stderr and "--bench-steps" in r.stderr, r.stderr
+
+
+def _doc_blocks():
+    """The ```python blocks of README.md and docs/python.md, with where each starts."""
+    top = os.path.dirname(os.path.dirname(EXAMPLES))
+    blocks = []
+    for page in ("README.md", os.path.join("docs", "python.md")):
+        path = os.path.join(top, page)
+        if not os.path.exists(path):
+            continue
+        lines, block, start = open(path, encoding="utf-8").read().split("\n"), None, 0
+        for number, line in enumerate(lines, 1):
+            if block is None and line == "```python":
+                block, start = [], number + 1
+            elif block is not None and line == "```":
+                blocks.append(pytest.param("\n".join(block), id="%s:%d" % (page, start)))
+                block = None
+            elif block is not None:
+                block.append(line)
+    return blocks
+
+
+@pytest.mark.parametrize("source", _doc_blocks())
+def test_doc_block_runs(source):
+    """A reader who pastes a Python block of the README or docs/python.md into an interpreter
+    gets no error."""
+    r = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, source + "\n" + r.stdout + r.stderr
