@@ -3,7 +3,7 @@
  * C = alpha A B^T + beta C for row-major A (m x k, row stride lda) and B (n x k, row stride
  * ldb), both k-contiguous (wgmma's TF32 form requires it), or for f16/bf16 with -DB_MN=1,
  * C = alpha A B + beta C with B k x n (below); src/blas/gemm_wgmma.c packs other layouts into
- * scratch first (ocal_wgmma_pack, below).
+ * scratch first (cl/wgmma_pack.cl).
  * Offsets and strides count elements; launch {ceil(n / BN) 256, ceil(m / 128), batch}, or with
  * -DWS=1 {G 384, 1, batch} for G work-groups (G = the blocks: one a block).
  *
@@ -18,7 +18,8 @@
  * issuing m64nBNk8 (TF32) or m64nBNk16), -DBK (k per stage, elements: rows of 32, 64 or 128
  * bytes in the matching swizzle; default 128 bytes), -DSTAGES (local stages, at most SMEM_MAX
  * bytes in all), -DRASTER=G, -DWS=1 (warp-specialised: 384 work-items, below), -DREGS=1 (with
- * WS: setmaxnreg). The engine's variants and the measurements behind them are in
+ * WS: setmaxnreg), -DBULK=1 (operands packed as the stages' images, moved by bulk copies:
+ * below). The engine's variants and the measurements behind them are in
  * docs/tensor-cores.md, section "The wgmma kernel". The tensor cores truncate f32 operands to TF32
  * (rounding them in local memory first cost a third of the speed). Every leading dimension, offset and
  * batch stride of A and B is a multiple of 16 bytes of elements. f16 C is rounded to nearest
@@ -284,7 +285,10 @@ INL void copy_tile(const copy_plan *p, uint dst, uint t, uint tid, uint k, uint 
   }
 }
 
-#if WS
+#ifndef BULK
+#define BULK 0
+#endif
+#if WS || BULK
 /* mbarriers (local 8-byte words, by shared-space address). A stage's "full" barrier expects
  * one arrival from each producer work-item, made by cp.async when its copies have landed;
  * its "empty" barrier one from each consumer work-item once its wgmma read the stage. */
@@ -308,6 +312,28 @@ INL void mbar_arrive(uint bar) {
 INL void cp_arrive(uint bar) {
   ASM("//@cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
 }
+#endif
+#if BULK
+#if WS || B_MN
+#error "BULK takes the two-warpgroup build with both operands k-major"
+#endif
+/* -DBULK=1: A and B arrive as the stages' images (cl/wgmma_pack.cl, tile_rows BM and BN):
+ * k tile t of block row by at ((z nby + by) ktiles + t) A_BYTES bytes of A's buffer, B's
+ * alike by block column, a_off and b_off ignored. One work-item moves a stage as two bulk
+ * copies (cp.async.bulk, the copy engine's contiguous form: no tensor map) counted by the
+ * stage's mbarrier: the kernel ran 1.15-1.28x as fast as with every work-item's cp.async
+ * copies (docs/tensor-cores.md). */
+INL void bulk_stage(uint bar, uint dst, __global const ET *a, __global const ET *b) {
+  ASM("//@{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }"
+      ::"r"(bar), "r"((uint)STAGE_BYTES) : "memory");
+  ASM("//@cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+      ::"r"(dst), "l"(a), "r"((uint)A_BYTES), "r"(bar) : "memory");
+  ASM("//@cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+      ::"r"(dst + A_BYTES), "l"(b), "r"((uint)B_BYTES), "r"(bar) : "memory");
+}
+#endif
+
+#if WS
 #if REGS
 /* Registers move from the producer, which needs few, to the consumers' accumulators. */
 #define PRODUCER_REGS() ASM("//@setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory")
@@ -428,11 +454,53 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
   block_of(get_group_id(1) * get_num_groups(0) + get_group_id(0), get_num_groups(0),
            get_num_groups(1), &bx, &by);
   const ulong z = get_group_id(2);
+#if !BULK
   a += a_off + z * a_stride;
   b += b_off + z * b_stride;
+#endif
   c += c_off + z * c_stride;
   const uint row0 = by * BM, col0 = bx * BN, wg = tid / 128;
   const uint sbase = smem_u32(tiles), ktiles = (k + BK - 1) / BK;
+#if BULK
+  __local ulong bars[STAGES];
+  const uint full0 = smem_u32(bars);
+  { /* a_stride, b_stride: 0 where one matrix serves every batch entry */
+    const ulong nby = get_num_groups(1), nbx = get_num_groups(0);
+    a += (((a_stride ? z : 0) * nby + by) * ktiles) * (A_BYTES / EB);
+    b += (((b_stride ? z : 0) * nbx + bx) * ktiles) * (B_BYTES / EB);
+  }
+  if (tid == 0) {
+    for (uint s = 0; s < STAGES; s++) mbar_init(full0 + 8u * s, 1u);
+    ASM("//@fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float d[NACC];
+#pragma unroll
+  for (uint i = 0; i < NACC; i++) d[i] = 0.0f;
+  if (tid == 0)
+    for (uint s = 0; s < AHEAD && s < ktiles; s++)
+      bulk_stage(full0 + 8u * s, sbase + s * STAGE_BYTES, a + s * (A_BYTES / EB),
+                 b + s * (B_BYTES / EB));
+  for (uint t = 0; t < ktiles; t++) {
+    const uint st = sbase + (t % STAGES) * STAGE_BYTES;
+    mbar_wait(full0 + 8u * (t % STAGES), (t / STAGES) & 1u);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint tn = t + AHEAD;
+    if (tid == 0 && tn < ktiles)
+      bulk_stage(full0 + 8u * (tn % STAGES), sbase + (tn % STAGES) * STAGE_BYTES,
+                 a + tn * (A_BYTES / EB), b + tn * (B_BYTES / EB));
+    wg_fence();
+#pragma unroll
+    for (uint kk = 0; kk < W_BYTES / KSTEP_BYTES; kk++) {
+      const ulong da = desc_of(st + wg * 64 * W_BYTES + kk * KSTEP_BYTES);
+      const ulong db = desc_of(st + A_BYTES + kk * KSTEP_BYTES);
+      WGMMA(d, da, db);
+    }
+    wg_commit();
+    WG_WAIT(1);
+  }
+  WG_WAIT(0);
+#else
   const copy_plan pa = plan_of(a, lda, row0, m, tid, A_PER);
 #if B_MN
   const copy_plan pb = plan_b_mn(b, ldb, col0, n, tid);
@@ -482,6 +550,7 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
     WG_WAIT(1);
   }
   WG_WAIT(0);
+#endif
 
   /* D's layout (64 x BN per warpgroup): warp w of the group has rows 16 w + lane / 4 (+ 8);
    * accumulator 4 j + 2 h + e is row + 8 h, column 8 j + 2 (lane % 4) + e. */
@@ -505,59 +574,3 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
   }
 }
 #endif
-
-/* Operand packing for ocal_gemm_wgmma, which reads A and B as k-contiguous rows at 16-byte
- * aligned addresses: out (z, r, c) = in[in_off + z in_stride + (trans ? c ld + r : r ld + c)]
- * for r < rows and c < cols, zero for cols <= c < ld_out (ld_out a multiple of EPP). Tiles of
- * 64 x 64, work-groups of 16 x 16 launched as {ceil(ld_out / 64) 16, ceil(rows / 64) 16,
- * batch}; each work-item writes 4 x 4 elements as 16-byte stores. A transpose goes through
- * local memory so that its reads are contiguous too, as 4-element loads where `vec` (ld, in_off
- * and in_stride multiples of 4). */
-__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
-ocal_wgmma_pack(__global const ET *in, ulong in_off, uint ld, ulong in_stride, int trans,
-                int vec, __global ET *out, uint ld_out, uint rows, uint cols) {
-  __local ET tile[64][65];
-  const uint tx = get_local_id(0), ty = get_local_id(1);
-  const uint r0 = get_group_id(1) * 64, c0 = get_group_id(0) * 64;
-  const ulong z = get_group_id(2);
-  in += in_off + z * in_stride;
-  out += z * rows * (ulong)ld_out;
-  if (trans) {
-    /* tile[c - c0][r - r0] from in's row c. */
-    for (uint i = 0; i < 4; i++) {
-      const uint c = c0 + ty + 16 * i, r = r0 + 4 * tx;
-      ET4 v = (ET4)(0);
-      if (c < cols && vec && r + 3 < rows) {
-        v = vload4(0, in + (ulong)c * ld + r);
-      } else if (c < cols) {
-        __global const ET *row = in + (ulong)c * ld;
-        v.x = r < rows ? row[r] : (ET)0;
-        v.y = r + 1 < rows ? row[r + 1] : (ET)0;
-        v.z = r + 2 < rows ? row[r + 2] : (ET)0;
-        v.w = r + 3 < rows ? row[r + 3] : (ET)0;
-      }
-      tile[ty + 16 * i][4 * tx] = v.x;
-      tile[ty + 16 * i][4 * tx + 1] = v.y;
-      tile[ty + 16 * i][4 * tx + 2] = v.z;
-      tile[ty + 16 * i][4 * tx + 3] = v.w;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint i = 0; i < 4; i++) {
-      const uint r = r0 + ty + 16 * i, c = c0 + 4 * tx;
-      if (r >= rows || c >= ld_out) continue;
-      const uint rr = ty + 16 * i;
-      vstore4((ET4)(tile[4 * tx][rr], tile[4 * tx + 1][rr], tile[4 * tx + 2][rr],
-                    tile[4 * tx + 3][rr]),
-              0, out + (ulong)r * ld_out + c);
-    }
-  } else {
-    for (uint i = 0; i < 4; i++) {
-      const uint r = r0 + ty + 16 * i, c = c0 + 4 * tx;
-      if (r >= rows || c >= ld_out) continue;
-      __global const ET *row = in + (ulong)r * ld;
-      vstore4((ET4)(c < cols ? row[c] : (ET)0, c + 1 < cols ? row[c + 1] : (ET)0,
-                    c + 2 < cols ? row[c + 2] : (ET)0, c + 3 < cols ? row[c + 3] : (ET)0),
-              0, out + (ulong)r * ld_out + c);
-    }
-  }
-}

@@ -354,6 +354,84 @@ START_TEST(test_wgmma_cases) {
   }
   gcase b = {130, 300, 100, 3, 0, 1, 1.0, 0.0, 1, 0, 1}; /* batch, B shared, beta 0 over NaN */
   run_case(&b, 2, WGMMA_ENGINE, 210);
+  /* Large enough for the rule's bulk copies (ocal__gemm_wgmma_bulk): both operands packed as
+   * stage images, edges in m, n and k, a batch with B shared. */
+  ck_assert(ocal__gemm_wgmma_bulk(OCAL_F32, 2100, 2300));
+  ck_assert(!ocal__gemm_wgmma_bulk(OCAL_F32, 1000, 1100));
+  for (int t = 0; t < 2; t++) {
+    gcase c = {2100, 2300, 40, 1 + t, t, 1 - t, 1.5, -0.5, 0, t ? 4 : 0, t};
+    run_case(&c, 2, WGMMA_ENGINE, 220 + (uint64_t)t);
+  }
+}
+END_TEST
+
+/* Where cl/wgmma_pack.cl puts element (r, c) of a packed operand (its packed_at), for the
+ * host reference below. */
+static size_t wgmma_packed_at(size_t r, size_t c, size_t ld_out, size_t tile_rows, size_t es) {
+  if (!tile_rows) return r * ld_out + c;
+  size_t byte = c * es, rr = r % tile_rows;
+  size_t image = ((r / tile_rows) * (ld_out * es / 128) + byte / 128) * tile_rows;
+  return ((image + rr) * 128 + (((byte % 128) / 16) ^ (rr % 8)) * 16 + byte % 16) / es;
+}
+
+/* The wgmma kernel's operand pack on any device (the kernel itself needs Hopper): every
+ * element of the plain layout and of the bulk build's stage images (128 and 256 rows) against
+ * the host's placement, f32 and f16, stored and transposed, at odd sizes, with an offset and
+ * a batch of two a stride apart, aligned to 16 bytes or not; zero outside the operand. */
+START_TEST(test_wgmma_pack_layout) {
+  ocal_context ctx = fixture_ctx;
+  cl_context clctx;
+  ck_assert_ocal(ocal_context_get_cl_context(ctx, &clctx));
+  const size_t rows = 137, k = 75, batch = 2;
+  for (int d = 0; d < 2; d++)
+    for (int trans = 0; trans < 2; trans++)
+      for (int tr = 0; tr < 6; tr++) {
+        ocal_dtype dt = d ? OCAL_F16 : OCAL_F32;
+        /* tr / 3: offset, leading dimension and stride keep 16-byte pieces aligned (the
+         * kernel's 16-byte loads) or not (its unaligned ones) */
+        size_t es = d ? 2 : 4, tile_rows = tr % 3 == 0 ? 0 : tr % 3 == 1 ? 128 : 256;
+        size_t al = tr / 3 ? 8 : 1, off = tr / 3 ? 8 : 5;
+        size_t ld = ((trans ? rows : k) + 3 + al - 1) / al * al;
+        size_t stride = (ld * (trans ? k : rows) + 7 + al - 1) / al * al;
+        size_t n_in = off + stride * batch, bytes_in = n_in * es;
+        size_t ldk = tile_rows ? (k * es + 127) / 128 * 128 / es : (k * es + 15) / 16 * 16 / es;
+        size_t out_rows = tile_rows ? (rows + tile_rows - 1) / tile_rows * tile_rows : rows;
+        size_t n_out = out_rows * ldk * batch;
+        unsigned char *in = malloc(bytes_in), *got = malloc(n_out * es), *want = calloc(n_out, es);
+        ck_assert(in && got && want);
+        for (size_t i = 0; i < n_in; i++) { /* distinct nonzero values: every element traced */
+          uint32_t v = (uint32_t)(i % 65521) + 1;
+          if (d) {
+            uint16_t h = (uint16_t)v;
+            memcpy(in + i * es, &h, 2);
+          } else {
+            memcpy(in + i * es, &v, 4);
+          }
+        }
+        for (size_t z = 0; z < batch; z++)
+          for (size_t r = 0; r < rows; r++)
+            for (size_t c = 0; c < k; c++) {
+              size_t from = off + z * stride + (trans ? c * ld + r : r * ld + c);
+              size_t to = z * out_rows * ldk + wgmma_packed_at(r, c, ldk, tile_rows, es);
+              memcpy(want + to * es, in + from * es, es);
+            }
+        cl_int err;
+        cl_mem min = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes_in,
+                                    in, &err), mout = NULL;
+        ck_assert_int_eq(err, CL_SUCCESS);
+        ck_assert_ocal(ocal__wgmma_pack(ctx, dt, min, off, ld, stride, trans, rows, k, batch, ldk,
+                                        tile_rows, &mout));
+        ck_assert_int_eq(clEnqueueReadBuffer(ocal__context_queue(ctx), mout, CL_TRUE, 0,
+                                             n_out * es, got, 0, NULL, NULL),
+                         CL_SUCCESS);
+        for (size_t i = 0; i < n_out; i++)
+          ck_assert_msg(memcmp(got + i * es, want + i * es, es) == 0,
+                        "%s trans %d tile_rows %zu off %zu ld %zu: packed element %zu differs",
+                        ocal_dtype_name(dt), trans, tile_rows, off, ld, i);
+        ocal__device_free(ctx, mout);
+        clReleaseMemObject(min);
+        free(in), free(got), free(want);
+      }
 }
 END_TEST
 
@@ -514,6 +592,14 @@ START_TEST(test_wgmma_half_cases) {
         c.ta = t & 1, c.tb = t >> 1;
         run_half_case(d ? OCAL_BF16 : OCAL_F16, &c, WGMMA_HALF_ENGINE, seed++);
       }
+  /* Large enough for the rule's bulk copies: f16 NN (B packed where the smaller products read
+   * it in place), bf16 TN at an offset. */
+  ck_assert(ocal__gemm_wgmma_bulk(OCAL_F16, 3100, 3200));
+  ck_assert(!ocal__gemm_wgmma_bulk(OCAL_F16, 1000, 1104));
+  gcase big[] = {{3100, 3200, 72, 1, 0, 0, 1.0, 0.5, 0, 0, 0},
+                 {3100, 3200, 70, 1, 1, 0, 1.5, -0.5, 0, 8, 0}};
+  run_half_case(OCAL_F16, &big[0], WGMMA_HALF_ENGINE, seed++);
+  run_half_case(OCAL_BF16, &big[1], WGMMA_HALF_ENGINE, seed++);
 }
 END_TEST
 
@@ -1035,6 +1121,7 @@ static Suite *gemm_tc_suite(void) {
   tcase_add_test(tc, test_fallback_is_exact);
   tcase_add_test(tc, test_tc_cases);
   tcase_add_test(tc, test_wgmma_cases);
+  tcase_add_test(tc, test_wgmma_pack_layout);
   tcase_add_test(tc, test_wgmma_half_cases);
   tcase_add_test(tc, test_half_cases);
   tcase_add_test(tc, test_f64_cases);

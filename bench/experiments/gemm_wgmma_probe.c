@@ -6,7 +6,10 @@
  *   gemm_wgmma_probe CL_DIR [NAME:TYPE:GRID:OPTIONS ...]
  *
  * CL_DIR holds gemm_wgmma.cl and the files it includes. TYPE is tf32 (C = A B^T, both k-contiguous),
- * f16 or bf16 (C = A B, B read in place n-major: -DB_MN=1 is added); GRID is 0 (a work-group
+ * f16 or bf16 (C = A B, B read in place n-major: -DB_MN=1 is added), f16k or bf16k (C = A B^T,
+ * both k-contiguous); with -DBULK=1 among the options the checks pack A and B on the host as
+ * the kernel's stage images (the timings run on unpacked data of the same size: the same
+ * work); GRID is 0 (a work-group
  * per block) or p (persistent: as many work-groups as compute units); OPTIONS are build options
  * (-DWS=1 gives 384 work-items a group). Without variants, a fixed list (below). Each variant is
  * built as src/core/ptx.c builds the library's (PTX retargeted to sm_90a, "//@" markers made
@@ -99,11 +102,16 @@ static char *retarget_text(const char *s, unsigned threads) {
   return out;
 }
 
+static int is_half(const variant *v) { return strcmp(v->type, "tf32") != 0; }
+/* f16 / bf16: B read n-major (k x n, C = A B); f16k / bf16k: k-major like TF32's (C = A B^T). */
+static int b_mn(const variant *v) { return is_half(v) && v->type[strlen(v->type) - 1] != 'k'; }
+static int is_bf16(const variant *v) { return strncmp(v->type, "bf16", 4) == 0; }
+static int is_bulk(const variant *v) { return strstr(v->options, "-DBULK=1") != NULL; }
 static cl_kernel build(const variant *v, unsigned threads) {
   char opt[4600];
   snprintf(opt, sizeof opt, "-I %s -DOCAL_PTX_TARGET=sm_90a -DSMEM_MAX=232448 %s%s %s",
-           cl_dir, strcmp(v->type, "f16") == 0 ? "-DWG_F16 -DB_MN=1" : "",
-           strcmp(v->type, "bf16") == 0 ? "-DWG_BF16 -DB_MN=1" : "", v->options);
+           cl_dir, !is_half(v) ? "" : is_bf16(v) ? "-DWG_BF16" : "-DWG_F16",
+           b_mn(v) ? " -DB_MN=1" : "", v->options);
   cl_int err;
   cl_program p = clCreateProgramWithSource(clctx, 1, (const char **)&src, NULL, &err);
   OK(err);
@@ -144,14 +152,13 @@ static cl_kernel build(const variant *v, unsigned threads) {
   return err == CL_SUCCESS ? k : NULL;
 }
 
-static int is_half(const variant *v) { return strcmp(v->type, "tf32") != 0; }
 static unsigned threads_of(const variant *v) { return strstr(v->options, "-DWS=1") ? 384 : 256; }
 
 /* C = alpha A B^T + beta C (tf32) or alpha A B + beta C (16-bit), m x n x k, on `groups`
  * work-groups (0: one per block). */
 static cl_int launch(const variant *v, cl_kernel k, cl_mem a, cl_mem b, cl_mem c, cl_uint m,
                      cl_uint n, cl_uint kk, float alpha, float beta, size_t groups) {
-  cl_uint lda = kk, ldb = is_half(v) ? n : kk, ldc = n;
+  cl_uint lda = kk, ldb = b_mn(v) ? n : kk, ldc = n;
   cl_int read_c = beta != 0.0f;
   int i = set_operand_args(k, a, lda, b, ldb, c, ldc, m, n, kk);
   OK(clSetKernelArg(k, i++, 4, &alpha));
@@ -176,14 +183,14 @@ static void encode(const variant *v, const float *x, void *out, size_t n) {
     memcpy(out, x, n * 4);
     return;
   }
-  OCAL_OK_OR_DIE(ocal_half_encode(strcmp(v->type, "f16") ? OCAL_BF16 : OCAL_F16, x, (uint16_t *)out, n));
+  OCAL_OK_OR_DIE(ocal_half_encode(is_bf16(v) ? OCAL_BF16 : OCAL_F16, x, (uint16_t *)out, n));
 }
 static void decode(const variant *v, const void *in, float *x, size_t n) {
   if (!is_half(v)) {
     memcpy(x, in, n * 4);
     return;
   }
-  OCAL_OK_OR_DIE(ocal_half_decode(strcmp(v->type, "f16") ? OCAL_BF16 : OCAL_F16, (const uint16_t *)in, x, n));
+  OCAL_OK_OR_DIE(ocal_half_decode(is_bf16(v) ? OCAL_BF16 : OCAL_F16, (const uint16_t *)in, x, n));
 }
 static double seen(const variant *v, float x) {
   if (is_half(v)) return x;
@@ -201,6 +208,27 @@ static cl_mem upload(const void *h, size_t bytes) {
   return m;
 }
 
+/* -DBULK=1: rows x k (k-contiguous, es-byte elements) as the kernel's stage images: for
+ * block row R (128 rows of A, 256 of B) and k tile t (128 bytes of k), row r's 16-byte piece
+ * c at byte ((R ktiles + t) rows_per + r) 128 + (c ^ r % 8) 16, zero outside the matrix. */
+static void *pack_tiles(const void *x, size_t rows, size_t k, size_t es, size_t rows_per,
+                        size_t *bytes) {
+  size_t kt = (k * es + 127) / 128, rb = (rows + rows_per - 1) / rows_per;
+  *bytes = rb * kt * rows_per * 128;
+  unsigned char *out = calloc(1, *bytes);
+  const unsigned char *in = x;
+  for (size_t R = 0; R < rb; R++)
+    for (size_t t = 0; t < kt; t++)
+      for (size_t r = 0; r < rows_per && R * rows_per + r < rows; r++)
+        for (size_t c = 0; c < 8; c++) {
+          size_t byte0 = t * 128 + c * 16;
+          unsigned char *d = out + ((R * kt + t) * rows_per + r) * 128 + ((c ^ (r % 8)) * 16);
+          for (size_t e = 0; e < 16 && byte0 + e < k * es; e++)
+            d[e] = in[(R * rows_per + r) * k * es + byte0 + e];
+        }
+  return out;
+}
+
 /* One check of variant v at m x n x k on `groups` work-groups; 1 when within the bound. */
 static int check(const variant *v, cl_kernel kern, size_t m, size_t n, size_t k, size_t groups) {
   size_t es = is_half(v) ? 2 : 4, na = m * k, nb = k * n, nc = m * n;
@@ -212,9 +240,24 @@ static int check(const variant *v, cl_kernel kern, size_t m, size_t n, size_t k,
   for (size_t i = 0; i < nc; i++) c[i] = (float)unit(&s);
   /* The values as stored (16-bit inputs rounded once). */
   encode(v, a, raw, na), decode(v, raw, a, na);
-  cl_mem ma = upload(raw, na * es);
+  cl_mem ma, mb;
+  if (is_bulk(v)) {
+    size_t bytes;
+    void *packed = pack_tiles(raw, m, k, es, 128, &bytes);
+    ma = upload(packed, bytes);
+    free(packed);
+  } else {
+    ma = upload(raw, na * es);
+  }
   encode(v, b, raw, nb), decode(v, raw, b, nb);
-  cl_mem mb = upload(raw, nb * es);
+  if (is_bulk(v)) { /* B stored n x k */
+    size_t bytes;
+    void *packed = pack_tiles(raw, n, k, es, 256, &bytes);
+    mb = upload(packed, bytes);
+    free(packed);
+  } else {
+    mb = upload(raw, nb * es);
+  }
   encode(v, c, raw, nc), decode(v, raw, c, nc);
   cl_mem mc = upload(raw, nc * es);
   int ok = 1;
@@ -225,13 +268,13 @@ static int check(const variant *v, cl_kernel kern, size_t m, size_t n, size_t k,
   if (ok == 1) {
     OK(clEnqueueReadBuffer(q, mc, CL_TRUE, 0, nc * es, raw, 0, NULL, NULL));
     decode(v, raw, got, nc);
-    const double unit_out = strcmp(v->type, "f16") == 0 ? 0x1p-11 : strcmp(v->type, "bf16") == 0 ? 0x1p-8 : 0;
+    const double unit_out = !is_half(v) ? 0 : is_bf16(v) ? 0x1p-8 : 0x1p-11;
     for (size_t i = 0; i < m; i++)
       for (size_t j = 0; j < n; j++) {
         double sum = 0, mag = 0;
         for (size_t p = 0; p < k; p++) {
-          /* tf32: B is n x k; 16-bit: B is k x n. */
-          double x = seen(v, a[i * k + p]), y = seen(v, is_half(v) ? b[p * n + j] : b[j * k + p]);
+          /* tf32, f16k, bf16k: B is n x k; f16, bf16: B is k x n. */
+          double x = seen(v, a[i * k + p]), y = seen(v, b_mn(v) ? b[p * n + j] : b[j * k + p]);
           sum += x * y, mag += fabs(x * y);
         }
         double ref = 1.5 * sum - 0.5 * c[i * n + j];

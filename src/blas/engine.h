@@ -146,6 +146,10 @@ ocal_status ocal__gemm_tc_answer(ocal_context ctx, int *ok, const char **detail,
 int ocal__gemm_wgmma_pays(unsigned compute_units, ocal_dtype dtype, size_t m, size_t n, size_t k,
                           size_t batch);
 
+/* Whether an m x n product on the wgmma kernel packs both operands for its bulk copies
+ * (rule.c): where m n / (m + n) is large enough for the kernel's gain to pay for the pack. */
+int ocal__gemm_wgmma_bulk(ocal_dtype dtype, size_t m, size_t n);
+
 /* y = beta y over a whole buffer (blas.c), as BLAS does when the product is empty. */
 ocal_status ocal__blas_scale_output(ocal_buffer y, double beta, const char *func);
 

@@ -12,9 +12,11 @@
  * The kernel reads A (m x k) and B (n x k) as k-contiguous rows at 16-byte aligned addresses
  * and lets the tensor cores truncate f32 values to TF32 (rounding them first in local memory
  * cost a third of the speed). An operand in another layout (A transposed, B not, an unaligned
- * leading dimension, offset or batch stride) is packed into pooled scratch first by
- * ocal_wgmma_pack: one read and one write of it. f16/bf16 B that is not transposed is read
- * in place, n-major (the kernel's B_MN=1; wgmma's TF32 form cannot). */
+ * leading dimension, offset or batch stride) is packed into pooled scratch first
+ * (cl/wgmma_pack.cl): one read and one write of it. f16/bf16 B that is not transposed is read
+ * in place, n-major (the kernel's B_MN=1; wgmma's TF32 form cannot). Large products instead
+ * pack both operands as the kernel's stage images, which one work-item moves by bulk copies
+ * (the kernel's BULK=1; ocal__gemm_wgmma_bulk says where). */
 #include "config.h"
 
 #include <stdio.h>
@@ -25,14 +27,14 @@
 #define WG_BM 128
 #define WG_BN 256
 #define WG_THREADS 256
+#define WG_ROW_BYTES 128 /* a stage's row: 128 bytes of k */
 /* The variant: its 4 stages of (128 + 256) rows of 128 bytes are 196608 bytes; compute
  * capability 9.0 gives a work-group up to 232448. */
-static const char *options_for(ocal_dtype dtype, int b_mn) {
-#define WG_COMMON "-DOCAL_PTX_TARGET=sm_90a -DBN=256 -DSTAGES=4 -DRASTER=8 -DSMEM_MAX=232448"
-  if (dtype == OCAL_F16) return b_mn ? WG_COMMON " -DWG_F16 -DB_MN=1" : WG_COMMON " -DWG_F16";
-  if (dtype == OCAL_BF16) return b_mn ? WG_COMMON " -DWG_BF16 -DB_MN=1" : WG_COMMON " -DWG_BF16";
-  return WG_COMMON;
-#undef WG_COMMON
+static void options_for(ocal_dtype dtype, int b_mn, int bulk, char *out, size_t size) {
+  snprintf(out, size,
+           "-DOCAL_PTX_TARGET=sm_90a -DBN=256 -DSTAGES=4 -DRASTER=8 -DSMEM_MAX=232448%s%s%s",
+           dtype == OCAL_F16 ? " -DWG_F16" : dtype == OCAL_BF16 ? " -DWG_BF16" : "",
+           b_mn ? " -DB_MN=1" : "", bulk ? " -DBULK=1" : "");
 }
 
 /* Whether offset, leading dimension and batch stride are multiples of `elems`. */
@@ -40,26 +42,27 @@ static int aligned(size_t off, size_t ld, size_t stride, size_t elems) {
   return off % elems == 0 && ld % elems == 0 && stride % elems == 0;
 }
 
-/* Packs one operand into scratch *out as rows x k, k-contiguous, row stride ldk. */
-static ocal_status pack(ocal_context ctx, ocal_dtype dtype, cl_mem in, size_t off, size_t ld,
-                        size_t stride, int trans, size_t rows, size_t k, size_t batch,
-                        size_t ldk, cl_mem *out) {
+ocal_status ocal__wgmma_pack(ocal_context ctx, ocal_dtype dtype, cl_mem in, size_t off,
+                             size_t ld, size_t stride, int trans, size_t rows, size_t k,
+                             size_t batch, size_t ldk, size_t tile_rows, cl_mem *out) {
   ocal__kernel *kern;
-  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", options_for(dtype, 0),
-                                            "ocal_wgmma_pack", &kern, NULL, FUNC);
+  const char *options = dtype == OCAL_F16 ? "-DWG_F16" : dtype == OCAL_BF16 ? "-DWG_BF16" : "";
+  ocal_status s =
+      ocal__library_kernel_from(ctx, "wgmma_pack", options, "ocal_wgmma_pack", &kern, NULL, FUNC);
   if (s != OCAL_OK) return s;
-  size_t bytes;
-  if (ocal__mul_overflows(rows * ldk, batch * ocal_dtype_size(dtype), &bytes))
+  size_t out_rows = tile_rows ? ocal__round_up(rows, tile_rows) : rows, bytes;
+  if (ocal__mul_overflows(out_rows * ldk, batch * ocal_dtype_size(dtype), &bytes))
     return ocal__fail(OCAL_OUT_OF_DEVICE_MEMORY, FUNC, "the packed operand's size overflows");
   if ((s = ocal__device_alloc(ctx, bytes, out)) != OCAL_OK) return s;
   cl_ulong in_off = off, in_stride = stride;
   cl_uint ldc = (cl_uint)ld, ld_out = (cl_uint)ldk, r = (cl_uint)rows, c = (cl_uint)k;
-  cl_int t = trans, vec = aligned(off, ld, stride, 4);
-  ocal__arg args[] = {OCAL__ARG(in),  OCAL__ARG(in_off), OCAL__ARG(ldc),    OCAL__ARG(in_stride),
-                      OCAL__ARG(t),   OCAL__ARG(vec),    OCAL__ARG(*out),   OCAL__ARG(ld_out),
-                      OCAL__ARG(r),   OCAL__ARG(c)};
-  size_t local[3] = {16, 16, 1};
-  size_t global[3] = {ocal__ceil_div(ldk, 64) * 16, ocal__ceil_div(rows, 64) * 16, batch};
+  cl_uint or_ = (cl_uint)out_rows, tr = (cl_uint)tile_rows;
+  cl_int t = trans, vec = aligned(off, ld, stride, 16 / ocal_dtype_size(dtype));
+  ocal__arg args[] = {OCAL__ARG(in),     OCAL__ARG(in_off), OCAL__ARG(ldc), OCAL__ARG(in_stride),
+                      OCAL__ARG(t),      OCAL__ARG(vec),    OCAL__ARG(*out), OCAL__ARG(ld_out),
+                      OCAL__ARG(r),      OCAL__ARG(c),      OCAL__ARG(or_),  OCAL__ARG(tr)};
+  size_t local[3] = {256, 1, 1};
+  size_t global[3] = {ocal__ceil_div(ldk, 64) * 256, ocal__ceil_div(out_rows, 64), batch};
   s = ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args, FUNC);
   if (s != OCAL_OK) {
     ocal__device_free(ctx, *out);
@@ -68,14 +71,19 @@ static ocal_status pack(ocal_context ctx, ocal_dtype dtype, cl_mem in, size_t of
   return s;
 }
 
-ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int *not_built) {
+ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int bulk,
+                                 int *not_built) {
   *not_built = 0;
-  size_t epp = 16 / ocal_dtype_size(L->dtype); /* elements in 16 bytes */
-  /* f16/bf16 B not transposed (k x n) and aligned: read in place, n-major (B_MN). */
-  int b_mn = L->dtype != OCAL_F32 && !L->tb && aligned(L->b_off, L->ldb, L->b_stride, epp);
+  size_t es = ocal_dtype_size(L->dtype), epp = 16 / es; /* elements in 16 bytes */
+  /* Without bulk copies, f16/bf16 B not transposed (k x n) and aligned: read in place,
+   * n-major (B_MN). */
+  int b_mn =
+      !bulk && L->dtype != OCAL_F32 && !L->tb && aligned(L->b_off, L->ldb, L->b_stride, epp);
+  char options[160];
+  options_for(L->dtype, b_mn, bulk, options, sizeof options);
   ocal__kernel *kern;
-  ocal_status s = ocal__library_kernel_from(ctx, "gemm_wgmma", options_for(L->dtype, b_mn),
-                                            "ocal_gemm_wgmma", &kern, NULL, FUNC);
+  ocal_status s =
+      ocal__library_kernel_from(ctx, "gemm_wgmma", options, "ocal_gemm_wgmma", &kern, NULL, FUNC);
   if (s == OCAL_OK && kern->work_group_size < WG_THREADS)
     s = ocal__fail(OCAL_UNSUPPORTED, FUNC,
                    "the wgmma kernel takes %zu work-items a group on %s, fewer than its %d",
@@ -84,22 +92,25 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int
     *not_built = 1;
     return s;
   }
-  /* A as m x k rows, B as n x k rows, in place where they already are. A 3-D operand with a
-   * batch stride of 0 (one matrix for every entry) is packed once. */
-  size_t ldk = ocal__round_up(L->k, epp);
+  /* A as m x k rows, B as n x k rows: in place where they already are, else packed; with
+   * bulk copies both packed as stage images. A 3-D operand with a batch stride of 0 (one
+   * matrix for every entry) is packed once. */
+  size_t ldk = bulk ? ocal__round_up(L->k * es, WG_ROW_BYTES) / es : ocal__round_up(L->k, epp);
   cl_mem pa = NULL, pb = NULL;
   cl_mem a = L->a, b = L->b;
   size_t a_off = L->a_off, lda = L->lda, as = L->a_stride;
   size_t b_off = L->b_off, ldb = L->ldb, bs = L->b_stride;
-  if (L->ta || !aligned(a_off, lda, as, epp)) {
+  if (bulk || L->ta || !aligned(a_off, lda, as, epp)) {
     size_t n = as ? L->batch : 1;
-    s = pack(ctx, L->dtype, L->a, a_off, lda, as, L->ta, L->m, L->k, n, ldk, &pa);
+    s = ocal__wgmma_pack(ctx, L->dtype, L->a, a_off, lda, as, L->ta, L->m, L->k, n, ldk,
+                         bulk ? WG_BM : 0, &pa);
     if (s != OCAL_OK) return s;
     a = pa, a_off = 0, lda = ldk, as = as ? L->m * ldk : 0;
   }
-  if (!b_mn && (!L->tb || !aligned(b_off, ldb, bs, epp))) {
+  if (bulk || (!b_mn && (!L->tb || !aligned(b_off, ldb, bs, epp)))) {
     size_t n = bs ? L->batch : 1;
-    s = pack(ctx, L->dtype, L->b, b_off, ldb, bs, !L->tb, L->n, L->k, n, ldk, &pb);
+    s = ocal__wgmma_pack(ctx, L->dtype, L->b, b_off, ldb, bs, !L->tb, L->n, L->k, n, ldk,
+                         bulk ? WG_BN : 0, &pb);
     if (s != OCAL_OK) {
       if (pa) ocal__device_free(ctx, pa);
       return s;
@@ -140,7 +151,8 @@ static ocal_status wgmma_run(const ocal__gemm_call *g, const ocal__gemm_choice *
   ocal__tc_launch L;
   ocal__tc_launch_of(g, &L);
   int failed = 0;
-  ocal_status s = ocal__gemm_wgmma_run(ctx, &L, &failed);
+  ocal_status s = ocal__gemm_wgmma_run(
+      ctx, &L, ocal__gemm_wgmma_bulk(g->dtype, g->m, g->n), &failed);
   if (failed && !choice->named) {
     *not_built = 1; /* blas.c runs the fallback */
     return OCAL_OK;

@@ -25,7 +25,7 @@ src_libocal_core_la_SOURCES += \
 	src/blas/tune.c \
 	src/blas/tuning.c
 OCAL_KERNEL_FILES += cl/blas_splitk.cl cl/blas_gemv.cl cl/blas_gemm.cl cl/gemm_mma.cl \
-	cl/gemm_wgmma.cl cl/gemm_dmma.cl
+	cl/gemm_wgmma.cl cl/wgmma_pack.cl cl/gemm_dmma.cl
 if HAVE_CLBLAST
 src_libocal_core_la_CPPFLAGS += $(CLBLAST_CFLAGS)
 src_libocal_core_la_LIBADD += $(CLBLAST_LIBS)

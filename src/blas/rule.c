@@ -131,6 +131,17 @@ int ocal__gemm_wgmma_pays(unsigned compute_units, ocal_dtype dtype, size_t m, si
   return k >= 128 && wide * (ocal__dtype_is_half(dtype) ? 5 : 2) >= compute_units;
 }
 
+/* Bulk copies of packed operands: the kernel alone ran 1.15-1.28x as fast (TF32, f16, bf16 at
+ * 1024^3 to 8192^3), but both operands then take a pack, one pass over A and B, which the
+ * common layouts otherwise skip (f16/bf16 read both in place; TF32 packs B only). The kernel's
+ * gain grows with m n k and the pack with (m + n) k, so the rule is m n / (m + n): at least
+ * 1024 for TF32 (square 2048), 1536 for f16/bf16 (square 3072), where ocal_gemm with the pack
+ * ran as fast as without it on an H200 (docs/tensor-cores.md). */
+int ocal__gemm_wgmma_bulk(ocal_dtype dtype, size_t m, size_t n) {
+  double per = (double)m * (double)n / ((double)m + (double)n);
+  return per >= (ocal__dtype_is_half(dtype) ? 1536.0 : 1024.0);
+}
+
 /* Whether the probe passed for dtype's kernels: mma.sync (wgmma 0) or wgmma. */
 static int probe_passed(const ocal__blas_facts *f, ocal_dtype dtype, int wgmma) {
   switch (dtype) {

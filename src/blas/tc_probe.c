@@ -199,9 +199,9 @@ static ocal_status run_probe_kernel(ocal_context ctx, ocal__kernel *k, int *tf32
 }
 
 /* One GEMM of the engine's variant (VEC, cp.async, ldmatrix, 4 stages) with edges in m, n
- * and k, against a double-precision product of the TF32-rounded inputs; or (wgmma) one of
+ * and k, against a double-precision product of the TF32-rounded inputs; or (wgmma 1) one of
  * the wgmma kernel, B packed, with edges of its 128 x 256 x 32 tile, against the truncated
- * inputs. The bound is the one tests/check_gemm_tc.c states: (k + 8) 2^-23 of
+ * inputs (wgmma 2: the kernel's build with both operands packed for bulk copies). The bound is the one tests/check_gemm_tc.c states: (k + 8) 2^-23 of
  * |alpha| sum |a b| + |beta c|. */
 static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int wgmma, int *ok,
                                   double *worst) {
@@ -243,7 +243,7 @@ static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int wgmma
   ocal__tc_launch L = {OCAL_F32, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
-  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, &not_built)
+  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma == 2, &not_built)
             : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
   if (s != OCAL_OK) {
     if (not_built) { /* a kernel that does not build: the answer is no, *worst < 0 says why */
@@ -275,7 +275,7 @@ done:
 }
 
 /* One f16 (or bf16) GEMM of the engine's 16-bit variant, C in the same type: 136 x 72 x 48
- * (VEC, cp.async), alpha 1.5, beta -0.5, against a double product of the inputs; the bound
+ * (VEC, cp.async; wgmma as run_probe_gemm's), alpha 1.5, beta -0.5, against a double product of the inputs; the bound
  * adds the output's rounding (2^-11 f16, 2^-8 bf16, relative; 2^-25 absolute for f16's
  * subnormals) to (k + 8) 2^-23 of |alpha| sum |a b| + |beta c|. */
 static ocal_status run_probe_gemm_half(ocal_context ctx, const char *spell, ocal_dtype dtype,
@@ -307,7 +307,7 @@ static ocal_status run_probe_gemm_half(ocal_context ctx, const char *spell, ocal
   ocal__tc_launch L = {dtype, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
-  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, &not_built)
+  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma == 2, &not_built)
             : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
   if (s != OCAL_OK) {
     if (wgmma && not_built) s = OCAL_OK; /* does not build: the answer is no */
@@ -476,12 +476,13 @@ static void probe(ocal_context ctx, tc_state *st) {
   s = run_probe_kernel(pctx, k, &tf32, &f16, &bf16, &cvt, &addr);
   if (s == OCAL_OK && tf32 && cvt && addr) s = run_probe_gemm(pctx, spell, 0, &gemm, &worst);
   /* Hopper's wgmma (sm_90a, compute capability 9.0 exactly: later GPUs dropped it), through
-   * the PTX retargeting of src/core/ptx.c: one GEMM check of the kernel the engine runs. */
+   * the PTX retargeting of src/core/ptx.c: one GEMM check of each build the engine runs. */
   int wgmma = 0;
   double wgmma_worst = 0;
   char wg[200] = "not for this device";
   if (s == OCAL_OK && gemm && !emulate && cc == 90) {
     s = run_probe_gemm(pctx, spell, 1, &wgmma, &wgmma_worst);
+    if (s == OCAL_OK && wgmma) s = run_probe_gemm(pctx, spell, 2, &wgmma, &wgmma_worst);
     if (wgmma)
       snprintf(wg, sizeof wg, "passed, worst error %.3g", wgmma_worst);
     else if (wgmma_worst < 0)
@@ -491,8 +492,12 @@ static void probe(ocal_context ctx, tc_state *st) {
   }
   /* wgmma for f16 and bf16 (the same kernel, 16-bit operands): one GEMM check each. */
   int wg_f16 = 0, wg_bf16 = 0;
-  if (s == OCAL_OK && wgmma && f16) s = run_probe_gemm_half(pctx, spell, OCAL_F16, 1, &wg_f16);
-  if (s == OCAL_OK && wgmma && bf16) s = run_probe_gemm_half(pctx, spell, OCAL_BF16, 1, &wg_bf16);
+  for (int path = 1; path <= 2; path++) { /* both builds: cp.async copies, bulk copies */
+    if (s == OCAL_OK && wgmma && f16 && (path == 1 || wg_f16))
+      s = run_probe_gemm_half(pctx, spell, OCAL_F16, path, &wg_f16);
+    if (s == OCAL_OK && wgmma && bf16 && (path == 1 || wg_bf16))
+      s = run_probe_gemm_half(pctx, spell, OCAL_BF16, path, &wg_bf16);
+  }
   if (wgmma && (!wg_f16 || !wg_bf16))
     snprintf(wg + strlen(wg), sizeof wg - strlen(wg), "; f16 %s, bf16 %s",
              wg_f16 ? "passed" : "failed", wg_bf16 ? "passed" : "failed");

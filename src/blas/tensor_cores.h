@@ -56,10 +56,19 @@ ocal_status ocal__gemm_dmma_enqueue_variant(ocal_context ctx, const char *spell,
                                             const ocal__dmma_variant *v,
                                             const ocal__tc_launch *launch, int *not_built);
 /* A product on the wgmma kernel (gemm_wgmma.c): OCAL_F32 in TF32, or OCAL_F16/OCAL_BF16 with C
- * of that type; one slice of k. Operands that are not k-contiguous and 16-byte aligned are
- * packed into scratch first. *not_built = 1 when the kernel does not build (nothing enqueued). */
-ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *launch,
+ * of that type; one slice of k. bulk: both operands packed as the kernel's stage images and
+ * moved by bulk copies (ocal__gemm_wgmma_bulk says where that pays); else operands that are
+ * not k-contiguous and 16-byte aligned are packed into scratch first. *not_built = 1 when the
+ * kernel does not build (nothing enqueued). */
+ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *launch, int bulk,
                                  int *not_built);
+/* Packs one operand for the wgmma kernel (cl/wgmma_pack.cl) into new pooled scratch *out:
+ * rows x k after its transpose (trans: stored k x rows), batch matrices `stride` apart, as
+ * k-contiguous rows of stride ldk (tile_rows 0) or as the bulk build's stage images of
+ * tile_rows rows (ldk: whole k tiles of 128 bytes), zero outside the operand. */
+ocal_status ocal__wgmma_pack(ocal_context ctx, ocal_dtype dtype, cl_mem in, size_t off,
+                             size_t ld, size_t stride, int trans, size_t rows, size_t k,
+                             size_t batch, size_t ldk, size_t tile_rows, cl_mem *out);
 
 /* ---- the probe (tc_probe.c) ------------------------------------------------------------ */
 
