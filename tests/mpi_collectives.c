@@ -395,6 +395,27 @@ static void test_mismatch(void) {
   OK(ocal_mpi_iallreduce(mpi, odd, OCAL_MPI_MAX, &ro));
   expect_all(ocal_mpi_wait(&ro), OCAL_TYPE_MISMATCH, "u8 on one rank, non-blocking", NULL);
   ocal_buffer_release(odd);
+  /* Device work ordered after a failed collective through its event runs, a finish returns
+   * (no hang), and the status comes from the wait. */
+  size_t bad_n = rank == 0 ? 10 : 12;
+  ocal_buffer lop = make(OCAL_F32, bad_n, rank, 1005);
+  ocal_mpi_request rl;
+  ocal_event lev = NULL;
+  OK(ocal_mpi_iallreduce(mpi, lop, OCAL_MPI_SUM, &rl));
+  OK(ocal_mpi_request_event(rl, &lev));
+  OK(ocal_context_enqueue_wait(ctx, 1, &lev));
+  float seven = 7.0f;
+  OK(ocal_buffer_fill(lop, &seven));
+  OK(ocal_context_finish(ctx));
+  OK(ocal_event_wait(lev));
+  expect_all(ocal_mpi_wait(&rl), OCAL_SHAPE_MISMATCH, "counts differ, ordered by its event",
+             "element count");
+  double *sevens = download(lop, OCAL_F32, bad_n);
+  CHECK(sevens[0] == 7.0 && sevens[bad_n - 1] == 7.0,
+        "the fill ordered after a failed collective did not run");
+  free(sevens);
+  ocal_event_release(lev);
+  ocal_buffer_release(lop);
   /* A non-blocking mismatch reports at wait. */
   ocal_mpi_request r;
   ocal_buffer u = make(OCAL_U8, n, rank, 1003);

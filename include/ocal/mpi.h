@@ -250,7 +250,8 @@ OCAL_API ocal_status ocal_mpi_ireduce_scatter(ocal_mpi mpi, ocal_buffer send, oc
  * NULL when nsend is 0). \param nrecv number of receives. \param recvs where to receive.
  * \param req receives the request.
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT (a peer or tag out of range), OCAL_SHAPE_MISMATCH
- *          (a range outside its buffer); an MPI failure comes back from ocal_mpi_wait. */
+ *          (a range outside its buffer). An MPI failure, such as a receive shorter than what
+ *          its peer sends, aborts the job as MPI's default error handler does (docs/mpi.md). */
 OCAL_API ocal_status ocal_mpi_iexchange(ocal_mpi mpi, size_t nsend, const ocal_mpi_transfer *sends,
                                         size_t nrecv, const ocal_mpi_transfer *recvs,
                                         ocal_mpi_request *req);
@@ -269,8 +270,10 @@ OCAL_API ocal_status ocal_mpi_test(ocal_mpi_request *req, int *done);
 
 /** An event that completes when the request's collective has finished on the device, to
  * order device work after it without blocking the host: ocal_context_enqueue_wait(ctx, 1, &event).
- * The event fails (an OpenCL error status) when the collective does; release it with
- * ocal_event_release, whether or not the request is still alive.
+ * It completes when the collective fails too (device work ordered after it then runs on the
+ * buffers as the failure left them, which are undefined): the collective's status comes from
+ * ocal_mpi_wait or ocal_mpi_test. Release it with ocal_event_release, whether or not the
+ * request is still alive.
  * \param req the request. \param event receives the event.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_INVALID_ARGUMENT; an OpenCL error. */
 OCAL_API ocal_status ocal_mpi_request_event(ocal_mpi_request req, ocal_event *event);

@@ -219,8 +219,10 @@ static void count_sharers(ocal_mpi m, MPI_Comm node) {
 
 static void finish(req *r) {
   ocal_mpi m = r->m;
-  if (r->user_event)
-    clSetUserEventStatus(r->user_event, r->status == OCAL_OK ? CL_COMPLETE : -1);
+  /* Complete even when the collective failed: OpenCL leaves to each implementation what
+   * becomes of commands waiting on a user event set to an error, and PoCL's never run (a
+   * later finish hangs) or abort; the status comes back from ocal_mpi_wait. */
+  if (r->user_event) clSetUserEventStatus(r->user_event, CL_COMPLETE);
   pthread_mutex_lock(&m->lock);
   r->done = 1;
   m->pending--;
