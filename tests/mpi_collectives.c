@@ -373,7 +373,9 @@ static void test_mismatch(void) {
   n = 16;
   b = make(rank == nranks - 1 ? OCAL_I32 : OCAL_F32, n, rank, 1001);
   expect_all(ocal_mpi_allreduce(mpi, b, OCAL_MPI_MAX), OCAL_TYPE_MISMATCH, "types differ",
-             "element type");
+             "on others (this rank: "); /* the types by name */
+  CHECK(strstr(ocal_last_error(), "f32") && strstr(ocal_last_error(), "i32"),
+        "types differ: message '%s' does not name f32 and i32", ocal_last_error());
   ocal_buffer_release(b);
 
   b = make(OCAL_F32, n, rank, 1002);

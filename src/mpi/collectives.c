@@ -457,6 +457,15 @@ typedef struct check_state {
   MPI_Request rq;
 } check_state;
 
+/* The name of value v of check field i: the collective (0), element type (2), operation (4). */
+static const char *field_name(int i, long long v) {
+  static const char *const kinds[] = {"?", "allreduce", "broadcast", "allgather",
+                                      "reduce-scatter", "exchange"};
+  if (i == 0) return v >= 1 && v <= JOB_EXCHANGE ? kinds[v] : "?";
+  if (i == 2) return ocal_dtype_name((ocal_dtype)v);
+  return ocal_mpi_op_name((ocal_mpi_op)v);
+}
+
 static void check_post(req *r, check_state *c) {
   /* The last field is the status of a rank whose arguments were wrong: the greatest of them
    * becomes every rank's, so that all ranks return the same. */
@@ -497,10 +506,17 @@ static int check_end(req *r, check_state *c) {
     long long hi = v[i], lo = -v[NF + i];
     if (hi == lo || i == BLOCKING) continue;
     r->status = OCAL_OK;
-    fail(r, i == 2 ? OCAL_TYPE_MISMATCH : i == 3 ? OCAL_SHAPE_MISMATCH : OCAL_INVALID_ARGUMENT,
-         "the ranks' calls differ: the %s ranges from %lld to %lld across the %d ranks (this "
-         "rank: %lld); every rank must pass the same %s",
-         names[i], lo, hi, r->m->size, c->f[i], names[i]);
+    if (i == 0 || i == 2 || i == 4) /* by name: the ranks' lowest and highest, this rank's */
+      fail(r, i == 2 ? OCAL_TYPE_MISMATCH : OCAL_INVALID_ARGUMENT,
+           "the ranks' calls differ: the %s is %s on some of the %d ranks and %s on others "
+           "(this rank: %s); every rank must pass the same %s",
+           names[i], field_name(i, lo), r->m->size, field_name(i, hi), field_name(i, c->f[i]),
+           names[i]);
+    else
+      fail(r, i == 3 ? OCAL_SHAPE_MISMATCH : OCAL_INVALID_ARGUMENT,
+           "the ranks' calls differ: the %s ranges from %lld to %lld across the %d ranks (this "
+           "rank: %lld); every rank must pass the same %s",
+           names[i], lo, hi, r->m->size, c->f[i], names[i]);
     return 0;
   }
   return 1;
