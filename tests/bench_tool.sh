@@ -2,7 +2,8 @@
 # `ocal bench` end to end at CI sizes: the results file is valid JSON of the documented format
 # with every suite in it, the Markdown table has a row per figure, --compare prints a ratio for
 # every figure, --from reads a results file back unchanged, --plot draws charts (or, only where
-# gnuplot truly is absent, says so), bad arguments fail with a message, and the bench/
+# gnuplot truly is absent, says so), bad arguments fail with a message (`ocal tune gemm`'s
+# too), and the bench/
 # programs built on the same suites print one JSON object per line. Tests do not judge speed.
 set -eu
 tool=${OCAL_TOOL:-./tools/ocal}
@@ -109,6 +110,16 @@ for args in "--suite nonsense" "--suite" "--max-log2 99" "--json" "--frobnicate"
   grep -q "ocal bench" "$tmp/err" || fail "no message for: ocal bench $args"
 done
 "$tool" bench --help | grep -q -- "--compare FILE" || fail "--help does not list --compare"
+# `ocal tune gemm` alike, before any device work: the value and what the option takes.
+for args in "--precision 16:'16': it takes 32 or 64" "--budget abc:'abc': it takes a number" \
+  "--size 0:'0': it takes a whole number" "--budget:(no value)" "--frobnicate:unknown"; do
+  # shellcheck disable=SC2086
+  if "$tool" tune gemm ${args%%:*} > /dev/null 2> "$tmp/err"; then
+    fail "accepted: ocal tune gemm ${args%%:*}"
+  fi
+  grep -q -- "${args#*:}" "$tmp/err" || fail "ocal tune gemm ${args%%:*}: message '$(cat "$tmp/err")'"
+done
+"$tool" tune gemm --help | grep -q -- "--no-store" || fail "tune gemm --help does not list --no-store"
 
 # The bench/ programs: one JSON object per line (kernel_cache runs itself a second time).
 for prog in elementwise kernel_cache; do

@@ -184,11 +184,18 @@ static void print_progress(const char *line, void *user) {
   fflush(stdout);
 }
 
+#define TUNE_USAGE                                                                     \
+  "usage: ocal tune gemm [--precision 32|64] [--budget SECONDS] [--device SELECTOR] "   \
+  "[--size N] [--phases xgemm,direct,switch] [--no-store]\n"
+
 static int cmd_tune(int argc, char **argv) {
+  if (argc >= 4 && strcmp(argv[2], "gemm") == 0 &&
+      (strcmp(argv[3], "--help") == 0 || strcmp(argv[3], "-h") == 0)) {
+    printf(TUNE_USAGE);
+    return 0;
+  }
   if (argc < 3 || strcmp(argv[2], "gemm") != 0) {
-    fprintf(stderr, "ocal: usage: ocal tune gemm [--precision 32|64] [--budget SECONDS] "
-                    "[--device SELECTOR] [--size N] [--phases xgemm,direct,switch] "
-                    "[--no-store]\n");
+    fprintf(stderr, "ocal: " TUNE_USAGE);
     return 2;
   }
   ocal_blas_tune_options o;
@@ -222,8 +229,16 @@ static int cmd_tune(int argc, char **argv) {
       i++;
     } else if (strcmp(argv[i], "--no-store") == 0) {
       o.store = 0;
+    } else if (strcmp(argv[i], "--precision") == 0 || strcmp(argv[i], "--budget") == 0 ||
+               strcmp(argv[i], "--size") == 0 || strcmp(argv[i], "--device") == 0) {
+      static const char *const wants[] = {"32 or 64", "a number of seconds, 0 or more",
+                                          "a whole number of rows, 1 or more", "a selector"};
+      int w = argv[i][2] == 'p' ? 0 : argv[i][2] == 'b' ? 1 : argv[i][2] == 's' ? 2 : 3;
+      fprintf(stderr, "ocal: tune gemm: %s %s%s%s: it takes %s\n", argv[i], v ? "'" : "(no value)",
+              v ? v : "", v ? "'" : "", wants[w]);
+      return 2;
     } else {
-      fprintf(stderr, "ocal: tune gemm: bad argument '%s' (try 'ocal --help')\n", argv[i]);
+      fprintf(stderr, "ocal: tune gemm: unknown argument '%s'\n" TUNE_USAGE, argv[i]);
       return 2;
     }
   }
