@@ -110,6 +110,14 @@ for args in "--suite nonsense" "--suite" "--max-log2 99" "--json" "--frobnicate"
   grep -q "ocal bench" "$tmp/err" || fail "no message for: ocal bench $args"
 done
 "$tool" bench --help | grep -q -- "--compare FILE" || fail "--help does not list --compare"
+# A narrowing variable with a value the suite does not know.
+for v in OCAL_BENCH_REDUCE=bogus:reduce OCAL_BENCH_SPARSE=bogus:sparse \
+  OCAL_BENCH_FFT=default,bogus:fft; do
+  if env "${v%%:*}" "$tool" bench --quick --suite "${v#*:}" > /dev/null 2> "$tmp/err"; then
+    fail "accepted: ${v%%:*}"
+  fi
+  grep -q "bogus" "$tmp/err" || fail "${v%%:*}: no message naming the value"
+done
 # `ocal tune gemm` alike, before any device work: the value and what the option takes.
 for args in "--precision 16:'16': it takes 32 or 64" "--budget abc:'abc': it takes a number" \
   "--size 0:'0': it takes a whole number" "--budget:(no value)" "--frobnicate:unknown"; do

@@ -393,6 +393,22 @@ int bench_suite_fft(bench_run *r) {
     some |= listed(only, size);
   }
   int rc = 0;
+  /* Every word of the list is "default" or one of the suite's shapes. */
+  for (const char *p = only; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+    size_t len = strchr(p, ',') ? (size_t)(strchr(p, ',') - p) : strlen(p);
+    int known = len == 7 && strncmp(p, "default", 7) == 0;
+    for (size_t i = 0; i < count && !known; i++) {
+      char size[48];
+      shape_label(&shapes[i], size, sizeof size);
+      known = strlen(size) == len && strncmp(p, size, len) == 0;
+    }
+    if (!known) {
+      fprintf(stderr, "ocal bench: OCAL_BENCH_FFT: '%.*s' is neither 'default' nor one of the "
+                      "suite's shapes (size labels such as 1048576x128, 2d:4096x4096)\n",
+              (int)len, p);
+      rc = 1;
+    }
+  }
   for (size_t i = 0; i < count && !rc; i++) {
     const char *ran = "";
     char size[48];

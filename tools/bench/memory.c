@@ -272,6 +272,10 @@ int bench_suite_reduce(bench_run *r) {
   /* OCAL_BENCH_REDUCE=big: only the largest size and the axis reductions (to compare launch
    * shapes through OCAL_REDUCE_TUNE, docs/reduce.md). */
   const char *only = getenv("OCAL_BENCH_REDUCE");
+  if (only && strcmp(only, "big") != 0) {
+    fprintf(stderr, "ocal bench: OCAL_BENCH_REDUCE is 'big' (or unset), not '%s'\n", only);
+    rc = 1;
+  }
   const int big = only && strcmp(only, "big") == 0;
   FOR_SIZES(r, lg) {
     if (rc) break;

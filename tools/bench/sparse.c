@@ -256,6 +256,10 @@ int bench_suite_sparse(bench_run *r) {
   /* OCAL_BENCH_SPARSE=spmv: only the SpMV rows (to compare kernels through OCAL_SPMV);
    * =powerlaw: only the power-law matrix's. */
   const char *only = getenv("OCAL_BENCH_SPARSE");
+  if (only && strcmp(only, "powerlaw") != 0 && strcmp(only, "spmv") != 0) {
+    fprintf(stderr, "ocal bench: OCAL_BENCH_SPARSE is 'spmv' or 'powerlaw', not '%s'\n", only);
+    return 1;
+  }
   int powerlaw_only = only && strcmp(only, "powerlaw") == 0;
   int spmv_only = powerlaw_only || (only && strcmp(only, "spmv") == 0);
   host_csr h = {0};
