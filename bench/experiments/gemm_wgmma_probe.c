@@ -229,6 +229,18 @@ static void *pack_tiles(const void *x, size_t rows, size_t k, size_t es, size_t 
   return out;
 }
 
+/* An operand of rows x k on the device: as it is, or with -DBULK=1 packed as the stage
+ * images of rows_per rows. */
+static cl_mem upload_operand(const variant *v, const void *raw, size_t rows, size_t k,
+                             size_t es, size_t rows_per) {
+  if (!is_bulk(v)) return upload(raw, rows * k * es);
+  size_t bytes;
+  void *packed = pack_tiles(raw, rows, k, es, rows_per, &bytes);
+  cl_mem m = upload(packed, bytes);
+  free(packed);
+  return m;
+}
+
 /* One check of variant v at m x n x k on `groups` work-groups; 1 when within the bound. */
 static int check(const variant *v, cl_kernel kern, size_t m, size_t n, size_t k, size_t groups) {
   size_t es = is_half(v) ? 2 : 4, na = m * k, nb = k * n, nc = m * n;
@@ -240,24 +252,9 @@ static int check(const variant *v, cl_kernel kern, size_t m, size_t n, size_t k,
   for (size_t i = 0; i < nc; i++) c[i] = (float)unit(&s);
   /* The values as stored (16-bit inputs rounded once). */
   encode(v, a, raw, na), decode(v, raw, a, na);
-  cl_mem ma, mb;
-  if (is_bulk(v)) {
-    size_t bytes;
-    void *packed = pack_tiles(raw, m, k, es, 128, &bytes);
-    ma = upload(packed, bytes);
-    free(packed);
-  } else {
-    ma = upload(raw, na * es);
-  }
+  cl_mem ma = upload_operand(v, raw, m, k, es, 128);
   encode(v, b, raw, nb), decode(v, raw, b, nb);
-  if (is_bulk(v)) { /* B stored n x k */
-    size_t bytes;
-    void *packed = pack_tiles(raw, n, k, es, 256, &bytes);
-    mb = upload(packed, bytes);
-    free(packed);
-  } else {
-    mb = upload(raw, nb * es);
-  }
+  cl_mem mb = upload_operand(v, raw, n, k, es, 256); /* with BULK, B is stored n x k */
   encode(v, c, raw, nc), decode(v, raw, c, nc);
   cl_mem mc = upload(raw, nc * es);
   int ok = 1;
