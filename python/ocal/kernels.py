@@ -107,7 +107,8 @@ def _npdtype(t, types):
 class ElementwiseKernel:
     """ElementwiseKernel(in_params, out_params, operation, name, preamble=''): kernel(*in)
     allocates the outputs (the shape of the array inputs, which must agree) and returns them
-    (a tuple for several); kernel(*in, *out) writes into given outputs."""
+    (a tuple for several); kernel(*in, *out) writes into given outputs. size= gives the
+    number of indices when no argument is an array; beside arrays it must equal their size."""
 
     def __init__(self, in_params, out_params, operation, name="kernel", preamble="",
                  options=None):
@@ -155,7 +156,22 @@ class ElementwiseKernel:
                                      % (self.name, sorted(shapes)))
         arrays_in = [isinstance(a, Array) for a in args[:nin]]
         ctx = next((a.context for a in args if isinstance(a, Array)), get_context())
-        shape = shapes.pop() if shapes else (size,)
+        if size is not None and (not isinstance(size, (int, np.integer)) or size < 0):
+            raise InvalidArgumentError("ocal.kernels: %s(..., size=%r): size must be a "
+                                       "non-negative integer" % (self.name, size))
+        if shapes:
+            shape = shapes.pop()
+            if size is not None and size != int(np.prod(shape)):
+                # The kernel writes element i of its array arguments for every i < size.
+                raise InvalidArgumentError(
+                    "ocal.kernels: %s(..., size=%d): the array arguments have %d elements "
+                    "(shape %s), and size= must equal that: leave size= out, or pass arrays "
+                    "of %d elements" % (self.name, size, int(np.prod(shape)), str(shape), size))
+        elif size is None:
+            raise InvalidArgumentError("ocal.kernels: %s: no array argument gives the size: "
+                                       "pass size=" % self.name)
+        else:
+            shape = (size,)
         outs = list(args[nin:])
         if not outs:
             outs = [empty(shape, _npdtype(t, types), ctx) for raw, t, name in self.out_params]
@@ -163,7 +179,7 @@ class ElementwiseKernel:
         vals = [a if isinstance(a, Array) else np.asarray(a, _npdtype(t, types))
                 for a, (raw, t, name) in zip(list(args[:nin]) + outs,
                                              self.in_params + self.out_params)]
-        n = size if size is not None else int(np.prod(shape))
+        n = int(np.prod(shape))
         if n:
             g.run(n, vals)
         return outs[0] if nout == 1 else tuple(outs)

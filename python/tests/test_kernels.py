@@ -67,3 +67,21 @@ def test_scan_kernel():
     e = ocal.kernels.ScanKernel(np.float32, "a + b", "0", exclusive=True, in_params="T x")
     f = np.ones(10, np.float32)
     assert_close(e(ocal.asarray(f)), np.arange(10, dtype=np.float32))
+
+
+def test_elementwise_kernel_size_beside_arrays():
+    """size= beside array arguments must equal their size: a larger one would make the
+    kernel write past the arrays' ends."""
+    sq = ocal.kernels.ElementwiseKernel("float32 x", "float32 y", "y = x * x", "sq")
+    x = np.random.default_rng(7).standard_normal(37).astype(np.float32)
+    for size in (38, 100000, 36):
+        with pytest.raises(ocal.InvalidArgumentError, match=r"sq\(\.\.\., size=%d\).*37 "
+                           r"elements.*leave size= out" % size):
+            sq(ocal.asarray(x), size=size)
+    assert_close(sq(ocal.asarray(x), size=37), x * x)
+    assert_close(sq(ocal.asarray(x)), x * x)
+    with pytest.raises(ocal.InvalidArgumentError, match="sq.*size must be a non-negative"):
+        sq(np.float32(2), size=-1)
+    with pytest.raises(ocal.InvalidArgumentError, match="sq: no array argument.*pass size="):
+        sq(np.float32(2))
+    assert_close(sq(np.float32(3), size=5), np.full(5, 9, np.float32))
