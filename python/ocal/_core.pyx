@@ -960,7 +960,13 @@ cdef object _np_ufunc_of_binary = {
     OCAL_BINARY_MAX: np.maximum, OCAL_BINARY_ATAN2: np.arctan2, OCAL_BINARY_FMOD: np.fmod,
     OCAL_BINARY_EQ: np.equal, OCAL_BINARY_NE: np.not_equal, OCAL_BINARY_LT: np.less,
     OCAL_BINARY_LE: np.less_equal, OCAL_BINARY_GT: np.greater, OCAL_BINARY_GE: np.greater_equal,
+    OCAL_BINARY_FLOOR_DIVIDE: np.floor_divide, OCAL_BINARY_REMAINDER: np.remainder,
 }
+
+
+cdef inline bint _is_cmp(int op):
+    """A comparison (a bool result): the ops from eq to ge."""
+    return OCAL_BINARY_EQ <= op <= OCAL_BINARY_GE
 
 
 cdef object _binary_types(int op, da, db):
@@ -1031,7 +1037,7 @@ cdef bint _is_broadcast_of(Array out, Array a, Array b):
 
 cdef inline bint _keeps_type(int op, int code):
     """ocal_binary's result type is its inputs' (an arithmetic op, not an integer division)."""
-    return op < OCAL_BINARY_EQ and not (op == OCAL_BINARY_DIV and code != OCAL_F32
+    return not _is_cmp(op) and not (op == OCAL_BINARY_DIV and code != OCAL_F32
                                         and code != OCAL_F64 and code != OCAL_F16
                                         and code != OCAL_BF16)
 
@@ -1045,7 +1051,7 @@ cdef object _int_operand(int op, y, dt, int ndim, ctx):
     raises OverflowError, as NumPy does; beyond 2**53, where a double (the scalar calls'
     argument) cannot carry it exactly, it comes back as a one-element array of the type, for
     the array path. None: the scalar call takes it."""
-    if op >= OCAL_BINARY_EQ or type(y) is not int or np.dtype(dt).kind not in "iu":
+    if _is_cmp(op) or type(y) is not int or np.dtype(dt).kind not in "iu":
         return None
     info = np.iinfo(dt)
     if y < info.min or y > info.max:
@@ -1064,7 +1070,7 @@ cpdef Array _binop(int op, x, y):
     cdef size_t cs[4]
     if type(x) is Array and type(y) is Array:
         a, b = <Array>x, <Array>y
-        if a.fast and a.code == b.code and a.nd == b.nd and op < OCAL_BINARY_EQ \
+        if a.fast and a.code == b.code and a.nd == b.nd and not _is_cmp(op) \
                 and memcmp(a.cs, b.cs, a.nd * sizeof(size_t)) == 0 \
                 and len(a.shape) == len(b.shape) \
                 and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
@@ -1082,7 +1088,7 @@ cpdef Array _binop(int op, x, y):
             return out
         if a.context is not b.context:
             raise InvalidArgumentError("ocal: the arrays belong to different contexts")
-        if a.fast and a.code == b.code and op < OCAL_BINARY_EQ \
+        if a.fast and a.code == b.code and not _is_cmp(op) \
                 and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
                          and a.code != OCAL_F16 and a.code != OCAL_BF16):
             # Same type, shapes that broadcast (a bias row): the result type is the inputs'.
@@ -1102,7 +1108,7 @@ cpdef Array _binop(int op, x, y):
         # A float array and a Python number (weak, as NumPy 2 types it): the array's type
         # out, or a bool mask for a comparison.
         a = <Array>x
-        if op < OCAL_BINARY_EQ:
+        if not _is_cmp(op):
             out = _empty(a.shape, a.dtype, a.code, a.context)
         else:
             out = _empty(a.shape, _bool_dtype, OCAL_U8, a.context)
@@ -1195,8 +1201,8 @@ cdef Array _binop_out(int op, x, y, Array out):
                 return out
         elif (type(y) is float or type(y) is int) and (a.code == OCAL_F32 or a.code == OCAL_F64) \
                 and a.context is out.context and _same_shape(a, out) \
-                and ((op < OCAL_BINARY_EQ and out.code == a.code)
-                     or (op >= OCAL_BINARY_EQ and out.code == OCAL_U8 and not out.fast)):
+                and ((not _is_cmp(op) and out.code == a.code)
+                     or (_is_cmp(op) and out.code == OCAL_U8 and not out.fast)):
             # A float array and a Python number (weak): the array's type out, or bool.
             check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, <double>y, out.buf))
             return out
@@ -1309,29 +1315,17 @@ def true_divide(x, y, out=None):
     return _binop(OCAL_BINARY_DIV, x, y) if out is None else _binop_out(OCAL_BINARY_DIV, x, y, out)
 
 
-def floor_divide(x, y):
-    """x // y, rounded toward minus infinity (NumPy's floor_divide); integer results are
-    exact while the operands fit a double's 53 bits."""
-    q = _binop(OCAL_BINARY_DIV, x, y)
-    res = np.floor_divide(_probe(x), _probe(y)).dtype
-    if res.kind in "iu":
-        # Integers: the floor of the f64 quotient, and 0 for a zero divisor, as NumPy.
-        return where(_binop(OCAL_BINARY_EQ, y, 0) if isinstance(y, Array) else y == 0,
-                     0, floor(q).astype(res)).astype(res)
-    return floor(q)
+def floor_divide(x, y, out=None):
+    """x // y, rounded toward minus infinity, exactly for integers (NumPy's floor_divide);
+    an integer divided by 0 gives 0, as NumPy's result (without its warning)."""
+    return _binop(OCAL_BINARY_FLOOR_DIVIDE, x, y) if out is None \
+        else _binop_out(OCAL_BINARY_FLOOR_DIVIDE, x, y, out)
 
 
-cdef _probe(v):
-    """A one-element NumPy stand-in of an operand, to ask NumPy for a result type."""
-    return np.ones(1, (<Array>v).dtype) if isinstance(v, Array) else v
-
-
-def remainder(x, y):
-    """x % y with the sign of y (NumPy's remainder), from fmod (the sign of x)."""
-    r = _binop(OCAL_BINARY_FMOD, x, y)
-    fix = (r != 0) & ((r < 0) != (_binop(OCAL_BINARY_LT, y, 0) if isinstance(y, Array)
-                                  else asarray(y < 0, ctx=r.context)))
-    return where(fix, r + y, r)
+def remainder(x, y, out=None):
+    """x % y with the sign of y (NumPy's remainder); an integer modulo 0 gives 0."""
+    return _binop(OCAL_BINARY_REMAINDER, x, y) if out is None \
+        else _binop_out(OCAL_BINARY_REMAINDER, x, y, out)
 
 
 divide = true_divide

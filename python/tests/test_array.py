@@ -215,6 +215,40 @@ def test_negative_floor_and_remainder():
     assert_close(ocal.asarray(xf) % ocal.asarray(yf), xf % yf)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.uint8])
+def test_integer_floor_divide_remainder_exact(dtype):
+    """// and % of integers are exact for every type (no trip through a double): full-range
+    values, small divisors, zero divisors (0, NumPy's result) and MIN // -1 (wraps)."""
+    rng = np.random.default_rng(11)
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max, 41, dtype=dtype, endpoint=True)
+    y = rng.integers(info.min, info.max, 41, dtype=dtype, endpoint=True)
+    y[::3] = rng.integers(1 if info.min == 0 else -9, 10, len(y[::3]), dtype=dtype)
+    y[1] = 0
+    if info.min < 0:
+        x[2], y[2] = info.min, -1
+    a, b = ocal.asarray(x), ocal.asarray(y)
+    with np.errstate(all="ignore"):
+        assert_close(a // b, x // y)
+        assert_close(a % b, x % y)
+        assert_close(ocal.floor_divide(a[:40:2], b[1::2]), x[:40:2] // y[1::2])
+        o = ocal.empty(41, dtype=dtype)
+        ocal.remainder(a, b, out=o)
+        assert_close(o, x % y)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_floor_divide_remainder(dtype):
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal(43) * 10).astype(dtype)
+    y = (rng.standard_normal(43) * 3).astype(dtype)
+    y[:3] = 0
+    x[3], y[3] = -0.0, 5
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal((ocal.asarray(x) // ocal.asarray(y)).get(), x // y)
+        np.testing.assert_array_equal((ocal.asarray(x) % ocal.asarray(y)).get(), x % y)
+
+
 def test_inplace():
     x = host((3, 4), np.float32)
     a = ocal.asarray(x)
