@@ -525,6 +525,7 @@ cdef class Array:
     def __setitem__(self, key, value):
         """NumPy's assignment through any index __getitem__ takes: into the view where the
         selection is a contiguous range, else scattered on the device."""
+        _check_int_range(value, self.dtype, "ocal.Array.__setitem__ (x[...] = value)")
         if key is Ellipsis or type(key) is tuple and len(<tuple>key) == 0:
             _assign(self, value)
         else:
@@ -548,7 +549,9 @@ cdef class Array:
         self._write(host)
 
     def fill(self, value):
-        """Sets every element to value (a device kernel)."""
+        """Sets every element to value (a device kernel); a Python integer outside an integer
+        type's range raises SizeOverflowError (an OverflowError), as NumPy 2 does."""
+        _check_int_range(value, self.dtype, "ocal.Array.fill")
         v = np.asarray(value).astype(self.dtype)
         if self.dtype == np.bool_:
             v = v.astype(np.uint8)
@@ -869,6 +872,7 @@ def full(shape, fill_value, dtype=None, ctx=None):
     d = np.dtype(dtype) if dtype is not None else np.asarray(fill_value).dtype
     if dtype is None and d == np.float64:
         d = np.dtype(np.float32) if not _ctx(ctx).fp64 else d
+    _check_int_range(fill_value, d, "ocal.full")
     return empty(shape, d, ctx).fill(fill_value)
 
 
@@ -889,6 +893,7 @@ def ones_like(Array a, dtype=None):
 
 
 def full_like(Array a, fill_value, dtype=None):
+    _check_int_range(fill_value, a.dtype if dtype is None else dtype, "ocal.full_like")
     return full(a.shape, fill_value, a.dtype if dtype is None else dtype, a.context)
 
 
@@ -1046,16 +1051,47 @@ cdef bint _is_scalar(x):
     return isinstance(x, (int, float, bool)) or (isinstance(x, np.generic) and x.ndim == 0)
 
 
-cdef object _int_operand(int op, y, dt, int ndim, ctx):
-    """A Python integer beside an integer array in arithmetic: outside the type's range it
-    raises OverflowError, as NumPy does; beyond 2**53, where a double (the scalar calls'
-    argument) cannot carry it exactly, it comes back as a one-element array of the type, for
-    the array path. None: the scalar call takes it."""
-    if _is_cmp(op) or type(y) is not int or np.dtype(dt).kind not in "iu":
+cdef int _check_int_range(value, dt, what) except -1:
+    """A Python integer must fit an integer type: NumPy 2 raises OverflowError rather than
+    wrapping it, and so does ocal (SizeOverflowError, an OverflowError)."""
+    dt = np.dtype(dt)
+    if type(value) is int and dt.kind in "iu":
+        info = np.iinfo(dt)
+        if value < info.min or value > info.max:
+            raise SizeOverflowError("%s: the Python integer %d is out of bounds for %s "
+                                    "(%d to %d), as NumPy 2 refuses it: use a dtype that holds "
+                                    "it (astype() the array first)"
+                                    % (what, value, dt, info.min, info.max))
+    return 0
+
+
+cdef object _cmp_beyond(int op, y, dt, bint left):
+    """NumPy 2 compares a Python integer outside an integer array's type exactly: every
+    element is below it (or above it). The result of array op y (y op array when left) for
+    every element, or None where y is in the type's range."""
+    dt = np.dtype(dt)
+    if type(y) is not int or dt.kind not in "iu":
         return None
     info = np.iinfo(dt)
-    if y < info.min or y > info.max:
-        raise SizeOverflowError("ocal: Python integer %d out of bounds for %s" % (y, np.dtype(dt)))
+    if info.min <= y <= info.max:
+        return None
+    above = y > info.max          # array < y for every element
+    if op == OCAL_BINARY_EQ or op == OCAL_BINARY_NE:
+        return op == OCAL_BINARY_NE
+    if op == OCAL_BINARY_LT or op == OCAL_BINARY_LE:
+        return above != left
+    return above == left
+
+
+cdef object _int_operand(int op, y, dt, int ndim, ctx):
+    """An integer scalar (Python's or NumPy's) beside an integer array, used exactly: a
+    double (the scalar calls' argument) carries it up to 2**53; beyond, it comes back as a
+    one-element array of the type, for the array path. A Python integer outside the type's
+    range raises OverflowError in arithmetic, as NumPy 2 does (comparisons take _cmp_beyond
+    first). None: the scalar call takes it."""
+    if not isinstance(y, (int, np.integer)) or np.dtype(dt).kind not in "iu":
+        return None
+    _check_int_range(y, dt, "ocal." + ocal_binary_op_name(<ocal_binary_op>op).decode())
     if -(1 << 53) <= y <= (1 << 53):
         return None
     return asarray(np.full((1,) * ndim, y, dt), ctx=ctx)
@@ -1117,6 +1153,10 @@ cpdef Array _binop(int op, x, y):
     if isinstance(x, Array) and _is_scalar(y):
         a = <Array>x
         common, res = _binary_types(op, a.dtype, type(y) if not isinstance(y, np.generic) else y.dtype)
+        if _is_cmp(op):
+            c = _cmp_beyond(op, y, common, 0)
+            if c is not None:
+                return full(a.shape, c, np.bool_, a.context)
         a = _to(a, common)
         big = _int_operand(op, y, common, len(a.shape), a.context)
         if big is not None:
@@ -1127,6 +1167,10 @@ cpdef Array _binop(int op, x, y):
     if isinstance(y, Array) and _is_scalar(x):
         b = <Array>y
         common, res = _binary_types(op, b.dtype, type(x) if not isinstance(x, np.generic) else x.dtype)
+        if _is_cmp(op):
+            c = _cmp_beyond(op, x, common, 1)
+            if c is not None:
+                return full(b.shape, c, np.bool_, b.context)
         b = _to(b, common)
         big = _int_operand(op, x, common, len(b.shape), b.context)
         if big is not None:
@@ -1216,6 +1260,9 @@ cdef Array _binop_out(int op, x, y, Array out):
         a = <Array>x
         common, res = _binary_types(op, a.dtype, type(y) if not isinstance(y, np.generic) else y.dtype)
         _check_out(out, a.shape, res)
+        c = _cmp_beyond(op, y, common, 0) if _is_cmp(op) else None
+        if c is not None:
+            return out.fill(c)
         big = _int_operand(op, y, common, len(a.shape), a.context)
         if big is not None:
             check(ocal_binary(<ocal_binary_op>op, _to(a, common).buf, (<Array>big).buf, out.buf))
@@ -1225,6 +1272,9 @@ cdef Array _binop_out(int op, x, y, Array out):
         b = <Array>y
         common, res = _binary_types(op, b.dtype, type(x) if not isinstance(x, np.generic) else x.dtype)
         _check_out(out, b.shape, res)
+        c = _cmp_beyond(op, x, common, 1) if _is_cmp(op) else None
+        if c is not None:
+            return out.fill(c)
         big = _int_operand(op, x, common, len(b.shape), b.context)
         if big is not None:
             check(ocal_binary(<ocal_binary_op>op, (<Array>big).buf, _to(b, common).buf, out.buf))
@@ -1503,6 +1553,7 @@ cdef Array _scalar_operand(Context ctx, value, dt):
     only: nothing writes to it)."""
     if not _is_scalar(value):
         return asarray(value, dt, ctx)
+    _check_int_range(value, dt, "ocal.where")
     # A float by its bits: -0.0 == 0.0 and nan != nan as keys, but where writes them apart.
     key = (dt, type(value), value.hex() if type(value) is float else value)
     cdef Array c = ctx._consts.get(key)

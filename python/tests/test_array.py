@@ -1,4 +1,6 @@
 """Arrays, creation, operators and elementwise functions against NumPy."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -308,6 +310,74 @@ def test_python_integers_beside_integer_arrays():
                    (np.ones(3, np.int32), 2**40)):
         with pytest.raises(OverflowError):
             ocal.asarray(arr) + v
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_integer_scalars_exact_beside_64bit_arrays(dtype):
+    """Python and NumPy integer scalars beyond 2**53 are used exactly beside int64 and
+    uint64 arrays, in arithmetic and in comparisons."""
+    rng = np.random.default_rng(21)
+    info = np.iinfo(dtype)
+    x = rng.integers(info.max // 2, info.max, 37, dtype=dtype, endpoint=True)
+    x[3] = info.max
+    a = ocal.asarray(x)
+    for v in (int(x[5]), int(x[5]) + 1, int(info.max), (1 << 53) + 1):
+        for s in (v, dtype(v)):
+            for op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+                assert_close(getattr(a, op)(s), getattr(x, op)(s))
+            assert_close(ocal.maximum(a, s), np.maximum(x, s))
+            assert_close(a // s, x // s)
+            assert_close(a % s, x % s)
+    small = dtype((1 << 62) - 7)
+    with np.errstate(over="ignore"):
+        assert_close(a + small, x + small)
+        assert_close(a - int(small), x - int(small))
+        assert_close(small - a, small - x)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.uint32, np.int64, np.uint64])
+def test_comparisons_with_python_integers_out_of_range(dtype):
+    """NumPy 2 compares a Python integer outside the array's type exactly (uint8 > -1 is
+    True everywhere); arithmetic with it raises OverflowError naming the call."""
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(22).integers(info.min, info.max, 29, dtype=dtype, endpoint=True)
+    a = ocal.asarray(x)
+    for v in (info.min - 1, info.max + 1, -(2**70), 2**70):
+        for op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+            assert_close(getattr(a, op)(v), getattr(x, op)(v))
+        assert_close(v < a, v < x)
+        assert_close(v >= a, v >= x)
+        o = ocal.empty(29, dtype=np.bool_)
+        ocal.greater(a, v, out=o)
+        assert_close(o, x > v)
+        with pytest.raises(OverflowError, match=r"ocal\.add: the Python integer %d is out of "
+                           r"bounds for %s.*astype" % (v, np.dtype(dtype))):
+            a + v
+
+
+def test_python_integers_out_of_range_are_refused_by_full_and_assignment():
+    """ocal.full, full_like, fill and item assignment raise SizeOverflowError (an
+    OverflowError, as NumPy 2's) for a Python integer the dtype cannot hold: nothing wraps."""
+    cases = [(lambda: ocal.full(3, 300, dtype=np.uint8), "ocal.full", 300),
+             (lambda: ocal.full(3, 2**40, dtype=np.int32), "ocal.full", 2**40),
+             (lambda: ocal.full(2, -1, dtype=np.uint32), "ocal.full", -1),
+             (lambda: ocal.full_like(ocal.zeros(2, dtype=np.uint8), 256), "ocal.full_like", 256),
+             (lambda: ocal.zeros(3, dtype=np.uint8).fill(-1), "ocal.Array.fill", -1)]
+    for f, name, v in cases:
+        with pytest.raises(ocal.SizeOverflowError, match=r"%s: the Python integer %d is out of "
+                           r"bounds.*use a dtype that holds it" % (re.escape(name), v)):
+            f()
+    x = ocal.zeros(7, dtype=np.uint8)
+    for key, v in ((0, 300), (0, -1), (slice(None), 256), (np.array([1, 4]), 999)):
+        with pytest.raises(OverflowError, match=r"__setitem__.*Python integer %d" % v):
+            x[key] = v
+    assert_close(x, np.zeros(7, np.uint8))          # nothing was written
+    with pytest.raises(OverflowError, match=r"ocal\.where: the Python integer"):
+        ocal.where(ocal.asarray(np.array([True, False])), ocal.zeros(2, dtype=np.int32), 2**40)
+    x[2] = 255
+    x[3:5] = np.uint8(7)
+    assert_close(x, np.array([0, 0, 255, 7, 7, 0, 0], np.uint8))
+    assert_close(ocal.full(3, 2**63 - 1, dtype=np.int64), np.full(3, 2**63 - 1, np.int64))
 
 
 UNARY = [("negative", np.negative, None), ("abs", np.abs, None), ("sqrt", np.sqrt, "pos"),
