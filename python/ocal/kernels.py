@@ -199,6 +199,25 @@ def _inputs(params, args, types):
     return decl, names
 
 
+def _one_shape(name, params, args):
+    """The shape of the array arguments that the expressions index with i (all but raw
+    ones), which must agree: the kernels read element i of each."""
+    shapes = {a.shape for (raw, t, n), a in zip(params, args) if isinstance(a, Array) and not raw}
+    if len(shapes) > 1:
+        raise ShapeMismatchError("ocal.kernels: %s: the array arguments have shapes %s; they "
+                                 "must have one shape (ocal's generated kernels do not "
+                                 "broadcast)" % (name, sorted(shapes)))
+
+
+def _check_axis(name, axis, ndim):
+    """axis as a non-negative index, refused (as ocal's reductions do) when out of range."""
+    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise InvalidArgumentError("ocal.kernels: %s(..., axis=%r): axis is out of bounds for "
+                                   "an array of %d dimensions: pass an integer from %d to %d, "
+                                   "or None" % (name, axis, ndim, -ndim, ndim - 1))
+    return int(axis) % ndim
+
+
 def _index_names(expr, names):
     """"x * y" -> "x[i] * y[i]" for the array parameters' names."""
     for name in names:
@@ -226,6 +245,10 @@ class ReductionKernel:
         arrays = [a for a in args if isinstance(a, Array)]
         if not arrays:
             raise InvalidArgumentError("ocal.kernels: a reduction needs an array argument")
+        if len(args) != len(self.in_params):
+            raise InvalidArgumentError("ocal.kernels: %s takes %d inputs, %d given"
+                                       % (self.name, len(self.in_params), len(args)))
+        _one_shape(self.name, self.in_params, args)
         x0, ctx = arrays[0], arrays[0].context
         out_raw, out_t, out_name = self.out_params[0]
         if out_t not in types and len(out_t) == 1:
@@ -247,7 +270,7 @@ class ReductionKernel:
             g.run(x0.size, vals, out)
             kshape = (1,) * x0.ndim
         else:
-            ax = axis % x0.ndim
+            ax = _check_axis(self.name, axis, x0.ndim)
             out = empty(x0.shape[:ax] + x0.shape[ax + 1:], odt, ctx)
             g.run(0, vals, out, axis=ax)
             kshape = x0.shape[:ax] + (1,) + x0.shape[ax + 1:]
@@ -277,6 +300,13 @@ class ScanKernel:
         types = {}
         _bind(self.in_params, args, types)
         arrays = [a for a in args if isinstance(a, Array)]
+        if not arrays:
+            raise InvalidArgumentError("ocal.kernels: %s: a scan needs an array argument"
+                                       % self.name)
+        if len(args) != len(self.in_params):
+            raise InvalidArgumentError("ocal.kernels: %s takes %d inputs, %d given"
+                                       % (self.name, len(self.in_params), len(args)))
+        _one_shape(self.name, self.in_params, args)
         x0, ctx = arrays[0], arrays[0].context
         key = (id(ctx), tuple(sorted((k, str(v)) for k, v in types.items())))
         g = self._gens.get(key)
@@ -293,9 +323,10 @@ class ScanKernel:
             if x0.size:
                 g.run(x0.size, vals, out)
         else:
+            ax = _check_axis(self.name, axis, x0.ndim)
             out = empty(x0.shape, self.dtype, ctx)
             if x0.size:
-                g.run(0, vals, out, axis=axis % x0.ndim)
+                g.run(0, vals, out, axis=ax)
         return out
 
 
