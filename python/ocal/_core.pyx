@@ -166,6 +166,10 @@ cdef class Context:
         cdef ocal_context c = NULL
         check(ocal_context_options_init(&opt))
         sel = device.selector if isinstance(device, Device) else device
+        if sel is not None and not isinstance(sel, str):
+            raise TypeError("ocal.Context(device): device must be None (the library's choice), "
+                            "a selector string (\"cpu\", \"gpu\", \"0:1\", \"nvidia\") or an "
+                            "ocal.Device, not %s %r" % (type(device).__name__, device))
         cdef bytes bsel = sel.encode() if sel is not None else None
         if bsel is not None:
             opt.device = bsel
