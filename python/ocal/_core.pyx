@@ -1790,8 +1790,9 @@ def log_softmax(x, axis=-1):
 
 def softmax_cross_entropy(Array logits, Array labels, bint want_grad=True, out=None):
     """(loss per row, gradient of it with respect to the logits) in one pass
-    (ocal_softmax_cross_entropy); labels are integers. out: (loss, grad) arrays to write
-    (grad may be logits itself, in place)."""
+    (ocal_softmax_cross_entropy); labels are integers, and a label outside [0, classes)
+    makes its row's loss and gradient NaN. out: (loss, grad) arrays to write (grad may be
+    logits itself, in place)."""
     cdef Array loss, grad
     if type(out) is tuple and len(<tuple>out) == 2 and type((<tuple>out)[0]) is Array \
             and type((<tuple>out)[1]) is Array:

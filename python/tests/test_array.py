@@ -217,6 +217,28 @@ def test_negative_floor_and_remainder():
     assert_close(ocal.asarray(xf) % ocal.asarray(yf), xf % yf)
 
 
+@pytest.mark.parametrize("ltype", [np.int32, np.int64, np.uint8, np.uint64])
+def test_softmax_cross_entropy_bad_labels_give_nan_rows(ltype):
+    """A label outside [0, classes) makes its row's loss and gradient NaN (documented: the
+    kernel cannot raise); the other rows are NumPy's."""
+    rng = np.random.default_rng(31)
+    z = rng.standard_normal((7, 5)).astype(np.float32)
+    lab = rng.integers(0, 5, 7).astype(ltype)
+    bad = [1, 4]
+    lab[1] = 5
+    lab[4] = np.iinfo(ltype).max if np.iinfo(ltype).min == 0 else -1
+    loss, grad = ocal.softmax_cross_entropy(ocal.asarray(z), ocal.asarray(lab))
+    loss, grad = loss.get(), grad.get()
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    good = [r for r in range(7) if r not in bad]
+    want = -np.log(p[good, lab[good].astype(np.int64)])
+    np.testing.assert_allclose(loss[good], want, rtol=1e-5)
+    onehot = np.eye(5, dtype=np.float32)[lab[good].astype(np.int64)]
+    np.testing.assert_allclose(grad[good], p[good] - onehot, atol=1e-6)
+    assert np.isnan(loss[bad]).all() and np.isnan(grad[bad]).all()
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.uint8])
 def test_integer_floor_divide_remainder_exact(dtype):
     """// and % of integers are exact for every type (no trip through a double): full-range
