@@ -132,3 +132,21 @@ def test_fft_refuses_bad_axes_and_sizes():
     assert f.dtype == (np.float64 if ocal.get_context().fp64 else np.float32)
     np.testing.assert_allclose(f.get(), np.fft.fftfreq(7, 0.5))
     np.testing.assert_allclose(ocal.fft.rfftfreq(9).get(), np.fft.rfftfreq(9))
+
+
+def test_irfft_of_non_hermitian_batches():
+    """numpy.fft ignores the imaginary parts of each row's DC and Nyquist bins (and reads
+    only the Hermitian part of those columns in 2-D): batched rows must not leak them into
+    their neighbours."""
+    X = np.zeros((2, 5), complex)
+    X[0, 1], X[1, 0] = 1, 1j
+    assert_close(ocal.fft.irfft(ocal.asarray(X)), np.fft.irfft(X))
+    r = np.random.default_rng(41)
+    for shape, n in (((3, 7), None), ((4, 6), 10), ((2, 5), 9)):
+        Y = r.standard_normal(shape) + 1j * r.standard_normal(shape)
+        a = ocal.asarray(Y)
+        assert_close(ocal.fft.irfft(a, n=n), np.fft.irfft(Y, n=n))
+        assert_close(ocal.fft.irfft2(a), np.fft.irfft2(Y))
+        assert_close(a, Y)                              # the input is left as it was
+    Z = (r.standard_normal((3, 5)) + 1j * r.standard_normal((3, 5))).astype(np.complex64)
+    assert_close(ocal.fft.irfft2(ocal.asarray(Z)), np.fft.irfft2(Z).astype(np.float32))
