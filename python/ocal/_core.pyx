@@ -30,6 +30,8 @@ cdef int raise_status(ocal_status s) except -1:
     """Raises the exception class of a failed status with ocal_last_error()'s message."""
     cls = BY_STATUS.get(<int>s, OcalError)
     msg = (<bytes>ocal_last_error()).decode("utf-8", "replace")
+    # The C library's advice names its own conversion; from Python it is astype().
+    msg = msg.replace("ocal_cast", "astype()")
     err = cls(msg or (<bytes>ocal_status_description(s)).decode())
     err.status = <int>s
     err.status_name = (<bytes>ocal_status_name(s)).decode()
@@ -588,6 +590,12 @@ cdef class Array:
     def T(self):
         return transpose(self)
 
+    def transpose(self, *axes):
+        """NumPy's a.transpose(): x.transpose(), x.transpose(1, 0, 2) or x.transpose((1, 0, 2))."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return transpose(self, axes or None)
+
     # -- interop ---------------------------------------------------------------------------------
 
     @property
@@ -1045,10 +1053,11 @@ cdef bint _is_broadcast_of(Array out, Array a, Array b):
 
 
 cdef inline bint _keeps_type(int op, int code):
-    """ocal_binary's result type is its inputs' (an arithmetic op, not an integer division)."""
-    return not _is_cmp(op) and not (op == OCAL_BINARY_DIV and code != OCAL_F32
-                                        and code != OCAL_F64 and code != OCAL_F16
-                                        and code != OCAL_BF16)
+    """ocal_binary's result type is its inputs' (an arithmetic op, not an integer true
+    division or arctan2, whose results are floats)."""
+    return not _is_cmp(op) and not ((op == OCAL_BINARY_DIV or op == OCAL_BINARY_ATAN2)
+                                    and code != OCAL_F32 and code != OCAL_F64
+                                    and code != OCAL_F16 and code != OCAL_BF16)
 
 
 cdef bint _is_scalar(x):
@@ -1110,11 +1119,9 @@ cpdef Array _binop(int op, x, y):
     cdef size_t cs[4]
     if type(x) is Array and type(y) is Array:
         a, b = <Array>x, <Array>y
-        if a.fast and a.code == b.code and a.nd == b.nd and not _is_cmp(op) \
+        if a.fast and a.code == b.code and a.nd == b.nd and _keeps_type(op, a.code) \
                 and memcmp(a.cs, b.cs, a.nd * sizeof(size_t)) == 0 \
-                and len(a.shape) == len(b.shape) \
-                and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
-                         and a.code != OCAL_F16 and a.code != OCAL_BF16):
+                and len(a.shape) == len(b.shape):
             # The fast path: same type and shape, and the result type is the inputs'.
             out = Array.__new__(Array)
             s = ocal_buffer_create(a.context.ptr, <ocal_dtype>a.code, a.nd, a.cs, &out.buf)
@@ -1128,9 +1135,7 @@ cpdef Array _binop(int op, x, y):
             return out
         if a.context is not b.context:
             raise InvalidArgumentError("ocal: the arrays belong to different contexts")
-        if a.fast and a.code == b.code and not _is_cmp(op) \
-                and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
-                         and a.code != OCAL_F16 and a.code != OCAL_BF16):
+        if a.fast and a.code == b.code and _keeps_type(op, a.code):
             # Same type, shapes that broadcast (a bias row): the result type is the inputs'.
             shape = a.shape if _is_broadcast_of(a, a, b) else \
                 b.shape if _is_broadcast_of(b, a, b) else _broadcast_shape(a.shape, b.shape)
@@ -1640,6 +1645,8 @@ def reduce(int op, x, axis=None, keepdims=False, int ddof=0, out=None):
     cdef ocal_dtype rd
     if isinstance(axis, tuple) and len(axis) != 1 and out is not None:
         raise UnsupportedError("ocal: out= with a tuple of axes; reduce one axis at a time")
+    cdef bint bool_minmax = not a.fast and a.code == OCAL_U8 \
+        and op in (OCAL_REDUCE_MIN, OCAL_REDUCE_MAX)
     if not a.fast and a.code == OCAL_U8:   # bool
         a = a.astype(np.int64 if op in (OCAL_REDUCE_SUM, OCAL_REDUCE_PROD) else np.uint8)
     if isinstance(axis, tuple) and len(axis) == 1:
@@ -1684,7 +1691,7 @@ def reduce(int op, x, axis=None, keepdims=False, int ddof=0, out=None):
         check(ocal_reduce_dtype(<ocal_reduce_op>op, <ocal_dtype>a.code, &rd))
         cached = _reduce_types[key] = (<int>rd, _np_of_code(rd))
     rd = <ocal_dtype><int>cached[0]
-    res = cached[1]
+    res = cached[1] if not bool_minmax else _bool_dtype   # NumPy: min and max of bools are bools
     cdef int ax
     if axis is None:
         ax = OCAL_AXIS_ALL
@@ -1882,23 +1889,38 @@ def axpy(double alpha, Array x, Array y):
     return y
 
 
-def transpose(Array a):
-    """The transpose of a 2-D array (a copy, through a generated kernel); 1-D stays."""
-    if a.ndim < 2:
+def transpose(Array a, axes=None):
+    """The transpose (a copy, on the device): the axes reversed, or permuted as axes says
+    (NumPy's transpose); 2-D through its own kernel, 3-D and 4-D through the strided copy.
+    With the axes in order, a itself."""
+    cdef Py_ssize_t nd = a.ndim
+    if axes is None:
+        perm = tuple(range(nd - 1, -1, -1))
+    else:
+        perm = tuple(int(k) + nd if int(k) < 0 else int(k) for k in axes)
+        if sorted(perm) != list(range(nd)):
+            raise InvalidArgumentError("ocal.transpose: axes %r is not a permutation of the "
+                                       "%d axes of an array of shape %r: give each axis "
+                                       "(0 to %d, or negative from the end) once"
+                                       % (tuple(axes), nd, a.shape, nd - 1))
+    if perm == tuple(range(nd)):
         return a
-    if a.ndim != 2:
-        raise UnsupportedError("ocal: transpose of more than 2 dimensions")
+    if nd > 4:
+        raise UnsupportedError("ocal.transpose: arrays of more than 4 dimensions are not "
+                               "supported; reshape to 4 or fewer first")
+    out_shape = tuple(a.shape[k] for k in perm)
+    if nd != 2:
+        st = _c_strides(a.shape)
+        return _strided_copy(a, out_shape, 0, tuple(st[k] for k in perm), out_shape)
     key = ("transpose", a.code)
     cdef Gen g = a.context._gens.get(key)
     if g is None:
         t = (<bytes>ocal_dtype_name(<ocal_dtype>a.code)).decode()
-        cl = {"f32": "float", "f64": "double", "i32": "int", "u32": "uint", "i64": "long",
-              "u64": "ulong", "u8": "uchar", "c32": "float2", "c64": "double2",
-              "f16": "ushort", "bf16": "ushort"}[t]
+        cl = _cl_type_of[t]
         g = Gen.elementwise(a.context, "const %s *x, %s *y, ulong r, ulong c" % (cl, cl),
                             "y[i] = x[(i % r) * c + i / r]")
         a.context._gens[key] = g
-    cdef Array out = _empty((a.shape[1], a.shape[0]), a.dtype, a.code, a.context)
+    cdef Array out = _empty(out_shape, a.dtype, a.code, a.context)
     cdef uint64_t r = a.shape[0], c = a.shape[1]
     cdef ocal_gen_arg args[4]
     args[0].buffer, args[0].scalar = a.buf, NULL

@@ -483,3 +483,41 @@ def test_random():
     again = ocal.random.default_rng(42).random((1000,)).get()
     np.testing.assert_array_equal(u, again)
     assert not np.array_equal(g.random((1000,)).get(), u)
+
+
+def test_transpose_any_axes():
+    """.T, ocal.transpose(x, axes) and x.transpose(...) as NumPy's, up to 4-D; axes that are
+    no permutation are refused, naming the call."""
+    rng = np.random.default_rng(51)
+    for shape in ((5, 3), (2, 3, 7), (3, 1, 5, 2)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        a = ocal.asarray(x)
+        assert_close(a.T, x.T)
+        assert_close(a.transpose(), x.transpose())
+        perm = tuple(rng.permutation(len(shape)))
+        assert_close(ocal.transpose(a, perm), np.transpose(x, perm))
+        assert_close(a.transpose(*perm), x.transpose(*perm))
+        assert_close(a.transpose(list(perm)), x.transpose(list(perm)))
+    i = rng.integers(-9, 9, (3, 4, 5)).astype(np.int64)
+    assert_close(ocal.transpose(ocal.asarray(i), (-1, 0, 1)), np.transpose(i, (-1, 0, 1)))
+    for bad in ((0, 0, 1), (0, 1), (0, 1, 3)):
+        with pytest.raises(ocal.InvalidArgumentError, match=r"ocal\.transpose: axes .* is not a "
+                           r"permutation of the 3 axes.*give each axis"):
+            ocal.asarray(i).transpose(bad)
+
+
+def test_integer_arctan2_bool_min_max_and_astype_advice():
+    """arctan2 of two same-type integer arrays gives float64, min and max of bools give
+    bools (NumPy's types); the C library's advice to convert reads astype() from Python."""
+    rng = np.random.default_rng(52)
+    x = rng.integers(-20, 20, 23).astype(np.int32)
+    y = rng.integers(-20, 20, 23).astype(np.int32)
+    assert_close(ocal.arctan2(ocal.asarray(x), ocal.asarray(y)), np.arctan2(x, y))
+    m = rng.standard_normal((4, 7)) > 0
+    b = ocal.asarray(m)
+    for f in ("min", "max"):
+        assert_close(getattr(ocal, f)(b), getattr(np, f)(m))
+        assert_close(getattr(b, f)(axis=1), getattr(m, f)(axis=1))
+    with pytest.raises(ocal.UnsupportedError, match=r"astype\(\)") as e:
+        ocal.cumsum(ocal.ones(3, dtype=np.float16))
+    assert "ocal_cast" not in str(e.value)
