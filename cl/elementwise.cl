@@ -155,6 +155,18 @@ inline float ocal_rto(const RTO x) {
 #else
 #define F2(a, b) ocal_imod(a, b)
 #endif
+#elif defined(OP_floor_divide)
+#ifdef T_FLOAT
+#define F2(a, b) ocal_ffloordiv(a, b)
+#else
+#define F2(a, b) ocal_ifloordiv(a, b)
+#endif
+#elif defined(OP_remainder)
+#ifdef T_FLOAT
+#define F2(a, b) ocal_fremainder(a, b)
+#else
+#define F2(a, b) ocal_iremainder(a, b)
+#endif
 #elif defined(OP_pow)
 #ifdef T_FLOAT
 #define F2(a, b) pow(a, b)
@@ -205,6 +217,25 @@ inline T ocal_imod(T a, T b) {
 #endif
   return b == (T)0 ? (T)0 : (T)(a % b);
 }
+/* Floor division and the remainder with the divisor's sign (NumPy's // and %): the
+ * truncated quotient, one less where the remainder is non-zero and of the other sign. */
+inline T ocal_ifloordiv(T a, T b) {
+  const T q = ocal_idiv(a, b);
+#ifdef T_SIGNED
+  const T r = ocal_imod(a, b);
+  return (r != (T)0 && ((r < (T)0) != (b < (T)0))) ? (T)(q - (T)1) : q;
+#else
+  return q;
+#endif
+}
+inline T ocal_iremainder(T a, T b) {
+  const T r = ocal_imod(a, b);
+#ifdef T_SIGNED
+  return (r != (T)0 && ((r < (T)0) != (b < (T)0))) ? (T)(r + b) : r;
+#else
+  return r;
+#endif
+}
 /* Integer power by squaring; a negative exponent gives 0 unless the base is 1 or -1. */
 inline T ocal_ipow(T a, T b) {
 #ifdef T_SIGNED
@@ -217,6 +248,28 @@ inline T ocal_ipow(T a, T b) {
     b = (T)(b >> 1);
   }
   return result;
+}
+#endif
+
+#ifdef T_FLOAT
+/* NumPy's floor_divide and remainder of floats (npy_divmod): from the exact fmod, so that
+ * the quotient is the floor of the exact one (floor(a / b) can be one off after rounding);
+ * division by zero gives a / b (inf or NaN) and fmod's NaN. */
+inline T ocal_ffloordiv(T a, T b) {
+  if (b == (T)0) return a / b;
+  const T mod = fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != (T)0 && ((b < (T)0) != (mod < (T)0))) div -= (T)1;
+  if (div == (T)0) return copysign((T)0, a / b);
+  T fl = floor(div);
+  if (div - fl > (T)0.5) fl += (T)1;
+  return fl;
+}
+inline T ocal_fremainder(T a, T b) {
+  if (b == (T)0) return fmod(a, b);
+  T mod = fmod(a, b);
+  if (mod == (T)0) return copysign((T)0, b);
+  return ((b < (T)0) != (mod < (T)0)) ? mod + b : mod;
 }
 #endif
 

@@ -259,8 +259,27 @@ END_TEST
 
 /* ---- binary --------------------------------------------------------------------------- */
 
+/* NumPy's floor_divide and remainder of floats (npy_divmod). */
+static double ref_floor_divide(double a, double b) {
+  if (b == 0) return a / b;
+  double mod = fmod(a, b), div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+  if (div == 0) return copysign(0, a / b);
+  double fl = floor(div);
+  return div - fl > 0.5 ? fl + 1 : fl;
+}
+
+static double ref_remainder(double a, double b) {
+  if (b == 0) return fmod(a, b);
+  double mod = fmod(a, b);
+  if (mod == 0) return copysign(0, b);
+  return ((b < 0) != (mod < 0)) ? mod + b : mod;
+}
+
 static double ref_binary(ocal_binary_op op, double a, double b) {
   switch (op) {
+    case OCAL_BINARY_FLOOR_DIVIDE: return ref_floor_divide(a, b);
+    case OCAL_BINARY_REMAINDER: return ref_remainder(a, b);
     case OCAL_BINARY_ADD: return a + b;
     case OCAL_BINARY_SUB: return a - b;
     case OCAL_BINARY_MUL: return a * b;
@@ -280,7 +299,7 @@ static double ref_binary(ocal_binary_op op, double a, double b) {
   }
 }
 
-static int is_comparison(ocal_binary_op op) { return op >= OCAL_BINARY_EQ; }
+static int is_comparison(ocal_binary_op op) { return op >= OCAL_BINARY_EQ && op <= OCAL_BINARY_GE; }
 
 /* All binary ops on a float type, flat and with 4-wide loads plus a tail. */
 static void check_binary_float(ocal_dtype t, size_t n) {
@@ -332,8 +351,10 @@ START_TEST(test_binary_f64) {
 }
 END_TEST
 
+static int negative(int64_t v) { return v < 0; }
+
 /* Integer binary ops against wrapping host arithmetic; division by zero gives 0 and
- * MIN / -1 wraps instead of trapping. */
+ * MIN / -1 wraps instead of trapping; floor_divide and remainder round down (NumPy's). */
 #define INT_BINARY_REF(T, UT, SIGNED)                                                 \
   static T binary_ref_##T(ocal_binary_op op, T a, T b) {                               \
     switch (op) {                                                                      \
@@ -347,6 +368,16 @@ END_TEST
       case OCAL_BINARY_FMOD:                                                           \
         if (b == 0 || (SIGNED && b == (T)(UT)~(UT)0)) return 0;                        \
         return (T)(a % b);                                                             \
+      case OCAL_BINARY_FLOOR_DIVIDE:                                                   \
+      case OCAL_BINARY_REMAINDER: {                                                    \
+        if (b == 0) return 0;                                                          \
+        if (SIGNED && b == (T)(UT)~(UT)0)                                              \
+          return op == OCAL_BINARY_REMAINDER ? 0 : (T)(UT)(0u - (UT)a);                \
+        T q = (T)(a / b), r = (T)(a % b);                                              \
+        if (SIGNED && r != 0 && negative((int64_t)r) != negative((int64_t)b))          \
+          q = (T)(q - 1), r = (T)(r + b);                                              \
+        return op == OCAL_BINARY_REMAINDER ? r : q;                                    \
+      }                                                                                \
       case OCAL_BINARY_MIN: return a < b ? a : b;                                      \
       case OCAL_BINARY_MAX: return a > b ? a : b;                                      \
       default: return (T)ref_binary(op, (double)a, (double)b);                         \
@@ -381,7 +412,8 @@ START_TEST(test_binary_integers) {
   static const ocal_binary_op ops[] = {OCAL_BINARY_ADD, OCAL_BINARY_SUB, OCAL_BINARY_MUL,
                                        OCAL_BINARY_DIV, OCAL_BINARY_FMOD, OCAL_BINARY_MIN,
                                        OCAL_BINARY_MAX, OCAL_BINARY_POW, OCAL_BINARY_LT,
-                                       OCAL_BINARY_EQ};
+                                       OCAL_BINARY_EQ, OCAL_BINARY_FLOOR_DIVIDE,
+                                       OCAL_BINARY_REMAINDER};
   const size_t n = 1001;
   for (size_t ti = 0; ti < 5; ti++) {
     ocal_dtype t = types[ti];
@@ -395,6 +427,11 @@ START_TEST(test_binary_integers) {
         for (size_t i = 0; i < n; i++) {
           int64_t e = (int64_t)(i % 13) - (t == OCAL_I32 || t == OCAL_I64 ? 3 : 0);
           to_type((double[]){(double)e}, 1, t, b + i * es);
+        }
+      if (op == OCAL_BINARY_FLOOR_DIVIDE || op == OCAL_BINARY_REMAINDER)
+        for (size_t i = 1; i < n; i += 2) { /* small divisors too: quotients beyond +-1 */
+          int64_t d = (int64_t)(i % 23) - (t == OCAL_I32 || t == OCAL_I64 ? 11 : 0);
+          to_type((double[]){(double)d}, 1, t, b + i * es);
         }
       /* Zero divisors, equal pairs, and MIN / -1. */
       memset(b, 0, es);

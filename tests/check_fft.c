@@ -302,6 +302,72 @@ static void run_case(const fft_case *c) {
 
 /* ---- transforms on both engines ------------------------------------------------------- */
 
+/* C2R of spectra that are not Hermitian (random bins, imaginary DC and Nyquist parts
+ * included), in a batch, against numpy.fft.irfftn's reading of them: the inverse DFT along
+ * the other axes, then each row's real transform from Re(X[0]), X[1..h-1] and their
+ * conjugates, and Re(X[n/2]) for an even n. Rows must not leak into each other. */
+static void check_c2r_non_hermitian(ocal_fft_engine e, int ndim, const size_t *lens,
+                                    size_t batch, int dbl) {
+  size_t n = lens[ndim - 1], h = n / 2 + 1, N = prod(ndim, lens);
+  size_t rows = batch * N / n, ctotal = rows * h;
+  double *x = random_reals(2 * ctotal, 4242 + ctotal);
+  cd *a = malloc(ctotal * sizeof *a);
+  double *want = malloc(rows * n * sizeof *want);
+  ck_assert_ptr_nonnull(a);
+  ck_assert_ptr_nonnull(want);
+  memcpy(a, x, ctotal * sizeof *a);
+  size_t clens[3];
+  memcpy(clens, lens, sizeof clens);
+  clens[ndim - 1] = h;
+  for (int axis = 0; axis < ndim - 1; axis++) dft_axis(a, ndim, clens, batch, axis, 1);
+  for (size_t r = 0; r < rows; r++)
+    for (size_t j = 0; j < n; j++) {
+      const cd *row = a + r * h;
+      double v = row[0].re;
+      for (size_t k = 1; k < h; k++) {
+        double t = 2.0 * M_PI * (double)((j * k) % n) / (double)n;
+        double re = row[k].re * cos(t) - row[k].im * sin(t);
+        v += 2 * k == n ? re : 2 * re;
+      }
+      want[r * n + j] = v / (double)N;
+    }
+  ocal_fft_desc d;
+  ck_assert_ocal(ocal_fft_desc_init(&d));
+  d.ndim = ndim;
+  memcpy(d.lengths, lens, ndim * sizeof *lens);
+  d.batch = batch;
+  d.kind = OCAL_FFT_C2R;
+  d.precision = dbl ? OCAL_F64 : OCAL_F32;
+  d.engine = e;
+  ocal_fft_plan plan;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &plan));
+  ocal_buffer in = upload(x, 2 * ctotal, 1, dbl), out;
+  size_t rn = rows * n;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, dbl ? OCAL_F64 : OCAL_F32, 1, &rn, &out));
+  ck_assert_ocal(ocal_fft_execute(plan, OCAL_FFT_INVERSE, in, out));
+  double *got = download(out, rn, dbl), *x2 = download(in, 2 * ctotal, dbl);
+  double err = rel_error(got, want, rn);
+  ck_assert_msg(err < (dbl ? 1e-11 : 1e-5), "%s c2r of non-Hermitian input, %zu (ndim %d), "
+                "batch %zu: relative error %.3g", ocal_fft_engine_name(e), n, ndim, batch, err);
+  ck_assert_msg(rel_error(x2, x, 2 * ctotal) < (dbl ? 1e-15 : 1e-7), "C2R changed its input");
+  free(got), free(x2), free(x), free(a), free(want);
+  ocal_buffer_release(in);
+  ocal_buffer_release(out);
+  ck_assert_ocal(ocal_fft_plan_release(plan));
+}
+
+START_TEST(test_c2r_non_hermitian_batches) {
+  ocal_fft_engine e = engines[_i];
+  if (!have_engine(e)) return;
+  check_c2r_non_hermitian(e, 1, (size_t[]){8}, 3, 0);
+  check_c2r_non_hermitian(e, 1, (size_t[]){9}, 4, 0);
+  check_c2r_non_hermitian(e, 2, (size_t[]){3, 6}, 2, 0);
+  check_c2r_non_hermitian(e, 2, (size_t[]){5, 7}, 2, 0);
+  check_c2r_non_hermitian(e, 3, (size_t[]){2, 3, 4}, 2, 0);
+  if (fixture_has_fp64()) check_c2r_non_hermitian(e, 1, (size_t[]){10}, 3, 1);
+}
+END_TEST
+
 START_TEST(test_c2c_1d_lengths) {
   ocal_fft_engine e = engines[_i];
   if (!have_engine(e)) return;
@@ -1344,6 +1410,7 @@ int main(int argc, char **argv) {
   tcase_add_loop_test(tc, test_double_precision, 0, 2);
   tcase_add_loop_test(tc, test_views_with_offsets, 0, 2);
   tcase_add_loop_test(tc, test_errors, 0, 2);
+  tcase_add_loop_test(tc, test_c2r_non_hermitian_batches, 0, 2);
   suite_add_tcase(s, tc);
   TCase *tp = fixture_tcase("plans");
   tcase_add_test(tp, test_clfft_refuses_large_prime_factors);

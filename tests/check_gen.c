@@ -254,6 +254,19 @@ START_TEST(test_run_errors) {
   ck_assert_ocal_fails(ocal_gen_run_axis(g, 0, 2, ok, f), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_gen_run(NULL, n, 2, ok, NULL), OCAL_INVALID_HANDLE);
   ck_assert_ocal(ocal_gen_run(g, 0, 2, ok, NULL));
+  /* n beyond a writable buffer's end is refused; a const table may be shorter than n. */
+  ck_assert_ocal_fails(ocal_gen_run(g, n + 1, 2, ok, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "argument 1 ('float *y') holds 10 elements") != NULL,
+                "%s", ocal_last_error());
+  ck_assert_ocal(ocal_gen_release(g));
+  const size_t two = 2;
+  ocal_buffer table;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I32, 1, &two, &table));
+  ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, "const int *t, float *y", "y[i] = t[i % 2]",
+                                      NULL, &g));
+  const ocal_gen_arg with_table[] = {OCAL_GEN_BUFFER(table), OCAL_GEN_BUFFER(f)};
+  ck_assert_ocal(ocal_gen_run(g, n, 2, with_table, NULL));
+  ck_assert_ocal(ocal_buffer_release(table));
   ck_assert_ocal(ocal_gen_release(g));
   ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, "", "(void)i", NULL, &g));
   ck_assert_ocal_fails(ocal_gen_run(g, OCAL_GEN_AUTO, 0, NULL, NULL), OCAL_INVALID_ARGUMENT);

@@ -26,7 +26,11 @@
  *     complex lengths on the complex side of R2C and C2R).
  *   - Real transforms follow numpy.fft.rfftn / irfftn: an R2C transform of real lengths
  *     (.., n) gives complex lengths (.., n / 2 + 1); C2R goes back. The transform's real
- *     length n is what the description gives, so odd n round-trips exactly.
+ *     length n is what the description gives, so odd n round-trips exactly. A C2R input
+ *     need not be Hermitian: as numpy.fft.irfftn, every engine reads only the Hermitian
+ *     part of its first bin column (and, for an even n, of its last one) over the other
+ *     axes, so for 1-D rows the imaginary parts of each row's DC and Nyquist bins are
+ *     ignored (on ocal's copy of the input: the caller's is left unchanged).
  *   - Precision comes from the description: OCAL_F32 plans take f32 and c32 buffers, OCAL_F64
  *     plans f64 and c64 (needs a context with fp64).
  *

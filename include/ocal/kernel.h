@@ -291,9 +291,13 @@ OCAL_API ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const cha
  * \param nargs the number of arguments (as many as the argument list declares).
  * \param args the arguments, in the order of the argument list.
  * \param out the output buffer, as above.
- * ocal does not check how the expressions index the buffers: keep them within bounds.
+ * An elementwise kernel writes element i of its writable (non-const) pointer arguments for
+ * every i < n, so each of them must hold at least n elements. Beyond that, ocal does not
+ * check how the expressions index the buffers (a const table may be read at any index):
+ * keep them within bounds.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE for a NULL or released gen, buffer argument or
- *          (reduction, scan) out; OCAL_INVALID_ARGUMENT for a wrong count or kind of argument;
+ *          (reduction, scan) out; OCAL_INVALID_ARGUMENT for a wrong count or kind of argument
+ *          or (elementwise) an n larger than a non-const pointer argument's element count;
  *          OCAL_TYPE_MISMATCH for a buffer whose type is not the declared one;
  *          OCAL_SHAPE_MISMATCH for an out of the wrong size. */
 OCAL_API ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *args,

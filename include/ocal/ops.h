@@ -73,9 +73,11 @@ typedef enum ocal_unary_op {
 
 /** The binary operations, X(NAME, name, kind): kind 0 arithmetic (any type), 1 float only,
  * 2 comparison (u8 out).
- * Integer division truncates toward zero, as C does (NumPy's floor_divide rounds down
- * instead: -7 / 2 is -3 here, -4 there). Integer division and fmod by zero give 0 (NumPy's
- * result) rather than trapping; integer
+ * Integer division truncates toward zero, as C does (-7 / 2 is -3); floor_divide rounds
+ * down and remainder takes the sign of the divisor, as NumPy's floor_divide (//) and
+ * remainder (%) do, exactly for every integer type (-7 // 2 is -4, -7 % 2 is 1) and with
+ * NumPy's rules for floats. Integer division, floor_divide, fmod and remainder by zero give
+ * 0 (NumPy's result) rather than trapping, and MIN / -1 and MIN // -1 wrap to MIN; integer
  * pow with a negative exponent gives 0 unless the base is 1 or -1. min and max propagate
  * NaN (NumPy's minimum/maximum). fmod takes the sign of the dividend, as C and np.fmod. */
 #define OCAL_BINARY_OP_MAP(X) \
@@ -93,7 +95,9 @@ typedef enum ocal_unary_op {
   X(LT, "lt", 2)              \
   X(LE, "le", 2)              \
   X(GT, "gt", 2)              \
-  X(GE, "ge", 2)
+  X(GE, "ge", 2)              \
+  X(FLOOR_DIVIDE, "floor_divide", 0) \
+  X(REMAINDER, "remainder", 0)
 
 /** A binary operation of ocal_binary: OCAL_BINARY_ADD, ... (one per row of
  * OCAL_BINARY_OP_MAP). */

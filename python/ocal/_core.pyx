@@ -30,6 +30,8 @@ cdef int raise_status(ocal_status s) except -1:
     """Raises the exception class of a failed status with ocal_last_error()'s message."""
     cls = BY_STATUS.get(<int>s, OcalError)
     msg = (<bytes>ocal_last_error()).decode("utf-8", "replace")
+    # The C library's advice names its own conversion; from Python it is astype().
+    msg = msg.replace("ocal_cast", "astype()")
     err = cls(msg or (<bytes>ocal_status_description(s)).decode())
     err.status = <int>s
     err.status_name = (<bytes>ocal_status_name(s)).decode()
@@ -166,6 +168,10 @@ cdef class Context:
         cdef ocal_context c = NULL
         check(ocal_context_options_init(&opt))
         sel = device.selector if isinstance(device, Device) else device
+        if sel is not None and not isinstance(sel, str):
+            raise TypeError("ocal.Context(device): device must be None (the library's choice), "
+                            "a selector string (\"cpu\", \"gpu\", \"0:1\", \"nvidia\") or an "
+                            "ocal.Device, not %s %r" % (type(device).__name__, device))
         cdef bytes bsel = sel.encode() if sel is not None else None
         if bsel is not None:
             opt.device = bsel
@@ -525,6 +531,7 @@ cdef class Array:
     def __setitem__(self, key, value):
         """NumPy's assignment through any index __getitem__ takes: into the view where the
         selection is a contiguous range, else scattered on the device."""
+        _check_int_range(value, self.dtype, "ocal.Array.__setitem__ (x[...] = value)")
         if key is Ellipsis or type(key) is tuple and len(<tuple>key) == 0:
             _assign(self, value)
         else:
@@ -548,7 +555,9 @@ cdef class Array:
         self._write(host)
 
     def fill(self, value):
-        """Sets every element to value (a device kernel)."""
+        """Sets every element to value (a device kernel); a Python integer outside an integer
+        type's range raises SizeOverflowError (an OverflowError), as NumPy 2 does."""
+        _check_int_range(value, self.dtype, "ocal.Array.fill")
         v = np.asarray(value).astype(self.dtype)
         if self.dtype == np.bool_:
             v = v.astype(np.uint8)
@@ -580,6 +589,12 @@ cdef class Array:
     @property
     def T(self):
         return transpose(self)
+
+    def transpose(self, *axes):
+        """NumPy's a.transpose(): x.transpose(), x.transpose(1, 0, 2) or x.transpose((1, 0, 2))."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return transpose(self, axes or None)
 
     # -- interop ---------------------------------------------------------------------------------
 
@@ -869,6 +884,7 @@ def full(shape, fill_value, dtype=None, ctx=None):
     d = np.dtype(dtype) if dtype is not None else np.asarray(fill_value).dtype
     if dtype is None and d == np.float64:
         d = np.dtype(np.float32) if not _ctx(ctx).fp64 else d
+    _check_int_range(fill_value, d, "ocal.full")
     return empty(shape, d, ctx).fill(fill_value)
 
 
@@ -889,6 +905,7 @@ def ones_like(Array a, dtype=None):
 
 
 def full_like(Array a, fill_value, dtype=None):
+    _check_int_range(fill_value, a.dtype if dtype is None else dtype, "ocal.full_like")
     return full(a.shape, fill_value, a.dtype if dtype is None else dtype, a.context)
 
 
@@ -960,7 +977,13 @@ cdef object _np_ufunc_of_binary = {
     OCAL_BINARY_MAX: np.maximum, OCAL_BINARY_ATAN2: np.arctan2, OCAL_BINARY_FMOD: np.fmod,
     OCAL_BINARY_EQ: np.equal, OCAL_BINARY_NE: np.not_equal, OCAL_BINARY_LT: np.less,
     OCAL_BINARY_LE: np.less_equal, OCAL_BINARY_GT: np.greater, OCAL_BINARY_GE: np.greater_equal,
+    OCAL_BINARY_FLOOR_DIVIDE: np.floor_divide, OCAL_BINARY_REMAINDER: np.remainder,
 }
+
+
+cdef inline bint _is_cmp(int op):
+    """A comparison (a bool result): the ops from eq to ge."""
+    return OCAL_BINARY_EQ <= op <= OCAL_BINARY_GE
 
 
 cdef object _binary_types(int op, da, db):
@@ -1030,26 +1053,58 @@ cdef bint _is_broadcast_of(Array out, Array a, Array b):
 
 
 cdef inline bint _keeps_type(int op, int code):
-    """ocal_binary's result type is its inputs' (an arithmetic op, not an integer division)."""
-    return op < OCAL_BINARY_EQ and not (op == OCAL_BINARY_DIV and code != OCAL_F32
-                                        and code != OCAL_F64 and code != OCAL_F16
-                                        and code != OCAL_BF16)
+    """ocal_binary's result type is its inputs' (an arithmetic op, not an integer true
+    division or arctan2, whose results are floats)."""
+    return not _is_cmp(op) and not ((op == OCAL_BINARY_DIV or op == OCAL_BINARY_ATAN2)
+                                    and code != OCAL_F32 and code != OCAL_F64
+                                    and code != OCAL_F16 and code != OCAL_BF16)
 
 
 cdef bint _is_scalar(x):
     return isinstance(x, (int, float, bool)) or (isinstance(x, np.generic) and x.ndim == 0)
 
 
-cdef object _int_operand(int op, y, dt, int ndim, ctx):
-    """A Python integer beside an integer array in arithmetic: outside the type's range it
-    raises OverflowError, as NumPy does; beyond 2**53, where a double (the scalar calls'
-    argument) cannot carry it exactly, it comes back as a one-element array of the type, for
-    the array path. None: the scalar call takes it."""
-    if op >= OCAL_BINARY_EQ or type(y) is not int or np.dtype(dt).kind not in "iu":
+cdef int _check_int_range(value, dt, what) except -1:
+    """A Python integer must fit an integer type: NumPy 2 raises OverflowError rather than
+    wrapping it, and so does ocal (SizeOverflowError, an OverflowError)."""
+    dt = np.dtype(dt)
+    if type(value) is int and dt.kind in "iu":
+        info = np.iinfo(dt)
+        if value < info.min or value > info.max:
+            raise SizeOverflowError("%s: the Python integer %d is out of bounds for %s "
+                                    "(%d to %d), as NumPy 2 refuses it: use a dtype that holds "
+                                    "it (astype() the array first)"
+                                    % (what, value, dt, info.min, info.max))
+    return 0
+
+
+cdef object _cmp_beyond(int op, y, dt, bint left):
+    """NumPy 2 compares a Python integer outside an integer array's type exactly: every
+    element is below it (or above it). The result of array op y (y op array when left) for
+    every element, or None where y is in the type's range."""
+    dt = np.dtype(dt)
+    if type(y) is not int or dt.kind not in "iu":
         return None
     info = np.iinfo(dt)
-    if y < info.min or y > info.max:
-        raise SizeOverflowError("ocal: Python integer %d out of bounds for %s" % (y, np.dtype(dt)))
+    if info.min <= y <= info.max:
+        return None
+    above = y > info.max          # array < y for every element
+    if op == OCAL_BINARY_EQ or op == OCAL_BINARY_NE:
+        return op == OCAL_BINARY_NE
+    if op == OCAL_BINARY_LT or op == OCAL_BINARY_LE:
+        return above != left
+    return above == left
+
+
+cdef object _int_operand(int op, y, dt, int ndim, ctx):
+    """An integer scalar (Python's or NumPy's) beside an integer array, used exactly: a
+    double (the scalar calls' argument) carries it up to 2**53; beyond, it comes back as a
+    one-element array of the type, for the array path. A Python integer outside the type's
+    range raises OverflowError in arithmetic, as NumPy 2 does (comparisons take _cmp_beyond
+    first). None: the scalar call takes it."""
+    if not isinstance(y, (int, np.integer)) or np.dtype(dt).kind not in "iu":
+        return None
+    _check_int_range(y, dt, "ocal." + ocal_binary_op_name(<ocal_binary_op>op).decode())
     if -(1 << 53) <= y <= (1 << 53):
         return None
     return asarray(np.full((1,) * ndim, y, dt), ctx=ctx)
@@ -1064,11 +1119,9 @@ cpdef Array _binop(int op, x, y):
     cdef size_t cs[4]
     if type(x) is Array and type(y) is Array:
         a, b = <Array>x, <Array>y
-        if a.fast and a.code == b.code and a.nd == b.nd and op < OCAL_BINARY_EQ \
+        if a.fast and a.code == b.code and a.nd == b.nd and _keeps_type(op, a.code) \
                 and memcmp(a.cs, b.cs, a.nd * sizeof(size_t)) == 0 \
-                and len(a.shape) == len(b.shape) \
-                and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
-                         and a.code != OCAL_F16 and a.code != OCAL_BF16):
+                and len(a.shape) == len(b.shape):
             # The fast path: same type and shape, and the result type is the inputs'.
             out = Array.__new__(Array)
             s = ocal_buffer_create(a.context.ptr, <ocal_dtype>a.code, a.nd, a.cs, &out.buf)
@@ -1082,9 +1135,7 @@ cpdef Array _binop(int op, x, y):
             return out
         if a.context is not b.context:
             raise InvalidArgumentError("ocal: the arrays belong to different contexts")
-        if a.fast and a.code == b.code and op < OCAL_BINARY_EQ \
-                and not (op == OCAL_BINARY_DIV and a.code != OCAL_F32 and a.code != OCAL_F64
-                         and a.code != OCAL_F16 and a.code != OCAL_BF16):
+        if a.fast and a.code == b.code and _keeps_type(op, a.code):
             # Same type, shapes that broadcast (a bias row): the result type is the inputs'.
             shape = a.shape if _is_broadcast_of(a, a, b) else \
                 b.shape if _is_broadcast_of(b, a, b) else _broadcast_shape(a.shape, b.shape)
@@ -1102,7 +1153,7 @@ cpdef Array _binop(int op, x, y):
         # A float array and a Python number (weak, as NumPy 2 types it): the array's type
         # out, or a bool mask for a comparison.
         a = <Array>x
-        if op < OCAL_BINARY_EQ:
+        if not _is_cmp(op):
             out = _empty(a.shape, a.dtype, a.code, a.context)
         else:
             out = _empty(a.shape, _bool_dtype, OCAL_U8, a.context)
@@ -1111,6 +1162,10 @@ cpdef Array _binop(int op, x, y):
     if isinstance(x, Array) and _is_scalar(y):
         a = <Array>x
         common, res = _binary_types(op, a.dtype, type(y) if not isinstance(y, np.generic) else y.dtype)
+        if _is_cmp(op):
+            c = _cmp_beyond(op, y, common, 0)
+            if c is not None:
+                return full(a.shape, c, np.bool_, a.context)
         a = _to(a, common)
         big = _int_operand(op, y, common, len(a.shape), a.context)
         if big is not None:
@@ -1121,6 +1176,10 @@ cpdef Array _binop(int op, x, y):
     if isinstance(y, Array) and _is_scalar(x):
         b = <Array>y
         common, res = _binary_types(op, b.dtype, type(x) if not isinstance(x, np.generic) else x.dtype)
+        if _is_cmp(op):
+            c = _cmp_beyond(op, x, common, 1)
+            if c is not None:
+                return full(b.shape, c, np.bool_, b.context)
         b = _to(b, common)
         big = _int_operand(op, x, common, len(b.shape), b.context)
         if big is not None:
@@ -1195,8 +1254,8 @@ cdef Array _binop_out(int op, x, y, Array out):
                 return out
         elif (type(y) is float or type(y) is int) and (a.code == OCAL_F32 or a.code == OCAL_F64) \
                 and a.context is out.context and _same_shape(a, out) \
-                and ((op < OCAL_BINARY_EQ and out.code == a.code)
-                     or (op >= OCAL_BINARY_EQ and out.code == OCAL_U8 and not out.fast)):
+                and ((not _is_cmp(op) and out.code == a.code)
+                     or (_is_cmp(op) and out.code == OCAL_U8 and not out.fast)):
             # A float array and a Python number (weak): the array's type out, or bool.
             check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, <double>y, out.buf))
             return out
@@ -1210,6 +1269,9 @@ cdef Array _binop_out(int op, x, y, Array out):
         a = <Array>x
         common, res = _binary_types(op, a.dtype, type(y) if not isinstance(y, np.generic) else y.dtype)
         _check_out(out, a.shape, res)
+        c = _cmp_beyond(op, y, common, 0) if _is_cmp(op) else None
+        if c is not None:
+            return out.fill(c)
         big = _int_operand(op, y, common, len(a.shape), a.context)
         if big is not None:
             check(ocal_binary(<ocal_binary_op>op, _to(a, common).buf, (<Array>big).buf, out.buf))
@@ -1219,6 +1281,9 @@ cdef Array _binop_out(int op, x, y, Array out):
         b = <Array>y
         common, res = _binary_types(op, b.dtype, type(x) if not isinstance(x, np.generic) else x.dtype)
         _check_out(out, b.shape, res)
+        c = _cmp_beyond(op, x, common, 1) if _is_cmp(op) else None
+        if c is not None:
+            return out.fill(c)
         big = _int_operand(op, x, common, len(b.shape), b.context)
         if big is not None:
             check(ocal_binary(<ocal_binary_op>op, (<Array>big).buf, _to(b, common).buf, out.buf))
@@ -1309,29 +1374,17 @@ def true_divide(x, y, out=None):
     return _binop(OCAL_BINARY_DIV, x, y) if out is None else _binop_out(OCAL_BINARY_DIV, x, y, out)
 
 
-def floor_divide(x, y):
-    """x // y, rounded toward minus infinity (NumPy's floor_divide); integer results are
-    exact while the operands fit a double's 53 bits."""
-    q = _binop(OCAL_BINARY_DIV, x, y)
-    res = np.floor_divide(_probe(x), _probe(y)).dtype
-    if res.kind in "iu":
-        # Integers: the floor of the f64 quotient, and 0 for a zero divisor, as NumPy.
-        return where(_binop(OCAL_BINARY_EQ, y, 0) if isinstance(y, Array) else y == 0,
-                     0, floor(q).astype(res)).astype(res)
-    return floor(q)
+def floor_divide(x, y, out=None):
+    """x // y, rounded toward minus infinity, exactly for integers (NumPy's floor_divide);
+    an integer divided by 0 gives 0, as NumPy's result (without its warning)."""
+    return _binop(OCAL_BINARY_FLOOR_DIVIDE, x, y) if out is None \
+        else _binop_out(OCAL_BINARY_FLOOR_DIVIDE, x, y, out)
 
 
-cdef _probe(v):
-    """A one-element NumPy stand-in of an operand, to ask NumPy for a result type."""
-    return np.ones(1, (<Array>v).dtype) if isinstance(v, Array) else v
-
-
-def remainder(x, y):
-    """x % y with the sign of y (NumPy's remainder), from fmod (the sign of x)."""
-    r = _binop(OCAL_BINARY_FMOD, x, y)
-    fix = (r != 0) & ((r < 0) != (_binop(OCAL_BINARY_LT, y, 0) if isinstance(y, Array)
-                                  else asarray(y < 0, ctx=r.context)))
-    return where(fix, r + y, r)
+def remainder(x, y, out=None):
+    """x % y with the sign of y (NumPy's remainder); an integer modulo 0 gives 0."""
+    return _binop(OCAL_BINARY_REMAINDER, x, y) if out is None \
+        else _binop_out(OCAL_BINARY_REMAINDER, x, y, out)
 
 
 divide = true_divide
@@ -1509,6 +1562,7 @@ cdef Array _scalar_operand(Context ctx, value, dt):
     only: nothing writes to it)."""
     if not _is_scalar(value):
         return asarray(value, dt, ctx)
+    _check_int_range(value, dt, "ocal.where")
     # A float by its bits: -0.0 == 0.0 and nan != nan as keys, but where writes them apart.
     key = (dt, type(value), value.hex() if type(value) is float else value)
     cdef Array c = ctx._consts.get(key)
@@ -1591,6 +1645,8 @@ def reduce(int op, x, axis=None, keepdims=False, int ddof=0, out=None):
     cdef ocal_dtype rd
     if isinstance(axis, tuple) and len(axis) != 1 and out is not None:
         raise UnsupportedError("ocal: out= with a tuple of axes; reduce one axis at a time")
+    cdef bint bool_minmax = not a.fast and a.code == OCAL_U8 \
+        and op in (OCAL_REDUCE_MIN, OCAL_REDUCE_MAX)
     if not a.fast and a.code == OCAL_U8:   # bool
         a = a.astype(np.int64 if op in (OCAL_REDUCE_SUM, OCAL_REDUCE_PROD) else np.uint8)
     if isinstance(axis, tuple) and len(axis) == 1:
@@ -1635,7 +1691,7 @@ def reduce(int op, x, axis=None, keepdims=False, int ddof=0, out=None):
         check(ocal_reduce_dtype(<ocal_reduce_op>op, <ocal_dtype>a.code, &rd))
         cached = _reduce_types[key] = (<int>rd, _np_of_code(rd))
     rd = <ocal_dtype><int>cached[0]
-    res = cached[1]
+    res = cached[1] if not bool_minmax else _bool_dtype   # NumPy: min and max of bools are bools
     cdef int ax
     if axis is None:
         ax = OCAL_AXIS_ALL
@@ -1741,8 +1797,9 @@ def log_softmax(x, axis=-1):
 
 def softmax_cross_entropy(Array logits, Array labels, bint want_grad=True, out=None):
     """(loss per row, gradient of it with respect to the logits) in one pass
-    (ocal_softmax_cross_entropy); labels are integers. out: (loss, grad) arrays to write
-    (grad may be logits itself, in place)."""
+    (ocal_softmax_cross_entropy); labels are integers, and a label outside [0, classes)
+    makes its row's loss and gradient NaN. out: (loss, grad) arrays to write (grad may be
+    logits itself, in place)."""
     cdef Array loss, grad
     if type(out) is tuple and len(<tuple>out) == 2 and type((<tuple>out)[0]) is Array \
             and type((<tuple>out)[1]) is Array:
@@ -1832,23 +1889,38 @@ def axpy(double alpha, Array x, Array y):
     return y
 
 
-def transpose(Array a):
-    """The transpose of a 2-D array (a copy, through a generated kernel); 1-D stays."""
-    if a.ndim < 2:
+def transpose(Array a, axes=None):
+    """The transpose (a copy, on the device): the axes reversed, or permuted as axes says
+    (NumPy's transpose); 2-D through its own kernel, 3-D and 4-D through the strided copy.
+    With the axes in order, a itself."""
+    cdef Py_ssize_t nd = a.ndim
+    if axes is None:
+        perm = tuple(range(nd - 1, -1, -1))
+    else:
+        perm = tuple(int(k) + nd if int(k) < 0 else int(k) for k in axes)
+        if sorted(perm) != list(range(nd)):
+            raise InvalidArgumentError("ocal.transpose: axes %r is not a permutation of the "
+                                       "%d axes of an array of shape %r: give each axis "
+                                       "(0 to %d, or negative from the end) once"
+                                       % (tuple(axes), nd, a.shape, nd - 1))
+    if perm == tuple(range(nd)):
         return a
-    if a.ndim != 2:
-        raise UnsupportedError("ocal: transpose of more than 2 dimensions")
+    if nd > 4:
+        raise UnsupportedError("ocal.transpose: arrays of more than 4 dimensions are not "
+                               "supported; reshape to 4 or fewer first")
+    out_shape = tuple(a.shape[k] for k in perm)
+    if nd != 2:
+        st = _c_strides(a.shape)
+        return _strided_copy(a, out_shape, 0, tuple(st[k] for k in perm), out_shape)
     key = ("transpose", a.code)
     cdef Gen g = a.context._gens.get(key)
     if g is None:
         t = (<bytes>ocal_dtype_name(<ocal_dtype>a.code)).decode()
-        cl = {"f32": "float", "f64": "double", "i32": "int", "u32": "uint", "i64": "long",
-              "u64": "ulong", "u8": "uchar", "c32": "float2", "c64": "double2",
-              "f16": "ushort", "bf16": "ushort"}[t]
+        cl = _cl_type_of[t]
         g = Gen.elementwise(a.context, "const %s *x, %s *y, ulong r, ulong c" % (cl, cl),
                             "y[i] = x[(i % r) * c + i / r]")
         a.context._gens[key] = g
-    cdef Array out = _empty((a.shape[1], a.shape[0]), a.dtype, a.code, a.context)
+    cdef Array out = _empty(out_shape, a.dtype, a.code, a.context)
     cdef uint64_t r = a.shape[0], c = a.shape[1]
     cdef ocal_gen_arg args[4]
     args[0].buffer, args[0].scalar = a.buf, NULL

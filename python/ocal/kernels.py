@@ -107,7 +107,8 @@ def _npdtype(t, types):
 class ElementwiseKernel:
     """ElementwiseKernel(in_params, out_params, operation, name, preamble=''): kernel(*in)
     allocates the outputs (the shape of the array inputs, which must agree) and returns them
-    (a tuple for several); kernel(*in, *out) writes into given outputs."""
+    (a tuple for several); kernel(*in, *out) writes into given outputs. size= gives the
+    number of indices when no argument is an array; beside arrays it must equal their size."""
 
     def __init__(self, in_params, out_params, operation, name="kernel", preamble="",
                  options=None):
@@ -155,7 +156,22 @@ class ElementwiseKernel:
                                      % (self.name, sorted(shapes)))
         arrays_in = [isinstance(a, Array) for a in args[:nin]]
         ctx = next((a.context for a in args if isinstance(a, Array)), get_context())
-        shape = shapes.pop() if shapes else (size,)
+        if size is not None and (not isinstance(size, (int, np.integer)) or size < 0):
+            raise InvalidArgumentError("ocal.kernels: %s(..., size=%r): size must be a "
+                                       "non-negative integer" % (self.name, size))
+        if shapes:
+            shape = shapes.pop()
+            if size is not None and size != int(np.prod(shape)):
+                # The kernel writes element i of its array arguments for every i < size.
+                raise InvalidArgumentError(
+                    "ocal.kernels: %s(..., size=%d): the array arguments have %d elements "
+                    "(shape %s), and size= must equal that: leave size= out, or pass arrays "
+                    "of %d elements" % (self.name, size, int(np.prod(shape)), str(shape), size))
+        elif size is None:
+            raise InvalidArgumentError("ocal.kernels: %s: no array argument gives the size: "
+                                       "pass size=" % self.name)
+        else:
+            shape = (size,)
         outs = list(args[nin:])
         if not outs:
             outs = [empty(shape, _npdtype(t, types), ctx) for raw, t, name in self.out_params]
@@ -163,7 +179,7 @@ class ElementwiseKernel:
         vals = [a if isinstance(a, Array) else np.asarray(a, _npdtype(t, types))
                 for a, (raw, t, name) in zip(list(args[:nin]) + outs,
                                              self.in_params + self.out_params)]
-        n = size if size is not None else int(np.prod(shape))
+        n = int(np.prod(shape))
         if n:
             g.run(n, vals)
         return outs[0] if nout == 1 else tuple(outs)
@@ -181,6 +197,25 @@ def _inputs(params, args, types):
         else:
             decl.append("%s %s" % (_cltype(t, types), name))
     return decl, names
+
+
+def _one_shape(name, params, args):
+    """The shape of the array arguments that the expressions index with i (all but raw
+    ones), which must agree: the kernels read element i of each."""
+    shapes = {a.shape for (raw, t, n), a in zip(params, args) if isinstance(a, Array) and not raw}
+    if len(shapes) > 1:
+        raise ShapeMismatchError("ocal.kernels: %s: the array arguments have shapes %s; they "
+                                 "must have one shape (ocal's generated kernels do not "
+                                 "broadcast)" % (name, sorted(shapes)))
+
+
+def _check_axis(name, axis, ndim):
+    """axis as a non-negative index, refused (as ocal's reductions do) when out of range."""
+    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise InvalidArgumentError("ocal.kernels: %s(..., axis=%r): axis is out of bounds for "
+                                   "an array of %d dimensions: pass an integer from %d to %d, "
+                                   "or None" % (name, axis, ndim, -ndim, ndim - 1))
+    return int(axis) % ndim
 
 
 def _index_names(expr, names):
@@ -210,6 +245,10 @@ class ReductionKernel:
         arrays = [a for a in args if isinstance(a, Array)]
         if not arrays:
             raise InvalidArgumentError("ocal.kernels: a reduction needs an array argument")
+        if len(args) != len(self.in_params):
+            raise InvalidArgumentError("ocal.kernels: %s takes %d inputs, %d given"
+                                       % (self.name, len(self.in_params), len(args)))
+        _one_shape(self.name, self.in_params, args)
         x0, ctx = arrays[0], arrays[0].context
         out_raw, out_t, out_name = self.out_params[0]
         if out_t not in types and len(out_t) == 1:
@@ -231,7 +270,7 @@ class ReductionKernel:
             g.run(x0.size, vals, out)
             kshape = (1,) * x0.ndim
         else:
-            ax = axis % x0.ndim
+            ax = _check_axis(self.name, axis, x0.ndim)
             out = empty(x0.shape[:ax] + x0.shape[ax + 1:], odt, ctx)
             g.run(0, vals, out, axis=ax)
             kshape = x0.shape[:ax] + (1,) + x0.shape[ax + 1:]
@@ -261,6 +300,13 @@ class ScanKernel:
         types = {}
         _bind(self.in_params, args, types)
         arrays = [a for a in args if isinstance(a, Array)]
+        if not arrays:
+            raise InvalidArgumentError("ocal.kernels: %s: a scan needs an array argument"
+                                       % self.name)
+        if len(args) != len(self.in_params):
+            raise InvalidArgumentError("ocal.kernels: %s takes %d inputs, %d given"
+                                       % (self.name, len(self.in_params), len(args)))
+        _one_shape(self.name, self.in_params, args)
         x0, ctx = arrays[0], arrays[0].context
         key = (id(ctx), tuple(sorted((k, str(v)) for k, v in types.items())))
         g = self._gens.get(key)
@@ -277,9 +323,10 @@ class ScanKernel:
             if x0.size:
                 g.run(x0.size, vals, out)
         else:
+            ax = _check_axis(self.name, axis, x0.ndim)
             out = empty(x0.shape, self.dtype, ctx)
             if x0.size:
-                g.run(0, vals, out, axis=axis % x0.ndim)
+                g.run(0, vals, out, axis=ax)
         return out
 
 

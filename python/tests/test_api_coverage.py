@@ -25,7 +25,7 @@ NOT_WRAPPED = {
     "ocal_cl_error_name": "messages name OpenCL errors already",
     "ocal_gemm_precision_name": "enum name", "ocal_scan_op_name": "enum name",
     "ocal_transpose_name": "enum name", "ocal_blas_tuning_source_name": "enum name",
-    "ocal_unary_op_name": "enum name", "ocal_binary_op_name": "enum name",
+    "ocal_unary_op_name": "enum name",
     "ocal_fft_engine_name": "enum name", "ocal_fft_kind_name": "enum name",
     "ocal_fft_direction_name": "enum name", "ocal_fft_norm_name": "enum name",
     "ocal_cg_precond_name": "enum name",

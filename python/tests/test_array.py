@@ -1,4 +1,6 @@
 """Arrays, creation, operators and elementwise functions against NumPy."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -215,6 +217,62 @@ def test_negative_floor_and_remainder():
     assert_close(ocal.asarray(xf) % ocal.asarray(yf), xf % yf)
 
 
+@pytest.mark.parametrize("ltype", [np.int32, np.int64, np.uint8, np.uint64])
+def test_softmax_cross_entropy_bad_labels_give_nan_rows(ltype):
+    """A label outside [0, classes) makes its row's loss and gradient NaN (documented: the
+    kernel cannot raise); the other rows are NumPy's."""
+    rng = np.random.default_rng(31)
+    z = rng.standard_normal((7, 5)).astype(np.float32)
+    lab = rng.integers(0, 5, 7).astype(ltype)
+    bad = [1, 4]
+    lab[1] = 5
+    lab[4] = np.iinfo(ltype).max if np.iinfo(ltype).min == 0 else -1
+    loss, grad = ocal.softmax_cross_entropy(ocal.asarray(z), ocal.asarray(lab))
+    loss, grad = loss.get(), grad.get()
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    good = [r for r in range(7) if r not in bad]
+    want = -np.log(p[good, lab[good].astype(np.int64)])
+    np.testing.assert_allclose(loss[good], want, rtol=1e-5)
+    onehot = np.eye(5, dtype=np.float32)[lab[good].astype(np.int64)]
+    np.testing.assert_allclose(grad[good], p[good] - onehot, atol=1e-6)
+    assert np.isnan(loss[bad]).all() and np.isnan(grad[bad]).all()
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.uint8])
+def test_integer_floor_divide_remainder_exact(dtype):
+    """// and % of integers are exact for every type (no trip through a double): full-range
+    values, small divisors, zero divisors (0, NumPy's result) and MIN // -1 (wraps)."""
+    rng = np.random.default_rng(11)
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max, 41, dtype=dtype, endpoint=True)
+    y = rng.integers(info.min, info.max, 41, dtype=dtype, endpoint=True)
+    y[::3] = rng.integers(1 if info.min == 0 else -9, 10, len(y[::3]), dtype=dtype)
+    y[1] = 0
+    if info.min < 0:
+        x[2], y[2] = info.min, -1
+    a, b = ocal.asarray(x), ocal.asarray(y)
+    with np.errstate(all="ignore"):
+        assert_close(a // b, x // y)
+        assert_close(a % b, x % y)
+        assert_close(ocal.floor_divide(a[:40:2], b[1::2]), x[:40:2] // y[1::2])
+        o = ocal.empty(41, dtype=dtype)
+        ocal.remainder(a, b, out=o)
+        assert_close(o, x % y)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_floor_divide_remainder(dtype):
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal(43) * 10).astype(dtype)
+    y = (rng.standard_normal(43) * 3).astype(dtype)
+    y[:3] = 0
+    x[3], y[3] = -0.0, 5
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal((ocal.asarray(x) // ocal.asarray(y)).get(), x // y)
+        np.testing.assert_array_equal((ocal.asarray(x) % ocal.asarray(y)).get(), x % y)
+
+
 def test_inplace():
     x = host((3, 4), np.float32)
     a = ocal.asarray(x)
@@ -274,6 +332,74 @@ def test_python_integers_beside_integer_arrays():
                    (np.ones(3, np.int32), 2**40)):
         with pytest.raises(OverflowError):
             ocal.asarray(arr) + v
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_integer_scalars_exact_beside_64bit_arrays(dtype):
+    """Python and NumPy integer scalars beyond 2**53 are used exactly beside int64 and
+    uint64 arrays, in arithmetic and in comparisons."""
+    rng = np.random.default_rng(21)
+    info = np.iinfo(dtype)
+    x = rng.integers(info.max // 2, info.max, 37, dtype=dtype, endpoint=True)
+    x[3] = info.max
+    a = ocal.asarray(x)
+    for v in (int(x[5]), int(x[5]) + 1, int(info.max), (1 << 53) + 1):
+        for s in (v, dtype(v)):
+            for op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+                assert_close(getattr(a, op)(s), getattr(x, op)(s))
+            assert_close(ocal.maximum(a, s), np.maximum(x, s))
+            assert_close(a // s, x // s)
+            assert_close(a % s, x % s)
+    small = dtype((1 << 62) - 7)
+    with np.errstate(over="ignore"):
+        assert_close(a + small, x + small)
+        assert_close(a - int(small), x - int(small))
+        assert_close(small - a, small - x)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.uint32, np.int64, np.uint64])
+def test_comparisons_with_python_integers_out_of_range(dtype):
+    """NumPy 2 compares a Python integer outside the array's type exactly (uint8 > -1 is
+    True everywhere); arithmetic with it raises OverflowError naming the call."""
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(22).integers(info.min, info.max, 29, dtype=dtype, endpoint=True)
+    a = ocal.asarray(x)
+    for v in (info.min - 1, info.max + 1, -(2**70), 2**70):
+        for op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+            assert_close(getattr(a, op)(v), getattr(x, op)(v))
+        assert_close(v < a, v < x)
+        assert_close(v >= a, v >= x)
+        o = ocal.empty(29, dtype=np.bool_)
+        ocal.greater(a, v, out=o)
+        assert_close(o, x > v)
+        with pytest.raises(OverflowError, match=r"ocal\.add: the Python integer %d is out of "
+                           r"bounds for %s.*astype" % (v, np.dtype(dtype))):
+            a + v
+
+
+def test_python_integers_out_of_range_are_refused_by_full_and_assignment():
+    """ocal.full, full_like, fill and item assignment raise SizeOverflowError (an
+    OverflowError, as NumPy 2's) for a Python integer the dtype cannot hold: nothing wraps."""
+    cases = [(lambda: ocal.full(3, 300, dtype=np.uint8), "ocal.full", 300),
+             (lambda: ocal.full(3, 2**40, dtype=np.int32), "ocal.full", 2**40),
+             (lambda: ocal.full(2, -1, dtype=np.uint32), "ocal.full", -1),
+             (lambda: ocal.full_like(ocal.zeros(2, dtype=np.uint8), 256), "ocal.full_like", 256),
+             (lambda: ocal.zeros(3, dtype=np.uint8).fill(-1), "ocal.Array.fill", -1)]
+    for f, name, v in cases:
+        with pytest.raises(ocal.SizeOverflowError, match=r"%s: the Python integer %d is out of "
+                           r"bounds.*use a dtype that holds it" % (re.escape(name), v)):
+            f()
+    x = ocal.zeros(7, dtype=np.uint8)
+    for key, v in ((0, 300), (0, -1), (slice(None), 256), (np.array([1, 4]), 999)):
+        with pytest.raises(OverflowError, match=r"__setitem__.*Python integer %d" % v):
+            x[key] = v
+    assert_close(x, np.zeros(7, np.uint8))          # nothing was written
+    with pytest.raises(OverflowError, match=r"ocal\.where: the Python integer"):
+        ocal.where(ocal.asarray(np.array([True, False])), ocal.zeros(2, dtype=np.int32), 2**40)
+    x[2] = 255
+    x[3:5] = np.uint8(7)
+    assert_close(x, np.array([0, 0, 255, 7, 7, 0, 0], np.uint8))
+    assert_close(ocal.full(3, 2**63 - 1, dtype=np.int64), np.full(3, 2**63 - 1, np.int64))
 
 
 UNARY = [("negative", np.negative, None), ("abs", np.abs, None), ("sqrt", np.sqrt, "pos"),
@@ -357,3 +483,41 @@ def test_random():
     again = ocal.random.default_rng(42).random((1000,)).get()
     np.testing.assert_array_equal(u, again)
     assert not np.array_equal(g.random((1000,)).get(), u)
+
+
+def test_transpose_any_axes():
+    """.T, ocal.transpose(x, axes) and x.transpose(...) as NumPy's, up to 4-D; axes that are
+    no permutation are refused, naming the call."""
+    rng = np.random.default_rng(51)
+    for shape in ((5, 3), (2, 3, 7), (3, 1, 5, 2)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        a = ocal.asarray(x)
+        assert_close(a.T, x.T)
+        assert_close(a.transpose(), x.transpose())
+        perm = tuple(rng.permutation(len(shape)))
+        assert_close(ocal.transpose(a, perm), np.transpose(x, perm))
+        assert_close(a.transpose(*perm), x.transpose(*perm))
+        assert_close(a.transpose(list(perm)), x.transpose(list(perm)))
+    i = rng.integers(-9, 9, (3, 4, 5)).astype(np.int64)
+    assert_close(ocal.transpose(ocal.asarray(i), (-1, 0, 1)), np.transpose(i, (-1, 0, 1)))
+    for bad in ((0, 0, 1), (0, 1), (0, 1, 3)):
+        with pytest.raises(ocal.InvalidArgumentError, match=r"ocal\.transpose: axes .* is not a "
+                           r"permutation of the 3 axes.*give each axis"):
+            ocal.asarray(i).transpose(bad)
+
+
+def test_integer_arctan2_bool_min_max_and_astype_advice():
+    """arctan2 of two same-type integer arrays gives float64, min and max of bools give
+    bools (NumPy's types); the C library's advice to convert reads astype() from Python."""
+    rng = np.random.default_rng(52)
+    x = rng.integers(-20, 20, 23).astype(np.int32)
+    y = rng.integers(-20, 20, 23).astype(np.int32)
+    assert_close(ocal.arctan2(ocal.asarray(x), ocal.asarray(y)), np.arctan2(x, y))
+    m = rng.standard_normal((4, 7)) > 0
+    b = ocal.asarray(m)
+    for f in ("min", "max"):
+        assert_close(getattr(ocal, f)(b), getattr(np, f)(m))
+        assert_close(getattr(b, f)(axis=1), getattr(m, f)(axis=1))
+    with pytest.raises(ocal.UnsupportedError, match=r"astype\(\)") as e:
+        ocal.cumsum(ocal.ones(3, dtype=np.float16))
+    assert "ocal_cast" not in str(e.value)

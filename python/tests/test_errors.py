@@ -100,3 +100,10 @@ def test_no_leak_over_many_small_arrays():
     gc.collect()
     assert ctx.memory_stats()["bytes_in_use"] == before
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 20_000  # KiB
+
+
+def test_context_refuses_a_non_string_device():
+    for bad in (0, 1.5, b"cpu"):
+        with pytest.raises(TypeError, match=r"ocal\.Context\(device\): device must be None.*"
+                           r"selector string.*ocal\.Device, not %s" % type(bad).__name__):
+            ocal.Context(bad)

@@ -100,3 +100,53 @@ def test_s_pads_and_crops_as_numpy():
                                np.fft.irfft2(spectrum, s=(3, 15)), **tol)
     with pytest.raises(ValueError):
         ocal.fft.fft2(ocal.asarray(x), s=(0, 3))
+
+
+def test_fft_refuses_bad_axes_and_sizes():
+    """Axes out of range, 0-d input and transforms of no points raise (numpy.fft raises
+    too), naming the call."""
+    x = cplx((3, 7))
+    a = ocal.asarray(x)
+    for ax in (5, -3, 2):
+        with pytest.raises(ocal.InvalidArgumentError, match=r"ocal\.fft\.fft: axis %d is out of "
+                           r"bounds for an array of 2 dimensions" % ax):
+            ocal.fft.fft(a, axis=ax)
+    with pytest.raises(ocal.InvalidArgumentError, match=r"ocal\.fft\.fftn: axis 5 is out"):
+        ocal.fft.fftn(a, axes=(0, 5))
+    with pytest.raises(ocal.InvalidArgumentError, match=r"ocal\.fft\.irfft2: axis 7"):
+        ocal.fft.irfft2(a, axes=(7,))
+    with pytest.raises(ocal.InvalidArgumentError, match=r"ocal\.fft\.fft: a 0-d array"):
+        ocal.fft.fft(ocal.asarray(np.array(1 + 2j, np.complex64)))
+    with pytest.raises(ocal.InvalidArgumentError, match=r"ocal\.fft\.fft: invalid number of "
+                       r"data points \(0,\)"):
+        ocal.fft.fft(ocal.asarray(np.zeros(0, np.complex64)))
+    with pytest.raises(ocal.InvalidArgumentError, match=r"ocal\.fft\.rfft: invalid number"):
+        ocal.fft.rfft(ocal.asarray(np.zeros((3, 0), np.float32)))
+    with pytest.raises(ocal.InvalidArgumentError, match=r"ocal\.fft\.irfft: invalid number of "
+                       r"data points \(0,\)"):
+        ocal.fft.irfft(ocal.asarray(np.ones(1, np.complex64)))
+    assert_close(ocal.fft.fft(a, axis=-2 + 1), np.fft.fft(x, axis=-1).astype(np.complex64))
+    assert_close(ocal.fft.irfft(ocal.asarray(np.ones(1, np.complex64)), n=3),
+                 np.fft.irfft(np.ones(1, np.complex64), n=3))
+    f = ocal.fft.fftfreq(7, 0.5)
+    assert f.dtype == (np.float64 if ocal.get_context().fp64 else np.float32)
+    np.testing.assert_allclose(f.get(), np.fft.fftfreq(7, 0.5))
+    np.testing.assert_allclose(ocal.fft.rfftfreq(9).get(), np.fft.rfftfreq(9))
+
+
+def test_irfft_of_non_hermitian_batches():
+    """numpy.fft ignores the imaginary parts of each row's DC and Nyquist bins (and reads
+    only the Hermitian part of those columns in 2-D): batched rows must not leak them into
+    their neighbours."""
+    X = np.zeros((2, 5), complex)
+    X[0, 1], X[1, 0] = 1, 1j
+    assert_close(ocal.fft.irfft(ocal.asarray(X)), np.fft.irfft(X))
+    r = np.random.default_rng(41)
+    for shape, n in (((3, 7), None), ((4, 6), 10), ((2, 5), 9)):
+        Y = r.standard_normal(shape) + 1j * r.standard_normal(shape)
+        a = ocal.asarray(Y)
+        assert_close(ocal.fft.irfft(a, n=n), np.fft.irfft(Y, n=n))
+        assert_close(ocal.fft.irfft2(a), np.fft.irfft2(Y))
+        assert_close(a, Y)                              # the input is left as it was
+    Z = (r.standard_normal((3, 5)) + 1j * r.standard_normal((3, 5))).astype(np.complex64)
+    assert_close(ocal.fft.irfft2(ocal.asarray(Z)), np.fft.irfft2(Z).astype(np.float32))

@@ -67,3 +67,49 @@ def test_scan_kernel():
     e = ocal.kernels.ScanKernel(np.float32, "a + b", "0", exclusive=True, in_params="T x")
     f = np.ones(10, np.float32)
     assert_close(e(ocal.asarray(f)), np.arange(10, dtype=np.float32))
+
+
+def test_elementwise_kernel_size_beside_arrays():
+    """size= beside array arguments must equal their size: a larger one would make the
+    kernel write past the arrays' ends."""
+    sq = ocal.kernels.ElementwiseKernel("float32 x", "float32 y", "y = x * x", "sq")
+    x = np.random.default_rng(7).standard_normal(37).astype(np.float32)
+    for size in (38, 100000, 36):
+        with pytest.raises(ocal.InvalidArgumentError, match=r"sq\(\.\.\., size=%d\).*37 "
+                           r"elements.*leave size= out" % size):
+            sq(ocal.asarray(x), size=size)
+    assert_close(sq(ocal.asarray(x), size=37), x * x)
+    assert_close(sq(ocal.asarray(x)), x * x)
+    with pytest.raises(ocal.InvalidArgumentError, match="sq.*size must be a non-negative"):
+        sq(np.float32(2), size=-1)
+    with pytest.raises(ocal.InvalidArgumentError, match="sq: no array argument.*pass size="):
+        sq(np.float32(2))
+    assert_close(sq(np.float32(3), size=5), np.full(5, 9, np.float32))
+
+
+def test_reduction_and_scan_kernels_check_shapes_and_axis():
+    """Inputs of different shapes are refused (the kernel reads element i of each), and an
+    axis out of range is refused, not wrapped."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((37, 11)).astype(np.float32)
+    y = rng.standard_normal((3, 11)).astype(np.float32)
+    dot = ocal.kernels.ReductionKernel("T x, T y", "T z", "x * y", "a + b", "z = a", "0", "dot")
+    with pytest.raises(ocal.ShapeMismatchError, match=r"dot: the array arguments have shapes "
+                       r"\[\(3, 11\), \(37, 11\)\].*one shape"):
+        dot(ocal.asarray(x), ocal.asarray(y))
+    assert_close(dot(ocal.asarray(x), ocal.asarray(x), axis=1), (x * x).sum(axis=1))
+    s = ocal.kernels.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "s")
+    scan = ocal.kernels.ScanKernel(np.float32, "a + b", 0, name="cs")
+    for ax in (2, -3, 7):
+        with pytest.raises(ocal.InvalidArgumentError, match=r"s\(\.\.\., axis=%d\): axis is out "
+                           r"of bounds for an array of 2 dimensions: pass an integer from -2 "
+                           r"to 1" % ax):
+            s(ocal.asarray(x), axis=ax)
+        with pytest.raises(ocal.InvalidArgumentError, match=r"cs\(\.\.\., axis=%d\)" % ax):
+            scan(ocal.asarray(x), axis=ax)
+    assert_close(s(ocal.asarray(x), axis=-2), x.sum(axis=0))
+    assert_close(scan(ocal.asarray(x), axis=-1), np.cumsum(x, axis=-1))
+    two = ocal.kernels.ScanKernel(np.float32, "a + b", 0, input_expr="x + y",
+                                  in_params="T x, T y", name="cs2")
+    with pytest.raises(ocal.ShapeMismatchError, match="cs2: the array arguments"):
+        two(ocal.asarray(x), ocal.asarray(y))

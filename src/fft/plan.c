@@ -2,7 +2,8 @@
  *
  * This file validates descriptions and buffers, keeps each context's plans in a cache (an
  * attachment of the context, with its own lock), and does what is common to all engines:
- * it copies C2R inputs (the engines overwrite them), passes sub-buffers to engines that take
+ * it copies C2R inputs (the engines overwrite them) and makes the copies' DC and Nyquist
+ * columns Hermitian (NumPy reads only that part), passes sub-buffers to engines that take
  * no offsets, and applies the part of the normalisation an engine does not. */
 #include "config.h"
 
@@ -547,6 +548,26 @@ static ocal_status scale(ocal_fft_plan p, ocal_buffer out, double factor) {
   return ocal__kernel_run(ctx, k, (size_t)n, 4, args);
 }
 
+/* C2R: the staged input's DC and Nyquist bin columns made Hermitian over the other axes
+ * (cl/fft_scale.cl), so that every engine reads what NumPy's irfftn reads. */
+static ocal_status c2r_hermitian(ocal_fft_plan p, cl_mem staged) {
+  ocal_context ctx = p->problem.ctx;
+  char options[128];
+  ocal__dtype_options(p->desc.precision, options, sizeof options);
+  ocal__kernel *k;
+  ocal_status s = ocal__library_kernel_from(ctx, "fft_scale", options, "ocal_fft_c2r_hermitian",
+                                            &k, NULL, "ocal_fft_execute");
+  if (s != OCAL_OK) return s;
+  const int nd = p->desc.ndim;
+  const size_t n = p->desc.lengths[nd - 1];
+  cl_ulong n0 = nd == 3 ? p->desc.lengths[0] : 1, n1 = nd >= 2 ? p->desc.lengths[nd - 2] : 1;
+  cl_ulong h = n / 2 + 1, ncol = n % 2 == 0 && n >= 2 ? 2 : 1;
+  cl_ulong count = (cl_ulong)p->desc.batch * n0 * n1 * ncol;
+  ocal__arg args[6] = {OCAL__ARG(staged), OCAL__ARG(n0),   OCAL__ARG(n1),
+                       OCAL__ARG(h),      OCAL__ARG(ncol), OCAL__ARG(count)};
+  return ocal__kernel_run(ctx, k, (size_t)count, 6, args);
+}
+
 /* A staging buffer of the plan (created on first use, kept). Caller holds p->lock. */
 static ocal_status scratch(ocal_fft_plan p, int which, size_t bytes, cl_mem *mem) {
   if (p->scratch[which] && p->scratch_bytes[which] < bytes) {
@@ -659,6 +680,7 @@ ocal_status ocal_fft_execute(ocal_fft_plan p, ocal_fft_direction direction, ocal
     }
     in_mem = tmp;
     in_off = 0;
+    if (p->desc.kind == OCAL_FFT_C2R && (s = c2r_hermitian(p, tmp)) != OCAL_OK) goto done;
   } else if (subs[0]) {
     in_mem = subs[0];
     in_off = 0;

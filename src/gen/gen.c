@@ -622,6 +622,19 @@ ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *
       return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                        "out must be NULL for an elementwise kernel (it writes through its "
                        "arguments)");
+    /* The elementwise contract: the body writes element i of the buffers it writes, so a
+     * writable buffer shorter than n would be written past its end. */
+    for (int k = 0; k < nargs; k++) {
+      const ocal__gen_param *p = &gen->params[k];
+      if (p->pointer && !p->is_const && args[k].buffer->numel < n)
+        return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                         "n = %zu, but argument %d ('%s *%s') holds %zu elements: the kernel "
+                         "writes element i of it for every i < n; pass n <= %zu (or "
+                         "OCAL_GEN_AUTO), a larger buffer, or declare it const if the body "
+                         "only reads it",
+                         n, k, ocal__dtype_cl_type(p->dtype), p->name, args[k].buffer->numel,
+                         args[k].buffer->numel);
+    }
     if (n == 0) return OCAL_OK;
     ocal__cl_args a = {.count = 0};
     cl_ulong c_n = n;
