@@ -423,6 +423,8 @@ static void test_mismatch(void) {
   ocal_buffer u = make(OCAL_U8, n, rank, 1003);
   OK(ocal_mpi_iallreduce(mpi, u, OCAL_MPI_SUM, &r));
   expect_all(ocal_mpi_wait(&r), OCAL_TYPE_MISMATCH, "u8 allreduce", "f32, f64, i32 or i64");
+  CHECK(strncmp(ocal_last_error(), "ocal_mpi_iallreduce:", 20) == 0,
+        "a non-blocking call's failure names '%s', not the call made", ocal_last_error());
   /* An allgather whose send is a view inside recv (MPI's in-place form, which mpi.h does not
    * take) on the last rank only: every rank fails before any data moves, not with an OpenCL
    * copy error inside the collective. */

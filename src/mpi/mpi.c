@@ -738,7 +738,7 @@ static ocal_status start_request(req *r, ocal_mpi_request *out, const char *func
 
 ocal_status ocal_mpi_iallreduce(ocal_mpi mpi, ocal_buffer buf, ocal_mpi_op op,
                                 ocal_mpi_request *req_out) {
-  static const char *func = "ocal_mpi_allreduce";
+  const char *func = blocking_call ? "ocal_mpi_allreduce" : __func__; /* the call made */
   ocal_status st = check_mpi(mpi, __func__);
   if (st != OCAL_OK) return st;
   if (!req_out) return ocal_error_set(OCAL_INVALID_ARGUMENT, __func__, "req is NULL");
@@ -753,7 +753,7 @@ ocal_status ocal_mpi_iallreduce(ocal_mpi mpi, ocal_buffer buf, ocal_mpi_op op,
 }
 
 ocal_status ocal_mpi_ibroadcast(ocal_mpi mpi, ocal_buffer buf, int root, ocal_mpi_request *req_out) {
-  static const char *func = "ocal_mpi_broadcast";
+  const char *func = blocking_call ? "ocal_mpi_broadcast" : __func__; /* the call made */
   ocal_status st = check_mpi(mpi, __func__);
   if (st != OCAL_OK) return st;
   if (!req_out) return ocal_error_set(OCAL_INVALID_ARGUMENT, __func__, "req is NULL");
@@ -770,7 +770,7 @@ ocal_status ocal_mpi_ibroadcast(ocal_mpi mpi, ocal_buffer buf, int root, ocal_mp
 
 ocal_status ocal_mpi_iallgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv,
                                 ocal_mpi_request *req_out) {
-  static const char *func = "ocal_mpi_allgather";
+  const char *func = blocking_call ? "ocal_mpi_allgather" : __func__; /* the call made */
   ocal_status st = check_mpi(mpi, __func__);
   if (st != OCAL_OK) return st;
   if (!req_out) return ocal_error_set(OCAL_INVALID_ARGUMENT, __func__, "req is NULL");
@@ -797,7 +797,7 @@ ocal_status ocal_mpi_iallgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv
 
 ocal_status ocal_mpi_ireduce_scatter(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv,
                                      ocal_mpi_op op, ocal_mpi_request *req_out) {
-  static const char *func = "ocal_mpi_reduce_scatter";
+  const char *func = blocking_call ? "ocal_mpi_reduce_scatter" : __func__; /* the call made */
   ocal_status st = check_mpi(mpi, __func__);
   if (st != OCAL_OK) return st;
   if (!req_out) return ocal_error_set(OCAL_INVALID_ARGUMENT, __func__, "req is NULL");
