@@ -5,8 +5,8 @@
  * bulk copies (tile_rows its block's rows: 128 for A, the block's columns for B).
  *
  * Build options: -DWG_F16 or -DWG_BF16 (16-bit elements), else f32. Launch {ceil(ld_out /
- * 64) 256, ceil(out_rows / 64), batch} with groups of 256: a group packs 64 rows x 64
- * columns; every work-item stores whole 16-byte pieces, so the stores fill the images'
+ * 64) G, ceil(out_rows / 64), batch} with groups of G (256, or the device's most): a group
+ * packs 64 rows x 64 columns; every work-item stores whole 16-byte pieces, so the stores fill the images'
  * 128-byte lines; a transpose goes through local memory so that its reads run along in's
  * rows. ld_out is a multiple of a piece's elements, out 16-byte aligned; for stage images
  * out_rows and ld_out cover whole images (multiples of tile_rows and of 128 bytes). vec: in,
@@ -36,7 +36,6 @@ typedef float4 EPIECE;
 #define LOAD_ANY(p) (vec ? *(__global const EPIECE *)(p) : LOAD_PIECE(p))
 #define TILE 64
 #define PIECES (TILE / EPP) /* 16-byte pieces in a tile row */
-#define THREADS 256
 
 /* Where packed element (r, c) goes: row r of a plain layout (tile_rows 0) with stride ld_out;
  * or the stage image of its block of tile_rows rows and its k tile of 128 bytes (ld_out: the
@@ -49,18 +48,18 @@ inline ulong packed_at(uint r, uint c, uint ld_out, uint tile_rows) {
   return ((image + rr) * 128 + (((byte % 128) / 16) ^ (rr % 8)) * 16 + byte % 16) / EB;
 }
 
-__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void
+__kernel void
 ocal_wgmma_pack(__global const ET *in, ulong in_off, uint ld, ulong in_stride, int trans,
                 int vec, __global ET *out, uint ld_out, uint rows, uint cols, uint out_rows,
                 uint tile_rows) {
   __local ET tile[TILE][TILE + 2]; /* trans: [c - c0][r - r0] */
-  const uint tid = get_local_id(0);
+  const uint tid = get_local_id(0), threads = get_local_size(0);
   const uint r0 = get_group_id(1) * TILE, c0 = get_group_id(0) * TILE;
   const ulong z = get_group_id(2);
   in += in_off + z * in_stride;
   out += z * out_rows * (ulong)ld_out;
   if (trans) { /* in's row c holds column c of the operand: pieces of it along r */
-    for (uint i = tid; i < TILE * PIECES; i += THREADS) {
+    for (uint i = tid; i < TILE * PIECES; i += threads) {
       const uint cc = i / PIECES, rr = (i % PIECES) * EPP, c = c0 + cc, r = r0 + rr;
       __global const ET *col = in + (ulong)c * ld;
 #define COL_AT(j) (r + (j) < rows ? col[r + (j)] : (ET)0)
@@ -72,7 +71,7 @@ ocal_wgmma_pack(__global const ET *in, ulong in_off, uint ld, ulong in_stride, i
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  for (uint i = tid; i < TILE * PIECES; i += THREADS) {
+  for (uint i = tid; i < TILE * PIECES; i += threads) {
     const uint rr = i / PIECES, p = i % PIECES, r = r0 + rr, c = c0 + p * EPP;
     if (r >= out_rows || c >= ld_out) continue;
     __global const ET *row = in + (ulong)r * ld;

@@ -61,8 +61,9 @@ ocal_status ocal__wgmma_pack(ocal_context ctx, ocal_dtype dtype, cl_mem in, size
   ocal__arg args[] = {OCAL__ARG(in),     OCAL__ARG(in_off), OCAL__ARG(ldc), OCAL__ARG(in_stride),
                       OCAL__ARG(t),      OCAL__ARG(vec),    OCAL__ARG(*out), OCAL__ARG(ld_out),
                       OCAL__ARG(r),      OCAL__ARG(c),      OCAL__ARG(or_),  OCAL__ARG(tr)};
-  size_t local[3] = {256, 1, 1};
-  size_t global[3] = {ocal__ceil_div(ldk, 64) * 256, ocal__ceil_div(out_rows, 64), batch};
+  size_t group = kern->work_group_size < 256 ? kern->work_group_size : 256;
+  size_t local[3] = {group, 1, 1};
+  size_t global[3] = {ocal__ceil_div(ldk, 64) * group, ocal__ceil_div(out_rows, 64), batch};
   s = ocal__kernel_run_nd(ctx, kern, 3, global, local, sizeof args / sizeof args[0], args, FUNC);
   if (s != OCAL_OK) {
     ocal__device_free(ctx, *out);
