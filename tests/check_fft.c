@@ -316,8 +316,8 @@ static void check_c2r_non_hermitian(ocal_fft_engine e, int ndim, const size_t *l
   ck_assert_ptr_nonnull(a);
   ck_assert_ptr_nonnull(want);
   memcpy(a, x, ctotal * sizeof *a);
-  size_t clens[3];
-  memcpy(clens, lens, sizeof clens);
+  size_t clens[3] = {1, 1, 1};
+  memcpy(clens, lens, (size_t)ndim * sizeof *lens);
   clens[ndim - 1] = h;
   for (int axis = 0; axis < ndim - 1; axis++) dft_axis(a, ndim, clens, batch, axis, 1);
   for (size_t r = 0; r < rows; r++)
