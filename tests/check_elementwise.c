@@ -259,27 +259,10 @@ END_TEST
 
 /* ---- binary --------------------------------------------------------------------------- */
 
-/* NumPy's floor_divide and remainder of floats (npy_divmod). */
-static double ref_floor_divide(double a, double b) {
-  if (b == 0) return a / b;
-  double mod = fmod(a, b), div = (a - mod) / b;
-  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-  if (div == 0) return copysign(0, a / b);
-  double fl = floor(div);
-  return div - fl > 0.5 ? fl + 1 : fl;
-}
-
-static double ref_remainder(double a, double b) {
-  if (b == 0) return fmod(a, b);
-  double mod = fmod(a, b);
-  if (mod == 0) return copysign(0, b);
-  return ((b < 0) != (mod < 0)) ? mod + b : mod;
-}
-
 static double ref_binary(ocal_binary_op op, double a, double b) {
   switch (op) {
-    case OCAL_BINARY_FLOOR_DIVIDE: return ref_floor_divide(a, b);
-    case OCAL_BINARY_REMAINDER: return ref_remainder(a, b);
+    case OCAL_BINARY_FLOOR_DIVIDE: return fixture_floor_divide(a, b);
+    case OCAL_BINARY_REMAINDER: return fixture_remainder(a, b);
     case OCAL_BINARY_ADD: return a + b;
     case OCAL_BINARY_SUB: return a - b;
     case OCAL_BINARY_MUL: return a * b;

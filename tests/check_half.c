@@ -516,20 +516,8 @@ static double ref_binary(ocal_binary_op op, double a, double b) {
     case OCAL_BINARY_LE: return a <= b;
     case OCAL_BINARY_GT: return a > b;
     case OCAL_BINARY_GE: return a >= b;
-    case OCAL_BINARY_FLOOR_DIVIDE: { /* NumPy's (npy_divmod) */
-      if (b == 0) return a / b;
-      double mod = fmod(a, b), div = (a - mod) / b;
-      if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-      if (div == 0) return copysign(0, a / b);
-      double fl = floor(div);
-      return div - fl > 0.5 ? fl + 1 : fl;
-    }
-    default: { /* remainder, NumPy's */
-      if (b == 0) return fmod(a, b);
-      double mod = fmod(a, b);
-      if (mod == 0) return copysign(0, b);
-      return ((b < 0) != (mod < 0)) ? mod + b : mod;
-    }
+    case OCAL_BINARY_FLOOR_DIVIDE: return fixture_floor_divide(a, b);
+    default: return fixture_remainder(a, b);
   }
 }
 

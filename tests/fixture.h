@@ -6,6 +6,7 @@
 #ifndef OCAL_TEST_FIXTURE_H
 #define OCAL_TEST_FIXTURE_H
 
+#include <math.h>
 #include <check.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,5 +72,22 @@ void fixture_check_cache_children(const char *self, const char *suite);
 /* Deterministic pseudo-random bytes for test data (xorshift64*), seeded per test. */
 uint64_t fixture_random(uint64_t *state);
 void fixture_random_bytes(void *out, size_t bytes, uint64_t seed);
+
+/* NumPy's floor_divide and remainder of doubles (npy_divmod), the references of
+ * OCAL_BINARY_FLOOR_DIVIDE and OCAL_BINARY_REMAINDER. */
+static inline double fixture_floor_divide(double a, double b) {
+  if (b == 0) return a / b;
+  double mod = fmod(a, b), div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+  if (div == 0) return copysign(0, a / b);
+  double fl = floor(div);
+  return div - fl > 0.5 ? fl + 1 : fl;
+}
+static inline double fixture_remainder(double a, double b) {
+  if (b == 0) return fmod(a, b);
+  double mod = fmod(a, b);
+  if (mod == 0) return copysign(0, b);
+  return ((b < 0) != (mod < 0)) ? mod + b : mod;
+}
 
 #endif /* OCAL_TEST_FIXTURE_H */
