@@ -18,8 +18,8 @@
  * issuing m64nBNk8 (TF32) or m64nBNk16), -DBK (k per stage, elements: rows of 32, 64 or 128
  * bytes in the matching swizzle; default 128 bytes), -DSTAGES (local stages, at most SMEM_MAX
  * bytes in all), -DRASTER=G, -DWS=1 (warp-specialised: 384 work-items, below), -DREGS=1 (with
- * WS: setmaxnreg), -DBULK=1 (operands packed as the stages' images, moved by bulk copies:
- * below). The engine's variants and the measurements behind them are in
+ * WS: setmaxnreg), -DTMA=1 (stages moved by the tensor copy engine, below; the kernel then
+ * takes a last argument, 256 bytes of scratch a work-group). The engine's variants and the measurements behind them are in
  * docs/tensor-cores.md, section "The wgmma kernel". The tensor cores truncate f32 operands to TF32
  * (rounding them in local memory first cost a third of the speed). Every leading dimension, offset and
  * batch stride of A and B is a multiple of 16 bytes of elements. f16 C is rounded to nearest
@@ -150,6 +150,14 @@ INL ulong desc_of(uint addr) { return desc_with(addr, DESC_LBO, DESC_SBO, DESC_L
 #define B_ROW_STEP (COPY_THREADS / BP_ROW) /* k rows between a work-item's pieces */
 #endif
 
+
+/* The descriptor of B's part of the stage at st for wgmma step kk: n-major atoms 64 columns
+ * wide with B_MN, else k-major rows like A's. */
+#if B_MN
+#define DESC_B(st, kk) desc_with((st) + A_BYTES + (kk) * 2048u, BCOL_BYTES, 1024u, 1ul)
+#else
+#define DESC_B(st, kk) desc_of((st) + A_BYTES + (kk) * KSTEP_BYTES)
+#endif
 
 /* One 16-byte cp.async; bytes past `bytes` are zero-filled. */
 INL void cp_async16(uint dst, __global const ET *src, uint bytes) {
@@ -285,10 +293,10 @@ INL void copy_tile(const copy_plan *p, uint dst, uint t, uint tid, uint k, uint 
   }
 }
 
-#ifndef BULK
-#define BULK 0
+#ifndef TMA
+#define TMA 0
 #endif
-#if WS || BULK
+#if WS || TMA
 /* mbarriers (local 8-byte words, by shared-space address). A stage's "full" barrier expects
  * one arrival from each producer work-item, made by cp.async when its copies have landed;
  * its "empty" barrier one from each consumer work-item once its wgmma read the stage. */
@@ -313,25 +321,85 @@ INL void cp_arrive(uint bar) {
   ASM("//@cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
 }
 #endif
-#if BULK
-#if WS || B_MN
-#error "BULK takes the two-warpgroup build with both operands k-major"
+#if TMA
+#if WS
+#error "TMA takes the two-warpgroup build"
 #endif
-/* -DBULK=1: A and B arrive as the stages' images (cl/wgmma_pack.cl, tile_rows BM and BN):
- * k tile t of block row by at ((z nby + by) ktiles + t) A_BYTES bytes of A's buffer, B's
- * alike by block column, a_off and b_off ignored. One work-item moves a stage as two bulk
- * copies (cp.async.bulk, the copy engine's contiguous form: no tensor map) counted by the
- * stage's mbarrier: the kernel ran 1.15-1.28x as fast as with every work-item's cp.async
- * copies (docs/tensor-cores.md). */
-INL void bulk_stage(uint bar, uint dst, __global const ET *a, __global const ET *b) {
+/* -DTMA=1: the tensor copy engine (TMA) moves each stage from A and B where they lie, swizzled
+ * as wgmma reads them and zero outside the matrices, so nothing is packed and the main loop
+ * has no bounds checks. A copy names its source through a tensor map, a 128-byte description
+ * of a 3-D array (k, rows, batch) that CUDA's driver API makes on the host; OpenCL has no
+ * such call, so each work-group builds its two maps itself with tensormap.replace on zeroed
+ * local memory (every field set), copies them to its slot of `maps` and fences them for the
+ * tensor proxy (PTX ISA 8.3, src/core/ptx.c). Every row stride, batch stride and base
+ * address is a multiple of 16 bytes (gemm_wgmma.c packs other operands first). */
+#if defined(WG_F16)
+#define MAP_TYPE "6"
+#elif defined(WG_BF16)
+#define MAP_TYPE "10"
+#else
+#define MAP_TYPE "7" /* f32: the bytes as stored; the tensor cores truncate them to TF32 */
+#endif
+#define MAP_SET_AT(field, i, v)                                                                \
+  ASM("//@tensormap.replace.tile." field ".shared::cta.b1024.b32 [%0], " #i ", %1;" ::"r"(s), \
+      "r"(v)                                                                                \
+      : "memory")
+#define MAP_SET(field, v)                                                                    \
+  ASM("//@tensormap.replace.tile." field ".shared::cta.b1024.b32 [%0], " v ";" ::"r"(s) \
+      : "memory")
+/* Writes into local memory at shared address s (128 zero bytes, 128-byte aligned) the map of
+ * elements at base: d0 (contiguous) x d1 x d2, strides s1 and s2 bytes, boxes of b0 x b1 x 1,
+ * the 128-byte swizzle, zero fill. */
+INL void map_build(uint s, __global const ET *base, uint d0, uint d1, uint d2, ulong s1,
+                   ulong s2, uint b0, uint b1) {
+  ASM("//@tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;" ::"r"(s),
+      "l"(base)
+      : "memory");
+  MAP_SET("rank", "2"); /* the rank less one */
+  MAP_SET_AT("box_dim", 0, b0);
+  MAP_SET_AT("box_dim", 1, b1);
+  MAP_SET_AT("box_dim", 2, 1u);
+  MAP_SET_AT("global_dim", 0, d0);
+  MAP_SET_AT("global_dim", 1, d1);
+  MAP_SET_AT("global_dim", 2, d2);
+  ASM("//@tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%0], 0, %1;" ::"r"(s),
+      "l"(s1)
+      : "memory");
+  ASM("//@tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%0], 1, %1;" ::"r"(s),
+      "l"(s2)
+      : "memory");
+  MAP_SET_AT("element_stride", 0, 1u);
+  MAP_SET_AT("element_stride", 1, 1u);
+  MAP_SET_AT("element_stride", 2, 1u);
+  MAP_SET("elemtype", MAP_TYPE);
+  MAP_SET("interleave_layout", "0");
+  MAP_SET("swizzle_mode", "3"); /* 128 bytes */
+  MAP_SET("fill_mode", "0");    /* zeros */
+}
+/* The box of map at coordinates (c0, c1, c2) into local address dst, counted by bar. */
+INL void tma_copy(uint dst, __global const ulong *map, uint c0, uint c1, uint c2, uint bar) {
+  ASM("//@cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+      "[%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+/* k tile t of A's rows from row0 and B's columns from col0 (batch entries za, zb) into the
+ * stage at dst. */
+INL void tma_stage(uint bar, uint dst, __global const ulong *ma, __global const ulong *mb,
+                   uint t, uint row0, uint col0, uint za, uint zb) {
   ASM("//@{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1; }"
       ::"r"(bar), "r"((uint)STAGE_BYTES) : "memory");
-  ASM("//@cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-      ::"r"(dst), "l"(a), "r"((uint)A_BYTES), "r"(bar) : "memory");
-  ASM("//@cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-      ::"r"(dst + A_BYTES), "l"(b), "r"((uint)B_BYTES), "r"(bar) : "memory");
+  tma_copy(dst, ma, t * BK, row0, za, bar);
+#if B_MN
+#pragma unroll
+  for (uint j = 0; j < BN / 64; j++)
+    tma_copy(dst + A_BYTES + j * BCOL_BYTES, mb, col0 + 64 * j, t * BK, zb, bar);
+#else
+  tma_copy(dst + A_BYTES, mb, t * BK, col0, zb, bar);
+#endif
 }
 #endif
+
 
 #if WS
 #if REGS
@@ -406,12 +474,7 @@ ocal_gemm_wgmma(__global const ET *a0, ulong a_off, uint lda, ulong a_stride,
 #pragma unroll
       for (uint kk = 0; kk < W_BYTES / KSTEP_BYTES; kk++) {
         const ulong da = desc_of(st + cw * 64 * W_BYTES + kk * KSTEP_BYTES);
-#if B_MN
-        const ulong db = desc_with(st + A_BYTES + kk * 2048u, BCOL_BYTES, 1024u, 1ul);
-#else
-        const ulong db = desc_of(st + A_BYTES + kk * KSTEP_BYTES);
-#endif
-        WGMMA(d, da, db);
+        WGMMA(d, da, DESC_B(st, kk));
       }
       wg_commit();
       WG_WAIT(1);
@@ -447,28 +510,66 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1))) void
 ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
                 __global const ET *b, ulong b_off, uint ldb, ulong b_stride, __global ET *c,
                 ulong c_off, uint ldc, ulong c_stride, uint m, uint n, uint k, float alpha,
-                float beta, int read_c) {
+                float beta, int read_c
+#if TMA
+                ,
+                __global ulong *maps
+#endif
+) {
   __local float4 tiles[STAGES * STAGE_BYTES / 16] __attribute__((aligned(1024)));
   const uint tid = get_local_id(0);
   uint bx, by;
   block_of(get_group_id(1) * get_num_groups(0) + get_group_id(0), get_num_groups(0),
            get_num_groups(1), &bx, &by);
   const ulong z = get_group_id(2);
-#if !BULK
+#if !TMA
   a += a_off + z * a_stride;
   b += b_off + z * b_stride;
 #endif
   c += c_off + z * c_stride;
   const uint row0 = by * BM, col0 = bx * BN, wg = tid / 128;
   const uint sbase = smem_u32(tiles), ktiles = (k + BK - 1) / BK;
-#if BULK
+#if TMA
   __local ulong bars[STAGES];
   const uint full0 = smem_u32(bars);
-  { /* a_stride, b_stride: 0 where one matrix serves every batch entry */
-    const ulong nby = get_num_groups(1), nbx = get_num_groups(0);
-    a += (((a_stride ? z : 0) * nby + by) * ktiles) * (A_BYTES / EB);
-    b += (((b_stride ? z : 0) * nbx + bx) * ktiles) * (B_BYTES / EB);
+  /* This work-group's two tensor maps (A's, then B's), built in local memory by work-item 0
+   * and copied to its slot of maps by warp 0. a_stride, b_stride: 0 where one matrix serves
+   * every batch entry; its map then has one entry (and a batch stride that is never used). */
+  __local ulong map_s[32] __attribute__((aligned(128)));
+  __global ulong *ma = maps + 32 * (((ulong)get_group_id(2) * get_num_groups(1) + get_group_id(1)) *
+                                        get_num_groups(0) +
+                                    get_group_id(0));
+  __global ulong *mb = ma + 16;
+  const uint za = a_stride ? (uint)z : 0u, zb = b_stride ? (uint)z : 0u;
+  if (tid < 32) {
+    const uint ms = smem_u32(map_s), nz = get_num_groups(2);
+    if (tid == 0) {
+      for (uint i = 0; i < 32; i++) map_s[i] = 0;
+      a += a_off;
+      b += b_off;
+      map_build(ms, a, k, m, a_stride ? nz : 1u, (ulong)lda * EB,
+                a_stride ? a_stride * EB : (ulong)lda * EB, BK, BM);
+#if B_MN
+      map_build(ms + 128, b, n, k, b_stride ? nz : 1u, (ulong)ldb * EB,
+                b_stride ? b_stride * EB : (ulong)ldb * EB, 64, BK);
+#else
+      map_build(ms + 128, b, k, n, b_stride ? nz : 1u, (ulong)ldb * EB,
+                b_stride ? b_stride * EB : (ulong)ldb * EB, BK, BN);
+#endif
+    }
+    ASM("bar.warp.sync -1;" ::: "memory");
+    ASM("//@tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
+        "[%0], [%1], 128;" ::"l"(ma), "r"(ms) : "memory");
+    ASM("//@tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
+        "[%0], [%1], 128;" ::"l"(mb), "r"(ms + 128u) : "memory");
+    if (tid == 0) {
+      ASM("//@fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(ma) : "memory");
+      ASM("//@fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(mb) : "memory");
+    }
   }
+#define FILL(t)                                                                              \
+  tma_stage(full0 + 8u * ((t) % STAGES), sbase + ((t) % STAGES) * STAGE_BYTES, ma, mb, (t), \
+            row0, col0, za, zb)
   if (tid == 0) {
     for (uint s = 0; s < STAGES; s++) mbar_init(full0 + 8u * s, 1u);
     ASM("//@fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -478,23 +579,18 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
 #pragma unroll
   for (uint i = 0; i < NACC; i++) d[i] = 0.0f;
   if (tid == 0)
-    for (uint s = 0; s < AHEAD && s < ktiles; s++)
-      bulk_stage(full0 + 8u * s, sbase + s * STAGE_BYTES, a + s * (A_BYTES / EB),
-                 b + s * (B_BYTES / EB));
+    for (uint s = 0; s < AHEAD && s < ktiles; s++) FILL(s);
   for (uint t = 0; t < ktiles; t++) {
     const uint st = sbase + (t % STAGES) * STAGE_BYTES;
     mbar_wait(full0 + 8u * (t % STAGES), (t / STAGES) & 1u);
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint tn = t + AHEAD;
-    if (tid == 0 && tn < ktiles)
-      bulk_stage(full0 + 8u * (tn % STAGES), sbase + (tn % STAGES) * STAGE_BYTES,
-                 a + tn * (A_BYTES / EB), b + tn * (B_BYTES / EB));
+    if (tid == 0 && tn < ktiles) FILL(tn);
     wg_fence();
 #pragma unroll
     for (uint kk = 0; kk < W_BYTES / KSTEP_BYTES; kk++) {
       const ulong da = desc_of(st + wg * 64 * W_BYTES + kk * KSTEP_BYTES);
-      const ulong db = desc_of(st + A_BYTES + kk * KSTEP_BYTES);
-      WGMMA(d, da, db);
+      WGMMA(d, da, DESC_B(st, kk));
     }
     wg_commit();
     WG_WAIT(1);
@@ -539,12 +635,7 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
 #pragma unroll
     for (uint kk = 0; kk < W_BYTES / KSTEP_BYTES; kk++) {
       const ulong da = desc_of(st + wg * 64 * W_BYTES + kk * KSTEP_BYTES);
-#if B_MN
-      const ulong db = desc_with(st + A_BYTES + kk * 2048u, BCOL_BYTES, 1024u, 1ul);
-#else
-      const ulong db = desc_of(st + A_BYTES + kk * KSTEP_BYTES);
-#endif
-      WGMMA(d, da, db);
+      WGMMA(d, da, DESC_B(st, kk));
     }
     wg_commit();
     WG_WAIT(1);

@@ -354,10 +354,11 @@ START_TEST(test_wgmma_cases) {
   }
   gcase b = {130, 300, 100, 3, 0, 1, 1.0, 0.0, 1, 0, 1}; /* batch, B shared, beta 0 over NaN */
   run_case(&b, 2, WGMMA_ENGINE, 210);
-  /* Large enough for the rule's bulk copies (ocal__gemm_wgmma_bulk): both operands packed as
-   * stage images, edges in m, n and k, a batch with B shared. */
-  ck_assert(ocal__gemm_wgmma_bulk(OCAL_F32, 2100, 2300));
-  ck_assert(!ocal__gemm_wgmma_bulk(OCAL_F32, 1000, 1100));
+  /* Large enough for blocks of 256 columns (ocal__gemm_wgmma_block_n; the cases above take
+   * 128): edges in m, n and k, a batch with B shared. */
+  unsigned cus = ocal__context_info(fixture_ctx)->compute_units;
+  ck_assert_uint_eq(ocal__gemm_wgmma_block_n(cus, 1000, 1100, 1), 128);
+  ck_assert_uint_eq(ocal__gemm_wgmma_block_n(cus, 2100, 2300, 1), 256);
   for (int t = 0; t < 2; t++) {
     gcase c = {2100, 2300, 40, 1 + t, t, 1 - t, 1.5, -0.5, 0, t ? 4 : 0, t};
     run_case(&c, 2, WGMMA_ENGINE, 220 + (uint64_t)t);
@@ -365,19 +366,99 @@ START_TEST(test_wgmma_cases) {
 }
 END_TEST
 
-/* Where cl/wgmma_pack.cl puts element (r, c) of a packed operand (its packed_at), for the
- * host reference below. */
-static size_t wgmma_packed_at(size_t r, size_t c, size_t ld_out, size_t tile_rows, size_t es) {
-  if (!tile_rows) return r * ld_out + c;
-  size_t byte = c * es, rr = r % tile_rows;
-  size_t image = ((r / tile_rows) * (ld_out * es / 128) + byte / 128) * tile_rows;
-  return ((image + rr) * 128 + (((byte % 128) / 16) ^ (rr % 8)) * 16 + byte % 16) / es;
+/* Every build of the wgmma kernel the engine may run (cp.async or TMA copies, where the probe
+ * passed that build; blocks of 128 or 256 columns) on the same products, whatever the rule
+ * would pick: TF32 and f16, A stored and transposed (packed), B not transposed (read in place
+ * for f16, packed for TF32), edges in m, n and k, alpha 1.5 and beta -0.5. */
+START_TEST(test_wgmma_builds) {
+  if (groups_too_small("test_wgmma_builds")) return;
+  reopen(NULL, 0);
+  if (ocal__context_compute_capability(fixture_ctx) != 90 ||
+      !ocal__tc_probe_wgmma_passed(fixture_ctx, OCAL_F32)) {
+    printf("check_gemm_tc: test_wgmma_builds: SKIPPED: no wgmma probe passed on this device\n");
+    return;
+  }
+  const int tma_ok = ocal__tc_probe_wgmma_tma_passed(fixture_ctx);
+  cl_context clctx;
+  cl_command_queue q;
+  ck_assert_ocal(ocal_context_get_cl_context(fixture_ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_queue(fixture_ctx, &q));
+  const size_t m = 200, n = 300, k = 140, na = m * k, nb = k * n, nc = m * n;
+  float *f = malloc(sizeof(float) * (na + nb + 2 * nc));
+  uint16_t *h = malloc(2 * (na + nb + 2 * nc));
+  double *ref = malloc(sizeof(double) * nc), *bound = malloc(sizeof(double) * nc);
+  ck_assert(f && h && ref && bound);
+  for (int d = 0; d < 2; d++) {
+    const ocal_dtype dt = d ? OCAL_F16 : OCAL_F32;
+    const size_t es = d ? 2 : 4;
+    if (d && !ocal__tc_probe_wgmma_passed(fixture_ctx, OCAL_F16)) continue;
+    for (int ta = 0; ta < 2; ta++) {
+      fill(f, na + nb + nc, 900 + (uint64_t)(2 * d + ta));
+      if (d) { /* the values as the device holds them */
+        ck_assert_ocal(ocal_half_encode(OCAL_F16, f, h, na + nb + nc));
+        ck_assert_ocal(ocal_half_decode(OCAL_F16, h, f, na + nb + nc));
+      }
+      const float *a = f, *b = f + na, *c0 = f + na + nb;
+      float *got = f + na + nb + nc;
+      for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+          double sum = 0, mag = 0;
+          for (size_t p = 0; p < k; p++) {
+            float x = ta ? a[p * m + i] : a[i * k + p], y = b[p * n + j];
+            if (!d) x = tf32_truncated(x), y = tf32_truncated(y);
+            sum += (double)x * y, mag += fabs((double)x * y);
+          }
+          ref[i * n + j] = 1.5 * sum - 0.5 * c0[i * n + j];
+          bound[i * n + j] = 1.5 * mag + 0.5 * fabs((double)c0[i * n + j]);
+        }
+      const void *src = d ? (const void *)h : (const void *)f;
+      for (int tma = 0; tma <= tma_ok; tma++)
+        for (unsigned bn = 128; bn <= 256; bn *= 2) {
+          cl_int e1, e2, e3;
+          cl_mem ma = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, na * es,
+                                     (void *)src, &e1);
+          cl_mem mb = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nb * es,
+                                     (char *)src + na * es, &e2);
+          cl_mem mc = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nc * es,
+                                     (char *)src + (na + nb) * es, &e3);
+          ck_assert(e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS);
+          ocal__tc_launch L = {dt, ta, 0, m, n, k, 1, ma, mb, mc, 0, ta ? m : k, 0, 0, n, 0,
+                               0, n, 0, 1.5, -0.5, k, 1};
+          int not_built = 0;
+          ck_assert_ocal(ocal__gemm_wgmma_run(fixture_ctx, &L, tma, bn, &not_built));
+          char what[120];
+          snprintf(what, sizeof what, "wgmma %s build, %u columns, %s %cN %zux%zux%zu",
+                   tma ? "TMA" : "cp.async", bn, d ? "f16" : "TF32", ta ? 'T' : 'N', m, n, k);
+          if (d) {
+            uint16_t *hg = h + na + nb + nc;
+            ck_assert_int_eq(clEnqueueReadBuffer(q, mc, CL_TRUE, 0, nc * 2, hg, 0, NULL, NULL),
+                             CL_SUCCESS);
+            ck_assert_ocal(ocal_half_decode(OCAL_F16, hg, got, nc));
+            for (size_t i = 0; i < nc; i++) { /* run_half_case's bound */
+              double f32_term = (double)(k + 8) * ldexp(1.0, -23) * bound[i];
+              double allowed = f32_term * (1 + 0x1p-11) + 0x1p-11 * fabs(ref[i]) + 0x1p-25;
+              ck_assert_msg(fabs(got[i] - ref[i]) <= allowed, "%s: C[%zu] = %.6g, expected %.6g",
+                            what, i, got[i], ref[i]);
+            }
+            printf("check_gemm_tc: %s: within the bound\n", what);
+          } else {
+            ck_assert_int_eq(clEnqueueReadBuffer(q, mc, CL_TRUE, 0, nc * 4, got, 0, NULL, NULL),
+                             CL_SUCCESS);
+            assert_within_bound(what, got, got, 4, 0, nc, nc, ref, bound,
+                                (double)(k + 8) * ldexp(1.0, -23), 1e-30);
+          }
+          clReleaseMemObject(ma), clReleaseMemObject(mb), clReleaseMemObject(mc);
+        }
+    }
+  }
+  free(f), free(h), free(ref), free(bound);
 }
+END_TEST
 
 /* The wgmma kernel's operand pack on any device (the kernel itself needs Hopper): every
- * element of the plain layout and of the bulk build's stage images (128 and 256 rows) against
- * the host's placement, f32 and f16, stored and transposed, at odd sizes, with an offset and
- * a batch of two a stride apart, aligned to 16 bytes or not; zero outside the operand. */
+ * element of the packed layout against the host's placement, f32 and f16, stored and
+ * transposed, at odd sizes, with an offset and a batch of two a stride apart, aligned to 16
+ * bytes or not; zero past k. */
 START_TEST(test_wgmma_pack_layout) {
   ocal_context ctx = fixture_ctx;
   cl_context clctx;
@@ -385,18 +466,15 @@ START_TEST(test_wgmma_pack_layout) {
   const size_t rows = 137, k = 75, batch = 2;
   for (int d = 0; d < 2; d++)
     for (int trans = 0; trans < 2; trans++)
-      for (int tr = 0; tr < 6; tr++) {
+      for (int tr = 0; tr < 2; tr++) {
         ocal_dtype dt = d ? OCAL_F16 : OCAL_F32;
-        /* tr / 3: offset, leading dimension and stride keep 16-byte pieces aligned (the
-         * kernel's 16-byte loads) or not (its unaligned ones) */
-        size_t es = d ? 2 : 4, tile_rows = tr % 3 == 0 ? 0 : tr % 3 == 1 ? 128 : 256;
-        size_t al = tr / 3 ? 8 : 1, off = tr / 3 ? 8 : 5;
+        /* tr: offset, leading dimension and stride keep 16-byte pieces aligned (the kernel's
+         * 16-byte loads) or not (its unaligned ones) */
+        size_t es = d ? 2 : 4, al = tr ? 8 : 1, off = tr ? 8 : 5;
         size_t ld = ((trans ? rows : k) + 3 + al - 1) / al * al;
         size_t stride = (ld * (trans ? k : rows) + 7 + al - 1) / al * al;
         size_t n_in = off + stride * batch, bytes_in = n_in * es;
-        size_t ldk = tile_rows ? (k * es + 127) / 128 * 128 / es : (k * es + 15) / 16 * 16 / es;
-        size_t out_rows = tile_rows ? (rows + tile_rows - 1) / tile_rows * tile_rows : rows;
-        size_t n_out = out_rows * ldk * batch;
+        size_t ldk = (k * es + 15) / 16 * 16 / es, n_out = rows * ldk * batch;
         unsigned char *in = malloc(bytes_in), *got = malloc(n_out * es), *want = calloc(n_out, es);
         ck_assert(in && got && want);
         for (size_t i = 0; i < n_in; i++) { /* distinct nonzero values: every element traced */
@@ -412,22 +490,22 @@ START_TEST(test_wgmma_pack_layout) {
           for (size_t r = 0; r < rows; r++)
             for (size_t c = 0; c < k; c++) {
               size_t from = off + z * stride + (trans ? c * ld + r : r * ld + c);
-              size_t to = z * out_rows * ldk + wgmma_packed_at(r, c, ldk, tile_rows, es);
+              size_t to = (z * rows + r) * ldk + c;
               memcpy(want + to * es, in + from * es, es);
             }
         cl_int err;
         cl_mem min = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes_in,
                                     in, &err), mout = NULL;
         ck_assert_int_eq(err, CL_SUCCESS);
-        ck_assert_ocal(ocal__wgmma_pack(ctx, dt, min, off, ld, stride, trans, rows, k, batch, ldk,
-                                        tile_rows, &mout));
+        ck_assert_ocal(
+            ocal__wgmma_pack(ctx, dt, min, off, ld, stride, trans, rows, k, batch, ldk, &mout));
         ck_assert_int_eq(clEnqueueReadBuffer(ocal__context_queue(ctx), mout, CL_TRUE, 0,
                                              n_out * es, got, 0, NULL, NULL),
                          CL_SUCCESS);
         for (size_t i = 0; i < n_out; i++)
           ck_assert_msg(memcmp(got + i * es, want + i * es, es) == 0,
-                        "%s trans %d tile_rows %zu off %zu ld %zu: packed element %zu differs",
-                        ocal_dtype_name(dt), trans, tile_rows, off, ld, i);
+                        "%s trans %d off %zu ld %zu: packed element %zu differs",
+                        ocal_dtype_name(dt), trans, off, ld, i);
         ocal__device_free(ctx, mout);
         clReleaseMemObject(min);
         free(in), free(got), free(want);
@@ -592,12 +670,9 @@ START_TEST(test_wgmma_half_cases) {
         c.ta = t & 1, c.tb = t >> 1;
         run_half_case(d ? OCAL_BF16 : OCAL_F16, &c, WGMMA_HALF_ENGINE, seed++);
       }
-  /* Large enough for the rule's bulk copies: f16 NN (B packed where the smaller products read
-   * it in place), bf16 TN at an offset. */
-  ck_assert(ocal__gemm_wgmma_bulk(OCAL_F16, 3100, 3200));
-  ck_assert(!ocal__gemm_wgmma_bulk(OCAL_F16, 1000, 1104));
-  gcase big[] = {{3100, 3200, 72, 1, 0, 0, 1.0, 0.5, 0, 0, 0},
-                 {3100, 3200, 70, 1, 1, 0, 1.5, -0.5, 0, 8, 0}};
+  /* Blocks of 256 columns: f16 NN (B read in place), bf16 TN at an offset. */
+  gcase big[] = {{2100, 2300, 72, 1, 0, 0, 1.0, 0.5, 0, 0, 0},
+                 {2100, 2300, 70, 1, 1, 0, 1.5, -0.5, 0, 8, 0}};
   run_half_case(OCAL_F16, &big[0], WGMMA_HALF_ENGINE, seed++);
   run_half_case(OCAL_BF16, &big[1], WGMMA_HALF_ENGINE, seed++);
 }
@@ -940,8 +1015,8 @@ START_TEST(test_rule) {
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 64, 64, 64, 1, 1);
   ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
   ck_assert_ptr_nonnull(strstr(c.reason, "probe failed"));
-  /* wgmma (compute capability 9.0): products of at least one 128 x 256 block per compute
-   * unit and k of 128 or more; mma.sync below that. */
+  /* wgmma (compute capability 9.0): products of 128 x 256 blocks for at least a fifth of the
+   * compute units and k of 128 or more; mma.sync below that. */
   f.gemm = OCAL__ENGINE_AUTO;
   f.tc = 1;
   f.wgmma = 1;
@@ -949,7 +1024,13 @@ START_TEST(test_rule) {
   ck_assert_int_eq(c.engine, OCAL__GEMM_WGMMA);
   ck_assert_ptr_nonnull(strstr(c.reason, "wgmma"));
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 1024, 1024, 1024, 1, 1); /* 32 blocks */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_WGMMA);
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 768, 768, 1024, 1, 1); /* 18 blocks */
   ck_assert_int_eq(c.engine, OCAL__GEMM_TC);
+  /* Its blocks: 128 columns where blocks of 256 would fill less than half the device. */
+  ck_assert_uint_eq(ocal__gemm_wgmma_block_n(132, 1024, 1024, 1), 128); /* 32 blocks */
+  ck_assert_uint_eq(ocal__gemm_wgmma_block_n(132, 1024, 1024, 3), 256); /* 96 */
+  ck_assert_uint_eq(ocal__gemm_wgmma_block_n(132, 1536, 1536, 1), 256); /* 72 */
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 4096, 4096, 64, 1, 1); /* k too short */
   ck_assert_int_eq(c.engine, OCAL__GEMM_TC);
   c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
@@ -1074,14 +1155,14 @@ START_TEST(test_probe_answer_cached) {
                                         : "tensor-core probe answer, MMA_EMULATE=1");
   ck_assert_ptr_nonnull(key);
   static const char *const hostile[] = {
-      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=7 wgmma=0 f64=1\n",  /* out of range */
-      "ocal tensor-core probe 4\nok=2 f16=1 bf16=1 extra=0 wgmma=0 f64=1\n",  /* not a verdict */
-      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=0 wgmma=9 f64=1\n",  /* not a verdict */
-      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=2\n",  /* not a verdict */
-      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=1\nx", /* trailing */
-      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=+0 wgmma=0 f64=1\n", /* not as written */
-      "ocal tensor-core probe 3\nok=1 f16=1 bf16=1 extra=0 wgmma=0\n",        /* older version */
-      "ocal tensor-core probe 4\nok=1",                                        /* truncated */
+      "ocal tensor-core probe 5\nok=1 f16=1 bf16=1 extra=7 wgmma=0 f64=1\n",  /* out of range */
+      "ocal tensor-core probe 5\nok=2 f16=1 bf16=1 extra=0 wgmma=0 f64=1\n",  /* not a verdict */
+      "ocal tensor-core probe 5\nok=1 f16=1 bf16=1 extra=0 wgmma=16 f64=1\n", /* not a verdict */
+      "ocal tensor-core probe 5\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=2\n",  /* not a verdict */
+      "ocal tensor-core probe 5\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=1\nx", /* trailing */
+      "ocal tensor-core probe 5\nok=1 f16=1 bf16=1 extra=+0 wgmma=0 f64=1\n", /* not as written */
+      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=1\n",  /* older version */
+      "ocal tensor-core probe 5\nok=1",                                        /* truncated */
   };
   for (size_t h = 0; h < sizeof hostile / sizeof hostile[0]; h++) {
     ocal__disk_cache_store(dir, key, (const unsigned char *)hostile[h], strlen(hostile[h]));
@@ -1121,6 +1202,7 @@ static Suite *gemm_tc_suite(void) {
   tcase_add_test(tc, test_fallback_is_exact);
   tcase_add_test(tc, test_tc_cases);
   tcase_add_test(tc, test_wgmma_cases);
+  tcase_add_test(tc, test_wgmma_builds);
   tcase_add_test(tc, test_wgmma_pack_layout);
   tcase_add_test(tc, test_wgmma_half_cases);
   tcase_add_test(tc, test_half_cases);

@@ -7,9 +7,8 @@
  *
  * CL_DIR holds gemm_wgmma.cl and the files it includes. TYPE is tf32 (C = A B^T, both k-contiguous),
  * f16 or bf16 (C = A B, B read in place n-major: -DB_MN=1 is added), f16k or bf16k (C = A B^T,
- * both k-contiguous); with -DBULK=1 among the options the checks pack A and B on the host as
- * the kernel's stage images (the timings run on unpacked data of the same size: the same
- * work); GRID is 0 (a work-group
+ * both k-contiguous); -DTMA=1 among the options gives the build whose stages the tensor copy
+ * engine fills (its tensor-map scratch is passed); GRID is 0 (a work-group
  * per block) or p (persistent: as many work-groups as compute units); OPTIONS are build options
  * (-DWS=1 gives 384 work-items a group). Without variants, a fixed list (below). Each variant is
  * built as src/core/ptx.c builds the library's (PTX retargeted to sm_90a, "//@" markers made
@@ -53,15 +52,20 @@ typedef struct variant {
 #define BASE "-DBN=256 -DSTAGES=4 -DRASTER=8"
 static const variant builtin[] = {
     {"base", "tf32", BASE, 0},
+    {"tma", "tf32", BASE " -DTMA=1", 0},
+    {"tma_bn128", "tf32", "-DBN=128 -DSTAGES=4 -DRASTER=8 -DTMA=1", 0},
     {"ws", "tf32", BASE " -DWS=1", 0},
     {"ws_regs", "tf32", BASE " -DWS=1 -DREGS=1", 0},
     {"ws_persist", "tf32", BASE " -DWS=1", 1},
     {"ws_regs_persist", "tf32", BASE " -DWS=1 -DREGS=1", 1},
     {"ws_regs_persist_r16", "tf32", "-DBN=256 -DSTAGES=4 -DRASTER=16 -DWS=1 -DREGS=1", 1},
     {"base", "f16", BASE, 0},
+    {"tma", "f16", BASE " -DTMA=1", 0},
+    {"tma_bn128", "f16", "-DBN=128 -DSTAGES=4 -DRASTER=8 -DTMA=1", 0},
     {"ws_regs", "f16", BASE " -DWS=1 -DREGS=1", 0},
     {"ws_regs_persist", "f16", BASE " -DWS=1 -DREGS=1", 1},
     {"base", "bf16", BASE, 0},
+    {"tma", "bf16", BASE " -DTMA=1", 0},
     {"ws_regs_persist", "bf16", BASE " -DWS=1 -DREGS=1", 1},
 };
 
@@ -106,7 +110,10 @@ static int is_half(const variant *v) { return strcmp(v->type, "tf32") != 0; }
 /* f16 / bf16: B read n-major (k x n, C = A B); f16k / bf16k: k-major like TF32's (C = A B^T). */
 static int b_mn(const variant *v) { return is_half(v) && v->type[strlen(v->type) - 1] != 'k'; }
 static int is_bf16(const variant *v) { return strncmp(v->type, "bf16", 4) == 0; }
-static int is_bulk(const variant *v) { return strstr(v->options, "-DBULK=1") != NULL; }
+static int is_tma(const variant *v) { return strstr(v->options, "-DTMA=1") != NULL; }
+static size_t bn_of(const variant *v) { return strstr(v->options, "-DBN=128") ? 128 : 256; }
+static cl_mem maps; /* the TMA build's tensor maps: 256 bytes a work-group */
+#define MAPS_BYTES ((size_t)64 << 20)
 static cl_kernel build(const variant *v, unsigned threads) {
   char opt[4600];
   snprintf(opt, sizeof opt, "-I %s -DOCAL_PTX_TARGET=sm_90a -DSMEM_MAX=232448 %s%s %s",
@@ -164,13 +171,18 @@ static cl_int launch(const variant *v, cl_kernel k, cl_mem a, cl_mem b, cl_mem c
   OK(clSetKernelArg(k, i++, 4, &alpha));
   OK(clSetKernelArg(k, i++, 4, &beta));
   OK(clSetKernelArg(k, i++, 4, &read_c));
-  size_t threads = threads_of(v), blocks = (n + 255) / 256 * ((m + 127) / 128);
+  const size_t bn = bn_of(v);
+  size_t threads = threads_of(v), blocks = (n + bn - 1) / bn * ((m + 127) / 128);
+  if (is_tma(v)) {
+    if (blocks * 256 > MAPS_BYTES) DIE("%u x %u: too many blocks for the maps' scratch", m, n);
+    OK(clSetKernelArg(k, i++, sizeof maps, &maps));
+  }
   size_t global[3], local[3] = {threads, 1, 1};
   if (threads == 384) {
     size_t g = groups ? groups : blocks;
     global[0] = (g < blocks ? g : blocks) * threads, global[1] = 1, global[2] = 1;
   } else {
-    global[0] = (n + 255) / 256 * threads, global[1] = (m + 127) / 128, global[2] = 1;
+    global[0] = (n + bn - 1) / bn * threads, global[1] = (m + 127) / 128, global[2] = 1;
   }
   return clEnqueueNDRangeKernel(q, k, 3, NULL, global, local, 0, NULL, NULL);
 }
@@ -208,39 +220,6 @@ static cl_mem upload(const void *h, size_t bytes) {
   return m;
 }
 
-/* -DBULK=1: rows x k (k-contiguous, es-byte elements) as the kernel's stage images: for
- * block row R (128 rows of A, 256 of B) and k tile t (128 bytes of k), row r's 16-byte piece
- * c at byte ((R ktiles + t) rows_per + r) 128 + (c ^ r % 8) 16, zero outside the matrix. */
-static void *pack_tiles(const void *x, size_t rows, size_t k, size_t es, size_t rows_per,
-                        size_t *bytes) {
-  size_t kt = (k * es + 127) / 128, rb = (rows + rows_per - 1) / rows_per;
-  *bytes = rb * kt * rows_per * 128;
-  unsigned char *out = calloc(1, *bytes);
-  const unsigned char *in = x;
-  for (size_t R = 0; R < rb; R++)
-    for (size_t t = 0; t < kt; t++)
-      for (size_t r = 0; r < rows_per && R * rows_per + r < rows; r++)
-        for (size_t c = 0; c < 8; c++) {
-          size_t byte0 = t * 128 + c * 16;
-          unsigned char *d = out + ((R * kt + t) * rows_per + r) * 128 + ((c ^ (r % 8)) * 16);
-          for (size_t e = 0; e < 16 && byte0 + e < k * es; e++)
-            d[e] = in[(R * rows_per + r) * k * es + byte0 + e];
-        }
-  return out;
-}
-
-/* An operand of rows x k on the device: as it is, or with -DBULK=1 packed as the stage
- * images of rows_per rows. */
-static cl_mem upload_operand(const variant *v, const void *raw, size_t rows, size_t k,
-                             size_t es, size_t rows_per) {
-  if (!is_bulk(v)) return upload(raw, rows * k * es);
-  size_t bytes;
-  void *packed = pack_tiles(raw, rows, k, es, rows_per, &bytes);
-  cl_mem m = upload(packed, bytes);
-  free(packed);
-  return m;
-}
-
 /* One check of variant v at m x n x k on `groups` work-groups; 1 when within the bound. */
 static int check(const variant *v, cl_kernel kern, size_t m, size_t n, size_t k, size_t groups) {
   size_t es = is_half(v) ? 2 : 4, na = m * k, nb = k * n, nc = m * n;
@@ -252,9 +231,9 @@ static int check(const variant *v, cl_kernel kern, size_t m, size_t n, size_t k,
   for (size_t i = 0; i < nc; i++) c[i] = (float)unit(&s);
   /* The values as stored (16-bit inputs rounded once). */
   encode(v, a, raw, na), decode(v, raw, a, na);
-  cl_mem ma = upload_operand(v, raw, m, k, es, 128);
+  cl_mem ma = upload(raw, na * es);
   encode(v, b, raw, nb), decode(v, raw, b, nb);
-  cl_mem mb = upload_operand(v, raw, n, k, es, 256); /* with BULK, B is stored n x k */
+  cl_mem mb = upload(raw, nb * es);
   encode(v, c, raw, nc), decode(v, raw, c, nc);
   cl_mem mc = upload(raw, nc * es);
   int ok = 1;
@@ -357,6 +336,9 @@ int main(int argc, char **argv) {
   clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
   cus = cu;
   printf("device %s, %u compute units\n", dname, cus);
+  cl_int merr;
+  maps = clCreateBuffer(clctx, CL_MEM_READ_WRITE, MAPS_BYTES, NULL, &merr);
+  OK(merr);
 
   size_t hmax = 0;
   for (size_t i = 0; i < ns; i++)
@@ -393,6 +375,7 @@ int main(int argc, char **argv) {
     printf("%s\n", line);
     fflush(stdout);
   }
+  clReleaseMemObject(maps);
   ocal_context_release(ctx);
 
   /* ocal_gemm as the library runs it (NN). */

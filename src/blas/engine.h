@@ -140,15 +140,14 @@ ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, 
 ocal_status ocal__gemm_tc_answer(ocal_context ctx, int *ok, const char **detail,
                                  int *from_disk, unsigned *probes);
 
-/* Whether a product of `dtype` is large enough for wgmma's 128 x 256 blocks to pay (rule.c):
- * the blocks keep at least half the compute units busy (f16/bf16: a fifth) and k covers a
- * few stages. */
-int ocal__gemm_wgmma_pays(unsigned compute_units, ocal_dtype dtype, size_t m, size_t n, size_t k,
-                          size_t batch);
+/* Whether a product of `dtype` is large enough for the wgmma kernel to pay (rule.c): its
+ * 128 x 256 blocks would keep at least a fifth of the compute units busy and k covers a few
+ * stages. */
+int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch);
 
-/* Whether an m x n product on the wgmma kernel packs both operands for its bulk copies
- * (rule.c): where m n / (m + n) is large enough for the kernel's gain to pay for the pack. */
-int ocal__gemm_wgmma_bulk(ocal_dtype dtype, size_t m, size_t n);
+/* The columns of the wgmma kernel's blocks for a product (rule.c): 256, or 128 where blocks
+ * of 256 would leave more than half the compute units idle. */
+unsigned ocal__gemm_wgmma_block_n(unsigned compute_units, size_t m, size_t n, size_t batch);
 
 /* y = beta y over a whole buffer (blas.c), as BLAS does when the product is empty. */
 ocal_status ocal__blas_scale_output(ocal_buffer y, double beta, const char *func);

@@ -120,26 +120,23 @@ static int pretranspose(const ocal__blas_facts *f, size_t m, size_t n, size_t k)
   return (double)m * (double)n * (double)k >= t * t * t;
 }
 
-/* wgmma's 128 x 256 blocks where they keep at least half the compute units busy and k covers
- * a few of its 32-deep stages (the kernel does not split k); below that mma.sync's smaller
- * tiles, which split k for TF32, fill the device better. f16/bf16 take wgmma from a fifth:
- * at 1024^3 (32 blocks on an H100's 132 compute units) it ran 1.10-1.15x mma.sync there, and
- * TF32 ran no faster (its operand B is packed first in the common layouts). */
-int ocal__gemm_wgmma_pays(unsigned compute_units, ocal_dtype dtype, size_t m, size_t n, size_t k,
-                          size_t batch) {
+/* The wgmma kernel where its 128 x 256 blocks would keep at least a fifth of the compute
+ * units busy and k covers a few of its stages (the kernel does not split k); below that
+ * mma.sync's smaller tiles fill the device better. At 1024^3 (32 such blocks on an H200's 132
+ * compute units, run as 64 blocks of 128 x 128: ocal__gemm_wgmma_block_n) wgmma ran 1.6x
+ * mma.sync for TF32 (105 against 65 TFLOP/s) and 1.8x for f16 (155 against 87). */
+int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch) {
   size_t wide = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
-  return k >= 128 && wide * (ocal__dtype_is_half(dtype) ? 5 : 2) >= compute_units;
+  return k >= 128 && wide * 5 >= compute_units;
 }
 
-/* Bulk copies of packed operands: the kernel alone ran 1.15-1.28x as fast (TF32, f16, bf16 at
- * 1024^3 to 8192^3), but both operands then take a pack, one pass over A and B, which the
- * common layouts otherwise skip (f16/bf16 read both in place; TF32 packs B only). The kernel's
- * gain grows with m n k and the pack with (m + n) k, so the rule is m n / (m + n): at least
- * 1024 for TF32 (square 2048), 1536 for f16/bf16 (square 3072), where ocal_gemm with the pack
- * ran as fast as without it on an H200 (docs/tensor-cores.md). */
-int ocal__gemm_wgmma_bulk(ocal_dtype dtype, size_t m, size_t n) {
-  double per = (double)m * (double)n / ((double)m + (double)n);
-  return per >= (ocal__dtype_is_half(dtype) ? 1536.0 : 1024.0);
+/* Blocks of 128 x 256 where they fill at least half the compute units (one block a unit: a
+ * block takes 193 KiB of local memory), else 128 x 128, twice as many: on an H200, f16 1024^3
+ * ran 155 against 96 TFLOP/s with 128 columns, 1536^3 202 against 225 and 2048^3 398 against
+ * 429 (docs/tensor-cores.md). */
+unsigned ocal__gemm_wgmma_block_n(unsigned compute_units, size_t m, size_t n, size_t batch) {
+  size_t wide = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
+  return wide * 2 >= compute_units ? 256u : 128u;
 }
 
 /* Whether the probe passed for dtype's kernels: mma.sync (wgmma 0) or wgmma. */
@@ -192,8 +189,8 @@ static ocal__gemm_choice named_tensor_cores(const ocal__blas_facts *f, ocal_dtyp
                   : "OCAL_GEMM=tc, but a dimension exceeds 2^31 - 1";
   else {
     c.engine = wg ? OCAL__GEMM_WGMMA : OCAL__GEMM_TC;
-    c.reason = wg   ? (half ? "OCAL_GEMM=wgmma: tensor cores (wgmma m64n256k16, f32 accumulation)"
-                            : "OCAL_GEMM=wgmma: tensor cores (tf32, wgmma m64n256k8)")
+    c.reason = wg   ? (half ? "OCAL_GEMM=wgmma: tensor cores (wgmma, f32 accumulation)"
+                            : "OCAL_GEMM=wgmma: tensor cores (tf32, wgmma)")
                : half ? "OCAL_GEMM=tc: tensor cores (mma.sync m16n8k16, f32 accumulation)"
                       : "OCAL_GEMM=tc: tensor cores (tf32, mma.sync m16n8k8)";
   }
@@ -212,11 +209,10 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
      * 16-bit products are exact in f32): wgmma where its blocks pay, else mma.sync. */
     if (f->gemm == OCAL__ENGINE_AUTO && fits && probe_passed(f, dtype, 0)) {
       if (probe_passed(f, dtype, 1) &&
-          ocal__gemm_wgmma_pays(f->compute_units, dtype, m, n, k, batch)) {
+          ocal__gemm_wgmma_pays(f->compute_units, m, n, k, batch)) {
         c.engine = OCAL__GEMM_WGMMA;
         c.reason = "f16/bf16 operands, wgmma probe passed, 128 x 256 blocks for at least a "
-                   "fifth of the compute units: tensor cores (wgmma m64n256k16, f32 "
-                   "accumulation)";
+                   "fifth of the compute units: tensor cores (wgmma, f32 accumulation)";
       } else {
         c.engine = OCAL__GEMM_TC;
         c.reason = "f16/bf16 operands, probe passed: tensor cores (m16n8k16, f32 "
@@ -250,10 +246,10 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
   int tf32_small = 0;
   if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F32 &&
       f->precision == OCAL_GEMM_PRECISION_TF32 && f->tc && fits) {
-    if (f->wgmma && ocal__gemm_wgmma_pays(f->compute_units, dtype, m, n, k, batch)) {
+    if (f->wgmma && ocal__gemm_wgmma_pays(f->compute_units, m, n, k, batch)) {
       c.engine = OCAL__GEMM_WGMMA;
-      c.reason = "precision tf32, wgmma probe passed, 128 x 256 blocks for at least half the "
-                 "compute units: tensor cores (tf32, wgmma m64n256k8)";
+      c.reason = "precision tf32, wgmma probe passed, 128 x 256 blocks for at least a fifth "
+                 "of the compute units: tensor cores (tf32, wgmma)";
       return c;
     }
     size_t tiles = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 128) * batch;

@@ -201,8 +201,8 @@ static ocal_status run_probe_kernel(ocal_context ctx, ocal__kernel *k, int *tf32
 /* One GEMM of the engine's variant (VEC, cp.async, ldmatrix, 4 stages) with edges in m, n
  * and k, against a double-precision product of the TF32-rounded inputs; or (wgmma 1) one of
  * the wgmma kernel, B packed, with edges of its 128 x 256 x 32 tile, against the truncated
- * inputs (wgmma 2: the kernel's build with both operands packed for bulk copies). The bound is the one tests/check_gemm_tc.c states: (k + 8) 2^-23 of
- * |alpha| sum |a b| + |beta c|. */
+ * inputs (wgmma 2: its TMA build, in blocks of 128 x 128). The bound is the one
+ * tests/check_gemm_tc.c states: (k + 8) 2^-23 of |alpha| sum |a b| + |beta c|. */
 static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int wgmma, int *ok,
                                   double *worst) {
   const size_t M = 136, N = wgmma ? 264 : 72, K = wgmma ? 72 : 44;
@@ -243,7 +243,7 @@ static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int wgmma
   ocal__tc_launch L = {OCAL_F32, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
-  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma == 2, &not_built)
+  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma == 2, wgmma == 2 ? 128 : 256, &not_built)
             : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
   if (s != OCAL_OK) {
     if (not_built) { /* a kernel that does not build: the answer is no, *worst < 0 says why */
@@ -307,7 +307,7 @@ static ocal_status run_probe_gemm_half(ocal_context ctx, const char *spell, ocal
   ocal__tc_launch L = {dtype, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
-  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma == 2, &not_built)
+  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma == 2, wgmma == 2 ? 128 : 256, &not_built)
             : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
   if (s != OCAL_OK) {
     if (wgmma && not_built) s = OCAL_OK; /* does not build: the answer is no */
@@ -428,7 +428,9 @@ static void probe(ocal_context ctx, tc_state *st) {
                    : "no tensor cores: the probe failed",
              a->f16 ? "passed" : "failed", a->bf16 ? "passed" : "failed",
              a->f64 ? "passed" : "failed",
-             a->wgmma == 7 ? "passed" : a->wgmma ? "passed in part" : "no");
+             (a->wgmma & 7) != 7         ? (a->wgmma ? "passed in part" : "no")
+             : (a->wgmma & OCAL__WG_TMA) ? "passed, its TMA build too"
+                                         : "passed");
     return;
   }
   /* The probe runs in a context of its own on the same device (and disk cache): a kernel
@@ -482,7 +484,6 @@ static void probe(ocal_context ctx, tc_state *st) {
   char wg[200] = "not for this device";
   if (s == OCAL_OK && gemm && !emulate && cc == 90) {
     s = run_probe_gemm(pctx, spell, 1, &wgmma, &wgmma_worst);
-    if (s == OCAL_OK && wgmma) s = run_probe_gemm(pctx, spell, 2, &wgmma, &wgmma_worst);
     if (wgmma)
       snprintf(wg, sizeof wg, "passed, worst error %.3g", wgmma_worst);
     else if (wgmma_worst < 0)
@@ -492,15 +493,26 @@ static void probe(ocal_context ctx, tc_state *st) {
   }
   /* wgmma for f16 and bf16 (the same kernel, 16-bit operands): one GEMM check each. */
   int wg_f16 = 0, wg_bf16 = 0;
-  for (int path = 1; path <= 2; path++) { /* both builds: cp.async copies, bulk copies */
-    if (s == OCAL_OK && wgmma && f16 && (path == 1 || wg_f16))
-      s = run_probe_gemm_half(pctx, spell, OCAL_F16, path, &wg_f16);
-    if (s == OCAL_OK && wgmma && bf16 && (path == 1 || wg_bf16))
-      s = run_probe_gemm_half(pctx, spell, OCAL_BF16, path, &wg_bf16);
-  }
+  if (s == OCAL_OK && wgmma && f16) s = run_probe_gemm_half(pctx, spell, OCAL_F16, 1, &wg_f16);
+  if (s == OCAL_OK && wgmma && bf16)
+    s = run_probe_gemm_half(pctx, spell, OCAL_BF16, 1, &wg_bf16);
   if (wgmma && (!wg_f16 || !wg_bf16))
     snprintf(wg + strlen(wg), sizeof wg - strlen(wg), "; f16 %s, bf16 %s",
              wg_f16 ? "passed" : "failed", wg_bf16 ? "passed" : "failed");
+  /* The TMA build, last: its tensor maps are built on the device, and a fault there is no
+   * reason to refuse the cp.async build. It must pass for every type whose wgmma passed. */
+  int tma = 0;
+  if (s == OCAL_OK && wgmma) {
+    double tma_worst = 0;
+    ocal_status ts = run_probe_gemm(pctx, spell, 2, &tma, &tma_worst);
+    if (ts == OCAL_OK && tma && f16 && wg_f16)
+      ts = run_probe_gemm_half(pctx, spell, OCAL_F16, 2, &tma);
+    if (ts == OCAL_OK && tma && bf16 && wg_bf16)
+      ts = run_probe_gemm_half(pctx, spell, OCAL_BF16, 2, &tma);
+    if (ts != OCAL_OK) tma = 0;
+    snprintf(wg + strlen(wg), sizeof wg - strlen(wg), "; TMA %s",
+             tma ? "passed" : ts != OCAL_OK ? "did not run" : "failed");
+  }
   /* The 16-bit kernels: their products were exact above; one GEMM each of the variant the
    * engine runs (the address mode and ldmatrix are shared with TF32's). */
   int f16_gemm = 0, bf16_gemm = 0;
@@ -529,7 +541,7 @@ static void probe(ocal_context ctx, tc_state *st) {
   a->bf16 = bf16;
   a->f64 = f64;
   a->wgmma = a->ok && wgmma ? OCAL__WG_TF32 | (f16 && wg_f16 ? OCAL__WG_F16 : 0) |
-                                  (bf16 && wg_bf16 ? OCAL__WG_BF16 : 0)
+                                  (bf16 && wg_bf16 ? OCAL__WG_BF16 : 0) | (tma ? OCAL__WG_TMA : 0)
                             : 0;
   if (a->ok)
     snprintf(st->detail, sizeof st->detail,
@@ -589,6 +601,15 @@ int ocal__tc_probe_wgmma_passed(ocal_context ctx, ocal_dtype dtype) {
                                              : dtype == OCAL_BF16 ? OCAL__WG_BF16 : 0;
   pthread_mutex_lock(&st->lock);
   int ok = (st->ans.wgmma & bit) != 0;
+  pthread_mutex_unlock(&st->lock);
+  return ok;
+}
+
+int ocal__tc_probe_wgmma_tma_passed(ocal_context ctx) {
+  tc_state *st = known_state(ctx);
+  if (!st) return 0;
+  pthread_mutex_lock(&st->lock);
+  int ok = (st->ans.wgmma & OCAL__WG_TMA) != 0;
   pthread_mutex_unlock(&st->lock);
   return ok;
 }

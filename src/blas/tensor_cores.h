@@ -56,19 +56,18 @@ ocal_status ocal__gemm_dmma_enqueue_variant(ocal_context ctx, const char *spell,
                                             const ocal__dmma_variant *v,
                                             const ocal__tc_launch *launch, int *not_built);
 /* A product on the wgmma kernel (gemm_wgmma.c): OCAL_F32 in TF32, or OCAL_F16/OCAL_BF16 with C
- * of that type; one slice of k. bulk: both operands packed as the kernel's stage images and
- * moved by bulk copies (ocal__gemm_wgmma_bulk says where that pays); else operands that are
- * not k-contiguous and 16-byte aligned are packed into scratch first. *not_built = 1 when the
- * kernel does not build (nothing enqueued). */
-ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *launch, int bulk,
-                                 int *not_built);
+ * of that type; one slice of k. tma: the build whose stages the tensor copy engine fills,
+ * else every work-item's cp.async copies; bn: the blocks' columns, 128 or 256
+ * (ocal__gemm_wgmma_block_n). *not_built = 1 when the kernel does not build (nothing
+ * enqueued). */
+ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *launch, int tma,
+                                 unsigned bn, int *not_built);
 /* Packs one operand for the wgmma kernel (cl/wgmma_pack.cl) into new pooled scratch *out:
  * rows x k after its transpose (trans: stored k x rows), batch matrices `stride` apart, as
- * k-contiguous rows of stride ldk (tile_rows 0) or as the bulk build's stage images of
- * tile_rows rows (ldk: whole k tiles of 128 bytes), zero outside the operand. */
+ * k-contiguous rows of stride ldk, zero past k. */
 ocal_status ocal__wgmma_pack(ocal_context ctx, ocal_dtype dtype, cl_mem in, size_t off,
                              size_t ld, size_t stride, int trans, size_t rows, size_t k,
-                             size_t batch, size_t ldk, size_t tile_rows, cl_mem *out);
+                             size_t batch, size_t ldk, cl_mem *out);
 
 /* ---- the probe (tc_probe.c) ------------------------------------------------------------ */
 
@@ -78,6 +77,8 @@ ocal_status ocal__wgmma_pack(ocal_context ctx, ocal_dtype dtype, cl_mem in, size
  * the wgmma kernel of dtype. */
 int ocal__tc_probe_passed(ocal_context ctx, ocal_dtype dtype);
 int ocal__tc_probe_wgmma_passed(ocal_context ctx, ocal_dtype dtype);
+/* Whether the probe passed the wgmma kernel's TMA build for every type whose wgmma passed. */
+int ocal__tc_probe_wgmma_tma_passed(ocal_context ctx);
 /* The build options the probe found the device's compiler takes (empty before a pass). */
 void ocal__tc_spelling(ocal_context ctx, char *out, size_t size);
 /* Whether the context emulates the three instructions (OCAL_GEMM_TC_EMULATE=1, tests only). */
@@ -90,7 +91,7 @@ int ocal__tc_emulated(ocal_context ctx);
 
 /* What the probe found: TF32 tensor cores usable (ok), the f16, bf16 and f64 kernels, the
  * wgmma checks that passed (OCAL__WG_* bits), and the spelling that builds (index). */
-enum { OCAL__WG_TF32 = 1, OCAL__WG_F16 = 2, OCAL__WG_BF16 = 4 };
+enum { OCAL__WG_TF32 = 1, OCAL__WG_F16 = 2, OCAL__WG_BF16 = 4, OCAL__WG_TMA = 8 };
 typedef struct ocal__tc_answer {
   int ok, f16, bf16, extra, wgmma, f64;
 } ocal__tc_answer;

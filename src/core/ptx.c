@@ -66,6 +66,17 @@ static char *retarget_text(const char *text, const char *target) {
     *w++ = *p++;
   }
   *w = '\0';
+  /* The tensor-map instructions (tensormap.replace, tensormap.cp_fenceproxy) need PTX ISA 8.3;
+   * an older ".version D.D" is raised to it (every later ISA keeps the earlier ones' text). */
+  char *v = strstr(out, ".version ");
+  if (v) {
+    v += strlen(".version ");
+    if (v[0] >= '0' && v[0] <= '9' && v[1] == '.' && v[2] >= '0' && v[2] <= '9' &&
+        !(v[3] >= '0' && v[3] <= '9') && (v[0] - '0') * 10 + (v[2] - '0') < 83) {
+      v[0] = '8';
+      v[2] = '3';
+    }
+  }
   return out;
 }
 
