@@ -19,12 +19,12 @@
  * output's rounding for 16-bit C), then C = A B^T (A B) is timed at WG_SIZES (default
  * 1024,4096,8192): best of three rounds of about 0.1 s of back-to-back launches. ocal_gemm
  * (NN, precision tf32 for f32; the rule's engine, then mma.sync under OCAL_GEMM=tc) is timed
- * the same way, then the MLP's three large products and 512^3 in TF32 under the rule and on
- * ocal's exact FP32 kernel (OCAL_GEMM=ocal). WG_NO_VARIANTS=1 skips the
- * variants; WG_NO_LIBRARY=1 skips ocal_gemm. Output, TFLOP/s:
+ * the same way, then the MLP's three large products and 512^3 in TF32 under the rule, on
+ * ocal's exact FP32 kernel, on wgmma and on mma.sync (OCAL_GEMM=ocal, wgmma, tc).
+ * WG_NO_VARIANTS=1 skips the variants; WG_NO_LIBRARY=1 skips ocal_gemm. Output, TFLOP/s:
  *   variant NAME TYPE check ok|FAIL|nobuild  S T  S T ...
  *   ocal_gemm TYPE NN rule|OCAL_GEMM=tc  S T (ENGINE) ...
- *   mlp tf32 LABEL MxNxK rule|OCAL_GEMM=ocal T TFLOP/s (ENGINE)
+ *   mlp tf32 LABEL MxNxK rule|ocal|wgmma|tc T TFLOP/s (ENGINE)
  * Exit status 0 when every check passed. */
 #include <math.h>
 #include <stdint.h>
@@ -418,7 +418,8 @@ int main(int argc, char **argv) {
     ocal_context_release(ctx);
   }
   /* The MLP's products in TF32 (784-512-10 at batch 256, as the gemm suite's rows) and 512^3:
-   * the rule's engine, then ocal's exact FP32 kernel (OCAL_GEMM=ocal). */
+   * the rule's engine, then ocal's exact FP32 kernel (OCAL_GEMM=ocal), wgmma and mma.sync. */
+  static const char *const mlp_engines[] = {NULL, "ocal", "wgmma", "tc"};
   static const struct {
     const char *label;
     size_t m, n, k;
@@ -427,8 +428,8 @@ int main(int argc, char **argv) {
             {"fc1_dW_TN", 784, 512, 256, OCAL_TRANS, OCAL_NO_TRANS},
             {"fc1_dX_NT", 256, 784, 512, OCAL_NO_TRANS, OCAL_TRANS},
             {"square_NN", 512, 512, 512, OCAL_NO_TRANS, OCAL_NO_TRANS}};
-  for (int e = 0; e < 2 && !getenv("WG_NO_LIBRARY"); e++) {
-    if (e) setenv("OCAL_GEMM", "ocal", 1);
+  for (int e = 0; e < 4 && !getenv("WG_NO_LIBRARY"); e++) {
+    if (e) setenv("OCAL_GEMM", mlp_engines[e], 1);
     else unsetenv("OCAL_GEMM");
     OCAL_OK_OR_DIE(ocal_context_create(NULL, &ctx));
     OCAL_OK_OR_DIE(ocal_context_get_cl_queue(ctx, &q));
@@ -450,7 +451,7 @@ int main(int argc, char **argv) {
       else
         printf("mlp %s: %s\n", nn[i].label, ocal_last_error());
       printf("mlp tf32 %s %zux%zux%zu %s %.2f TFLOP/s (%s)\n", nn[i].label, nn[i].m, nn[i].n,
-             nn[i].k, e ? "OCAL_GEMM=ocal" : "rule",
+             nn[i].k, e ? mlp_engines[e] : "rule",
              sec > 0 ? 2.0 * nn[i].m * nn[i].n * nn[i].k / sec * 1e-12 : 0.0,
              engine);
       ocal_buffer_release(t.oa), ocal_buffer_release(t.ob), ocal_buffer_release(t.oc);
