@@ -66,9 +66,11 @@ static char *retarget_text(const char *text, const char *target) {
     *w++ = *p++;
   }
   *w = '\0';
-  /* The tensor-map instructions (tensormap.replace, tensormap.cp_fenceproxy) need PTX ISA 8.3;
-   * an older ".version D.D" is raised to it (every later ISA keeps the earlier ones' text). */
-  char *v = strstr(out, ".version ");
+  /* The tensor-map instructions (tensormap.replace, tensormap.cp_fenceproxy) need PTX ISA 8.3:
+   * in a program that uses them, an older ".version D.D" is raised to it (every later ISA
+   * keeps the earlier ones' text). Other programs keep theirs, so that a driver whose ISA
+   * stops short of 8.3 still builds them. */
+  char *v = strstr(out, "tensormap.") ? strstr(out, ".version ") : NULL;
   if (v) {
     v += strlen(".version ");
     if (v[0] >= '0' && v[0] <= '9' && v[1] == '.' && v[2] >= '0' && v[2] <= '9' &&
