@@ -239,6 +239,34 @@ START_TEST(test_context_attachment_created_once_and_destroyed) {
 }
 END_TEST
 
+/* PTX retargeting (the wgmma and f64 kernels' route to sm_90a) on text alone: the target
+ * replaced, "//@" markers made live, and the ISA version raised to 8.3 only in a program
+ * that uses tensor-map instructions, which need it (a driver whose ISA stops below 8.3 must
+ * still build the others). */
+START_TEST(test_ptx_retarget_text) {
+  const char *plain = ".version 8.0\n.target sm_90, texmode_independent\n"
+                      "\t//@wgmma.fence.sync.aligned;\n";
+  char *out = ocal__ptx_retarget_text(plain, "sm_90a");
+  ck_assert_ptr_nonnull(out);
+  ck_assert_str_eq(out, ".version 8.0\n.target sm_90a, texmode_independent\n"
+                        "\twgmma.fence.sync.aligned;\n");
+  free(out);
+  const char *maps = ".version 7.8\n.target sm_90\n\t//@tensormap.replace.tile.rank"
+                     ".shared::cta.b1024.b32 [%r1], 2;\n";
+  out = ocal__ptx_retarget_text(maps, "sm_90a");
+  ck_assert_ptr_nonnull(out);
+  ck_assert_str_eq(out, ".version 8.3\n.target sm_90a\n\ttensormap.replace.tile.rank"
+                        ".shared::cta.b1024.b32 [%r1], 2;\n");
+  free(out);
+  const char *newer = ".version 8.5\n.target sm_90\n\t//@tensormap.cp_fenceproxy;\n";
+  out = ocal__ptx_retarget_text(newer, "sm_90a");
+  ck_assert_ptr_nonnull(out);
+  ck_assert_ptr_nonnull(strstr(out, ".version 8.5\n"));
+  free(out);
+  ck_assert_ptr_null(ocal__ptx_retarget_text("not PTX at all", "sm_90a"));
+}
+END_TEST
+
 /* cl/prelude.cl travels inside the sources that include it: each embedded text holds it
  * verbatim where its #include line was (so a program's cache key, a hash of its text, covers
  * it), and no embedded text keeps an #include of a .cl file, which no compiler could find. */
@@ -280,6 +308,7 @@ int main(void) {
   tcase_add_test(tc, test_cl_errors_by_name_and_status);
   tcase_add_test(tc, test_fnv1a64_reference_values);
   tcase_add_test(tc, test_prelude_is_embedded_in_its_sources);
+  tcase_add_test(tc, test_ptx_retarget_text);
   tcase_add_test(tc, test_disk_cache_round_trip_and_rejects);
   tcase_add_test(tc, test_context_attachment_created_once_and_destroyed);
   suite_add_tcase(s, tc);

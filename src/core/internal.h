@@ -408,6 +408,10 @@ void ocal__append_build_log(ocal_context ctx, cl_program program);
  * from its PTX for target NAME, its "//@" lines made live (NVIDIA only). The option's target
  * (copied into target), or NULL when options do not ask. */
 const char *ocal__ptx_target_option(const char *options, char *target, size_t size);
+/* PTX text with its ".target" directive naming `target` and every "//@" removed (the PTX
+ * ISA version raised to 8.3 where the text uses tensormap instructions); a new string, NULL
+ * when text is not PTX with .version and .target directives (or no memory). */
+char *ocal__ptx_retarget_text(const char *text, const char *target);
 /* Replaces the built *program by its PTX retargeted; OCAL_BUILD_FAILED where the binary is not
  * PTX or the driver refuses it (*program then unchanged). */
 ocal_status ocal__ptx_retarget(ocal_context ctx, const char *source_name, const char *target,

@@ -43,9 +43,7 @@ static char *binary_text(cl_program program) {
   return text;
 }
 
-/* text with its ".target sm_XX" directive naming `target`, and every "//@" removed; NULL when
- * text is not PTX with a .target directive (or no memory). */
-static char *retarget_text(const char *text, const char *target) {
+char *ocal__ptx_retarget_text(const char *text, const char *target) {
   const char *t = strstr(text, ".target ");
   if (!t || !strstr(text, ".version ")) return NULL;
   const char *name = t + strlen(".target "), *end = name + strcspn(name, ", \t\r\n");
@@ -86,7 +84,7 @@ ocal_status ocal__ptx_retarget(ocal_context ctx, const char *source_name, const 
                                cl_program *program, const char *func) {
   const char *device_name = ctx->info.name;
   char *text = binary_text(*program);
-  char *ptx = text ? retarget_text(text, target) : NULL;
+  char *ptx = text ? ocal__ptx_retarget_text(text, target) : NULL;
   free(text);
   if (!ptx)
     return ocal__fail(OCAL_BUILD_FAILED, func,
