@@ -438,6 +438,14 @@ cdef class Array:
             raise TypeError("len() of a 0-d ocal.Array")
         return self.shape[0]
 
+    def __iter__(self):
+        # Without it Python iterates through __getitem__ until IndexError, which a 0-d array
+        # raises at once: an empty loop where NumPy raises TypeError.
+        if not self.shape:
+            raise TypeError("iteration over a 0-d ocal.Array (as over a 0-d NumPy array): "
+                            "use x.item() or float(x) for its value")
+        return (self[i] for i in range(self.shape[0]))
+
     def __repr__(self):
         return "ocal.Array(%s, dtype=%s)" % (np.array2string(self.get(), separator=", "),
                                              self.dtype)

@@ -488,6 +488,24 @@ def test_views_and_setitem():
         a[9]
 
 
+def test_iteration():
+    """Iteration goes over the first axis, as NumPy's; over a 0-d array it raises TypeError
+    (no silently empty loop)."""
+    x = host((3, 2), np.float32)
+    rows = list(ocal.asarray(x))
+    assert len(rows) == 3 and all(r.shape == (2,) for r in rows)
+    for r, want in zip(rows, x):
+        assert_close(r, want)
+    assert [float(v) for v in ocal.asarray(x[:, 0])] == [float(v) for v in x[:, 0]]
+    zero_d = ocal.asarray(np.float32(2.5))
+    with pytest.raises(TypeError, match="0-d"):
+        list(zero_d)
+    with pytest.raises(TypeError, match="0-d"):
+        iter(zero_d)
+    with pytest.raises(TypeError):
+        list(np.float32(2.5) * np.ones(()))           # what NumPy does
+
+
 def test_matmul():
     for sa, sb in [((3, 4), (4, 5)), ((4,), (4, 6)), ((3, 4), (4,)), ((4,), (4,)),
                    ((2, 3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)), ((0, 4), (4, 3))]:
