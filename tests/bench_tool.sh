@@ -3,7 +3,7 @@
 # with every suite in it, the Markdown table has a row per figure, --compare prints a ratio for
 # every figure, --from reads a results file back unchanged, --plot draws charts (or, only where
 # gnuplot truly is absent, says so), bad arguments fail with a message (`ocal tune gemm`'s
-# too), and the bench/
+# too), every command's --help prints its usage, and the bench/
 # programs built on the same suites print one JSON object per line. Tests do not judge speed.
 set -eu
 tool=${OCAL_TOOL:-./tools/ocal}
@@ -128,6 +128,11 @@ for args in "--precision 16:'16': it takes 32 or 64" "--budget abc:'abc': it tak
   grep -q -- "${args#*:}" "$tmp/err" || fail "ocal tune gemm ${args%%:*}: message '$(cat "$tmp/err")'"
 done
 "$tool" tune gemm --help | grep -q -- "--no-store" || fail "tune gemm --help does not list --no-store"
+# Every command takes --help: their usage on stdout, exit 0, no device work.
+for cmd in devices info demo doctor tune bench; do
+  "$tool" "$cmd" --help > "$tmp/help" 2> "$tmp/err" || fail "ocal $cmd --help: exit $?: $(cat "$tmp/err")"
+  grep -q "^usage: ocal $cmd" "$tmp/help" || fail "ocal $cmd --help: no usage line"
+done
 
 # The bench/ programs: one JSON object per line (kernel_cache runs itself a second time).
 for prog in elementwise kernel_cache; do

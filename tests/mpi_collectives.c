@@ -604,6 +604,17 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   CHECK(ocal_mpi_create(MPI_COMM_NULL, NULL, &mpi) == OCAL_INVALID_ARGUMENT, "MPI_COMM_NULL");
+  /* A device that fails (on every rank: no rank waits) names the call made, not the libocal
+   * call inside it that failed. */
+  ocal_context_options nowhere;
+  ocal_context_options_init(&nowhere);
+  nowhere.device = "no-such-device";
+  CHECK(ocal_mpi_create(MPI_COMM_WORLD, &nowhere, &mpi) == OCAL_DEVICE_NOT_FOUND && !mpi,
+        "a device that matches nothing: %s", ocal_last_error());
+  CHECK(strncmp(ocal_last_error(), "ocal_mpi_create: ", 17) == 0 &&
+            !strstr(ocal_last_error(), "ocal_context_create") &&
+            strstr(ocal_last_error(), "'no-such-device'"),
+        "a device that matches nothing: message '%s'", ocal_last_error());
   ocal_status st = ocal_mpi_create(MPI_COMM_WORLD, NULL, &mpi);
   if (st != OCAL_OK) {
     fprintf(stderr, "rank %d: ocal_mpi_create: %s\n", rank, ocal_last_error());

@@ -38,6 +38,29 @@ static void usage(FILE *out) {
           "default. With nothing set, the first GPU wins, then an accelerator, then a CPU.\n");
 }
 
+/* 'ocal COMMAND --help' for the commands parsed here (tune and bench print their own). */
+static const struct {
+  const char *name, *args, *what;
+} commands[] = {
+    {"devices", "", "list every OpenCL device; '*' marks the one ocal would pick"},
+    {"info", " [SELECTOR]", "all facts of one device (default: the one ocal would pick)"},
+    {"demo", " [SELECTOR]", "run a short check of transfers and kernels on a device"},
+    {"doctor", "",
+     "check the OpenCL setup (ICD loader, .icd files, drivers, devices, cache directory,\n"
+     "engines): one line per problem, with its fix; exits 1 when no device works"},
+};
+
+static void command_usage(const char *cmd) {
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    if (strcmp(cmd, commands[i].name) != 0) continue;
+    printf("usage: ocal %s%s\n\n%s\n", cmd, commands[i].args, commands[i].what);
+    if (commands[i].args[0])
+      printf("\nSELECTOR is gpu, cpu, accelerator, P:D (platform:device) or a piece of a device or\n"
+             "platform name, case-insensitive; the OCAL_DEVICE environment variable sets the\n"
+             "default.\n");
+  }
+}
+
 int tool_fail(const char *what, ocal_status s) {
   fprintf(stderr, "ocal: %s: %s\n%s\n", what, ocal_status_name(s), ocal_last_error());
   return 1;
@@ -189,8 +212,9 @@ static void print_progress(const char *line, void *user) {
   "[--size N] [--phases xgemm,direct,switch] [--no-store]\n"
 
 static int cmd_tune(int argc, char **argv) {
-  if (argc >= 4 && strcmp(argv[2], "gemm") == 0 &&
-      (strcmp(argv[3], "--help") == 0 || strcmp(argv[3], "-h") == 0)) {
+  /* 'ocal tune --help' as well as 'ocal tune gemm --help': gemm is the one thing to tune. */
+  int at = argc >= 3 && strcmp(argv[2], "gemm") == 0 ? 3 : 2;
+  if (argc > at && (strcmp(argv[at], "--help") == 0 || strcmp(argv[at], "-h") == 0)) {
     printf(TUNE_USAGE);
     return 0;
   }
@@ -275,6 +299,11 @@ int main(int argc, char **argv) {
   if (!help && !version && !devices && !doctor && !info && !demo) {
     fprintf(stderr, "ocal: unknown command '%s' (try 'ocal --help')\n", cmd);
     return 2;
+  }
+  if (!help && !version && argc == 3 &&
+      (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+    command_usage(cmd);
+    return 0;
   }
   /* info and demo take one optional argument (a device selector); the others none. */
   if (argc > (info || demo ? 3 : 2)) {

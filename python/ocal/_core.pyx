@@ -2,6 +2,8 @@
 """The extension over libocal: contexts, arrays and the calls on them. The Python modules
 of the package (fft, linalg, random, ...) are thin layers over what this file exports."""
 
+from libc.float cimport FLT_MAX
+from libc.math cimport isinf
 from libc.stdint cimport *
 from libc.string cimport memcmp, memcpy, memset
 from cpython.pycapsule cimport PyCapsule_New
@@ -435,6 +437,14 @@ cdef class Array:
         if not self.shape:
             raise TypeError("len() of a 0-d ocal.Array")
         return self.shape[0]
+
+    def __iter__(self):
+        # Without it Python iterates through __getitem__ until IndexError, which a 0-d array
+        # raises at once: an empty loop where NumPy raises TypeError.
+        if not self.shape:
+            raise TypeError("iteration over a 0-d ocal.Array (as over a 0-d NumPy array): "
+                            "use x.item() or float(x) for its value")
+        return (self[i] for i in range(self.shape[0]))
 
     def __repr__(self):
         return "ocal.Array(%s, dtype=%s)" % (np.array2string(self.get(), separator=", "),
@@ -1064,6 +1074,19 @@ cdef bint _is_scalar(x):
     return isinstance(x, (int, float, bool)) or (isinstance(x, np.generic) and x.ndim == 0)
 
 
+cdef double _scalar_arg(y, int code) except? -1:
+    """The double a scalar call (ocal_binary_scalar, ocal_scalar_binary) gets for the number y
+    beside an array of type code. NumPy 2 casts a Python number to a float32 or half array's
+    type, so one beyond f32's range is an infinity there, with NumPy's overflow warning; the
+    C calls refuse such a finite value (it would become inf without a word), so the cast is
+    made here, by NumPy (its np.errstate applies)."""
+    cdef double v = y
+    if (v > FLT_MAX or v < -FLT_MAX) and not isinf(v) \
+            and (code == OCAL_F32 or code == OCAL_F16 or code == OCAL_BF16):
+        v = np.array(v).astype(np.float32)
+    return v
+
+
 cdef int _check_int_range(value, dt, what) except -1:
     """A Python integer must fit an integer type: NumPy 2 raises OverflowError rather than
     wrapping it, and so does ocal (SizeOverflowError, an OverflowError)."""
@@ -1157,7 +1180,7 @@ cpdef Array _binop(int op, x, y):
             out = _empty(a.shape, a.dtype, a.code, a.context)
         else:
             out = _empty(a.shape, _bool_dtype, OCAL_U8, a.context)
-        check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, <double>y, out.buf))
+        check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, _scalar_arg(y, a.code), out.buf))
         return out
     if isinstance(x, Array) and _is_scalar(y):
         a = <Array>x
@@ -1171,7 +1194,7 @@ cpdef Array _binop(int op, x, y):
         if big is not None:
             return _binop(op, a, big)
         out = _empty(a.shape, res, dtype_code(res), a.context)
-        check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, float(y), out.buf))
+        check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, _scalar_arg(y, a.code), out.buf))
         return out
     if isinstance(y, Array) and _is_scalar(x):
         b = <Array>y
@@ -1185,7 +1208,7 @@ cpdef Array _binop(int op, x, y):
         if big is not None:
             return _binop(op, big, b)
         out = _empty(b.shape, res, dtype_code(res), b.context)
-        check(ocal_scalar_binary(<ocal_binary_op>op, float(x), b.buf, out.buf))
+        check(ocal_scalar_binary(<ocal_binary_op>op, _scalar_arg(x, b.code), b.buf, out.buf))
         return out
     if isinstance(x, Array) or isinstance(y, Array):
         other = y if isinstance(x, Array) else x
@@ -1233,7 +1256,8 @@ cdef _inplace(int op, Array a, other):
         if big is not None:
             check(ocal_binary(<ocal_binary_op>op, a.buf, (<Array>big).buf, a.buf))
         else:
-            check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, float(other), a.buf))
+            check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, _scalar_arg(other, a.code),
+                                     a.buf))
     else:
         return NotImplemented
     return a
@@ -1257,7 +1281,7 @@ cdef Array _binop_out(int op, x, y, Array out):
                 and ((not _is_cmp(op) and out.code == a.code)
                      or (_is_cmp(op) and out.code == OCAL_U8 and not out.fast)):
             # A float array and a Python number (weak): the array's type out, or bool.
-            check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, <double>y, out.buf))
+            check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, _scalar_arg(y, a.code), out.buf))
             return out
     if isinstance(x, Array) and isinstance(y, Array):
         a, b = <Array>x, <Array>y
@@ -1276,7 +1300,8 @@ cdef Array _binop_out(int op, x, y, Array out):
         if big is not None:
             check(ocal_binary(<ocal_binary_op>op, _to(a, common).buf, (<Array>big).buf, out.buf))
         else:
-            check(ocal_binary_scalar(<ocal_binary_op>op, _to(a, common).buf, float(y), out.buf))
+            a = _to(a, common)
+            check(ocal_binary_scalar(<ocal_binary_op>op, a.buf, _scalar_arg(y, a.code), out.buf))
     elif isinstance(y, Array) and _is_scalar(x):
         b = <Array>y
         common, res = _binary_types(op, b.dtype, type(x) if not isinstance(x, np.generic) else x.dtype)
@@ -1288,7 +1313,8 @@ cdef Array _binop_out(int op, x, y, Array out):
         if big is not None:
             check(ocal_binary(<ocal_binary_op>op, (<Array>big).buf, _to(b, common).buf, out.buf))
         else:
-            check(ocal_scalar_binary(<ocal_binary_op>op, float(x), _to(b, common).buf, out.buf))
+            b = _to(b, common)
+            check(ocal_scalar_binary(<ocal_binary_op>op, _scalar_arg(x, b.code), b.buf, out.buf))
     else:
         return _binop_out(op, asarray(x, ctx=out.context), asarray(y, ctx=out.context), out)
     return out

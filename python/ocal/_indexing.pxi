@@ -5,10 +5,15 @@
 # through the index offsets; assignment to one scatters through the same plan.
 
 
-cdef object _host_index(k):
-    """An index array as a NumPy array (an ocal Array is read back: its values decide the
+cdef object _host_index(k, Array a):
+    """An index array of a as a NumPy array (an ocal Array is read back: its values decide the
     result's shape), or None for a key element that is not one."""
     if isinstance(k, Array):
+        if (<Array>k).context is not a.context:
+            raise InvalidArgumentError(
+                "ocal: the index array (integer indices or a boolean mask) belongs to another "
+                "context than the array it indexes (arrays of two contexts do not mix): make "
+                "it in the array's context, ocal.asarray(index.get(), ctx=x.context)")
         return (<Array>k).get()
     if isinstance(k, (list, np.ndarray)):
         v = np.asarray(k)
@@ -26,7 +31,7 @@ cdef tuple _expand_key(Array a, key):
         key = (key,)
     items = []
     for k in key:
-        v = _host_index(k)
+        v = _host_index(k, a)
         if v is None and not (k is None or k is Ellipsis or isinstance(k, slice)):
             if not hasattr(k, "__index__") or isinstance(k, (bool, np.bool_)):
                 raise IndexError("ocal: only integers, slices, Ellipsis, None and integer or "

@@ -334,6 +334,31 @@ def test_python_integers_beside_integer_arrays():
             ocal.asarray(arr) + v
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_python_floats_beyond_the_type_overflow_to_inf(dtype):
+    """NumPy 2 casts a Python number beside a float32 (or half) array to the array's type:
+    one beyond its range becomes an infinity, with NumPy's overflow warning, on every path
+    (either side, in place, out=, comparisons)."""
+    x = np.array([1, -2, 0.5], dtype)
+    a = ocal.asarray(x)
+    with np.errstate(over="ignore"):
+        for v in (1e300, -1e300, 10**39):
+            for got, want in ((a + v, x + v), (v - a, v - x), (a * v, x * v), (a < v, x < v),
+                              (a == v, x == v)):
+                assert got.dtype == want.dtype, (v, got.dtype, want.dtype)
+                np.testing.assert_array_equal(got.get(), want)
+            o = ocal.empty(3, dtype=dtype)
+            ocal.add(a, v, out=o)
+            np.testing.assert_array_equal(o.get(), x + v)
+            b, y = a.copy(), x.copy()
+            b += v
+            y += v
+            np.testing.assert_array_equal(b.get(), y)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        a + 1e300
+    assert_close(a + 100.0, x + 100.0)                # within range: as before
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.uint64])
 def test_integer_scalars_exact_beside_64bit_arrays(dtype):
     """Python and NumPy integer scalars beyond 2**53 are used exactly beside int64 and
@@ -461,6 +486,24 @@ def test_views_and_setitem():
     assert_close(a, x)
     with pytest.raises(IndexError):
         a[9]
+
+
+def test_iteration():
+    """Iteration goes over the first axis, as NumPy's; over a 0-d array it raises TypeError
+    (no silently empty loop)."""
+    x = host((3, 2), np.float32)
+    rows = list(ocal.asarray(x))
+    assert len(rows) == 3 and all(r.shape == (2,) for r in rows)
+    for r, want in zip(rows, x):
+        assert_close(r, want)
+    assert [float(v) for v in ocal.asarray(x[:, 0])] == [float(v) for v in x[:, 0]]
+    zero_d = ocal.asarray(np.float32(2.5))
+    with pytest.raises(TypeError, match="0-d"):
+        list(zero_d)
+    with pytest.raises(TypeError, match="0-d"):
+        iter(zero_d)
+    with pytest.raises(TypeError):
+        list(np.float32(2.5) * np.ones(()))           # what NumPy does
 
 
 def test_matmul():

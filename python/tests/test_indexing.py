@@ -163,3 +163,24 @@ def test_assignment_through_copies(shape, data):
 def test_scalar_plus_one_element():
     assert (ocal.asarray(np.float32(2)) + ocal.ones(1)).shape == (1,)
     assert_close(ocal.asarray(np.float32(2)) + ocal.ones(1), np.ones(1, np.float32) + 2)
+
+
+def test_index_of_another_context_is_refused():
+    """A mask or index array of another context is refused, reading and assigning alike, as
+    every operation that mixes contexts is; one of the array's own context is taken."""
+    ctx = ocal.get_context()
+    other = ocal.Context(ctx.device)             # same device, another OpenCL context
+    x = np.arange(6, dtype=np.float32)
+    a = ocal.asarray(x)
+    mask = np.array([1, 0, 1, 1, 0, 0], bool)
+    for key in (ocal.asarray(mask, ctx=other), ocal.asarray(np.array([4, 0]), ctx=other)):
+        with pytest.raises(ocal.InvalidArgumentError, match="another context") as e:
+            a[key]
+        assert "ctx=" in str(e.value)             # says how to fix it
+        with pytest.raises(ocal.InvalidArgumentError, match="another context"):
+            a[key] = 7
+        with pytest.raises(ocal.InvalidArgumentError, match="another context"):
+            a[None, key]
+    assert_close(a, x)                           # nothing was written
+    assert_close(a[ocal.asarray(mask)], x[mask])
+    assert_close(a[ocal.asarray(np.array([4, 0]))], x[[4, 0]])

@@ -55,6 +55,15 @@ static ocal_status check_mpi(ocal_mpi m, const char *func) {
   return OCAL_OK;
 }
 
+/* Fails ocal_mpi_create with the message of a libocal call that failed inside it, less that
+ * call's name: the message names the call the user made ("ocal_context_create: " gives way
+ * to "ocal_mpi_create: "). msg is a copy, not ocal_last_error() itself, which this rewrites. */
+static ocal_status fail_with(ocal_status st, const char *msg) {
+  size_t n = strspn(msg, "abcdefghijklmnopqrstuvwxyz0123456789_");
+  if (n > 5 && strncmp(msg, "ocal_", 5) == 0 && strncmp(msg + n, ": ", 2) == 0) msg += n + 2;
+  return ocal_error_set(st, "ocal_mpi_create", "%s", msg);
+}
+
 /* ---- settings ---------------------------------------------------------------------------- */
 
 /* Reads one OCAL_MPI_* integer-valued setting through libocal's settings table (validated
@@ -65,7 +74,7 @@ static ocal_status setting(const char *name, long long unset, long long dflt, lo
   if (st != OCAL_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", ocal_last_error());
-    return ocal_error_set(st, "ocal_mpi_create", "%s", msg);
+    return fail_with(st, msg);
   }
   *out = v == unset ? dflt : v;
   return OCAL_OK;
@@ -328,7 +337,7 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
   if ((st = ocal_setting_get("OCAL_DEVICE", NULL, device_env, sizeof device_env)) != OCAL_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", ocal_last_error());
-    return ocal_error_set(st, func, "%s", msg);
+    return fail_with(st, msg);
   }
   chunk = chunk / 64 * 64; /* whole elements of every type in every slot */
 
@@ -406,7 +415,7 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m->comm);
   if (st != OCAL_OK) {
     destroy(m);
-    return ocal_error_set(st, NULL, "%s", msg);
+    return fail_with(st, msg);
   }
   if (all_ok)
     ocal_mpi__shared_setup(m);
