@@ -1312,12 +1312,13 @@ static ocal__gemm_choice rule_of(const rule_row *r, int *widen) {
 #define BIG ((size_t)1 << 31)
 
 static const rule_row rule_rows[] = {
-    /* Hopper, precision tf32: wgmma for products of many 128 x 256 blocks (f32: half the
-     * compute units, f16/bf16: a fifth), mma.sync below, ocal's f32 kernel for the MLP's
-     * small ones; f16/bf16 always on tensor cores. */
+    /* Hopper, precision tf32: wgmma for products of 128 x 256 blocks for a fifth of the
+     * compute units, mma.sync below, ocal's f32 kernel for the MLP's small ones; f16/bf16
+     * always on tensor cores. */
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 1024, 1024, 1024, 1, TC, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 256, 256, 16, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 1024, 1024, 1024, 1, WG, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 768, 768, 768, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 256, 256, 16, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 512, 784, 1, OWN, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 784, 512, 256, 1, OWN, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 784, 512, 1, OWN, 0, 0, 0},
