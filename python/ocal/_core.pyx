@@ -9,6 +9,7 @@ from libc.string cimport memcmp, memcpy, memset
 from cpython.pycapsule cimport PyCapsule_New
 from _capi cimport *
 
+import atexit
 import builtins as _builtins
 import weakref
 import numpy as np
@@ -189,6 +190,7 @@ cdef class Context:
         cdef ocal_device_info info
         cdef int fp64 = 0
         self.ptr = c
+        _live_contexts.add(self)
         info.struct_size = sizeof(ocal_device_info)
         check(ocal_context_get_device_info(c, &info))
         check(ocal_context_get_fp64(c, &fp64))
@@ -325,6 +327,26 @@ def from_pyopencl(arr):
 
 
 cdef Context _default = None
+
+# Every context alive, for _finish_at_exit.
+_live_contexts = weakref.WeakSet()
+
+
+def _finish_at_exit():
+    """Waits for the queued work of every live context when the interpreter exits. Operations
+    return before their work is done, and a program may end right after one (a script whose
+    last line is an FFT): the OpenCL implementation's threads would still run that work (PoCL
+    compiles a kernel at its first launch) while the process's exit handlers tear down what
+    they use (LLVM's state, CLBlast's program cache), and the process would die of a signal."""
+    for c in list(_live_contexts):
+        if (<Context>c).ptr != NULL:
+            try:
+                c.finish()
+            except Exception:
+                pass  # a context whose device failed: nothing left to wait for
+
+
+atexit.register(_finish_at_exit)
 
 
 cpdef Context get_context():

@@ -77,3 +77,19 @@ def test_doc_block_runs(source):
     r = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, source + "\n" + r.stdout + r.stderr
+
+
+def test_script_ends_with_work_queued(tmp_path):
+    """A script may end right after queuing work (its last line an FFT whose kernel the
+    implementation compiles at launch): the interpreter waits for every context's queue
+    before the process's exit handlers run, so the process ends with status 0. Fresh caches
+    make the work include a compile; without the wait PoCL's thread died in LLVM (SIGSEGV)."""
+    env = dict(os.environ, POCL_CACHE_DIR=str(tmp_path / "pocl"),
+               OCAL_CACHE_DIR=str(tmp_path / "ocal"))
+    source = ("import numpy as np, ocal\n"
+              "x = ocal.asarray(np.ones((64, 64), np.float32))\n"
+              "y = x @ x\n"
+              "z = ocal.fft.rfft(ocal.asarray(np.sin(np.arange(64.0))))\n")
+    r = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
