@@ -1125,9 +1125,13 @@ START_TEST(test_cg_callback_and_failures) {
   ck_assert_ocal(ocal_operator_from_csr(neg, &nop));
   ck_assert_ocal_fails(ocal_cg(&nop, b, x, NULL, &res), OCAL_NOT_CONVERGED);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "positive definite"));
+  /* After a breakdown x is not an iterate worth a residual: the header promises NaN. */
+  ck_assert(isnan(res.true_residual_norm));
+  ck_assert_int_eq(res.converged, 0);
   ocal_cg_options_init(&o);
   o.precond = OCAL_PRECOND_JACOBI;
   ck_assert_ocal_fails(ocal_cg(&nop, b, x, &o, &res), OCAL_NOT_CONVERGED);
+  ck_assert(isnan(res.true_residual_norm));
   ck_assert_ocal_fails(ocal_cg(&op, b, x, &o, &res), OCAL_INVALID_ARGUMENT); /* no diagonal */
   ocal_cg_options_init(&o);
   o.struct_size = 3;

@@ -263,6 +263,9 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
     double pq;
     if ((s = cg_step(&c, cur, nxt, &pq, &rz, &rr)) != OCAL_OK) goto done;
     if (!(pq > 0)) {
+      /* The step rz / pq has already moved x by a meaningless amount, so the last true
+       * residual no longer describes the x returned. */
+      true_norm = NAN;
       s = OCAL_FAIL(OCAL_NOT_CONVERGED,
                     "iteration %zu: p.Ap = %g <= 0: A is not positive definite (CG needs a "
                     "symmetric positive definite matrix)",
@@ -292,6 +295,7 @@ ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
       if ((s = start_search(&c, nxt, &rr, &rz)) != OCAL_OK) goto done;
     } else {
       if (!(rz > 0)) {
+        true_norm = NAN; /* x moved on since the last true residual was computed */
         s = OCAL_FAIL(OCAL_NOT_CONVERGED,
                       "iteration %zu: r.Mr = %g <= 0: the preconditioner is not positive "
                       "definite",
