@@ -276,6 +276,24 @@ START_TEST(test_build_error_line) {
 }
 END_TEST
 
+/* Options the compiler does not know are a bad argument of the call (the header's
+ * OCAL_INVALID_ARGUMENT), or a failed build where the driver reports them so; never a bare
+ * OpenCL error. The context builds good programs after. */
+START_TEST(test_build_bad_options) {
+  const char *src = "__kernel void one(__global float *y) { y[get_global_id(0)] = 1.0f; }\n";
+  ocal_program p = NULL;
+  ocal_status s = ocal_program_create(fixture_ctx, src, "-cl-no-such-option", &p);
+  ck_assert_msg(s == OCAL_INVALID_ARGUMENT || s == OCAL_BUILD_FAILED, "%s: %s",
+                ocal_status_name(s), ocal_last_error());
+  ck_assert_ptr_null(p);
+  const char *msg = ocal_last_error();
+  ck_assert_msg(strstr(msg, "ocal_program_create") && strstr(msg, "-cl-no-such-option"),
+                "the message names neither the call nor the option: %s", msg);
+  ck_assert_ocal(ocal_program_create(fixture_ctx, src, NULL, &p));
+  ck_assert_ocal(ocal_program_release(p));
+}
+END_TEST
+
 START_TEST(test_argument_errors) {
   ocal_kernel k = make_kernel(scale_src, NULL, "scale");
   const size_t n = 16;
@@ -525,6 +543,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, test_from_file);
   tcase_add_test(tc, test_from_file_hostile);
   tcase_add_test(tc, test_build_error_line);
+  tcase_add_test(tc, test_build_bad_options);
   tcase_add_test(tc, test_argument_errors);
   tcase_add_test(tc, test_launch_limits);
   tcase_add_test(tc, test_required_work_group);

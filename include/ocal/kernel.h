@@ -44,7 +44,8 @@ typedef struct ocal_kernel_s *ocal_kernel;
  * \param program receives the program; release it with ocal_program_release.
  * \returns OCAL_OK; OCAL_BUILD_FAILED when the compiler rejects the source: ocal_last_error()
  *          then holds the compiler's log, whose line numbers are those of `source`;
- *          OCAL_INVALID_ARGUMENT or OCAL_INVALID_HANDLE for bad arguments. */
+ *          OCAL_INVALID_ARGUMENT or OCAL_INVALID_HANDLE for bad arguments (options the
+ *          driver does not take among them). */
 OCAL_API ocal_status ocal_program_create(ocal_context ctx, const char *source,
                                          const char *options, ocal_program *program);
 

@@ -298,10 +298,18 @@ static ocal_status compile(ocal_context ctx, const char *source_name, const char
   ctx->stats.compiles++;
   err = clBuildProgram(program, 1, &ctx->device, options, NULL, NULL);
   if (err != CL_SUCCESS) {
+    /* Options the driver does not take are the caller's bad argument, not a driver fault:
+     * the status says so and the message says what to change. */
+    int bad_options = err == CL_INVALID_BUILD_OPTIONS;
     ocal_status status = ocal__fail(
-        err == CL_BUILD_PROGRAM_FAILURE ? OCAL_BUILD_FAILED : OCAL_OPENCL_ERROR, who(func),
-        "%s failed to build with options '%s' on device '%s': clBuildProgram returned %s (%d)",
-        source_name, options, ctx->info.name, ocal__cl_error_name(err), (int)err);
+        err == CL_BUILD_PROGRAM_FAILURE ? OCAL_BUILD_FAILED
+        : bad_options                   ? OCAL_INVALID_ARGUMENT
+                                        : OCAL_OPENCL_ERROR,
+        who(func),
+        "%s failed to build with options '%s' on device '%s': clBuildProgram returned %s "
+        "(%d)%s",
+        source_name, options, ctx->info.name, ocal__cl_error_name(err), (int)err,
+        bad_options ? ": the driver does not take these build options; fix or drop them" : "");
     ocal__append_build_log(ctx, program);
     clReleaseProgram(program);
     return status;
