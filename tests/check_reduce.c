@@ -1034,6 +1034,41 @@ START_TEST(test_small_local_memory) {
 }
 END_TEST
 
+/* The *_to_host calls on a context without fp64: an f64 result that is the right type (an
+ * integer mean) is OCAL_UNSUPPORTED and one that is not (an f32 sum) OCAL_TYPE_MISMATCH, as
+ * the header says, each message naming the public call rather than the buffer it makes. */
+START_TEST(test_to_host_without_fp64) {
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.fp64 = 0;
+  ocal_context c = NULL;
+  ck_assert_ocal(ocal_context_create(&o, &c));
+  size_t n = 7;
+  int32_t iv[7] = {1, 2, 3, 4, 5, 6, 7};
+  float fv[7] = {1, 2, 3, 4, 5, 6, 7};
+  ocal_buffer xi, xf;
+  ck_assert_ocal(ocal_buffer_from_host(c, OCAL_I32, 1, &n, iv, &xi));
+  ck_assert_ocal(ocal_buffer_from_host(c, OCAL_F32, 1, &n, fv, &xf));
+  double d = 0;
+  ck_assert_ocal_fails(ocal_reduce_to_host(OCAL_REDUCE_MEAN, xi, OCAL_F64, &d), OCAL_UNSUPPORTED);
+  ck_assert_msg(strncmp(ocal_last_error(), "ocal_reduce_to_host: ", 21) == 0 &&
+                    strstr(ocal_last_error(), "OCAL_F32"),
+                "message: %s", ocal_last_error());
+  ck_assert_ocal_fails(ocal_reduce_to_host(OCAL_REDUCE_SUM, xf, OCAL_F64, &d), OCAL_TYPE_MISMATCH);
+  ck_assert_msg(strncmp(ocal_last_error(), "ocal_reduce_to_host: ", 21) == 0,
+                "message: %s", ocal_last_error());
+  ck_assert_ocal_fails(ocal_dot_to_host(xf, xf, OCAL_F64, &d), OCAL_TYPE_MISMATCH);
+  ck_assert_msg(strncmp(ocal_last_error(), "ocal_dot_to_host: ", 18) == 0,
+                "message: %s", ocal_last_error());
+  float m = 0;
+  ck_assert_ocal(ocal_reduce_to_host(OCAL_REDUCE_MEAN, xi, OCAL_F32, &m));
+  ck_assert(m == 4.0f);
+  ocal_buffer_release(xi);
+  ocal_buffer_release(xf);
+  ocal_context_release(c);
+}
+END_TEST
+
 /* Programs compiled or loaded so far by the fixture's context. */
 static uint64_t programs_built(void) {
   ocal_cache_stats st = {.struct_size = sizeof st};
@@ -1082,6 +1117,7 @@ static Suite *reduce_suite(void) {
   tcase_add_test(tc, test_load_hints);
   tcase_add_test(tc, test_strided_merges_one_program);
   tcase_add_test(tc, test_small_local_memory);
+  tcase_add_test(tc, test_to_host_without_fp64);
   suite_add_tcase(s, tc);
   return s;
 }

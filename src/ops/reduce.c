@@ -90,27 +90,34 @@ ocal_status ocal_reduce_dtype(ocal_reduce_op op, ocal_dtype in, ocal_dtype *out)
   return OCAL_OK;
 }
 
-/* Checks out's dtype and shape against what op on x along g needs. */
-static ocal_status check_out(const char *func, ocal_reduce_op op, ocal_buffer x,
-                             const ocal__rs_geom *g, ocal_buffer out) {
+/* Checks the result type dtype against what op on an x of type xt gives. */
+static ocal_status check_dtype(const char *func, ocal_reduce_op op, ocal_dtype xt,
+                               ocal_dtype dtype) {
   ocal_dtype want;
-  ocal_status status = ocal_reduce_dtype(op, x->dtype, &want);
+  ocal_status status = ocal_reduce_dtype(op, xt, &want);
   if (status != OCAL_OK) return status;
-  int ok = out->dtype == want;
-  if (!ok && float_result(op) && !ocal__rs_is_float(x->dtype)) ok = out->dtype == OCAL_F32;
+  int ok = dtype == want;
+  if (!ok && float_result(op) && !ocal__rs_is_float(xt)) ok = dtype == OCAL_F32;
   if (!ok) {
     const char *why = "";
     if (op == OCAL_REDUCE_ARGMIN || op == OCAL_REDUCE_ARGMAX)
       why = " (indices are i64)";
     else if (want == OCAL_I64 || want == OCAL_U64)
       why = " (integer sums, products and dots are 64-bit, as in NumPy)";
-    else if (float_result(op) && !ocal__rs_is_float(x->dtype))
+    else if (float_result(op) && !ocal__rs_is_float(xt))
       why = " or f32";
     return ocal__fail(OCAL_TYPE_MISMATCH, func,
-                      "out has dtype %s, but %s of a %s buffer gives %s%s",
-                      ocal_dtype_name(out->dtype), ops[op].name, ocal_dtype_name(x->dtype),
-                      ocal_dtype_name(want), why);
+                      "out has dtype %s, but %s of a %s buffer gives %s%s", ocal_dtype_name(dtype),
+                      ops[op].name, ocal_dtype_name(xt), ocal_dtype_name(want), why);
   }
+  return OCAL_OK;
+}
+
+/* Checks out's dtype and shape against what op on x along g needs. */
+static ocal_status check_out(const char *func, ocal_reduce_op op, ocal_buffer x,
+                             const ocal__rs_geom *g, ocal_buffer out) {
+  ocal_status status = check_dtype(func, op, x->dtype, out->dtype);
+  if (status != OCAL_OK) return status;
   char have[96], need[96], keep[96];
   if (g->axis_all) {
     if (out->numel == 1) return OCAL_OK;
@@ -449,6 +456,16 @@ static ocal_status to_host(const char *func, ocal_reduce_op op, ocal_buffer x, o
   if (status != OCAL_OK) return status;
   if ((unsigned)dtype >= OCAL_DTYPE_COUNT)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "unknown element type %d", (int)dtype);
+  /* The result buffer below cannot hold f64 on a context without fp64, and its refusal would
+   * speak for ocal_buffer_create: this call says what is wrong with its own dtype first. */
+  if ((dtype == OCAL_F64 || dtype == OCAL_C64) && !ocal__context_fp64(x->ctx) &&
+      (unsigned)op < OCAL_REDUCE_OP_COUNT && (op == OCAL_REDUCE_DOT) == (y != NULL)) {
+    if ((status = check_dtype(func, op, x->dtype, dtype)) != OCAL_OK) return status;
+    return ocal__fail(OCAL_UNSUPPORTED, func,
+                      "dtype %s needs double precision, which this context lacks (the device, "
+                      "the fp64 option or OCAL_FP64=0): pass OCAL_F32 for the result",
+                      ocal_dtype_name(dtype));
+  }
   size_t one = 1;
   ocal_buffer out;
   if ((status = ocal_buffer_create(x->ctx, dtype, 1, &one, &out)) != OCAL_OK) return status;
