@@ -713,6 +713,27 @@ START_TEST(test_coo_huge_rows) {
 }
 END_TEST
 
+/* An nnz whose 8-byte conversion arrays overflow size_t (2^61 + 1 entries: 8 bytes each wrap
+ * to 8 bytes in all) is refused before any array is taken: no entry is read or written. */
+START_TEST(test_coo_huge_nnz) {
+  int64_t ri[] = {0, 1}, cj[] = {0, 1};
+  double v[] = {1, 2};
+  ocal_csr a = NULL;
+  if (!fixture_dtype_usable(OCAL_F64)) return;
+  size_t nnz = ((size_t)1 << 61) + 1;
+  ocal_status s = ocal_csr_from_coo(fixture_ctx, OCAL_F64, OCAL_I64, 3, 3, nnz, ri, cj, v, &a);
+  ck_assert_msg(s == OCAL_OUT_OF_HOST_MEMORY, "%s: %s", ocal_status_name(s), ocal_last_error());
+  ck_assert_ptr_null(a);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_csr_from_coo") != NULL &&
+                    strstr(ocal_last_error(), "2305843009213693953") != NULL &&
+                    strstr(ocal_last_error(), "entries") != NULL,
+                "%s", ocal_last_error());
+  /* The context works on. */
+  ck_assert_ocal(ocal_csr_from_coo(fixture_ctx, OCAL_F64, OCAL_I64, 3, 3, 2, ri, cj, v, &a));
+  ck_assert_ocal(ocal_csr_release(a));
+}
+END_TEST
+
 START_TEST(test_bad_inputs) {
   ocal_context ctx = fixture_ctx;
   int32_t rp[] = {0, 2, 1, 3}, ci[] = {0, 1, 2}, ci_bad[] = {0, 1, 5};
@@ -2158,6 +2179,7 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_mtx_read);
   tcase_add_test(tc, test_mtx_malformed);
   tcase_add_test(tc, test_bad_inputs);
+  tcase_add_test(tc, test_coo_huge_nnz);
   tcase_add_test(tc, test_coo_huge_rows);
   tcase_add_test(tc, test_messages_name_arguments);
   suite_add_tcase(s, tc);

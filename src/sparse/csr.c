@@ -527,6 +527,13 @@ ocal_status ocal_csr_from_coo(ocal_context ctx, ocal_dtype value_type, ocal_dtyp
                      nnz);
   if (index_type == OCAL_I32 && nnz > (size_t)INT32_MAX)
     return OCAL_FAIL(OCAL_OVERFLOW, "%zu entries do not fit OCAL_I32 indices; use OCAL_I64", nnz);
+  /* The three conversion arrays take 8 bytes an entry: a count whose byte size wraps
+   * around size_t would get a tiny array and the loop below would write past it. */
+  if (nnz > SIZE_MAX / sizeof(int64_t))
+    return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY,
+                     "the %zu entries need 8 bytes each of host memory to convert, more than "
+                     "size_t can count: is nnz right?",
+                     nnz);
   size_t n1 = nnz ? nnz : 1;
   int64_t *ri = malloc(n1 * sizeof *ri), *cj = malloc(n1 * sizeof *cj);
   double *val = malloc(n1 * sizeof *val);
