@@ -146,7 +146,10 @@ OCAL_API ocal_status ocal_context_release(ocal_context ctx);
  * transfer queues' (ocal_transfer_write, ocal_transfer_read; a transfer that waits for a
  * user event not yet set keeps it waiting).
  * \param ctx the context.
- * \returns OCAL_OK; OCAL_INVALID_HANDLE; an OpenCL error when a queued command failed. */
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE; an OpenCL error when the implementation's clFinish
+ *          reports one. A command that failed (one waiting for a user event set to an
+ *          error, for one) may finish without that: its own event says so (ocal_event_wait),
+ *          as PoCL's clFinish returns success for it. */
 OCAL_API ocal_status ocal_context_finish(ocal_context ctx);
 
 /** Makes the commands queued on the context's main queue after this call wait until the
