@@ -19,10 +19,11 @@
  * bytes in the matching swizzle; default 128 bytes), -DSTAGES (local stages, at most SMEM_MAX
  * bytes in all), -DRASTER=G, -DWS=1 (warp-specialised: 384 work-items, below), -DREGS=1 (with
  * WS: setmaxnreg), -DTMA=1 (stages moved by the tensor copy engine, below; the kernel then
- * takes a last argument, 256 bytes of scratch a work-group). The engine's variants and the measurements behind them are in
- * docs/tensor-cores.md, section "The wgmma kernel". The tensor cores truncate f32 operands to TF32
- * (rounding them in local memory first cost a third of the speed). Every leading dimension, offset and
- * batch stride of A and B is a multiple of 16 bytes of elements. f16 C is rounded to nearest
+ * takes a last argument, 256 bytes of scratch a work-group). The engine's variants and the
+ * measurements behind them are in docs/tensor-cores.md, section "The wgmma kernel". The
+ * tensor cores truncate f32 operands to TF32 (rounding them in local memory first cost a
+ * third of the speed). Every leading dimension, offset and batch stride of A and B is a
+ * multiple of 16 bytes of elements. f16 C is rounded to nearest
  * even by vstore_half, bf16 C to nearest even in integer arithmetic, as cl/gemm_mma.cl. */
 
 #if defined(WG_F16) || defined(WG_BF16)
@@ -400,7 +401,6 @@ INL void tma_stage(uint bar, uint dst, __global const ulong *ma, __global const 
 }
 #endif
 
-
 #if WS
 #if REGS
 /* Registers move from the producer, which needs few, to the consumers' accumulators. */
@@ -536,9 +536,10 @@ ocal_gemm_wgmma(__global const ET *a, ulong a_off, uint lda, ulong a_stride,
    * and copied to its slot of maps by warp 0. a_stride, b_stride: 0 where one matrix serves
    * every batch entry; its map then has one entry (and a batch stride that is never used). */
   __local ulong map_s[32] __attribute__((aligned(128)));
-  __global ulong *ma = maps + 32 * (((ulong)get_group_id(2) * get_num_groups(1) + get_group_id(1)) *
-                                        get_num_groups(0) +
-                                    get_group_id(0));
+  const ulong group = ((ulong)get_group_id(2) * get_num_groups(1) + get_group_id(1)) *
+                          get_num_groups(0) +
+                      get_group_id(0);
+  __global ulong *ma = maps + 32 * group;
   __global ulong *mb = ma + 16;
   const uint za = a_stride ? (uint)z : 0u, zb = b_stride ? (uint)z : 0u;
   if (tid < 32) {

@@ -366,6 +366,17 @@ START_TEST(test_wgmma_cases) {
 }
 END_TEST
 
+/* The error a 16-bit C of type dt may carry against the double reference ref with bound
+ * |alpha| sum |a b| + |beta c| over k terms: rounding C to nearest is within u (2^-11 f16,
+ * 2^-8 bf16; 2^-25 absolute for f16's subnormals) of the f32 value, which is within the f32
+ * term of the reference: so u (|ref| + f32 term) + the f32 term. */
+static double half_allowed(ocal_dtype dt, size_t k, double ref, double bound) {
+  double u = dt == OCAL_F16 ? ldexp(1.0, -11) : ldexp(1.0, -8);
+  double tiny = dt == OCAL_F16 ? ldexp(1.0, -25) : 0.0;
+  double f32_term = (double)(k + 8) * ldexp(1.0, -23) * bound;
+  return f32_term * (1 + u) + u * fabs(ref) + tiny;
+}
+
 /* Every build of the wgmma kernel the engine may run (cp.async or TMA copies, where the probe
  * passed that build; blocks of 128 or 256 columns) on the same products, whatever the rule
  * would pick: TF32 and f16, A stored and transposed (packed), B not transposed (read in place
@@ -434,9 +445,8 @@ START_TEST(test_wgmma_builds) {
             ck_assert_int_eq(clEnqueueReadBuffer(q, mc, CL_TRUE, 0, nc * 2, hg, 0, NULL, NULL),
                              CL_SUCCESS);
             ck_assert_ocal(ocal_half_decode(OCAL_F16, hg, got, nc));
-            for (size_t i = 0; i < nc; i++) { /* run_half_case's bound */
-              double f32_term = (double)(k + 8) * ldexp(1.0, -23) * bound[i];
-              double allowed = f32_term * (1 + 0x1p-11) + 0x1p-11 * fabs(ref[i]) + 0x1p-25;
+            for (size_t i = 0; i < nc; i++) {
+              double allowed = half_allowed(OCAL_F16, k, ref[i], bound[i]);
               ck_assert_msg(fabs(got[i] - ref[i]) <= allowed, "%s: C[%zu] = %.6g, expected %.6g",
                             what, i, got[i], ref[i]);
             }
@@ -574,14 +584,10 @@ static void run_half_case(ocal_dtype dt, const gcase *t, const char *expect_engi
                            t->alpha, va, vb, t->beta, vc));
   ck_assert_ocal(ocal_buffer_read(bc, 0, sc, hg, NULL));
   ck_assert_ocal(ocal_half_decode(dt, hg, got, sc));
-  double u = dt == OCAL_F16 ? ldexp(1.0, -11) : ldexp(1.0, -8);
-  double tiny = dt == OCAL_F16 ? ldexp(1.0, -25) : 0.0, worst = 0;
+  double worst = 0;
   for (size_t i = 0; i < nc; i++) {
     double g = got[t->off + i], e = fabs(g - ref[i]);
-    /* Rounding C to nearest is within u of the f32 value, which is within the f32 term of
-     * the reference: so u (|ref| + f32 term) + the f32 term. */
-    double f32_term = (double)(k + 8) * ldexp(1.0, -23) * bound[i];
-    double allowed = f32_term * (1 + u) + u * fabs(ref[i]) + tiny;
+    double allowed = half_allowed(dt, k, ref[i], bound[i]);
     ck_assert_msg(e <= allowed, "%s: C[%zu] = %.6g, expected %.6g (error %.3g, allowed %.3g)",
                   what, i, g, ref[i], e, allowed);
     if (allowed > 0 && e / allowed > worst) worst = e / allowed;

@@ -140,7 +140,7 @@ ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, 
 ocal_status ocal__gemm_tc_answer(ocal_context ctx, int *ok, const char **detail,
                                  int *from_disk, unsigned *probes);
 
-/* Whether a product of `dtype` is large enough for the wgmma kernel to pay (rule.c): its
+/* Whether a product is large enough for the wgmma kernel to pay (rule.c): its
  * 128 x 256 blocks would keep at least a fifth of the compute units busy and k covers a few
  * stages. */
 int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch);

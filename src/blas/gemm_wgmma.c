@@ -113,9 +113,9 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int
     b = pb, b_off = 0, ldb = ldk, bs = bs ? L->n * ldk : 0;
   }
   /* The TMA build: 256 bytes a work-group for its two tensor maps. */
-  size_t groups = ocal__ceil_div(L->n, bn) * ocal__ceil_div(L->m, WG_BM) * L->batch;
+  size_t gx = ocal__ceil_div(L->n, bn), gy = ocal__ceil_div(L->m, WG_BM);
   cl_mem maps = NULL;
-  if (tma && (s = ocal__device_alloc(ctx, groups * 256, &maps)) != OCAL_OK) {
+  if (tma && (s = ocal__device_alloc(ctx, gx * gy * L->batch * 256, &maps)) != OCAL_OK) {
     if (pa) ocal__device_free(ctx, pa);
     if (pb) ocal__device_free(ctx, pb);
     return s;
@@ -131,8 +131,7 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int
                       OCAL__ARG(m),     OCAL__ARG(n),     OCAL__ARG(k),  OCAL__ARG(alpha),
                       OCAL__ARG(beta),  OCAL__ARG(read_c), OCAL__ARG(maps)};
   size_t local[3] = {WG_THREADS, 1, 1};
-  size_t global[3] = {ocal__ceil_div(L->n, bn) * WG_THREADS, ocal__ceil_div(L->m, WG_BM),
-                      L->batch};
+  size_t global[3] = {gx * WG_THREADS, gy, L->batch};
   s = ocal__kernel_run_nd(ctx, kern, 3, global, local,
                           sizeof args / sizeof args[0] - (maps ? 0 : 1), args, FUNC);
   /* Pooled scratch: freed after the enqueue, reused by later calls in queue order. */

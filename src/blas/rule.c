@@ -120,14 +120,18 @@ static int pretranspose(const ocal__blas_facts *f, size_t m, size_t n, size_t k)
   return (double)m * (double)n * (double)k >= t * t * t;
 }
 
+/* The wgmma kernel's 128 x 256 blocks for an m x n product (times the batch). */
+static size_t wide_blocks(size_t m, size_t n, size_t batch) {
+  return ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
+}
+
 /* The wgmma kernel where its 128 x 256 blocks would keep at least a fifth of the compute
  * units busy and k covers a few of its stages (the kernel does not split k); below that
  * mma.sync's smaller tiles fill the device better. At 1024^3 (32 such blocks on an H200's 132
  * compute units, run as 64 blocks of 128 x 128: ocal__gemm_wgmma_block_n) wgmma ran 1.6x
  * mma.sync for TF32 (105 against 65 TFLOP/s) and 1.8x for f16 (155 against 87). */
 int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch) {
-  size_t wide = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
-  return k >= 128 && wide * 5 >= compute_units;
+  return k >= 128 && wide_blocks(m, n, batch) * 5 >= compute_units;
 }
 
 /* Blocks of 128 x 256 where they fill at least half the compute units (one block a unit: a
@@ -135,8 +139,7 @@ int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, 
  * ran 155 against 96 TFLOP/s with 128 columns, 1536^3 202 against 225 and 2048^3 398 against
  * 429 (docs/tensor-cores.md). */
 unsigned ocal__gemm_wgmma_block_n(unsigned compute_units, size_t m, size_t n, size_t batch) {
-  size_t wide = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
-  return wide * 2 >= compute_units ? 256u : 128u;
+  return wide_blocks(m, n, batch) * 2 >= compute_units ? 256u : 128u;
 }
 
 /* Whether the probe passed for dtype's kernels: mma.sync (wgmma 0) or wgmma. */

@@ -61,7 +61,8 @@ int ocal__tc_answer_load(ocal_context ctx, ocal__tc_answer *answer) {
                   &a.f64, &used) == 6 &&
            (size_t)used == size && is_bit(a.ok) && is_bit(a.f16) && is_bit(a.bf16) &&
            a.extra >= 0 && a.extra < OCAL__TC_SPELLING_COUNT && a.wgmma >= 0 &&
-           a.wgmma <= (OCAL__WG_TF32 | OCAL__WG_F16 | OCAL__WG_BF16 | OCAL__WG_TMA) && is_bit(a.f64);
+           a.wgmma <= (OCAL__WG_TF32 | OCAL__WG_F16 | OCAL__WG_BF16 | OCAL__WG_TMA) &&
+           is_bit(a.f64);
   }
   if (good) {
     /* The text must be exactly what ocal__tc_answer_store writes for these values. */

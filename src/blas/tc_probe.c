@@ -541,7 +541,8 @@ static void probe(ocal_context ctx, tc_state *st) {
   a->bf16 = bf16;
   a->f64 = f64;
   a->wgmma = a->ok && wgmma ? OCAL__WG_TF32 | (f16 && wg_f16 ? OCAL__WG_F16 : 0) |
-                                  (bf16 && wg_bf16 ? OCAL__WG_BF16 : 0) | (tma ? OCAL__WG_TMA : 0)
+                                  (bf16 && wg_bf16 ? OCAL__WG_BF16 : 0) |
+                                  (tma ? OCAL__WG_TMA : 0)
                             : 0;
   if (a->ok)
     snprintf(st->detail, sizeof st->detail,
@@ -594,24 +595,24 @@ int ocal__tc_probe_passed(ocal_context ctx, ocal_dtype dtype) {
   return ok;
 }
 
-int ocal__tc_probe_wgmma_passed(ocal_context ctx, ocal_dtype dtype) {
+/* The wgmma checks that passed (OCAL__WG_* bits); 0 before the probe ran. */
+static int wgmma_bits(ocal_context ctx) {
   tc_state *st = known_state(ctx);
   if (!st) return 0;
+  pthread_mutex_lock(&st->lock);
+  int bits = st->ans.wgmma;
+  pthread_mutex_unlock(&st->lock);
+  return bits;
+}
+
+int ocal__tc_probe_wgmma_passed(ocal_context ctx, ocal_dtype dtype) {
   int bit = dtype == OCAL_F32 ? OCAL__WG_TF32 : dtype == OCAL_F16 ? OCAL__WG_F16
                                              : dtype == OCAL_BF16 ? OCAL__WG_BF16 : 0;
-  pthread_mutex_lock(&st->lock);
-  int ok = (st->ans.wgmma & bit) != 0;
-  pthread_mutex_unlock(&st->lock);
-  return ok;
+  return (wgmma_bits(ctx) & bit) != 0;
 }
 
 int ocal__tc_probe_wgmma_tma_passed(ocal_context ctx) {
-  tc_state *st = known_state(ctx);
-  if (!st) return 0;
-  pthread_mutex_lock(&st->lock);
-  int ok = (st->ans.wgmma & OCAL__WG_TMA) != 0;
-  pthread_mutex_unlock(&st->lock);
-  return ok;
+  return (wgmma_bits(ctx) & OCAL__WG_TMA) != 0;
 }
 
 void ocal__tc_spelling(ocal_context ctx, char *out, size_t size) {

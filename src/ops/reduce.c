@@ -456,15 +456,16 @@ static ocal_status to_host(const char *func, ocal_reduce_op op, ocal_buffer x, o
   if (status != OCAL_OK) return status;
   if ((unsigned)dtype >= OCAL_DTYPE_COUNT)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "unknown element type %d", (int)dtype);
-  /* The result buffer below cannot hold f64 on a context without fp64, and its refusal would
-   * speak for ocal_buffer_create: this call says what is wrong with its own dtype first. */
-  if ((dtype == OCAL_F64 || dtype == OCAL_C64) && !ocal__context_fp64(x->ctx) &&
-      (unsigned)op < OCAL_REDUCE_OP_COUNT && (op == OCAL_REDUCE_DOT) == (y != NULL)) {
+  /* The result's type is judged here, before the result buffer is made: that buffer cannot
+   * hold f64 on a context without fp64, and its refusal would speak for ocal_buffer_create.
+   * (An unknown op is reduce's to report.) */
+  if ((unsigned)op < OCAL_REDUCE_OP_COUNT) {
     if ((status = check_dtype(func, op, x->dtype, dtype)) != OCAL_OK) return status;
-    return ocal__fail(OCAL_UNSUPPORTED, func,
-                      "dtype %s needs double precision, which this context lacks (the device, "
-                      "the fp64 option or OCAL_FP64=0): pass OCAL_F32 for the result",
-                      ocal_dtype_name(dtype));
+    if ((dtype == OCAL_F64 || dtype == OCAL_C64) && !ocal__context_fp64(x->ctx))
+      return ocal__fail(OCAL_UNSUPPORTED, func,
+                        "dtype %s needs double precision, which this context lacks (the "
+                        "device, the fp64 option or OCAL_FP64=0): pass OCAL_F32 for the result",
+                        ocal_dtype_name(dtype));
   }
   size_t one = 1;
   ocal_buffer out;
