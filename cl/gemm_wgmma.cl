@@ -14,7 +14,7 @@
  * program's binary (PTX text), removes the markers, changes the target and builds that
  * (src/core/ptx.c; docs/tensor-cores.md, "wgmma from OpenCL").
  *
- * Build options: -DBN=128|256 (block columns; rows are 128, two warpgroups of 64 rows, each
+ * Build options: -DBN=64|128|256 (block columns; rows are 128, two warpgroups of 64 rows, each
  * issuing m64nBNk8 (TF32) or m64nBNk16), -DBK (k per stage, elements: rows of 32, 64 or 128
  * bytes in the matching swizzle; default 128 bytes), -DSTAGES (local stages, at most SMEM_MAX
  * bytes in all), -DRASTER=G, -DWS=1 (warp-specialised: 384 work-items, below), -DREGS=1 (with
@@ -187,10 +187,12 @@ INL void wg_commit(void) { ASM("//@wgmma.commit_group.sync.aligned;" ::: "memory
 /* D += A (descriptor da, 64 x k) B^T (descriptor db, BN x k), k = WG_K: the operands are
  * the accumulators (in and out), the two descriptors and 1 for scale-d (accumulate). The
  * accumulators' operand numbers and constraints come in runs of 64. */
-#define WG_REGS_0_63 \
+#define WG_REGS_0_31 \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, " \
   "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
-  "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, " \
+  "%24, %25, %26, %27, %28, %29, %30, %31"
+#define WG_REGS_0_63 \
+  WG_REGS_0_31 ", %32, %33, %34, %35, " \
   "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, " \
   "%60, %61, %62, %63"
@@ -204,6 +206,13 @@ INL void wg_commit(void) { ASM("//@wgmma.commit_group.sync.aligned;" ::: "memory
 #define WG_D4(D, i) "+f"(D[i]), "+f"(D[i + 1]), "+f"(D[i + 2]), "+f"(D[i + 3])
 #define WG_D16(D, i) WG_D4(D, i), WG_D4(D, i + 4), WG_D4(D, i + 8), WG_D4(D, i + 12)
 #define WG_D64(D, i) WG_D16(D, i), WG_D16(D, i + 16), WG_D16(D, i + 32), WG_D16(D, i + 48)
+
+#define WGMMA_N64(D, da, db) \
+  ASM("//@{ .reg .pred p; setp.ne.b32 p, %34, 0;\n\t" \
+      "//@wgmma.mma_async.sync.aligned.m64n64k" WG_K "." WG_TYPES " {" \
+      WG_REGS_0_31 "}, %32, %33, p, 1, 1" WG_TRANS "; }" \
+      : WG_D16(D, 0), WG_D16(D, 16) \
+      : "l"(da), "l"(db), "r"(1))
 
 #define WGMMA_N128(D, da, db) \
   ASM("//@{ .reg .pred p; setp.ne.b32 p, %66, 0;\n\t" \

@@ -1312,23 +1312,24 @@ static ocal__gemm_choice rule_of(const rule_row *r, int *widen) {
 #define BIG ((size_t)1 << 31)
 
 static const rule_row rule_rows[] = {
-    /* Hopper, precision tf32: wgmma for products of 128 x 256 blocks for a fifth of the
-     * compute units, mma.sync below, ocal's f32 kernel for the MLP's small ones; f16/bf16
+    /* Hopper, precision tf32: wgmma for products of 128 x 64 blocks for an eighth of the
+     * compute units, mma.sync for short k, ocal's f32 kernel for the smallest; f16/bf16
      * always on tensor cores. */
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 1024, 1024, 1024, 1, WG, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 768, 768, 768, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 768, 768, 768, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 256, 256, 16, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 512, 784, 1, OWN, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 784, 512, 256, 1, OWN, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 784, 512, 1, OWN, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 784, 512, 256, 1, WG, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 784, 512, 1, WG, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 320, 320, 320, 1, OWN, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 4096, 4096, 64, 1, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F64, N, 4096, 4096, 4096, 1, DM, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_BF16, T, 8192, 8192, 8192, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_BF16, N, 1024, 1024, 1024, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F16, T, 1024, 1024, 1024, 1, WG, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 512, 1024, 1024, 1, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 256, 320, 1024, 1, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 256, 512, 784, 1, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 4096, 4096, 64, 1, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F16, N, 1, 1, 1, 1, TC, 0, 0, 0},
@@ -1339,7 +1340,7 @@ static const rule_row rule_rows[] = {
     {DEV_HOPPER, AUTO, FP32, OCAL_F32, N, 256, 256, 256, 8, CLB, 0, 0, 0},
     {DEV_HOPPER, AUTO, FP32, OCAL_F16, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, FP32, OCAL_BF16, N, 256, 512, 784, 1, TC, 0, 0, 0},
-    {DEV_HOPPER, AUTO, FP32, OCAL_F16, N, 256, 256, 256, 8, TC, 0, 0, 0},
+    {DEV_HOPPER, AUTO, FP32, OCAL_F16, N, 256, 256, 256, 2, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, FP32, OCAL_F16, N, 256, 256, 256, 64, WG, 0, 0, 0},
     /* f64 where its probe passed, in any precision: tensor cores from a quarter of the compute
      * units in 128 x 128 tiles and k >= 64, CLBlast below; never wgmma */

@@ -378,7 +378,7 @@ static double half_allowed(ocal_dtype dt, size_t k, double ref, double bound) {
 }
 
 /* Every build of the wgmma kernel the engine may run (cp.async or TMA copies, where the probe
- * passed that build; blocks of 128 or 256 columns) on the same products, whatever the rule
+ * passed that build; blocks of 64, 128 or 256 columns) on the same products, whatever the rule
  * would pick: TF32 and f16, A stored and transposed (packed), B not transposed (read in place
  * for f16, packed for TF32), edges in m, n and k, alpha 1.5 and beta -0.5. */
 START_TEST(test_wgmma_builds) {
@@ -424,7 +424,7 @@ START_TEST(test_wgmma_builds) {
         }
       const void *src = d ? (const void *)h : (const void *)f;
       for (int tma = 0; tma <= tma_ok; tma++)
-        for (unsigned bn = 128; bn <= 256; bn *= 2) {
+        for (unsigned bn = 64; bn <= 256; bn *= 2) {
           cl_int e1, e2, e3;
           cl_mem ma = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, na * es,
                                      (void *)src, &e1);
@@ -1021,20 +1021,25 @@ START_TEST(test_rule) {
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 64, 64, 64, 1, 1);
   ck_assert_int_eq(c.engine, OCAL__GEMM_ENGINE_COUNT);
   ck_assert_ptr_nonnull(strstr(c.reason, "probe failed"));
-  /* wgmma (compute capability 9.0): products of 128 x 256 blocks for at least a fifth of the
-   * compute units and k of 128 or more; mma.sync below that. */
+  /* wgmma (compute capability 9.0): products of 128 x 64 blocks for at least an eighth of the
+   * compute units and k of 128 or more; mma.sync (k below 128) or ocal's kernel otherwise. */
   f.gemm = OCAL__ENGINE_AUTO;
   f.tc = 1;
   f.wgmma = 1;
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
   ck_assert_int_eq(c.engine, OCAL__GEMM_WGMMA);
   ck_assert_ptr_nonnull(strstr(c.reason, "wgmma"));
-  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 1024, 1024, 1024, 1, 1); /* 32 blocks */
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 1024, 1024, 1024, 1, 1); /* 128 blocks */
   ck_assert_int_eq(c.engine, OCAL__GEMM_WGMMA);
-  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 768, 768, 1024, 1, 1); /* 18 blocks */
-  ck_assert_int_eq(c.engine, OCAL__GEMM_TC);
-  /* Its blocks: 128 columns where blocks of 256 would fill less than half the device. */
-  ck_assert_uint_eq(ocal__gemm_wgmma_block_n(132, 1024, 1024, 1), 128); /* 32 blocks */
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 384, 384, 1024, 1, 1); /* 18 blocks */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_WGMMA);
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 320, 320, 1024, 1, 1); /* 15 blocks */
+  ck_assert_int_ne(c.engine, OCAL__GEMM_WGMMA);
+  /* Its blocks: 128 columns where blocks of 256 would fill less than half the device, 64
+   * where blocks of 128 would. */
+  ck_assert_uint_eq(ocal__gemm_wgmma_block_n(132, 1024, 1024, 1), 64);  /* 32, 64 blocks */
+  ck_assert_uint_eq(ocal__gemm_wgmma_block_n(132, 1280, 1280, 1), 128); /* 50, 100 */
+  ck_assert_uint_eq(ocal__gemm_wgmma_block_n(132, 1024, 1024, 2), 128); /* 64, 128 */
   ck_assert_uint_eq(ocal__gemm_wgmma_block_n(132, 1024, 1024, 3), 256); /* 96 */
   ck_assert_uint_eq(ocal__gemm_wgmma_block_n(132, 1536, 1536, 1), 256); /* 72 */
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 4096, 4096, 64, 1, 1); /* k too short */
@@ -1161,14 +1166,14 @@ START_TEST(test_probe_answer_cached) {
                                         : "tensor-core probe answer, MMA_EMULATE=1");
   ck_assert_ptr_nonnull(key);
   static const char *const hostile[] = {
-      "ocal tensor-core probe 5\nok=1 f16=1 bf16=1 extra=7 wgmma=0 f64=1\n",  /* out of range */
-      "ocal tensor-core probe 5\nok=2 f16=1 bf16=1 extra=0 wgmma=0 f64=1\n",  /* not a verdict */
-      "ocal tensor-core probe 5\nok=1 f16=1 bf16=1 extra=0 wgmma=16 f64=1\n", /* not a verdict */
-      "ocal tensor-core probe 5\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=2\n",  /* not a verdict */
-      "ocal tensor-core probe 5\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=1\nx", /* trailing */
-      "ocal tensor-core probe 5\nok=1 f16=1 bf16=1 extra=+0 wgmma=0 f64=1\n", /* not as written */
-      "ocal tensor-core probe 4\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=1\n",  /* older version */
-      "ocal tensor-core probe 5\nok=1",                                        /* truncated */
+      "ocal tensor-core probe 6\nok=1 f16=1 bf16=1 extra=7 wgmma=0 f64=1\n",  /* out of range */
+      "ocal tensor-core probe 6\nok=2 f16=1 bf16=1 extra=0 wgmma=0 f64=1\n",  /* not a verdict */
+      "ocal tensor-core probe 6\nok=1 f16=1 bf16=1 extra=0 wgmma=16 f64=1\n", /* not a verdict */
+      "ocal tensor-core probe 6\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=2\n",  /* not a verdict */
+      "ocal tensor-core probe 6\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=1\nx", /* trailing */
+      "ocal tensor-core probe 6\nok=1 f16=1 bf16=1 extra=+0 wgmma=0 f64=1\n", /* not as written */
+      "ocal tensor-core probe 5\nok=1 f16=1 bf16=1 extra=0 wgmma=0 f64=1\n",  /* older version */
+      "ocal tensor-core probe 6\nok=1",                                        /* truncated */
   };
   for (size_t h = 0; h < sizeof hostile / sizeof hostile[0]; h++) {
     ocal__disk_cache_store(dir, key, (const unsigned char *)hostile[h], strlen(hostile[h]));

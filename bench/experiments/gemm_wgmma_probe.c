@@ -111,7 +111,9 @@ static int is_half(const variant *v) { return strcmp(v->type, "tf32") != 0; }
 static int b_mn(const variant *v) { return is_half(v) && v->type[strlen(v->type) - 1] != 'k'; }
 static int is_bf16(const variant *v) { return strncmp(v->type, "bf16", 4) == 0; }
 static int is_tma(const variant *v) { return strstr(v->options, "-DTMA=1") != NULL; }
-static size_t bn_of(const variant *v) { return strstr(v->options, "-DBN=128") ? 128 : 256; }
+static size_t bn_of(const variant *v) {
+  return strstr(v->options, "-DBN=128") ? 128 : strstr(v->options, "-DBN=64") ? 64 : 256;
+}
 static cl_mem maps; /* the TMA build's tensor maps: 256 bytes a work-group */
 #define MAPS_BYTES ((size_t)64 << 20)
 static cl_kernel build(const variant *v, unsigned threads) {
@@ -281,9 +283,22 @@ static void run_variant(void *p) {
   OK(launch(t->v, t->k, t->a, t->b, t->c, t->s, t->s, t->s, 1.0f, 0.0f,
             t->v->persistent ? cus : 0));
 }
+static ocal_transpose lib_tb;
 static void run_ocal(void *p) {
   timed *t = p;
-  OCAL_OK_OR_DIE(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, t->oa, t->ob, 0.0, t->oc));
+  OCAL_OK_OR_DIE(ocal_gemm(OCAL_NO_TRANS, lib_tb, 1.0, t->oa, t->ob, 0.0, t->oc));
+}
+
+/* The calling thread's CPU seconds per call of fn over `calls` calls queued back to back
+ * (the host's share: where it matches the wall time per call, the host bounds the rate). */
+static double cpu_per_call(cl_command_queue queue, run_fn fn, void *arg, long calls) {
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  for (long i = 0; i < calls; i++) fn(arg);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+  OK(clFinish(queue));
+  return ((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec)) /
+         (double)calls;
 }
 
 static ocal_transpose mlp_ta, mlp_tb;
@@ -381,9 +396,14 @@ int main(int argc, char **argv) {
   /* ocal_gemm as the library runs it (NN). */
   static const char *const types[] = {"tf32", "f16", "bf16"};
   setenv("OCAL_GEMM_PRECISION", "tf32", 1);
-  for (int e = 0; e < 6 && !getenv("WG_NO_LIBRARY"); e++) {
+  static const char *const lib_engines[] = {NULL, "tc", "wgmma"};
+  for (int e = 0; e < 10 && !getenv("WG_NO_LIBRARY"); e++) {
+    /* Rows 0-8: each type under the rule, mma.sync and wgmma; row 9: TF32 NT under the rule
+     * (B already k-contiguous: no pack). */
     ocal_dtype dt = e % 3 == 0 ? OCAL_F32 : e % 3 == 1 ? OCAL_F16 : OCAL_BF16;
-    if (e >= 3) setenv("OCAL_GEMM", "tc", 1);
+    const char *eng = lib_engines[e < 9 ? e / 3 : 0];
+    ocal_transpose tb = e == 9 ? OCAL_TRANS : OCAL_NO_TRANS;
+    if (eng) setenv("OCAL_GEMM", eng, 1);
     else unsetenv("OCAL_GEMM");
     OCAL_OK_OR_DIE(ocal_context_create(NULL, &ctx));
     OCAL_OK_OR_DIE(ocal_context_get_cl_queue(ctx, &q));
@@ -395,19 +415,20 @@ int main(int argc, char **argv) {
       printf("probe: %s\n", detail);
     }
     char line[768];
-    int used = snprintf(line, sizeof line, "ocal_gemm %s NN %s", types[e % 3],
-                        e >= 3 ? "OCAL_GEMM=tc" : "rule");
+    int used = snprintf(line, sizeof line, "ocal_gemm %s N%c %s%s", types[e % 3],
+                        tb ? 'T' : 'N', eng ? "OCAL_GEMM=" : "rule", eng ? eng : "");
     for (size_t j = 0; j < ns; j++) {
       size_t n = sizes[j], shape[2] = {n, n};
       const char *engine = "?", *reason = "";
       ocal_gemm_engine_query(ctx, dt, OCAL_NO_TRANS, n, n, n, 1, &engine, &reason);
       timed t = {NULL, NULL, NULL, NULL, NULL, (cl_uint)n, NULL, NULL, NULL};
-      const void *hv = e ? (const void *)h16 : (const void *)h;
+      const void *hv = dt == OCAL_F32 ? (const void *)h : (const void *)h16;
       OCAL_OK_OR_DIE(ocal_buffer_from_host(ctx, dt, 2, shape, hv, &t.oa));
       OCAL_OK_OR_DIE(ocal_buffer_from_host(ctx, dt, 2, shape, hv, &t.ob));
       OCAL_OK_OR_DIE(ocal_buffer_create(ctx, dt, 2, shape, &t.oc));
       double sec = 0;
-      if (ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, t.oa, t.ob, 0.0, t.oc) == OCAL_OK)
+      lib_tb = tb;
+      if (ocal_gemm(OCAL_NO_TRANS, tb, 1.0, t.oa, t.ob, 0.0, t.oc) == OCAL_OK)
         sec = best_time(q, run_ocal, &t, 0.1);
       used += snprintf(line + used, sizeof line - (size_t)used, "  %zu %.1f (%s)", n,
                        sec > 0 ? 2.0 * (double)n * n * n / sec * 1e-12 : 0.0, engine);
@@ -450,10 +471,11 @@ int main(int argc, char **argv) {
         sec = best_time(q, run_mlp, &t, 0.1);
       else
         printf("mlp %s: %s\n", nn[i].label, ocal_last_error());
-      printf("mlp tf32 %s %zux%zux%zu %s %.2f TFLOP/s (%s)\n", nn[i].label, nn[i].m, nn[i].n,
-             nn[i].k, e ? mlp_engines[e] : "rule",
-             sec > 0 ? 2.0 * nn[i].m * nn[i].n * nn[i].k / sec * 1e-12 : 0.0,
-             engine);
+      double cpu = sec > 0 ? cpu_per_call(q, run_mlp, &t, 2000) : 0.0;
+      printf("mlp tf32 %s %zux%zux%zu %s %.2f TFLOP/s, %.1f us a call, host CPU %.1f us (%s)\n",
+             nn[i].label, nn[i].m, nn[i].n, nn[i].k, e ? mlp_engines[e] : "rule",
+             sec > 0 ? 2.0 * nn[i].m * nn[i].n * nn[i].k / sec * 1e-12 : 0.0, sec * 1e6,
+             cpu * 1e6, engine);
       ocal_buffer_release(t.oa), ocal_buffer_release(t.ob), ocal_buffer_release(t.oc);
     }
     fflush(stdout);

@@ -141,12 +141,12 @@ ocal_status ocal__gemm_tc_answer(ocal_context ctx, int *ok, const char **detail,
                                  int *from_disk, unsigned *probes);
 
 /* Whether a product is large enough for the wgmma kernel to pay (rule.c): its
- * 128 x 256 blocks would keep at least a fifth of the compute units busy and k covers a few
+ * 128 x 64 blocks would keep at least an eighth of the compute units busy and k covers a few
  * stages. */
 int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch);
 
 /* The columns of the wgmma kernel's blocks for a product (rule.c): 256, or 128 where blocks
- * of 256 would leave more than half the compute units idle. */
+ * of 256 would leave more than half the compute units idle, or 64 where blocks of 128 would. */
 unsigned ocal__gemm_wgmma_block_n(unsigned compute_units, size_t m, size_t n, size_t batch);
 
 /* y = beta y over a whole buffer (blas.c), as BLAS does when the product is empty. */

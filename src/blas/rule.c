@@ -120,26 +120,32 @@ static int pretranspose(const ocal__blas_facts *f, size_t m, size_t n, size_t k)
   return (double)m * (double)n * (double)k >= t * t * t;
 }
 
-/* The wgmma kernel's 128 x 256 blocks for an m x n product (times the batch). */
-static size_t wide_blocks(size_t m, size_t n, size_t batch) {
-  return ocal__ceil_div(m, 128) * ocal__ceil_div(n, 256) * batch;
+/* The wgmma kernel's blocks of 128 rows x bn columns for an m x n product (times the batch). */
+static size_t wgmma_blocks(size_t m, size_t n, size_t batch, size_t bn) {
+  return ocal__ceil_div(m, 128) * ocal__ceil_div(n, bn) * batch;
 }
 
-/* The wgmma kernel where its 128 x 256 blocks would keep at least a fifth of the compute
- * units busy and k covers a few of its stages (the kernel does not split k); below that
- * mma.sync's smaller tiles fill the device better. At 1024^3 (32 such blocks on an H200's 132
- * compute units, run as 64 blocks of 128 x 128: ocal__gemm_wgmma_block_n) wgmma ran 1.6x
- * mma.sync for TF32 (105 against 65 TFLOP/s) and 1.8x for f16 (155 against 87). */
+/* The wgmma kernel where its narrowest blocks (128 x 64) would keep at least an eighth of the
+ * compute units busy and k covers a few of its stages (the kernel does not split k); below
+ * that mma.sync's or ocal's smaller tiles fill the device better. On an H200 (132 compute
+ * units), `ocal_gemm` NN at 384^3 (18 blocks) ran 9.8 TFLOP/s on wgmma against 5.4 on ocal's
+ * FP32 kernel and 4.7 on mma.sync for TF32, and 13.5 against 7.0 on mma.sync for f16; at
+ * 640^3 37.3 against 21.9 (TF32) and 53.6 against 23.8 (f16); the MLP's 256 x 784 x 512 NT
+ * product (26 blocks) 22.9 against 13.3 on ocal's kernel, its 784 x 512 x 256 TN (56 blocks;
+ * both operands packed first) 13.5 against 14.1. */
 int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch) {
-  return k >= 128 && wide_blocks(m, n, batch) * 5 >= compute_units;
+  return k >= 128 && wgmma_blocks(m, n, batch, 64) * 8 >= compute_units;
 }
 
 /* Blocks of 128 x 256 where they fill at least half the compute units (one block a unit: a
- * block takes 193 KiB of local memory), else 128 x 128, twice as many: on an H200, f16 1024^3
- * ran 155 against 96 TFLOP/s with 128 columns, 1536^3 202 against 225 and 2048^3 398 against
- * 429 (docs/tensor-cores.md). */
+ * block takes 193 KiB of local memory), else 128 x 128 where those do, else 128 x 64: on an
+ * H200, f16 1024^3 ran 155 against 96 TFLOP/s with 128 columns, 1536^3 202 against 225 and
+ * 2048^3 398 against 429; at 1024^3 `ocal_gemm` ran 189 with 64 columns against 160 with 128
+ * (TF32 122 against 97), and the kernel alone at 768^3 89 against 64 (TF32 77 against 60)
+ * (docs/tensor-cores.md). */
 unsigned ocal__gemm_wgmma_block_n(unsigned compute_units, size_t m, size_t n, size_t batch) {
-  return wide_blocks(m, n, batch) * 2 >= compute_units ? 256u : 128u;
+  if (wgmma_blocks(m, n, batch, 256) * 2 >= compute_units) return 256u;
+  return wgmma_blocks(m, n, batch, 128) * 2 >= compute_units ? 128u : 64u;
 }
 
 /* Whether the probe passed for dtype's kernels: mma.sync (wgmma 0) or wgmma. */
@@ -214,8 +220,8 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
       if (probe_passed(f, dtype, 1) &&
           ocal__gemm_wgmma_pays(f->compute_units, m, n, k, batch)) {
         c.engine = OCAL__GEMM_WGMMA;
-        c.reason = "f16/bf16 operands, wgmma probe passed, 128 x 256 blocks for at least a "
-                   "fifth of the compute units: tensor cores (wgmma, f32 accumulation)";
+        c.reason = "f16/bf16 operands, wgmma probe passed, 128 x 64 blocks for at least an "
+                   "eighth of the compute units: tensor cores (wgmma, f32 accumulation)";
       } else {
         c.engine = OCAL__GEMM_TC;
         c.reason = "f16/bf16 operands, probe passed: tensor cores (m16n8k16, f32 "
@@ -239,19 +245,19 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
       return c;
     }
   }
-  /* With TF32 allowed: the tensor-core kernel has one tile, 128 x 128 (gemm_tc.c splits k
-   * for outputs of fewer tiles than compute units), so it is taken where the output fills at
-   * least a quarter of the device's compute units with tiles and k covers several k steps.
-   * Smaller products (an MLP's layers) stay on the rule below, where ocal's FP32 kernel
-   * splits k to fill the device: against mma.sync with k split into slices of 64 it won at
-   * 784x512x256 and 512^3, tied at 256x512x784 and lost by 9 % at 256x784x512
+  /* With TF32 allowed: wgmma where it pays (Hopper), else the mma.sync kernel, which has one
+   * tile, 128 x 128 (gemm_tc.c splits k for outputs of fewer tiles than compute units), where
+   * the output fills at least a quarter of the device's compute units with tiles and k covers
+   * several k steps. Smaller products (an MLP's layers) stay on the rule below, where ocal's
+   * FP32 kernel splits k to fill the device: against mma.sync with k split into slices of 64
+   * it won at 784x512x256 and 512^3, tied at 256x512x784 and lost by 9 % at 256x784x512
    * (docs/measurements.md). */
   int tf32_small = 0;
   if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F32 &&
       f->precision == OCAL_GEMM_PRECISION_TF32 && f->tc && fits) {
     if (f->wgmma && ocal__gemm_wgmma_pays(f->compute_units, m, n, k, batch)) {
       c.engine = OCAL__GEMM_WGMMA;
-      c.reason = "precision tf32, wgmma probe passed, 128 x 256 blocks for at least a fifth "
+      c.reason = "precision tf32, wgmma probe passed, 128 x 64 blocks for at least an eighth "
                  "of the compute units: tensor cores (tf32, wgmma)";
       return c;
     }

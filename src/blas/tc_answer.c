@@ -14,7 +14,7 @@
 #include "tensor_cores.h"
 
 #define ANSWER_FORMAT \
-  "ocal tensor-core probe 5\nok=%d f16=%d bf16=%d extra=%d wgmma=%d f64=%d\n"
+  "ocal tensor-core probe 6\nok=%d f16=%d bf16=%d extra=%d wgmma=%d f64=%d\n"
 
 /* Keyed on both kernels the probe checks (cl/gemm_mma.cl, cl/gemm_dmma.cl): a change to
  * either probes again. */

@@ -198,11 +198,15 @@ static ocal_status run_probe_kernel(ocal_context ctx, ocal__kernel *k, int *tf32
   return OCAL_OK;
 }
 
+/* The wgmma builds the probe checks, each instruction width once: 1, the cp.async build in
+ * blocks of 128 x 256; 2 and 3, the TMA build in blocks of 128 x 128 and 128 x 64. */
+static unsigned wgmma_bn(int wgmma) { return wgmma == 1 ? 256u : wgmma == 2 ? 128u : 64u; }
+
 /* One GEMM of the engine's variant (VEC, cp.async, ldmatrix, 4 stages) with edges in m, n
- * and k, against a double-precision product of the TF32-rounded inputs; or (wgmma 1) one of
- * the wgmma kernel, B packed, with edges of its 128 x 256 x 32 tile, against the truncated
- * inputs (wgmma 2: its TMA build, in blocks of 128 x 128). The bound is the one
- * tests/check_gemm_tc.c states: (k + 8) 2^-23 of |alpha| sum |a b| + |beta c|. */
+ * and k, against a double-precision product of the TF32-rounded inputs; or (wgmma 1 to 3) one
+ * of a wgmma build (wgmma_bn), B packed, with edges of its tiles, against the truncated
+ * inputs. The bound is the one tests/check_gemm_tc.c states: (k + 8) 2^-23 of
+ * |alpha| sum |a b| + |beta c|. */
 static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int wgmma, int *ok,
                                   double *worst) {
   const size_t M = 136, N = wgmma ? 264 : 72, K = wgmma ? 72 : 44;
@@ -243,7 +247,7 @@ static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int wgmma
   ocal__tc_launch L = {OCAL_F32, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
-  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma == 2, wgmma == 2 ? 128 : 256, &not_built)
+  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma >= 2, wgmma_bn(wgmma), &not_built)
             : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
   if (s != OCAL_OK) {
     if (not_built) { /* a kernel that does not build: the answer is no, *worst < 0 says why */
@@ -307,7 +311,7 @@ static ocal_status run_probe_gemm_half(ocal_context ctx, const char *spell, ocal
   ocal__tc_launch L = {dtype, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
                  (float)alpha, (float)beta, K, 1};
   int not_built;
-  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma == 2, wgmma == 2 ? 128 : 256, &not_built)
+  s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma >= 2, wgmma_bn(wgmma), &not_built)
             : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
   if (s != OCAL_OK) {
     if (wgmma && not_built) s = OCAL_OK; /* does not build: the answer is no */
@@ -504,11 +508,15 @@ static void probe(ocal_context ctx, tc_state *st) {
   int tma = 0;
   if (s == OCAL_OK && wgmma) {
     double tma_worst = 0;
-    ocal_status ts = run_probe_gemm(pctx, spell, 2, &tma, &tma_worst);
-    if (ts == OCAL_OK && tma && f16 && wg_f16)
-      ts = run_probe_gemm_half(pctx, spell, OCAL_F16, 2, &tma);
-    if (ts == OCAL_OK && tma && bf16 && wg_bf16)
-      ts = run_probe_gemm_half(pctx, spell, OCAL_BF16, 2, &tma);
+    ocal_status ts = OCAL_OK;
+    tma = 1;
+    for (int w = 2; w <= 3 && ts == OCAL_OK && tma; w++) {
+      ts = run_probe_gemm(pctx, spell, w, &tma, &tma_worst);
+      if (ts == OCAL_OK && tma && f16 && wg_f16)
+        ts = run_probe_gemm_half(pctx, spell, OCAL_F16, w, &tma);
+      if (ts == OCAL_OK && tma && bf16 && wg_bf16)
+        ts = run_probe_gemm_half(pctx, spell, OCAL_BF16, w, &tma);
+    }
     if (ts != OCAL_OK) tma = 0;
     snprintf(wg + strlen(wg), sizeof wg - strlen(wg), "; TMA %s",
              tma ? "passed" : ts != OCAL_OK ? "did not run" : "failed");

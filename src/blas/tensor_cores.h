@@ -57,7 +57,7 @@ ocal_status ocal__gemm_dmma_enqueue_variant(ocal_context ctx, const char *spell,
                                             const ocal__tc_launch *launch, int *not_built);
 /* A product on the wgmma kernel (gemm_wgmma.c): OCAL_F32 in TF32, or OCAL_F16/OCAL_BF16 with C
  * of that type; one slice of k. tma: the build whose stages the tensor copy engine fills,
- * else every work-item's cp.async copies; bn: the blocks' columns, 128 or 256
+ * else every work-item's cp.async copies; bn: the blocks' columns, 64, 128 or 256
  * (ocal__gemm_wgmma_block_n). *not_built = 1 when the kernel does not build (nothing
  * enqueued). */
 ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *launch, int tma,
