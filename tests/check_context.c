@@ -531,8 +531,35 @@ START_TEST(test_adopt_errors) {
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "another OpenCL context"));
   ck_assert_ocal(ocal_buffer_from_cl_mem(ctx, mem, 48, OCAL_F32, 1, &four, &buf));
   ck_assert_ocal(ocal_buffer_release(buf));
-  ck_assert_ocal(ocal_context_release(ctx));
   clReleaseMemObject(mem);
+  /* A cl_mem that kernels may only read, or only write, is refused at the wrap, naming the
+   * flag: any ocal call may write the buffer from a kernel, undefined on a read-only one.
+   * Flags that limit only the host's access are taken as they are. */
+  const struct { cl_mem_flags flags; const char *name; } kernel_limits[] = {
+      {CL_MEM_READ_ONLY, "CL_MEM_READ_ONLY"}, {CL_MEM_WRITE_ONLY, "CL_MEM_WRITE_ONLY"}};
+  for (int i = 0; i < 2; i++) {
+    mem = clCreateBuffer(clctx, kernel_limits[i].flags, 64, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    buf = (ocal_buffer)&buf;
+    ck_assert_ocal_fails(ocal_buffer_from_cl_mem(ctx, mem, 0, OCAL_F32, 1, &four, &buf),
+                         OCAL_INVALID_ARGUMENT);
+    ck_assert_ptr_null(buf);
+    ck_assert_msg(strstr(ocal_last_error(), kernel_limits[i].name) &&
+                      strstr(ocal_last_error(), "CL_MEM_READ_WRITE"),
+                  "%s", ocal_last_error());
+    clReleaseMemObject(mem);
+  }
+  mem = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS, 64, NULL, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  ck_assert_ocal(ocal_buffer_from_cl_mem(ctx, mem, 0, OCAL_F32, 1, &four, &buf));
+  ck_assert_ocal(ocal_buffer_fill(buf, &(float){2.0f}));
+  /* OpenCL has the driver refuse the host read; PoCL does. */
+  float back[4];
+  if (ocal_buffer_read(buf, 0, 4, back, NULL) != OCAL_OK)
+    ck_assert_msg(strstr(ocal_last_error(), "CL_INVALID_OPERATION"), "%s", ocal_last_error());
+  ck_assert_ocal(ocal_buffer_release(buf));
+  clReleaseMemObject(mem);
+  ck_assert_ocal(ocal_context_release(ctx));
 
   /* ocal needs its queue in order. */
   cl_command_queue ooo = clCreateCommandQueue(clctx, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,

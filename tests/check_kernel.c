@@ -383,6 +383,15 @@ START_TEST(test_launch_limits) {
     }
     const size_t wide[2] = {(size_t)1 << 40, (size_t)1 << 30};
     ck_assert_ocal_fails(ocal_kernel_launch(k3, 2, wide, NULL), OCAL_UNSUPPORTED);
+    /* Addressable ranges of 2^32 work-groups or more, in one dimension or in all together:
+     * refused before PoCL sees them, which aborts the process (its work-group index is 32
+     * bits wide). */
+    const size_t groups1[1] = {(size_t)1 << 33}, ones[3] = {1, 1, 1};
+    const size_t groups3[3] = {(size_t)1 << 16, (size_t)1 << 16, 2};
+    ck_assert_ocal_fails(ocal_kernel_launch(k3, 1, groups1, ones), OCAL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "work-groups"));
+    ck_assert_ocal_fails(ocal_kernel_launch(k3, 3, groups3, ones), OCAL_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocal_last_error(), "4294967295"));
   }
   ck_assert_ocal(ocal_context_finish(fixture_ctx));
   ck_assert_ocal(ocal_kernel_release(k3));

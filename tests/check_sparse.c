@@ -1176,6 +1176,18 @@ START_TEST(test_cg_callback_and_failures) {
     ck_assert_ocal_fails(ocal_cg(&op, bd, x, NULL, &res), OCAL_TYPE_MISMATCH);
     ocal_buffer_release(bd);
   }
+  /* An operator of a type the solvers do not take: OCAL_UNSUPPORTED, as the header lists. */
+  {
+    ocal_operator iop = {n, OCAL_I32, twice_apply, &t, NULL};
+    ocal_buffer bi, xi;
+    ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I32, 1, &n, &bi));
+    ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_I32, 1, &n, &xi));
+    ck_assert_ocal_fails(ocal_cg(&iop, bi, xi, NULL, &res), OCAL_UNSUPPORTED);
+    ck_assert_msg(strstr(ocal_last_error(), "ocal_cg: operator A has type i32; use OCAL_F32 or "
+                                            "OCAL_F64"), "%s", ocal_last_error());
+    ocal_buffer_release(bi);
+    ocal_buffer_release(xi);
+  }
   /* b = 0 gives x = 0 at once; the context still works. */
   ocal_buffer_release(y);
   ocal_buffer zb;
@@ -1946,6 +1958,20 @@ START_TEST(test_lobpcg_b_m_shapes) {
     ck_assert_msg(strstr(ocal_last_error(), "M is f32, but A is f64"), "%s", ocal_last_error());
     ocal_csr_release(b32);
   }
+  /* A B or M of a type no solver takes is one of another type than A: OCAL_TYPE_MISMATCH, as
+   * for f32 against f64 and as the header lists. An A of such a type is OCAL_UNSUPPORTED. */
+  ocal_operator iop = {n, OCAL_I32, twice_apply, NULL, NULL};
+  o.m = NULL;
+  o.b = &iop;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_TYPE_MISMATCH);
+  ck_assert_msg(strstr(ocal_last_error(), "B is i32, but A is"), "%s", ocal_last_error());
+  o.b = NULL;
+  o.m = &iop;
+  ck_assert_ocal_fails(ocal_lobpcg(&op, x, &o, ev, rn, &res), OCAL_TYPE_MISMATCH);
+  ck_assert_msg(strstr(ocal_last_error(), "M is i32, but A is"), "%s", ocal_last_error());
+  ck_assert_ocal_fails(ocal_lobpcg(&iop, x, NULL, ev, rn, &res), OCAL_UNSUPPORTED);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_lobpcg: operator A has type i32"), "%s",
+                ocal_last_error());
   ocal_buffer_release(x);
   check_product(&l, vt, a, 0, 1, 1.0, 0.0, 41);
   ocal_csr_release(a);

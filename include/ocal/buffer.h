@@ -70,6 +70,14 @@ OCAL_API ocal_status ocal_buffer_from_host(ocal_context ctx, ocal_dtype dtype, i
  * are gone; the memory pool never holds it, so ocal_memory_get_stats does not count it.
  * Writes through either side are seen by the other once ordered (one queue, or
  * ocal_context_finish / clFinish between them).
+ *
+ * The cl_mem must let kernels both read and write it (CL_MEM_READ_WRITE, OpenCL's default):
+ * any ocal call may write a buffer from a kernel, and OpenCL leaves a kernel's write to a
+ * CL_MEM_READ_ONLY cl_mem (or read of a CL_MEM_WRITE_ONLY one) undefined, so those two flags
+ * are refused here. Flags that limit only the host's access (CL_MEM_HOST_READ_ONLY,
+ * CL_MEM_HOST_WRITE_ONLY, CL_MEM_HOST_NO_ACCESS) are taken as they are: OpenCL has the
+ * driver refuse the host reads and writes they forbid, and ocal_buffer_read or
+ * ocal_buffer_write then returns OCAL_OPENCL_ERROR, naming CL_INVALID_OPERATION.
  * \param ctx the context; the cl_mem must belong to its OpenCL context (ocal_context_from_cl
  *        adopts the caller's).
  * \param mem the memory object.
@@ -79,9 +87,10 @@ OCAL_API ocal_status ocal_buffer_from_host(ocal_context ctx, ocal_dtype dtype, i
  * \param shape ndim sizes; the elements must fit in the cl_mem after offset_bytes.
  * \param buf receives the buffer, owned by the caller (ocal_buffer_release); NULL on failure.
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT (NULL mem or buf, an offset that is not a multiple
- *          of the element size, a cl_mem of another OpenCL context); OCAL_SHAPE_MISMATCH when
- *          the elements do not fit; OCAL_INVALID_HANDLE; OCAL_UNSUPPORTED (fp64); an OpenCL
- *          error when the cl_mem cannot be queried. */
+ *          of the element size, a cl_mem of another OpenCL context, a cl_mem created with
+ *          CL_MEM_READ_ONLY or CL_MEM_WRITE_ONLY); OCAL_SHAPE_MISMATCH when the elements do
+ *          not fit; OCAL_INVALID_HANDLE; OCAL_UNSUPPORTED (fp64); an OpenCL error when the
+ *          cl_mem cannot be queried. */
 OCAL_API ocal_status ocal_buffer_from_cl_mem(ocal_context ctx, cl_mem mem, size_t offset_bytes,
                                              ocal_dtype dtype, int ndim, const size_t *shape,
                                              ocal_buffer *buf);

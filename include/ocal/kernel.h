@@ -134,15 +134,21 @@ OCAL_API ocal_status ocal_kernel_set_local(ocal_kernel kernel, int index, size_t
  * global size is rounded UP to a multiple of the work-group size, so the kernel may run on
  * more work-items than asked for: it must pass the true size in as an argument and guard,
  * e.g. `if (get_global_id(0) >= n) return;`. Every argument must have been set.
+ *
+ * A launch has at most 2^32 - 1 (4294967295) work-groups, all dimensions together, on every
+ * device: OpenCL bounds only each global size (by size_t), and PoCL, the CPU device ocal falls
+ * back to, numbers the work-groups of a launch with a 32-bit index. Split larger work into
+ * several launches.
  * \param kernel the kernel.
  * \param ndim 1, 2 or 3.
  * \param global ndim sizes, each > 0.
  * \param local ndim work-group sizes, or NULL to let ocal choose.
  * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for an argument that was not set, a zero size, a
- *          bad ndim, or a `local` (or fewer dimensions) other than the kernel's declared
- *          reqd_work_group_size; OCAL_UNSUPPORTED for a work-group larger than the kernel or device
- *          allows, more local memory than the device has, or a range the device cannot
- *          address — all found before anything reaches the driver. */
+ *          bad ndim, a `local` (or fewer dimensions) other than the kernel's declared
+ *          reqd_work_group_size, or more than 2^32 - 1 work-groups; OCAL_UNSUPPORTED for a
+ *          work-group larger than the kernel or device allows, more local memory than the
+ *          device has, or a range the device cannot address — all found before anything
+ *          reaches the driver. */
 OCAL_API ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *global,
                                         const size_t *local);
 

@@ -288,7 +288,8 @@ OCAL_API ocal_status ocal_cg_options_init(ocal_cg_options *options);
  *          iteration limit was reached first, when the true residual stagnates above the
  *          tolerance, or when A or the preconditioner turned out not to be positive definite
  *          (the message says which, with both residuals); OCAL_INVALID_ARGUMENT for a bad
- *          result->struct_size or b and x that overlap; argument errors as for ocal_spmv. */
+ *          result->struct_size or b and x that overlap; OCAL_UNSUPPORTED for an operator
+ *          whose dtype is not OCAL_F32 or OCAL_F64; argument errors as for ocal_spmv. */
 OCAL_API ocal_status ocal_cg(const ocal_operator *a, ocal_buffer b, ocal_buffer x,
                              const ocal_cg_options *options, ocal_cg_result *result);
 
@@ -404,12 +405,13 @@ OCAL_API ocal_status ocal_lobpcg_options_init(ocal_lobpcg_options *options);
  *          result->stop say why the iterations stopped: the limit, a basis that lost its
  *          rank, a Rayleigh-Ritz eigenproblem LAPACK could not solve, or every pair locked
  *          while the block returned no longer meets the tolerance); OCAL_UNSUPPORTED when
- *          ocal was built without LAPACKE; OCAL_INVALID_ARGUMENT for k too large for n,
- *          linearly dependent initial vectors or constraints (Y^T B Y singular in the
- *          operator's precision), a B found not positive definite while the initial block
- *          is B-orthonormalised, options outside their ranges, or a bad result->struct_size;
- *          OCAL_SHAPE_MISMATCH for a B or M of another size than A, OCAL_TYPE_MISMATCH for
- *          one of another type; argument errors as for ocal_spmm. */
+ *          ocal was built without LAPACKE, or for an A whose dtype is not OCAL_F32 or
+ *          OCAL_F64; OCAL_INVALID_ARGUMENT for k too large for n, linearly dependent initial
+ *          vectors or constraints (Y^T B Y singular in the operator's precision), a B found
+ *          not positive definite while the initial block is B-orthonormalised, options
+ *          outside their ranges, or a bad result->struct_size; OCAL_SHAPE_MISMATCH for a B
+ *          or M of another size than A, OCAL_TYPE_MISMATCH for an x, B or M of another type
+ *          than A's; argument errors as for ocal_spmm. */
 OCAL_API ocal_status ocal_lobpcg(const ocal_operator *a, ocal_buffer x,
                                  const ocal_lobpcg_options *options, double *eigenvalues,
                                  double *residual_norms, ocal_lobpcg_result *result);

@@ -229,7 +229,9 @@ def _from_dlpack_capsule(capsule, Context ctx):
                                        "the %d-byte elements" % (t.byte_offset, dt.itemsize))
         s = ocal_buffer_from_cl_mem(ctx.handle(), <cl_mem>t.data, t.byte_offset,
                                     <ocal_dtype>code, nd, cs, &a.buf)
-        if s == OCAL_INVALID_ARGUMENT:  # the one left: a cl_mem of another OpenCL context
+        # Of the invalid arguments only two are left: a cl_mem of another OpenCL context, or
+        # one created read-only or write-only (check raises ocal's message for that one).
+        if s == OCAL_INVALID_ARGUMENT and "another OpenCL context" in last_error():
             raise ContextMismatchError(
                 "ocal.from_dlpack: the tensor's cl_mem belongs to another OpenCL context than "
                 "the ocal Context's (%r); pass ctx= the Context that made it, or copy through "

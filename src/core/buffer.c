@@ -177,13 +177,25 @@ ocal_status ocal_buffer_from_cl_mem(ocal_context ctx, cl_mem mem, size_t offset_
                      offset_bytes, size, ocal_dtype_name(dtype));
   cl_context mem_ctx = NULL;
   size_t mem_size = 0;
+  cl_mem_flags flags = 0;
   cl_int err = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof mem_ctx, &mem_ctx, NULL);
   if (err == CL_SUCCESS) err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof mem_size, &mem_size, NULL);
+  if (err == CL_SUCCESS) err = clGetMemObjectInfo(mem, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
   if (err != CL_SUCCESS) return ocal__cl_fail(ctx->info.name, err, "clGetMemObjectInfo", __func__);
   if (mem_ctx != ctx->cl_ctx)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
                      "the cl_mem belongs to another OpenCL context than ctx's; adopt its "
                      "context first (ocal_context_from_cl)");
+  /* Any ocal call may write a buffer from a kernel (an output, an in-place op, the user's
+   * kernels, CLBlast, the FFT engines), and may read one, and OpenCL leaves a kernel's write
+   * to a read-only cl_mem (or read of a write-only one) undefined: no error, just wrong
+   * memory. The flag cannot follow the buffer through all of those, so it is refused here. */
+  if (flags & (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY))
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "the cl_mem was created with %s, but ocal's kernels may both read and "
+                     "write any buffer: create it with CL_MEM_READ_WRITE, or copy it into an "
+                     "ocal buffer (clEnqueueCopyBuffer into ocal_buffer_get_cl_mem's memory)",
+                     flags & CL_MEM_READ_ONLY ? "CL_MEM_READ_ONLY" : "CL_MEM_WRITE_ONLY");
   if (ocal__add_overflows(offset_bytes, numel * size, &end) || end > mem_size)
     return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
                      "%zu elements of %s at byte offset %zu do not fit in the cl_mem's %zu bytes",

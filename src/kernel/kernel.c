@@ -694,6 +694,19 @@ ocal_status ocal_kernel_launch(ocal_kernel kernel, int ndim, const size_t *globa
                        "more work-items than device '%s' can address (%u-bit addresses); "
                        "split the work into several launches",
                        g[0], g[1], g[2], ocal__context_info(kernel->ctx)->name, kernel->address_bits);
+  /* OpenCL bounds only the global sizes (size_t), not the work-group count, and PoCL numbers
+   * the work-groups of a launch with one 32-bit index: 2^32 of them or more abort the process
+   * (or wrap and run too few). The same bound on every device keeps a launch that runs on a
+   * GPU from aborting on the CPU fallback. The product cannot overflow: it is at most the
+   * work-item total checked above. */
+  size_t groups = 1;
+  for (int d = 0; d < ndim; d++) groups *= g[d] / l[d];
+  if (groups > UINT32_MAX)
+    return OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                     "the launch has %zu work-groups (%zu x %zu x %zu), more than the %lu one "
+                     "launch may have: pass larger local sizes or split the work into several "
+                     "launches",
+                     groups, g[0] / l[0], g[1] / l[1], g[2] / l[2], (unsigned long)UINT32_MAX);
   cl_ulong local_total = kernel->kernel_local;
   for (int i = 0; i < kernel->nargs; i++) local_total += kernel->args[i].local_bytes;
   if (local_total > kernel->device_local)

@@ -1027,17 +1027,20 @@ ocal_status ocal__lobpcg_run(const ocal_operator *a, ocal_buffer x,
                      n);
   size_t k = x->shape[1];
   L.own = k <= OWN_MAX_K && ocal__context_info(x->ctx)->max_work_item_sizes[0] >= GRAM_WG;
+  /* A's type is a solver's type (checked above), so a B or M of any other type, one no solver
+   * takes included, is a mismatch with A: compared before ocal__check_operator would call
+   * that type unsupported. */
+  if ((o.b && o.b->dtype != a->dtype) || (o.m && o.m->dtype != a->dtype))
+    return ocal__fail(OCAL_TYPE_MISMATCH, func, "%s is %s, but A is %s: B and M take A's type",
+                      o.b && o.b->dtype != a->dtype ? "B" : "M",
+                      ocal_dtype_name(o.b && o.b->dtype != a->dtype ? o.b->dtype : o.m->dtype),
+                      ocal_dtype_name(a->dtype));
   if (o.b && (s = ocal__check_operator(o.b, "B", func)) != OCAL_OK) return s;
   if (o.m && (s = ocal__check_operator(o.m, "M", func)) != OCAL_OK) return s;
   if ((o.b && o.b->n != n) || (o.m && o.m->n != n))
     return ocal__fail(OCAL_SHAPE_MISMATCH, func, "%s is %zu x %zu, but A is %zu x %zu",
                       o.b && o.b->n != n ? "B" : "M", o.b && o.b->n != n ? o.b->n : o.m->n,
                       o.b && o.b->n != n ? o.b->n : o.m->n, n, n);
-  if ((o.b && o.b->dtype != a->dtype) || (o.m && o.m->dtype != a->dtype))
-    return ocal__fail(OCAL_TYPE_MISMATCH, func, "%s is %s, but A is %s: B and M take A's type",
-                      o.b && o.b->dtype != a->dtype ? "B" : "M",
-                      ocal_dtype_name(o.b && o.b->dtype != a->dtype ? o.b->dtype : o.m->dtype),
-                      ocal_dtype_name(a->dtype));
   if (!isfinite(o.tol))
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                       "options->tol is %g: use a finite tolerance > 0, or 0 (or less) for the "
