@@ -1031,10 +1031,15 @@ START_TEST(test_rule) {
   ck_assert_ptr_nonnull(strstr(c.reason, "wgmma"));
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 1024, 1024, 1024, 1, 1); /* 128 blocks */
   ck_assert_int_eq(c.engine, OCAL__GEMM_WGMMA);
-  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 384, 384, 1024, 1, 1); /* 18 blocks */
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 384, 384, 1024, 1, 1); /* 18 blocks */
   ck_assert_int_eq(c.engine, OCAL__GEMM_WGMMA);
-  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 320, 320, 1024, 1, 1); /* 15 blocks */
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 320, 320, 1024, 1, 1); /* 15 blocks */
   ck_assert_int_ne(c.engine, OCAL__GEMM_WGMMA);
+  /* A transposed (packed first): from half the compute units. */
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 784, 512, 256, 1, 1); /* 56 blocks */
+  ck_assert_int_ne(c.engine, OCAL__GEMM_WGMMA);
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 768, 768, 256, 1, 1); /* 72 blocks */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_WGMMA);
   /* Its blocks: 128 columns where blocks of 256 would fill less than half the device, 64
    * where blocks of 128 would. */
   ck_assert_uint_eq(ocal__gemm_wgmma_block_n(132, 1024, 1024, 1), 64);  /* 32, 64 blocks */

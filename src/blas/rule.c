@@ -255,7 +255,13 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
   int tf32_small = 0;
   if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F32 &&
       f->precision == OCAL_GEMM_PRECISION_TF32 && f->tc && fits) {
-    if (f->wgmma && ocal__gemm_wgmma_pays(f->compute_units, m, n, k, batch)) {
+    /* With A transposed, TF32's wgmma packs it first (it reads k-major operands only), and B
+     * too unless B is transposed: three launches, which a small product does not hide. The
+     * MLP's 784 x 512 x 256 TN (56 blocks) ran 8.7 TFLOP/s on wgmma against 14.1 on ocal's
+     * FP32 kernel (H200, `ocal bench --suite gemm`); so such products take wgmma where its
+     * blocks fill half the device. */
+    if (f->wgmma && ocal__gemm_wgmma_pays(f->compute_units, m, n, k, batch) &&
+        (ta == OCAL_NO_TRANS || wgmma_blocks(m, n, batch, 64) * 2 >= f->compute_units)) {
       c.engine = OCAL__GEMM_WGMMA;
       c.reason = "precision tf32, wgmma probe passed, 128 x 64 blocks for at least an eighth "
                  "of the compute units: tensor cores (tf32, wgmma)";
