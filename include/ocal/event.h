@@ -22,10 +22,12 @@ typedef struct ocal_event_s *ocal_event;
 
 /** Blocks until the command behind \p event has finished.
  * \param event the event.
- * \returns OCAL_OK; OCAL_INVALID_HANDLE for NULL; OCAL_OPENCL_ERROR when the command
- *          ended with an error status, its own or that of an event it waited for (a user
- *          event set to an error status): the message names the status, and the data the
- *          command was to move or compute is not there. */
+ * \returns OCAL_OK once the command has completed; OCAL_INVALID_HANDLE for NULL;
+ *          OCAL_OPENCL_ERROR when the command ended with an error status, its own or that of
+ *          an event it waited for (a user event set to an error status): the message names
+ *          the status, and the data the command was to move or compute is not there; an
+ *          OpenCL error when the wait itself failed, OCAL_OPENCL_ERROR included where the
+ *          command is still queued or running (wait again before touching its memory). */
 OCAL_API ocal_status ocal_event_wait(ocal_event event);
 
 /** Frees an event (its command need not have completed).

@@ -34,7 +34,15 @@ ocal_status ocal_event_wait(ocal_event event) {
     OCAL_CL_CHECK(NULL, err); /* no status to name: the wait's own error, if any */
     return OCAL_OK;
   }
-  if (st >= 0) return OCAL_OK;
+  if (st == CL_COMPLETE || (st > 0 && err == CL_SUCCESS)) return OCAL_OK;
+  /* A wait that failed and left the command queued or running has not waited: the data is
+   * not there yet, and saying OCAL_OK would let the caller read it. */
+  if (st > 0)
+    return OCAL_FAIL(OCAL_OPENCL_ERROR,
+                     "clWaitForEvents returned %s, yet the event's command has not finished "
+                     "(execution status %d): it may still be moving or computing its data; "
+                     "wait again, or finish the context before using what it touches",
+                     ocal__cl_error_name(err), (int)st);
   /* An error status is any negative number the implementation or a user event chose: named
    * as the OpenCL error code of that value only as a hint (PoCL passes -1 on to the commands
    * that waited for a failed event). */

@@ -12,9 +12,11 @@
  * message; 2 usage. Crashes, hangs and leaks the script finds from outside. */
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <ocal.h>
 
@@ -118,12 +120,23 @@ out:
   return st;
 }
 
+/* Completes the user event *arg a tenth of a second later. */
+static void *complete_later(void *arg) {
+  struct timespec t = {0, 100 * 1000 * 1000};
+  nanosleep(&t, NULL);
+  clSetUserEventStatus(*(cl_event *)arg, CL_COMPLETE);
+  return NULL;
+}
+
 static ocal_status sec_buffers(void) {
   ocal_status st = OCAL_OK;
   enum { N = 1037, BIG = 300007 };
   ocal_buffer x = NULL, y = NULL, view = NULL, big = NULL, p1 = NULL, p2 = NULL;
   ocal_context small = NULL;
-  ocal_event ev = NULL;
+  ocal_event ev = NULL, held_by = NULL;
+  cl_event user = NULL;
+  pthread_t completer;
+  int completing = 0;
   void *pinned = NULL;
   float *hx = random_floats(N), *hb = random_floats(BIG), *back = xalloc(BIG * sizeof *back);
   float v = -1.5f;
@@ -164,6 +177,25 @@ static ocal_status sec_buffers(void) {
   TRY(ocal_transfer_read(big, 7, N, pinned, 0, NULL, &ev));
   TRY(ocal_event_wait(ev));
   EXPECT(memcmp(pinned, hx, N * sizeof(float)) == 0, "transfer queue round trip differs");
+  ocal_event_release(ev);
+  ev = NULL;
+
+  /* A read held back by a user event that a thread completes later: its wait must not say
+   * OCAL_OK while the read is still queued (a wait that fails without waiting). */
+  cl_context clc;
+  cl_int cerr;
+  TRY(ocal_context_get_cl_context(ctx, &clc));
+  user = clCreateUserEvent(clc, &cerr);
+  EXPECT(cerr == CL_SUCCESS, "clCreateUserEvent failed (%d)", (int)cerr);
+  TRY(ocal_event_from_cl(user, &held_by));
+  memset(pinned, 0, N * sizeof(float));
+  /* The thread starts first: a read that fails to queue waits for its command before it
+   * returns. */
+  completing = pthread_create(&completer, NULL, complete_later, &user) == 0;
+  if (!completing) clSetUserEventStatus(user, CL_COMPLETE);
+  TRY(ocal_transfer_read(big, 7, N, pinned, 1, &held_by, &ev));
+  TRY(ocal_event_wait(ev));
+  EXPECT(memcmp(pinned, hx, N * sizeof(float)) == 0, "a read that waited for a user event differs");
 
   /* The pool's out-of-memory path: a context limited to 1 MiB refuses a second 600 KB
    * buffer with OCAL_OUT_OF_DEVICE_MEMORY, and serves it once the first is released. */
@@ -186,7 +218,13 @@ static ocal_status sec_buffers(void) {
   for (int i = 0; i < 1000; i++) EXPECT(back[i] == v, "buffer after the pool's trim");
   TRY(ocal_memory_trim(small));
 out:
+  /* Nothing may stay held by the user event: the queues would never drain. */
+  if (completing) pthread_join(completer, NULL);
+  else if (user) clSetUserEventStatus(user, CL_COMPLETE);
+  if (ev) ocal_event_wait(ev);
   ocal_event_release(ev);
+  ocal_event_release(held_by);
+  if (user) clReleaseEvent(user);
   if (pinned) ocal_pinned_free(ctx, pinned);
   ocal_buffer_release(view);
   ocal_buffer_release(x);
