@@ -18,13 +18,14 @@
  * alpha 1.5, beta -0.5, tolerance (k + 8) 2^-23 of |alpha| sum |a b| + |beta c| (plus the
  * output's rounding for 16-bit C), then C = A B^T (A B) is timed at WG_SIZES (default
  * 1024,4096,8192): best of three rounds of about 0.1 s of back-to-back launches. ocal_gemm
- * (NN, precision tf32 for f32; the rule's engine, then mma.sync under OCAL_GEMM=tc) is timed
- * the same way, then the MLP's three large products and 512^3 in TF32 under the rule, on
- * ocal's exact FP32 kernel, on wgmma and on mma.sync (OCAL_GEMM=ocal, wgmma, tc).
+ * (NN, precision tf32 for f32; the rule's engine, then mma.sync and wgmma under OCAL_GEMM=tc
+ * and wgmma; then TF32 NT under the rule) is timed the same way, then the MLP's three large
+ * products and 512^3 in TF32 under the rule, on ocal's exact FP32 kernel, on wgmma and on
+ * mma.sync (OCAL_GEMM=ocal, wgmma, tc), with the calling thread's CPU time per call.
  * WG_NO_VARIANTS=1 skips the variants; WG_NO_LIBRARY=1 skips ocal_gemm. Output, TFLOP/s:
  *   variant NAME TYPE check ok|FAIL|nobuild  S T  S T ...
- *   ocal_gemm TYPE NN rule|OCAL_GEMM=tc  S T (ENGINE) ...
- *   mlp tf32 LABEL MxNxK rule|ocal|wgmma|tc T TFLOP/s (ENGINE)
+ *   ocal_gemm TYPE NN|NT rule|OCAL_GEMM=tc|OCAL_GEMM=wgmma  S T (ENGINE) ...
+ *   mlp tf32 LABEL MxNxK rule|ocal|wgmma|tc T TFLOP/s, U us a call, host CPU C us (ENGINE)
  * Exit status 0 when every check passed. */
 #include <math.h>
 #include <stdint.h>
