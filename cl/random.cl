@@ -53,8 +53,10 @@ inline float ocal_u01_open0(uint w) { return (float)((w >> 8) + 1u) * 0x1.0p-24f
 #define PER_BLOCK 4
 #endif
 
-#if defined(R_HALF) || defined(R_BF16)
-#define RANGE_ARGS , const float lo, const float hi
+/* Uniform draws of every type are clamped to [lo, hi], the type's values in [low, high):
+ * low + (high - low) * u can round up to high. */
+#if defined(R_HALF) || defined(R_BF16) || defined(DIST_UNIFORM)
+#define RANGE_ARGS , const R lo, const R hi
 #define IN_RANGE(v) fmin(fmax((v), lo), hi)
 #else
 #define RANGE_ARGS
@@ -78,13 +80,17 @@ __kernel void ocal_random(__global RS *y, const ulong yoff, const ulong n, const
     const uint4 w = ocal_block(e / PER_BLOCK, seed);
     const uint lane = (uint)(e % PER_BLOCK);
 #if defined(DIST_UNIFORM)
-    /* p0 = low, p1 = high - low. */
+    /* p0 = low, p1 = high - low, or half of it (HALF_SPAN) where the whole would overflow. */
 #if defined(R_IS_DOUBLE)
     const R u = ocal_u01(ocal_word(w, 2 * lane), ocal_word(w, 2 * lane + 1));
 #else
     const R u = ocal_u01(ocal_word(w, lane));
 #endif
+#if defined(HALF_SPAN)
+    ST(y, yoff + i, IN_RANGE((p0 + p1 * u) + p1 * u));
+#else
     ST(y, yoff + i, IN_RANGE(p0 + p1 * u));
+#endif
 #else
     /* p0 = mean, p1 = stddev; Box-Muller on a pair of uniforms. */
 #if defined(R_IS_DOUBLE)

@@ -1,4 +1,5 @@
 /* Tests of the elementwise operations against plain host references on random data. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -901,6 +902,56 @@ START_TEST(test_random_uniform_matches_host_stream) {
 }
 END_TEST
 
+/* Uniform draws stay inside [low, high) for every float type: a draw whose f32 sum low + (high
+ * - low) * u rounds up to high (u = 1 - 2^-24 over [1, 2)), a high that f32 cannot hold, and
+ * bounds whose difference exceeds the type's range (which made every draw inf); bounds beyond
+ * f32's range are refused as for every scalar of ocal/ops.h. */
+START_TEST(test_random_uniform_stays_below_high) {
+  /* The first element of seed 3's stream whose word is all ones in its top 24 bits. */
+  uint64_t e = 0;
+  for (;; e++) {
+    uint32_t c[4] = {(uint32_t)(e / 4), (uint32_t)((e / 4) >> 32), 0, 0};
+    philox(c, 3, 0);
+    if ((c[e % 4] >> 8) == 0xffffffu) break;
+  }
+  ocal_buffer b = empty1(OCAL_F32, 1);
+  ck_assert_ocal(ocal_random_uniform(3, e, 1.0, 2.0, b));
+  float *got = fetch(b);
+  ck_assert_msg(got[0] >= 1.0f && got[0] < 2.0f, "uniform [1, 2) at %llu gave %.9g",
+                (unsigned long long)e, got[0]);
+  free(got);
+  ocal_buffer_release(b);
+  const size_t n = 1001;
+  const double bounds[][2] = {{1.0, 1.0 + 1e-7}, {-3.4e38, 3.4e38}, {-FLT_MAX, FLT_MAX},
+                              {1.0 + 1e-9, 1.5}};
+  b = empty1(OCAL_F32, n);
+  for (size_t t = 0; t < sizeof bounds / sizeof bounds[0]; t++) {
+    double low = bounds[t][0], high = bounds[t][1];
+    ck_assert_ocal(ocal_random_uniform(11, 7, low, high, b));
+    got = fetch(b);
+    for (size_t k = 0; k < n; k++)
+      ck_assert_msg((double)got[k] >= low && (double)got[k] < high,
+                    "uniform [%.17g, %.17g) gave %.9g at %zu", low, high, got[k], k);
+    free(got);
+  }
+  ck_assert_ocal_fails(ocal_random_uniform(1, 0, 1.0 + 1e-9, 1.0 + 2e-9, b),
+                       OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_random_uniform(1, 0, -1e39, 1.0, b), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_random_normal(1, 0, 1e39, 1.0, b), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_random_normal") != NULL, "%s", ocal_last_error());
+  ocal_buffer_release(b);
+  if (fixture_has_fp64()) {
+    ocal_buffer d = empty1(OCAL_F64, n);
+    ck_assert_ocal(ocal_random_uniform(11, 7, -1.7e308, 1.7e308, d));
+    double *gd = fetch(d);
+    for (size_t k = 0; k < n; k++)
+      ck_assert_msg(gd[k] >= -1.7e308 && gd[k] < 1.7e308, "f64 uniform gave %g at %zu", gd[k], k);
+    free(gd);
+    ocal_buffer_release(d);
+  }
+}
+END_TEST
+
 START_TEST(test_random_normal_moments_and_stream) {
   const size_t n = 200001;
   ocal_buffer b = empty1(OCAL_F32, n);
@@ -969,6 +1020,7 @@ int main(void) {
   tcase_add_test(tc, test_philox_known_answer);
   tcase_add_test(tc, test_random_uniform_matches_host_stream);
   tcase_add_test(tc, test_random_normal_moments_and_stream);
+  tcase_add_test(tc, test_random_uniform_stays_below_high);
   suite_add_tcase(s, tc);
   return fixture_run(s);
 }
