@@ -850,6 +850,37 @@ static void philox(uint32_t c[4], uint32_t k0, uint32_t k1) {
   }
 }
 
+/* An integer arange takes every start and step whose values fit out's type: a u64 start from
+ * 2^63 on (beyond the long the kernel adds in) was refused as "not a whole number". A start
+ * that is whole but out of range is refused with a message that says so. */
+START_TEST(test_arange_u64_beyond_i64) {
+  ocal_buffer u = empty1(OCAL_U64, 3);
+  ck_assert_ocal(ocal_arange(1e19, 1, u));
+  uint64_t *got = fetch(u);
+  for (int k = 0; k < 3; k++) ck_assert_uint_eq(got[k], 10000000000000000000ull + (uint64_t)k);
+  free(got);
+  ck_assert_ocal(ocal_arange(18446744073709549568.0, -4e18, u)); /* 2^64 - 2048, counting down */
+  got = fetch(u);
+  ck_assert_uint_eq(got[0], 18446744073709549568ull);
+  ck_assert_uint_eq(got[1], 14446744073709549568ull);
+  ck_assert_uint_eq(got[2], 10446744073709549568ull);
+  free(got);
+  ck_assert_ocal_fails(ocal_arange(0, 1e19, u), OCAL_INVALID_ARGUMENT); /* 2e19 does not fit */
+  ck_assert_msg(strstr(ocal_last_error(), "range") != NULL, "%s", ocal_last_error());
+  ocal_buffer i = empty1(OCAL_I64, 2);
+  ck_assert_ocal_fails(ocal_arange(9223372036854775808.0, 0, i), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "range") != NULL, "%s", ocal_last_error());
+  ck_assert_ocal_fails(ocal_arange(0.5, 1, i), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "whole") != NULL, "%s", ocal_last_error());
+  ck_assert_ocal(ocal_arange(-9223372036854775808.0, 9223372036854775808.0, i)); /* MIN, 0 */
+  int64_t *gi = fetch(i);
+  ck_assert(gi[0] == INT64_MIN && gi[1] == 0);
+  free(gi);
+  ocal_buffer_release(i);
+  ocal_buffer_release(u);
+}
+END_TEST
+
 START_TEST(test_philox_known_answer) {
   /* The published known-answer vectors of Random123 for philox4x32-10. */
   uint32_t c[4] = {0, 0, 0, 0};
@@ -1017,6 +1048,7 @@ int main(void) {
   tc = fixture_tcase("conversions and generators");
   tcase_add_test(tc, test_cast_every_pair);
   tcase_add_test(tc, test_arange_linspace);
+  tcase_add_test(tc, test_arange_u64_beyond_i64);
   tcase_add_test(tc, test_philox_known_answer);
   tcase_add_test(tc, test_random_uniform_matches_host_stream);
   tcase_add_test(tc, test_random_normal_moments_and_stream);

@@ -396,13 +396,18 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "%s needs finite bounds, got %g and %g", op,
                       first, second);
   unsigned char a[8], b[8];
-  if ((status = ocal__ew_scalar(first, c, a, func)) != OCAL_OK ||
-      (status = ocal__ew_scalar(second, c, b, func)) != OCAL_OK)
-    return !integer ? status
-                    : ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                                 "arange into a %s buffer needs whole-number start and step, "
-                                 "got %.17g and %.17g",
-                                 ocal_dtype_name(out->dtype), first, second);
+  if (integer) {
+    /* Whole numbers here; whether the values fit out's type is checked below, so that a u64
+     * start from 2^63 on (beyond the kernel's long, yet inside u64) is taken. */
+    if (!isfinite(first) || first != trunc(first) || !isfinite(second) || second != trunc(second))
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "arange into a %s buffer needs whole-number start and step, got %.17g "
+                        "and %.17g",
+                        ocal_dtype_name(out->dtype), first, second);
+  } else if ((status = ocal__ew_scalar(first, c, a, func)) != OCAL_OK ||
+             (status = ocal__ew_scalar(second, c, b, func)) != OCAL_OK) {
+    return status;
+  }
   if (out->numel == 0) return OCAL_OK;
   if (!ocal__ew_is_real_float(out->dtype)) {
     /* Every value must fit out's type (the header's rule for integer scalars), else the
@@ -416,6 +421,17 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
                         "%s from %.17g to %.17g leaves the range of %s (out's type): pick "
                         "bounds inside it, or a wider integer type",
                         op, first, last, ocal_dtype_name(out->dtype));
+  }
+  if (integer) {
+    /* The kernel adds in long, which wraps modulo 2^64 (two's complement): start and step go
+     * in as their residues, and since both ends fit out's type, every start + i * step comes
+     * out exact (a u64 start above long's range included). Both magnitudes are below 2^64
+     * here; a single element never uses the step. */
+    double v[2] = {first, out->numel > 1 ? second : 0.0};
+    for (int k = 0; k < 2; k++) {
+      uint64_t w = v[k] >= 0 ? (uint64_t)v[k] : (uint64_t)0 - (uint64_t)(-v[k]);
+      memcpy(k == 0 ? a : b, &w, sizeof w);
+    }
   }
   char extra[64], options[256];
   snprintf(extra, sizeof extra, "-DC=%s%s%s%s", ocal__dtype_cl_type(c),
