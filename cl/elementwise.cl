@@ -504,8 +504,15 @@ __kernel void ocal_arange(__global RS *y, const ulong yoff, const C start, const
 #endif
 __kernel void ocal_linspace(__global RS *y, const ulong yoff, const C start, const C stop,
                             const ulong n) {
-  const C step = n > 1 ? (stop - start) / (C)(n - 1) : (C)0;
-  for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
-    ST_R(y, yoff + i, FROM_C(i + 1 == n && n > 1 ? stop : start + (C)i * step));
+  /* Finite bounds whose difference overflows C (-1.5e308 to 1.5e308 in double) would give an
+   * infinite step, and NaN at start (0 * inf): such a span is then stepped in halves, added
+   * twice. Other spans take the plain formula, NumPy's. */
+  const int halves = isinf(stop - start);
+  const C span = halves ? stop * (C)0.5 - start * (C)0.5 : stop - start;
+  const C step = n > 1 ? span / (C)(n - 1) : (C)0;
+  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+    const C v = halves ? (start + (C)i * step) + (C)i * step : start + (C)i * step;
+    ST_R(y, yoff + i, FROM_C(i + 1 == n && n > 1 ? stop : v));
+  }
 }
 #endif

@@ -881,6 +881,40 @@ START_TEST(test_arange_u64_beyond_i64) {
 }
 END_TEST
 
+/* linspace between bounds whose difference exceeds the type's range (stop - start overflows):
+ * the values were NaN and inf; they are the evenly spaced finite values, the ends exact. Run
+ * on f64 where the context has it, and on f32 on a context without fp64 (computed in f32). */
+START_TEST(test_linspace_span_beyond_range) {
+  if (fixture_has_fp64()) {
+    ocal_buffer d = empty1(OCAL_F64, 3), d2 = empty1(OCAL_F64, 2);
+    ck_assert_ocal(ocal_linspace(-1.5e308, 1.5e308, d));
+    double *g = fetch(d);
+    ck_assert_msg(g[0] == -1.5e308 && g[1] == 0 && g[2] == 1.5e308, "f64: %g %g %g", g[0], g[1],
+                  g[2]);
+    free(g);
+    ck_assert_ocal(ocal_linspace(DBL_MAX, -DBL_MAX, d2));
+    g = fetch(d2);
+    ck_assert_msg(g[0] == DBL_MAX && g[1] == -DBL_MAX, "f64 n=2: %g %g", g[0], g[1]);
+    free(g);
+    ocal_buffer_release(d);
+    ocal_buffer_release(d2);
+  }
+  setenv("OCAL_FP64", "0", 1);
+  fixture_reopen();
+  unsetenv("OCAL_FP64");
+  ocal_buffer f = empty1(OCAL_F32, 5);
+  ck_assert_ocal(ocal_linspace(-3e38, 3e38, f));
+  float *gf = fetch(f);
+  for (int k = 0; k < 5; k++)
+    ck_assert_msg(isfinite(gf[k]) && fabs(gf[k] - (-3e38 + 1.5e38 * k)) <= 1e32, "f32[%d]: %g", k,
+                  gf[k]);
+  ck_assert_float_eq(gf[0], -3e38f);
+  ck_assert_float_eq(gf[4], 3e38f);
+  free(gf);
+  ocal_buffer_release(f);
+}
+END_TEST
+
 START_TEST(test_philox_known_answer) {
   /* The published known-answer vectors of Random123 for philox4x32-10. */
   uint32_t c[4] = {0, 0, 0, 0};
@@ -1049,6 +1083,7 @@ int main(void) {
   tcase_add_test(tc, test_cast_every_pair);
   tcase_add_test(tc, test_arange_linspace);
   tcase_add_test(tc, test_arange_u64_beyond_i64);
+  tcase_add_test(tc, test_linspace_span_beyond_range);
   tcase_add_test(tc, test_philox_known_answer);
   tcase_add_test(tc, test_random_uniform_matches_host_stream);
   tcase_add_test(tc, test_random_normal_moments_and_stream);
