@@ -822,6 +822,40 @@ START_TEST(test_scan_max_in_place) {
 }
 END_TEST
 
+/* A scan whose out overlaps an argument in part (views of one buffer at different offsets)
+ * is refused, naming the argument; in place (the same start) it runs. */
+START_TEST(test_scan_out_overlapping_an_argument) {
+  const size_t n = 1000, part = 600;
+  double *x = random_doubles(n, 78);
+  ocal_buffer bx = f32_buffer(x, 1, &n), in, out;
+  ck_assert_ocal(ocal_buffer_view(bx, 0, 1, &part, &in));
+  ck_assert_ocal(ocal_buffer_view(bx, 300, 1, &part, &out));
+  ocal_gen g;
+  ck_assert_ocal(ocal_gen_scan(fixture_ctx, OCAL_F32, "0", "a + b", "x[i]", "const float *x",
+                               NULL, 0, &g));
+  const ocal_gen_arg args[] = {OCAL_GEN_BUFFER(in)};
+  ck_assert_ocal_fails(ocal_gen_run(g, OCAL_GEN_AUTO, 1, args, out), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_gen_run"));
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "'x'"));
+  ck_assert_ocal_fails(ocal_gen_run_axis(g, 0, 1, args, out), OCAL_INVALID_ARGUMENT);
+  /* In place: out is the argument's own view. */
+  ck_assert_ocal(ocal_gen_run(g, OCAL_GEN_AUTO, 1, args, in));
+  float *h = read_f32(in, part);
+  double run = 0;
+  for (size_t i = 0; i < part; i++) {
+    run += (float)x[i];
+    ck_assert_msg(fabs(h[i] - run) <= 1e-4 * (1 + fabs(run)), "out[%zu] = %g, want %g", i,
+                  h[i], run);
+  }
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_release(in));
+  ck_assert_ocal(ocal_buffer_release(out));
+  ck_assert_ocal(ocal_buffer_release(bx));
+  free(h);
+  free(x);
+}
+END_TEST
+
 /* ---- scans along an axis -------------------------------------------------------------- */
 
 /* A generated cumsum ("a + b" over "x[i]") or running maximum ("max(a, b)") of an f32
@@ -1136,6 +1170,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, test_reduction_hostile_preamble);
   tcase_add_test(tc, test_scan_sum);
   tcase_add_test(tc, test_scan_max_in_place);
+  tcase_add_test(tc, test_scan_out_overlapping_an_argument);
   tcase_add_test(tc, test_scan_axis_small);
   tcase_add_test(tc, test_scan_axis_long_views);
   tcase_add_test(tc, test_scan_axis_errors);

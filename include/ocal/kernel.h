@@ -291,7 +291,8 @@ OCAL_API ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const cha
  *   - elementwise: out must be NULL;
  *   - reduction: out gets the one result (a buffer of `dtype` with one element);
  *   - scan: out gets n results (a buffer of `dtype` with n elements; it may be one of the
- *     arguments only if input(i) reads nothing but element i of it).
+ *     arguments only if input(i) reads nothing but element i of it, and may overlap no
+ *     argument otherwise: a view of one that starts elsewhere is refused).
  * \param gen the generator.
  * \param n the number of indices, or OCAL_GEN_AUTO for the element count of the first
  *          buffer argument.
@@ -303,8 +304,9 @@ OCAL_API ocal_status ocal_gen_scan(ocal_context ctx, ocal_dtype dtype, const cha
  * check how the expressions index the buffers (a const table may be read at any index):
  * keep them within bounds.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE for a NULL or released gen, buffer argument or
- *          (reduction, scan) out; OCAL_INVALID_ARGUMENT for a wrong count or kind of argument
- *          or (elementwise) an n larger than a non-const pointer argument's element count;
+ *          (reduction, scan) out; OCAL_INVALID_ARGUMENT for a wrong count or kind of argument,
+ *          (elementwise) an n larger than a non-const pointer argument's element count, or
+ *          (scan) an out that overlaps an argument without starting where it starts;
  *          OCAL_TYPE_MISMATCH for a buffer whose type is not the declared one;
  *          OCAL_SHAPE_MISMATCH for an out of the wrong size. */
 OCAL_API ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *args,

@@ -592,7 +592,9 @@ static ocal_status run_scan(const char *func, ocal_gen g, ocal__cl_args *ua, siz
   return status;
 }
 
-static ocal_status check_out(const char *func, ocal_gen g, ocal_buffer out) {
+/* out of a reduction or scan; args (already checked) are the run's arguments. */
+static ocal_status check_out(const char *func, ocal_gen g, ocal_buffer out, int nargs,
+                             const ocal_gen_arg *args) {
   if (!out) return ocal__fail(OCAL_INVALID_HANDLE, func, "out is NULL (it receives the results)");
   ocal_status status = ocal__check_buffer(out, func);
   if (status != OCAL_OK) return status;
@@ -601,6 +603,19 @@ static ocal_status check_out(const char *func, ocal_gen g, ocal_buffer out) {
   if (out->dtype != g->dtype)
     return ocal__fail(OCAL_TYPE_MISMATCH, func, "out holds %s, but the generator's values are %s",
                       ocal_dtype_name(out->dtype), ocal_dtype_name(g->dtype));
+  /* A scan writes its tiles while later tiles still read their input: out may start where an
+   * argument starts (in place, input(i) reading element i alone), as ocal_scan allows, but
+   * overlap no argument otherwise. */
+  for (int k = 0; k < nargs && g->kind == GEN_SCAN; k++) {
+    ocal_buffer b = g->params[k].pointer ? args[k].buffer : NULL;
+    if (b && ocal__buffers_overlap(b, out) &&
+        !(b->offset == out->offset && b->dtype == out->dtype))
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "out overlaps argument %d ('%s') without being it: a scan writes into "
+                        "an argument only as the same view (input(i) reading element i alone); "
+                        "write the results to separate memory",
+                        k, g->params[k].name);
+  }
   return OCAL_OK;
 }
 
@@ -653,7 +668,7 @@ ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *
     return ocal__kernel_run(gen->ctx, gen->kernels[K_EW_WIDE], n / 4 + (n % 4 != 0),
                             (size_t)a.count, a.a);
   }
-  if ((status = check_out(__func__, gen, out)) != OCAL_OK) return status;
+  if ((status = check_out(__func__, gen, out, nargs, args)) != OCAL_OK) return status;
   if (gen->kind == GEN_REDUCTION) {
     if (out->numel != 1)
       return OCAL_FAIL(OCAL_SHAPE_MISMATCH,
@@ -685,7 +700,7 @@ ocal_status ocal_gen_run_axis(ocal_gen gen, int axis, int nargs, const ocal_gen_
                      "a %s along an axis takes the shape of the first buffer argument, and "
                      "there is none",
                      what);
-  if ((status = check_out(__func__, gen, out)) != OCAL_OK) return status;
+  if ((status = check_out(__func__, gen, out, nargs, args)) != OCAL_OK) return status;
   if (axis == OCAL_AXIS_ALL) {
     if (scan) {
       if (out->numel != x->numel)
