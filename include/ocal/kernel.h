@@ -119,6 +119,9 @@ OCAL_API ocal_status ocal_kernel_set_scalar(ocal_kernel kernel, int index, ocal_
                                             const void *value);
 
 /** Sets a `__local` pointer argument to `bytes` bytes of local memory per work-group.
+ * A size that depends on the work-group's size needs that size known: pass `local` to
+ * ocal_kernel_launch (with `local` NULL ocal picks it, and the kernel learns it only from
+ * get_local_size, after the memory was sized).
  * \param kernel the kernel.
  * \param index the argument's position.
  * \param bytes the size (> 0).
