@@ -48,12 +48,13 @@ static ocal_status check_shape(const char *func, ocal_dtype dtype, int ndim, con
   return OCAL_OK;
 }
 
-static ocal_status check_dtype(ocal_context ctx, ocal_dtype dtype, const char *func) {
+ocal_status ocal__check_dtype(ocal_context ctx, ocal_dtype dtype, const char *func) {
   if ((unsigned)dtype >= (unsigned)OCAL_DTYPE_COUNT)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "invalid element type %d", (int)dtype);
   if ((dtype == OCAL_F64 || dtype == OCAL_C64) && !ctx->fp64) {
     return ocal__fail(OCAL_UNSUPPORTED, func,
-                      "%s needs double precision, which device '%s' %s; use f32/c32 instead",
+                      "%s needs double precision, which device '%s' %s; use OCAL_F32 / "
+                      "OCAL_C32 instead",
                       ocal_dtype_name(dtype), ctx->info.name,
                       ctx->info.has_fp64 ? "has but the context turned off (fp64 option or "
                                            "OCAL_FP64=0)"
@@ -101,7 +102,7 @@ static ocal_status create(ocal_context ctx, ocal_dtype dtype, int ndim, const si
   *out = NULL;
   ocal_status status = ocal__check_context(ctx, func);
   if (status != OCAL_OK) return status;
-  if ((status = check_dtype(ctx, dtype, func)) != OCAL_OK) return status;
+  if ((status = ocal__check_dtype(ctx, dtype, func)) != OCAL_OK) return status;
   size_t numel;
   if ((status = check_shape(func, dtype, ndim, shape, &numel)) != OCAL_OK) return status;
 
@@ -166,7 +167,7 @@ ocal_status ocal_buffer_from_cl_mem(ocal_context ctx, cl_mem mem, size_t offset_
   *out = NULL;
   ocal_status status = ocal__check_context(ctx, __func__);
   if (status != OCAL_OK) return status;
-  if ((status = check_dtype(ctx, dtype, __func__)) != OCAL_OK) return status;
+  if ((status = ocal__check_dtype(ctx, dtype, __func__)) != OCAL_OK) return status;
   size_t numel, end;
   if ((status = check_shape(__func__, dtype, ndim, shape, &numel)) != OCAL_OK) return status;
   if (!mem) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "mem must not be NULL");

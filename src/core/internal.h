@@ -183,6 +183,9 @@ struct ocal_context_s {
 
 /* Validates a context handle; returns OCAL_OK or OCAL_INVALID_HANDLE with a message. */
 ocal_status ocal__check_context(ocal_context ctx, const char *func);
+/* A known element type that the context can hold (f64 and c64 need its fp64); messages
+ * name func. */
+ocal_status ocal__check_dtype(ocal_context ctx, ocal_dtype dtype, const char *func);
 
 /* Returns the context's attachment for `key`, calling create(ctx, &data) on first use (under
  * the context lock, so create must not take it; its failure status is returned as is).

@@ -456,17 +456,12 @@ static ocal_status to_host(const char *func, ocal_reduce_op op, ocal_buffer x, o
   if (status != OCAL_OK) return status;
   if ((unsigned)dtype >= OCAL_DTYPE_COUNT)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "unknown element type %d", (int)dtype);
-  /* The result's type is judged here, before the result buffer is made: that buffer cannot
-   * hold f64 on a context without fp64, and its refusal would speak for ocal_buffer_create.
-   * (An unknown op is reduce's to report.) */
-  if ((unsigned)op < OCAL_REDUCE_OP_COUNT) {
-    if ((status = check_dtype(func, op, x->dtype, dtype)) != OCAL_OK) return status;
-    if ((dtype == OCAL_F64 || dtype == OCAL_C64) && !ocal__context_fp64(x->ctx))
-      return ocal__fail(OCAL_UNSUPPORTED, func,
-                        "dtype %s needs double precision, which this context lacks (the "
-                        "device, the fp64 option or OCAL_FP64=0): pass OCAL_F32 for the result",
-                        ocal_dtype_name(dtype));
-  }
+  /* The result's type is judged here, before the result buffer is made, so that a refusal
+   * names this call rather than ocal_buffer_create. (An unknown op is reduce's to report.) */
+  if ((unsigned)op < OCAL_REDUCE_OP_COUNT &&
+      ((status = check_dtype(func, op, x->dtype, dtype)) != OCAL_OK ||
+       (status = ocal__check_dtype(x->ctx, dtype, func)) != OCAL_OK))
+    return status;
   size_t one = 1;
   ocal_buffer out;
   if ((status = ocal_buffer_create(x->ctx, dtype, 1, &one, &out)) != OCAL_OK) return status;
