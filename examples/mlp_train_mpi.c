@@ -5,10 +5,11 @@
  * all-reduced (summed over the ranks) by ocal_mpi_iallreduce as soon as it is computed, so
  * layer 2's gradients travel while layer 1's backward pass still runs on the device.
  *
- * Layer 1's weight gradient, the last product of the backward pass and the largest bucket, is
- * computed in --panels panels of hidden units, each all-reduced while the next panel's product
- * runs; each panel's update is applied at the next step just before that panel's forward
- * product, so the last panel's all-reduce runs while the next step's first panels go forward.
+ * Layer 1's weight gradient, the largest bucket, is computed in --panels panels of hidden
+ * units, the whole backward work of one panel after another, each panel's gradient
+ * all-reduced while the next panel's work runs; each panel's update is applied at the next
+ * step just before that panel's forward work, so the last panel's all-reduce runs while the
+ * next step's first panels go forward.
  * For a panel to be contiguous everywhere, the hidden units are stored panel by panel: W1
  * (dim x hidden) is held as one dim x units block per panel, and so are h and its gradient
  * (rows x units blocks); b1 and W2's rows are in hidden-unit order, which the blocks keep.
@@ -66,11 +67,12 @@ static double now(void) {
 #define MAX_PANELS 64
 
 /* A pass over `rows` rows seen panel by panel: panel i's hidden units are [lo(i), lo(i + 1)),
- * in W1 (a dim x units block), b1, W2 (rows), h and dh (rows x units blocks). Views only:
- * the memory is the net's and the pass's. */
+ * in W1 (a dim x units block), b1, W2 (rows), h, dh and the ReLU mask (rows x units blocks).
+ * Views only: the memory is the net's and the pass's. */
 typedef struct panels {
   size_t n;
-  ocal_buffer w1[MAX_PANELS], b1[MAX_PANELS], w2[MAX_PANELS], h[MAX_PANELS], dh[MAX_PANELS];
+  ocal_buffer w1[MAX_PANELS], b1[MAX_PANELS], w2[MAX_PANELS], h[MAX_PANELS], dh[MAX_PANELS],
+      mask[MAX_PANELS];
 } panels;
 
 static size_t panel_lo(size_t hidden, size_t np, size_t i) { return hidden * i / np; }
@@ -88,13 +90,14 @@ static ocal_status panels_create(panels *v, const net *m, const pass *p, size_t 
     TRY(ocal_buffer_view(m->w2, lo * CLASSES, 2, w2s, &v->w2[i]));
     TRY(ocal_buffer_view(p->h, lo * rows, 2, hs, &v->h[i]));
     TRY(ocal_buffer_view(p->dh, lo * rows, 2, hs, &v->dh[i]));
+    TRY(ocal_buffer_view(p->mask, lo * rows, 2, hs, &v->mask[i]));
   }
   return OCAL_OK;
 }
 
 static void panels_release(panels *v) {
   for (size_t i = 0; i < v->n; i++) {
-    ocal_buffer b[] = {v->w1[i], v->b1[i], v->w2[i], v->h[i], v->dh[i]};
+    ocal_buffer b[] = {v->w1[i], v->b1[i], v->w2[i], v->h[i], v->dh[i], v->mask[i]};
     for (size_t j = 0; j < sizeof b / sizeof b[0]; j++) ocal_buffer_release(b[j]);
   }
 }
@@ -170,19 +173,20 @@ static ocal_status settle(ocal_context ctx, grads *g, const panels *v) {
   return OCAL_OK;
 }
 
-/* h = relu(x W1 + b1), z = h W2 + b2, panel by panel (v: views of the net and of p), each
- * panel's update of the last step (if due) just before its product. */
+/* h = relu(x W1 + b1), z = h W2 + b2 = sum over the panels of h_i W2_i + b2, panel by panel
+ * (v: views of the net and of p), each panel's update of the last step (if due) just before
+ * its product: a panel's whole forward work runs before the next panel's update, which may
+ * still wait for its all-reduce. */
 static ocal_status forward(const net *m, grads *g, const panels *v, ocal_context ctx,
                            ocal_buffer x, pass *p) {
   for (size_t i = 0; i < v->n; i++) {
     if (g->due) TRY(update_panel(ctx, g, v, i));
     TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, x, v->w1[i], 0.0, v->h[i]));
     TRY(ocal_binary(OCAL_BINARY_ADD, v->h[i], v->b1[i], v->h[i]));
+    TRY(ocal_unary(OCAL_UNARY_RELU, v->h[i], v->h[i]));
+    TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, v->h[i], v->w2[i], i ? 1.0 : 0.0, p->z));
   }
   g->due = 0;
-  TRY(ocal_unary(OCAL_UNARY_RELU, p->h, p->h));
-  for (size_t i = 0; i < v->n; i++) /* z = sum over the panels of h_i W2_i */
-    TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_NO_TRANS, 1.0, v->h[i], v->w2[i], i ? 1.0 : 0.0, p->z));
   TRY(ocal_binary(OCAL_BINARY_ADD, p->z, m->b2, p->z));
   return OCAL_OK;
 }
@@ -203,14 +207,14 @@ static ocal_status step(ocal_mpi mpi, ocal_context ctx, net *m, grads *g, const 
     TRY(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, v->h[i], p->z, 0.0, g->w2p[i]));
   TRY(ocal_sum(p->z, 0, g->b2));
   if (mpi) TRY(ocal_mpi_iallreduce(mpi, g->bucket2, OCAL_MPI_SUM, &g->pending[0]));
-  /* Layer 1's backward pass meanwhile, with the old W2 (its update comes after). The
-   * all-reduce starts after the kernels queued before it (layer 2's gradients), and these
-   * kernels do not wait for it: it runs on libocal-mpi's queues and thread. */
-  for (size_t i = 0; i < v->n; i++)
-    TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1.0, p->z, v->w2[i], 0.0, v->dh[i]));
-  TRY(ocal_binary_scalar(OCAL_BINARY_GT, p->h, 0.0, p->mask));
-  TRY(ocal_where(p->mask, p->dh, m->zero, p->dh));
+  /* Layer 1's backward pass meanwhile, with the old W2 (its update comes after), panel by
+   * panel: panel i's all-reduce runs beside all of panel i + 1's work. Each all-reduce starts
+   * after the kernels queued before it, and the kernels queued after it do not wait for it:
+   * it runs on libocal-mpi's queues and thread. */
   for (size_t i = 0; i < v->n; i++) {
+    TRY(ocal_gemm(OCAL_NO_TRANS, OCAL_TRANS, 1.0, p->z, v->w2[i], 0.0, v->dh[i]));
+    TRY(ocal_binary_scalar(OCAL_BINARY_GT, v->h[i], 0.0, v->mask[i]));
+    TRY(ocal_where(v->mask[i], v->dh[i], m->zero, v->dh[i]));
     TRY(ocal_gemm(OCAL_TRANS, OCAL_NO_TRANS, 1.0, x, v->dh[i], 0.0, g->panel_w[i]));
     TRY(ocal_sum(v->dh[i], 0, g->panel_b[i]));
     if (mpi) TRY(ocal_mpi_iallreduce(mpi, g->panel[i], OCAL_MPI_SUM, &g->pending[1 + i]));
