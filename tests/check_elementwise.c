@@ -881,6 +881,96 @@ START_TEST(test_arange_u64_beyond_i64) {
 }
 END_TEST
 
+/* An integer arange is judged in exact integer arithmetic: near 2^63 and 2^64 the last value
+ * rounded in double, so a sequence ending just inside the range was refused and one ending
+ * just below INT64_MIN was taken (and wrapped). Starts are exact doubles (multiples of 1024
+ * or 2048 there). */
+START_TEST(test_arange_int64_ends_exact) {
+  const int64_t top = INT64_MAX - 1023; /* 2^63 - 1024 */
+  ocal_buffer i = empty1(OCAL_I64, 1000);
+  ck_assert_ocal(ocal_arange((double)top, 1, i)); /* ends at 2^63 - 25 */
+  int64_t *gi = fetch(i);
+  for (int64_t k = 0; k < 1000; k++) ck_assert(gi[k] == top + k);
+  free(gi);
+  ocal_buffer_release(i);
+  i = empty1(OCAL_I64, 1024);
+  ck_assert_ocal(ocal_arange((double)top, 1, i)); /* ends at INT64_MAX itself */
+  gi = fetch(i);
+  ck_assert(gi[0] == top && gi[1023] == INT64_MAX);
+  free(gi);
+  ocal_buffer_release(i);
+  i = empty1(OCAL_I64, 1025);
+  ck_assert_ocal_fails(ocal_arange((double)top, 1, i), OCAL_INVALID_ARGUMENT); /* 2^63 */
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_arange") &&
+                    strstr(ocal_last_error(), "9223372036854775808") &&
+                    strstr(ocal_last_error(), "i64"),
+                "%s", ocal_last_error());
+  ocal_buffer_release(i);
+  /* Counting down past INT64_MIN by one: -2^63 - 1 rounded to -2^63 in double. */
+  i = empty1(OCAL_I64, 1026);
+  ck_assert_ocal_fails(ocal_arange((double)(INT64_MIN + 1024), -1, i), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "-9223372036854775809"), "%s", ocal_last_error());
+  ocal_buffer_release(i);
+  i = empty1(OCAL_I64, 1025);
+  ck_assert_ocal(ocal_arange((double)(INT64_MIN + 1024), -1, i)); /* ends at INT64_MIN */
+  gi = fetch(i);
+  ck_assert(gi[0] == INT64_MIN + 1024 && gi[1024] == INT64_MIN);
+  free(gi);
+  ocal_buffer_release(i);
+
+  const uint64_t utop = UINT64_MAX - 2047; /* 2^64 - 2048 */
+  ocal_buffer u = empty1(OCAL_U64, 2000);
+  ck_assert_ocal(ocal_arange((double)utop, 1, u)); /* ends at 2^64 - 49 */
+  uint64_t *gu = fetch(u);
+  for (uint64_t k = 0; k < 2000; k++) ck_assert(gu[k] == utop + k);
+  free(gu);
+  ocal_buffer_release(u);
+  u = empty1(OCAL_U64, 2048);
+  ck_assert_ocal(ocal_arange((double)utop, 1, u)); /* ends at UINT64_MAX */
+  gu = fetch(u);
+  ck_assert(gu[2047] == UINT64_MAX);
+  free(gu);
+  ocal_buffer_release(u);
+  u = empty1(OCAL_U64, 2049);
+  ck_assert_ocal_fails(ocal_arange((double)utop, 1, u), OCAL_INVALID_ARGUMENT); /* 2^64 */
+  ck_assert_msg(strstr(ocal_last_error(), "18446744073709551616") &&
+                    strstr(ocal_last_error(), "u64"),
+                "%s", ocal_last_error());
+  /* A step whose product with numel - 1 leaves 64 bits. */
+  ck_assert_ocal_fails(ocal_arange(0, 1e16, u), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "step"), "%s", ocal_last_error());
+  ocal_buffer_release(u);
+}
+END_TEST
+
+/* A floating-point arange whose values leave f32's range was filled with infinities without
+ * a word; on a context without fp64 it is computed in f32, so (numel - 1) * step must stay
+ * in range too. */
+START_TEST(test_arange_f32_overflow_refused) {
+  ocal_buffer f = empty1(OCAL_F32, 7);
+  /* computed in f64 where the context has it: the values themselves do not fit f32 */
+  ck_assert_ocal_fails(ocal_arange(3e38, 1e38, f), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "f32"), "%s", ocal_last_error());
+  ocal_buffer_release(f);
+  setenv("OCAL_FP64", "0", 1);
+  fixture_reopen();
+  unsetenv("OCAL_FP64");
+  f = empty1(OCAL_F32, 7);
+  ck_assert_ocal_fails(ocal_arange(3e38, 1e38, f), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_arange") && strstr(ocal_last_error(), "f32"),
+                "%s", ocal_last_error());
+  ck_assert_ocal_fails(ocal_arange(3e38, -1e38, f), OCAL_INVALID_ARGUMENT); /* 6e38 between */
+  ck_assert_msg(strstr(ocal_last_error(), "step"), "%s", ocal_last_error());
+  ck_assert_ocal(ocal_arange(-3e38, 5e37, f)); /* 6 * step = 3e38 still fits */
+  float *gf = fetch(f);
+  for (int k = 0; k < 7; k++)
+    ck_assert_msg(isfinite(gf[k]) && fabs(gf[k] - (-3e38 + 5e37 * k)) <= 1e32, "f32[%d]: %g", k,
+                  gf[k]);
+  free(gf);
+  ocal_buffer_release(f);
+}
+END_TEST
+
 /* linspace between bounds whose difference exceeds the type's range (stop - start overflows):
  * the values were NaN and inf; they are the evenly spaced finite values, the ends exact. Run
  * on f64 where the context has it, and on f32 on a context without fp64 (computed in f32). */
@@ -1083,6 +1173,8 @@ int main(void) {
   tcase_add_test(tc, test_cast_every_pair);
   tcase_add_test(tc, test_arange_linspace);
   tcase_add_test(tc, test_arange_u64_beyond_i64);
+  tcase_add_test(tc, test_arange_int64_ends_exact);
+  tcase_add_test(tc, test_arange_f32_overflow_refused);
   tcase_add_test(tc, test_linspace_span_beyond_range);
   tcase_add_test(tc, test_philox_known_answer);
   tcase_add_test(tc, test_random_uniform_matches_host_stream);

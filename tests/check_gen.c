@@ -246,6 +246,18 @@ START_TEST(test_run_errors) {
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "declares 2"));
   ck_assert_ocal_fails(ocal_gen_run(g, n, 2, swapped, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_gen_run(g, n, 2, wrong_type, NULL), OCAL_TYPE_MISMATCH);
+  {
+    /* The message quotes the declaration as written, const included. */
+    ocal_gen gc;
+    ck_assert_ocal(ocal_gen_elementwise(fixture_ctx, "const float *x, float *y", "y[i] = x[i]",
+                                        NULL, &gc));
+    const ocal_gen_arg wrong_const[] = {OCAL_GEN_BUFFER(d), OCAL_GEN_BUFFER(f)};
+    ck_assert_ocal_fails(ocal_gen_run(gc, n, 2, wrong_const, NULL), OCAL_TYPE_MISMATCH);
+    ck_assert_msg(strstr(ocal_last_error(), "argument 0 ('const float *x') needs a buffer of f32") !=
+                      NULL,
+                  "%s", ocal_last_error());
+    ck_assert_ocal(ocal_gen_release(gc));
+  }
   const ocal_gen_arg null_buffer[] = {OCAL_GEN_SCALAR(&a), OCAL_GEN_BUFFER(NULL)};
   ck_assert_ocal_fails(ocal_gen_run(g, n, 2, null_buffer, NULL), OCAL_INVALID_HANDLE);
   ck_assert_msg(strstr(ocal_last_error(), "argument 1 ('float *y') is a NULL buffer") != NULL,

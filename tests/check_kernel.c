@@ -540,6 +540,52 @@ START_TEST(test_disk_cache_second_process) {
 }
 END_TEST
 
+/* Programs, kernels and generators hold references to their context (ocal/context.h): with
+ * the context's handle released first they still build, launch and compute, and the context
+ * goes with the last of them (the sanitizer build checks that nothing is read after free). */
+START_TEST(test_context_released_first) {
+  ocal_context ctx = NULL;
+  ck_assert_ocal(ocal_context_create(NULL, &ctx));
+  const size_t n = 1000;
+  float *x = fixture_malloc(n * sizeof *x), *y = fixture_malloc(n * sizeof *y);
+  random_floats(x, n, 4242);
+  ocal_buffer bx, by;
+  ck_assert_ocal(ocal_buffer_from_host(ctx, OCAL_F32, 1, &n, x, &bx));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, &n, &by));
+  ocal_program p = NULL;
+  ocal_gen g = NULL;
+  ck_assert_ocal(ocal_program_create(ctx, scale_src, NULL, &p));
+  ck_assert_ocal(ocal_gen_elementwise(ctx, "float a, const float *x, float *y", "y[i] += a * x[i]",
+                                      NULL, &g));
+  ck_assert_ocal(ocal_context_release(ctx));
+
+  ocal_kernel k = NULL;
+  ck_assert_ocal(ocal_kernel_create(p, "scale", &k)); /* from the program alone */
+  ck_assert_ocal(ocal_program_release(p));
+  float a = -1.75f, b = 0.5f;
+  cl_ulong cn = n;
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 0, by));
+  ck_assert_ocal(ocal_kernel_set_buffer(k, 1, bx));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 2, OCAL_F32, &a));
+  ck_assert_ocal(ocal_kernel_set_scalar(k, 3, OCAL_U64, &cn));
+  ck_assert_ocal(ocal_buffer_release(bx)); /* the kernel and the buffers hold the context */
+  ck_assert_ocal(ocal_kernel_launch(k, 1, &n, NULL));
+  const ocal_gen_arg args[] = {OCAL_GEN_SCALAR(&b), OCAL_GEN_BUFFER(by), OCAL_GEN_BUFFER(by)};
+  ck_assert_ocal(ocal_kernel_release(k));
+  ck_assert_ocal(ocal_gen_run(g, OCAL_GEN_AUTO, 3, args, NULL)); /* y = 1.5 * y */
+  ck_assert_ocal(ocal_gen_release(g));
+  ck_assert_ocal(ocal_buffer_read(by, 0, n, y, NULL));
+  for (size_t i = 0; i < n; i++) {
+    float want = a * x[i];
+    want += b * want;
+    ck_assert_msg(y[i] == want, "y[%zu] = %.9g, expected %.9g", i, y[i], want);
+  }
+  ck_assert_ocal(ocal_buffer_release(by)); /* the last reference: the context goes */
+  free(x);
+  free(y);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--child") == 0) return child_main(argv[2], atoi(argv[3]));
   program_path = argv[0];
@@ -558,6 +604,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, test_required_work_group);
   tcase_add_test(tc, test_views);
   tcase_add_test(tc, test_disk_cache_second_process);
+  tcase_add_test(tc, test_context_released_first);
   suite_add_tcase(s, tc);
   return fixture_run(s);
 }

@@ -479,6 +479,15 @@ START_TEST(test_stats) {
   ck_assert_ocal(ocal_buffer_release(c));
   ck_assert_ocal_fails(ocal_memory_get_stats(ctx, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_memory_get_stats(NULL, &s), OCAL_INVALID_HANDLE);
+  /* A struct with one accepted size names that size once ("takes 104", not "104 to 104"). */
+  s.struct_size = sizeof s - 1;
+  ck_assert_ocal_fails(ocal_memory_get_stats(ctx, &s), OCAL_INVALID_ARGUMENT);
+  char want[160];
+  snprintf(want, sizeof want,
+           "ocal_memory_get_stats: stats->struct_size is %zu, but this library takes %zu: set "
+           "it to sizeof(ocal_memory_stats) before the call",
+           sizeof s - 1, sizeof s);
+  ck_assert_str_eq(ocal_last_error(), want);
   ck_assert_ocal(ocal_context_release(ctx));
 }
 END_TEST

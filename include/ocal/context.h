@@ -1,9 +1,12 @@
 /** \file
  * ocal — contexts: one device, its in-order queue, and the caches of compiled kernels.
  *
- * Every ocal object is created within a context and must be released before it. A context
- * may be used from several threads: its kernel caches are locked, and its queue is in order,
- * so commands run in the order the calls were made. */
+ * Every ocal object is created within a context and holds a reference to it: an object stays
+ * usable after the context's release, and the context goes with the last of them. Release
+ * each handle once: a release may free the handle, and a later call with it (a second release
+ * included) then reads freed memory. A context may be used from several threads: its kernel
+ * caches are locked, and its queue is in order, so commands run in the order the calls were
+ * made. */
 #ifndef OCAL_CONTEXT_H
 #define OCAL_CONTEXT_H
 
@@ -132,8 +135,10 @@ OCAL_API ocal_status ocal_context_from_cl(cl_context cl_ctx, cl_device_id device
                                           const ocal_context_options *options,
                                           ocal_context *ctx);
 
-/** Waits for the context's queued work, then frees the context, its queue and caches.
- * Every buffer, plan, program and kernel of the context must have been released before.
+/** Releases the caller's context handle. Buffers, plans, programs, kernels and generators
+ * made from it hold their own references and stay usable; once the last of them is released
+ * too, the context waits for its queued work and frees its queue and caches. Do not use the
+ * handle again: a second release is refused while those objects keep the context alive.
  * \param ctx the context, or NULL (nothing happens).
  * \returns OCAL_OK; OCAL_INVALID_HANDLE for a handle that is not a live context. */
 OCAL_API ocal_status ocal_context_release(ocal_context ctx);

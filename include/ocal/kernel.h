@@ -77,8 +77,9 @@ OCAL_API ocal_status ocal_program_release(ocal_program program);
 OCAL_API ocal_status ocal_kernel_create(ocal_program program, const char *name,
                                         ocal_kernel *kernel);
 
-/** Releases a kernel and the buffer references its arguments hold.
- * \param kernel the kernel, or NULL.
+/** Releases a kernel and the buffer references its arguments hold. Release a kernel once:
+ * the handle is freed, so a second release reads freed memory (as for every handle).
+ * \param kernel the kernel, or NULL (nothing happens).
  * \returns OCAL_OK, or OCAL_INVALID_HANDLE. */
 OCAL_API ocal_status ocal_kernel_release(ocal_kernel kernel);
 

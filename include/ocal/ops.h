@@ -198,7 +198,10 @@ OCAL_API ocal_status ocal_cast(ocal_buffer x, ocal_buffer out);
 
 /** out[i] = start + i * step for every element (in row-major order). For an integer out,
  * start and step must be whole numbers and every value must fit out's type (a negative
- * step counts down), else OCAL_INVALID_ARGUMENT: nothing wraps.
+ * step counts down), else OCAL_INVALID_ARGUMENT: nothing wraps. For a floating-point out,
+ * every value must be finite in out's type (f32 for f16 and bf16, which are computed in it),
+ * and so must (numel - 1) * step on a context without fp64, where the values are computed in
+ * f32; else OCAL_INVALID_ARGUMENT: nothing becomes an infinity.
  * \param start the first value.
  * \param step the difference between neighbours.
  * \param out the buffer to fill (any real type).

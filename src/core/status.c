@@ -179,16 +179,27 @@ void ocal__put(char **at, char *end, const char *s) {
   *at = p;
 }
 
+/* The struct sizes a library of this version takes: "104", or "16 to 24" where a struct has
+ * grown since its first version. */
+static const char *sizes_taken(size_t min_size, size_t max_size, char *out, size_t size) {
+  if (min_size == max_size)
+    snprintf(out, size, "%zu", min_size);
+  else
+    snprintf(out, size, "%zu to %zu", min_size, max_size);
+  return out;
+}
+
 ocal_status ocal__filled_check(const char *func, const char *param, const char *type,
                                const void *dst, size_t min_size, size_t full_size) {
   if (!dst) return OCAL_OK;
   size_t size;
   memcpy(&size, dst, sizeof size);
+  char taken[48];
   if (size < min_size || size > full_size)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                      "%s->struct_size is %zu, but this library takes %zu to %zu: set it to "
-                      "sizeof(%s) before the call",
-                      param, size, min_size, full_size, type);
+                      "%s->struct_size is %zu, but this library takes %s: set it to sizeof(%s) "
+                      "before the call",
+                      param, size, sizes_taken(min_size, full_size, taken, sizeof taken), type);
   return OCAL_OK;
 }
 
@@ -202,11 +213,12 @@ ocal_status ocal__options_copy(const char *func, const char *init, void *dst, si
                                const void *src, size_t min_size) {
   size_t size;
   memcpy(&size, src, sizeof size);
+  char taken[48];
   if (size < min_size || size > dst_size)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func,
-                      "the struct's struct_size is %zu, but this library takes %zu to %zu: "
-                      "start the struct from %s()",
-                      size, min_size, dst_size, init);
+                      "the struct's struct_size is %zu, but this library takes %s: start the "
+                      "struct from %s()",
+                      size, sizes_taken(min_size, dst_size, taken, sizeof taken), init);
   memcpy(dst, src, size);
   return OCAL_OK;
 }

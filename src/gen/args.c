@@ -41,10 +41,10 @@ ocal_status ocal__gen_user_args(const char *func, ocal_gen g, int nargs, const o
                           "argument %d ('%s') belongs to another context", k, p->name);
       if (buf->dtype != p->dtype)
         return ocal__fail(OCAL_TYPE_MISMATCH, func,
-                          "argument %d ('%s *%s') needs a buffer of %s (%s), but the buffer "
+                          "argument %d ('%s%s *%s') needs a buffer of %s (%s), but the buffer "
                           "holds %s",
-                          k, t, p->name, ocal_dtype_name(p->dtype), t,
-                          ocal_dtype_name(buf->dtype));
+                          k, p->is_const ? "const " : "", t, p->name, ocal_dtype_name(p->dtype),
+                          t, ocal_dtype_name(buf->dtype));
       if (!*first) *first = buf;
       int m = out->count / 2;
       out->mems[m] = buf->mem;

@@ -468,11 +468,17 @@ ocal_status ocal_mpi_get_info(ocal_mpi mpi, ocal_mpi_info *info) {
    * library may not use libocal's helper); the first ocal_mpi_info with struct_size ends
    * with device_id. */
   const size_t min = offsetof(ocal_mpi_info, device_id) + sizeof info->device_id;
-  if (info->struct_size < min || info->struct_size > sizeof *info)
+  if (info->struct_size < min || info->struct_size > sizeof *info) {
+    char taken[48]; /* one size, or the range since the first version */
+    if (min == sizeof *info)
+      snprintf(taken, sizeof taken, "%zu", min);
+    else
+      snprintf(taken, sizeof taken, "%zu to %zu", min, sizeof *info);
     return ocal_error_set(OCAL_INVALID_ARGUMENT, __func__,
-                          "info->struct_size is %zu, but this library takes %zu to %zu: set it "
-                          "to sizeof(ocal_mpi_info) before the call",
-                          info->struct_size, min, sizeof *info);
+                          "info->struct_size is %zu, but this library takes %s: set it to "
+                          "sizeof(ocal_mpi_info) before the call",
+                          info->struct_size, taken);
+  }
   ocal_mpi_info all = {sizeof all};
   all.rank = mpi->rank;
   all.size = mpi->size;

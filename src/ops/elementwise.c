@@ -1,5 +1,6 @@
 /* ocal — elementwise operations: argument checks and kernel choice. The kernels are in
  * cl/elementwise.cl, built per operation and type pair. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -384,6 +385,133 @@ ocal_status ocal_cast(ocal_buffer x, ocal_buffer out) {
   return run(x->ctx, options, "ocal_cast", x->numel, 5, args, __func__);
 }
 
+/* An integer as a sign and a 64-bit magnitude, plus a carry of 2^64 for a sum that leaves
+ * 64 bits: every value of i64 and u64, and the ends of sequences that leave them, are exact
+ * without a 128-bit type (which not every compiler has). */
+typedef struct whole {
+  int neg;
+  uint64_t mag;
+  unsigned carry; /* the value's magnitude is carry * 2^64 + mag */
+} whole;
+
+/* The largest magnitudes of an integer type, below zero and above. */
+static void integer_range(ocal_dtype t, uint64_t *below, uint64_t *above) {
+  *below = 0;
+  switch (t) {
+    case OCAL_I32: *below = (uint64_t)1 << 31; *above = ((uint64_t)1 << 31) - 1; break;
+    case OCAL_U32: *above = UINT32_MAX; break;
+    case OCAL_I64: *below = (uint64_t)1 << 63; *above = ((uint64_t)1 << 63) - 1; break;
+    case OCAL_U64: *above = UINT64_MAX; break;
+    default: *above = UINT8_MAX; break;
+  }
+}
+
+static int whole_fits(whole v, ocal_dtype t) {
+  uint64_t below, above;
+  integer_range(t, &below, &above);
+  return v.carry == 0 && v.mag <= (v.neg ? below : above);
+}
+
+/* v in decimal, exactly (2^64 = 1844674407370955161 * 10 + 6 carries the 65th bit). */
+static const char *whole_format(whole v, char *out, size_t size) {
+  uint64_t high = v.mag / 10, low = v.mag % 10;
+  if (v.carry) {
+    high += 1844674407370955161ull + (low + 6) / 10;
+    low = (low + 6) % 10;
+  }
+  if (high)
+    snprintf(out, size, "%s%llu%llu", v.neg ? "-" : "", (unsigned long long)high,
+             (unsigned long long)low);
+  else
+    snprintf(out, size, "%s%llu", v.neg && low ? "-" : "", (unsigned long long)low);
+  return out;
+}
+
+/* An integer arange's check, in exact integer arithmetic (a double rounds near 2^63 and 2^64,
+ * where it would take a sequence that wraps and refuse one that fits): start and its last
+ * value must fit out's type, so that every value between them does. start and step are whole numbers
+ * here; *a and *b receive them modulo 2^64, as the kernel's long arithmetic takes them
+ * (start + i * step then comes out exact, a u64 start above long's range included). */
+static ocal_status arange_integer(ocal_buffer out, double start, double step, unsigned char a[8],
+                                  unsigned char b[8], const char *func) {
+  const char *type = ocal_dtype_name(out->dtype);
+  uint64_t below, above;
+  integer_range(out->dtype, &below, &above);
+  char range[64], text[32];
+  snprintf(range, sizeof range, "%s%llu to %llu", below ? "-" : "", (unsigned long long)below,
+           (unsigned long long)above);
+  const double two64 = 18446744073709551616.0; /* magnitudes from here on fit no type */
+  whole first = {start < 0, fabs(start) < two64 ? (uint64_t)fabs(start) : 0, 0};
+  if (fabs(start) >= two64 || !whole_fits(first, out->dtype))
+    return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                      "start %.17g is outside the range of %s (out's type), %s: pick a start "
+                      "inside it, or a wider integer type",
+                      start, type, range);
+  whole last = first;
+  uint64_t stride = 0; /* |step|, used only when there is a second value */
+  size_t steps = out->numel - 1;
+  if (steps > 0) {
+    uint64_t span;
+    if (fabs(step) >= two64 ||
+        __builtin_mul_overflow((uint64_t)steps, (uint64_t)fabs(step), &span))
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "(numel - 1) * step = %zu * %.17g is 2^64 or more in magnitude, so the "
+                        "values overflow %s (out's type), %s: use a smaller step or a shorter "
+                        "buffer",
+                        steps, step, type, range);
+    stride = (uint64_t)fabs(step);
+    if (span && (step < 0) == first.neg) {
+      last.carry = __builtin_add_overflow(first.mag, span, &last.mag);
+    } else if (span > first.mag) {
+      last.neg = step < 0;
+      last.mag = span - first.mag;
+    } else {
+      last.mag = first.mag - span;
+    }
+    if (last.mag == 0 && !last.carry) last.neg = 0;
+    if (!whole_fits(last, out->dtype))
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "the last value, start + %zu * step = %s, overflows %s (out's type), "
+                        "whose range is %s: use a smaller start or step, a shorter buffer, or "
+                        "a wider integer type",
+                        steps, whole_format(last, text, sizeof text), type, range);
+  }
+  uint64_t w[2] = {first.neg ? (uint64_t)0 - first.mag : first.mag,
+                   step < 0 ? (uint64_t)0 - stride : stride};
+  memcpy(a, &w[0], sizeof w[0]);
+  memcpy(b, &w[1], sizeof w[1]);
+  return OCAL_OK;
+}
+
+/* A floating-point arange's check: the kernel computes start + i * step in its compute type
+ * c and converts to out's type, so a value beyond their range would become an infinity
+ * without a word. The ends bound the values; in f32 the product i * step is rounded before
+ * the sum, so it must stay in range too. f16 and bf16 are judged against f32, the type they
+ * are computed in (the header's rule for scalars). */
+static ocal_status arange_float(ocal_buffer out, ocal_dtype c, double start, double step,
+                                const char *func) {
+  int wide = out->dtype == OCAL_F64;
+  const char *type = wide ? "f64" : "f32";
+  size_t steps = out->numel - 1;
+  double span = (double)steps * step, last = start + span;
+  char what[160];
+  if (wide ? !isfinite(span) : c == OCAL_F32 && isinf((float)span))
+    snprintf(what, sizeof what, "(numel - 1) * step = %zu * %.9g%s", steps, step,
+             wide ? "" : ", computed in f32 (the context has no fp64),");
+  else if (!wide && isinf((float)start))
+    snprintf(what, sizeof what, "start %.9g", start);
+  else if (wide ? !isfinite(last) : isinf((float)last))
+    snprintf(what, sizeof what, "the last value, start + %zu * step = %.9g,", steps, last);
+  else
+    return OCAL_OK;
+  return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                    "%s is beyond %s's range (magnitude at most %.9g)%s: the values would be "
+                    "infinite; use a smaller start or step, or a shorter buffer%s",
+                    what, type, wide ? DBL_MAX : FLT_MAX,
+                    wide || out->dtype == OCAL_F32 ? "" : ", in which out's type is computed",
+                    !wide && ocal__context_fp64(out->ctx) ? ", or an f64 buffer" : "");
+}
+
 /* arange and linspace: computed in C (long for an integer arange; double where the context
  * has fp64, else float, otherwise), with the two scalars converted to C. */
 static ocal_status sequence(ocal_buffer out, double first, double second, const char *op,
@@ -409,29 +537,22 @@ static ocal_status sequence(ocal_buffer out, double first, double second, const 
     return status;
   }
   if (out->numel == 0) return OCAL_OK;
-  if (!ocal__ew_is_real_float(out->dtype)) {
+  if (integer) {
+    if ((status = arange_integer(out, first, second, a, b, func)) != OCAL_OK) return status;
+  } else if (!ocal__ew_is_real_float(out->dtype)) {
     /* Every value must fit out's type (the header's rule for integer scalars), else the
      * kernel's conversion would wrap it silently. The ends bound the sequence; the kernel
      * converts truncating toward zero (linspace's ends need not be whole). */
-    double last = integer ? first + (double)(out->numel - 1) * second : second;
     unsigned char scratch[8];
     if (ocal__ew_scalar(trunc(first), out->dtype, scratch, func) != OCAL_OK ||
-        ocal__ew_scalar(trunc(last), out->dtype, scratch, func) != OCAL_OK)
+        ocal__ew_scalar(trunc(second), out->dtype, scratch, func) != OCAL_OK)
       return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                         "%s from %.17g to %.17g leaves the range of %s (out's type): pick "
                         "bounds inside it, or a wider integer type",
-                        op, first, last, ocal_dtype_name(out->dtype));
-  }
-  if (integer) {
-    /* The kernel adds in long, which wraps modulo 2^64 (two's complement): start and step go
-     * in as their residues, and since both ends fit out's type, every start + i * step comes
-     * out exact (a u64 start above long's range included). Both magnitudes are below 2^64
-     * here; a single element never uses the step. */
-    double v[2] = {first, out->numel > 1 ? second : 0.0};
-    for (int k = 0; k < 2; k++) {
-      uint64_t w = v[k] >= 0 ? (uint64_t)v[k] : (uint64_t)0 - (uint64_t)(-v[k]);
-      memcpy(k == 0 ? a : b, &w, sizeof w);
-    }
+                        op, first, second, ocal_dtype_name(out->dtype));
+  } else if (strcmp(op, "arange") == 0 &&
+             (status = arange_float(out, c, first, second, func)) != OCAL_OK) {
+    return status;
   }
   char extra[64], options[256];
   snprintf(extra, sizeof extra, "-DC=%s%s%s%s", ocal__dtype_cl_type(c),
