@@ -451,17 +451,17 @@ static ocal_status arange_integer(ocal_buffer out, double start, double step, un
   uint64_t stride = 0; /* |step|, used only when there is a second value */
   size_t steps = out->numel - 1;
   if (steps > 0) {
-    uint64_t span;
-    if (fabs(step) >= two64 ||
-        __builtin_mul_overflow((uint64_t)steps, (uint64_t)fabs(step), &span))
+    stride = fabs(step) < two64 ? (uint64_t)fabs(step) : 0;
+    if (fabs(step) >= two64 || (stride && (uint64_t)steps > UINT64_MAX / stride))
       return ocal__fail(OCAL_INVALID_ARGUMENT, func,
                         "(numel - 1) * step = %zu * %.17g is 2^64 or more in magnitude, so the "
                         "values overflow %s (out's type), %s: use a smaller step or a shorter "
                         "buffer",
                         steps, step, type, range);
-    stride = (uint64_t)fabs(step);
+    uint64_t span = (uint64_t)steps * stride;
     if (span && (step < 0) == first.neg) {
-      last.carry = __builtin_add_overflow(first.mag, span, &last.mag);
+      last.mag = first.mag + span; /* modulo 2^64: a wrap is the carry */
+      last.carry = last.mag < first.mag;
     } else if (span > first.mag) {
       last.neg = step < 0;
       last.mag = span - first.mag;
