@@ -1313,14 +1313,15 @@ static ocal__gemm_choice rule_of(const rule_row *r, int *widen) {
 
 static const rule_row rule_rows[] = {
     /* Hopper, precision tf32: wgmma for products of 128 x 64 blocks for an eighth of the
-     * compute units (half of them with A transposed), mma.sync for short k, ocal's f32
-     * kernel for the smallest; f16/bf16 always on tensor cores. */
+     * compute units (half of them with A transposed), mma.sync for short k and in 64 x 64
+     * blocks for half of them, ocal's f32 kernel for the smallest; f16/bf16 always on tensor
+     * cores. */
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 4096, 4096, 4096, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 1024, 1024, 1024, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 768, 768, 768, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 256, 256, 16, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 512, 784, 1, OWN, 0, 0, 0},
-    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 784, 512, 256, 1, OWN, 0, 0, 0},
+    {DEV_HOPPER, AUTO, TF32, OCAL_F32, T, 784, 512, 256, 1, TC, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 256, 784, 512, 1, WG, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 320, 320, 320, 1, OWN, 0, 0, 0},
     {DEV_HOPPER, AUTO, TF32, OCAL_F32, N, 4096, 4096, 64, 1, TC, 0, 0, 0},

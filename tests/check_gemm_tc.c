@@ -434,7 +434,7 @@ START_TEST(test_wgmma_builds) {
                                      (char *)src + (na + nb) * es, &e3);
           ck_assert(e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS);
           ocal__tc_launch L = {dt, ta, 0, m, n, k, 1, ma, mb, mc, 0, ta ? m : k, 0, 0, n, 0,
-                               0, n, 0, 1.5, -0.5, k, 1};
+                               0, n, 0, 1.5, -0.5, k, 1, 0};
           int not_built = 0;
           ck_assert_ocal(ocal__gemm_wgmma_run(fixture_ctx, &L, tma, bn, &not_built));
           char what[120];
@@ -462,6 +462,71 @@ START_TEST(test_wgmma_builds) {
     }
   }
   free(f), free(h), free(ref), free(bound);
+}
+END_TEST
+
+/* Both TF32 blocks of the mma.sync kernel (128 x 128 with k steps of 8, and 64 x 64 with
+ * steps of 16, which the engine takes where those fill the device: gemm_tc.c), called
+ * directly whatever the rule would pick, so that a CPU's emulation runs the small one too:
+ * every transpose, 16-byte aligned operands (cp.async) and not (the register-staged form),
+ * edges in m, n and k, alpha 1.5 and beta -0.5, against the host product of the rounded
+ * inputs. */
+START_TEST(test_tc_tf32_blocks) {
+  if (groups_too_small("test_tc_tf32_blocks")) return;
+  open_tc();
+  char spell[64];
+  ocal__tc_spelling(fixture_ctx, spell, sizeof spell);
+  cl_context clctx;
+  cl_command_queue q;
+  ck_assert_ocal(ocal_context_get_cl_context(fixture_ctx, &clctx));
+  ck_assert_ocal(ocal_context_get_cl_queue(fixture_ctx, &q));
+  const size_t shapes[2][3] = {{200, 136, 144}, {131, 97, 83}}; /* aligned, not */
+  for (int sh = 0; sh < 2; sh++)
+    for (int t = 0; t < 4; t++) {
+      const int ta = t & 1, tb = t >> 1;
+      const size_t m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2];
+      const size_t na = m * k, nb = k * n, nc = m * n, lda = ta ? m : k, ldb = tb ? k : n;
+      float *f = malloc(sizeof(float) * (na + nb + 2 * nc));
+      double *ref = malloc(sizeof(double) * nc), *bound = malloc(sizeof(double) * nc);
+      ck_assert(f && ref && bound);
+      fill(f, na + nb + nc, 700 + (uint64_t)(4 * sh + t));
+      const float *a = f, *b = f + na, *c0 = f + na + nb;
+      float *got = f + na + nb + nc;
+      for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+          double sum = 0, mag = 0;
+          for (size_t p = 0; p < k; p++) {
+            double x = tf32(ta ? a[p * m + i] : a[i * k + p]);
+            double y = tf32(tb ? b[j * k + p] : b[p * n + j]);
+            sum += x * y, mag += fabs(x * y);
+          }
+          ref[i * n + j] = 1.5 * sum - 0.5 * c0[i * n + j];
+          bound[i * n + j] = 1.5 * mag + 0.5 * fabs((double)c0[i * n + j]);
+        }
+      for (int small = 0; small < 2; small++) {
+        cl_int e1, e2, e3;
+        cl_mem ma = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, na * 4,
+                                   (void *)a, &e1);
+        cl_mem mb = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nb * 4,
+                                   (void *)b, &e2);
+        cl_mem mc = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nc * 4,
+                                   (void *)c0, &e3);
+        ck_assert(e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS);
+        ocal__tc_launch L = {OCAL_F32, ta, tb, m, n, k, 1, ma, mb, mc, 0, lda, 0, 0, ldb, 0,
+                             0, n, 0, 1.5, -0.5, k, 1, small};
+        int not_built = 0;
+        ck_assert_ocal(ocal__gemm_tc_enqueue(fixture_ctx, spell, &L, &not_built));
+        ck_assert_int_eq(clEnqueueReadBuffer(q, mc, CL_TRUE, 0, nc * 4, got, 0, NULL, NULL),
+                         CL_SUCCESS);
+        char what[120];
+        snprintf(what, sizeof what, "mma.sync TF32 %s blocks, %c%c %zux%zux%zu",
+                 small ? "64 x 64" : "128 x 128", ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k);
+        assert_within_bound(what, got, got, 4, 0, nc, nc, ref, bound,
+                            (double)(k + 8) * ldexp(1.0, -23), 1e-30);
+        clReleaseMemObject(ma), clReleaseMemObject(mb), clReleaseMemObject(mc);
+      }
+      free(f), free(ref), free(bound);
+    }
 }
 END_TEST
 
@@ -868,7 +933,7 @@ START_TEST(test_f64_hopper_blocks) {
                                (void *)c0, &e3);
     ck_assert(e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS);
     ocal__tc_launch L = {OCAL_F64, ta, tb, m, n, k, 1, ma, mb, mc, 0, lda, 0, 0,
-                         tb ? k : n, 0, 0, n, 0, 1.5, -0.5, k, 1};
+                         tb ? k : n, 0, 0, n, 0, 1.5, -0.5, k, 1, 0};
     int not_built = 0;
     ck_assert_ocal(ocal__gemm_dmma_enqueue_variant(fixture_ctx, spell, v, &L, &not_built));
     ck_assert_int_eq(clEnqueueReadBuffer(q, mc, CL_TRUE, 0, nc * 8, got, 0, NULL, NULL),
@@ -995,6 +1060,20 @@ START_TEST(test_rule) {
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 256, 512, 784, 1, 1); /* the MLP's */
   ck_assert_int_eq(c.engine, OCAL__GEMM_OWN);
   ck_assert_ptr_nonnull(strstr(c.reason, "too few 128x128 tiles"));
+  /* 64 x 64 blocks where 128 x 128 tiles fill less than a quarter of the compute units and
+   * they fill half: the MLP's 784 x 512 x 256 (28 tiles, 104 blocks), not 256 x 512 x 784 (32
+   * blocks). */
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 784, 512, 256, 1, 1);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_TC);
+  ck_assert_ptr_nonnull(strstr(c.reason, "64 x 64 blocks"));
+  ck_assert_int_eq(ocal__gemm_tc_small_blocks(132, 784, 512, 1), 1);
+  ck_assert_int_eq(ocal__gemm_tc_small_blocks(132, 256, 512, 1), 0);   /* 32 blocks */
+  ck_assert_int_eq(ocal__gemm_tc_small_blocks(132, 1024, 1024, 1), 0); /* 64 tiles */
+  ck_assert_int_eq(ocal__gemm_tc_small_blocks(132, 512, 512, 2), 1);   /* 32 tiles, 128 blocks */
+  ck_assert_int_eq(ocal__gemm_tc_small_blocks(132, 512, 512, 1), 0);   /* 64 blocks */
+  ck_assert_int_eq(ocal__gemm_tc_small_blocks(132, 576, 512, 1), 1);   /* 72 blocks */
+  c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 784, 512, 64, 1, 1); /* k too short */
+  ck_assert_int_eq(c.engine, OCAL__GEMM_OWN);
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_NO_TRANS, 2048, 2048, 16, 1, 1); /* k too short */
   ck_assert_int_ne(c.engine, OCAL__GEMM_TC);
   c = ocal__gemm_rule(&f, OCAL_F64, OCAL_NO_TRANS, 4096, 4096, 4096, 1, 1);
@@ -1037,7 +1116,7 @@ START_TEST(test_rule) {
   ck_assert_int_ne(c.engine, OCAL__GEMM_WGMMA);
   /* A transposed (packed first): from half the compute units. */
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 784, 512, 256, 1, 1); /* 56 blocks */
-  ck_assert_int_ne(c.engine, OCAL__GEMM_WGMMA);
+  ck_assert_int_eq(c.engine, OCAL__GEMM_TC); /* mma.sync's 64 x 64 blocks */
   c = ocal__gemm_rule(&f, OCAL_F32, OCAL_TRANS, 768, 768, 256, 1, 1); /* 72 blocks */
   ck_assert_int_eq(c.engine, OCAL__GEMM_WGMMA);
   /* Its blocks: 128 columns where blocks of 256 would fill less than half the device, 64
@@ -1217,6 +1296,7 @@ static Suite *gemm_tc_suite(void) {
   tcase_add_test(tc, test_probe_answer_cached);
   tcase_add_test(tc, test_fallback_is_exact);
   tcase_add_test(tc, test_tc_cases);
+  tcase_add_test(tc, test_tc_tf32_blocks);
   tcase_add_test(tc, test_wgmma_cases);
   tcase_add_test(tc, test_wgmma_builds);
   tcase_add_test(tc, test_wgmma_pack_layout);

@@ -145,6 +145,11 @@ ocal_status ocal__gemm_tc_answer(ocal_context ctx, int *ok, const char **detail,
  * stages. */
 int ocal__gemm_wgmma_pays(unsigned compute_units, size_t m, size_t n, size_t k, size_t batch);
 
+/* Whether a TF32 product on the mma.sync kernel takes its 64 x 64 blocks, in one pass over k
+ * (rule.c): where its 128 x 128 tiles would fill less than a quarter of the compute units and
+ * the 64 x 64 blocks at least half of them. */
+int ocal__gemm_tc_small_blocks(unsigned compute_units, size_t m, size_t n, size_t batch);
+
 /* The columns of the wgmma kernel's blocks for a product (rule.c): 256, or 128 where blocks
  * of 256 would leave more than half the compute units idle, or 64 where blocks of 128 would. */
 unsigned ocal__gemm_wgmma_block_n(unsigned compute_units, size_t m, size_t n, size_t batch);

@@ -18,16 +18,18 @@
 /* The kernel's block and work-group (cl/gemm_mma.cl: 8 warps of 32 as 2 x 4). */
 #define TC_BM 128
 #define TC_BN 128
+#define TC_SMALL 64 /* TF32's small blocks, 64 x 64 */
 #define TC_THREADS 256
 /* What the kernel's local tiles may take: NVIDIA's 48 KiB a work-group, or less where the
  * device (or OCAL_LIMITS) has less; stages that do not fit are dropped at build time. */
 #define TC_LOCAL_MAX 49152u
 #define TC_LOCAL_RESERVE 1024u /* bytes kept free of stages (see variant_options) */
 
-/* The build options of the variant for a call. TF32: 128 x 128 blocks, k step 8, four
- * cp.async stages and ldmatrix where every operand is 16-byte aligned (VEC: offsets, leading
- * dimensions and batch strides multiples of 16 bytes), else its register-staged two-stage
- * form (the same tile, element-wise edges). */
+/* The build options of the variant for a call. TF32: 128 x 128 blocks, k step 8 (or 64 x 64
+ * blocks, k step 16: L->small), four cp.async stages and ldmatrix where every operand is
+ * 16-byte aligned (VEC: offsets, leading dimensions and batch strides multiples of 16 bytes),
+ * else its register-staged two-stage form (the same tile, element-wise edges). A 64 x 64
+ * block needs k steps of 16: each of the 256 work-items copies whole 16-byte pieces. */
 static void variant_options(ocal_context ctx, const char *spell, const ocal__tc_launch *L,
                             char *out, size_t size) {
   /* 16 bytes of elements: 4 f32 or 8 f16/bf16. */
@@ -53,9 +55,9 @@ static void variant_options(ocal_context ctx, const char *spell, const ocal__tc_
   }
   snprintf(out, size,
            "-DMMA_TF32%s -DTA=%d -DTB=%d -DVEC=%d -DCP_ASYNC=%d -DLDMATRIX=1 -DBM=%d -DBN=%d "
-           "-DBK=8%s -DRASTER=8 -DLOCAL_MAX=%u",
-           spell, L->ta, L->tb, vec, vec,
-           TC_BM, TC_BN, vec ? " -DSTAGES=4" : "", local_max);
+           "-DBK=%d%s -DRASTER=8 -DLOCAL_MAX=%u",
+           spell, L->ta, L->tb, vec, vec, L->small ? TC_SMALL : TC_BM,
+           L->small ? TC_SMALL : TC_BN, L->small ? 16 : 8, vec ? " -DSTAGES=4" : "", local_max);
 }
 
 /* Builds (or finds) the variant and enqueues it. *not_built = 1 when it does not build or
@@ -76,7 +78,8 @@ ocal_status ocal__gemm_tc_enqueue(ocal_context ctx, const char *spell, const oca
     *not_built = 1;
     return s;
   }
-  return ocal__tc_launch_run(ctx, kern, L, TC_BM, TC_BN, TC_THREADS);
+  size_t bm = L->small ? TC_SMALL : TC_BM, bn = L->small ? TC_SMALL : TC_BN;
+  return ocal__tc_launch_run(ctx, kern, L, bm, bn, TC_THREADS);
 }
 
 ocal_status ocal__tc_launch_run(ocal_context ctx, ocal__kernel *kern, const ocal__tc_launch *L,
@@ -131,7 +134,8 @@ void ocal__tc_launch_of(const ocal__gemm_call *g, ocal__tc_launch *L) {
                            g->alpha,
                            g->beta,
                            g->k,
-                           1};
+                           1,
+                           0};
   *L = whole;
 }
 
@@ -180,7 +184,12 @@ static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *cho
   ocal__tc_launch L;
   ocal__tc_launch_of(g, &L);
   cl_mem w = NULL;
-  if (g->dtype == OCAL_F32) /* the 16-bit kernels do not split k */
+  /* TF32: 64 x 64 blocks in one pass where those fill the device, else 128 x 128 tiles with k
+   * split where they do not; the 16-bit kernels do neither. */
+  if (g->dtype == OCAL_F32)
+    L.small = (int)ocal__gemm_tc_small_blocks(ocal__context_info(ctx)->compute_units, g->m, g->n,
+                                              g->batch);
+  if (g->dtype == OCAL_F32 && !L.small)
     ocal__tc_split_k(g, TC_BM, TC_BN, 8, sizeof(float), &L, &w);
   int failed = 0;
   char spell[64];

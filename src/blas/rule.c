@@ -148,6 +148,18 @@ unsigned ocal__gemm_wgmma_block_n(unsigned compute_units, size_t m, size_t n, si
   return wgmma_blocks(m, n, batch, 128) * 2 >= compute_units ? 128u : 64u;
 }
 
+/* The mma.sync kernel's 64 x 64 blocks (TF32) where 128 x 128 tiles would fill less than a
+ * quarter of the compute units and the small blocks fill half: one pass over k, no slices to
+ * sum. On an H200 (132 units) the MLP's 784 x 512 x 256 TN product (104 blocks) ran 19.7
+ * TFLOP/s so, against 12.0 in 128 x 128 tiles with k split and 14.1 on ocal's FP32 kernel;
+ * with fewer blocks the long k loops lose (256 x 512 x 784, 32 blocks: 10.6 against 11.5-15
+ * on ocal's kernel, which splits k) (docs/tensor-cores.md). */
+int ocal__gemm_tc_small_blocks(unsigned compute_units, size_t m, size_t n, size_t batch) {
+  size_t tiles = ocal__ceil_div(m, 128) * ocal__ceil_div(n, 128) * batch;
+  size_t blocks = ocal__ceil_div(m, 64) * ocal__ceil_div(n, 64) * batch;
+  return tiles * 4 < compute_units && blocks * 2 >= compute_units;
+}
+
 /* Whether the probe passed for dtype's kernels: mma.sync (wgmma 0) or wgmma. */
 static int probe_passed(const ocal__blas_facts *f, ocal_dtype dtype, int wgmma) {
   switch (dtype) {
@@ -245,13 +257,12 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
       return c;
     }
   }
-  /* With TF32 allowed: wgmma where it pays (Hopper), else the mma.sync kernel, which has one
-   * tile, 128 x 128 (gemm_tc.c splits k for outputs of fewer tiles than compute units), where
-   * the output fills at least a quarter of the device's compute units with tiles and k covers
-   * several k steps. Smaller products (an MLP's layers) stay on the rule below, where ocal's
-   * FP32 kernel splits k to fill the device: against mma.sync with k split into slices of 64
-   * it won at 784x512x256 and 512^3, tied at 256x512x784 and lost by 9 % at 256x784x512
-   * (docs/measurements.md). */
+  /* With TF32 allowed: wgmma where it pays (Hopper), else the mma.sync kernel in 128 x 128
+   * tiles (gemm_tc.c splits k for outputs of fewer tiles than compute units) where the output
+   * fills at least a quarter of the device's compute units with tiles and k covers several k
+   * steps, or in 64 x 64 blocks where those fill half of them (ocal__gemm_tc_small_blocks).
+   * Smaller products stay on the rule below, where ocal's FP32 kernel splits k to fill the
+   * device (docs/measurements.md). */
   int tf32_small = 0;
   if (f->gemm == OCAL__ENGINE_AUTO && dtype == OCAL_F32 &&
       f->precision == OCAL_GEMM_PRECISION_TF32 && f->tc && fits) {
@@ -271,6 +282,12 @@ ocal__gemm_choice ocal__gemm_rule(const ocal__blas_facts *f, ocal_dtype dtype,
     if (k >= 64 && tiles * 4 >= f->compute_units) {
       c.engine = OCAL__GEMM_TC;
       c.reason = "precision tf32, probe passed: tensor cores (tf32, mma.sync m16n8k8)";
+      return c;
+    }
+    if (k >= 128 && ocal__gemm_tc_small_blocks(f->compute_units, m, n, batch)) {
+      c.engine = OCAL__GEMM_TC;
+      c.reason = "precision tf32, probe passed, 64 x 64 blocks for at least half the compute "
+                 "units: tensor cores (tf32, mma.sync m16n8k8)";
       return c;
     }
     tf32_small = 1;

@@ -245,7 +245,7 @@ static ocal_status run_probe_gemm(ocal_context ctx, const char *spell, int wgmma
       (s = make_buffer(ctx, sc, hc, &mc)) != OCAL_OK)
     goto done;
   ocal__tc_launch L = {OCAL_F32, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
-                 (float)alpha, (float)beta, K, 1};
+                 (float)alpha, (float)beta, K, 1, 0};
   int not_built;
   s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma >= 2, wgmma_bn(wgmma), &not_built)
             : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
@@ -309,7 +309,7 @@ static ocal_status run_probe_gemm_half(ocal_context ctx, const char *spell, ocal
     goto done;
   const double alpha = 1.5, beta = -0.5;
   ocal__tc_launch L = {dtype, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
-                 (float)alpha, (float)beta, K, 1};
+                 (float)alpha, (float)beta, K, 1, 0};
   int not_built;
   s = wgmma ? ocal__gemm_wgmma_run(ctx, &L, wgmma >= 2, wgmma_bn(wgmma), &not_built)
             : ocal__gemm_tc_enqueue(ctx, spell, &L, &not_built);
@@ -371,7 +371,7 @@ static ocal_status run_probe_gemm_f64(ocal_context ctx, const char *spell, int w
     goto done;
   const double alpha = 1.5, beta = -0.5;
   ocal__tc_launch L = {OCAL_F64, 0, 0, M, N, K, 1, ma, mb, mc, 0, K, 0, 0, N, 0, 0, N, 0,
-                       alpha, beta, K, 1};
+                       alpha, beta, K, 1, 0};
   int not_built;
   s = ocal__gemm_dmma_enqueue(ctx, spell, which, &L, &not_built);
   if (s != OCAL_OK) {

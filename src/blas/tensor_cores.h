@@ -17,6 +17,7 @@ typedef struct ocal__tc_launch {
   size_t a_off, lda, a_stride, b_off, ldb, b_stride, c_off, ldc, c_stride;
   double alpha, beta; /* rounded to f32 for the f32-accumulating kernels */
   size_t kc, slices; /* slices of k (kc each, whole k steps): C entry z = batch entry x slices */
+  int small; /* TF32 on mma.sync: 64 x 64 blocks, k steps of 16 (else 128 x 128, steps of 8) */
 } ocal__tc_launch;
 
 /* The launch of the whole product g, C in place, one slice of k. */
