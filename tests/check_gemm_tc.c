@@ -184,6 +184,19 @@ static void assert_within_bound(const char *what, const void *got, const void *c
   fflush(stdout);
 }
 
+/* Device copies of A, B and C (elements of es bytes) for a direct call of an engine. */
+static void device_copies(cl_context clctx, size_t es, size_t na, size_t nb, size_t nc,
+                          const void *a, const void *b, const void *c, cl_mem mem[3]) {
+  const size_t n[3] = {na, nb, nc};
+  const void *src[3] = {a, b, c};
+  for (int i = 0; i < 3; i++) {
+    cl_int err;
+    mem[i] = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n[i] * es,
+                            (void *)src[i], &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+  }
+}
+
 static void run_case(const gcase *t, int rounded, const char *expect_engine, uint64_t seed) {
   size_t m = t->m, n = t->n, k = t->k, bt = t->batch;
   size_t na = bt * m * k, nb = (t->shared_b ? 1 : bt) * k * n, nc = bt * m * n;
@@ -425,14 +438,10 @@ START_TEST(test_wgmma_builds) {
       const void *src = d ? (const void *)h : (const void *)f;
       for (int tma = 0; tma <= tma_ok; tma++)
         for (unsigned bn = 64; bn <= 256; bn *= 2) {
-          cl_int e1, e2, e3;
-          cl_mem ma = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, na * es,
-                                     (void *)src, &e1);
-          cl_mem mb = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nb * es,
-                                     (char *)src + na * es, &e2);
-          cl_mem mc = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nc * es,
-                                     (char *)src + (na + nb) * es, &e3);
-          ck_assert(e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS);
+          cl_mem mem[3];
+          device_copies(clctx, es, na, nb, nc, src, (const char *)src + na * es,
+                        (const char *)src + (na + nb) * es, mem);
+          cl_mem ma = mem[0], mb = mem[1], mc = mem[2];
           ocal__tc_launch L = {dt, ta, 0, m, n, k, 1, ma, mb, mc, 0, ta ? m : k, 0, 0, n, 0,
                                0, n, 0, 1.5, -0.5, k, 1, 0};
           int not_built = 0;
@@ -504,14 +513,9 @@ START_TEST(test_tc_tf32_blocks) {
           bound[i * n + j] = 1.5 * mag + 0.5 * fabs((double)c0[i * n + j]);
         }
       for (int small = 0; small < 2; small++) {
-        cl_int e1, e2, e3;
-        cl_mem ma = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, na * 4,
-                                   (void *)a, &e1);
-        cl_mem mb = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nb * 4,
-                                   (void *)b, &e2);
-        cl_mem mc = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nc * 4,
-                                   (void *)c0, &e3);
-        ck_assert(e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS);
+        cl_mem mem[3];
+        device_copies(clctx, 4, na, nb, nc, a, b, c0, mem);
+        cl_mem ma = mem[0], mb = mem[1], mc = mem[2];
         ocal__tc_launch L = {OCAL_F32, ta, tb, m, n, k, 1, ma, mb, mc, 0, lda, 0, 0, ldb, 0,
                              0, n, 0, 1.5, -0.5, k, 1, small};
         int not_built = 0;
@@ -924,14 +928,9 @@ START_TEST(test_f64_hopper_blocks) {
         ref[i * n + j] = (double)(1.5L * sum - 0.5L * c0[i * n + j]);
         bound[i * n + j] = (double)(1.5L * mag + 0.5L * fabsl((long double)c0[i * n + j]));
       }
-    cl_int e1, e2, e3;
-    cl_mem ma = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, na * 8,
-                               (void *)a, &e1);
-    cl_mem mb = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nb * 8,
-                               (void *)b, &e2);
-    cl_mem mc = clCreateBuffer(clctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nc * 8,
-                               (void *)c0, &e3);
-    ck_assert(e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS);
+    cl_mem mem[3];
+    device_copies(clctx, 8, na, nb, nc, a, b, c0, mem);
+    cl_mem ma = mem[0], mb = mem[1], mc = mem[2];
     ocal__tc_launch L = {OCAL_F64, ta, tb, m, n, k, 1, ma, mb, mc, 0, lda, 0, 0,
                          tb ? k : n, 0, 0, n, 0, 1.5, -0.5, k, 1, 0};
     int not_built = 0;
