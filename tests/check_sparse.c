@@ -533,6 +533,52 @@ START_TEST(test_from_buffers_and_queries) {
 }
 END_TEST
 
+/* A row_ptr whose type is no index type is refused as one (OCAL_UNSUPPORTED, as
+ * ocal_csr_from_host refuses it), even when col_idx has another type: asking for the two
+ * types to match would send the caller to a col_idx of a type that is refused too. */
+START_TEST(test_from_buffers_index_type) {
+  hmat m = random_hmat(37, 29, 3.0, 5, SIZE_MAX, (uint64_t)time(NULL));
+  size_t nr = m.rows + 1, nz = m.nnz;
+  float *rpf = fixture_malloc(nr * sizeof *rpf);
+  uint32_t *rpu = fixture_malloc(nr * sizeof *rpu);
+  for (size_t i = 0; i < nr; i++) {
+    rpf[i] = (float)m.rp[i];
+    rpu[i] = (uint32_t)m.rp[i];
+  }
+  void *rp32 = idx_array(OCAL_I32, m.rp, nr), *ci32 = idx_array(OCAL_I32, m.ci, nz);
+  void *ci64 = idx_array(OCAL_I64, m.ci, nz), *v = val_array(OCAL_F32, m.v, nz);
+  ocal_buffer bf, bu, brp, bci32, bci64, bv;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &nr, rpf, &bf));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_U32, 1, &nr, rpu, &bu));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I32, 1, &nr, rp32, &brp));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I32, 1, &nz, ci32, &bci32));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I64, 1, &nz, ci64, &bci64));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &nz, v, &bv));
+  ocal_csr a = NULL;
+  ck_assert_ocal_fails(ocal_csr_from_buffers(bf, bci32, bv, m.cols, &a), OCAL_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "index type f32"));
+  ck_assert_ptr_null(a);
+  ck_assert_ocal_fails(ocal_csr_from_buffers(bu, bci64, bv, m.cols, &a), OCAL_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "index type u32"));
+  /* Two index types that differ are still a mismatch. */
+  ck_assert_ocal_fails(ocal_csr_from_buffers(brp, bci64, bv, m.cols, &a), OCAL_TYPE_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "row_ptr is i32 but col_idx is i64"));
+  ck_assert_ocal(ocal_csr_from_buffers(brp, bci32, bv, m.cols, &a));
+  size_t nnz;
+  ck_assert_ocal(ocal_csr_get_nnz(a, &nnz));
+  ck_assert_uint_eq(nnz, m.nnz);
+  ocal_csr_release(a);
+  ocal_buffer_release(bf);
+  ocal_buffer_release(bu);
+  ocal_buffer_release(brp);
+  ocal_buffer_release(bci32);
+  ocal_buffer_release(bci64);
+  ocal_buffer_release(bv);
+  free(rpf); free(rpu); free(rp32); free(ci32); free(ci64); free(v);
+  hmat_free(&m);
+}
+END_TEST
+
 /* ---- Matrix Market ------------------------------------------------------------------- */
 
 static char tmpdir[256];
@@ -2173,6 +2219,7 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_spmv_degenerate);
   tcase_add_test(tc, test_coo_unsorted_duplicates);
   tcase_add_test(tc, test_from_buffers_and_queries);
+  tcase_add_test(tc, test_from_buffers_index_type);
   tcase_add_test(tc, test_diagonal);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("spmv_merge");
