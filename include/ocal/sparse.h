@@ -161,7 +161,9 @@ OCAL_API ocal_status ocal_csr_get_spmv_kernel(ocal_csr a, const char **name);
  * row; 0 where there is none) into \p out, a buffer of rows elements of the value type.
  * \param a the matrix.
  * \param out the diagonal.
- * \returns OCAL_OK; OCAL_SHAPE_MISMATCH; OCAL_TYPE_MISMATCH. */
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH (a matrix that is not square, or out of another
+ *          element count); OCAL_TYPE_MISMATCH; OCAL_INVALID_HANDLE (a matrix or out that is
+ *          NULL or released); OCAL_INVALID_ARGUMENT (out of another context). */
 OCAL_API ocal_status ocal_csr_diagonal(ocal_csr a, ocal_buffer out);
 
 /** Sparse matrix-vector product: y = alpha * op(A) * x + beta * y.
@@ -215,7 +217,8 @@ typedef struct ocal_operator {
 /** Makes an operator that applies \p a with ocal_spmm (the matrix must be square).
  * \param a the matrix; it must outlive the operator.
  * \param op receives the operator.
- * \returns OCAL_OK; OCAL_SHAPE_MISMATCH for a non-square matrix; OCAL_INVALID_HANDLE. */
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH for a non-square matrix; OCAL_INVALID_HANDLE;
+ *          OCAL_INVALID_ARGUMENT when op is NULL. */
 OCAL_API ocal_status ocal_operator_from_csr(ocal_csr a, ocal_operator *op);
 
 /* ---- conjugate gradients -------------------------------------------------------------- */
