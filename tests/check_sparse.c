@@ -5,6 +5,7 @@
  * analytic eigenvalues of Laplacians, and a table of bad inputs. */
 #include "fixture.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -652,6 +653,54 @@ START_TEST(test_mtx_read) {
   ocal__mtx_free(&mm);
   ck_assert_ocal(ocal_csr_from_coo(fixture_ctx, OCAL_F32, OCAL_I32, 2, 4, 0, NULL, NULL, NULL, &a));
   ocal_csr_release(a);
+}
+END_TEST
+
+/* A value beyond f32's range in a file read as OCAL_F32 is refused, naming the entry and
+ * OCAL_F64, instead of becoming an infinity; the same file reads as OCAL_F64, and values
+ * within f32's range (up to FLT_MAX) read as OCAL_F32. */
+START_TEST(test_mtx_f32_range) {
+  uint64_t st = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull + 1;
+  double big = ldexp(1.0 + urand(&st), 128 + (int)(fixture_random(&st) % 800));
+  if (fixture_random(&st) & 1) big = -big;
+  double ok = 3.0e38 * (urand(&st) * 2 - 1);
+  int r = 1 + (int)(fixture_random(&st) % 3), c = 1 + (int)(fixture_random(&st) % 4);
+  char text[256], want[64];
+  snprintf(text, sizeof text,
+           "%%%%MatrixMarket matrix coordinate real general\n3 4 2\n%d %d %.17g\n%d %d %.17g\n",
+           r, c, big, r % 3 + 1, c, ok);
+  snprintf(want, sizeof want, "(%d, %d)", r, c);
+  const char *path = write_tmp("range.mtx", text);
+  ocal_csr a = NULL;
+  ck_assert_ocal_fails(ocal_csr_read_mtx(fixture_ctx, path, OCAL_F32, OCAL_I32, &a),
+                       OCAL_INVALID_ARGUMENT);
+  const char *msg = ocal_last_error();
+  ck_assert_msg(strstr(msg, want) && strstr(msg, "OCAL_F64") && strstr(msg, "range.mtx"), "%s",
+                msg);
+  ck_assert_ptr_null(a);
+  if (fixture_has_fp64()) {
+    ck_assert_ocal(ocal_csr_read_mtx(fixture_ctx, path, OCAL_F64, OCAL_I32, &a));
+    double one[4] = {0, 0, 0, 0}, y[3];
+    one[c - 1] = 1;
+    size_t four = 4, three = 3;
+    ocal_buffer x, yb;
+    ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F64, 1, &four, one, &x));
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F64, 1, &three, &yb));
+    ck_assert_ocal(ocal_spmv(OCAL_NO_TRANS, 1.0, a, x, 0.0, yb));
+    ck_assert_ocal(ocal_buffer_read(yb, 0, 3, y, NULL));
+    ck_assert(y[r - 1] == big && y[r % 3] == ok);
+    ocal_buffer_release(x);
+    ocal_buffer_release(yb);
+    ocal_csr_release(a);
+  }
+  unlink(path); /* the directory stays for the next file */
+  snprintf(text, sizeof text,
+           "%%%%MatrixMarket matrix coordinate real general\n3 4 1\n%d %d %.9g\n", r, c,
+           (double)FLT_MAX);
+  path = write_tmp("max.mtx", text);
+  ck_assert_ocal(ocal_csr_read_mtx(fixture_ctx, path, OCAL_F32, OCAL_I32, &a));
+  ocal_csr_release(a);
+  remove_tmp(path);
 }
 END_TEST
 
@@ -2251,6 +2300,7 @@ Suite *sparse_suite(void) {
   tc = fixture_tcase("mtx");
   tcase_add_test(tc, test_mtx_read);
   tcase_add_test(tc, test_mtx_malformed);
+  tcase_add_test(tc, test_mtx_f32_range);
   tcase_add_test(tc, test_bad_inputs);
   tcase_add_test(tc, test_coo_huge_nnz);
   tcase_add_test(tc, test_coo_huge_rows);

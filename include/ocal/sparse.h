@@ -107,8 +107,10 @@ OCAL_API ocal_status ocal_csr_from_buffers(ocal_buffer row_ptr, ocal_buffer col_
  * \param index_type OCAL_I32 or OCAL_I64 for the matrix.
  * \param out receives the matrix.
  * \returns OCAL_OK; OCAL_IO_ERROR when the file cannot be read; OCAL_INVALID_ARGUMENT for a
- *          malformed file (the message names the line and what is wrong) or a format ocal
- *          does not read (array, complex, hermitian, skew-symmetric). */
+ *          malformed file (the message names the line and what is wrong), a format ocal
+ *          does not read (array, complex, hermitian, skew-symmetric), or, for OCAL_F32, a
+ *          finite value that f32 cannot hold (it would become an infinity; the message names
+ *          the entry: read such a file as OCAL_F64). */
 OCAL_API ocal_status ocal_csr_read_mtx(ocal_context ctx, const char *path, ocal_dtype value_type,
                                        ocal_dtype index_type, ocal_csr *out);
 
