@@ -580,6 +580,40 @@ START_TEST(test_from_buffers_index_type) {
 }
 END_TEST
 
+/* A block product with X and Y of the right element counts but the wrong shapes (Y {k, m}
+ * where {m, k} is needed) is refused, and the message shows the shapes it was given: the
+ * counts alone matched what the message asked for. */
+START_TEST(test_spmm_shape_message) {
+  uint64_t st = (uint64_t)time(NULL);
+  size_t rows = 3 + fixture_random(&st) % 20, cols = 2 + fixture_random(&st) % 20;
+  size_t k = 2 + fixture_random(&st) % 7;
+  if (k == rows) k++;
+  hmat m = random_hmat(rows, cols, 2.0, 0, SIZE_MAX, st);
+  void *rp = idx_array(OCAL_I32, m.rp, rows + 1), *ci = idx_array(OCAL_I32, m.ci, m.nnz);
+  void *v = val_array(OCAL_F32, m.v, m.nnz);
+  ocal_csr a;
+  ck_assert_ocal(ocal_csr_from_host(fixture_ctx, OCAL_F32, OCAL_I32, rows, cols, rp, ci, v, &a));
+  size_t xs[2] = {cols, k}, ys[2] = {k, rows}, good[2] = {rows, k};
+  ocal_buffer x, y, y2;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, xs, &x));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, ys, &y));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, good, &y2));
+  ck_assert_ocal_fails(ocal_spmm(OCAL_NO_TRANS, 1, a, x, 0, y), OCAL_SHAPE_MISMATCH);
+  char want[64];
+  snprintf(want, sizeof want, "Y is [%zu, %zu]", k, rows);
+  ck_assert_msg(strstr(ocal_last_error(), want), "%s", ocal_last_error());
+  snprintf(want, sizeof want, "X is [%zu, %zu]", cols, k);
+  ck_assert_msg(strstr(ocal_last_error(), want), "%s", ocal_last_error());
+  ck_assert_ocal(ocal_spmm(OCAL_NO_TRANS, 1, a, x, 0, y2));
+  ocal_buffer_release(x);
+  ocal_buffer_release(y);
+  ocal_buffer_release(y2);
+  ocal_csr_release(a);
+  free(rp); free(ci); free(v);
+  hmat_free(&m);
+}
+END_TEST
+
 /* ---- Matrix Market ------------------------------------------------------------------- */
 
 static char tmpdir[256];
@@ -2269,6 +2303,7 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_coo_unsorted_duplicates);
   tcase_add_test(tc, test_from_buffers_and_queries);
   tcase_add_test(tc, test_from_buffers_index_type);
+  tcase_add_test(tc, test_spmm_shape_message);
   tcase_add_test(tc, test_diagonal);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("spmv_merge");
