@@ -1042,6 +1042,11 @@ START_TEST(test_build_failure) {
       ck_assert_int_eq(s, OCAL_BUILD_FAILED);
       msg = ocal_last_error();
       ck_assert_msg(strstr(msg, "VkFFT") && strstr(msg, "clFFT's kernels"), "%s", msg);
+      /* The message names the call once, at its start, not again before each engine's own
+       * message that it quotes. */
+      ck_assert_msg(strncmp(msg, "ocal_fft_plan_create: ", 22) == 0 &&
+                        strstr(msg + 22, "ocal_fft_plan_create: ") == NULL,
+                    "%s", msg);
     }
   }
   unsetenv("POCL_EXTRA_BUILD_FLAGS");

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Per-element checks: ck_assert records every passing assertion (a write per call in fork
  * mode), which costs more than the test itself over a million elements. */
@@ -442,6 +443,33 @@ START_TEST(test_keepdims_shape) {
   ocal_buffer_release(x);
   ocal_buffer_release(a);
   ocal_buffer_release(b);
+}
+END_TEST
+
+/* Over OCAL_AXIS_ALL any out of one element takes the result, whatever its shape, and the
+ * message for an out of another size says so (it once asked for shape [1] only). */
+START_TEST(test_whole_out_any_shape) {
+  size_t shape[2] = {7, 13}, one[3] = {1, 1, 1}, two = 2, n = 91;
+  float *h = make_data(OCAL_F32, n, DATA_MIXED, (uint64_t)time(NULL));
+  ocal_buffer x, o, o2;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 2, shape, h, &x));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 3, one, &o));
+  ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F32, 1, &two, &o2));
+  ck_assert_ocal(ocal_sum(x, OCAL_AXIS_ALL, o));
+  float r;
+  ck_assert_ocal(ocal_buffer_read(o, 0, 1, &r, NULL));
+  double s = 0;
+  for (size_t i = 0; i < n; i++) s += h[i];
+  ck_assert_double_eq_tol(r, s, 1e-5 * (fabs(s) + 1));
+  ck_assert_ocal_fails(ocal_sum(x, OCAL_AXIS_ALL, o2), OCAL_SHAPE_MISMATCH);
+  const char *msg = ocal_last_error();
+  ck_assert_msg(strstr(msg, "one element") && strstr(msg, "any shape") &&
+                    !strstr(msg, "needs shape [1]"),
+                "%s", msg);
+  free(h);
+  ocal_buffer_release(x);
+  ocal_buffer_release(o);
+  ocal_buffer_release(o2);
 }
 END_TEST
 
@@ -1099,6 +1127,7 @@ static Suite *reduce_suite(void) {
   tc = fixture_tcase("axes");
   tcase_add_loop_test(tc, test_axes_every_op, 0, N_REAL);
   tcase_add_test(tc, test_keepdims_shape);
+  tcase_add_test(tc, test_whole_out_any_shape);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("accuracy");
   tcase_add_test(tc, test_float_sum_accuracy_2_24);

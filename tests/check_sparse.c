@@ -5,6 +5,7 @@
  * analytic eigenvalues of Laplacians, and a table of bad inputs. */
 #include "fixture.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -533,6 +534,86 @@ START_TEST(test_from_buffers_and_queries) {
 }
 END_TEST
 
+/* A row_ptr whose type is no index type is refused as one (OCAL_UNSUPPORTED, as
+ * ocal_csr_from_host refuses it), even when col_idx has another type: asking for the two
+ * types to match would send the caller to a col_idx of a type that is refused too. */
+START_TEST(test_from_buffers_index_type) {
+  hmat m = random_hmat(37, 29, 3.0, 5, SIZE_MAX, (uint64_t)time(NULL));
+  size_t nr = m.rows + 1, nz = m.nnz;
+  float *rpf = fixture_malloc(nr * sizeof *rpf);
+  uint32_t *rpu = fixture_malloc(nr * sizeof *rpu);
+  for (size_t i = 0; i < nr; i++) {
+    rpf[i] = (float)m.rp[i];
+    rpu[i] = (uint32_t)m.rp[i];
+  }
+  void *rp32 = idx_array(OCAL_I32, m.rp, nr), *ci32 = idx_array(OCAL_I32, m.ci, nz);
+  void *ci64 = idx_array(OCAL_I64, m.ci, nz), *v = val_array(OCAL_F32, m.v, nz);
+  ocal_buffer bf, bu, brp, bci32, bci64, bv;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &nr, rpf, &bf));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_U32, 1, &nr, rpu, &bu));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I32, 1, &nr, rp32, &brp));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I32, 1, &nz, ci32, &bci32));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_I64, 1, &nz, ci64, &bci64));
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &nz, v, &bv));
+  ocal_csr a = NULL;
+  ck_assert_ocal_fails(ocal_csr_from_buffers(bf, bci32, bv, m.cols, &a), OCAL_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "index type f32"));
+  ck_assert_ptr_null(a);
+  ck_assert_ocal_fails(ocal_csr_from_buffers(bu, bci64, bv, m.cols, &a), OCAL_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "index type u32"));
+  /* Two index types that differ are still a mismatch. */
+  ck_assert_ocal_fails(ocal_csr_from_buffers(brp, bci64, bv, m.cols, &a), OCAL_TYPE_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "row_ptr is i32 but col_idx is i64"));
+  ck_assert_ocal(ocal_csr_from_buffers(brp, bci32, bv, m.cols, &a));
+  size_t nnz;
+  ck_assert_ocal(ocal_csr_get_nnz(a, &nnz));
+  ck_assert_uint_eq(nnz, m.nnz);
+  ocal_csr_release(a);
+  ocal_buffer_release(bf);
+  ocal_buffer_release(bu);
+  ocal_buffer_release(brp);
+  ocal_buffer_release(bci32);
+  ocal_buffer_release(bci64);
+  ocal_buffer_release(bv);
+  free(rpf); free(rpu); free(rp32); free(ci32); free(ci64); free(v);
+  hmat_free(&m);
+}
+END_TEST
+
+/* A block product with X and Y of the right element counts but the wrong shapes (Y {k, m}
+ * where {m, k} is needed) is refused, and the message shows the shapes it was given: the
+ * counts alone matched what the message asked for. */
+START_TEST(test_spmm_shape_message) {
+  uint64_t st = (uint64_t)time(NULL);
+  size_t rows = 3 + fixture_random(&st) % 20, cols = 2 + fixture_random(&st) % 20;
+  size_t k = 2 + fixture_random(&st) % 7;
+  if (k == rows) k++;
+  hmat m = random_hmat(rows, cols, 2.0, 0, SIZE_MAX, st);
+  void *rp = idx_array(OCAL_I32, m.rp, rows + 1), *ci = idx_array(OCAL_I32, m.ci, m.nnz);
+  void *v = val_array(OCAL_F32, m.v, m.nnz);
+  ocal_csr a;
+  ck_assert_ocal(ocal_csr_from_host(fixture_ctx, OCAL_F32, OCAL_I32, rows, cols, rp, ci, v, &a));
+  size_t xs[2] = {cols, k}, ys[2] = {k, rows}, good[2] = {rows, k};
+  ocal_buffer x, y, y2;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, xs, &x));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, ys, &y));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, good, &y2));
+  ck_assert_ocal_fails(ocal_spmm(OCAL_NO_TRANS, 1, a, x, 0, y), OCAL_SHAPE_MISMATCH);
+  char want[64];
+  snprintf(want, sizeof want, "Y is [%zu, %zu]", k, rows);
+  ck_assert_msg(strstr(ocal_last_error(), want), "%s", ocal_last_error());
+  snprintf(want, sizeof want, "X is [%zu, %zu]", cols, k);
+  ck_assert_msg(strstr(ocal_last_error(), want), "%s", ocal_last_error());
+  ck_assert_ocal(ocal_spmm(OCAL_NO_TRANS, 1, a, x, 0, y2));
+  ocal_buffer_release(x);
+  ocal_buffer_release(y);
+  ocal_buffer_release(y2);
+  ocal_csr_release(a);
+  free(rp); free(ci); free(v);
+  hmat_free(&m);
+}
+END_TEST
+
 /* ---- Matrix Market ------------------------------------------------------------------- */
 
 static char tmpdir[256];
@@ -606,6 +687,54 @@ START_TEST(test_mtx_read) {
   ocal__mtx_free(&mm);
   ck_assert_ocal(ocal_csr_from_coo(fixture_ctx, OCAL_F32, OCAL_I32, 2, 4, 0, NULL, NULL, NULL, &a));
   ocal_csr_release(a);
+}
+END_TEST
+
+/* A value beyond f32's range in a file read as OCAL_F32 is refused, naming the entry and
+ * OCAL_F64, instead of becoming an infinity; the same file reads as OCAL_F64, and values
+ * within f32's range (up to FLT_MAX) read as OCAL_F32. */
+START_TEST(test_mtx_f32_range) {
+  uint64_t st = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull + 1;
+  double big = ldexp(1.0 + urand(&st), 128 + (int)(fixture_random(&st) % 800));
+  if (fixture_random(&st) & 1) big = -big;
+  double ok = 3.0e38 * (urand(&st) * 2 - 1);
+  int r = 1 + (int)(fixture_random(&st) % 3), c = 1 + (int)(fixture_random(&st) % 4);
+  char text[256], want[64];
+  snprintf(text, sizeof text,
+           "%%%%MatrixMarket matrix coordinate real general\n3 4 2\n%d %d %.17g\n%d %d %.17g\n",
+           r, c, big, r % 3 + 1, c, ok);
+  snprintf(want, sizeof want, "(%d, %d)", r, c);
+  const char *path = write_tmp("range.mtx", text);
+  ocal_csr a = NULL;
+  ck_assert_ocal_fails(ocal_csr_read_mtx(fixture_ctx, path, OCAL_F32, OCAL_I32, &a),
+                       OCAL_INVALID_ARGUMENT);
+  const char *msg = ocal_last_error();
+  ck_assert_msg(strstr(msg, want) && strstr(msg, "OCAL_F64") && strstr(msg, "range.mtx"), "%s",
+                msg);
+  ck_assert_ptr_null(a);
+  if (fixture_has_fp64()) {
+    ck_assert_ocal(ocal_csr_read_mtx(fixture_ctx, path, OCAL_F64, OCAL_I32, &a));
+    double one[4] = {0, 0, 0, 0}, y[3];
+    one[c - 1] = 1;
+    size_t four = 4, three = 3;
+    ocal_buffer x, yb;
+    ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F64, 1, &four, one, &x));
+    ck_assert_ocal(ocal_buffer_create(fixture_ctx, OCAL_F64, 1, &three, &yb));
+    ck_assert_ocal(ocal_spmv(OCAL_NO_TRANS, 1.0, a, x, 0.0, yb));
+    ck_assert_ocal(ocal_buffer_read(yb, 0, 3, y, NULL));
+    ck_assert(y[r - 1] == big && y[r % 3] == ok);
+    ocal_buffer_release(x);
+    ocal_buffer_release(yb);
+    ocal_csr_release(a);
+  }
+  unlink(path); /* the directory stays for the next file */
+  snprintf(text, sizeof text,
+           "%%%%MatrixMarket matrix coordinate real general\n3 4 1\n%d %d %.9g\n", r, c,
+           (double)FLT_MAX);
+  path = write_tmp("max.mtx", text);
+  ck_assert_ocal(ocal_csr_read_mtx(fixture_ctx, path, OCAL_F32, OCAL_I32, &a));
+  ocal_csr_release(a);
+  remove_tmp(path);
 }
 END_TEST
 
@@ -2173,6 +2302,8 @@ Suite *sparse_suite(void) {
   tcase_add_test(tc, test_spmv_degenerate);
   tcase_add_test(tc, test_coo_unsorted_duplicates);
   tcase_add_test(tc, test_from_buffers_and_queries);
+  tcase_add_test(tc, test_from_buffers_index_type);
+  tcase_add_test(tc, test_spmm_shape_message);
   tcase_add_test(tc, test_diagonal);
   suite_add_tcase(s, tc);
   tc = fixture_tcase("spmv_merge");
@@ -2204,6 +2335,7 @@ Suite *sparse_suite(void) {
   tc = fixture_tcase("mtx");
   tcase_add_test(tc, test_mtx_read);
   tcase_add_test(tc, test_mtx_malformed);
+  tcase_add_test(tc, test_mtx_f32_range);
   tcase_add_test(tc, test_bad_inputs);
   tcase_add_test(tc, test_coo_huge_nnz);
   tcase_add_test(tc, test_coo_huge_rows);

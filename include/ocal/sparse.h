@@ -107,8 +107,10 @@ OCAL_API ocal_status ocal_csr_from_buffers(ocal_buffer row_ptr, ocal_buffer col_
  * \param index_type OCAL_I32 or OCAL_I64 for the matrix.
  * \param out receives the matrix.
  * \returns OCAL_OK; OCAL_IO_ERROR when the file cannot be read; OCAL_INVALID_ARGUMENT for a
- *          malformed file (the message names the line and what is wrong) or a format ocal
- *          does not read (array, complex, hermitian, skew-symmetric). */
+ *          malformed file (the message names the line and what is wrong), a format ocal
+ *          does not read (array, complex, hermitian, skew-symmetric), or, for OCAL_F32, a
+ *          finite value that f32 cannot hold (it would become an infinity; the message names
+ *          the entry: read such a file as OCAL_F64). */
 OCAL_API ocal_status ocal_csr_read_mtx(ocal_context ctx, const char *path, ocal_dtype value_type,
                                        ocal_dtype index_type, ocal_csr *out);
 
@@ -161,7 +163,9 @@ OCAL_API ocal_status ocal_csr_get_spmv_kernel(ocal_csr a, const char **name);
  * row; 0 where there is none) into \p out, a buffer of rows elements of the value type.
  * \param a the matrix.
  * \param out the diagonal.
- * \returns OCAL_OK; OCAL_SHAPE_MISMATCH; OCAL_TYPE_MISMATCH. */
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH (a matrix that is not square, or out of another
+ *          element count); OCAL_TYPE_MISMATCH; OCAL_INVALID_HANDLE (a matrix or out that is
+ *          NULL or released); OCAL_INVALID_ARGUMENT (out of another context). */
 OCAL_API ocal_status ocal_csr_diagonal(ocal_csr a, ocal_buffer out);
 
 /** Sparse matrix-vector product: y = alpha * op(A) * x + beta * y.
@@ -215,7 +219,8 @@ typedef struct ocal_operator {
 /** Makes an operator that applies \p a with ocal_spmm (the matrix must be square).
  * \param a the matrix; it must outlive the operator.
  * \param op receives the operator.
- * \returns OCAL_OK; OCAL_SHAPE_MISMATCH for a non-square matrix; OCAL_INVALID_HANDLE. */
+ * \returns OCAL_OK; OCAL_SHAPE_MISMATCH for a non-square matrix; OCAL_INVALID_HANDLE;
+ *          OCAL_INVALID_ARGUMENT when op is NULL. */
 OCAL_API ocal_status ocal_operator_from_csr(ocal_csr a, ocal_operator *op);
 
 /* ---- conjugate gradients -------------------------------------------------------------- */

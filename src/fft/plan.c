@@ -413,8 +413,13 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
    * under it. A plan that names its engine fails instead. */
   if (s != OCAL_OK && (s == OCAL_BUILD_FAILED || s == OCAL_UNSUPPORTED) &&
       desc->engine == OCAL_FFT_ENGINE_DEFAULT && ctx->settings.fft == OCAL__FFT_ENV_DEFAULT) {
+    /* Each engine's message starts with the call's name, which the combined message below
+     * gives once, at its start: the quoted messages go without it. */
+    static const char call[] = "ocal_fft_plan_create: ";
     char first[1024];
-    snprintf(first, sizeof first, "%s", ocal_last_error());
+    const char *e = ocal_last_error();
+    if (strncmp(e, call, sizeof call - 1) == 0) e += sizeof call - 1;
+    snprintf(first, sizeof first, "%s", e);
     ocal_status first_status = s;
     const ocal__fft_engine *tried = p->engine;
     static const ocal_fft_engine order[] = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_ENGINE_CLFFT};
@@ -436,7 +441,9 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
     }
     if (s != OCAL_OK) {
       char last[1024];
-      snprintf(last, sizeof last, "%s", ocal_last_error());
+      e = ocal_last_error();
+      if (strncmp(e, call, sizeof call - 1) == 0) e += sizeof call - 1;
+      snprintf(last, sizeof last, "%s", e);
       s = OCAL_FAIL(first_status, "%s (no other FFT engine could take the plan either; the "
                     "last said: %s)", first, last);
     }

@@ -124,7 +124,7 @@ static ocal_status check_out(const char *func, ocal_reduce_op op, ocal_buffer x,
     ocal__shape_format(out->ndim, out->shape, have, sizeof have);
     return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                       "out has shape %s, but %s over the whole buffer (OCAL_AXIS_ALL) gives "
-                      "one element: out needs shape [1]",
+                      "one element: out needs exactly one element (any shape, such as [1])",
                       have, ops[op].name);
   }
   size_t dropped[OCAL_MAX_DIMS], kept[OCAL_MAX_DIMS];

@@ -574,6 +574,10 @@ ocal_status ocal_csr_from_buffers(ocal_buffer row_ptr, ocal_buffer col_idx, ocal
   ocal_context ctx = row_ptr->ctx;
   if (col_idx->ctx != ctx || values->ctx != ctx)
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "the three buffers belong to different contexts");
+  /* The types themselves first: a row_ptr of a type no index has is refused as such, not
+   * as a mismatch that would send the caller to a col_idx of that refused type. */
+  s = check_types(ctx, values->dtype, row_ptr->dtype, __func__);
+  if (s != OCAL_OK) return s;
   if (col_idx->dtype != row_ptr->dtype)
     return OCAL_FAIL(OCAL_TYPE_MISMATCH, "row_ptr is %s but col_idx is %s; they must match",
                      ocal_dtype_name(row_ptr->dtype), ocal_dtype_name(col_idx->dtype));

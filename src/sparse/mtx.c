@@ -3,6 +3,8 @@
  * public call reads the file and hands it over. */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,7 +273,21 @@ ocal_status ocal_csr_read_mtx(ocal_context ctx, const char *path, ocal_dtype val
   else if (value_type == OCAL_F64 && !ocal__context_fp64(ctx))
     s = OCAL_FAIL(OCAL_UNSUPPORTED, "OCAL_F64 needs double precision, which %s lacks; use OCAL_F32",
                   ocal__context_info(ctx)->name);
-  else
+  if (s == OCAL_OK && value_type == OCAL_F32) {
+    /* A finite value that rounds to an infinity in f32 (from halfway between FLT_MAX and
+     * 2^128 on) would change silently on the device: refused, as ocal refuses f32 scalars
+     * beyond that range. */
+    const double f32_overflow = 0x1.ffffffp+127;
+    for (size_t i = 0; i < m.nnz; i++)
+      if (isfinite(m.val[i]) && fabs(m.val[i]) >= f32_overflow) {
+        s = OCAL_FAIL(OCAL_INVALID_ARGUMENT,
+                      "%s: entry (%zu, %zu) is %g, beyond the range of OCAL_F32 (%g); read "
+                      "the file as OCAL_F64",
+                      path, (size_t)m.ri[i] + 1, (size_t)m.cj[i] + 1, m.val[i], (double)FLT_MAX);
+        break;
+      }
+  }
+  if (s == OCAL_OK)
     s = ocal__csr_from_triplets(ctx, value_type, index_type, m.rows, m.cols, m.nnz, m.ri, m.cj,
                                 m.val, __func__, out);
   ocal__mtx_free(&m);

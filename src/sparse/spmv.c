@@ -222,11 +222,16 @@ static ocal_status check_product(ocal_transpose trans, ocal_csr a, ocal_buffer x
     if (x->ndim == 2) k = x->shape[1];
     size_t yk = y->ndim == 2 ? y->shape[1] : 1;
     if ((x->ndim != 1 && x->ndim != 2) || (y->ndim != 1 && y->ndim != 2) || k == 0 ||
-        yk != k || x->numel != in * k || y->numel != outn * k)
+        yk != k || x->numel != in * k || y->numel != outn * k) {
+      /* The shapes, not only the element counts: a Y of {k, m} for {m, k} has the count. */
+      char xs[96], ys[96];
+      ocal__shape_format(x->ndim, x->shape, xs, sizeof xs);
+      ocal__shape_format(y->ndim, y->shape, ys, sizeof ys);
       return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                         "op(A) is %zu x %zu, so X must be {%zu, k} and Y {%zu, k} (row-major, "
-                        "k >= 1, 1-D for k = 1); X has %zu elements in %d dimensions, Y %zu in %d",
-                        outn, in, in, outn, x->numel, x->ndim, y->numel, y->ndim);
+                        "k >= 1, 1-D for k = 1); X is %s and Y is %s",
+                        outn, in, in, outn, xs, ys);
+    }
   } else if (x->numel != in || y->numel != outn) {
     return ocal__fail(OCAL_SHAPE_MISMATCH, func,
                       "op(A) is %zu x %zu, so x needs %zu elements and y %zu; they have %zu and %zu",
