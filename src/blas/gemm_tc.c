@@ -16,9 +16,8 @@
 
 #define FUNC "ocal_gemm"
 /* The kernel's block and work-group (cl/gemm_mma.cl: 8 warps of 32 as 2 x 4). */
-#define TC_BM 128
-#define TC_BN 128
-#define TC_SMALL 64 /* TF32's small blocks, 64 x 64 */
+#define TC_BLOCK 128 /* square blocks: 128 x 128, or TF32's small ones (L->small), 64 x 64 */
+#define TC_SMALL 64
 #define TC_THREADS 256
 /* What the kernel's local tiles may take: NVIDIA's 48 KiB a work-group, or less where the
  * device (or OCAL_LIMITS) has less; stages that do not fit are dropped at build time. */
@@ -53,11 +52,12 @@ static void variant_options(ocal_context ctx, const char *spell, const ocal__tc_
              t, t, spell, L->ta, L->tb, vec, vec, local_max);
     return;
   }
+  const int block = L->small ? TC_SMALL : TC_BLOCK;
   snprintf(out, size,
            "-DMMA_TF32%s -DTA=%d -DTB=%d -DVEC=%d -DCP_ASYNC=%d -DLDMATRIX=1 -DBM=%d -DBN=%d "
            "-DBK=%d%s -DRASTER=8 -DLOCAL_MAX=%u",
-           spell, L->ta, L->tb, vec, vec, L->small ? TC_SMALL : TC_BM,
-           L->small ? TC_SMALL : TC_BN, L->small ? 16 : 8, vec ? " -DSTAGES=4" : "", local_max);
+           spell, L->ta, L->tb, vec, vec, block, block, L->small ? 16 : 8,
+           vec ? " -DSTAGES=4" : "", local_max);
 }
 
 /* Builds (or finds) the variant and enqueues it. *not_built = 1 when it does not build or
@@ -78,8 +78,8 @@ ocal_status ocal__gemm_tc_enqueue(ocal_context ctx, const char *spell, const oca
     *not_built = 1;
     return s;
   }
-  size_t bm = L->small ? TC_SMALL : TC_BM, bn = L->small ? TC_SMALL : TC_BN;
-  return ocal__tc_launch_run(ctx, kern, L, bm, bn, TC_THREADS);
+  const size_t block = L->small ? TC_SMALL : TC_BLOCK;
+  return ocal__tc_launch_run(ctx, kern, L, block, block, TC_THREADS);
 }
 
 ocal_status ocal__tc_launch_run(ocal_context ctx, ocal__kernel *kern, const ocal__tc_launch *L,
@@ -186,11 +186,11 @@ static ocal_status tc_run(const ocal__gemm_call *g, const ocal__gemm_choice *cho
   cl_mem w = NULL;
   /* TF32: 64 x 64 blocks in one pass where those fill the device, else 128 x 128 tiles with k
    * split where they do not; the 16-bit kernels do neither. */
-  if (g->dtype == OCAL_F32)
-    L.small = (int)ocal__gemm_tc_small_blocks(ocal__context_info(ctx)->compute_units, g->m, g->n,
-                                              g->batch);
-  if (g->dtype == OCAL_F32 && !L.small)
-    ocal__tc_split_k(g, TC_BM, TC_BN, 8, sizeof(float), &L, &w);
+  if (g->dtype == OCAL_F32) {
+    L.small = ocal__gemm_tc_small_blocks(ocal__context_info(ctx)->compute_units, g->m, g->n,
+                                         g->batch);
+    if (!L.small) ocal__tc_split_k(g, TC_BLOCK, TC_BLOCK, 8, sizeof(float), &L, &w);
+  }
   int failed = 0;
   char spell[64];
   ocal__tc_spelling(ctx, spell, sizeof spell);
