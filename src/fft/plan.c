@@ -305,6 +305,14 @@ static void plan_setup(struct ocal_fft_plan_s *p, ocal_context ctx) {
   p->out_dtype = d->kind == OCAL_FFT_C2R ? r : c;
 }
 
+/* The last error of an engine's attempt, for quoting inside ocal_fft_plan_create's own
+ * message: without its leading call name, which that message gives once, at its start. */
+static const char *quoted_error(void) {
+  static const char call[] = "ocal_fft_plan_create: ";
+  const char *e = ocal_last_error();
+  return strncmp(e, call, sizeof call - 1) == 0 ? e + sizeof call - 1 : e;
+}
+
 ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
                                  ocal_fft_plan *plan) {
   if (!plan) return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "plan (the out-parameter) must not be NULL");
@@ -413,13 +421,8 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
    * under it. A plan that names its engine fails instead. */
   if (s != OCAL_OK && (s == OCAL_BUILD_FAILED || s == OCAL_UNSUPPORTED) &&
       desc->engine == OCAL_FFT_ENGINE_DEFAULT && ctx->settings.fft == OCAL__FFT_ENV_DEFAULT) {
-    /* Each engine's message starts with the call's name, which the combined message below
-     * gives once, at its start: the quoted messages go without it. */
-    static const char call[] = "ocal_fft_plan_create: ";
     char first[1024];
-    const char *e = ocal_last_error();
-    if (strncmp(e, call, sizeof call - 1) == 0) e += sizeof call - 1;
-    snprintf(first, sizeof first, "%s", e);
+    snprintf(first, sizeof first, "%s", quoted_error());
     ocal_status first_status = s;
     const ocal__fft_engine *tried = p->engine;
     static const ocal_fft_engine order[] = {OCAL_FFT_ENGINE_VKFFT, OCAL_FFT_ENGINE_CLFFT};
@@ -441,9 +444,7 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
     }
     if (s != OCAL_OK) {
       char last[1024];
-      e = ocal_last_error();
-      if (strncmp(e, call, sizeof call - 1) == 0) e += sizeof call - 1;
-      snprintf(last, sizeof last, "%s", e);
+      snprintf(last, sizeof last, "%s", quoted_error());
       s = OCAL_FAIL(first_status, "%s (no other FFT engine could take the plan either; the "
                     "last said: %s)", first, last);
     }
