@@ -7,9 +7,11 @@
  * Pass 1 (FS_L = N1): one work-group takes FS_C adjacent columns n2, does their N1-point FFTs
  * over n1 (stride N2: FS_C values in a row, one float2 / float4 / float8), multiplies by
  * W_N^(n2 k1) and writes the intermediate transposed, T'[n2][k1] (FS_TT 1: consecutive items
- * write consecutive addresses) or row-major, T[k1][n2] (FS_TT 0: FS_C values in a row).
+ * write consecutive addresses), row-major, T[k1][n2] (FS_TT 0: FS_C values in a row), or in
+ * tiles (FS_TT 2, below).
  * Pass 2 (FS_L = N2): one work-group takes FS_C adjacent k1, reads their N2 values (at a stride
- * of N1 from T', contiguous rows from T), does their N2-point FFTs and writes X[k1 + N1 k2]:
+ * of N1 from T', contiguous rows from T, 128-byte tiles), does their N2-point FFTs and writes
+ * X[k1 + N1 k2]:
  * FS_C values in a row per k2, scaled by `scale` (the plan's normalisation). The second
  * launch dimension is the transform within the launch (N points apart in every buffer).
  *
@@ -30,7 +32,8 @@
  * contiguously, Y[k1][k2].
  *
  * Options: FS_LOGL (log2 of the FFT length, 6..13), FS_LOGR (log2 points per item, 2..4),
- * FS_C (1, 2, 4, 8, 16 columns), FS_CR, FS_PLANE, FS_TT, FS_2D, FS_LD and FS_ST (cache hints). Both passes of one length live in one
+ * FS_C (1, 2, 4, 8, 16 columns), FS_CR, FS_PLANE, FS_TT, FS_C1 and FS_C2 (tiles), FS_2D,
+ * FS_LD and FS_ST (cache hints). Both passes of one length live in one
  * program, and the direction is an argument (dir: -1 forward, 1 inverse), so a 4096 x 4096 plan
  * compiles one program. Twiddles come from tables the host computes in double (exact to float
  * rounding): per stage a table of W_(ns r)^k that consecutive items read at consecutive
@@ -237,7 +240,19 @@ typedef float lt;
 typedef float2 lt;
 #endif
 #ifndef FS_TT
-#define FS_TT 1 /* 1: pass 1 writes T transposed, T'[n2][k1] (contiguous); 0: T[k1][n2] */
+#define FS_TT 1 /* 1: pass 1 writes T transposed, T'[n2][k1] (contiguous); 0: T[k1][n2]; 2: tiles */
+#endif
+/* FS_TT 2: the intermediate in tiles of FS_C1 x FS_C2 values, FS_C1 and FS_C2 the columns a
+ * group of pass 1 and of pass 2 take: column n2 = b FS_C1 + c1, k1 = h FS_C2 + j lies at
+ * b N1 FS_C1 + h FS_C1 FS_C2 + c1 FS_C2 + j. Pass 1 writes, for each of its columns, FS_C2
+ * consecutive k1 (32 bytes for 4) a piece, the whole group's output in one run; pass 2 reads
+ * its FS_C2 values of FS_C1 rows n2 as one piece (128 bytes for 4 x 4). With T' (FS_TT 1) pass
+ * 2 reads FS_C2 values (32 bytes) a row, at a stride of N1. */
+#ifndef FS_C1
+#define FS_C1 FS_C
+#endif
+#ifndef FS_C2
+#define FS_C2 FS_C
 #endif
 #if FS_C % FS_CR
 #error "FS_CR must divide FS_C"
@@ -467,16 +482,25 @@ static inline void fft_group(cx *v, const int t, __local lt *lds, __global const
 #error "FS_SR must divide FS_R"
 #endif
 
+/* Where element e of a staging round (FS_RB rows of FS_C columns) lies: row e / FS_C, column
+ * e % FS_C, at row * stride + column; or, reading pass 1's tiles (FS_TT 2: stride is a
+ * tile row's N1 FS_C1), row b FS_C1 + c1 and column j for e = (b FS_C1 + c1) FS_C + j, at
+ * b stride + c1 FS_C + j, so that consecutive items read a tile's consecutive values. */
+static inline ulong e_at(const uint row, const uint col, const ulong stride, const int tiles) {
+  return tiles ? (ulong)(row / FS_C1) * stride + row % FS_C1 * FS_C + col
+               : (ulong)row * stride + col;
+}
+
 /* v[i] = row t + FS_T i of the group's FS_C columns, read from s (column 0 of row 0) at a row
- * stride of `stride` complex values. The next round's reads are issued before this round's
- * wait, so that they are in flight meanwhile. */
+ * stride of `stride` complex values (tiles: e_at). The next round's reads are issued before
+ * this round's wait, so that they are in flight meanwhile. */
 static inline void stage_load(cx *v, const int t, __local float2 *st,
-                              __global const float2 *s, const ulong stride) {
+                              __global const float2 *s, const ulong stride, const int tiles) {
   float2 g[FS_C * FS_RI], gn[FS_C * FS_RI];
 #pragma unroll
   for (int j = 0; j < FS_C * FS_RI; j++) {
     const uint e = (uint)t + FS_T * (uint)j; /* row e / FS_C, column e % FS_C of the round */
-    g[j] = ldg(s + (ulong)(e / FS_C) * stride + e % FS_C);
+    g[j] = ldg(s + e_at(e / FS_C, e % FS_C, stride, tiles));
   }
 #pragma unroll
   for (int r = 0; r < FS_SR; r++) {
@@ -484,7 +508,7 @@ static inline void stage_load(cx *v, const int t, __local float2 *st,
 #pragma unroll
       for (int j = 0; j < FS_C * FS_RI; j++) {
         const uint e = (uint)t + FS_T * (uint)j;
-        gn[j] = ldg(s + (ulong)((r + 1) * FS_RB + e / FS_C) * stride + e % FS_C);
+        gn[j] = ldg(s + e_at((r + 1) * FS_RB + e / FS_C, e % FS_C, stride, tiles));
       }
     }
     if (r > 0) barrier(CLK_LOCAL_MEM_FENCE);
@@ -548,11 +572,25 @@ static inline void store_columns(const cx *v, const int t, __global float2 *d, c
   }
 }
 
+/* The FFT's output as store_columns, to pass 1's tiles (FS_TT 2): element k = t + FS_T i of
+ * column c to d[k / FS_C2 (FS_C FS_C2) + c FS_C2 + k % FS_C2]. */
+static inline void store_tiles(const cx *v, const int t, __global float2 *d) {
+#pragma unroll
+  for (int i = 0; i < FS_R; i++) {
+    const int q = i % (FS_R / FS_LASTR), m = i / (FS_R / FS_LASTR);
+    const uint k = (uint)(t + i * FS_T);
+#pragma unroll
+    for (int c = 0; c < FS_C; c++)
+      stg(d + k / FS_C2 * (FS_C * FS_C2) + (uint)c * FS_C2 + k % FS_C2,
+          (float2)(lane(v[q * FS_LASTR + m].re, c), lane(v[q * FS_LASTR + m].im, c)));
+  }
+}
+
 #ifndef FS_2D
 #define FS_2D 0 /* 1: a 2-D transform (no twiddles between the passes, pass 2 writes rows) */
 #endif
-#if FS_2D && !FS_TT
-#error "FS_2D needs FS_TT"
+#if FS_2D && FS_TT != 1
+#error "FS_2D needs FS_TT 1"
 #endif
 
 /* Pass 1. src, dst: offsets in complex elements (multiples of FS_C); n2: the row length N2
@@ -568,7 +606,7 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
   const uint c0 = (uint)get_group_id(0) * FS_C;
   const ulong bo = (ulong)get_group_id(1) * FS_L * n2; /* transform of the launch */
   cx v[FS_R];
-  stage_load(v, t, lds, (__global const float2 *)(src + 2 * (src_off + bo)) + c0, n2);
+  stage_load(v, t, lds, (__global const float2 *)(src + 2 * (src_off + bo)) + c0, n2, 0);
   fft_group(v, t, (__local lt *)lds, tw + o_stage, dir);
 #if !FS_2D
   /* W_N^(n2 k1) for k1 = t + FS_T i (i = q + m FS_R / FS_LASTR < FS_R) is
@@ -603,7 +641,9 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
     v[q * FS_LASTR + m] = cx_mulv(v[q * FS_LASTR + m], w.re, w.im);
   }
 #endif
-#if FS_TT
+#if FS_TT == 2
+  store_tiles(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)c0 * FS_L);
+#elif FS_TT
   /* T'[n2][k1]: consecutive items write consecutive addresses */
   store_columns(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)c0 * FS_L, 1.0f);
 #else
@@ -623,9 +663,13 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
   const uint r0 = (uint)get_group_id(0) * FS_C;
   const ulong bo = (ulong)get_group_id(1) * FS_L * n1; /* transform of the launch */
   cx v[FS_R];
-#if FS_TT
+#if FS_TT == 2
+  /* tiles: this group's k1 are tile column r0 / FS_C2 (FS_C2 = FS_C here) of every row of tiles */
+  stage_load(v, t, lds, (__global const float2 *)(src + 2 * (src_off + bo)) + (size_t)r0 * FS_C1,
+             (ulong)n1 * FS_C1, 1);
+#elif FS_TT
   /* T'[n2][k1]: FS_C values in a row at a stride of N1 */
-  stage_load(v, t, lds, (__global const float2 *)(src + 2 * (src_off + bo)) + r0, n1);
+  stage_load(v, t, lds, (__global const float2 *)(src + 2 * (src_off + bo)) + r0, n1, 0);
 #else
   __global const float2 *s = (__global const float2 *)(src + 2 * (src_off + bo)) + (size_t)r0 * FS_L;
 #pragma unroll

@@ -176,8 +176,9 @@ static const fs_case cases[] = {
     /* 64 x 64, radix 4 (3 stages), one column per group: every bin */
     {4096, 3, "n1=64,c=1,r=4", 0, OCAL_FFT_NORM_BACKWARD, 0},
     {4096, 3, "n1=64,c=1,r=4", 1, OCAL_FFT_NORM_ORTHO, 0},
-    /* 256 x 64, radix 16 then a radix-16 / radix-4 mix, two columns */
-    {1 << 14, 3, "n1=256,c=2,r=16", 1, OCAL_FFT_NORM_FORWARD, 48},
+    /* 256 x 64, radix 16 then a radix-16 / radix-4 mix, two columns, the transposed
+     * intermediate (the others below 2^24 default to tiles of c x c2) */
+    {1 << 14, 3, "n1=256,c=2,r=16,tt=1", 1, OCAL_FFT_NORM_FORWARD, 48},
     /* 256 x 256, radix 8 (8 x 8 x 4), four columns, global memory staged in 4 rounds (as on a
      * GPU, where local memory holds a quarter of a group's 4096 x 4 points) */
     {1 << 16, 3, "n1=256,c=4,r=8,sr=4", 0, OCAL_FFT_NORM_BACKWARD, 32},
@@ -384,7 +385,7 @@ START_TEST(test_fourstep_choice) {
   setenv("OCAL_FFT_FOURSTEP", "1", 1);
   const char *bad[] = {"c=3",  "r=32", "n1=100", "n1=16384",      "x=1",    "c",
                        "sr=3", "c=32", "r2=2",   "r=16,r2=4,sr=8", "rows=2", "r=4,sr=8",
-                       "c=2,"};
+                       "c=2,", "tt=3"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("OCAL_FFT_FOURSTEP_TUNE", bad[i], 1);
     if (strcmp(bad[i], "c=2,") == 0) { /* an empty item is skipped */

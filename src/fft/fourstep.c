@@ -9,17 +9,20 @@
  * cuFFT. These kernels do it in two: each work-group keeps a few whole columns in registers
  * and exchanges them through local memory (all at once where they fit, else one at a time,
  * else a column's real and imaginary parts in separate rounds). Pass 1 writes the
- * intermediate transposed, so that its writes are contiguous; pass 2 reads it at a stride.
+ * intermediate in tiles (1-D below 2^24) or transposed, so that its writes are contiguous;
+ * pass 2 reads a tile's 128 bytes as one piece, or the transposed intermediate 32 bytes a
+ * row at a stride.
  *
  * What made them fast is how a group touches global memory: staged through local memory, with
  * consecutive items on consecutive columns, rather than each item reading all C columns of
- * its own rows as one vector (which touches every 32-byte piece of a row twice), and several
- * transforms per launch, so that no launch ends with a part-empty wave of groups. VkFFT runs
- * at its memory floor, so only fewer passes beat it (docs/measurements.md#fourstep-access).
+ * its own rows as one vector (which touches every 32-byte piece of a row twice), several
+ * transforms per launch, so that no launch ends with a part-empty wave of groups
+ * (docs/measurements.md#fourstep-access), and the tiles, which made 2^20 x 128 1.26x faster
+ * than the transposed intermediate on an H200 (docs/measurements.md#fft-tiles).
  *
  * The default engine (VkFFT, else clFFT) offers this engine the shapes of fourstep_rule
- * (device properties, never names): only 2^24 and 2-D 4096 x 4096 on an H100 or H200
- * (docs/measurements.md#fourstep-rule, #fft-hints); a measurement on the device then decides
+ * (device properties, never names): 1-D 2^20 to 2^24 and 2-D 4096 x 4096 on an H100 or H200
+ * (docs/measurements.md#fft-tiles, #fft-hints); a measurement on the device then decides
  * between it and VkFFT (choose.c). OCAL_FFT_FOURSTEP=1 turns the engine on for every shape it
  * supports without measuring (tests force it on PoCL), 0 off, measure offers it every shape it
  * supports and measures, auto (or unset) the rule. Batches go through scratch memory, 2^27 points per launch
@@ -28,17 +31,19 @@
  * OCAL_FFT_FOURSTEP_TUNE="n1=..,c=..,r=.." picks at plan creation, for the benchmarks and the
  * tests: the split (n1), the columns per work-group of pass 1 (c: 1, 2, 4, 8, 16; 16 are 128
  * bytes of a row) and of pass 2 (c2, default c), the points per work-item of pass 1 (r: 4, 8,
- * 16) and of pass 2 (r2, default r), rows=0 for a 2-D transform's columns first (the default,
- * rows=1, does the rows first: both launches read rows and write transposed, and a strided
- * write costs less than a strided read; docs/measurements.md#fft-rows-first-sixteen-columns-h100),
- * at most cr columns exchanged at once,
- * tt=0 for the row-major intermediate (pass 1 writes at a stride, pass 2 reads rows), plane=1
- * to exchange real and imaginary parts separately even where a column fits, g transforms per
- * launch, reg=N registers per item on NVIDIA (-cl-nv-maxrregcount), sr=N at least N rounds
- * of staging global memory (for the tests: PoCL's local memory holds a whole group in one),
- * skip=1 or skip=2 to leave pass 1 or 2 out, to time the other alone (wrong output), ld=0..3
- * and st=0..2 the PTX cache hints of the global accesses (fs_tune; on devices without PTX
- * they are plain). */
+ * 16; default below) and of pass 2 (r2, default r), rows=0 for a 2-D transform's columns
+ * first (the default, rows=1, does the rows first: both launches read rows and write
+ * transposed, and a strided write costs less than a strided read;
+ * docs/measurements.md#fft-rows-first-sixteen-columns-h100), at most cr columns exchanged at
+ * once, the intermediate (tt=0 row-major: pass 1 writes at a stride, pass 2 reads rows; tt=1
+ * transposed: pass 2 reads 8 c2 bytes a row at a stride; tt=2 tiles of c x c2 values: pass 2
+ * reads 8 c c2 bytes a piece, 1-D only; default below), plane=1 to exchange real and
+ * imaginary parts separately even where a column fits, g transforms per launch, reg=N
+ * registers per item on NVIDIA (-cl-nv-maxrregcount), sr=N at least N rounds of staging
+ * global memory (for the tests: PoCL's local memory holds a whole group in one), skip=1 or
+ * skip=2 to leave pass 1 or 2 out, to time the other alone (wrong output), ld=0..3 and st=0..2
+ * the PTX cache hints of the global accesses (fs_tune; on devices without PTX they are
+ * plain). */
 #include "config.h"
 
 #include <math.h>
@@ -50,9 +55,15 @@
 #include "engine.h"
 
 /* Columns per work-group and log2 points per work-item when OCAL_FFT_FOURSTEP_TUNE does not
- * say: the fastest for 2^24 x 8 on an H100 (docs/measurements.md#fourstep-defaults). */
+ * say: the fastest for 2^24 x 8 on an H100 (docs/measurements.md#fourstep-defaults); 8 points
+ * per item (log2 3) for 1-D lengths up to 2^20, and the tiled intermediate for 1-D lengths
+ * below 2^24 (the transposed one at 2^24), the fastest on an H200
+ * (docs/measurements.md#fft-tiles). */
 #define DEFAULT_C 4
 #define DEFAULT_LOGR 4
+#define DEFAULT_LOGR_SHORT 3
+#define SHORT_MAX ((size_t)1 << 20)
+#define TILES_BELOW ((size_t)1 << 24)
 /* Loads with a 128-byte L2 prefetch on devices of PTX compute capability 7.5 and later: the
  * groups beside a group read the rest of each 128 bytes (docs/measurements.md#fft-hints). */
 #define DEFAULT_LD 2
@@ -92,14 +103,16 @@ static size_t lds_bytes(size_t l) { return ((l - 1) + ((l - 1) >> 4) + 1) * 8; }
 
 typedef struct fs_tune {
   size_t n1; /* 0: the default split */
-  int c, logr;
+  int c;
+  int logr;  /* log2 points per work-item of pass 1 (0: the default) */
   int logr2; /* log2 points per work-item of pass 2 (0: logr) */
   int rows;  /* 2-D: 1 the rows' FFTs first (fs_plan; the default), 0 the columns' */
   int skip;  /* 1 or 2: leave that pass out (timing each pass only: the output is wrong) */
   int maxreg; /* registers per work-item the NVIDIA compiler may use (0: its choice) */
   int cr;     /* at most this many columns exchanged at once (0: as many as fit) */
   int c2;     /* columns per work-group of pass 2 (0: c) */
-  int tt;     /* 1: pass 1 writes the intermediate transposed (contiguous), 0: row-major */
+  int tt;     /* 1: pass 1 writes the intermediate transposed (contiguous), 0: row-major, 2:
+               * in tiles (1-D); -1: the default */
   size_t group; /* transforms per launch (0: enough for 2^27 points) */
   int sr;       /* at least this many staging rounds (0: as few as local memory allows) */
   int plane;    /* 1: real and imaginary parts exchanged in separate rounds even where
@@ -113,14 +126,14 @@ typedef struct fs_tune {
 static ocal_status read_tune(const char *env, fs_tune *t) {
   t->n1 = 0;
   t->c = DEFAULT_C;
-  t->logr = DEFAULT_LOGR;
+  t->logr = 0;
   t->logr2 = 0;
   t->rows = 1;
   t->skip = 0;
   t->maxreg = 0;
   t->cr = 0;
   t->c2 = 0;
-  t->tt = 1;
+  t->tt = -1;
   t->group = 0;
   t->plane = 0;
   t->sr = 0;
@@ -157,7 +170,7 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
       t->cr = (int)v;
     else if (strcmp(tok, "c2") == 0 && v >= 1 && v <= 16 && log2_exact((size_t)v) >= 0)
       t->c2 = (int)v;
-    else if (strcmp(tok, "tt") == 0 && (v == 0 || v == 1))
+    else if (strcmp(tok, "tt") == 0 && v >= 0 && v <= 2)
       t->tt = (int)v;
     else if (strcmp(tok, "g") == 0 && v >= 1 && v <= 4096)
       t->group = (size_t)v;
@@ -172,14 +185,15 @@ static ocal_status read_tune(const char *env, fs_tune *t) {
     else
       goto bad;
   }
-  /* a round holds at least one row per item */
-  if (t->sr <= 1 << t->logr && (!t->logr2 || t->sr <= 1 << t->logr2)) return OCAL_OK;
+  /* a round holds at least one row per item (of the fewest a default r gives) */
+  int rmin = t->logr ? 1 << t->logr : 1 << DEFAULT_LOGR_SHORT;
+  if (t->sr <= rmin && (!t->logr2 || t->sr <= 1 << t->logr2)) return OCAL_OK;
 bad:
   return ocal__fail(
       OCAL_INVALID_ARGUMENT, "ocal_fft_plan_create",
       "OCAL_FFT_FOURSTEP_TUNE='%s': expected n1=64..8192 (a power of two), "
       "c=1|2|4|8|16, c2=1|2|4|8|16, r=4|8|16, r2=4|8|16, rows=0|1, skip=1|2, reg=0..255, "
-      "cr=1|2|4, tt=0|1, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), ld=0..3, st=0..2, "
+      "cr=1|2|4, tt=0|1|2, g=1..4096, plane=0|1, sr=1|2|4|8|16 (at most r), ld=0..3, st=0..2, "
       "separated by commas",
       env);
 }
@@ -210,9 +224,10 @@ static int split(int ndim, const size_t *lengths, const fs_tune *t, size_t *n1, 
  * of N1 (stage tables at 0), pass 2 on rows of N2 (at N1); a 2-D plan with rows=1 the other
  * way round. */
 static void plan_launches(const fs_tune *t, int two_d, size_t n1, size_t n2, fs_launch *ln) {
-  int logr2 = t->logr2 ? t->logr2 : t->logr, c2 = t->c2 ? t->c2 : t->c;
+  int logr = t->logr ? t->logr : !two_d && n1 * n2 <= SHORT_MAX ? DEFAULT_LOGR_SHORT : DEFAULT_LOGR;
+  int logr2 = t->logr2 ? t->logr2 : logr, c2 = t->c2 ? t->c2 : t->c;
   int rows = two_d && t->rows;
-  ln[0] = (fs_launch){rows ? n2 : n1, t->c, t->logr, rows ? (cl_uint)n1 : 0};
+  ln[0] = (fs_launch){rows ? n2 : n1, t->c, logr, rows ? (cl_uint)n1 : 0};
   ln[1] = (fs_launch){rows ? n1 : n2, c2, logr2, rows ? 0 : (cl_uint)n1};
 }
 
@@ -233,14 +248,15 @@ static int device_fits(ocal_context ctx, const fs_launch *ln, const fs_tune *t) 
   return 1;
 }
 
-/* The default rule, on device properties: use these kernels where VkFFT needs three passes
- * over the array and they need two, each of them on columns as long as local memory holds (so
- * both passes exchange one whole column at a time, and the 4 columns of a group give 32-byte
- * pieces of every row). VkFFT puts S = 2^floor(log2(local memory - 16)) / 32 points of a column
- * in one work-group, so it takes three passes above S^2 (S = 1024 with NVIDIA's 48 KiB); the
- * longest column here is 4096 points there, so the rule picks N = 4096^2 = 2^24. Shorter
- * columns (2048 x 2048, 4096 x 2048, ...) lost to VkFFT on an H100, the only device measured
- * (docs/measurements.md#fourstep-rule). */
+/* The default rule, on device properties: offer these kernels the 1-D lengths from the
+ * longest that VkFFT does in two passes to the longest that they do in two. VkFFT puts S =
+ * 2^floor(log2(local memory - 16)) / 32 points of a column in one work-group, so it takes two
+ * passes up to S^2 and three above (S = 1024 with NVIDIA's 48 KiB); these kernels take two up
+ * to l^2, l the longest column whose exchange fits in local memory (4096 there): 2^20 to 2^24
+ * on an H100 or H200. Whether they or VkFFT is faster differs by length and board (on an H200
+ * they win at 2^20 to 2^22 and lose at 2^23 and 2^24; docs/measurements.md#fft-tiles), so
+ * the plan measures both (choose.c). Shorter lengths, which VkFFT does in one pass, are not
+ * offered. */
 /* The longest power-of-two column whose exchange fits in local memory. */
 static size_t longest_column(ocal_context ctx) {
   size_t l = 64;
@@ -255,7 +271,7 @@ static int fourstep_rule(ocal_context ctx, size_t n) {
   while (p2 * 2 <= local) p2 *= 2;
   uint64_t s = p2 / 32;
   size_t l = longest_column(ctx);
-  return (uint64_t)n > s * s && n == l * l;
+  return (uint64_t)n >= s * s && n <= l * l;
 }
 
 /* 2-D transforms: both axes as long as the longest column local memory holds (4096 x 4096 on
@@ -315,7 +331,7 @@ static ocal_status get_kernel(fs_plan *f, int k, ocal__program_origin *origin) {
   size_t l = f->ln[k].len;
   int c = f->ln[k].c, logr = f->ln[k].logr, pass = f->rows ? 2 : k + 1;
   /* rows=1: pass 2's kernel reading rows (tt=0) and writing at a stride, no twiddles (1-D) */
-  int tt = f->rows ? 0 : f->tt || f->two_d, two_d = f->two_d && !f->rows;
+  int tt = f->rows ? 0 : f->two_d ? 1 : f->tt, two_d = f->two_d && !f->rows;
   uint64_t local = ocal__context_info(f->p->ctx)->local_mem_bytes;
   /* columns exchanged at once: as many as local memory holds (all at 1024 points and below
    * on 48 KiB; one at a time at 4096), each round costing two barriers; a column that does
@@ -331,9 +347,9 @@ static ocal_status get_kernel(fs_plan *f, int k, ocal__program_origin *origin) {
   int st = f->st == 2 || (f->st == 1 && pass == 2);
   int n = snprintf(opts, sizeof opts,
                    "-DFS_LOGL=%d -DFS_LOGR=%d -DFS_C=%d -DFS_CR=%d -DFS_PLANE=%d -DFS_TT=%d "
-                   "-DFS_SR=%d -DFS_2D=%d -DFS_LD=%d -DFS_ST=%d",
+                   "-DFS_SR=%d -DFS_2D=%d -DFS_LD=%d -DFS_ST=%d -DFS_C1=%d -DFS_C2=%d",
                    log2_exact(l), logr, c, cr, plane, tt, sr, two_d,
-                   ptx ? f->ld : 0, ptx ? st : 0);
+                   ptx ? f->ld : 0, ptx ? st : 0, f->ln[0].c, f->ln[1].c);
   /* the form with '=' (NVIDIA's compiler rejects "-cl-nv-maxrregcount N") */
   if (f->maxreg > 0 && has_nv_options(f->p->ctx))
     snprintf(opts + n, sizeof opts - (size_t)n, " -cl-nv-maxrregcount=%d", f->maxreg);
@@ -433,6 +449,7 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
                       p->text);
   }
   f->n = f->n1 * f->n2;
+  if (f->tt < 0) f->tt = !f->two_d && f->n < TILES_BELOW ? 2 : 1;
   /* The plan reports a disk-cache hit when no pass was compiled and one came from disk, and
    * a store when a pass was compiled with the disk cache on: the build call says which. */
   ocal__program_origin origin[2] = {OCAL__PROGRAM_FROM_MEMORY, OCAL__PROGRAM_FROM_MEMORY};
