@@ -193,6 +193,8 @@ static const fs_case cases[] = {
      * time (sixteen rounds), with the cache hints named (plain accesses without PTX); pass 2
      * is the first case's kernel (no compile of its own; eight columns: tests/oclgrind_set.c) */
     {4096, 3, "n1=64,c=16,c2=1,r=4,cr=1,ld=2,st=1", 1, OCAL_FFT_NORM_ORTHO, 32},
+    /* the defaults of 2^20: 512 x 2048, tiles, 8 and 16 points per item */
+    {1 << 20, 1, "", 0, OCAL_FFT_NORM_BACKWARD, 16},
 };
 
 START_TEST(test_fourstep_against_dft) { run_case(&cases[_i]); }

@@ -55,14 +55,15 @@
 #include "engine.h"
 
 /* Columns per work-group and log2 points per work-item when OCAL_FFT_FOURSTEP_TUNE does not
- * say: the fastest for 2^24 x 8 on an H100 (docs/measurements.md#fourstep-defaults); 8 points
- * per item (log2 3) for 1-D lengths up to 2^20, and the tiled intermediate for 1-D lengths
- * below 2^24 (the transposed one at 2^24), the fastest on an H200
- * (docs/measurements.md#fft-tiles). */
+ * say: the fastest for 2^24 x 8 on an H100 (docs/measurements.md#fourstep-defaults). For 1-D
+ * lengths below 2^24, the fastest on an H200 (docs/measurements.md#fft-tiles): the tiled
+ * intermediate, rows of 2048 points in pass 2 (N2) from 2^20, and 8 points per item in a pass
+ * whose FFTs are 1024 points or shorter. */
 #define DEFAULT_C 4
 #define DEFAULT_LOGR 4
 #define DEFAULT_LOGR_SHORT 3
-#define SHORT_MAX ((size_t)1 << 20)
+#define SHORT_LEN 1024
+#define SPLIT_N2 2048
 #define TILES_BELOW ((size_t)1 << 24)
 /* Loads with a 128-byte L2 prefetch on devices of PTX compute capability 7.5 and later: the
  * groups beside a group read the rest of each 128 bytes (docs/measurements.md#fft-hints). */
@@ -198,7 +199,8 @@ bad:
       env);
 }
 
-/* The split of n: N1 from the tuning, else the larger half of the bits (N1 >= N2). Returns 0
+/* The split of n: N1 from the tuning, else N2 = SPLIT_N2 from 2^20 to 2^23, else the larger
+ * half of the bits (N1 >= N2). Returns 0
  * when n cannot be split into two lengths of 64..8192. A 2-D transform (ndim 2) is split
  * along its axes: N1 rows of N2 points. */
 static int split(int ndim, const size_t *lengths, const fs_tune *t, size_t *n1, size_t *n2) {
@@ -213,7 +215,9 @@ static int split(int ndim, const size_t *lengths, const fs_tune *t, size_t *n1, 
   size_t n = lengths[0];
   int l = log2_exact(n);
   if (l < 12 || l > 24) return 0;
-  size_t a = t->n1 ? t->n1 : (size_t)1 << ((l + 1) / 2);
+  size_t a = t->n1                    ? t->n1
+             : l >= 20 && n < TILES_BELOW ? n / SPLIT_N2
+                                          : (size_t)1 << ((l + 1) / 2);
   if (a > n || n / a < 64 || n / a > 8192 || a < 64 || a > 8192) return 0;
   *n1 = a;
   *n2 = n / a;
@@ -224,8 +228,13 @@ static int split(int ndim, const size_t *lengths, const fs_tune *t, size_t *n1, 
  * of N1 (stage tables at 0), pass 2 on rows of N2 (at N1); a 2-D plan with rows=1 the other
  * way round. */
 static void plan_launches(const fs_tune *t, int two_d, size_t n1, size_t n2, fs_launch *ln) {
-  int logr = t->logr ? t->logr : !two_d && n1 * n2 <= SHORT_MAX ? DEFAULT_LOGR_SHORT : DEFAULT_LOGR;
-  int logr2 = t->logr2 ? t->logr2 : logr, c2 = t->c2 ? t->c2 : t->c;
+  /* the default points per item: fewer for short 1-D FFTs */
+  int logr = t->logr ? t->logr : !two_d && n1 <= SHORT_LEN ? DEFAULT_LOGR_SHORT : DEFAULT_LOGR;
+  int logr2 = t->logr2   ? t->logr2
+              : t->logr ? t->logr
+              : !two_d && n2 <= SHORT_LEN ? DEFAULT_LOGR_SHORT
+                                           : DEFAULT_LOGR;
+  int c2 = t->c2 ? t->c2 : t->c;
   int rows = two_d && t->rows;
   ln[0] = (fs_launch){rows ? n2 : n1, t->c, logr, rows ? (cl_uint)n1 : 0};
   ln[1] = (fs_launch){rows ? n1 : n2, c2, logr2, rows ? 0 : (cl_uint)n1};
