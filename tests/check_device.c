@@ -710,6 +710,21 @@ START_TEST(test_env_bad_value) {
   ocal_device_info info = {sizeof info};
   ck_assert_ocal_fails(ocal_device_select(NULL, &info), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
+
+  /* An OCAL_DEVICE longer than a selector may be is refused as a bad argument (ocal/device.h),
+   * where it is read: not when an explicit selector makes it irrelevant. */
+  char longer[300];
+  memset(longer, 'x', sizeof longer - 1);
+  longer[sizeof longer - 1] = '\0';
+  ck_assert_int_eq(setenv("OCAL_DEVICE", longer, 1), 0);
+  ck_assert_ocal_fails(ocal_device_select(NULL, &info), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_select"));
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "too long"));
+  ck_assert_ocal_fails(ocal_device_select("", &info), OCAL_INVALID_ARGUMENT);
+  char sel[32];
+  snprintf(sel, sizeof sel, "%d:%d", list[0].platform_index, list[0].device_index);
+  check_select(sel, list, n, 0);
   free(list);
 }
 END_TEST

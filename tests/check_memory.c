@@ -577,7 +577,10 @@ START_TEST(test_pinned) {
   ck_assert_ptr_null(p);
   ck_assert_ocal_fails(ocal_pinned_alloc(ctx, 10, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ocal_fails(ocal_pinned_alloc(NULL, 10, &p), OCAL_INVALID_HANDLE);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_pinned_alloc"));
   ck_assert_ocal_fails(ocal_pinned_query(ctx, src, NULL, NULL, NULL), OCAL_INVALID_ARGUMENT);
+  ck_assert_ocal_fails(ocal_pinned_query(NULL, src, &pinned, NULL, NULL), OCAL_INVALID_HANDLE);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_pinned_query"));
 }
 END_TEST
 

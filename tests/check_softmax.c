@@ -343,6 +343,16 @@ START_TEST(test_errors) {
   ck_assert_ocal(ocal_buffer_view(x, 0, 1, &s4, &lview));
   ck_assert_ocal_fails(ocal_softmax_cross_entropy(x, lab, lview, NULL), OCAL_INVALID_ARGUMENT);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "overlaps"));
+  /* A released handle is named by its role (a live view keeps the handle itself valid). */
+  ocal_buffer gone, gone_view;
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 2, s2, &gone));
+  ck_assert_ocal(ocal_buffer_view(gone, 0, 1, &s4, &gone_view));
+  ck_assert_ocal(ocal_buffer_release(gone));
+  ck_assert_ocal_fails(ocal_softmax(x, 1, gone), OCAL_INVALID_HANDLE);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_softmax: out is not a live"));
+  ck_assert_ocal_fails(ocal_softmax_cross_entropy(x, lab, loss, gone), OCAL_INVALID_HANDLE);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_softmax_cross_entropy: grad is not a live"));
+  ocal_buffer_release(gone_view);
   ck_assert_ocal(ocal_context_finish(fixture_ctx));
 
   ocal_buffer bufs[] = {x, xi, y, y3, lab, labf, loss, loss3, big, v1, v2, e, lview};

@@ -82,8 +82,9 @@ OCAL_API ocal_status ocal_device_list(size_t capacity, ocal_device_info *infos, 
  * \param info receives the chosen device's facts; set its struct_size first.
  * \returns OCAL_OK; OCAL_NO_DEVICE when there is no OpenCL device at all;
  *          OCAL_DEVICE_NOT_FOUND when the selector matches nothing (the message lists the
- *          devices that exist); OCAL_INVALID_ARGUMENT for a NULL info or a bad
- *          info->struct_size. */
+ *          devices that exist); OCAL_INVALID_ARGUMENT for a NULL info, a bad
+ *          info->struct_size, or (selector NULL or "") an OCAL_DEVICE of 256 characters or
+ *          more; an error when OpenCL itself fails, as for ocal_device_list. */
 OCAL_API ocal_status ocal_device_select(const char *selector, ocal_device_info *info);
 
 #ifdef __cplusplus

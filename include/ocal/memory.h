@@ -105,8 +105,9 @@ OCAL_API ocal_status ocal_memory_set_pool_limit(ocal_context ctx, uint64_t bytes
  * \param ctx the context whose transfers will use it.
  * \param bytes how many bytes; more than 0.
  * \param ptr receives the host address; NULL on failure.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT; OCAL_OUT_OF_HOST_MEMORY or an OpenCL error when the
- *          driver cannot pin that much. */
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE for a bad ctx; OCAL_INVALID_ARGUMENT (a NULL ptr,
+ *          bytes 0); OCAL_OUT_OF_HOST_MEMORY or an OpenCL error when the driver cannot pin
+ *          that much. */
 OCAL_API ocal_status ocal_pinned_alloc(ocal_context ctx, size_t bytes, void **ptr);
 
 /** Frees memory from ocal_pinned_alloc. Transfers that use it must have finished.
@@ -123,7 +124,8 @@ OCAL_API ocal_status ocal_pinned_free(ocal_context ctx, void *ptr);
  * \param mem receives the OpenCL buffer behind the pinned block, or NULL when ptr is not
  *        pinned memory of ctx (an escape hatch: the cl_mem stays owned by ocal); may be NULL.
  * \param offset receives ptr's byte offset in that buffer; may be NULL.
- * \returns OCAL_OK; OCAL_INVALID_HANDLE, OCAL_INVALID_ARGUMENT. */
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE for a bad ctx; OCAL_INVALID_ARGUMENT when pinned is
+ *          NULL. */
 OCAL_API ocal_status ocal_pinned_query(ocal_context ctx, const void *ptr, int *pinned,
                                        cl_mem *mem, size_t *offset);
 

@@ -45,7 +45,8 @@ size_t ocal__ew_scalar_size(ocal_dtype t) {
 
 ocal_status ocal__ew_check(ocal_buffer buf, ocal_context ctx, const char *role, const char *func) {
   if (!buf) return ocal__fail(OCAL_INVALID_HANDLE, func, "buffer %s is NULL", role);
-  ocal_status status = ocal__check_buffer(buf, func);
+  /* By its role: a call takes up to four buffers, and "the buffer" would not say which. */
+  ocal_status status = ocal__check_buffer_arg(buf, role, func);
   if (status != OCAL_OK) return status;
   if (ctx && buf->ctx != ctx)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "buffer %s belongs to another context", role);
