@@ -745,6 +745,22 @@ START_TEST(test_transfer_arguments) {
   ck_assert_ocal(ocal_event_wait(foreign));
   ck_assert_ocal(ocal_event_release(foreign));
   ck_assert_ocal(ocal_context_release(other));
+  /* The new event's address inside the wait list: refused, the waited-for event untouched
+   * (still the caller's to wait on and release). */
+  ocal_event two[2] = {NULL, NULL};
+  ck_assert_ocal(ocal_context_enqueue_marker(ctx, &two[0]));
+  ck_assert_ocal(ocal_context_enqueue_marker(ctx, &two[1]));
+  ocal_event kept = two[1];
+  ck_assert_ocal_fails(ocal_transfer_write(b, 0, 10, host, 2, two, &two[1]), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_transfer_write: event points at wait[1]") != NULL,
+                "%s", ocal_last_error());
+  ck_assert_ptr_eq(two[1], kept);
+  ck_assert_ocal_fails(ocal_transfer_read(b, 0, 10, host, 1, two, &two[0]), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "event points at wait[0]"));
+  ck_assert_ocal(ocal_transfer_read(b, 0, 10, host, 2, two, &ev));
+  ck_assert_ocal(ocal_event_wait(ev));
+  ck_assert_ocal(ocal_event_release(ev));
+  for (int i = 0; i < 2; i++) ck_assert_ocal(ocal_event_release(two[i]));
   ck_assert_ocal(ocal_transfer_read(b, 0, 10, host, 0, NULL, &ev));
   ck_assert_ocal(ocal_event_wait(ev));
   ck_assert_ocal(ocal_event_release(ev));

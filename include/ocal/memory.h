@@ -138,12 +138,13 @@ OCAL_API ocal_status ocal_pinned_query(ocal_context ctx, const void *ptr, int *p
  * \param src count elements; must stay valid and unchanged until *event has completed.
  * \param num_wait number of events in \p wait.
  * \param wait events of the buffer's context to wait for; may be NULL when num_wait is 0.
- * \param event receives an event that completes with the copy; release it.
+ * \param event receives an event that completes with the copy; release it. Not one of
+ *        \p wait's elements: the events you wait for stay yours to release.
  * \returns OCAL_OK; OCAL_SHAPE_MISMATCH when the range does not fit in the buffer;
  *          OCAL_INVALID_HANDLE for a bad buffer or a NULL event in \p wait;
- *          OCAL_INVALID_ARGUMENT (a NULL event out-parameter, a NULL src for a count above 0, a
- *          NULL wait with num_wait above 0, an event of another context in \p wait); an OpenCL
- *          error. */
+ *          OCAL_INVALID_ARGUMENT (a NULL event out-parameter, an event out-parameter that
+ *          points into \p wait, a NULL src for a count above 0, a NULL wait with num_wait
+ *          above 0, an event of another context in \p wait); an OpenCL error. */
 OCAL_API ocal_status ocal_transfer_write(ocal_buffer buf, size_t offset, size_t count,
                                          const void *src, size_t num_wait,
                                          const ocal_event *wait, ocal_event *event);

@@ -1,4 +1,5 @@
 /* ocal — pinned host memory, staged transfers, and transfers on a second queue. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -339,6 +340,14 @@ static ocal_status transfer(ocal_buffer buf, size_t offset, size_t count, void *
                             size_t num_wait, const ocal_event *wait, ocal_event *event, int write,
                             const char *fn) {
   if (!event) return ocal__fail(OCAL_INVALID_ARGUMENT, fn, "event must not be NULL");
+  /* Writing the new event over one the call waits for would lose the caller's handle (and
+   * clear it before it is read). Compared as addresses, not through pointer order. */
+  for (size_t i = 0; wait && i < num_wait; i++)
+    if ((uintptr_t)event == (uintptr_t)&wait[i])
+      return ocal__fail(OCAL_INVALID_ARGUMENT, fn,
+                        "event points at wait[%zu]: the new event would replace a handle you "
+                        "still own; pass the address of another ocal_event",
+                        i);
   *event = NULL;
   size_t bytes, origin;
   ocal_status status = ocal__check_transfer(buf, offset, count, host, fn, &bytes, &origin);
