@@ -47,7 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (read_tune(text, &t) == OCAL_OK) {
       FUZZ_ASSERT(t.c == 1 || t.c == 2 || t.c == 4 || t.c == 8 || t.c == 16);
       FUZZ_ASSERT(t.ld >= -1 && t.ld <= 3 && t.st >= 0 && t.st <= 2);
-      FUZZ_ASSERT(t.logr >= 2 && t.logr <= 4);
+      FUZZ_ASSERT(t.logr == 0 || (t.logr >= 2 && t.logr <= 4)); /* 0: the default */
+      FUZZ_ASSERT(t.tt >= -1 && t.tt <= 2);
       FUZZ_ASSERT(t.n1 == 0 || (t.n1 >= 64 && t.n1 <= 8192 && (t.n1 & (t.n1 - 1)) == 0));
     } else {
       FUZZ_ASSERT(ocal_last_error()[0] != '\0');
