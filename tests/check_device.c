@@ -707,9 +707,18 @@ START_TEST(test_env_bad_value) {
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
   ck_assert_ptr_null(ctx);
 
+  /* So does a selector of blanks only (blanks around a selector do not count). */
+  opts.device = " \t ";
+  ck_assert_ocal_fails(ocal_context_create(&opts, &ctx), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
+  ck_assert_ptr_null(ctx);
+
   ocal_device_info info = {sizeof info};
   ck_assert_ocal_fails(ocal_device_select(NULL, &info), OCAL_DEVICE_NOT_FOUND);
   ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
+  ck_assert_ocal_fails(ocal_device_select("  ", &info), OCAL_DEVICE_NOT_FOUND);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "OCAL_DEVICE"));
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "no-such-device-xyz"));
 
   /* An OCAL_DEVICE longer than a selector may be is refused as a bad argument (ocal/device.h),
    * where it is read: not when an explicit selector makes it irrelevant. */
@@ -725,6 +734,21 @@ START_TEST(test_env_bad_value) {
   char sel[32];
   snprintf(sel, sizeof sel, "%d:%d", list[0].platform_index, list[0].device_index);
   check_select(sel, list, n, 0);
+  /* An explicit selector as long is refused too, not matched by its first 255 characters;
+   * blanks around one are not part of it. */
+  ck_assert_ocal_fails(ocal_device_select(longer, &info), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_device_select: the selector is 299"));
+  ocal_context_options opts2;
+  ck_assert_ocal(ocal_context_options_init(&opts2));
+  opts2.device = longer;
+  ck_assert_ocal_fails(ocal_context_create(&opts2, &ctx), OCAL_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ocal_last_error(), "ocal_context_create"));
+  ck_assert_ptr_null(ctx);
+  char padded[300];
+  memset(padded, ' ', sizeof padded - 1);
+  padded[sizeof padded - 1] = '\0';
+  memcpy(padded + 2, sel, strlen(sel)); /* "  P:D" and blanks to 299 characters */
+  check_select(padded, list, n, 0);
   free(list);
 }
 END_TEST

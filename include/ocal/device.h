@@ -9,8 +9,10 @@
  *                                 whose platform goes by that short name: "pocl" (PoCL's
  *                                 platform is "Portable Computing Language"), "amd"
  *                                 ("Advanced Micro Devices"), "mesa" (Clover, rusticl).
- * A NULL or empty selector means: the OCAL_DEVICE environment variable if it is set, else the
- * first GPU, else the first accelerator, else the first CPU. */
+ * Leading and trailing blanks do not count. A NULL, empty or blank selector means: the
+ * OCAL_DEVICE environment variable if it is set, else the first GPU, else the first
+ * accelerator, else the first CPU. A selector of 256 characters or more is refused
+ * (OCAL_INVALID_ARGUMENT), as such an OCAL_DEVICE is. */
 #ifndef OCAL_DEVICE_H
 #define OCAL_DEVICE_H
 
@@ -78,13 +80,14 @@ OCAL_API const char *ocal_device_type_name(ocal_device_type type);
 OCAL_API ocal_status ocal_device_list(size_t capacity, ocal_device_info *infos, size_t *count);
 
 /** Resolves a selector to the device it picks, without creating anything.
- * \param selector see the top of this header; NULL or "" for OCAL_DEVICE / the default.
+ * \param selector see the top of this header; NULL, "" or blanks for OCAL_DEVICE / the
+ *        default.
  * \param info receives the chosen device's facts; set its struct_size first.
  * \returns OCAL_OK; OCAL_NO_DEVICE when there is no OpenCL device at all;
  *          OCAL_DEVICE_NOT_FOUND when the selector matches nothing (the message lists the
  *          devices that exist); OCAL_INVALID_ARGUMENT for a NULL info, a bad
- *          info->struct_size, or (selector NULL or "") an OCAL_DEVICE of 256 characters or
- *          more; an error when OpenCL itself fails, as for ocal_device_list. */
+ *          info->struct_size, or a selector (or, for a blank one, an OCAL_DEVICE) of 256
+ *          characters or more; an error when OpenCL itself fails, as for ocal_device_list. */
 OCAL_API ocal_status ocal_device_select(const char *selector, ocal_device_info *info);
 
 #ifdef __cplusplus

@@ -321,12 +321,18 @@ static long find_type(const device_entry *list, size_t n, ocal_device_type type)
   return -1;
 }
 
-/* Copies s without leading and trailing blanks into out. */
-static void trim(const char *s, char *out, size_t size) {
+/* The length of s without leading and trailing blanks, and where it starts (*from). */
+static size_t trimmed(const char *s, const char **from) {
   while (isspace((unsigned char)*s)) s++;
-  snprintf(out, size, "%s", s);
-  size_t len = strlen(out);
-  while (len > 0 && isspace((unsigned char)out[len - 1])) out[--len] = '\0';
+  size_t len = strlen(s);
+  while (len > 0 && isspace((unsigned char)s[len - 1])) len--;
+  *from = s;
+  return len;
+}
+
+int ocal__selector_blank(const char *selector) {
+  const char *from;
+  return !selector || trimmed(selector, &from) == 0;
 }
 
 /* Short names users know platforms by, where the platform's own name does not contain them:
@@ -373,12 +379,23 @@ ocal_status ocal__device_resolve(const char *func, const char *selector, const c
                                  ocal_device_info *info,
                                  cl_platform_id *platform, cl_device_id *device) {
   const char *origin = "selector";
-  if (!selector || !selector[0]) {
+  if (ocal__selector_blank(selector)) {
     selector = env_selector;
     origin = "OCAL_DEVICE";
   }
   char sel[256] = "";
-  if (selector) trim(selector, sel, sizeof sel);
+  if (selector) {
+    const char *from;
+    size_t len = trimmed(selector, &from);
+    /* a longer one would be matched by its first 255 characters only */
+    if (len >= sizeof sel)
+      return ocal__fail(OCAL_INVALID_ARGUMENT, func,
+                        "the %s is %zu characters long, too long for a device selector (at "
+                        "most %zu): give a keyword, \"P:D\" or a piece of the device's name",
+                        origin, len, sizeof sel - 1);
+    memcpy(sel, from, len);
+    sel[len] = '\0';
+  }
 
   device_entry *list;
   size_t n;
@@ -445,7 +462,7 @@ ocal_status ocal_device_select(const char *selector, ocal_device_info *info) {
   if (status != OCAL_OK) return status;
   ocal__settings settings;
   settings.device[0] = '\0';
-  if (!selector || !selector[0]) {
+  if (ocal__selector_blank(selector)) {
     status = ocal__settings_read_one("OCAL_DEVICE", &settings, __func__);
     if (status != OCAL_OK) return status;
   }

@@ -93,9 +93,12 @@ void ocal__append_error(const char *fmt, ...)
 
 /* ---- devices (device.c) --------------------------------------------------------------- */
 
-/* Resolves a selector (see ocal/device.h) to a device and its OpenCL handles; NULL or ""
+/* Whether a device selector is NULL, empty or only blanks: the ones OCAL_DEVICE stands in for. */
+int ocal__selector_blank(const char *selector);
+
+/* Resolves a selector (see ocal/device.h) to a device and its OpenCL handles; a blank one
  * means `env_selector` (OCAL_DEVICE as the settings read it), else the default order (GPU,
- * accelerator, CPU). Messages name `func`. */
+ * accelerator, CPU); one of 256 characters or more is refused. Messages name `func`. */
 ocal_status ocal__device_resolve(const char *func, const char *selector, const char *env_selector,
                                  ocal_device_info *info,
                                  cl_platform_id *platform, cl_device_id *device);
