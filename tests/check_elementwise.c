@@ -239,6 +239,12 @@ START_TEST(test_unary_errors) {
   ck_assert_ocal_fails(ocal_unary(OCAL_UNARY_NEG, NULL, f), OCAL_INVALID_HANDLE);
   ck_assert_ocal_fails(ocal_unary(OCAL_UNARY_NEG, f, NULL), OCAL_INVALID_HANDLE);
   ck_assert_ocal_fails(ocal_unary((ocal_unary_op)99, f, f), OCAL_INVALID_ARGUMENT);
+  /* Messages name the call's own parameters: ocal_scale's buffer is x. */
+  ck_assert_ocal_fails(ocal_scale(2.0, NULL), OCAL_INVALID_HANDLE);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_scale: buffer x is NULL") != NULL, "%s",
+                ocal_last_error());
+  ck_assert_ocal_fails(ocal_scale(2.0, c), OCAL_UNSUPPORTED);
+  ck_assert_msg(strstr(ocal_last_error(), "buffer x is c32") != NULL, "%s", ocal_last_error());
   size_t four = 4;
   ck_assert_ocal(ocal_buffer_view(f, 0, 1, &four, &v1));
   ck_assert_ocal(ocal_buffer_view(f, 2, 1, &four, &v2));

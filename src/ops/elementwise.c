@@ -379,7 +379,7 @@ ocal_status ocal_axpby(double alpha, ocal_buffer x, double beta, ocal_buffer y) 
 }
 
 ocal_status ocal_scale(double alpha, ocal_buffer x) {
-  return binary_with_scalar(OCAL_BINARY_MUL, x, "a", alpha, 0, x, __func__);
+  return binary_with_scalar(OCAL_BINARY_MUL, x, "x", alpha, 0, x, __func__);
 }
 
 ocal_status ocal_cast(ocal_buffer x, ocal_buffer out) {
