@@ -580,8 +580,19 @@ START_TEST(test_broadcast_errors) {
   ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_ADD, a, i, y), OCAL_TYPE_MISMATCH);
   ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_LT, a, c, y), OCAL_TYPE_MISMATCH); /* u8 out */
   ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_ATAN2, i, i, i), OCAL_TYPE_MISMATCH);
-  ocal_buffer bufs[] = {a, b, c, y, yw, i};
-  for (int k = 0; k < 6; k++) ocal_buffer_release(bufs[k]);
+  /* The other statuses ops.h lists for ocal_binary. */
+  ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_ADD, NULL, c, c), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_OP_COUNT, c, c, c), OCAL_INVALID_ARGUMENT);
+  ocal_buffer head, tail, z;
+  size_t s3[] = {3};
+  ck_assert_ocal(ocal_buffer_view(c, 0, 1, s3, &head));
+  ck_assert_ocal(ocal_buffer_view(c, 1, 1, s3, &tail));
+  ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_ADD, head, head, tail), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "overlaps") != NULL, "%s", ocal_last_error());
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_C32, 1, s4, &z));
+  ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_ADD, z, z, z), OCAL_UNSUPPORTED);
+  ocal_buffer bufs[] = {a, b, c, y, yw, i, head, tail, z};
+  for (int k = 0; k < 9; k++) ocal_buffer_release(bufs[k]);
 }
 END_TEST
 
