@@ -239,6 +239,12 @@ START_TEST(test_unary_errors) {
   ck_assert_ocal_fails(ocal_unary(OCAL_UNARY_NEG, NULL, f), OCAL_INVALID_HANDLE);
   ck_assert_ocal_fails(ocal_unary(OCAL_UNARY_NEG, f, NULL), OCAL_INVALID_HANDLE);
   ck_assert_ocal_fails(ocal_unary((ocal_unary_op)99, f, f), OCAL_INVALID_ARGUMENT);
+  /* Messages name the call's own parameters: ocal_scale's buffer is x. */
+  ck_assert_ocal_fails(ocal_scale(2.0, NULL), OCAL_INVALID_HANDLE);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_scale: buffer x is NULL") != NULL, "%s",
+                ocal_last_error());
+  ck_assert_ocal_fails(ocal_scale(2.0, c), OCAL_UNSUPPORTED);
+  ck_assert_msg(strstr(ocal_last_error(), "buffer x is c32") != NULL, "%s", ocal_last_error());
   size_t four = 4;
   ck_assert_ocal(ocal_buffer_view(f, 0, 1, &four, &v1));
   ck_assert_ocal(ocal_buffer_view(f, 2, 1, &four, &v2));
@@ -574,8 +580,19 @@ START_TEST(test_broadcast_errors) {
   ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_ADD, a, i, y), OCAL_TYPE_MISMATCH);
   ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_LT, a, c, y), OCAL_TYPE_MISMATCH); /* u8 out */
   ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_ATAN2, i, i, i), OCAL_TYPE_MISMATCH);
-  ocal_buffer bufs[] = {a, b, c, y, yw, i};
-  for (int k = 0; k < 6; k++) ocal_buffer_release(bufs[k]);
+  /* The other statuses ops.h lists for ocal_binary. */
+  ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_ADD, NULL, c, c), OCAL_INVALID_HANDLE);
+  ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_OP_COUNT, c, c, c), OCAL_INVALID_ARGUMENT);
+  ocal_buffer head, tail, z;
+  size_t s3[] = {3};
+  ck_assert_ocal(ocal_buffer_view(c, 0, 1, s3, &head));
+  ck_assert_ocal(ocal_buffer_view(c, 1, 1, s3, &tail));
+  ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_ADD, head, head, tail), OCAL_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ocal_last_error(), "overlaps") != NULL, "%s", ocal_last_error());
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_C32, 1, s4, &z));
+  ck_assert_ocal_fails(ocal_binary(OCAL_BINARY_ADD, z, z, z), OCAL_UNSUPPORTED);
+  ocal_buffer bufs[] = {a, b, c, y, yw, i, head, tail, z};
+  for (int k = 0; k < 9; k++) ocal_buffer_release(bufs[k]);
 }
 END_TEST
 
@@ -628,6 +645,30 @@ START_TEST(test_scalar_on_either_side) {
   for (size_t i = 0; i < n; i++)
     if (x[i] != 0.0f) ck_assert(isinf(got[i]) && (got[i] > 0) == (-3.0f * x[i] > 0));
   free(got);
+  /* The output has the buffer operand's shape, as ocal_binary's has the broadcast shape: the
+   * same element count in another shape is refused, leading ones are not. */
+  size_t s23[] = {2, 3}, s32[] = {3, 2}, s123[] = {1, 2, 3};
+  const float six[6] = {1, 2, 3, 4, 5, 6};
+  ocal_buffer m23 = make(OCAL_F32, 2, s23, six), m32 = make(OCAL_F32, 2, s32, six);
+  ocal_buffer m123 = make(OCAL_F32, 3, s123, six), f6 = make1(OCAL_F32, 6, six);
+  ck_assert_ocal_fails(ocal_binary_scalar(OCAL_BINARY_ADD, m23, 1.0, m32), OCAL_SHAPE_MISMATCH);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_binary_scalar") != NULL &&
+                    strstr(ocal_last_error(), "a has shape") != NULL,
+                "%s", ocal_last_error());
+  ck_assert_ocal_fails(ocal_scalar_binary(OCAL_BINARY_SUB, 1.0, m23, f6), OCAL_SHAPE_MISMATCH);
+  ck_assert_msg(strstr(ocal_last_error(), "ocal_scalar_binary") != NULL &&
+                    strstr(ocal_last_error(), "b has shape") != NULL,
+                "%s", ocal_last_error());
+  float back[6];
+  ck_assert_ocal(ocal_buffer_read(m32, 0, 6, back, NULL));
+  for (int k = 0; k < 6; k++) ck_assert_float_eq(back[k], six[k]); /* untouched */
+  ck_assert_ocal(ocal_binary_scalar(OCAL_BINARY_ADD, m23, 1.0, m123));
+  ck_assert_ocal(ocal_buffer_read(m123, 0, 6, back, NULL));
+  for (int k = 0; k < 6; k++) ck_assert_float_eq(back[k], six[k] + 1.0f);
+  ocal_buffer_release(m23);
+  ocal_buffer_release(m32);
+  ocal_buffer_release(m123);
+  ocal_buffer_release(f6);
   ocal_buffer_release(bi);
   ocal_buffer_release(bx);
   ocal_buffer_release(by);

@@ -88,7 +88,8 @@ OCAL_API const char *ocal_transpose_name(ocal_transpose ta);
  *          index; OCAL_GEMM=tc or OCAL_GEMM=wgmma for an f32 product where the context's
  *          precision is fp32, or where the device's tensor-core probe failed for the type
  *          (wgmma: compute capability 9.0 only, and never for f64));
- *          OCAL_INVALID_ARGUMENT (different contexts, overlapping C);
+ *          OCAL_INVALID_ARGUMENT (different contexts, overlapping C, a ta or tb that is not
+ *          an ocal_transpose); OCAL_INVALID_HANDLE (a NULL or released buffer);
  *          OCAL_OUT_OF_DEVICE_MEMORY when CLBlast cannot allocate its temporary buffers, and
  *          other statuses translated from CLBlast's (the message names the CLBlast code).
  *          The context stays usable after a failure. */
@@ -148,7 +149,8 @@ OCAL_API ocal_status ocal_gemm_get_precision(ocal_context ctx, ocal_gemm_precisi
  * \param x a vector with as many elements as op(A) has columns.
  * \param beta scale of y's old contents.
  * \param y a vector with as many elements as op(A) has rows; must not overlap A or x.
- * \returns OCAL_OK or an error as for ocal_gemm. */
+ * \returns OCAL_OK or an error as for ocal_gemm; OCAL_UNSUPPORTED also for f16 and bf16
+ *          (f32 and f64 only). */
 OCAL_API ocal_status ocal_gemv(ocal_transpose ta, double alpha, ocal_buffer a, ocal_buffer x,
                                double beta, ocal_buffer y);
 

@@ -123,7 +123,9 @@ OCAL_API const char *ocal_binary_op_name(ocal_binary_op op);
  * \param x input buffer.
  * \param out output with as many elements as x; may be x itself (in place).
  * \returns OCAL_OK; OCAL_TYPE_MISMATCH (e.g. log into an integer buffer);
- *          OCAL_SHAPE_MISMATCH (element counts differ); OCAL_INVALID_ARGUMENT (overlap). */
+ *          OCAL_SHAPE_MISMATCH (element counts differ); OCAL_INVALID_ARGUMENT (partial
+ *          overlap, other contexts, an op that is not an ocal_unary_op); OCAL_INVALID_HANDLE;
+ *          OCAL_UNSUPPORTED (complex). */
 OCAL_API ocal_status ocal_unary(ocal_unary_op op, ocal_buffer x, ocal_buffer out);
 
 /** out = a op b, elementwise with NumPy broadcasting.
@@ -131,9 +133,11 @@ OCAL_API ocal_status ocal_unary(ocal_unary_op op, ocal_buffer x, ocal_buffer out
  * \param a the left operand.
  * \param b the right operand, of a's type.
  * \param out the result, of the broadcast shape.
- * \returns OCAL_OK; OCAL_TYPE_MISMATCH when a and b differ in type or out has the wrong
- *          type; OCAL_SHAPE_MISMATCH when the shapes do not broadcast or out does not have
- *          the broadcast shape. */
+ * \returns OCAL_OK; OCAL_TYPE_MISMATCH when a and b differ in type, out has the wrong
+ *          type or a float-only operation (atan2) gets integers; OCAL_SHAPE_MISMATCH when the
+ *          shapes do not broadcast or out does not have the broadcast shape;
+ *          OCAL_INVALID_ARGUMENT (partial overlap, other contexts, an op that is not an
+ *          ocal_binary_op); OCAL_INVALID_HANDLE; OCAL_UNSUPPORTED (complex). */
 OCAL_API ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b,
                                  ocal_buffer out);
 
@@ -160,7 +164,7 @@ OCAL_API ocal_status ocal_scalar_binary(ocal_binary_op op, double scalar, ocal_b
  * \param a the values where mask is non-zero.
  * \param b the values where mask is zero, of a's type.
  * \param out the result: a's type and the broadcast shape.
- * \returns as ocal_binary. */
+ * \returns as ocal_binary; OCAL_TYPE_MISMATCH also for a mask that is not u8. */
 OCAL_API ocal_status ocal_where(ocal_buffer mask, ocal_buffer a, ocal_buffer b, ocal_buffer out);
 
 /** y = alpha * x + y (BLAS axpy, for every real type; the one axpy: 0.1's CLBlast

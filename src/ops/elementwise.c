@@ -102,6 +102,23 @@ static void pad4(const ocal_buffer b, cl_ulong p[4]) {
   for (int i = 0; i < b->ndim; i++) p[4 - b->ndim + i] = b->shape[i];
 }
 
+/* A scalar broadcasts to its buffer operand's shape, so the output must have that shape (leading
+ * ones aside, as ocal_binary takes them); the same element count in another shape is refused. */
+static ocal_status check_same_shape(ocal_buffer x, ocal_buffer out, const char *role,
+                                    const char *func) {
+  cl_ulong px[4], po[4];
+  pad4(x, px);
+  pad4(out, po);
+  if (memcmp(px, po, sizeof px) == 0) return OCAL_OK;
+  char xs[96], os[96];
+  ocal__shape_format(x->ndim, x->shape, xs, sizeof xs);
+  ocal__shape_format(out->ndim, out->shape, os, sizeof os);
+  return ocal__fail(OCAL_SHAPE_MISMATCH, func,
+                    "the output has shape %s but %s has shape %s: out must have %s's shape (a "
+                    "scalar broadcasts to it)",
+                    os, role, xs, role);
+}
+
 /* NumPy broadcasting of nin inputs to out: fills the padded output dims and each input's
  * element strides (0 along broadcast dimensions); *flat says no input is broadcast. */
 static ocal_status broadcast(int nin, const ocal_buffer *in, ocal_buffer out, cl_ulong dims[4],
@@ -260,15 +277,16 @@ ocal_status ocal_binary(ocal_binary_op op, ocal_buffer a, ocal_buffer b, ocal_bu
   return run(a->ctx, options, "ocal_binary_bcast", out->numel, 9, args, __func__);
 }
 
-/* out = x op s (left = 0) or s op x (left = 1). */
-static ocal_status binary_with_scalar(ocal_binary_op op, ocal_buffer x, double scalar, int left,
-                                      ocal_buffer out, const char *func) {
+/* out = x op s (left = 0) or s op x (left = 1); `role` names x in messages. */
+static ocal_status binary_with_scalar(ocal_binary_op op, ocal_buffer x, const char *role,
+                                      double scalar, int left, ocal_buffer out,
+                                      const char *func) {
   if ((unsigned)op >= OCAL_BINARY_OP_COUNT)
     return ocal__fail(OCAL_INVALID_ARGUMENT, func, "invalid binary operation %d", (int)op);
-  ocal_status status = ocal__ew_check(x, NULL, left ? "b" : "a", func);
+  ocal_status status = ocal__ew_check(x, NULL, role, func);
   if (status == OCAL_OK) status = ocal__ew_check(out, x->ctx, "out", func);
   if (status == OCAL_OK) status = check_binary_types(op, x, out, func);
-  if (status == OCAL_OK) status = check_same_count(x, out, func);
+  if (status == OCAL_OK) status = check_same_shape(x, out, role, func);
   if (status == OCAL_OK) status = ocal__ew_check_alias(x, out, func);
   unsigned char s[8];
   if (status == OCAL_OK) status = ocal__ew_scalar(scalar, x->dtype, s, func);
@@ -286,11 +304,11 @@ static ocal_status binary_with_scalar(ocal_binary_op op, ocal_buffer x, double s
 }
 
 ocal_status ocal_binary_scalar(ocal_binary_op op, ocal_buffer a, double scalar, ocal_buffer out) {
-  return binary_with_scalar(op, a, scalar, 0, out, __func__);
+  return binary_with_scalar(op, a, "a", scalar, 0, out, __func__);
 }
 
 ocal_status ocal_scalar_binary(ocal_binary_op op, double scalar, ocal_buffer b, ocal_buffer out) {
-  return binary_with_scalar(op, b, scalar, 1, out, __func__);
+  return binary_with_scalar(op, b, "b", scalar, 1, out, __func__);
 }
 
 ocal_status ocal_where(ocal_buffer mask, ocal_buffer a, ocal_buffer b, ocal_buffer out) {
@@ -361,7 +379,7 @@ ocal_status ocal_axpby(double alpha, ocal_buffer x, double beta, ocal_buffer y) 
 }
 
 ocal_status ocal_scale(double alpha, ocal_buffer x) {
-  return binary_with_scalar(OCAL_BINARY_MUL, x, alpha, 0, x, __func__);
+  return binary_with_scalar(OCAL_BINARY_MUL, x, "x", alpha, 0, x, __func__);
 }
 
 ocal_status ocal_cast(ocal_buffer x, ocal_buffer out) {
