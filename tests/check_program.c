@@ -109,7 +109,7 @@ START_TEST(test_launch_covers_every_element_once) {
     pthread_mutex_lock(&k->lock);
     ck_assert_int_eq(clSetKernelArg(k->kernel, 0, sizeof mem, &mem), CL_SUCCESS);
     ck_assert_int_eq(clSetKernelArg(k->kernel, 1, sizeof n64, &n64), CL_SUCCESS);
-    ocal_status st = ocal__launch_1d(fixture_ctx, k, n, NULL);
+    ocal_status st = ocal__launch_1d(fixture_ctx, k, n, "check_program");
     pthread_mutex_unlock(&k->lock);
     ck_assert_ocal(st);
     uint32_t *out = malloc(n * sizeof *out);

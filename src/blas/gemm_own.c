@@ -238,7 +238,7 @@ ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, 
                       OCAL__ARG(count),
                       dtype == OCAL_F32 ? OCAL__ARG(beta_f) : OCAL__ARG(beta),
                       OCAL__ARG(read_c)};
-  return ocal__kernel_run(ctx, k, mn, sizeof args / sizeof args[0], args);
+  return ocal__kernel_run(ctx, k, mn, sizeof args / sizeof args[0], args, "ocal_gemm");
 }
 
 static ocal_status own_run(const ocal__gemm_call *g, const ocal__gemm_choice *choice,

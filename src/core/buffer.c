@@ -331,7 +331,7 @@ static ocal_status copy_kernel(ocal_context ctx, cl_mem src, size_t from, cl_mem
   cl_ulong soff = from, doff = to, n = words;
   const ocal__arg args[] = {OCAL__ARG(src), OCAL__ARG(soff), OCAL__ARG(dst), OCAL__ARG(doff),
                             OCAL__ARG(n)};
-  return ocal__kernel_run(ctx, k, wide ? (words + 3) / 4 : words, 5, args);
+  return ocal__kernel_run(ctx, k, wide ? (words + 3) / 4 : words, 5, args, "ocal_buffer_copy");
 }
 
 ocal_status ocal_buffer_copy(ocal_buffer src, ocal_buffer dst) {
@@ -377,7 +377,7 @@ ocal_status ocal_buffer_fill(ocal_buffer buf, const void *value) {
   cl_ulong offset = buf->offset, n = buf->numel;
   const ocal__arg args[] = {OCAL__ARG(buf->mem), OCAL__ARG(offset), OCAL__ARG(n),
                             {ocal_dtype_size(buf->dtype), value}};
-  return ocal__kernel_run(ctx, k, buf->numel, 4, args);
+  return ocal__kernel_run(ctx, k, buf->numel, 4, args, __func__);
 }
 
 /* Facts of a buffer: one shape for all the getters. */

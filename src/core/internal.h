@@ -459,9 +459,10 @@ typedef struct ocal__arg {
 #define OCAL__ARG(v) ((ocal__arg){sizeof(v), &(v)})
 
 /* Sets the arguments of a cached kernel and enqueues a grid-stride launch over n items,
- * holding the kernel's lock for both (the one way ocal's operations launch kernels). */
+ * holding the kernel's lock for both (the one way ocal's operations launch kernels); a
+ * failure names `func`, the public call being served. */
 ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t nargs,
-                             const ocal__arg *args);
+                             const ocal__arg *args, const char *func);
 
 /* The same over a cols x rows range: dimension 0 covers the columns exactly (the kernel
  * guards get_global_id(0) < cols); dimension 1 may be smaller than rows (GPUs cap it), so
@@ -485,8 +486,9 @@ ocal_status ocal__enqueue_nd(ocal_context ctx, cl_kernel kernel, const char *nam
                              const size_t *global, const size_t *local, const char *func);
 
 /* Enqueues a 1-D launch of a grid-stride kernel over n items: the work-group size and the
- * number of groups come from the kernel's and the device's facts. Caller holds k->lock. */
-ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_event *event);
+ * number of groups come from the kernel's and the device's facts. Caller holds k->lock; a
+ * failure names `func`, the kernel and the range (through ocal__enqueue_nd). */
+ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, const char *func);
 
 /* Disk cache of program binaries (disk_cache.c). The key text names everything the binary
  * depends on; load returns 1 and a malloc'ed binary on a valid hit, 0 otherwise (a corrupt

@@ -542,17 +542,13 @@ ocal_status ocal__library_kernel_from(ocal_context ctx, const char *source_name,
  * of the copy bandwidth on memory-bound kernels; and CPU drivers (PoCL) run a work-group as
  * a loop over its items, vectorised across them, which a per-item loop defeats. Kernels keep
  * their grid-stride loops, so any launch size stays correct. */
-ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, cl_event *event) {
+ocal_status ocal__launch_1d(ocal_context ctx, ocal__kernel *k, size_t n, const char *func) {
   size_t local = k->work_group_size < 256 ? k->work_group_size : 256;
   if (local > k->preferred_multiple) local -= local % k->preferred_multiple;
   size_t groups = (n + local - 1) / local;
   if (groups == 0) groups = 1;
   size_t global = groups * local;
-  cl_int err =
-      clEnqueueNDRangeKernel(ctx->queue, k->kernel, 1, NULL, &global, &local, 0, NULL, event);
-  if (err != CL_SUCCESS)
-    return ocal__cl_fail(ctx->info.name, err, "clEnqueueNDRangeKernel", who(NULL));
-  return OCAL_OK;
+  return ocal__enqueue_nd(ctx, k->kernel, k->name, 1, &global, &local, func);
 }
 
 static ocal_status set_args(ocal_context ctx, ocal__kernel *k, size_t nargs,
@@ -569,10 +565,10 @@ static ocal_status set_args(ocal_context ctx, ocal__kernel *k, size_t nargs,
 }
 
 ocal_status ocal__kernel_run(ocal_context ctx, ocal__kernel *k, size_t n, size_t nargs,
-                             const ocal__arg *args) {
+                             const ocal__arg *args, const char *func) {
   pthread_mutex_lock(&k->lock);
-  ocal_status status = set_args(ctx, k, nargs, args, who(NULL));
-  if (status == OCAL_OK) status = ocal__launch_1d(ctx, k, n, NULL);
+  ocal_status status = set_args(ctx, k, nargs, args, func);
+  if (status == OCAL_OK) status = ocal__launch_1d(ctx, k, n, func);
   pthread_mutex_unlock(&k->lock);
   return status;
 }

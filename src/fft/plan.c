@@ -553,7 +553,7 @@ static ocal_status scale(ocal_fft_plan p, ocal_buffer out, double factor) {
   float f32 = (float)factor;
   ocal__arg args[4] = {OCAL__ARG(out->mem), OCAL__ARG(offset), OCAL__ARG(n),
                        real == OCAL_F64 ? OCAL__ARG(factor) : OCAL__ARG(f32)};
-  return ocal__kernel_run(ctx, k, (size_t)n, 4, args);
+  return ocal__kernel_run(ctx, k, (size_t)n, 4, args, "ocal_fft_execute");
 }
 
 /* C2R: the staged input's DC and Nyquist bin columns made Hermitian over the other axes
@@ -573,7 +573,7 @@ static ocal_status c2r_hermitian(ocal_fft_plan p, cl_mem staged) {
   cl_ulong count = (cl_ulong)p->desc.batch * n0 * n1 * ncol;
   ocal__arg args[6] = {OCAL__ARG(staged), OCAL__ARG(n0),   OCAL__ARG(n1),
                        OCAL__ARG(h),      OCAL__ARG(ncol), OCAL__ARG(count)};
-  return ocal__kernel_run(ctx, k, (size_t)count, 6, args);
+  return ocal__kernel_run(ctx, k, (size_t)count, 6, args, "ocal_fft_execute");
 }
 
 /* A staging buffer of the plan (created on first use, kept). Caller holds p->lock. */

@@ -65,7 +65,7 @@ static ocal_status unit_execute(void *state, int direction, cl_mem in, size_t in
     args[1] = OCAL__ARG(out);
     args[2] = OCAL__ARG(zero);
   }
-  return ocal__kernel_run(u->ctx, u->k, u->count, 4, args);
+  return ocal__kernel_run(u->ctx, u->k, u->count, 4, args, "ocal_fft_execute");
 }
 
 const ocal__fft_engine ocal__fft_unit = {"ocal (length 1)", 0, unit_create, unit_execute,

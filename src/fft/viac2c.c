@@ -112,7 +112,7 @@ static ocal_status launch(via_plan *v, ocal__kernel *k, size_t n, const cl_mem m
     else
       err = clSetKernelArg(k->kernel, (cl_uint)i, sizeof(cl_ulong), &ulongs[u++]);
   }
-  ocal_status s = err == CL_SUCCESS ? ocal__launch_1d(v->ctx, k, n, NULL)
+  ocal_status s = err == CL_SUCCESS ? ocal__launch_1d(v->ctx, k, n, "ocal_fft_execute")
                                     : ocal__cl_fail(ocal__context_info(v->ctx)->name, err,
                                                     "clSetKernelArg", "ocal_fft_execute");
   pthread_mutex_unlock(&k->lock);

@@ -659,14 +659,16 @@ ocal_status ocal_gen_run(ocal_gen gen, size_t n, int nargs, const ocal_gen_arg *
     /* CPUs: one work-item per index, straight-line. GPUs: the 4-wide form where there is
      * one and every buffer is aligned for it, else four indices per work-item. */
     if (ocal__context_info(gen->ctx)->type != OCAL_DEVICE_GPU)
-      return ocal__kernel_run(gen->ctx, gen->kernels[K_EW_FLAT], n, (size_t)a.count, a.a);
+      return ocal__kernel_run(gen->ctx, gen->kernels[K_EW_FLAT], n, (size_t)a.count, a.a,
+                              __func__);
     int aligned = gen->vec != NULL;
     for (int k = 0; k < nargs && aligned; k++)
       if (gen->params[k].pointer && args[k].buffer->offset % 4 != 0) aligned = 0;
     if (aligned)
-      return ocal__kernel_run(gen->ctx, gen->vec, n / 4 + (n % 4 != 0), (size_t)a.count, a.a);
+      return ocal__kernel_run(gen->ctx, gen->vec, n / 4 + (n % 4 != 0), (size_t)a.count, a.a,
+                              __func__);
     return ocal__kernel_run(gen->ctx, gen->kernels[K_EW_WIDE], n / 4 + (n % 4 != 0),
-                            (size_t)a.count, a.a);
+                            (size_t)a.count, a.a, __func__);
   }
   if ((status = check_out(__func__, gen, out, nargs, args)) != OCAL_OK) return status;
   if (gen->kind == GEN_REDUCTION) {

@@ -41,7 +41,7 @@ static ocal_status run(ocal_context ctx, const char *options, const char *kernel
   ocal_status status =
       ocal__library_kernel_from(ctx, "elementwise", options, kernel, &k, NULL, func);
   if (status != OCAL_OK) return status;
-  return ocal__kernel_run(ctx, k, n, nargs, args);
+  return ocal__kernel_run(ctx, k, n, nargs, args, func);
 }
 
 /* Work-items for n elements: a quarter with 4-wide loads. */

@@ -85,7 +85,8 @@ static ocal_status random_fill(ocal_buffer out, uint64_t seed, uint64_t offset, 
                             f64 ? OCAL__ARG(scale) : OCAL__ARG(f1),
                             f64 ? OCAL__ARG(lo) : OCAL__ARG(flo),
                             f64 ? OCAL__ARG(hi) : OCAL__ARG(fhi)};
-  return ocal__kernel_run(out->ctx, k, out->numel, ocal__dtype_is_half(d) || !normal ? 9 : 7, args);
+  return ocal__kernel_run(out->ctx, k, out->numel, ocal__dtype_is_half(d) || !normal ? 9 : 7,
+                          args, func);
 }
 
 ocal_status ocal_random_uniform(uint64_t seed, uint64_t offset, double low, double high, ocal_buffer out) {

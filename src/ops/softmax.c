@@ -50,7 +50,7 @@ static ocal_status run(ocal_context ctx, const char *options, const char *kernel
   ocal__kernel *k;
   ocal_status status = ocal__library_kernel_from(ctx, "softmax", options, kernel, &k, NULL, func);
   if (status != OCAL_OK) return status;
-  return ocal__kernel_run(ctx, k, items, nargs, args);
+  return ocal__kernel_run(ctx, k, items, nargs, args, func);
 }
 
 static ocal_status softmax(ocal_buffer x, int axis, ocal_buffer out, int log, const char *func) {

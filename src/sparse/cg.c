@@ -26,7 +26,7 @@ static ocal_status run_kernel(ocal_context ctx, ocal_dtype vt, const char *name,
   ocal__kernel *k;
   ocal_status s = ocal__library_kernel_from(ctx, "sparse_solve", opt, name, &k, NULL, "ocal_cg");
   if (s != OCAL_OK) return s;
-  return ocal__kernel_run(ctx, k, n, nargs, args);
+  return ocal__kernel_run(ctx, k, n, nargs, args, "ocal_cg");
 }
 
 /* Applies the operator to a vector through {n, 1} views, as the operator contract says. */

@@ -694,7 +694,7 @@ ocal_status ocal_csr_diagonal(ocal_csr a, ocal_buffer out) {
   ocal__arg args[] = {a->it == OCAL_I64 ? OCAL__ARG(rows64) : OCAL__ARG(rows32),
                       OCAL__ARG(a->rp->mem), OCAL__ARG(a->ci->mem), OCAL__ARG(a->v->mem),
                       OCAL__ARG(out->mem), OCAL__ARG(off)};
-  return ocal__kernel_run(a->ctx, k, a->rows, 6, args);
+  return ocal__kernel_run(a->ctx, k, a->rows, 6, args, __func__);
 }
 
 /* The transpose on the host from the matrix read back: a counting sort by column keeps the

@@ -159,7 +159,7 @@ static ocal_status small_gemm(lob *L, double alpha, ocal_buffer xb, ocal_buffer 
   ocal__arg args[] = {OCAL__ARG(nn),     OCAL__ARG(aa), OCAL__ARG(bb),      aarg,
                       OCAL__ARG(xb->mem), OCAL__ARG(xo), OCAL__ARG(cb->mem), OCAL__ARG(co),
                       barg,              OCAL__ARG(yb->mem), OCAL__ARG(yo)};
-  return PROF(L, gemm, ocal__kernel_run(L->ctx, k, L->n * bb, 11, args));
+  return PROF(L, gemm, ocal__kernel_run(L->ctx, k, L->n * bb, 11, args, L->func));
 }
 
 static ocal_status blk(lob *L, size_t m, ocal_buffer *out) {

@@ -22,7 +22,7 @@ static ocal_status launch(ocal_csr a, const char *kernel, const char *extra, siz
   ocal__kernel *k;
   ocal_status s = ocal__library_kernel_from(a->ctx, "sparse_spmv", opt, kernel, &k, NULL, func);
   if (s != OCAL_OK) return s;
-  if (local == 0) return ocal__kernel_run(a->ctx, k, global, nargs, args);
+  if (local == 0) return ocal__kernel_run(a->ctx, k, global, nargs, args, func);
   return ocal__kernel_run_nd(a->ctx, k, 1, &global, &local, nargs, args, func);
 }
 

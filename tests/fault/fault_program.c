@@ -9,7 +9,8 @@
  * Exit status: 0 every result correct (no fault, or ocal absorbed it); 10 a call returned
  * an error status with a message, everything was released and the recovery worked;
  * 20 a wrong result with OCAL_OK; 30 the recovery failed; 40 an error status without a
- * message; 2 usage. Crashes, hangs and leaks the script finds from outside. */
+ * message; 50 (with FAULT_NAMED set) a message that does not start with the name of the
+ * public call that returned it; 2 usage. Crashes, hangs and leaks the script finds from outside. */
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
@@ -23,12 +24,26 @@
 #include "shim.h"
 
 static ocal_context ctx;
-static int wrong, no_message;
+static int wrong, no_message, misnamed;
+
+/* Whether message m starts with "NAME: ", NAME the public call that `what` makes (ocal_...,
+ * up to its argument list): a fault deep inside a call must still be reported as that
+ * call's. Anything else (the program's own helpers) passes. */
+static int names_call(const char *what, const char *m) {
+  size_t len = strcspn(what, "(");
+  if (strncmp(what, "ocal_", 5) != 0) return 1;
+  return strncmp(m, what, len) == 0 && m[len] == ':' && m[len + 1] == ' ';
+}
 
 static ocal_status failed(const char *what, ocal_status s) {
   const char *m = ocal_last_error();
   fprintf(stderr, "fault-program: %s -> %s: %s\n", what, ocal_status_name(s), m ? m : "");
-  if (!m || !*m) no_message = 1;
+  if (!m || !*m) {
+    no_message = 1;
+  } else if (getenv("FAULT_NAMED") && !names_call(what, m)) { /* run.sh's named runs */
+    fprintf(stderr, "fault-program: MISNAMED: the message does not start with the call's name\n");
+    misnamed = 1;
+  }
   return s;
 }
 
@@ -768,6 +783,7 @@ int main(int argc, char **argv) {
   if (wrong) return 20;
   if (st == OCAL_OK) return 0;
   if (no_message) return 40;
+  if (misnamed) return 50;
   fault_disarm();
   if (!recover()) return 30;
   fprintf(stderr, "fault-program: %s: the error was reported and the process recovered (%lu "

@@ -121,6 +121,10 @@ judge() { # $1: what was injected
     why="no recovery after the error"
   elif [ "$rc" -eq 40 ]; then
     why="error status without a message"
+  elif [ "$rc" -eq 50 ]; then
+    why="message not starting with the name of the call that failed"
+  elif [ "$rc" -eq 60 ]; then
+    why="the fault failed no call"
   else
     why="exit status $rc"
   fi
@@ -216,7 +220,29 @@ for c in "${cold[@]}"; do
   judge "$fault.cold"
   echo "fault: $sec: one run with $fault on an empty cache"
 done
+# Named runs, "SECTION FAULT" each: the fault fails a kernel launch inside an operation,
+# whose message must start with the name of the public call that returned it (FAULT_NAMED),
+# as every message of ocal does, not with a bare "ocal:". Each runs on the warm cache.
+named=(
+  "elementwise clEnqueueNDRangeKernel:1" # ocal_binary
+  "elementwise clSetKernelArg:1"
+  "softmax clEnqueueNDRangeKernel:1" # ocal_log_softmax
+  "softmax clSetKernelArg:1"
+  "random clEnqueueNDRangeKernel:1" # ocal_random_uniform
+  "buffers clEnqueueNDRangeKernel:1" # ocal_buffer_fill
+  "gen clEnqueueNDRangeKernel:1" # ocal_gen_run
+)
 export OCAL_CACHE_DIR=$cache
+for c in "${named[@]}"; do
+  read -r sec fault <<< "$c"
+  [[ " ${sections[*]} " == *" $sec "* ]] || continue
+  out="$tmpd/named.log"
+  FAULT_NAMED=1 OCAL_FAULT=$fault timeout -k 10 "$limit" "$prog" "$sec" > "$out" 2>&1
+  rc=$?
+  [ "$rc" -eq 0 ] && rc=60 # the fault failed no call: the run proves nothing
+  judge "$fault.named"
+  echo "fault: $sec: one named run with $fault"
+done
 rm -f "$scratch"
 rm -rf "$cache" "$tmpd"
 echo "fault: $runs runs in $((SECONDS - start)) s: $passed correct results, $reported errors reported and recovered from, $failures failures, $skipped excluded runs"
