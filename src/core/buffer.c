@@ -143,6 +143,9 @@ ocal_status ocal_buffer_zeros(ocal_context ctx, ocal_dtype dtype, int ndim, cons
   return status;
 }
 
+static ocal_status write_range(ocal_buffer buf, size_t offset, size_t count, const void *src,
+                               ocal_event *event, const char *func);
+
 ocal_status ocal_buffer_from_host(ocal_context ctx, ocal_dtype dtype, int ndim,
                                   const size_t *shape, const void *host, ocal_buffer *out) {
   ocal_status status = create(ctx, dtype, ndim, shape, out, __func__);
@@ -152,7 +155,7 @@ ocal_status ocal_buffer_from_host(ocal_context ctx, ocal_dtype dtype, int ndim,
     return OCAL_FAIL(OCAL_INVALID_ARGUMENT, "host is NULL but the shape has elements");
   }
   if (status != OCAL_OK) return status;
-  status = ocal_buffer_write(*out, 0, (*out)->numel, host, NULL);
+  status = write_range(*out, 0, (*out)->numel, host, NULL, __func__);
   if (status != OCAL_OK) {
     ocal_buffer_release(*out);
     *out = NULL;
@@ -275,24 +278,33 @@ static ocal_status empty_transfer(ocal_buffer buf, ocal_event *event, const char
   cl_int err = clEnqueueMarkerWithWaitList(buf->ctx->queue, 0, NULL, &ev);
   if (err != CL_SUCCESS)
     return ocal__cl_fail(buf->ctx->info.name, err, "clEnqueueMarkerWithWaitList", func);
-  return ocal__event_wrap(ev, event);
+  return ocal__event_wrap(ev, event, func);
+}
+
+/* ocal_buffer_write's work; messages name `func`, the public call being served (also
+ * ocal_buffer_from_host). */
+static ocal_status write_range(ocal_buffer buf, size_t offset, size_t count, const void *src,
+                               ocal_event *event, const char *func) {
+  if (event) *event = NULL;
+  size_t bytes, origin;
+  ocal_status status = ocal__check_transfer(buf, offset, count, src, func, &bytes, &origin);
+  if (status != OCAL_OK) return status;
+  if (bytes == 0) return empty_transfer(buf, event, func);
+  /* Large blocking copies of pageable memory may go faster through pinned staging. */
+  if (!event &&
+      ocal__staged_transfer(buf->ctx, 1, buf->mem, origin, bytes, (void *)src, &status, func))
+    return status;
+  cl_event ev = NULL;
+  cl_int err = clEnqueueWriteBuffer(buf->ctx->queue, buf->mem, event ? CL_FALSE : CL_TRUE, origin,
+                                    bytes, src, 0, NULL, event ? &ev : NULL);
+  if (err != CL_SUCCESS)
+    return ocal__cl_fail(buf->ctx->info.name, err, "clEnqueueWriteBuffer", func);
+  return event ? ocal__event_wrap(ev, event, func) : OCAL_OK;
 }
 
 ocal_status ocal_buffer_write(ocal_buffer buf, size_t offset, size_t count, const void *src,
                               ocal_event *event) {
-  if (event) *event = NULL;
-  size_t bytes, origin;
-  ocal_status status = ocal__check_transfer(buf, offset, count, src, __func__, &bytes, &origin);
-  if (status != OCAL_OK) return status;
-  if (bytes == 0) return empty_transfer(buf, event, __func__);
-  /* Large blocking copies of pageable memory may go faster through pinned staging. */
-  if (!event && ocal__staged_transfer(buf->ctx, 1, buf->mem, origin, bytes, (void *)src, &status))
-    return status;
-  cl_event ev = NULL;
-  OCAL_CL_CHECK(buf->ctx->info.name,
-                clEnqueueWriteBuffer(buf->ctx->queue, buf->mem, event ? CL_FALSE : CL_TRUE,
-                                     origin, bytes, src, 0, NULL, event ? &ev : NULL));
-  return event ? ocal__event_wrap(ev, event) : OCAL_OK;
+  return write_range(buf, offset, count, src, event, __func__);
 }
 
 ocal_status ocal_buffer_read(ocal_buffer buf, size_t offset, size_t count, void *dst,
@@ -302,13 +314,14 @@ ocal_status ocal_buffer_read(ocal_buffer buf, size_t offset, size_t count, void 
   ocal_status status = ocal__check_transfer(buf, offset, count, dst, __func__, &bytes, &origin);
   if (status != OCAL_OK) return status;
   if (bytes == 0) return empty_transfer(buf, event, __func__);
-  if (!event && ocal__staged_transfer(buf->ctx, 0, buf->mem, origin, bytes, dst, &status))
+  if (!event &&
+      ocal__staged_transfer(buf->ctx, 0, buf->mem, origin, bytes, dst, &status, __func__))
     return status;
   cl_event ev = NULL;
   OCAL_CL_CHECK(buf->ctx->info.name,
                 clEnqueueReadBuffer(buf->ctx->queue, buf->mem, event ? CL_FALSE : CL_TRUE, origin,
                                     bytes, dst, 0, NULL, event ? &ev : NULL));
-  return event ? ocal__event_wrap(ev, event) : OCAL_OK;
+  return event ? ocal__event_wrap(ev, event, __func__) : OCAL_OK;
 }
 
 /* Device-to-device copies take ocal's kernel on GPUs, where it moves memory faster than the

@@ -7,13 +7,13 @@ struct ocal_event_s {
   cl_event event;
 };
 
-ocal_status ocal__event_wrap(cl_event cl, ocal_event *out) {
+ocal_status ocal__event_wrap(cl_event cl, ocal_event *out, const char *func) {
   ocal_event ev = malloc(sizeof *ev);
   if (!ev) {
     clWaitForEvents(1, &cl); /* the host memory of the transfer must not be left in use */
     clReleaseEvent(cl);
     *out = NULL;
-    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal", "no memory for an event");
+    return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for an event");
   }
   ev->event = cl;
   *out = ev;

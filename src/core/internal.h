@@ -329,12 +329,14 @@ ocal_status ocal__check_transfer(ocal_buffer buf, size_t offset, size_t count, c
 
 /* A blocking transfer of pageable host memory through the pinned staging ring (transfer.c),
  * when the context stages transfers of that size: returns 1 with *status set when it did
- * the transfer, 0 when the caller should transfer directly. */
+ * the transfer, 0 when the caller should transfer directly. A failure names `func`, the
+ * public call being served. */
 int ocal__staged_transfer(ocal_context ctx, int write, cl_mem mem, size_t origin, size_t bytes,
-                          void *host, ocal_status *status);
+                          void *host, ocal_status *status, const char *func);
 
-/* Wraps a cl_event into an ocal_event (event.c); on failure waits for and frees it. */
-ocal_status ocal__event_wrap(cl_event cl, ocal_event *out);
+/* Wraps a cl_event into an ocal_event (event.c); on failure waits for and frees it, and the
+ * message names `func`, the public call being served. */
+ocal_status ocal__event_wrap(cl_event cl, ocal_event *out, const char *func);
 
 /* ---- embedded .cl sources (generated cl_sources.c) ------------------------------------ */
 

@@ -61,14 +61,16 @@ struct ocal__memory {
 ocal_status ocal__pool_alloc(ocal_context ctx, size_t bytes, cl_mem *mem);
 void ocal__pool_free(ocal_context ctx, cl_mem mem);
 
-/* Transfer queue `which` (0 writes, 1 reads), created on first use. */
-ocal_status ocal__transfer_queue(ocal_context ctx, int which, cl_command_queue *queue);
+/* Transfer queue `which` (0 writes, 1 reads), created on first use; a failure names `func`,
+ * the public call being served. */
+ocal_status ocal__transfer_queue(ocal_context ctx, int which, cl_command_queue *queue,
+                                 const char *func);
 
 /* Before the first transfer queue exists (m->lock held): gives every block that was recycled
  * without a fence, cached or handed out again, a marker of everything queued on the main
  * queue so far, so that a transfer-queue command on it waits for its earlier owner's work and
  * no other command waits for the main queue. */
-ocal_status ocal__pool_fence_all(ocal_context ctx);
+ocal_status ocal__pool_fence_all(ocal_context ctx, const char *func);
 
 /* A pending main-queue fence of the block behind mem (retained; the caller releases it), or
  * NULL when there is none or it has completed. */

@@ -287,7 +287,7 @@ void ocal__pool_free(ocal_context ctx, cl_mem mem) {
   pthread_mutex_unlock(&m->lock);
 }
 
-ocal_status ocal__pool_fence_all(ocal_context ctx) {
+ocal_status ocal__pool_fence_all(ocal_context ctx, const char *fn) {
   struct ocal__memory *m = ctx->memory;
   int any = 0;
   for (ocal__block *b = m->lru_head; b && !any; b = b->lnext) any = !b->fence_main;
@@ -299,7 +299,7 @@ ocal_status ocal__pool_fence_all(ocal_context ctx) {
   if (err == CL_SUCCESS) err = clFlush(ctx->queue);
   if (err != CL_SUCCESS) {
     if (all) clReleaseEvent(all);
-    return ocal__cl_fail(ctx->info.name, err, "clEnqueueMarkerWithWaitList", "transfer queue");
+    return ocal__cl_fail(ctx->info.name, err, "clEnqueueMarkerWithWaitList", fn);
   }
   for (ocal__block *b = m->lru_head; b; b = b->lnext)
     if (!b->fence_main && clRetainEvent(all) == CL_SUCCESS) b->fence_main = all;

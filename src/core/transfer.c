@@ -221,7 +221,7 @@ static int staging_ready(ocal_context ctx, int threads) {
 }
 
 int ocal__staged_transfer(ocal_context ctx, int write, cl_mem mem, size_t origin, size_t bytes,
-                          void *host, ocal_status *status) {
+                          void *host, ocal_status *status, const char *func) {
   struct ocal__memory *m = ctx->memory;
   *status = OCAL_OK;
   if (!m->staging || bytes < m->staging_min) return 0;
@@ -262,15 +262,14 @@ int ocal__staged_transfer(ocal_context ctx, int write, cl_mem mem, size_t origin
     }
   }
   pthread_mutex_unlock(&m->staging_lock);
-  if (err != CL_SUCCESS)
-    *status = ocal__cl_fail(ctx->info.name, err, call,
-                            write ? "ocal_buffer_write" : "ocal_buffer_read");
+  if (err != CL_SUCCESS) *status = ocal__cl_fail(ctx->info.name, err, call, func);
   return 1;
 }
 
 /* ---- the transfer queue ------------------------------------------------------------------- */
 
-ocal_status ocal__transfer_queue(ocal_context ctx, int which, cl_command_queue *queue) {
+ocal_status ocal__transfer_queue(ocal_context ctx, int which, cl_command_queue *queue,
+                                 const char *func) {
   struct ocal__memory *m = ctx->memory;
   ocal_status status = OCAL_OK;
   pthread_mutex_lock(&m->lock);
@@ -282,11 +281,11 @@ ocal_status ocal__transfer_queue(ocal_context ctx, int which, cl_command_queue *
     /* Blocks recycled before the first transfer queue carry no fence: they get one now, so
      * that only commands on them wait for the main queue (the documented order: a transfer
      * waits for its wait list, nothing else). */
-    if (!m->xfer[0] && !m->xfer[1]) status = ocal__pool_fence_all(ctx);
+    if (!m->xfer[0] && !m->xfer[1]) status = ocal__pool_fence_all(ctx, func);
     cl_command_queue q = NULL;
     if (status == OCAL_OK) q = clCreateCommandQueue(ctx->cl_ctx, ctx->device, props, &err);
     if (status == OCAL_OK && err != CL_SUCCESS)
-      status = ocal__cl_fail(ctx->info.name, err, "clCreateCommandQueue", "transfer queue");
+      status = ocal__cl_fail(ctx->info.name, err, "clCreateCommandQueue", func);
     if (status == OCAL_OK) m->xfer[which] = q;
   }
   *queue = m->xfer[which];
@@ -355,7 +354,7 @@ static ocal_status transfer(ocal_buffer buf, size_t offset, size_t count, void *
   ocal_context ctx = buf->ctx;
   cl_command_queue q;
   const int which = write ? 0 : 1;
-  if ((status = ocal__transfer_queue(ctx, which, &q)) != OCAL_OK) return status;
+  if ((status = ocal__transfer_queue(ctx, which, &q, fn)) != OCAL_OK) return status;
   cl_event *list, fence, ev = NULL;
   cl_uint n;
   status = wait_list(ctx, bytes ? buf->mem : NULL, num_wait, wait, "wait", &list, &n, &fence, fn);
@@ -385,7 +384,7 @@ static ocal_status transfer(ocal_buffer buf, size_t offset, size_t count, void *
     return ocal__cl_fail(ctx->info.name, err, call, fn);
   }
   if (bytes) ocal__pool_note_transfer(ctx, buf->mem, which, ev);
-  return ocal__event_wrap(ev, event);
+  return ocal__event_wrap(ev, event, fn);
 }
 
 ocal_status ocal_transfer_write(ocal_buffer buf, size_t offset, size_t count, const void *src,
@@ -427,7 +426,7 @@ ocal_status ocal_context_enqueue_marker(ocal_context ctx, ocal_event *event) {
     clReleaseEvent(ev);
     return ocal__cl_fail(ctx->info.name, err, "clFlush", __func__);
   }
-  return ocal__event_wrap(ev, event);
+  return ocal__event_wrap(ev, event, __func__);
 }
 
 ocal_status ocal__transfer_finish(ocal_context ctx, const char *func) {
