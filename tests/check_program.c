@@ -223,13 +223,13 @@ START_TEST(test_context_attachment_created_once_and_destroyed) {
   ck_assert_ocal(ocal_context_create(NULL, &ctx));
   void *a = NULL, *b = NULL;
   ck_assert_ocal(ocal__context_attachment(ctx, &attachment_key, attachment_create,
-                                          attachment_destroy, &a));
+                                          attachment_destroy, &a, "test"));
   ck_assert_ocal(ocal__context_attachment(ctx, &attachment_key, attachment_create,
-                                          attachment_destroy, &b));
+                                          attachment_destroy, &b, "test"));
   ck_assert_ptr_nonnull(a);
   ck_assert_ptr_eq(a, b);
   ck_assert_ocal_fails(ocal__context_attachment(ctx, &other_key, attachment_refuse,
-                                                attachment_destroy, &b),
+                                                attachment_destroy, &b, "test"),
                        OCAL_UNSUPPORTED);
   ck_assert_ptr_null(b);
   ck_assert_msg(strstr(ocal_last_error(), "refused on purpose") != NULL, "%s", ocal_last_error());

@@ -571,7 +571,7 @@ static void probe(ocal_context ctx, tc_state *st) {
 static ocal_status get_state(ocal_context ctx, tc_state **out) {
   static const int key = 0;
   void *data = NULL;
-  ocal_status s = ocal__context_attachment(ctx, &key, state_create, state_destroy, &data);
+  ocal_status s = ocal__context_attachment(ctx, &key, state_create, state_destroy, &data, FUNC);
   *out = data;
   return s;
 }

@@ -63,7 +63,8 @@ static void destroy(ocal_context ctx) {
 
 ocal_status ocal__context_attachment(ocal_context ctx, const void *key,
                                      ocal_status (*create)(ocal_context ctx, void **data),
-                                     void (*destroy_data)(void *data), void **data) {
+                                     void (*destroy_data)(void *data), void **data,
+                                     const char *func) {
   ocal_status status = OCAL_OK;
   pthread_mutex_lock(&ctx->lock);
   ocal__attachment *a = ctx->attachments;
@@ -72,8 +73,9 @@ ocal_status ocal__context_attachment(ocal_context ctx, const void *key,
     a = calloc(1, sizeof *a);
     void *created = NULL;
     if (!a) {
-      status = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal", "no memory for per-context state");
+      status = ocal__fail(OCAL_OUT_OF_HOST_MEMORY, func, "no memory for per-context state");
     } else if ((status = create(ctx, &created)) != OCAL_OK) {
+      ocal__claim_error(func);
       free(a);
       a = NULL;
     } else {

@@ -191,11 +191,14 @@ ocal_status ocal__check_context(ocal_context ctx, const char *func);
 ocal_status ocal__check_dtype(ocal_context ctx, ocal_dtype dtype, const char *func);
 
 /* Returns the context's attachment for `key`, calling create(ctx, &data) on first use (under
- * the context lock, so create must not take it; its failure status is returned as is).
- * destroy(data) runs at context release, after the queue has finished, before it goes. */
+ * the context lock, so create must not take it; its failure status is returned as is, its
+ * message claimed for `func` when it names no call, as create does not know which public call
+ * it serves). destroy(data) runs at context release, after the queue has finished, before it
+ * goes. */
 ocal_status ocal__context_attachment(ocal_context ctx, const void *key,
                                      ocal_status (*create)(ocal_context ctx, void **data),
-                                     void (*destroy)(void *data), void **data);
+                                     void (*destroy)(void *data), void **data,
+                                     const char *func);
 
 void ocal__context_retain(ocal_context ctx);
 void ocal__context_unref(ocal_context ctx);

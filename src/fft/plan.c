@@ -332,8 +332,8 @@ ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
   size_t in_numel = 0, out_numel = 0;
   if ((s = canonical(ctx, desc, &d, &in_numel, &out_numel)) != OCAL_OK) return s;
   fft_cache *c;
-  if ((s = ocal__context_attachment(ctx, &cache_key, cache_create, cache_destroy, (void **)&c)) !=
-      OCAL_OK)
+  if ((s = ocal__context_attachment(ctx, &cache_key, cache_create, cache_destroy, (void **)&c,
+                                    __func__)) != OCAL_OK)
     return s;
 
   /* The default engine hands the shapes where ocal's own four-step kernels are faster to
@@ -525,8 +525,8 @@ ocal_status ocal_fft_get_cache_stats(ocal_context ctx, ocal_fft_cache_stats *sta
                          OCAL__SIZE_THROUGH(ocal_fft_cache_stats, disk_stores), sizeof *stats);
   if (s != OCAL_OK) return s;
   fft_cache *c;
-  if ((s = ocal__context_attachment(ctx, &cache_key, cache_create, cache_destroy, (void **)&c)) !=
-      OCAL_OK)
+  if ((s = ocal__context_attachment(ctx, &cache_key, cache_create, cache_destroy, (void **)&c,
+                                    __func__)) != OCAL_OK)
     return s;
   pthread_mutex_lock(&c->lock);
   ocal__filled_write(stats, &c->stats);

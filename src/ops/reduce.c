@@ -334,7 +334,7 @@ static ocal_status enqueue(const char *func, ocal_reduce_op op, ocal_buffer x, o
                          ? FAM_FSUM
                          : ops[op].family;
   ocal__rs *rs;
-  ocal_status status = ocal__rs_get(ctx, &rs);
+  ocal_status status = ocal__rs_get(ctx, &rs, func);
   if (status != OCAL_OK) return status;
   cl_mem xmem = x->mem ? x->mem : out->mem; /* R == 0: nothing is read */
   cl_mem ymem = y && y->mem ? y->mem : xmem;

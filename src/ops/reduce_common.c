@@ -12,10 +12,11 @@ static int rs_key; /* its address names the context attachment */
 
 static ocal_status rs_create(ocal_context ctx, void **data) {
   ocal__rs *rs = calloc(1, sizeof *rs);
-  if (!rs) return OCAL_FAIL(OCAL_OUT_OF_HOST_MEMORY, "no memory for the reduction state");
+  /* "ocal": ocal__context_attachment puts the public call in its place. */
+  if (!rs) return ocal__fail(OCAL_OUT_OF_HOST_MEMORY, "ocal", "no memory for the reduction state");
   if (pthread_mutex_init(&rs->lock, NULL) != 0) {
     free(rs);
-    return OCAL_FAIL(OCAL_INTERNAL, "pthread_mutex_init failed");
+    return ocal__fail(OCAL_INTERNAL, "ocal", "pthread_mutex_init failed");
   }
   rs->ctx = ctx;
   *data = rs;
@@ -33,9 +34,10 @@ static void rs_destroy(void *data) {
   free(rs);
 }
 
-ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs) {
+ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs, const char *func) {
   void *data = NULL;
-  ocal_status status = ocal__context_attachment(ctx, &rs_key, rs_create, rs_destroy, &data);
+  ocal_status status =
+      ocal__context_attachment(ctx, &rs_key, rs_create, rs_destroy, &data, func);
   *rs = data;
   return status;
 }

@@ -28,8 +28,8 @@ typedef struct ocal__rs {
   ocal__kernel *kernels[OCAL__RS_PROGRAMS][OCAL_DTYPE_COUNT][OCAL__RS_MAX_KERNELS];
 } ocal__rs;
 
-/* The context's state, created on first use. */
-ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs);
+/* The context's state, created on first use; a failure names `func`, the public call. */
+ocal_status ocal__rs_get(ocal_context ctx, ocal__rs **rs, const char *func);
 
 /* With rs->lock held: kernel `name` (table slot `id`) of program `program` for `dtype`. */
 ocal_status ocal__rs_kernel(ocal_context ctx, ocal__rs *rs, int program, ocal_dtype dtype,

@@ -288,7 +288,7 @@ static ocal_status enqueue(const char *func, ocal_scan_op op, ocal_buffer x,
                            const ocal__rs_geom *g, int exclusive, ocal_buffer out) {
   ocal_context ctx = x->ctx;
   ocal__rs *rs;
-  ocal_status status = ocal__rs_get(ctx, &rs);
+  ocal_status status = ocal__rs_get(ctx, &rs, func);
   if (status != OCAL_OK) return status;
   cl_mem xmem = x->mem;
   cl_ulong xoff = x->offset;
