@@ -79,12 +79,13 @@ static ocal_status finish(const ocal__fft_problem *p) {
  * after one to warm up. */
 static ocal_status time_plan(const ocal__fft_problem *p, const ocal__fft_engine *e, void *state,
                              cl_mem in, cl_mem out, double *best) {
-  ocal_status s = e->execute(state, OCAL_FFT_FORWARD, in, 0, out, 0);
+  ocal_status s = e->execute(state, OCAL_FFT_FORWARD, in, 0, out, 0, "ocal_fft_plan_create");
   if (s == OCAL_OK) s = finish(p);
   *best = INFINITY;
   for (int round = 0; round < 3 && s == OCAL_OK; round++) {
     double t0 = ocal__seconds_now();
-    for (int i = 0; i < 2 && s == OCAL_OK; i++) s = e->execute(state, OCAL_FFT_FORWARD, in, 0, out, 0);
+    for (int i = 0; i < 2 && s == OCAL_OK; i++)
+      s = e->execute(state, OCAL_FFT_FORWARD, in, 0, out, 0, "ocal_fft_plan_create");
     if (s == OCAL_OK) s = finish(p);
     double t = (ocal__seconds_now() - t0) / 2;
     if (t < *best) *best = t;

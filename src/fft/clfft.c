@@ -55,7 +55,8 @@ typedef struct cf_plan {
 } cf_plan;
 
 /* Fails with a message for a clFFT status: OpenCL codes by name, clFFT's own by meaning. */
-static ocal_status cf_fail(const ocal__fft_problem *p, clfftStatus st, const char *call) {
+static ocal_status cf_fail(const ocal__fft_problem *p, clfftStatus st, const char *call,
+                           const char *func) {
   const char *own = NULL;
   switch ((int)st) {
     case CLFFT_BUGCHECK: own = "internal check failed (BUGCHECK)"; break;
@@ -73,11 +74,12 @@ static ocal_status cf_fail(const ocal__fft_problem *p, clfftStatus st, const cha
     ocal_status s = (int)st == CLFFT_NOTIMPLEMENTED || (int)st == CLFFT_DEVICE_NO_DOUBLE
                         ? OCAL_UNSUPPORTED
                         : OCAL_INTERNAL;
-    return ocal__fail(s, "clfft", "%s failed for the plan (%s) on device '%s': %s (clfftStatus %d)",
-                      call, p->text, ocal__context_info(p->ctx)->name, own, (int)st);
+    return ocal__fail(s, func,
+                      "%s failed for the clFFT plan (%s) on device '%s': %s (clfftStatus %d)", call,
+                      p->text, ocal__context_info(p->ctx)->name, own, (int)st);
   }
-  ocal_status s = ocal__cl_fail(ocal__context_info(p->ctx)->name, (cl_int)st, call, "clfft");
-  ocal__append_error(" (plan %s)", p->text);
+  ocal_status s = ocal__cl_fail(ocal__context_info(p->ctx)->name, (cl_int)st, call, func);
+  ocal__append_error(" (clFFT plan %s)", p->text);
   return s;
 }
 
@@ -141,7 +143,7 @@ static clfftStatus probe(ocal_context ctx, clfftPlanHandle one, int in_place, si
                          size_t es, const char **call) {
   size_t bytes = elems * 2 * es; /* complex elements: enough for any layout of the plan */
   cl_mem a = NULL, b = NULL;
-  *call = "ocal_fft_plan_create (scratch for the trial transform)";
+  *call = "device memory allocation (scratch for the trial transform)";
   if (ocal__device_alloc(ctx, bytes, &a) != OCAL_OK) return CLFFT_OUT_OF_HOST_MEMORY;
   if (!in_place && ocal__device_alloc(ctx, bytes, &b) != OCAL_OK) {
     ocal__device_free(ctx, a);
@@ -177,7 +179,8 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
                         p->lengths[i], p->text, f);
   }
   pthread_once(&setup_once, setup);
-  if (setup_status != CLFFT_SUCCESS) return cf_fail(p, setup_status, "clfftSetup");
+  if (setup_status != CLFFT_SUCCESS)
+    return cf_fail(p, setup_status, "clfftSetup", "ocal_fft_plan_create");
 
   cf_plan *c = calloc(1, sizeof *c);
   if (!c)
@@ -305,14 +308,14 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
     ocal_status s;
     if ((int)st == CL_INVALID_PROGRAM || (int)st == CL_INVALID_PROGRAM_EXECUTABLE ||
         (int)st == CL_BUILD_PROGRAM_FAILURE || (printed && strstr(printed, "compileKernels failed")))
-      s = ocal__fail(OCAL_BUILD_FAILED, "clfft",
+      s = ocal__fail(OCAL_BUILD_FAILED, "ocal_fft_plan_create",
                      "clFFT's kernels for the plan (%s) do not build on device '%s': %s "
                      "returned %s (%d) after clfftBakePlan reported success; use the vkfft "
                      "engine. What clFFT printed (the compiler's log):\n%s",
                      p->text, ocal__context_info(ctx)->name, call, ocal__cl_error_name((cl_int)st),
                      (int)st, printed ? printed : "(nothing)");
     else
-      s = cf_fail(p, st, call);
+      s = cf_fail(p, st, call, "ocal_fft_plan_create");
     free(printed);
     return s;
   }
@@ -326,7 +329,7 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
 }
 
 static ocal_status cf_execute(void *state, int direction, cl_mem in, size_t in_offset, cl_mem out,
-                              size_t out_offset) {
+                              size_t out_offset, const char *func) {
   cf_plan *c = state;
   (void)in_offset; /* always 0: this engine takes no offsets (plan.c passes sub-buffers) */
   (void)out_offset;
@@ -336,7 +339,7 @@ static ocal_status cf_execute(void *state, int direction, cl_mem in, size_t in_o
       c->handle, direction == OCAL_FFT_FORWARD ? CLFFT_FORWARD : CLFFT_BACKWARD, 1, &c->queue, 0,
       NULL, NULL, ins, c->p->in_place ? NULL : outs, NULL);
   pthread_mutex_unlock(&clfft_lock);
-  if (st != CLFFT_SUCCESS) return cf_fail(c->p, st, "clfftEnqueueTransform");
+  if (st != CLFFT_SUCCESS) return cf_fail(c->p, st, "clfftEnqueueTransform", func);
   return OCAL_OK;
 }
 

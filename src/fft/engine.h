@@ -38,13 +38,16 @@ typedef struct ocal__fft_engine {
    * sub-buffers for views). */
   int takes_offsets;
   /* Creates the engine's plan for problem p (which stays valid while the plan lives). The
-   * message of a failure names the engine and what went wrong. Called without locks held;
-   * an engine that is not thread-safe while planning serialises itself. */
+   * message of a failure names ocal_fft_plan_create, then the engine and what went wrong.
+   * Called without locks held; an engine that is not thread-safe while planning serialises
+   * itself. */
   ocal_status (*plan_create)(const ocal__fft_problem *p, ocal__fft_built *out);
   /* Queues one transform on the context's queue. For C2C in place, in == out. Callers hold
-   * the plan's lock, so one engine plan never runs two executes at once. */
+   * the plan's lock, so one engine plan never runs two executes at once. A failure names
+   * `func`, the public call being served: ocal_fft_execute, or ocal_fft_plan_create for the
+   * trial runs of plan creation. */
   ocal_status (*execute)(void *state, int direction, cl_mem in, size_t in_offset_bytes,
-                         cl_mem out, size_t out_offset_bytes);
+                         cl_mem out, size_t out_offset_bytes, const char *func);
   void (*plan_destroy)(void *state);
 } ocal__fft_engine;
 

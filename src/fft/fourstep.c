@@ -518,7 +518,8 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
 
 /* Launch k of f over count transforms: N / len lines of len points, c per work-group. */
 static ocal_status launch(fs_plan *f, int k, size_t count, cl_mem src, cl_ulong src_off,
-                          cl_mem dst, cl_ulong dst_off, float dir, float scale) {
+                          cl_mem dst, cl_ulong dst_off, float dir, float scale,
+                          const char *func) {
   const fs_launch *ln = &f->ln[k];
   int pass = f->rows ? 2 : k + 1;
   cl_uint o_stage = ln->o_stage, o_lo = (cl_uint)(f->n1 + f->n2),
@@ -535,12 +536,11 @@ static ocal_status launch(fs_plan *f, int k, size_t count, cl_mem src, cl_ulong 
   } else {
     args[nargs++] = OCAL__ARG(scale);
   }
-  return ocal__kernel_run_nd(f->p->ctx, f->k[k], 2, global, lsz, nargs, args,
-                             "ocal_fft_execute");
+  return ocal__kernel_run_nd(f->p->ctx, f->k[k], 2, global, lsz, nargs, args, func);
 }
 
 static ocal_status fs_execute(void *state, int direction, cl_mem in, size_t in_offset_bytes,
-                              cl_mem out, size_t out_offset_bytes) {
+                              cl_mem out, size_t out_offset_bytes, const char *func) {
   fs_plan *f = state;
   int inv = direction == OCAL_FFT_INVERSE;
   (void)in_offset_bytes; /* takes_offsets is 0: always 0 */
@@ -552,8 +552,9 @@ static ocal_status fs_execute(void *state, int direction, cl_mem in, size_t in_o
   for (size_t b = 0; b < f->p->batch && s == OCAL_OK; b += f->group) {
     size_t count = f->p->batch - b < f->group ? f->p->batch - b : f->group;
     cl_ulong off = (cl_ulong)(b * f->n);
-    if (f->skip != 1) s = launch(f, 0, count, in, off, f->scratch, 0, dir, 1.0f);
-    if (s == OCAL_OK && f->skip != 2) s = launch(f, 1, count, f->scratch, 0, out, off, dir, scale);
+    if (f->skip != 1) s = launch(f, 0, count, in, off, f->scratch, 0, dir, 1.0f, func);
+    if (s == OCAL_OK && f->skip != 2)
+      s = launch(f, 1, count, f->scratch, 0, out, off, dir, scale, func);
   }
   return s;
 }

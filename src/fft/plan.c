@@ -710,7 +710,7 @@ ocal_status ocal_fft_execute(ocal_fft_plan p, ocal_fft_direction direction, ocal
     out_off = 0;
   }
 
-  s = p->engine->execute(p->built.state, direction, in_mem, in_off, out_mem, out_off);
+  s = p->engine->execute(p->built.state, direction, in_mem, in_off, out_mem, out_off, __func__);
   if (s == OCAL_OK && copy_back) {
     cl_int err = clEnqueueCopyBuffer(ocal__context_queue(ctx), out_mem, out->mem, 0,
                                      out->offset * out_size, out_bytes, 0, NULL, NULL);

@@ -47,7 +47,7 @@ static ocal_status unit_create(const ocal__fft_problem *p, ocal__fft_built *out)
 
 /* plan.c passes offsets of 0 (takes_offsets is 0) and, for C2R, a copy of the input. */
 static ocal_status unit_execute(void *state, int direction, cl_mem in, size_t in_offset,
-                                cl_mem out, size_t out_offset) {
+                                cl_mem out, size_t out_offset, const char *func) {
   unit_plan *u = state;
   (void)direction, (void)in_offset, (void)out_offset;
   if (u->kind == OCAL_FFT_C2C) {
@@ -56,7 +56,7 @@ static ocal_status unit_execute(void *state, int direction, cl_mem in, size_t in
                                      u->count * 2 * u->rsize, 0, NULL, NULL);
     return err == CL_SUCCESS ? OCAL_OK
                              : ocal__cl_fail(ocal__context_info(u->ctx)->name, err,
-                                             "clEnqueueCopyBuffer", "ocal_fft_execute");
+                                             "clEnqueueCopyBuffer", func);
   }
   /* ocal_fft_r2c_widen(x, x_off, z, count) and ocal_fft_c2r_real(z, y, y_off, count) */
   cl_ulong zero = 0, count = u->count;
@@ -65,7 +65,7 @@ static ocal_status unit_execute(void *state, int direction, cl_mem in, size_t in
     args[1] = OCAL__ARG(out);
     args[2] = OCAL__ARG(zero);
   }
-  return ocal__kernel_run(u->ctx, u->k, u->count, 4, args, "ocal_fft_execute");
+  return ocal__kernel_run(u->ctx, u->k, u->count, 4, args, func);
 }
 
 const ocal__fft_engine ocal__fft_unit = {"ocal (length 1)", 0, unit_create, unit_execute,

@@ -103,7 +103,8 @@ static ocal_status via_create(const ocal__fft_engine *inner, const ocal__fft_pro
 /* One launch of k over n items with its arguments: mems[i] goes to argument mem_at[i], the
  * cl_ulongs to the other argument indices in order. */
 static ocal_status launch(via_plan *v, ocal__kernel *k, size_t n, const cl_mem mems[2],
-                          const int mem_at[2], int nargs, const cl_ulong *ulongs) {
+                          const int mem_at[2], int nargs, const cl_ulong *ulongs,
+                          const char *func) {
   pthread_mutex_lock(&k->lock);
   cl_int err = CL_SUCCESS;
   for (int i = 0, m = 0, u = 0; i < nargs && err == CL_SUCCESS; i++) {
@@ -112,15 +113,15 @@ static ocal_status launch(via_plan *v, ocal__kernel *k, size_t n, const cl_mem m
     else
       err = clSetKernelArg(k->kernel, (cl_uint)i, sizeof(cl_ulong), &ulongs[u++]);
   }
-  ocal_status s = err == CL_SUCCESS ? ocal__launch_1d(v->ctx, k, n, "ocal_fft_execute")
+  ocal_status s = err == CL_SUCCESS ? ocal__launch_1d(v->ctx, k, n, func)
                                     : ocal__cl_fail(ocal__context_info(v->ctx)->name, err,
-                                                    "clSetKernelArg", "ocal_fft_execute");
+                                                    "clSetKernelArg", func);
   pthread_mutex_unlock(&k->lock);
   return s;
 }
 
 static ocal_status via_execute(void *state, int direction, cl_mem in, size_t in_offset,
-                               cl_mem out, size_t out_offset) {
+                               cl_mem out, size_t out_offset, const char *func) {
   via_plan *v = state;
   const cl_ulong in_off = in_offset / v->rsize, out_off = out_offset / v->rsize;
   const cl_ulong total = (cl_ulong)v->rows * v->n;
@@ -129,22 +130,22 @@ static ocal_status via_execute(void *state, int direction, cl_mem in, size_t in_
   if (v->kind == OCAL_FFT_R2C) {
     /* ocal_fft_r2c_widen(x, x_off, z, count) */
     const cl_ulong a[2] = {in_off, total};
-    s = launch(v, v->before, (size_t)total, before, (const int[2]){0, 2}, 4, a);
+    s = launch(v, v->before, (size_t)total, before, (const int[2]){0, 2}, 4, a, func);
   } else {
     /* ocal_fft_c2r_expand(x, x_off, z, n0, n1, n, h, count) */
     const cl_ulong a[6] = {in_off, v->n0, v->n1, v->n, v->h, total};
-    s = launch(v, v->before, (size_t)total, before, (const int[2]){0, 2}, 8, a);
+    s = launch(v, v->before, (size_t)total, before, (const int[2]){0, 2}, 8, a, func);
   }
-  if (s == OCAL_OK) s = v->inner->execute(v->built.state, direction, v->z, 0, v->z, 0);
+  if (s == OCAL_OK) s = v->inner->execute(v->built.state, direction, v->z, 0, v->z, 0, func);
   if (s != OCAL_OK) return s;
   if (v->kind == OCAL_FFT_R2C) {
     /* ocal_fft_r2c_pick(z, y, y_off, n, h, rows) */
     const cl_ulong a[4] = {out_off, v->n, v->h, v->rows};
-    return launch(v, v->after, v->rows * v->h, after, (const int[2]){0, 1}, 6, a);
+    return launch(v, v->after, v->rows * v->h, after, (const int[2]){0, 1}, 6, a, func);
   }
   /* ocal_fft_c2r_real(z, y, y_off, count) */
   const cl_ulong a[2] = {out_off, total};
-  return launch(v, v->after, (size_t)total, after, (const int[2]){0, 1}, 4, a);
+  return launch(v, v->after, (size_t)total, after, (const int[2]){0, 1}, 4, a, func);
 }
 
 #ifdef OCAL_HAVE_VKFFT

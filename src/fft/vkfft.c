@@ -679,7 +679,7 @@ static ocal_status vk_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
 }
 
 static ocal_status vk_execute(void *state, int direction, cl_mem in, size_t in_offset, cl_mem out,
-                              size_t out_offset) {
+                              size_t out_offset, const char *func) {
   vk_plan *v = state;
   const ocal__fft_problem *p = v->p;
   VkFFTLaunchParams lp;
@@ -701,7 +701,7 @@ static ocal_status vk_execute(void *state, int direction, cl_mem in, size_t in_o
   }
   VkFFTResult r = VkFFTAppend(&v->app, direction, &lp);
   if (r != VKFFT_SUCCESS)
-    return ocal__fail(result_status(r), "ocal_fft_execute",
+    return ocal__fail(result_status(r), func,
                       "VkFFT could not run the plan (%s) on device '%s': %s "
                       "(VkFFTResult %d)",
                       p->text, ocal__context_info(p->ctx)->name, result_text(r), (int)r);
