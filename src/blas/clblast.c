@@ -240,7 +240,7 @@ static ocal_status gemm_run(const ocal__gemm_call *g, const ocal__gemm_choice *c
     ocal_transpose a_t = ta;
     if (choice->pretranspose) {
       size_t es = dtype == OCAL_F32 ? 4 : 8;
-      st = ocal__device_alloc(ctx, m * k * es, &at);
+      st = ocal__device_alloc(ctx, m * k * es, &at, "ocal_gemm");
       if (st != OCAL_OK) return st;
       st = ocal__gemm_transpose(ctx, dtype, a, m, k, at);
       if (st != OCAL_OK) {

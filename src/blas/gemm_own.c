@@ -141,7 +141,8 @@ retry:;
            warp_tile, edge_vec ? " -DEDGE_VEC=1" : "", split_whole ? " -DSPLIT_WHOLE=1" : "",
            name);
   ocal__kernel *kern;
-  ocal_status s = ocal__library_kernel(ctx, "blas_gemm", options, name, &kern);
+  ocal_status s =
+      ocal__library_kernel_from(ctx, "blas_gemm", options, name, &kern, NULL, "ocal_gemm");
   size_t nt = (size_t)(t.bm / t.tm) * (t.bn / t.tn);
   /* The driver's figures for the built kernel rule: where it needs more local memory than
    * the device has (rusticl's llvmpipe counts twice what PoCL does) or takes fewer items
@@ -169,7 +170,7 @@ retry:;
   cl_ulong c_off = c->offset, c_stride = (cl_ulong)m * n;
   cl_int read_c = beta != 0.0;
   if (slices > 1) {
-    s = ocal__device_alloc(ctx, m * n * slices * es, &w);
+    s = ocal__device_alloc(ctx, m * n * slices * es, &w, "ocal_gemm");
     if (s != OCAL_OK) return s;
     out = w, c_off = 0, read_c = 0;
   }
@@ -208,7 +209,8 @@ ocal_status ocal__gemm_transpose(ocal_context ctx, ocal_dtype dtype, ocal_buffer
     size_t used = strlen(options);
     snprintf(options + used, sizeof options - used,
              " -DTR_Y=%zu -DOCAL_ONLY -DOCAL_ONLY_ocal_gemm_transpose", ty);
-    s = ocal__library_kernel(ctx, "blas_gemm", options, "ocal_gemm_transpose", &kern);
+    s = ocal__library_kernel_from(ctx, "blas_gemm", options, "ocal_gemm_transpose", &kern,
+                                  NULL, "ocal_gemm");
     if (s != OCAL_OK) return s;
     if (32 * ty <= kern->work_group_size || ty == 1) break;
     ty /= 2;
@@ -228,7 +230,8 @@ ocal_status ocal__gemm_splitk_sum(ocal_context ctx, ocal_dtype dtype, cl_mem w, 
   char options[128];
   ocal__dtype_options(dtype, options, sizeof options);
   ocal__kernel *k;
-  ocal_status s = ocal__library_kernel(ctx, "blas_splitk", options, "ocal_splitk_sum", &k);
+  ocal_status s = ocal__library_kernel_from(ctx, "blas_splitk", options, "ocal_splitk_sum", &k,
+                                            NULL, "ocal_gemm");
   if (s != OCAL_OK) return s;
   cl_ulong c_offset = c->offset, n = mn;
   cl_uint count = (cl_uint)slices;

@@ -159,7 +159,7 @@ void ocal__tc_split_k(const ocal__gemm_call *g, size_t bm, size_t bn, size_t kst
   size_t bytes;
   if (ocal__mul_overflows(g->m * g->n, slices * elem, &bytes) ||
       bytes > ocal__context_info(ctx)->max_alloc_bytes / 4 ||
-      ocal__device_alloc(ctx, bytes, w) != OCAL_OK) {
+      ocal__device_alloc(ctx, bytes, w, "ocal_gemm") != OCAL_OK) {
     *w = NULL; /* no room: one pass */
     return;
   }

@@ -52,7 +52,7 @@ ocal_status ocal__wgmma_pack(ocal_context ctx, ocal_dtype dtype, cl_mem in, size
   size_t bytes;
   if (ocal__mul_overflows(rows * ldk, batch * ocal_dtype_size(dtype), &bytes))
     return ocal__fail(OCAL_OUT_OF_DEVICE_MEMORY, FUNC, "the packed operand's size overflows");
-  if ((s = ocal__device_alloc(ctx, bytes, out)) != OCAL_OK) return s;
+  if ((s = ocal__device_alloc(ctx, bytes, out, FUNC)) != OCAL_OK) return s;
   cl_ulong in_off = off, in_stride = stride;
   cl_uint ldc = (cl_uint)ld, ld_out = (cl_uint)ldk, r = (cl_uint)rows, c = (cl_uint)k;
   cl_int t = trans, vec = aligned(off, ld, stride, 16 / ocal_dtype_size(dtype));
@@ -115,7 +115,7 @@ ocal_status ocal__gemm_wgmma_run(ocal_context ctx, const ocal__tc_launch *L, int
   /* The TMA build: 256 bytes a work-group for its two tensor maps. */
   size_t gx = ocal__ceil_div(L->n, bn), gy = ocal__ceil_div(L->m, WG_BM);
   cl_mem maps = NULL;
-  if (tma && (s = ocal__device_alloc(ctx, gx * gy * L->batch * 256, &maps)) != OCAL_OK) {
+  if (tma && (s = ocal__device_alloc(ctx, gx * gy * L->batch * 256, &maps, FUNC)) != OCAL_OK) {
     if (pa) ocal__device_free(ctx, pa);
     if (pb) ocal__device_free(ctx, pb);
     return s;

@@ -41,7 +41,8 @@ static ocal_status gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_
     /* The kernel is built for exactly wg items (reqd_work_group_size): where the built
      * kernel takes fewer (rusticl's llvmpipe: 32), build it again for that many. */
     for (;;) {
-      s = ocal__library_kernel(ctx, "blas_gemv", options, "ocal_gemv_n", &k);
+      s = ocal__library_kernel_from(ctx, "blas_gemv", options, "ocal_gemv_n", &k, NULL,
+                                    "ocal_gemv");
       if (s != OCAL_OK) return s;
       if (wg <= k->work_group_size || wg == 1) break;
       while (wg > 1 && wg > k->work_group_size) wg /= 2;
@@ -67,9 +68,10 @@ static ocal_status gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_
   parts = (rows + chunk - 1) / chunk;
   size_t es = dtype == OCAL_F32 ? 4 : 8;
   cl_mem p;
-  s = ocal__device_alloc(ctx, parts * cols * es, &p);
+  s = ocal__device_alloc(ctx, parts * cols * es, &p, "ocal_gemv");
   if (s != OCAL_OK) return s;
-  s = ocal__library_kernel(ctx, "blas_gemv", options, "ocal_gemv_t_part", &k);
+  s = ocal__library_kernel_from(ctx, "blas_gemv", options, "ocal_gemv_t_part", &k, NULL,
+                                "ocal_gemv");
   cl_ulong nchunk = chunk;
   if (s == OCAL_OK) {
     size_t global[2] = {cols, parts};
@@ -79,7 +81,9 @@ static ocal_status gemv_own(ocal_context ctx, ocal_dtype dtype, int trans, size_
     s = ocal__kernel_run_nd(ctx, k, 2, global, NULL, sizeof args / sizeof args[0], args,
                             "ocal_gemv");
   }
-  if (s == OCAL_OK) s = ocal__library_kernel(ctx, "blas_gemv", options, "ocal_gemv_t_sum", &k);
+  if (s == OCAL_OK)
+    s = ocal__library_kernel_from(ctx, "blas_gemv", options, "ocal_gemv_t_sum", &k, NULL,
+                                  "ocal_gemv");
   if (s == OCAL_OK) {
     cl_uint nparts = (cl_uint)parts;
     size_t global = cols;

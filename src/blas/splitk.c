@@ -47,7 +47,7 @@ static ocal_status splitk_run(const ocal__gemm_call *g, const ocal__gemm_choice 
   if (*status != OCAL_OK) return st;
 
   cl_mem w;
-  *status = ocal__device_alloc(ctx, bytes, &w);
+  *status = ocal__device_alloc(ctx, bytes, &w, "ocal_gemm");
   if (*status != OCAL_OK) return st;
   cl_command_queue q = ocal__context_queue(ctx);
   /* Zeros first: CLBlast reads C even with beta 0 when it pads it, and the pool's memory

@@ -6,21 +6,26 @@
 
 #include "memory_internal.h"
 
-/* Messages say what failed rather than naming this internal function. */
-static const char func[] = "device memory allocation";
+/* Messages say what failed rather than naming this internal function; the public call
+ * served goes before it. */
+static const char what[] = "device memory allocation";
 
-ocal_status ocal__device_alloc(ocal_context ctx, size_t bytes, cl_mem *mem) {
+ocal_status ocal__device_alloc(ocal_context ctx, size_t bytes, cl_mem *mem, const char *func) {
   *mem = NULL;
+  ocal_status status;
   /* Drivers answer an oversized request in different ways (an error now, or a failure at
    * first use); check the device's documented limit first so the answer is always clear. */
   if ((uint64_t)bytes > ctx->info.max_alloc_bytes) {
-    return ocal__fail(OCAL_OUT_OF_DEVICE_MEMORY, func,
-                     "a buffer of %zu bytes is larger than device '%s' allows for one "
-                     "allocation (%llu bytes; %llu bytes of global memory in all)",
-                     bytes, ctx->info.name, (unsigned long long)ctx->info.max_alloc_bytes,
-                     (unsigned long long)ctx->info.global_mem_bytes);
+    status = ocal__fail(OCAL_OUT_OF_DEVICE_MEMORY, what,
+                        "a buffer of %zu bytes is larger than device '%s' allows for one "
+                        "allocation (%llu bytes; %llu bytes of global memory in all)",
+                        bytes, ctx->info.name, (unsigned long long)ctx->info.max_alloc_bytes,
+                        (unsigned long long)ctx->info.global_mem_bytes);
+  } else {
+    status = ocal__pool_alloc(ctx, bytes, mem);
   }
-  return ocal__pool_alloc(ctx, bytes, mem);
+  if (status != OCAL_OK) ocal__prefix_error(func);
+  return status;
 }
 
 void ocal__device_free(ocal_context ctx, cl_mem mem) {
@@ -29,7 +34,8 @@ void ocal__device_free(ocal_context ctx, cl_mem mem) {
   if (mem) ocal__pool_free(ctx, mem);
 }
 
-ocal_status ocal__scratch_reserve(ocal_context ctx, cl_mem *mem, size_t *have, size_t bytes) {
+ocal_status ocal__scratch_reserve(ocal_context ctx, cl_mem *mem, size_t *have, size_t bytes,
+                                  const char *func) {
   if (bytes == 0) bytes = 1;
   if (*have >= bytes) return OCAL_OK;
   /* Grow by half again at least, so a sequence of growing sizes does not reallocate every
@@ -38,7 +44,7 @@ ocal_status ocal__scratch_reserve(ocal_context ctx, cl_mem *mem, size_t *have, s
   if (want < bytes) want = bytes;
   if (want < 65536) want = 65536;
   cl_mem fresh;
-  ocal_status status = ocal__device_alloc(ctx, want, &fresh);
+  ocal_status status = ocal__device_alloc(ctx, want, &fresh, func);
   if (status != OCAL_OK) return status;
   if (*mem) ocal__device_free(ctx, *mem);
   *mem = fresh;
@@ -47,7 +53,7 @@ ocal_status ocal__scratch_reserve(ocal_context ctx, cl_mem *mem, size_t *have, s
 }
 
 ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t tiles,
-                                   cl_uint *base, cl_uint *epoch) {
+                                   cl_uint *base, cl_uint *epoch, const char *func) {
   int clear = 0;
   if (lb->cap < tiles) {
     size_t cap = lb->cap + lb->cap / 2;
@@ -55,7 +61,7 @@ ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t 
     if (cap < 4096) cap = 4096;
     cap = (cap + 3) / 4 * 4; /* the values start 16-byte aligned */
     cl_mem fresh;
-    ocal_status status = ocal__device_alloc(ctx, 4 * (4 + 8 * cap), &fresh);
+    ocal_status status = ocal__device_alloc(ctx, 4 * (4 + 8 * cap), &fresh, func);
     if (status != OCAL_OK) return status;
     if (lb->mem) ocal__device_free(ctx, lb->mem);
     lb->mem = fresh;

@@ -109,11 +109,8 @@ static ocal_status create(ocal_context ctx, ocal_dtype dtype, int ndim, const si
   cl_mem mem = NULL;
   /* An empty buffer has no device memory: OpenCL has no zero-byte buffers. */
   if (numel > 0) {
-    status = ocal__device_alloc(ctx, numel * ocal_dtype_size(dtype), &mem);
-    if (status != OCAL_OK) {
-      ocal__prefix_error(func); /* the message names the public call first */
-      return status;
-    }
+    status = ocal__device_alloc(ctx, numel * ocal_dtype_size(dtype), &mem, func);
+    if (status != OCAL_OK) return status;
   }
   ocal_buffer buf = new_handle(ctx, dtype, ndim, shape, numel);
   if (!buf) {

@@ -252,16 +252,18 @@ ocal_status ocal__limits_check_launch(ocal_context ctx, const ocal__kernel *k, c
 /* ---- device memory (alloc.c) ---------------------------------------------------------- */
 
 /* The one function through which ocal allocates device memory: served by the context's
- * caching pool (pool.c), which may hand out a cl_mem larger than asked. bytes > 0. */
-ocal_status ocal__device_alloc(ocal_context ctx, size_t bytes, cl_mem *mem);
+ * caching pool (pool.c), which may hand out a cl_mem larger than asked. bytes > 0. A failure's
+ * message starts with `func`, the public call being served, then says the allocation failed. */
+ocal_status ocal__device_alloc(ocal_context ctx, size_t bytes, cl_mem *mem, const char *func);
 /* Returns memory from ocal__device_alloc. Safe while queued commands still use it: the pool
  * hands it out again only to commands that are ordered after them. */
 void ocal__device_free(ocal_context ctx, cl_mem mem);
 
 /* A scratch buffer of at least `bytes` bytes: *mem (NULL at first) of *have bytes, replaced
  * by a larger one (half as large again at least, 64 KiB at least) when it is too small. The
- * caller serialises the operations that use it. */
-ocal_status ocal__scratch_reserve(ocal_context ctx, cl_mem *mem, size_t *have, size_t bytes);
+ * caller serialises the operations that use it. Failures name `func`. */
+ocal_status ocal__scratch_reserve(ocal_context ctx, cl_mem *mem, size_t *have, size_t bytes,
+                                  const char *func);
 
 /* The tile states of a single-pass scan with decoupled look-back (cl/scan.cl's
  * NAME_lookback, and generated scans): a ticket counter and 8 words per tile (`cap` tiles):
@@ -275,9 +277,9 @@ typedef struct ocal__lookback {
 } ocal__lookback;
 
 /* With the owner's lock held: state for `tiles` tiles, and this launch's ticket base and
- * epoch (the kernel's ticket_base and epoch arguments). */
+ * epoch (the kernel's ticket_base and epoch arguments). Failures name `func`. */
 ocal_status ocal__lookback_reserve(ocal_context ctx, ocal__lookback *lb, size_t tiles,
-                                   cl_uint *base, cl_uint *epoch);
+                                   cl_uint *base, cl_uint *epoch, const char *func);
 
 /* Whether the device runs a single-pass scan: one pass needs work-groups that, once started,
  * keep running while others wait for them. GPUs and CPU drivers give that (a started group

@@ -144,8 +144,9 @@ static clfftStatus probe(ocal_context ctx, clfftPlanHandle one, int in_place, si
   size_t bytes = elems * 2 * es; /* complex elements: enough for any layout of the plan */
   cl_mem a = NULL, b = NULL;
   *call = "device memory allocation (scratch for the trial transform)";
-  if (ocal__device_alloc(ctx, bytes, &a) != OCAL_OK) return CLFFT_OUT_OF_HOST_MEMORY;
-  if (!in_place && ocal__device_alloc(ctx, bytes, &b) != OCAL_OK) {
+  if (ocal__device_alloc(ctx, bytes, &a, "ocal_fft_plan_create") != OCAL_OK)
+    return CLFFT_OUT_OF_HOST_MEMORY;
+  if (!in_place && ocal__device_alloc(ctx, bytes, &b, "ocal_fft_plan_create") != OCAL_OK) {
     ocal__device_free(ctx, a);
     return CLFFT_OUT_OF_HOST_MEMORY;
   }

@@ -408,7 +408,7 @@ static ocal_status make_twiddles(fs_plan *f) {
       h[2 * at] = (float)cos(a);
       h[2 * at + 1] = (float)sin(a);
     }
-  ocal_status s = ocal__device_alloc(ctx, count * 2 * sizeof *h, &f->tw);
+  ocal_status s = ocal__device_alloc(ctx, count * 2 * sizeof *h, &f->tw, "ocal_fft_plan_create");
   if (s == OCAL_OK) {
     cl_int err = clEnqueueWriteBuffer(ocal__context_queue(ctx), f->tw, CL_TRUE, 0,
                                       count * 2 * sizeof *h, h, 0, NULL, NULL);
@@ -491,7 +491,7 @@ static ocal_status fs_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   if (f->group < 1) f->group = 1;
   if (f->group > p->batch) f->group = p->batch;
   while (s == OCAL_OK) {
-    s = ocal__device_alloc(ctx, f->group * f->n * 8, &f->scratch);
+    s = ocal__device_alloc(ctx, f->group * f->n * 8, &f->scratch, "ocal_fft_plan_create");
     if (s != OCAL_OUT_OF_DEVICE_MEMORY || f->group == 1 || t.group) break;
     f->group /= 2;
     s = OCAL_OK;

@@ -583,7 +583,8 @@ static ocal_status scratch(ocal_fft_plan p, int which, size_t bytes, cl_mem *mem
     p->scratch[which] = NULL;
   }
   if (!p->scratch[which]) {
-    ocal_status s = ocal__device_alloc(p->problem.ctx, bytes, &p->scratch[which]);
+    ocal_status s = ocal__device_alloc(p->problem.ctx, bytes, &p->scratch[which],
+                                       "ocal_fft_execute");
     if (s != OCAL_OK) return s;
     p->scratch_bytes[which] = bytes;
   }

@@ -85,7 +85,8 @@ static ocal_status via_create(const ocal__fft_engine *inner, const ocal__fft_pro
     s = ocal__library_kernel_from(p->ctx, "fft_via_c2c", options,
                                   r2c ? "ocal_fft_r2c_pick" : "ocal_fft_c2r_real", &v->after, NULL,
                                   "ocal_fft_plan_create");
-  if (s == OCAL_OK) s = ocal__device_alloc(p->ctx, v->rows * v->n * 2 * v->rsize, &v->z);
+  if (s == OCAL_OK) s = ocal__device_alloc(p->ctx, v->rows * v->n * 2 * v->rsize, &v->z,
+                                               "ocal_fft_plan_create");
   if (s == OCAL_OK) s = inner->plan_create(&v->q, &v->built);
   if (s != OCAL_OK) {
     v->built.state = NULL; /* a failed plan_create leaves nothing to destroy */

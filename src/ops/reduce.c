@@ -245,14 +245,15 @@ static ocal_status plan_and_launch(const ocal__reduce_job *job) {
   const int one_pass = contig && outputs == 1 && chunks > 1 && job->lb &&
                        ocal__context_int64_atomics(ctx) && tune.onepass != 2;
   if (one_pass) {
-    status = ocal__lookback_reserve(ctx, job->lb, 2 * chunks, &fin_base, &fin_epoch);
+    status = ocal__lookback_reserve(ctx, job->lb, 2 * chunks, &fin_base, &fin_epoch,
+                                    job->func);
     if (status != OCAL_OK) return status;
     fin = job->lb->mem;
   } else if (chunks > 1) {
     size_t bytes;
     if (ocal__mul_overflows(outputs * chunks, OCAL__REDUCE_STATE_BYTES, &bytes))
       return ocal__fail(OCAL_OVERFLOW, job->func, "the partial results do not fit in memory");
-    status = ocal__scratch_reserve(ctx, job->scratch, job->scratch_bytes, bytes);
+    status = ocal__scratch_reserve(ctx, job->scratch, job->scratch_bytes, bytes, job->func);
     if (status != OCAL_OK) return status;
     dst = *job->scratch;
   }

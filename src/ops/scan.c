@@ -86,7 +86,7 @@ static ocal_status launch(const ocal__scan_job *j, ocal__kernel *k, const argv_t
 }
 
 static ocal_status scratch(const ocal__scan_job *j, size_t bytes, cl_mem *mem) {
-  ocal_status status = ocal__scratch_reserve(j->ctx, j->scratch, j->scratch_bytes, bytes);
+  ocal_status status = ocal__scratch_reserve(j->ctx, j->scratch, j->scratch_bytes, bytes, j->func);
   *mem = *j->scratch;
   return status;
 }
@@ -127,7 +127,7 @@ static ocal_status plan_and_launch(const ocal__scan_job *j) {
       size_t tiles = j->outer * per_row;
       if (single_pass(ctx, tiles)) {
         cl_uint base, epoch;
-        if ((status = ocal__lookback_reserve(ctx, j->lb, tiles, &base, &epoch)) != OCAL_OK)
+        if ((status = ocal__lookback_reserve(ctx, j->lb, tiles, &base, &epoch, j->func)) != OCAL_OK)
           return status;
         cl_ulong c_tiles = per_row, c_cap = j->lb->cap;
         with_input(&v, j);
