@@ -40,7 +40,7 @@ static ocal_status failed(const char *what, ocal_status s) {
   fprintf(stderr, "fault-program: %s -> %s: %s\n", what, ocal_status_name(s), m ? m : "");
   if (!m || !*m) {
     no_message = 1;
-  } else if (getenv("FAULT_NAMED") && !names_call(what, m)) { /* run.sh's named runs */
+  } else if (getenv("FAULT_NAMED") && !names_call(what, m)) { /* run.sh sets it */
     fprintf(stderr, "fault-program: MISNAMED: the message does not start with the call's name\n");
     misnamed = 1;
   }

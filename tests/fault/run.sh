@@ -2,7 +2,8 @@
 # ocal fault injection sweep (docs/defences.md): runs tests/fault/fault_program once per
 # injected failure and requires, of every run, an error status reported with a message and
 # a working recovery, or a correct result; never a crash, a hang, a sanitizer report (leaks
-# included, in a sanitizer build) or an error status without a message.
+# included, in a sanitizer build), an error status without a message or a message that does
+# not start with the name of the public call that returned it (FAULT_NAMED).
 #
 # Usage: tests/fault/run.sh [SECTION...]   (default: every section of the program)
 # Environment:
@@ -62,6 +63,9 @@ excluded() { # $1: n
 }
 
 export OCAL_DEVICE=${OCAL_DEVICE:-cpu}
+# Every message of ocal starts with the public call that returned it, however deep inside it
+# the fault struck: fault_program checks that of every error it meets.
+export FAULT_NAMED=1
 # A private kernel cache, filled by the counting run, so every faulted run meets the same
 # cache and makes the same calls in the same order.
 cache=$(mktemp -d)
@@ -221,8 +225,9 @@ for c in "${cold[@]}"; do
   echo "fault: $sec: one run with $fault on an empty cache"
 done
 # Named runs, "SECTION FAULT" each: the fault fails a kernel launch inside an operation,
-# whose message must start with the name of the public call that returned it (FAULT_NAMED),
-# as every message of ocal does, not with a bare "ocal:". Each runs on the warm cache.
+# whose message must start with the name of the public call that returned it (FAULT_NAMED,
+# as in every run), not with a bare "ocal:"; here the fault must also fail a call. Each runs
+# on the warm cache.
 named=(
   "elementwise clEnqueueNDRangeKernel:1" # ocal_binary
   "elementwise clSetKernelArg:1"
@@ -237,7 +242,7 @@ for c in "${named[@]}"; do
   read -r sec fault <<< "$c"
   [[ " ${sections[*]} " == *" $sec "* ]] || continue
   out="$tmpd/named.log"
-  FAULT_NAMED=1 OCAL_FAULT=$fault timeout -k 10 "$limit" "$prog" "$sec" > "$out" 2>&1
+  OCAL_FAULT=$fault timeout -k 10 "$limit" "$prog" "$sec" > "$out" 2>&1
   rc=$?
   [ "$rc" -eq 0 ] && rc=60 # the fault failed no call: the run proves nothing
   judge "$fault.named"
