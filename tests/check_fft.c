@@ -557,6 +557,59 @@ START_TEST(test_real_views_odd_offsets) {
 }
 END_TEST
 
+/* Scratch memory that a plan or an execution cannot have under the context's memory limit:
+ * OCAL_OUT_OF_DEVICE_MEMORY, as fft.h lists, with a message that names the limit. */
+START_TEST(test_scratch_over_memory_limit) {
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.pool = 0;
+  o.memory_limit = 90000;
+  ocal_context ctx;
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
+  /* C2R stages its input on a copy: 32776 bytes more than the 65544 the buffers hold. */
+  size_t n = 8192, h = n / 2 + 1;
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.lengths[0] = n;
+  d.kind = OCAL_FFT_C2R;
+  ocal_fft_plan plan;
+  ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
+  ocal_buffer in, out;
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_C32, 1, &h, &in));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, &n, &out));
+  ck_assert_ocal_fails(ocal_fft_execute(plan, OCAL_FFT_INVERSE, in, out),
+                       OCAL_OUT_OF_DEVICE_MEMORY);
+  ck_assert_msg(strstr(ocal_last_error(), "memory_limit") != NULL, "%s", ocal_last_error());
+  ck_assert_ocal(ocal_fft_plan_release(plan));
+  /* An R2C whose last length is 1 runs through a C2C plan on a complex scratch buffer of
+   * 4 x 1024 x 8 bytes. */
+  ocal_fft_desc_init(&d);
+  d.ndim = 2;
+  d.lengths[0] = 1024;
+  d.lengths[1] = 1;
+  d.batch = 4;
+  d.kind = OCAL_FFT_R2C;
+  ocal_status s = ocal_fft_plan_create(ctx, &d, &plan);
+  ck_assert_ocal_fails(s, OCAL_OUT_OF_DEVICE_MEMORY);
+  ck_assert_msg(strstr(ocal_last_error(), "memory_limit") != NULL, "%s", ocal_last_error());
+  /* The four-step kernels' scratch of 4096 complex numbers. */
+  ocal_fft_desc_init(&d);
+  d.lengths[0] = 4096;
+  d.engine = OCAL_FFT_ENGINE_FOURSTEP;
+  s = ocal_fft_plan_create(ctx, &d, &plan);
+  if (s == OCAL_UNSUPPORTED || s == OCAL_BUILD_FAILED) {
+    fprintf(stderr, "check_fft: the four-step kernels do not run on this device (%s): their "
+                    "scratch is not checked\n", ocal_last_error());
+  } else {
+    ck_assert_ocal_fails(s, OCAL_OUT_OF_DEVICE_MEMORY);
+    ck_assert_msg(strstr(ocal_last_error(), "memory_limit") != NULL, "%s", ocal_last_error());
+  }
+  ocal_buffer_release(in);
+  ocal_buffer_release(out);
+  ck_assert_ocal(ocal_context_release(ctx));
+}
+END_TEST
+
 START_TEST(test_errors) {
   ocal_fft_engine e = engines[_i];
   if (!have_engine(e)) return;
@@ -1494,6 +1547,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tp, test_plan_cache_threads);
   tcase_add_test(tp, test_disk_cache_across_processes);
   tcase_add_test(tp, test_vkfft_tune);
+  tcase_add_test(tp, test_scratch_over_memory_limit);
   suite_add_tcase(s, tp);
   TCase *tl = fixture_tcase("lengths");
   tcase_add_loop_test(tl, test_default_engine_long_lengths, 0, LONG_CASES);
