@@ -491,6 +491,125 @@ START_TEST(test_views_with_offsets) {
 }
 END_TEST
 
+/* The real side of R2C and C2R at an odd element offset, on a length long enough for VkFFT to
+ * split it over several kernels: the same numbers as at offset 0, and the elements around the
+ * output view untouched. */
+START_TEST(test_real_views_odd_offsets) {
+  ocal_fft_engine e = engines[_i];
+  if (!have_engine(e)) return;
+  size_t n = 65536, batch = 2, total = n * batch, ctotal = (n / 2 + 1) * batch;
+  size_t big = total + 3, cbig = ctotal + 1;
+  double *x = random_reals(total, 31);
+  float *xf = malloc(total * sizeof *xf);
+  ck_assert_ptr_nonnull(xf);
+  for (size_t i = 0; i < total; i++) xf[i] = (float)x[i];
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.lengths[0] = n;
+  d.batch = batch;
+  d.engine = e;
+  d.kind = OCAL_FFT_R2C;
+  ocal_fft_plan r2c, c2r;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &r2c));
+  d.kind = OCAL_FFT_C2R;
+  ck_assert_ocal(ocal_fft_plan_create(fixture_ctx, &d, &c2r));
+  ocal_buffer real0, spec0, back0, rwhole, swhole, bwhole, rview, sview, bview;
+  ck_assert_ocal(ocal_buffer_from_host(fixture_ctx, OCAL_F32, 1, &total, xf, &real0));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_C32, 1, &ctotal, &spec0));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &total, &back0));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &big, &rwhole));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_C32, 1, &cbig, &swhole));
+  ck_assert_ocal(ocal_buffer_zeros(fixture_ctx, OCAL_F32, 1, &big, &bwhole));
+  ck_assert_ocal(ocal_buffer_view(rwhole, 1, 1, &total, &rview));
+  ck_assert_ocal(ocal_buffer_view(swhole, 1, 1, &ctotal, &sview));
+  ck_assert_ocal(ocal_buffer_view(bwhole, 1, 1, &total, &bview));
+  ck_assert_ocal(ocal_buffer_write(rview, 0, total, xf, NULL));
+  ck_assert_ocal(ocal_fft_execute(r2c, OCAL_FFT_FORWARD, real0, spec0));
+  ck_assert_ocal(ocal_fft_execute(r2c, OCAL_FFT_FORWARD, rview, sview));
+  double *want = download(spec0, 2 * ctotal, 0), *got = download(sview, 2 * ctotal, 0);
+  double err = rel_error(got, want, 2 * ctotal);
+  ck_assert_msg(err < 1e-6, "%s R2C from a real view at offset 1: relative error %.3g against "
+                "offset 0", ocal_fft_engine_name(e), err);
+  ck_assert_ocal(ocal_fft_execute(c2r, OCAL_FFT_INVERSE, spec0, back0));
+  ck_assert_ocal(ocal_fft_execute(c2r, OCAL_FFT_INVERSE, spec0, bview));
+  free(want);
+  free(got);
+  want = download(back0, total, 0);
+  got = download(bview, total, 0);
+  err = rel_error(got, want, total);
+  ck_assert_msg(err < 1e-6, "%s C2R into a real view at offset 1: relative error %.3g against "
+                "offset 0", ocal_fft_engine_name(e), err);
+  ck_assert_msg(rel_error(want, x, total) < 1e-5, "%s: the round trip is wrong",
+                ocal_fft_engine_name(e));
+  float around[3];
+  ck_assert_ocal(ocal_buffer_read(bwhole, 0, 1, &around[0], NULL));
+  ck_assert_ocal(ocal_buffer_read(bwhole, total + 1, 2, &around[1], NULL));
+  ck_assert_msg(around[0] == 0 && around[1] == 0 && around[2] == 0,
+                "elements around the C2R output view changed");
+  free(want);
+  free(got);
+  free(x);
+  free(xf);
+  ocal_buffer bufs[] = {real0, spec0, back0, rview, sview, bview, rwhole, swhole, bwhole};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) ocal_buffer_release(bufs[i]);
+  ck_assert_ocal(ocal_fft_plan_release(r2c));
+  ck_assert_ocal(ocal_fft_plan_release(c2r));
+}
+END_TEST
+
+/* Scratch memory that a plan or an execution cannot have under the context's memory limit:
+ * OCAL_OUT_OF_DEVICE_MEMORY, as fft.h lists, with a message that names the limit. */
+START_TEST(test_scratch_over_memory_limit) {
+  ocal_context_options o;
+  ocal_context_options_init(&o);
+  o.pool = 0;
+  o.memory_limit = 90000;
+  ocal_context ctx;
+  ck_assert_ocal(ocal_context_create(&o, &ctx));
+  /* C2R stages its input on a copy: 32776 bytes more than the 65544 the buffers hold. */
+  size_t n = 8192, h = n / 2 + 1;
+  ocal_fft_desc d;
+  ocal_fft_desc_init(&d);
+  d.lengths[0] = n;
+  d.kind = OCAL_FFT_C2R;
+  ocal_fft_plan plan;
+  ck_assert_ocal(ocal_fft_plan_create(ctx, &d, &plan));
+  ocal_buffer in, out;
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_C32, 1, &h, &in));
+  ck_assert_ocal(ocal_buffer_zeros(ctx, OCAL_F32, 1, &n, &out));
+  ck_assert_ocal_fails(ocal_fft_execute(plan, OCAL_FFT_INVERSE, in, out),
+                       OCAL_OUT_OF_DEVICE_MEMORY);
+  ck_assert_msg(strstr(ocal_last_error(), "memory_limit") != NULL, "%s", ocal_last_error());
+  ck_assert_ocal(ocal_fft_plan_release(plan));
+  /* An R2C whose last length is 1 runs through a C2C plan on a complex scratch buffer of
+   * 4 x 1024 x 8 bytes. */
+  ocal_fft_desc_init(&d);
+  d.ndim = 2;
+  d.lengths[0] = 1024;
+  d.lengths[1] = 1;
+  d.batch = 4;
+  d.kind = OCAL_FFT_R2C;
+  ocal_status s = ocal_fft_plan_create(ctx, &d, &plan);
+  ck_assert_ocal_fails(s, OCAL_OUT_OF_DEVICE_MEMORY);
+  ck_assert_msg(strstr(ocal_last_error(), "memory_limit") != NULL, "%s", ocal_last_error());
+  /* The four-step kernels' scratch of 4096 complex numbers. */
+  ocal_fft_desc_init(&d);
+  d.lengths[0] = 4096;
+  d.engine = OCAL_FFT_ENGINE_FOURSTEP;
+  s = ocal_fft_plan_create(ctx, &d, &plan);
+  if (s == OCAL_UNSUPPORTED || s == OCAL_BUILD_FAILED) {
+    fprintf(stderr, "check_fft: the four-step kernels do not run on this device (%s): their "
+                    "scratch is not checked\n", ocal_last_error());
+  } else {
+    ck_assert_ocal_fails(s, OCAL_OUT_OF_DEVICE_MEMORY);
+    ck_assert_msg(strstr(ocal_last_error(), "memory_limit") != NULL, "%s", ocal_last_error());
+  }
+  ocal_buffer_release(in);
+  ocal_buffer_release(out);
+  ck_assert_ocal(ocal_context_release(ctx));
+}
+END_TEST
+
 START_TEST(test_errors) {
   ocal_fft_engine e = engines[_i];
   if (!have_engine(e)) return;
@@ -1414,6 +1533,7 @@ int main(int argc, char **argv) {
   tcase_add_loop_test(tc, test_normalisations, 0, 2);
   tcase_add_loop_test(tc, test_double_precision, 0, 2);
   tcase_add_loop_test(tc, test_views_with_offsets, 0, 2);
+  tcase_add_loop_test(tc, test_real_views_odd_offsets, 0, 2);
   tcase_add_loop_test(tc, test_errors, 0, 2);
   tcase_add_loop_test(tc, test_c2r_non_hermitian_batches, 0, 2);
   suite_add_tcase(s, tc);
@@ -1427,6 +1547,7 @@ int main(int argc, char **argv) {
   tcase_add_test(tp, test_plan_cache_threads);
   tcase_add_test(tp, test_disk_cache_across_processes);
   tcase_add_test(tp, test_vkfft_tune);
+  tcase_add_test(tp, test_scratch_over_memory_limit);
   suite_add_tcase(s, tp);
   TCase *tl = fixture_tcase("lengths");
   tcase_add_loop_test(tl, test_default_engine_long_lengths, 0, LONG_CASES);

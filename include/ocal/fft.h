@@ -198,13 +198,18 @@ OCAL_API ocal_status ocal_fft_desc_init(ocal_fft_desc *desc);
  * \param ctx the context whose device runs the transforms.
  * \param desc the transform; read only during the call.
  * \param plan receives the plan (NULL on failure); release it with ocal_fft_plan_release.
- * \returns OCAL_OK; OCAL_INVALID_ARGUMENT for a bad description (struct_size, ndim, zero
- *          lengths or batch, in-place R2C/C2R, unknown kind, norm, engine or OCAL_FFT value);
- *          OCAL_OVERFLOW when the sizes overflow; OCAL_UNSUPPORTED when the engine asked for
- *          was not built in, when clFFT is asked for a length with a prime factor above 13,
- *          for the R2C/C2R odd lengths described at the top of this header, or when f64 is
- *          asked for on a context without fp64; OCAL_BUILD_FAILED or
- *          OCAL_OPENCL_ERROR when the engine fails (the message says what it said). */
+ * \returns OCAL_OK; OCAL_INVALID_HANDLE for a NULL or released context;
+ *          OCAL_INVALID_ARGUMENT when desc or plan is NULL, for a bad description
+ *          (struct_size, ndim, zero lengths or batch, in-place R2C/C2R, unknown kind, norm,
+ *          engine or OCAL_FFT value) or a bad OCAL_FFT_FOURSTEP_TUNE; OCAL_OVERFLOW when the
+ *          sizes overflow; OCAL_UNSUPPORTED when the engine asked for was not built in, when
+ *          clFFT is asked for a length with a prime factor above 13, for the R2C/C2R odd
+ *          lengths described at the top of this header, for a shape the four-step kernels
+ *          do not take, or when f64 is asked for on a context without fp64;
+ *          OCAL_OUT_OF_DEVICE_MEMORY when the plan's scratch memory (four-step kernels, a
+ *          real plan through a C2C plan) does not fit the device or the context's memory
+ *          limit; OCAL_BUILD_FAILED or OCAL_OPENCL_ERROR when the engine fails (the message
+ *          says what it said). */
 OCAL_API ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc *desc,
                                           ocal_fft_plan *plan);
 
@@ -221,8 +226,10 @@ OCAL_API ocal_status ocal_fft_plan_create(ocal_context ctx, const ocal_fft_desc 
  *        view of exactly the same elements); for an out-of-place plan it must not overlap in.
  * \returns OCAL_OK; OCAL_INVALID_HANDLE; OCAL_TYPE_MISMATCH or OCAL_SHAPE_MISMATCH when a
  *          buffer does not fit the plan; OCAL_INVALID_ARGUMENT for a wrong direction, buffers
- *          of another context, overlapping or (in place) distinct buffers; an OpenCL error
- *          from the engine. */
+ *          of another context, overlapping or (in place) distinct buffers;
+ *          OCAL_OUT_OF_DEVICE_MEMORY when the copy the plan stages (every C2R input, views the
+ *          engine cannot take where they start) does not fit the device or the context's
+ *          memory limit; an OpenCL error from the engine. */
 OCAL_API ocal_status ocal_fft_execute(ocal_fft_plan plan, ocal_fft_direction direction,
                                       ocal_buffer in, ocal_buffer out);
 

@@ -35,7 +35,9 @@ typedef struct ocal__fft_built {
 typedef struct ocal__fft_engine {
   const char *name;
   /* 1: execute takes byte offsets into the cl_mems; 0: offsets must be 0 (plan.c then passes
-   * sub-buffers for views). */
+   * sub-buffers for views, or staged copies where none can start there); 2: as 1, but the
+   * real side of an R2C or C2R plan only at an even number of reals (VkFFT's real plans of
+   * several kernels address it as complex pairs), other real offsets as 0. */
   int takes_offsets;
   /* Creates the engine's plan for problem p (which stays valid while the plan lives). The
    * message of a failure names ocal_fft_plan_create, then the engine and what went wrong.

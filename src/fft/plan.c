@@ -612,6 +612,13 @@ static ocal_status sub_buffer(ocal_context ctx, cl_mem mem, size_t offset, size_
   return OCAL_OK;
 }
 
+/* Whether the plan's engine takes a view at byte offset `off` as it is (engine.h's
+ * takes_offsets); `real` says the view is the real side of an R2C or C2R plan. */
+static int offset_taken(ocal_fft_plan p, size_t off, size_t elem, int real) {
+  int t = p->engine->takes_offsets;
+  return off == 0 || t == 1 || (t == 2 && (!real || off % (2 * elem) == 0));
+}
+
 static ocal_status check_operand(ocal_fft_plan p, ocal_buffer b, const char *what,
                                  ocal_dtype want, size_t numel) {
   const char *f = "ocal_fft_execute";
@@ -667,10 +674,11 @@ ocal_status ocal_fft_execute(ocal_fft_plan p, ocal_fft_direction direction, ocal
   pthread_mutex_lock(&p->lock);
   cl_mem in_mem = in->mem, out_mem = out->mem, subs[2] = {NULL, NULL};
   int copy_back = 0; /* the result lands in scratch[1] (or [0] in place) and is copied out */
-  /* C2R engines overwrite their input: work on a copy, so the caller's stays as it was. An
-   * unaligned view for an engine without offsets is staged the same way. */
+  /* C2R engines overwrite their input: work on a copy, so the caller's stays as it was. A view
+   * the engine cannot take at its offset, where no sub-buffer can start, is staged the same
+   * way. */
   int stage_in = p->desc.kind == OCAL_FFT_C2R;
-  if (!p->engine->takes_offsets && in_off != 0) {
+  if (!offset_taken(p, in_off, in_size, p->desc.kind == OCAL_FFT_R2C)) {
     s = sub_buffer(ctx, in->mem, in_off, in_bytes, &subs[0]);
     if (s == OCAL_UNSUPPORTED) {
       stage_in = 1;
@@ -698,7 +706,7 @@ ocal_status ocal_fft_execute(ocal_fft_plan p, ocal_fft_direction direction, ocal
     out_mem = in_mem;
     copy_back = stage_in;
     out_off = in_off;
-  } else if (!p->engine->takes_offsets && out_off != 0) {
+  } else if (!offset_taken(p, out_off, out_size, p->desc.kind == OCAL_FFT_C2R)) {
     s = sub_buffer(ctx, out->mem, out_off, out_bytes, &subs[1]);
     if (s == OCAL_UNSUPPORTED) {
       if ((s = scratch(p, 1, out_bytes, &out_mem)) != OCAL_OK) goto done;

@@ -717,7 +717,7 @@ static void vk_plan_destroy(void *state) {
 
 const ocal__fft_engine ocal__fft_vkfft = {
     .name = "vkfft",
-    .takes_offsets = 1,
+    .takes_offsets = 2,
     .plan_create = vk_plan_create,
     .execute = vk_execute,
     .plan_destroy = vk_plan_destroy,
