@@ -580,6 +580,8 @@ START_TEST(test_scratch_over_memory_limit) {
   ck_assert_ocal_fails(ocal_fft_execute(plan, OCAL_FFT_INVERSE, in, out),
                        OCAL_OUT_OF_DEVICE_MEMORY);
   ck_assert_msg(strstr(ocal_last_error(), "memory_limit") != NULL, "%s", ocal_last_error());
+  ck_assert_msg(strncmp(ocal_last_error(), "ocal_fft_execute: ", 18) == 0, "%s",
+                ocal_last_error());
   ck_assert_ocal(ocal_fft_plan_release(plan));
   /* An R2C whose last length is 1 runs through a C2C plan on a complex scratch buffer of
    * 4 x 1024 x 8 bytes. */
@@ -592,6 +594,8 @@ START_TEST(test_scratch_over_memory_limit) {
   ocal_status s = ocal_fft_plan_create(ctx, &d, &plan);
   ck_assert_ocal_fails(s, OCAL_OUT_OF_DEVICE_MEMORY);
   ck_assert_msg(strstr(ocal_last_error(), "memory_limit") != NULL, "%s", ocal_last_error());
+  ck_assert_msg(strncmp(ocal_last_error(), "ocal_fft_plan_create: ", 22) == 0, "%s",
+                ocal_last_error());
   /* The four-step kernels' scratch of 4096 complex numbers. */
   ocal_fft_desc_init(&d);
   d.lengths[0] = 4096;
@@ -603,6 +607,19 @@ START_TEST(test_scratch_over_memory_limit) {
   } else {
     ck_assert_ocal_fails(s, OCAL_OUT_OF_DEVICE_MEMORY);
     ck_assert_msg(strstr(ocal_last_error(), "memory_limit") != NULL, "%s", ocal_last_error());
+    ck_assert_msg(strncmp(ocal_last_error(), "ocal_fft_plan_create: ", 22) == 0, "%s",
+                  ocal_last_error());
+  }
+  /* clFFT's trial transform at plan creation, on two scratch buffers of 8192 x 8 bytes: the
+   * allocation's status and message, not one of clFFT's (it said CL_OUT_OF_HOST_MEMORY). */
+  if (have_engine(OCAL_FFT_ENGINE_CLFFT)) {
+    ocal_fft_desc_init(&d);
+    d.lengths[0] = 8192;
+    d.engine = OCAL_FFT_ENGINE_CLFFT;
+    ck_assert_ocal_fails(ocal_fft_plan_create(ctx, &d, &plan), OCAL_OUT_OF_DEVICE_MEMORY);
+    ck_assert_msg(strstr(ocal_last_error(), "memory_limit") != NULL, "%s", ocal_last_error());
+    ck_assert_msg(strncmp(ocal_last_error(), "ocal_fft_plan_create: ", 22) == 0, "%s",
+                  ocal_last_error());
   }
   ocal_buffer_release(in);
   ocal_buffer_release(out);

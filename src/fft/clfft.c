@@ -138,15 +138,18 @@ static char *capture_end(capture *c) {
 }
 
 /* Runs one forward transform of a batch-1 copy of the plan (same lengths, layout, precision,
- * placement) on scratch memory, to find kernels clfftBakePlan did not manage to build. */
+ * placement) on scratch memory, to find kernels clfftBakePlan did not manage to build. Scratch
+ * that cannot be had sets *alloc to the allocation's status (its message says why: a device
+ * shortage, the context's memory_limit), not one of clFFT's. */
 static clfftStatus probe(ocal_context ctx, clfftPlanHandle one, int in_place, size_t elems,
-                         size_t es, const char **call) {
+                         size_t es, const char **call, ocal_status *alloc) {
   size_t bytes = elems * 2 * es; /* complex elements: enough for any layout of the plan */
   cl_mem a = NULL, b = NULL;
   *call = "device memory allocation (scratch for the trial transform)";
-  if (ocal__device_alloc(ctx, bytes, &a, "ocal_fft_plan_create") != OCAL_OK)
+  if ((*alloc = ocal__device_alloc(ctx, bytes, &a, "ocal_fft_plan_create")) != OCAL_OK)
     return CLFFT_OUT_OF_HOST_MEMORY;
-  if (!in_place && ocal__device_alloc(ctx, bytes, &b, "ocal_fft_plan_create") != OCAL_OK) {
+  if (!in_place &&
+      (*alloc = ocal__device_alloc(ctx, bytes, &b, "ocal_fft_plan_create")) != OCAL_OK) {
     ocal__device_free(ctx, a);
     return CLFFT_OUT_OF_HOST_MEMORY;
   }
@@ -296,9 +299,10 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
       }
     }
   }
+  ocal_status alloc = OCAL_OK;
   if (st == CLFFT_SUCCESS) {
     size_t elems = in_dist > out_dist ? in_dist : out_dist;
-    st = probe(ctx, one, p->in_place, elems, p->dbl ? 8 : 4, &call);
+    st = probe(ctx, one, p->in_place, elems, p->dbl ? 8 : 4, &call, &alloc);
   }
   char *printed = capture_end(&cap);
   if (have_one) clfftDestroyPlan(&one);
@@ -307,8 +311,11 @@ static ocal_status cf_plan_create(const ocal__fft_problem *p, ocal__fft_built *o
   if (st != CLFFT_SUCCESS) {
     free(c);
     ocal_status s;
-    if ((int)st == CL_INVALID_PROGRAM || (int)st == CL_INVALID_PROGRAM_EXECUTABLE ||
-        (int)st == CL_BUILD_PROGRAM_FAILURE || (printed && strstr(printed, "compileKernels failed")))
+    if (alloc != OCAL_OK)
+      s = alloc; /* the allocation's own message stands */
+    else if ((int)st == CL_INVALID_PROGRAM || (int)st == CL_INVALID_PROGRAM_EXECUTABLE ||
+             (int)st == CL_BUILD_PROGRAM_FAILURE ||
+             (printed && strstr(printed, "compileKernels failed")))
       s = ocal__fail(OCAL_BUILD_FAILED, "ocal_fft_plan_create",
                      "clFFT's kernels for the plan (%s) do not build on device '%s': %s "
                      "returned %s (%d) after clfftBakePlan reported success; use the vkfft "
