@@ -23,7 +23,8 @@ ocal_status ocal__event_wrap(cl_event cl, ocal_event *out, const char *func) {
 ocal_status ocal_event_wait(ocal_event event) {
   if (!event) return OCAL_FAIL(OCAL_INVALID_HANDLE, "the event is NULL");
   cl_int err = clWaitForEvents(1, &event->event);
-  if (err != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) OCAL_CL_CHECK(NULL, err);
+  if (err != CL_SUCCESS && err != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    return ocal__cl_fail(NULL, err, "clWaitForEvents", __func__);
   /* The command's own status says whether it ended with an error: NVIDIA's driver returns
    * CL_SUCCESS from the wait on a user event set to an error status, and
    * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST alone says neither which status nor what
@@ -31,8 +32,8 @@ ocal_status ocal_event_wait(ocal_event event) {
   cl_int st = CL_COMPLETE;
   if (clGetEventInfo(event->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) !=
       CL_SUCCESS) {
-    OCAL_CL_CHECK(NULL, err); /* no status to name: the wait's own error, if any */
-    return OCAL_OK;
+    /* no status to name: the wait's own error, if any */
+    return err == CL_SUCCESS ? OCAL_OK : ocal__cl_fail(NULL, err, "clWaitForEvents", __func__);
   }
   if (st == CL_COMPLETE || (st > 0 && err == CL_SUCCESS)) return OCAL_OK;
   /* A wait that failed and left the command queued or running has not waited: the data is
