@@ -557,32 +557,21 @@ static inline void stage_store(const cx *v, const int t, __local float2 *st, __g
   }
 }
 
-/* The FFT's output, element t + FS_T i in v[q FS_LASTR + m] (i = q + m FS_R / FS_LASTR), of
- * column c to d[c FS_L + t + FS_T i], times scale: each column's points contiguous, consecutive
- * items at consecutive addresses. */
-static inline void store_columns(const cx *v, const int t, __global float2 *d, const float scale) {
+/* The FFT's output, element k = t + FS_T i in v[q FS_LASTR + m] (i = q + m FS_R / FS_LASTR)
+ * of column c, times scale: to d[c FS_L + k], each column's points contiguous, or (tiles, pass
+ * 1 of FS_TT 2) to d[k / FS_C2 (FS_C FS_C2) + c FS_C2 + k % FS_C2]; consecutive items at
+ * consecutive addresses either way. */
+static inline void store_columns(const cx *v, const int t, __global float2 *d, const float scale,
+                                 const int tiles) {
 #pragma unroll
   for (int i = 0; i < FS_R; i++) {
     const int q = i % (FS_R / FS_LASTR), m = i / (FS_R / FS_LASTR);
     const uint k = (uint)(t + i * FS_T);
 #pragma unroll
     for (int c = 0; c < FS_C; c++)
-      stg(d + (uint)c * FS_L + k,
+      stg(d + (tiles ? k / FS_C2 * (FS_C * FS_C2) + (uint)c * FS_C2 + k % FS_C2
+                     : (uint)c * FS_L + k),
           (float2)(lane(v[q * FS_LASTR + m].re, c), lane(v[q * FS_LASTR + m].im, c)) * scale);
-  }
-}
-
-/* The FFT's output as store_columns, to pass 1's tiles (FS_TT 2): element k = t + FS_T i of
- * column c to d[k / FS_C2 (FS_C FS_C2) + c FS_C2 + k % FS_C2]. */
-static inline void store_tiles(const cx *v, const int t, __global float2 *d) {
-#pragma unroll
-  for (int i = 0; i < FS_R; i++) {
-    const int q = i % (FS_R / FS_LASTR), m = i / (FS_R / FS_LASTR);
-    const uint k = (uint)(t + i * FS_T);
-#pragma unroll
-    for (int c = 0; c < FS_C; c++)
-      stg(d + k / FS_C2 * (FS_C * FS_C2) + (uint)c * FS_C2 + k % FS_C2,
-          (float2)(lane(v[q * FS_LASTR + m].re, c), lane(v[q * FS_LASTR + m].im, c)));
   }
 }
 
@@ -642,10 +631,11 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
   }
 #endif
 #if FS_TT == 2
-  store_tiles(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)c0 * FS_L);
+  store_columns(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)c0 * FS_L, 1.0f,
+                1);
 #elif FS_TT
   /* T'[n2][k1]: consecutive items write consecutive addresses */
-  store_columns(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)c0 * FS_L, 1.0f);
+  store_columns(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)c0 * FS_L, 1.0f, 0);
 #else
   /* T[k1][n2]: FS_C values in a row */
   stage_store(v, t, lds, (__global float2 *)(dst + 2 * (dst_off + bo)) + c0, n2, 1.0f);
@@ -685,7 +675,8 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
   fft_group(v, t, (__local lt *)lds, tw + o_stage, dir);
 #if FS_2D
   /* Y[k1][k2]: the group's rows k1 of the 2-D output, contiguous */
-  store_columns(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)r0 * FS_L, scale);
+  store_columns(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)r0 * FS_L, scale,
+                0);
 #else
   stage_store(v, t, lds, (__global float2 *)(dst + 2 * (dst_off + bo)) + r0, n1, scale);
 #endif
