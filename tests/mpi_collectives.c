@@ -615,6 +615,17 @@ int main(int argc, char **argv) {
             !strstr(ocal_last_error(), "ocal_context_create") &&
             strstr(ocal_last_error(), "'no-such-device'"),
         "a device that matches nothing: message '%s'", ocal_last_error());
+  /* Options not started from ocal_context_options_init (struct_size 0) are refused, as
+   * ocal_context_create refuses them, not read as the defaults with the device ignored. */
+  ocal_context_options unset;
+  memset(&unset, 0, sizeof unset);
+  unset.device = "no-such-device";
+  CHECK(ocal_mpi_create(MPI_COMM_WORLD, &unset, &mpi) == OCAL_INVALID_ARGUMENT && !mpi &&
+            strncmp(ocal_last_error(), "ocal_mpi_create: ", 17) == 0 &&
+            strstr(ocal_last_error(), "struct_size"),
+        "options with struct_size 0: %s", ocal_last_error());
+  ocal_mpi_release(mpi);
+  mpi = NULL;
   ocal_status st = ocal_mpi_create(MPI_COMM_WORLD, NULL, &mpi);
   if (st != OCAL_OK) {
     fprintf(stderr, "rank %d: ocal_mpi_create: %s\n", rank, ocal_last_error());

@@ -382,9 +382,13 @@ ocal_status ocal_mpi_create(MPI_Comm comm, const ocal_context_options *options, 
   ocal_context_options o;
   ocal_context_options_init(&o);
   /* Only the caller's struct_size bytes: a program built against an older, shorter struct
-   * must not be read past its end. ocal_context_create then checks struct_size itself. */
-  if (options)
+   * must not be read past its end. ocal_context_create then checks struct_size itself, so
+   * the copy carries the caller's value: one below a whole size_t (0: a struct not started
+   * from ocal_context_options_init) would otherwise leave the defaults' and pass unseen. */
+  if (options) {
     memcpy(&o, options, options->struct_size < sizeof o ? options->struct_size : sizeof o);
+    o.struct_size = options->struct_size;
+  }
   const char *sel = o.device && *o.device ? o.device : device_env;
   char chosen[300];
   st = pick_device(sel, m->local_rank, chosen, sizeof chosen);
