@@ -388,6 +388,16 @@ static void test_mismatch(void) {
   ocal_status st = ocal_mpi_allreduce(mpi, rank == 1 ? NULL : b, OCAL_MPI_SUM);
   expect_all(st, OCAL_INVALID_HANDLE, "one rank passed NULL",
              rank == 1 ? "buf is NULL" : "another rank");
+  /* Two ranks' arguments are wrong in different ways: each of them gets its own status with
+   * its own message, the others the greatest of the two. */
+  if (nranks >= 2) {
+    ocal_buffer small_u8 = make(OCAL_U8, n, rank, 1006);
+    st = ocal_mpi_allreduce(mpi, rank == 0 ? NULL : rank == 1 ? small_u8 : b, OCAL_MPI_SUM);
+    expect_all(st, rank == 0 ? OCAL_INVALID_HANDLE : OCAL_TYPE_MISMATCH,
+               "one rank passed NULL, another u8",
+               rank == 0 ? "buf is NULL" : rank == 1 ? "not u8" : "another rank");
+    ocal_buffer_release(small_u8);
+  }
   /* One rank passes a type reductions do not take (u8), the others f32: every rank gets
    * OCAL_TYPE_MISMATCH, blocking and not. */
   ocal_buffer odd = make(rank == 0 ? OCAL_U8 : OCAL_F32, n, rank, 1004);

@@ -468,7 +468,7 @@ static const char *field_name(int i, long long v) {
 
 static void check_post(req *r, check_state *c) {
   /* The last field is the status of a rank whose arguments were wrong: the greatest of them
-   * becomes every rank's, so that all ranks return the same. */
+   * becomes the status of every rank whose own arguments were right. */
   long long f[NF] = {r->kind, r->valid, r->dtype, (long long)r->count, r->op, r->root,
                      r->blocking, r->valid ? 0 : (long long)r->invalid_status};
   for (int i = 0; i < NF; i++) {
@@ -489,7 +489,8 @@ static int check_end(req *r, check_state *c) {
   if (r->status != OCAL_OK && !r->cl_failed) return 0;
   if (!r->valid) {
     r->status = OCAL_OK; /* the argument error outranks a copy that failed meanwhile */
-    fail(r, (ocal_status)v[NF - 1], "%s", r->invalid_msg);
+    /* Its own status, which its message explains, not another faulty rank's. */
+    fail(r, r->invalid_status, "%s", r->invalid_msg);
     return 0;
   }
   if (-v[NF + 1] == 0) {
