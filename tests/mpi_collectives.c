@@ -447,6 +447,16 @@ static void test_mismatch(void) {
              rank == nranks - 1 ? "overlap" : "another rank");
   ocal_buffer_release(inside);
   ocal_buffer_release(gathered);
+  /* A reduce-scatter whose recv is a view inside send on the first rank only: send must stay
+   * unchanged, so every rank fails before any data moves. */
+  ocal_buffer scattered, mine;
+  OK(ocal_buffer_zeros(ctx, OCAL_F32, 1, &all, &scattered));
+  OK(ocal_buffer_view(scattered, (size_t)rank * n, 1, &n, &mine));
+  ocal_status rs = ocal_mpi_reduce_scatter(mpi, scattered, rank == 0 ? mine : b, OCAL_MPI_SUM);
+  expect_all(rs, OCAL_INVALID_ARGUMENT, "reduce-scatter, recv inside send on one rank",
+             rank == 0 ? "overlap" : "another rank");
+  ocal_buffer_release(mine);
+  ocal_buffer_release(scattered);
   /* Still in step: the next collective works. */
   OK(ocal_mpi_allreduce(mpi, b, OCAL_MPI_SUM));
   double *got = download(b, OCAL_F32, n);

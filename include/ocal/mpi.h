@@ -203,10 +203,13 @@ OCAL_API ocal_status ocal_mpi_broadcast(ocal_mpi mpi, ocal_buffer buf, int root)
 OCAL_API ocal_status ocal_mpi_allgather(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv);
 
 /** Reduces every rank's \p send (size * n elements) elementwise and leaves block r (elements
- * r * n to r * n + n - 1 of the result) in rank r's \p recv (n elements). Blocking.
+ * r * n to r * n + n - 1 of the result) in rank r's \p recv (n elements). Blocking. send and
+ * recv of one type, not overlapping.
  * \param mpi the handle. \param send size * n elements (left unchanged). \param recv n
  * elements. \param op the reduction.
- * \returns as ocal_mpi_allreduce. */
+ * \returns as ocal_mpi_allreduce; OCAL_SHAPE_MISMATCH when send is not size * n long;
+ *          OCAL_INVALID_ARGUMENT when send and recv overlap (recv a view inside send, MPI's
+ *          in-place form: pass a recv buffer of its own). */
 OCAL_API ocal_status ocal_mpi_reduce_scatter(ocal_mpi mpi, ocal_buffer send, ocal_buffer recv,
                                              ocal_mpi_op op);
 

@@ -835,6 +835,10 @@ ocal_status ocal_mpi_ireduce_scatter(ocal_mpi mpi, ocal_buffer send, ocal_buffer
       invalid(r, OCAL_SHAPE_MISMATCH,
               "send has %zu elements; it needs %d ranks x %zu (recv's) = %zu", sn, mpi->size,
               r->count, r->count * (size_t)mpi->size);
+    /* recv written over part of send would change send, which mpi.h leaves unchanged. */
+    if (r->valid && overlap(r->a, r->b))
+      invalid(r, OCAL_INVALID_ARGUMENT,
+              "send and recv overlap (views of one buffer): pass a recv buffer of its own");
     if (r->valid) check_reducible(r, r->dtype, op);
     if (r->valid && sn > 0 &&
         ocal_buffer_create(mpi->ctx, r->dtype, 1, &sn, &r->tmp) != OCAL_OK)
