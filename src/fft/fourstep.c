@@ -58,7 +58,8 @@
  * say: the fastest for 2^24 x 8 on an H100 (docs/measurements.md#fourstep-defaults). For 1-D
  * lengths below 2^24, the fastest on an H200 (docs/measurements.md#fft-tiles): the tiled
  * intermediate, rows of 2048 points in pass 2 (N2) from 2^20, and 8 points per item in a pass
- * whose FFTs are 1024 points or shorter. */
+ * whose FFTs are 1024 points or shorter. 2^24 keeps the H100's transposed intermediate (the
+ * tiles measured 2-3 % either side of it on an H200, where VkFFT wins that length). */
 #define DEFAULT_C 4
 #define DEFAULT_LOGR 4
 #define DEFAULT_LOGR_SHORT 3
@@ -263,7 +264,7 @@ static int device_fits(ocal_context ctx, const fs_launch *ln, const fs_tune *t) 
  * passes up to S^2 and three above (S = 1024 with NVIDIA's 48 KiB); these kernels take two up
  * to l^2, l the longest column whose exchange fits in local memory (4096 there): 2^20 to 2^24
  * on an H100 or H200. Whether they or VkFFT is faster differs by length and board (on an H200
- * they win at 2^20 to 2^22 and lose at 2^23 and 2^24; docs/measurements.md#fft-tiles), so
+ * they win at 2^20 to 2^23 and lose at 2^24; docs/measurements.md#fft-tiles), so
  * the plan measures both (choose.c). Shorter lengths, which VkFFT does in one pass, are not
  * offered. */
 /* The longest power-of-two column whose exchange fits in local memory. */
