@@ -630,12 +630,10 @@ __kernel __attribute__((reqd_work_group_size(FS_T, 1, 1))) void ocal_fft_fourste
     v[q * FS_LASTR + m] = cx_mulv(v[q * FS_LASTR + m], w.re, w.im);
   }
 #endif
-#if FS_TT == 2
+#if FS_TT
+  /* T'[n2][k1], or its tiles: consecutive items write consecutive addresses */
   store_columns(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)c0 * FS_L, 1.0f,
-                1);
-#elif FS_TT
-  /* T'[n2][k1]: consecutive items write consecutive addresses */
-  store_columns(v, t, (__global float2 *)(dst + 2 * (dst_off + bo)) + (size_t)c0 * FS_L, 1.0f, 0);
+                FS_TT == 2);
 #else
   /* T[k1][n2]: FS_C values in a row */
   stage_store(v, t, lds, (__global float2 *)(dst + 2 * (dst_off + bo)) + c0, n2, 1.0f);
